@@ -1,0 +1,99 @@
+// Package auth authenticates bearer tokens to principals with roles and
+// authorizes each RPC against a per-method access table, in one interceptor
+// shared by every Seam service.
+package auth
+
+import (
+	"context"
+	"slices"
+	"strings"
+)
+
+// Role is what a principal may do.
+type Role string
+
+// The roles. Owners are source teams; their Subjects say which subjects
+// (or "prefix.*" patterns) they own.
+const (
+	RoleAdmin    Role = "admin"
+	RoleOperator Role = "operator"
+	RoleOwner    Role = "owner"
+	RolePipeline Role = "pipeline"
+	RoleViewer   Role = "viewer"
+)
+
+// AllRoles lists every role, for tables that let any authenticated caller in.
+var AllRoles = []Role{RoleAdmin, RoleOperator, RoleOwner, RolePipeline, RoleViewer}
+
+// ParseRole returns the role named s.
+func ParseRole(s string) (Role, bool) {
+	r := Role(strings.ToLower(strings.TrimSpace(s)))
+	return r, slices.Contains(AllRoles, r)
+}
+
+// Principal is an authenticated caller.
+type Principal struct {
+	Name     string
+	Roles    []Role
+	Subjects []string
+}
+
+// Has reports whether p has role r.
+func (p *Principal) Has(r Role) bool {
+	return p != nil && slices.Contains(p.Roles, r)
+}
+
+// HasAny reports whether p has one of roles.
+func (p *Principal) HasAny(roles []Role) bool {
+	for _, r := range roles {
+		if p.Has(r) {
+			return true
+		}
+	}
+	return false
+}
+
+// Owns reports whether p may act as the owner of subject: admins own every
+// subject; owners own the subjects in their list, where "shop.*" matches
+// every subject that starts with "shop.".
+func (p *Principal) Owns(subject string) bool {
+	if p == nil {
+		return false
+	}
+	if p.Has(RoleAdmin) {
+		return true
+	}
+	if !p.Has(RoleOwner) {
+		return false
+	}
+	for _, s := range p.Subjects {
+		if s == subject {
+			return true
+		}
+		if prefix, ok := strings.CutSuffix(s, "*"); ok && strings.HasPrefix(subject, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+type principalKey struct{}
+
+// WithPrincipal returns ctx carrying p.
+func WithPrincipal(ctx context.Context, p *Principal) context.Context {
+	return context.WithValue(ctx, principalKey{}, p)
+}
+
+// FromContext returns the principal the interceptor authenticated.
+func FromContext(ctx context.Context) (*Principal, bool) {
+	p, ok := ctx.Value(principalKey{}).(*Principal)
+	return p, ok && p != nil
+}
+
+// NameFromContext returns the principal's name, or "anonymous".
+func NameFromContext(ctx context.Context) string {
+	if p, ok := FromContext(ctx); ok {
+		return p.Name
+	}
+	return "anonymous"
+}

@@ -1,0 +1,205 @@
+package auth
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base32"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// TokenPrefix starts every token Seam issues, so leaked tokens are easy to
+// find with secret scanners.
+const TokenPrefix = "seam_"
+
+// TokenEntry is one token in a tokens file. Only the SHA-256 of the secret
+// is stored: tokens are 160 random bits, so a fast hash is enough and a
+// stolen file does not reveal them.
+type TokenEntry struct {
+	Name     string   `json:"name"`
+	Roles    []Role   `json:"roles"`
+	Subjects []string `json:"subjects,omitempty"`
+	// Hash is "sha256:" followed by the hex digest of the token.
+	Hash string `json:"hash"`
+}
+
+// TokensFile is the on-disk form of a token set.
+type TokensFile struct {
+	Tokens []TokenEntry `json:"tokens"`
+}
+
+// Tokens maps token hashes to principals.
+type Tokens struct {
+	byHash map[string]*Principal
+}
+
+// NewTokens builds a token set from entries, checking each.
+func NewTokens(entries []TokenEntry) (*Tokens, error) {
+	t := &Tokens{byHash: make(map[string]*Principal, len(entries))}
+	for i, e := range entries {
+		where := fmt.Sprintf("tokens[%d]", i)
+		if e.Name == "" {
+			return nil, fmt.Errorf("%s: name is empty; give every token a name", where)
+		}
+		h, ok := strings.CutPrefix(e.Hash, "sha256:")
+		if !ok || len(h) != 64 {
+			return nil, fmt.Errorf("%s (%s): hash must be \"sha256:\" and 64 hex digits (use 'seam token create')", where, e.Name)
+		}
+		if _, err := hex.DecodeString(h); err != nil {
+			return nil, fmt.Errorf("%s (%s): hash is not hex: %w", where, e.Name, err)
+		}
+		if len(e.Roles) == 0 {
+			return nil, fmt.Errorf("%s (%s): no roles; give one of admin, operator, owner, pipeline, viewer", where, e.Name)
+		}
+		for _, r := range e.Roles {
+			if _, ok := ParseRole(string(r)); !ok {
+				return nil, fmt.Errorf("%s (%s): unknown role %q; roles are admin, operator, owner, pipeline, viewer", where, e.Name, r)
+			}
+		}
+		t.byHash[strings.ToLower(h)] = &Principal{Name: e.Name, Roles: e.Roles, Subjects: e.Subjects}
+	}
+	return t, nil
+}
+
+// LoadTokens reads a tokens file.
+func LoadTokens(path string) (*Tokens, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read tokens file: %w", err)
+	}
+	var f TokensFile
+	if err := json.Unmarshal(data, &f); err != nil {
+		return nil, fmt.Errorf("tokens file %s: %w", path, err)
+	}
+	t, err := NewTokens(f.Tokens)
+	if err != nil {
+		return nil, fmt.Errorf("tokens file %s: %w", path, err)
+	}
+	return t, nil
+}
+
+// Authenticate returns the principal of token.
+func (t *Tokens) Authenticate(token string) (*Principal, bool) {
+	if t == nil || token == "" {
+		return nil, false
+	}
+	p, ok := t.byHash[HashToken(token)]
+	return p, ok
+}
+
+// HashToken returns the hex SHA-256 of token.
+func HashToken(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+// NewToken returns a fresh random token and its tokens-file entry.
+func NewToken(name string, roles []Role, subjects []string) (string, TokenEntry, error) {
+	var b [20]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", TokenEntry{}, fmt.Errorf("generate token: %w", err)
+	}
+	tok := TokenPrefix + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:]))
+	return tok, TokenEntry{Name: name, Roles: roles, Subjects: subjects, Hash: "sha256:" + HashToken(tok)}, nil
+}
+
+// WriteTokensFile writes f to path with owner-only permissions, atomically.
+func WriteTokensFile(path string, f TokensFile) error {
+	data, err := json.MarshalIndent(f, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode tokens file: %w", err)
+	}
+	return writeFileAtomic(path, append(data, '\n'), 0o600)
+}
+
+// writeFileAtomic writes through a synced temporary file and a rename, so a
+// crash leaves the old file or the new one.
+func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create %s: %w", dir, err)
+	}
+	tmp, err := os.CreateTemp(dir, ".tmp-"+filepath.Base(path))
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Chmod(perm); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("sync %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// Bootstrap is what EnsureLocalTokens creates on a first start.
+type Bootstrap struct {
+	// AdminToken is set only when the file was created now.
+	AdminToken string
+	// ServiceToken is the token the services use to call each other.
+	ServiceToken string
+	Created      bool
+}
+
+// Local file names inside a data directory.
+const (
+	TokensFileName       = "tokens.json"
+	AdminTokenFileName   = "admin.token"
+	ServiceTokenFileName = "service.token"
+)
+
+// ErrNoTokens is returned when a tokens file is needed and missing.
+var ErrNoTokens = errors.New("no tokens file")
+
+// EnsureLocalTokens makes sure dataDir holds a tokens file. On the first
+// start it creates one with an admin token and an internal service token,
+// writes both tokens to owner-only files beside it (so the local `seam`
+// client finds the admin token without flags) and reports them.
+func EnsureLocalTokens(dataDir string) (Bootstrap, error) {
+	path := filepath.Join(dataDir, TokensFileName)
+	if _, err := os.Stat(path); err == nil {
+		svc, err := os.ReadFile(filepath.Join(dataDir, ServiceTokenFileName))
+		if err != nil {
+			return Bootstrap{}, fmt.Errorf("%s exists but the service token is unreadable: %w", path, err)
+		}
+		return Bootstrap{ServiceToken: strings.TrimSpace(string(svc))}, nil
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return Bootstrap{}, fmt.Errorf("check tokens file: %w", err)
+	}
+	admin, adminEntry, err := NewToken("admin", []Role{RoleAdmin}, nil)
+	if err != nil {
+		return Bootstrap{}, err
+	}
+	svc, svcEntry, err := NewToken("seam-services", []Role{RoleOperator, RolePipeline}, nil)
+	if err != nil {
+		return Bootstrap{}, err
+	}
+	if err := writeFileAtomic(filepath.Join(dataDir, AdminTokenFileName), []byte(admin+"\n"), 0o600); err != nil {
+		return Bootstrap{}, err
+	}
+	if err := writeFileAtomic(filepath.Join(dataDir, ServiceTokenFileName), []byte(svc+"\n"), 0o600); err != nil {
+		return Bootstrap{}, err
+	}
+	if err := WriteTokensFile(path, TokensFile{Tokens: []TokenEntry{adminEntry, svcEntry}}); err != nil {
+		return Bootstrap{}, err
+	}
+	return Bootstrap{AdminToken: admin, ServiceToken: svc, Created: true}, nil
+}

@@ -1,0 +1,321 @@
+// Package server runs Seam services: one gRPC server with health,
+// reflection, tracing, panic recovery, authentication and limits, and one
+// HTTP server with the REST gateway for every RPC, the OpenAPI document,
+// /healthz, /readyz and /metrics. Every service binary, and `seam up`, is
+// this package plus the services it registers.
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/keepalive"
+	"google.golang.org/grpc/reflection"
+	"google.golang.org/grpc/test/bufconn"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/seamdata/seam/platform/auth"
+	"github.com/seamdata/seam/platform/rpcerr"
+	"github.com/seamdata/seam/platform/telemetry"
+	"github.com/seamdata/seam/proto/openapi"
+)
+
+// Service is one gRPC service to serve.
+type Service struct {
+	// Name is the full gRPC service name, used for health.
+	Name string
+	// Register registers the implementation on the gRPC server.
+	Register func(grpc.ServiceRegistrar)
+	// Gateway registers the service's REST routes, forwarding to conn.
+	Gateway func(ctx context.Context, mux *runtime.ServeMux, conn *grpc.ClientConn) error
+	// Access says which roles may call each method.
+	Access auth.Access
+}
+
+// Config configures a Server.
+type Config struct {
+	// TLS, when set, serves gRPC and HTTP over TLS.
+	TLS *tls.Config
+	// Tokens authenticates callers.
+	Tokens    *auth.Tokens
+	Logger    *slog.Logger
+	Telemetry *telemetry.Telemetry
+	// MaxMessageBytes bounds request and response messages.
+	MaxMessageBytes int
+	// ShutdownTimeout bounds the graceful stop before calls are cut.
+	ShutdownTimeout time.Duration
+	// DrainDelay is how long the server reports NOT_SERVING before it stops
+	// accepting calls, so load balancers notice first.
+	DrainDelay time.Duration
+}
+
+// Defaults.
+const (
+	DefaultMaxMessageBytes = 64 << 20
+	DefaultShutdownTimeout = 15 * time.Second
+)
+
+func (c *Config) validate() error {
+	if c.Tokens == nil {
+		return errors.New("server: no tokens: every Seam server authenticates its callers")
+	}
+	if c.Logger == nil {
+		return errors.New("server: no logger")
+	}
+	if c.Telemetry == nil {
+		return errors.New("server: no telemetry")
+	}
+	if c.MaxMessageBytes == 0 {
+		c.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	if c.MaxMessageBytes < 1<<20 {
+		return fmt.Errorf("server: max message size %d is below 1 MiB", c.MaxMessageBytes)
+	}
+	if c.ShutdownTimeout == 0 {
+		c.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	return nil
+}
+
+// Server serves a set of services over gRPC and HTTP.
+type Server struct {
+	cfg      Config
+	services []Service
+	grpc     *grpc.Server
+	health   *health.Server
+}
+
+// New builds a server for services.
+func New(cfg Config, services ...Service) (*Server, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	var access []auth.Access
+	for _, s := range services {
+		access = append(access, s.Access)
+	}
+	authz := auth.NewAuthorizer(cfg.Tokens, auth.Merge(access...))
+	tel := cfg.Telemetry
+	opts := []grpc.ServerOption{
+		grpc.StatsHandler(otelgrpc.NewServerHandler(
+			otelgrpc.WithTracerProvider(tel.TracerProvider),
+			otelgrpc.WithMeterProvider(tel.MeterProvider),
+			otelgrpc.WithPropagators(tel.Propagator))),
+		// Recovery and error mapping run outermost so a panic in auth or a
+		// handler still becomes an Internal status.
+		grpc.ChainUnaryInterceptor(rpcerr.UnaryInterceptor(cfg.Logger), authz.UnaryInterceptor()),
+		grpc.ChainStreamInterceptor(rpcerr.StreamInterceptor(cfg.Logger), authz.StreamInterceptor()),
+		grpc.MaxRecvMsgSize(cfg.MaxMessageBytes),
+		grpc.MaxSendMsgSize(cfg.MaxMessageBytes),
+		grpc.KeepaliveParams(keepalive.ServerParameters{Time: 30 * time.Second, Timeout: 10 * time.Second, MaxConnectionIdle: 15 * time.Minute}),
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
+	}
+	if cfg.TLS != nil {
+		opts = append(opts, grpc.Creds(credentials.NewTLS(cfg.TLS)))
+	}
+	g := grpc.NewServer(opts...)
+	h := health.NewServer()
+	healthpb.RegisterHealthServer(g, h)
+	reflection.Register(g)
+	for _, s := range services {
+		s.Register(g)
+		h.SetServingStatus(s.Name, healthpb.HealthCheckResponse_SERVING)
+	}
+	return &Server{cfg: cfg, services: services, grpc: g, health: h}, nil
+}
+
+// SetServing reports service (a full name, or "" for the whole server) as
+// serving or not on the health service and /readyz.
+func (s *Server) SetServing(service string, serving bool) {
+	st := healthpb.HealthCheckResponse_NOT_SERVING
+	if serving {
+		st = healthpb.HealthCheckResponse_SERVING
+	}
+	s.health.SetServingStatus(service, st)
+}
+
+// Serve serves gRPC on grpcLis and HTTP on httpLis (nil for no HTTP) until
+// ctx ends, then shuts down in a fixed order: health NOT_SERVING, drain
+// delay, graceful gRPC stop bounded by the shutdown timeout, HTTP shutdown,
+// and a wait for every goroutine it started.
+func (s *Server) Serve(ctx context.Context, grpcLis, httpLis net.Listener) error {
+	log := s.cfg.Logger
+	var wg sync.WaitGroup
+	errc := make(chan error, 3)
+
+	// The gateway reaches the gRPC server through an in-memory listener:
+	// no second TLS handshake, no port, and streaming RPCs work.
+	inproc := bufconn.Listen(1 << 20)
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		if err := s.grpc.Serve(grpcLis); err != nil {
+			errc <- fmt.Errorf("grpc serve: %w", err)
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		// Serve returns once the server stops; its error then is expected.
+		_ = s.grpc.Serve(inproc)
+	}()
+	log.Info("grpc listening", "addr", grpcLis.Addr().String(), "tls", s.cfg.TLS != nil)
+
+	var httpSrv *http.Server
+	var gwConn *grpc.ClientConn
+	if httpLis != nil {
+		var err error
+		gwConn, err = grpc.NewClient("passthrough:///seam-inproc",
+			grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return inproc.DialContext(ctx) }),
+			grpc.WithTransportCredentials(insecure.NewCredentials()),
+			grpc.WithStatsHandler(otelgrpc.NewClientHandler(
+				otelgrpc.WithTracerProvider(s.cfg.Telemetry.TracerProvider),
+				otelgrpc.WithMeterProvider(s.cfg.Telemetry.MeterProvider),
+				otelgrpc.WithPropagators(s.cfg.Telemetry.Propagator))),
+			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(s.cfg.MaxMessageBytes), grpc.MaxCallSendMsgSize(s.cfg.MaxMessageBytes)),
+		)
+		if err != nil {
+			s.grpc.Stop()
+			wg.Wait()
+			return fmt.Errorf("gateway connection: %w", err)
+		}
+		handler, err := s.httpHandler(ctx, gwConn)
+		if err != nil {
+			gwConn.Close()
+			s.grpc.Stop()
+			wg.Wait()
+			return err
+		}
+		httpSrv = &http.Server{
+			Handler:           handler,
+			ReadHeaderTimeout: 10 * time.Second,
+			TLSConfig:         s.cfg.TLS,
+			ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var err error
+			if s.cfg.TLS != nil {
+				err = httpSrv.ServeTLS(httpLis, "", "")
+			} else {
+				err = httpSrv.Serve(httpLis)
+			}
+			if err != nil && !errors.Is(err, http.ErrServerClosed) {
+				errc <- fmt.Errorf("http serve: %w", err)
+			}
+		}()
+		log.Info("http listening", "addr", httpLis.Addr().String(), "tls", s.cfg.TLS != nil)
+	}
+
+	var serveErr error
+	select {
+	case <-ctx.Done():
+	case serveErr = <-errc:
+		log.Error("server failed; shutting down", "error", serveErr)
+	}
+
+	// 1. Tell probes and balancers first.
+	s.health.Shutdown()
+	if s.cfg.DrainDelay > 0 {
+		time.Sleep(s.cfg.DrainDelay)
+	}
+	// 2. Stop HTTP intake so no new gateway calls start.
+	shutCtx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
+	defer cancel()
+	if httpSrv != nil {
+		if err := httpSrv.Shutdown(shutCtx); err != nil {
+			log.Warn("http shutdown cut short", "error", err)
+			httpSrv.Close()
+		}
+	}
+	// 3. Let running calls finish, within the deadline.
+	stopped := make(chan struct{})
+	go func() { s.grpc.GracefulStop(); close(stopped) }()
+	select {
+	case <-stopped:
+	case <-shutCtx.Done():
+		log.Warn("graceful stop timed out; cutting remaining calls", "timeout", s.cfg.ShutdownTimeout)
+		s.grpc.Stop()
+		<-stopped
+	}
+	if gwConn != nil {
+		gwConn.Close()
+	}
+	inproc.Close()
+	wg.Wait()
+	log.Info("server stopped")
+	return serveErr
+}
+
+// gatewayMarshaler renders REST JSON with proto field names, matching the
+// YAML people author and the CLI's -o json.
+var gatewayMarshaler = &runtime.JSONPb{
+	MarshalOptions:   protojson.MarshalOptions{UseProtoNames: true},
+	UnmarshalOptions: protojson.UnmarshalOptions{},
+}
+
+func (s *Server) httpHandler(ctx context.Context, conn *grpc.ClientConn) (http.Handler, error) {
+	gw := runtime.NewServeMux(runtime.WithMarshalerOption(runtime.MIMEWildcard, gatewayMarshaler))
+	for _, svc := range s.services {
+		if svc.Gateway == nil {
+			continue
+		}
+		if err := svc.Gateway(ctx, gw, conn); err != nil {
+			return nil, fmt.Errorf("register REST routes of %s: %w", svc.Name, err)
+		}
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/v1/", gw)
+	mux.HandleFunc("GET /openapi.json", serveOpenAPI)
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		fmt.Fprintln(w, "ok")
+	})
+	mux.HandleFunc("GET /readyz", s.ready)
+	mux.Handle("GET /metrics", s.cfg.Telemetry.Metrics)
+	tel := s.cfg.Telemetry
+	return otelhttp.NewHandler(mux, "http",
+		otelhttp.WithTracerProvider(tel.TracerProvider),
+		otelhttp.WithMeterProvider(tel.MeterProvider),
+		otelhttp.WithPropagators(tel.Propagator),
+		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return r.Method + " " + r.URL.Path }),
+	), nil
+}
+
+func serveOpenAPI(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(openapi.Document)
+}
+
+// ready answers 200 when every service reports SERVING, 503 otherwise.
+func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	var notReady []string
+	for _, svc := range s.services {
+		resp, err := s.health.Check(r.Context(), &healthpb.HealthCheckRequest{Service: svc.Name})
+		if err != nil || resp.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+			notReady = append(notReady, svc.Name)
+		}
+	}
+	if len(notReady) > 0 {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		fmt.Fprintf(w, "not ready: %v\n", notReady)
+		return
+	}
+	fmt.Fprintln(w, "ready")
+}
