@@ -1,0 +1,472 @@
+package storage_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/seamdata/seam/platform/storage"
+	"github.com/seamdata/seam/platform/storage/storagetest"
+)
+
+func open(t *testing.T, url string) *storage.DB {
+	t.Helper()
+	db, err := storage.Open(context.Background(), url)
+	if err != nil {
+		t.Fatalf("Open(%q): %v", url, err)
+	}
+	t.Cleanup(func() {
+		if err := db.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return db
+}
+
+func TestOpenSQLiteURLForms(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	tests := []struct {
+		name string
+		url  string
+		file string
+	}{
+		{"sqlite prefix", "sqlite:" + filepath.Join(dir, "a.db"), filepath.Join(dir, "a.db")},
+		{"file prefix", "file:" + filepath.Join(dir, "b.db"), filepath.Join(dir, "b.db")},
+		{"bare path in new directory", filepath.Join(dir, "nested", "deeper", "c.db"), filepath.Join(dir, "nested", "deeper", "c.db")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			db := open(t, tt.url)
+			if db.Dialect != storage.SQLite {
+				t.Errorf("Dialect = %v, want sqlite", db.Dialect)
+			}
+			var sync int
+			if err := db.SQL.QueryRow("PRAGMA synchronous").Scan(&sync); err != nil {
+				t.Fatalf("PRAGMA synchronous: %v", err)
+			}
+			if sync != 2 {
+				t.Errorf("synchronous = %d, want 2 (FULL)", sync)
+			}
+			var fk int
+			if err := db.SQL.QueryRow("PRAGMA foreign_keys").Scan(&fk); err != nil {
+				t.Fatalf("PRAGMA foreign_keys: %v", err)
+			}
+			if fk != 1 {
+				t.Errorf("foreign_keys = %d, want 1", fk)
+			}
+			if _, err := db.SQL.Exec("CREATE TABLE t (x INTEGER)"); err != nil {
+				t.Fatalf("create table: %v", err)
+			}
+			if _, err := os.Stat(tt.file); err != nil {
+				t.Errorf("database file %s: %v", tt.file, err)
+			}
+		})
+	}
+}
+
+func TestOpenRejectsBadURLs(t *testing.T) {
+	t.Parallel()
+	for _, url := range []string{"", "sqlite:", "sqlite::memory:", "file:x.db?mode=ro"} {
+		if db, err := storage.Open(context.Background(), url); err == nil {
+			_ = db.Close()
+			t.Errorf("Open(%q) = nil error, want an error", url)
+		}
+	}
+}
+
+var testMigrations = []storage.Migration{
+	{Version: 1, Name: "items", SQLite: "CREATE TABLE items (id INTEGER PRIMARY KEY, v INTEGER NOT NULL)",
+		Postgres: "CREATE TABLE items (id BIGINT PRIMARY KEY, v BIGINT NOT NULL)"},
+	{Version: 2, Name: "items index and seed",
+		SQLite:   "CREATE INDEX items_v ON items (v); INSERT INTO items (id, v) VALUES (1, 0), (2, 0);",
+		Postgres: "CREATE INDEX items_v ON items (v); INSERT INTO items (id, v) VALUES (1, 0), (2, 0);"},
+}
+
+func TestMigrateIdempotent(t *testing.T) {
+	t.Parallel()
+	storagetest.Each(t, func(t *testing.T, url string) {
+		t.Parallel()
+		ctx := context.Background()
+		db := open(t, url)
+		for i := range 3 {
+			if err := db.Migrate(ctx, "test", testMigrations); err != nil {
+				t.Fatalf("Migrate run %d: %v", i+1, err)
+			}
+		}
+		var rows int
+		if err := db.SQL.QueryRow("SELECT count(*) FROM items").Scan(&rows); err != nil {
+			t.Fatal(err)
+		}
+		if rows != 2 {
+			t.Errorf("items rows after three migrations = %d, want 2 (seed applied once)", rows)
+		}
+		var versions int
+		if err := db.SQL.QueryRow("SELECT count(*) FROM seam_migrations WHERE component = $1", "test").Scan(&versions); err != nil {
+			t.Fatal(err)
+		}
+		if versions != 2 {
+			t.Errorf("recorded versions = %d, want 2", versions)
+		}
+	})
+}
+
+func TestMigrateConcurrentProcesses(t *testing.T) {
+	t.Parallel()
+	storagetest.Each(t, func(t *testing.T, url string) {
+		t.Parallel()
+		ctx := context.Background()
+		// Each goroutine has its own handle, as separate processes would.
+		const starters = 6
+		dbs := make([]*storage.DB, starters)
+		for i := range dbs {
+			dbs[i] = open(t, url)
+		}
+		var wg sync.WaitGroup
+		errs := make([]error, starters)
+		for i, db := range dbs {
+			wg.Go(func() {
+				errs[i] = db.Migrate(ctx, "test", testMigrations)
+			})
+		}
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil {
+				t.Errorf("starter %d: Migrate: %v", i, err)
+			}
+		}
+		var rows int
+		if err := dbs[0].SQL.QueryRow("SELECT count(*) FROM items").Scan(&rows); err != nil {
+			t.Fatal(err)
+		}
+		if rows != 2 {
+			t.Errorf("items rows = %d, want 2 (each version applied exactly once)", rows)
+		}
+	})
+}
+
+func TestMigrateFailureRollsBackThatVersion(t *testing.T) {
+	t.Parallel()
+	storagetest.Each(t, func(t *testing.T, url string) {
+		t.Parallel()
+		ctx := context.Background()
+		db := open(t, url)
+		bad := append(append([]storage.Migration(nil), testMigrations[0]), storage.Migration{
+			Version: 2, Name: "half broken",
+			SQLite:   "CREATE TABLE half (x INTEGER); INSERT INTO no_such_table VALUES (1);",
+			Postgres: "CREATE TABLE half (x INTEGER); INSERT INTO no_such_table VALUES (1);",
+		})
+		err := db.Migrate(ctx, "test", bad)
+		if err == nil || !strings.Contains(err.Error(), "version 2 (half broken)") {
+			t.Fatalf("Migrate with a broken version 2 = %v, want an error naming version 2 (half broken)", err)
+		}
+		var n int
+		if err := db.SQL.QueryRow("SELECT count(*) FROM seam_migrations WHERE component = 'test'").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n != 1 {
+			t.Errorf("recorded versions = %d, want 1 (version 1 kept, version 2 rolled back)", n)
+		}
+		if _, err := db.SQL.Exec("SELECT count(*) FROM half"); err == nil {
+			t.Errorf("table half exists after its migration failed, want it rolled back")
+		}
+	})
+}
+
+func TestMigrateRejects(t *testing.T) {
+	t.Parallel()
+	db := open(t, storagetest.SQLiteURL(t))
+	ctx := context.Background()
+	if err := db.Migrate(ctx, "test", testMigrations[:1]); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name       string
+		component  string
+		migrations []storage.Migration
+		want       string
+	}{
+		{"empty component", "", testMigrations, "empty component"},
+		{"version zero", "x", []storage.Migration{{Version: 0, Name: "z", SQLite: "SELECT 1", Postgres: "SELECT 1"}}, "strictly increasing"},
+		{"versions out of order", "x", []storage.Migration{testMigrations[1], testMigrations[0]}, "strictly increasing"},
+		{"no statements for dialect", "x", []storage.Migration{{Version: 1, Name: "pg only", Postgres: "SELECT 1"}}, "no sqlite statements"},
+		{"renamed version", "test", []storage.Migration{{Version: 1, Name: "renamed", SQLite: "SELECT 1", Postgres: "SELECT 1"}}, `records version 1 as "items"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := db.Migrate(ctx, tt.component, tt.migrations)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Migrate = %v, want an error containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestInTxRetriesTransientFailures(t *testing.T) {
+	t.Parallel()
+	db := open(t, storagetest.SQLiteURL(t))
+	ctx := context.Background()
+	tests := []struct {
+		name         string
+		fail         error
+		failTimes    int
+		wantAttempts int
+		wantErr      bool
+	}{
+		{"serialization failure retried", &pgconn.PgError{Code: "40001"}, 2, 3, false},
+		{"deadlock retried", fmt.Errorf("wrapped: %w", &pgconn.PgError{Code: "40P01"}), 1, 2, false},
+		{"unique violation not retried", &pgconn.PgError{Code: "23505"}, 1, 1, true},
+		{"plain error not retried", errors.New("boom"), 1, 1, true},
+		{"retries are bounded", &pgconn.PgError{Code: "40001"}, 1000, 8, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			attempts := 0
+			err := db.InTx(ctx, func(tx *sql.Tx) error {
+				attempts++
+				if attempts <= tt.failTimes {
+					return tt.fail
+				}
+				return nil
+			})
+			if attempts != tt.wantAttempts {
+				t.Errorf("attempts = %d, want %d", attempts, tt.wantAttempts)
+			}
+			if (err != nil) != tt.wantErr {
+				t.Errorf("InTx error = %v, want error: %v", err, tt.wantErr)
+			}
+			if err != nil && !errors.Is(err, tt.fail) {
+				t.Errorf("InTx error = %v, want it to wrap %v", err, tt.fail)
+			}
+		})
+	}
+}
+
+func TestInTxConcurrentWritersLoseNothing(t *testing.T) {
+	t.Parallel()
+	storagetest.Each(t, func(t *testing.T, url string) {
+		t.Parallel()
+		ctx := context.Background()
+		setup := open(t, url)
+		if err := setup.Migrate(ctx, "test", testMigrations); err != nil {
+			t.Fatal(err)
+		}
+		const writers, increments = 4, 25
+		var wg sync.WaitGroup
+		for range writers {
+			db := open(t, url)
+			wg.Go(func() {
+				for range increments {
+					err := db.InTx(ctx, func(tx *sql.Tx) error {
+						var v int64
+						// Read-modify-write: lost updates show up as a short count.
+						// SQLite's BEGIN IMMEDIATE serialises writers; PostgreSQL
+						// needs the row lock.
+						query := "SELECT v FROM items WHERE id = 1"
+						if db.Dialect == storage.Postgres {
+							query += " FOR UPDATE"
+						}
+						if err := tx.QueryRowContext(ctx, query).Scan(&v); err != nil {
+							return err
+						}
+						_, err := tx.ExecContext(ctx, "UPDATE items SET v = $1 WHERE id = 1", v+1)
+						return err
+					})
+					if err != nil {
+						t.Errorf("InTx: %v", err)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		var v int
+		if err := setup.SQL.QueryRow("SELECT v FROM items WHERE id = 1").Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		if v != writers*increments {
+			t.Errorf("counter = %d, want %d", v, writers*increments)
+		}
+	})
+}
+
+// TestInTxRetriesRealDeadlock makes PostgreSQL detect a deadlock between two
+// transactions; InTx must rerun the victim so both writes land.
+func TestInTxRetriesRealDeadlock(t *testing.T) {
+	t.Parallel()
+	url := storagetest.PostgresURL(t)
+	ctx := context.Background()
+	a, b := open(t, url), open(t, url)
+	if err := a.Migrate(ctx, "test", testMigrations); err != nil {
+		t.Fatal(err)
+	}
+	var barrier sync.WaitGroup
+	barrier.Add(2)
+	var attempts atomic.Int32
+	run := func(db *storage.DB, first, second int) error {
+		try := 0
+		return db.InTx(ctx, func(tx *sql.Tx) error {
+			attempts.Add(1)
+			try++
+			if _, err := tx.ExecContext(ctx, "UPDATE items SET v = v + 1 WHERE id = $1", first); err != nil {
+				return err
+			}
+			if try == 1 {
+				// Both hold their first row before either asks for the second.
+				barrier.Done()
+				barrier.Wait()
+			}
+			_, err := tx.ExecContext(ctx, "UPDATE items SET v = v + 1 WHERE id = $1", second)
+			return err
+		})
+	}
+	var wg sync.WaitGroup
+	var errA, errB error
+	wg.Go(func() { errA = run(a, 1, 2) })
+	wg.Go(func() { errB = run(b, 2, 1) })
+	wg.Wait()
+	if errA != nil || errB != nil {
+		t.Fatalf("InTx errors = %v, %v, want both nil after retrying the deadlock victim", errA, errB)
+	}
+	if got := attempts.Load(); got < 3 {
+		t.Errorf("attempts = %d, want at least 3 (one deadlock victim rerun)", got)
+	}
+	var sum int
+	if err := a.SQL.QueryRow("SELECT sum(v) FROM items").Scan(&sum); err != nil {
+		t.Fatal(err)
+	}
+	if sum != 4 {
+		t.Errorf("sum of counters = %d, want 4 (two transactions × two rows, each once)", sum)
+	}
+}
+
+func TestNotifyListenSQLite(t *testing.T) {
+	t.Parallel()
+	db := open(t, storagetest.SQLiteURL(t))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	woken, err := db.Listen(ctx, "tables")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := db.Listen(ctx, "other")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// A rolled-back transaction notifies nobody.
+	rollback := errors.New("roll back")
+	err = db.InTx(ctx, func(tx *sql.Tx) error {
+		if err := db.Notify(ctx, tx, "tables"); err != nil {
+			return err
+		}
+		return rollback
+	})
+	if !errors.Is(err, rollback) {
+		t.Fatalf("InTx = %v, want %v", err, rollback)
+	}
+	expectQuiet(t, woken, "after a rolled-back Notify")
+
+	// Two commits before the listener looks coalesce into one wake-up.
+	for range 2 {
+		if err := db.InTx(ctx, func(tx *sql.Tx) error { return db.Notify(ctx, tx, "tables") }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	expectWake(t, woken, "after a committed Notify")
+	expectQuiet(t, woken, "after coalesced Notifies were consumed")
+	expectQuiet(t, other, "on a channel nobody notified")
+
+	// Outside InTx nobody can tell when the transaction commits.
+	tx, err := db.SQL.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if err := db.Notify(ctx, tx, "tables"); !errors.Is(err, storage.ErrNotInTx) {
+		t.Errorf("Notify on a foreign tx = %v, want ErrNotInTx", err)
+	}
+	_ = tx.Rollback()
+
+	cancel()
+	expectClosed(t, woken)
+}
+
+func TestNotifyListenPostgresAcrossHandles(t *testing.T) {
+	t.Parallel()
+	url := storagetest.PostgresURL(t)
+	writer, reader := open(t, url), open(t, url)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	woken, err := reader.Listen(ctx, "idmap-tables")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rollback := errors.New("roll back")
+	err = writer.InTx(ctx, func(tx *sql.Tx) error {
+		if err := writer.Notify(ctx, tx, "idmap-tables"); err != nil {
+			return err
+		}
+		return rollback
+	})
+	if !errors.Is(err, rollback) {
+		t.Fatalf("InTx = %v, want %v", err, rollback)
+	}
+	expectQuiet(t, woken, "after a rolled-back Notify")
+
+	if err := writer.InTx(ctx, func(tx *sql.Tx) error { return writer.Notify(ctx, tx, "idmap-tables") }); err != nil {
+		t.Fatal(err)
+	}
+	expectWake(t, woken, "on the other handle after a committed Notify")
+
+	cancel()
+	expectClosed(t, woken)
+}
+
+func expectWake(t *testing.T, ch <-chan struct{}, when string) {
+	t.Helper()
+	select {
+	case _, ok := <-ch:
+		if !ok {
+			t.Fatalf("listener closed %s, want a wake-up", when)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("no wake-up within 10s %s", when)
+	}
+}
+
+func expectQuiet(t *testing.T, ch <-chan struct{}, when string) {
+	t.Helper()
+	select {
+	case <-ch:
+		t.Fatalf("got a wake-up %s, want none", when)
+	case <-time.After(150 * time.Millisecond):
+	}
+}
+
+func expectClosed(t *testing.T, ch <-chan struct{}) {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case _, ok := <-ch:
+			if !ok {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("listener channel still open 10s after its context ended")
+		}
+	}
+}

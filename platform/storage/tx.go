@@ -1,0 +1,106 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// maxTxAttempts bounds InTx's retries: enough to ride out a burst of
+// contention, few enough that a persistent conflict surfaces as an error.
+const maxTxAttempts = 8
+
+// ErrNotInTx is returned by Notify on SQLite for a transaction InTx did not
+// start: only InTx knows when such a transaction commits.
+var ErrNotInTx = errors.New("storage: transaction was not started by InTx")
+
+// InTx runs fn in a transaction and commits it; it retries fn on serialization failures,
+// deadlocks and SQLITE_BUSY a bounded number of times.
+//
+// fn may run more than once, so it must not have effects outside tx. When fn
+// returns an error the transaction is rolled back and that error returned as is.
+func (db *DB) InTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	backoff := 2 * time.Millisecond
+	var err error
+	for attempt := 1; ; attempt++ {
+		var channels []string
+		channels, err = db.runTx(ctx, fn)
+		if err == nil {
+			db.broadcast(channels)
+			return nil
+		}
+		if !retryable(err) || attempt == maxTxAttempts {
+			break
+		}
+		// Full jitter keeps retrying writers from colliding again in step.
+		wait := time.Duration(rand.Int64N(int64(backoff))) + time.Millisecond
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("storage: transaction retry abandoned: %w (last error: %w)", ctx.Err(), err)
+		case <-time.After(wait):
+		}
+		backoff = min(backoff*2, 500*time.Millisecond)
+	}
+	if retryable(err) {
+		return fmt.Errorf("storage: transaction failed after %d attempts: %w", maxTxAttempts, err)
+	}
+	return err
+}
+
+// runTx runs one attempt of fn and returns the channels to notify in-process
+// after its commit.
+func (db *DB) runTx(ctx context.Context, fn func(tx *sql.Tx) error) ([]string, error) {
+	tx, err := db.SQL.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("storage: begin transaction: %w", err)
+	}
+	db.mu.Lock()
+	db.pending[tx] = nil
+	db.mu.Unlock()
+	defer func() {
+		db.mu.Lock()
+		delete(db.pending, tx)
+		db.mu.Unlock()
+	}()
+
+	if err := fn(tx); err != nil {
+		if rbErr := tx.Rollback(); rbErr != nil && !errors.Is(rbErr, sql.ErrTxDone) {
+			return nil, errors.Join(err, fmt.Errorf("storage: roll back: %w", rbErr))
+		}
+		return nil, err
+	}
+	db.mu.Lock()
+	channels := db.pending[tx]
+	db.mu.Unlock()
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("storage: commit: %w", err)
+	}
+	return channels, nil
+}
+
+// retryable reports whether err is a transient conflict that rerunning the
+// whole transaction can resolve.
+func retryable(err error) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		// serialization_failure, deadlock_detected
+		return pgErr.Code == "40001" || pgErr.Code == "40P01"
+	}
+	var liteErr *sqlite.Error
+	if errors.As(err, &liteErr) {
+		// Extended codes such as SQLITE_BUSY_SNAPSHOT keep the primary code
+		// in the low byte.
+		switch liteErr.Code() & 0xff {
+		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+			return true
+		}
+	}
+	return false
+}
