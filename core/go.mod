@@ -5,10 +5,17 @@ go 1.26.8
 replace github.com/seamdata/seam/proto => ../proto
 
 require (
-	cel.dev/cel-go v0.33.2 // indirect
-	github.com/google/uuid v1.6.0 // indirect
-	github.com/seamdata/seam/proto v0.0.0 // indirect
-	go.yaml.in/yaml/v2 v2.4.2 // indirect
-	google.golang.org/protobuf v1.36.12 // indirect
-	sigs.k8s.io/yaml v1.6.0 // indirect
+	github.com/seamdata/seam/proto v0.0.0
+	go.yaml.in/yaml/v3 v3.0.5
+	google.golang.org/protobuf v1.36.12
+)
+
+require (
+	github.com/grpc-ecosystem/grpc-gateway/v2 v2.33.0 // indirect
+	golang.org/x/net v0.61.0 // indirect
+	golang.org/x/sys v0.49.0 // indirect
+	golang.org/x/text v0.43.0 // indirect
+	google.golang.org/genproto/googleapis/api v0.0.0-20261110000943-09e21b237f2c // indirect
+	google.golang.org/genproto/googleapis/rpc v0.0.0-20261104224025-d1e00e9f33ab // indirect
+	google.golang.org/grpc v1.85.0 // indirect
 )
