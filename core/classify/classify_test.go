@@ -1,0 +1,626 @@
+package classify_test
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/seamdata/seam/core/classify"
+	"github.com/seamdata/seam/core/contract"
+	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
+	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
+)
+
+func loadBase(t testing.TB) *contractv1.Contract {
+	t.Helper()
+	c, err := contract.LoadFile("testdata/base.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := contract.Validate(c).Err(); err != nil {
+		t.Fatalf("base contract is invalid: %v", err)
+	}
+	return c
+}
+
+// field returns the field of c with the dotted name, failing the test when
+// it does not exist so a typo in a case cannot pass silently.
+func field(t testing.TB, c *contractv1.Contract, name string) *contractv1.Field {
+	t.Helper()
+	f := contract.Lookup(c.GetFields(), name)
+	if f == nil {
+		t.Fatalf("test contract has no field %q", name)
+	}
+	return f
+}
+
+func ptr[T any](v T) *T { return &v }
+
+type want struct{ rule, path string }
+
+func (w want) String() string { return w.rule + "@" + w.path }
+
+func got(changes []*registryv1.Change) []want {
+	out := make([]want, len(changes))
+	for i, c := range changes {
+		out[i] = want{c.GetRule(), c.GetPath()}
+	}
+	return out
+}
+
+// breaks restates docs/rules.md: for each rule, whether it breaks BACKWARD
+// and whether it breaks FORWARD. It is written out here, not read from the
+// package, so that a change to a level has to be made deliberately twice.
+var breaks = map[string][2]bool{
+	classify.FieldAddedOptional:         {false, false},
+	classify.FieldAddedRequired:         {true, false},
+	classify.FieldRemoved:               {false, true},
+	classify.FieldRenamed:               {false, true},
+	classify.FieldTypeChanged:           {true, true},
+	classify.FieldTypeWidened:           {false, true},
+	classify.FieldTypeNarrowed:          {true, false},
+	classify.FieldMadeRequired:          {true, false},
+	classify.FieldMadeOptional:          {false, true},
+	classify.KeyChanged:                 {true, true},
+	classify.IdentifierFormatChanged:    {true, true},
+	classify.IdentifierNamespaceChanged: {true, true},
+	classify.IdentifierAdded:            {false, false},
+	classify.IdentifierRemoved:          {false, true},
+	classify.EnumValueAdded:             {false, true},
+	classify.EnumValueRemoved:           {true, false},
+	classify.PatternChanged:             {true, true},
+	classify.ConstraintTightened:        {true, false},
+	classify.ConstraintRelaxed:          {false, true},
+	classify.LayoutChanged:              {true, true},
+	classify.DescriptionChanged:         {false, false},
+	classify.CheckAdded:                 {false, false},
+	classify.CheckRemoved:               {false, false},
+	classify.CheckChanged:               {false, false},
+	classify.MappingChanged:             {false, false},
+	classify.MappingTargetChanged:       {true, true},
+	classify.CompatibilityChanged:       {false, false},
+	classify.NoticePeriodChanged:        {false, false},
+	classify.OwnerChanged:               {false, false},
+	classify.SubjectChanged:             {true, true},
+	classify.LabelChanged:               {false, false},
+}
+
+var modes = []contractv1.Compatibility{
+	contractv1.Compatibility_COMPATIBILITY_UNSPECIFIED,
+	contractv1.Compatibility_COMPATIBILITY_NONE,
+	contractv1.Compatibility_COMPATIBILITY_BACKWARD,
+	contractv1.Compatibility_COMPATIBILITY_BACKWARD_TRANSITIVE,
+	contractv1.Compatibility_COMPATIBILITY_FORWARD,
+	contractv1.Compatibility_COMPATIBILITY_FORWARD_TRANSITIVE,
+	contractv1.Compatibility_COMPATIBILITY_FULL,
+	contractv1.Compatibility_COMPATIBILITY_FULL_TRANSITIVE,
+}
+
+// protects says which directions a mode protects, restated from the
+// schema-registry meaning; UNSPECIFIED is the BACKWARD default.
+func protects(m contractv1.Compatibility) (backward, forward bool) {
+	s := m.String()
+	backward = strings.Contains(s, "BACKWARD") || strings.Contains(s, "FULL") || m == contractv1.Compatibility_COMPATIBILITY_UNSPECIFIED
+	forward = strings.Contains(s, "FORWARD") || strings.Contains(s, "FULL")
+	return backward, forward
+}
+
+type ruleCase struct {
+	name string
+	// edit turns a copy of the base contract into the new version.
+	edit func(t testing.TB, c *contractv1.Contract)
+	// forward are the changes from base to edited, reverse from edited
+	// back to base, each ordered by path then rule.
+	forward, reverse []want
+}
+
+func ruleCases() []ruleCase {
+	return []ruleCase{
+		{
+			name: "optional field added",
+			edit: func(t testing.TB, c *contractv1.Contract) {
+				c.Fields = append(c.Fields, &contractv1.Field{Name: "extra", Type: contractv1.FieldType_FIELD_TYPE_STRING})
+			},
+			forward: []want{{classify.FieldAddedOptional, "fields.extra"}},
+			reverse: []want{{classify.FieldRemoved, "fields.extra"}},
+		},
+		{
+			name: "required field added",
+			edit: func(t testing.TB, c *contractv1.Contract) {
+				c.Fields = append(c.Fields, &contractv1.Field{Name: "extra", Type: contractv1.FieldType_FIELD_TYPE_INT64, Required: true})
+			},
+			forward: []want{{classify.FieldAddedRequired, "fields.extra"}},
+			reverse: []want{{classify.FieldRemoved, "fields.extra"}},
+		},
+		{
+			name: "declared rename",
+			edit: func(t testing.TB, c *contractv1.Contract) {
+				field(t, c, "free").Name = "libre"
+				c.Mapping.RenamedFrom = map[string]string{"libre": "free"}
+			},
+			forward: []want{{classify.FieldRenamed, "fields.libre"}},
+			// The old version declares no rename back, so the reverse is a
+			// removal plus an addition.
+			reverse: []want{{classify.FieldAddedOptional, "fields.free"}, {classify.FieldRemoved, "fields.libre"}},
+		},
+		{
+			name: "undeclared rename is a removal and an addition",
+			edit: func(t testing.TB, c *contractv1.Contract) {
+				field(t, c, "free").Name = "libre"
+			},
+			forward: []want{{classify.FieldRemoved, "fields.free"}, {classify.FieldAddedOptional, "fields.libre"}},
+			reverse: []want{{classify.FieldAddedOptional, "fields.free"}, {classify.FieldRemoved, "fields.libre"}},
+		},
+		{
+			name: "declared rename of a nested field with a type change",
+			edit: func(t testing.TB, c *contractv1.Contract) {
+				f := field(t, c, "addr.zip")
+				f.Name, f.Type, f.Pattern = "postcode", contractv1.FieldType_FIELD_TYPE_INT32, ""
+				c.Mapping.RenamedFrom = map[string]string{"addr.postcode": "zip"}
+			},
+			forward: []want{
+				{classify.FieldRenamed, "fields.addr.fields.postcode"},
+				{classify.ConstraintRelaxed, "fields.addr.fields.postcode.pattern"},
+				{classify.FieldTypeChanged, "fields.addr.fields.postcode.type"},
+			},
+			reverse: []want{{classify.FieldRemoved, "fields.addr.fields.postcode"}, {classify.FieldAddedOptional, "fields.addr.fields.zip"}},
+		},
+		{
+			name:    "type changed",
+			edit:    func(t testing.TB, c *contractv1.Contract) { field(t, c, "cust").Type = contractv1.FieldType_FIELD_TYPE_STRING },
+			forward: []want{{classify.FieldTypeChanged, "fields.cust.type"}},
+			reverse: []want{{classify.FieldTypeChanged, "fields.cust.type"}},
+		},
+		{
+			name:    "INT64 to DOUBLE is a change, not a widening",
+			edit:    func(t testing.TB, c *contractv1.Contract) { field(t, c, "cust").Type = contractv1.FieldType_FIELD_TYPE_DOUBLE },
+			forward: []want{{classify.FieldTypeChanged, "fields.cust.type"}},
+			reverse: []want{{classify.FieldTypeChanged, "fields.cust.type"}},
+		},
+		{
+			name:    "INT32 widened to INT64",
+			edit:    func(t testing.TB, c *contractv1.Contract) { field(t, c, "n").Type = contractv1.FieldType_FIELD_TYPE_INT64 },
+			forward: []want{{classify.FieldTypeWidened, "fields.n.type"}},
+			reverse: []want{{classify.FieldTypeNarrowed, "fields.n.type"}},
+		},
+		{
+			name:    "INT32 widened to DOUBLE",
+			edit:    func(t testing.TB, c *contractv1.Contract) { field(t, c, "n").Type = contractv1.FieldType_FIELD_TYPE_DOUBLE },
+			forward: []want{{classify.FieldTypeWidened, "fields.n.type"}},
+			reverse: []want{{classify.FieldTypeNarrowed, "fields.n.type"}},
+		},
+		{
+			name:    "FLOAT widened to DOUBLE",
+			edit:    func(t testing.TB, c *contractv1.Contract) { field(t, c, "ratio").Type = contractv1.FieldType_FIELD_TYPE_DOUBLE },
+			forward: []want{{classify.FieldTypeWidened, "fields.ratio.type"}},
+			reverse: []want{{classify.FieldTypeNarrowed, "fields.ratio.type"}},
+		},
+		{
+			name:    "UUID widened to STRING",
+			edit:    func(t testing.TB, c *contractv1.Contract) { field(t, c, "ref").Type = contractv1.FieldType_FIELD_TYPE_STRING },
+			forward: []want{{classify.FieldTypeWidened, "fields.ref.type"}},
+			reverse: []want{{classify.FieldTypeNarrowed, "fields.ref.type"}},
+		},
+		{
+			name:    "array items widened",
+			edit:    func(t testing.TB, c *contractv1.Contract) { field(t, c, "tags[]").Type = contractv1.FieldType_FIELD_TYPE_INT64 },
+			forward: []want{{classify.FieldTypeWidened, "fields.tags.items.type"}},
+			reverse: []want{{classify.FieldTypeNarrowed, "fields.tags.items.type"}},
+		},
+		{
+			name: "object replaced by a string reports only the type change",
+			edit: func(t testing.TB, c *contractv1.Contract) {
+				f := field(t, c, "addr")
+				f.Type, f.Fields = contractv1.FieldType_FIELD_TYPE_STRING, nil
+			},
+			forward: []want{{classify.FieldTypeChanged, "fields.addr.type"}},
+			reverse: []want{{classify.FieldTypeChanged, "fields.addr.type"}},
+		},
+		{
+			name:    "made required",
+			edit:    func(t testing.TB, c *contractv1.Contract) { field(t, c, "free").Required = true },
+			forward: []want{{classify.FieldMadeRequired, "fields.free.required"}},
+			reverse: []want{{classify.FieldMadeOptional, "fields.free.required"}},
+		},
+		{
+			name:    "key changed",
+			edit:    func(t testing.TB, c *contractv1.Contract) { field(t, c, "cust").Key = true },
+			forward: []want{{classify.KeyChanged, "key"}},
+			reverse: []want{{classify.KeyChanged, "key"}},
+		},
+		{
+			name: "renamed key is a rename, not a key change",
+			edit: func(t testing.TB, c *contractv1.Contract) {
+				field(t, c, "id").Name = "order_id"
+				c.Mapping.RenamedFrom = map[string]string{"order_id": "id"}
+			},
+			forward: []want{{classify.FieldRenamed, "fields.order_id"}},
+			reverse: []want{{classify.FieldAddedRequired, "fields.id"}, {classify.FieldRemoved, "fields.order_id"}, {classify.KeyChanged, "key"}},
+		},
+		{
+			name:    "identifier format changed",
+			edit:    func(t testing.TB, c *contractv1.Contract) { field(t, c, "cust").Identifier.Format = "uuid" },
+			forward: []want{{classify.IdentifierFormatChanged, "fields.cust.identifier.format"}},
+			reverse: []want{{classify.IdentifierFormatChanged, "fields.cust.identifier.format"}},
+		},
+		{
+			name:    "identifier namespace changed",
+			edit:    func(t testing.TB, c *contractv1.Contract) { field(t, c, "cust").Identifier.Namespace = "account" },
+			forward: []want{{classify.IdentifierNamespaceChanged, "fields.cust.identifier.namespace"}},
+			reverse: []want{{classify.IdentifierNamespaceChanged, "fields.cust.identifier.namespace"}},
+		},
+		{
+			name: "identifier added",
+			edit: func(t testing.TB, c *contractv1.Contract) {
+				field(t, c, "ref").Identifier = &contractv1.Identifier{Namespace: "ticket", Format: "uuid"}
+			},
+			forward: []want{{classify.IdentifierAdded, "fields.ref.identifier"}},
+			reverse: []want{{classify.IdentifierRemoved, "fields.ref.identifier"}},
+		},
+		{
+			name:    "enum value added",
+			edit:    func(t testing.TB, c *contractv1.Contract) { f := field(t, c, "s"); f.Enum = append(f.Enum, "c") },
+			forward: []want{{classify.EnumValueAdded, "fields.s.enum"}},
+			reverse: []want{{classify.EnumValueRemoved, "fields.s.enum"}},
+		},
+		{
+			name:    "enum reordered is no change",
+			edit:    func(t testing.TB, c *contractv1.Contract) { f := field(t, c, "s"); f.Enum = []string{"b", "a"} },
+			forward: nil,
+			reverse: nil,
+		},
+		{
+			name:    "enum introduced",
+			edit:    func(t testing.TB, c *contractv1.Contract) { field(t, c, "free").Enum = []string{"x", "y"} },
+			forward: []want{{classify.ConstraintTightened, "fields.free.enum"}},
+			reverse: []want{{classify.ConstraintRelaxed, "fields.free.enum"}},
+		},
+		{
+			name:    "pattern changed",
+			edit:    func(t testing.TB, c *contractv1.Contract) { field(t, c, "p").Pattern = "^[a-z0-9]+$" },
+			forward: []want{{classify.PatternChanged, "fields.p.pattern"}},
+			reverse: []want{{classify.PatternChanged, "fields.p.pattern"}},
+		},
+		{
+			name:    "pattern added",
+			edit:    func(t testing.TB, c *contractv1.Contract) { field(t, c, "free").Pattern = "^x" },
+			forward: []want{{classify.ConstraintTightened, "fields.free.pattern"}},
+			reverse: []want{{classify.ConstraintRelaxed, "fields.free.pattern"}},
+		},
+		{
+			name:    "nested pattern changed",
+			edit:    func(t testing.TB, c *contractv1.Contract) { field(t, c, "addr.zip").Pattern = "^[0-9]{4,5}$" },
+			forward: []want{{classify.PatternChanged, "fields.addr.fields.zip.pattern"}},
+			reverse: []want{{classify.PatternChanged, "fields.addr.fields.zip.pattern"}},
+		},
+		{
+			name: "nested required field added",
+			edit: func(t testing.TB, c *contractv1.Contract) {
+				f := field(t, c, "addr")
+				f.Fields = append(f.Fields, &contractv1.Field{Name: "city", Type: contractv1.FieldType_FIELD_TYPE_STRING, Required: true})
+			},
+			forward: []want{{classify.FieldAddedRequired, "fields.addr.fields.city"}},
+			reverse: []want{{classify.FieldRemoved, "fields.addr.fields.city"}},
+		},
+		{
+			name:    "min raised",
+			edit:    func(t testing.TB, c *contractv1.Contract) { field(t, c, "n").Min = ptr(1.0) },
+			forward: []want{{classify.ConstraintTightened, "fields.n.min"}},
+			reverse: []want{{classify.ConstraintRelaxed, "fields.n.min"}},
+		},
+		{
+			name:    "max lowered",
+			edit:    func(t testing.TB, c *contractv1.Contract) { field(t, c, "n").Max = ptr(9.5) },
+			forward: []want{{classify.ConstraintTightened, "fields.n.max"}},
+			reverse: []want{{classify.ConstraintRelaxed, "fields.n.max"}},
+		},
+		{
+			name:    "max removed",
+			edit:    func(t testing.TB, c *contractv1.Contract) { field(t, c, "n").Max = nil },
+			forward: []want{{classify.ConstraintRelaxed, "fields.n.max"}},
+			reverse: []want{{classify.ConstraintTightened, "fields.n.max"}},
+		},
+		{
+			name:    "min added",
+			edit:    func(t testing.TB, c *contractv1.Contract) { field(t, c, "ratio").Min = ptr(0.0) },
+			forward: []want{{classify.ConstraintTightened, "fields.ratio.min"}},
+			reverse: []want{{classify.ConstraintRelaxed, "fields.ratio.min"}},
+		},
+		{
+			name: "lengths tightened",
+			edit: func(t testing.TB, c *contractv1.Contract) {
+				f := field(t, c, "s")
+				f.MinLength, f.MaxLength = ptr(int64(2)), ptr(int64(4))
+			},
+			forward: []want{{classify.ConstraintTightened, "fields.s.max_length"}, {classify.ConstraintTightened, "fields.s.min_length"}},
+			reverse: []want{{classify.ConstraintRelaxed, "fields.s.max_length"}, {classify.ConstraintRelaxed, "fields.s.min_length"}},
+		},
+		{
+			name:    "layout changed",
+			edit:    func(t testing.TB, c *contractv1.Contract) { field(t, c, "ts").Layout = "2006-01-02 15:04:05" },
+			forward: []want{{classify.LayoutChanged, "fields.ts.layout"}},
+			reverse: []want{{classify.LayoutChanged, "fields.ts.layout"}},
+		},
+		{
+			name: "descriptions changed",
+			edit: func(t testing.TB, c *contractv1.Contract) {
+				c.Description = "other"
+				field(t, c, "ts").Description = "when it was recorded"
+			},
+			forward: []want{{classify.DescriptionChanged, "description"}, {classify.DescriptionChanged, "fields.ts.description"}},
+			reverse: []want{{classify.DescriptionChanged, "description"}, {classify.DescriptionChanged, "fields.ts.description"}},
+		},
+		{
+			name: "check added",
+			edit: func(t testing.TB, c *contractv1.Contract) {
+				c.Checks = append(c.Checks, &contractv1.Check{Name: "cust_present", Rule: "required(cust)", Policy: contractv1.Policy_POLICY_QUARANTINE})
+			},
+			forward: []want{{classify.CheckAdded, "checks.cust_present"}},
+			reverse: []want{{classify.CheckRemoved, "checks.cust_present"}},
+		},
+		{
+			name: "check rule, policy, threshold and description changed",
+			edit: func(t testing.TB, c *contractv1.Contract) {
+				ch := c.Checks[1]
+				ch.Rule = "mean_drift(n, max_relative_change: 0.2)"
+				ch.Policy = contractv1.Policy_POLICY_BLOCK
+				ch.Threshold = &contractv1.Threshold{Limit: &contractv1.Threshold_Fraction{Fraction: 0.01}}
+				ch.Description = "n moves"
+			},
+			forward: []want{
+				{classify.DescriptionChanged, "checks.n_drift.description"},
+				{classify.CheckChanged, "checks.n_drift.policy"},
+				{classify.CheckChanged, "checks.n_drift.rule"},
+				{classify.CheckChanged, "checks.n_drift.threshold"},
+			},
+			reverse: []want{
+				{classify.DescriptionChanged, "checks.n_drift.description"},
+				{classify.CheckChanged, "checks.n_drift.policy"},
+				{classify.CheckChanged, "checks.n_drift.rule"},
+				{classify.CheckChanged, "checks.n_drift.threshold"},
+			},
+		},
+		{
+			name: "mapping field changed and added",
+			edit: func(t testing.TB, c *contractv1.Contract) {
+				c.Mapping.Fields["n"].Cast = &contractv1.Cast{To: contractv1.FieldType_FIELD_TYPE_INT64}
+				c.Mapping.Fields["cust"] = &contractv1.FieldMapping{From: "cust"}
+				c.Mapping.CanonicalVersion = 2
+			},
+			forward: []want{{classify.MappingChanged, "mapping.canonical_version"}, {classify.MappingChanged, "mapping.fields.cust"}, {classify.MappingChanged, "mapping.fields.n"}},
+			reverse: []want{{classify.MappingChanged, "mapping.canonical_version"}, {classify.MappingChanged, "mapping.fields.cust"}, {classify.MappingChanged, "mapping.fields.n"}},
+		},
+		{
+			name:    "mapping target changed",
+			edit:    func(t testing.TB, c *contractv1.Contract) { c.Mapping.Canonical = "test.other" },
+			forward: []want{{classify.MappingTargetChanged, "mapping.canonical"}},
+			reverse: []want{{classify.MappingTargetChanged, "mapping.canonical"}},
+		},
+		{
+			name: "mapping added where there was none",
+			edit: func(t testing.TB, c *contractv1.Contract) {
+				c.Mapping = nil
+			},
+			forward: []want{{classify.MappingTargetChanged, "mapping.canonical"}, {classify.MappingChanged, "mapping.fields.id"}, {classify.MappingChanged, "mapping.fields.n"}},
+			reverse: []want{{classify.MappingChanged, "mapping.canonical"}, {classify.MappingChanged, "mapping.fields.id"}, {classify.MappingChanged, "mapping.fields.n"}},
+		},
+		{
+			name: "policy fields changed",
+			edit: func(t testing.TB, c *contractv1.Contract) {
+				c.Compatibility = contractv1.Compatibility_COMPATIBILITY_FULL
+				c.NoticePeriod = "30d"
+				c.Owner = "team-b"
+			},
+			forward: []want{{classify.CompatibilityChanged, "compatibility"}, {classify.NoticePeriodChanged, "notice_period"}, {classify.OwnerChanged, "owner"}},
+			reverse: []want{{classify.CompatibilityChanged, "compatibility"}, {classify.NoticePeriodChanged, "notice_period"}, {classify.OwnerChanged, "owner"}},
+		},
+		{
+			name:    "same notice written differently is no change",
+			edit:    func(t testing.TB, c *contractv1.Contract) { c.NoticePeriod = "336h" },
+			forward: nil,
+			reverse: nil,
+		},
+		{
+			name: "labels changed",
+			edit: func(t testing.TB, c *contractv1.Contract) {
+				c.Labels = map[string]string{"tier": "silver", "domain": "sales"}
+			},
+			forward: []want{{classify.LabelChanged, "labels.domain"}, {classify.LabelChanged, "labels.tier"}},
+			reverse: []want{{classify.LabelChanged, "labels.domain"}, {classify.LabelChanged, "labels.tier"}},
+		},
+		{
+			name:    "subject changed",
+			edit:    func(t testing.TB, c *contractv1.Contract) { c.Subject = "test.other" },
+			forward: []want{{classify.SubjectChanged, "subject"}},
+			reverse: []want{{classify.SubjectChanged, "subject"}},
+		},
+		{
+			name:    "fields reordered is no change",
+			edit:    func(t testing.TB, c *contractv1.Contract) { slices.Reverse(c.Fields) },
+			forward: nil,
+			reverse: nil,
+		},
+	}
+}
+
+func TestCompareRulesBothDirections(t *testing.T) {
+	t.Parallel()
+	base := loadBase(t)
+	for _, tc := range ruleCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			edited := proto.Clone(base).(*contractv1.Contract)
+			tc.edit(t, edited)
+			if g := got(classify.Compare(base, edited)); !slices.Equal(g, tc.forward) {
+				t.Errorf("Compare(base, edited) = %v, want %v", g, tc.forward)
+			}
+			if g := got(classify.Compare(edited, base)); !slices.Equal(g, tc.reverse) {
+				t.Errorf("Compare(edited, base) = %v, want %v", g, tc.reverse)
+			}
+		})
+	}
+}
+
+func TestEveryRuleIsCoveredBothWays(t *testing.T) {
+	t.Parallel()
+	seen := map[string]bool{}
+	for _, tc := range ruleCases() {
+		for _, w := range slices.Concat(tc.forward, tc.reverse) {
+			seen[w.rule] = true
+		}
+	}
+	for _, r := range classify.Rules() {
+		if !seen[r.ID] {
+			t.Errorf("rule %s is exercised by no case in ruleCases", r.ID)
+		}
+		if _, ok := breaks[r.ID]; !ok {
+			t.Errorf("rule %s has no expected levels in the breaks table", r.ID)
+		}
+	}
+	if len(breaks) != len(classify.Rules()) {
+		t.Errorf("breaks table has %d rules, package has %d", len(breaks), len(classify.Rules()))
+	}
+}
+
+func TestClassifyEveryMode(t *testing.T) {
+	t.Parallel()
+	base := loadBase(t)
+	for _, tc := range ruleCases() {
+		edited := proto.Clone(base).(*contractv1.Contract)
+		tc.edit(t, edited)
+		for _, dir := range []struct {
+			name     string
+			old, new *contractv1.Contract
+			want     []want
+		}{{"forward", base, edited, tc.forward}, {"reverse", edited, base, tc.reverse}} {
+			for _, mode := range modes {
+				t.Run(fmt.Sprintf("%s/%s/%s", tc.name, dir.name, mode), func(t *testing.T) {
+					t.Parallel()
+					backward, forward := protects(mode)
+					res := classify.Classify([]*contractv1.Contract{dir.old}, dir.new, mode)
+					if g := got(res.Changes); !slices.Equal(g, dir.want) {
+						t.Fatalf("changes = %v, want %v", g, dir.want)
+					}
+					wantBreaking := false
+					for _, ch := range res.Changes {
+						b := breaks[ch.GetRule()]
+						wantLevel := registryv1.ChangeLevel_CHANGE_LEVEL_ADDITIVE
+						if backward && b[0] || forward && b[1] {
+							wantLevel = registryv1.ChangeLevel_CHANGE_LEVEL_BREAKING
+							wantBreaking = true
+						}
+						if ch.GetLevel() != wantLevel {
+							t.Errorf("%s@%s level = %s, want %s", ch.GetRule(), ch.GetPath(), ch.GetLevel(), wantLevel)
+						}
+						if ch.GetComparedVersion() != 1 {
+							t.Errorf("%s@%s compared version = %d, want 1", ch.GetRule(), ch.GetPath(), ch.GetComparedVersion())
+						}
+						if ch.GetMessage() == "" {
+							t.Errorf("%s@%s has no message", ch.GetRule(), ch.GetPath())
+						}
+					}
+					if res.Breaking != wantBreaking {
+						t.Errorf("Breaking = %v, want %v", res.Breaking, wantBreaking)
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestClassifyTransitive has v2 make a field required (as if registered
+// under NONE) and v3 only document it: the latest-only modes see a
+// description change, the transitive ones also see, relative to v1, the
+// change v2 made, and level it by their direction.
+func TestClassifyTransitive(t *testing.T) {
+	t.Parallel()
+	v1 := loadBase(t)
+	v2 := proto.Clone(v1).(*contractv1.Contract)
+	field(t, v2, "free").Required = true // breaking BACKWARD, accepted under NONE earlier
+	v3 := proto.Clone(v2).(*contractv1.Contract)
+	field(t, v3, "free").Description = "now documented"
+	history := []*contractv1.Contract{v1, v2}
+
+	tests := []struct {
+		mode         contractv1.Compatibility
+		wantChanges  []string
+		wantBreaking bool
+	}{
+		{contractv1.Compatibility_COMPATIBILITY_BACKWARD, []string{"v2 DESCRIPTION_CHANGED@fields.free.description ADDITIVE"}, false},
+		{contractv1.Compatibility_COMPATIBILITY_BACKWARD_TRANSITIVE, []string{
+			"v1 DESCRIPTION_CHANGED@fields.free.description ADDITIVE",
+			"v2 DESCRIPTION_CHANGED@fields.free.description ADDITIVE",
+			"v1 FIELD_MADE_REQUIRED@fields.free.required BREAKING",
+		}, true},
+		{contractv1.Compatibility_COMPATIBILITY_FORWARD_TRANSITIVE, []string{
+			"v1 DESCRIPTION_CHANGED@fields.free.description ADDITIVE",
+			"v2 DESCRIPTION_CHANGED@fields.free.description ADDITIVE",
+			"v1 FIELD_MADE_REQUIRED@fields.free.required ADDITIVE",
+		}, false},
+		{contractv1.Compatibility_COMPATIBILITY_FULL_TRANSITIVE, []string{
+			"v1 DESCRIPTION_CHANGED@fields.free.description ADDITIVE",
+			"v2 DESCRIPTION_CHANGED@fields.free.description ADDITIVE",
+			"v1 FIELD_MADE_REQUIRED@fields.free.required BREAKING",
+		}, true},
+		{contractv1.Compatibility_COMPATIBILITY_NONE, []string{"v2 DESCRIPTION_CHANGED@fields.free.description ADDITIVE"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.mode.String(), func(t *testing.T) {
+			t.Parallel()
+			res := classify.Classify(history, v3, tt.mode)
+			var g []string
+			for _, ch := range res.Changes {
+				g = append(g, fmt.Sprintf("v%d %s@%s %s", ch.GetComparedVersion(), ch.GetRule(), ch.GetPath(),
+					strings.TrimPrefix(ch.GetLevel().String(), "CHANGE_LEVEL_")))
+			}
+			if !slices.Equal(g, tt.wantChanges) {
+				t.Errorf("changes = %q, want %q", g, tt.wantChanges)
+			}
+			if res.Breaking != tt.wantBreaking {
+				t.Errorf("Breaking = %v, want %v", res.Breaking, tt.wantBreaking)
+			}
+		})
+	}
+}
+
+func TestClassifyFirstVersionHasNoChanges(t *testing.T) {
+	t.Parallel()
+	res := classify.Classify(nil, loadBase(t), contractv1.Compatibility_COMPATIBILITY_FULL_TRANSITIVE)
+	if len(res.Changes) != 0 || res.Breaking {
+		t.Errorf("Classify(no history) = %d changes, breaking %v; want 0, false", len(res.Changes), res.Breaking)
+	}
+}
+
+func TestCompareValues(t *testing.T) {
+	t.Parallel()
+	base := loadBase(t)
+	edited := proto.Clone(base).(*contractv1.Contract)
+	field(t, edited, "n").Min = ptr(2.5)
+	field(t, edited, "cust").Identifier.Format = "uuid"
+	edited.Mapping.Fields["n"].Translate = &contractv1.Translate{From: "a/x", To: "a/y"}
+	var g []string
+	for _, ch := range classify.Compare(base, edited) {
+		g = append(g, fmt.Sprintf("%s %q -> %q", ch.GetPath(), ch.GetOldValue(), ch.GetNewValue()))
+	}
+	w := []string{
+		`fields.cust.identifier.format "legacy-int" -> "uuid"`,
+		`fields.n.min "0" -> "2.5"`,
+		`mapping.fields.n "{\"from\":\"n\"}" -> "{\"from\":\"n\",\"translate\":{\"from\":\"a/x\",\"to\":\"a/y\"}}"`,
+	}
+	if !slices.Equal(g, w) {
+		t.Errorf("values:\n%s\nwant:\n%s", strings.Join(g, "\n"), strings.Join(w, "\n"))
+	}
+}
+
+func TestUnknownRuleIsBreaking(t *testing.T) {
+	t.Parallel()
+	if g := classify.Level("NOT_A_RULE", contractv1.Compatibility_COMPATIBILITY_NONE); g != registryv1.ChangeLevel_CHANGE_LEVEL_BREAKING {
+		t.Errorf("Level(unknown rule) = %s, want BREAKING", g)
+	}
+	if g := classify.Level(classify.FieldRemoved, contractv1.Compatibility(99)); g != registryv1.ChangeLevel_CHANGE_LEVEL_BREAKING {
+		t.Errorf("Level(FIELD_REMOVED, unknown mode) = %s, want BREAKING (strictest mode)", g)
+	}
+}
