@@ -1,0 +1,421 @@
+package record
+
+import (
+	"bytes"
+	"fmt"
+
+	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/types/known/structpb"
+)
+
+// Default limits of Options.
+const (
+	DefaultMaxRecordBytes = 16 << 20
+	DefaultMaxDepth       = 64
+)
+
+// Options bound what one record may cost. Zero values take the defaults.
+type Options struct {
+	// MaxRecordBytes is the largest record accepted (its JSON object, NDJSON
+	// line or CSV row); larger records fail with TOO_LARGE.
+	MaxRecordBytes int
+	// MaxDepth is the deepest nesting of objects and arrays accepted, the
+	// record's own object counting as 1.
+	MaxDepth int
+}
+
+func (o Options) withDefaults() Options {
+	if o.MaxRecordBytes <= 0 {
+		o.MaxRecordBytes = DefaultMaxRecordBytes
+	}
+	if o.MaxDepth <= 0 {
+		o.MaxDepth = DefaultMaxDepth
+	}
+	return o
+}
+
+// Record is one decoded record of a batch.
+type Record struct {
+	// Index is the record's index in its batch, from 0, counting failed
+	// records too.
+	Index int64
+	// Position is the record's source position: first_offset plus Index for
+	// JSON and objects; first_offset plus the 1-based line number for NDJSON
+	// and CSV (the line where a CSV row starts).
+	Position int64
+	// Raw is the record as sent: its JSON object, NDJSON line (without the
+	// line break) or CSV row.
+	Raw []byte
+	// Values holds one value per schema slot; nil when Err is set.
+	Values []Value
+	// Unknown names the top-level fields that the contract does not declare.
+	// They are not errors; checks count them.
+	Unknown [][]byte
+	// Err is the decoding failure (MALFORMED or TOO_LARGE), nil on success.
+	Err *recordv1.RecordError
+}
+
+// Batch is a decoded batch. Records are in input order; every input record
+// appears exactly once, decoded or with Err set.
+type Batch struct {
+	Format  recordv1.Format
+	Records []Record
+}
+
+// BatchError is a failure that leaves part of a batch unaccountable, such as
+// a JSON array whose elements cannot be delimited after a byte offset. The
+// records decoded before it are still returned, but the caller must refuse
+// the batch: records after the offset cannot be counted, let alone decoded.
+type BatchError struct {
+	// Offset is the byte offset of the failure in the batch data.
+	Offset int
+	// Index is the index the next record would have had.
+	Index int
+	Msg   string
+}
+
+func (e *BatchError) Error() string {
+	return fmt.Sprintf("batch undecodable at byte offset %d (record %d): %s", e.Offset, e.Index, e.Msg)
+}
+
+// Decoder decodes batches for one schema. It keeps scratch space between
+// calls, so it is not safe for concurrent use; make one per goroutine.
+// Batches it returns stay valid after later calls.
+type Decoder struct {
+	schema *Schema
+	opts   Options
+	s      scanner
+	a      arena
+	vals   []Value  // slab for record values, handed out in chunks
+	names  [][]byte // slab for unknown field names
+}
+
+// NewDecoder returns a decoder for schema with opts.
+func NewDecoder(schema *Schema, opts Options) *Decoder {
+	opts = opts.withDefaults()
+	d := &Decoder{schema: schema, opts: opts}
+	d.s.maxDepth = opts.MaxDepth
+	d.s.arena = &d.a
+	return d
+}
+
+// Decode decodes data in format. firstOffset is the source position of the
+// first record. Per-record failures are in Record.Err; the error is non-nil
+// only for failures of the whole batch (an unsupported format, a CSV header
+// that cannot be read, a JSON array that cannot be delimited: *BatchError).
+func (d *Decoder) Decode(format recordv1.Format, data []byte, firstOffset int64) (*Batch, error) {
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")) // a UTF-8 byte order mark is not data
+	b := &Batch{Format: format}
+	var err error
+	switch format {
+	case recordv1.Format_FORMAT_JSON:
+		err = d.decodeJSON(b, data, firstOffset)
+	case recordv1.Format_FORMAT_NDJSON:
+		d.decodeNDJSON(b, data, firstOffset)
+	case recordv1.Format_FORMAT_CSV:
+		err = d.decodeCSV(b, data, firstOffset)
+	default:
+		return nil, fmt.Errorf("decode batch: format %v is not supported; send FORMAT_JSON, FORMAT_NDJSON or FORMAT_CSV", format)
+	}
+	return b, err
+}
+
+// DecodeObjects decodes JSON objects sent as structpb (the REST form). Each
+// object is rendered to JSON and decoded like a JSON record, so limits and
+// typing are the same as for raw bytes; structpb numbers are float64, so an
+// integral number renders as an integer literal.
+func (d *Decoder) DecodeObjects(objs []*structpb.Struct, firstOffset int64) (*Batch, error) {
+	b := &Batch{Records: make([]Record, 0, len(objs))}
+	for i, o := range objs {
+		raw, err := protojson.Marshal(o)
+		if err != nil {
+			return b, fmt.Errorf("decode objects: render record %d as JSON: %w", i, err)
+		}
+		r := Record{Index: int64(i), Position: firstOffset + int64(i), Raw: raw}
+		d.s.data, d.s.pos, d.s.base = raw, 0, 0
+		d.s.ws()
+		d.one(&r, where{"record", int64(i)})
+		b.Records = append(b.Records, r)
+	}
+	return b, nil
+}
+
+// where names a record for messages ("line 7", "record 3"); it is formatted
+// only when a message is needed, so the happy path does not allocate.
+type where struct {
+	unit string
+	n    int64
+}
+
+func (w where) String() string { return fmt.Sprintf("%s %d", w.unit, w.n) }
+
+// one fills r from the object at the scanner position, which must end the
+// record's bytes (for NDJSON lines and single objects).
+func (d *Decoder) one(r *Record, where where) {
+	s := &d.s
+	if len(r.Raw) > d.opts.MaxRecordBytes {
+		r.Err = tooLarge(where, len(r.Raw), d.opts.MaxRecordBytes)
+		return
+	}
+	if err := d.object(r); err != nil {
+		r.Values, r.Unknown = nil, nil
+		r.Err = malformed(where, err)
+		return
+	}
+	s.ws()
+	if s.pos < len(s.data) {
+		r.Values, r.Unknown = nil, nil
+		r.Err = malformed(where, s.fail("unexpected %s after the record's object; send one object per record", s.found()))
+	}
+}
+
+func tooLarge(where where, n, limit int) *recordv1.RecordError {
+	return &recordv1.RecordError{
+		Code:    recordv1.ErrorCode_ERROR_CODE_TOO_LARGE,
+		Message: fmt.Sprintf("%s: record is %d bytes, over the %d byte limit; split it or raise the limit", where, n, limit),
+	}
+}
+
+func malformed(where where, err *scanError) *recordv1.RecordError {
+	return &recordv1.RecordError{Code: err.code, Message: where.String() + ", " + err.Error()}
+}
+
+// object decodes the record object at the scanner position into a fresh
+// value slot set.
+func (d *Decoder) object(r *Record) *scanError {
+	s := &d.s
+	if s.peek() != '{' {
+		return s.fail("expected a JSON object for the record, found %s", s.found())
+	}
+	r.Values = d.slots()
+	mark := len(d.names)
+	err := d.members(d.schema.top, 1, r.Values)
+	if n := len(d.names); n > mark {
+		r.Unknown = d.names[mark:n:n]
+	}
+	return err
+}
+
+// slots hands out one record's worth of zeroed values from the slab.
+func (d *Decoder) slots() []Value {
+	n := d.schema.Len()
+	if len(d.vals) < n {
+		d.vals = make([]Value, max(256*n, n))
+	}
+	v := d.vals[:n:n]
+	d.vals = d.vals[n:]
+	return v
+}
+
+// members decodes the members of the object at the scanner position into
+// vals, for the fields declared at lv. depth is the object's nesting level.
+func (d *Decoder) members(lv *level, depth int, vals []Value) *scanError {
+	s := &d.s
+	if depth > s.maxDepth {
+		return s.fail("nesting deeper than %d levels; flatten the record or raise the decoder's depth limit", s.maxDepth)
+	}
+	s.pos++ // '{'
+	s.ws()
+	if s.peek() == '}' {
+		s.pos++
+		return nil
+	}
+	guess := 0
+	for {
+		if s.peek() != '"' {
+			return s.fail("expected a field name string, found %s", s.found())
+		}
+		key, err := s.str(true)
+		if err != nil {
+			return err
+		}
+		s.ws()
+		if s.peek() != ':' {
+			return s.fail("expected ':' after field name %q, found %s", key, s.found())
+		}
+		s.pos++
+		s.ws()
+		slot, next, known := lv.lookup(d.schema, key, guess)
+		if known {
+			guess = next
+			if vals[slot].kind != KindAbsent {
+				return s.fail("field %q appears twice in one object; send it once", d.schema.fields[slot].Path)
+			}
+			if err := d.value(&d.schema.fields[slot], depth, vals); err != nil {
+				return err
+			}
+		} else {
+			if depth == 1 {
+				d.names = append(d.names, key)
+			}
+			if _, err := s.skip(depth); err != nil {
+				return err
+			}
+		}
+		s.ws()
+		switch s.peek() {
+		case ',':
+			s.pos++
+			s.ws()
+		case '}':
+			s.pos++
+			return nil
+		default:
+			return s.fail("expected ',' or '}' after field %q, found %s", key, s.found())
+		}
+	}
+}
+
+// value decodes the value of field f at the scanner position into its slot.
+// depth is the nesting of the enclosing object.
+func (d *Decoder) value(f *Field, depth int, vals []Value) *scanError {
+	s := &d.s
+	start := s.pos
+	switch s.peek() {
+	case '{':
+		if f.members != nil {
+			if err := d.members(f.members, depth+1, vals); err != nil {
+				return err
+			}
+		} else if _, err := s.skip(depth); err != nil {
+			return err
+		}
+		vals[f.Index] = Value{kind: KindObject, b: s.data[start:s.pos]}
+		return nil
+	case '[':
+		n, err := s.skip(depth)
+		if err != nil {
+			return err
+		}
+		vals[f.Index] = Value{kind: KindArray, n: uint64(n), b: s.data[start:s.pos]}
+		return nil
+	}
+	// Strings are most values; fill the slot in place without copying a
+	// Value through returns.
+	dst := &vals[f.Index]
+	if s.peek() == '"' {
+		b, err := s.str(true)
+		if err != nil {
+			return err
+		}
+		dst.kind, dst.b = KindString, b
+		return nil
+	}
+	v, err := s.scalar()
+	if err != nil {
+		return err
+	}
+	*dst = v
+	return nil
+}
+
+// decodeNDJSON decodes one object per line. Blank lines are skipped but
+// counted, so positions stay line numbers.
+func (d *Decoder) decodeNDJSON(b *Batch, data []byte, first int64) {
+	b.Records = make([]Record, 0, bytes.Count(data, []byte{'\n'})+1)
+	line := int64(0)
+	for off := 0; off < len(data); {
+		line++
+		end := bytes.IndexByte(data[off:], '\n')
+		next := len(data)
+		if end < 0 {
+			end = len(data)
+		} else {
+			end += off
+			next = end + 1
+		}
+		raw := data[off:end]
+		if n := len(raw); n > 0 && raw[n-1] == '\r' {
+			raw = raw[:n-1]
+		}
+		d.s.data, d.s.pos, d.s.base = raw, 0, off
+		d.s.ws()
+		if d.s.pos < len(raw) {
+			r := Record{Index: int64(len(b.Records)), Position: first + line, Raw: raw}
+			d.one(&r, where{"line", line})
+			b.Records = append(b.Records, r)
+		}
+		off = next
+	}
+}
+
+// decodeJSON decodes one object, or one array of objects. A malformed
+// element is stepped over by bracket counting so its neighbours still decode;
+// only when the elements cannot be delimited at all is the batch refused.
+func (d *Decoder) decodeJSON(b *Batch, data []byte, first int64) error {
+	s := &d.s
+	s.data, s.pos, s.base = data, 0, 0
+	s.ws()
+	switch s.peek() {
+	case 0:
+		if s.pos == len(data) {
+			return nil // an empty batch
+		}
+	case '{':
+		r := Record{Position: first, Raw: bytes.TrimRight(data[s.pos:], " \t\r\n")}
+		d.one(&r, where{"record", 0})
+		b.Records = append(b.Records, r)
+		return nil
+	case '[':
+		return d.decodeArray(b, data, first)
+	}
+	return &BatchError{Offset: s.pos, Msg: fmt.Sprintf("expected '[' or '{' to start the batch, found %s; send one JSON array of objects or one object", s.found())}
+}
+
+func (d *Decoder) decodeArray(b *Batch, data []byte, first int64) error {
+	s := &d.s
+	s.pos++
+	s.ws()
+	if s.peek() == ']' {
+		s.pos++
+		return d.arrayEnd(b)
+	}
+	for {
+		i := len(b.Records)
+		where := where{"record", int64(i)}
+		start := s.pos
+		r := Record{Index: int64(i), Position: first + int64(i)}
+		err := d.object(&r)
+		if err != nil {
+			r.Values, r.Unknown = nil, nil
+			end := -1
+			if c := data[start]; c == '{' || c == '[' {
+				end = resync(data, start)
+			} else if s.pos = start; s.skipValid() {
+				end = s.pos // a scalar where an object belongs
+			}
+			if end < 0 {
+				return &BatchError{Offset: err.off, Index: i, Msg: err.msg + "; the array's remaining elements cannot be delimited"}
+			}
+			s.pos = end
+			r.Err = malformed(where, err)
+		}
+		r.Raw = data[start:s.pos]
+		if len(r.Raw) > d.opts.MaxRecordBytes {
+			r.Values, r.Unknown = nil, nil
+			r.Err = tooLarge(where, len(r.Raw), d.opts.MaxRecordBytes)
+		}
+		b.Records = append(b.Records, r)
+		s.ws()
+		switch s.peek() {
+		case ',':
+			s.pos++
+			s.ws()
+		case ']':
+			s.pos++
+			return d.arrayEnd(b)
+		default:
+			return &BatchError{Offset: s.pos, Index: i + 1, Msg: fmt.Sprintf("expected ',' or ']' after array element %d, found %s", i, s.found())}
+		}
+	}
+}
+
+func (d *Decoder) arrayEnd(b *Batch) error {
+	s := &d.s
+	s.ws()
+	if s.pos < len(s.data) {
+		return &BatchError{Offset: s.pos, Index: len(b.Records), Msg: fmt.Sprintf("unexpected %s after the array; send one JSON array, or use NDJSON for a stream of objects", s.found())}
+	}
+	return nil
+}
