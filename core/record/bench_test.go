@@ -29,8 +29,12 @@ func benchDecode(b *testing.B, format recordv1.Format, data []byte) {
 	b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "records/s")
 }
 
-func BenchmarkDecodeNDJSON(b *testing.B) { benchDecode(b, recordv1.Format_FORMAT_NDJSON, recordtest.OrdersNDJSON(1000)) }
-func BenchmarkDecodeJSON(b *testing.B)   { benchDecode(b, recordv1.Format_FORMAT_JSON, recordtest.OrdersJSON(1000)) }
+func BenchmarkDecodeNDJSON(b *testing.B) {
+	benchDecode(b, recordv1.Format_FORMAT_NDJSON, recordtest.OrdersNDJSON(1000))
+}
+func BenchmarkDecodeJSON(b *testing.B) {
+	benchDecode(b, recordv1.Format_FORMAT_JSON, recordtest.OrdersJSON(1000))
+}
 
 func BenchmarkDecodeCSV(b *testing.B) {
 	s, err := record.NewSchema(recordtest.OrderFields())

@@ -94,4 +94,3 @@ func appendEscape(dst []byte, c byte) []byte {
 	}
 	return append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
 }
-
