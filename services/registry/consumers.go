@@ -1,0 +1,178 @@
+package registry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/seamdata/seam/core/classify"
+	"github.com/seamdata/seam/core/contract"
+	"github.com/seamdata/seam/platform/auth"
+	"github.com/seamdata/seam/platform/rpcerr"
+	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
+	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
+)
+
+func cloneVersion(v *registryv1.ContractVersion) *registryv1.ContractVersion {
+	return proto.Clone(v).(*registryv1.ContractVersion)
+}
+
+// validateConsumer reports every problem of a consumer declaration with its
+// field path.
+func validateConsumer(c *registryv1.Consumer) []rpcerr.FieldViolation {
+	if c == nil {
+		return []rpcerr.FieldViolation{{Field: "consumer", Description: "required"}}
+	}
+	var out []rpcerr.FieldViolation
+	if strings.TrimSpace(c.GetName()) == "" {
+		out = append(out, rpcerr.FieldViolation{Field: "consumer.name", Description: `empty; name the consumer, for example "features.customer_ltv"`})
+	}
+	if len(c.GetInputs()) == 0 {
+		out = append(out, rpcerr.FieldViolation{Field: "consumer.inputs", Description: "empty; list the subjects or datasets the consumer reads"})
+	}
+	for i, in := range c.GetInputs() {
+		path := fmt.Sprintf("consumer.inputs[%d]", i)
+		if in.GetSubject() == "" && in.GetDataset() == "" {
+			out = append(out, rpcerr.FieldViolation{Field: path, Description: "set subject or dataset"})
+		}
+		if in.GetDataset() != "" && len(in.GetFields()) > 0 {
+			out = append(out, rpcerr.FieldViolation{Field: path + ".fields", Description: "fields apply to subjects only; a dataset input is read whole"})
+		}
+		if _, ok := registryv1.UsageKind_name[int32(in.GetUsage())]; !ok {
+			out = append(out, rpcerr.FieldViolation{Field: path + ".usage", Description: fmt.Sprintf("unknown usage %d", in.GetUsage())})
+		}
+		for j, f := range in.GetFields() {
+			if strings.TrimSpace(f) == "" {
+				out = append(out, rpcerr.FieldViolation{Field: fmt.Sprintf("%s.fields[%d]", path, j), Description: "empty field name"})
+			}
+		}
+		if d := in.GetDataset(); d != "" && slices.Contains(c.GetProduces(), d) {
+			out = append(out, rpcerr.FieldViolation{Field: path + ".dataset", Description: fmt.Sprintf("the consumer reads %q, which it produces itself", d)})
+		}
+	}
+	for i, d := range c.GetProduces() {
+		if strings.TrimSpace(d) == "" {
+			out = append(out, rpcerr.FieldViolation{Field: fmt.Sprintf("consumer.produces[%d]", i), Description: "empty dataset name"})
+		}
+	}
+	return out
+}
+
+func cycleRefusal(err error) error {
+	if errors.Is(err, errLineageCycle) {
+		return &refusedError{reason: ReasonLineageCycle, msg: err.Error()}
+	}
+	return err
+}
+
+func (s *Server) registerConsumer(ctx context.Context, p *auth.Principal, c *registryv1.Consumer) (*registryv1.Consumer, error) {
+	if vs := validateConsumer(c); len(vs) > 0 {
+		return nil, invalid("the consumer is invalid", vs...)
+	}
+	stored := proto.Clone(c).(*registryv1.Consumer)
+	stored.UpdateTime = timestamppb.New(s.clock())
+	err := s.store.Write(ctx, func(tx StoreTx) error {
+		all, err := tx.Consumers()
+		if err != nil {
+			return err
+		}
+		next := slices.DeleteFunc(all, func(o *registryv1.Consumer) bool { return o.GetName() == stored.GetName() })
+		next = append(next, stored)
+		if err := lineageCycle(next); err != nil {
+			return cycleRefusal(err)
+		}
+		if err := tx.PutConsumer(stored); err != nil {
+			return err
+		}
+		var subjects []string
+		for _, in := range stored.GetInputs() {
+			if in.GetSubject() != "" && !slices.Contains(subjects, in.GetSubject()) {
+				subjects = append(subjects, in.GetSubject())
+			}
+		}
+		return tx.AppendEvent(&registryv1.Event{
+			Type: registryv1.EventType_EVENT_TYPE_CONSUMER_REGISTERED, Time: stored.GetUpdateTime(), Principal: p.Name,
+			Consumers: []string{stored.GetName()},
+			Message:   fmt.Sprintf("consumer %s registered, reading %s", stored.GetName(), strings.Join(subjects, ", ")),
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.sync(ctx)
+	return stored, nil
+}
+
+func (s *Server) deleteConsumer(ctx context.Context, name string) error {
+	if name == "" {
+		return required("name", `"features.customer_ltv"`)
+	}
+	err := s.store.Write(ctx, func(tx StoreTx) error {
+		ok, err := tx.DeleteConsumer(name)
+		if err == nil && !ok {
+			err = &notFoundError{kind: "consumer", name: name, hint: "list the registered consumers with ListConsumers"}
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	s.sync(ctx)
+	return nil
+}
+
+func (s *Server) blastRadius(p *auth.Principal, req *registryv1.GetBlastRadiusRequest) (*registryv1.GetBlastRadiusResponse, error) {
+	subject := req.GetSubject()
+	if subject == "" {
+		subject = req.GetProposed().GetSubject()
+	}
+	if subject == "" {
+		return nil, required("subject", `"shop.orders"`)
+	}
+	txn := s.model.snapshot()
+	consumers, err := consumersOf(txn, nil, "")
+	if err != nil {
+		return nil, err
+	}
+	fields := req.GetFields()
+	if proposed := req.GetProposed(); proposed != nil {
+		if proposed.GetSubject() != subject {
+			return nil, invalid("the proposed contract is for another subject", rpcerr.FieldViolation{Field: "proposed.subject",
+				Description: fmt.Sprintf("%q, but the request asks about %q", proposed.GetSubject(), subject)})
+		}
+		if problems := contract.Validate(proposed); len(problems) > 0 {
+			var vs []rpcerr.FieldViolation
+			for _, pr := range problems {
+				vs = append(vs, rpcerr.FieldViolation{Field: "proposed." + pr.Path, Description: pr.Message})
+			}
+			return nil, invalid("the proposed contract is invalid", vs...)
+		}
+		subj, err := s.knownSubject(txn, subject)
+		if err != nil {
+			return nil, err
+		}
+		history, err := versionsOf(txn, nil, subject)
+		if err != nil {
+			return nil, err
+		}
+		older := make([]*contractv1.Contract, len(history))
+		for i, v := range history {
+			older[i] = v.GetContract()
+		}
+		res := classify.Classify(older, proposed, subj.GetCompatibility())
+		changed, whole := breakingFields(res.Changes)
+		resp := &registryv1.GetBlastRadiusResponse{ChangedFields: changed}
+		if whole {
+			resp.Consumers = blastRadius(consumers, subject, nil)
+		} else if len(changed) > 0 {
+			resp.Consumers = blastRadius(consumers, subject, changed)
+		}
+		return resp, nil
+	}
+	return &registryv1.GetBlastRadiusResponse{Consumers: blastRadius(consumers, subject, fields), ChangedFields: fields}, nil
+}

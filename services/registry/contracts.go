@@ -1,0 +1,534 @@
+package registry
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	memdb "github.com/hashicorp/go-memdb"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/seamdata/seam/core/classify"
+	"github.com/seamdata/seam/platform/auth"
+	"github.com/seamdata/seam/platform/rpcerr"
+	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
+	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
+)
+
+// Audit actions recorded in a subject's history.
+const (
+	auditRegister  = "REGISTER"
+	auditOverride  = "NOTICE_OVERRIDE"
+	auditActivate  = "ACTIVATE"
+	auditSupersede = "SUPERSEDE"
+	auditDeprecate = "DEPRECATE"
+	auditRetire    = "RETIRE"
+)
+
+// schedulerPrincipal is the author of what the registry does on its own.
+const schedulerPrincipal = "registry-scheduler"
+
+// knownSubject returns a subject from the read model or NotFound.
+func (s *Server) knownSubject(txn *memdb.Txn, name string) (*registryv1.Subject, error) {
+	if name == "" {
+		return nil, required("subject", `"shop.orders"`)
+	}
+	subj, err := subjectOf(txn, nil, name)
+	if err != nil {
+		return nil, err
+	}
+	if subj == nil {
+		return nil, &notFoundError{kind: "subject", name: name, hint: "register a first version with RegisterContract, or list subjects with ListSubjects"}
+	}
+	return subj, nil
+}
+
+// modelVersion returns a canonical model version from the read model (0:
+// the latest), or nil.
+func (s *Server) modelVersion(txn *memdb.Txn, name string, version int32) *registryv1.CanonicalModelVersion {
+	ms, err := modelVersions(txn, nil, name)
+	if err != nil || len(ms) == 0 {
+		return nil
+	}
+	return pickModel(ms, version)
+}
+
+func pickModel(ms []*registryv1.CanonicalModelVersion, version int32) *registryv1.CanonicalModelVersion {
+	if len(ms) == 0 {
+		return nil
+	}
+	if version == 0 {
+		return ms[len(ms)-1]
+	}
+	for _, m := range ms {
+		if m.GetVersion() == version {
+			return m
+		}
+	}
+	return nil
+}
+
+func (s *Server) checkContract(p *auth.Principal, req *registryv1.CheckContractRequest) (*registryv1.CheckContractResponse, error) {
+	c := req.GetContract()
+	if c == nil {
+		return nil, required("contract", "a contract loaded from YAML")
+	}
+	txn := s.model.snapshot()
+	subj, err := subjectOf(txn, nil, c.GetSubject())
+	if err != nil {
+		return nil, err
+	}
+	history, err := versionsOf(txn, nil, c.GetSubject())
+	if err != nil {
+		return nil, err
+	}
+	d, err := decide(proposal{
+		principal: p, now: s.clock(), contract: c, effective: req.GetEffectiveTime(), override: req.GetOverride(),
+		subject: subj, history: history,
+		model: func(name string, version int32) *registryv1.CanonicalModelVersion {
+			return s.modelVersion(txn, name, version)
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	resp := &registryv1.CheckContractResponse{
+		Changes:       d.changes,
+		Problems:      d.problems,
+		Version:       d.latest.GetVersion() + 1,
+		LatestVersion: d.latest.GetVersion(),
+	}
+	switch {
+	case len(d.problems) > 0 && d.problems[0].GetReason() == ReasonInvalidContract:
+		resp.Verdict = registryv1.Verdict_VERDICT_INVALID
+	case d.refusal != nil:
+		resp.Verdict = registryv1.Verdict_VERDICT_REFUSED
+	case d.unchanged:
+		resp.Verdict, resp.Version = registryv1.Verdict_VERDICT_UNCHANGED, d.latest.GetVersion()
+	case d.breaking:
+		resp.Verdict = registryv1.Verdict_VERDICT_BREAKING_SCHEDULABLE
+	default:
+		resp.Verdict = registryv1.Verdict_VERDICT_ADDITIVE
+	}
+	if d.breaking {
+		resp.NoticeOwed = subj.GetNoticePeriod()
+		resp.EarliestEffectiveTime = timestamppb.New(d.earliest)
+		consumers, err := consumersOf(txn, nil, "")
+		if err != nil {
+			return nil, err
+		}
+		resp.AffectedConsumers = affectedBy(consumers, c.GetSubject(), d.changes)
+	}
+	return resp, nil
+}
+
+// affectedBy returns the blast radius of the breaking changes among changes.
+func affectedBy(consumers []*registryv1.Consumer, subject string, changes []*registryv1.Change) []*registryv1.AffectedConsumer {
+	fields, whole := breakingFields(changes)
+	if whole {
+		fields = nil
+	} else if len(fields) == 0 {
+		return nil
+	}
+	return blastRadius(consumers, subject, fields)
+}
+
+func (s *Server) registerContract(ctx context.Context, p *auth.Principal, req *registryv1.RegisterContractRequest) (*registryv1.RegisterContractResponse, error) {
+	c := req.GetContract()
+	if c == nil {
+		return nil, required("contract", "a contract loaded from YAML")
+	}
+	if c.GetSubject() == "" {
+		return nil, required("contract.subject", `"shop.orders"`)
+	}
+	if !p.Owns(c.GetSubject()) {
+		return nil, &deniedError{reason: ReasonNotOwner, msg: fmt.Sprintf(
+			"%s does not own subject %q; only its owners or an admin may register versions of it", p.Name, c.GetSubject())}
+	}
+	var resp *registryv1.RegisterContractResponse
+	err := s.store.Write(ctx, func(tx StoreTx) error {
+		resp = nil
+		subj, history, err := tx.Subject(c.GetSubject())
+		if err != nil {
+			return err
+		}
+		var modelErr error
+		d, err := decide(proposal{
+			principal: p, now: s.clock(), contract: c, effective: req.GetEffectiveTime(), override: req.GetOverride(),
+			subject: subj, history: history,
+			model: func(name string, version int32) *registryv1.CanonicalModelVersion {
+				ms, err := tx.Model(name)
+				if err != nil {
+					modelErr = err
+					return nil
+				}
+				return pickModel(ms, version)
+			},
+		})
+		if err != nil {
+			return err
+		}
+		if modelErr != nil {
+			return modelErr
+		}
+		if d.refusal != nil {
+			return d.refusal
+		}
+		if d.unchanged {
+			resp = &registryv1.RegisterContractResponse{Version: d.latest, Unchanged: true}
+			return nil
+		}
+		v := d.version
+		consumers, err := tx.Consumers()
+		if err != nil {
+			return err
+		}
+		var affected []*registryv1.AffectedConsumer
+		if v.GetBreaking() {
+			affected = affectedBy(consumers, v.GetSubject(), v.GetChanges())
+		}
+		if err := tx.InsertVersion(v); err != nil {
+			return err
+		}
+		if err := s.recordRegistration(tx, p, subj, history, v, affected); err != nil {
+			return err
+		}
+		resp = &registryv1.RegisterContractResponse{Version: v, AffectedConsumers: affected}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !resp.GetUnchanged() {
+		s.registrations.Add(ctx, 1, metric.WithAttributes(attribute.String("status", resp.GetVersion().GetStatus().String())))
+		s.sync(ctx)
+	}
+	return resp, nil
+}
+
+// recordRegistration writes, in the registration's transaction, the
+// subject summary, the events (registered; announced to the affected
+// consumers when breaking; activated when it takes effect at once) and the
+// audit entries.
+func (s *Server) recordRegistration(tx StoreTx, p *auth.Principal, subj *registryv1.Subject, history []*registryv1.ContractVersion,
+	v *registryv1.ContractVersion, affected []*registryv1.AffectedConsumer) error {
+	now := v.GetCreateTime()
+	active := v.GetStatus() == registryv1.VersionStatus_VERSION_STATUS_ACTIVE
+	if active {
+		if err := supersede(tx, history, v.GetVersion(), p.Name, now); err != nil {
+			return err
+		}
+	}
+	if err := tx.PutSubject(nextSubject(subj, v)); err != nil {
+		return err
+	}
+	level := "additive"
+	if v.GetBreaking() {
+		level = "breaking"
+	}
+	msg := fmt.Sprintf("%s v%d registered (%s, %s), effective %s", v.GetSubject(), v.GetVersion(), level, v.GetStatus(), v.GetEffectiveTime().AsTime().Format(time.RFC3339))
+	events := []*registryv1.Event{{
+		Type: registryv1.EventType_EVENT_TYPE_VERSION_REGISTERED, Time: now, Subject: v.GetSubject(), Version: v.GetVersion(),
+		Principal: p.Name, Message: msg, Changes: v.GetChanges(), EffectiveTime: v.GetEffectiveTime(),
+	}}
+	if v.GetBreaking() {
+		names := make([]string, len(affected))
+		for i, a := range affected {
+			names[i] = a.GetConsumer()
+		}
+		events = append(events, &registryv1.Event{
+			Type: registryv1.EventType_EVENT_TYPE_CHANGE_ANNOUNCED, Time: now, Subject: v.GetSubject(), Version: v.GetVersion(),
+			Principal: p.Name, Consumers: names, Changes: breakingOnly(v.GetChanges()), EffectiveTime: v.GetEffectiveTime(),
+			Message: fmt.Sprintf("breaking change to %s takes effect at %s (v%d); %d consumer(s) affected",
+				v.GetSubject(), v.GetEffectiveTime().AsTime().Format(time.RFC3339), v.GetVersion(), len(names)),
+		})
+	}
+	if active {
+		events = append(events, activatedEvent(v, p.Name, now))
+	}
+	for _, e := range events {
+		if err := tx.AppendEvent(e); err != nil {
+			return err
+		}
+	}
+	audits := []*registryv1.AuditEntry{{Time: now, Principal: p.Name, Action: auditRegister, Version: v.GetVersion(), Detail: msg}}
+	if v.GetOverride() != nil {
+		audits = append(audits, &registryv1.AuditEntry{Time: now, Principal: p.Name, Action: auditOverride, Version: v.GetVersion(),
+			Detail: "notice period waived: " + v.GetOverride().GetReason()})
+	}
+	if active {
+		audits = append(audits, &registryv1.AuditEntry{Time: now, Principal: p.Name, Action: auditActivate, Version: v.GetVersion(),
+			Detail: fmt.Sprintf("v%d active", v.GetVersion())})
+	}
+	for _, a := range audits {
+		if err := tx.Audit(v.GetSubject(), a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func breakingOnly(changes []*registryv1.Change) []*registryv1.Change {
+	var out []*registryv1.Change
+	for _, c := range changes {
+		if c.GetLevel() == registryv1.ChangeLevel_CHANGE_LEVEL_BREAKING {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func activatedEvent(v *registryv1.ContractVersion, principal string, now *timestamppb.Timestamp) *registryv1.Event {
+	return &registryv1.Event{
+		Type: registryv1.EventType_EVENT_TYPE_VERSION_ACTIVATED, Time: now, Subject: v.GetSubject(), Version: v.GetVersion(),
+		Principal: principal, EffectiveTime: v.GetEffectiveTime(),
+		Message: fmt.Sprintf("%s v%d is now active", v.GetSubject(), v.GetVersion()),
+	}
+}
+
+// supersede marks every earlier ACTIVE (or still SCHEDULED) version of a
+// subject SUPERSEDED when version takes over.
+func supersede(tx StoreTx, history []*registryv1.ContractVersion, version int32, principal string, now *timestamppb.Timestamp) error {
+	for _, h := range history {
+		if h.GetVersion() >= version {
+			continue
+		}
+		changed, err := tx.SetVersionStatus(h.GetSubject(), h.GetVersion(),
+			[]registryv1.VersionStatus{registryv1.VersionStatus_VERSION_STATUS_ACTIVE, registryv1.VersionStatus_VERSION_STATUS_SCHEDULED},
+			registryv1.VersionStatus_VERSION_STATUS_SUPERSEDED)
+		if err != nil {
+			return err
+		}
+		if changed {
+			if err := tx.Audit(h.GetSubject(), &registryv1.AuditEntry{Time: now, Principal: principal, Action: auditSupersede,
+				Version: h.GetVersion(), Detail: fmt.Sprintf("v%d superseded by v%d", h.GetVersion(), version)}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// activateDue activates every SCHEDULED version whose effective time has
+// come and reports how many this replica activated. Each activation is a
+// conditional UPDATE from SCHEDULED, so when replicas race exactly one wins,
+// and only the winner writes the event.
+func (s *Server) activateDue(ctx context.Context) (int, error) {
+	now := s.clock().UTC()
+	due, err := dueVersions(s.model.snapshot(), now)
+	if err != nil {
+		return 0, err
+	}
+	activated := 0
+	for _, v := range due {
+		won := false
+		err := s.store.Write(ctx, func(tx StoreTx) error {
+			won = false
+			ok, err := tx.SetVersionStatus(v.GetSubject(), v.GetVersion(),
+				[]registryv1.VersionStatus{registryv1.VersionStatus_VERSION_STATUS_SCHEDULED}, registryv1.VersionStatus_VERSION_STATUS_ACTIVE)
+			if err != nil || !ok {
+				return err
+			}
+			subj, history, err := tx.Subject(v.GetSubject())
+			if err != nil {
+				return err
+			}
+			if subj == nil {
+				return fmt.Errorf("activate %s v%d: the subject row is missing", v.GetSubject(), v.GetVersion())
+			}
+			ts := timestamppb.New(now)
+			if err := supersede(tx, history, v.GetVersion(), schedulerPrincipal, ts); err != nil {
+				return err
+			}
+			next := &registryv1.Subject{
+				Name: subj.GetName(), Owner: subj.GetOwner(), Compatibility: subj.GetCompatibility(), NoticePeriod: subj.GetNoticePeriod(),
+				LatestVersion: subj.GetLatestVersion(), ActiveVersion: max(subj.GetActiveVersion(), v.GetVersion()), CreateTime: subj.GetCreateTime(),
+			}
+			if err := tx.PutSubject(next); err != nil {
+				return err
+			}
+			if err := tx.AppendEvent(activatedEvent(v, schedulerPrincipal, ts)); err != nil {
+				return err
+			}
+			if err := tx.Audit(v.GetSubject(), &registryv1.AuditEntry{Time: ts, Principal: schedulerPrincipal, Action: auditActivate,
+				Version: v.GetVersion(), Detail: fmt.Sprintf("v%d active at its effective time %s", v.GetVersion(),
+					v.GetEffectiveTime().AsTime().Format(time.RFC3339))}); err != nil {
+				return err
+			}
+			won = true
+			return nil
+		})
+		if err != nil {
+			return activated, fmt.Errorf("activate %s v%d: %w", v.GetSubject(), v.GetVersion(), err)
+		}
+		if won {
+			activated++
+			s.activations.Add(ctx, 1)
+			s.log.InfoContext(ctx, "registry: activated scheduled version", "subject", v.GetSubject(), "version", v.GetVersion())
+		}
+	}
+	if len(due) > 0 {
+		s.sync(ctx)
+	}
+	return activated, nil
+}
+
+func (s *Server) getContract(req *registryv1.GetContractRequest) (*registryv1.ContractVersion, error) {
+	txn := s.model.snapshot()
+	subj, err := s.knownSubject(txn, req.GetSubject())
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case req.GetVersion() != 0:
+		v, err := versionOf(txn, nil, subj.GetName(), req.GetVersion())
+		if err == nil && v == nil {
+			err = &notFoundError{kind: "contract version", name: fmt.Sprintf("%s v%d", subj.GetName(), req.GetVersion()),
+				hint: fmt.Sprintf("the latest version is v%d", subj.GetLatestVersion())}
+		}
+		return v, err
+	case req.GetAtTime() != nil:
+		vs, err := versionsOf(txn, nil, subj.GetName())
+		if err != nil {
+			return nil, err
+		}
+		at := req.GetAtTime().AsTime()
+		if v := versionActiveAt(vs, at); v != nil {
+			return v, nil
+		}
+		return nil, &notFoundError{kind: "contract version", name: fmt.Sprintf("%s at %s", subj.GetName(), at.Format(time.RFC3339)),
+			hint: "no version of the subject was in effect then"}
+	default:
+		v, err := activeVersionOf(txn, nil, subj.GetName())
+		if err == nil && v == nil {
+			err = &notFoundError{kind: "active contract version", name: subj.GetName(),
+				hint: fmt.Sprintf("no version is active yet; v%d is scheduled", subj.GetLatestVersion())}
+		}
+		return v, err
+	}
+}
+
+func (s *Server) diffContracts(req *registryv1.DiffContractsRequest) (*registryv1.DiffContractsResponse, error) {
+	txn := s.model.snapshot()
+	subj, err := s.knownSubject(txn, req.GetSubject())
+	if err != nil {
+		return nil, err
+	}
+	to := req.GetToVersion()
+	if to == 0 {
+		to = subj.GetLatestVersion()
+	}
+	from := req.GetFromVersion()
+	if from == 0 {
+		from = to - 1
+	}
+	var pair [2]*registryv1.ContractVersion
+	for i, n := range []int32{from, to} {
+		v, err := versionOf(txn, nil, subj.GetName(), n)
+		if err != nil {
+			return nil, err
+		}
+		if v == nil {
+			return nil, &notFoundError{kind: "contract version", name: fmt.Sprintf("%s v%d", subj.GetName(), n),
+				hint: fmt.Sprintf("versions run from v1 to v%d", subj.GetLatestVersion())}
+		}
+		pair[i] = v
+	}
+	res := classify.Classify([]*contractv1.Contract{pair[0].GetContract()}, pair[1].GetContract(), subj.GetCompatibility())
+	for _, c := range res.Changes {
+		if c.GetComparedVersion() == 0 {
+			c.ComparedVersion = from
+		}
+	}
+	return &registryv1.DiffContractsResponse{Changes: res.Changes, Breaking: res.Breaking}, nil
+}
+
+func (s *Server) setVersionStatus(ctx context.Context, p *auth.Principal, req *registryv1.SetVersionStatusRequest) (*registryv1.ContractVersion, error) {
+	to := req.GetStatus()
+	var action string
+	var eventType registryv1.EventType
+	switch to {
+	case registryv1.VersionStatus_VERSION_STATUS_DEPRECATED:
+		action, eventType = auditDeprecate, registryv1.EventType_EVENT_TYPE_VERSION_DEPRECATED
+	case registryv1.VersionStatus_VERSION_STATUS_RETIRED:
+		action, eventType = auditRetire, registryv1.EventType_EVENT_TYPE_VERSION_RETIRED
+	default:
+		return nil, invalid("unsupported status", rpcerr.FieldViolation{Field: "status",
+			Description: fmt.Sprintf("%s cannot be set by hand; use VERSION_STATUS_DEPRECATED or VERSION_STATUS_RETIRED", to)})
+	}
+	if req.GetSubject() == "" {
+		return nil, required("subject", `"shop.orders"`)
+	}
+	if !p.Owns(req.GetSubject()) && !p.Has(auth.RoleOperator) {
+		return nil, &deniedError{reason: ReasonNotOwner, msg: fmt.Sprintf(
+			"%s does not own subject %q; only its owners, operators or an admin may change its versions' status", p.Name, req.GetSubject())}
+	}
+	var out *registryv1.ContractVersion
+	err := s.store.Write(ctx, func(tx StoreTx) error {
+		subj, history, err := tx.Subject(req.GetSubject())
+		if err != nil {
+			return err
+		}
+		if subj == nil {
+			return &notFoundError{kind: "subject", name: req.GetSubject(), hint: "list subjects with ListSubjects"}
+		}
+		var v *registryv1.ContractVersion
+		for _, h := range history {
+			if h.GetVersion() == req.GetVersion() {
+				v = h
+			}
+		}
+		if v == nil {
+			return &notFoundError{kind: "contract version", name: fmt.Sprintf("%s v%d", subj.GetName(), req.GetVersion()),
+				hint: fmt.Sprintf("versions run from v1 to v%d", subj.GetLatestVersion())}
+		}
+		out = v
+		if v.GetStatus() == to {
+			return nil
+		}
+		var from []registryv1.VersionStatus
+		switch {
+		case v.GetStatus() == registryv1.VersionStatus_VERSION_STATUS_SCHEDULED:
+			return &refusedError{reason: ReasonVersionScheduled, msg: fmt.Sprintf(
+				"%s v%d is scheduled for %s; it can be deprecated or retired once it has taken effect", subj.GetName(), v.GetVersion(),
+				v.GetEffectiveTime().AsTime().Format(time.RFC3339))}
+		case to == registryv1.VersionStatus_VERSION_STATUS_RETIRED && v.GetVersion() == subj.GetActiveVersion():
+			return &refusedError{reason: ReasonVersionActive, msg: fmt.Sprintf(
+				"%s v%d is the active version; register and activate a newer version before retiring it", subj.GetName(), v.GetVersion())}
+		case v.GetStatus() == registryv1.VersionStatus_VERSION_STATUS_RETIRED:
+			return &refusedError{reason: ReasonStatusTransition, msg: fmt.Sprintf(
+				"%s v%d is retired; a retired version stays retired", subj.GetName(), v.GetVersion())}
+		}
+		from = []registryv1.VersionStatus{v.GetStatus()}
+		ok, err := tx.SetVersionStatus(subj.GetName(), v.GetVersion(), from, to)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("%s v%d changed status while being set to %s", subj.GetName(), v.GetVersion(), to)
+		}
+		now := timestamppb.New(s.clock())
+		detail := fmt.Sprintf("v%d %s", v.GetVersion(), to)
+		if r := req.GetReason(); r != "" {
+			detail += ": " + r
+		}
+		if err := tx.AppendEvent(&registryv1.Event{Type: eventType, Time: now, Subject: subj.GetName(), Version: v.GetVersion(),
+			Principal: p.Name, Message: detail}); err != nil {
+			return err
+		}
+		if err := tx.Audit(subj.GetName(), &registryv1.AuditEntry{Time: now, Principal: p.Name, Action: action, Version: v.GetVersion(), Detail: detail}); err != nil {
+			return err
+		}
+		updated := cloneVersion(v)
+		updated.Status = to
+		out = updated
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.sync(ctx)
+	return out, nil
+}

@@ -1,0 +1,289 @@
+package registry
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/seamdata/seam/core/classify"
+	"github.com/seamdata/seam/core/contract"
+	"github.com/seamdata/seam/platform/auth"
+	"github.com/seamdata/seam/platform/rpcerr"
+	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
+	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
+)
+
+// defaultCompatibility applies to subjects whose first version leaves the
+// mode unspecified; BACKWARD is the schema-registry default.
+const defaultCompatibility = contractv1.Compatibility_COMPATIBILITY_BACKWARD
+
+// proposal is a version someone asks to register (or check).
+type proposal struct {
+	principal *auth.Principal
+	now       time.Time
+	contract  *contractv1.Contract
+	effective *timestamppb.Timestamp
+	override  *registryv1.NoticeOverride
+	// subject and history are the subject's current state (nil and empty
+	// for a new subject).
+	subject *registryv1.Subject
+	history []*registryv1.ContractVersion
+	// model returns a registered canonical model version (0: latest), or
+	// nil when there is none.
+	model func(name string, version int32) *registryv1.CanonicalModelVersion
+}
+
+// decision is what the registry's rules make of a proposal.
+type decision struct {
+	// version is the version that would be stored, status included.
+	version   *registryv1.ContractVersion
+	latest    *registryv1.ContractVersion
+	unchanged bool
+	changes   []*registryv1.Change
+	breaking  bool
+	// noticeOwed and earliest are set for breaking versions.
+	noticeOwed time.Duration
+	earliest   time.Time
+	// problems keep the version from being registered as it stands.
+	problems []*registryv1.Problem
+	// refusal is the error registering would return: invalid, denied or
+	// refused; nil when the version may be registered.
+	refusal error
+}
+
+// decide applies the registration rules to p: validation, classification
+// against the history, notice and migration for breaking versions, and the
+// admin-only notice override. It reads no store and changes nothing, so a
+// dry run and a registration decide alike.
+func decide(p proposal) (*decision, error) {
+	d := &decision{}
+	if problems := validateProposal(p); len(problems) > 0 {
+		d.refusal = invalid("the contract is invalid; fix each field below and submit it again", problems...)
+		for _, v := range problems {
+			d.problems = append(d.problems, &registryv1.Problem{Reason: ReasonInvalidContract, Path: v.Field, Message: v.Description})
+		}
+		return d, nil
+	}
+	if o := p.override; o != nil {
+		if !p.principal.Has(auth.RoleAdmin) {
+			d.refusal = &deniedError{reason: ReasonOverrideNeedsAdmin, msg: fmt.Sprintf(
+				"only an admin may override the notice period of %q; register with enough notice or ask an admin", p.contract.GetSubject())}
+			d.problems = append(d.problems, &registryv1.Problem{Reason: ReasonOverrideNeedsAdmin, Path: "override", Message: d.refusal.Error()})
+			return d, nil
+		}
+		if strings.TrimSpace(o.GetReason()) == "" {
+			d.refusal = invalid("a notice override needs a reason",
+				rpcerr.FieldViolation{Field: "override.reason", Description: "empty; say why the notice period is waived (it is kept in the audit history)"})
+			return d, nil
+		}
+	}
+	fingerprint, err := contract.Fingerprint(p.contract)
+	if err != nil {
+		return nil, fmt.Errorf("fingerprint %s: %w", p.contract.GetSubject(), err)
+	}
+	if n := len(p.history); n > 0 {
+		d.latest = p.history[n-1]
+		if d.latest.GetFingerprint() == fingerprint {
+			d.unchanged = true
+			return d, nil
+		}
+	}
+
+	mode := defaultCompatibility
+	notice := ""
+	if p.subject != nil {
+		mode, notice = p.subject.GetCompatibility(), p.subject.GetNoticePeriod()
+	}
+	if len(p.history) > 0 {
+		older := make([]*contractv1.Contract, len(p.history))
+		for i, v := range p.history {
+			older[i] = v.GetContract()
+		}
+		res := classify.Classify(older, p.contract, mode)
+		d.changes, d.breaking = res.Changes, res.Breaking
+		for _, c := range d.changes {
+			if c.GetComparedVersion() == 0 {
+				c.ComparedVersion = d.latest.GetVersion()
+			}
+		}
+	}
+
+	now := p.now.UTC()
+	effective := now
+	if p.effective != nil {
+		effective = p.effective.AsTime()
+	}
+	// Effective times never decrease with the version number, so "the
+	// version active at T" has one answer.
+	if d.latest != nil {
+		prev := d.latest.GetEffectiveTime().AsTime()
+		switch {
+		case p.effective == nil && prev.After(effective):
+			effective = prev
+		case prev.After(effective):
+			d.problems = append(d.problems, &registryv1.Problem{
+				Reason: ReasonEffectiveBeforePrev, Path: "effective_time",
+				Message: fmt.Sprintf("effective time %s is before v%d's %s; choose %s or later",
+					effective.Format(time.RFC3339), d.latest.GetVersion(), prev.Format(time.RFC3339), prev.Format(time.RFC3339)),
+			})
+		}
+	}
+	if !d.breaking && effective.Before(now) {
+		// An additive version cannot take effect in the past.
+		effective = now
+	}
+
+	if d.breaking {
+		owed, err := contract.ParseNoticePeriod(notice)
+		if err != nil {
+			return nil, fmt.Errorf("notice period of subject %s: %w", p.contract.GetSubject(), err)
+		}
+		d.noticeOwed, d.earliest = owed, now.Add(owed)
+		if p.override == nil && effective.Before(d.earliest) {
+			d.problems = append(d.problems, &registryv1.Problem{
+				Reason: ReasonNeedsNotice, Path: "effective_time",
+				Message: fmt.Sprintf("a breaking version of %s owes %s notice: set the effective time to %s or later (requested %s)",
+					p.contract.GetSubject(), notice, d.earliest.Format(time.RFC3339), effective.Format(time.RFC3339)),
+			})
+		}
+		if m := p.contract.GetMapping(); m.GetCanonical() == "" || len(m.GetFields()) == 0 {
+			d.problems = append(d.problems, &registryv1.Problem{
+				Reason: ReasonNeedsMigration, Path: "mapping",
+				Message: fmt.Sprintf("a breaking version of %s needs a migration: add a mapping that names the canonical model and maps its fields", p.contract.GetSubject()),
+			})
+		}
+	}
+	if len(d.problems) > 0 {
+		d.refusal = refusal(p.contract.GetSubject(), d)
+		return d, nil
+	}
+
+	status := registryv1.VersionStatus_VERSION_STATUS_ACTIVE
+	if effective.After(now) {
+		status = registryv1.VersionStatus_VERSION_STATUS_SCHEDULED
+	}
+	d.version = &registryv1.ContractVersion{
+		Subject:       p.contract.GetSubject(),
+		Version:       d.latest.GetVersion() + 1,
+		Contract:      p.contract,
+		Status:        status,
+		CreateTime:    timestamppb.New(now),
+		EffectiveTime: timestamppb.New(effective),
+		Author:        p.principal.Name,
+		Changes:       d.changes,
+		Breaking:      d.breaking,
+		Fingerprint:   fingerprint,
+	}
+	if p.override != nil && d.breaking {
+		d.version.Override, d.version.OverrideBy = p.override, p.principal.Name
+	}
+	return d, nil
+}
+
+// refusal builds the FailedPrecondition of a refused breaking version; its
+// reason is the first missing piece, notice before migration.
+func refusal(subject string, d *decision) error {
+	reasons := make([]string, 0, len(d.problems))
+	for _, p := range d.problems {
+		reasons = append(reasons, p.GetReason())
+	}
+	reason := reasons[0]
+	for _, r := range []string{ReasonNeedsNotice, ReasonNeedsMigration} {
+		if slices.Contains(reasons, r) {
+			reason = r
+			break
+		}
+	}
+	var rules []string
+	for _, c := range d.changes {
+		if c.GetLevel() == registryv1.ChangeLevel_CHANGE_LEVEL_BREAKING {
+			rules = append(rules, c.GetRule()+" at "+c.GetPath())
+		}
+	}
+	msg := fmt.Sprintf("%s cannot be registered as it stands: %s", subject, problemText(d.problems))
+	if len(rules) > 0 {
+		msg += "; breaking changes: " + strings.Join(rules, ", ")
+	}
+	meta := map[string]string{"subject": subject, "problems": strings.Join(reasons, ",")}
+	if d.breaking {
+		meta["notice_owed"] = d.noticeOwed.String()
+		meta["earliest_effective_time"] = d.earliest.Format(time.RFC3339)
+	}
+	return &refusedError{reason: reason, msg: msg, metadata: meta, problems: d.problems, changes: d.changes}
+}
+
+func problemText(ps []*registryv1.Problem) string {
+	parts := make([]string, len(ps))
+	for i, p := range ps {
+		parts[i] = p.GetMessage()
+	}
+	return strings.Join(parts, "; ")
+}
+
+// validateProposal checks the contract on its own and its mapping against
+// the registered canonical model.
+func validateProposal(p proposal) []rpcerr.FieldViolation {
+	var out []rpcerr.FieldViolation
+	for _, pr := range contract.Validate(p.contract) {
+		out = append(out, rpcerr.FieldViolation{Field: "contract." + pr.Path, Description: pr.Message})
+	}
+	if len(out) > 0 {
+		return out
+	}
+	m := p.contract.GetMapping()
+	if m.GetCanonical() == "" {
+		if len(m.GetFields()) > 0 {
+			out = append(out, rpcerr.FieldViolation{Field: "contract.mapping.canonical", Description: "empty; name the canonical model the mapping fills"})
+		}
+		return out
+	}
+	model := p.model(m.GetCanonical(), m.GetCanonicalVersion())
+	if model == nil {
+		what := fmt.Sprintf("canonical model %q", m.GetCanonical())
+		if m.GetCanonicalVersion() != 0 {
+			what = fmt.Sprintf("canonical model %q v%d", m.GetCanonical(), m.GetCanonicalVersion())
+		}
+		return append(out, rpcerr.FieldViolation{Field: "contract.mapping.canonical", Description: what + " is not registered; register it first (seam canonical register)"})
+	}
+	names := make([]string, 0, len(m.GetFields()))
+	for name := range m.GetFields() {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		if contract.Lookup(model.GetModel().GetFields(), name) == nil {
+			out = append(out, rpcerr.FieldViolation{Field: "contract.mapping.fields." + name,
+				Description: fmt.Sprintf("canonical model %s v%d has no field %q", m.GetCanonical(), model.GetVersion(), name)})
+		}
+	}
+	for _, name := range names {
+		from := m.GetFields()[name].GetFrom()
+		if from != "" && contract.Lookup(p.contract.GetFields(), from) == nil {
+			out = append(out, rpcerr.FieldViolation{Field: "contract.mapping.fields." + name + ".from",
+				Description: fmt.Sprintf("the contract has no field %q to map from", from)})
+		}
+	}
+	return out
+}
+
+// nextSubject returns the subject summary after registering v. The
+// version's compatibility and notice govern the versions after it.
+func nextSubject(prev *registryv1.Subject, v *registryv1.ContractVersion) *registryv1.Subject {
+	s := &registryv1.Subject{Name: v.GetSubject(), CreateTime: v.GetCreateTime()}
+	if prev != nil {
+		s.CreateTime, s.ActiveVersion = prev.GetCreateTime(), prev.GetActiveVersion()
+	}
+	c := v.GetContract()
+	s.Owner, s.NoticePeriod, s.Compatibility = c.GetOwner(), c.GetNoticePeriod(), c.GetCompatibility()
+	if s.Compatibility == contractv1.Compatibility_COMPATIBILITY_UNSPECIFIED {
+		s.Compatibility = defaultCompatibility
+	}
+	s.LatestVersion = v.GetVersion()
+	if v.GetStatus() == registryv1.VersionStatus_VERSION_STATUS_ACTIVE {
+		s.ActiveVersion = v.GetVersion()
+	}
+	return s
+}

@@ -1,0 +1,403 @@
+package registry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	memdb "github.com/hashicorp/go-memdb"
+	"go.opentelemetry.io/otel/metric"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/seamdata/seam/platform/auth"
+	"github.com/seamdata/seam/platform/rpcerr"
+	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
+)
+
+// Server is the registry service: the gRPC handlers over a durable Store
+// and the go-memdb read model that follows it.
+type Server struct {
+	registryv1.UnimplementedRegistryServiceServer
+
+	cfg   Config
+	store Store
+	model *readModel
+	clock func() time.Time
+	log   *slog.Logger
+
+	registrations metric.Int64Counter
+	activations   metric.Int64Counter
+}
+
+// New opens the store named by cfg, applies its migrations and builds the
+// read model from it. Call Run to activate scheduled versions and follow
+// writes of other replicas, and Close when done.
+func New(ctx context.Context, cfg Config) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	store, err := OpenStore(ctx, cfg.StoreURL)
+	if err != nil {
+		return nil, err
+	}
+	s, err := newServer(ctx, cfg, store)
+	if err != nil {
+		return nil, errors.Join(err, store.Close())
+	}
+	return s, nil
+}
+
+func newServer(ctx context.Context, cfg Config, store Store) (*Server, error) {
+	model, err := newReadModel(store)
+	if err != nil {
+		return nil, err
+	}
+	if err := model.rebuild(ctx); err != nil {
+		return nil, fmt.Errorf("build registry read model: %w", err)
+	}
+	s := &Server{cfg: cfg, store: store, model: model, clock: cfg.Clock, log: cfg.Logger}
+	if s.registrations, err = cfg.Meter.Int64Counter("seam.registry.registrations",
+		metric.WithDescription("Contract versions registered, by resulting status.")); err != nil {
+		return nil, fmt.Errorf("create registrations counter: %w", err)
+	}
+	if s.activations, err = cfg.Meter.Int64Counter("seam.registry.activations",
+		metric.WithDescription("Scheduled contract versions this replica activated.")); err != nil {
+		return nil, fmt.Errorf("create activations counter: %w", err)
+	}
+	return s, nil
+}
+
+// Register adds the registry service to a gRPC server.
+func (s *Server) Register(r grpc.ServiceRegistrar) {
+	registryv1.RegisterRegistryServiceServer(r, s)
+}
+
+// Run activates scheduled versions when their time comes and keeps the read
+// model current with writes from any replica, until ctx ends. Store errors
+// are logged and retried on the next tick rather than ending the loop: a
+// registry that stops following would serve stale contracts.
+func (s *Server) Run(ctx context.Context) error {
+	wake, err := s.store.Wake(ctx)
+	if err != nil {
+		return err
+	}
+	ticker := time.NewTicker(s.cfg.SchedulerInterval)
+	defer ticker.Stop()
+	for {
+		if err := s.model.catchUp(ctx); err != nil && ctx.Err() == nil {
+			s.log.ErrorContext(ctx, "registry: follow the store's change log", "error", err)
+		}
+		if _, err := s.activateDue(ctx); err != nil && ctx.Err() == nil {
+			s.log.ErrorContext(ctx, "registry: activate scheduled versions", "error", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case _, ok := <-wake:
+			if !ok {
+				return nil
+			}
+		case <-ticker.C:
+		}
+	}
+}
+
+// Close releases the store. Call it after Run has returned.
+func (s *Server) Close() error {
+	return s.store.Close()
+}
+
+// sync brings the read model up to the store after a write this replica
+// committed, so the caller's next read sees it. The write is durable either
+// way; a failure here only delays visibility until Run's next step.
+func (s *Server) sync(ctx context.Context) {
+	if err := s.model.catchUp(ctx); err != nil {
+		s.log.WarnContext(ctx, "registry: read model lags after a write", "error", err)
+	}
+}
+
+// fail turns a domain error into the status the client sees.
+func (s *Server) fail(ctx context.Context, err error) error {
+	return statusOf(ctx, s.log, err)
+}
+
+// principalOf returns the caller the runtime's interceptor authenticated.
+func principalOf(ctx context.Context) (*auth.Principal, error) {
+	p, ok := auth.FromContext(ctx)
+	if !ok {
+		return nil, status.Error(codes.Unauthenticated, "no authenticated caller; send a bearer token")
+	}
+	return p, nil
+}
+
+func required(field, example string) error {
+	return invalid("a required field is missing", rpcerr.FieldViolation{Field: field, Description: "required, for example " + example})
+}
+
+// CheckContract classifies a proposed version without registering it.
+func (s *Server) CheckContract(ctx context.Context, req *registryv1.CheckContractRequest) (*registryv1.CheckContractResponse, error) {
+	p, err := principalOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := s.checkContract(p, req)
+	if err != nil {
+		return nil, s.fail(ctx, err)
+	}
+	return resp, nil
+}
+
+// RegisterContract registers a new version of a subject's contract.
+func (s *Server) RegisterContract(ctx context.Context, req *registryv1.RegisterContractRequest) (*registryv1.RegisterContractResponse, error) {
+	p, err := principalOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := s.registerContract(ctx, p, req)
+	if err != nil {
+		return nil, s.fail(ctx, err)
+	}
+	return resp, nil
+}
+
+// GetContract returns one version: by number, active at a time, or active now.
+func (s *Server) GetContract(ctx context.Context, req *registryv1.GetContractRequest) (*registryv1.GetContractResponse, error) {
+	v, err := s.getContract(req)
+	if err != nil {
+		return nil, s.fail(ctx, err)
+	}
+	return &registryv1.GetContractResponse{Version: v}, nil
+}
+
+// ListContracts lists the versions of a subject.
+func (s *Server) ListContracts(ctx context.Context, req *registryv1.ListContractsRequest) (*registryv1.ListContractsResponse, error) {
+	txn := s.model.snapshot()
+	if _, err := s.knownSubject(txn, req.GetSubject()); err != nil {
+		return nil, s.fail(ctx, err)
+	}
+	vs, err := versionsOf(txn, nil, req.GetSubject())
+	if err != nil {
+		return nil, s.fail(ctx, err)
+	}
+	return &registryv1.ListContractsResponse{Versions: vs}, nil
+}
+
+// ListSubjects lists the subjects, optionally by name prefix.
+func (s *Server) ListSubjects(ctx context.Context, req *registryv1.ListSubjectsRequest) (*registryv1.ListSubjectsResponse, error) {
+	subjects, err := subjectsWithPrefix(s.model.snapshot(), nil, req.GetPrefix())
+	if err != nil {
+		return nil, s.fail(ctx, err)
+	}
+	return &registryv1.ListSubjectsResponse{Subjects: subjects}, nil
+}
+
+// DiffContracts classifies the changes between two registered versions.
+func (s *Server) DiffContracts(ctx context.Context, req *registryv1.DiffContractsRequest) (*registryv1.DiffContractsResponse, error) {
+	resp, err := s.diffContracts(req)
+	if err != nil {
+		return nil, s.fail(ctx, err)
+	}
+	return resp, nil
+}
+
+// SetVersionStatus deprecates or retires a version.
+func (s *Server) SetVersionStatus(ctx context.Context, req *registryv1.SetVersionStatusRequest) (*registryv1.SetVersionStatusResponse, error) {
+	p, err := principalOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	v, err := s.setVersionStatus(ctx, p, req)
+	if err != nil {
+		return nil, s.fail(ctx, err)
+	}
+	return &registryv1.SetVersionStatusResponse{Version: v}, nil
+}
+
+// GetHistory returns the audit history of a subject.
+func (s *Server) GetHistory(ctx context.Context, req *registryv1.GetHistoryRequest) (*registryv1.GetHistoryResponse, error) {
+	if _, err := s.knownSubject(s.model.snapshot(), req.GetSubject()); err != nil {
+		return nil, s.fail(ctx, err)
+	}
+	entries, err := s.store.History(ctx, req.GetSubject())
+	if err != nil {
+		return nil, s.fail(ctx, err)
+	}
+	return &registryv1.GetHistoryResponse{Entries: entries}, nil
+}
+
+// RegisterCanonicalModel registers a new version of a canonical model.
+func (s *Server) RegisterCanonicalModel(ctx context.Context, req *registryv1.RegisterCanonicalModelRequest) (*registryv1.RegisterCanonicalModelResponse, error) {
+	p, err := principalOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := s.registerCanonicalModel(ctx, p, req)
+	if err != nil {
+		return nil, s.fail(ctx, err)
+	}
+	return resp, nil
+}
+
+// GetCanonicalModel returns a canonical model version (0: the latest).
+func (s *Server) GetCanonicalModel(ctx context.Context, req *registryv1.GetCanonicalModelRequest) (*registryv1.GetCanonicalModelResponse, error) {
+	if req.GetName() == "" {
+		return nil, s.fail(ctx, required("name", `"commerce.order"`))
+	}
+	m := s.modelVersion(s.model.snapshot(), req.GetName(), req.GetVersion())
+	if m == nil {
+		name := req.GetName()
+		if req.GetVersion() != 0 {
+			name = fmt.Sprintf("%s v%d", name, req.GetVersion())
+		}
+		return nil, s.fail(ctx, &notFoundError{kind: "canonical model", name: name, hint: "list the registered models with ListCanonicalModels"})
+	}
+	return &registryv1.GetCanonicalModelResponse{Version: m}, nil
+}
+
+// ListCanonicalModels lists canonical models with their latest version.
+func (s *Server) ListCanonicalModels(ctx context.Context, _ *registryv1.ListCanonicalModelsRequest) (*registryv1.ListCanonicalModelsResponse, error) {
+	ms, err := latestModels(s.model.snapshot(), nil)
+	if err != nil {
+		return nil, s.fail(ctx, err)
+	}
+	return &registryv1.ListCanonicalModelsResponse{Models: ms}, nil
+}
+
+// RegisterConsumer creates or replaces a downstream consumer's lineage.
+func (s *Server) RegisterConsumer(ctx context.Context, req *registryv1.RegisterConsumerRequest) (*registryv1.RegisterConsumerResponse, error) {
+	p, err := principalOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c, err := s.registerConsumer(ctx, p, req.GetConsumer())
+	if err != nil {
+		return nil, s.fail(ctx, err)
+	}
+	return &registryv1.RegisterConsumerResponse{Consumer: c}, nil
+}
+
+// GetConsumer returns one consumer.
+func (s *Server) GetConsumer(ctx context.Context, req *registryv1.GetConsumerRequest) (*registryv1.GetConsumerResponse, error) {
+	c, err := consumerOf(s.model.snapshot(), nil, req.GetName())
+	if err == nil && c == nil {
+		err = &notFoundError{kind: "consumer", name: req.GetName(), hint: "list the registered consumers with ListConsumers"}
+	}
+	if err != nil {
+		return nil, s.fail(ctx, err)
+	}
+	return &registryv1.GetConsumerResponse{Consumer: c}, nil
+}
+
+// ListConsumers lists consumers, optionally those reading one subject.
+func (s *Server) ListConsumers(ctx context.Context, req *registryv1.ListConsumersRequest) (*registryv1.ListConsumersResponse, error) {
+	cs, err := consumersOf(s.model.snapshot(), nil, req.GetSubject())
+	if err != nil {
+		return nil, s.fail(ctx, err)
+	}
+	return &registryv1.ListConsumersResponse{Consumers: cs}, nil
+}
+
+// DeleteConsumer removes a consumer.
+func (s *Server) DeleteConsumer(ctx context.Context, req *registryv1.DeleteConsumerRequest) (*registryv1.DeleteConsumerResponse, error) {
+	if err := s.deleteConsumer(ctx, req.GetName()); err != nil {
+		return nil, s.fail(ctx, err)
+	}
+	return &registryv1.DeleteConsumerResponse{}, nil
+}
+
+// GetBlastRadius lists every consumer affected by a change to a subject.
+func (s *Server) GetBlastRadius(ctx context.Context, req *registryv1.GetBlastRadiusRequest) (*registryv1.GetBlastRadiusResponse, error) {
+	p, err := principalOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := s.blastRadius(p, req)
+	if err != nil {
+		return nil, s.fail(ctx, err)
+	}
+	return resp, nil
+}
+
+// GetRerunOrder lists the downstream consumers of a subject or dataset in
+// dependency order.
+func (s *Server) GetRerunOrder(ctx context.Context, req *registryv1.GetRerunOrderRequest) (*registryv1.GetRerunOrderResponse, error) {
+	if req.GetSubject() == "" && req.GetDataset() == "" {
+		return nil, s.fail(ctx, invalid("a root is missing", rpcerr.FieldViolation{Field: "root", Description: "set subject or dataset"}))
+	}
+	cs, err := consumersOf(s.model.snapshot(), nil, "")
+	if err != nil {
+		return nil, s.fail(ctx, err)
+	}
+	order, err := rerunOrder(cs, req.GetSubject(), req.GetDataset())
+	if err != nil {
+		return nil, s.fail(ctx, cycleRefusal(err))
+	}
+	return &registryv1.GetRerunOrderResponse{Consumers: order}, nil
+}
+
+// PublishEvent appends an event reported by another service.
+func (s *Server) PublishEvent(ctx context.Context, req *registryv1.PublishEventRequest) (*registryv1.PublishEventResponse, error) {
+	p, err := principalOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	e, err := s.publishEvent(ctx, p, req.GetEvent())
+	if err != nil {
+		return nil, s.fail(ctx, err)
+	}
+	return &registryv1.PublishEventResponse{Event: e}, nil
+}
+
+// maxEventPage bounds one ListEvents page.
+const maxEventPage = 1000
+
+// ListEvents pages through the event log from a sequence number.
+func (s *Server) ListEvents(ctx context.Context, req *registryv1.ListEventsRequest) (*registryv1.ListEventsResponse, error) {
+	limit := int(req.GetLimit())
+	if limit <= 0 || limit > maxEventPage {
+		limit = maxEventPage
+	}
+	evs, last, err := eventsAfter(s.model.snapshot(), nil, req.GetAfterSequence(), limit, newEventFilter(req.GetSubjects(), req.GetTypes()))
+	if err != nil {
+		return nil, s.fail(ctx, err)
+	}
+	return &registryv1.ListEventsResponse{Events: evs, LastSequence: last}, nil
+}
+
+// watchPage bounds how many events one WatchEvents step sends before
+// looking again.
+const watchPage = 256
+
+// WatchEvents streams the events after a sequence number, then new ones as
+// the read model applies them. A client that reconnects with the last
+// sequence it received misses nothing and sees nothing twice.
+func (s *Server) WatchEvents(req *registryv1.WatchEventsRequest, stream grpc.ServerStreamingServer[registryv1.WatchEventsResponse]) error {
+	ctx := stream.Context()
+	filter := newEventFilter(req.GetSubjects(), req.GetTypes())
+	after := req.GetAfterSequence()
+	for {
+		ws := memdb.NewWatchSet()
+		evs, last, err := eventsAfter(s.model.snapshot(), ws, after, watchPage, filter)
+		if err != nil {
+			return s.fail(ctx, err)
+		}
+		for _, e := range evs {
+			if err := stream.Send(&registryv1.WatchEventsResponse{Event: e}); err != nil {
+				return err
+			}
+		}
+		after = last
+		if len(evs) == watchPage {
+			continue
+		}
+		if err := ws.WatchCtx(ctx); err != nil {
+			// The client went away or the server is stopping.
+			return nil
+		}
+	}
+}

@@ -1,0 +1,507 @@
+package registry
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	memdb "github.com/hashicorp/go-memdb"
+
+	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
+)
+
+// indexChanges is the index-table key holding the last store change applied.
+const indexChanges = "changes"
+
+// changeBatch bounds how many change records one follow step applies.
+const changeBatch = 512
+
+// readModel is the in-memory, indexed view of the store that every read RPC
+// is served from. It follows the store's change log: it never holds a state
+// older than the events it has published.
+type readModel struct {
+	db    *memdb.MemDB
+	store Store
+
+	// mu serialises followers; readers never take it.
+	mu         sync.Mutex
+	lastChange int64
+	lastEvent  int64
+}
+
+func newReadModel(store Store) (*readModel, error) {
+	schema, err := readModelSchema()
+	if err != nil {
+		return nil, err
+	}
+	db, err := memdb.NewMemDB(schema)
+	if err != nil {
+		return nil, fmt.Errorf("create registry read model: %w", err)
+	}
+	return &readModel{db: db, store: store}, nil
+}
+
+// rebuild loads the whole store. The change-log position is read first, so
+// anything committed while loading is applied again by the next catchUp;
+// reloading an entity is idempotent.
+func (m *readModel) rebuild(ctx context.Context) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	last, err := m.store.LastChange(ctx)
+	if err != nil {
+		return err
+	}
+	l := newLoad()
+	if err := l.events(ctx, m.store, 0, -1); err != nil {
+		return err
+	}
+	names, err := m.store.SubjectNames(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		l.subjects[n] = true
+	}
+	if names, err = m.store.ModelNames(ctx); err != nil {
+		return err
+	}
+	for _, n := range names {
+		l.models[n] = true
+	}
+	consumers, err := m.store.Consumers(ctx)
+	if err != nil {
+		return err
+	}
+	for _, c := range consumers {
+		l.consumers[c.GetName()] = true
+	}
+	if err := l.entities(ctx, m.store); err != nil {
+		return err
+	}
+	return m.apply(l, last)
+}
+
+// catchUp applies every change record committed after the last one applied.
+func (m *readModel) catchUp(ctx context.Context) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for {
+		changes, err := m.store.Changes(ctx, m.lastChange, changeBatch)
+		if err != nil {
+			return err
+		}
+		if len(changes) == 0 {
+			return nil
+		}
+		l := newLoad()
+		upTo := m.lastEvent
+		for _, c := range changes {
+			switch c.Entity {
+			case EntitySubject:
+				l.subjects[c.Key] = true
+			case EntityModel:
+				l.models[c.Key] = true
+			case EntityConsumer:
+				l.consumers[c.Key] = true
+			case EntityEvent:
+				seq, err := strconv.ParseInt(c.Key, 10, 64)
+				if err != nil {
+					return fmt.Errorf("change %d names event %q, not a sequence number: %w", c.Sequence, c.Key, err)
+				}
+				upTo = max(upTo, seq)
+			default:
+				return fmt.Errorf("change %d names unknown entity kind %q; is a newer registry writing to this store?", c.Sequence, c.Entity)
+			}
+		}
+		// Events are loaded only up to the last one these changes name, and
+		// entities after them, so the model never shows an event whose state
+		// it lacks.
+		if upTo > m.lastEvent {
+			if err := l.events(ctx, m.store, m.lastEvent, upTo); err != nil {
+				return err
+			}
+		}
+		if err := l.entities(ctx, m.store); err != nil {
+			return err
+		}
+		if err := m.apply(l, changes[len(changes)-1].Sequence); err != nil {
+			return err
+		}
+	}
+}
+
+// load is what one follow step read from the store.
+type load struct {
+	subjects, models, consumers map[string]bool
+
+	eventList    []*registryv1.Event
+	subjectState map[string]*registryv1.Subject
+	versionState map[string][]*registryv1.ContractVersion
+	modelState   map[string][]*registryv1.CanonicalModelVersion
+	consumerSt   map[string]*registryv1.Consumer
+}
+
+func newLoad() *load {
+	return &load{
+		subjects: map[string]bool{}, models: map[string]bool{}, consumers: map[string]bool{},
+		subjectState: map[string]*registryv1.Subject{}, versionState: map[string][]*registryv1.ContractVersion{},
+		modelState: map[string][]*registryv1.CanonicalModelVersion{}, consumerSt: map[string]*registryv1.Consumer{},
+	}
+}
+
+// events reads events after after up to upTo (no bound when upTo < 0).
+func (l *load) events(ctx context.Context, store Store, after, upTo int64) error {
+	for upTo < 0 || after < upTo {
+		limit := changeBatch
+		if upTo >= 0 {
+			limit = int(min(int64(changeBatch), upTo-after))
+		}
+		evs, err := store.Events(ctx, after, limit)
+		if err != nil {
+			return err
+		}
+		if len(evs) == 0 {
+			if upTo >= 0 {
+				return fmt.Errorf("registry event log ends at %d but a change names event %d", after, upTo)
+			}
+			return nil
+		}
+		l.eventList = append(l.eventList, evs...)
+		after = evs[len(evs)-1].GetSequence()
+	}
+	return nil
+}
+
+func (l *load) entities(ctx context.Context, store Store) error {
+	for name := range l.subjects {
+		s, vs, err := store.Subject(ctx, name)
+		if err != nil {
+			return err
+		}
+		l.subjectState[name], l.versionState[name] = s, vs
+	}
+	for name := range l.models {
+		ms, err := store.Model(ctx, name)
+		if err != nil {
+			return err
+		}
+		l.modelState[name] = ms
+	}
+	for name := range l.consumers {
+		c, err := store.Consumer(ctx, name)
+		if err != nil {
+			return err
+		}
+		l.consumerSt[name] = c
+	}
+	return nil
+}
+
+// apply writes a load into the read model in one memdb transaction, so
+// readers see all of it or none of it.
+func (m *readModel) apply(l *load, lastChange int64) error {
+	txn := m.db.Txn(true)
+	defer txn.Abort()
+	touched := map[string]bool{}
+	for name, s := range l.subjectState {
+		touched[tableSubjects], touched[tableVersions] = true, true
+		if s == nil {
+			continue
+		}
+		if err := txn.Insert(tableSubjects, &subjectRow{Name: name, Subject: s}); err != nil {
+			return fmt.Errorf("read model: subject %q: %w", name, err)
+		}
+		for _, v := range l.versionState[name] {
+			if err := txn.Insert(tableVersions, &versionRow{Subject: name, Version: int(v.GetVersion()), V: v}); err != nil {
+				return fmt.Errorf("read model: %s v%d: %w", name, v.GetVersion(), err)
+			}
+		}
+	}
+	for name, ms := range l.modelState {
+		touched[tableModels] = true
+		for _, mv := range ms {
+			if err := txn.Insert(tableModels, &modelRow{Name: name, Version: int(mv.GetVersion()), M: mv}); err != nil {
+				return fmt.Errorf("read model: canonical model %s v%d: %w", name, mv.GetVersion(), err)
+			}
+		}
+	}
+	for name, c := range l.consumerSt {
+		touched[tableConsumers] = true
+		if c == nil {
+			if _, err := txn.DeleteAll(tableConsumers, indexID, name); err != nil {
+				return fmt.Errorf("read model: delete consumer %q: %w", name, err)
+			}
+			continue
+		}
+		if err := txn.Insert(tableConsumers, newConsumerRow(c)); err != nil {
+			return fmt.Errorf("read model: consumer %q: %w", name, err)
+		}
+	}
+	lastEvent := m.lastEvent
+	for _, e := range l.eventList {
+		if e.GetSequence() <= lastEvent {
+			continue
+		}
+		touched[tableEvents] = true
+		if err := txn.Insert(tableEvents, &eventRow{Sequence: uint64(e.GetSequence()), E: e}); err != nil {
+			return fmt.Errorf("read model: event %d: %w", e.GetSequence(), err)
+		}
+		lastEvent = e.GetSequence()
+	}
+	touched[indexChanges] = true
+	for table := range touched {
+		if err := txn.Insert(tableIndex, &indexEntry{Key: table, Value: uint64(lastChange)}); err != nil {
+			return fmt.Errorf("read model: index %q: %w", table, err)
+		}
+	}
+	txn.Commit()
+	m.lastChange, m.lastEvent = lastChange, lastEvent
+	return nil
+}
+
+// snapshot returns a read transaction: a consistent view that later writes
+// do not change.
+func (m *readModel) snapshot() *memdb.Txn { return m.db.Txn(false) }
+
+// subject returns a subject summary, or nil.
+func subjectOf(txn *memdb.Txn, ws memdb.WatchSet, name string) (*registryv1.Subject, error) {
+	ch, raw, err := txn.FirstWatch(tableSubjects, indexID, name)
+	if err != nil {
+		return nil, fmt.Errorf("read model: subject %q: %w", name, err)
+	}
+	ws.Add(ch)
+	if raw == nil {
+		return nil, nil
+	}
+	return raw.(*subjectRow).Subject, nil
+}
+
+// subjectsWithPrefix lists subjects whose name starts with prefix, by name.
+func subjectsWithPrefix(txn *memdb.Txn, ws memdb.WatchSet, prefix string) ([]*registryv1.Subject, error) {
+	it, err := txn.Get(tableSubjects, indexID+"_prefix", prefix)
+	if err != nil {
+		return nil, fmt.Errorf("read model: subjects %q*: %w", prefix, err)
+	}
+	ws.Add(it.WatchCh())
+	var out []*registryv1.Subject
+	for raw := it.Next(); raw != nil; raw = it.Next() {
+		out = append(out, raw.(*subjectRow).Subject)
+	}
+	return out, nil
+}
+
+// versionOf returns one version, or nil.
+func versionOf(txn *memdb.Txn, ws memdb.WatchSet, subject string, version int32) (*registryv1.ContractVersion, error) {
+	ch, raw, err := txn.FirstWatch(tableVersions, indexID, subject, int(version))
+	if err != nil {
+		return nil, fmt.Errorf("read model: %s v%d: %w", subject, version, err)
+	}
+	ws.Add(ch)
+	if raw == nil {
+		return nil, nil
+	}
+	return raw.(*versionRow).V, nil
+}
+
+// versionsOf lists a subject's versions, oldest first.
+func versionsOf(txn *memdb.Txn, ws memdb.WatchSet, subject string) ([]*registryv1.ContractVersion, error) {
+	it, err := txn.Get(tableVersions, indexID+"_prefix", subject)
+	if err != nil {
+		return nil, fmt.Errorf("read model: versions of %q: %w", subject, err)
+	}
+	ws.Add(it.WatchCh())
+	var out []*registryv1.ContractVersion
+	for raw := it.Next(); raw != nil; raw = it.Next() {
+		row := raw.(*versionRow)
+		// The compound prefix "shop.orders" also matches "shop.orders2";
+		// keep the subject's own rows only.
+		if row.Subject == subject {
+			out = append(out, row.V)
+		}
+	}
+	return out, nil
+}
+
+// activeVersionOf returns the version a subject's summary names active, or
+// nil when none is.
+func activeVersionOf(txn *memdb.Txn, ws memdb.WatchSet, subject string) (*registryv1.ContractVersion, error) {
+	s, err := subjectOf(txn, ws, subject)
+	if err != nil || s == nil || s.GetActiveVersion() == 0 {
+		return nil, err
+	}
+	return versionOf(txn, ws, subject, s.GetActiveVersion())
+}
+
+// versionActiveAt returns the version in effect at t: the highest version
+// whose effective time is not after t. Effective times never decrease with
+// the version number, so this is the one that had taken over by then.
+func versionActiveAt(versions []*registryv1.ContractVersion, t time.Time) *registryv1.ContractVersion {
+	var found *registryv1.ContractVersion
+	for _, v := range versions {
+		if !v.GetEffectiveTime().AsTime().After(t) {
+			found = v
+		}
+	}
+	return found
+}
+
+// modelVersions lists a canonical model's versions, oldest first.
+func modelVersions(txn *memdb.Txn, ws memdb.WatchSet, name string) ([]*registryv1.CanonicalModelVersion, error) {
+	it, err := txn.Get(tableModels, indexID+"_prefix", name)
+	if err != nil {
+		return nil, fmt.Errorf("read model: canonical model %q: %w", name, err)
+	}
+	ws.Add(it.WatchCh())
+	var out []*registryv1.CanonicalModelVersion
+	for raw := it.Next(); raw != nil; raw = it.Next() {
+		// The prefix "commerce.order" also matches "commerce.orders".
+		if row := raw.(*modelRow); row.Name == name {
+			out = append(out, row.M)
+		}
+	}
+	return out, nil
+}
+
+// latestModels returns the latest version of each canonical model, by name.
+func latestModels(txn *memdb.Txn, ws memdb.WatchSet) ([]*registryv1.CanonicalModelVersion, error) {
+	it, err := txn.Get(tableModels, indexID)
+	if err != nil {
+		return nil, fmt.Errorf("read model: canonical models: %w", err)
+	}
+	ws.Add(it.WatchCh())
+	var out []*registryv1.CanonicalModelVersion
+	for raw := it.Next(); raw != nil; raw = it.Next() {
+		m := raw.(*modelRow).M
+		if n := len(out); n > 0 && out[n-1].GetName() == m.GetName() {
+			if m.GetVersion() > out[n-1].GetVersion() {
+				out[n-1] = m
+			}
+			continue
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// consumerOf returns a consumer, or nil.
+func consumerOf(txn *memdb.Txn, ws memdb.WatchSet, name string) (*registryv1.Consumer, error) {
+	ch, raw, err := txn.FirstWatch(tableConsumers, indexID, name)
+	if err != nil {
+		return nil, fmt.Errorf("read model: consumer %q: %w", name, err)
+	}
+	ws.Add(ch)
+	if raw == nil {
+		return nil, nil
+	}
+	return raw.(*consumerRow).C, nil
+}
+
+// consumersOf lists consumers by name; with subject set, only those reading
+// it directly.
+func consumersOf(txn *memdb.Txn, ws memdb.WatchSet, subject string) ([]*registryv1.Consumer, error) {
+	var it memdb.ResultIterator
+	var err error
+	if subject == "" {
+		it, err = txn.Get(tableConsumers, indexID)
+	} else {
+		it, err = txn.Get(tableConsumers, indexReads, subject)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read model: consumers: %w", err)
+	}
+	ws.Add(it.WatchCh())
+	var out []*registryv1.Consumer
+	for raw := it.Next(); raw != nil; raw = it.Next() {
+		out = append(out, raw.(*consumerRow).C)
+	}
+	return out, nil
+}
+
+// eventFilter selects events by subject and type; empty lists select all.
+type eventFilter struct {
+	subjects map[string]bool
+	types    map[registryv1.EventType]bool
+}
+
+func newEventFilter(subjects []string, types []registryv1.EventType) eventFilter {
+	f := eventFilter{}
+	if len(subjects) > 0 {
+		f.subjects = map[string]bool{}
+		for _, s := range subjects {
+			f.subjects[s] = true
+		}
+	}
+	if len(types) > 0 {
+		f.types = map[registryv1.EventType]bool{}
+		for _, t := range types {
+			f.types[t] = true
+		}
+	}
+	return f
+}
+
+func (f eventFilter) match(e *registryv1.Event) bool {
+	if f.subjects != nil && !f.subjects[e.GetSubject()] {
+		return false
+	}
+	return f.types == nil || f.types[e.GetType()]
+}
+
+// eventsAfter returns up to limit matching events with a sequence above
+// after, and the sequence of the last event examined (matching or not), so
+// a caller resumes after it. ws fires when a new event is applied.
+func eventsAfter(txn *memdb.Txn, ws memdb.WatchSet, after int64, limit int, f eventFilter) ([]*registryv1.Event, int64, error) {
+	ch, _, err := txn.FirstWatch(tableIndex, indexID, tableEvents)
+	if err != nil {
+		return nil, after, fmt.Errorf("read model: events index: %w", err)
+	}
+	ws.Add(ch)
+	it, err := txn.LowerBound(tableEvents, indexID, uint64(after+1))
+	if err != nil {
+		return nil, after, fmt.Errorf("read model: events after %d: %w", after, err)
+	}
+	last := after
+	var out []*registryv1.Event
+	for raw := it.Next(); raw != nil; raw = it.Next() {
+		e := raw.(*eventRow).E
+		last = e.GetSequence()
+		if f.match(e) {
+			out = append(out, e)
+			if len(out) == limit {
+				break
+			}
+		}
+	}
+	return out, last, nil
+}
+
+// lastEventSequence returns the newest event sequence in the model.
+func lastEventSequence(txn *memdb.Txn) (int64, error) {
+	raw, err := txn.Last(tableEvents, indexID)
+	if err != nil {
+		return 0, fmt.Errorf("read model: last event: %w", err)
+	}
+	if raw == nil {
+		return 0, nil
+	}
+	return raw.(*eventRow).E.GetSequence(), nil
+}
+
+// dueVersions returns the SCHEDULED versions whose effective time is not
+// after now, oldest version first per subject.
+func dueVersions(txn *memdb.Txn, now time.Time) ([]*registryv1.ContractVersion, error) {
+	it, err := txn.Get(tableVersions, indexID)
+	if err != nil {
+		return nil, fmt.Errorf("read model: scheduled versions: %w", err)
+	}
+	var out []*registryv1.ContractVersion
+	for raw := it.Next(); raw != nil; raw = it.Next() {
+		v := raw.(*versionRow).V
+		if v.GetStatus() == registryv1.VersionStatus_VERSION_STATUS_SCHEDULED && !v.GetEffectiveTime().AsTime().After(now) {
+			out = append(out, v)
+		}
+	}
+	return out, nil
+}
