@@ -169,44 +169,58 @@ func ruleCases() []ruleCase {
 			reverse: []want{{classify.FieldRemoved, "fields.addr.fields.postcode"}, {classify.FieldAddedOptional, "fields.addr.fields.zip"}},
 		},
 		{
-			name:    "type changed",
-			edit:    func(t testing.TB, c *contractv1.Contract) { field(t, c, "cust").Type = contractv1.FieldType_FIELD_TYPE_STRING },
+			name: "type changed",
+			edit: func(t testing.TB, c *contractv1.Contract) {
+				field(t, c, "cust").Type = contractv1.FieldType_FIELD_TYPE_STRING
+			},
 			forward: []want{{classify.FieldTypeChanged, "fields.cust.type"}},
 			reverse: []want{{classify.FieldTypeChanged, "fields.cust.type"}},
 		},
 		{
-			name:    "INT64 to DOUBLE is a change, not a widening",
-			edit:    func(t testing.TB, c *contractv1.Contract) { field(t, c, "cust").Type = contractv1.FieldType_FIELD_TYPE_DOUBLE },
+			name: "INT64 to DOUBLE is a change, not a widening",
+			edit: func(t testing.TB, c *contractv1.Contract) {
+				field(t, c, "cust").Type = contractv1.FieldType_FIELD_TYPE_DOUBLE
+			},
 			forward: []want{{classify.FieldTypeChanged, "fields.cust.type"}},
 			reverse: []want{{classify.FieldTypeChanged, "fields.cust.type"}},
 		},
 		{
-			name:    "INT32 widened to INT64",
-			edit:    func(t testing.TB, c *contractv1.Contract) { field(t, c, "n").Type = contractv1.FieldType_FIELD_TYPE_INT64 },
+			name: "INT32 widened to INT64",
+			edit: func(t testing.TB, c *contractv1.Contract) {
+				field(t, c, "n").Type = contractv1.FieldType_FIELD_TYPE_INT64
+			},
 			forward: []want{{classify.FieldTypeWidened, "fields.n.type"}},
 			reverse: []want{{classify.FieldTypeNarrowed, "fields.n.type"}},
 		},
 		{
-			name:    "INT32 widened to DOUBLE",
-			edit:    func(t testing.TB, c *contractv1.Contract) { field(t, c, "n").Type = contractv1.FieldType_FIELD_TYPE_DOUBLE },
+			name: "INT32 widened to DOUBLE",
+			edit: func(t testing.TB, c *contractv1.Contract) {
+				field(t, c, "n").Type = contractv1.FieldType_FIELD_TYPE_DOUBLE
+			},
 			forward: []want{{classify.FieldTypeWidened, "fields.n.type"}},
 			reverse: []want{{classify.FieldTypeNarrowed, "fields.n.type"}},
 		},
 		{
-			name:    "FLOAT widened to DOUBLE",
-			edit:    func(t testing.TB, c *contractv1.Contract) { field(t, c, "ratio").Type = contractv1.FieldType_FIELD_TYPE_DOUBLE },
+			name: "FLOAT widened to DOUBLE",
+			edit: func(t testing.TB, c *contractv1.Contract) {
+				field(t, c, "ratio").Type = contractv1.FieldType_FIELD_TYPE_DOUBLE
+			},
 			forward: []want{{classify.FieldTypeWidened, "fields.ratio.type"}},
 			reverse: []want{{classify.FieldTypeNarrowed, "fields.ratio.type"}},
 		},
 		{
-			name:    "UUID widened to STRING",
-			edit:    func(t testing.TB, c *contractv1.Contract) { field(t, c, "ref").Type = contractv1.FieldType_FIELD_TYPE_STRING },
+			name: "UUID widened to STRING",
+			edit: func(t testing.TB, c *contractv1.Contract) {
+				field(t, c, "ref").Type = contractv1.FieldType_FIELD_TYPE_STRING
+			},
 			forward: []want{{classify.FieldTypeWidened, "fields.ref.type"}},
 			reverse: []want{{classify.FieldTypeNarrowed, "fields.ref.type"}},
 		},
 		{
-			name:    "array items widened",
-			edit:    func(t testing.TB, c *contractv1.Contract) { field(t, c, "tags[]").Type = contractv1.FieldType_FIELD_TYPE_INT64 },
+			name: "array items widened",
+			edit: func(t testing.TB, c *contractv1.Contract) {
+				field(t, c, "tags[]").Type = contractv1.FieldType_FIELD_TYPE_INT64
+			},
 			forward: []want{{classify.FieldTypeWidened, "fields.tags.items.type"}},
 			reverse: []want{{classify.FieldTypeNarrowed, "fields.tags.items.type"}},
 		},

@@ -262,13 +262,13 @@ func (c *comparer) field(of, nf *contractv1.Field, path, name string) {
 	case o && !n:
 		c.add(FieldMadeOptional, path+".required", "true", "false", "%s becomes optional; readers of the old version expect it in every record", name)
 	}
-	c.identifier(of.GetIdentifier(), nf.GetIdentifier(), path+".identifier", name)
-	c.enum(of.GetEnum(), nf.GetEnum(), path+".enum", name)
-	c.pattern(of.GetPattern(), nf.GetPattern(), path+".pattern", name)
-	c.bound(of.Min, nf.Min, true, path+".min", name, "min")
-	c.bound(of.Max, nf.Max, false, path+".max", name, "max")
-	c.bound(intPtr(of.MinLength), intPtr(nf.MinLength), true, path+".min_length", name, "min_length")
-	c.bound(intPtr(of.MaxLength), intPtr(nf.MaxLength), false, path+".max_length", name, "max_length")
+	c.identifier(of.GetIdentifier(), nf.GetIdentifier(), path, name)
+	c.enum(of.GetEnum(), nf.GetEnum(), path, name)
+	c.pattern(of.GetPattern(), nf.GetPattern(), path, name)
+	c.bound(opt(of.Min), opt(nf.Min), true, path, name, "min")
+	c.bound(opt(of.Max), opt(nf.Max), false, path, name, "max")
+	c.bound(ptrFloat(of.MinLength), ptrFloat(nf.MinLength), true, path, name, "min_length")
+	c.bound(ptrFloat(of.MaxLength), ptrFloat(nf.MaxLength), false, path, name, "max_length")
 	if o, n := of.GetLayout(), nf.GetLayout(); o != n {
 		c.add(LayoutChanged, path+".layout", o, n, "%s changes time layout from %q to %q; values written in one layout do not parse in the other", name, o, n)
 	}
@@ -284,36 +284,54 @@ func (c *comparer) field(of, nf *contractv1.Field, path, name string) {
 	}
 }
 
-func intPtr(p *int64) *float64 {
+// ptrFloat converts a length bound for bound; it returns a value pair
+// rather than a pointer so unchanged bounds allocate nothing.
+func ptrFloat(p *int64) optFloat {
 	if p == nil {
-		return nil
+		return optFloat{}
 	}
-	f := float64(*p)
-	return &f
+	return optFloat{float64(*p), true}
+}
+
+type optFloat struct {
+	v  float64
+	ok bool
+}
+
+func opt(p *float64) optFloat {
+	if p == nil {
+		return optFloat{}
+	}
+	return optFloat{*p, true}
 }
 
 func formatNumber(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
 
 // bound compares a lower (isMin) or upper bound. Adding a bound or moving it
 // inwards tightens; removing it or moving it outwards relaxes.
-func (c *comparer) bound(o, n *float64, isMin bool, path, name, what string) {
+func (c *comparer) bound(o, n optFloat, isMin bool, base, name, what string) {
+	if !o.ok && !n.ok || o.ok && n.ok && o.v == n.v {
+		return
+	}
+	path := base + "." + what
 	switch {
-	case o == nil && n == nil:
-	case o == nil:
-		c.add(ConstraintTightened, path, "", formatNumber(*n), "%s gains %s %s; old values may violate it", name, what, formatNumber(*n))
-	case n == nil:
-		c.add(ConstraintRelaxed, path, formatNumber(*o), "", "%s drops %s %s; readers of the old version may reject new values", name, what, formatNumber(*o))
-	case *o == *n:
-	case (*n > *o) == isMin:
-		c.add(ConstraintTightened, path, formatNumber(*o), formatNumber(*n), "%s tightens %s from %s to %s; old values may violate it", name, what, formatNumber(*o), formatNumber(*n))
+	case !o.ok:
+		c.add(ConstraintTightened, path, "", formatNumber(n.v), "%s gains %s %s; old values may violate it", name, what, formatNumber(n.v))
+	case !n.ok:
+		c.add(ConstraintRelaxed, path, formatNumber(o.v), "", "%s drops %s %s; readers of the old version may reject new values", name, what, formatNumber(o.v))
+	case (n.v > o.v) == isMin:
+		c.add(ConstraintTightened, path, formatNumber(o.v), formatNumber(n.v), "%s tightens %s from %s to %s; old values may violate it", name, what, formatNumber(o.v), formatNumber(n.v))
 	default:
-		c.add(ConstraintRelaxed, path, formatNumber(*o), formatNumber(*n), "%s relaxes %s from %s to %s; readers of the old version may reject new values", name, what, formatNumber(*o), formatNumber(*n))
+		c.add(ConstraintRelaxed, path, formatNumber(o.v), formatNumber(n.v), "%s relaxes %s from %s to %s; readers of the old version may reject new values", name, what, formatNumber(o.v), formatNumber(n.v))
 	}
 }
 
-func (c *comparer) pattern(o, n, path, name string) {
+func (c *comparer) pattern(o, n, base, name string) {
+	if o == n {
+		return
+	}
+	path := base + ".pattern"
 	switch {
-	case o == n:
 	case o == "":
 		c.add(ConstraintTightened, path, "", n, "%s gains pattern %q; old values may not match it", name, n)
 	case n == "":
@@ -323,10 +341,12 @@ func (c *comparer) pattern(o, n, path, name string) {
 	}
 }
 
-func (c *comparer) enum(o, n []string, path, name string) {
-	switch {
-	case len(o) == 0 && len(n) == 0:
+func (c *comparer) enum(o, n []string, base, name string) {
+	if slices.Equal(o, n) {
 		return
+	}
+	path := base + ".enum"
+	switch {
 	case len(o) == 0:
 		c.add(ConstraintTightened, path, "", strings.Join(n, ","), "%s is restricted to %s; old values may be outside it", name, strings.Join(n, ", "))
 		return
@@ -356,10 +376,13 @@ func (c *comparer) enum(o, n []string, path, name string) {
 	}
 }
 
-func (c *comparer) identifier(o, n *contractv1.Identifier, path, name string) {
+func (c *comparer) identifier(o, n *contractv1.Identifier, base, name string) {
+	if o.GetNamespace() == n.GetNamespace() && o.GetFormat() == n.GetFormat() && (o == nil) == (n == nil) {
+		return
+	}
+	path := base + ".identifier"
 	os, ns := contract.IdentifierString(o), contract.IdentifierString(n)
 	switch {
-	case o == nil && n == nil:
 	case o == nil:
 		c.add(IdentifierAdded, path, "", ns, "%s is declared an identifier %s", name, ns)
 	case n == nil:
@@ -479,11 +502,11 @@ func (c *comparer) mapping(o, n *contractv1.Mapping) {
 		os, ns := mappingSummary(om), mappingSummary(nm)
 		switch {
 		case om == nil:
-			c.add(MappingChanged, path, "", ns, "canonical field %s is now produced by %s", name, ns)
+			c.add(MappingChanged, path, "", ns, "canonical field %s is now mapped", name)
 		case nm == nil:
 			c.add(MappingChanged, path, os, "", "canonical field %s is no longer mapped", name)
 		default:
-			c.add(MappingChanged, path, os, ns, "canonical field %s is produced by %s instead of %s", name, ns, os)
+			c.add(MappingChanged, path, os, ns, "canonical field %s is produced differently", name)
 		}
 	}
 }

@@ -117,12 +117,21 @@ func Lookup(fields []*contractv1.Field, name string) *contractv1.Field {
 }
 
 // Keys returns the dotted names of the key fields of c in declaration order:
-// together they identify a record.
+// together they identify a record. Keys inside arrays are invalid (Validate
+// reports them) and are not returned.
 func Keys(c *contractv1.Contract) []string {
-	var keys []string
-	for ref := range Fields(c.GetFields()) {
-		if ref.Field.GetKey() {
-			keys = append(keys, ref.Name)
+	return appendKeys(nil, c.GetFields(), "")
+}
+
+// appendKeys walks without building document paths: the classifier calls
+// Keys on every comparison of wide contracts.
+func appendKeys(keys []string, fields []*contractv1.Field, prefix string) []string {
+	for _, f := range fields {
+		if f.GetKey() {
+			keys = append(keys, joinName(prefix, f.GetName()))
+		}
+		if len(f.GetFields()) > 0 {
+			keys = appendKeys(keys, f.GetFields(), joinName(prefix, f.GetName()))
 		}
 	}
 	return keys

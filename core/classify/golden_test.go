@@ -1,0 +1,101 @@
+package classify_test
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/seamdata/seam/core/classify"
+	"github.com/seamdata/seam/core/contract"
+	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
+	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// render prints a classification as a reviewer reads it.
+func render(res classify.Result) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "breaking: %v\n", res.Breaking)
+	for _, ch := range res.Changes {
+		fmt.Fprintf(&b, "%s %s %s (v%d)\n  old: %q\n  new: %q\n  %s\n",
+			strings.TrimPrefix(ch.GetLevel().String(), "CHANGE_LEVEL_"), ch.GetRule(), ch.GetPath(),
+			ch.GetComparedVersion(), ch.GetOldValue(), ch.GetNewValue(), ch.GetMessage())
+	}
+	return b.String()
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if got == string(want) {
+		return
+	}
+	g, w := strings.Split(got, "\n"), strings.Split(string(want), "\n")
+	for i := 0; i < max(len(g), len(w)); i++ {
+		var gl, wl string
+		if i < len(g) {
+			gl = g[i]
+		}
+		if i < len(w) {
+			wl = w[i]
+		}
+		if gl != wl {
+			t.Errorf("%s line %d: got %q, want %q (run go test -update if the change is intended)", path, i+1, gl, wl)
+			return
+		}
+	}
+}
+
+// TestShopOrdersV2 is the seed incident: customer_id moves from an INT64
+// legacy id to a UUID. Under the subject's BACKWARD mode that must be
+// breaking, naming both the type and the identifier format change.
+func TestShopOrdersV2(t *testing.T) {
+	t.Parallel()
+	v1, err := contract.LoadFile("../contract/testdata/shop_orders_v1.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v2, err := contract.LoadFile("../contract/testdata/shop_orders_v2.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := classify.Classify([]*contractv1.Contract{v1}, v2, v1.GetCompatibility())
+	if !res.Breaking {
+		t.Errorf("Breaking = false, want true")
+	}
+	for _, rule := range []string{classify.FieldTypeChanged, classify.IdentifierFormatChanged} {
+		found := false
+		for _, ch := range res.Changes {
+			if ch.GetRule() == rule {
+				found = true
+				if ch.GetLevel() != registryv1.ChangeLevel_CHANGE_LEVEL_BREAKING {
+					t.Errorf("%s level = %s, want BREAKING", rule, ch.GetLevel())
+				}
+			}
+		}
+		if !found {
+			t.Errorf("no %s change in %v", rule, got(res.Changes))
+		}
+	}
+	var all bytes.Buffer
+	for _, mode := range modes[1:] {
+		fmt.Fprintf(&all, "== %s\n%s\n", strings.TrimPrefix(mode.String(), "COMPATIBILITY_"),
+			render(classify.Classify([]*contractv1.Contract{v1}, v2, mode)))
+	}
+	golden(t, "shop_orders_v1_v2.golden", all.String())
+}
