@@ -120,7 +120,11 @@ func Decode(data []byte, source string, m proto.Message) error {
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
-	if err := dec.Decode(&doc); err != nil {
+	switch err := dec.Decode(&doc); {
+	case errors.Is(err, io.EOF):
+		// Only comments: there is no document at all.
+		return &LoadError{Source: source, Message: "empty document; want a YAML or JSON mapping"}
+	case err != nil:
 		return yamlError(source, err)
 	}
 	var extra yaml.Node
