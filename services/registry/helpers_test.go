@@ -1,0 +1,280 @@
+package registry
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/test/bufconn"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/seamdata/seam/core/contract"
+	"github.com/seamdata/seam/platform/auth"
+	"github.com/seamdata/seam/platform/rpcerr"
+	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
+	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
+)
+
+// start is the fake clock's initial time in every test.
+var start = time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)
+
+// notice is the notice period of the shop.orders test contracts (14d).
+const notice = 14 * 24 * time.Hour
+
+// fakeClock is a clock tests move by hand.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newFakeClock() *fakeClock { return &fakeClock{t: start} }
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) Set(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = t
+}
+
+// testPrincipals are the callers of every test, by token name.
+var testPrincipals = []struct {
+	name     string
+	roles    []auth.Role
+	subjects []string
+}{
+	{"admin", []auth.Role{auth.RoleAdmin}, nil},
+	{"checkout", []auth.Role{auth.RoleOwner}, []string{"shop.*", "commerce.*"}},
+	{"billing", []auth.Role{auth.RoleOwner}, []string{"billing.*"}},
+	{"operator", []auth.Role{auth.RoleOperator}, nil},
+	{"gate", []auth.Role{auth.RolePipeline}, nil},
+	{"viewer", []auth.Role{auth.RoleViewer}, nil},
+}
+
+// env is a registry Server behind a real gRPC server on bufconn, with the
+// runtime's authorizer and error interceptors, and one client per principal.
+type env struct {
+	srv     *Server
+	clock   *fakeClock
+	url     string
+	clients map[string]registryv1.RegistryServiceClient
+}
+
+// newEnv starts a registry on the store at url.
+func newEnv(t testing.TB, url string, clock *fakeClock) *env {
+	t.Helper()
+	srv, err := New(context.Background(), Config{StoreURL: url, Clock: clock.Now, SchedulerInterval: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatalf("New(%s): %v", url, err)
+	}
+	t.Cleanup(func() {
+		if err := srv.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	e := &env{srv: srv, clock: clock, url: url, clients: map[string]registryv1.RegistryServiceClient{}}
+
+	var entries []auth.TokenEntry
+	tokens := map[string]string{}
+	for _, p := range testPrincipals {
+		tok, entry, err := auth.NewToken(p.name, p.roles, p.subjects)
+		if err != nil {
+			t.Fatalf("NewToken: %v", err)
+		}
+		entries = append(entries, entry)
+		tokens[p.name] = tok
+	}
+	set, err := auth.NewTokens(entries)
+	if err != nil {
+		t.Fatalf("NewTokens: %v", err)
+	}
+	authz := auth.NewAuthorizer(set, Access)
+	log := slog.New(slog.DiscardHandler)
+	gs := grpc.NewServer(
+		grpc.ChainUnaryInterceptor(authz.UnaryInterceptor(), rpcerr.UnaryInterceptor(log)),
+		grpc.ChainStreamInterceptor(authz.StreamInterceptor(), rpcerr.StreamInterceptor(log)),
+	)
+	srv.Register(gs)
+	lis := bufconn.Listen(1 << 20)
+	go func() { _ = gs.Serve(lis) }()
+	t.Cleanup(gs.Stop)
+	for name, tok := range tokens {
+		conn, err := grpc.NewClient("passthrough:///registry",
+			grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
+			grpc.WithTransportCredentials(insecure.NewCredentials()),
+			grpc.WithPerRPCCredentials(auth.TokenCredentials{Token: tok}))
+		if err != nil {
+			t.Fatalf("grpc.NewClient: %v", err)
+		}
+		t.Cleanup(func() { _ = conn.Close() })
+		e.clients[name] = registryv1.NewRegistryServiceClient(conn)
+	}
+	return e
+}
+
+func (e *env) as(name string) registryv1.RegistryServiceClient { return e.clients[name] }
+
+// run runs the server's scheduler and follower until the test ends.
+func (e *env) run(t testing.TB) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.srv.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+}
+
+func loadContract(t testing.TB, file string) *contractv1.Contract {
+	t.Helper()
+	c, err := contract.LoadFile("testdata/" + file)
+	if err != nil {
+		t.Fatalf("load %s: %v", file, err)
+	}
+	return c
+}
+
+func loadModel(t testing.TB) *contractv1.CanonicalModel {
+	t.Helper()
+	m, err := contract.LoadCanonicalModelFile("testdata/commerce_order.yaml")
+	if err != nil {
+		t.Fatalf("load commerce_order.yaml: %v", err)
+	}
+	return m
+}
+
+// seed registers the canonical model and shop.orders v1 at the start time.
+func (e *env) seed(t testing.TB) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := e.as("admin").RegisterCanonicalModel(ctx, &registryv1.RegisterCanonicalModelRequest{Model: loadModel(t)}); err != nil {
+		t.Fatalf("RegisterCanonicalModel: %v", err)
+	}
+	resp, err := e.as("checkout").RegisterContract(ctx, &registryv1.RegisterContractRequest{Contract: loadContract(t, "shop_orders_v1.yaml")})
+	if err != nil {
+		t.Fatalf("register shop.orders v1: %v", err)
+	}
+	if got := resp.GetVersion().GetStatus(); got != registryv1.VersionStatus_VERSION_STATUS_ACTIVE {
+		t.Fatalf("shop.orders v1 status = %s, want ACTIVE", got)
+	}
+}
+
+// lineage declares a three-level lineage below shop.orders.customer_id and
+// one consumer that does not read it.
+func (e *env) lineage(t testing.TB) {
+	t.Helper()
+	consumers := []*registryv1.Consumer{
+		{Name: "features.customer_ltv", Owner: "team-ml", Produces: []string{"ltv_daily"}, Inputs: []*registryv1.Input{
+			{Source: &registryv1.Input_Subject{Subject: "shop.orders"}, Fields: []string{"customer_id", "amount"}, Usage: registryv1.UsageKind_USAGE_KIND_JOIN_KEY},
+		}},
+		{Name: "reports.weekly", Owner: "team-bi", Produces: []string{"weekly_report"}, Inputs: []*registryv1.Input{
+			{Source: &registryv1.Input_Dataset{Dataset: "ltv_daily"}, Usage: registryv1.UsageKind_USAGE_KIND_FEATURE},
+		}},
+		{Name: "marketing.segments", Owner: "team-growth", Inputs: []*registryv1.Input{
+			{Source: &registryv1.Input_Dataset{Dataset: "weekly_report"}, Usage: registryv1.UsageKind_USAGE_KIND_FILTER},
+		}},
+		{Name: "finance.revenue", Owner: "team-finance", Inputs: []*registryv1.Input{
+			{Source: &registryv1.Input_Subject{Subject: "shop.orders"}, Fields: []string{"amount", "currency"}, Usage: registryv1.UsageKind_USAGE_KIND_FEATURE},
+		}},
+	}
+	for _, c := range consumers {
+		if _, err := e.as("operator").RegisterConsumer(context.Background(), &registryv1.RegisterConsumerRequest{Consumer: c}); err != nil {
+			t.Fatalf("RegisterConsumer(%s): %v", c.GetName(), err)
+		}
+	}
+}
+
+func ts(t time.Time) *timestamppb.Timestamp { return timestamppb.New(t) }
+
+// errorReason returns the ErrorInfo reason of a status error.
+func errorReason(err error) string { return rpcerr.Reason(err) }
+
+// preconditionTypes returns the types of a status error's precondition
+// violations.
+func preconditionTypes(err error) []string {
+	var out []string
+	for _, d := range status.Convert(err).Details() {
+		if pf, ok := d.(*errdetails.PreconditionFailure); ok {
+			for _, v := range pf.GetViolations() {
+				out = append(out, v.GetType())
+			}
+		}
+	}
+	return out
+}
+
+// fieldViolations returns the fields of a status error's BadRequest.
+func fieldViolations(err error) []string {
+	var out []string
+	for _, d := range status.Convert(err).Details() {
+		if br, ok := d.(*errdetails.BadRequest); ok {
+			for _, v := range br.GetFieldViolations() {
+				out = append(out, v.GetField())
+			}
+		}
+	}
+	return out
+}
+
+func wantCode(t testing.TB, err error, want codes.Code) {
+	t.Helper()
+	if got := status.Code(err); got != want {
+		t.Fatalf("code = %s (%v), want %s", got, err, want)
+	}
+}
+
+// eventsOf lists every event of the given types.
+func eventsOf(t testing.TB, c registryv1.RegistryServiceClient, types ...registryv1.EventType) []*registryv1.Event {
+	t.Helper()
+	resp, err := c.ListEvents(context.Background(), &registryv1.ListEventsRequest{Types: types})
+	if err != nil {
+		t.Fatalf("ListEvents: %v", err)
+	}
+	return resp.GetEvents()
+}
+
+func consumerNames(as []*registryv1.AffectedConsumer) []string {
+	out := make([]string, len(as))
+	for i, a := range as {
+		out[i] = a.GetConsumer()
+	}
+	return out
+}
+
+func sameStrings(a, b []string) bool { return slices.Equal(a, b) }
+
+func protoEqualList[M proto.Message](a, b []M) bool {
+	return slices.EqualFunc(a, b, func(x, y M) bool { return proto.Equal(x, y) })
+}
+
+var errTimeout = errors.New("condition not met before the deadline")
+
+// eventually polls cond until it holds or 10 s pass; it waits for other
+// goroutines (a replica's follower), not for time to elapse.
+func eventually(cond func() bool) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if cond() {
+			return nil
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return errTimeout
+}

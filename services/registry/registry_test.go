@@ -1,0 +1,373 @@
+package registry
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+
+	"github.com/seamdata/seam/platform/storage/storagetest"
+	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
+)
+
+// TestNoticeEnforcement registers the seed's breaking change (customer_id
+// from INT64 to a UUID) with every kind of notice, on both stores.
+func TestNoticeEnforcement(t *testing.T) {
+	t.Parallel()
+	override := &registryv1.NoticeOverride{Reason: "INC-4711: source already sends UUIDs"}
+	tests := []struct {
+		name       string
+		caller     string
+		effective  time.Duration // from now
+		override   *registryv1.NoticeOverride
+		noMapping  bool
+		wantCode   codes.Code
+		wantReason string
+		wantStatus registryv1.VersionStatus
+	}{
+		{name: "too early", caller: "checkout", effective: notice - time.Second,
+			wantCode: codes.FailedPrecondition, wantReason: ReasonNeedsNotice},
+		{name: "no effective time", caller: "checkout", effective: -1,
+			wantCode: codes.FailedPrecondition, wantReason: ReasonNeedsNotice},
+		{name: "exactly on time", caller: "checkout", effective: notice,
+			wantCode: codes.OK, wantStatus: registryv1.VersionStatus_VERSION_STATUS_SCHEDULED},
+		{name: "on time without migration", caller: "checkout", effective: notice, noMapping: true,
+			wantCode: codes.FailedPrecondition, wantReason: ReasonNeedsMigration},
+		{name: "admin override", caller: "admin", effective: -1, override: override,
+			wantCode: codes.OK, wantStatus: registryv1.VersionStatus_VERSION_STATUS_ACTIVE},
+		{name: "override by owner refused", caller: "checkout", effective: -1, override: override,
+			wantCode: codes.PermissionDenied, wantReason: ReasonOverrideNeedsAdmin},
+		{name: "override without reason", caller: "admin", effective: -1, override: &registryv1.NoticeOverride{},
+			wantCode: codes.InvalidArgument},
+	}
+	storagetest.Each(t, func(t *testing.T, kind string) {
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				t.Parallel()
+				url := freshURL(t, kind)
+				e := newEnv(t, url, newFakeClock())
+				e.seed(t)
+				e.lineage(t)
+				v2 := loadContract(t, "shop_orders_v2.yaml")
+				if tt.noMapping {
+					v2.Mapping = nil
+				}
+				req := &registryv1.RegisterContractRequest{Contract: v2, Override: tt.override}
+				if tt.effective >= 0 {
+					req.EffectiveTime = ts(start.Add(tt.effective))
+				}
+				resp, err := e.as(tt.caller).RegisterContract(context.Background(), req)
+				wantCode(t, err, tt.wantCode)
+				if got := errorReason(err); got != tt.wantReason {
+					t.Errorf("reason = %q, want %q", got, tt.wantReason)
+				}
+				if tt.wantCode == codes.FailedPrecondition {
+					// The details name each breaking change, so the source
+					// team sees what it changed, not only what it owes.
+					got := preconditionTypes(err)
+					for _, rule := range []string{"FIELD_TYPE_CHANGED", "IDENTIFIER_FORMAT_CHANGED", tt.wantReason} {
+						if !slices.Contains(got, rule) {
+							t.Errorf("precondition violations = %v, want them to include %s", got, rule)
+						}
+					}
+					list, lerr := e.as("viewer").ListContracts(context.Background(), &registryv1.ListContractsRequest{Subject: "shop.orders"})
+					if lerr != nil || len(list.GetVersions()) != 1 {
+						t.Errorf("after a refusal: %d versions (%v), want 1", len(list.GetVersions()), lerr)
+					}
+				}
+				if err != nil {
+					return
+				}
+				v := resp.GetVersion()
+				if v.GetVersion() != 2 || v.GetStatus() != tt.wantStatus || !v.GetBreaking() {
+					t.Errorf("registered v%d %s breaking=%v, want v2 %s breaking=true", v.GetVersion(), v.GetStatus(), v.GetBreaking(), tt.wantStatus)
+				}
+				// The consumers joining on customer_id are told at once,
+				// and the one reading only amount and currency is not.
+				if got, want := consumerNames(resp.GetAffectedConsumers()), []string{"features.customer_ltv", "reports.weekly", "marketing.segments"}; !sameStrings(got, want) {
+					t.Errorf("affected consumers = %v, want %v", got, want)
+				}
+				ann := eventsOf(t, e.as("viewer"), registryv1.EventType_EVENT_TYPE_CHANGE_ANNOUNCED)
+				if len(ann) != 1 || !slices.Contains(ann[0].GetConsumers(), "features.customer_ltv") {
+					t.Errorf("CHANGE_ANNOUNCED events = %v, want one naming features.customer_ltv", ann)
+				}
+				hist, err := e.as("viewer").GetHistory(context.Background(), &registryv1.GetHistoryRequest{Subject: "shop.orders"})
+				if err != nil {
+					t.Fatalf("GetHistory: %v", err)
+				}
+				overridden := slices.ContainsFunc(hist.GetEntries(), func(a *registryv1.AuditEntry) bool {
+					return a.GetAction() == auditOverride && a.GetPrincipal() == "admin" && a.GetVersion() == 2
+				})
+				if overridden != (tt.override != nil) {
+					t.Errorf("history has override entry = %v, want %v; history: %v", overridden, tt.override != nil, hist.GetEntries())
+				}
+			})
+		}
+	})
+}
+
+// freshURL returns a new, empty store of the same kind as like, for table
+// cases that each need their own store inside storagetest.Each.
+func freshURL(t *testing.T, like string) string {
+	t.Helper()
+	if strings.HasPrefix(like, "postgres") {
+		return storagetest.PostgresURL(t)
+	}
+	return storagetest.SQLiteURL(t)
+}
+
+// TestScheduledVersionActivatesAtEffectiveTime moves the injected clock past
+// a scheduled version's effective time and checks that it takes over then,
+// and not a second earlier.
+func TestScheduledVersionActivatesAtEffectiveTime(t *testing.T) {
+	t.Parallel()
+	storagetest.Each(t, func(t *testing.T, url string) {
+		t.Parallel()
+		ctx := context.Background()
+		e := newEnv(t, url, newFakeClock())
+		e.seed(t)
+		effective := start.Add(notice)
+		if _, err := e.as("checkout").RegisterContract(ctx, &registryv1.RegisterContractRequest{
+			Contract: loadContract(t, "shop_orders_v2.yaml"), EffectiveTime: ts(effective)}); err != nil {
+			t.Fatalf("register v2: %v", err)
+		}
+		active := func() int32 {
+			t.Helper()
+			resp, err := e.as("gate").GetContract(ctx, &registryv1.GetContractRequest{Subject: "shop.orders"})
+			if err != nil {
+				t.Fatalf("GetContract: %v", err)
+			}
+			return resp.GetVersion().GetVersion()
+		}
+
+		e.clock.Set(effective.Add(-time.Second))
+		if n, err := e.srv.activateDue(ctx); err != nil || n != 0 {
+			t.Fatalf("activateDue a second early = %d, %v; want 0, nil", n, err)
+		}
+		if got := active(); got != 1 {
+			t.Fatalf("active version a second early = v%d, want v1", got)
+		}
+
+		e.clock.Set(effective)
+		if n, err := e.srv.activateDue(ctx); err != nil || n != 1 {
+			t.Fatalf("activateDue at the effective time = %d, %v; want 1, nil", n, err)
+		}
+		if got := active(); got != 2 {
+			t.Fatalf("active version at the effective time = v%d, want v2", got)
+		}
+		v1, err := e.as("viewer").GetContract(ctx, &registryv1.GetContractRequest{Subject: "shop.orders", Version: 1})
+		if err != nil || v1.GetVersion().GetStatus() != registryv1.VersionStatus_VERSION_STATUS_SUPERSEDED {
+			t.Errorf("v1 after activation: %s (%v), want SUPERSEDED", v1.GetVersion().GetStatus(), err)
+		}
+		// A second pass finds nothing to do: activation happens once.
+		if n, err := e.srv.activateDue(ctx); err != nil || n != 0 {
+			t.Errorf("second activateDue = %d, %v; want 0, nil", n, err)
+		}
+		if got := len(eventsOf(t, e.as("viewer"), registryv1.EventType_EVENT_TYPE_VERSION_ACTIVATED)); got != 2 {
+			t.Errorf("VERSION_ACTIVATED events = %d, want 2 (v1 at once, v2 when due)", got)
+		}
+		// "The version active at time T" answers by effective time.
+		for _, tc := range []struct {
+			at   time.Time
+			want int32
+		}{{start, 1}, {effective.Add(-time.Nanosecond), 1}, {effective, 2}, {effective.Add(time.Hour), 2}} {
+			resp, err := e.as("viewer").GetContract(ctx, &registryv1.GetContractRequest{Subject: "shop.orders", AtTime: ts(tc.at)})
+			if err != nil || resp.GetVersion().GetVersion() != tc.want {
+				t.Errorf("version active at %s = v%d (%v), want v%d", tc.at, resp.GetVersion().GetVersion(), err, tc.want)
+			}
+		}
+		if _, err := e.as("viewer").GetContract(ctx, &registryv1.GetContractRequest{Subject: "shop.orders", AtTime: ts(start.Add(-time.Hour))}); err == nil {
+			t.Errorf("version active before v1 existed: got one, want NotFound")
+		}
+	})
+}
+
+// TestRunActivatesOnItsOwn checks that the Run loop, not the test, activates
+// a due version.
+func TestRunActivatesOnItsOwn(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newEnv(t, storagetest.SQLiteURL(t), newFakeClock())
+	e.seed(t)
+	effective := start.Add(notice)
+	if _, err := e.as("checkout").RegisterContract(ctx, &registryv1.RegisterContractRequest{
+		Contract: loadContract(t, "shop_orders_v2.yaml"), EffectiveTime: ts(effective)}); err != nil {
+		t.Fatalf("register v2: %v", err)
+	}
+	e.run(t)
+	e.clock.Set(effective)
+	var got int32
+	err := eventually(func() bool {
+		resp, err := e.as("gate").GetContract(ctx, &registryv1.GetContractRequest{Subject: "shop.orders"})
+		got = resp.GetVersion().GetVersion()
+		return err == nil && got == 2
+	})
+	if err != nil {
+		t.Fatalf("active version = v%d after the effective time with Run going, want v2: %v", got, err)
+	}
+}
+
+// TestBlastRadius computes the radius of a change to customer_id through
+// two levels of dataset lineage, by fields and by proposed contract.
+func TestBlastRadius(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newEnv(t, storagetest.SQLiteURL(t), newFakeClock())
+	e.seed(t)
+	e.lineage(t)
+
+	want := []*registryv1.AffectedConsumer{
+		{Consumer: "features.customer_ltv", Depth: 1, Path: []string{"shop.orders.customer_id", "features.customer_ltv"},
+			Fields: []string{"customer_id"}, Usages: []registryv1.UsageKind{registryv1.UsageKind_USAGE_KIND_JOIN_KEY}, Owner: "team-ml"},
+		{Consumer: "reports.weekly", Depth: 2, Path: []string{"shop.orders.customer_id", "features.customer_ltv", "ltv_daily", "reports.weekly"},
+			Fields: []string{"ltv_daily"}, Usages: []registryv1.UsageKind{registryv1.UsageKind_USAGE_KIND_FEATURE}, Owner: "team-bi"},
+		{Consumer: "marketing.segments", Depth: 3,
+			Path:   []string{"shop.orders.customer_id", "features.customer_ltv", "ltv_daily", "reports.weekly", "weekly_report", "marketing.segments"},
+			Fields: []string{"weekly_report"}, Usages: []registryv1.UsageKind{registryv1.UsageKind_USAGE_KIND_FILTER}, Owner: "team-growth"},
+	}
+	tests := []struct {
+		name        string
+		req         *registryv1.GetBlastRadiusRequest
+		want        []*registryv1.AffectedConsumer
+		wantChanged []string
+	}{
+		{name: "fields", req: &registryv1.GetBlastRadiusRequest{Subject: "shop.orders", Fields: []string{"customer_id"}},
+			want: want, wantChanged: []string{"customer_id"}},
+		{name: "proposed contract", req: &registryv1.GetBlastRadiusRequest{Proposed: loadContract(t, "shop_orders_v2.yaml")},
+			want: want, wantChanged: []string{"customer_id"}},
+		{name: "field nobody reads", req: &registryv1.GetBlastRadiusRequest{Subject: "shop.orders", Fields: []string{"coupon"}},
+			wantChanged: []string{"coupon"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			resp, err := e.as("viewer").GetBlastRadius(ctx, tt.req)
+			if err != nil {
+				t.Fatalf("GetBlastRadius: %v", err)
+			}
+			if !protoEqualList(resp.GetConsumers(), tt.want) {
+				t.Errorf("consumers:\n got %v\nwant %v", resp.GetConsumers(), tt.want)
+			}
+			if !sameStrings(resp.GetChangedFields(), tt.wantChanged) {
+				t.Errorf("changed fields = %v, want %v", resp.GetChangedFields(), tt.wantChanged)
+			}
+		})
+	}
+
+	t.Run("whole subject", func(t *testing.T) {
+		t.Parallel()
+		resp, err := e.as("viewer").GetBlastRadius(ctx, &registryv1.GetBlastRadiusRequest{Subject: "shop.orders"})
+		if err != nil {
+			t.Fatalf("GetBlastRadius: %v", err)
+		}
+		if got, want := consumerNames(resp.GetConsumers()), []string{"features.customer_ltv", "finance.revenue", "reports.weekly", "marketing.segments"}; !sameStrings(got, want) {
+			t.Errorf("consumers = %v, want %v", got, want)
+		}
+	})
+	t.Run("rerun order", func(t *testing.T) {
+		t.Parallel()
+		resp, err := e.as("viewer").GetRerunOrder(ctx, &registryv1.GetRerunOrderRequest{Root: &registryv1.GetRerunOrderRequest_Subject{Subject: "shop.orders"}})
+		if err != nil {
+			t.Fatalf("GetRerunOrder: %v", err)
+		}
+		if got, want := resp.GetConsumers(), []string{"features.customer_ltv", "finance.revenue", "reports.weekly", "marketing.segments"}; !sameStrings(got, want) {
+			t.Errorf("rerun order = %v, want %v", got, want)
+		}
+	})
+}
+
+// TestConsumerCycleRefused keeps the lineage a DAG so a rerun order exists.
+func TestConsumerCycleRefused(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newEnv(t, storagetest.SQLiteURL(t), newFakeClock())
+	e.lineage(t)
+	_, err := e.as("operator").RegisterConsumer(ctx, &registryv1.RegisterConsumerRequest{Consumer: &registryv1.Consumer{
+		Name: "features.customer_ltv", Produces: []string{"ltv_daily"},
+		Inputs: []*registryv1.Input{{Source: &registryv1.Input_Dataset{Dataset: "weekly_report"}}},
+	}})
+	wantCode(t, err, codes.FailedPrecondition)
+	if got := errorReason(err); got != ReasonLineageCycle {
+		t.Errorf("reason = %q, want %q", got, ReasonLineageCycle)
+	}
+}
+
+// TestAuthorizationPerSubject checks that owners register only their own
+// subjects, that roles are enforced per method, and that admins may do all.
+func TestAuthorizationPerSubject(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newEnv(t, storagetest.SQLiteURL(t), newFakeClock())
+	e.seed(t)
+	contractFor := func(subject string) *registryv1.RegisterContractRequest {
+		c := loadContract(t, "shop_orders_v1.yaml")
+		c.Subject = subject
+		return &registryv1.RegisterContractRequest{Contract: c}
+	}
+	tests := []struct {
+		name       string
+		call       func() error
+		wantCode   codes.Code
+		wantReason string
+	}{
+		{"owner registers own subject", func() error {
+			_, err := e.as("checkout").RegisterContract(ctx, contractFor("shop.returns"))
+			return err
+		}, codes.OK, ""},
+		{"owner registers another team's subject", func() error {
+			_, err := e.as("billing").RegisterContract(ctx, contractFor("shop.refunds"))
+			return err
+		}, codes.PermissionDenied, ReasonNotOwner},
+		{"other owner registers its own subject", func() error {
+			_, err := e.as("billing").RegisterContract(ctx, contractFor("billing.invoices"))
+			return err
+		}, codes.OK, ""},
+		{"admin registers any subject", func() error {
+			_, err := e.as("admin").RegisterContract(ctx, contractFor("partner.feed"))
+			return err
+		}, codes.OK, ""},
+		{"viewer cannot register", func() error {
+			_, err := e.as("viewer").RegisterContract(ctx, contractFor("shop.viewed"))
+			return err
+		}, codes.PermissionDenied, ""},
+		{"viewer reads", func() error {
+			_, err := e.as("viewer").GetContract(ctx, &registryv1.GetContractRequest{Subject: "shop.orders"})
+			return err
+		}, codes.OK, ""},
+		{"owner cannot deprecate another team's version", func() error {
+			_, err := e.as("billing").SetVersionStatus(ctx, &registryv1.SetVersionStatusRequest{
+				Subject: "shop.orders", Version: 1, Status: registryv1.VersionStatus_VERSION_STATUS_DEPRECATED})
+			return err
+		}, codes.PermissionDenied, ReasonNotOwner},
+		{"pipeline publishes an event", func() error {
+			_, err := e.as("gate").PublishEvent(ctx, &registryv1.PublishEventRequest{Event: &registryv1.Event{
+				Type: registryv1.EventType_EVENT_TYPE_SOURCE_CONTAINED, Subject: "shop.orders"}})
+			return err
+		}, codes.OK, ""},
+		{"viewer cannot publish", func() error {
+			_, err := e.as("viewer").PublishEvent(ctx, &registryv1.PublishEventRequest{Event: &registryv1.Event{
+				Type: registryv1.EventType_EVENT_TYPE_SOURCE_CONTAINED, Subject: "shop.orders"}})
+			return err
+		}, codes.PermissionDenied, ""},
+		{"registry events cannot be forged", func() error {
+			_, err := e.as("gate").PublishEvent(ctx, &registryv1.PublishEventRequest{Event: &registryv1.Event{
+				Type: registryv1.EventType_EVENT_TYPE_VERSION_ACTIVATED, Subject: "shop.orders"}})
+			return err
+		}, codes.InvalidArgument, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			err := tt.call()
+			wantCode(t, err, tt.wantCode)
+			if tt.wantReason != "" {
+				if got := errorReason(err); got != tt.wantReason {
+					t.Errorf("reason = %q, want %q", got, tt.wantReason)
+				}
+			}
+		})
+	}
+}
