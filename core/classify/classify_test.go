@@ -638,3 +638,18 @@ func TestUnknownRuleIsBreaking(t *testing.T) {
 		t.Errorf("Level(FIELD_REMOVED, unknown mode) = %s, want BREAKING (strictest mode)", g)
 	}
 }
+
+func TestCompareNilContracts(t *testing.T) {
+	t.Parallel()
+	base := loadBase(t)
+	if g := classify.Compare(nil, nil); len(g) != 0 {
+		t.Errorf("Compare(nil, nil) = %v, want no changes", got(g))
+	}
+	res := classify.Classify([]*contractv1.Contract{nil}, base, contractv1.Compatibility_COMPATIBILITY_FULL)
+	if len(res.Changes) != 0 || res.Breaking {
+		t.Errorf("Classify(history of nil) = %v, want nothing (nil versions are skipped)", got(res.Changes))
+	}
+	if g := classify.Compare(nil, base); len(g) == 0 {
+		t.Errorf("Compare(nil, base) found no changes, want every field added")
+	}
+}
