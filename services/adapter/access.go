@@ -1,0 +1,13 @@
+package adapter
+
+import "github.com/seamdata/seam/platform/auth"
+
+const svc = "/seam.adapter.v1.AdapterService/"
+
+// Access says which roles may call each adapter method. Adapting changes
+// nothing, so every authenticated role may call it.
+var Access = auth.Access{
+	svc + "Adapt":       auth.AllRoles,
+	svc + "AdaptStream": auth.AllRoles,
+	svc + "Preview":     auth.AllRoles,
+}

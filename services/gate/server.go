@@ -1,0 +1,218 @@
+package gate
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/seamdata/seam/platform/auth"
+	"github.com/seamdata/seam/platform/rpcerr"
+	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
+	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
+)
+
+// Server implements gatev1.GateServiceServer.
+type Server struct {
+	gatev1.UnimplementedGateServiceServer
+
+	cfg      Config
+	store    *store
+	registry registryv1.RegistryServiceClient
+}
+
+// New opens the gate's store and returns a server.
+func New(ctx context.Context, cfg Config) (*Server, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	st, err := openStore(ctx, cfg.StoreURL)
+	if err != nil {
+		return nil, err
+	}
+	return &Server{cfg: cfg, store: st, registry: registryv1.NewRegistryServiceClient(cfg.Registry)}, nil
+}
+
+// Register registers the gate on a gRPC server.
+func (s *Server) Register(r grpc.ServiceRegistrar) { gatev1.RegisterGateServiceServer(r, s) }
+
+// Run delivers queued registry events until ctx ends.
+func (s *Server) Run(ctx context.Context) error { return s.relay(ctx) }
+
+// Close closes the store.
+func (s *Server) Close() error { return s.store.Close() }
+
+// Contain sends everything the subject sends to quarantine until released.
+func (s *Server) Contain(ctx context.Context, req *gatev1.ContainRequest) (*gatev1.ContainResponse, error) {
+	c, err := s.setContainment(ctx, req.GetSubject(), req.GetReason(), true)
+	if err != nil {
+		return nil, err
+	}
+	return &gatev1.ContainResponse{Containment: c}, nil
+}
+
+// Release ends a containment.
+func (s *Server) Release(ctx context.Context, req *gatev1.ReleaseRequest) (*gatev1.ReleaseResponse, error) {
+	c, err := s.setContainment(ctx, req.GetSubject(), req.GetReason(), false)
+	if err != nil {
+		return nil, err
+	}
+	return &gatev1.ReleaseResponse{Containment: c}, nil
+}
+
+// ListContainments lists every source that was ever contained, with its
+// current state.
+func (s *Server) ListContainments(ctx context.Context, _ *gatev1.ListContainmentsRequest) (*gatev1.ListContainmentsResponse, error) {
+	rows, err := s.store.listContainments(ctx)
+	if err != nil {
+		return nil, err
+	}
+	resp := &gatev1.ListContainmentsResponse{}
+	for _, c := range rows {
+		resp.Containments = append(resp.Containments, containmentProto(c))
+	}
+	return resp, nil
+}
+
+func (s *Server) setContainment(ctx context.Context, subject, reason string, contain bool) (*gatev1.Containment, error) {
+	subject = strings.TrimSpace(subject)
+	reason = strings.TrimSpace(reason)
+	var bad []rpcerr.FieldViolation
+	if subject == "" {
+		bad = append(bad, rpcerr.FieldViolation{Field: "subject", Description: "name the source subject, for example shop.orders"})
+	}
+	if reason == "" {
+		bad = append(bad, rpcerr.FieldViolation{Field: "reason", Description: "say why: it is kept in the audit trail and sent to the registry's event stream"})
+	}
+	if len(bad) > 0 {
+		return nil, rpcerr.InvalidArgument("containment needs a subject and a reason", bad...)
+	}
+	if err := s.checkSubject(ctx, subject); err != nil {
+		return nil, err
+	}
+	action, typ := "RELEASE", registryv1.EventType_EVENT_TYPE_SOURCE_RELEASED
+	if contain {
+		action, typ = "CONTAIN", registryv1.EventType_EVENT_TYPE_SOURCE_CONTAINED
+	}
+	if !contain {
+		cur, ok, err := s.store.getContainment(ctx, subject)
+		if err != nil {
+			return nil, err
+		}
+		if !ok || !cur.Contained {
+			return nil, rpcerr.FailedPrecondition("SOURCE_NOT_CONTAINED", fmt.Sprintf("%s is not contained; nothing to release", subject), map[string]string{"subject": subject})
+		}
+	}
+	principal := auth.NameFromContext(ctx)
+	now := s.cfg.Clock()
+	c := containment{Subject: subject, Contained: contain, Reason: reason, Principal: principal, Changed: now}
+	ev, err := newEvent(&registryv1.Event{
+		Type:      typ,
+		Time:      timestamppb.New(now),
+		Subject:   subject,
+		Principal: principal,
+		Message:   fmt.Sprintf("%s %s: %s", strings.ToLower(action), subject, reason),
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := s.store.setContainment(ctx, c, action, ev); err != nil {
+		return nil, err
+	}
+	s.cfg.Logger.InfoContext(ctx, "containment changed", "subject", subject, "contained", contain, "by", principal, "reason", reason)
+	return containmentProto(c), nil
+}
+
+// checkSubject refuses subjects the registry does not know. When the
+// registry cannot be reached the containment still goes ahead: containing
+// a source is the safe action in an incident, and the event is delivered
+// once the registry is back.
+func (s *Server) checkSubject(ctx context.Context, subject string) error {
+	_, err := s.registry.ListContracts(ctx, &registryv1.ListContractsRequest{Subject: subject})
+	switch status.Code(err) {
+	case codes.OK:
+		return nil
+	case codes.NotFound:
+		return rpcerr.NotFound("subject", subject, "register its contract first (seam contract register)")
+	default:
+		s.cfg.Logger.WarnContext(ctx, "registry unreachable; containing without checking the subject", "subject", subject, "error", err)
+		return nil
+	}
+}
+
+func containmentProto(c containment) *gatev1.Containment {
+	return &gatev1.Containment{
+		Subject: c.Subject, Contained: c.Contained, Reason: c.Reason, Principal: c.Principal,
+		Time: timestamppb.New(c.Changed), Automatic: c.Automatic,
+	}
+}
+
+// eventIDAttribute carries the gate's id of an event, so a registry
+// consumer can tell a redelivered event from a new one.
+const eventIDAttribute = "gate_event_id"
+
+func newEvent(e *registryv1.Event) (outboxEvent, error) {
+	id := "gate-" + uuid.NewString()
+	if e.Attributes == nil {
+		e.Attributes = map[string]string{}
+	}
+	e.Attributes[eventIDAttribute] = id
+	payload, err := proto.Marshal(e)
+	if err != nil {
+		return outboxEvent{}, fmt.Errorf("encode registry event: %w", err)
+	}
+	return outboxEvent{EventID: id, Payload: payload}, nil
+}
+
+// relay delivers outbox events to the registry in order, waking on each
+// commit that queues one and retrying on a timer while the registry is
+// unreachable. Delivery is at least once; the event id attribute lets
+// readers drop a repeat.
+func (s *Server) relay(ctx context.Context) error {
+	wake, err := s.store.db.Listen(ctx, outboxChannel)
+	if err != nil {
+		return fmt.Errorf("gate outbox relay: %w", err)
+	}
+	tick := time.NewTicker(s.cfg.RelayInterval)
+	defer tick.Stop()
+	for {
+		if err := s.deliverPending(ctx); err != nil && ctx.Err() == nil {
+			s.cfg.Logger.WarnContext(ctx, "registry event delivery failed; will retry", "error", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-wake:
+		case <-tick.C:
+		}
+	}
+}
+
+func (s *Server) deliverPending(ctx context.Context) error {
+	for {
+		events, err := s.store.pendingEvents(ctx, 100)
+		if err != nil || len(events) == 0 {
+			return err
+		}
+		for _, e := range events {
+			ev := &registryv1.Event{}
+			if err := proto.Unmarshal(e.Payload, ev); err != nil {
+				return fmt.Errorf("decode outbox event %s: %w", e.EventID, err)
+			}
+			if _, err := s.registry.PublishEvent(ctx, &registryv1.PublishEventRequest{Event: ev}); err != nil {
+				return fmt.Errorf("publish %s: %w", e.EventID, err)
+			}
+			if err := s.store.markDelivered(ctx, e.Seq, s.cfg.Clock()); err != nil {
+				return err
+			}
+		}
+	}
+}
