@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"unicode/utf8"
 
 	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
 	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
@@ -28,6 +29,11 @@ func (d *Decoder) decodeCSV(b *Batch, data []byte, first int64) error {
 	}
 	if err != nil {
 		return &BatchError{Msg: fmt.Sprintf("read CSV header: %v", err)}
+	}
+	for i, h := range header {
+		if !utf8.ValidString(h) {
+			return &BatchError{Msg: fmt.Sprintf("CSV header: column %d is not UTF-8; send UTF-8 text", i+1)}
+		}
 	}
 	cols := make([]int, len(header)) // slot per column, -1 for unknown
 	names := make([][]byte, len(header))
@@ -73,6 +79,9 @@ func (d *Decoder) decodeCSV(b *Batch, data []byte, first int64) error {
 			switch {
 			case len(raw) > d.opts.MaxRecordBytes:
 				r.Err = tooLarge(where{"line", int64(line)}, len(raw), d.opts.MaxRecordBytes)
+			case !utf8.Valid(raw):
+				r.Err = &recordv1.RecordError{Code: recordv1.ErrorCode_ERROR_CODE_MALFORMED,
+					Message: fmt.Sprintf("line %d: invalid UTF-8; send UTF-8 text", line)}
 			case len(fields) != len(header):
 				r.Err = &recordv1.RecordError{Code: recordv1.ErrorCode_ERROR_CODE_MALFORMED,
 					Message: fmt.Sprintf("line %d: %d columns, but the header has %d; every row needs one cell per header column", line, len(fields), len(header))}

@@ -380,7 +380,9 @@ func (d *Decoder) decodeArray(b *Batch, data []byte, first int64) error {
 		if err != nil {
 			r.Values, r.Unknown = nil, nil
 			end := -1
-			if c := data[start]; c == '{' || c == '[' {
+			if start >= len(data) {
+				// Nothing follows: the array is unterminated.
+			} else if c := data[start]; c == '{' || c == '[' {
 				end = resync(data, start)
 			} else if s.pos = start; s.skipValid() {
 				end = s.pos // a scalar where an object belongs

@@ -1,0 +1,317 @@
+package check
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"slices"
+	"strings"
+
+	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
+	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
+)
+
+// ruleKinds maps rule names to kinds, with the named arguments each accepts.
+var ruleKinds = map[string]struct {
+	kind  Kind
+	named []string
+}{
+	"required":   {KindRequired, nil},
+	"not_null":   {KindNotNull, nil},
+	"pattern":    {KindPattern, nil},
+	"range":      {KindRange, []string{"min", "max"}},
+	"unique":     {KindUnique, nil},
+	"cel":        {KindCEL, nil},
+	"row_count":  {KindRowCount, []string{"min", "max", "max_relative_change", "baseline"}},
+	"null_rate":  {KindNullRate, []string{"max", "max_relative_change", "baseline"}},
+	"mean_drift": {KindMeanDrift, []string{"max_relative_change", "baseline"}},
+	"match_rate": {KindMatchRate, []string{"min", "max_relative_change", "baseline"}},
+}
+
+func ruleNames() string {
+	var names []string
+	for n := range ruleKinds {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return strings.Join(names, ", ")
+}
+
+// declaredChecks compiles the contract's checks. A declared check that
+// restates an implied one (required(f) of a required field, unique of the
+// key fields, pattern(f) or range(f) without their own arguments) replaces
+// it, so its name, policy and threshold decide instead of the defaults.
+func (c *compiler) declaredChecks() {
+	names := map[string]int{}
+	for i, decl := range c.c.GetChecks() {
+		where := fmt.Sprintf("checks[%d]", i)
+		if decl.GetName() == "" {
+			c.errorf(where+".name", "empty; every check needs a name")
+		} else if j, dup := names[decl.GetName()]; dup {
+			c.errorf(where+".name", "%q is also the name of checks[%d]; names must be unique", decl.GetName(), j)
+		}
+		names[decl.GetName()] = i
+		call, err := parseRule(decl.GetRule())
+		if err != nil {
+			c.errorf(where+".rule", "%v", err)
+			continue
+		}
+		rk, ok := ruleKinds[call.name]
+		if !ok {
+			c.errorf(where+".rule", "column 1: unknown rule %q; use one of %s", call.name, ruleNames())
+			continue
+		}
+		for key, a := range call.named {
+			if !slices.Contains(rk.named, key) {
+				c.errorf(where+".rule", "column %d: %s does not take %q; it takes %s", a.col, call.name, key, orNone(rk.named))
+			} else if !a.isNum {
+				c.errorf(where+".rule", "column %d: %s must be a number, not %s", a.col, key, a)
+			}
+		}
+		ch := Check{Name: decl.GetName(), Rule: decl.GetRule(), Kind: rk.kind, Policy: decl.GetPolicy(),
+			Min: math.NaN(), Max: math.NaN(), MaxRelativeChange: math.NaN()}
+		if t := decl.GetThreshold(); t != nil {
+			switch l := t.GetLimit().(type) {
+			case *contractv1.Threshold_Count:
+				if l.Count < 0 {
+					c.errorf(where+".threshold.count", "%d is negative; use 0 to block on any failure", l.Count)
+				}
+				ch.Threshold = Threshold{Count: l.Count}
+			case *contractv1.Threshold_Fraction:
+				if l.Fraction < 0 || l.Fraction > 1 || math.IsNaN(l.Fraction) {
+					c.errorf(where+".threshold.fraction", "%g is outside [0, 1]", l.Fraction)
+				}
+				ch.Threshold = Threshold{Fraction: l.Fraction, IsFraction: true}
+			}
+		}
+		c.declared(where, call, ch)
+	}
+}
+
+func orNone(s []string) string {
+	if len(s) == 0 {
+		return "no named arguments"
+	}
+	return strings.Join(s, ", ")
+}
+
+// fieldArgs resolves a call's positional arguments as field paths.
+func (c *compiler) fieldArgs(where string, call *call, min, max int) ([]int, bool) {
+	if len(call.args) < min || len(call.args) > max {
+		want := fmt.Sprintf("%d field", min)
+		if max > min {
+			want = fmt.Sprintf("%d to %d fields", min, max)
+		}
+		if max > 100 {
+			want = fmt.Sprintf("at least %d field", min)
+		}
+		c.errorf(where+".rule", "column 1: %s takes %s, got %d arguments", call.name, want, len(call.args))
+		return nil, false
+	}
+	var slots []int
+	for _, a := range call.args {
+		if a.ident == "" {
+			c.errorf(where+".rule", "column %d: expected a field name, found %s", a.col, a)
+			return nil, false
+		}
+		slot, ok := c.p.schema.Lookup(a.ident)
+		if !ok {
+			c.errorf(where+".rule", "column %d: field %q is not declared in the contract's fields", a.col, a.ident)
+			return nil, false
+		}
+		slots = append(slots, slot)
+	}
+	return slots, true
+}
+
+func (c *compiler) declared(where string, call *call, ch Check) {
+	stat := ch.Kind.Statistical()
+	explicit := ch.Policy != contractv1.Policy_POLICY_UNSPECIFIED
+	switch {
+	case ch.Policy != contractv1.Policy_POLICY_UNSPECIFIED:
+	case stat:
+		ch.Policy = contractv1.Policy_POLICY_ALERT
+	default:
+		ch.Policy = contractv1.Policy_POLICY_QUARANTINE
+	}
+	num := func(key string) float64 {
+		if a, ok := call.named[key]; ok && a.isNum {
+			return a.num
+		}
+		return math.NaN()
+	}
+	switch ch.Kind {
+	case KindCEL:
+		ch.Code = recordv1.ErrorCode_ERROR_CODE_CHECK_FAILED
+		prg, err := c.compileCEL(call.expr)
+		if err != nil {
+			c.errorf(where+".rule", "column %d: %v", call.exprCol, err)
+			return
+		}
+		c.p.cels = append(c.p.cels, celPlan{check: c.add(ch), prg: prg})
+		return
+	case KindUnique:
+		slots, ok := c.fieldArgs(where, call, 1, math.MaxInt)
+		if !ok {
+			return
+		}
+		for _, s := range slots {
+			if c.p.schema.Field(s).Parent >= 0 {
+				c.errorf(where+".rule", "field %q is nested; unique takes top-level fields", c.p.schema.Field(s).Path)
+				return
+			}
+		}
+		ch.Code = recordv1.ErrorCode_ERROR_CODE_DUPLICATE_KEY
+		for _, s := range slots {
+			ch.Fields = append(ch.Fields, c.p.schema.Field(s).Path)
+		}
+		ch.Field = ch.Fields[0]
+		if i, ok := c.implied["unique:"+strings.Join(ch.Fields, ",")]; ok {
+			c.replace(i, ch, explicit)
+			return
+		}
+		c.p.uniques = append(c.p.uniques, uniquePlan{check: c.add(ch), slots: slots})
+		return
+	case KindRowCount:
+		if _, ok := c.fieldArgs(where, call, 0, 0); !ok {
+			return
+		}
+		ch.Min, ch.Max = num("min"), num("max")
+	}
+	if ch.Kind == KindRowCount {
+		c.statistical(where, call, ch, num)
+		return
+	}
+	// Every remaining kind names one field.
+	fieldCall := *call
+	if ch.Kind == KindPattern && len(call.args) == 2 {
+		fieldCall.args = call.args[:1] // the second is the pattern
+	}
+	slots, ok := c.fieldArgs(where, &fieldCall, 1, 1)
+	if !ok {
+		return
+	}
+	slot := slots[0]
+	fp := &c.p.fields[slot]
+	ch.Field = fp.path
+	switch ch.Kind {
+	case KindRequired, KindNotNull:
+		ch.Code = recordv1.ErrorCode_ERROR_CODE_MISSING_REQUIRED
+		if i, ok := c.implied["required:"+fp.path]; ok && ch.Kind == KindRequired {
+			c.replace(i, ch, explicit)
+			return
+		}
+		if d := c.p.schema.Field(slot).Decl; !explicit && ch.Kind == KindRequired && (d.GetKey() || d.GetIdentifier() != nil) {
+			ch.Policy = contractv1.Policy_POLICY_BLOCK
+		}
+		c.p.rules = append(c.p.rules, valueRule{check: c.add(ch), slot: slot, kind: ch.Kind})
+	case KindPattern:
+		ch.Code = recordv1.ErrorCode_ERROR_CODE_PATTERN_MISMATCH
+		if len(call.args) == 1 {
+			if i, ok := c.implied["pattern:"+fp.path]; ok {
+				c.replace(i, ch, explicit)
+				return
+			}
+			c.errorf(where+".rule", "column %d: field %q declares no pattern; give one as pattern(%s, \"^...$\")", call.args[0].col, fp.path, fp.path)
+			return
+		}
+		a := call.args[1]
+		re, err := regexp.Compile(a.str)
+		if !a.isStr || err != nil {
+			c.errorf(where+".rule", "column %d: expected an RE2 pattern string: %v", a.col, err)
+			return
+		}
+		c.p.rules = append(c.p.rules, valueRule{check: c.add(ch), slot: slot, kind: KindPattern, re: re})
+	case KindRange:
+		ch.Code = recordv1.ErrorCode_ERROR_CODE_OUT_OF_RANGE
+		lo, hi := num("min"), num("max")
+		if math.IsNaN(lo) && math.IsNaN(hi) {
+			if i, ok := c.implied["range:"+fp.path]; ok {
+				c.replace(i, ch, explicit)
+				return
+			}
+			c.errorf(where+".rule", "column 1: field %q declares no min or max; give them as range(%s, min: 0, max: 100)", fp.path, fp.path)
+			return
+		}
+		if lo > hi {
+			c.errorf(where+".rule", "column 1: min %g is above max %g; no value could pass", lo, hi)
+			return
+		}
+		ch.Min, ch.Max = lo, hi
+		c.p.rules = append(c.p.rules, valueRule{check: c.add(ch), slot: slot, kind: KindRange, min: lo, max: hi})
+	case KindNullRate:
+		ch.Max = num("max")
+		c.statistical(where, call, ch, num)
+	case KindMeanDrift:
+		if !numericType(fp.typ) {
+			c.errorf(where+".rule", "column %d: mean_drift needs a numeric field; %q is %s", call.args[0].col, fp.path, typeName(fp.typ))
+			return
+		}
+		c.statistical(where, call, ch, num)
+	case KindMatchRate:
+		if c.p.schema.Field(slot).Decl.GetIdentifier() == nil {
+			c.errorf(where+".rule", "column %d: match_rate needs an identifier field; %q declares no identifier", call.args[0].col, fp.path)
+			return
+		}
+		ch.Min = num("min")
+		if !slices.Contains(c.p.ids, slot) {
+			c.p.ids = append(c.p.ids, slot)
+		}
+		c.statistical(where, call, ch, num)
+	}
+}
+
+func numericType(t contractv1.FieldType) bool {
+	switch t {
+	case contractv1.FieldType_FIELD_TYPE_INT32, contractv1.FieldType_FIELD_TYPE_INT64,
+		contractv1.FieldType_FIELD_TYPE_FLOAT, contractv1.FieldType_FIELD_TYPE_DOUBLE, contractv1.FieldType_FIELD_TYPE_DECIMAL:
+		return true
+	}
+	return false
+}
+
+// statistical finishes a partition-level check: a relative change needs a
+// baseline, and every check needs a bound to test.
+func (c *compiler) statistical(where string, call *call, ch Check, num func(string) float64) {
+	ch.MaxRelativeChange = num("max_relative_change")
+	if a, ok := call.named["baseline"]; ok {
+		if a.num < 1 || a.num != math.Trunc(a.num) || (a.suffix != "" && a.suffix != "d") {
+			c.errorf(where+".rule", "column %d: baseline must be a whole number of trailing partitions such as 7 or 7d, not %s", a.col, a)
+			return
+		}
+		ch.Baseline = int(a.num)
+	}
+	if !math.IsNaN(ch.MaxRelativeChange) && ch.Baseline == 0 {
+		c.errorf(where+".rule", "column 1: max_relative_change needs a baseline, for example baseline: 7")
+		return
+	}
+	if math.IsNaN(ch.MaxRelativeChange) && math.IsNaN(ch.Min) && math.IsNaN(ch.Max) {
+		c.errorf(where+".rule", "column 1: %s needs a bound: %s", call.name, orNone(ruleKinds[call.name].named))
+		return
+	}
+	switch ch.Kind {
+	case KindNullRate:
+		ch.Code = recordv1.ErrorCode_ERROR_CODE_MISSING_REQUIRED
+	case KindMatchRate:
+		ch.Code = recordv1.ErrorCode_ERROR_CODE_ID_UNMAPPED
+	default:
+		ch.Code = recordv1.ErrorCode_ERROR_CODE_CHECK_FAILED
+	}
+	c.add(ch)
+}
+
+// replace puts a declared check in place of the implied check it restates,
+// keeping the implied check's compiled evaluation.
+func (c *compiler) replace(i int, ch Check, explicit bool) {
+	old := c.p.checks[i]
+	ch.Code, ch.Field, ch.Fields = old.Code, old.Field, old.Fields
+	if !explicit {
+		ch.Policy = old.Policy
+	}
+	c.p.checks[i] = ch
+	for k, v := range c.implied {
+		if v == i {
+			delete(c.implied, k) // a second declared restatement adds a new check
+		}
+	}
+}
