@@ -3,7 +3,6 @@ package check
 import (
 	"fmt"
 	"math"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -216,7 +215,7 @@ func (c *compiler) declared(where string, call *call, ch Check) {
 			return
 		}
 		a := call.args[1]
-		re, err := regexp.Compile(a.str)
+		re, err := newMatcher(a.str)
 		if !a.isStr || err != nil {
 			c.errorf(where+".rule", "column %d: expected an RE2 pattern string: %v", a.col, err)
 			return

@@ -15,7 +15,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"regexp"
 	"strings"
 
 	"github.com/seamdata/seam/core/record"
@@ -161,7 +160,7 @@ type fieldPlan struct {
 	items        contractv1.FieldType
 	typeCheck    int
 	required     int
-	pattern      *regexp.Regexp
+	pattern      *matcher
 	patternCheck int
 	enum         []string
 	enumCheck    int
@@ -181,7 +180,7 @@ type valueRule struct {
 	check    int
 	slot     int
 	kind     Kind
-	re       *regexp.Regexp
+	re       *matcher
 	min, max float64
 }
 
@@ -284,7 +283,7 @@ func (c *compiler) impliedChecks() {
 			fp.required = c.impliedCheck(f, KindRequired, recordv1.ErrorCode_ERROR_CODE_MISSING_REQUIRED, "required("+f.Path+")", policy)
 		}
 		if pat := d.GetPattern(); pat != "" {
-			re, err := regexp.Compile(pat)
+			re, err := newMatcher(pat)
 			if err != nil {
 				c.errorf(where+".pattern", "invalid RE2 pattern: %v", err)
 			} else {
