@@ -205,7 +205,7 @@ func (b *Batch) pend(i, fi int, f *fieldPlan, sv record.Value, out []Value) {
 		l.index[s] = at
 		l.IDs = append(l.IDs, s)
 	}
-	out[fi] = Value{kind: kindPending, i: int64(at)}
+	out[fi] = Value{kind: kindPending, n: uint64(at)}
 }
 
 // Results finishes the batch: it applies the idmap answers and derives
@@ -245,7 +245,7 @@ func (b *Batch) translate(i int, vals []Value) {
 		}
 		f := &p.fields[fi]
 		l := b.lookups[f.lookup]
-		at := vals[fi].i
+		at := vals[fi].n
 		id := l.IDs[at]
 		switch st := l.statuses[at]; st {
 		case idmapv1.TranslateStatus_TRANSLATE_STATUS_HIT:
@@ -377,8 +377,7 @@ func (p *Plan) AppendJSON(dst []byte, vals []Value) []byte {
 			dst = append(dst, ',')
 		}
 		first = false
-		dst = record.AppendString(dst, p.fields[fi].name)
-		dst = append(dst, ':')
+		dst = append(dst, p.fields[fi].key...)
 		dst = v.AppendJSON(dst)
 	}
 	return append(dst, '}')

@@ -348,6 +348,10 @@ func (c *conv) appendTime(t time.Time, a *arena) Value {
 func (c *conv) timestamp(b []byte, a *arena) (Value, *failure) {
 	if c.layout == "" {
 		if t, ok := parseRFC3339(b); ok {
+			if len(b) == len("2006-01-02T15:04:05Z") && b[19] == 'Z' {
+				// Already canonical: whole seconds in UTC.
+				return Value{kind: KindString, b: b}, nil
+			}
 			return c.appendTime(t, a), nil
 		}
 	}

@@ -73,7 +73,9 @@ const (
 
 // fieldPlan is the compiled mapping of one canonical field.
 type fieldPlan struct {
-	name     string
+	name string
+	// key is the field's JSON member prefix, `"name":`, escaped once.
+	key      []byte
 	typ      contractv1.FieldType
 	required bool
 	op       op
@@ -209,7 +211,8 @@ func (c *compiler) plan(src *contractv1.Contract, canonical *contractv1.Canonica
 	byName := make(map[string]int, len(canonical.GetFields()))
 	for i, f := range canonical.GetFields() {
 		byName[f.GetName()] = i
-		p.fields = append(p.fields, fieldPlan{name: f.GetName(), typ: f.GetType(), required: f.GetRequired(), slot: -1, lookup: -1})
+		p.fields = append(p.fields, fieldPlan{name: f.GetName(), typ: f.GetType(), required: f.GetRequired(), slot: -1, lookup: -1,
+			key: append(record.AppendString(nil, f.GetName()), ':')})
 		if f.GetKey() {
 			p.keys = append(p.keys, i)
 		}
@@ -227,7 +230,7 @@ func (c *compiler) plan(src *contractv1.Contract, canonical *contractv1.Canonica
 		}
 		f := &p.fields[i]
 		if !c.field(p, f, canonical.GetFields()[i], src, m.GetFields()[name], path) {
-			*f = fieldPlan{name: f.name, typ: f.typ, required: f.required, slot: -1, lookup: -1}
+			*f = fieldPlan{name: f.name, key: f.key, typ: f.typ, required: f.required, slot: -1, lookup: -1}
 		}
 		if c.err != nil {
 			return nil
@@ -558,10 +561,10 @@ func (c *compiler) cast(ct *contractv1.Cast, from contractv1.FieldType, decl *co
 }
 
 // validLayout reports whether a Go layout has at least one time element:
-// formatting the reference time with it must change it.
+// formatting a time other than the reference time with it must change it.
 func validLayout(layout string) bool {
-	ref := time.Date(2006, 1, 2, 15, 4, 5, 0, time.UTC)
-	return ref.Format(layout) != layout
+	other := time.Date(1999, 12, 31, 1, 2, 3, 0, time.UTC)
+	return other.Format(layout) != layout
 }
 
 // values compiles an enum value map. Values that are not in the map are
@@ -713,4 +716,3 @@ func kindFits(k idmapv1.FormatKind, t contractv1.FieldType) bool {
 	}
 	return true // an unspecified kind says nothing to check against
 }
-

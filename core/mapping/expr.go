@@ -104,7 +104,8 @@ func exprTypeFits(out *cel.Type, t contractv1.FieldType, cast bool) bool {
 }
 
 // activation builds the "src" binding of a record: its top-level fields,
-// present ones only, so has(src.x) says whether x was sent.
+// present ones only, so has(src.x) says whether x was sent. Members of
+// objects come as JSON decodes them (numbers as doubles).
 func (p *Plan) activation(rec *record.Record) map[string]any {
 	src := make(map[string]any, p.src.Len())
 	for _, f := range p.src.Fields() {
@@ -120,7 +121,10 @@ func (p *Plan) activation(rec *record.Record) map[string]any {
 		case record.KindString, record.KindRaw:
 			src[f.Name] = v.Str()
 		case record.KindNumber:
-			if i, ok := v.Int(); ok {
+			// Numbers take the contract's type, not the literal's shape, so
+			// "src.amount + 1.0" works whether the source sent 12 or 12.5
+			// (CEL does not mix int and double).
+			if i, ok := v.Int(); ok && isInt(f.Type()) {
 				src[f.Name] = i
 			} else {
 				x, _ := v.Float()

@@ -47,9 +47,10 @@ func (k Kind) String() string {
 // batch's value slab; b refers into the source batch or the batch's arena.
 type Value struct {
 	kind Kind
-	i    int64
-	f    float64
-	b    []byte
+	// n holds an int64, the bits of a float64 or a bool (0/1), by kind; for
+	// a pending id, its index in the lookup.
+	n uint64
+	b []byte
 }
 
 // Kind reports the value's shape.
@@ -59,15 +60,15 @@ func (v Value) Kind() Kind { return v.kind }
 func (v Value) Present() bool { return v.kind > KindNull }
 
 // Int returns an integer value.
-func (v Value) Int() (int64, bool) { return v.i, v.kind == KindInt }
+func (v Value) Int() (int64, bool) { return int64(v.n), v.kind == KindInt }
 
 // Float returns a numeric value as float64.
 func (v Value) Float() (float64, bool) {
 	switch v.kind {
 	case KindFloat:
-		return v.f, true
+		return math.Float64frombits(v.n), true
 	case KindInt:
-		return float64(v.i), true
+		return float64(int64(v.n)), true
 	case KindNumber:
 		f, err := strconv.ParseFloat(string(v.b), 64)
 		return f, err == nil
@@ -76,17 +77,17 @@ func (v Value) Float() (float64, bool) {
 }
 
 // Bool returns a boolean value.
-func (v Value) Bool() (bool, bool) { return v.i == 1, v.kind == KindBool }
+func (v Value) Bool() (bool, bool) { return v.n == 1, v.kind == KindBool }
 
 // Text returns the content of a string, the literal of a number kept as
 // sent, or the raw JSON of an object or array.
 func (v Value) Text() []byte { return v.b }
 
 // IntValue returns an integer value.
-func IntValue(i int64) Value { return Value{kind: KindInt, i: i} }
+func IntValue(i int64) Value { return Value{kind: KindInt, n: uint64(i)} }
 
 // FloatValue returns a floating-point value.
-func FloatValue(f float64) Value { return Value{kind: KindFloat, f: f} }
+func FloatValue(f float64) Value { return Value{kind: KindFloat, n: math.Float64bits(f)} }
 
 // StringValue returns a string value holding s.
 func StringValue(s string) Value { return Value{kind: KindString, b: []byte(s)} }
@@ -94,7 +95,7 @@ func StringValue(s string) Value { return Value{kind: KindString, b: []byte(s)} 
 // BoolValue returns a boolean value.
 func BoolValue(b bool) Value {
 	if b {
-		return Value{kind: KindBool, i: 1}
+		return Value{kind: KindBool, n: 1}
 	}
 	return Value{kind: KindBool}
 }
@@ -106,13 +107,13 @@ func (v Value) AppendJSON(dst []byte) []byte {
 	case KindString:
 		return record.AppendValue(dst, record.StringValue(v.b))
 	case KindInt:
-		return strconv.AppendInt(dst, v.i, 10)
+		return strconv.AppendInt(dst, int64(v.n), 10)
 	case KindFloat:
-		return appendFloat(dst, v.f)
+		return appendFloat(dst, math.Float64frombits(v.n))
 	case KindNumber, KindJSON:
 		return append(dst, v.b...)
 	case KindBool:
-		if v.i == 1 {
+		if v.n == 1 {
 			return append(dst, "true"...)
 		}
 		return append(dst, "false"...)
@@ -148,14 +149,14 @@ func (v Value) Proto() *structpb.Value {
 	case KindString:
 		return structpb.NewStringValue(string(v.b))
 	case KindInt:
-		return structpb.NewNumberValue(float64(v.i))
+		return structpb.NewNumberValue(float64(int64(v.n)))
 	case KindFloat:
-		return structpb.NewNumberValue(v.f)
+		return structpb.NewNumberValue(math.Float64frombits(v.n))
 	case KindNumber:
 		f, _ := v.Float()
 		return structpb.NewNumberValue(f)
 	case KindBool:
-		return structpb.NewBoolValue(v.i == 1)
+		return structpb.NewBoolValue(v.n == 1)
 	case KindJSON:
 		return rawProto(v.b)
 	}
