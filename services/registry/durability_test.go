@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/seamdata/seam/core/contract"
@@ -279,7 +280,7 @@ func TestMain(m *testing.M) {
 	if url := os.Getenv(crashChildEnv); url != "" {
 		os.Exit(crashChild(url))
 	}
-	os.Exit(m.Run())
+	goleak.VerifyTestMain(m)
 }
 
 // crashChild registers additive versions of shop.orders as fast as it can,
