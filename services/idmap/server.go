@@ -1,0 +1,530 @@
+package idmap
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/seamdata/seam/core/idrule"
+	"github.com/seamdata/seam/platform/rpcerr"
+	"github.com/seamdata/seam/platform/storage"
+	"github.com/seamdata/seam/services/idmap/idtable"
+	idmapv1 "github.com/seamdata/seam/proto/seam/idmap/v1"
+)
+
+// Server implements idmapv1.IdMapServiceServer.
+type Server struct {
+	idmapv1.UnimplementedIdMapServiceServer
+
+	cfg   Config
+	db    *storage.DB
+	ownDB bool
+	store Store
+	stats *stats
+
+	// mu serialises this replica's writes and reloads; readers never take it.
+	mu   sync.Mutex
+	snap atomic.Pointer[snapshot]
+
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// New opens the store, migrates it, loads every namespace and table into
+// memory, and starts following committed changes from other replicas.
+func New(ctx context.Context, cfg Config) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	s := &Server{cfg: cfg, db: cfg.DB, done: make(chan struct{})}
+	if s.db == nil {
+		db, err := storage.Open(ctx, cfg.StoreURL)
+		if err != nil {
+			return nil, fmt.Errorf("idmap: %w", err)
+		}
+		s.db, s.ownDB = db, true
+	}
+	fail := func(err error) (*Server, error) {
+		if s.ownDB {
+			_ = s.db.Close()
+		}
+		return nil, fmt.Errorf("idmap: %w", err)
+	}
+	var err error
+	if s.store, err = NewStore(ctx, s.db); err != nil {
+		return fail(err)
+	}
+	if s.stats, err = newStats(cfg.Meter); err != nil {
+		return fail(err)
+	}
+	// Listen before the first load, so a change committed in between is
+	// not missed.
+	watchCtx, cancel := context.WithCancel(context.Background())
+	s.cancel = cancel
+	wake, err := s.db.Listen(watchCtx, changeChannel)
+	if err != nil {
+		cancel()
+		return fail(err)
+	}
+	snap, err := load(ctx, s.store, nil)
+	if err != nil {
+		cancel()
+		return fail(err)
+	}
+	s.snap.Store(snap)
+	go s.follow(watchCtx, wake)
+	return s, nil
+}
+
+// follow reloads whenever a change is committed, here or on another replica.
+func (s *Server) follow(ctx context.Context, wake <-chan struct{}) {
+	defer close(s.done)
+	for range wake {
+		if err := s.Reload(ctx); err != nil && ctx.Err() == nil {
+			s.cfg.Logger.Error("idmap: reload after a committed change failed; serving the previous snapshot", "error", err)
+		}
+	}
+}
+
+// Reload rereads namespaces and rules and any table whose generation moved.
+func (s *Server) Reload(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	next, err := load(ctx, s.store, s.snap.Load())
+	if err != nil {
+		return err
+	}
+	s.snap.Store(next)
+	return nil
+}
+
+// Register registers the service on r.
+func (s *Server) Register(r grpc.ServiceRegistrar) {
+	idmapv1.RegisterIdMapServiceServer(r, s)
+}
+
+// Close stops following changes and closes the store if New opened it.
+func (s *Server) Close() error {
+	s.cancel()
+	<-s.done
+	if s.ownDB {
+		return s.db.Close()
+	}
+	return nil
+}
+
+// internal logs err and returns a status that does not leak it.
+func (s *Server) internal(op string, err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return status.FromContextError(err).Err()
+	}
+	s.cfg.Logger.Error("idmap: "+op+" failed", "error", err)
+	return status.Errorf(codes.Internal, "idmap: %s failed; the error is logged on the server", op)
+}
+
+func fieldError(err error) error {
+	var fe *idrule.FieldError
+	if errors.As(err, &fe) {
+		return rpcerr.InvalidArgument(fe.Error(), rpcerr.FieldViolation{Field: fe.Field, Description: fe.Reason})
+	}
+	var se *idrule.SampleError
+	if errors.As(err, &se) {
+		return rpcerr.InvalidArgument("rule refused: "+se.Error(), rpcerr.FieldViolation{Field: fmt.Sprintf("samples[%d]", se.Index), Description: se.Reason})
+	}
+	return nil
+}
+
+func namespaceNotFound(name string) error {
+	return rpcerr.WithReason(codes.NotFound, "NAMESPACE_NOT_FOUND",
+		fmt.Sprintf("namespace %q not found; create it with CreateNamespace or `seam idmap namespace create`", name),
+		map[string]string{"namespace": name})
+}
+
+func (s *Server) namespace(name string) (*nsState, error) {
+	if name == "" {
+		return nil, rpcerr.InvalidArgument("namespace is empty", rpcerr.FieldViolation{Field: "namespace", Description: "must name a namespace"})
+	}
+	ns := s.snap.Load().namespaces[name]
+	if ns == nil {
+		return nil, namespaceNotFound(name)
+	}
+	return ns, nil
+}
+
+func formatOf(ns *nsState, field, name string) (*idrule.Format, error) {
+	f := ns.formats[name]
+	if f == nil {
+		known := make([]string, 0, len(ns.formats))
+		for n := range ns.formats {
+			known = append(known, n)
+		}
+		slices.Sort(known)
+		return nil, rpcerr.InvalidArgument(fmt.Sprintf("%s: format %q is not defined in namespace %q", field, name, ns.spec.GetName()),
+			rpcerr.FieldViolation{Field: field, Description: fmt.Sprintf("want one of %s", strings.Join(known, ", "))})
+	}
+	return f, nil
+}
+
+// CreateNamespace creates a namespace with its formats (and optional rules).
+func (s *Server) CreateNamespace(ctx context.Context, req *idmapv1.CreateNamespaceRequest) (*idmapv1.CreateNamespaceResponse, error) {
+	ns := req.GetNamespace()
+	if !idrule.ValidName(ns.GetName()) {
+		return nil, rpcerr.InvalidArgument(fmt.Sprintf("namespace.name %q is not a valid name", ns.GetName()),
+			rpcerr.FieldViolation{Field: "namespace.name", Description: "1-63 characters of a-z, 0-9, '-' and '_', starting with a letter"})
+	}
+	if len(ns.GetFormats()) == 0 {
+		return nil, rpcerr.InvalidArgument("namespace.formats is empty", rpcerr.FieldViolation{Field: "namespace.formats", Description: "define at least one format"})
+	}
+	if len(ns.GetTables()) > 0 {
+		return nil, rpcerr.InvalidArgument("namespace.tables is output only", rpcerr.FieldViolation{Field: "namespace.tables", Description: "load tables with ImportPairs"})
+	}
+	compiled, err := compileNamespace(ns)
+	if err != nil {
+		if ferr := fieldError(err); ferr != nil {
+			return nil, ferr
+		}
+		return nil, s.internal("create namespace", err)
+	}
+	for _, c := range compiled.rules {
+		if !c.Lookup {
+			return nil, rpcerr.InvalidArgument("deterministic rules are set with SetRule, which validates them on samples",
+				rpcerr.FieldViolation{Field: "namespace.rules", Description: fmt.Sprintf("rule %s→%s: only lookup rules may be given at creation", c.From.Name(), c.To.Name())})
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	err = s.store.CreateNamespace(ctx, ns, AuditEntry{Principal: s.cfg.Principal(ctx), Action: "create_namespace",
+		Detail: fmt.Sprintf("%d formats", len(ns.GetFormats()))})
+	if errors.Is(err, ErrNamespaceExists) {
+		return nil, rpcerr.AlreadyExists("namespace", ns.GetName())
+	}
+	if err != nil {
+		return nil, s.internal("create namespace", err)
+	}
+	next, err := load(ctx, s.store, s.snap.Load())
+	if err != nil {
+		return nil, s.internal("create namespace", err)
+	}
+	s.snap.Store(next)
+	return &idmapv1.CreateNamespaceResponse{Namespace: next.namespaces[ns.GetName()].proto()}, nil
+}
+
+// GetNamespace returns a namespace with formats, rules and table sizes.
+func (s *Server) GetNamespace(_ context.Context, req *idmapv1.GetNamespaceRequest) (*idmapv1.GetNamespaceResponse, error) {
+	ns, err := s.namespace(req.GetName())
+	if err != nil {
+		return nil, err
+	}
+	return &idmapv1.GetNamespaceResponse{Namespace: ns.proto()}, nil
+}
+
+// ListNamespaces lists namespaces by name.
+func (s *Server) ListNamespaces(context.Context, *idmapv1.ListNamespacesRequest) (*idmapv1.ListNamespacesResponse, error) {
+	snap := s.snap.Load()
+	names := make([]string, 0, len(snap.namespaces))
+	for n := range snap.namespaces {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	out := &idmapv1.ListNamespacesResponse{}
+	for _, n := range names {
+		out.Namespaces = append(out.Namespaces, snap.namespaces[n].proto())
+	}
+	return out, nil
+}
+
+// SetRule validates a rule on its samples and stores it.
+func (s *Server) SetRule(ctx context.Context, req *idmapv1.SetRuleRequest) (*idmapv1.SetRuleResponse, error) {
+	ns, err := s.namespace(req.GetNamespace())
+	if err != nil {
+		return nil, err
+	}
+	rule := req.GetRule()
+	c, err := idrule.Compile(rule, ns.formats[rule.GetFromFormat()], ns.formats[rule.GetToFormat()])
+	if err != nil {
+		if ferr := fieldError(err); ferr != nil {
+			return nil, ferr
+		}
+		return nil, s.internal("set rule", err)
+	}
+	if !c.Lookup && len(req.GetSamples()) == 0 {
+		return nil, rpcerr.InvalidArgument("a deterministic rule needs samples to be validated on",
+			rpcerr.FieldViolation{Field: "samples", Description: fmt.Sprintf("give a few %s ids the rule must translate", rule.GetFromFormat())})
+	}
+	checked, err := c.Verify(req.GetSamples())
+	if err != nil {
+		return nil, fieldError(err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.store.PutRule(ctx, req.GetNamespace(), c.Rule, AuditEntry{Principal: s.cfg.Principal(ctx), Action: "set_rule",
+		Detail: fmt.Sprintf("%s→%s %s reversible=%v, %d samples checked", rule.GetFromFormat(), rule.GetToFormat(), strategyName(c.Rule), c.Rule.GetReversible(), checked)}); err != nil {
+		return nil, s.internal("set rule", err)
+	}
+	next, err := load(ctx, s.store, s.snap.Load())
+	if err != nil {
+		return nil, s.internal("set rule", err)
+	}
+	s.snap.Store(next)
+	return &idmapv1.SetRuleResponse{Rule: c.Rule, Checked: int32(checked)}, nil
+}
+
+func strategyName(r *idmapv1.Rule) string {
+	switch r.GetStrategy().(type) {
+	case *idmapv1.Rule_Template:
+		return "template " + r.GetTemplate().GetTemplate()
+	case *idmapv1.Rule_UuidEmbed:
+		return "uuid_embed"
+	case *idmapv1.Rule_UuidV5:
+		return "uuid_v5"
+	case *idmapv1.Rule_Normalize:
+		return "normalize"
+	default:
+		return "lookup"
+	}
+}
+
+// route is how one ordered format pair is translated.
+type route struct {
+	from, to *idrule.Format
+	fn       idrule.Func // deterministic
+	table    *idtable.Table
+	reverse  bool // table lookup from side B
+}
+
+// resolve picks the strategy for from→to: a rule in that direction, the
+// reverse of a reversible rule, or the lookup table of the pair.
+func resolve(ns *nsState, fromName, toName string) (route, error) {
+	from, err := formatOf(ns, "from_format", fromName)
+	if err != nil {
+		return route{}, err
+	}
+	to, err := formatOf(ns, "to_format", toName)
+	if err != nil {
+		return route{}, err
+	}
+	if from == to {
+		return route{}, rpcerr.InvalidArgument("from_format and to_format are the same",
+			rpcerr.FieldViolation{Field: "to_format", Description: "must differ from from_format"})
+	}
+	r := route{from: from, to: to}
+	if c := ns.rules[[2]string{fromName, toName}]; c != nil && !c.Lookup {
+		r.fn = c.Forward
+		return r, nil
+	}
+	if c := ns.rules[[2]string{toName, fromName}]; c != nil && !c.Lookup && c.Reverse != nil {
+		r.fn = c.Reverse
+		return r, nil
+	}
+	key, swapped := tableKey(ns.spec.GetName(), fromName, toName)
+	if t := ns.tables[[2]string{key.A, key.B}]; t != nil {
+		r.table, r.reverse = t.table, swapped
+		return r, nil
+	}
+	if ns.rules[[2]string{fromName, toName}] != nil || ns.rules[[2]string{toName, fromName}] != nil {
+		// A lookup rule (or forward-only rule) whose table is not loaded
+		// yet: every valid id is an honest miss.
+		r.table, r.reverse = emptyTable(key, ns), swapped
+		return r, nil
+	}
+	return route{}, rpcerr.FailedPrecondition("NO_TRANSLATION",
+		fmt.Sprintf("namespace %q has no rule or lookup table for %s→%s; set a rule with SetRule or import a table", ns.spec.GetName(), fromName, toName),
+		map[string]string{"namespace": ns.spec.GetName(), "from_format": fromName, "to_format": toName})
+}
+
+func emptyTable(key TableKey, ns *nsState) *idtable.Table {
+	return idtable.Empty(kindOf(ns.formats[key.A]), kindOf(ns.formats[key.B]))
+}
+
+// translate answers one batch.
+func (r route) translate(ids []string) *idmapv1.TranslateResponse {
+	n := len(ids)
+	status := make([]idrule.Status, n)
+	ends := make([]int, n)
+	var buf []byte
+	if r.table != nil {
+		buf = make([]byte, 0, n*20)
+		if r.reverse {
+			buf = r.table.TranslateBA(ids, buf, status, ends)
+		} else {
+			buf = r.table.TranslateAB(ids, buf, status, ends)
+		}
+		if r.from.Kind() == idmapv1.FormatKind_FORMAT_KIND_STRING {
+			// The table accepts any string; the format's pattern decides.
+			for i, id := range ids {
+				if !r.from.Valid(id) {
+					status[i] = idrule.Invalid
+				}
+			}
+		}
+	} else {
+		for i, id := range ids {
+			if !r.from.Valid(id) {
+				status[i] = idrule.Invalid
+			} else {
+				var out string
+				out, status[i] = r.fn(id)
+				buf = append(buf, out...)
+			}
+			ends[i] = len(buf)
+		}
+	}
+	// One string holds every value; each answer is a slice of it, so a
+	// batch costs one allocation for its values instead of one per id.
+	all := string(buf)
+	resp := &idmapv1.TranslateResponse{Values: make([]string, n), Statuses: make([]idmapv1.TranslateStatus, n)}
+	start := 0
+	for i := range n {
+		switch status[i] {
+		case idrule.Hit:
+			resp.Values[i] = all[start:ends[i]]
+			resp.Statuses[i] = idmapv1.TranslateStatus_TRANSLATE_STATUS_HIT
+			resp.Hits++
+		case idrule.Miss:
+			resp.Statuses[i] = idmapv1.TranslateStatus_TRANSLATE_STATUS_MISS
+			resp.Misses++
+		default:
+			resp.Statuses[i] = idmapv1.TranslateStatus_TRANSLATE_STATUS_INVALID
+			resp.Invalid++
+		}
+		start = ends[i]
+	}
+	return resp
+}
+
+// Translate translates up to MaxTranslateIDs ids.
+func (s *Server) Translate(ctx context.Context, req *idmapv1.TranslateRequest) (*idmapv1.TranslateResponse, error) {
+	return s.translate(ctx, req, "ids")
+}
+
+func (s *Server) translate(ctx context.Context, req *idmapv1.TranslateRequest, field string) (*idmapv1.TranslateResponse, error) {
+	if len(req.GetIds()) > s.cfg.MaxTranslateIDs {
+		return nil, rpcerr.InvalidArgument(fmt.Sprintf("%d ids in one call, the limit is %d", len(req.GetIds()), s.cfg.MaxTranslateIDs),
+			rpcerr.FieldViolation{Field: field, Description: fmt.Sprintf("split into batches of at most %d, or use TranslateStream", s.cfg.MaxTranslateIDs)})
+	}
+	ns, err := s.namespace(req.GetNamespace())
+	if err != nil {
+		return nil, err
+	}
+	r, err := resolve(ns, req.GetFromFormat(), req.GetToFormat())
+	if err != nil {
+		return nil, err
+	}
+	resp := r.translate(req.GetIds())
+	s.stats.add(ctx, req.GetNamespace(), req.GetFromFormat(), req.GetToFormat(), resp.Hits, resp.Misses, resp.Invalid)
+	return resp, nil
+}
+
+// TranslateStream answers each request message with one response carrying
+// its sequence number.
+func (s *Server) TranslateStream(stream grpc.BidiStreamingServer[idmapv1.TranslateStreamRequest, idmapv1.TranslateStreamResponse]) error {
+	for {
+		req, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		resp, err := s.translate(stream.Context(), req.GetRequest(), "request.ids")
+		if err != nil {
+			st := status.Convert(err)
+			return status.Errorf(st.Code(), "message with sequence %d: %s", req.GetSequence(), st.Message())
+		}
+		if err := stream.Send(&idmapv1.TranslateStreamResponse{Sequence: req.GetSequence(), Response: resp}); err != nil {
+			return err
+		}
+	}
+}
+
+// Contains reports whether each id is in a lookup table of the format.
+func (s *Server) Contains(_ context.Context, req *idmapv1.ContainsRequest) (*idmapv1.ContainsResponse, error) {
+	if len(req.GetIds()) > s.cfg.MaxTranslateIDs {
+		return nil, rpcerr.InvalidArgument(fmt.Sprintf("%d ids in one call, the limit is %d", len(req.GetIds()), s.cfg.MaxTranslateIDs),
+			rpcerr.FieldViolation{Field: "ids", Description: fmt.Sprintf("split into batches of at most %d", s.cfg.MaxTranslateIDs)})
+	}
+	ns, err := s.namespace(req.GetNamespace())
+	if err != nil {
+		return nil, err
+	}
+	f, err := formatOf(ns, "format", req.GetFormat())
+	if err != nil {
+		return nil, err
+	}
+	type side struct {
+		t   *idtable.Table
+		isA bool
+	}
+	var sides []side
+	for k, t := range ns.tables {
+		if k[0] == f.Name() {
+			sides = append(sides, side{t.table, true})
+		} else if k[1] == f.Name() {
+			sides = append(sides, side{t.table, false})
+		}
+	}
+	resp := &idmapv1.ContainsResponse{Present: make([]bool, len(req.GetIds()))}
+	for i, id := range req.GetIds() {
+		if !f.Valid(id) {
+			continue
+		}
+		for _, sd := range sides {
+			if (sd.isA && sd.t.HasA(id)) || (!sd.isA && sd.t.HasB(id)) {
+				resp.Present[i] = true
+				resp.Found++
+				break
+			}
+		}
+	}
+	return resp, nil
+}
+
+// GetStats returns this replica's counters since it started.
+func (s *Server) GetStats(_ context.Context, req *idmapv1.GetStatsRequest) (*idmapv1.GetStatsResponse, error) {
+	return &idmapv1.GetStatsResponse{Counters: s.stats.snapshot(req.GetNamespace())}, nil
+}
+
+// ListAudit lists the newest audit records.
+func (s *Server) ListAudit(ctx context.Context, req *idmapv1.ListAuditRequest) (*idmapv1.ListAuditResponse, error) {
+	limit := int(req.GetLimit())
+	switch {
+	case limit < 0:
+		return nil, rpcerr.InvalidArgument("limit is negative", rpcerr.FieldViolation{Field: "limit", Description: "want 0 for the default (100) or up to 1000"})
+	case limit == 0:
+		limit = 100
+	case limit > 1000:
+		limit = 1000
+	}
+	if req.GetNamespace() != "" {
+		if _, err := s.namespace(req.GetNamespace()); err != nil {
+			return nil, err
+		}
+	}
+	recs, err := s.store.Audit(ctx, req.GetNamespace(), limit)
+	if err != nil {
+		return nil, s.internal("list audit", err)
+	}
+	return &idmapv1.ListAuditResponse{Records: recs}, nil
+}
+
+func sortRules(rules []*idmapv1.Rule) {
+	slices.SortFunc(rules, func(a, b *idmapv1.Rule) int {
+		return strings.Compare(a.GetFromFormat()+"\x00"+a.GetToFormat(), b.GetFromFormat()+"\x00"+b.GetToFormat())
+	})
+}
+
+func sortTables(tables []*idmapv1.TableInfo) {
+	slices.SortFunc(tables, func(a, b *idmapv1.TableInfo) int {
+		return strings.Compare(a.GetFromFormat()+"\x00"+a.GetToFormat(), b.GetFromFormat()+"\x00"+b.GetToFormat())
+	})
+}

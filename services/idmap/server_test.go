@@ -1,0 +1,406 @@
+package idmap_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"net"
+	"strconv"
+	"testing"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/test/bufconn"
+
+	"github.com/seamdata/seam/core/idrule"
+	"github.com/seamdata/seam/platform/storage/storagetest"
+	idmapv1 "github.com/seamdata/seam/proto/seam/idmap/v1"
+	"github.com/seamdata/seam/services/idmap"
+)
+
+// start runs an idmap server on url over bufconn and returns a client.
+func start(t testing.TB, url string) (idmapv1.IdMapServiceClient, *idmap.Server) {
+	t.Helper()
+	ctx := context.Background()
+	srv, err := idmap.New(ctx, idmap.Config{StoreURL: url, Principal: func(context.Context) string { return "alice" }})
+	if err != nil {
+		t.Fatalf("idmap.New: %v", err)
+	}
+	lis := bufconn.Listen(1 << 20)
+	gs := grpc.NewServer(grpc.MaxRecvMsgSize(64<<20), grpc.MaxSendMsgSize(64<<20))
+	srv.Register(gs)
+	go func() { _ = gs.Serve(lis) }()
+	conn, err := grpc.NewClient("passthrough:///bufnet",
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20), grpc.MaxCallSendMsgSize(64<<20)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = conn.Close()
+		gs.Stop()
+		if err := srv.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return idmapv1.NewIdMapServiceClient(conn), srv
+}
+
+func createCustomer(t testing.TB, c idmapv1.IdMapServiceClient) {
+	t.Helper()
+	_, err := c.CreateNamespace(context.Background(), &idmapv1.CreateNamespaceRequest{Namespace: &idmapv1.Namespace{
+		Name: "customer",
+		Formats: []*idmapv1.Format{
+			{Name: "legacy-int", Kind: idmapv1.FormatKind_FORMAT_KIND_INT},
+			{Name: "uuid", Kind: idmapv1.FormatKind_FORMAT_KIND_UUID},
+			{Name: "crm-code", Kind: idmapv1.FormatKind_FORMAT_KIND_STRING, Pattern: `^CUST-[0-9]+$`},
+		},
+	}})
+	if err != nil {
+		t.Fatalf("CreateNamespace: %v", err)
+	}
+}
+
+func importPairs(t testing.TB, c idmapv1.IdMapServiceClient, h *idmapv1.ImportHeader, pairs [][2]string) *idmapv1.ImportPairsResponse {
+	t.Helper()
+	resp, err := tryImport(c, h, pairs)
+	if err != nil {
+		t.Fatalf("ImportPairs: %v", err)
+	}
+	return resp
+}
+
+func tryImport(c idmapv1.IdMapServiceClient, h *idmapv1.ImportHeader, pairs [][2]string) (*idmapv1.ImportPairsResponse, error) {
+	stream, err := c.ImportPairs(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	if err := stream.Send(&idmapv1.ImportPairsRequest{Message: &idmapv1.ImportPairsRequest_Header{Header: h}}); err != nil {
+		return nil, err
+	}
+	const chunk = 10_000
+	for start := 0; start < len(pairs); start += chunk {
+		msg := &idmapv1.PairChunk{}
+		for _, p := range pairs[start:min(start+chunk, len(pairs))] {
+			msg.Pairs = append(msg.Pairs, &idmapv1.Pair{From: p[0], To: p[1]})
+		}
+		if err := stream.Send(&idmapv1.ImportPairsRequest{Message: &idmapv1.ImportPairsRequest_Chunk{Chunk: msg}}); err != nil {
+			return nil, err
+		}
+	}
+	return stream.CloseAndRecv()
+}
+
+func uuidOf(r *rand.Rand) string {
+	var u [16]byte
+	for i := range u {
+		u[i] = byte(r.Uint32())
+	}
+	return idrule.FormatUUID(u)
+}
+
+func header(replace bool, policy idmapv1.ConflictPolicy) *idmapv1.ImportHeader {
+	return &idmapv1.ImportHeader{Namespace: "customer", FromFormat: "uuid", ToFormat: "legacy-int", Replace: replace, OnConflict: policy}
+}
+
+const (
+	u1 = "00000000-0000-4000-8000-000000000001"
+	u2 = "00000000-0000-4000-8000-000000000002"
+	u3 = "00000000-0000-4000-8000-000000000003"
+	u4 = "00000000-0000-4000-8000-000000000004"
+)
+
+func translate(t *testing.T, c idmapv1.IdMapServiceClient, from, to string, ids ...string) *idmapv1.TranslateResponse {
+	t.Helper()
+	resp, err := c.Translate(context.Background(), &idmapv1.TranslateRequest{Namespace: "customer", FromFormat: from, ToFormat: to, Ids: ids})
+	if err != nil {
+		t.Fatalf("Translate: %v", err)
+	}
+	return resp
+}
+
+// TestConformance runs the service's behaviour on both stores.
+func TestConformance(t *testing.T) {
+	t.Parallel()
+	storagetest.Each(t, func(t *testing.T, url string) {
+		t.Parallel()
+		ctx := context.Background()
+		c, _ := start(t, url)
+		createCustomer(t, c)
+
+		// Import and idempotent re-import.
+		base := [][2]string{{u1, "1"}, {u2, "2"}, {u3, "3"}}
+		r := importPairs(t, c, header(false, 0), base)
+		if !r.Committed || r.Inserted != 3 || r.Generation != 1 || r.TableSize != 3 {
+			t.Fatalf("first import = %v, want committed, 3 inserted, generation 1, size 3", r)
+		}
+		r = importPairs(t, c, header(false, 0), base)
+		if !r.Committed || r.Inserted != 0 || r.Unchanged != 3 || r.Generation != 1 {
+			t.Errorf("re-import = %v, want 0 inserted, 3 unchanged, generation still 1", r)
+		}
+
+		// Conflicts in both directions fail the whole import by default.
+		bad := [][2]string{{u4, "4"}, {u1, "9"}, {u4, "5"}, {u3, "4"}}
+		r = importPairs(t, c, header(false, 0), bad)
+		if r.Committed || len(r.Conflicts) != 3 {
+			t.Fatalf("conflicting import = %v, want not committed with 3 conflicts", r)
+		}
+		want := []struct {
+			line     int64
+			dir      string
+			existing [2]string
+		}{
+			{2, "from", [2]string{u1, "1"}}, // u1 already maps to 1 in the table
+			{3, "from", [2]string{u4, "4"}}, // u4 mapped to 4 on line 1
+			{4, "to", [2]string{u4, "4"}},   // 4 mapped from u4 on line 1
+		}
+		for i, w := range want {
+			got := r.Conflicts[i]
+			if got.Line != w.line || got.Direction != w.dir || got.Existing.From != w.existing[0] || got.Existing.To != w.existing[1] {
+				t.Errorf("conflict %d = %v, want line %d direction %s existing %v", i, got, w.line, w.dir, w.existing)
+			}
+		}
+		if got := translate(t, c, "uuid", "legacy-int", u4); got.Statuses[0] != idmapv1.TranslateStatus_TRANSLATE_STATUS_MISS {
+			t.Errorf("after a failed import %s = %v, want MISS (nothing committed)", u4, got.Statuses[0])
+		}
+
+		// "to" direction: 2 is already mapped from u2.
+		r = importPairs(t, c, header(false, idmapv1.ConflictPolicy_CONFLICT_POLICY_SKIP), [][2]string{{u4, "2"}, {u4, "4"}})
+		if !r.Committed || r.Inserted != 1 || len(r.Conflicts) != 1 || r.Conflicts[0].Direction != "to" || r.Conflicts[0].Existing.From != u2 {
+			t.Fatalf("SKIP import = %v, want the clean pair committed and one 'to' conflict against %s", r, u2)
+		}
+		if r.Generation != 2 || r.TableSize != 4 {
+			t.Errorf("after SKIP import generation %d size %d, want 2 and 4", r.Generation, r.TableSize)
+		}
+
+		// Translate both ways with hits, misses and invalid ids.
+		got := translate(t, c, "uuid", "legacy-int", u1, u4, "00000000-0000-4000-8000-0000000000ff", "not-a-uuid", "")
+		wantStatus := []idmapv1.TranslateStatus{1, 1, 2, 3, 3}
+		wantValues := []string{"1", "4", "", "", ""}
+		for i := range wantStatus {
+			if got.Statuses[i] != wantStatus[i] || got.Values[i] != wantValues[i] {
+				t.Errorf("uuid→int id %d = %q %v, want %q %v", i, got.Values[i], got.Statuses[i], wantValues[i], wantStatus[i])
+			}
+		}
+		if got.Hits != 2 || got.Misses != 1 || got.Invalid != 2 {
+			t.Errorf("counts = %d/%d/%d, want 2/1/2", got.Hits, got.Misses, got.Invalid)
+		}
+		back := translate(t, c, "legacy-int", "uuid", "2", "7", "007")
+		if back.Values[0] != u2 || back.Statuses[1] != idmapv1.TranslateStatus_TRANSLATE_STATUS_MISS || back.Statuses[2] != idmapv1.TranslateStatus_TRANSLATE_STATUS_INVALID {
+			t.Errorf("int→uuid = %v %v, want %s, MISS, INVALID", back.Values, back.Statuses, u2)
+		}
+
+		// Replace makes the import the whole table.
+		r = importPairs(t, c, header(true, 0), [][2]string{{u1, "1"}, {u2, "20"}})
+		if !r.Committed || r.Unchanged != 1 || r.Inserted != 1 || r.Removed != 3 || r.TableSize != 2 {
+			t.Errorf("replace import = %v, want 1 unchanged, 1 inserted, 3 removed, size 2", r)
+		}
+		got = translate(t, c, "uuid", "legacy-int", u2, u3)
+		if got.Values[0] != "20" || got.Statuses[1] != idmapv1.TranslateStatus_TRANSLATE_STATUS_MISS {
+			t.Errorf("after replace = %v %v, want 20 and MISS", got.Values, got.Statuses)
+		}
+
+		// Audited single changes.
+		if _, err := c.UpsertPair(ctx, &idmapv1.UpsertPairRequest{Namespace: "customer", FromFormat: "legacy-int", ToFormat: "uuid",
+			Pair: &idmapv1.Pair{From: "1", To: u2}, Reason: "typo"}); status.Code(err) != codes.FailedPrecondition {
+			t.Errorf("UpsertPair onto a taken uuid = %v, want FailedPrecondition", err)
+		}
+		up, err := c.UpsertPair(ctx, &idmapv1.UpsertPairRequest{Namespace: "customer", FromFormat: "legacy-int", ToFormat: "uuid",
+			Pair: &idmapv1.Pair{From: "1", To: u3}, Reason: "ticket 7"})
+		if err != nil || !up.Changed {
+			t.Fatalf("UpsertPair = %v, %v, want changed", up, err)
+		}
+		got = translate(t, c, "uuid", "legacy-int", u1, u3)
+		if got.Statuses[0] != idmapv1.TranslateStatus_TRANSLATE_STATUS_MISS || got.Values[1] != "1" {
+			t.Errorf("after upsert = %v %v, want %s MISS and %s→1", got.Values, got.Statuses, u1, u3)
+		}
+		del, err := c.DeletePair(ctx, &idmapv1.DeletePairRequest{Namespace: "customer", FromFormat: "uuid", ToFormat: "legacy-int", From: u3, Reason: "gone"})
+		if err != nil || !del.Deleted {
+			t.Fatalf("DeletePair = %v, %v, want deleted", del, err)
+		}
+		audit, err := c.ListAudit(ctx, &idmapv1.ListAuditRequest{Namespace: "customer", Limit: 2})
+		if err != nil || len(audit.Records) != 2 || audit.Records[0].Action != "delete_pair" || audit.Records[1].Action != "upsert_pair" || audit.Records[0].Principal != "alice" {
+			t.Errorf("ListAudit = %v, %v, want delete_pair then upsert_pair by alice", audit, err)
+		}
+
+		// Contains and stats.
+		cont, err := c.Contains(ctx, &idmapv1.ContainsRequest{Namespace: "customer", Format: "uuid", Ids: []string{u2, u3, "x"}})
+		if err != nil || cont.Found != 1 || !cont.Present[0] || cont.Present[1] {
+			t.Errorf("Contains = %v, %v, want only %s present", cont, err, u2)
+		}
+		stats, err := c.GetStats(ctx, &idmapv1.GetStatsRequest{Namespace: "customer"})
+		if err != nil || len(stats.Counters) != 2 {
+			t.Fatalf("GetStats = %v, %v, want 2 counters", stats, err)
+		}
+		if s := stats.Counters[1]; s.FromFormat != "uuid" || s.Hits != 4 || s.Misses != 4 || s.Invalid != 2 {
+			t.Errorf("uuid→legacy-int counter = %v, want 4 hits, 4 misses, 2 invalid", s)
+		}
+	})
+}
+
+func TestErrors(t *testing.T) {
+	t.Parallel()
+	c, _ := start(t, storagetest.SQLiteURL(t))
+	createCustomer(t, c)
+	ctx := context.Background()
+	tests := []struct {
+		name string
+		call func() error
+		code codes.Code
+	}{
+		{"unknown namespace", func() error {
+			_, err := c.Translate(ctx, &idmapv1.TranslateRequest{Namespace: "nope", FromFormat: "uuid", ToFormat: "legacy-int"})
+			return err
+		}, codes.NotFound},
+		{"unknown format", func() error {
+			_, err := c.Translate(ctx, &idmapv1.TranslateRequest{Namespace: "customer", FromFormat: "uuid", ToFormat: "nope"})
+			return err
+		}, codes.InvalidArgument},
+		{"no rule or table", func() error {
+			_, err := c.Translate(ctx, &idmapv1.TranslateRequest{Namespace: "customer", FromFormat: "uuid", ToFormat: "crm-code"})
+			return err
+		}, codes.FailedPrecondition},
+		{"over 100,000 ids", func() error {
+			_, err := c.Translate(ctx, &idmapv1.TranslateRequest{Namespace: "customer", FromFormat: "uuid", ToFormat: "legacy-int", Ids: make([]string, 100_001)})
+			return err
+		}, codes.InvalidArgument},
+		{"duplicate namespace", func() error {
+			_, err := c.CreateNamespace(ctx, &idmapv1.CreateNamespaceRequest{Namespace: &idmapv1.Namespace{Name: "customer",
+				Formats: []*idmapv1.Format{{Name: "x", Kind: idmapv1.FormatKind_FORMAT_KIND_INT}}}})
+			return err
+		}, codes.AlreadyExists},
+		{"invalid id in import", func() error {
+			_, err := tryImport(c, header(false, 0), [][2]string{{u1, "1"}, {u2, "02"}})
+			return err
+		}, codes.InvalidArgument},
+		{"rule without samples", func() error {
+			_, err := c.SetRule(ctx, &idmapv1.SetRuleRequest{Namespace: "customer", Rule: &idmapv1.Rule{FromFormat: "legacy-int", ToFormat: "crm-code",
+				Strategy: &idmapv1.Rule_Template{Template: &idmapv1.TemplateRule{Template: "CUST-{int:08}"}}}})
+			return err
+		}, codes.InvalidArgument},
+		{"reversible uuid_v5 refused", func() error {
+			_, err := c.SetRule(ctx, &idmapv1.SetRuleRequest{Namespace: "customer", Samples: []string{"1"}, Rule: &idmapv1.Rule{FromFormat: "legacy-int", ToFormat: "uuid", Reversible: true,
+				Strategy: &idmapv1.Rule_UuidV5{UuidV5: &idmapv1.UuidV5Rule{NamespaceUuid: u1}}}})
+			return err
+		}, codes.InvalidArgument},
+	}
+	for _, tt := range tests {
+		if got := status.Code(tt.call()); got != tt.code {
+			t.Errorf("%s: code %v, want %v", tt.name, got, tt.code)
+		}
+	}
+}
+
+func TestRulesThroughService(t *testing.T) {
+	t.Parallel()
+	c, _ := start(t, storagetest.SQLiteURL(t))
+	createCustomer(t, c)
+	ctx := context.Background()
+	resp, err := c.SetRule(ctx, &idmapv1.SetRuleRequest{Namespace: "customer", Samples: []string{"1", "42", "123456789"},
+		Rule: &idmapv1.Rule{FromFormat: "legacy-int", ToFormat: "crm-code", Reversible: true,
+			Strategy: &idmapv1.Rule_Template{Template: &idmapv1.TemplateRule{Template: "CUST-{int:08}"}}}})
+	if err != nil || resp.Checked != 3 {
+		t.Fatalf("SetRule = %v, %v, want 3 checked", resp, err)
+	}
+	got := translate(t, c, "legacy-int", "crm-code", "42", "-1", "x")
+	if got.Values[0] != "CUST-00000042" || got.Statuses[1] != idmapv1.TranslateStatus_TRANSLATE_STATUS_MISS || got.Statuses[2] != idmapv1.TranslateStatus_TRANSLATE_STATUS_INVALID {
+		t.Errorf("int→code = %v %v, want CUST-00000042, MISS, INVALID", got.Values, got.Statuses)
+	}
+	back := translate(t, c, "crm-code", "legacy-int", "CUST-00000042", "CUST-042", "ORD-1")
+	if back.Values[0] != "42" || back.Statuses[1] != idmapv1.TranslateStatus_TRANSLATE_STATUS_MISS || back.Statuses[2] != idmapv1.TranslateStatus_TRANSLATE_STATUS_INVALID {
+		t.Errorf("code→int = %v %v, want 42, MISS, INVALID", back.Values, back.Statuses)
+	}
+	// Deterministic both ways: a table for the pair would never be read.
+	if _, err := tryImport(c, &idmapv1.ImportHeader{Namespace: "customer", FromFormat: "crm-code", ToFormat: "legacy-int"}, nil); status.Code(err) != codes.FailedPrecondition {
+		t.Errorf("import into a deterministic pair = %v, want FailedPrecondition", err)
+	}
+}
+
+// TestSourceDocumentCase is the seed's scenario: a 1,000,000-pair uuid↔int
+// table, and a day of 500,000 UUIDs of which 98% are known.
+func TestSourceDocumentCase(t *testing.T) {
+	if testing.Short() {
+		t.Skip("imports 1,000,000 pairs")
+	}
+	t.Parallel()
+	storagetest.Each(t, func(t *testing.T, url string) {
+		c, _ := start(t, url)
+		createCustomer(t, c)
+		r := rand.New(rand.NewPCG(1, 2))
+		pairs := make([][2]string, 1_000_000)
+		for i := range pairs {
+			pairs[i] = [2]string{uuidOf(r), strconv.Itoa(i + 1)}
+		}
+		resp := importPairs(t, c, header(false, 0), pairs)
+		if !resp.Committed || resp.TableSize != 1_000_000 {
+			t.Fatalf("import = committed %v size %d, want committed 1000000", resp.Committed, resp.TableSize)
+		}
+		batch := make([]string, 0, 500_000)
+		for i := range 490_000 {
+			batch = append(batch, pairs[(i*2)%len(pairs)][0])
+		}
+		for range 10_000 {
+			batch = append(batch, uuidOf(r))
+		}
+		var hits, misses int64
+		for start := 0; start < len(batch); start += 100_000 {
+			got := translate(t, c, "uuid", "legacy-int", batch[start:start+100_000]...)
+			for i, st := range got.Statuses {
+				if st == idmapv1.TranslateStatus_TRANSLATE_STATUS_HIT {
+					want := pairs[((start+i)*2)%len(pairs)][1]
+					if got.Values[i] != want {
+						t.Fatalf("id %d = %q, want %q", start+i, got.Values[i], want)
+					}
+				} else if got.Values[i] != "" {
+					t.Fatalf("id %d is %v with value %q, want an empty value", start+i, st, got.Values[i])
+				}
+			}
+			hits += got.Hits
+			misses += got.Misses
+		}
+		if hits != 490_000 || misses != 10_000 {
+			t.Errorf("hits %d misses %d, want exactly 490000 and 10000", hits, misses)
+		}
+	})
+}
+
+// TestRestartKeepsEverything reopens the store and expects the same answers.
+func TestRestartKeepsEverything(t *testing.T) {
+	t.Parallel()
+	storagetest.Each(t, func(t *testing.T, url string) {
+		t.Parallel()
+		c, srv := start(t, url)
+		createCustomer(t, c)
+		importPairs(t, c, header(false, 0), [][2]string{{u1, "1"}, {u2, "2"}})
+		if err := srv.Close(); err != nil {
+			t.Fatal(err)
+		}
+		c2, _ := start(t, url)
+		got := translate(t, c2, "legacy-int", "uuid", "1", "2", "3")
+		if got.Values[0] != u1 || got.Values[1] != u2 || got.Statuses[2] != idmapv1.TranslateStatus_TRANSLATE_STATUS_MISS {
+			t.Errorf("after restart = %v %v, want %s, %s, MISS", got.Values, got.Statuses, u1, u2)
+		}
+	})
+}
+
+// TestReplicasSeeCommittedImport runs two servers on one PostgreSQL.
+func TestReplicasSeeCommittedImport(t *testing.T) {
+	t.Parallel()
+	url := storagetest.PostgresURL(t)
+	a, _ := start(t, url)
+	b, _ := start(t, url)
+	createCustomer(t, a)
+	importPairs(t, a, header(false, 0), [][2]string{{u1, "1"}})
+	for attempt := 0; ; attempt++ {
+		resp, err := b.Translate(context.Background(), &idmapv1.TranslateRequest{Namespace: "customer", FromFormat: "uuid", ToFormat: "legacy-int", Ids: []string{u1}})
+		if err == nil && resp.Values[0] == "1" {
+			return
+		}
+		if attempt == 200 {
+			t.Fatalf("replica b after 10s: %v, %v, want %s→1", resp, err, u1)
+		}
+		waitABit()
+	}
+}

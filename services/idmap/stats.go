@@ -1,0 +1,96 @@
+package idmap
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+
+	idmapv1 "github.com/seamdata/seam/proto/seam/idmap/v1"
+)
+
+// stats counts translation outcomes per namespace and ordered format pair
+// (the order is the direction), for GetStats and OpenTelemetry.
+type stats struct {
+	mu       sync.RWMutex
+	counters map[[3]string]*counter
+	ids      metric.Int64Counter // nil without a meter
+}
+
+type counter struct {
+	hits, misses, invalid atomic.Int64
+	attrs                 [3]metric.AddOption
+}
+
+func newStats(meter metric.Meter) (*stats, error) {
+	s := &stats{counters: map[[3]string]*counter{}}
+	if meter != nil {
+		c, err := meter.Int64Counter("seam.idmap.translated_ids",
+			metric.WithDescription("Ids translated by idmap, by namespace, from_format, to_format and outcome (hit, miss, invalid)."),
+			metric.WithUnit("{id}"))
+		if err != nil {
+			return nil, fmt.Errorf("create translation counter: %w", err)
+		}
+		s.ids = c
+	}
+	return s, nil
+}
+
+func (s *stats) get(ns, from, to string) *counter {
+	k := [3]string{ns, from, to}
+	s.mu.RLock()
+	c := s.counters[k]
+	s.mu.RUnlock()
+	if c != nil {
+		return c
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c = s.counters[k]; c == nil {
+		c = &counter{}
+		for i, outcome := range []string{"hit", "miss", "invalid"} {
+			c.attrs[i] = metric.WithAttributeSet(attribute.NewSet(
+				attribute.String("namespace", ns), attribute.String("from_format", from),
+				attribute.String("to_format", to), attribute.String("outcome", outcome)))
+		}
+		s.counters[k] = c
+	}
+	return c
+}
+
+func (s *stats) add(ctx context.Context, ns, from, to string, hits, misses, invalid int64) {
+	c := s.get(ns, from, to)
+	c.hits.Add(hits)
+	c.misses.Add(misses)
+	c.invalid.Add(invalid)
+	if s.ids == nil {
+		return
+	}
+	for i, n := range []int64{hits, misses, invalid} {
+		if n > 0 {
+			s.ids.Add(ctx, n, c.attrs[i])
+		}
+	}
+}
+
+func (s *stats) snapshot(namespace string) []*idmapv1.Counter {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var out []*idmapv1.Counter
+	for k, c := range s.counters {
+		if namespace != "" && k[0] != namespace {
+			continue
+		}
+		out = append(out, &idmapv1.Counter{Namespace: k[0], FromFormat: k[1], ToFormat: k[2],
+			Hits: c.hits.Load(), Misses: c.misses.Load(), Invalid: c.invalid.Load()})
+	}
+	slices.SortFunc(out, func(a, b *idmapv1.Counter) int {
+		return strings.Compare(a.Namespace+"\x00"+a.FromFormat+"\x00"+a.ToFormat, b.Namespace+"\x00"+b.FromFormat+"\x00"+b.ToFormat)
+	})
+	return out
+}

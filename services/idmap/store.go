@@ -1,0 +1,451 @@
+package idmap
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/seamdata/seam/platform/storage"
+	idmapv1 "github.com/seamdata/seam/proto/seam/idmap/v1"
+)
+
+// changeChannel is the storage notification channel every committed idmap
+// change is announced on, so replicas reload.
+const changeChannel = "seam_idmap_changes"
+
+// ErrNamespaceExists is returned by CreateNamespace for a taken name.
+var ErrNamespaceExists = errors.New("namespace already exists")
+
+// TableKey names one lookup table: an unordered pair of formats, stored
+// with A < B so both import directions land in the same table.
+type TableKey struct {
+	Namespace string
+	A, B      string
+}
+
+// tableKey orders from and to into a TableKey; swapped reports whether the
+// caller's "from" side is the table's B side.
+func tableKey(namespace, from, to string) (key TableKey, swapped bool) {
+	if from < to {
+		return TableKey{namespace, from, to}, false
+	}
+	return TableKey{namespace, to, from}, true
+}
+
+// TableState is a table's committed metadata.
+type TableState struct {
+	Key        TableKey
+	Generation int64
+	Pairs      int64
+	Updated    time.Time
+}
+
+// AuditEntry is one audited change, written in the transaction it describes.
+type AuditEntry struct {
+	Principal string
+	Action    string
+	Detail    string
+}
+
+// TableChange is what a planned update writes: ids of side A to delete,
+// then pairs to insert. An empty change commits nothing but the audit entry.
+type TableChange struct {
+	DeleteA []string
+	Insert  [][2]string
+	Audit   AuditEntry
+}
+
+// PlanFunc decides a table update inside the store's transaction, given the
+// committed generation and a way to read the committed pairs. Returning an
+// error rolls everything back.
+type PlanFunc func(generation int64, load func(fn func(a, b string) error) error) (TableChange, error)
+
+// Store is idmap's persistence. One implementation over platform/storage
+// serves SQLite and PostgreSQL; the conformance suite runs it on both.
+type Store interface {
+	// CreateNamespace stores ns (formats and rules); ErrNamespaceExists if taken.
+	CreateNamespace(ctx context.Context, ns *idmapv1.Namespace, audit AuditEntry) error
+	// Namespaces returns every namespace with formats, rules and create time.
+	Namespaces(ctx context.Context) ([]*idmapv1.Namespace, error)
+	// PutRule sets the rule of its ordered format pair.
+	PutRule(ctx context.Context, namespace string, rule *idmapv1.Rule, audit AuditEntry) error
+	// Tables returns the metadata of every lookup table.
+	Tables(ctx context.Context) ([]TableState, error)
+	// LoadTable streams the pairs of a table.
+	LoadTable(ctx context.Context, key TableKey, fn func(a, b string) error) error
+	// UpdateTable runs plan under the table's lock and writes its change
+	// atomically, bumping the generation when pairs changed.
+	UpdateTable(ctx context.Context, key TableKey, plan PlanFunc) (TableState, error)
+	// Audit lists the newest audit records of namespace (all when empty).
+	Audit(ctx context.Context, namespace string, limit int) ([]*idmapv1.AuditRecord, error)
+}
+
+// migrations create idmap's schema. Pairs are keyed by side A only: the
+// service checks one-to-one on side B under the table lock before writing,
+// and a second unique index would halve bulk-load speed.
+var migrations = []storage.Migration{{
+	Version: 1,
+	Name:    "namespaces, rules, tables, pairs, audit",
+	SQLite: `
+CREATE TABLE idmap_namespaces (name TEXT PRIMARY KEY, spec BLOB NOT NULL, created_at TEXT NOT NULL);
+CREATE TABLE idmap_rules (namespace TEXT NOT NULL REFERENCES idmap_namespaces(name), from_format TEXT NOT NULL,
+  to_format TEXT NOT NULL, spec BLOB NOT NULL, PRIMARY KEY (namespace, from_format, to_format));
+CREATE TABLE idmap_tables (id INTEGER PRIMARY KEY, namespace TEXT NOT NULL REFERENCES idmap_namespaces(name),
+  format_a TEXT NOT NULL, format_b TEXT NOT NULL, generation INTEGER NOT NULL, pairs INTEGER NOT NULL,
+  updated_at TEXT NOT NULL, UNIQUE (namespace, format_a, format_b));
+CREATE TABLE idmap_pairs (table_id INTEGER NOT NULL, a_id TEXT NOT NULL, b_id TEXT NOT NULL,
+  PRIMARY KEY (table_id, a_id)) WITHOUT ROWID;
+CREATE TABLE idmap_audit (seq INTEGER PRIMARY KEY AUTOINCREMENT, at TEXT NOT NULL, principal TEXT NOT NULL,
+  namespace TEXT NOT NULL, action TEXT NOT NULL, detail TEXT NOT NULL);
+`,
+	Postgres: `
+CREATE TABLE idmap_namespaces (name TEXT PRIMARY KEY, spec BYTEA NOT NULL, created_at TEXT NOT NULL);
+CREATE TABLE idmap_rules (namespace TEXT NOT NULL REFERENCES idmap_namespaces(name), from_format TEXT NOT NULL,
+  to_format TEXT NOT NULL, spec BYTEA NOT NULL, PRIMARY KEY (namespace, from_format, to_format));
+CREATE TABLE idmap_tables (id BIGSERIAL PRIMARY KEY, namespace TEXT NOT NULL REFERENCES idmap_namespaces(name),
+  format_a TEXT NOT NULL, format_b TEXT NOT NULL, generation BIGINT NOT NULL, pairs BIGINT NOT NULL,
+  updated_at TEXT NOT NULL, UNIQUE (namespace, format_a, format_b));
+CREATE TABLE idmap_pairs (table_id BIGINT NOT NULL, a_id TEXT NOT NULL, b_id TEXT NOT NULL,
+  PRIMARY KEY (table_id, a_id));
+CREATE TABLE idmap_audit (seq BIGSERIAL PRIMARY KEY, at TEXT NOT NULL, principal TEXT NOT NULL,
+  namespace TEXT NOT NULL, action TEXT NOT NULL, detail TEXT NOT NULL);
+`,
+}}
+
+// sqlStore implements Store over platform/storage.
+type sqlStore struct {
+	db *storage.DB
+}
+
+// NewStore migrates db and returns the Store over it.
+func NewStore(ctx context.Context, db *storage.DB) (Store, error) {
+	if err := db.Migrate(ctx, "idmap", migrations); err != nil {
+		return nil, fmt.Errorf("idmap store: %w", err)
+	}
+	return &sqlStore{db: db}, nil
+}
+
+const timeLayout = time.RFC3339Nano
+
+func (s *sqlStore) audit(ctx context.Context, tx *sql.Tx, namespace string, a AuditEntry) error {
+	_, err := tx.ExecContext(ctx, "INSERT INTO idmap_audit (at, principal, namespace, action, detail) VALUES ($1, $2, $3, $4, $5)",
+		time.Now().UTC().Format(timeLayout), a.Principal, namespace, a.Action, a.Detail)
+	if err != nil {
+		return fmt.Errorf("write audit record: %w", err)
+	}
+	return nil
+}
+
+func (s *sqlStore) CreateNamespace(ctx context.Context, ns *idmapv1.Namespace, audit AuditEntry) error {
+	spec := proto.Clone(ns).(*idmapv1.Namespace)
+	rules := spec.Rules
+	spec.Rules, spec.Tables = nil, nil
+	if spec.CreateTime == nil {
+		spec.CreateTime = timestamppb.Now()
+	}
+	blob, err := proto.Marshal(spec)
+	if err != nil {
+		return fmt.Errorf("encode namespace %q: %w", ns.GetName(), err)
+	}
+	return s.db.InTx(ctx, func(tx *sql.Tx) error {
+		var exists int
+		err := tx.QueryRowContext(ctx, "SELECT count(*) FROM idmap_namespaces WHERE name = $1", ns.GetName()).Scan(&exists)
+		if err != nil {
+			return fmt.Errorf("look up namespace %q: %w", ns.GetName(), err)
+		}
+		if exists > 0 {
+			return fmt.Errorf("namespace %q: %w", ns.GetName(), ErrNamespaceExists)
+		}
+		if _, err := tx.ExecContext(ctx, "INSERT INTO idmap_namespaces (name, spec, created_at) VALUES ($1, $2, $3)",
+			ns.GetName(), blob, spec.CreateTime.AsTime().Format(timeLayout)); err != nil {
+			return fmt.Errorf("insert namespace %q: %w", ns.GetName(), err)
+		}
+		for _, r := range rules {
+			if err := putRule(ctx, tx, ns.GetName(), r); err != nil {
+				return err
+			}
+		}
+		if err := s.audit(ctx, tx, ns.GetName(), audit); err != nil {
+			return err
+		}
+		return s.db.Notify(ctx, tx, changeChannel)
+	})
+}
+
+func putRule(ctx context.Context, tx *sql.Tx, namespace string, r *idmapv1.Rule) error {
+	blob, err := proto.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("encode rule %s→%s: %w", r.GetFromFormat(), r.GetToFormat(), err)
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO idmap_rules (namespace, from_format, to_format, spec) VALUES ($1, $2, $3, $4)
+ON CONFLICT (namespace, from_format, to_format) DO UPDATE SET spec = excluded.spec`, namespace, r.GetFromFormat(), r.GetToFormat(), blob)
+	if err != nil {
+		return fmt.Errorf("store rule %s→%s of %q: %w", r.GetFromFormat(), r.GetToFormat(), namespace, err)
+	}
+	return nil
+}
+
+func (s *sqlStore) PutRule(ctx context.Context, namespace string, rule *idmapv1.Rule, audit AuditEntry) error {
+	return s.db.InTx(ctx, func(tx *sql.Tx) error {
+		if err := putRule(ctx, tx, namespace, rule); err != nil {
+			return err
+		}
+		if err := s.audit(ctx, tx, namespace, audit); err != nil {
+			return err
+		}
+		return s.db.Notify(ctx, tx, changeChannel)
+	})
+}
+
+func (s *sqlStore) Namespaces(ctx context.Context) ([]*idmapv1.Namespace, error) {
+	rows, err := s.db.SQL.QueryContext(ctx, "SELECT name, spec FROM idmap_namespaces ORDER BY name")
+	if err != nil {
+		return nil, fmt.Errorf("list namespaces: %w", err)
+	}
+	defer rows.Close()
+	var out []*idmapv1.Namespace
+	byName := map[string]*idmapv1.Namespace{}
+	for rows.Next() {
+		var name string
+		var blob []byte
+		if err := rows.Scan(&name, &blob); err != nil {
+			return nil, fmt.Errorf("read namespace row: %w", err)
+		}
+		ns := &idmapv1.Namespace{}
+		if err := proto.Unmarshal(blob, ns); err != nil {
+			return nil, fmt.Errorf("decode namespace %q: %w", name, err)
+		}
+		out = append(out, ns)
+		byName[name] = ns
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list namespaces: %w", err)
+	}
+	rrows, err := s.db.SQL.QueryContext(ctx, "SELECT namespace, spec FROM idmap_rules ORDER BY namespace, from_format, to_format")
+	if err != nil {
+		return nil, fmt.Errorf("list rules: %w", err)
+	}
+	defer rrows.Close()
+	for rrows.Next() {
+		var name string
+		var blob []byte
+		if err := rrows.Scan(&name, &blob); err != nil {
+			return nil, fmt.Errorf("read rule row: %w", err)
+		}
+		r := &idmapv1.Rule{}
+		if err := proto.Unmarshal(blob, r); err != nil {
+			return nil, fmt.Errorf("decode rule of %q: %w", name, err)
+		}
+		if ns := byName[name]; ns != nil {
+			ns.Rules = append(ns.Rules, r)
+		}
+	}
+	if err := rrows.Err(); err != nil {
+		return nil, fmt.Errorf("list rules: %w", err)
+	}
+	return out, nil
+}
+
+func (s *sqlStore) Tables(ctx context.Context) ([]TableState, error) {
+	rows, err := s.db.SQL.QueryContext(ctx, "SELECT namespace, format_a, format_b, generation, pairs, updated_at FROM idmap_tables ORDER BY namespace, format_a, format_b")
+	if err != nil {
+		return nil, fmt.Errorf("list tables: %w", err)
+	}
+	defer rows.Close()
+	var out []TableState
+	for rows.Next() {
+		var t TableState
+		var updated string
+		if err := rows.Scan(&t.Key.Namespace, &t.Key.A, &t.Key.B, &t.Generation, &t.Pairs, &updated); err != nil {
+			return nil, fmt.Errorf("read table row: %w", err)
+		}
+		t.Updated, _ = time.Parse(timeLayout, updated)
+		out = append(out, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list tables: %w", err)
+	}
+	return out, nil
+}
+
+func (s *sqlStore) LoadTable(ctx context.Context, key TableKey, fn func(a, b string) error) error {
+	return loadPairs(ctx, s.db.SQL, key, fn)
+}
+
+// querier is what loadPairs needs from a *sql.DB or *sql.Tx.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+func loadPairs(ctx context.Context, q querier, key TableKey, fn func(a, b string) error) error {
+	rows, err := q.QueryContext(ctx, `SELECT p.a_id, p.b_id FROM idmap_pairs p JOIN idmap_tables t ON t.id = p.table_id
+WHERE t.namespace = $1 AND t.format_a = $2 AND t.format_b = $3`, key.Namespace, key.A, key.B)
+	if err != nil {
+		return fmt.Errorf("load table %s %s↔%s: %w", key.Namespace, key.A, key.B, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var a, b string
+		if err := rows.Scan(&a, &b); err != nil {
+			return fmt.Errorf("read pair of %s %s↔%s: %w", key.Namespace, key.A, key.B, err)
+		}
+		if err := fn(a, b); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("load table %s %s↔%s: %w", key.Namespace, key.A, key.B, err)
+	}
+	return nil
+}
+
+// insertBatch is the number of pairs per multi-row INSERT: 3 parameters
+// each stays far below both dialects' parameter limits.
+const insertBatch = 500
+
+func (s *sqlStore) UpdateTable(ctx context.Context, key TableKey, plan PlanFunc) (TableState, error) {
+	var state TableState
+	err := s.db.InTx(ctx, func(tx *sql.Tx) error {
+		now := time.Now().UTC()
+		if _, err := tx.ExecContext(ctx, `INSERT INTO idmap_tables (namespace, format_a, format_b, generation, pairs, updated_at)
+VALUES ($1, $2, $3, 0, 0, $4) ON CONFLICT (namespace, format_a, format_b) DO NOTHING`, key.Namespace, key.A, key.B, now.Format(timeLayout)); err != nil {
+			return fmt.Errorf("create table row %s %s↔%s: %w", key.Namespace, key.A, key.B, err)
+		}
+		lock := ""
+		if s.db.Dialect == storage.Postgres {
+			// Serialises imports of one table across replicas; SQLite's
+			// BEGIN IMMEDIATE already holds the database write lock.
+			lock = " FOR UPDATE"
+		}
+		var id, gen, pairs int64
+		if err := tx.QueryRowContext(ctx, "SELECT id, generation, pairs FROM idmap_tables WHERE namespace = $1 AND format_a = $2 AND format_b = $3"+lock,
+			key.Namespace, key.A, key.B).Scan(&id, &gen, &pairs); err != nil {
+			return fmt.Errorf("lock table %s %s↔%s: %w", key.Namespace, key.A, key.B, err)
+		}
+		change, err := plan(gen, func(fn func(a, b string) error) error { return loadPairs(ctx, tx, key, fn) })
+		if err != nil {
+			return err
+		}
+		if err := s.audit(ctx, tx, key.Namespace, change.Audit); err != nil {
+			return err
+		}
+		state = TableState{Key: key, Generation: gen, Pairs: pairs, Updated: now}
+		if len(change.DeleteA) == 0 && len(change.Insert) == 0 {
+			return nil
+		}
+		deleted, err := deletePairs(ctx, tx, id, change.DeleteA)
+		if err != nil {
+			return fmt.Errorf("table %s %s↔%s: %w", key.Namespace, key.A, key.B, err)
+		}
+		if err := insertPairs(ctx, tx, id, change.Insert); err != nil {
+			return fmt.Errorf("table %s %s↔%s: %w", key.Namespace, key.A, key.B, err)
+		}
+		state.Generation = gen + 1
+		state.Pairs = pairs - deleted + int64(len(change.Insert))
+		if _, err := tx.ExecContext(ctx, "UPDATE idmap_tables SET generation = $1, pairs = $2, updated_at = $3 WHERE id = $4",
+			state.Generation, state.Pairs, now.Format(timeLayout), id); err != nil {
+			return fmt.Errorf("bump generation of %s %s↔%s: %w", key.Namespace, key.A, key.B, err)
+		}
+		return s.db.Notify(ctx, tx, changeChannel)
+	})
+	return state, err
+}
+
+func deletePairs(ctx context.Context, tx *sql.Tx, tableID int64, ids []string) (int64, error) {
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	stmt, err := tx.PrepareContext(ctx, "DELETE FROM idmap_pairs WHERE table_id = $1 AND a_id = $2")
+	if err != nil {
+		return 0, fmt.Errorf("prepare delete: %w", err)
+	}
+	defer stmt.Close()
+	var n int64
+	for _, id := range ids {
+		res, err := stmt.ExecContext(ctx, tableID, id)
+		if err != nil {
+			return n, fmt.Errorf("delete pair %q: %w", id, err)
+		}
+		c, err := res.RowsAffected()
+		if err != nil {
+			return n, fmt.Errorf("delete pair %q: %w", id, err)
+		}
+		n += c
+	}
+	return n, nil
+}
+
+func insertPairs(ctx context.Context, tx *sql.Tx, tableID int64, pairs [][2]string) error {
+	var full *sql.Stmt
+	defer func() {
+		if full != nil {
+			_ = full.Close()
+		}
+	}()
+	args := make([]any, 0, insertBatch*3)
+	for start := 0; start < len(pairs); start += insertBatch {
+		batch := pairs[start:min(start+insertBatch, len(pairs))]
+		args = args[:0]
+		for _, p := range batch {
+			args = append(args, tableID, p[0], p[1])
+		}
+		var err error
+		if len(batch) == insertBatch {
+			if full == nil {
+				if full, err = tx.PrepareContext(ctx, insertSQL(insertBatch)); err != nil {
+					return fmt.Errorf("prepare insert: %w", err)
+				}
+			}
+			_, err = full.ExecContext(ctx, args...)
+		} else {
+			_, err = tx.ExecContext(ctx, insertSQL(len(batch)), args...)
+		}
+		if err != nil {
+			return fmt.Errorf("insert pairs %d-%d: %w", start+1, start+len(batch), err)
+		}
+	}
+	return nil
+}
+
+func insertSQL(rows int) string {
+	var b strings.Builder
+	b.WriteString("INSERT INTO idmap_pairs (table_id, a_id, b_id) VALUES ")
+	for i := range rows {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, "($%d,$%d,$%d)", 3*i+1, 3*i+2, 3*i+3)
+	}
+	return b.String()
+}
+
+func (s *sqlStore) Audit(ctx context.Context, namespace string, limit int) ([]*idmapv1.AuditRecord, error) {
+	rows, err := s.db.SQL.QueryContext(ctx, `SELECT seq, at, principal, namespace, action, detail FROM idmap_audit
+WHERE $1 = '' OR namespace = $1 ORDER BY seq DESC LIMIT $2`, namespace, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list audit: %w", err)
+	}
+	defer rows.Close()
+	var out []*idmapv1.AuditRecord
+	for rows.Next() {
+		r := &idmapv1.AuditRecord{}
+		var at string
+		if err := rows.Scan(&r.Sequence, &at, &r.Principal, &r.Namespace, &r.Action, &r.Detail); err != nil {
+			return nil, fmt.Errorf("read audit row: %w", err)
+		}
+		if t, err := time.Parse(timeLayout, at); err == nil {
+			r.Time = timestamppb.New(t)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list audit: %w", err)
+	}
+	return out, nil
+}
