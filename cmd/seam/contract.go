@@ -1,0 +1,399 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/seamdata/seam/core/contract"
+	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
+	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
+)
+
+// readInput reads a file, or standard input for "-".
+func readInput(cmd *cobra.Command, path string) ([]byte, error) {
+	if path == "" {
+		return nil, usageError("give the file with -f (or -f - for standard input)")
+	}
+	if path == "-" {
+		return io.ReadAll(cmd.InOrStdin())
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, usageError("%w", err)
+	}
+	return data, nil
+}
+
+// parseWhen reads an effective time: RFC 3339, or "+DURATION" from now
+// ("+336h", "+14d").
+func parseWhen(s string, now time.Time) (*timestamppb.Timestamp, error) {
+	if s == "" {
+		return nil, nil
+	}
+	if rest, ok := strings.CutPrefix(s, "+"); ok {
+		d, err := contract.ParseNoticePeriod(rest)
+		if err != nil {
+			return nil, usageError("--effective %q: %w", s, err)
+		}
+		return timestamppb.New(now.Add(d)), nil
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return nil, usageError("--effective %q: give RFC 3339 (2026-12-13T00:00:00Z) or +DURATION (+336h, +14d)", s)
+	}
+	return timestamppb.New(t), nil
+}
+
+func fmtTime(ts *timestamppb.Timestamp) string {
+	if ts == nil {
+		return "-"
+	}
+	return ts.AsTime().UTC().Format(time.RFC3339)
+}
+
+func short(e interface{ String() string }, prefix string) string {
+	return strings.TrimPrefix(e.String(), prefix)
+}
+
+func newContractCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "contract",
+		Short: "Check, register and read source contracts",
+	}
+	cmd.AddCommand(newContractCheckCmd(g), newContractRegisterCmd(g), newContractGetCmd(g),
+		newContractListCmd(g), newContractHistoryCmd(g), newContractDiffCmd(g))
+	return cmd
+}
+
+type registerFlags struct {
+	file      string
+	effective string
+	reason    string
+}
+
+func (f *registerFlags) add(cmd *cobra.Command) {
+	cmd.Flags().StringVarP(&f.file, "file", "f", "", "contract YAML (- for standard input)")
+	cmd.Flags().StringVar(&f.effective, "effective", "", "effective time: RFC 3339 or +DURATION from now (default: now)")
+	cmd.Flags().StringVar(&f.reason, "override-reason", "", "admin only: waive the notice period, with this reason (kept in the audit history)")
+}
+
+func (f *registerFlags) load(cmd *cobra.Command) (*contractv1.Contract, *timestamppb.Timestamp, *registryv1.NoticeOverride, error) {
+	data, err := readInput(cmd, f.file)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	c, err := contract.Load(data, f.file)
+	if err != nil {
+		return nil, nil, nil, answerNo("%w", err)
+	}
+	when, err := parseWhen(f.effective, time.Now())
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	var ov *registryv1.NoticeOverride
+	if f.reason != "" {
+		ov = &registryv1.NoticeOverride{Reason: f.reason}
+	}
+	return c, when, ov, nil
+}
+
+func newContractCheckCmd(g *globals) *cobra.Command {
+	var f registerFlags
+	cmd := &cobra.Command{
+		Use:   "check -f FILE",
+		Short: "Dry-run a contract version: changes, verdict, notice owed, consumers affected",
+		Long: `Classify a proposed contract version against the registered ones without
+registering it. Exits 0 when it could be registered as it stands (additive,
+or breaking with enough notice and a migration), 1 when it could not, 2 on
+usage or connection errors — so a source team can run it in its own CI.`,
+		Example: `  seam contract check -f shop_orders_v2.yaml
+  seam contract check -f shop_orders_v2.yaml --effective +14d -o json`,
+		Args: cobra.NoArgs,
+		RunE: withClient(g, func(cmd *cobra.Command, _ []string, conn *grpc.ClientConn) error {
+			c, when, ov, err := f.load(cmd)
+			if err != nil {
+				return err
+			}
+			ctx, cancel := g.callCtx(cmd.Context())
+			defer cancel()
+			resp, err := registryv1.NewRegistryServiceClient(conn).CheckContract(ctx, &registryv1.CheckContractRequest{Contract: c, EffectiveTime: when, Override: ov})
+			if err != nil {
+				return g.rpcError("check "+c.GetSubject(), err)
+			}
+			if g.Output == "json" {
+				if err := printJSON(cmd.OutOrStdout(), resp); err != nil {
+					return err
+				}
+			} else if err := printCheck(cmd.OutOrStdout(), c.GetSubject(), resp); err != nil {
+				return err
+			}
+			switch resp.GetVerdict() {
+			case registryv1.Verdict_VERDICT_REFUSED, registryv1.Verdict_VERDICT_INVALID:
+				return answerNo("%s v%d could not be registered as it stands (%s)", c.GetSubject(), resp.GetVersion(), short(resp.GetVerdict(), "VERDICT_"))
+			}
+			return nil
+		}),
+	}
+	f.add(cmd)
+	return cmd
+}
+
+func printCheck(w io.Writer, subject string, r *registryv1.CheckContractResponse) error {
+	fmt.Fprintf(w, "%s: proposed v%d against v%d: %s\n", subject, r.GetVersion(), r.GetLatestVersion(), short(r.GetVerdict(), "VERDICT_"))
+	if r.GetNoticeOwed() != "" {
+		fmt.Fprintf(w, "notice owed: %s (earliest effective time %s)\n", r.GetNoticeOwed(), fmtTime(r.GetEarliestEffectiveTime()))
+	}
+	if len(r.GetChanges()) > 0 {
+		fmt.Fprintln(w, "\nchanges:")
+		t := newTable(w, "LEVEL", "RULE", "PATH", "OLD", "NEW")
+		for _, c := range r.GetChanges() {
+			t.row(short(c.GetLevel(), "CHANGE_LEVEL_"), c.GetRule(), c.GetPath(), orDash(c.GetOldValue()), orDash(c.GetNewValue()))
+		}
+		if err := t.flush(); err != nil {
+			return err
+		}
+	}
+	if len(r.GetProblems()) > 0 {
+		fmt.Fprintln(w, "\nwhat stops it:")
+		for _, p := range r.GetProblems() {
+			fmt.Fprintf(w, "  %s at %s: %s\n", p.GetReason(), orDash(p.GetPath()), p.GetMessage())
+		}
+	}
+	return printAffected(w, r.GetAffectedConsumers())
+}
+
+func printAffected(w io.Writer, consumers []*registryv1.AffectedConsumer) error {
+	if len(consumers) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w, "\nconsumers affected:")
+	t := newTable(w, "CONSUMER", "DEPTH", "VIA", "USAGE", "OWNER")
+	for _, c := range consumers {
+		var usages []string
+		for _, u := range c.GetUsages() {
+			usages = append(usages, strings.ToLower(short(u, "USAGE_KIND_")))
+		}
+		t.row(c.GetConsumer(), strconv.Itoa(int(c.GetDepth())), strings.Join(c.GetPath(), " → "), orDash(strings.Join(usages, ",")), orDash(c.GetOwner()))
+	}
+	return t.flush()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func newContractRegisterCmd(g *globals) *cobra.Command {
+	var f registerFlags
+	cmd := &cobra.Command{
+		Use:   "register -f FILE",
+		Short: "Register a new contract version",
+		Long: `Register a contract version. An additive version takes effect at once (or
+at --effective). A breaking version needs --effective at least the subject's
+notice period ahead and a mapping to the canonical model; it is SCHEDULED and
+becomes ACTIVE on its own at that time. An admin may waive the notice with
+--override-reason.`,
+		Example: `  seam contract register -f shop_orders_v1.yaml
+  seam contract register -f shop_orders_v2.yaml --effective +14d
+  seam contract register -f shop_orders_v2.yaml --override-reason "INC-42: source already switched to UUIDs"`,
+		Args: cobra.NoArgs,
+		RunE: withClient(g, func(cmd *cobra.Command, _ []string, conn *grpc.ClientConn) error {
+			c, when, ov, err := f.load(cmd)
+			if err != nil {
+				return err
+			}
+			ctx, cancel := g.callCtx(cmd.Context())
+			defer cancel()
+			resp, err := registryv1.NewRegistryServiceClient(conn).RegisterContract(ctx, &registryv1.RegisterContractRequest{Contract: c, EffectiveTime: when, Override: ov})
+			if err != nil {
+				return g.rpcError("register "+c.GetSubject(), err)
+			}
+			if g.Output == "json" {
+				return printJSON(cmd.OutOrStdout(), resp)
+			}
+			v := resp.GetVersion()
+			w := cmd.OutOrStdout()
+			if resp.GetUnchanged() {
+				fmt.Fprintf(w, "%s v%d is unchanged; nothing registered\n", v.GetSubject(), v.GetVersion())
+				return nil
+			}
+			fmt.Fprintf(w, "%s v%d registered: %s, effective %s\n", v.GetSubject(), v.GetVersion(), short(v.GetStatus(), "VERSION_STATUS_"), fmtTime(v.GetEffectiveTime()))
+			if v.GetOverride() != nil {
+				fmt.Fprintf(w, "notice waived by %s: %s\n", v.GetOverrideBy(), v.GetOverride().GetReason())
+			}
+			if len(resp.GetAffectedConsumers()) > 0 {
+				fmt.Fprintln(w, "announced to:")
+			}
+			return printAffected(w, resp.GetAffectedConsumers())
+		}),
+	}
+	f.add(cmd)
+	return cmd
+}
+
+func newContractGetCmd(g *globals) *cobra.Command {
+	var version int32
+	var at string
+	cmd := &cobra.Command{
+		Use:   "get SUBJECT",
+		Short: "Show a contract version (default: the one active now)",
+		Example: `  seam contract get shop.orders
+  seam contract get shop.orders --version 1 -o json
+  seam contract get shop.orders --at 2026-11-01T00:00:00Z`,
+		Args: cobra.ExactArgs(1),
+		RunE: withClient(g, func(cmd *cobra.Command, args []string, conn *grpc.ClientConn) error {
+			req := &registryv1.GetContractRequest{Subject: args[0], Version: version}
+			if at != "" {
+				t, err := time.Parse(time.RFC3339, at)
+				if err != nil {
+					return usageError("--at %q: give an RFC 3339 time", at)
+				}
+				req.AtTime = timestamppb.New(t)
+			}
+			ctx, cancel := g.callCtx(cmd.Context())
+			defer cancel()
+			resp, err := registryv1.NewRegistryServiceClient(conn).GetContract(ctx, req)
+			if err != nil {
+				return g.rpcError("get "+args[0], err)
+			}
+			if g.Output == "json" {
+				return printJSON(cmd.OutOrStdout(), resp)
+			}
+			v := resp.GetVersion()
+			w := cmd.OutOrStdout()
+			fmt.Fprintf(w, "%s v%d  %s  effective %s  by %s\n", v.GetSubject(), v.GetVersion(), short(v.GetStatus(), "VERSION_STATUS_"), fmtTime(v.GetEffectiveTime()), v.GetAuthor())
+			c := v.GetContract()
+			fmt.Fprintf(w, "owner %s, compatibility %s, notice %s\n\n", c.GetOwner(), short(c.GetCompatibility(), "COMPATIBILITY_"), orDash(c.GetNoticePeriod()))
+			t := newTable(w, "FIELD", "TYPE", "REQUIRED", "KEY", "IDENTIFIER")
+			for ref := range contract.Fields(c.GetFields()) {
+				f := ref.Field
+				t.row(ref.Name, short(f.GetType(), "FIELD_TYPE_"), yesNo(f.GetRequired()), yesNo(f.GetKey()), orDash(contract.IdentifierString(f.GetIdentifier())))
+			}
+			return t.flush()
+		}),
+	}
+	cmd.Flags().Int32Var(&version, "version", 0, "version number (default: the active one)")
+	cmd.Flags().StringVar(&at, "at", "", "the version active at this RFC 3339 time")
+	return cmd
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "-"
+}
+
+func newContractListCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "list [SUBJECT]",
+		Short: "List subjects, or the versions of one subject",
+		Example: `  seam contract list
+  seam contract list shop.orders -o json`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: withClient(g, func(cmd *cobra.Command, args []string, conn *grpc.ClientConn) error {
+			ctx, cancel := g.callCtx(cmd.Context())
+			defer cancel()
+			rc := registryv1.NewRegistryServiceClient(conn)
+			w := cmd.OutOrStdout()
+			if len(args) == 0 {
+				resp, err := rc.ListSubjects(ctx, &registryv1.ListSubjectsRequest{})
+				if err != nil {
+					return g.rpcError("list subjects", err)
+				}
+				if g.Output == "json" {
+					return printJSON(w, resp)
+				}
+				t := newTable(w, "SUBJECT", "OWNER", "COMPATIBILITY", "NOTICE", "ACTIVE", "LATEST")
+				for _, s := range resp.GetSubjects() {
+					t.row(s.GetName(), s.GetOwner(), short(s.GetCompatibility(), "COMPATIBILITY_"), orDash(s.GetNoticePeriod()),
+						"v"+strconv.Itoa(int(s.GetActiveVersion())), "v"+strconv.Itoa(int(s.GetLatestVersion())))
+				}
+				return t.flush()
+			}
+			resp, err := rc.ListContracts(ctx, &registryv1.ListContractsRequest{Subject: args[0]})
+			if err != nil {
+				return g.rpcError("list "+args[0], err)
+			}
+			if g.Output == "json" {
+				return printJSON(w, resp)
+			}
+			t := newTable(w, "VERSION", "STATUS", "EFFECTIVE", "CREATED", "AUTHOR", "BREAKING")
+			for _, v := range resp.GetVersions() {
+				t.row("v"+strconv.Itoa(int(v.GetVersion())), short(v.GetStatus(), "VERSION_STATUS_"), fmtTime(v.GetEffectiveTime()), fmtTime(v.GetCreateTime()), v.GetAuthor(), yesNo(v.GetBreaking()))
+			}
+			return t.flush()
+		}),
+	}
+}
+
+func newContractHistoryCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:     "history SUBJECT",
+		Short:   "Show the audit history of a subject",
+		Example: "  seam contract history shop.orders",
+		Args:    cobra.ExactArgs(1),
+		RunE: withClient(g, func(cmd *cobra.Command, args []string, conn *grpc.ClientConn) error {
+			ctx, cancel := g.callCtx(cmd.Context())
+			defer cancel()
+			resp, err := registryv1.NewRegistryServiceClient(conn).GetHistory(ctx, &registryv1.GetHistoryRequest{Subject: args[0]})
+			if err != nil {
+				return g.rpcError("history of "+args[0], err)
+			}
+			if g.Output == "json" {
+				return printJSON(cmd.OutOrStdout(), resp)
+			}
+			t := newTable(cmd.OutOrStdout(), "TIME", "WHO", "ACTION", "VERSION", "DETAIL")
+			for _, e := range resp.GetEntries() {
+				t.row(fmtTime(e.GetTime()), e.GetPrincipal(), e.GetAction(), "v"+strconv.Itoa(int(e.GetVersion())), orDash(e.GetDetail()))
+			}
+			return t.flush()
+		}),
+	}
+}
+
+func newContractDiffCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:     "diff SUBJECT FROM TO",
+		Short:   "Classify the changes between two registered versions",
+		Example: "  seam contract diff shop.orders 1 2",
+		Args:    cobra.ExactArgs(3),
+		RunE: withClient(g, func(cmd *cobra.Command, args []string, conn *grpc.ClientConn) error {
+			from, err1 := strconv.Atoi(strings.TrimPrefix(args[1], "v"))
+			to, err2 := strconv.Atoi(strings.TrimPrefix(args[2], "v"))
+			if err1 != nil || err2 != nil {
+				return usageError("FROM and TO are version numbers, for example: seam contract diff %s 1 2", args[0])
+			}
+			ctx, cancel := g.callCtx(cmd.Context())
+			defer cancel()
+			resp, err := registryv1.NewRegistryServiceClient(conn).DiffContracts(ctx, &registryv1.DiffContractsRequest{Subject: args[0], FromVersion: int32(from), ToVersion: int32(to)})
+			if err != nil {
+				return g.rpcError("diff "+args[0], err)
+			}
+			if g.Output == "json" {
+				return printJSON(cmd.OutOrStdout(), resp)
+			}
+			w := cmd.OutOrStdout()
+			verdict := "additive"
+			if resp.GetBreaking() {
+				verdict = "BREAKING"
+			}
+			fmt.Fprintf(w, "%s v%d → v%d: %s\n", args[0], from, to, verdict)
+			t := newTable(w, "LEVEL", "RULE", "PATH", "OLD", "NEW")
+			for _, c := range resp.GetChanges() {
+				t.row(short(c.GetLevel(), "CHANGE_LEVEL_"), c.GetRule(), c.GetPath(), orDash(c.GetOldValue()), orDash(c.GetNewValue()))
+			}
+			return t.flush()
+		}),
+	}
+}

@@ -1,0 +1,400 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.uber.org/goleak"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
+	"google.golang.org/grpc/status"
+
+	"github.com/seamdata/seam/platform/auth"
+	"github.com/seamdata/seam/platform/dial"
+	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
+	idmapv1 "github.com/seamdata/seam/proto/seam/idmap/v1"
+	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
+)
+
+// node is an all-in-one Seam running in the test process.
+type node struct {
+	grpcAddr, httpAddr string
+	admin, viewer      string
+	spans              *tracetest.SpanRecorder
+	notes              *bytes.Buffer
+	stop               func()
+}
+
+// startNode runs `seam up` in-process on free ports with an admin and a
+// viewer token, and stops it when the test ends.
+func startNode(t *testing.T) *node {
+	t.Helper()
+	dir := t.TempDir()
+	admin, adminEntry, err := auth.NewToken("admin", []auth.Role{auth.RoleAdmin}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	viewer, viewerEntry, err := auth.NewToken("viewer", []auth.Role{auth.RoleViewer}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, svcEntry, err := auth.NewToken("seam-services", []auth.Role{auth.RoleOperator, auth.RolePipeline}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := auth.WriteTokensFile(filepath.Join(dir, auth.TokensFileName), auth.TokensFile{Tokens: []auth.TokenEntry{adminEntry, viewerEntry, svcEntry}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, auth.ServiceTokenFileName), []byte(svc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	n := &node{admin: admin, viewer: viewer, spans: tracetest.NewSpanRecorder(), notes: &bytes.Buffer{}}
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan struct{})
+	done := make(chan error, 1)
+	cfg := nodeConfig{
+		Services: serviceNames, Bootstrap: true, DataDir: dir,
+		GRPCAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:0",
+		LogFormat: "text", LogLevel: "warn", ShutdownTimeout: 5 * time.Second,
+	}
+	go func() {
+		done <- runNode(ctx, cfg, nodeHooks{
+			SpanProcessors: []sdktrace.SpanProcessor{n.spans},
+			Ready: func(g, h string) {
+				n.grpcAddr, n.httpAddr = g, h
+				close(ready)
+			},
+			Notes: n.notes,
+			Log:   io.Discard,
+		})
+	}()
+	select {
+	case <-ready:
+	case err := <-done:
+		cancel()
+		t.Fatalf("seam up stopped before serving: %v", err)
+	case <-time.After(30 * time.Second):
+		cancel()
+		t.Fatal("seam up did not start within 30s")
+	}
+	var once sync.Once
+	n.stop = func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("seam up returned %v on shutdown, want nil", err)
+				}
+			case <-time.After(30 * time.Second):
+				t.Error("seam up did not stop within 30s of cancel")
+			}
+		})
+	}
+	t.Cleanup(n.stop)
+	return n
+}
+
+func (n *node) conn(t *testing.T, token string) *grpc.ClientConn {
+	t.Helper()
+	c, err := dial.Conn(n.grpcAddr, dial.Options{Token: token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// rest sends one REST request and returns the status and decoded body.
+func (n *node) rest(t *testing.T, method, path, token, body string) (int, map[string]any) {
+	t.Helper()
+	req, err := http.NewRequest(method, "http://"+n.httpAddr+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]any{}
+	if len(raw) > 0 && raw[0] == '{' {
+		if err := json.Unmarshal(raw, &out); err != nil {
+			t.Fatalf("%s %s: body is not JSON: %v\n%s", method, path, err, raw)
+		}
+	} else {
+		out["text"] = string(raw)
+	}
+	return resp.StatusCode, out
+}
+
+var seamServices = []string{
+	"seam.adapter.v1.AdapterService",
+	"seam.gate.v1.GateService",
+	"seam.idmap.v1.IdMapService",
+	"seam.registry.v1.RegistryService",
+}
+
+func TestUpServesEveryServiceOverGRPCAndREST(t *testing.T) {
+	t.Parallel()
+	n := startNode(t)
+	ctx := context.Background()
+	conn := n.conn(t, n.admin)
+
+	t.Run("health", func(t *testing.T) {
+		hc := healthpb.NewHealthClient(n.conn(t, ""))
+		for _, s := range append([]string{""}, seamServices...) {
+			resp, err := hc.Check(ctx, &healthpb.HealthCheckRequest{Service: s})
+			if err != nil {
+				t.Fatalf("health of %q: %v", s, err)
+			}
+			if got := resp.GetStatus(); got != healthpb.HealthCheckResponse_SERVING {
+				t.Errorf("health of %q = %v, want SERVING", s, got)
+			}
+		}
+		for _, path := range []string{"/healthz", "/readyz"} {
+			if code, body := n.rest(t, "GET", path, "", ""); code != http.StatusOK {
+				t.Errorf("GET %s = %d %v, want 200", path, code, body)
+			}
+		}
+	})
+
+	t.Run("reflection", func(t *testing.T) {
+		stream, err := reflectionpb.NewServerReflectionClient(n.conn(t, "")).ServerReflectionInfo(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := stream.Send(&reflectionpb.ServerReflectionRequest{MessageRequest: &reflectionpb.ServerReflectionRequest_ListServices{ListServices: ""}}); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := stream.Recv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, s := range resp.GetListServicesResponse().GetService() {
+			got = append(got, s.GetName())
+		}
+		stream.CloseSend()
+		for _, want := range append(slices.Clone(seamServices), "grpc.health.v1.Health", "grpc.reflection.v1.ServerReflection") {
+			if !slices.Contains(got, want) {
+				t.Errorf("reflection lists %v, missing %s", got, want)
+			}
+		}
+	})
+
+	t.Run("registry", func(t *testing.T) {
+		if _, err := registryv1.NewRegistryServiceClient(conn).ListSubjects(ctx, &registryv1.ListSubjectsRequest{}); err != nil {
+			t.Fatalf("gRPC ListSubjects: %v", err)
+		}
+		if code, body := n.rest(t, "GET", "/v1/subjects", n.admin, ""); code != http.StatusOK {
+			t.Fatalf("GET /v1/subjects = %d %v, want 200", code, body)
+		}
+	})
+
+	t.Run("idmap", func(t *testing.T) {
+		_, err := idmapv1.NewIdMapServiceClient(conn).CreateNamespace(ctx, &idmapv1.CreateNamespaceRequest{Namespace: &idmapv1.Namespace{
+			Name: "customer",
+			Formats: []*idmapv1.Format{
+				{Name: "legacy-int", Kind: idmapv1.FormatKind_FORMAT_KIND_INT},
+				{Name: "uuid", Kind: idmapv1.FormatKind_FORMAT_KIND_UUID},
+			},
+		}})
+		if err != nil {
+			t.Fatalf("gRPC CreateNamespace: %v", err)
+		}
+		code, body := n.rest(t, "GET", "/v1/namespaces/customer", n.admin, "")
+		if code != http.StatusOK {
+			t.Fatalf("GET /v1/namespaces/customer = %d %v, want 200", code, body)
+		}
+		if name := body["namespace"].(map[string]any)["name"]; name != "customer" {
+			t.Errorf("REST namespace name = %v, want customer", name)
+		}
+	})
+
+	t.Run("gate", func(t *testing.T) {
+		_, err := gatev1.NewGateServiceClient(conn).Contain(ctx, &gatev1.ContainRequest{Subject: "no.such.subject", Reason: "test"})
+		if got := status.Code(err); got != codes.NotFound {
+			t.Fatalf("gRPC Contain of an unknown subject: code %v (%v), want NotFound", got, err)
+		}
+		code, body := n.rest(t, "POST", "/v1/subjects/no.such.subject:contain", n.admin, `{"reason":"test"}`)
+		if code != http.StatusNotFound {
+			t.Fatalf("REST contain of an unknown subject = %d %v, want 404", code, body)
+		}
+		if code, body := n.rest(t, "GET", "/v1/containments", n.admin, ""); code != http.StatusOK {
+			t.Fatalf("GET /v1/containments = %d %v, want 200", code, body)
+		}
+	})
+
+	t.Run("openapi describes every RPC", func(t *testing.T) {
+		code, doc := n.rest(t, "GET", "/openapi.json", "", "")
+		if code != http.StatusOK {
+			t.Fatalf("GET /openapi.json = %d", code)
+		}
+		ops := map[string]bool{}
+		for _, methods := range doc["paths"].(map[string]any) {
+			for _, op := range methods.(map[string]any) {
+				ops[op.(map[string]any)["operationId"].(string)] = true
+			}
+		}
+		for _, sd := range []grpc.ServiceDesc{registryv1.RegistryService_ServiceDesc, idmapv1.IdMapService_ServiceDesc, gatev1.GateService_ServiceDesc} {
+			short := sd.ServiceName[strings.LastIndex(sd.ServiceName, ".")+1:]
+			var names []string
+			for _, m := range sd.Methods {
+				names = append(names, m.MethodName)
+			}
+			for _, s := range sd.Streams {
+				names = append(names, s.StreamName)
+			}
+			for _, m := range names {
+				if !ops[short+"_"+m] {
+					t.Errorf("OpenAPI has no operation %s_%s", short, m)
+				}
+			}
+		}
+	})
+
+	t.Run("metrics", func(t *testing.T) {
+		code, body := n.rest(t, "GET", "/metrics", "", "")
+		if code != http.StatusOK || !strings.Contains(body["text"].(string), "rpc_server") {
+			t.Errorf("GET /metrics = %d, want 200 with rpc_server metrics; body starts %.200q", code, body["text"])
+		}
+	})
+}
+
+func TestUpAuthentication(t *testing.T) {
+	t.Parallel()
+	n := startNode(t)
+	ctx := context.Background()
+
+	_, err := registryv1.NewRegistryServiceClient(n.conn(t, "")).ListSubjects(ctx, &registryv1.ListSubjectsRequest{})
+	if got := status.Code(err); got != codes.Unauthenticated {
+		t.Errorf("gRPC without a token: code %v, want Unauthenticated", got)
+	}
+	_, err = registryv1.NewRegistryServiceClient(n.conn(t, "seam_not_a_real_token")).ListSubjects(ctx, &registryv1.ListSubjectsRequest{})
+	if got := status.Code(err); got != codes.Unauthenticated {
+		t.Errorf("gRPC with an unknown token: code %v, want Unauthenticated", got)
+	}
+	if code, _ := n.rest(t, "GET", "/v1/subjects", "", ""); code != http.StatusUnauthorized {
+		t.Errorf("REST without a token = %d, want 401", code)
+	}
+
+	viewer := n.conn(t, n.viewer)
+	if _, err := registryv1.NewRegistryServiceClient(viewer).ListSubjects(ctx, &registryv1.ListSubjectsRequest{}); err != nil {
+		t.Errorf("viewer reading subjects: %v, want success", err)
+	}
+	_, err = gatev1.NewGateServiceClient(viewer).Contain(ctx, &gatev1.ContainRequest{Subject: "shop.orders", Reason: "x"})
+	if got := status.Code(err); got != codes.PermissionDenied {
+		t.Errorf("viewer containing a source: code %v, want PermissionDenied", got)
+	}
+	if code, _ := n.rest(t, "POST", "/v1/subjects/shop.orders:contain", n.viewer, `{"reason":"x"}`); code != http.StatusForbidden {
+		t.Errorf("REST write by a viewer = %d, want 403", code)
+	}
+}
+
+// A REST call into the gate, which asks the registry, is one trace whose
+// spans come from both services.
+func TestUpOneTraceAcrossServices(t *testing.T) {
+	t.Parallel()
+	n := startNode(t)
+	if code, body := n.rest(t, "POST", "/v1/subjects/no.such.subject:contain", n.admin, `{"reason":"trace test"}`); code != http.StatusNotFound {
+		t.Fatalf("contain = %d %v, want 404", code, body)
+	}
+	n.stop() // flushes every span
+
+	byTrace := map[string]map[string]bool{}
+	for _, s := range n.spans.Ended() {
+		if s.SpanKind().String() != "server" {
+			continue
+		}
+		for _, kv := range s.Attributes() {
+			// rpc.method is "package.Service/Method" in the semantic
+			// conventions otelgrpc follows.
+			if kv.Key == attribute.Key("rpc.method") {
+				service, _, _ := strings.Cut(kv.Value.AsString(), "/")
+				tid := s.SpanContext().TraceID().String()
+				if byTrace[tid] == nil {
+					byTrace[tid] = map[string]bool{}
+				}
+				byTrace[tid][service] = true
+			}
+		}
+	}
+	for _, services := range byTrace {
+		if services["seam.gate.v1.GateService"] && services["seam.registry.v1.RegistryService"] {
+			return
+		}
+	}
+	t.Errorf("no trace holds server spans of both the gate and the registry; services per trace: %v", byTrace)
+}
+
+func TestUpFirstStartCreatesAdminToken(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	notes := &bytes.Buffer{}
+	ready := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- runNode(ctx, nodeConfig{Services: serviceNames, Bootstrap: true, DataDir: dir, GRPCAddr: "127.0.0.1:0", LogFormat: "text", LogLevel: "error"},
+			nodeHooks{Notes: notes, Log: io.Discard, Ready: func(string, string) { close(ready) }})
+	}()
+	select {
+	case <-ready:
+	case err := <-done:
+		t.Fatalf("seam up stopped: %v", err)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("shutdown: %v", err)
+	}
+	tok, err := os.ReadFile(filepath.Join(dir, auth.AdminTokenFileName))
+	if err != nil {
+		t.Fatalf("admin token file: %v", err)
+	}
+	if !strings.Contains(notes.String(), strings.TrimSpace(string(tok))) {
+		t.Errorf("first-start notes do not show the admin token:\n%s", notes)
+	}
+	if info, err := os.Stat(filepath.Join(dir, auth.AdminTokenFileName)); err != nil || info.Mode().Perm() != 0o600 {
+		t.Errorf("admin token file mode = %v (%v), want 0600", info.Mode().Perm(), err)
+	}
+}
+
+func TestUpShutdownLeaksNoGoroutines(t *testing.T) {
+	// Registered first, so it runs after every other cleanup of the test.
+	ignore := goleak.IgnoreCurrent()
+	t.Cleanup(func() {
+		http.DefaultClient.CloseIdleConnections()
+		goleak.VerifyNone(t, ignore)
+	})
+	n := startNode(t)
+	if _, err := registryv1.NewRegistryServiceClient(n.conn(t, n.admin)).ListSubjects(context.Background(), &registryv1.ListSubjectsRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	n.rest(t, "GET", "/v1/subjects", n.admin, "")
+	n.stop()
+}
