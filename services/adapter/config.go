@@ -3,10 +3,18 @@ package adapter
 import (
 	"errors"
 	"log/slog"
+	"time"
 
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/metric/noop"
 	"google.golang.org/grpc"
+)
+
+// Defaults of Config.
+const (
+	DefaultRefreshInterval  = 30 * time.Second
+	DefaultMaxPreviewRecord = 1000
+	DefaultMaxRecordBytes   = 1 << 20
 )
 
 // Config configures an adapter Server.
@@ -16,6 +24,15 @@ type Config struct {
 	Idmap    grpc.ClientConnInterface
 	Logger   *slog.Logger
 	Meter    metric.Meter
+	// RefreshInterval is how long a cached plan is trusted without the
+	// registry's event stream: while the stream is down, a plan older than
+	// this is fetched again on use (and kept serving if that fails).
+	RefreshInterval time.Duration
+	// MaxPreviewRecords bounds the sample records of one Preview.
+	MaxPreviewRecords int
+	// MaxRecordBytes bounds one source record; a larger one fails alone
+	// with TOO_LARGE.
+	MaxRecordBytes int
 }
 
 func (c Config) withDefaults() Config {
@@ -24,6 +41,15 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Meter == nil {
 		c.Meter = noop.NewMeterProvider().Meter("github.com/seamdata/seam/services/adapter")
+	}
+	if c.RefreshInterval <= 0 {
+		c.RefreshInterval = DefaultRefreshInterval
+	}
+	if c.MaxRecordBytes <= 0 {
+		c.MaxRecordBytes = DefaultMaxRecordBytes
+	}
+	if c.MaxPreviewRecords <= 0 {
+		c.MaxPreviewRecords = DefaultMaxPreviewRecord
 	}
 	return c
 }

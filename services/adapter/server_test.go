@@ -1,0 +1,336 @@
+package adapter_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/seamdata/seam/core/record/recordtest"
+	"github.com/seamdata/seam/platform/rpcerr"
+	"github.com/seamdata/seam/services/adapter"
+	adapterv1 "github.com/seamdata/seam/proto/seam/adapter/v1"
+	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
+)
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+func customerUUID(n int) string { return fmt.Sprintf("0b8e5f6a-1c2d-4e3f-8a9b-%012x", n) }
+
+// orders returns n orders as v1 sends them (integer customer ids) and as v2
+// sends them (the customers' UUIDs), one JSON object each.
+func orders(n int) (v1, v2 [][]byte) {
+	for i := range n {
+		o := recordtest.OrderJSON(nil, i)
+		legacy := 100000 + i%50000
+		v1 = append(v1, o)
+		v2 = append(v2, bytes.Replace(o, []byte(`"customer_id":`+itoa(legacy)), []byte(`"customer_id":"`+customerUUID(legacy)+`"`), 1))
+	}
+	return v1, v2
+}
+
+func ndjson(recs [][]byte) []byte { return append(bytes.Join(recs, []byte("\n")), '\n') }
+
+func rawBatch(format recordv1.Format, data []byte) *recordv1.RecordBatch {
+	return &recordv1.RecordBatch{Body: &recordv1.RecordBatch_Raw{Raw: &recordv1.RawRecords{Format: format, Data: data}}}
+}
+
+func adapt(t *testing.T, e *env, version int32, batch *recordv1.RecordBatch) *adapterv1.AdaptResponse {
+	t.Helper()
+	resp, err := e.client.Adapt(context.Background(), &adapterv1.AdaptRequest{Subject: "shop.orders", Version: version, Batch: batch, Partition: "2025-03-01", BatchId: "b1"})
+	if err != nil {
+		t.Fatalf("Adapt: %v", err)
+	}
+	return resp
+}
+
+// TestAdaptV1AndV2GiveIdenticalCanonicalRecords is the source document's
+// case over real gRPC: v1 orders and the same orders sent by v2 with UUID
+// customer ids become identical canonical records with identical record
+// ids, and v2's 1,000 records cost exactly one idmap call.
+func TestAdaptV1AndV2GiveIdenticalCanonicalRecords(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, adapter.Config{}, nil)
+	in1, in2 := orders(1000)
+	r1 := adapt(t, e, e.v1, rawBatch(recordv1.Format_FORMAT_NDJSON, ndjson(in1)))
+	if got := e.idm.translate.Load(); got != 0 {
+		t.Fatalf("v1 made %d idmap calls, want 0", got)
+	}
+	r2 := adapt(t, e, e.v2, rawBatch(recordv1.Format_FORMAT_NDJSON, ndjson(in2)))
+	if got := e.idm.translate.Load(); got != 1 {
+		t.Fatalf("v2 made %d idmap Translate calls for one batch, want 1", got)
+	}
+	if r1.GetAdapted() != 1000 || r2.GetAdapted() != 1000 {
+		t.Fatalf("adapted v1 %d, v2 %d; want 1000 each (first errors: %v / %v)", r1.GetAdapted(), r2.GetAdapted(), r1.GetResults()[0].GetErrors(), r2.GetResults()[0].GetErrors())
+	}
+	if r1.GetVersion() != e.v1 || r2.GetVersion() != e.v2 {
+		t.Errorf("response versions %d, %d; want %d, %d", r1.GetVersion(), r2.GetVersion(), e.v1, e.v2)
+	}
+	for i := range 1000 {
+		a, b := r1.GetResults()[i].GetRecord(), r2.GetResults()[i].GetRecord()
+		if !bytes.Equal(a.GetJson(), b.GetJson()) || a.GetRecordId() != b.GetRecordId() {
+			t.Fatalf("record %d: v2 %s %s, v1 %s %s; want identical", i, b.GetRecordId(), b.GetJson(), a.GetRecordId(), a.GetJson())
+		}
+		p := b.GetProvenance()
+		if p.GetSubject() != "shop.orders" || p.GetContractVersion() != e.v2 || p.GetCanonical() != "commerce.order" || p.GetIndex() != int64(i) ||
+			p.GetPosition() != int64(i+1) || p.GetPartition() != "2025-03-01" || p.GetBatchId() != "b1" {
+			t.Fatalf("record %d provenance %v; want shop.orders v%d commerce.order index %d line %d partition and batch copied", i, p, e.v2, i, i+1)
+		}
+	}
+}
+
+// TestAdaptFormats sends the same two orders in every input form, with a
+// malformed record between them: every form answers each record in order,
+// the bad one with a per-record error and its neighbours adapted.
+func TestAdaptFormats(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, adapter.Config{}, nil)
+	in, _ := orders(2)
+	csvHead := "order_id,customer_id,amount,currency,status,created_at,items\n"
+	csvRow := func(i int) string {
+		return fmt.Sprintf("ORD-%010d,%d,12.5,USD,paid,2025-03-01T10:00:00Z,2\n", i, 100000+i)
+	}
+	deep := strings.Repeat(`{"x":`, 10000) + "1" + strings.Repeat("}", 10000)
+	huge := `{"order_id":"ORD-0000000009","coupon":"` + strings.Repeat("a", 10<<20) + `"}`
+	obj := func(raw []byte) *structpb.Struct {
+		s := &structpb.Struct{}
+		if err := s.UnmarshalJSON(raw); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	tests := []struct {
+		name  string
+		batch *recordv1.RecordBatch
+		code  recordv1.ErrorCode // of the middle record
+		msg   string
+	}{
+		{"json broken element", rawBatch(recordv1.Format_FORMAT_JSON, []byte("["+string(in[0])+`,{"order_id":"ORD-1",,},`+string(in[1])+"]")),
+			recordv1.ErrorCode_ERROR_CODE_MALFORMED, "record 1"},
+		{"ndjson broken line", rawBatch(recordv1.Format_FORMAT_NDJSON, []byte(string(in[0])+"\n{\"order_id\":\n"+string(in[1])+"\n")),
+			recordv1.ErrorCode_ERROR_CODE_MALFORMED, "line 2"},
+		{"ndjson invalid utf-8", rawBatch(recordv1.Format_FORMAT_NDJSON, []byte(string(in[0])+"\n{\"order_id\":\"ORD-\xff\xfe\"}\n"+string(in[1])+"\n")),
+			recordv1.ErrorCode_ERROR_CODE_MALFORMED, "UTF-8"},
+		{"ndjson 10,000-deep nesting", rawBatch(recordv1.Format_FORMAT_NDJSON, []byte(string(in[0])+"\n"+`{"order_id":"ORD-0000000009","coupon":`+deep+"}\n"+string(in[1])+"\n")),
+			recordv1.ErrorCode_ERROR_CODE_MALFORMED, "nesting"},
+		{"ndjson 10 MB record", rawBatch(recordv1.Format_FORMAT_NDJSON, []byte(string(in[0])+"\n"+huge+"\n"+string(in[1])+"\n")),
+			recordv1.ErrorCode_ERROR_CODE_TOO_LARGE, "byte limit"},
+		{"csv ragged row", rawBatch(recordv1.Format_FORMAT_CSV, []byte(csvHead+csvRow(0)+"ORD-0000000001,5\n"+csvRow(1))),
+			recordv1.ErrorCode_ERROR_CODE_MALFORMED, "columns"},
+		{"csv wrong type", rawBatch(recordv1.Format_FORMAT_CSV, []byte(csvHead+csvRow(0)+strings.Replace(csvRow(5), ",100005,", ",abc,", 1)+csvRow(1))),
+			recordv1.ErrorCode_ERROR_CODE_TYPE_MISMATCH, "customer_id"},
+		{"objects missing required", &recordv1.RecordBatch{Body: &recordv1.RecordBatch_Objects{Objects: &recordv1.ObjectRecords{Records: []*structpb.Struct{
+			obj(in[0]), obj([]byte(`{"order_id":"ORD-0000000003"}`)), obj(in[1])}}}},
+			recordv1.ErrorCode_ERROR_CODE_MISSING_REQUIRED, "required"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			resp := adapt(t, e, 0, tc.batch)
+			res := resp.GetResults()
+			if len(res) != 3 || resp.GetAdapted() != 2 || resp.GetFailed() != 1 {
+				t.Fatalf("got %d results, %d adapted, %d failed; want 3, 2, 1", len(res), resp.GetAdapted(), resp.GetFailed())
+			}
+			for _, i := range []int{0, 2} {
+				if res[i].GetRecord() == nil || len(res[i].GetErrors()) > 0 || res[i].GetIndex() != int64(i) {
+					t.Errorf("record %d: got %v, want a canonical record at index %d", i, res[i], i)
+				}
+			}
+			bad := res[1]
+			if bad.GetRecord() != nil || len(bad.GetErrors()) == 0 {
+				t.Fatalf("middle record: got %v, want errors and no record", bad)
+			}
+			if got := bad.GetErrors()[0]; got.GetCode() != tc.code || !strings.Contains(got.GetField()+" "+got.GetMessage(), tc.msg) {
+				t.Errorf("middle record error: got %v %q %q, want %v mentioning %q", got.GetCode(), got.GetField(), got.GetMessage(), tc.code, tc.msg)
+			}
+			if len(bad.GetErrors()[0].GetMessage()) > 2000 {
+				t.Errorf("error message is %d bytes; a huge record must not become a huge message", len(bad.GetErrors()[0].GetMessage()))
+			}
+			if obj := res[0].GetRecord().GetObject(); tc.batch.GetObjects() != nil && obj.GetFields()["customer_id"].GetNumberValue() != 100000 {
+				t.Errorf("object input: got %v, want a structpb record with customer_id 100000", obj)
+			}
+		})
+	}
+}
+
+// TestAdaptRequestErrors covers the request-level statuses.
+func TestAdaptRequestErrors(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, adapter.Config{}, nil)
+	_, in2 := orders(3)
+	good := rawBatch(recordv1.Format_FORMAT_NDJSON, ndjson(in2))
+	tests := []struct {
+		name   string
+		req    *adapterv1.AdaptRequest
+		before func()
+		code   codes.Code
+		msg    string
+		reason string
+	}{
+		{"unknown subject", &adapterv1.AdaptRequest{Subject: "shop.nope", Batch: good}, nil, codes.NotFound, `contract "shop.nope (active version)" not found`, ""},
+		{"unknown version", &adapterv1.AdaptRequest{Subject: "shop.orders", Version: 9, Batch: good}, nil, codes.NotFound, "shop.orders version 9", ""},
+		{"no subject", &adapterv1.AdaptRequest{Batch: good}, nil, codes.InvalidArgument, "subject", ""},
+		{"no batch", &adapterv1.AdaptRequest{Subject: "shop.orders"}, nil, codes.InvalidArgument, "batch", ""},
+		{"no format", &adapterv1.AdaptRequest{Subject: "shop.orders", Batch: rawBatch(recordv1.Format_FORMAT_UNSPECIFIED, []byte("{}"))}, nil, codes.InvalidArgument, "batch.raw.format", ""},
+		{"undelimitable json", &adapterv1.AdaptRequest{Subject: "shop.orders", Batch: rawBatch(recordv1.Format_FORMAT_JSON, []byte(`[{"a":1}, nonsense`))}, nil, codes.InvalidArgument, "byte offset", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := e.client.Adapt(context.Background(), tc.req)
+			if st := status.Convert(err); st.Code() != tc.code || !strings.Contains(st.Message(), tc.msg) {
+				t.Errorf("got %v %q, want %v containing %q", st.Code(), st.Message(), tc.code, tc.msg)
+			}
+		})
+	}
+}
+
+// TestAdaptIdmapDown: with idmap unreachable a batch that needs
+// translation fails as a whole with Unavailable, never with missing ids.
+func TestAdaptIdmapDown(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, adapter.Config{}, nil)
+	_, in2 := orders(3)
+	adapt(t, e, e.v2, rawBatch(recordv1.Format_FORMAT_NDJSON, ndjson(in2))) // compiles the plan while idmap is up
+	e.idm.setDown(true)
+	_, err := e.client.Adapt(context.Background(), &adapterv1.AdaptRequest{Subject: "shop.orders", Version: e.v2, Batch: rawBatch(recordv1.Format_FORMAT_NDJSON, ndjson(in2))})
+	if status.Code(err) != codes.Unavailable || rpcerr.Reason(err) != "DEPENDENCY_UNAVAILABLE" {
+		t.Fatalf("got %v, want Unavailable with reason DEPENDENCY_UNAVAILABLE", err)
+	}
+	// A v1 batch needs no translation and still passes.
+	in1, _ := orders(3)
+	if r := adapt(t, e, e.v1, rawBatch(recordv1.Format_FORMAT_NDJSON, ndjson(in1))); r.GetAdapted() != 3 {
+		t.Errorf("v1 with idmap down: adapted %d, want 3", r.GetAdapted())
+	}
+}
+
+// TestAdaptUnmappedIDs: ids the table lacks fail their records with
+// ID_UNMAPPED, ids that are not UUIDs with ID_INVALID.
+func TestAdaptUnmappedIDs(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, adapter.Config{}, nil)
+	_, in2 := orders(3)
+	in2[0] = bytes.Replace(in2[0], []byte(customerUUID(100000)), []byte(customerUUID(999999)), 1)
+	in2[2] = bytes.Replace(in2[2], []byte(customerUUID(100002)), []byte("not-a-uuid"), 1)
+	resp := adapt(t, e, e.v2, rawBatch(recordv1.Format_FORMAT_NDJSON, ndjson(in2)))
+	var got []string
+	for _, r := range resp.GetResults() {
+		if len(r.GetErrors()) > 0 {
+			got = append(got, r.GetErrors()[0].GetCode().String()+" "+r.GetErrors()[0].GetField())
+		} else {
+			got = append(got, "ok")
+		}
+	}
+	want := []string{"ERROR_CODE_ID_UNMAPPED customer_id", "ok", "ERROR_CODE_ID_INVALID customer_id"}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// TestAdaptStream: each response answers the request with its sequence,
+// in order, and one idmap call per batch.
+func TestAdaptStream(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, adapter.Config{}, nil)
+	_, in2 := orders(100)
+	stream, err := e.client.AdaptStream(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for seq := int64(1); seq <= 5; seq++ {
+		req := &adapterv1.AdaptRequest{Subject: "shop.orders", Version: e.v2, Batch: rawBatch(recordv1.Format_FORMAT_NDJSON, ndjson(in2[(seq-1)*20:seq*20]))}
+		if err := stream.Send(&adapterv1.AdaptStreamRequest{Sequence: seq * 10, Request: req}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := stream.CloseSend(); err != nil {
+		t.Fatal(err)
+	}
+	for seq := int64(1); seq <= 5; seq++ {
+		resp, err := stream.Recv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.GetSequence() != seq*10 || resp.GetResponse().GetAdapted() != 20 {
+			t.Fatalf("response %d: sequence %d adapted %d; want sequence %d adapted 20", seq, resp.GetSequence(), resp.GetResponse().GetAdapted(), seq*10)
+		}
+	}
+	if got := e.idm.translate.Load(); got != 5 {
+		t.Errorf("%d Translate calls for 5 batches, want 5", got)
+	}
+}
+
+// TestAdaptStreamUnknownSubject ends the stream with NotFound naming the
+// sequence.
+func TestAdaptStreamUnknownSubject(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, adapter.Config{}, nil)
+	stream, err := e.client.AdaptStream(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := &adapterv1.AdaptRequest{Subject: "shop.nope", Batch: rawBatch(recordv1.Format_FORMAT_NDJSON, []byte("{}\n"))}
+	if err := stream.Send(&adapterv1.AdaptStreamRequest{Sequence: 7, Request: req}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = stream.Recv()
+	if st := status.Convert(err); st.Code() != codes.NotFound || !strings.Contains(st.Message(), "shop.nope") {
+		t.Errorf("got %v %q, want NotFound naming shop.nope", st.Code(), st.Message())
+	}
+}
+
+// TestPlanCache: plans are compiled once per subject version, refreshed
+// when the registry announces an activation, and the last good plan keeps
+// serving while the registry is down.
+func TestPlanCache(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, adapter.Config{RefreshInterval: time.Hour}, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.srv.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+	waitFor(t, "the event stream to connect", func() bool { return e.reg.watchers.Load() == 1 })
+	in1, in2 := orders(2)
+	for range 3 {
+		if r := adapt(t, e, 0, rawBatch(recordv1.Format_FORMAT_NDJSON, ndjson(in1))); r.GetVersion() != e.v1 {
+			t.Fatalf("active version %d, want %d", r.GetVersion(), e.v1)
+		}
+	}
+	if got := e.reg.getContract.Load(); got != 1 {
+		t.Fatalf("%d GetContract calls for 3 batches, want 1 (the plan is cached)", got)
+	}
+	e.reg.activate("shop.orders", e.v2)
+	waitFor(t, "v2 to become the version 0 plan", func() bool {
+		r, err := e.client.Adapt(context.Background(), &adapterv1.AdaptRequest{Subject: "shop.orders", Batch: rawBatch(recordv1.Format_FORMAT_NDJSON, ndjson(in2))})
+		return err == nil && r.GetVersion() == e.v2
+	})
+	e.reg.setDown(true)
+	e.reg.activate("shop.orders", e.v1) // an event the adapter sees, then a refetch that fails
+	waitFor(t, "the last good plan to serve while the registry is down", func() bool {
+		r, err := e.client.Adapt(context.Background(), &adapterv1.AdaptRequest{Subject: "shop.orders", Batch: rawBatch(recordv1.Format_FORMAT_NDJSON, ndjson(in2))})
+		return err == nil && r.GetVersion() == e.v2 && r.GetAdapted() == 2
+	})
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -1,0 +1,42 @@
+package adapter
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/seamdata/seam/core/mapping"
+	idmapv1 "github.com/seamdata/seam/proto/seam/idmap/v1"
+)
+
+// maxTranslateIDs is idmap's limit of ids per Translate call.
+const maxTranslateIDs = 100_000
+
+// translate resolves a batch's lookups: one Translate call per (namespace,
+// from, to) the batch uses, split only where a lookup exceeds idmap's
+// per-call limit. A failure fails the whole batch: a record never passes
+// with an id left untranslated.
+func (s *Server) translate(ctx context.Context, b *mapping.Batch) error {
+	for _, l := range b.Lookups() {
+		if len(l.IDs) == 0 {
+			continue
+		}
+		values := make([]string, 0, len(l.IDs))
+		statuses := make([]idmapv1.TranslateStatus, 0, len(l.IDs))
+		for start := 0; start < len(l.IDs); start += maxTranslateIDs {
+			ids := l.IDs[start:min(start+maxTranslateIDs, len(l.IDs))]
+			resp, err := s.idmap.Translate(ctx, &idmapv1.TranslateRequest{Namespace: l.Namespace, FromFormat: l.From, ToFormat: l.To, Ids: ids})
+			if err != nil {
+				return peerError(ctx, "idmap", "translation", "", err, "")
+			}
+			if len(resp.GetValues()) != len(ids) || len(resp.GetStatuses()) != len(ids) {
+				return peerError(ctx, "idmap", "translation", "", fmt.Errorf("idmap answered %d values and %d statuses for %d ids", len(resp.GetValues()), len(resp.GetStatuses()), len(ids)), "")
+			}
+			values = append(values, resp.GetValues()...)
+			statuses = append(statuses, resp.GetStatuses()...)
+		}
+		if err := l.Resolve(values, statuses); err != nil {
+			return fmt.Errorf("translate %s/%s → %s: %w", l.Namespace, l.From, l.To, err)
+		}
+	}
+	return nil
+}

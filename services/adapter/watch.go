@@ -1,0 +1,76 @@
+package adapter
+
+import (
+	"context"
+	"errors"
+	"io"
+	"time"
+
+	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
+)
+
+// watchedEvents are the registry events that can change a plan.
+var watchedEvents = []registryv1.EventType{
+	registryv1.EventType_EVENT_TYPE_VERSION_REGISTERED,
+	registryv1.EventType_EVENT_TYPE_VERSION_ACTIVATED,
+	registryv1.EventType_EVENT_TYPE_CANONICAL_MODEL_REGISTERED,
+}
+
+// Backoff bounds of the event stream's reconnection.
+const (
+	watchBackoffMin = 100 * time.Millisecond
+	watchBackoffMax = 5 * time.Second
+)
+
+// Run follows the registry's event stream and invalidates cached plans as
+// versions are registered or activated and canonical models change. It
+// reconnects with backoff, resuming after the last event it saw, and
+// returns nil when ctx ends. While the stream is down, cached plans are
+// fetched again after Config.RefreshInterval and the last good plan keeps
+// serving when the registry cannot be reached.
+func (s *Server) Run(ctx context.Context) error {
+	var after int64
+	backoff := watchBackoffMin
+	for {
+		up := time.Now()
+		err := s.watch(ctx, &after)
+		s.plans.setStream(false)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if time.Since(up) > watchBackoffMax {
+			backoff = watchBackoffMin // it was healthy for a while: retry promptly
+		}
+		s.cfg.Logger.WarnContext(ctx, "registry event stream broke; cached plans are refreshed on use until it is back",
+			"after_sequence", after, "retry_in", backoff, "error", err)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, watchBackoffMax)
+	}
+}
+
+// watch runs one event stream until it breaks, advancing *after.
+func (s *Server) watch(ctx context.Context, after *int64) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stream, err := s.registry.WatchEvents(ctx, &registryv1.WatchEventsRequest{AfterSequence: *after, Types: watchedEvents})
+	if err != nil {
+		return err
+	}
+	s.plans.setStream(true)
+	for {
+		resp, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			return errors.New("the registry closed the event stream")
+		}
+		if err != nil {
+			return err
+		}
+		ev := resp.GetEvent()
+		s.plans.invalidate(ev)
+		*after = max(*after, ev.GetSequence())
+	}
+}
