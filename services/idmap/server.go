@@ -17,8 +17,8 @@ import (
 	"github.com/seamdata/seam/core/idrule"
 	"github.com/seamdata/seam/platform/rpcerr"
 	"github.com/seamdata/seam/platform/storage"
-	"github.com/seamdata/seam/services/idmap/idtable"
 	idmapv1 "github.com/seamdata/seam/proto/seam/idmap/v1"
+	"github.com/seamdata/seam/services/idmap/idtable"
 )
 
 // Server implements idmapv1.IdMapServiceServer.
