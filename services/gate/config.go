@@ -24,7 +24,31 @@ type Config struct {
 	Clock func() time.Time
 	// RelayInterval is how often undelivered registry events are retried.
 	RelayInterval time.Duration
+	// ContractRefresh is how long the active version of a subject is
+	// trusted before the registry is asked again. Pinned versions are
+	// immutable and cached for the life of the process.
+	ContractRefresh time.Duration
+	// MatchRateFloor, when above zero, contains a source automatically as
+	// soon as a partition's identifier match rate falls below it (after at
+	// least MinMatchSample identifiers). Off by default: containing stops a
+	// whole feed, so an operator opts in.
+	MatchRateFloor float64
+	// MinMatchSample is how many identifiers a partition needs before the
+	// automatic containment floor applies, so one odd first batch does not
+	// contain a source.
+	MinMatchSample int64
+	// UnannouncedShare is the share of a batch's values of one field that
+	// must fail with one shape before the gate reports an unannounced
+	// change of that field.
+	UnannouncedShare float64
 }
+
+// Defaults of Config.
+const (
+	DefaultContractRefresh  = time.Second
+	DefaultMinMatchSample   = 100
+	DefaultUnannouncedShare = 0.5
+)
 
 // DefaultRelayInterval is how often the outbox relay retries when no
 // write wakes it.
@@ -42,6 +66,15 @@ func (c Config) withDefaults() Config {
 	}
 	if c.RelayInterval == 0 {
 		c.RelayInterval = DefaultRelayInterval
+	}
+	if c.ContractRefresh == 0 {
+		c.ContractRefresh = DefaultContractRefresh
+	}
+	if c.MinMatchSample == 0 {
+		c.MinMatchSample = DefaultMinMatchSample
+	}
+	if c.UnannouncedShare == 0 {
+		c.UnannouncedShare = DefaultUnannouncedShare
 	}
 	return c
 }
@@ -63,6 +96,15 @@ func (c Config) Validate() error {
 	}
 	if c.RelayInterval < 0 {
 		errs = append(errs, errors.New("gate config: RelayInterval must be positive"))
+	}
+	if c.ContractRefresh < 0 {
+		errs = append(errs, errors.New("gate config: ContractRefresh must be positive (or 0 for the default 1s)"))
+	}
+	if c.MatchRateFloor < 0 || c.MatchRateFloor > 1 {
+		errs = append(errs, errors.New("gate config: MatchRateFloor must be between 0 (off) and 1"))
+	}
+	if c.UnannouncedShare < 0 || c.UnannouncedShare > 1 {
+		errs = append(errs, errors.New("gate config: UnannouncedShare must be between 0 and 1"))
 	}
 	return errors.Join(errs...)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -15,7 +16,9 @@ import (
 
 	"github.com/seamdata/seam/platform/auth"
 	"github.com/seamdata/seam/platform/rpcerr"
+	adapterv1 "github.com/seamdata/seam/proto/seam/adapter/v1"
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
+	idmapv1 "github.com/seamdata/seam/proto/seam/idmap/v1"
 	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
 )
 
@@ -23,9 +26,14 @@ import (
 type Server struct {
 	gatev1.UnimplementedGateServiceServer
 
-	cfg      Config
-	store    *store
-	registry registryv1.RegistryServiceClient
+	cfg       Config
+	store     *store
+	registry  registryv1.RegistryServiceClient
+	adapter   adapterv1.AdapterServiceClient
+	idmap     idmapv1.IdMapServiceClient
+	contracts *contracts
+	metrics   *metrics
+	deliverMu sync.Mutex
 }
 
 // New opens the gate's store and returns a server.
@@ -38,7 +46,17 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Server{cfg: cfg, store: st, registry: registryv1.NewRegistryServiceClient(cfg.Registry)}, nil
+	s := &Server{cfg: cfg, store: st, registry: registryv1.NewRegistryServiceClient(cfg.Registry),
+		adapter: adapterv1.NewAdapterServiceClient(cfg.Adapter), idmap: idmapv1.NewIdMapServiceClient(cfg.Idmap)}
+	if s.contracts, err = newContracts(ctx, cfg, s.registry, st); err != nil {
+		st.Close()
+		return nil, err
+	}
+	if s.metrics, err = newMetrics(cfg.Meter); err != nil {
+		st.Close()
+		return nil, err
+	}
+	return s, nil
 }
 
 // Register registers the gate on a gRPC server.
@@ -197,6 +215,10 @@ func (s *Server) relay(ctx context.Context) error {
 }
 
 func (s *Server) deliverPending(ctx context.Context) error {
+	// One delivery at a time per process: the relay and a finishing replay
+	// both deliver, and a second sender would only publish duplicates.
+	s.deliverMu.Lock()
+	defer s.deliverMu.Unlock()
 	for {
 		events, err := s.store.pendingEvents(ctx, 100)
 		if err != nil || len(events) == 0 {
@@ -207,10 +229,11 @@ func (s *Server) deliverPending(ctx context.Context) error {
 			if err := proto.Unmarshal(e.Payload, ev); err != nil {
 				return fmt.Errorf("decode outbox event %s: %w", e.EventID, err)
 			}
-			if _, err := s.registry.PublishEvent(ctx, &registryv1.PublishEventRequest{Event: ev}); err != nil {
+			resp, err := s.registry.PublishEvent(ctx, &registryv1.PublishEventRequest{Event: ev})
+			if err != nil {
 				return fmt.Errorf("publish %s: %w", e.EventID, err)
 			}
-			if err := s.store.markDelivered(ctx, e.Seq, s.cfg.Clock()); err != nil {
+			if err := s.store.markDelivered(ctx, e.Seq, resp.GetEvent().GetSequence(), s.cfg.Clock()); err != nil {
 				return err
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/seamdata/seam/platform/storage"
@@ -68,7 +69,123 @@ CREATE TABLE gate_outbox (
 	delivered_at BIGINT
 );
 CREATE INDEX gate_outbox_pending ON gate_outbox (seq) WHERE delivered_at IS NULL;`,
+}, {
+	Version:  2,
+	Name:     "ingest, quarantine, monitors, alerts and contract cache",
+	SQLite:   schemaV2("INTEGER", "BLOB", "REAL", "INTEGER PRIMARY KEY AUTOINCREMENT"),
+	Postgres: schemaV2("BIGINT", "BYTEA", "DOUBLE PRECISION", "BIGSERIAL PRIMARY KEY"),
 }}
+
+// schemaV2 is migration 2 in either dialect: the types differ, the tables
+// do not. The column "part" holds the partition (PARTITION is a keyword).
+func schemaV2(integer, blob, real, serial string) string {
+	return strings.NewReplacer("$INT", integer, "$BLOB", blob, "$REAL", real, "$SERIAL", serial).Replace(`
+CREATE TABLE gate_contracts (
+	subject    TEXT NOT NULL,
+	version    $INT NOT NULL,
+	contract   $BLOB NOT NULL,
+	fetched_at $INT NOT NULL,
+	PRIMARY KEY (subject, version)
+);
+CREATE TABLE gate_active (
+	subject    TEXT PRIMARY KEY,
+	version    $INT NOT NULL,
+	fetched_at $INT NOT NULL
+);
+CREATE TABLE gate_batches (
+	subject          TEXT NOT NULL,
+	part             TEXT NOT NULL,
+	batch_id         TEXT NOT NULL,
+	status           $INT NOT NULL,
+	contract_version $INT NOT NULL,
+	received         $INT NOT NULL,
+	accepted         $INT NOT NULL,
+	quarantined      $INT NOT NULL,
+	response         $BLOB NOT NULL,
+	created_at       $INT NOT NULL,
+	PRIMARY KEY (subject, part, batch_id)
+);
+CREATE TABLE gate_quarantine (
+	id               TEXT PRIMARY KEY,
+	subject          TEXT NOT NULL,
+	part             TEXT NOT NULL,
+	batch_id         TEXT NOT NULL,
+	idx              $INT NOT NULL,
+	position         $INT NOT NULL,
+	contract_version $INT NOT NULL,
+	format           $INT NOT NULL,
+	raw              $BLOB NOT NULL,
+	reasons          $BLOB NOT NULL,
+	reason           TEXT NOT NULL,
+	reason_codes     TEXT NOT NULL,
+	check_name       TEXT NOT NULL,
+	check_names      TEXT NOT NULL,
+	id_state         $INT NOT NULL,
+	created_at       $INT NOT NULL,
+	state            $INT NOT NULL,
+	state_at         $INT NOT NULL,
+	state_reason     TEXT NOT NULL DEFAULT '',
+	state_by         TEXT NOT NULL DEFAULT '',
+	replay_id        TEXT,
+	record_id        TEXT,
+	canonical        $BLOB
+);
+CREATE INDEX gate_quarantine_window ON gate_quarantine (subject, state, part, batch_id, idx);
+CREATE INDEX gate_quarantine_replay ON gate_quarantine (replay_id, part) WHERE replay_id IS NOT NULL;
+CREATE TABLE gate_partitions (
+	subject     TEXT NOT NULL,
+	part        TEXT NOT NULL,
+	received    $INT NOT NULL DEFAULT 0,
+	accepted    $INT NOT NULL DEFAULT 0,
+	quarantined $INT NOT NULL DEFAULT 0,
+	blocked     $INT NOT NULL DEFAULT 0,
+	released    $INT NOT NULL DEFAULT 0,
+	batches     $INT NOT NULL DEFAULT 0,
+	id_checked  $INT NOT NULL DEFAULT 0,
+	id_matched  $INT NOT NULL DEFAULT 0,
+	updated_at  $INT NOT NULL,
+	PRIMARY KEY (subject, part)
+);
+CREATE TABLE gate_field_stats (
+	subject  TEXT NOT NULL,
+	part     TEXT NOT NULL,
+	field    TEXT NOT NULL,
+	count    $INT NOT NULL,
+	nulls    $INT NOT NULL,
+	numbers  $INT NOT NULL,
+	total    $REAL NOT NULL,
+	ids      $INT NOT NULL,
+	matched  $INT NOT NULL,
+	PRIMARY KEY (subject, part, field)
+);
+CREATE TABLE gate_alerts (
+	seq        $SERIAL,
+	dedupe     TEXT NOT NULL UNIQUE,
+	at         $INT NOT NULL,
+	subject    TEXT NOT NULL,
+	part       TEXT NOT NULL,
+	check_name TEXT NOT NULL,
+	kind       TEXT NOT NULL,
+	severity   $INT NOT NULL,
+	message    TEXT NOT NULL,
+	observed   $REAL,
+	baseline   $REAL,
+	field      TEXT NOT NULL,
+	count      $INT NOT NULL,
+	first_seen $INT NOT NULL,
+	batch_id   TEXT NOT NULL
+);
+CREATE INDEX gate_alerts_subject ON gate_alerts (subject, seq);
+CREATE TABLE gate_shapes (
+	subject    TEXT NOT NULL,
+	field      TEXT NOT NULL,
+	shape      TEXT NOT NULL,
+	first_seen $INT NOT NULL,
+	batch_id   TEXT NOT NULL,
+	PRIMARY KEY (subject, field, shape)
+);
+ALTER TABLE gate_outbox ADD COLUMN registry_seq $INT;`)
+}
 
 // containment is a row of gate_containments.
 type containment struct {
@@ -110,7 +227,13 @@ func (s *store) Close() error { return s.db.Close() }
 // setContainment records a containment change, its audit entry and the
 // registry event announcing it, in one transaction.
 func (s *store) setContainment(ctx context.Context, c containment, action string, event outboxEvent) error {
-	return s.db.InTx(ctx, func(tx *sql.Tx) error {
+	return s.db.InTx(ctx, func(tx *sql.Tx) error { return s.writeContainment(ctx, tx, c, action, event) })
+}
+
+// writeContainment is setContainment inside a caller's transaction (the
+// gate contains a source automatically inside a batch's transaction).
+func (s *store) writeContainment(ctx context.Context, tx *sql.Tx, c containment, action string, event outboxEvent) error {
+	{
 		at := c.Changed.UnixNano()
 		if _, err := tx.ExecContext(ctx, `
 INSERT INTO gate_containments (subject, contained, reason, principal, changed_at, automatic)
@@ -125,7 +248,7 @@ ON CONFLICT (subject) DO UPDATE SET contained = excluded.contained, reason = exc
 			return fmt.Errorf("audit %s of %s: %w", action, c.Subject, err)
 		}
 		return s.enqueue(ctx, tx, event, at)
-	})
+	}
 }
 
 // enqueue adds an event to the outbox inside tx.
@@ -192,9 +315,19 @@ func (s *store) pendingEvents(ctx context.Context, limit int) ([]outboxEvent, er
 }
 
 // markDelivered records that the registry acknowledged event seq.
-func (s *store) markDelivered(ctx context.Context, seq int64, at time.Time) error {
-	if _, err := s.db.SQL.ExecContext(ctx, `UPDATE gate_outbox SET delivered_at = $1 WHERE seq = $2`, at.UnixNano(), seq); err != nil {
+func (s *store) markDelivered(ctx context.Context, seq, registrySeq int64, at time.Time) error {
+	if _, err := s.db.SQL.ExecContext(ctx, `UPDATE gate_outbox SET delivered_at = $1, registry_seq = $2 WHERE seq = $3`, at.UnixNano(), registrySeq, seq); err != nil {
 		return fmt.Errorf("mark outbox event %d delivered: %w", seq, err)
 	}
 	return nil
+}
+
+// registrySeq returns the registry's sequence of a delivered event, or 0
+// while it waits in the outbox.
+func (s *store) registrySeq(ctx context.Context, eventID string) (int64, error) {
+	var seq sql.NullInt64
+	if err := s.db.SQL.QueryRowContext(ctx, `SELECT registry_seq FROM gate_outbox WHERE event_id = $1`, eventID).Scan(&seq); err != nil {
+		return 0, fmt.Errorf("read delivery of event %s: %w", eventID, err)
+	}
+	return seq.Int64, nil
 }

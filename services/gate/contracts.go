@@ -1,0 +1,292 @@
+package gate
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/seamdata/seam/core/check"
+	"github.com/seamdata/seam/core/record"
+	"github.com/seamdata/seam/platform/rpcerr"
+	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
+	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
+)
+
+// compiled is one contract version compiled once for the life of the
+// process: versions are immutable, so the plan never goes stale.
+type compiled struct {
+	subject  string
+	version  int32
+	contract *contractv1.Contract
+	plan     *check.Plan
+	// decoders pools record decoders, which keep scratch space and are not
+	// safe for concurrent use.
+	decoders sync.Pool
+}
+
+func (c *compiled) decoder() *record.Decoder {
+	if d, ok := c.decoders.Get().(*record.Decoder); ok {
+		return d
+	}
+	return record.NewDecoder(c.plan.Schema(), record.Options{})
+}
+
+func (c *compiled) release(d *record.Decoder) { c.decoders.Put(d) }
+
+type versionKey struct {
+	subject string
+	version int32
+}
+
+// activeEntry is the registry's answer to "which version is active", with
+// when it was asked.
+type activeEntry struct {
+	version int32
+	fetched time.Time
+}
+
+// contracts resolves and caches contract versions. The active version of a
+// subject is re-asked after Config.ContractRefresh; every version the
+// registry returned is also written to the store, so a registry outage,
+// even across a restart, keeps the last known contract serving.
+type contracts struct {
+	cfg      Config
+	registry registryv1.RegistryServiceClient
+	store    *store
+
+	mu       sync.Mutex
+	versions map[versionKey]*compiled
+	active   map[string]activeEntry
+}
+
+func newContracts(ctx context.Context, cfg Config, reg registryv1.RegistryServiceClient, st *store) (*contracts, error) {
+	c := &contracts{cfg: cfg, registry: reg, store: st, versions: map[versionKey]*compiled{}, active: map[string]activeEntry{}}
+	known, err := st.activeContracts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for subject, e := range known {
+		// Loaded entries count as stale: they answer only when the
+		// registry cannot, and their age is what the gauge reports.
+		c.active[subject] = e
+	}
+	_, err = cfg.Meter.Float64ObservableGauge("seam.gate.contract.age",
+		metric.WithDescription("Seconds since the registry last confirmed the active contract a subject is validated with; it grows while the registry is unreachable."),
+		metric.WithUnit("s"),
+		metric.WithFloat64Callback(func(_ context.Context, o metric.Float64Observer) error {
+			now := cfg.Clock()
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			for subject, e := range c.active {
+				o.Observe(now.Sub(e.fetched).Seconds(), metric.WithAttributes(attribute.String("subject", subject)))
+			}
+			return nil
+		}))
+	if err != nil {
+		return nil, fmt.Errorf("gate: register contract age gauge: %w", err)
+	}
+	return c, nil
+}
+
+// unreachable reports whether a registry error means it could not answer,
+// as opposed to answering no.
+func unreachable(err error) bool {
+	switch status.Code(err) {
+	case codes.Unavailable, codes.DeadlineExceeded, codes.Canceled, codes.Aborted, codes.ResourceExhausted, codes.Internal, codes.Unknown:
+		return true
+	}
+	return false
+}
+
+// resolve returns the compiled contract a batch is validated with: the
+// pinned version when version > 0, else the version active now. fresh
+// skips the active-version cache (replays run through today's contract).
+func (c *contracts) resolve(ctx context.Context, subject string, version int32, fresh bool) (*compiled, error) {
+	if version > 0 {
+		return c.pinned(ctx, subject, version)
+	}
+	now := c.cfg.Clock()
+	c.mu.Lock()
+	e, ok := c.active[subject]
+	c.mu.Unlock()
+	if ok && !fresh && now.Sub(e.fetched) < c.cfg.ContractRefresh {
+		if cv := c.cached(subject, e.version); cv != nil {
+			return cv, nil
+		}
+	}
+	resp, err := c.registry.GetContract(ctx, &registryv1.GetContractRequest{Subject: subject})
+	if err != nil {
+		if status.Code(err) == codes.NotFound {
+			return nil, rpcerr.NotFound("subject", subject, "it has no active contract; register one with seam contract register")
+		}
+		if unreachable(err) {
+			return c.lastKnown(ctx, subject, err)
+		}
+		return nil, rpcerr.Unavailable("registry", err)
+	}
+	cv, err := c.install(ctx, resp.GetVersion())
+	if err != nil {
+		return nil, err
+	}
+	if err := c.store.setActive(ctx, subject, cv.version, now); err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	c.active[subject] = activeEntry{version: cv.version, fetched: now}
+	c.mu.Unlock()
+	return cv, nil
+}
+
+// lastKnown serves the last active version the registry confirmed when
+// it cannot be asked now.
+func (c *contracts) lastKnown(ctx context.Context, subject string, cause error) (*compiled, error) {
+	c.mu.Lock()
+	e, ok := c.active[subject]
+	c.mu.Unlock()
+	if !ok {
+		return nil, rpcerr.Unavailable("registry", fmt.Errorf("no contract of %s is known locally: %w", subject, cause))
+	}
+	c.cfg.Logger.WarnContext(ctx, "registry unreachable; serving the last known contract", "subject", subject,
+		"version", e.version, "age", c.cfg.Clock().Sub(e.fetched).String(), "error", cause)
+	return c.pinned(ctx, subject, e.version)
+}
+
+func (c *contracts) cached(subject string, version int32) *compiled {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.versions[versionKey{subject, version}]
+}
+
+// pinned returns a given version: from memory, from the registry, or from
+// the store when the registry is unreachable.
+func (c *contracts) pinned(ctx context.Context, subject string, version int32) (*compiled, error) {
+	if cv := c.cached(subject, version); cv != nil {
+		return cv, nil
+	}
+	resp, err := c.registry.GetContract(ctx, &registryv1.GetContractRequest{Subject: subject, Version: version})
+	if err == nil {
+		v := resp.GetVersion()
+		switch v.GetStatus() {
+		case registryv1.VersionStatus_VERSION_STATUS_SCHEDULED:
+			return nil, rpcerr.FailedPrecondition("VERSION_NOT_EFFECTIVE",
+				fmt.Sprintf("%s version %d is scheduled and takes effect at %s; send the batch without a version, or with the active one, until then",
+					subject, version, v.GetEffectiveTime().AsTime().Format(time.RFC3339)),
+				map[string]string{"subject": subject, "version": fmt.Sprint(version)})
+		case registryv1.VersionStatus_VERSION_STATUS_RETIRED:
+			return nil, rpcerr.FailedPrecondition("VERSION_RETIRED",
+				fmt.Sprintf("%s version %d is retired; send batches with the active version", subject, version),
+				map[string]string{"subject": subject, "version": fmt.Sprint(version)})
+		}
+		return c.install(ctx, v)
+	}
+	if status.Code(err) == codes.NotFound {
+		return nil, rpcerr.NotFound("contract version", fmt.Sprintf("%s v%d", subject, version), "list the registered versions with seam contract list")
+	}
+	if !unreachable(err) {
+		return nil, rpcerr.Unavailable("registry", err)
+	}
+	ct, ok, serr := c.store.contract(ctx, subject, version)
+	if serr != nil {
+		return nil, serr
+	}
+	if !ok {
+		return nil, rpcerr.Unavailable("registry", fmt.Errorf("%s version %d was never seen by this gate: %w", subject, version, err))
+	}
+	return c.compile(subject, version, ct)
+}
+
+// install compiles a version the registry returned and keeps a copy in the
+// store for outages.
+func (c *contracts) install(ctx context.Context, v *registryv1.ContractVersion) (*compiled, error) {
+	if cv := c.cached(v.GetSubject(), v.GetVersion()); cv != nil {
+		return cv, nil
+	}
+	if err := c.store.putContract(ctx, v.GetSubject(), v.GetVersion(), v.GetContract(), c.cfg.Clock()); err != nil {
+		return nil, err
+	}
+	return c.compile(v.GetSubject(), v.GetVersion(), v.GetContract())
+}
+
+func (c *contracts) compile(subject string, version int32, ct *contractv1.Contract) (*compiled, error) {
+	plan, err := check.Compile(ct)
+	if err != nil {
+		// The registry validated this contract; failing here means the
+		// gate's checks are stricter than the registry's, which an
+		// operator must see, not the pipeline.
+		return nil, fmt.Errorf("compile checks of %s version %d: %w", subject, version, err)
+	}
+	cv := &compiled{subject: subject, version: version, contract: ct, plan: plan}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if prev := c.versions[versionKey{subject, version}]; prev != nil {
+		return prev, nil
+	}
+	c.versions[versionKey{subject, version}] = cv
+	return cv, nil
+}
+
+// putContract stores a contract version the registry returned.
+func (s *store) putContract(ctx context.Context, subject string, version int32, ct *contractv1.Contract, at time.Time) error {
+	b, err := proto.Marshal(ct)
+	if err != nil {
+		return fmt.Errorf("encode %s version %d: %w", subject, version, err)
+	}
+	if _, err := s.db.SQL.ExecContext(ctx, `INSERT INTO gate_contracts (subject, version, contract, fetched_at) VALUES ($1, $2, $3, $4)
+ON CONFLICT (subject, version) DO NOTHING`, subject, version, b, at.UnixNano()); err != nil {
+		return fmt.Errorf("store %s version %d: %w", subject, version, err)
+	}
+	return nil
+}
+
+// setActive records which version the registry last said was active.
+func (s *store) setActive(ctx context.Context, subject string, version int32, at time.Time) error {
+	if _, err := s.db.SQL.ExecContext(ctx, `INSERT INTO gate_active (subject, version, fetched_at) VALUES ($1, $2, $3)
+ON CONFLICT (subject) DO UPDATE SET version = excluded.version, fetched_at = excluded.fetched_at`, subject, version, at.UnixNano()); err != nil {
+		return fmt.Errorf("store active version of %s: %w", subject, err)
+	}
+	return nil
+}
+
+func (s *store) contract(ctx context.Context, subject string, version int32) (*contractv1.Contract, bool, error) {
+	var b []byte
+	err := s.db.SQL.QueryRowContext(ctx, `SELECT contract FROM gate_contracts WHERE subject = $1 AND version = $2`, subject, version).Scan(&b)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("read stored %s version %d: %w", subject, version, err)
+	}
+	ct := &contractv1.Contract{}
+	if err := proto.Unmarshal(b, ct); err != nil {
+		return nil, false, fmt.Errorf("decode stored %s version %d: %w", subject, version, err)
+	}
+	return ct, true, nil
+}
+
+func (s *store) activeContracts(ctx context.Context) (map[string]activeEntry, error) {
+	rows, err := s.db.SQL.QueryContext(ctx, `SELECT subject, version, fetched_at FROM gate_active`)
+	if err != nil {
+		return nil, fmt.Errorf("read last known contracts: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]activeEntry{}
+	for rows.Next() {
+		var subject string
+		var version int32
+		var at int64
+		if err := rows.Scan(&subject, &version, &at); err != nil {
+			return nil, fmt.Errorf("read last known contracts: %w", err)
+		}
+		out[subject] = activeEntry{version: version, fetched: time.Unix(0, at)}
+	}
+	return out, rows.Err()
+}

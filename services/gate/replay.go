@@ -1,0 +1,531 @@
+package gate
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/seamdata/seam/core/check"
+	"github.com/seamdata/seam/platform/auth"
+	"github.com/seamdata/seam/platform/rpcerr"
+	adapterv1 "github.com/seamdata/seam/proto/seam/adapter/v1"
+	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
+	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
+	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
+)
+
+// replayPage is how many held records one replay step reads, evaluates
+// and releases in one transaction.
+const replayPage = 500
+
+// heldRow is a held record read for a replay.
+type heldRow struct {
+	id       string
+	part     string
+	batchID  string
+	index    int64
+	position int64
+	format   recordv1.Format
+	raw      []byte
+	idState  int
+}
+
+// replayVerdict is what today's contract, mapping and id tables say about
+// a held record.
+type replayVerdict struct {
+	ok      bool
+	reasons []*recordv1.RecordError
+	record  *recordv1.CanonicalRecord
+	matched bool // its identifier resolves now
+	checked bool // it has an identifier value to count
+}
+
+func validateWindow(w *gatev1.ReplayWindow) error {
+	var bad []rpcerr.FieldViolation
+	if w.GetSubject() == "" {
+		bad = append(bad, rpcerr.FieldViolation{Field: "window.subject", Description: "name the source subject, for example shop.orders"})
+	}
+	if w.GetPartitionFrom() == "" || w.GetPartitionTo() == "" {
+		bad = append(bad, rpcerr.FieldViolation{Field: "window.partition_from", Description: "bound the window with partition_from and partition_to (inclusive); a replay is scoped to partitions"})
+	} else if w.GetPartitionFrom() > w.GetPartitionTo() {
+		bad = append(bad, rpcerr.FieldViolation{Field: "window.partition_from", Description: fmt.Sprintf("%q is after partition_to %q; swap them", w.GetPartitionFrom(), w.GetPartitionTo())})
+	}
+	if w.GetContractVersion() < 0 {
+		bad = append(bad, rpcerr.FieldViolation{Field: "window.contract_version", Description: "a version is positive; send 0 for the active version"})
+	}
+	if len(bad) > 0 {
+		return rpcerr.InvalidArgument("bad replay window", bad...)
+	}
+	return nil
+}
+
+// heldPartitions lists the partitions of the window that hold records, by
+// the (subject, state, part) index: the cost is the window's, not the
+// quarantine's.
+func (s *store) heldPartitions(ctx context.Context, w *gatev1.ReplayWindow, replayID string) ([]string, error) {
+	q := `SELECT DISTINCT part FROM gate_quarantine WHERE subject = $1 AND state = $2 AND part >= $3 AND part <= $4`
+	args := []any{w.GetSubject(), int32(gatev1.QuarantineState_QUARANTINE_STATE_HELD), w.GetPartitionFrom(), w.GetPartitionTo()}
+	if replayID != "" {
+		q += ` UNION SELECT DISTINCT part FROM gate_quarantine WHERE replay_id = $5 AND subject = $1 AND part >= $3 AND part <= $4`
+		args = append(args, replayID)
+	}
+	rows, err := s.db.SQL.QueryContext(ctx, q+` ORDER BY part`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list partitions of the replay window: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var p string
+		if err := rows.Scan(&p); err != nil {
+			return nil, fmt.Errorf("list partitions of the replay window: %w", err)
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
+// heldPage reads up to replayPage held records of one partition after
+// (batchID, index).
+func (s *store) heldPage(ctx context.Context, subject, part, afterBatch string, afterIndex int64) ([]heldRow, error) {
+	rows, err := s.db.SQL.QueryContext(ctx, `SELECT id, part, batch_id, idx, position, format, raw, id_state FROM gate_quarantine
+WHERE subject = $1 AND state = $2 AND part = $3 AND (batch_id, idx) > ($4, $5) ORDER BY batch_id, idx LIMIT $6`,
+		subject, int32(gatev1.QuarantineState_QUARANTINE_STATE_HELD), part, afterBatch, afterIndex, replayPage)
+	if err != nil {
+		return nil, fmt.Errorf("read held records of %s/%s: %w", subject, part, err)
+	}
+	defer rows.Close()
+	var out []heldRow
+	for rows.Next() {
+		var h heldRow
+		var f int32
+		if err := rows.Scan(&h.id, &h.part, &h.batchID, &h.index, &h.position, &f, &h.raw, &h.idState); err != nil {
+			return nil, fmt.Errorf("read held records of %s/%s: %w", subject, part, err)
+		}
+		h.format = recordv1.Format(f)
+		out = append(out, h)
+	}
+	return out, rows.Err()
+}
+
+// replayGroup is held records re-encoded as one batch: JSON records as
+// NDJSON lines, CSV rows under their header.
+type replayGroup struct {
+	format recordv1.Format
+	data   bytes.Buffer
+	rows   []int // index into the page, per record of the batch
+}
+
+// evaluate runs held records through the compiled contract, the adapter
+// and idmap, as a batch would be, but judges each record alone: a replay
+// has no batch to block.
+func (s *Server) evaluate(ctx context.Context, cv *compiled, subject, replayID string, page []heldRow) ([]replayVerdict, error) {
+	out := make([]replayVerdict, len(page))
+	groups := map[string]*replayGroup{}
+	var order []string
+	for i, h := range page {
+		key, line, err := replayLine(h)
+		if err != nil {
+			out[i].reasons = []*recordv1.RecordError{{Code: recordv1.ErrorCode_ERROR_CODE_MALFORMED, Message: err.Error(), Check: "record.decode"}}
+			continue
+		}
+		g := groups[key]
+		if g == nil {
+			g = &replayGroup{format: recordv1.Format_FORMAT_NDJSON}
+			if strings.HasPrefix(key, "csv:") {
+				g.format = recordv1.Format_FORMAT_CSV
+				g.data.WriteString(strings.TrimPrefix(key, "csv:"))
+				g.data.WriteByte('\n')
+			}
+			groups[key] = g
+			order = append(order, key)
+		}
+		g.data.Write(line)
+		g.data.WriteByte('\n')
+		g.rows = append(g.rows, i)
+	}
+	for _, key := range order {
+		if err := s.evaluateGroup(ctx, cv, subject, replayID, groups[key], page, out); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// replayLine returns a held record's group key and its line.
+func replayLine(h heldRow) (string, []byte, error) {
+	if h.format == recordv1.Format_FORMAT_CSV {
+		header, row, ok := bytes.Cut(h.raw, []byte("\n"))
+		if !ok {
+			return "", nil, fmt.Errorf("held CSV record %s has no header line", h.id)
+		}
+		return "csv:" + string(header), row, nil
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, h.raw); err != nil {
+		return "", nil, fmt.Errorf("record at position %d is not a JSON object: %v", h.position, err)
+	}
+	return "json", buf.Bytes(), nil
+}
+
+func (s *Server) evaluateGroup(ctx context.Context, cv *compiled, subject, replayID string, g *replayGroup, page []heldRow, out []replayVerdict) error {
+	batch := &recordv1.RecordBatch{Body: &recordv1.RecordBatch_Raw{Raw: &recordv1.RawRecords{Format: g.format, Data: g.data.Bytes()}}}
+	dec := cv.decoder()
+	decoded, err := dec.Decode(g.format, g.data.Bytes(), 0)
+	cv.release(dec)
+	if err != nil {
+		return fmt.Errorf("re-decode held records of %s: %w", subject, err)
+	}
+	if len(decoded.Records) != len(g.rows) {
+		return fmt.Errorf("re-decode held records of %s: %d records from %d held rows", subject, len(decoded.Records), len(g.rows))
+	}
+	plan := cv.plan
+	res := plan.Validate(decoded.Records)
+	checks := plan.Checks()
+	pass := false
+	for i := range res.Records {
+		if !res.Records[i].Quarantined {
+			pass = true
+		}
+	}
+	var adapted *adapterv1.AdaptResponse
+	if pass {
+		adapted, err = s.adapter.Adapt(ctx, &adapterv1.AdaptRequest{Subject: subject, Version: cv.version, Batch: batch, BatchId: "replay:" + replayID})
+		if err != nil {
+			return peerError("adapter", err)
+		}
+	}
+	present, err := s.lookupIdentifiers(ctx, res.Identifiers)
+	if err != nil {
+		return peerError("idmap", err)
+	}
+	results := map[int64]*adapterv1.AdaptResult{}
+	for _, r := range adapted.GetResults() {
+		results[r.GetIndex()] = r
+	}
+	if len(res.Identifiers) > 0 {
+		ids := res.Identifiers[0]
+		for j, ok := range present[0] {
+			v := &out[g.rows[ids.Records[j]]]
+			v.checked, v.matched = true, ok
+		}
+	}
+	for i := range decoded.Records {
+		v := &out[g.rows[i]]
+		h := page[g.rows[i]]
+		rr := res.Records[i]
+		if rr.Quarantined {
+			for _, f := range rr.Failures {
+				if checks[f.Check].Policy != contractPolicyAlert {
+					v.reasons = append(v.reasons, &recordv1.RecordError{Code: f.Code, Field: f.Field, Message: f.Message, Check: checks[f.Check].Name})
+				}
+			}
+			continue
+		}
+		ar := results[int64(i)]
+		switch {
+		case ar == nil:
+			return peerError("adapter", fmt.Errorf("the adapter returned no result for replayed record %d", i))
+		case len(ar.GetErrors()) > 0:
+			v.reasons = ar.GetErrors()
+		default:
+			rec := proto.CloneOf(ar.GetRecord())
+			if rec.Provenance == nil {
+				rec.Provenance = &recordv1.Provenance{}
+			}
+			p := rec.Provenance
+			p.Subject, p.ContractVersion, p.Partition, p.BatchId, p.Index, p.Position = subject, cv.version, h.part, h.batchID, h.index, h.position
+			v.ok, v.record = true, rec
+		}
+	}
+	return nil
+}
+
+// PlanReplay says, without changing anything, how many held records of the
+// window would pass today and why the others would not.
+func (s *Server) PlanReplay(ctx context.Context, req *gatev1.PlanReplayRequest) (*gatev1.PlanReplayResponse, error) {
+	w := req.GetWindow()
+	if err := validateWindow(w); err != nil {
+		return nil, err
+	}
+	cv, err := s.contracts.resolve(ctx, w.GetSubject(), w.GetContractVersion(), true)
+	if err != nil {
+		return nil, err
+	}
+	parts, err := s.store.heldPartitions(ctx, w, "")
+	if err != nil {
+		return nil, err
+	}
+	resp := &gatev1.PlanReplayResponse{}
+	reasons := map[string]int64{}
+	for _, part := range parts {
+		pp := &gatev1.PartitionPlan{Partition: part}
+		afterBatch, afterIndex := "", int64(-1)
+		for {
+			page, err := s.store.heldPage(ctx, w.GetSubject(), part, afterBatch, afterIndex)
+			if err != nil {
+				return nil, err
+			}
+			if len(page) == 0 {
+				break
+			}
+			verdicts, err := s.evaluate(ctx, cv, w.GetSubject(), "plan", page)
+			if err != nil {
+				return nil, err
+			}
+			for _, v := range verdicts {
+				pp.Held++
+				if v.ok {
+					pp.WouldRelease++
+					continue
+				}
+				pp.WouldRemain++
+				reasons[codeName(v.reasons[0].GetCode())]++
+			}
+			last := page[len(page)-1]
+			afterBatch, afterIndex = last.batchID, last.index
+		}
+		resp.Held += pp.Held
+		resp.WouldRelease += pp.WouldRelease
+		resp.WouldRemain += pp.WouldRemain
+		resp.Partitions = append(resp.Partitions, pp)
+	}
+	for _, k := range sortedKeys(reasons) {
+		resp.RemainReasons = append(resp.RemainReasons, &gatev1.QuarantineCount{Key: k, Count: reasons[k]})
+	}
+	sort.SliceStable(resp.RemainReasons, func(i, j int) bool { return resp.RemainReasons[i].Count > resp.RemainReasons[j].Count })
+	return resp, nil
+}
+
+// Replay releases the held records of a window that pass today, partition
+// by partition in order. Each page is marked released (keyed by record
+// and replay id) in one transaction and then sent; a retry with the same
+// replay id first re-sends what that id released, and only held records
+// are ever released, so nothing is released twice.
+func (s *Server) Replay(req *gatev1.ReplayRequest, stream gatev1.GateService_ReplayServer) error {
+	ctx := stream.Context()
+	w := req.GetWindow()
+	if err := validateWindow(w); err != nil {
+		return err
+	}
+	replayID := strings.TrimSpace(req.GetReplayId())
+	if replayID == "" {
+		replayID = uuid.NewString()
+	}
+	rerun, err := s.registry.GetRerunOrder(ctx, &registryv1.GetRerunOrderRequest{Root: &registryv1.GetRerunOrderRequest_Subject{Subject: w.GetSubject()}})
+	if err != nil {
+		// Without the rerun order the backfill could not tell anyone to
+		// rerun; refuse before releasing anything.
+		return rpcerr.Unavailable("registry", err)
+	}
+	cv, err := s.contracts.resolve(ctx, w.GetSubject(), w.GetContractVersion(), true)
+	if err != nil {
+		return err
+	}
+	parts, err := s.store.heldPartitions(ctx, w, replayID)
+	if err != nil {
+		return err
+	}
+	principal := auth.NameFromContext(ctx)
+	sum := &gatev1.ReplaySummary{ReplayId: replayID, Partitions: int64(len(parts)), RerunConsumers: rerun.GetConsumers()}
+	releasedNow := int64(0)
+	send := func(rec *recordv1.CanonicalRecord) error {
+		if req.GetSummaryOnly() {
+			return nil
+		}
+		return stream.Send(&gatev1.ReplayResponse{Message: &gatev1.ReplayResponse_Record{Record: rec}})
+	}
+	for _, part := range parts {
+		before, err := s.store.releasedBy(ctx, w.GetSubject(), part, replayID)
+		if err != nil {
+			return err
+		}
+		for _, rec := range before {
+			if err := send(rec); err != nil {
+				return err
+			}
+		}
+		sum.Released += int64(len(before))
+		afterBatch, afterIndex := "", int64(-1)
+		for {
+			page, err := s.store.heldPage(ctx, w.GetSubject(), part, afterBatch, afterIndex)
+			if err != nil {
+				return err
+			}
+			if len(page) == 0 {
+				break
+			}
+			verdicts, err := s.evaluate(ctx, cv, w.GetSubject(), replayID, page)
+			if err != nil {
+				return err
+			}
+			released, err := s.store.release(ctx, s, cv, w.GetSubject(), part, replayID, principal, page, verdicts)
+			if err != nil {
+				return err
+			}
+			for _, rec := range released {
+				if err := send(rec); err != nil {
+					return err
+				}
+			}
+			sum.Released += int64(len(released))
+			releasedNow += int64(len(released))
+			for _, v := range verdicts {
+				if !v.ok {
+					sum.Remaining++
+				}
+			}
+			last := page[len(page)-1]
+			afterBatch, afterIndex = last.batchID, last.index
+		}
+	}
+	sum.Held = sum.Released + sum.Remaining
+	s.metrics.released.Add(ctx, releasedNow)
+	if sum.Released > 0 {
+		seq, err := s.backfillCompleted(ctx, w, cv.version, replayID, principal, sum)
+		if err != nil {
+			return err
+		}
+		sum.EventSequence = seq
+	}
+	s.cfg.Logger.InfoContext(ctx, "replay finished", "subject", w.GetSubject(), "from", w.GetPartitionFrom(), "to", w.GetPartitionTo(),
+		"replay_id", replayID, "released", sum.Released, "remaining", sum.Remaining, "by", principal)
+	return stream.Send(&gatev1.ReplayResponse{Message: &gatev1.ReplayResponse_Summary{Summary: sum}})
+}
+
+// releasedBy returns the canonical records a replay id released in a
+// partition before, for a retried replay to send again.
+func (s *store) releasedBy(ctx context.Context, subject, part, replayID string) ([]*recordv1.CanonicalRecord, error) {
+	rows, err := s.db.SQL.QueryContext(ctx, `SELECT canonical FROM gate_quarantine WHERE replay_id = $1 AND subject = $2 AND part = $3 ORDER BY batch_id, idx`,
+		replayID, subject, part)
+	if err != nil {
+		return nil, fmt.Errorf("read records replay %s released in %s: %w", replayID, part, err)
+	}
+	defer rows.Close()
+	var out []*recordv1.CanonicalRecord
+	for rows.Next() {
+		var b []byte
+		if err := rows.Scan(&b); err != nil {
+			return nil, fmt.Errorf("read records replay %s released in %s: %w", replayID, part, err)
+		}
+		rec := &recordv1.CanonicalRecord{}
+		if err := proto.Unmarshal(b, rec); err != nil {
+			return nil, fmt.Errorf("decode a record replay %s released in %s: %w", replayID, part, err)
+		}
+		out = append(out, rec)
+	}
+	return out, rows.Err()
+}
+
+// release marks the passing records of a page released in one
+// transaction, with their canonical record and replay id, and counts them
+// in the partition's monitor. A record another replay released meanwhile
+// is skipped: the conditional update decides, not this process.
+func (s *store) release(ctx context.Context, srv *Server, cv *compiled, subject, part, replayID, principal string, page []heldRow, verdicts []replayVerdict) ([]*recordv1.CanonicalRecord, error) {
+	var out []*recordv1.CanonicalRecord
+	now := srv.cfg.Clock().UnixNano()
+	idField := ""
+	for _, ch := range cv.plan.Checks() {
+		if ch.Kind == check.KindMatchRate {
+			idField = ch.Field
+			break
+		}
+	}
+	err := s.db.InTx(ctx, func(tx *sql.Tx) error {
+		out = out[:0]
+		var checked, matched int64
+		for i, v := range verdicts {
+			if !v.ok {
+				continue
+			}
+			h := page[i]
+			blob, err := proto.Marshal(v.record)
+			if err != nil {
+				return fmt.Errorf("encode released record %s: %w", h.id, err)
+			}
+			res, err := tx.ExecContext(ctx, `UPDATE gate_quarantine SET state = $1, state_at = $2, state_reason = $3, state_by = $4, replay_id = $5, record_id = $6, canonical = $7
+WHERE id = $8 AND state = $9`, int32(gatev1.QuarantineState_QUARANTINE_STATE_RELEASED), now, "replay "+replayID, principal, replayID,
+				v.record.GetRecordId(), blob, h.id, int32(gatev1.QuarantineState_QUARANTINE_STATE_HELD))
+			if err != nil {
+				return fmt.Errorf("release record %s: %w", h.id, err)
+			}
+			if n, err := res.RowsAffected(); err != nil {
+				return fmt.Errorf("release record %s: %w", h.id, err)
+			} else if n == 0 {
+				continue
+			}
+			out = append(out, v.record)
+			// The identifier counts once in the match rate: records counted
+			// as unmatched at ingest now count as matched if they resolve.
+			switch {
+			case h.idState == idUncounted && v.checked:
+				checked++
+				if v.matched {
+					matched++
+				}
+			case h.idState == idUnmatched && v.matched:
+				matched++
+			}
+		}
+		if len(out) == 0 {
+			return nil
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE gate_partitions SET released = released + $1, id_checked = id_checked + $2, id_matched = id_matched + $3, updated_at = $4
+WHERE subject = $5 AND part = $6`, len(out), checked, matched, now, subject, part); err != nil {
+			return fmt.Errorf("count released records of %s/%s: %w", subject, part, err)
+		}
+		if idField != "" && (checked > 0 || matched > 0) {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO gate_field_stats (subject, part, field, count, nulls, numbers, total, ids, matched)
+VALUES ($1, $2, $3, 0, 0, 0, 0, $4, $5)
+ON CONFLICT (subject, part, field) DO UPDATE SET ids = gate_field_stats.ids + excluded.ids, matched = gate_field_stats.matched + excluded.matched`,
+				subject, part, idField, checked, matched); err != nil {
+				return fmt.Errorf("count released identifiers of %s/%s: %w", subject, part, err)
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// backfillCompleted records the backfill in the registry's event stream
+// through the outbox. The event id derives from the replay id, so a
+// retried replay queues it once; the registry's sequence is returned when
+// the registry took the event at once, 0 while it is unreachable.
+func (s *Server) backfillCompleted(ctx context.Context, w *gatev1.ReplayWindow, version int32, replayID, principal string, sum *gatev1.ReplaySummary) (int64, error) {
+	now := s.cfg.Clock()
+	ev := &registryv1.Event{Type: registryv1.EventType_EVENT_TYPE_BACKFILL_COMPLETED, Time: timestamppb.New(now), Subject: w.GetSubject(),
+		Version: version, Principal: principal, PartitionFrom: w.GetPartitionFrom(), PartitionTo: w.GetPartitionTo(),
+		Consumers: sum.GetRerunConsumers(),
+		Message: fmt.Sprintf("backfill of %s partitions %s..%s released %d records (replay %s); rerun in order: %s",
+			w.GetSubject(), w.GetPartitionFrom(), w.GetPartitionTo(), sum.GetReleased(), replayID, strings.Join(sum.GetRerunConsumers(), ", ")),
+		Attributes: map[string]string{eventIDAttribute: "gate-backfill-" + replayID, "replay_id": replayID, "released": fmt.Sprint(sum.GetReleased())}}
+	payload, err := proto.Marshal(ev)
+	if err != nil {
+		return 0, fmt.Errorf("encode backfill event: %w", err)
+	}
+	id := "gate-backfill-" + replayID
+	if err := s.store.db.InTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO gate_outbox (event_id, payload, created_at) VALUES ($1, $2, $3) ON CONFLICT (event_id) DO NOTHING`,
+			id, payload, now.UnixNano()); err != nil {
+			return fmt.Errorf("queue backfill event of replay %s: %w", replayID, err)
+		}
+		return s.store.db.Notify(ctx, tx, outboxChannel)
+	}); err != nil {
+		return 0, err
+	}
+	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := s.deliverPending(dctx); err != nil {
+		s.cfg.Logger.WarnContext(ctx, "backfill event queued; the registry will get it when reachable", "replay_id", replayID, "error", err)
+	}
+	return s.store.registrySeq(ctx, id)
+}

@@ -1,0 +1,165 @@
+package gate
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/seamdata/seam/core/check"
+	"github.com/seamdata/seam/core/record"
+	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
+)
+
+const contractPolicyAlert = contractv1.Policy_POLICY_ALERT
+
+// minClusterRecords is the fewest failing values of one shape that count
+// as a cluster: a handful of odd records is noise, not a changed source.
+const minClusterRecords = 10
+
+// shapeCluster is a field whose failing values share one shape in a large
+// share of a batch: the sign of a source that changed what it sends
+// without announcing it.
+type shapeCluster struct {
+	field    string
+	declared string
+	shape    string
+	count    int64
+	total    int64
+	sample   string
+}
+
+// clusters finds fields where at least share of the batch's records
+// failed a type or identifier-format check with values of one shape.
+func clusters(plan *check.Plan, b *record.Batch, res *check.BatchResult, share float64) []shapeCluster {
+	checks := plan.Checks()
+	type key struct{ field, shape string }
+	counts := map[key]int64{}
+	samples := map[key]string{}
+	for i := range res.Records {
+		for _, f := range res.Records[i].Failures {
+			k := checks[f.Check].Kind
+			if k != check.KindType && k != check.KindFormat {
+				continue
+			}
+			slot, ok := plan.Schema().Lookup(f.Field)
+			if !ok {
+				continue
+			}
+			v := b.Records[i].Values[slot]
+			kk := key{f.Field, shapeOf(v)}
+			counts[kk]++
+			if _, ok := samples[kk]; !ok {
+				samples[kk] = sampleOf(v)
+			}
+		}
+	}
+	total := int64(len(b.Records))
+	var out []shapeCluster
+	for k, n := range counts {
+		if n < minClusterRecords || float64(n) < share*float64(total) {
+			continue
+		}
+		slot, _ := plan.Schema().Lookup(k.field)
+		decl := plan.Schema().Field(slot).Decl
+		declared := decl.GetType().String()[len("FIELD_TYPE_"):]
+		if id := decl.GetIdentifier(); id != nil {
+			declared += " (" + id.GetNamespace() + "/" + id.GetFormat() + ")"
+		}
+		out = append(out, shapeCluster{field: k.field, declared: declared, shape: k.shape, count: n, total: total, sample: samples[k]})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].field != out[j].field {
+			return out[i].field < out[j].field
+		}
+		return out[i].shape < out[j].shape
+	})
+	return out
+}
+
+// shapeOf names what a value looks like, coarsely enough that one
+// changed source produces one shape.
+func shapeOf(v record.Value) string {
+	switch v.Kind() {
+	case record.KindString, record.KindRaw:
+		b := v.Bytes()
+		switch {
+		case isUUID(b):
+			return "uuid"
+		case allDigits(b):
+			return "digit string"
+		case len(b) == 0:
+			return "empty string"
+		}
+		return "string"
+	case record.KindNumber:
+		if v.IsInt() {
+			return "integer"
+		}
+		return "number"
+	case record.KindBool:
+		return "boolean"
+	case record.KindObject:
+		return "object"
+	case record.KindArray:
+		return "array"
+	}
+	return v.Kind().String()
+}
+
+func sampleOf(v record.Value) string {
+	b := v.Bytes()
+	if len(b) > 40 {
+		return fmt.Sprintf("%q…", b[:40])
+	}
+	return fmt.Sprintf("%q", b)
+}
+
+func isUUID(b []byte) bool {
+	if len(b) != 36 {
+		return false
+	}
+	for i, c := range b {
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if !(c >= '0' && c <= '9' || c|0x20 >= 'a' && c|0x20 <= 'f') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func allDigits(b []byte) bool {
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return len(b) > 0
+}
+
+func thresholdFraction(f float64) *contractv1.Threshold {
+	return &contractv1.Threshold{Limit: &contractv1.Threshold_Fraction{Fraction: f}}
+}
+
+func thresholdCount(n int64) *contractv1.Threshold {
+	return &contractv1.Threshold{Limit: &contractv1.Threshold_Count{Count: n}}
+}
+
+func thresholdText(d interface {
+	GetThreshold() *contractv1.Threshold
+}) string {
+	switch l := d.GetThreshold().GetLimit().(type) {
+	case *contractv1.Threshold_Fraction:
+		return fmt.Sprintf("more than %g of the batch", l.Fraction)
+	case *contractv1.Threshold_Count:
+		if l.Count == 0 {
+			return "no failure tolerated"
+		}
+		return fmt.Sprintf("more than %d records", l.Count)
+	}
+	return "no failure tolerated"
+}
