@@ -115,6 +115,15 @@ func (p *Plan) Map(recs []record.Record) *Batch {
 	return b
 }
 
+// FieldValues returns record i's canonical values as far as they were
+// produced, failed fields absent, for previews that show each field's
+// outcome. Callers that emit records use Result.Values, which is nil for a
+// failed record. Call it after Results.
+func (b *Batch) FieldValues(i int) []Value {
+	n := len(b.plan.fields)
+	return b.vals[i*n : (i+1)*n : (i+1)*n]
+}
+
 // Lookups returns the translations the batch needs, one per (namespace,
 // from, to) the plan uses; a lookup without IDs needs no call.
 func (b *Batch) Lookups() []*Lookup { return b.lookups }

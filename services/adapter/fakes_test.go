@@ -16,11 +16,11 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/seamdata/seam/core/contract"
-	"github.com/seamdata/seam/services/adapter"
 	adapterv1 "github.com/seamdata/seam/proto/seam/adapter/v1"
 	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
 	idmapv1 "github.com/seamdata/seam/proto/seam/idmap/v1"
 	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
+	"github.com/seamdata/seam/services/adapter"
 	"go.opentelemetry.io/otel/metric"
 )
 
@@ -57,6 +57,8 @@ type fakeRegistry struct {
 	active    map[string]int32
 	canonical *contractv1.CanonicalModel
 	down      bool
+	// unaryDown fails reads but keeps the event stream up.
+	unaryDown bool
 	events    []*registryv1.Event
 	wake      chan struct{}
 
@@ -85,6 +87,12 @@ func (r *fakeRegistry) setDown(down bool) {
 	r.down = down
 }
 
+func (r *fakeRegistry) setUnaryDown(down bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.unaryDown = down
+}
+
 func (r *fakeRegistry) activate(subject string, v int32) {
 	r.mu.Lock()
 	r.active[subject] = v
@@ -98,7 +106,7 @@ func (r *fakeRegistry) GetContract(_ context.Context, req *registryv1.GetContrac
 	r.getContract.Add(1)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.down {
+	if r.down || r.unaryDown {
 		return nil, status.Error(codes.Unavailable, "registry down")
 	}
 	v := req.GetVersion()
@@ -115,7 +123,7 @@ func (r *fakeRegistry) GetContract(_ context.Context, req *registryv1.GetContrac
 func (r *fakeRegistry) GetCanonicalModel(_ context.Context, req *registryv1.GetCanonicalModelRequest) (*registryv1.GetCanonicalModelResponse, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.down {
+	if r.down || r.unaryDown {
 		return nil, status.Error(codes.Unavailable, "registry down")
 	}
 	if req.GetName() != r.canonical.GetName() {
@@ -215,7 +223,9 @@ type env struct {
 	v1, v2 int32
 }
 
-func testdata(name string) string { return filepath.Join("..", "..", "core", "contract", "testdata", name) }
+func testdata(name string) string {
+	return filepath.Join("..", "..", "core", "contract", "testdata", name)
+}
 
 // newEnv starts the doubles with shop.orders v1 (active) and v2, and an
 // adapter configured by cfg (connections filled in).

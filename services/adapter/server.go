@@ -233,4 +233,3 @@ func (s *Server) decodeBatch(plan *mapping.Plan, batch *recordv1.RecordBatch, wh
 	}
 	return b.Records, nil
 }
-

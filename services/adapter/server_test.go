@@ -9,15 +9,18 @@ import (
 	"testing"
 	"time"
 
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/seamdata/seam/core/contract"
 	"github.com/seamdata/seam/core/record/recordtest"
 	"github.com/seamdata/seam/platform/rpcerr"
-	"github.com/seamdata/seam/services/adapter"
 	adapterv1 "github.com/seamdata/seam/proto/seam/adapter/v1"
 	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
+	"github.com/seamdata/seam/services/adapter"
 )
 
 func itoa(i int) string { return strconv.Itoa(i) }
@@ -288,10 +291,12 @@ func TestAdaptStreamUnknownSubject(t *testing.T) {
 
 // TestPlanCache: plans are compiled once per subject version, refreshed
 // when the registry announces an activation, and the last good plan keeps
-// serving while the registry is down.
+// serving while the registry is down, with its staleness in a gauge.
 func TestPlanCache(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, adapter.Config{RefreshInterval: time.Hour}, nil)
+	reader := sdkmetric.NewManualReader()
+	meter := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)).Meter("test")
+	e := newEnv(t, adapter.Config{RefreshInterval: time.Hour}, meter)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- e.srv.Run(ctx) }()
@@ -311,17 +316,126 @@ func TestPlanCache(t *testing.T) {
 	if got := e.reg.getContract.Load(); got != 1 {
 		t.Fatalf("%d GetContract calls for 3 batches, want 1 (the plan is cached)", got)
 	}
+	if got := gauge(t, reader, "seam.adapter.plan.staleness"); got != 0 {
+		t.Errorf("staleness %v with the stream connected, want 0", got)
+	}
 	e.reg.activate("shop.orders", e.v2)
 	waitFor(t, "v2 to become the version 0 plan", func() bool {
 		r, err := e.client.Adapt(context.Background(), &adapterv1.AdaptRequest{Subject: "shop.orders", Batch: rawBatch(recordv1.Format_FORMAT_NDJSON, ndjson(in2))})
 		return err == nil && r.GetVersion() == e.v2
 	})
-	e.reg.setDown(true)
-	e.reg.activate("shop.orders", e.v1) // an event the adapter sees, then a refetch that fails
-	waitFor(t, "the last good plan to serve while the registry is down", func() bool {
+	// The registry stops answering reads; an activation event still
+	// arrives and marks the plan stale, its refetch fails, and the last
+	// good plan (v2) keeps serving.
+	e.reg.setUnaryDown(true)
+	calls := e.reg.getContract.Load()
+	e.reg.activate("shop.orders", e.v1)
+	waitFor(t, "a refetch of the invalidated plan", func() bool {
 		r, err := e.client.Adapt(context.Background(), &adapterv1.AdaptRequest{Subject: "shop.orders", Batch: rawBatch(recordv1.Format_FORMAT_NDJSON, ndjson(in2))})
-		return err == nil && r.GetVersion() == e.v2 && r.GetAdapted() == 2
+		if err != nil {
+			t.Fatalf("Adapt with the registry down: %v; want the last good plan", err)
+		}
+		if r.GetVersion() != e.v2 || r.GetAdapted() != 2 {
+			t.Fatalf("version %d adapted %d; want the last good plan (v%d) adapting 2", r.GetVersion(), r.GetAdapted(), e.v2)
+		}
+		return e.reg.getContract.Load() > calls
 	})
+	time.Sleep(20 * time.Millisecond)
+	if got := gauge(t, reader, "seam.adapter.plan.staleness"); got <= 0 {
+		t.Errorf("staleness %v while serving an invalidated plan, want > 0", got)
+	}
+	e.reg.setUnaryDown(false)
+	waitFor(t, "v1 once the registry answers again", func() bool {
+		r, err := e.client.Adapt(context.Background(), &adapterv1.AdaptRequest{Subject: "shop.orders", Batch: rawBatch(recordv1.Format_FORMAT_NDJSON, ndjson(in1))})
+		return err == nil && r.GetVersion() == e.v1
+	})
+	// The whole registry goes away: the stream breaks and the gauge says so.
+	e.reg.setDown(true)
+	e.reg.activate("shop.orders", e.v1)
+	waitFor(t, "the stream to be reported down", func() bool { return gauge(t, reader, "seam.adapter.registry.stream.connected") == 0 })
+	if r := adapt(t, e, 0, rawBatch(recordv1.Format_FORMAT_NDJSON, ndjson(in1))); r.GetVersion() != e.v1 {
+		t.Errorf("with the registry down: version %d, want the cached v%d", r.GetVersion(), e.v1)
+	}
+}
+
+// gauge reads the last value of a gauge.
+func gauge(t *testing.T, reader *sdkmetric.ManualReader, name string) float64 {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if m.Name != name {
+				continue
+			}
+			switch d := m.Data.(type) {
+			case metricdata.Gauge[float64]:
+				return d.DataPoints[0].Value
+			case metricdata.Gauge[int64]:
+				return float64(d.DataPoints[0].Value)
+			}
+		}
+	}
+	t.Fatalf("no gauge %s", name)
+	return 0
+}
+
+// TestPreview shows a registered mapping field by field, and a proposed
+// one with its compile problems and the fields that did compile.
+func TestPreview(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, adapter.Config{}, nil)
+	_, in2 := orders(2)
+	in2[1] = bytes.Replace(in2[1], []byte(customerUUID(100001)), []byte(customerUUID(999999)), 1)
+	resp, err := e.client.Preview(context.Background(), &adapterv1.PreviewRequest{Subject: "shop.orders", Version: e.v2, Batch: rawBatch(recordv1.Format_FORMAT_NDJSON, ndjson(in2))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.GetRecords()) != 2 || len(resp.GetProblems()) != 0 {
+		t.Fatalf("got %d records, problems %v; want 2 records, no problems", len(resp.GetRecords()), resp.GetProblems())
+	}
+	field := func(r *adapterv1.PreviewRecord, name string) *adapterv1.PreviewField {
+		for _, f := range r.GetFields() {
+			if f.GetField() == name {
+				return f
+			}
+		}
+		t.Fatalf("record %d has no preview of %s", r.GetIndex(), name)
+		return nil
+	}
+	ok := field(resp.GetRecords()[0], "customer_id")
+	if ok.GetSource() != "customer_id" || ok.GetSourceValue().GetStringValue() != customerUUID(100000) || ok.GetCanonicalValue().GetNumberValue() != 100000 || ok.GetError() != nil {
+		t.Errorf("record 0 customer_id: got %v, want source %s → 100000", ok, customerUUID(100000))
+	}
+	miss := field(resp.GetRecords()[1], "customer_id")
+	if miss.GetError().GetCode() != recordv1.ErrorCode_ERROR_CODE_ID_UNMAPPED || miss.GetCanonicalValue() != nil {
+		t.Errorf("record 1 customer_id: got %v, want ID_UNMAPPED and no canonical value", miss)
+	}
+	if ch := field(resp.GetRecords()[1], "amount"); ch.GetCanonicalValue().GetNumberValue() != 21.01 {
+		t.Errorf("record 1 amount: got %v, want 21.01 beside the failed field", ch)
+	}
+
+	proposed, err := contract.LoadFile(testdata("shop_orders_v2.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	delete(proposed.Mapping.Fields, "customer_id") // a migration that forgot the id
+	proposed.Mapping.Fields["coupon"].From = "voucher"
+	resp, err = e.client.Preview(context.Background(), &adapterv1.PreviewRequest{Proposed: proposed, Batch: rawBatch(recordv1.Format_FORMAT_NDJSON, ndjson(in2[:1]))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	problems := strings.Join(resp.GetProblems(), "\n")
+	for _, want := range []string{"mapping.fields.customer_id: required canonical field customer_id is not produced", "mapping.fields.coupon.from: source field \"voucher\""} {
+		if !strings.Contains(problems, want) {
+			t.Errorf("problems %q lack %q", problems, want)
+		}
+	}
+	if len(resp.GetRecords()) != 1 || field(resp.GetRecords()[0], "order_id").GetCanonicalValue().GetStringValue() != "ORD-0000000000" {
+		t.Errorf("records %v; want the compiled fields previewed", resp.GetRecords())
+	}
 }
 
 func waitFor(t *testing.T, what string, cond func() bool) {
