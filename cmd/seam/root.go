@@ -135,6 +135,7 @@ SEAM_GRPC_ADDR, --token is SEAM_TOKEN, and so on. Flags win.`,
 		newConsumerCmd(g),
 		newBlastRadiusCmd(g),
 		newEventsCmd(g),
+		newValidateCmd(g),
 		newVersionCmd(),
 	)
 	return root

@@ -108,4 +108,3 @@ func peers2(env serviceEnv, a, b string) (*grpc.ClientConn, *grpc.ClientConn, er
 	}
 	return ca, cb, nil
 }
-
