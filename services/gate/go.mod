@@ -6,6 +6,7 @@ replace (
 	github.com/seamdata/seam/core => ../../core
 	github.com/seamdata/seam/platform => ../../platform
 	github.com/seamdata/seam/proto => ../../proto
+	github.com/seamdata/seam/services/registry => ../registry
 )
 
 require (
@@ -13,6 +14,7 @@ require (
 	github.com/seamdata/seam/core v0.0.0
 	github.com/seamdata/seam/platform v0.0.0
 	github.com/seamdata/seam/proto v0.0.0
+	github.com/seamdata/seam/services/registry v0.0.0
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/metric v1.47.0
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20261110000943-09e21b237f2c
@@ -27,6 +29,9 @@ require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/dustin/go-humanize v1.1.0 // indirect
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.33.0 // indirect
+	github.com/hashicorp/go-immutable-radix v1.3.1 // indirect
+	github.com/hashicorp/go-memdb v1.3.5 // indirect
+	github.com/hashicorp/golang-lru v0.5.4 // indirect
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
 	github.com/jackc/pgx/v5 v5.12.0 // indirect

@@ -14,8 +14,8 @@ import (
 
 	"github.com/seamdata/seam/core/check"
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
-	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
 	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
+	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
 )
 
 // alertChannel wakes alert watchers when a transaction stores alerts.

@@ -1,0 +1,320 @@
+package gate
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/seamdata/seam/core/contract"
+	"github.com/seamdata/seam/platform/auth"
+	"github.com/seamdata/seam/platform/rpcerr"
+	"github.com/seamdata/seam/platform/storage/storagetest"
+	adapterv1 "github.com/seamdata/seam/proto/seam/adapter/v1"
+	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
+	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
+	idmapv1 "github.com/seamdata/seam/proto/seam/idmap/v1"
+	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
+	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
+	"github.com/seamdata/seam/services/gate/gatetest"
+	"github.com/seamdata/seam/services/registry"
+)
+
+// start is the fake clock's first instant in every test.
+var start = time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)
+
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) Add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// principals are the callers of the tests, by token name.
+var principals = []struct {
+	name     string
+	roles    []auth.Role
+	subjects []string
+}{
+	{"admin", []auth.Role{auth.RoleAdmin}, nil},
+	{"checkout", []auth.Role{auth.RoleOwner}, []string{"shop.*", "commerce.*"}},
+	{"operator", []auth.Role{auth.RoleOperator}, nil},
+	{"pipeline", []auth.Role{auth.RolePipeline}, nil},
+	{"viewer", []auth.Role{auth.RoleViewer}, nil},
+}
+
+// peers are the gate's real registry and its in-process idmap and adapter
+// stand-ins (see package gatetest), each behind a real gRPC server on
+// loopback TCP, so a gate in a child process can reach them too.
+type peers struct {
+	clock    *fakeClock
+	tokens   map[string]string
+	authz    func(access auth.Access) *auth.Authorizer
+	registry registryv1.RegistryServiceClient // as admin
+	owner    registryv1.RegistryServiceClient // as checkout
+	regAddr  string
+	idmap    *gatetest.Idmap
+	idmapAdr string
+	adapter  *gatetest.Adapter
+	adptAddr string
+}
+
+func serve(t testing.TB, opts []grpc.ServerOption, register func(*grpc.Server)) string {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("listen: %v", err)
+	}
+	gs := grpc.NewServer(opts...)
+	register(gs)
+	go func() { _ = gs.Serve(lis) }()
+	t.Cleanup(gs.Stop)
+	return lis.Addr().String()
+}
+
+func dial(t testing.TB, addr, token string) *grpc.ClientConn {
+	t.Helper()
+	opts := []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
+	if token != "" {
+		opts = append(opts, grpc.WithPerRPCCredentials(auth.TokenCredentials{Token: token}))
+	}
+	conn, err := grpc.NewClient(addr, opts...)
+	if err != nil {
+		t.Fatalf("dial %s: %v", addr, err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	return conn
+}
+
+func interceptors(a *auth.Authorizer) []grpc.ServerOption {
+	log := slog.New(slog.DiscardHandler)
+	return []grpc.ServerOption{
+		grpc.ChainUnaryInterceptor(a.UnaryInterceptor(), rpcerr.UnaryInterceptor(log)),
+		grpc.ChainStreamInterceptor(a.StreamInterceptor(), rpcerr.StreamInterceptor(log)),
+	}
+}
+
+// newPeers starts the registry (with shop.orders v1 and commerce.order
+// registered), idmap and adapter.
+func newPeers(t testing.TB) *peers {
+	t.Helper()
+	p := &peers{clock: &fakeClock{t: start}, tokens: map[string]string{}}
+	var entries []auth.TokenEntry
+	for _, pr := range principals {
+		tok, e, err := auth.NewToken(pr.name, pr.roles, pr.subjects)
+		if err != nil {
+			t.Fatalf("NewToken: %v", err)
+		}
+		entries = append(entries, e)
+		p.tokens[pr.name] = tok
+	}
+	set, err := auth.NewTokens(entries)
+	if err != nil {
+		t.Fatalf("NewTokens: %v", err)
+	}
+	p.authz = func(access auth.Access) *auth.Authorizer { return auth.NewAuthorizer(set, access) }
+
+	reg, err := registry.New(context.Background(), registry.Config{StoreURL: storagetest.SQLiteURL(t), Clock: p.clock.Now, SchedulerInterval: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatalf("registry.New: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = reg.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done; _ = reg.Close() })
+	p.regAddr = serve(t, interceptors(p.authz(registry.Access)), func(s *grpc.Server) { reg.Register(s) })
+	p.registry = registryv1.NewRegistryServiceClient(dial(t, p.regAddr, p.tokens["admin"]))
+	p.owner = registryv1.NewRegistryServiceClient(dial(t, p.regAddr, p.tokens["checkout"]))
+
+	p.idmap = gatetest.NewIdmap()
+	p.idmapAdr = serve(t, nil, func(s *grpc.Server) { idmapv1.RegisterIdMapServiceServer(s, p.idmap) })
+	p.adapter = gatetest.NewAdapter(registryv1.NewRegistryServiceClient(dial(t, p.regAddr, p.tokens["pipeline"])),
+		idmapv1.NewIdMapServiceClient(dial(t, p.idmapAdr, "")))
+	p.adptAddr = serve(t, nil, func(s *grpc.Server) { adapterv1.RegisterAdapterServiceServer(s, p.adapter) })
+
+	if _, err := p.registry.RegisterCanonicalModel(context.Background(), &registryv1.RegisterCanonicalModelRequest{Model: loadModel(t)}); err != nil {
+		t.Fatalf("RegisterCanonicalModel: %v", err)
+	}
+	if _, err := p.owner.RegisterContract(context.Background(), &registryv1.RegisterContractRequest{Contract: loadContract(t, "shop_orders_v1.yaml")}); err != nil {
+		t.Fatalf("register shop.orders v1: %v", err)
+	}
+	return p
+}
+
+// registerV2 registers shop.orders v2 (customer_id as UUID, translated to
+// the legacy integer) with an admin override of the notice period, as an
+// operator does in an incident.
+func (p *peers) registerV2(t testing.TB) {
+	t.Helper()
+	if _, err := p.registry.RegisterContract(context.Background(), &registryv1.RegisterContractRequest{Contract: loadContract(t, "shop_orders_v2.yaml"),
+		Override: &registryv1.NoticeOverride{Reason: "INC-1: the source already sends UUIDs"}}); err != nil {
+		t.Fatalf("register shop.orders v2: %v", err)
+	}
+}
+
+func loadContract(t testing.TB, file string) *contractv1.Contract {
+	t.Helper()
+	c, err := contract.LoadFile("../../core/contract/testdata/" + file)
+	if err != nil {
+		t.Fatalf("load %s: %v", file, err)
+	}
+	return c
+}
+
+func loadModel(t testing.TB) *contractv1.CanonicalModel {
+	t.Helper()
+	m, err := contract.LoadCanonicalModelFile("../../core/contract/testdata/commerce_order.yaml")
+	if err != nil {
+		t.Fatalf("load commerce_order.yaml: %v", err)
+	}
+	return m
+}
+
+// gateEnv is a gate on a store, serving on loopback with the runtime's
+// authorizer, with a client per principal.
+type gateEnv struct {
+	*peers
+	srv     *Server
+	url     string
+	addr    string
+	clients map[string]gatev1.GateServiceClient
+	stop    func()
+}
+
+func (e *gateEnv) as(name string) gatev1.GateServiceClient { return e.clients[name] }
+
+// startGate starts a gate on the store at url.
+func startGate(t testing.TB, p *peers, url string, mod func(*Config)) *gateEnv {
+	t.Helper()
+	cfg := Config{StoreURL: url, Clock: p.clock.Now, RelayInterval: 20 * time.Millisecond, ContractRefresh: time.Nanosecond,
+		Registry: dial(t, p.regAddr, p.tokens["pipeline"]), Adapter: dial(t, p.adptAddr, ""), Idmap: dial(t, p.idmapAdr, "")}
+	if mod != nil {
+		mod(&cfg)
+	}
+	srv, err := New(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("gate.New: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = srv.Run(ctx) }()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("listen: %v", err)
+	}
+	gs := grpc.NewServer(interceptors(p.authz(Access))...)
+	srv.Register(gs)
+	go func() { _ = gs.Serve(lis) }()
+	e := &gateEnv{peers: p, srv: srv, url: url, addr: lis.Addr().String(), clients: map[string]gatev1.GateServiceClient{}}
+	var once sync.Once
+	e.stop = func() {
+		once.Do(func() {
+			gs.Stop()
+			cancel()
+			<-done
+			if err := srv.Close(); err != nil {
+				t.Errorf("gate Close: %v", err)
+			}
+		})
+	}
+	t.Cleanup(e.stop)
+	for name, tok := range p.tokens {
+		e.clients[name] = gatev1.NewGateServiceClient(dial(t, e.addr, tok))
+	}
+	return e
+}
+
+// newEnv is a gate on a fresh SQLite store with fresh peers.
+func newEnv(t testing.TB) *gateEnv {
+	t.Helper()
+	return startGate(t, newPeers(t), storagetest.SQLiteURL(t), nil)
+}
+
+// orders describes a generated batch of shop.orders records.
+type orders struct {
+	first   int // order number of the first record
+	n       int
+	amount  float64 // mean amount; records alternate ±5 around it
+	uuids   int     // the last uuids records send a UUID customer id
+	missing int     // the first `missing` records lack customer_id
+	unknown int     // every unknown-th record has a customer id idmap does not know (0: none)
+}
+
+// customerUUID is the UUID the new customer service gives customer k.
+func customerUUID(k int) string { return fmt.Sprintf("00000000-0000-4000-8000-%012d", k) }
+
+func customer(i int) int { return 1 + i%1000 }
+
+// ndjson renders the batch as NDJSON.
+func (o orders) ndjson() []byte {
+	var b strings.Builder
+	for i := range o.n {
+		num := o.first + i
+		fmt.Fprintf(&b, `{"order_id":"ORD-%010d"`, num)
+		switch {
+		case i < o.missing:
+		case i >= o.n-o.uuids:
+			fmt.Fprintf(&b, `,"customer_id":%q`, customerUUID(customer(num)))
+		case o.unknown > 0 && num%o.unknown == 0:
+			fmt.Fprintf(&b, `,"customer_id":%d`, 900000+num)
+		default:
+			fmt.Fprintf(&b, `,"customer_id":%d`, customer(num))
+		}
+		amt := o.amount + 5
+		if i%2 == 1 {
+			amt = o.amount - 5
+		}
+		fmt.Fprintf(&b, `,"amount":%.2f,"currency":"EUR","status":"paid","created_at":"2025-03-01T10:00:00Z","country":"DE","items":2,"discount":0,"channel":"web","email":"a@example.com","coupon":"X1"}`+"\n", amt)
+	}
+	return []byte(b.String())
+}
+
+func (o orders) batch() *recordv1.RecordBatch {
+	return &recordv1.RecordBatch{Body: &recordv1.RecordBatch_Raw{Raw: &recordv1.RawRecords{Format: recordv1.Format_FORMAT_NDJSON, Data: o.ndjson()}}}
+}
+
+// knowCustomers makes customers 1..1000 known to idmap as legacy ints.
+func (p *peers) knowCustomers() {
+	ids := make([]string, 0, 1000)
+	for k := 1; k <= 1000; k++ {
+		ids = append(ids, fmt.Sprint(k))
+	}
+	p.idmap.AddIDs("customer", "legacy-int", ids...)
+}
+
+// loadLookup loads the uuid → legacy-int table for every customer except
+// those listed.
+func (p *peers) loadLookup(except ...int) {
+	skip := map[int]bool{}
+	for _, k := range except {
+		skip[k] = true
+	}
+	pairs := map[string]string{}
+	for k := 1; k <= 1000; k++ {
+		if !skip[k] {
+			pairs[customerUUID(k)] = fmt.Sprint(k)
+		}
+	}
+	p.idmap.AddPairs("customer", "uuid", "legacy-int", pairs)
+}
+
+func ingest(subject, partition, batchID string, o orders) *gatev1.IngestRequest {
+	return &gatev1.IngestRequest{Subject: subject, Partition: partition, Identity: &gatev1.IngestRequest_BatchId{BatchId: batchID}, Batch: o.batch()}
+}
