@@ -8,7 +8,6 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/seamdata/seam/platform/rpcerr"
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
 	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
 )
@@ -104,7 +103,6 @@ func TestIngestRefusesBadRequests(t *testing.T) {
 	if _, err := e.as("viewer").Ingest(ctx, ingest("shop.orders", "p", "b", good)); status.Code(err) != codes.PermissionDenied {
 		t.Errorf("viewer Ingest: code = %v, want PermissionDenied", status.Code(err))
 	}
-	_ = rpcerr.Reason
 }
 
 // A retry of a batch whose peers failed must find nothing written.
