@@ -234,6 +234,9 @@ func (c *conv) decimalInt(text []byte) (Value, *failure) {
 	}
 	if viaFloat {
 		f := d.float()
+		if big {
+			f, _ = strconv.ParseFloat(string(text), 64)
+		}
 		if scaledByFloat {
 			f *= c.scale
 		}
@@ -272,6 +275,9 @@ func (c *conv) decimalFloat(text []byte) (Value, *failure) {
 		f = d.float()
 	} else {
 		f = d.float()
+		if big {
+			f, _ = strconv.ParseFloat(string(text), 64)
+		}
 		if c.scaled {
 			f *= c.scale
 		}
@@ -319,9 +325,12 @@ const maxDecimalExp = 1000
 // unixTime converts a number (or numeric text) in the layout's unit since
 // the epoch to a timestamp.
 func (c *conv) unixTime(text []byte, a *arena) (Value, *failure) {
-	d, ok, _ := parseDecimal(text)
+	d, ok, big := parseDecimal(text)
 	if !ok {
 		return Value{}, c.fail("%q is not a number of %s", clip(text), c.layout)
+	}
+	if big {
+		return Value{}, c.fail("%s has more digits than a %s time can hold exactly", clip(text), c.layout)
 	}
 	d.exp += c.unixExp
 	rounding := c.rounding

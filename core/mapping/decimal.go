@@ -17,8 +17,8 @@ type decimal struct {
 
 // parseDecimal reads a JSON number literal (also the text of a numeric
 // string). ok is false for text that is not a number; big is true for a
-// number with more significant digits than uint64 holds, which callers take
-// through float64 instead.
+// number with more significant digits than uint64 holds: d then keeps only
+// the leading digits, so callers read such text with strconv instead.
 func parseDecimal(b []byte) (d decimal, ok, big bool) {
 	i := 0
 	if i < len(b) && b[i] == '-' {
@@ -28,7 +28,10 @@ func parseDecimal(b []byte) (d decimal, ok, big bool) {
 	start := i
 	digits := 0
 	for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
-		big = big || !d.push(b[i])
+		if !d.push(b[i]) {
+			big = true
+			d.exp++ // the digit is dropped, its place value kept
+		}
 		digits++
 	}
 	if i == start {
@@ -113,7 +116,9 @@ func (d decimal) float() float64 {
 	case d.mant < 1<<53 && d.exp < 0 && d.exp >= -22:
 		f = float64(d.mant) / math.Pow10(-d.exp)
 	default:
-		f, _ = strconv.ParseFloat(string(d.appendText(nil)), 64)
+		abs := d
+		abs.neg = false // the sign is applied below
+		f, _ = strconv.ParseFloat(string(abs.appendText(nil)), 64)
 	}
 	if d.neg {
 		f = -f

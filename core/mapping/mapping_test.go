@@ -94,6 +94,8 @@ func TestMapFeatures(t *testing.T) {
 			`{x: {from: x, cast: {rounding: DOWN}}}`, `{"x":-2.7}`, `{"x":-2}`},
 		{"rounding up", `[{name: x, type: DOUBLE}]`, `[{name: x, type: INT64}]`,
 			`{x: {from: x, cast: {rounding: UP}}}`, `{"x":2.1}`, `{"x":3}`},
+		{"more digits than uint64 holds", `[{name: x, type: STRING}]`, `[{name: x, type: DOUBLE}]`,
+			`{x: {from: x, cast: {to: DOUBLE}}}`, `{"x":"20000000000000000000.5"}`, `{"x":20000000000000000000}`},
 		{"non-decimal scale", `[{name: kmh, type: DOUBLE}]`, `[{name: ms, type: INT64}]`,
 			`{ms: {from: kmh, cast: {scale: 0.5, rounding: HALF_EVEN}}}`, `{"kmh":5}`, `{"ms":2}`},
 		{"timestamp with layout and zone", `[{name: at, type: STRING}]`, `[{name: at, type: TIMESTAMP}]`,
