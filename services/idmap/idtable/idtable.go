@@ -56,6 +56,7 @@ type direction interface {
 	each(fn func(key, val string) bool)
 	put(key, val string) error
 	bytes() int
+	mappedBytes() int
 	translate(ids []string, dst []byte, status []idrule.Status, ends []int) ([]byte, int)
 }
 
@@ -142,6 +143,10 @@ func (t *Table) HasA(a string) bool { return t.ab.has(a) }
 // HasB reports whether b is on side B.
 func (t *Table) HasB(b string) bool { return t.ba.has(b) }
 
+// MappedBytes is the part of Bytes held outside the Go heap, which
+// runtime.MemStats does not see.
+func (t *Table) MappedBytes() int { return t.ab.mappedBytes() + t.ba.mappedBytes() }
+
 // Range calls fn for every pair until fn returns false.
 func (t *Table) Range(fn func(a, b string) bool) { t.ab.each(fn) }
 
@@ -222,6 +227,8 @@ type dir[K comparable, V comparable] struct {
 	n       int
 	hasZero bool
 	zeroVal V
+	// mapped is the size of slots when they live outside the Go heap.
+	mapped int
 
 	parse    func(string) (K, bool)
 	hash     func(K) uint64
@@ -233,10 +240,9 @@ type dir[K comparable, V comparable] struct {
 func newDir[K comparable, V comparable](capacity int, parse func(string) (K, bool), hash func(K) uint64, fmtKey func([]byte, K) []byte,
 	parseVal func(string) (V, bool), fmtVal func([]byte, V) []byte) *dir[K, V] {
 	size := int(float64(capacity)/maxLoad) + 1
-	return &dir[K, V]{
-		slots: make([]slot[K, V], size),
-		parse: parse, hash: hash, fmtKey: fmtKey, parseVal: parseVal, fmtVal: fmtVal,
-	}
+	d := &dir[K, V]{parse: parse, hash: hash, fmtKey: fmtKey, parseVal: parseVal, fmtVal: fmtVal}
+	d.slots = allocSlots(d, size)
+	return d
 }
 
 // home maps a hash onto [0, len(slots)) without a power-of-two size, so
@@ -359,3 +365,5 @@ func (d *dir[K, V]) bytes() int {
 	var s slot[K, V]
 	return len(d.slots) * int(sizeOf(s))
 }
+
+func (d *dir[K, V]) mappedBytes() int { return d.mapped }
