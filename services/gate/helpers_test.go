@@ -103,8 +103,20 @@ func dial(t testing.TB, addr, token string) *grpc.ClientConn {
 	return conn
 }
 
+// testLog writes a server's error log to the test's log, so an Internal
+// answer in a test comes with its cause.
+type testLog struct{ t testing.TB }
+
+func (w testLog) Write(b []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(b)))
+	return len(b), nil
+}
+
 func interceptors(a *auth.Authorizer) []grpc.ServerOption {
-	log := slog.New(slog.DiscardHandler)
+	return interceptorsLog(a, slog.New(slog.DiscardHandler))
+}
+
+func interceptorsLog(a *auth.Authorizer, log *slog.Logger) []grpc.ServerOption {
 	return []grpc.ServerOption{
 		grpc.ChainUnaryInterceptor(a.UnaryInterceptor(), rpcerr.UnaryInterceptor(log)),
 		grpc.ChainStreamInterceptor(a.StreamInterceptor(), rpcerr.StreamInterceptor(log)),
@@ -205,6 +217,7 @@ func startGate(t testing.TB, p *peers, url string, mod func(*Config)) *gateEnv {
 	t.Helper()
 	cfg := Config{StoreURL: url, Clock: p.clock.Now, RelayInterval: 20 * time.Millisecond, ContractRefresh: time.Nanosecond,
 		Registry: dial(t, p.regAddr, p.tokens["pipeline"]), Adapter: dial(t, p.adptAddr, ""), Idmap: dial(t, p.idmapAdr, "")}
+	cfg.Logger = slog.New(slog.NewTextHandler(testLog{t}, &slog.HandlerOptions{Level: slog.LevelError}))
 	if mod != nil {
 		mod(&cfg)
 	}
@@ -219,7 +232,7 @@ func startGate(t testing.TB, p *peers, url string, mod func(*Config)) *gateEnv {
 	if err != nil {
 		t.Fatalf("listen: %v", err)
 	}
-	gs := grpc.NewServer(interceptors(p.authz(Access))...)
+	gs := grpc.NewServer(interceptorsLog(p.authz(Access), cfg.Logger)...)
 	srv.Register(gs)
 	go func() { _ = gs.Serve(lis) }()
 	e := &gateEnv{peers: p, srv: srv, url: url, addr: lis.Addr().String(), clients: map[string]gatev1.GateServiceClient{}}

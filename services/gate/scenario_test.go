@@ -21,7 +21,9 @@ import (
 // gate over gRPC (idmap and adapter are the gatetest stand-ins).
 
 // day returns the partition name of day i after 2025-01-01.
-func day(i int) string { return time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, i).Format("2006-01-02") }
+func day(i int) string {
+	return time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, i).Format("2006-01-02")
+}
 
 // waitEvent waits until the registry's event log holds an event of typ
 // for shop.orders and returns the events of that type.

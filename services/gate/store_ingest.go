@@ -233,7 +233,7 @@ func baselineFrom(ctx context.Context, q querier, subject, partition string, n i
 		return partition, nil
 	}
 	var from sql.NullString
-	err := q.QueryRowContext(ctx, `SELECT MIN(part) FROM (SELECT part FROM gate_partitions WHERE subject = $1 AND part < $2 ORDER BY part DESC LIMIT $3) AS trailing`,
+	err := q.QueryRowContext(ctx, `SELECT MIN(part) FROM (SELECT part FROM gate_partitions WHERE subject = $1 AND part < $2 ORDER BY part DESC LIMIT $3) AS recent`,
 		subject, partition, n).Scan(&from)
 	if err != nil {
 		return "", fmt.Errorf("find the baseline partitions of %s before %s: %w", subject, partition, err)
