@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -8,8 +9,10 @@ import (
 
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/seamdata/seam/core/check"
 	"github.com/seamdata/seam/core/classify"
 	"github.com/seamdata/seam/core/contract"
+	"github.com/seamdata/seam/core/mapping"
 	"github.com/seamdata/seam/platform/auth"
 	"github.com/seamdata/seam/platform/rpcerr"
 	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
@@ -233,6 +236,7 @@ func validateProposal(p proposal) []rpcerr.FieldViolation {
 	if len(out) > 0 {
 		return out
 	}
+	out = append(out, validateChecks(p.contract)...)
 	m := p.contract.GetMapping()
 	if m.GetCanonical() == "" {
 		if len(m.GetFields()) > 0 {
@@ -248,25 +252,53 @@ func validateProposal(p proposal) []rpcerr.FieldViolation {
 		}
 		return append(out, rpcerr.FieldViolation{Field: "contract.mapping.canonical", Description: what + " is not registered; register it first (seam canonical register)"})
 	}
-	names := make([]string, 0, len(m.GetFields()))
-	for name := range m.GetFields() {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	for _, name := range names {
-		if contract.Lookup(model.GetModel().GetFields(), name) == nil {
-			out = append(out, rpcerr.FieldViolation{Field: "contract.mapping.fields." + name,
-				Description: fmt.Sprintf("canonical model %s v%d has no field %q", m.GetCanonical(), model.GetVersion(), name)})
-		}
-	}
-	for _, name := range names {
-		from := m.GetFields()[name].GetFrom()
-		if from != "" && contract.Lookup(p.contract.GetFields(), from) == nil {
-			out = append(out, rpcerr.FieldViolation{Field: "contract.mapping.fields." + name + ".from",
-				Description: fmt.Sprintf("the contract has no field %q to map from", from)})
-		}
+	// The adapter compiles this same mapping to serve the version, so a
+	// migration the registry accepts is one the adapter can run: every
+	// required canonical field produced, types agreeing, sources existing.
+	if _, err := mapping.CompileVersion(p.contract, model.GetModel(), model.GetVersion(), nil); err != nil {
+		out = append(out, problemViolations(err, "mapping")...)
 	}
 	return out
+}
+
+// validateChecks compiles the contract's checks as the gate will, so a
+// check naming a missing field or a malformed rule is refused up front.
+func validateChecks(c *contractv1.Contract) []rpcerr.FieldViolation {
+	if _, err := check.Compile(c); err != nil {
+		return problemViolations(err, "checks")
+	}
+	return nil
+}
+
+// problemViolations turns a compiler's errors into field violations under
+// "contract.".
+func problemViolations(err error, fallback string) []rpcerr.FieldViolation {
+	var probs contract.Problems
+	if errors.As(err, &probs) {
+		out := make([]rpcerr.FieldViolation, 0, len(probs))
+		for _, pr := range probs {
+			out = append(out, rpcerr.FieldViolation{Field: "contract." + pr.Path, Description: pr.Message})
+		}
+		return out
+	}
+	var out []rpcerr.FieldViolation
+	for _, e := range unjoin(err) {
+		var ce *check.Error
+		if errors.As(e, &ce) {
+			out = append(out, rpcerr.FieldViolation{Field: "contract." + ce.Path, Description: ce.Msg})
+			continue
+		}
+		out = append(out, rpcerr.FieldViolation{Field: "contract." + fallback, Description: e.Error()})
+	}
+	return out
+}
+
+// unjoin lists the errors inside an errors.Join.
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
 }
 
 // nextSubject returns the subject summary after registering v. The
