@@ -68,6 +68,7 @@ func buildService(ctx context.Context, name string, env serviceEnv) (built, erro
 				Gateway:  adapterv1.RegisterAdapterServiceHandler,
 				Access:   adapter.Access,
 			},
+			run:   s.Run,
 			close: s.Close,
 		}, nil
 	case "gate":

@@ -24,10 +24,13 @@ import (
 	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	"google.golang.org/grpc/status"
 
+	"github.com/seamdata/seam/core/contract"
 	"github.com/seamdata/seam/platform/auth"
 	"github.com/seamdata/seam/platform/dial"
+	adapterv1 "github.com/seamdata/seam/proto/seam/adapter/v1"
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
 	idmapv1 "github.com/seamdata/seam/proto/seam/idmap/v1"
+	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
 	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
 )
 
@@ -235,6 +238,43 @@ func TestUpServesEveryServiceOverGRPCAndREST(t *testing.T) {
 		}
 	})
 
+	t.Run("adapter", func(t *testing.T) {
+		rc := registryv1.NewRegistryServiceClient(conn)
+		model, err := contract.LoadCanonicalModelFile(testdata("commerce_order.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := rc.RegisterCanonicalModel(ctx, &registryv1.RegisterCanonicalModelRequest{Model: model}); err != nil {
+			t.Fatalf("register canonical model: %v", err)
+		}
+		v1, err := contract.LoadFile(testdata("shop_orders_v1.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := rc.RegisterContract(ctx, &registryv1.RegisterContractRequest{Contract: v1}); err != nil {
+			t.Fatalf("register v1: %v", err)
+		}
+		order := `{"order_id":"ORD-0000000042","customer_id":1042,"amount":85.5,"currency":"EUR","status":"paid","created_at":"2026-11-29T10:00:00Z","country":"DE","items":2}`
+		resp, err := adapterv1.NewAdapterServiceClient(conn).Adapt(ctx, &adapterv1.AdaptRequest{
+			Subject: "shop.orders",
+			Batch:   &recordv1.RecordBatch{Body: &recordv1.RecordBatch_Raw{Raw: &recordv1.RawRecords{Format: recordv1.Format_FORMAT_NDJSON, Data: []byte(order + "\n")}}},
+		})
+		if err != nil {
+			t.Fatalf("gRPC Adapt: %v", err)
+		}
+		if resp.GetAdapted() != 1 || !strings.Contains(string(resp.GetResults()[0].GetRecord().GetJson()), `"item_count":2`) {
+			t.Fatalf("gRPC Adapt = %v, want one canonical record with item_count 2", resp)
+		}
+		code, body := n.rest(t, "POST", "/v1/subjects/shop.orders:adapt", n.admin, `{"batch":{"objects":{"records":[`+order+`]}}}`)
+		if code != http.StatusOK {
+			t.Fatalf("REST adapt = %d %v, want 200", code, body)
+		}
+		rec := body["results"].([]any)[0].(map[string]any)["record"].(map[string]any)
+		if obj := rec["object"].(map[string]any); obj["item_count"] != float64(2) || obj["channel"] != "web" {
+			t.Errorf("REST adapt canonical object = %v, want item_count 2 and the default channel web", obj)
+		}
+	})
+
 	t.Run("gate", func(t *testing.T) {
 		_, err := gatev1.NewGateServiceClient(conn).Contain(ctx, &gatev1.ContainRequest{Subject: "no.such.subject", Reason: "test"})
 		if got := status.Code(err); got != codes.NotFound {
@@ -260,7 +300,7 @@ func TestUpServesEveryServiceOverGRPCAndREST(t *testing.T) {
 				ops[op.(map[string]any)["operationId"].(string)] = true
 			}
 		}
-		for _, sd := range []grpc.ServiceDesc{registryv1.RegistryService_ServiceDesc, idmapv1.IdMapService_ServiceDesc, gatev1.GateService_ServiceDesc} {
+		for _, sd := range []grpc.ServiceDesc{registryv1.RegistryService_ServiceDesc, idmapv1.IdMapService_ServiceDesc, gatev1.GateService_ServiceDesc, adapterv1.AdapterService_ServiceDesc} {
 			short := sd.ServiceName[strings.LastIndex(sd.ServiceName, ".")+1:]
 			var names []string
 			for _, m := range sd.Methods {
