@@ -1,0 +1,113 @@
+package gate
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"google.golang.org/grpc"
+
+	"github.com/seamdata/seam/core/check"
+	"github.com/seamdata/seam/core/record"
+	"github.com/seamdata/seam/platform/storage/storagetest"
+	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
+	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
+)
+
+const benchBatch = 1000
+
+func recordsPerSecond(b *testing.B, n int) float64 {
+	rps := float64(b.N) * float64(n) / b.Elapsed().Seconds()
+	b.ReportMetric(rps, "records/s")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/record")
+	return rps
+}
+
+// BenchmarkValidateOrders is the gate's in-process structural validation
+// of the 12-field shop.orders record: decode a 1,000-record NDJSON batch
+// and run every compiled check on it.
+func BenchmarkValidateOrders(b *testing.B) {
+	ct := loadContract(b, "shop_orders_v1.yaml")
+	plan, err := check.Compile(ct)
+	if err != nil {
+		b.Fatal(err)
+	}
+	data := orders{first: 1, n: benchBatch, amount: 85, unknown: 50}.ndjson()
+	b.Run("decode+validate", func(b *testing.B) {
+		dec := record.NewDecoder(plan.Schema(), record.Options{})
+		b.SetBytes(int64(len(data)))
+		b.ReportAllocs()
+		for b.Loop() {
+			batch, err := dec.Decode(recordv1.Format_FORMAT_NDJSON, data, 0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if res := plan.Validate(batch.Records); res.Blocked {
+				b.Fatal("blocked")
+			}
+		}
+		recordsPerSecond(b, benchBatch)
+	})
+	b.Run("validate", func(b *testing.B) {
+		batch, err := record.NewDecoder(plan.Schema(), record.Options{}).Decode(recordv1.Format_FORMAT_NDJSON, data, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			plan.Validate(batch.Records)
+		}
+		recordsPerSecond(b, benchBatch)
+	})
+}
+
+// noop is a gate that answers every batch without looking at it: the
+// floor of what a gRPC hop costs for the same messages.
+type noopGate struct{ gatev1.UnimplementedGateServiceServer }
+
+func (noopGate) Ingest(_ context.Context, req *gatev1.IngestRequest) (*gatev1.IngestResponse, error) {
+	return &gatev1.IngestResponse{Summary: &gatev1.BatchSummary{Received: int64(len(req.GetBatch().GetRaw().GetData())), Status: gatev1.BatchStatus_BATCH_STATUS_ACCEPTED}}, nil
+}
+
+// BenchmarkIngestGRPC sends 1,000-record batches over loopback gRPC to
+// the gate (which calls the adapter and idmap over loopback gRPC and
+// commits each batch to its SQLite store), and in the same run the same
+// batches to a no-op gRPC service. Responses are summary-only in both, as
+// a pipeline that only needs counts would ask.
+func BenchmarkIngestGRPC(b *testing.B) {
+	p := newPeers(b)
+	p.knowCustomers()
+	e := startGate(b, p, storagetest.SQLiteURL(b), func(c *Config) { c.ContractRefresh = DefaultContractRefresh })
+	data := orders{first: 1, n: benchBatch, amount: 85, unknown: 50}.ndjson()
+	batch := &recordv1.RecordBatch{Body: &recordv1.RecordBatch_Raw{Raw: &recordv1.RawRecords{Format: recordv1.Format_FORMAT_NDJSON, Data: data}}}
+	noopAddr := serve(b, nil, func(s *grpc.Server) { gatev1.RegisterGateServiceServer(s, noopGate{}) })
+	clients := map[string]gatev1.GateServiceClient{"gate": e.as("pipeline"), "noop": gatev1.NewGateServiceClient(dial(b, noopAddr, ""))}
+	rates := map[string]float64{}
+	run := 0
+	for _, name := range []string{"noop", "gate"} {
+		b.Run(name, func(b *testing.B) {
+			run++
+			c := clients[name]
+			ctx := context.Background()
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				i++
+				req := &gatev1.IngestRequest{Subject: "shop.orders", Partition: "2025-03-01", SummaryOnly: true,
+					Identity: &gatev1.IngestRequest_BatchId{BatchId: fmt.Sprintf("bench-%d-%d", run, i)}, Batch: batch}
+				resp, err := c.Ingest(ctx, req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if name == "gate" && resp.GetSummary().GetAccepted() != benchBatch {
+					b.Fatalf("summary = %v", resp.GetSummary())
+				}
+			}
+			rates[name] = recordsPerSecond(b, benchBatch)
+		})
+	}
+	if rates["noop"] > 0 && rates["gate"] > 0 {
+		b.Logf("gate/no-op throughput ratio: %.3f", rates["gate"]/rates["noop"])
+	}
+}
