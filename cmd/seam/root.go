@@ -136,6 +136,7 @@ SEAM_GRPC_ADDR, --token is SEAM_TOKEN, and so on. Flags win.`,
 		newBlastRadiusCmd(g),
 		newEventsCmd(g),
 		newValidateCmd(g),
+		newBenchCmd(g),
 		newVersionCmd(),
 	)
 	return root

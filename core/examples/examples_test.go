@@ -1,0 +1,28 @@
+package examples_test
+
+import (
+	"testing"
+
+	"github.com/seamdata/seam/core/contract"
+	"github.com/seamdata/seam/core/examples"
+)
+
+func TestExamplesLoadAndValidate(t *testing.T) {
+	for name, c := range map[string]interface{ GetSubject() string }{"v1": examples.ShopOrdersV1(), "v2": examples.ShopOrdersV2()} {
+		if c.GetSubject() != "shop.orders" {
+			t.Errorf("%s subject = %q, want shop.orders", name, c.GetSubject())
+		}
+	}
+	if p := contract.Validate(examples.ShopOrdersV1()); len(p) > 0 {
+		t.Errorf("v1 is invalid: %v", p)
+	}
+	if p := contract.Validate(examples.ShopOrdersV2()); len(p) > 0 {
+		t.Errorf("v2 is invalid: %v", p)
+	}
+	if p := contract.ValidateCanonicalModel(examples.CommerceOrder()); len(p) > 0 {
+		t.Errorf("commerce.order is invalid: %v", p)
+	}
+	if examples.ShopOrdersV1() == examples.ShopOrdersV1() {
+		t.Error("ShopOrdersV1 returned the same pointer twice; callers may modify their copy")
+	}
+}
