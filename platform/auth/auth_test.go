@@ -1,0 +1,118 @@
+package auth_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	"github.com/seamdata/seam/platform/auth"
+)
+
+func TestOwns(t *testing.T) {
+	t.Parallel()
+	owner := &auth.Principal{Name: "checkout", Roles: []auth.Role{auth.RoleOwner}, Subjects: []string{"shop.orders", "pay.*"}}
+	admin := &auth.Principal{Name: "root", Roles: []auth.Role{auth.RoleAdmin}}
+	viewer := &auth.Principal{Name: "v", Roles: []auth.Role{auth.RoleViewer}, Subjects: []string{"shop.orders"}}
+	cases := []struct {
+		p       *auth.Principal
+		subject string
+		want    bool
+	}{
+		{owner, "shop.orders", true},
+		{owner, "shop.ordersx", false},
+		{owner, "pay.refunds", true},
+		{owner, "payroll", false},
+		{admin, "anything", true},
+		{viewer, "shop.orders", false},
+		{nil, "shop.orders", false},
+	}
+	for _, c := range cases {
+		if got := c.p.Owns(c.subject); got != c.want {
+			t.Errorf("%v owns %q = %v, want %v", c.p, c.subject, got, c.want)
+		}
+	}
+}
+
+func TestAuthorize(t *testing.T) {
+	t.Parallel()
+	viewerTok, viewer, _ := auth.NewToken("v", []auth.Role{auth.RoleViewer}, nil)
+	adminTok, admin, _ := auth.NewToken("a", []auth.Role{auth.RoleAdmin}, nil)
+	tokens, err := auth.NewTokens([]auth.TokenEntry{viewer, admin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := auth.NewAuthorizer(tokens, auth.Access{"/s.v1.S/Read": auth.AllRoles, "/s.v1.S/Write": {auth.RoleOperator}})
+	ctxWith := func(h string) context.Context {
+		return metadata.NewIncomingContext(context.Background(), metadata.Pairs("authorization", h))
+	}
+	cases := []struct {
+		name, method string
+		ctx          context.Context
+		want         codes.Code
+	}{
+		{"health needs no token", "/grpc.health.v1.Health/Check", context.Background(), codes.OK},
+		{"no token", "/s.v1.S/Read", context.Background(), codes.Unauthenticated},
+		{"not bearer", "/s.v1.S/Read", ctxWith("Basic abc"), codes.Unauthenticated},
+		{"unknown token", "/s.v1.S/Read", ctxWith("Bearer seam_nope"), codes.Unauthenticated},
+		{"viewer reads", "/s.v1.S/Read", ctxWith("Bearer " + viewerTok), codes.OK},
+		{"viewer writes", "/s.v1.S/Write", ctxWith("Bearer " + viewerTok), codes.PermissionDenied},
+		{"method not in the table", "/s.v1.S/New", ctxWith("bearer " + viewerTok), codes.PermissionDenied},
+		{"admin may call anything", "/s.v1.S/New", ctxWith("Bearer " + adminTok), codes.OK},
+	}
+	for _, c := range cases {
+		ctx, err := a.Authorize(c.ctx, c.method)
+		if got := status.Code(err); got != c.want {
+			t.Errorf("%s: code %v (%v), want %v", c.name, got, err, c.want)
+			continue
+		}
+		if err == nil && !strings.HasPrefix(c.method, "/grpc.") {
+			if _, ok := auth.FromContext(ctx); !ok {
+				t.Errorf("%s: no principal in the context", c.name)
+			}
+		}
+	}
+}
+
+func TestTokensFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	boot, err := auth.EnsureLocalTokens(dir)
+	if err != nil || !boot.Created || !strings.HasPrefix(boot.AdminToken, auth.TokenPrefix) {
+		t.Fatalf("first EnsureLocalTokens = %+v, %v", boot, err)
+	}
+	again, err := auth.EnsureLocalTokens(dir)
+	if err != nil || again.Created || again.ServiceToken != boot.ServiceToken {
+		t.Fatalf("second EnsureLocalTokens = %+v, %v; want the existing service token, nothing created", again, err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, auth.TokensFileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(data), boot.AdminToken) {
+		t.Error("tokens file holds the admin token in clear; it must hold only its hash")
+	}
+	tokens, err := auth.LoadTokens(filepath.Join(dir, auth.TokensFileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, ok := tokens.Authenticate(boot.AdminToken); !ok || !p.Has(auth.RoleAdmin) {
+		t.Errorf("admin token authenticates as %v, %v", p, ok)
+	}
+
+	for name, entry := range map[string]auth.TokenEntry{
+		"no name":      {Roles: []auth.Role{auth.RoleAdmin}, Hash: "sha256:" + strings.Repeat("a", 64)},
+		"bad hash":     {Name: "x", Roles: []auth.Role{auth.RoleAdmin}, Hash: "md5:abc"},
+		"unknown role": {Name: "x", Roles: []auth.Role{"root"}, Hash: "sha256:" + strings.Repeat("a", 64)},
+		"no roles":     {Name: "x", Hash: "sha256:" + strings.Repeat("a", 64)},
+	} {
+		if _, err := auth.NewTokens([]auth.TokenEntry{entry}); err == nil {
+			t.Errorf("%s: accepted, want an error", name)
+		}
+	}
+}
