@@ -6,6 +6,8 @@ replace (
 	github.com/seamdata/seam/core => ../../core
 	github.com/seamdata/seam/platform => ../../platform
 	github.com/seamdata/seam/proto => ../../proto
+	github.com/seamdata/seam/services/adapter => ../adapter
+	github.com/seamdata/seam/services/idmap => ../idmap
 	github.com/seamdata/seam/services/registry => ../registry
 )
 
@@ -14,6 +16,8 @@ require (
 	github.com/seamdata/seam/core v0.0.0
 	github.com/seamdata/seam/platform v0.0.0
 	github.com/seamdata/seam/proto v0.0.0
+	github.com/seamdata/seam/services/adapter v0.0.0
+	github.com/seamdata/seam/services/idmap v0.0.0
 	github.com/seamdata/seam/services/registry v0.0.0
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/metric v1.47.0
