@@ -3,13 +3,18 @@ package gate
 import (
 	"context"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/seamdata/seam/platform/rpcerr"
 
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
 	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
+	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
 )
 
 func monitorOf(t *testing.T, e *gateEnv, subject, partition string) *gatev1.PartitionMonitor {
@@ -132,5 +137,40 @@ func TestIngestPeerUnavailableWritesNothing(t *testing.T) {
 	ok, err := e.as("pipeline").Ingest(ctx, req)
 	if err != nil || ok.GetSummary().GetRetried() || ok.GetSummary().GetAccepted() != 50 {
 		t.Fatalf("Ingest after recovery = %v (%v), want 50 accepted, not a retry", ok.GetSummary(), err)
+	}
+}
+
+// A batch that pins a version the registry has only scheduled is refused
+// until that version takes effect; then it is validated with it.
+func TestIngestPinnedVersionMustBeEffective(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.knowCustomers()
+	e.loadLookup()
+	ctx := context.Background()
+	effective := start.Add(15 * 24 * time.Hour)
+	if _, err := e.owner.RegisterContract(ctx, &registryv1.RegisterContractRequest{Contract: loadContract(t, "shop_orders_v2.yaml"), EffectiveTime: timestamppb.New(effective)}); err != nil {
+		t.Fatalf("register v2: %v", err)
+	}
+	req := ingest("shop.orders", "2025-03-20", "b", orders{first: 1, n: 10, amount: 85, uuids: 10})
+	req.ContractVersion = 2
+	_, err := e.as("pipeline").Ingest(ctx, req)
+	if status.Code(err) != codes.FailedPrecondition || rpcerr.Reason(err) != "VERSION_NOT_EFFECTIVE" {
+		t.Fatalf("Ingest pinned to scheduled v2 = %v, want FailedPrecondition VERSION_NOT_EFFECTIVE", err)
+	}
+	e.clock.Add(16 * 24 * time.Hour)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		resp, err := e.as("pipeline").Ingest(ctx, req)
+		if err == nil {
+			if s := resp.GetSummary(); s.GetContractVersion() != 2 || s.GetAccepted() != 10 {
+				t.Fatalf("summary = %v, want 10 accepted under v2", s)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Ingest after v2 took effect: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond) // the registry's scheduler activates v2
 	}
 }
