@@ -137,6 +137,7 @@ SEAM_GRPC_ADDR, --token is SEAM_TOKEN, and so on. Flags win.`,
 		newEventsCmd(g),
 		newValidateCmd(g),
 		newBenchCmd(g),
+		newDemoCmd(g),
 		newVersionCmd(),
 	)
 	return root
