@@ -25,6 +25,7 @@ func addServeFlags(fs *pflag.FlagSet, c *nodeConfig, grpcDefault, httpDefault st
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", server.DefaultShutdownTimeout, "how long running calls may take to finish on shutdown")
 	fs.DurationVar(&c.DrainDelay, "drain-delay", 0, "how long to report NOT_SERVING before stopping, so balancers notice")
 	fs.IntVar(&c.MaxMessageBytes, "max-message-bytes", server.DefaultMaxMessageBytes, "largest gRPC message accepted or sent")
+	fs.DurationVar(&c.MaxConnectionAge, "max-connection-age", 0, "make clients reconnect after this long, so dns:/// balancing reaches new replicas (0: never)")
 }
 
 func addPeerFlags(fs *pflag.FlagSet, c *nodeConfig, peers ...string) {

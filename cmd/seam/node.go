@@ -55,10 +55,11 @@ type nodeConfig struct {
 	LogFormat    string
 	LogLevel     string
 	// Bootstrap creates the tokens file with an admin token on first start.
-	Bootstrap       bool
-	ShutdownTimeout time.Duration
-	DrainDelay      time.Duration
-	MaxMessageBytes int
+	Bootstrap        bool
+	ShutdownTimeout  time.Duration
+	DrainDelay       time.Duration
+	MaxConnectionAge time.Duration
+	MaxMessageBytes  int
 }
 
 // validate checks cfg and names the flag to fix.
@@ -244,6 +245,7 @@ func runNode(ctx context.Context, cfg nodeConfig, hooks nodeHooks) (err error) {
 	srv, err := server.New(server.Config{
 		TLS: serverTLS, Tokens: tokens, Logger: log, Telemetry: tel,
 		MaxMessageBytes: cfg.MaxMessageBytes, ShutdownTimeout: cfg.ShutdownTimeout, DrainDelay: cfg.DrainDelay,
+		MaxConnectionAge: cfg.MaxConnectionAge,
 	}, svcs...)
 	if err != nil {
 		return err

@@ -64,6 +64,10 @@ type Config struct {
 	// DrainDelay is how long the server reports NOT_SERVING before it stops
 	// accepting calls, so load balancers notice first.
 	DrainDelay time.Duration
+	// MaxConnectionAge, when set, makes clients reconnect after that long
+	// (calls in flight get as long again to finish). Clients balancing over
+	// dns:/// then re-resolve and reach replicas added since they connected.
+	MaxConnectionAge time.Duration
 }
 
 // Defaults.
@@ -90,6 +94,9 @@ func (c *Config) validate() error {
 	}
 	if c.ShutdownTimeout == 0 {
 		c.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	if c.MaxConnectionAge < 0 {
+		return fmt.Errorf("server: max connection age %s is negative", c.MaxConnectionAge)
 	}
 	return nil
 }
@@ -124,7 +131,10 @@ func New(cfg Config, services ...Service) (*Server, error) {
 		grpc.ChainStreamInterceptor(rpcerr.StreamInterceptor(cfg.Logger), authz.StreamInterceptor()),
 		grpc.MaxRecvMsgSize(cfg.MaxMessageBytes),
 		grpc.MaxSendMsgSize(cfg.MaxMessageBytes),
-		grpc.KeepaliveParams(keepalive.ServerParameters{Time: 30 * time.Second, Timeout: 10 * time.Second, MaxConnectionIdle: 15 * time.Minute}),
+		grpc.KeepaliveParams(keepalive.ServerParameters{
+			Time: 30 * time.Second, Timeout: 10 * time.Second, MaxConnectionIdle: 15 * time.Minute,
+			MaxConnectionAge: cfg.MaxConnectionAge, MaxConnectionAgeGrace: cfg.MaxConnectionAge,
+		}),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
 	}
 	if cfg.TLS != nil {
