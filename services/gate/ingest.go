@@ -290,20 +290,41 @@ func (o *outcome) finish() {
 
 // containedOutcome quarantines every record of a contained source's batch
 // without validating or adapting it: nothing of it may propagate.
+//
+// The match rate is the share of a partition's records whose identifier
+// resolves; a held record's does not (yet), so each counts as looked up and
+// unmatched, and a replay that releases it adds only the match. Otherwise
+// containing a source would hide the very drop that made someone contain it.
 func containedOutcome(in batchInput, cv *compiled, format recordv1.Format, b *record.Batch, c containment) *outcome {
 	o := newOutcome(in, cv, format, len(b.Records))
 	header := csvHeader(in.batch)
 	msg := fmt.Sprintf("source %s is contained (by %s: %s); its records are held until it is released and they are replayed", in.subject, c.Principal, c.Reason)
+	idState := idUncounted
+	if field := matchRateField(cv); field != "" {
+		idState = idUnmatched
+		o.idField, o.idChecked = field, int64(len(b.Records))
+	}
 	for i := range b.Records {
 		r := &b.Records[i]
 		reasons := []*recordv1.RecordError{{Code: recordv1.ErrorCode_ERROR_CODE_SOURCE_CONTAINED, Message: msg, Check: "containment"}}
 		if r.Err != nil {
 			reasons = append(reasons, r.Err)
 		}
-		o.quarantine(header, r, reasons, idUncounted)
+		o.quarantine(header, r, reasons, idState)
 	}
 	o.finish()
 	return o
+}
+
+// matchRateField is the identifier field of the contract's first
+// match-rate check, or "".
+func matchRateField(cv *compiled) string {
+	for _, ch := range cv.plan.Checks() {
+		if ch.Kind == check.KindMatchRate {
+			return ch.Field
+		}
+	}
+	return ""
 }
 
 // validate runs the checks, and for a batch that is not blocked the

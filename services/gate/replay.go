@@ -14,7 +14,6 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"github.com/seamdata/seam/core/check"
 	"github.com/seamdata/seam/platform/auth"
 	"github.com/seamdata/seam/platform/rpcerr"
 	adapterv1 "github.com/seamdata/seam/proto/seam/adapter/v1"
@@ -433,13 +432,7 @@ func (s *store) releasedBy(ctx context.Context, subject, part, replayID string) 
 func (s *store) release(ctx context.Context, srv *Server, cv *compiled, subject, part, replayID, principal string, page []heldRow, verdicts []replayVerdict) ([]*recordv1.CanonicalRecord, error) {
 	var out []*recordv1.CanonicalRecord
 	now := srv.cfg.Clock().UnixNano()
-	idField := ""
-	for _, ch := range cv.plan.Checks() {
-		if ch.Kind == check.KindMatchRate {
-			idField = ch.Field
-			break
-		}
-	}
+	idField := matchRateField(cv)
 	err := s.db.InTx(ctx, func(tx *sql.Tx) error {
 		out = out[:0]
 		var checked, matched int64

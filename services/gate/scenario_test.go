@@ -230,6 +230,11 @@ func TestScenarioIdentifierChange(t *testing.T) {
 	if e.adapter.Records() != adapted {
 		t.Fatalf("the adapter saw records of a contained source")
 	}
+	// Held records are records whose customer does not resolve: the day's
+	// match rate is 10 of 800, not 10 of the 700 looked up.
+	if m := monitorOf(t, e, "shop.orders", the); m.GetMatchRate() != 10.0/800 {
+		t.Fatalf("match rate while contained = %v, want 10/800 = %v", m.GetMatchRate(), 10.0/800)
+	}
 	waitEvent(t, e.peers, registryv1.EventType_EVENT_TYPE_SOURCE_CONTAINED)
 
 	// Before the fix nothing would pass.
