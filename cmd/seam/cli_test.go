@@ -42,7 +42,7 @@ func (n *node) mustJSON(t *testing.T, args ...string) map[string]any {
 }
 
 func testdata(name string) string {
-	return filepath.Join("..", "..", "core", "contract", "testdata", name)
+	return filepath.Join("..", "..", "core", "examples", name)
 }
 
 func writeFile(t *testing.T, name, content string) string {

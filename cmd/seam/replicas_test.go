@@ -277,7 +277,7 @@ func eventually(d time.Duration, cond func() (bool, string)) (string, bool) {
 
 func loadTestdata(t *testing.T, name string) []byte {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(deployDir, "compose", "demo", name))
+	data, err := os.ReadFile(filepath.Join(deployDir, "..", "core", "examples", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -479,7 +479,7 @@ func shopOrdersV2(t *testing.T) *contractv1.Contract {
 		t.Fatal(err)
 	}
 	if !strings.Contains(data, "format: uuid") || !strings.Contains(data, "translate:") {
-		t.Fatal("deploy/compose/demo/shop_orders_v1.yaml changed shape; update shopOrdersV2")
+		t.Fatal("core/examples/shop_orders_v1.yaml changed shape; update shopOrdersV2")
 	}
 	return v2
 }

@@ -66,11 +66,11 @@ func golden(t *testing.T, name, got string) {
 // breaking, naming both the type and the identifier format change.
 func TestShopOrdersV2(t *testing.T) {
 	t.Parallel()
-	v1, err := contract.LoadFile("../contract/testdata/shop_orders_v1.yaml")
+	v1, err := contract.LoadFile("../examples/shop_orders_v1.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	v2, err := contract.LoadFile("../contract/testdata/shop_orders_v2.yaml")
+	v2, err := contract.LoadFile("../examples/shop_orders_v2.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

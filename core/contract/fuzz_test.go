@@ -11,7 +11,7 @@ import (
 // FuzzLoad checks that no document makes Load panic or return a contract
 // and an error together, and that every failure is a *LoadError.
 func FuzzLoad(f *testing.F) {
-	for _, name := range []string{"testdata/shop_orders_v1.yaml", "testdata/shop_orders_v2.yaml"} {
+	for _, name := range []string{"../examples/shop_orders_v1.yaml", "../examples/shop_orders_v2.yaml"} {
 		data, err := os.ReadFile(name)
 		if err != nil {
 			f.Fatal(err)

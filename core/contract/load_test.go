@@ -194,7 +194,7 @@ func TestLoadFile(t *testing.T) {
 	if _, err := contract.LoadFile("testdata/does-not-exist.yaml"); err == nil || !strings.Contains(err.Error(), "does-not-exist.yaml") {
 		t.Errorf("LoadFile(missing) error = %v, want one naming the file", err)
 	}
-	for _, name := range []string{"testdata/shop_orders_v1.yaml", "testdata/shop_orders_v2.yaml"} {
+	for _, name := range []string{"../examples/shop_orders_v1.yaml", "../examples/shop_orders_v2.yaml"} {
 		c, err := contract.LoadFile(name)
 		if err != nil {
 			t.Fatal(err)
@@ -206,7 +206,7 @@ func TestLoadFile(t *testing.T) {
 			t.Errorf("%s: %d fields, %d checks, mapping to %q; want 12, 3, commerce.order", name, len(c.GetFields()), len(c.GetChecks()), c.GetMapping().GetCanonical())
 		}
 	}
-	m, err := contract.LoadCanonicalModelFile("testdata/commerce_order.yaml")
+	m, err := contract.LoadCanonicalModelFile("../examples/commerce_order.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +214,7 @@ func TestLoadFile(t *testing.T) {
 		t.Error(err)
 	}
 	// Every canonical field the shop.orders mapping produces exists.
-	v1, err := contract.LoadFile("testdata/shop_orders_v1.yaml")
+	v1, err := contract.LoadFile("../examples/shop_orders_v1.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -289,15 +289,15 @@ fields:
 
 func TestFingerprint(t *testing.T) {
 	t.Parallel()
-	a, err := contract.LoadFile("testdata/shop_orders_v1.yaml")
+	a, err := contract.LoadFile("../examples/shop_orders_v1.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := contract.LoadFile("testdata/shop_orders_v1.yaml")
+	b, err := contract.LoadFile("../examples/shop_orders_v1.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := contract.LoadFile("testdata/shop_orders_v2.yaml")
+	c, err := contract.LoadFile("../examples/shop_orders_v2.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,10 +23,14 @@ var (
 )
 
 // ShopOrdersV1 returns a fresh copy of shop.orders v1.
-func ShopOrdersV1() *contractv1.Contract { return mustContract(ShopOrdersV1YAML, "shop_orders_v1.yaml") }
+func ShopOrdersV1() *contractv1.Contract {
+	return mustContract(ShopOrdersV1YAML, "shop_orders_v1.yaml")
+}
 
 // ShopOrdersV2 returns a fresh copy of shop.orders v2.
-func ShopOrdersV2() *contractv1.Contract { return mustContract(ShopOrdersV2YAML, "shop_orders_v2.yaml") }
+func ShopOrdersV2() *contractv1.Contract {
+	return mustContract(ShopOrdersV2YAML, "shop_orders_v2.yaml")
+}
 
 // CommerceOrder returns a fresh copy of the commerce.order canonical model.
 func CommerceOrder() *contractv1.CanonicalModel {

@@ -17,7 +17,7 @@ import (
 
 func loadContract(t testing.TB, name string) *contractv1.Contract {
 	t.Helper()
-	c, err := contract.LoadFile(filepath.Join("..", "contract", "testdata", name))
+	c, err := contract.LoadFile(filepath.Join("..", "examples", name))
 	if err != nil {
 		t.Fatalf("load %s: %v", name, err)
 	}
@@ -26,7 +26,7 @@ func loadContract(t testing.TB, name string) *contractv1.Contract {
 
 func loadCanonical(t testing.TB) *contractv1.CanonicalModel {
 	t.Helper()
-	m, err := contract.LoadCanonicalModelFile(filepath.Join("..", "contract", "testdata", "commerce_order.yaml"))
+	m, err := contract.LoadCanonicalModelFile(filepath.Join("..", "examples", "commerce_order.yaml"))
 	if err != nil {
 		t.Fatalf("load canonical model: %v", err)
 	}

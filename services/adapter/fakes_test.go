@@ -224,7 +224,7 @@ type env struct {
 }
 
 func testdata(name string) string {
-	return filepath.Join("..", "..", "core", "contract", "testdata", name)
+	return filepath.Join("..", "..", "core", "examples", name)
 }
 
 // newEnv starts the doubles with shop.orders v1 (active) and v2, and an

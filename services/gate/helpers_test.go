@@ -183,7 +183,7 @@ func (p *peers) registerV2(t testing.TB) {
 
 func loadContract(t testing.TB, file string) *contractv1.Contract {
 	t.Helper()
-	c, err := contract.LoadFile("../../core/contract/testdata/" + file)
+	c, err := contract.LoadFile("../../core/examples/" + file)
 	if err != nil {
 		t.Fatalf("load %s: %v", file, err)
 	}
@@ -192,7 +192,7 @@ func loadContract(t testing.TB, file string) *contractv1.Contract {
 
 func loadModel(t testing.TB) *contractv1.CanonicalModel {
 	t.Helper()
-	m, err := contract.LoadCanonicalModelFile("../../core/contract/testdata/commerce_order.yaml")
+	m, err := contract.LoadCanonicalModelFile("../../core/examples/commerce_order.yaml")
 	if err != nil {
 		t.Fatalf("load commerce_order.yaml: %v", err)
 	}

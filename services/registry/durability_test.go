@@ -294,7 +294,7 @@ func crashChild(url string) int {
 		return 1
 	}
 	admin := auth.WithPrincipal(ctx, &auth.Principal{Name: "admin", Roles: []auth.Role{auth.RoleAdmin}})
-	model, err := loadFile[*contractv1.CanonicalModel]("testdata/commerce_order.yaml")
+	model, err := loadFile[*contractv1.CanonicalModel]("../../core/examples/commerce_order.yaml")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "child:", err)
 		return 1
@@ -303,7 +303,7 @@ func crashChild(url string) int {
 		fmt.Fprintln(os.Stderr, "child: RegisterCanonicalModel:", err)
 		return 1
 	}
-	c, err := loadFile[*contractv1.Contract]("testdata/shop_orders_v1.yaml")
+	c, err := loadFile[*contractv1.Contract]("../../core/examples/shop_orders_v1.yaml")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "child:", err)
 		return 1

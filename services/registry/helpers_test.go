@@ -144,7 +144,7 @@ func (e *env) run(t testing.TB) {
 
 func loadContract(t testing.TB, file string) *contractv1.Contract {
 	t.Helper()
-	c, err := contract.LoadFile("testdata/" + file)
+	c, err := contract.LoadFile("../../core/examples/" + file)
 	if err != nil {
 		t.Fatalf("load %s: %v", file, err)
 	}
@@ -153,7 +153,7 @@ func loadContract(t testing.TB, file string) *contractv1.Contract {
 
 func loadModel(t testing.TB) *contractv1.CanonicalModel {
 	t.Helper()
-	m, err := contract.LoadCanonicalModelFile("testdata/commerce_order.yaml")
+	m, err := contract.LoadCanonicalModelFile("../../core/examples/commerce_order.yaml")
 	if err != nil {
 		t.Fatalf("load commerce_order.yaml: %v", err)
 	}
