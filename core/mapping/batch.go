@@ -98,6 +98,50 @@ type Batch struct {
 	lookups []*Lookup
 	a       arena
 	scratch []byte
+	slabs   *slabs
+}
+
+// slabs are the per-record buffers of a batch. A plan keeps released ones
+// for its next batches: a 1,000-record batch of a 12-field model holds
+// about half a megabyte of values, and allocating it anew for every batch
+// made the garbage collector a seventh of the adapter's time.
+type slabs struct {
+	vals    []Value
+	errs    [][]FieldError
+	results []Result
+}
+
+// slabs returns buffers for recs records of n fields, zeroed.
+func (p *Plan) slabs(recs, n int) *slabs {
+	s, _ := p.pool.Get().(*slabs)
+	if s == nil {
+		s = &slabs{}
+	}
+	if cap(s.vals) < recs*n {
+		s.vals = make([]Value, recs*n)
+	}
+	if cap(s.errs) < recs {
+		s.errs = make([][]FieldError, recs)
+	}
+	return s
+}
+
+// Release hands the batch's buffers back to its plan for later batches.
+// The batch, and every Result and Value it returned, must not be used
+// after it. Releasing is optional: a batch that is not released is simply
+// collected.
+func (b *Batch) Release() {
+	s := b.slabs
+	if s == nil {
+		return
+	}
+	// Zero what was used, so pooled buffers keep no input alive and the
+	// next batch starts from absent values and no errors.
+	clear(s.vals[:cap(s.vals)])
+	clear(s.errs[:cap(s.errs)])
+	clear(s.results[:cap(s.results)])
+	b.slabs, b.vals, b.errs, b.recs = nil, nil, nil, nil
+	b.plan.pool.Put(s)
 }
 
 // Map runs the plan on decoded records. It never fails as a whole: records
@@ -105,7 +149,9 @@ type Batch struct {
 // Identifier fields wait for their Lookups to be resolved.
 func (p *Plan) Map(recs []record.Record) *Batch {
 	n := len(p.fields)
-	b := &Batch{plan: p, recs: recs, vals: make([]Value, len(recs)*n), errs: make([][]FieldError, len(recs))}
+	b := &Batch{plan: p, recs: recs}
+	b.slabs = p.slabs(len(recs), n)
+	b.vals, b.errs = b.slabs.vals[:len(recs)*n], b.slabs.errs[:len(recs)]
 	for _, t := range p.translations {
 		b.lookups = append(b.lookups, &Lookup{Namespace: t.namespace, From: t.from, To: t.to, index: map[string]int32{}})
 	}
@@ -227,7 +273,10 @@ func (b *Batch) Results() ([]Result, error) {
 	}
 	p := b.plan
 	n := len(p.fields)
-	out := make([]Result, len(b.recs))
+	if cap(b.slabs.results) < len(b.recs) {
+		b.slabs.results = make([]Result, len(b.recs))
+	}
+	out := b.slabs.results[:len(b.recs)]
 	for i := range b.recs {
 		r := &out[i]
 		r.Index, r.Position = b.recs[i].Index, b.recs[i].Position

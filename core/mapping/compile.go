@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	_ "time/tzdata" // cast zones must resolve the same on every host, with or without a zoneinfo database
 
@@ -121,6 +122,8 @@ type Plan struct {
 	keys             []int
 	translations     []translation
 	hasExpr          bool
+	// pool keeps released batch buffers (see Batch.Release).
+	pool sync.Pool
 }
 
 // Compile compiles src's mapping into the canonical model, recording the

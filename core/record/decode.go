@@ -89,6 +89,25 @@ type Decoder struct {
 	a      arena
 	vals   []Value  // slab for record values, handed out in chunks
 	names  [][]byte // slab for unknown field names
+	// slabs are every value slab handed out since the last Recycle, in
+	// order; next is the first one Recycle made free for reuse.
+	slabs [][]Value
+	next  int
+	// recs is the records slice of the last batch, reusable once Recycle
+	// has been called (recsFree).
+	recs     []Record
+	recsFree bool
+}
+
+// Recycle lets the decoder reuse the memory of every batch it returned
+// so far: a decoder kept for batch after batch then allocates nothing for
+// record values. Records of those batches must not be used after it.
+func (d *Decoder) Recycle() {
+	for _, s := range d.slabs {
+		clear(s)
+	}
+	d.next, d.vals = 0, nil
+	d.recsFree = true
 }
 
 // NewDecoder returns a decoder for schema with opts.
@@ -107,6 +126,9 @@ func NewDecoder(schema *Schema, opts Options) *Decoder {
 func (d *Decoder) Decode(format recordv1.Format, data []byte, firstOffset int64) (*Batch, error) {
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")) // a UTF-8 byte order mark is not data
 	b := &Batch{Format: format}
+	if d.recsFree {
+		b.Records, d.recsFree = d.recs[:0], false
+	}
 	var err error
 	switch format {
 	case recordv1.Format_FORMAT_JSON:
@@ -118,6 +140,7 @@ func (d *Decoder) Decode(format recordv1.Format, data []byte, firstOffset int64)
 	default:
 		return nil, fmt.Errorf("decode batch: format %v is not supported; send FORMAT_JSON, FORMAT_NDJSON or FORMAT_CSV", format)
 	}
+	d.recs = b.Records
 	return b, err
 }
 
@@ -201,7 +224,13 @@ func (d *Decoder) object(r *Record) *scanError {
 func (d *Decoder) slots() []Value {
 	n := d.schema.Len()
 	if len(d.vals) < n {
-		d.vals = make([]Value, max(256*n, n))
+		if d.next < len(d.slabs) && len(d.slabs[d.next]) >= n {
+			d.vals = d.slabs[d.next]
+		} else {
+			d.vals = make([]Value, max(256*n, n))
+			d.slabs = append(d.slabs[:d.next], d.vals)
+		}
+		d.next++
 	}
 	v := d.vals[:n:n]
 	d.vals = d.vals[n:]

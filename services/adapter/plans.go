@@ -11,6 +11,7 @@ import (
 
 	"github.com/seamdata/seam/core/contract"
 	"github.com/seamdata/seam/core/mapping"
+	"github.com/seamdata/seam/core/record"
 	"github.com/seamdata/seam/platform/rpcerr"
 	idmapv1 "github.com/seamdata/seam/proto/seam/idmap/v1"
 	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
@@ -31,6 +32,23 @@ type compiled struct {
 	version          int32 // the contract version (resolved when 0 was asked)
 	canonical        string
 	canonicalVersion int32
+	// decoders keeps record decoders of the plan's source schema for
+	// batch after batch: a reused decoder allocates nothing per record.
+	decoders sync.Pool
+}
+
+// decoder returns a decoder for the plan's source schema.
+func (c *compiled) decoder(maxRecordBytes int) *record.Decoder {
+	if d, ok := c.decoders.Get().(*record.Decoder); ok {
+		return d
+	}
+	return record.NewDecoder(c.plan.Schema(), record.Options{MaxRecordBytes: maxRecordBytes})
+}
+
+// release takes back a decoder once nothing of its batches is in use.
+func (c *compiled) release(d *record.Decoder) {
+	d.Recycle()
+	c.decoders.Put(d)
 }
 
 // entry is one cached plan and what the cache knows about its freshness.

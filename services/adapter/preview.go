@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/seamdata/seam/core/mapping"
+	"github.com/seamdata/seam/core/record"
 	"github.com/seamdata/seam/platform/rpcerr"
 	adapterv1 "github.com/seamdata/seam/proto/seam/adapter/v1"
 	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
@@ -50,7 +51,7 @@ func (s *Server) Preview(ctx context.Context, req *adapterv1.PreviewRequest) (*a
 	if plan == nil {
 		return resp, nil
 	}
-	recs, err := s.decodeBatch(plan, req.GetBatch(), "")
+	recs, err := s.decodeBatch(record.NewDecoder(plan.Schema(), record.Options{MaxRecordBytes: s.cfg.MaxRecordBytes}), req.GetBatch(), "")
 	if err != nil {
 		return nil, err
 	}

@@ -10,7 +10,6 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"google.golang.org/grpc"
 
-	"github.com/seamdata/seam/core/mapping"
 	"github.com/seamdata/seam/core/record"
 	"github.com/seamdata/seam/platform/rpcerr"
 	adapterv1 "github.com/seamdata/seam/proto/seam/adapter/v1"
@@ -128,11 +127,16 @@ func (s *Server) adapt(ctx context.Context, req *adapterv1.AdaptRequest, where s
 	if err != nil {
 		return nil, err
 	}
-	recs, err := s.decodeBatch(c.plan, req.GetBatch(), where)
+	// The decoded records and the mapped batch are reused for later
+	// batches once the response, which copies what it needs, is built.
+	dec := c.decoder(s.cfg.MaxRecordBytes)
+	defer c.release(dec)
+	recs, err := s.decodeBatch(dec, req.GetBatch(), where)
 	if err != nil {
 		return nil, err
 	}
 	batch := c.plan.Map(recs)
+	defer batch.Release()
 	if err := s.translate(ctx, batch); err != nil {
 		return nil, err
 	}
@@ -216,8 +220,7 @@ func validateBatch(batch *recordv1.RecordBatch) []rpcerr.FieldViolation {
 // decodeBatch decodes a batch with the plan's source schema. Per-record
 // failures stay in the records; only a batch whose records cannot be
 // delimited is refused.
-func (s *Server) decodeBatch(plan *mapping.Plan, batch *recordv1.RecordBatch, where string) ([]record.Record, error) {
-	dec := record.NewDecoder(plan.Schema(), record.Options{MaxRecordBytes: s.cfg.MaxRecordBytes})
+func (s *Server) decodeBatch(dec *record.Decoder, batch *recordv1.RecordBatch, where string) ([]record.Record, error) {
 	var (
 		b   *record.Batch
 		err error
