@@ -167,14 +167,14 @@ func printCheck(w io.Writer, subject string, r *registryv1.CheckContractResponse
 			fmt.Fprintf(w, "  %s at %s: %s\n", p.GetReason(), orDash(p.GetPath()), p.GetMessage())
 		}
 	}
-	return printAffected(w, r.GetAffectedConsumers())
+	return printAffected(w, "consumers affected", r.GetAffectedConsumers())
 }
 
-func printAffected(w io.Writer, consumers []*registryv1.AffectedConsumer) error {
+func printAffected(w io.Writer, title string, consumers []*registryv1.AffectedConsumer) error {
 	if len(consumers) == 0 {
 		return nil
 	}
-	fmt.Fprintln(w, "\nconsumers affected:")
+	fmt.Fprintf(w, "\n%s:\n", title)
 	t := newTable(w, "CONSUMER", "DEPTH", "VIA", "USAGE", "OWNER")
 	for _, c := range consumers {
 		var usages []string
@@ -231,10 +231,7 @@ becomes ACTIVE on its own at that time. An admin may waive the notice with
 			if v.GetOverride() != nil {
 				fmt.Fprintf(w, "notice waived by %s: %s\n", v.GetOverrideBy(), v.GetOverride().GetReason())
 			}
-			if len(resp.GetAffectedConsumers()) > 0 {
-				fmt.Fprintln(w, "announced to:")
-			}
-			return printAffected(w, resp.GetAffectedConsumers())
+			return printAffected(w, "announced to", resp.GetAffectedConsumers())
 		}),
 	}
 	f.add(cmd)

@@ -11,6 +11,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -214,8 +215,11 @@ func streamChunks(ctx context.Context, c gatev1.GateServiceClient, h *gatev1.Ing
 		return nil, err
 	}
 	if err := stream.Send(&gatev1.IngestStreamRequest{Message: &gatev1.IngestStreamRequest_Header{Header: h}}); err != nil {
-		_, rerr := stream.CloseAndRecv()
-		return nil, errors.Join(err, rerr)
+		// io.EOF means the server ended the stream; its status says why.
+		if _, rerr := stream.CloseAndRecv(); rerr != nil {
+			return nil, rerr
+		}
+		return nil, err
 	}
 	for i, ch := range chunks {
 		if err := stream.Send(&gatev1.IngestStreamRequest{Message: &gatev1.IngestStreamRequest_Chunk{Chunk: &gatev1.IngestChunk{
@@ -648,10 +652,36 @@ func runReplay(ctx context.Context, c gatev1.GateServiceClient, req *gatev1.Repl
 		if s := msg.GetSummary(); s != nil {
 			return s, nil
 		}
-		if err := printJSONLine(sink, msg.GetRecord()); err != nil {
+		if err := writeCanonical(sink, msg.GetRecord()); err != nil {
 			return nil, err
 		}
 	}
+}
+
+// writeCanonical writes one released record as a line of JSON: its
+// deterministic id (the key of a downstream upsert), its provenance, and
+// the canonical record itself as a JSON object.
+func writeCanonical(w io.Writer, r *recordv1.CanonicalRecord) error {
+	prov, err := jsonLine.Marshal(r.GetProvenance())
+	if err != nil {
+		return fmt.Errorf("encode provenance: %w", err)
+	}
+	body := r.GetJson()
+	if obj := r.GetObject(); obj != nil {
+		if body, err = jsonLine.Marshal(obj); err != nil {
+			return fmt.Errorf("encode record: %w", err)
+		}
+	}
+	line := make([]byte, 0, len(body)+len(prov)+120)
+	line = append(line, `{"record_id":`...)
+	line = strconv.AppendQuote(line, r.GetRecordId())
+	line = append(line, `,"provenance":`...)
+	line = append(line, prov...)
+	line = append(line, `,"record":`...)
+	line = append(line, body...)
+	line = append(line, "}\n"...)
+	_, err = w.Write(line)
+	return err
 }
 
 func printPlan(w io.Writer, p *gatev1.PlanReplayResponse) {

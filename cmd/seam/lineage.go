@@ -137,7 +137,7 @@ func newBlastRadiusCmd(g *globals) *cobra.Command {
 				scope = strings.Join(resp.GetChangedFields(), ", ")
 			}
 			fmt.Fprintf(w, "%s, changing %s: %d consumers\n", args[0], scope, len(resp.GetConsumers()))
-			return printAffected(w, resp.GetConsumers())
+			return printAffected(w, "consumers affected", resp.GetConsumers())
 		}),
 	}
 	cmd.Flags().StringSliceVar(&fields, "field", nil, "changed fields (repeatable); default: the whole subject")

@@ -179,14 +179,14 @@ func runNode(ctx context.Context, cfg nodeConfig, hooks nodeHooks) (err error) {
 
 	grpcLis, err := net.Listen("tcp", cfg.GRPCAddr)
 	if err != nil {
-		return usageError("listen on --grpc-addr %s: %w", cfg.GRPCAddr, err)
+		return usageError("listen on --grpc-addr %s: %w (is another seam already running? stop it, or pick another address with --grpc-addr)", cfg.GRPCAddr, err)
 	}
 	defer grpcLis.Close()
 	var httpLis net.Listener
 	if cfg.HTTPAddr != "" {
 		httpLis, err = net.Listen("tcp", cfg.HTTPAddr)
 		if err != nil {
-			return usageError("listen on --http-addr %s: %w", cfg.HTTPAddr, err)
+			return usageError("listen on --http-addr %s: %w (is another seam already running? stop it, or pick another address with --http-addr)", cfg.HTTPAddr, err)
 		}
 		defer httpLis.Close()
 	}

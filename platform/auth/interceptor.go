@@ -59,7 +59,7 @@ func (a *Authorizer) Authorize(ctx context.Context, method string) (context.Cont
 	}
 	p, ok := a.tokens.Authenticate(token)
 	if !ok {
-		return nil, status.Error(codes.Unauthenticated, "the bearer token is not known: check --token or SEAM_TOKEN")
+		return nil, status.Error(codes.Unauthenticated, "the bearer token is not known to this server")
 	}
 	if p.Has(RoleAdmin) {
 		return WithPrincipal(ctx, p), nil
@@ -82,7 +82,7 @@ func bearer(ctx context.Context) (string, error) {
 	md, _ := metadata.FromIncomingContext(ctx)
 	vals := md.Get("authorization")
 	if len(vals) == 0 {
-		return "", status.Error(codes.Unauthenticated, "missing bearer token: send 'authorization: Bearer <token>' (the seam client reads --token, SEAM_TOKEN or the local admin token)")
+		return "", status.Error(codes.Unauthenticated, "missing bearer token: send 'authorization: Bearer <token>'")
 	}
 	scheme, tok, ok := strings.Cut(vals[0], " ")
 	if !ok || !strings.EqualFold(scheme, "bearer") || strings.TrimSpace(tok) == "" {

@@ -3,6 +3,7 @@ package registry
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	memdb "github.com/hashicorp/go-memdb"
@@ -228,7 +229,7 @@ func (s *Server) recordRegistration(tx StoreTx, p *auth.Principal, subj *registr
 	if v.GetBreaking() {
 		level = "breaking"
 	}
-	msg := fmt.Sprintf("%s v%d registered (%s, %s), effective %s", v.GetSubject(), v.GetVersion(), level, v.GetStatus(), v.GetEffectiveTime().AsTime().Format(time.RFC3339))
+	msg := fmt.Sprintf("%s v%d registered (%s, %s), effective %s", v.GetSubject(), v.GetVersion(), level, strings.TrimPrefix(v.GetStatus().String(), "VERSION_STATUS_"), v.GetEffectiveTime().AsTime().Format(time.RFC3339))
 	events := []*registryv1.Event{{
 		Type: registryv1.EventType_EVENT_TYPE_VERSION_REGISTERED, Time: now, Subject: v.GetSubject(), Version: v.GetVersion(),
 		Principal: p.Name, Message: msg, Changes: v.GetChanges(), EffectiveTime: v.GetEffectiveTime(),
