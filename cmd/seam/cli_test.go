@@ -166,6 +166,9 @@ func TestCLIExitCodes(t *testing.T) {
 		{"invalid contract file is a no", []string{"contract", "check", "-f", writeFile(t, "bad.yaml", "subject: [unclosed")}, exitNo},
 		{"bad event type", []string{"events", "list", "--type", "NOPE"}, exitUsage},
 		{"version", []string{"version"}, exitOK},
+		{"gate serve without its peers", []string{"gate", "serve", "--grpc-addr", "127.0.0.1:0"}, exitUsage},
+		{"tls cert without key", []string{"up", "--grpc-addr", "127.0.0.1:0", "--tls-cert", "c.pem"}, exitUsage},
+		{"bad log level", []string{"registry", "serve", "--grpc-addr", "127.0.0.1:0", "--log-level", "loud"}, exitUsage},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -208,4 +211,29 @@ func TestCLIExitCodes(t *testing.T) {
 			t.Errorf("SEAM_OUTPUT=json did not give JSON: %q", out.String())
 		}
 	})
+}
+
+// seam adapter preview shows what a registered or a proposed mapping makes
+// of sample records, and says no (exit 1) when a sample fails.
+func TestCLIAdapterPreview(t *testing.T) {
+	t.Parallel()
+	n := startNode(t)
+	n.mustCLI(t, 0, "canonical", "register", "-f", testdata("commerce_order.yaml"))
+	n.mustCLI(t, 0, "contract", "register", "-f", testdata("shop_orders_v1.yaml"))
+	n.mustCLI(t, 0, "idmap", "namespace", "create", "customer", "--format", "legacy-int:int", "--format", "uuid:uuid")
+	samples := writeFile(t, "samples.ndjson", orderLines(2)[0]+"\n"+`{"order_id":"ORD-0000000009","customer_id":5,"amount":"12x","currency":"EUR","status":"paid","created_at":"2026-03-01T10:00:00Z","items":1}`+"\n")
+
+	out := n.mustCLI(t, exitNo, "adapter", "preview", "--subject", "shop.orders", samples)
+	for _, want := range []string{"item_count", "items", "channel", "record 1"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("preview output lacks %q:\n%s", want, out)
+		}
+	}
+	good := writeFile(t, "good.ndjson", orderLines(1)[0]+"\n")
+	resp := n.mustJSON(t, "adapter", "preview", "-f", testdata("shop_orders_v1.yaml"), good)
+	fields := resp["records"].([]any)[0].(map[string]any)["fields"].([]any)
+	if len(fields) != 12 {
+		t.Errorf("proposed preview shows %d fields, want the 12 of commerce.order", len(fields))
+	}
+	n.mustCLI(t, exitUsage, "adapter", "preview", good)
 }

@@ -93,7 +93,15 @@ func (c *nodeConfig) validate() error {
 	if c.ShutdownTimeout < 0 || c.DrainDelay < 0 {
 		errs = append(errs, errors.New("--shutdown-timeout and --drain-delay must not be negative"))
 	}
-	return errors.Join(errs...)
+	if len(errs) == 0 {
+		return nil
+	}
+	// One line, as every seam error: "a; b; c".
+	msgs := make([]string, len(errs))
+	for i, e := range errs {
+		msgs[i] = e.Error()
+	}
+	return errors.New(strings.Join(msgs, "; "))
 }
 
 func (c *nodeConfig) peerAddr(name string) string {

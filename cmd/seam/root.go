@@ -124,12 +124,14 @@ SEAM_GRPC_ADDR, --token is SEAM_TOKEN, and so on. Flags win.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError("%w (see --help)", err) })
 	idmapGroup := newServeGroup(g, "idmap", "identifier translation")
 	addIdmapCommands(idmapGroup, g)
+	adapterGroup := newServeGroup(g, "adapter", "the adapter into the canonical model")
+	addAdapterCommands(adapterGroup, g)
 	gateGroup := newServeGroup(g, "gate", "the gate pipelines call")
 	addGateCommands(gateGroup, root, g)
 	root.AddCommand(
 		newUpCmd(g),
 		newServeGroup(g, "registry", "the contract registry"),
-		newServeGroup(g, "adapter", "the adapter into the canonical model"),
+		adapterGroup,
 		idmapGroup,
 		gateGroup,
 		newContractCmd(g),
