@@ -188,6 +188,7 @@ func runBench(ctx context.Context, o benchOptions, progress io.Writer) ([]benchR
 		}
 		dec := record.NewDecoder(plan.Schema(), record.Options{})
 		err = add(measure("validate (in-process, 1 core)", o.duration, 1, int64(o.batch), func() error {
+			defer dec.Recycle()
 			b, err := dec.Decode(recordv1.Format_FORMAT_NDJSON, data, 0)
 			if err != nil {
 				return err
@@ -213,7 +214,11 @@ func runBench(ctx context.Context, o benchOptions, progress io.Writer) ([]benchR
 			if err != nil {
 				return err
 			}
-			res, err := plan.Map(b.Records).Results()
+			// Buffers are reused batch after batch, as the adapter does.
+			mapped := plan.Map(b.Records)
+			defer dec.Recycle()
+			defer mapped.Release()
+			res, err := mapped.Results()
 			if err != nil {
 				return err
 			}

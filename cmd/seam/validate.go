@@ -198,6 +198,8 @@ func (v *validator) file(cmd *cobra.Command, path string, format recordv1.Format
 			dec := record.NewDecoder(v.plan.Schema(), record.Options{})
 			for c := range chunks {
 				results <- v.validate(dec, format, c, path)
+				// The result holds copies; the chunk's records are done with.
+				dec.Recycle()
 			}
 		}()
 	}

@@ -90,9 +90,13 @@ type Decoder struct {
 	vals   []Value  // slab for record values, handed out in chunks
 	names  [][]byte // slab for unknown field names
 	// slabs are every value slab handed out since the last Recycle, in
-	// order; next is the first one Recycle made free for reuse.
-	slabs [][]Value
-	next  int
+	// order; next is the first one Recycle made free for reuse. They are
+	// tracked only once the caller has called Recycle (recycling): a
+	// decoder whose caller never recycles must not keep every batch's
+	// memory alive.
+	slabs     [][]Value
+	next      int
+	recycling bool
 	// recs is the records slice of the last batch, reusable once Recycle
 	// has been called (recsFree).
 	recs     []Record
@@ -107,7 +111,7 @@ func (d *Decoder) Recycle() {
 		clear(s)
 	}
 	d.next, d.vals = 0, nil
-	d.recsFree = true
+	d.recsFree, d.recycling = true, true
 }
 
 // NewDecoder returns a decoder for schema with opts.
@@ -228,9 +232,13 @@ func (d *Decoder) slots() []Value {
 			d.vals = d.slabs[d.next]
 		} else {
 			d.vals = make([]Value, max(256*n, n))
-			d.slabs = append(d.slabs[:d.next], d.vals)
+			if d.recycling {
+				d.slabs = append(d.slabs[:d.next], d.vals)
+			}
 		}
-		d.next++
+		if d.recycling {
+			d.next++
+		}
 	}
 	v := d.vals[:n:n]
 	d.vals = d.vals[n:]
