@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"errors"
 
 	"fmt"
 	"io"
@@ -166,5 +167,43 @@ func withClient(g *globals, run func(cmd *cobra.Command, args []string, conn *gr
 		}
 		defer conn.Close()
 		return run(cmd, args, conn)
+	}
+}
+
+// follow reads a resumable server stream until ctx ends. open starts the
+// stream (again after a disconnect: the request it uses must already hold
+// the position emit last recorded), emit handles each message, and
+// transient errors reconnect with backoff, so nothing is missed or shown
+// twice.
+func follow[T any](ctx context.Context, g *globals, what string, open func() (grpc.ServerStreamingClient[T], error), emit func(*T) error) error {
+	backoff := 250 * time.Millisecond
+	for {
+		stream, err := open()
+		if err == nil {
+			for {
+				var msg *T
+				if msg, err = stream.Recv(); err != nil {
+					break
+				}
+				backoff = 250 * time.Millisecond
+				if err := emit(msg); err != nil {
+					return err
+				}
+			}
+		}
+		if ctx.Err() != nil || errors.Is(err, io.EOF) {
+			return nil
+		}
+		switch status.Code(err) {
+		case codes.Unavailable, codes.DeadlineExceeded, codes.Aborted, codes.Internal, codes.Unknown:
+		default:
+			return g.rpcError(what, err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 10*time.Second)
 	}
 }

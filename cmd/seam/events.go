@@ -2,16 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
 )
@@ -121,46 +117,24 @@ func printEvent(w io.Writer, e *registryv1.Event) {
 	fmt.Fprintln(w, line)
 }
 
-// watchEvents follows the stream, reconnecting with backoff on transient
-// errors and resuming after the last event printed.
+// watchEvents follows the stream, resuming after the last event printed.
 func watchEvents(ctx context.Context, g *globals, rc registryv1.RegistryServiceClient, req *registryv1.WatchEventsRequest, w io.Writer) error {
-	backoff := 250 * time.Millisecond
-	for {
-		stream, err := rc.WatchEvents(ctx, req)
-		if err == nil {
-			for {
-				var resp *registryv1.WatchEventsResponse
-				resp, err = stream.Recv()
+	return follow(ctx, g, "watch events",
+		func() (grpc.ServerStreamingClient[registryv1.WatchEventsResponse], error) {
+			return rc.WatchEvents(ctx, req)
+		},
+		func(resp *registryv1.WatchEventsResponse) error {
+			e := resp.GetEvent()
+			req.AfterSequence = e.GetSequence()
+			if g.Output == "json" {
+				b, err := jsonLine.Marshal(e)
 				if err != nil {
-					break
+					return err
 				}
-				backoff = 250 * time.Millisecond
-				e := resp.GetEvent()
-				req.AfterSequence = e.GetSequence()
-				if g.Output == "json" {
-					b, merr := jsonLine.Marshal(e)
-					if merr != nil {
-						return merr
-					}
-					fmt.Fprintln(w, string(b))
-				} else {
-					printEvent(w, e)
-				}
+				_, err = fmt.Fprintln(w, string(b))
+				return err
 			}
-		}
-		if ctx.Err() != nil || errors.Is(err, io.EOF) {
+			printEvent(w, e)
 			return nil
-		}
-		switch status.Code(err) {
-		case codes.Unavailable, codes.Internal, codes.Unknown, codes.Aborted:
-		default:
-			return g.rpcError("watch events", err)
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(backoff):
-		}
-		backoff = min(2*backoff, 10*time.Second)
-	}
+		})
 }

@@ -13,12 +13,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
@@ -804,44 +801,18 @@ resumes after the last alert printed. With -o json each alert is one line.`,
 	return cmd
 }
 
-// watchAlerts follows the alert stream, reconnecting with backoff on
-// transient errors and resuming after the last alert printed.
+// watchAlerts follows the alert stream, resuming after the last alert
+// printed.
 func watchAlerts(ctx context.Context, g *globals, c gatev1.GateServiceClient, req *gatev1.WatchAlertsRequest, w io.Writer) error {
-	backoff := 250 * time.Millisecond
-	for {
-		stream, err := c.WatchAlerts(ctx, req)
-		if err == nil {
-			for {
-				var resp *gatev1.WatchAlertsResponse
-				resp, err = stream.Recv()
-				if err != nil {
-					break
-				}
-				backoff = 250 * time.Millisecond
-				a := resp.GetAlert()
-				req.AfterSequence = a.GetSequence()
-				if g.Output == "json" {
-					if err := printJSONLine(w, a); err != nil {
-						return err
-					}
-				} else {
-					printAlert(w, a)
-				}
+	return follow(ctx, g, "watch alerts",
+		func() (grpc.ServerStreamingClient[gatev1.WatchAlertsResponse], error) { return c.WatchAlerts(ctx, req) },
+		func(resp *gatev1.WatchAlertsResponse) error {
+			a := resp.GetAlert()
+			req.AfterSequence = a.GetSequence()
+			if g.Output == "json" {
+				return printJSONLine(w, a)
 			}
-		}
-		if ctx.Err() != nil || errors.Is(err, io.EOF) {
+			printAlert(w, a)
 			return nil
-		}
-		switch status.Code(err) {
-		case codes.Unavailable, codes.DeadlineExceeded, codes.Aborted, codes.Internal:
-		default:
-			return g.rpcError("watch alerts", err)
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(backoff):
-		}
-		backoff = min(backoff*2, 10*time.Second)
-	}
+		})
 }

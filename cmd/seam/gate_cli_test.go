@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 // setupOrders registers commerce.order, shop.orders v1 and the customer
@@ -126,5 +129,44 @@ func TestCLIGateCommands(t *testing.T) {
 	n.mustJSON(t, "quarantine", "discard", id, "--why", "test record")
 	if s := n.mustJSON(t, "quarantine", "stats", "--subject", "shop.orders"); jsonInt(s["total"]) != 0 {
 		t.Errorf("held after discarding the only record = %v, want 0", s["total"])
+	}
+}
+
+// The watch commands print what is already there, then follow, until
+// interrupted (here, a deadline), and exit 0.
+func TestCLIWatch(t *testing.T) {
+	t.Parallel()
+	n := startNode(t)
+	n.setupOrders(t)
+	lines := orderLines(3)
+	lines[0] = strings.Replace(lines[0], `"customer_id":100000,`, ``, 1)
+	file := writeFile(t, "blocked.ndjson", strings.Join(lines, "\n")+"\n")
+	n.mustCLI(t, exitNo, "gate", "ingest", file, "--subject", "shop.orders", "--partition", "2026-03-01")
+	n.mustCLI(t, 0, "gate", "ingest", writeFile(t, "ok.ndjson", strings.Join(orderLines(3)[1:], "\n")+"\n"), "--subject", "shop.orders", "--partition", "2026-03-01")
+
+	watch := func(args ...string) []map[string]any {
+		ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+		defer cancel()
+		var out, errOut bytes.Buffer
+		if code := run(ctx, append([]string{"--addr", n.grpcAddr, "--token", n.admin, "-o", "json"}, args...), &out, &errOut); code != exitOK {
+			t.Fatalf("seam %v: exit %d (%s)", args, code, errOut.String())
+		}
+		var got []map[string]any
+		for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+			m := map[string]any{}
+			if err := json.Unmarshal([]byte(line), &m); err != nil {
+				t.Fatalf("seam %v: line %q is not JSON: %v", args, line, err)
+			}
+			got = append(got, m)
+		}
+		return got
+	}
+	events := watch("events", "watch", "--subject", "shop.orders")
+	if len(events) == 0 || events[0]["type"] != "EVENT_TYPE_VERSION_REGISTERED" {
+		t.Errorf("events watch = %v, want the history of shop.orders from its registration", events)
+	}
+	alerts := watch("alerts", "watch", "--subject", "shop.orders")
+	if len(alerts) == 0 || alerts[0]["subject"] != "shop.orders" {
+		t.Errorf("alerts watch = %v, want the alerts of shop.orders", alerts)
 	}
 }

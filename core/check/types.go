@@ -39,7 +39,7 @@ func typeOK(t contractv1.FieldType, layout string, items contractv1.FieldType, v
 		}
 		return v.Kind() == record.KindString && timestampOK(v.Bytes(), layout)
 	case contractv1.FieldType_FIELD_TYPE_UUID:
-		return v.Kind() == record.KindString && uuidOK(v.Bytes())
+		return v.Kind() == record.KindString && UUIDShaped(v.Bytes())
 	case contractv1.FieldType_FIELD_TYPE_DECIMAL:
 		if v.Kind() == record.KindNumber {
 			return true
@@ -167,8 +167,9 @@ func rfc3339OK(b []byte) bool {
 
 func isHex(c byte) bool { return (c >= '0' && c <= '9') || (c|0x20 >= 'a' && c|0x20 <= 'f') }
 
-// uuidOK validates the 8-4-4-4-12 hex form.
-func uuidOK(b []byte) bool {
+// UUIDShaped reports whether b has the 8-4-4-4-12 hex form of a UUID, in
+// either case. The gate uses it to name the shape of unannounced values.
+func UUIDShaped(b []byte) bool {
 	if len(b) != 36 {
 		return false
 	}

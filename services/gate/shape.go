@@ -82,7 +82,7 @@ func shapeOf(v record.Value) string {
 	case record.KindString, record.KindRaw:
 		b := v.Bytes()
 		switch {
-		case isUUID(b):
+		case check.UUIDShaped(b):
 			return "uuid"
 		case allDigits(b):
 			return "digit string"
@@ -111,25 +111,6 @@ func sampleOf(v record.Value) string {
 		return fmt.Sprintf("%q…", b[:40])
 	}
 	return fmt.Sprintf("%q", b)
-}
-
-func isUUID(b []byte) bool {
-	if len(b) != 36 {
-		return false
-	}
-	for i, c := range b {
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if !(c >= '0' && c <= '9' || c|0x20 >= 'a' && c|0x20 <= 'f') {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 func allDigits(b []byte) bool {
