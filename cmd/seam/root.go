@@ -142,6 +142,7 @@ SEAM_GRPC_ADDR, --token is SEAM_TOKEN, and so on. Flags win.`,
 		newValidateCmd(g),
 		newBenchCmd(g),
 		newDemoCmd(g),
+		newMigrateCmd(g),
 		newVersionCmd(),
 	)
 	return root

@@ -215,7 +215,7 @@ func openStore(ctx context.Context, url string) (*store, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := db.Migrate(ctx, "gate", migrations); err != nil {
+	if err := Migrate(ctx, db); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -330,4 +330,11 @@ func (s *store) registrySeq(ctx context.Context, eventID string) (int64, error) 
 		return 0, fmt.Errorf("read delivery of event %s: %w", eventID, err)
 	}
 	return seq.Int64, nil
+}
+
+// Migrate applies the gate's schema migrations to db: versioned,
+// forward-only, idempotent, and safe when replicas start at once. Opening
+// the store does it too; `seam migrate` calls it before a rollout.
+func Migrate(ctx context.Context, db *storage.DB) error {
+	return db.Migrate(ctx, "gate", migrations)
 }

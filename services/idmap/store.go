@@ -126,7 +126,7 @@ type sqlStore struct {
 
 // NewStore migrates db and returns the Store over it.
 func NewStore(ctx context.Context, db *storage.DB) (Store, error) {
-	if err := db.Migrate(ctx, "idmap", migrations); err != nil {
+	if err := Migrate(ctx, db); err != nil {
 		return nil, fmt.Errorf("idmap store: %w", err)
 	}
 	return &sqlStore{db: db}, nil
@@ -460,4 +460,11 @@ WHERE $1 = '' OR namespace = $1 ORDER BY seq DESC LIMIT $2`, namespace, limit)
 		return nil, fmt.Errorf("list audit: %w", err)
 	}
 	return out, nil
+}
+
+// Migrate applies idmap's schema migrations to db: versioned, forward-only,
+// idempotent, and safe when replicas start at once. NewStore does it too;
+// `seam migrate` calls it before a rollout.
+func Migrate(ctx context.Context, db *storage.DB) error {
+	return db.Migrate(ctx, "idmap", migrations)
 }

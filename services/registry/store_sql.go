@@ -89,7 +89,7 @@ func OpenStore(ctx context.Context, url string) (Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open registry store: %w", err)
 	}
-	if err := db.Migrate(ctx, component, migrations); err != nil {
+	if err := Migrate(ctx, db); err != nil {
 		return nil, errors.Join(fmt.Errorf("migrate registry store: %w", err), db.Close())
 	}
 	return &sqlStore{db: db}, nil
@@ -479,3 +479,10 @@ var (
 	_ Store   = (*sqlStore)(nil)
 	_ StoreTx = (*sqlTx)(nil)
 )
+
+// Migrate applies the registry's schema migrations to db: versioned,
+// forward-only, idempotent, and safe when replicas start at once. Opening
+// a store does it too; `seam migrate` calls it before a rollout.
+func Migrate(ctx context.Context, db *storage.DB) error {
+	return db.Migrate(ctx, component, migrations)
+}
