@@ -261,3 +261,25 @@ func TestMigrate(t *testing.T) {
 		t.Errorf("migrate against an unreachable store: exit %d, want 2 (%s)", code, errOut.String())
 	}
 }
+
+// The commands that run without a server answer -o json too.
+func TestOfflineCommandsJSON(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{
+		{"version", "-o", "json"},
+		{"migrate", "--data-dir", t.TempDir(), "-o", "json"},
+		{"demo", "--scale", "0.002", "-o", "json"},
+	} {
+		var out, errOut bytes.Buffer
+		if code := run(context.Background(), args, &out, &errOut); code != exitOK {
+			t.Fatalf("seam %v: exit %d (%s)", args, code, errOut.String())
+		}
+		m := map[string]any{}
+		if err := json.Unmarshal(out.Bytes(), &m); err != nil || len(m) == 0 {
+			t.Errorf("seam %v -o json: %v\n%s", args, err, out.String())
+		}
+		if args[0] == "demo" && (m["sent"] == nil || m["duplicates"] != float64(0)) {
+			t.Errorf("seam demo -o json = %v, want the reconciliation with no duplicate", m)
+		}
+	}
+}

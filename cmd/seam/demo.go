@@ -40,12 +40,16 @@ type demoConfig struct {
 
 // demoOutcome is what the drill measured; its test asserts on it.
 type demoOutcome struct {
-	Sent, Accepted, Released, Held, Duplicates int64
-	BlockedBatches                             int64
-	AlertDays                                  map[string]int // alert kind → first day it fired
-	ContainedDay                               int
-	MatchRates                                 []float64 // per day, after the replay
-	RerunConsumers                             []string
+	Sent           int64          `json:"sent"`
+	Accepted       int64          `json:"accepted"`
+	Released       int64          `json:"released"`
+	Held           int64          `json:"still_quarantined"`
+	Duplicates     int64          `json:"duplicates"`
+	BlockedBatches int64          `json:"blocked_batches"`
+	AlertDays      map[string]int `json:"first_alert_day"` // alert kind → first day it fired
+	ContainedDay   int            `json:"contained_day"`
+	MatchRates     []float64      `json:"match_rates"` // per day, after the replay
+	RerunConsumers []string       `json:"rerun_consumers"`
 }
 
 func newDemoCmd(g *globals) *cobra.Command {
@@ -83,13 +87,25 @@ with no duplicate. Deterministic for a given --seed.`,
 				days: days, perDay: max(1000, int(500_000*scale)), batch: 1000, breakDay: 8, seed: seed,
 				customers: max(1000, int(100_000*scale)), knownShare: 0.98,
 			}
+			if err := g.validateOutput(); err != nil {
+				return err
+			}
 			ctx := cmd.Context()
 			conn, admin, stop, err := demoConnection(ctx, g, cmd.Flags().Changed("addr"))
 			if err != nil {
 				return err
 			}
 			defer stop()
-			_, err = runDemo(ctx, conn, admin, cfg, cmd.OutOrStdout())
+			narrative := cmd.OutOrStdout()
+			if g.Output == "json" {
+				narrative = io.Discard
+			}
+			out, err := runDemo(ctx, conn, admin, cfg, narrative)
+			if g.Output == "json" && out != nil {
+				if perr := printValue(cmd.OutOrStdout(), out); perr != nil {
+					return perr
+				}
+			}
 			return err
 		},
 	}
@@ -270,7 +286,7 @@ func runDemo(ctx context.Context, conn *grpc.ClientConn, admin string, cfg demoC
 		}
 	}
 	if err := d.reconcile(ctx); err != nil {
-		return nil, err
+		return &d.out, err
 	}
 	return &d.out, nil
 }

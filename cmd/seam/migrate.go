@@ -38,7 +38,11 @@ crash-looping new pods.`,
   seam migrate --data-dir /var/lib/seam     # the embedded stores of seam up`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := g.validateOutput(); err != nil {
+				return err
+			}
 			cfg := nodeConfig{DataDir: g.DataDir, Store: store}
+			migrated := map[string]string{}
 			if cfg.Store == "" && cfg.DataDir == "" {
 				return usageError("give --store (postgres://…) or --data-dir (the embedded stores)")
 			}
@@ -55,7 +59,13 @@ crash-looping new pods.`,
 				if err != nil {
 					return fmt.Errorf("%s store: %w", m.service, err)
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "%s: schema up to date\n", m.service)
+				migrated[m.service] = "up to date"
+				if g.Output != "json" {
+					fmt.Fprintf(cmd.OutOrStdout(), "%s: schema up to date\n", m.service)
+				}
+			}
+			if g.Output == "json" {
+				return printValue(cmd.OutOrStdout(), migrated)
 			}
 			return nil
 		},

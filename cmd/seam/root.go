@@ -143,7 +143,7 @@ SEAM_GRPC_ADDR, --token is SEAM_TOKEN, and so on. Flags win.`,
 		newBenchCmd(g),
 		newDemoCmd(g),
 		newMigrateCmd(g),
-		newVersionCmd(),
+		newVersionCmd(g),
 	)
 	return root
 }

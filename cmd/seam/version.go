@@ -21,13 +21,19 @@ func buildVersion() string {
 	return version
 }
 
-func newVersionCmd() *cobra.Command {
+func newVersionCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:     "version",
 		Short:   "Print the version of seam",
 		Example: "  seam version",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := g.validateOutput(); err != nil {
+				return err
+			}
+			if g.Output == "json" {
+				return printValue(cmd.OutOrStdout(), map[string]string{"version": buildVersion(), "go": runtime.Version(), "os": runtime.GOOS, "arch": runtime.GOARCH})
+			}
 			fmt.Fprintf(cmd.OutOrStdout(), "seam %s (%s, %s/%s)\n", buildVersion(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 			return nil
 		},
