@@ -324,35 +324,50 @@ func (c *converter) field(n *yaml.Node, fd protoreflect.FieldDescriptor, path st
 			return nil, c.fail(n, path, "want a mapping, got %s", kindName(n))
 		}
 		out := make(map[string]any, len(n.Content)/2)
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			kn, err := c.resolve(n.Content[i], path)
-			if err != nil {
-				return nil, err
-			}
-			if kn.Kind != yaml.ScalarNode {
-				return nil, c.fail(kn, path, "want a text key, got %s", kindName(kn))
-			}
-			kpath := mapPath(path, kn.Value)
-			if _, dup := out[kn.Value]; dup {
-				return nil, c.fail(kn, kpath, "key %q given twice; keep one", kn.Value)
-			}
-			vn, err := c.resolve(n.Content[i+1], kpath)
-			if err != nil {
-				return nil, err
-			}
+		err := c.entries(n, path, func(key, kpath string, vn *yaml.Node) error {
 			if isNull(vn) && fd.MapValue().Kind() != protoreflect.MessageKind {
-				return nil, c.fail(vn, kpath, "empty value; give a value or remove the key")
+				return c.fail(vn, kpath, "empty value; give a value or remove the key")
 			}
 			v, err := c.single(vn, fd.MapValue(), kpath, depth)
-			if err != nil {
-				return nil, err
-			}
-			out[kn.Value] = v
+			out[key] = v
+			return err
+		})
+		if err != nil {
+			return nil, err
 		}
 		return out, nil
 	default:
 		return c.single(n, fd, path, depth)
 	}
+}
+
+// entries walks a mapping node: it resolves each key and value in order,
+// refuses keys that are not text or are given twice, and calls fn with the
+// key, its path and its value.
+func (c *converter) entries(n *yaml.Node, path string, fn func(key, kpath string, vn *yaml.Node) error) error {
+	seen := make(map[string]bool, len(n.Content)/2)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		kn, err := c.resolve(n.Content[i], path)
+		if err != nil {
+			return err
+		}
+		if kn.Kind != yaml.ScalarNode {
+			return c.fail(kn, path, "want a text key, got %s", kindName(kn))
+		}
+		kpath := mapPath(path, kn.Value)
+		if seen[kn.Value] {
+			return c.fail(kn, kpath, "key %q given twice; keep one", kn.Value)
+		}
+		seen[kn.Value] = true
+		vn, err := c.resolve(n.Content[i+1], kpath)
+		if err != nil {
+			return err
+		}
+		if err := fn(kn.Value, kpath, vn); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 var plainKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
@@ -483,27 +498,13 @@ func (c *converter) generic(n *yaml.Node, path string, depth int) (any, error) {
 	switch n.Kind {
 	case yaml.MappingNode:
 		out := make(map[string]any, len(n.Content)/2)
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			kn, err := c.resolve(n.Content[i], path)
-			if err != nil {
-				return nil, err
-			}
-			if kn.Kind != yaml.ScalarNode {
-				return nil, c.fail(kn, path, "want a text key, got %s", kindName(kn))
-			}
-			kpath := mapPath(path, kn.Value)
-			if _, dup := out[kn.Value]; dup {
-				return nil, c.fail(kn, kpath, "key %q given twice; keep one", kn.Value)
-			}
-			vn, err := c.resolve(n.Content[i+1], kpath)
-			if err != nil {
-				return nil, err
-			}
+		err := c.entries(n, path, func(key, kpath string, vn *yaml.Node) error {
 			v, err := c.generic(vn, kpath, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			out[kn.Value] = v
+			out[key] = v
+			return err
+		})
+		if err != nil {
+			return nil, err
 		}
 		return out, nil
 	case yaml.SequenceNode:
