@@ -869,6 +869,10 @@ type CheckContractRequest struct {
 	// EffectiveTime is the requested effective time; unset means now.
 	EffectiveTime *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=effective_time,json=effectiveTime,proto3" json:"effective_time,omitempty"`
 	Override      *NoticeOverride        `protobuf:"bytes,3,opt,name=override,proto3" json:"override,omitempty"`
+	// EffectiveIn asks for an effective time this long after the registry's
+	// own now ("14d", "336h"), instead of effective_time: a version owing
+	// 14d notice registered with "14d" owes nothing more.
+	EffectiveIn   string `protobuf:"bytes,4,opt,name=effective_in,json=effectiveIn,proto3" json:"effective_in,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -922,6 +926,13 @@ func (x *CheckContractRequest) GetOverride() *NoticeOverride {
 		return x.Override
 	}
 	return nil
+}
+
+func (x *CheckContractRequest) GetEffectiveIn() string {
+	if x != nil {
+		return x.EffectiveIn
+	}
+	return ""
 }
 
 type CheckContractResponse struct {
@@ -1033,6 +1044,9 @@ type RegisterContractRequest struct {
 	Contract      *v1.Contract           `protobuf:"bytes,1,opt,name=contract,proto3" json:"contract,omitempty"`
 	EffectiveTime *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=effective_time,json=effectiveTime,proto3" json:"effective_time,omitempty"`
 	Override      *NoticeOverride        `protobuf:"bytes,3,opt,name=override,proto3" json:"override,omitempty"`
+	// EffectiveIn asks for an effective time this long after the registry's
+	// own now ("14d", "336h"), instead of effective_time.
+	EffectiveIn   string `protobuf:"bytes,4,opt,name=effective_in,json=effectiveIn,proto3" json:"effective_in,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1086,6 +1100,13 @@ func (x *RegisterContractRequest) GetOverride() *NoticeOverride {
 		return x.Override
 	}
 	return nil
+}
+
+func (x *RegisterContractRequest) GetEffectiveIn() string {
+	if x != nil {
+		return x.EffectiveIn
+	}
+	return ""
 }
 
 type RegisterContractResponse struct {
@@ -3472,11 +3493,12 @@ const file_seam_registry_v1_registry_proto_rawDesc = "" +
 	"\x05depth\x18\x03 \x01(\x05R\x05depth\x12\x16\n" +
 	"\x06fields\x18\x04 \x03(\tR\x06fields\x123\n" +
 	"\x06usages\x18\x05 \x03(\x0e2\x1b.seam.registry.v1.UsageKindR\x06usages\x12\x14\n" +
-	"\x05owner\x18\x06 \x01(\tR\x05owner\"\xcf\x01\n" +
+	"\x05owner\x18\x06 \x01(\tR\x05owner\"\xf2\x01\n" +
 	"\x14CheckContractRequest\x126\n" +
 	"\bcontract\x18\x01 \x01(\v2\x1a.seam.contract.v1.ContractR\bcontract\x12A\n" +
 	"\x0eeffective_time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\reffectiveTime\x12<\n" +
-	"\boverride\x18\x03 \x01(\v2 .seam.registry.v1.NoticeOverrideR\boverride\"\xc0\x03\n" +
+	"\boverride\x18\x03 \x01(\v2 .seam.registry.v1.NoticeOverrideR\boverride\x12!\n" +
+	"\feffective_in\x18\x04 \x01(\tR\veffectiveIn\"\xc0\x03\n" +
 	"\x15CheckContractResponse\x123\n" +
 	"\averdict\x18\x01 \x01(\x0e2\x19.seam.registry.v1.VerdictR\averdict\x122\n" +
 	"\achanges\x18\x02 \x03(\v2\x18.seam.registry.v1.ChangeR\achanges\x125\n" +
@@ -3486,11 +3508,12 @@ const file_seam_registry_v1_registry_proto_rawDesc = "" +
 	"\x17earliest_effective_time\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x15earliestEffectiveTime\x12Q\n" +
 	"\x12affected_consumers\x18\x06 \x03(\v2\".seam.registry.v1.AffectedConsumerR\x11affectedConsumers\x12\x18\n" +
 	"\aversion\x18\a \x01(\x05R\aversion\x12%\n" +
-	"\x0elatest_version\x18\b \x01(\x05R\rlatestVersion\"\xd2\x01\n" +
+	"\x0elatest_version\x18\b \x01(\x05R\rlatestVersion\"\xf5\x01\n" +
 	"\x17RegisterContractRequest\x126\n" +
 	"\bcontract\x18\x01 \x01(\v2\x1a.seam.contract.v1.ContractR\bcontract\x12A\n" +
 	"\x0eeffective_time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\reffectiveTime\x12<\n" +
-	"\boverride\x18\x03 \x01(\v2 .seam.registry.v1.NoticeOverrideR\boverride\"\xc8\x01\n" +
+	"\boverride\x18\x03 \x01(\v2 .seam.registry.v1.NoticeOverrideR\boverride\x12!\n" +
+	"\feffective_in\x18\x04 \x01(\tR\veffectiveIn\"\xc8\x01\n" +
 	"\x18RegisterContractResponse\x12;\n" +
 	"\aversion\x18\x01 \x01(\v2!.seam.registry.v1.ContractVersionR\aversion\x12Q\n" +
 	"\x12affected_consumers\x18\x02 \x03(\v2\".seam.registry.v1.AffectedConsumerR\x11affectedConsumers\x12\x1c\n" +
