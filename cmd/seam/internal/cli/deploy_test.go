@@ -122,7 +122,7 @@ func findSeamCommand(args []string) (*cobra.Command, *pflag.FlagSet, error) {
 		}
 		positional = append(positional, a)
 	}
-	if !cmd.Runnable() {
+	if cmd.HasSubCommands() {
 		return cmd, commandFlags(cmd), fmt.Errorf("`%s` is a group, not a command; give one of its subcommands", cmd.CommandPath())
 	}
 	if err := cmd.ValidateArgs(positional); err != nil {

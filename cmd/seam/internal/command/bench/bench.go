@@ -102,6 +102,7 @@ Allocations are per record for the whole process.`,
 	cmd.Flags().IntVar(&o.concurrency, "concurrency", 0, "parallel gRPC callers (default: one per core)")
 	cmd.Flags().IntVar(&o.batch, "batch", 1000, "records per batch (translate uses 10x as many ids)")
 	cmd.Flags().StringSliceVar(&o.only, "only", nil, "run only these: validate, adapt, translate, adapt-grpc, ingest")
+	g.AddOutputFlag(cmd.Flags())
 	return cmd
 }
 

@@ -100,7 +100,8 @@ with no duplicate. Deterministic for a given --seed.`,
 				return err
 			}
 			ctx := cmd.Context()
-			conn, admin, stop, err := demoConnection(ctx, g, cmd.Flags().Changed("addr"))
+			remote := cmd.Flags().Changed("addr")
+			conn, admin, stop, err := demoConnection(ctx, g, remote)
 			if err != nil {
 				return err
 			}
@@ -115,6 +116,9 @@ with no duplicate. Deterministic for a given --seed.`,
 					return perr
 				}
 			}
+			if err != nil && remote {
+				return remoteError(g, err)
+			}
 			return err
 		},
 	}
@@ -126,7 +130,7 @@ with no duplicate. Deterministic for a given --seed.`,
 
 // demoConnection connects to --addr when it was given, or starts a
 // temporary all-in-one Seam and connects to it as its admin.
-func demoConnection(ctx context.Context, g *client.Globals, remote bool) (*grpc.ClientConn, string, func(), error) {
+func demoConnection(ctx context.Context, g *client.Globals, remote bool) (grpc.ClientConnInterface, string, func(), error) {
 	if remote {
 		conn, err := g.Connect()
 		if err != nil {
@@ -165,7 +169,31 @@ func demoConnection(ctx context.Context, g *client.Globals, remote bool) (*grpc.
 		stopNode()
 		return nil, "", nil, err
 	}
-	return conn, admin, func() { conn.Close(); stopNode() }, nil
+	return client.WithTimeout(conn, g.Timeout), admin, func() { conn.Close(); stopNode() }, nil
+}
+
+// remoteError explains why the drill could not be played on the Seam at
+// --addr: it needs an empty Seam and an admin token of it.
+func remoteError(g *client.Globals, err error) error {
+	if exit.Coded(err) {
+		return err
+	}
+	// The drill wraps the call's error with what it was doing; the status
+	// inside says why.
+	var se interface{ GRPCStatus() *status.Status }
+	if !errors.As(err, &se) {
+		return err
+	}
+	st := se.GRPCStatus()
+	switch st.Code() {
+	case codes.AlreadyExists:
+		return exit.Usagef("the Seam at %s already holds data the drill would create (%s); seam demo --addr needs an empty Seam: start one with seam up --data-dir on a new directory, or run seam demo without --addr to play on a temporary one", g.Addr, st.Message())
+	case codes.Unauthenticated:
+		return exit.Usagef("the Seam at %s does not accept the token (%s); seam demo --addr needs an admin token of that Seam: pass --token or set SEAM_TOKEN (seam up wrote its admin token to admin.token in its data directory)", g.Addr, st.Message())
+	case codes.PermissionDenied:
+		return exit.Usagef("the drill registers contracts and contains sources, which needs an admin token of the Seam at %s: %s", g.Addr, st.Message())
+	}
+	return g.RPCError("seam demo", err)
 }
 
 // demoData generates the orders of the drill, deterministically.
@@ -271,7 +299,7 @@ type drill struct {
 }
 
 // runDemo plays the drill and prints it to w.
-func runDemo(ctx context.Context, conn *grpc.ClientConn, admin string, cfg demoConfig, w io.Writer) (*demoOutcome, error) {
+func runDemo(ctx context.Context, conn grpc.ClientConnInterface, admin string, cfg demoConfig, w io.Writer) (*demoOutcome, error) {
 	total := cfg.days*cfg.perDay + 2*cfg.batch*10
 	d := &drill{
 		cfg: cfg, data: &demoData{cfg: cfg, known: int(float64(cfg.customers) * cfg.knownShare), uuids: map[int]string{}},
