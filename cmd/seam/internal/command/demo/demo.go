@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/bits"
 	"math/rand/v2"
 	"os"
@@ -28,6 +29,7 @@ import (
 	"github.com/seamdata/seam/cmd/seam/internal/node"
 	"github.com/seamdata/seam/cmd/seam/internal/output"
 	"github.com/seamdata/seam/core/examples"
+	"github.com/seamdata/seam/core/record/recordtest"
 	"github.com/seamdata/seam/platform/dial"
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
 	idmapv1 "github.com/seamdata/seam/proto/seam/idmap/v1"
@@ -231,7 +233,7 @@ type orderSpec struct {
 	date        string  // the partition's date, for created_at
 }
 
-// batch returns the NDJSON of the orders and their customer numbers.
+// batch returns the NDJSON of the orders.
 func (d *demoData) batch(rng *rand.Rand, s orderSpec) []byte {
 	var b []byte
 	statuses := [...]string{"placed", "paid", "shipped", "cancelled"}
@@ -241,19 +243,19 @@ func (d *demoData) batch(rng *rand.Rand, s orderSpec) []byte {
 		gap = s.n / s.missingKeys
 	}
 	for i := range s.n {
-		num := s.first + i
 		k := 1 + rng.IntN(d.cfg.customers)
-		amount := s.meanAmount * (0.5 + rng.Float64())
-		b = fmt.Appendf(b, `{"order_id":"ORD-%010d",`, num)
+		o := recordtest.Order{Number: s.first + i, Amount: math.Round(s.meanAmount*(0.5+rng.Float64())*100) / 100}
 		switch {
 		case gap > 0 && i%gap == 0 && i/gap < s.missingKeys:
 		case i >= s.uuidFrom:
-			b = fmt.Appendf(b, `"customer_id":%q,`, d.customerUUID(k))
+			o.Customer = d.customerUUID(k)
 		default:
-			b = fmt.Appendf(b, `"customer_id":%d,`, k)
+			o.Customer = k
 		}
-		b = fmt.Appendf(b, `"amount":%.2f,"currency":%q,"status":%q,"created_at":"%sT%02d:%02d:00Z","country":"DE","items":%d,"channel":"web"}`+"\n",
-			amount, currencies[rng.IntN(3)], statuses[rng.IntN(4)], s.date, rng.IntN(24), rng.IntN(60), 1+rng.IntN(5))
+		o.Currency, o.Status = currencies[rng.IntN(3)], statuses[rng.IntN(4)]
+		o.CreatedAt = fmt.Sprintf("%sT%02d:%02d:00Z", s.date, rng.IntN(24), rng.IntN(60))
+		o.Items = 1 + rng.IntN(5)
+		b = append(o.AppendJSON(b), '\n')
 	}
 	return b
 }
