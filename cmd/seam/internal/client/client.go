@@ -15,6 +15,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/seamdata/seam/platform/backoff"
+
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"google.golang.org/grpc"
@@ -216,7 +218,7 @@ func (g *Globals) Run(run RunFunc) func(*cobra.Command, []string) error {
 // command with the last error, so a watch never hangs on a Seam that is
 // down.
 func Follow[T any](ctx context.Context, g *Globals, what string, open func() (grpc.ServerStreamingClient[T], error), emit func(*T) error) error {
-	backoff := 250 * time.Millisecond
+	retry := backoff.Backoff{Min: 250 * time.Millisecond, Max: 10 * time.Second}
 	var failingSince time.Time
 	for {
 		stream, err := open()
@@ -226,7 +228,7 @@ func Follow[T any](ctx context.Context, g *Globals, what string, open func() (gr
 				if msg, err = stream.Recv(); err != nil {
 					break
 				}
-				backoff = 250 * time.Millisecond
+				retry.Reset()
 				failingSince = time.Time{}
 				if err := emit(msg); err != nil {
 					return err
@@ -247,12 +249,9 @@ func Follow[T any](ctx context.Context, g *Globals, what string, open func() (gr
 		if g.Timeout > 0 && time.Since(failingSince) >= g.Timeout {
 			return g.RPCError(what, err)
 		}
-		select {
-		case <-ctx.Done():
+		if retry.Wait(ctx) != nil {
 			return nil
-		case <-time.After(backoff):
 		}
-		backoff = min(2*backoff, 10*time.Second)
 	}
 }
 
