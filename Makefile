@@ -1,5 +1,6 @@
 # Seam's build. `make test` is the one command that tests every module of the
-# workspace; `make tools` installs the pinned code generators into .tools/bin.
+# workspace; `make tools` links the pinned code generators into .tools/bin,
+# building each once per version into a cache under $HOME/.cache.
 
 SHELL := bash
 TOOLS := $(CURDIR)/.tools/bin
@@ -19,18 +20,33 @@ PACKAGES = $(addsuffix /...,$(MODULES))
 
 all: build test
 
+# The generators are built once per set of versions into a cache outside
+# the checkout (TOOLS_CACHE, under $HOME/.cache) and linked into
+# .tools/bin, so a fresh clone (and every CI run) reuses them instead of
+# building buf from source again. A .tools/bin that already holds a tool,
+# or a .tools linked to a shared folder, is used as it is.
+TOOLS_KEY   := $(shell go env GOVERSION)-buf$(BUF_VERSION)-go$(PROTOC_GEN_GO_VERSION)-grpc$(PROTOC_GEN_GO_GRPC_VER)-gw$(GRPC_GATEWAY_VERSION)
+TOOLS_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/seam/tools/$(TOOLS_KEY)
+
 tools: $(TOOLS)/buf $(TOOLS)/protoc-gen-go $(TOOLS)/protoc-gen-go-grpc $(TOOLS)/protoc-gen-grpc-gateway $(TOOLS)/protoc-gen-openapiv2
 
+# tool installs $(2) into the cache unless it is there, then links it.
+define tool
+	@mkdir -p $(TOOLS) $(TOOLS_CACHE)
+	@if [ ! -x $(TOOLS_CACHE)/$(1) ]; then echo "building $(1) into $(TOOLS_CACHE)"; GOBIN=$(TOOLS_CACHE) go install $(2); fi
+	@ln -sf $(TOOLS_CACHE)/$(1) $(TOOLS)/$(1)
+endef
+
 $(TOOLS)/buf:
-	GOBIN=$(TOOLS) go install github.com/bufbuild/buf/cmd/buf@$(BUF_VERSION)
+	$(call tool,buf,github.com/bufbuild/buf/cmd/buf@$(BUF_VERSION))
 $(TOOLS)/protoc-gen-go:
-	GOBIN=$(TOOLS) go install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)
+	$(call tool,protoc-gen-go,google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION))
 $(TOOLS)/protoc-gen-go-grpc:
-	GOBIN=$(TOOLS) go install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VER)
+	$(call tool,protoc-gen-go-grpc,google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VER))
 $(TOOLS)/protoc-gen-grpc-gateway:
-	GOBIN=$(TOOLS) go install github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-grpc-gateway@$(GRPC_GATEWAY_VERSION)
+	$(call tool,protoc-gen-grpc-gateway,github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-grpc-gateway@$(GRPC_GATEWAY_VERSION))
 $(TOOLS)/protoc-gen-openapiv2:
-	GOBIN=$(TOOLS) go install github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-openapiv2@$(GRPC_GATEWAY_VERSION)
+	$(call tool,protoc-gen-openapiv2,github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-openapiv2@$(GRPC_GATEWAY_VERSION))
 
 generate: tools
 	buf lint
@@ -52,6 +68,8 @@ fmt:
 	gofmt -w $(MODULES)
 
 test:
+	@if [ -z "$$SEAM_TEST_POSTGRES_URL" ]; then \
+		echo "note: SEAM_TEST_POSTGRES_URL is not set, so the PostgreSQL tests skip; set it (for example postgres://postgres@127.0.0.1:5432/test?sslmode=disable) to run them"; fi
 	go test $(PACKAGES)
 
 test-race:
