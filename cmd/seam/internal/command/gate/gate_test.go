@@ -142,3 +142,15 @@ func TestEmptyFileRefusedAlike(t *testing.T) {
 		t.Errorf("monitor after refused empty files = %v, want nothing received", m)
 	}
 }
+
+// A stream the gate refuses (an unknown subject) ends with the gate's
+// reason, not a bare end of stream.
+func TestIngestIntoUnknownSubjectSaysWhy(t *testing.T) {
+	t.Parallel()
+	n := seamtest.StartNode(t)
+	file := seamtest.WriteFile(t, "day.ndjson", strings.Join(seamtest.OrderLines(2500), "\n")+"\n")
+	_, errOut, code := n.CLI(t, "gate", "ingest", "no.such", file, "--partition", "2026-03-01")
+	if code != exit.Usage || !strings.Contains(errOut, "no.such") || strings.Contains(errOut, "EOF") {
+		t.Errorf("ingest into an unknown subject: exit %d, %s; want 2 naming the subject", code, errOut)
+	}
+}
