@@ -3,6 +3,8 @@
 package validate
 
 import (
+	"bytes"
+	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
@@ -225,13 +227,18 @@ func (v *validator) file(cmd *cobra.Command, path string, format recordv1.Format
 	go func() {
 		// The same splitter as seam gate ingest: the same batches.
 		sp := record.NewSplitter(f, format, v.batch)
-		for {
+		for first := true; ; first = false {
 			c, err := sp.Next()
 			if err != nil {
 				if !errors.Is(err, io.EOF) {
 					splitErr = err
 				}
 				break
+			}
+			if first && format == recordv1.Format_FORMAT_CSV {
+				if splitErr = v.checkHeader(sp.Header()); splitErr != nil {
+					break
+				}
 			}
 			_ = bar.Add64(c.Bytes)
 			chunks <- c
@@ -250,6 +257,22 @@ func (v *validator) file(cmd *cobra.Command, path string, format recordv1.Format
 		return exit.Invalidf("%s holds no records", path)
 	}
 	return nil
+}
+
+// checkHeader refuses a CSV whose first row names no field of the
+// contract: a file without a header row, whose first record would
+// otherwise be taken for one and every other record fail.
+func (v *validator) checkHeader(header []byte) error {
+	cells, err := csv.NewReader(bytes.NewReader(header)).Read()
+	if err != nil {
+		return fmt.Errorf("CSV header: %w", err)
+	}
+	for _, c := range cells {
+		if _, ok := v.plan.Schema().Lookup(strings.TrimSpace(c)); ok {
+			return nil
+		}
+	}
+	return fmt.Errorf("line 1 (%s) names no field of the contract; a CSV file needs a header row naming its columns", strings.TrimSpace(string(header)))
 }
 
 // validate decodes and checks one chunk.

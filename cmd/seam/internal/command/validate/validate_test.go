@@ -127,3 +127,14 @@ func TestValidateChecksTheContractAsTheRegistryDoes(t *testing.T) {
 		t.Errorf("validate without --canonical: exit %d, %s; want 0 and a note that the mapping was not checked", code, errOut)
 	}
 }
+
+// A data CSV without a header row is refused (exit 3) instead of having
+// its first record taken for a header and every other record fail.
+func TestValidateRefusesCSVWithoutHeader(t *testing.T) {
+	t.Parallel()
+	row := "ORD-0000000001,1001,10.5,EUR,paid,2026-11-29T10:00:00Z,DE,2,0,web,a@b.example,\n"
+	_, errOut, code := seamtest.Run(context.Background(), "validate", "--contract", seamtest.ExampleFile(t, "shop_orders_v1.yaml"), seamtest.WriteFile(t, "rows.csv", row+row))
+	if code != exit.Invalid || !strings.Contains(errOut, "header row") {
+		t.Errorf("validate of a CSV without a header: exit %d, %s; want 3 asking for a header row", code, errOut)
+	}
+}
