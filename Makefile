@@ -80,7 +80,11 @@ test-race:
 # package for `go test -list`. Minimizing a new input is capped at
 # FUZZMINIMIZE executions: uncapped, minimizing an input grown from a
 # large seed (a whole contract) takes the worker up to a minute, during
-# which the target reports no progress.
+# which the target reports no progress. Go 1.26's fuzz coordinator can
+# fail a target with "context deadline exceeded" at the end of -fuzztime
+# on a busy machine (golang/go#75804, fixed in Go 1.27); such a run wrote
+# no failing input and is reported, not failed. Any other failure, or one
+# that wrote an input to testdata/fuzz, fails.
 FUZZTIME ?= 10s
 FUZZMINIMIZE ?= 100x
 fuzz:
@@ -88,7 +92,14 @@ fuzz:
 		dir=$$(dirname "$$file"); \
 		for target in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' "$$file"); do \
 			echo "fuzz $$dir $$target"; \
-			(cd "$$dir" && go test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) .) || exit 1; \
+			corpus="$$dir/testdata/fuzz/$$target"; before=$$(ls "$$corpus" 2>/dev/null | wc -l); \
+			log=$$(mktemp); \
+			if ! (cd "$$dir" && go test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) .) >"$$log" 2>&1; then \
+				cat "$$log"; after=$$(ls "$$corpus" 2>/dev/null | wc -l); \
+				if [ "$$after" -gt "$$before" ] || ! grep -q '^    context deadline exceeded$$' "$$log"; then rm -f "$$log"; exit 1; fi; \
+				echo "fuzz $$target: stopped by the fuzz coordinator's deadline race (golang/go#75804), no failing input written"; \
+			else cat "$$log"; fi; \
+			rm -f "$$log"; \
 		done; \
 	done
 
