@@ -863,11 +863,6 @@ func (ob *objectImport) property(p *interop.Value, prefix string, items bool) (*
 	if err := ob.constraints(f, take); err != nil {
 		return nil, err
 	}
-	if optObj != nil {
-		for _, r := range optObj.Rest() {
-			im.note(r, interop.Dropped, "logicalTypeOptions.%s has no Seam equivalent", interop.Key(r))
-		}
-	}
 	if v := o.Take("required"); v != nil {
 		f.Required = v.Text == "true"
 	}
@@ -940,6 +935,11 @@ func (ob *objectImport) property(p *interop.Value, prefix string, items bool) (*
 		f.Items = it
 		if it.GetType() == contractv1.FieldType_FIELD_TYPE_OBJECT || hasConstraints(it) {
 			im.note(v, interop.Approximated, "the gate checks the type of each array element, not the constraints or members declared inside it")
+		}
+	}
+	if optObj != nil {
+		for _, r := range optObj.Rest() {
+			im.note(r, interop.Dropped, "logicalTypeOptions.%s has no Seam equivalent", interop.Key(r))
 		}
 	}
 	if t == contractv1.FieldType_FIELD_TYPE_ARRAY && f.Items == nil {

@@ -1,6 +1,8 @@
 package odcs_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -29,22 +31,22 @@ var corpusOutcome = map[string]struct {
 	objects []string
 	refused string
 }{
-	"all/full-example.odcs.yaml":                          {objects: []string{"tbl", "receivers"}},
-	"fundamentals/table-column-description.odcs.yaml":     {objects: []string{"tbl"}},
-	"quality/column-accuracy.odcs.yaml":                   {objects: []string{"Air_Quality"}},
-	"quality/column-completeness.odcs.yaml":               {objects: []string{"Air_Quality"}},
-	"quality/column-custom.odcs.yaml":                     {objects: []string{"Air_Quality"}},
-	"quality/column-validity.odcs.yaml":                   {objects: []string{"Air_Quality"}},
-	"roles/service-and-operational-roles.odcs.yaml":       {refused: "no schema objects"},
-	"schema/all-schema-types.odcs.yaml":                   {objects: []string{"tbl", "AnObject", "AnotherObject"}},
-	"schema/kafka-schema.odcs.yaml":                       {objects: []string{"Orders"}},
-	"schema/kafka-schemaregistry.odcs.yaml":               {refused: "no schema object has properties"},
-	"schema/table-column.odcs.yaml":                       {objects: []string{"tbl"}},
-	"schema/table-columns-with-partition.odcs.yaml":       {objects: []string{"tbl"}},
-	"server/azure-server.odcs.yaml":                       {refused: "no schema objects"},
-	"server/kafka-server.odcs.yaml":                       {refused: "no schema object has properties"},
-	"sla/database-table-sla.odcs.yaml":                    {refused: "no schema objects"},
-	"stakeholders/basic-four-dpo.odcs.yaml":               {refused: "no schema objects"},
+	"all/full-example.odcs.yaml":                      {objects: []string{"tbl", "receivers"}},
+	"fundamentals/table-column-description.odcs.yaml": {objects: []string{"tbl"}},
+	"quality/column-accuracy.odcs.yaml":               {objects: []string{"Air_Quality"}},
+	"quality/column-completeness.odcs.yaml":           {objects: []string{"Air_Quality"}},
+	"quality/column-custom.odcs.yaml":                 {objects: []string{"Air_Quality"}},
+	"quality/column-validity.odcs.yaml":               {objects: []string{"Air_Quality"}},
+	"roles/service-and-operational-roles.odcs.yaml":   {refused: "no schema objects"},
+	"schema/all-schema-types.odcs.yaml":               {objects: []string{"tbl", "AnObject", "AnotherObject"}},
+	"schema/kafka-schema.odcs.yaml":                   {objects: []string{"Orders"}},
+	"schema/kafka-schemaregistry.odcs.yaml":           {refused: "no schema object has properties"},
+	"schema/table-column.odcs.yaml":                   {objects: []string{"tbl"}},
+	"schema/table-columns-with-partition.odcs.yaml":   {objects: []string{"tbl"}},
+	"server/azure-server.odcs.yaml":                   {refused: "no schema objects"},
+	"server/kafka-server.odcs.yaml":                   {refused: "no schema object has properties"},
+	"sla/database-table-sla.odcs.yaml":                {refused: "no schema objects"},
+	"stakeholders/basic-four-dpo.odcs.yaml":           {refused: "no schema objects"},
 }
 
 // TestCorpusExamples imports every ODCS example of the corpus, exports each
@@ -102,8 +104,10 @@ func TestCorpusExamples(t *testing.T) {
 			fmt.Fprintf(&golden, "%s\n", n)
 		}
 		for _, c := range res.Contracts {
-			js, _ := protojson.MarshalOptions{UseProtoNames: true, Indent: "  "}.Marshal(c.Contract)
-			fmt.Fprintf(&golden, "-- %s:\n%s\n", c.Object, js)
+			js, _ := protojson.MarshalOptions{UseProtoNames: true}.Marshal(c.Contract)
+			var indented bytes.Buffer
+			_ = json.Indent(&indented, js, "", "  ") // protojson varies its spacing on purpose
+			fmt.Fprintf(&golden, "-- %s:\n%s\n", c.Object, indented.String())
 			roundTrip(t, rel+"#"+c.Object, c.Contract, sch)
 		}
 	}
@@ -228,4 +232,133 @@ func TestExportSeamExamples(t *testing.T) {
 			t.Errorf("%s: export then import changed the contract:\ngot  %v\nwant %v\n%s", name, got, want, out)
 		}
 	}
+}
+
+// TestImportPayments imports an ODCS v3.0.2 payments feed of our own and
+// checks the contract field by field, then drives records through the
+// checks compiled from it.
+func TestImportPayments(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "payments.odcs.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := odcs.Import(data, odcs.ImportOptions{Source: "payments.odcs.yaml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := res.Contracts[0].Contract
+	want := `subject:"finance.payments" owner:"ana@bank.example" description:"One record per settled payment." notice_period:"30d" ` +
+		`fields:{name:"payment_id" type:FIELD_TYPE_UUID required:true key:true} ` +
+		`fields:{name:"account_ref" type:FIELD_TYPE_STRING required:true pattern:"^[A-Z]{2}[0-9]{2}[A-Z0-9]{4,30}$" max_length:34 identifier:{namespace:"account" format:"iban"}} ` +
+		`fields:{name:"amount" type:FIELD_TYPE_DECIMAL required:true min:0} ` +
+		`fields:{name:"fee_cents" type:FIELD_TYPE_INT64 min:0} ` +
+		`fields:{name:"currency" type:FIELD_TYPE_STRING required:true enum:"EUR" enum:"USD" enum:"GBP"} ` +
+		`fields:{name:"booked_at" type:FIELD_TYPE_TIMESTAMP required:true layout:"2006-01-02T15:04:05Z07:00"} ` +
+		`fields:{name:"value_date" type:FIELD_TYPE_DATE} ` +
+		`fields:{name:"payer" type:FIELD_TYPE_OBJECT fields:{name:"name" type:FIELD_TYPE_STRING max_length:140} fields:{name:"country" type:FIELD_TYPE_STRING required:true min_length:2 max_length:2}} ` +
+		`fields:{name:"tags" type:FIELD_TYPE_ARRAY max_length:5 items:{type:FIELD_TYPE_STRING}} ` +
+		`fields:{name:"reference" type:FIELD_TYPE_STRING} ` +
+		`checks:{name:"fee_drift" rule:"mean_drift(fee_cents, max_relative_change: 0.2, baseline: 7)" policy:POLICY_ALERT} ` +
+		`checks:{name:"payments_row_count" rule:"row_count(min: 101)"} ` +
+		`checks:{name:"payments_unique" rule:"unique(account_ref, booked_at)"} ` +
+		`checks:{name:"reference_present" rule:"required(reference)" policy:POLICY_ALERT}`
+	stripped := proto.Clone(c).(*contractv1.Contract)
+	stripped.Labels = nil
+	if g := normalizeSpace(stripped.String()); g != normalizeSpace(want) {
+		t.Errorf("imported contract\ngot  %s\nwant %s", g, want)
+	}
+	if c.GetLabels()["odcs.version"] != "2.1.0" || c.GetLabels()["odcs.domain"] != "finance" {
+		t.Errorf("labels %v, want odcs.version 2.1.0 and odcs.domain finance", c.GetLabels())
+	}
+	wantNotes := []string{
+		"DROPPED team: Seam keeps one owner",
+		"DROPPED schema[0].quality[3]: Seam does not run SQL queries",
+		"APPROXIMATED schema[0].quality[0]: Seam counts rows per partition",
+		"APPROXIMATED schema[0].properties[2].physicalType",
+	}
+	for _, w := range wantNotes {
+		if !slicesContainsPrefix(res.Report.Notes, w) {
+			t.Errorf("report lacks %q; got:\n%s", w, notesText(res.Report.Notes))
+		}
+	}
+}
+
+func normalizeSpace(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func slicesContainsPrefix(notes []interop.Note, prefix string) bool {
+	for _, n := range notes {
+		if strings.HasPrefix(n.String(), prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+func notesText(notes []interop.Note) string {
+	var b strings.Builder
+	for _, n := range notes {
+		b.WriteString(n.String() + "\n")
+	}
+	return b.String()
+}
+
+// TestImportRefusals feeds documents that cannot become contracts: each
+// is an error that says where and why, never a panic or a partial result.
+func TestImportRefusals(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ name, doc, want string }{
+		{"malformed", "apiVersion: v3.1.0\nschema: [\n", "malformed YAML"},
+		{"not utf-8", "apiVersion: v3.1.0\nid: \xff\n", "not valid UTF-8"},
+		{"v2", "apiVersion: v2.2.2\nkind: DataContract\nid: x\n", "not supported"},
+		{"no api version", "kind: DataContract\nid: x\n", "apiVersion is missing"},
+		{"wrong kind", "apiVersion: v3.1.0\nkind: Pipeline\n", "kind is \"Pipeline\""},
+		{"schema not a list", "apiVersion: v3.1.0\nschema: {name: x}\n", "want a list of schema objects"},
+		{"no owner", "apiVersion: v3.1.0\nschema: [{name: t, properties: [{name: a, logicalType: string}]}]\n", "no owner"},
+		{"bad field name", "apiVersion: v3.1.0\nteam: {name: t}\nschema: [{name: t, properties: [{name: first-name, logicalType: string}]}]\n", "not a valid field name"},
+		{"unknown logical type", "apiVersion: v3.1.0\nteam: {name: t}\nschema: [{name: t, properties: [{name: a, logicalType: money}]}]\n", "unknown logicalType"},
+		{"bad seam rule", "apiVersion: v3.1.0\nteam: {name: t}\nschema: [{name: t, properties: [{name: a, logicalType: string}], quality: [{type: custom, engine: seam, implementation: \"mean_drift(nope)\"}]}]\n", "do not compile"},
+		{"deep", "apiVersion: v3.1.0\nx: " + strings.Repeat("[", 200) + strings.Repeat("]", 200) + "\n", "nested deeper"},
+		{"two documents", "apiVersion: v3.1.0\n---\nid: x\n", "second YAML document"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := odcs.Import([]byte(tc.doc), odcs.ImportOptions{Source: "doc.odcs.yaml"})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("got error %v, want one saying %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestStrict refuses a document with losses and lists them.
+func TestStrict(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "payments.odcs.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = odcs.Import(data, odcs.ImportOptions{Strict: true})
+	var le *interop.LossError
+	if !errors.As(err, &le) || len(le.Notes) == 0 || !strings.Contains(err.Error(), "SQL") {
+		t.Fatalf("got %v, want a loss error listing the SQL rule among others", err)
+	}
+}
+
+func FuzzImport(f *testing.F) {
+	data, err := os.ReadFile(filepath.Join("testdata", "payments.odcs.yaml"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(data)
+	f.Add([]byte("apiVersion: v3.1.0\nteam: {name: t}\nschema: [{name: t, properties: [{name: a, logicalType: array, items: {logicalType: object, properties: [{name: b}]}}]}]"))
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		res, err := odcs.Import(doc, odcs.ImportOptions{Owner: "o"})
+		if err != nil {
+			return
+		}
+		for _, c := range res.Contracts {
+			if _, _, err := odcs.Export(c.Contract, odcs.ExportOptions{}); err != nil {
+				t.Fatalf("an imported contract does not export: %v", err)
+			}
+		}
+	})
 }
