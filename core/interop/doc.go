@@ -273,7 +273,7 @@ func (p *parser) value(n *yaml.Node, path string, depth int) (*Value, error) {
 				// Keep one spelling for every number that is not a plain
 				// integer literal (1e3, 0x10, 1_000).
 				var i int64
-				if n.Decode(&i) == nil {
+				if n.ShortTag() == "!!int" && n.Decode(&i) == nil {
 					v.Text = strconv.FormatInt(i, 10)
 				} else {
 					v.Text = strconv.FormatFloat(f, 'g', -1, 64)
