@@ -253,7 +253,7 @@ func runNode(ctx context.Context, cfg nodeConfig, hooks nodeHooks) (err error) {
 	srv, err := server.New(server.Config{
 		TLS: serverTLS, Tokens: tokens, Logger: log, Telemetry: tel,
 		MaxMessageBytes: cfg.MaxMessageBytes, ShutdownTimeout: cfg.ShutdownTimeout, DrainDelay: cfg.DrainDelay,
-		MaxConnectionAge: cfg.MaxConnectionAge,
+		MaxConnectionAge: cfg.MaxConnectionAge, Version: buildVersion(),
 	}, svcs...)
 	if err != nil {
 		return err
