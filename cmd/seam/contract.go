@@ -69,7 +69,8 @@ func newContractCmd(g *globals) *cobra.Command {
 		Short: "Check, register and read source contracts",
 	}
 	cmd.AddCommand(newContractCheckCmd(g), newContractRegisterCmd(g), newContractGetCmd(g),
-		newContractListCmd(g), newContractHistoryCmd(g), newContractDiffCmd(g))
+		newContractListCmd(g), newContractHistoryCmd(g), newContractDiffCmd(g),
+		newContractImportCmd(g), newContractExportCmd(g))
 	return cmd
 }
 
@@ -77,10 +78,19 @@ type registerFlags struct {
 	file      string
 	effective string
 	reason    string
+	doc       *registryv1.ContractDocument // set for ODCS and JSON Schema files
+}
+
+// sent is the contract to put in the request: none when the document goes.
+func (f *registerFlags) sent(c *contractv1.Contract) *contractv1.Contract {
+	if f.doc != nil {
+		return nil
+	}
+	return c
 }
 
 func (f *registerFlags) add(cmd *cobra.Command) {
-	cmd.Flags().StringVarP(&f.file, "file", "f", "", "contract YAML (- for standard input)")
+	cmd.Flags().StringVarP(&f.file, "file", "f", "", "contract YAML (- for standard input); *.odcs.yaml and *.schema.json are sent as ODCS and JSON Schema")
 	cmd.Flags().StringVar(&f.effective, "effective", "", "effective time: RFC 3339 or +DURATION from now (default: now)")
 	cmd.Flags().StringVar(&f.reason, "override-reason", "", "admin only: waive the notice period, with this reason (kept in the audit history)")
 }
@@ -90,10 +100,11 @@ func (f *registerFlags) load(cmd *cobra.Command) (*contractv1.Contract, *timesta
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	c, err := contract.Load(data, f.file)
+	c, doc, err := loadDocument(cmd, data, f.file)
 	if err != nil {
 		return nil, nil, nil, answerNo("%w", err)
 	}
+	f.doc = doc
 	when, err := parseWhen(f.effective, time.Now())
 	if err != nil {
 		return nil, nil, nil, err
@@ -124,7 +135,7 @@ usage or connection errors — so a source team can run it in its own CI.`,
 			}
 			ctx, cancel := g.callCtx(cmd.Context())
 			defer cancel()
-			resp, err := registryv1.NewRegistryServiceClient(conn).CheckContract(ctx, &registryv1.CheckContractRequest{Contract: c, EffectiveTime: when, Override: ov})
+			resp, err := registryv1.NewRegistryServiceClient(conn).CheckContract(ctx, &registryv1.CheckContractRequest{Contract: f.sent(c), Document: f.doc, EffectiveTime: when, Override: ov})
 			if err != nil {
 				return g.rpcError("check "+c.GetSubject(), err)
 			}
@@ -214,7 +225,7 @@ becomes ACTIVE on its own at that time. An admin may waive the notice with
 			}
 			ctx, cancel := g.callCtx(cmd.Context())
 			defer cancel()
-			resp, err := registryv1.NewRegistryServiceClient(conn).RegisterContract(ctx, &registryv1.RegisterContractRequest{Contract: c, EffectiveTime: when, Override: ov})
+			resp, err := registryv1.NewRegistryServiceClient(conn).RegisterContract(ctx, &registryv1.RegisterContractRequest{Contract: f.sent(c), Document: f.doc, EffectiveTime: when, Override: ov})
 			if err != nil {
 				return g.rpcError("register "+c.GetSubject(), err)
 			}
