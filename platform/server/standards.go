@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -237,9 +238,23 @@ func (m *shortEnumMarshaler) NewDecoder(r io.Reader) runtime.Decoder {
 // Unmarshal implements runtime.Marshaler.
 func (m *shortEnumMarshaler) Unmarshal(data []byte, v any) error {
 	err := m.JSONPb.Unmarshal(data, v)
-	msg, ok := v.(proto.Message)
-	if err == nil || !ok || !strings.Contains(err.Error(), "enum") {
+	if err == nil || !strings.Contains(err.Error(), "enum") {
 		return err
+	}
+	msg, ok := v.(proto.Message)
+	if !ok {
+		// A body bound to one field arrives as a pointer to the field's
+		// message pointer.
+		rv := reflect.ValueOf(v)
+		if rv.Kind() != reflect.Pointer || rv.Elem().Kind() != reflect.Pointer {
+			return err
+		}
+		if rv.Elem().IsNil() {
+			rv.Elem().Set(reflect.New(rv.Elem().Type().Elem()))
+		}
+		if msg, ok = rv.Elem().Interface().(proto.Message); !ok {
+			return err
+		}
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber() // keep every digit of large integers
