@@ -76,6 +76,8 @@ func (s *Server) registerConsumer(ctx context.Context, p *auth.Principal, c *reg
 	}
 	stored := proto.Clone(c).(*registryv1.Consumer)
 	stored.UpdateTime = timestamppb.New(s.clock())
+	// Registered by hand: declared, whatever the request says.
+	stored.Origin, stored.Learned = registryv1.ConsumerOrigin_CONSUMER_ORIGIN_DECLARED, nil
 	err := s.store.Write(ctx, func(tx StoreTx) error {
 		all, err := tx.Consumers()
 		if err != nil {

@@ -72,9 +72,9 @@ func pickModel(ms []*registryv1.CanonicalModelVersion, version int32) *registryv
 }
 
 func (s *Server) checkContract(p *auth.Principal, req *registryv1.CheckContractRequest) (*registryv1.CheckContractResponse, error) {
-	c := req.GetContract()
-	if c == nil {
-		return nil, required("contract", "a contract loaded from YAML")
+	c, notes, err := contractOf(req.GetContract(), req.GetDocument())
+	if err != nil {
+		return nil, err
 	}
 	txn := s.model.snapshot()
 	subj, err := subjectOf(txn, nil, c.GetSubject())
@@ -100,6 +100,8 @@ func (s *Server) checkContract(p *auth.Principal, req *registryv1.CheckContractR
 		Problems:      d.problems,
 		Version:       d.latest.GetVersion() + 1,
 		LatestVersion: d.latest.GetVersion(),
+		ImportNotes:   notes,
+		Contract:      c,
 	}
 	switch {
 	case len(d.problems) > 0 && d.problems[0].GetReason() == ReasonInvalidContract:
@@ -137,9 +139,9 @@ func affectedBy(consumers []*registryv1.Consumer, subject string, changes []*reg
 }
 
 func (s *Server) registerContract(ctx context.Context, p *auth.Principal, req *registryv1.RegisterContractRequest) (*registryv1.RegisterContractResponse, error) {
-	c := req.GetContract()
-	if c == nil {
-		return nil, required("contract", "a contract loaded from YAML")
+	c, notes, err := contractOf(req.GetContract(), req.GetDocument())
+	if err != nil {
+		return nil, err
 	}
 	if c.GetSubject() == "" {
 		return nil, required("contract.subject", `"shop.orders"`)
@@ -149,7 +151,7 @@ func (s *Server) registerContract(ctx context.Context, p *auth.Principal, req *r
 			"%s does not own subject %q; only its owners or an admin may register versions of it", p.Name, c.GetSubject())}
 	}
 	var resp *registryv1.RegisterContractResponse
-	err := s.store.Write(ctx, func(tx StoreTx) error {
+	err = s.store.Write(ctx, func(tx StoreTx) error {
 		resp = nil
 		subj, history, err := tx.Subject(c.GetSubject())
 		if err != nil {
@@ -206,6 +208,7 @@ func (s *Server) registerContract(ctx context.Context, p *auth.Principal, req *r
 		s.registrations.Add(ctx, 1, metric.WithAttributes(attribute.String("status", resp.GetVersion().GetStatus().String())))
 		s.sync(ctx)
 	}
+	resp.ImportNotes = notes
 	return resp, nil
 }
 

@@ -270,7 +270,7 @@ func Run(ctx context.Context, cfg Config, hooks Hooks) (err error) {
 	srv, err := server.New(server.Config{
 		TLS: serverTLS, Tokens: tokens, Logger: log, Telemetry: tel,
 		MaxMessageBytes: cfg.MaxMessageBytes, ShutdownTimeout: cfg.ShutdownTimeout, DrainDelay: cfg.DrainDelay,
-		MaxConnectionAge: cfg.MaxConnectionAge,
+		MaxConnectionAge: cfg.MaxConnectionAge, Version: cfg.Version,
 	}, svcs...)
 	if err != nil {
 		return err

@@ -48,7 +48,8 @@ func New(g *client.Globals) *cobra.Command {
 		Short: "Check, register and read source contracts",
 	}
 	cmd.AddCommand(newContractCheckCmd(g), newContractRegisterCmd(g), newContractGetCmd(g),
-		newContractListCmd(g), newContractHistoryCmd(g), newContractDiffCmd(g))
+		newContractListCmd(g), newContractHistoryCmd(g), newContractDiffCmd(g),
+		newContractImportCmd(g), newContractExportCmd(g))
 	return cmd
 }
 
@@ -56,10 +57,19 @@ type registerFlags struct {
 	file      string
 	effective string
 	reason    string
+	doc       *registryv1.ContractDocument // set for ODCS and JSON Schema files
+}
+
+// sent is the contract to put in the request: none when the document goes.
+func (f *registerFlags) sent(c *contractv1.Contract) *contractv1.Contract {
+	if f.doc != nil {
+		return nil
+	}
+	return c
 }
 
 func (f *registerFlags) add(cmd *cobra.Command) {
-	cmd.Flags().StringVarP(&f.file, "file", "f", "", "contract YAML (- for standard input)")
+	cmd.Flags().StringVarP(&f.file, "file", "f", "", "contract YAML (- for standard input); *.odcs.yaml and *.schema.json are sent as ODCS and JSON Schema")
 	cmd.Flags().StringVar(&f.effective, "effective", "", "effective time: RFC 3339 or +DURATION from now (default: now)")
 	cmd.Flags().StringVar(&f.reason, "override-reason", "", "admin only: waive the notice period, with this reason (kept in the audit history)")
 }
@@ -69,10 +79,11 @@ func (f *registerFlags) load(cmd *cobra.Command) (*contractv1.Contract, *timesta
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	c, err := contract.Load(data, f.file)
+	c, doc, err := loadDocument(cmd, data, f.file)
 	if err != nil {
 		return nil, nil, nil, exit.Failf("%w", err)
 	}
+	f.doc = doc
 	when, err := parseWhen(f.effective, time.Now())
 	if err != nil {
 		return nil, nil, nil, err
@@ -103,7 +114,7 @@ usage or connection errors — so a source team can run it in its own CI.`,
 			}
 			ctx, cancel := g.CallCtx(cmd.Context())
 			defer cancel()
-			resp, err := registryv1.NewRegistryServiceClient(conn).CheckContract(ctx, &registryv1.CheckContractRequest{Contract: c, EffectiveTime: when, Override: ov})
+			resp, err := registryv1.NewRegistryServiceClient(conn).CheckContract(ctx, &registryv1.CheckContractRequest{Contract: f.sent(c), Document: f.doc, EffectiveTime: when, Override: ov})
 			if err != nil {
 				return g.RPCError("check "+c.GetSubject(), err)
 			}
@@ -186,7 +197,7 @@ becomes ACTIVE on its own at that time. An admin may waive the notice with
 			}
 			ctx, cancel := g.CallCtx(cmd.Context())
 			defer cancel()
-			resp, err := registryv1.NewRegistryServiceClient(conn).RegisterContract(ctx, &registryv1.RegisterContractRequest{Contract: c, EffectiveTime: when, Override: ov})
+			resp, err := registryv1.NewRegistryServiceClient(conn).RegisterContract(ctx, &registryv1.RegisterContractRequest{Contract: f.sent(c), Document: f.doc, EffectiveTime: when, Override: ov})
 			if err != nil {
 				return g.RPCError("register "+c.GetSubject(), err)
 			}
