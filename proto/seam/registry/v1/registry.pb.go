@@ -275,6 +275,9 @@ const (
 	EventType_EVENT_TYPE_BACKFILL_COMPLETED         EventType = 10
 	EventType_EVENT_TYPE_UNANNOUNCED_CHANGE         EventType = 11
 	EventType_EVENT_TYPE_ALERT_RAISED               EventType = 12
+	// EVENT_TYPE_ACTIVATION_HELD: a SCHEDULED version reached its effective
+	// time but its migration cannot run yet; the message says why.
+	EventType_EVENT_TYPE_ACTIVATION_HELD EventType = 13
 )
 
 // Enum value maps for EventType.
@@ -293,6 +296,7 @@ var (
 		10: "EVENT_TYPE_BACKFILL_COMPLETED",
 		11: "EVENT_TYPE_UNANNOUNCED_CHANGE",
 		12: "EVENT_TYPE_ALERT_RAISED",
+		13: "EVENT_TYPE_ACTIVATION_HELD",
 	}
 	EventType_value = map[string]int32{
 		"EVENT_TYPE_UNSPECIFIED":                0,
@@ -308,6 +312,7 @@ var (
 		"EVENT_TYPE_BACKFILL_COMPLETED":         10,
 		"EVENT_TYPE_UNANNOUNCED_CHANGE":         11,
 		"EVENT_TYPE_ALERT_RAISED":               12,
+		"EVENT_TYPE_ACTIVATION_HELD":            13,
 	}
 )
 
@@ -499,9 +504,14 @@ type ContractVersion struct {
 	Override   *NoticeOverride `protobuf:"bytes,10,opt,name=override,proto3" json:"override,omitempty"`
 	OverrideBy string          `protobuf:"bytes,11,opt,name=override_by,json=overrideBy,proto3" json:"override_by,omitempty"`
 	// Fingerprint is a hash of the canonical encoding of the contract.
-	Fingerprint   string `protobuf:"bytes,12,opt,name=fingerprint,proto3" json:"fingerprint,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Fingerprint string `protobuf:"bytes,12,opt,name=fingerprint,proto3" json:"fingerprint,omitempty"`
+	// ActivationHold says why a SCHEDULED version whose effective time has
+	// passed is not active yet (its migration cannot run: an idmap table is
+	// empty, a rule is missing); empty otherwise. The registry activates the
+	// version as soon as the migration is ready.
+	ActivationHold string `protobuf:"bytes,13,opt,name=activation_hold,json=activationHold,proto3" json:"activation_hold,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *ContractVersion) Reset() {
@@ -614,6 +624,13 @@ func (x *ContractVersion) GetOverrideBy() string {
 func (x *ContractVersion) GetFingerprint() string {
 	if x != nil {
 		return x.Fingerprint
+	}
+	return ""
+}
+
+func (x *ContractVersion) GetActivationHold() string {
+	if x != nil {
+		return x.ActivationHold
 	}
 	return ""
 }
@@ -782,7 +799,8 @@ type AffectedConsumer struct {
 	Path []string `protobuf:"bytes,2,rep,name=path,proto3" json:"path,omitempty"`
 	// Depth is 1 for direct readers of the subject.
 	Depth int32 `protobuf:"varint,3,opt,name=depth,proto3" json:"depth,omitempty"`
-	// Fields are the subject fields (or upstream datasets) through which the
+	// Fields are the subject fields, canonical fields (as
+	// "commerce.order.customer_id") or upstream datasets through which the
 	// consumer is reached.
 	Fields        []string    `protobuf:"bytes,4,rep,name=fields,proto3" json:"fields,omitempty"`
 	Usages        []UsageKind `protobuf:"varint,5,rep,packed,name=usages,proto3,enum=seam.registry.v1.UsageKind" json:"usages,omitempty"`
@@ -938,6 +956,9 @@ type CheckContractResponse struct {
 	Version int32 `protobuf:"varint,7,opt,name=version,proto3" json:"version,omitempty"`
 	// LatestVersion is the version compared against (0 for a new subject).
 	LatestVersion int32 `protobuf:"varint,8,opt,name=latest_version,json=latestVersion,proto3" json:"latest_version,omitempty"`
+	// Migration says, per identifier translation of the mapping, whether
+	// idmap can run it now.
+	Migration     []*TranslationReadiness `protobuf:"bytes,9,rep,name=migration,proto3" json:"migration,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1028,6 +1049,113 @@ func (x *CheckContractResponse) GetLatestVersion() int32 {
 	return 0
 }
 
+func (x *CheckContractResponse) GetMigration() []*TranslationReadiness {
+	if x != nil {
+		return x.Migration
+	}
+	return nil
+}
+
+// TranslationReadiness is whether idmap can run one translation of a
+// version's mapping.
+type TranslationReadiness struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Field is the canonical field the translation produces.
+	Field string `protobuf:"bytes,1,opt,name=field,proto3" json:"field,omitempty"`
+	// From and To are "namespace/format".
+	From  string `protobuf:"bytes,2,opt,name=from,proto3" json:"from,omitempty"`
+	To    string `protobuf:"bytes,3,opt,name=to,proto3" json:"to,omitempty"`
+	Ready bool   `protobuf:"varint,4,opt,name=ready,proto3" json:"ready,omitempty"`
+	// Strategy is how idmap translates when ready: "rule", "reverse rule" or
+	// "table".
+	Strategy string `protobuf:"bytes,5,opt,name=strategy,proto3" json:"strategy,omitempty"`
+	// TablePairs is the size of the lookup table when one is used or needed.
+	TablePairs int64 `protobuf:"varint,6,opt,name=table_pairs,json=tablePairs,proto3" json:"table_pairs,omitempty"`
+	// Message says what is missing and how to provide it.
+	Message       string `protobuf:"bytes,7,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TranslationReadiness) Reset() {
+	*x = TranslationReadiness{}
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TranslationReadiness) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TranslationReadiness) ProtoMessage() {}
+
+func (x *TranslationReadiness) ProtoReflect() protoreflect.Message {
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TranslationReadiness.ProtoReflect.Descriptor instead.
+func (*TranslationReadiness) Descriptor() ([]byte, []int) {
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *TranslationReadiness) GetField() string {
+	if x != nil {
+		return x.Field
+	}
+	return ""
+}
+
+func (x *TranslationReadiness) GetFrom() string {
+	if x != nil {
+		return x.From
+	}
+	return ""
+}
+
+func (x *TranslationReadiness) GetTo() string {
+	if x != nil {
+		return x.To
+	}
+	return ""
+}
+
+func (x *TranslationReadiness) GetReady() bool {
+	if x != nil {
+		return x.Ready
+	}
+	return false
+}
+
+func (x *TranslationReadiness) GetStrategy() string {
+	if x != nil {
+		return x.Strategy
+	}
+	return ""
+}
+
+func (x *TranslationReadiness) GetTablePairs() int64 {
+	if x != nil {
+		return x.TablePairs
+	}
+	return 0
+}
+
+func (x *TranslationReadiness) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
 type RegisterContractRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Contract      *v1.Contract           `protobuf:"bytes,1,opt,name=contract,proto3" json:"contract,omitempty"`
@@ -1039,7 +1167,7 @@ type RegisterContractRequest struct {
 
 func (x *RegisterContractRequest) Reset() {
 	*x = RegisterContractRequest{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[8]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1051,7 +1179,7 @@ func (x *RegisterContractRequest) String() string {
 func (*RegisterContractRequest) ProtoMessage() {}
 
 func (x *RegisterContractRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[8]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1064,7 +1192,7 @@ func (x *RegisterContractRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterContractRequest.ProtoReflect.Descriptor instead.
 func (*RegisterContractRequest) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{8}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *RegisterContractRequest) GetContract() *v1.Contract {
@@ -1094,14 +1222,18 @@ type RegisterContractResponse struct {
 	AffectedConsumers []*AffectedConsumer    `protobuf:"bytes,2,rep,name=affected_consumers,json=affectedConsumers,proto3" json:"affected_consumers,omitempty"`
 	// Unchanged is true when the contract equals the latest version, which is
 	// returned and nothing is registered.
-	Unchanged     bool `protobuf:"varint,3,opt,name=unchanged,proto3" json:"unchanged,omitempty"`
+	Unchanged bool `protobuf:"varint,3,opt,name=unchanged,proto3" json:"unchanged,omitempty"`
+	// Migration says, per identifier translation of the mapping, whether
+	// idmap can run it now. A SCHEDULED version whose migration is not ready
+	// at its effective time stays SCHEDULED until it is.
+	Migration     []*TranslationReadiness `protobuf:"bytes,4,rep,name=migration,proto3" json:"migration,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RegisterContractResponse) Reset() {
 	*x = RegisterContractResponse{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[9]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1113,7 +1245,7 @@ func (x *RegisterContractResponse) String() string {
 func (*RegisterContractResponse) ProtoMessage() {}
 
 func (x *RegisterContractResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[9]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1126,7 +1258,7 @@ func (x *RegisterContractResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterContractResponse.ProtoReflect.Descriptor instead.
 func (*RegisterContractResponse) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{9}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *RegisterContractResponse) GetVersion() *ContractVersion {
@@ -1150,6 +1282,13 @@ func (x *RegisterContractResponse) GetUnchanged() bool {
 	return false
 }
 
+func (x *RegisterContractResponse) GetMigration() []*TranslationReadiness {
+	if x != nil {
+		return x.Migration
+	}
+	return nil
+}
+
 type GetContractRequest struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	Subject string                 `protobuf:"bytes,1,opt,name=subject,proto3" json:"subject,omitempty"`
@@ -1163,7 +1302,7 @@ type GetContractRequest struct {
 
 func (x *GetContractRequest) Reset() {
 	*x = GetContractRequest{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[10]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1175,7 +1314,7 @@ func (x *GetContractRequest) String() string {
 func (*GetContractRequest) ProtoMessage() {}
 
 func (x *GetContractRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[10]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1188,7 +1327,7 @@ func (x *GetContractRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetContractRequest.ProtoReflect.Descriptor instead.
 func (*GetContractRequest) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{10}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *GetContractRequest) GetSubject() string {
@@ -1221,7 +1360,7 @@ type GetContractResponse struct {
 
 func (x *GetContractResponse) Reset() {
 	*x = GetContractResponse{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[11]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1233,7 +1372,7 @@ func (x *GetContractResponse) String() string {
 func (*GetContractResponse) ProtoMessage() {}
 
 func (x *GetContractResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[11]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1246,7 +1385,7 @@ func (x *GetContractResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetContractResponse.ProtoReflect.Descriptor instead.
 func (*GetContractResponse) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{11}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *GetContractResponse) GetVersion() *ContractVersion {
@@ -1265,7 +1404,7 @@ type ListContractsRequest struct {
 
 func (x *ListContractsRequest) Reset() {
 	*x = ListContractsRequest{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[12]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1277,7 +1416,7 @@ func (x *ListContractsRequest) String() string {
 func (*ListContractsRequest) ProtoMessage() {}
 
 func (x *ListContractsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[12]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1290,7 +1429,7 @@ func (x *ListContractsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListContractsRequest.ProtoReflect.Descriptor instead.
 func (*ListContractsRequest) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{12}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ListContractsRequest) GetSubject() string {
@@ -1309,7 +1448,7 @@ type ListContractsResponse struct {
 
 func (x *ListContractsResponse) Reset() {
 	*x = ListContractsResponse{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[13]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1321,7 +1460,7 @@ func (x *ListContractsResponse) String() string {
 func (*ListContractsResponse) ProtoMessage() {}
 
 func (x *ListContractsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[13]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1334,7 +1473,7 @@ func (x *ListContractsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListContractsResponse.ProtoReflect.Descriptor instead.
 func (*ListContractsResponse) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{13}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ListContractsResponse) GetVersions() []*ContractVersion {
@@ -1354,7 +1493,7 @@ type ListSubjectsRequest struct {
 
 func (x *ListSubjectsRequest) Reset() {
 	*x = ListSubjectsRequest{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[14]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1366,7 +1505,7 @@ func (x *ListSubjectsRequest) String() string {
 func (*ListSubjectsRequest) ProtoMessage() {}
 
 func (x *ListSubjectsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[14]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1379,7 +1518,7 @@ func (x *ListSubjectsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSubjectsRequest.ProtoReflect.Descriptor instead.
 func (*ListSubjectsRequest) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{14}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ListSubjectsRequest) GetPrefix() string {
@@ -1398,7 +1537,7 @@ type ListSubjectsResponse struct {
 
 func (x *ListSubjectsResponse) Reset() {
 	*x = ListSubjectsResponse{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[15]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1410,7 +1549,7 @@ func (x *ListSubjectsResponse) String() string {
 func (*ListSubjectsResponse) ProtoMessage() {}
 
 func (x *ListSubjectsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[15]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1423,7 +1562,7 @@ func (x *ListSubjectsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSubjectsResponse.ProtoReflect.Descriptor instead.
 func (*ListSubjectsResponse) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{15}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ListSubjectsResponse) GetSubjects() []*Subject {
@@ -1444,7 +1583,7 @@ type DiffContractsRequest struct {
 
 func (x *DiffContractsRequest) Reset() {
 	*x = DiffContractsRequest{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[16]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1456,7 +1595,7 @@ func (x *DiffContractsRequest) String() string {
 func (*DiffContractsRequest) ProtoMessage() {}
 
 func (x *DiffContractsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[16]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1469,7 +1608,7 @@ func (x *DiffContractsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiffContractsRequest.ProtoReflect.Descriptor instead.
 func (*DiffContractsRequest) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{16}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *DiffContractsRequest) GetSubject() string {
@@ -1503,7 +1642,7 @@ type DiffContractsResponse struct {
 
 func (x *DiffContractsResponse) Reset() {
 	*x = DiffContractsResponse{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[17]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1515,7 +1654,7 @@ func (x *DiffContractsResponse) String() string {
 func (*DiffContractsResponse) ProtoMessage() {}
 
 func (x *DiffContractsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[17]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1528,7 +1667,7 @@ func (x *DiffContractsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiffContractsResponse.ProtoReflect.Descriptor instead.
 func (*DiffContractsResponse) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{17}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *DiffContractsResponse) GetChanges() []*Change {
@@ -1558,7 +1697,7 @@ type SetVersionStatusRequest struct {
 
 func (x *SetVersionStatusRequest) Reset() {
 	*x = SetVersionStatusRequest{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[18]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1570,7 +1709,7 @@ func (x *SetVersionStatusRequest) String() string {
 func (*SetVersionStatusRequest) ProtoMessage() {}
 
 func (x *SetVersionStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[18]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1583,7 +1722,7 @@ func (x *SetVersionStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetVersionStatusRequest.ProtoReflect.Descriptor instead.
 func (*SetVersionStatusRequest) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{18}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *SetVersionStatusRequest) GetSubject() string {
@@ -1623,7 +1762,7 @@ type SetVersionStatusResponse struct {
 
 func (x *SetVersionStatusResponse) Reset() {
 	*x = SetVersionStatusResponse{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[19]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1635,7 +1774,7 @@ func (x *SetVersionStatusResponse) String() string {
 func (*SetVersionStatusResponse) ProtoMessage() {}
 
 func (x *SetVersionStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[19]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1648,7 +1787,7 @@ func (x *SetVersionStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetVersionStatusResponse.ProtoReflect.Descriptor instead.
 func (*SetVersionStatusResponse) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{19}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *SetVersionStatusResponse) GetVersion() *ContractVersion {
@@ -1673,7 +1812,7 @@ type AuditEntry struct {
 
 func (x *AuditEntry) Reset() {
 	*x = AuditEntry{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[20]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1685,7 +1824,7 @@ func (x *AuditEntry) String() string {
 func (*AuditEntry) ProtoMessage() {}
 
 func (x *AuditEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[20]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1698,7 +1837,7 @@ func (x *AuditEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuditEntry.ProtoReflect.Descriptor instead.
 func (*AuditEntry) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{20}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *AuditEntry) GetSequence() int64 {
@@ -1752,7 +1891,7 @@ type GetHistoryRequest struct {
 
 func (x *GetHistoryRequest) Reset() {
 	*x = GetHistoryRequest{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[21]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1764,7 +1903,7 @@ func (x *GetHistoryRequest) String() string {
 func (*GetHistoryRequest) ProtoMessage() {}
 
 func (x *GetHistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[21]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1777,7 +1916,7 @@ func (x *GetHistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetHistoryRequest.ProtoReflect.Descriptor instead.
 func (*GetHistoryRequest) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{21}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *GetHistoryRequest) GetSubject() string {
@@ -1796,7 +1935,7 @@ type GetHistoryResponse struct {
 
 func (x *GetHistoryResponse) Reset() {
 	*x = GetHistoryResponse{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[22]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1808,7 +1947,7 @@ func (x *GetHistoryResponse) String() string {
 func (*GetHistoryResponse) ProtoMessage() {}
 
 func (x *GetHistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[22]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1821,7 +1960,7 @@ func (x *GetHistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetHistoryResponse.ProtoReflect.Descriptor instead.
 func (*GetHistoryResponse) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{22}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *GetHistoryResponse) GetEntries() []*AuditEntry {
@@ -1846,7 +1985,7 @@ type CanonicalModelVersion struct {
 
 func (x *CanonicalModelVersion) Reset() {
 	*x = CanonicalModelVersion{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[23]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1858,7 +1997,7 @@ func (x *CanonicalModelVersion) String() string {
 func (*CanonicalModelVersion) ProtoMessage() {}
 
 func (x *CanonicalModelVersion) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[23]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1871,7 +2010,7 @@ func (x *CanonicalModelVersion) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CanonicalModelVersion.ProtoReflect.Descriptor instead.
 func (*CanonicalModelVersion) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{23}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *CanonicalModelVersion) GetName() string {
@@ -1925,7 +2064,7 @@ type RegisterCanonicalModelRequest struct {
 
 func (x *RegisterCanonicalModelRequest) Reset() {
 	*x = RegisterCanonicalModelRequest{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[24]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1937,7 +2076,7 @@ func (x *RegisterCanonicalModelRequest) String() string {
 func (*RegisterCanonicalModelRequest) ProtoMessage() {}
 
 func (x *RegisterCanonicalModelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[24]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1950,7 +2089,7 @@ func (x *RegisterCanonicalModelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterCanonicalModelRequest.ProtoReflect.Descriptor instead.
 func (*RegisterCanonicalModelRequest) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{24}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *RegisterCanonicalModelRequest) GetModel() *v1.CanonicalModel {
@@ -1970,7 +2109,7 @@ type RegisterCanonicalModelResponse struct {
 
 func (x *RegisterCanonicalModelResponse) Reset() {
 	*x = RegisterCanonicalModelResponse{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[25]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1982,7 +2121,7 @@ func (x *RegisterCanonicalModelResponse) String() string {
 func (*RegisterCanonicalModelResponse) ProtoMessage() {}
 
 func (x *RegisterCanonicalModelResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[25]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1995,7 +2134,7 @@ func (x *RegisterCanonicalModelResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterCanonicalModelResponse.ProtoReflect.Descriptor instead.
 func (*RegisterCanonicalModelResponse) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{25}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *RegisterCanonicalModelResponse) GetVersion() *CanonicalModelVersion {
@@ -2022,7 +2161,7 @@ type GetCanonicalModelRequest struct {
 
 func (x *GetCanonicalModelRequest) Reset() {
 	*x = GetCanonicalModelRequest{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[26]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2034,7 +2173,7 @@ func (x *GetCanonicalModelRequest) String() string {
 func (*GetCanonicalModelRequest) ProtoMessage() {}
 
 func (x *GetCanonicalModelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[26]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2047,7 +2186,7 @@ func (x *GetCanonicalModelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetCanonicalModelRequest.ProtoReflect.Descriptor instead.
 func (*GetCanonicalModelRequest) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{26}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *GetCanonicalModelRequest) GetName() string {
@@ -2073,7 +2212,7 @@ type GetCanonicalModelResponse struct {
 
 func (x *GetCanonicalModelResponse) Reset() {
 	*x = GetCanonicalModelResponse{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[27]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2085,7 +2224,7 @@ func (x *GetCanonicalModelResponse) String() string {
 func (*GetCanonicalModelResponse) ProtoMessage() {}
 
 func (x *GetCanonicalModelResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[27]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2098,7 +2237,7 @@ func (x *GetCanonicalModelResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetCanonicalModelResponse.ProtoReflect.Descriptor instead.
 func (*GetCanonicalModelResponse) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{27}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *GetCanonicalModelResponse) GetVersion() *CanonicalModelVersion {
@@ -2116,7 +2255,7 @@ type ListCanonicalModelsRequest struct {
 
 func (x *ListCanonicalModelsRequest) Reset() {
 	*x = ListCanonicalModelsRequest{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[28]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2128,7 +2267,7 @@ func (x *ListCanonicalModelsRequest) String() string {
 func (*ListCanonicalModelsRequest) ProtoMessage() {}
 
 func (x *ListCanonicalModelsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[28]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2141,7 +2280,7 @@ func (x *ListCanonicalModelsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCanonicalModelsRequest.ProtoReflect.Descriptor instead.
 func (*ListCanonicalModelsRequest) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{28}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{29}
 }
 
 type ListCanonicalModelsResponse struct {
@@ -2153,7 +2292,7 @@ type ListCanonicalModelsResponse struct {
 
 func (x *ListCanonicalModelsResponse) Reset() {
 	*x = ListCanonicalModelsResponse{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[29]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2165,7 +2304,7 @@ func (x *ListCanonicalModelsResponse) String() string {
 func (*ListCanonicalModelsResponse) ProtoMessage() {}
 
 func (x *ListCanonicalModelsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[29]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2178,7 +2317,7 @@ func (x *ListCanonicalModelsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCanonicalModelsResponse.ProtoReflect.Descriptor instead.
 func (*ListCanonicalModelsResponse) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{29}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ListCanonicalModelsResponse) GetModels() []*CanonicalModelVersion {
@@ -2188,16 +2327,18 @@ func (x *ListCanonicalModelsResponse) GetModels() []*CanonicalModelVersion {
 	return nil
 }
 
-// Input is one thing a consumer reads: fields of a subject, or a dataset
-// produced by another consumer.
+// Input is one thing a consumer reads: fields of a subject, fields of a
+// canonical model (whatever sources map into it), or a dataset produced by
+// another consumer.
 type Input struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Types that are valid to be assigned to Source:
 	//
 	//	*Input_Subject
 	//	*Input_Dataset
+	//	*Input_Canonical
 	Source isInput_Source `protobuf_oneof:"source"`
-	// Fields read from the subject; empty means all.
+	// Fields read from the subject or canonical model; empty means all.
 	Fields        []string  `protobuf:"bytes,3,rep,name=fields,proto3" json:"fields,omitempty"`
 	Usage         UsageKind `protobuf:"varint,4,opt,name=usage,proto3,enum=seam.registry.v1.UsageKind" json:"usage,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -2206,7 +2347,7 @@ type Input struct {
 
 func (x *Input) Reset() {
 	*x = Input{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[30]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2218,7 +2359,7 @@ func (x *Input) String() string {
 func (*Input) ProtoMessage() {}
 
 func (x *Input) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[30]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2231,7 +2372,7 @@ func (x *Input) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Input.ProtoReflect.Descriptor instead.
 func (*Input) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{30}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *Input) GetSource() isInput_Source {
@@ -2254,6 +2395,15 @@ func (x *Input) GetDataset() string {
 	if x != nil {
 		if x, ok := x.Source.(*Input_Dataset); ok {
 			return x.Dataset
+		}
+	}
+	return ""
+}
+
+func (x *Input) GetCanonical() string {
+	if x != nil {
+		if x, ok := x.Source.(*Input_Canonical); ok {
+			return x.Canonical
 		}
 	}
 	return ""
@@ -2285,9 +2435,16 @@ type Input_Dataset struct {
 	Dataset string `protobuf:"bytes,2,opt,name=dataset,proto3,oneof"`
 }
 
+type Input_Canonical struct {
+	// Canonical names a canonical model, for example "commerce.order".
+	Canonical string `protobuf:"bytes,5,opt,name=canonical,proto3,oneof"`
+}
+
 func (*Input_Subject) isInput_Source() {}
 
 func (*Input_Dataset) isInput_Source() {}
+
+func (*Input_Canonical) isInput_Source() {}
 
 // Consumer is a downstream reader of subjects and datasets.
 type Consumer struct {
@@ -2305,7 +2462,7 @@ type Consumer struct {
 
 func (x *Consumer) Reset() {
 	*x = Consumer{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[31]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2317,7 +2474,7 @@ func (x *Consumer) String() string {
 func (*Consumer) ProtoMessage() {}
 
 func (x *Consumer) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[31]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2330,7 +2487,7 @@ func (x *Consumer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Consumer.ProtoReflect.Descriptor instead.
 func (*Consumer) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{31}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *Consumer) GetName() string {
@@ -2384,7 +2541,7 @@ type RegisterConsumerRequest struct {
 
 func (x *RegisterConsumerRequest) Reset() {
 	*x = RegisterConsumerRequest{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[32]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2396,7 +2553,7 @@ func (x *RegisterConsumerRequest) String() string {
 func (*RegisterConsumerRequest) ProtoMessage() {}
 
 func (x *RegisterConsumerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[32]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2409,7 +2566,7 @@ func (x *RegisterConsumerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterConsumerRequest.ProtoReflect.Descriptor instead.
 func (*RegisterConsumerRequest) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{32}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *RegisterConsumerRequest) GetConsumer() *Consumer {
@@ -2428,7 +2585,7 @@ type RegisterConsumerResponse struct {
 
 func (x *RegisterConsumerResponse) Reset() {
 	*x = RegisterConsumerResponse{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[33]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2440,7 +2597,7 @@ func (x *RegisterConsumerResponse) String() string {
 func (*RegisterConsumerResponse) ProtoMessage() {}
 
 func (x *RegisterConsumerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[33]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2453,7 +2610,7 @@ func (x *RegisterConsumerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterConsumerResponse.ProtoReflect.Descriptor instead.
 func (*RegisterConsumerResponse) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{33}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *RegisterConsumerResponse) GetConsumer() *Consumer {
@@ -2472,7 +2629,7 @@ type GetConsumerRequest struct {
 
 func (x *GetConsumerRequest) Reset() {
 	*x = GetConsumerRequest{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[34]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2484,7 +2641,7 @@ func (x *GetConsumerRequest) String() string {
 func (*GetConsumerRequest) ProtoMessage() {}
 
 func (x *GetConsumerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[34]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2497,7 +2654,7 @@ func (x *GetConsumerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetConsumerRequest.ProtoReflect.Descriptor instead.
 func (*GetConsumerRequest) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{34}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *GetConsumerRequest) GetName() string {
@@ -2516,7 +2673,7 @@ type GetConsumerResponse struct {
 
 func (x *GetConsumerResponse) Reset() {
 	*x = GetConsumerResponse{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[35]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2528,7 +2685,7 @@ func (x *GetConsumerResponse) String() string {
 func (*GetConsumerResponse) ProtoMessage() {}
 
 func (x *GetConsumerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[35]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2541,7 +2698,7 @@ func (x *GetConsumerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetConsumerResponse.ProtoReflect.Descriptor instead.
 func (*GetConsumerResponse) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{35}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *GetConsumerResponse) GetConsumer() *Consumer {
@@ -2561,7 +2718,7 @@ type ListConsumersRequest struct {
 
 func (x *ListConsumersRequest) Reset() {
 	*x = ListConsumersRequest{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[36]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2573,7 +2730,7 @@ func (x *ListConsumersRequest) String() string {
 func (*ListConsumersRequest) ProtoMessage() {}
 
 func (x *ListConsumersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[36]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2586,7 +2743,7 @@ func (x *ListConsumersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListConsumersRequest.ProtoReflect.Descriptor instead.
 func (*ListConsumersRequest) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{36}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ListConsumersRequest) GetSubject() string {
@@ -2605,7 +2762,7 @@ type ListConsumersResponse struct {
 
 func (x *ListConsumersResponse) Reset() {
 	*x = ListConsumersResponse{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[37]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2617,7 +2774,7 @@ func (x *ListConsumersResponse) String() string {
 func (*ListConsumersResponse) ProtoMessage() {}
 
 func (x *ListConsumersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[37]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2630,7 +2787,7 @@ func (x *ListConsumersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListConsumersResponse.ProtoReflect.Descriptor instead.
 func (*ListConsumersResponse) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{37}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ListConsumersResponse) GetConsumers() []*Consumer {
@@ -2649,7 +2806,7 @@ type DeleteConsumerRequest struct {
 
 func (x *DeleteConsumerRequest) Reset() {
 	*x = DeleteConsumerRequest{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[38]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2661,7 +2818,7 @@ func (x *DeleteConsumerRequest) String() string {
 func (*DeleteConsumerRequest) ProtoMessage() {}
 
 func (x *DeleteConsumerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[38]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2674,7 +2831,7 @@ func (x *DeleteConsumerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteConsumerRequest.ProtoReflect.Descriptor instead.
 func (*DeleteConsumerRequest) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{38}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *DeleteConsumerRequest) GetName() string {
@@ -2692,7 +2849,7 @@ type DeleteConsumerResponse struct {
 
 func (x *DeleteConsumerResponse) Reset() {
 	*x = DeleteConsumerResponse{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[39]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2704,7 +2861,7 @@ func (x *DeleteConsumerResponse) String() string {
 func (*DeleteConsumerResponse) ProtoMessage() {}
 
 func (x *DeleteConsumerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[39]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2717,7 +2874,7 @@ func (x *DeleteConsumerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteConsumerResponse.ProtoReflect.Descriptor instead.
 func (*DeleteConsumerResponse) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{39}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{40}
 }
 
 type GetBlastRadiusRequest struct {
@@ -2734,7 +2891,7 @@ type GetBlastRadiusRequest struct {
 
 func (x *GetBlastRadiusRequest) Reset() {
 	*x = GetBlastRadiusRequest{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[40]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2746,7 +2903,7 @@ func (x *GetBlastRadiusRequest) String() string {
 func (*GetBlastRadiusRequest) ProtoMessage() {}
 
 func (x *GetBlastRadiusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[40]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2759,7 +2916,7 @@ func (x *GetBlastRadiusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetBlastRadiusRequest.ProtoReflect.Descriptor instead.
 func (*GetBlastRadiusRequest) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{40}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *GetBlastRadiusRequest) GetSubject() string {
@@ -2794,7 +2951,7 @@ type GetBlastRadiusResponse struct {
 
 func (x *GetBlastRadiusResponse) Reset() {
 	*x = GetBlastRadiusResponse{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[41]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2806,7 +2963,7 @@ func (x *GetBlastRadiusResponse) String() string {
 func (*GetBlastRadiusResponse) ProtoMessage() {}
 
 func (x *GetBlastRadiusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[41]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2819,7 +2976,7 @@ func (x *GetBlastRadiusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetBlastRadiusResponse.ProtoReflect.Descriptor instead.
 func (*GetBlastRadiusResponse) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{41}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *GetBlastRadiusResponse) GetConsumers() []*AffectedConsumer {
@@ -2842,6 +2999,7 @@ type GetRerunOrderRequest struct {
 	//
 	//	*GetRerunOrderRequest_Subject
 	//	*GetRerunOrderRequest_Dataset
+	//	*GetRerunOrderRequest_Canonical
 	Root          isGetRerunOrderRequest_Root `protobuf_oneof:"root"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2849,7 +3007,7 @@ type GetRerunOrderRequest struct {
 
 func (x *GetRerunOrderRequest) Reset() {
 	*x = GetRerunOrderRequest{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[42]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2861,7 +3019,7 @@ func (x *GetRerunOrderRequest) String() string {
 func (*GetRerunOrderRequest) ProtoMessage() {}
 
 func (x *GetRerunOrderRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[42]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2874,7 +3032,7 @@ func (x *GetRerunOrderRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRerunOrderRequest.ProtoReflect.Descriptor instead.
 func (*GetRerunOrderRequest) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{42}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *GetRerunOrderRequest) GetRoot() isGetRerunOrderRequest_Root {
@@ -2902,11 +3060,22 @@ func (x *GetRerunOrderRequest) GetDataset() string {
 	return ""
 }
 
+func (x *GetRerunOrderRequest) GetCanonical() string {
+	if x != nil {
+		if x, ok := x.Root.(*GetRerunOrderRequest_Canonical); ok {
+			return x.Canonical
+		}
+	}
+	return ""
+}
+
 type isGetRerunOrderRequest_Root interface {
 	isGetRerunOrderRequest_Root()
 }
 
 type GetRerunOrderRequest_Subject struct {
+	// Subject roots the order at a source: its direct readers and the
+	// readers of the canonical models its versions map into.
 	Subject string `protobuf:"bytes,1,opt,name=subject,proto3,oneof"`
 }
 
@@ -2914,9 +3083,15 @@ type GetRerunOrderRequest_Dataset struct {
 	Dataset string `protobuf:"bytes,2,opt,name=dataset,proto3,oneof"`
 }
 
+type GetRerunOrderRequest_Canonical struct {
+	Canonical string `protobuf:"bytes,3,opt,name=canonical,proto3,oneof"`
+}
+
 func (*GetRerunOrderRequest_Subject) isGetRerunOrderRequest_Root() {}
 
 func (*GetRerunOrderRequest_Dataset) isGetRerunOrderRequest_Root() {}
+
+func (*GetRerunOrderRequest_Canonical) isGetRerunOrderRequest_Root() {}
 
 type GetRerunOrderResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2928,7 +3103,7 @@ type GetRerunOrderResponse struct {
 
 func (x *GetRerunOrderResponse) Reset() {
 	*x = GetRerunOrderResponse{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[43]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2940,7 +3115,7 @@ func (x *GetRerunOrderResponse) String() string {
 func (*GetRerunOrderResponse) ProtoMessage() {}
 
 func (x *GetRerunOrderResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[43]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2953,7 +3128,7 @@ func (x *GetRerunOrderResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRerunOrderResponse.ProtoReflect.Descriptor instead.
 func (*GetRerunOrderResponse) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{43}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *GetRerunOrderResponse) GetConsumers() []string {
@@ -2990,7 +3165,7 @@ type Event struct {
 
 func (x *Event) Reset() {
 	*x = Event{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[44]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3002,7 +3177,7 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[44]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3015,7 +3190,7 @@ func (x *Event) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Event.ProtoReflect.Descriptor instead.
 func (*Event) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{44}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *Event) GetSequence() int64 {
@@ -3118,7 +3293,7 @@ type PublishEventRequest struct {
 
 func (x *PublishEventRequest) Reset() {
 	*x = PublishEventRequest{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[45]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3130,7 +3305,7 @@ func (x *PublishEventRequest) String() string {
 func (*PublishEventRequest) ProtoMessage() {}
 
 func (x *PublishEventRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[45]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3143,7 +3318,7 @@ func (x *PublishEventRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PublishEventRequest.ProtoReflect.Descriptor instead.
 func (*PublishEventRequest) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{45}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *PublishEventRequest) GetEvent() *Event {
@@ -3162,7 +3337,7 @@ type PublishEventResponse struct {
 
 func (x *PublishEventResponse) Reset() {
 	*x = PublishEventResponse{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[46]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3174,7 +3349,7 @@ func (x *PublishEventResponse) String() string {
 func (*PublishEventResponse) ProtoMessage() {}
 
 func (x *PublishEventResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[46]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3187,7 +3362,7 @@ func (x *PublishEventResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PublishEventResponse.ProtoReflect.Descriptor instead.
 func (*PublishEventResponse) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{46}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *PublishEventResponse) GetEvent() *Event {
@@ -3210,7 +3385,7 @@ type ListEventsRequest struct {
 
 func (x *ListEventsRequest) Reset() {
 	*x = ListEventsRequest{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[47]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3222,7 +3397,7 @@ func (x *ListEventsRequest) String() string {
 func (*ListEventsRequest) ProtoMessage() {}
 
 func (x *ListEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[47]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3235,7 +3410,7 @@ func (x *ListEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEventsRequest.ProtoReflect.Descriptor instead.
 func (*ListEventsRequest) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{47}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *ListEventsRequest) GetAfterSequence() int64 {
@@ -3276,7 +3451,7 @@ type ListEventsResponse struct {
 
 func (x *ListEventsResponse) Reset() {
 	*x = ListEventsResponse{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[48]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3288,7 +3463,7 @@ func (x *ListEventsResponse) String() string {
 func (*ListEventsResponse) ProtoMessage() {}
 
 func (x *ListEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[48]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3301,7 +3476,7 @@ func (x *ListEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEventsResponse.ProtoReflect.Descriptor instead.
 func (*ListEventsResponse) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{48}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *ListEventsResponse) GetEvents() []*Event {
@@ -3329,7 +3504,7 @@ type WatchEventsRequest struct {
 
 func (x *WatchEventsRequest) Reset() {
 	*x = WatchEventsRequest{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[49]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3341,7 +3516,7 @@ func (x *WatchEventsRequest) String() string {
 func (*WatchEventsRequest) ProtoMessage() {}
 
 func (x *WatchEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[49]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3354,7 +3529,7 @@ func (x *WatchEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchEventsRequest.ProtoReflect.Descriptor instead.
 func (*WatchEventsRequest) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{49}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *WatchEventsRequest) GetAfterSequence() int64 {
@@ -3387,7 +3562,7 @@ type WatchEventsResponse struct {
 
 func (x *WatchEventsResponse) Reset() {
 	*x = WatchEventsResponse{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[50]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3399,7 +3574,7 @@ func (x *WatchEventsResponse) String() string {
 func (*WatchEventsResponse) ProtoMessage() {}
 
 func (x *WatchEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[50]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3412,7 +3587,7 @@ func (x *WatchEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchEventsResponse.ProtoReflect.Descriptor instead.
 func (*WatchEventsResponse) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{50}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *WatchEventsResponse) GetEvent() *Event {
@@ -3436,7 +3611,7 @@ const file_seam_registry_v1_registry_proto_rawDesc = "" +
 	"\amessage\x18\x06 \x01(\tR\amessage\x12)\n" +
 	"\x10compared_version\x18\a \x01(\x05R\x0fcomparedVersion\"(\n" +
 	"\x0eNoticeOverride\x12\x16\n" +
-	"\x06reason\x18\x01 \x01(\tR\x06reason\"\x9f\x04\n" +
+	"\x06reason\x18\x01 \x01(\tR\x06reason\"\xc8\x04\n" +
 	"\x0fContractVersion\x12\x18\n" +
 	"\asubject\x18\x01 \x01(\tR\asubject\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\x05R\aversion\x126\n" +
@@ -3452,7 +3627,8 @@ const file_seam_registry_v1_registry_proto_rawDesc = "" +
 	" \x01(\v2 .seam.registry.v1.NoticeOverrideR\boverride\x12\x1f\n" +
 	"\voverride_by\x18\v \x01(\tR\n" +
 	"overrideBy\x12 \n" +
-	"\vfingerprint\x18\f \x01(\tR\vfingerprint\"\xaa\x02\n" +
+	"\vfingerprint\x18\f \x01(\tR\vfingerprint\x12'\n" +
+	"\x0factivation_hold\x18\r \x01(\tR\x0eactivationHold\"\xaa\x02\n" +
 	"\aSubject\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05owner\x18\x02 \x01(\tR\x05owner\x12E\n" +
@@ -3476,7 +3652,7 @@ const file_seam_registry_v1_registry_proto_rawDesc = "" +
 	"\x14CheckContractRequest\x126\n" +
 	"\bcontract\x18\x01 \x01(\v2\x1a.seam.contract.v1.ContractR\bcontract\x12A\n" +
 	"\x0eeffective_time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\reffectiveTime\x12<\n" +
-	"\boverride\x18\x03 \x01(\v2 .seam.registry.v1.NoticeOverrideR\boverride\"\xc0\x03\n" +
+	"\boverride\x18\x03 \x01(\v2 .seam.registry.v1.NoticeOverrideR\boverride\"\x86\x04\n" +
 	"\x15CheckContractResponse\x123\n" +
 	"\averdict\x18\x01 \x01(\x0e2\x19.seam.registry.v1.VerdictR\averdict\x122\n" +
 	"\achanges\x18\x02 \x03(\v2\x18.seam.registry.v1.ChangeR\achanges\x125\n" +
@@ -3486,15 +3662,26 @@ const file_seam_registry_v1_registry_proto_rawDesc = "" +
 	"\x17earliest_effective_time\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x15earliestEffectiveTime\x12Q\n" +
 	"\x12affected_consumers\x18\x06 \x03(\v2\".seam.registry.v1.AffectedConsumerR\x11affectedConsumers\x12\x18\n" +
 	"\aversion\x18\a \x01(\x05R\aversion\x12%\n" +
-	"\x0elatest_version\x18\b \x01(\x05R\rlatestVersion\"\xd2\x01\n" +
+	"\x0elatest_version\x18\b \x01(\x05R\rlatestVersion\x12D\n" +
+	"\tmigration\x18\t \x03(\v2&.seam.registry.v1.TranslationReadinessR\tmigration\"\xbd\x01\n" +
+	"\x14TranslationReadiness\x12\x14\n" +
+	"\x05field\x18\x01 \x01(\tR\x05field\x12\x12\n" +
+	"\x04from\x18\x02 \x01(\tR\x04from\x12\x0e\n" +
+	"\x02to\x18\x03 \x01(\tR\x02to\x12\x14\n" +
+	"\x05ready\x18\x04 \x01(\bR\x05ready\x12\x1a\n" +
+	"\bstrategy\x18\x05 \x01(\tR\bstrategy\x12\x1f\n" +
+	"\vtable_pairs\x18\x06 \x01(\x03R\n" +
+	"tablePairs\x12\x18\n" +
+	"\amessage\x18\a \x01(\tR\amessage\"\xd2\x01\n" +
 	"\x17RegisterContractRequest\x126\n" +
 	"\bcontract\x18\x01 \x01(\v2\x1a.seam.contract.v1.ContractR\bcontract\x12A\n" +
 	"\x0eeffective_time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\reffectiveTime\x12<\n" +
-	"\boverride\x18\x03 \x01(\v2 .seam.registry.v1.NoticeOverrideR\boverride\"\xc8\x01\n" +
+	"\boverride\x18\x03 \x01(\v2 .seam.registry.v1.NoticeOverrideR\boverride\"\x8e\x02\n" +
 	"\x18RegisterContractResponse\x12;\n" +
 	"\aversion\x18\x01 \x01(\v2!.seam.registry.v1.ContractVersionR\aversion\x12Q\n" +
 	"\x12affected_consumers\x18\x02 \x03(\v2\".seam.registry.v1.AffectedConsumerR\x11affectedConsumers\x12\x1c\n" +
-	"\tunchanged\x18\x03 \x01(\bR\tunchanged\"}\n" +
+	"\tunchanged\x18\x03 \x01(\bR\tunchanged\x12D\n" +
+	"\tmigration\x18\x04 \x03(\v2&.seam.registry.v1.TranslationReadinessR\tmigration\"}\n" +
 	"\x12GetContractRequest\x12\x18\n" +
 	"\asubject\x18\x01 \x01(\tR\asubject\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\x05R\aversion\x123\n" +
@@ -3556,10 +3743,11 @@ const file_seam_registry_v1_registry_proto_rawDesc = "" +
 	"\aversion\x18\x01 \x01(\v2'.seam.registry.v1.CanonicalModelVersionR\aversion\"\x1c\n" +
 	"\x1aListCanonicalModelsRequest\"^\n" +
 	"\x1bListCanonicalModelsResponse\x12?\n" +
-	"\x06models\x18\x01 \x03(\v2'.seam.registry.v1.CanonicalModelVersionR\x06models\"\x94\x01\n" +
+	"\x06models\x18\x01 \x03(\v2'.seam.registry.v1.CanonicalModelVersionR\x06models\"\xb4\x01\n" +
 	"\x05Input\x12\x1a\n" +
 	"\asubject\x18\x01 \x01(\tH\x00R\asubject\x12\x1a\n" +
-	"\adataset\x18\x02 \x01(\tH\x00R\adataset\x12\x16\n" +
+	"\adataset\x18\x02 \x01(\tH\x00R\adataset\x12\x1e\n" +
+	"\tcanonical\x18\x05 \x01(\tH\x00R\tcanonical\x12\x16\n" +
 	"\x06fields\x18\x03 \x03(\tR\x06fields\x121\n" +
 	"\x05usage\x18\x04 \x01(\x0e2\x1b.seam.registry.v1.UsageKindR\x05usageB\b\n" +
 	"\x06source\"\xe0\x01\n" +
@@ -3592,10 +3780,11 @@ const file_seam_registry_v1_registry_proto_rawDesc = "" +
 	"\bproposed\x18\x03 \x01(\v2\x1a.seam.contract.v1.ContractR\bproposed\"\x81\x01\n" +
 	"\x16GetBlastRadiusResponse\x12@\n" +
 	"\tconsumers\x18\x01 \x03(\v2\".seam.registry.v1.AffectedConsumerR\tconsumers\x12%\n" +
-	"\x0echanged_fields\x18\x02 \x03(\tR\rchangedFields\"V\n" +
+	"\x0echanged_fields\x18\x02 \x03(\tR\rchangedFields\"v\n" +
 	"\x14GetRerunOrderRequest\x12\x1a\n" +
 	"\asubject\x18\x01 \x01(\tH\x00R\asubject\x12\x1a\n" +
-	"\adataset\x18\x02 \x01(\tH\x00R\adatasetB\x06\n" +
+	"\adataset\x18\x02 \x01(\tH\x00R\adataset\x12\x1e\n" +
+	"\tcanonical\x18\x03 \x01(\tH\x00R\tcanonicalB\x06\n" +
 	"\x04root\"5\n" +
 	"\x15GetRerunOrderResponse\x12\x1c\n" +
 	"\tconsumers\x18\x01 \x03(\tR\tconsumers\"\xd7\x04\n" +
@@ -3660,7 +3849,7 @@ const file_seam_registry_v1_registry_proto_rawDesc = "" +
 	"\x13USAGE_KIND_JOIN_KEY\x10\x01\x12\x16\n" +
 	"\x12USAGE_KIND_FEATURE\x10\x02\x12\x15\n" +
 	"\x11USAGE_KIND_FILTER\x10\x03\x12\x1a\n" +
-	"\x16USAGE_KIND_PASSTHROUGH\x10\x04*\xc3\x03\n" +
+	"\x16USAGE_KIND_PASSTHROUGH\x10\x04*\xe3\x03\n" +
 	"\tEventType\x12\x1a\n" +
 	"\x16EVENT_TYPE_UNSPECIFIED\x10\x00\x12!\n" +
 	"\x1dEVENT_TYPE_VERSION_REGISTERED\x10\x01\x12\x1f\n" +
@@ -3675,7 +3864,8 @@ const file_seam_registry_v1_registry_proto_rawDesc = "" +
 	"\x1dEVENT_TYPE_BACKFILL_COMPLETED\x10\n" +
 	"\x12!\n" +
 	"\x1dEVENT_TYPE_UNANNOUNCED_CHANGE\x10\v\x12\x1b\n" +
-	"\x17EVENT_TYPE_ALERT_RAISED\x10\f2\xb1\x10\n" +
+	"\x17EVENT_TYPE_ALERT_RAISED\x10\f\x12\x1e\n" +
+	"\x1aEVENT_TYPE_ACTIVATION_HELD\x10\r2\xb1\x10\n" +
 	"\x0fRegistryService\x12e\n" +
 	"\rCheckContract\x12&.seam.registry.v1.CheckContractRequest\x1a'.seam.registry.v1.CheckContractResponse\"\x03\x90\x02\x01\x12i\n" +
 	"\x10RegisterContract\x12).seam.registry.v1.RegisterContractRequest\x1a*.seam.registry.v1.RegisterContractResponse\x12_\n" +
@@ -3713,7 +3903,7 @@ func file_seam_registry_v1_registry_proto_rawDescGZIP() []byte {
 }
 
 var file_seam_registry_v1_registry_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_seam_registry_v1_registry_proto_msgTypes = make([]protoimpl.MessageInfo, 52)
+var file_seam_registry_v1_registry_proto_msgTypes = make([]protoimpl.MessageInfo, 53)
 var file_seam_registry_v1_registry_proto_goTypes = []any{
 	(VersionStatus)(0),                     // 0: seam.registry.v1.VersionStatus
 	(ChangeLevel)(0),                       // 1: seam.registry.v1.ChangeLevel
@@ -3728,160 +3918,163 @@ var file_seam_registry_v1_registry_proto_goTypes = []any{
 	(*AffectedConsumer)(nil),               // 10: seam.registry.v1.AffectedConsumer
 	(*CheckContractRequest)(nil),           // 11: seam.registry.v1.CheckContractRequest
 	(*CheckContractResponse)(nil),          // 12: seam.registry.v1.CheckContractResponse
-	(*RegisterContractRequest)(nil),        // 13: seam.registry.v1.RegisterContractRequest
-	(*RegisterContractResponse)(nil),       // 14: seam.registry.v1.RegisterContractResponse
-	(*GetContractRequest)(nil),             // 15: seam.registry.v1.GetContractRequest
-	(*GetContractResponse)(nil),            // 16: seam.registry.v1.GetContractResponse
-	(*ListContractsRequest)(nil),           // 17: seam.registry.v1.ListContractsRequest
-	(*ListContractsResponse)(nil),          // 18: seam.registry.v1.ListContractsResponse
-	(*ListSubjectsRequest)(nil),            // 19: seam.registry.v1.ListSubjectsRequest
-	(*ListSubjectsResponse)(nil),           // 20: seam.registry.v1.ListSubjectsResponse
-	(*DiffContractsRequest)(nil),           // 21: seam.registry.v1.DiffContractsRequest
-	(*DiffContractsResponse)(nil),          // 22: seam.registry.v1.DiffContractsResponse
-	(*SetVersionStatusRequest)(nil),        // 23: seam.registry.v1.SetVersionStatusRequest
-	(*SetVersionStatusResponse)(nil),       // 24: seam.registry.v1.SetVersionStatusResponse
-	(*AuditEntry)(nil),                     // 25: seam.registry.v1.AuditEntry
-	(*GetHistoryRequest)(nil),              // 26: seam.registry.v1.GetHistoryRequest
-	(*GetHistoryResponse)(nil),             // 27: seam.registry.v1.GetHistoryResponse
-	(*CanonicalModelVersion)(nil),          // 28: seam.registry.v1.CanonicalModelVersion
-	(*RegisterCanonicalModelRequest)(nil),  // 29: seam.registry.v1.RegisterCanonicalModelRequest
-	(*RegisterCanonicalModelResponse)(nil), // 30: seam.registry.v1.RegisterCanonicalModelResponse
-	(*GetCanonicalModelRequest)(nil),       // 31: seam.registry.v1.GetCanonicalModelRequest
-	(*GetCanonicalModelResponse)(nil),      // 32: seam.registry.v1.GetCanonicalModelResponse
-	(*ListCanonicalModelsRequest)(nil),     // 33: seam.registry.v1.ListCanonicalModelsRequest
-	(*ListCanonicalModelsResponse)(nil),    // 34: seam.registry.v1.ListCanonicalModelsResponse
-	(*Input)(nil),                          // 35: seam.registry.v1.Input
-	(*Consumer)(nil),                       // 36: seam.registry.v1.Consumer
-	(*RegisterConsumerRequest)(nil),        // 37: seam.registry.v1.RegisterConsumerRequest
-	(*RegisterConsumerResponse)(nil),       // 38: seam.registry.v1.RegisterConsumerResponse
-	(*GetConsumerRequest)(nil),             // 39: seam.registry.v1.GetConsumerRequest
-	(*GetConsumerResponse)(nil),            // 40: seam.registry.v1.GetConsumerResponse
-	(*ListConsumersRequest)(nil),           // 41: seam.registry.v1.ListConsumersRequest
-	(*ListConsumersResponse)(nil),          // 42: seam.registry.v1.ListConsumersResponse
-	(*DeleteConsumerRequest)(nil),          // 43: seam.registry.v1.DeleteConsumerRequest
-	(*DeleteConsumerResponse)(nil),         // 44: seam.registry.v1.DeleteConsumerResponse
-	(*GetBlastRadiusRequest)(nil),          // 45: seam.registry.v1.GetBlastRadiusRequest
-	(*GetBlastRadiusResponse)(nil),         // 46: seam.registry.v1.GetBlastRadiusResponse
-	(*GetRerunOrderRequest)(nil),           // 47: seam.registry.v1.GetRerunOrderRequest
-	(*GetRerunOrderResponse)(nil),          // 48: seam.registry.v1.GetRerunOrderResponse
-	(*Event)(nil),                          // 49: seam.registry.v1.Event
-	(*PublishEventRequest)(nil),            // 50: seam.registry.v1.PublishEventRequest
-	(*PublishEventResponse)(nil),           // 51: seam.registry.v1.PublishEventResponse
-	(*ListEventsRequest)(nil),              // 52: seam.registry.v1.ListEventsRequest
-	(*ListEventsResponse)(nil),             // 53: seam.registry.v1.ListEventsResponse
-	(*WatchEventsRequest)(nil),             // 54: seam.registry.v1.WatchEventsRequest
-	(*WatchEventsResponse)(nil),            // 55: seam.registry.v1.WatchEventsResponse
-	nil,                                    // 56: seam.registry.v1.Event.AttributesEntry
-	(*v1.Contract)(nil),                    // 57: seam.contract.v1.Contract
-	(*timestamppb.Timestamp)(nil),          // 58: google.protobuf.Timestamp
-	(v1.Compatibility)(0),                  // 59: seam.contract.v1.Compatibility
-	(*v1.CanonicalModel)(nil),              // 60: seam.contract.v1.CanonicalModel
+	(*TranslationReadiness)(nil),           // 13: seam.registry.v1.TranslationReadiness
+	(*RegisterContractRequest)(nil),        // 14: seam.registry.v1.RegisterContractRequest
+	(*RegisterContractResponse)(nil),       // 15: seam.registry.v1.RegisterContractResponse
+	(*GetContractRequest)(nil),             // 16: seam.registry.v1.GetContractRequest
+	(*GetContractResponse)(nil),            // 17: seam.registry.v1.GetContractResponse
+	(*ListContractsRequest)(nil),           // 18: seam.registry.v1.ListContractsRequest
+	(*ListContractsResponse)(nil),          // 19: seam.registry.v1.ListContractsResponse
+	(*ListSubjectsRequest)(nil),            // 20: seam.registry.v1.ListSubjectsRequest
+	(*ListSubjectsResponse)(nil),           // 21: seam.registry.v1.ListSubjectsResponse
+	(*DiffContractsRequest)(nil),           // 22: seam.registry.v1.DiffContractsRequest
+	(*DiffContractsResponse)(nil),          // 23: seam.registry.v1.DiffContractsResponse
+	(*SetVersionStatusRequest)(nil),        // 24: seam.registry.v1.SetVersionStatusRequest
+	(*SetVersionStatusResponse)(nil),       // 25: seam.registry.v1.SetVersionStatusResponse
+	(*AuditEntry)(nil),                     // 26: seam.registry.v1.AuditEntry
+	(*GetHistoryRequest)(nil),              // 27: seam.registry.v1.GetHistoryRequest
+	(*GetHistoryResponse)(nil),             // 28: seam.registry.v1.GetHistoryResponse
+	(*CanonicalModelVersion)(nil),          // 29: seam.registry.v1.CanonicalModelVersion
+	(*RegisterCanonicalModelRequest)(nil),  // 30: seam.registry.v1.RegisterCanonicalModelRequest
+	(*RegisterCanonicalModelResponse)(nil), // 31: seam.registry.v1.RegisterCanonicalModelResponse
+	(*GetCanonicalModelRequest)(nil),       // 32: seam.registry.v1.GetCanonicalModelRequest
+	(*GetCanonicalModelResponse)(nil),      // 33: seam.registry.v1.GetCanonicalModelResponse
+	(*ListCanonicalModelsRequest)(nil),     // 34: seam.registry.v1.ListCanonicalModelsRequest
+	(*ListCanonicalModelsResponse)(nil),    // 35: seam.registry.v1.ListCanonicalModelsResponse
+	(*Input)(nil),                          // 36: seam.registry.v1.Input
+	(*Consumer)(nil),                       // 37: seam.registry.v1.Consumer
+	(*RegisterConsumerRequest)(nil),        // 38: seam.registry.v1.RegisterConsumerRequest
+	(*RegisterConsumerResponse)(nil),       // 39: seam.registry.v1.RegisterConsumerResponse
+	(*GetConsumerRequest)(nil),             // 40: seam.registry.v1.GetConsumerRequest
+	(*GetConsumerResponse)(nil),            // 41: seam.registry.v1.GetConsumerResponse
+	(*ListConsumersRequest)(nil),           // 42: seam.registry.v1.ListConsumersRequest
+	(*ListConsumersResponse)(nil),          // 43: seam.registry.v1.ListConsumersResponse
+	(*DeleteConsumerRequest)(nil),          // 44: seam.registry.v1.DeleteConsumerRequest
+	(*DeleteConsumerResponse)(nil),         // 45: seam.registry.v1.DeleteConsumerResponse
+	(*GetBlastRadiusRequest)(nil),          // 46: seam.registry.v1.GetBlastRadiusRequest
+	(*GetBlastRadiusResponse)(nil),         // 47: seam.registry.v1.GetBlastRadiusResponse
+	(*GetRerunOrderRequest)(nil),           // 48: seam.registry.v1.GetRerunOrderRequest
+	(*GetRerunOrderResponse)(nil),          // 49: seam.registry.v1.GetRerunOrderResponse
+	(*Event)(nil),                          // 50: seam.registry.v1.Event
+	(*PublishEventRequest)(nil),            // 51: seam.registry.v1.PublishEventRequest
+	(*PublishEventResponse)(nil),           // 52: seam.registry.v1.PublishEventResponse
+	(*ListEventsRequest)(nil),              // 53: seam.registry.v1.ListEventsRequest
+	(*ListEventsResponse)(nil),             // 54: seam.registry.v1.ListEventsResponse
+	(*WatchEventsRequest)(nil),             // 55: seam.registry.v1.WatchEventsRequest
+	(*WatchEventsResponse)(nil),            // 56: seam.registry.v1.WatchEventsResponse
+	nil,                                    // 57: seam.registry.v1.Event.AttributesEntry
+	(*v1.Contract)(nil),                    // 58: seam.contract.v1.Contract
+	(*timestamppb.Timestamp)(nil),          // 59: google.protobuf.Timestamp
+	(v1.Compatibility)(0),                  // 60: seam.contract.v1.Compatibility
+	(*v1.CanonicalModel)(nil),              // 61: seam.contract.v1.CanonicalModel
 }
 var file_seam_registry_v1_registry_proto_depIdxs = []int32{
 	1,  // 0: seam.registry.v1.Change.level:type_name -> seam.registry.v1.ChangeLevel
-	57, // 1: seam.registry.v1.ContractVersion.contract:type_name -> seam.contract.v1.Contract
+	58, // 1: seam.registry.v1.ContractVersion.contract:type_name -> seam.contract.v1.Contract
 	0,  // 2: seam.registry.v1.ContractVersion.status:type_name -> seam.registry.v1.VersionStatus
-	58, // 3: seam.registry.v1.ContractVersion.create_time:type_name -> google.protobuf.Timestamp
-	58, // 4: seam.registry.v1.ContractVersion.effective_time:type_name -> google.protobuf.Timestamp
+	59, // 3: seam.registry.v1.ContractVersion.create_time:type_name -> google.protobuf.Timestamp
+	59, // 4: seam.registry.v1.ContractVersion.effective_time:type_name -> google.protobuf.Timestamp
 	5,  // 5: seam.registry.v1.ContractVersion.changes:type_name -> seam.registry.v1.Change
 	6,  // 6: seam.registry.v1.ContractVersion.override:type_name -> seam.registry.v1.NoticeOverride
-	59, // 7: seam.registry.v1.Subject.compatibility:type_name -> seam.contract.v1.Compatibility
-	58, // 8: seam.registry.v1.Subject.create_time:type_name -> google.protobuf.Timestamp
+	60, // 7: seam.registry.v1.Subject.compatibility:type_name -> seam.contract.v1.Compatibility
+	59, // 8: seam.registry.v1.Subject.create_time:type_name -> google.protobuf.Timestamp
 	3,  // 9: seam.registry.v1.AffectedConsumer.usages:type_name -> seam.registry.v1.UsageKind
-	57, // 10: seam.registry.v1.CheckContractRequest.contract:type_name -> seam.contract.v1.Contract
-	58, // 11: seam.registry.v1.CheckContractRequest.effective_time:type_name -> google.protobuf.Timestamp
+	58, // 10: seam.registry.v1.CheckContractRequest.contract:type_name -> seam.contract.v1.Contract
+	59, // 11: seam.registry.v1.CheckContractRequest.effective_time:type_name -> google.protobuf.Timestamp
 	6,  // 12: seam.registry.v1.CheckContractRequest.override:type_name -> seam.registry.v1.NoticeOverride
 	2,  // 13: seam.registry.v1.CheckContractResponse.verdict:type_name -> seam.registry.v1.Verdict
 	5,  // 14: seam.registry.v1.CheckContractResponse.changes:type_name -> seam.registry.v1.Change
 	9,  // 15: seam.registry.v1.CheckContractResponse.problems:type_name -> seam.registry.v1.Problem
-	58, // 16: seam.registry.v1.CheckContractResponse.earliest_effective_time:type_name -> google.protobuf.Timestamp
+	59, // 16: seam.registry.v1.CheckContractResponse.earliest_effective_time:type_name -> google.protobuf.Timestamp
 	10, // 17: seam.registry.v1.CheckContractResponse.affected_consumers:type_name -> seam.registry.v1.AffectedConsumer
-	57, // 18: seam.registry.v1.RegisterContractRequest.contract:type_name -> seam.contract.v1.Contract
-	58, // 19: seam.registry.v1.RegisterContractRequest.effective_time:type_name -> google.protobuf.Timestamp
-	6,  // 20: seam.registry.v1.RegisterContractRequest.override:type_name -> seam.registry.v1.NoticeOverride
-	7,  // 21: seam.registry.v1.RegisterContractResponse.version:type_name -> seam.registry.v1.ContractVersion
-	10, // 22: seam.registry.v1.RegisterContractResponse.affected_consumers:type_name -> seam.registry.v1.AffectedConsumer
-	58, // 23: seam.registry.v1.GetContractRequest.at_time:type_name -> google.protobuf.Timestamp
-	7,  // 24: seam.registry.v1.GetContractResponse.version:type_name -> seam.registry.v1.ContractVersion
-	7,  // 25: seam.registry.v1.ListContractsResponse.versions:type_name -> seam.registry.v1.ContractVersion
-	8,  // 26: seam.registry.v1.ListSubjectsResponse.subjects:type_name -> seam.registry.v1.Subject
-	5,  // 27: seam.registry.v1.DiffContractsResponse.changes:type_name -> seam.registry.v1.Change
-	0,  // 28: seam.registry.v1.SetVersionStatusRequest.status:type_name -> seam.registry.v1.VersionStatus
-	7,  // 29: seam.registry.v1.SetVersionStatusResponse.version:type_name -> seam.registry.v1.ContractVersion
-	58, // 30: seam.registry.v1.AuditEntry.time:type_name -> google.protobuf.Timestamp
-	25, // 31: seam.registry.v1.GetHistoryResponse.entries:type_name -> seam.registry.v1.AuditEntry
-	60, // 32: seam.registry.v1.CanonicalModelVersion.model:type_name -> seam.contract.v1.CanonicalModel
-	58, // 33: seam.registry.v1.CanonicalModelVersion.create_time:type_name -> google.protobuf.Timestamp
-	5,  // 34: seam.registry.v1.CanonicalModelVersion.changes:type_name -> seam.registry.v1.Change
-	60, // 35: seam.registry.v1.RegisterCanonicalModelRequest.model:type_name -> seam.contract.v1.CanonicalModel
-	28, // 36: seam.registry.v1.RegisterCanonicalModelResponse.version:type_name -> seam.registry.v1.CanonicalModelVersion
-	28, // 37: seam.registry.v1.GetCanonicalModelResponse.version:type_name -> seam.registry.v1.CanonicalModelVersion
-	28, // 38: seam.registry.v1.ListCanonicalModelsResponse.models:type_name -> seam.registry.v1.CanonicalModelVersion
-	3,  // 39: seam.registry.v1.Input.usage:type_name -> seam.registry.v1.UsageKind
-	35, // 40: seam.registry.v1.Consumer.inputs:type_name -> seam.registry.v1.Input
-	58, // 41: seam.registry.v1.Consumer.update_time:type_name -> google.protobuf.Timestamp
-	36, // 42: seam.registry.v1.RegisterConsumerRequest.consumer:type_name -> seam.registry.v1.Consumer
-	36, // 43: seam.registry.v1.RegisterConsumerResponse.consumer:type_name -> seam.registry.v1.Consumer
-	36, // 44: seam.registry.v1.GetConsumerResponse.consumer:type_name -> seam.registry.v1.Consumer
-	36, // 45: seam.registry.v1.ListConsumersResponse.consumers:type_name -> seam.registry.v1.Consumer
-	57, // 46: seam.registry.v1.GetBlastRadiusRequest.proposed:type_name -> seam.contract.v1.Contract
-	10, // 47: seam.registry.v1.GetBlastRadiusResponse.consumers:type_name -> seam.registry.v1.AffectedConsumer
-	4,  // 48: seam.registry.v1.Event.type:type_name -> seam.registry.v1.EventType
-	58, // 49: seam.registry.v1.Event.time:type_name -> google.protobuf.Timestamp
-	5,  // 50: seam.registry.v1.Event.changes:type_name -> seam.registry.v1.Change
-	58, // 51: seam.registry.v1.Event.effective_time:type_name -> google.protobuf.Timestamp
-	56, // 52: seam.registry.v1.Event.attributes:type_name -> seam.registry.v1.Event.AttributesEntry
-	49, // 53: seam.registry.v1.PublishEventRequest.event:type_name -> seam.registry.v1.Event
-	49, // 54: seam.registry.v1.PublishEventResponse.event:type_name -> seam.registry.v1.Event
-	4,  // 55: seam.registry.v1.ListEventsRequest.types:type_name -> seam.registry.v1.EventType
-	49, // 56: seam.registry.v1.ListEventsResponse.events:type_name -> seam.registry.v1.Event
-	4,  // 57: seam.registry.v1.WatchEventsRequest.types:type_name -> seam.registry.v1.EventType
-	49, // 58: seam.registry.v1.WatchEventsResponse.event:type_name -> seam.registry.v1.Event
-	11, // 59: seam.registry.v1.RegistryService.CheckContract:input_type -> seam.registry.v1.CheckContractRequest
-	13, // 60: seam.registry.v1.RegistryService.RegisterContract:input_type -> seam.registry.v1.RegisterContractRequest
-	15, // 61: seam.registry.v1.RegistryService.GetContract:input_type -> seam.registry.v1.GetContractRequest
-	17, // 62: seam.registry.v1.RegistryService.ListContracts:input_type -> seam.registry.v1.ListContractsRequest
-	19, // 63: seam.registry.v1.RegistryService.ListSubjects:input_type -> seam.registry.v1.ListSubjectsRequest
-	21, // 64: seam.registry.v1.RegistryService.DiffContracts:input_type -> seam.registry.v1.DiffContractsRequest
-	23, // 65: seam.registry.v1.RegistryService.SetVersionStatus:input_type -> seam.registry.v1.SetVersionStatusRequest
-	26, // 66: seam.registry.v1.RegistryService.GetHistory:input_type -> seam.registry.v1.GetHistoryRequest
-	29, // 67: seam.registry.v1.RegistryService.RegisterCanonicalModel:input_type -> seam.registry.v1.RegisterCanonicalModelRequest
-	31, // 68: seam.registry.v1.RegistryService.GetCanonicalModel:input_type -> seam.registry.v1.GetCanonicalModelRequest
-	33, // 69: seam.registry.v1.RegistryService.ListCanonicalModels:input_type -> seam.registry.v1.ListCanonicalModelsRequest
-	37, // 70: seam.registry.v1.RegistryService.RegisterConsumer:input_type -> seam.registry.v1.RegisterConsumerRequest
-	39, // 71: seam.registry.v1.RegistryService.GetConsumer:input_type -> seam.registry.v1.GetConsumerRequest
-	41, // 72: seam.registry.v1.RegistryService.ListConsumers:input_type -> seam.registry.v1.ListConsumersRequest
-	43, // 73: seam.registry.v1.RegistryService.DeleteConsumer:input_type -> seam.registry.v1.DeleteConsumerRequest
-	45, // 74: seam.registry.v1.RegistryService.GetBlastRadius:input_type -> seam.registry.v1.GetBlastRadiusRequest
-	47, // 75: seam.registry.v1.RegistryService.GetRerunOrder:input_type -> seam.registry.v1.GetRerunOrderRequest
-	50, // 76: seam.registry.v1.RegistryService.PublishEvent:input_type -> seam.registry.v1.PublishEventRequest
-	52, // 77: seam.registry.v1.RegistryService.ListEvents:input_type -> seam.registry.v1.ListEventsRequest
-	54, // 78: seam.registry.v1.RegistryService.WatchEvents:input_type -> seam.registry.v1.WatchEventsRequest
-	12, // 79: seam.registry.v1.RegistryService.CheckContract:output_type -> seam.registry.v1.CheckContractResponse
-	14, // 80: seam.registry.v1.RegistryService.RegisterContract:output_type -> seam.registry.v1.RegisterContractResponse
-	16, // 81: seam.registry.v1.RegistryService.GetContract:output_type -> seam.registry.v1.GetContractResponse
-	18, // 82: seam.registry.v1.RegistryService.ListContracts:output_type -> seam.registry.v1.ListContractsResponse
-	20, // 83: seam.registry.v1.RegistryService.ListSubjects:output_type -> seam.registry.v1.ListSubjectsResponse
-	22, // 84: seam.registry.v1.RegistryService.DiffContracts:output_type -> seam.registry.v1.DiffContractsResponse
-	24, // 85: seam.registry.v1.RegistryService.SetVersionStatus:output_type -> seam.registry.v1.SetVersionStatusResponse
-	27, // 86: seam.registry.v1.RegistryService.GetHistory:output_type -> seam.registry.v1.GetHistoryResponse
-	30, // 87: seam.registry.v1.RegistryService.RegisterCanonicalModel:output_type -> seam.registry.v1.RegisterCanonicalModelResponse
-	32, // 88: seam.registry.v1.RegistryService.GetCanonicalModel:output_type -> seam.registry.v1.GetCanonicalModelResponse
-	34, // 89: seam.registry.v1.RegistryService.ListCanonicalModels:output_type -> seam.registry.v1.ListCanonicalModelsResponse
-	38, // 90: seam.registry.v1.RegistryService.RegisterConsumer:output_type -> seam.registry.v1.RegisterConsumerResponse
-	40, // 91: seam.registry.v1.RegistryService.GetConsumer:output_type -> seam.registry.v1.GetConsumerResponse
-	42, // 92: seam.registry.v1.RegistryService.ListConsumers:output_type -> seam.registry.v1.ListConsumersResponse
-	44, // 93: seam.registry.v1.RegistryService.DeleteConsumer:output_type -> seam.registry.v1.DeleteConsumerResponse
-	46, // 94: seam.registry.v1.RegistryService.GetBlastRadius:output_type -> seam.registry.v1.GetBlastRadiusResponse
-	48, // 95: seam.registry.v1.RegistryService.GetRerunOrder:output_type -> seam.registry.v1.GetRerunOrderResponse
-	51, // 96: seam.registry.v1.RegistryService.PublishEvent:output_type -> seam.registry.v1.PublishEventResponse
-	53, // 97: seam.registry.v1.RegistryService.ListEvents:output_type -> seam.registry.v1.ListEventsResponse
-	55, // 98: seam.registry.v1.RegistryService.WatchEvents:output_type -> seam.registry.v1.WatchEventsResponse
-	79, // [79:99] is the sub-list for method output_type
-	59, // [59:79] is the sub-list for method input_type
-	59, // [59:59] is the sub-list for extension type_name
-	59, // [59:59] is the sub-list for extension extendee
-	0,  // [0:59] is the sub-list for field type_name
+	13, // 18: seam.registry.v1.CheckContractResponse.migration:type_name -> seam.registry.v1.TranslationReadiness
+	58, // 19: seam.registry.v1.RegisterContractRequest.contract:type_name -> seam.contract.v1.Contract
+	59, // 20: seam.registry.v1.RegisterContractRequest.effective_time:type_name -> google.protobuf.Timestamp
+	6,  // 21: seam.registry.v1.RegisterContractRequest.override:type_name -> seam.registry.v1.NoticeOverride
+	7,  // 22: seam.registry.v1.RegisterContractResponse.version:type_name -> seam.registry.v1.ContractVersion
+	10, // 23: seam.registry.v1.RegisterContractResponse.affected_consumers:type_name -> seam.registry.v1.AffectedConsumer
+	13, // 24: seam.registry.v1.RegisterContractResponse.migration:type_name -> seam.registry.v1.TranslationReadiness
+	59, // 25: seam.registry.v1.GetContractRequest.at_time:type_name -> google.protobuf.Timestamp
+	7,  // 26: seam.registry.v1.GetContractResponse.version:type_name -> seam.registry.v1.ContractVersion
+	7,  // 27: seam.registry.v1.ListContractsResponse.versions:type_name -> seam.registry.v1.ContractVersion
+	8,  // 28: seam.registry.v1.ListSubjectsResponse.subjects:type_name -> seam.registry.v1.Subject
+	5,  // 29: seam.registry.v1.DiffContractsResponse.changes:type_name -> seam.registry.v1.Change
+	0,  // 30: seam.registry.v1.SetVersionStatusRequest.status:type_name -> seam.registry.v1.VersionStatus
+	7,  // 31: seam.registry.v1.SetVersionStatusResponse.version:type_name -> seam.registry.v1.ContractVersion
+	59, // 32: seam.registry.v1.AuditEntry.time:type_name -> google.protobuf.Timestamp
+	26, // 33: seam.registry.v1.GetHistoryResponse.entries:type_name -> seam.registry.v1.AuditEntry
+	61, // 34: seam.registry.v1.CanonicalModelVersion.model:type_name -> seam.contract.v1.CanonicalModel
+	59, // 35: seam.registry.v1.CanonicalModelVersion.create_time:type_name -> google.protobuf.Timestamp
+	5,  // 36: seam.registry.v1.CanonicalModelVersion.changes:type_name -> seam.registry.v1.Change
+	61, // 37: seam.registry.v1.RegisterCanonicalModelRequest.model:type_name -> seam.contract.v1.CanonicalModel
+	29, // 38: seam.registry.v1.RegisterCanonicalModelResponse.version:type_name -> seam.registry.v1.CanonicalModelVersion
+	29, // 39: seam.registry.v1.GetCanonicalModelResponse.version:type_name -> seam.registry.v1.CanonicalModelVersion
+	29, // 40: seam.registry.v1.ListCanonicalModelsResponse.models:type_name -> seam.registry.v1.CanonicalModelVersion
+	3,  // 41: seam.registry.v1.Input.usage:type_name -> seam.registry.v1.UsageKind
+	36, // 42: seam.registry.v1.Consumer.inputs:type_name -> seam.registry.v1.Input
+	59, // 43: seam.registry.v1.Consumer.update_time:type_name -> google.protobuf.Timestamp
+	37, // 44: seam.registry.v1.RegisterConsumerRequest.consumer:type_name -> seam.registry.v1.Consumer
+	37, // 45: seam.registry.v1.RegisterConsumerResponse.consumer:type_name -> seam.registry.v1.Consumer
+	37, // 46: seam.registry.v1.GetConsumerResponse.consumer:type_name -> seam.registry.v1.Consumer
+	37, // 47: seam.registry.v1.ListConsumersResponse.consumers:type_name -> seam.registry.v1.Consumer
+	58, // 48: seam.registry.v1.GetBlastRadiusRequest.proposed:type_name -> seam.contract.v1.Contract
+	10, // 49: seam.registry.v1.GetBlastRadiusResponse.consumers:type_name -> seam.registry.v1.AffectedConsumer
+	4,  // 50: seam.registry.v1.Event.type:type_name -> seam.registry.v1.EventType
+	59, // 51: seam.registry.v1.Event.time:type_name -> google.protobuf.Timestamp
+	5,  // 52: seam.registry.v1.Event.changes:type_name -> seam.registry.v1.Change
+	59, // 53: seam.registry.v1.Event.effective_time:type_name -> google.protobuf.Timestamp
+	57, // 54: seam.registry.v1.Event.attributes:type_name -> seam.registry.v1.Event.AttributesEntry
+	50, // 55: seam.registry.v1.PublishEventRequest.event:type_name -> seam.registry.v1.Event
+	50, // 56: seam.registry.v1.PublishEventResponse.event:type_name -> seam.registry.v1.Event
+	4,  // 57: seam.registry.v1.ListEventsRequest.types:type_name -> seam.registry.v1.EventType
+	50, // 58: seam.registry.v1.ListEventsResponse.events:type_name -> seam.registry.v1.Event
+	4,  // 59: seam.registry.v1.WatchEventsRequest.types:type_name -> seam.registry.v1.EventType
+	50, // 60: seam.registry.v1.WatchEventsResponse.event:type_name -> seam.registry.v1.Event
+	11, // 61: seam.registry.v1.RegistryService.CheckContract:input_type -> seam.registry.v1.CheckContractRequest
+	14, // 62: seam.registry.v1.RegistryService.RegisterContract:input_type -> seam.registry.v1.RegisterContractRequest
+	16, // 63: seam.registry.v1.RegistryService.GetContract:input_type -> seam.registry.v1.GetContractRequest
+	18, // 64: seam.registry.v1.RegistryService.ListContracts:input_type -> seam.registry.v1.ListContractsRequest
+	20, // 65: seam.registry.v1.RegistryService.ListSubjects:input_type -> seam.registry.v1.ListSubjectsRequest
+	22, // 66: seam.registry.v1.RegistryService.DiffContracts:input_type -> seam.registry.v1.DiffContractsRequest
+	24, // 67: seam.registry.v1.RegistryService.SetVersionStatus:input_type -> seam.registry.v1.SetVersionStatusRequest
+	27, // 68: seam.registry.v1.RegistryService.GetHistory:input_type -> seam.registry.v1.GetHistoryRequest
+	30, // 69: seam.registry.v1.RegistryService.RegisterCanonicalModel:input_type -> seam.registry.v1.RegisterCanonicalModelRequest
+	32, // 70: seam.registry.v1.RegistryService.GetCanonicalModel:input_type -> seam.registry.v1.GetCanonicalModelRequest
+	34, // 71: seam.registry.v1.RegistryService.ListCanonicalModels:input_type -> seam.registry.v1.ListCanonicalModelsRequest
+	38, // 72: seam.registry.v1.RegistryService.RegisterConsumer:input_type -> seam.registry.v1.RegisterConsumerRequest
+	40, // 73: seam.registry.v1.RegistryService.GetConsumer:input_type -> seam.registry.v1.GetConsumerRequest
+	42, // 74: seam.registry.v1.RegistryService.ListConsumers:input_type -> seam.registry.v1.ListConsumersRequest
+	44, // 75: seam.registry.v1.RegistryService.DeleteConsumer:input_type -> seam.registry.v1.DeleteConsumerRequest
+	46, // 76: seam.registry.v1.RegistryService.GetBlastRadius:input_type -> seam.registry.v1.GetBlastRadiusRequest
+	48, // 77: seam.registry.v1.RegistryService.GetRerunOrder:input_type -> seam.registry.v1.GetRerunOrderRequest
+	51, // 78: seam.registry.v1.RegistryService.PublishEvent:input_type -> seam.registry.v1.PublishEventRequest
+	53, // 79: seam.registry.v1.RegistryService.ListEvents:input_type -> seam.registry.v1.ListEventsRequest
+	55, // 80: seam.registry.v1.RegistryService.WatchEvents:input_type -> seam.registry.v1.WatchEventsRequest
+	12, // 81: seam.registry.v1.RegistryService.CheckContract:output_type -> seam.registry.v1.CheckContractResponse
+	15, // 82: seam.registry.v1.RegistryService.RegisterContract:output_type -> seam.registry.v1.RegisterContractResponse
+	17, // 83: seam.registry.v1.RegistryService.GetContract:output_type -> seam.registry.v1.GetContractResponse
+	19, // 84: seam.registry.v1.RegistryService.ListContracts:output_type -> seam.registry.v1.ListContractsResponse
+	21, // 85: seam.registry.v1.RegistryService.ListSubjects:output_type -> seam.registry.v1.ListSubjectsResponse
+	23, // 86: seam.registry.v1.RegistryService.DiffContracts:output_type -> seam.registry.v1.DiffContractsResponse
+	25, // 87: seam.registry.v1.RegistryService.SetVersionStatus:output_type -> seam.registry.v1.SetVersionStatusResponse
+	28, // 88: seam.registry.v1.RegistryService.GetHistory:output_type -> seam.registry.v1.GetHistoryResponse
+	31, // 89: seam.registry.v1.RegistryService.RegisterCanonicalModel:output_type -> seam.registry.v1.RegisterCanonicalModelResponse
+	33, // 90: seam.registry.v1.RegistryService.GetCanonicalModel:output_type -> seam.registry.v1.GetCanonicalModelResponse
+	35, // 91: seam.registry.v1.RegistryService.ListCanonicalModels:output_type -> seam.registry.v1.ListCanonicalModelsResponse
+	39, // 92: seam.registry.v1.RegistryService.RegisterConsumer:output_type -> seam.registry.v1.RegisterConsumerResponse
+	41, // 93: seam.registry.v1.RegistryService.GetConsumer:output_type -> seam.registry.v1.GetConsumerResponse
+	43, // 94: seam.registry.v1.RegistryService.ListConsumers:output_type -> seam.registry.v1.ListConsumersResponse
+	45, // 95: seam.registry.v1.RegistryService.DeleteConsumer:output_type -> seam.registry.v1.DeleteConsumerResponse
+	47, // 96: seam.registry.v1.RegistryService.GetBlastRadius:output_type -> seam.registry.v1.GetBlastRadiusResponse
+	49, // 97: seam.registry.v1.RegistryService.GetRerunOrder:output_type -> seam.registry.v1.GetRerunOrderResponse
+	52, // 98: seam.registry.v1.RegistryService.PublishEvent:output_type -> seam.registry.v1.PublishEventResponse
+	54, // 99: seam.registry.v1.RegistryService.ListEvents:output_type -> seam.registry.v1.ListEventsResponse
+	56, // 100: seam.registry.v1.RegistryService.WatchEvents:output_type -> seam.registry.v1.WatchEventsResponse
+	81, // [81:101] is the sub-list for method output_type
+	61, // [61:81] is the sub-list for method input_type
+	61, // [61:61] is the sub-list for extension type_name
+	61, // [61:61] is the sub-list for extension extendee
+	0,  // [0:61] is the sub-list for field type_name
 }
 
 func init() { file_seam_registry_v1_registry_proto_init() }
@@ -3889,13 +4082,15 @@ func file_seam_registry_v1_registry_proto_init() {
 	if File_seam_registry_v1_registry_proto != nil {
 		return
 	}
-	file_seam_registry_v1_registry_proto_msgTypes[30].OneofWrappers = []any{
+	file_seam_registry_v1_registry_proto_msgTypes[31].OneofWrappers = []any{
 		(*Input_Subject)(nil),
 		(*Input_Dataset)(nil),
+		(*Input_Canonical)(nil),
 	}
-	file_seam_registry_v1_registry_proto_msgTypes[42].OneofWrappers = []any{
+	file_seam_registry_v1_registry_proto_msgTypes[43].OneofWrappers = []any{
 		(*GetRerunOrderRequest_Subject)(nil),
 		(*GetRerunOrderRequest_Dataset)(nil),
+		(*GetRerunOrderRequest_Canonical)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -3903,7 +4098,7 @@ func file_seam_registry_v1_registry_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_seam_registry_v1_registry_proto_rawDesc), len(file_seam_registry_v1_registry_proto_rawDesc)),
 			NumEnums:      5,
-			NumMessages:   52,
+			NumMessages:   53,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
