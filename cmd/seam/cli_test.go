@@ -68,6 +68,7 @@ func TestCLIContractLifecycle(t *testing.T) {
 		t.Errorf("canonical get -o json = %v", m)
 	}
 	n.mustJSON(t, "canonical", "list")
+	n.mustCLI(t, 0, "idmap", "namespace", "create", "customer", "--format", "legacy-int:int", "--format", "uuid:uuid")
 
 	if out := n.mustCLI(t, 0, "contract", "check", "-f", v1); !strings.Contains(out, "shop.orders") {
 		t.Errorf("check of a new subject says nothing of it:\n%s", out)
@@ -219,8 +220,8 @@ func TestCLIAdapterPreview(t *testing.T) {
 	t.Parallel()
 	n := startNode(t)
 	n.mustCLI(t, 0, "canonical", "register", "-f", testdata("commerce_order.yaml"))
-	n.mustCLI(t, 0, "contract", "register", "-f", testdata("shop_orders_v1.yaml"))
 	n.mustCLI(t, 0, "idmap", "namespace", "create", "customer", "--format", "legacy-int:int", "--format", "uuid:uuid")
+	n.mustCLI(t, 0, "contract", "register", "-f", testdata("shop_orders_v1.yaml"))
 	samples := writeFile(t, "samples.ndjson", orderLines(2)[0]+"\n"+`{"order_id":"ORD-0000000009","customer_id":5,"amount":"12x","currency":"EUR","status":"paid","created_at":"2026-03-01T10:00:00Z","items":1}`+"\n")
 
 	out := n.mustCLI(t, exitNo, "adapter", "preview", "--subject", "shop.orders", samples)

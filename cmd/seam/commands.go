@@ -69,7 +69,7 @@ prints how to use it; the seam client finds it there without flags.`,
 
 // peersOf lists the services each service calls.
 var peersOf = map[string][]string{
-	"registry": nil,
+	"registry": {"idmap"},
 	"idmap":    nil,
 	"adapter":  {"registry", "idmap"},
 	"gate":     {"registry", "idmap", "adapter"},

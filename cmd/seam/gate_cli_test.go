@@ -15,8 +15,8 @@ import (
 func (n *node) setupOrders(t *testing.T) {
 	t.Helper()
 	n.mustCLI(t, 0, "canonical", "register", "-f", testdata("commerce_order.yaml"))
-	n.mustCLI(t, 0, "contract", "register", "-f", testdata("shop_orders_v1.yaml"))
 	n.mustCLI(t, 0, "idmap", "namespace", "create", "customer", "--format", "legacy-int:int", "--format", "uuid:uuid")
+	n.mustCLI(t, 0, "contract", "register", "-f", testdata("shop_orders_v1.yaml"))
 }
 
 // seam validate, offline, and the gate, online, give the same verdicts on

@@ -27,7 +27,7 @@ import (
 
 // The services a node can run, in the order they start: each after the
 // peers it calls.
-var serviceNames = []string{"registry", "idmap", "adapter", "gate"}
+var serviceNames = []string{"idmap", "registry", "adapter", "gate"}
 
 // nodeConfig is everything a Seam process needs, from flags and SEAM_*
 // variables.
@@ -82,9 +82,8 @@ func (c *nodeConfig) validate() error {
 	if (c.TLSCert == "") != (c.TLSKey == "") {
 		errs = append(errs, errors.New("--tls-cert and --tls-key go together; give both or neither"))
 	}
-	needs := map[string][]string{"adapter": {"registry", "idmap"}, "gate": {"registry", "idmap", "adapter"}}
 	for _, s := range c.Services {
-		for _, peer := range needs[s] {
+		for _, peer := range peersOf[s] {
 			if !slices.Contains(c.Services, peer) && c.peerAddr(peer) == "" {
 				errs = append(errs, fmt.Errorf("%s calls %s: give --%s-addr (host:port, or several separated by commas)", s, peer, peer))
 			}
