@@ -125,7 +125,11 @@ func printNamespace(w io.Writer, n *idmapv1.Namespace) error {
 		fmt.Fprintln(w)
 		t = newTable(w, "TABLE", "PAIRS", "GENERATION", "UPDATED")
 		for _, tb := range n.GetTables() {
-			t.row(tb.GetFromFormat()+" ↔ "+tb.GetToFormat(), strconv.FormatInt(tb.GetPairs(), 10), strconv.FormatInt(tb.GetGeneration(), 10), fmtTime(tb.GetUpdateTime()))
+			name := tb.GetFromFormat() + " ↔ " + tb.GetToFormat()
+			if tb.GetMembers() {
+				name = tb.GetFromFormat() + " members"
+			}
+			t.row(name, strconv.FormatInt(tb.GetPairs(), 10), strconv.FormatInt(tb.GetGeneration(), 10), fmtTime(tb.GetUpdateTime()))
 		}
 		return t.flush()
 	}

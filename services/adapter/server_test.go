@@ -462,7 +462,7 @@ func TestPreviewValidate(t *testing.T) {
 		in[i] = bytes.Replace(in[i], []byte(`"status":"new"`), []byte(`"status":"paid"`), 1) // v2 knows no "new"
 	}
 	in[1] = bytes.Replace(in[1], []byte(customerUUID(100001)), []byte(customerUUID(999999)), 1) // unmapped
-	in[2] = bytes.Replace(in[2], []byte(`"currency":"`), []byte(`"currency":"X`), 1)                // fails currency's enum
+	in[2] = bytes.Replace(in[2], []byte(`"currency":"`), []byte(`"currency":"X`), 1)            // fails currency's enum
 	proposed, err := contract.LoadFile(testdata("shop_orders_v2.yaml"))
 	if err != nil {
 		t.Fatal(err)
