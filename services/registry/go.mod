@@ -6,13 +6,15 @@ replace (
 	github.com/seamdata/seam/core => ../../core
 	github.com/seamdata/seam/platform => ../../platform
 	github.com/seamdata/seam/proto => ../../proto
+	github.com/seamdata/seam/services/idmap => ../idmap
 )
 
 require (
 	github.com/hashicorp/go-memdb v1.3.5
-	github.com/seamdata/seam/core v0.0.0-00010101000000-000000000000
-	github.com/seamdata/seam/platform v0.0.0-00010101000000-000000000000
+	github.com/seamdata/seam/core v0.0.0
+	github.com/seamdata/seam/platform v0.0.0
 	github.com/seamdata/seam/proto v0.0.0
+	github.com/seamdata/seam/services/idmap v0.0.0
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/metric v1.47.0
 	go.uber.org/goleak v1.3.0

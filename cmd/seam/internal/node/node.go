@@ -32,11 +32,13 @@ import (
 
 // The services a node can run, in the order they start: each after the
 // peers it calls.
-var ServiceNames = []string{"registry", "idmap", "adapter", "gate"}
+var ServiceNames = []string{"idmap", "registry", "adapter", "gate"}
 
 // Peers lists the services service calls.
 func Peers(service string) []string {
 	switch service {
+	case "registry":
+		return []string{"idmap"}
 	case "adapter":
 		return []string{"registry", "idmap"}
 	case "gate":

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/seamdata/seam/cmd/seam/internal/client"
+	"github.com/seamdata/seam/cmd/seam/internal/dryrun"
 	"github.com/seamdata/seam/cmd/seam/internal/exit"
 	"github.com/seamdata/seam/cmd/seam/internal/output"
 	"github.com/seamdata/seam/core/contract"
@@ -97,13 +98,19 @@ func (f *registerFlags) load(cmd *cobra.Command) (*contractv1.Contract, *timesta
 
 func newContractCheckCmd(g *client.Globals) *cobra.Command {
 	var f registerFlags
+	var sample int
 	cmd := &cobra.Command{
 		Use:   "check -f FILE",
 		Short: "Dry-run a contract version: changes, verdict, notice owed, consumers affected",
 		Long: `Classify a proposed contract version against the registered ones without
 registering it. Exits 0 when it could be registered as it stands (additive,
 or breaking with enough notice and a migration), 1 when it could not, 2 on
-usage or connection errors — so a source team can run it in its own CI.`,
+usage or connection errors — so a source team can run it in its own CI.
+
+For a registered subject it also runs the proposed version (its checks,
+mapping and identifier translations) on a sample of the subject's
+quarantined records, the newest first, and says how many would pass; the
+dry run does not change the exit code.`,
 		Example: `  seam contract check -f shop_orders_v2.yaml
   seam contract check -f shop_orders_v2.yaml --effective +14d -o json`,
 		Args: cobra.NoArgs,
@@ -118,12 +125,16 @@ usage or connection errors — so a source team can run it in its own CI.`,
 			if err != nil {
 				return g.RPCError("check "+c.GetSubject(), err)
 			}
+			dry := runCheckDryRun(ctx, conn, c, resp, sample)
 			if g.JSON() {
-				if err := output.Proto(cmd.OutOrStdout(), resp); err != nil {
+				if err := printCheckJSON(cmd.OutOrStdout(), resp, dry); err != nil {
 					return err
 				}
-			} else if err := printCheck(cmd.OutOrStdout(), c.GetSubject(), resp); err != nil {
-				return err
+			} else {
+				if err := printCheck(cmd.OutOrStdout(), c.GetSubject(), resp); err != nil {
+					return err
+				}
+				printDryRun(cmd.OutOrStdout(), dry)
 			}
 			switch resp.GetVerdict() {
 			case registryv1.Verdict_VERDICT_REFUSED, registryv1.Verdict_VERDICT_INVALID:
@@ -133,6 +144,7 @@ usage or connection errors — so a source team can run it in its own CI.`,
 		}),
 	}
 	f.add(cmd)
+	cmd.Flags().IntVar(&sample, "dry-run", dryrun.DefaultSample, "run the version on this many of the subject's quarantined records and say how many would pass (0: skip)")
 	return cmd
 }
 
@@ -157,7 +169,18 @@ func printCheck(w io.Writer, subject string, r *registryv1.CheckContractResponse
 			fmt.Fprintf(w, "  %s at %s: %s\n", p.GetReason(), output.OrDash(p.GetPath()), p.GetMessage())
 		}
 	}
+	printMigration(w, r.GetMigration())
 	return printAffected(w, "consumers affected", r.GetAffectedConsumers())
+}
+
+// printMigration lists the translations idmap cannot run yet.
+func printMigration(w io.Writer, trs []*registryv1.TranslationReadiness) {
+	for _, t := range trs {
+		if !t.GetReady() {
+			fmt.Fprintf(w, "\nmigration not ready: %s (%s→%s): %s\n  a version scheduled later waits SCHEDULED past its effective time until it is\n",
+				t.GetField(), t.GetFrom(), t.GetTo(), t.GetMessage())
+		}
+	}
 }
 
 func printAffected(w io.Writer, title string, consumers []*registryv1.AffectedConsumer) error {
@@ -214,6 +237,7 @@ becomes ACTIVE on its own at that time. An admin may waive the notice with
 			if v.GetOverride() != nil {
 				fmt.Fprintf(w, "notice waived by %s: %s\n", v.GetOverrideBy(), v.GetOverride().GetReason())
 			}
+			printMigration(w, resp.GetMigration())
 			return printAffected(w, "announced to", resp.GetAffectedConsumers())
 		}),
 	}

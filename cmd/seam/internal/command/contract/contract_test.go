@@ -22,6 +22,7 @@ func TestCLIContractLifecycle(t *testing.T) {
 		t.Errorf("canonical get -o json = %v", m)
 	}
 	n.MustJSON(t, "canonical", "list")
+	n.MustCLI(t, 0, "idmap", "namespace", "create", "customer", "--format", "legacy-int:int", "--format", "uuid:uuid")
 
 	if out := n.MustCLI(t, 0, "contract", "check", "-f", v1); !strings.Contains(out, "shop.orders") {
 		t.Errorf("check of a new subject says nothing of it:\n%s", out)

@@ -130,7 +130,11 @@ func printNamespace(w io.Writer, n *idmapv1.Namespace) error {
 		fmt.Fprintln(w)
 		t = output.NewTable(w, "TABLE", "PAIRS", "GENERATION", "UPDATED")
 		for _, tb := range n.GetTables() {
-			t.Row(tb.GetFromFormat()+" ↔ "+tb.GetToFormat(), strconv.FormatInt(tb.GetPairs(), 10), strconv.FormatInt(tb.GetGeneration(), 10), output.Time(tb.GetUpdateTime()))
+			name := tb.GetFromFormat() + " ↔ " + tb.GetToFormat()
+			if tb.GetMembers() {
+				name = tb.GetFromFormat() + " members"
+			}
+			t.Row(name, strconv.FormatInt(tb.GetPairs(), 10), strconv.FormatInt(tb.GetGeneration(), 10), output.Time(tb.GetUpdateTime()))
 		}
 		return t.Flush()
 	}
@@ -275,10 +279,10 @@ func newRuleSetCmd(g *client.Globals) *cobra.Command {
 const PairsPerMessage = 10000
 
 func newImportCmd(g *client.Globals) *cobra.Command {
-	var from, to, onConflict string
+	var from, to, onConflict, members string
 	var replace, noHeader bool
 	cmd := &cobra.Command{
-		Use:   "import NAMESPACE FILE.csv --from FORMAT --to FORMAT",
+		Use:   "import NAMESPACE FILE.csv (--from FORMAT --to FORMAT | --members FORMAT)",
 		Short: "Bulk-load a lookup table from a two-column CSV, atomically",
 		Long: `Stream a CSV of pairs (from-id,to-id; a header row is skipped unless
 --no-header) into the namespace's lookup table. The import is committed
@@ -286,9 +290,15 @@ atomically: readers see the old table or the new one. Re-importing the same
 pairs changes nothing. A pair that would map one id to two, in either
 direction, is a conflict: by default the whole import fails; with
 --on-conflict skip the clean pairs are committed and every conflict listed.
-Exits 1 when conflicts stopped or trimmed the import.`,
+Exits 1 when conflicts stopped or trimmed the import.
+
+With --members the CSV has one column: the known ids of one format, the
+population the match rate measures against. A member list coexists with
+deterministic rules, which translate any valid id but cannot say which
+ids exist.`,
 		Example: `  seam idmap import customer customer_ids.csv --from uuid --to legacy-int
-  seam idmap import customer ids.csv --from uuid --to legacy-int --on-conflict skip -o json`,
+  seam idmap import customer ids.csv --from uuid --to legacy-int --on-conflict skip -o json
+  seam idmap import account known_accounts.csv --members acc-ref`,
 		Args: cobra.ExactArgs(2),
 		RunE: g.Run(func(cmd *cobra.Command, args []string, conn *grpc.ClientConn) error {
 			policy := idmapv1.ConflictPolicy_CONFLICT_POLICY_FAIL
@@ -299,8 +309,13 @@ Exits 1 when conflicts stopped or trimmed the import.`,
 			default:
 				return exit.Usagef("--on-conflict %q: use fail or skip", onConflict)
 			}
-			if from == "" || to == "" {
-				return exit.Usagef("give --from and --to: the formats of the CSV's first and second column")
+			switch {
+			case members != "" && (from != "" || to != ""):
+				return exit.Usagef("--members imports one format's ids; leave out --from and --to")
+			case members != "":
+				from = members
+			case from == "" || to == "":
+				return exit.Usagef("give --from and --to: the formats of the CSV's first and second column (or --members FORMAT for a one-column list of known ids)")
 			}
 			f, err := os.Open(args[1])
 			if err != nil {
@@ -313,7 +328,7 @@ Exits 1 when conflicts stopped or trimmed the import.`,
 			}
 			bar := output.Progress(cmd.ErrOrStderr(), info.Size(), "importing "+args[1])
 			resp, err := importCSV(cmd, idmapv1.NewIdMapServiceClient(conn), io.TeeReader(f, bar), &idmapv1.ImportHeader{
-				Namespace: args[0], FromFormat: from, ToFormat: to, OnConflict: policy, Replace: replace,
+				Namespace: args[0], FromFormat: from, ToFormat: to, OnConflict: policy, Replace: replace, Members: members != "",
 			}, !noHeader, args[1])
 			bar.Finish()
 			if err != nil {
@@ -340,6 +355,7 @@ Exits 1 when conflicts stopped or trimmed the import.`,
 	cmd.Flags().StringVar(&onConflict, "on-conflict", "fail", "fail: abort the whole import on a conflict; skip: import the clean pairs")
 	cmd.Flags().BoolVar(&replace, "replace", false, "make the file the whole table (pairs not in it are removed)")
 	cmd.Flags().BoolVar(&noHeader, "no-header", false, "the first row is data, not a header")
+	cmd.Flags().StringVar(&members, "members", "", "import a one-column list of the known ids of this format (a member list)")
 	return cmd
 }
 
@@ -354,6 +370,10 @@ func importCSV(cmd *cobra.Command, c idmapv1.IdMapServiceClient, r io.Reader, h 
 	}
 	cr := csv.NewReader(bufio.NewReaderSize(r, 1<<20))
 	cr.FieldsPerRecord = 2
+	columns := "two columns: from-id,to-id"
+	if h.GetMembers() {
+		cr.FieldsPerRecord, columns = 1, "one column: the id"
+	}
 	cr.ReuseRecord = true
 	chunk := make([]*idmapv1.Pair, 0, PairsPerMessage)
 	flush := func() error {
@@ -371,12 +391,16 @@ func importCSV(cmd *cobra.Command, c idmapv1.IdMapServiceClient, r io.Reader, h 
 		}
 		if err != nil {
 			stream.CloseSend()
-			return nil, exit.Failf("%s: %w (want two columns: from-id,to-id)", name, err)
+			return nil, exit.Failf("%s: %w (want %s)", name, err, columns)
 		}
 		if line == 1 && header {
 			continue
 		}
-		chunk = append(chunk, &idmapv1.Pair{From: strings.TrimSpace(rec[0]), To: strings.TrimSpace(rec[1])})
+		p := &idmapv1.Pair{From: strings.TrimSpace(rec[0])}
+		if !h.GetMembers() {
+			p.To = strings.TrimSpace(rec[1])
+		}
+		chunk = append(chunk, p)
 		if len(chunk) == PairsPerMessage {
 			if err := flush(); err != nil {
 				return nil, streamErr(stream, err)
