@@ -1,0 +1,186 @@
+package postgres_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// The tables of these tests: a payments feed keyed by a bigint, and bank
+// accounts keyed by a string reference.
+const paymentsDDL = `
+CREATE TABLE payments (
+	id        bigint PRIMARY KEY,
+	account   varchar(34) NOT NULL,
+	amount    numeric(12,2) NOT NULL,
+	currency  char(3) NOT NULL,
+	memo      text,
+	paid_at   timestamptz NOT NULL,
+	settled   boolean NOT NULL DEFAULT false,
+	fee       double precision
+);
+CREATE TABLE accounts (
+	ref       text PRIMARY KEY,
+	holder    text NOT NULL,
+	balance   double precision,
+	opened    date
+);`
+
+var paymentCols = []string{"id", "account", "amount", "currency", "memo", "paid_at", "settled", "fee"}
+var accountCols = []string{"ref", "holder", "balance", "opened"}
+
+// loadPayments fills the tables with n payments and n/10 accounts.
+func loadPayments(e *env, n int) {
+	e.exec(e.src, paymentsDDL)
+	e.exec(e.src, `INSERT INTO payments
+SELECT i, 'DE' || lpad(i::text, 20, '0'), (i % 9973) / 7.0, (ARRAY['EUR','USD','GBP'])[1 + i % 3],
+       CASE WHEN i % 5 = 0 THEN NULL ELSE 'memo "' || i || E'" line\nbreak' END,
+       timestamptz '2026-03-01 00:00:00+00' + i * interval '17 seconds', i % 2 = 0, CASE WHEN i % 4 = 0 THEN NULL ELSE i / 3.0 END
+  FROM generate_series(1, $1) i`, n)
+	e.exec(e.src, `INSERT INTO accounts SELECT 'ACC-' || lpad(i::text, 6, '0'), 'holder ' || i, i * 1.5, date '2020-01-01' + i FROM generate_series(1, $1) i`, n/10)
+}
+
+// writer runs random inserts, updates, deletes and key changes against
+// the source until stopped, one small transaction at a time.
+type writer struct {
+	e      *env
+	stop   chan struct{}
+	done   chan struct{}
+	nextID atomic.Int64
+	txs    atomic.Int64
+	err    error
+}
+
+func startWriter(e *env, firstID int64, seed uint64) *writer {
+	w := &writer{e: e, stop: make(chan struct{}), done: make(chan struct{})}
+	w.nextID.Store(firstID)
+	conn := connect(e.t, e.source)
+	rng := rand.New(rand.NewPCG(seed, 7))
+	go func() {
+		defer close(w.done)
+		ctx := context.Background()
+		for {
+			select {
+			case <-w.stop:
+				return
+			default:
+			}
+			err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+				for range 1 + rng.IntN(4) {
+					var err error
+					max := w.nextID.Load()
+					switch rng.IntN(9) {
+					case 0, 1, 2:
+						id := w.nextID.Add(1)
+						_, err = tx.Exec(ctx, `INSERT INTO payments (id, account, amount, currency, memo, paid_at, settled, fee)
+VALUES ($1::bigint, 'NL' || $1::bigint::text, $2, 'EUR', 'new', now(), false, $3)`, id, float64(rng.IntN(100000))/100, rng.Float64())
+					case 3, 4:
+						_, err = tx.Exec(ctx, "UPDATE payments SET amount = amount + 1, settled = NOT settled, memo = coalesce(memo, '') || '+' WHERE id = $1", 1+rng.Int64N(max))
+					case 5:
+						_, err = tx.Exec(ctx, "DELETE FROM payments WHERE id = $1", 1+rng.Int64N(max))
+					case 6:
+						// A key change: delete of the old key, the row under the new.
+						id := w.nextID.Add(1)
+						_, err = tx.Exec(ctx, "UPDATE payments SET id = $2 WHERE id = $1", 1+rng.Int64N(max), id)
+					case 7:
+						_, err = tx.Exec(ctx, "UPDATE accounts SET balance = balance - 1, holder = holder || '.' WHERE ref = $1", fmt.Sprintf("ACC-%06d", 1+rng.IntN(50)))
+					case 8:
+						_, err = tx.Exec(ctx, `INSERT INTO accounts VALUES ($1, 'new holder', NULL, NULL) ON CONFLICT (ref) DO UPDATE SET holder = 'reopened'`,
+							fmt.Sprintf("ACC-X%05d", rng.IntN(200)))
+					}
+					if err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				w.err = err
+				return
+			}
+			w.txs.Add(1)
+		}
+	}()
+	return w
+}
+
+func (w *writer) finish(t testing.TB) {
+	t.Helper()
+	close(w.stop)
+	<-w.done
+	if w.err != nil {
+		t.Fatalf("writer: %v", w.err)
+	}
+}
+
+// converged waits until both replicas equal their source tables.
+func converged(t testing.TB, e *env, schema string) {
+	t.Helper()
+	eventually(t, "payments replica equals the source", 90*time.Second, func() (bool, string) {
+		return sameRows(t, e, "payments", schema+".payments", paymentCols)
+	})
+	eventually(t, "accounts replica equals the source", 30*time.Second, func() (bool, string) {
+		return sameRows(t, e, "accounts", schema+".accounts", accountCols)
+	})
+}
+
+// noDuplicates checks the change stream: every position once.
+func noDuplicates(t testing.TB, e *env, name string) {
+	t.Helper()
+	var dup int
+	if err := e.tgt.QueryRow(context.Background(), `SELECT count(*) FROM (SELECT source_table, lsn, seq, coalesce(record->>'id', record->>'ref')
+  FROM seam_cdc.outbox WHERE connector = $1 GROUP BY 1, 2, 3, 4 HAVING count(*) > 1) d`, name).Scan(&dup); err != nil {
+		t.Fatal(err)
+	}
+	if dup != 0 {
+		dumpDup(t, e, name)
+		t.Fatalf("the change stream holds %d changes more than once, want 0", dup)
+	}
+}
+
+// While writes run during the snapshot, the replica ends equal to the
+// source row for row, and the change stream holds every change once.
+func TestSnapshotHandsOffToStreamUnderWrites(t *testing.T) {
+	t.Parallel()
+	sm := startSeam(t)
+	e := newEnv(t, sm)
+	loadPayments(e, 5000)
+	w := startWriter(e, 5000, 1)
+	time.Sleep(100 * time.Millisecond)
+	r := e.start(e.config("handoff", "payments", "public.accounts"))
+	r.waitReady(t)
+	time.Sleep(500 * time.Millisecond)
+	w.finish(t)
+	if w.txs.Load() < 20 {
+		t.Fatalf("the writer ran %d transactions; the test needs writes during the snapshot", w.txs.Load())
+	}
+	converged(t, e, "replica")
+	noDuplicates(t, e, "handoff")
+	var tombstones int
+	if err := e.tgt.QueryRow(context.Background(), "SELECT count(*) FROM replica.payments WHERE _seam_deleted").Scan(&tombstones); err != nil {
+		t.Fatal(err)
+	}
+	if tombstones == 0 {
+		t.Errorf("no tombstone in the replica after %d writer transactions with deletes; want soft deletes", w.txs.Load())
+	}
+}
+
+func dumpDup(t testing.TB, e *env, name string) {
+	rows, _ := e.tgt.Query(context.Background(), `SELECT source_table, lsn, seq, op, record->>'id', count(*), min(id), max(id) FROM seam_cdc.outbox WHERE connector = $1 GROUP BY 1,2,3,4,5 HAVING count(*) > 1 LIMIT 5`, name)
+	for rows.Next() {
+		v, _ := rows.Values()
+		t.Log(v...)
+	}
+	rows.Close()
+	rows, _ = e.tgt.Query(context.Background(), `SELECT source_table, chunk, lo, hi, last, done, rows_done FROM seam_cdc.chunks WHERE connector = $1 ORDER BY 1, 2`, name)
+	for rows.Next() {
+		v, _ := rows.Values()
+		t.Log(v...)
+	}
+	rows.Close()
+}
