@@ -249,6 +249,16 @@ func applyShape(active *contractv1.Contract, s Shape) *contractv1.Contract {
 	for _, f := range next.GetFields() {
 		if metaField(f.GetName()) {
 			fields = append(fields, f)
+			continue
+		}
+		if s.index(f.GetName()) < 0 && next.Mapping != nil {
+			// A removed column maps to nothing: the canonical field is left
+			// out unless the migration gives it a default or a constant.
+			for name, m := range next.Mapping.Fields {
+				if m.GetFrom() == f.GetName() {
+					delete(next.Mapping.Fields, name)
+				}
+			}
 		}
 	}
 	next.Fields = fields

@@ -285,13 +285,14 @@ func eventually(t testing.TB, what string, timeout time.Duration, cond func() (b
 
 // rowsOf reads a table as sorted lines "col=value|..." over cols, by
 // primary key; where filters (for the replica: not deleted).
-func rowsOf(t testing.TB, c *pgx.Conn, table string, cols []string, where string) []string {
-	t.Helper()
+func rowsOf(c *pgx.Conn, table string, cols []string, where string) ([]string, error) {
 	var sel []string
 	for _, col := range cols {
-		// The source has timestamp without zone, the replica timestamptz;
-		// both print the same at UTC through to_char.
-		sel = append(sel, fmt.Sprintf("coalesce(%s::text, 'NULL')", pgx.Identifier{col}.Sanitize()))
+		expr := pgx.Identifier{col}.Sanitize()
+		if strings.ContainsAny(col, ":( ") {
+			expr = col // an expression, such as balance::float8
+		}
+		sel = append(sel, fmt.Sprintf("coalesce((%s)::text, 'NULL')", expr))
 	}
 	q := fmt.Sprintf("SELECT %s FROM %s", strings.Join(sel, " || '|' || "), table)
 	if where != "" {
@@ -299,21 +300,27 @@ func rowsOf(t testing.TB, c *pgx.Conn, table string, cols []string, where string
 	}
 	rows, err := c.Query(context.Background(), q)
 	if err != nil {
-		t.Fatalf("%s: %v", q, err)
+		return nil, fmt.Errorf("%s: %w", table, err)
 	}
 	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
-		t.Fatalf("%s: %v", q, err)
+		return nil, fmt.Errorf("%s: %w", table, err)
 	}
 	sort.Strings(out)
-	return out
+	return out, nil
 }
 
 // sameRows compares the source table with its replica, row for row, over
 // the given columns, and says how they differ.
 func sameRows(t testing.TB, e *env, srcTable, replicaTable string, cols []string) (bool, string) {
-	a := rowsOf(t, e.src, srcTable, cols, "")
-	b := rowsOf(t, e.tgt, replicaTable, cols, "NOT _seam_deleted")
+	a, err := rowsOf(e.src, srcTable, cols, "")
+	if err != nil {
+		return false, err.Error()
+	}
+	b, err := rowsOf(e.tgt, replicaTable, cols, "NOT _seam_deleted")
+	if err != nil {
+		return false, err.Error()
+	}
 	if slices.Equal(a, b) {
 		return true, ""
 	}

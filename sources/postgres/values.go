@@ -77,7 +77,7 @@ func targetType(t contractv1.FieldType) string {
 	case contractv1.FieldType_FIELD_TYPE_BOOL:
 		return "boolean"
 	case contractv1.FieldType_FIELD_TYPE_TIMESTAMP:
-		return "timestamptz"
+		return "timestamp with time zone"
 	case contractv1.FieldType_FIELD_TYPE_DATE:
 		return "date"
 	case contractv1.FieldType_FIELD_TYPE_UUID:
