@@ -123,7 +123,7 @@ func (s *Source) captureOnce(ctx context.Context) error {
 	c.conn = conn
 	defer conn.Close(context.Background())
 	err = pglogrepl.StartReplication(ctx, conn, s.cfg.slotName(), pglogrepl.LSN(state.CaptureLSN), pglogrepl.StartReplicationOptions{
-		Mode: pglogrepl.LogicalReplication,
+		Mode:       pglogrepl.LogicalReplication,
 		PluginArgs: []string{"proto_version '1'", fmt.Sprintf("publication_names '%s'", s.cfg.slotName())},
 	})
 	if err != nil {

@@ -206,19 +206,19 @@ type Halt struct {
 
 // tableState is a table's row.
 type tableState struct {
-	Source                                string
-	Table                                 TableName
-	Subject, Target, Phase                string
-	Version                               int32
-	ShapeID                               int
-	SnapshotLSN                           uint64
-	RowsTotal, RowsDone, BytesDone        int64
-	AppliedLSN                            uint64
-	AppliedSeq                            int64
-	AppliedCount, Quarantined, Skipped    int64
-	InflightLSN                           *uint64
-	InflightSeq                           *int64
-	Halt                                  *Halt
+	Source                             string
+	Table                              TableName
+	Subject, Target, Phase             string
+	Version                            int32
+	ShapeID                            int
+	SnapshotLSN                        uint64
+	RowsTotal, RowsDone, BytesDone     int64
+	AppliedLSN                         uint64
+	AppliedSeq                         int64
+	AppliedCount, Quarantined, Skipped int64
+	InflightLSN                        *uint64
+	InflightSeq                        *int64
+	Halt                               *Halt
 }
 
 const tableColumns = `source_table, subject, target_table, phase, contract_version, shape_id, snapshot_lsn,
