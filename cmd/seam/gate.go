@@ -697,7 +697,7 @@ func printPlan(w io.Writer, p *gatev1.PlanReplayResponse) {
 }
 
 func newMonitorCmd(g *globals) *cobra.Command {
-	var from, to string
+	var from, to, sourceTarget string
 	var fields bool
 	cmd := &cobra.Command{
 		Use:   "monitor SUBJECT",
@@ -732,11 +732,17 @@ func newMonitorCmd(g *globals) *cobra.Command {
 							fmt.Sprint(f.GetIdChecked()), fmt.Sprint(f.GetIdMatched()))
 					}
 				}
-				return ft.flush()
+				if err := ft.flush(); err != nil {
+					return err
+				}
+			}
+			if sourceTarget != "" {
+				return printSourceMonitor(cmd.Context(), w, sourceTarget, args[0])
 			}
 			return nil
 		}),
 	}
+	cmd.Flags().StringVar(&sourceTarget, "source-target", "", "also show the PostgreSQL source feeding SUBJECT: lag, snapshot progress, held changes (the source's target URL)")
 	cmd.Flags().StringVar(&from, "from", "", "first partition (inclusive)")
 	cmd.Flags().StringVar(&to, "to", "", "last partition (inclusive)")
 	cmd.Flags().BoolVar(&fields, "fields", false, "also show per-field statistics")

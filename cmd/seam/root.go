@@ -143,6 +143,7 @@ SEAM_GRPC_ADDR, --token is SEAM_TOKEN, and so on. Flags win.`,
 		newBenchCmd(g),
 		newDemoCmd(g),
 		newMigrateCmd(g),
+		newSourceCmd(g),
 		newVersionCmd(g),
 	)
 	return root
