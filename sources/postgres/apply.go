@@ -108,6 +108,14 @@ func (s *Source) step(ctx context.Context, t *table) (bool, error) {
 	if first.op == 't' {
 		return true, s.applyTruncate(ctx, t, first)
 	}
+	// A contained source sends nothing: its changes wait here, in order,
+	// instead of piling up in the gate's quarantine.
+	if contained, err := s.contained(ctx, t.subject, false); err != nil {
+		return false, err
+	} else if contained {
+		return true, s.halt(ctx, t, &Halt{Reason: "CONTAINED", FromVersion: t.version, AtLSN: first.lsn,
+			Message: fmt.Sprintf("the gate contains %s: the changes of table %s are held in order until it is released", t.subject, t.key)})
+	}
 	batch := rows
 	if st.InflightLSN == nil {
 		batch = s.cut(rows)

@@ -157,7 +157,7 @@ func metaFields() []*contractv1.Field {
 		{Name: FieldLSN, Type: contractv1.FieldType_FIELD_TYPE_INT64, Required: true, Key: true,
 			Description: "source position: commit LSN of the transaction, or LSN of the snapshot"},
 		{Name: FieldSeq, Type: contractv1.FieldType_FIELD_TYPE_INT64, Required: true, Key: true,
-			Description: "order of the change in its transaction"},
+			Description: "order of the change in its transaction (-1 for snapshot reads)"},
 		{Name: FieldCommitTime, Type: contractv1.FieldType_FIELD_TYPE_TIMESTAMP,
 			Description: "commit time of the transaction (absent for snapshot reads)"},
 	}

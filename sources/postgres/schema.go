@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
+	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
 	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
 )
 
@@ -73,7 +75,7 @@ func (s *Source) setVersion(ctx context.Context, t *table, version int32, shapeI
 	if err := s.adopt(ctx, t, version, shapeID); err != nil {
 		return err
 	}
-	if _, err := s.target.Exec(ctx, `UPDATE seam_cdc.tables SET contract_version = $3, shape_id = $4, phase = 'stream', halt = NULL, inflight_lsn = NULL, inflight_seq = NULL, updated_at = now()
+	if _, err := s.target.Exec(ctx, `UPDATE seam_cdc.tables SET contract_version = $3, shape_id = $4, phase = 'stream', halt = NULL, updated_at = now()
  WHERE connector = $1 AND source_table = $2`, s.cfg.Name, t.key, version, shapeID); err != nil {
 		return fmt.Errorf("record version %d of %s: %w", version, t.subject, err)
 	}
@@ -87,9 +89,20 @@ func (s *Source) halt(ctx context.Context, t *table, h *Halt) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.target.Exec(ctx, `UPDATE seam_cdc.tables SET phase = 'halted', halt = $3, inflight_lsn = NULL, inflight_seq = NULL, updated_at = now()
- WHERE connector = $1 AND source_table = $2`, s.cfg.Name, t.key, raw); err != nil {
+	// The batch in flight keeps its identity through a containment (it may
+	// be in the gate already); a blocked one is sent again under the next
+	// version, so its record goes.
+	clear := h.Reason == "BATCH_BLOCKED"
+	if _, err := s.target.Exec(ctx, `UPDATE seam_cdc.tables SET phase = 'halted', halt = $3,
+       inflight_lsn = CASE WHEN $4 THEN NULL ELSE inflight_lsn END, inflight_seq = CASE WHEN $4 THEN NULL ELSE inflight_seq END, updated_at = now()
+ WHERE connector = $1 AND source_table = $2`, s.cfg.Name, t.key, raw, clear); err != nil {
 		return fmt.Errorf("record the halt of %s: %w", t.key, err)
+	}
+	s.metrics.alert(ctx, t.key, h.Reason)
+	if h.Reason != "SCHEMA_CHANGE" {
+		// The gate raised its own alert (the block, the containment).
+		s.log.Warn("table held", "table", t.key, "reason", h.Reason, "message", h.Message)
+		return nil
 	}
 	s.log.Error("table halted", "table", t.key, "reason", h.Reason, "message", h.Message)
 	return s.raise(ctx, t, h)
@@ -107,7 +120,6 @@ func (s *Source) raise(ctx context.Context, t *table, h *Halt) error {
 		s.cfg.Name, t.key, raw); err != nil {
 		return fmt.Errorf("record the alert of %s: %w", t.key, err)
 	}
-	s.metrics.alert(ctx, t.key, h.Reason)
 	return nil
 }
 
@@ -115,7 +127,7 @@ func (s *Source) raise(ctx context.Context, t *table, h *Halt) error {
 // active version carries its shape.
 func (s *Source) whileHalted(ctx context.Context, t *table, st tableState) (bool, error) {
 	h := st.Halt
-	if h.AlertSequence == 0 {
+	if h.AlertSequence == 0 && h.Reason == "SCHEMA_CHANGE" {
 		if err := s.raise(ctx, t, h); err != nil {
 			return false, err
 		}
@@ -125,6 +137,18 @@ func (s *Source) whileHalted(ctx context.Context, t *table, st tableState) (bool
 		return false, err
 	}
 	s.metrics.held(t.key, held)
+	if h.Reason == "CONTAINED" {
+		contained, err := s.contained(ctx, t.subject, true)
+		if err != nil || contained {
+			return false, err
+		}
+		if _, err := s.target.Exec(ctx, "UPDATE seam_cdc.tables SET phase = 'stream', halt = NULL, updated_at = now() WHERE connector = $1 AND source_table = $2",
+			s.cfg.Name, t.key); err != nil {
+			return false, fmt.Errorf("record the release of %s: %w", t.key, err)
+		}
+		s.log.Info("source released; held changes apply in log order", "table", t.key, "held", held)
+		return true, nil
+	}
 	active, err := s.cfg.Registry.GetContract(ctx, &registryv1.GetContractRequest{Subject: t.subject})
 	if err != nil {
 		return false, fmt.Errorf("read the active contract of %s: %w", t.subject, err)
@@ -165,4 +189,30 @@ func (s *Source) whileHalted(ctx context.Context, t *table, st tableState) (bool
 	}
 	s.log.Info("table resumed through the migration version; held changes apply in log order", "table", t.key, "version", v.GetVersion(), "held", held)
 	return true, nil
+}
+
+// contained reports whether the gate contains subject. Answers are cached
+// for a second unless fresh is asked.
+func (s *Source) contained(ctx context.Context, subject string, fresh bool) (bool, error) {
+	s.mu.Lock()
+	stale := fresh || time.Since(s.containAt) > time.Second
+	s.mu.Unlock()
+	if stale {
+		resp, err := s.cfg.Gate.ListContainments(ctx, &gatev1.ListContainmentsRequest{})
+		if err != nil {
+			return false, fmt.Errorf("read the gate's containments: %w", err)
+		}
+		set := map[string]bool{}
+		for _, c := range resp.GetContainments() {
+			if c.GetContained() {
+				set[c.GetSubject()] = true
+			}
+		}
+		s.mu.Lock()
+		s.containSet, s.containAt = set, time.Now()
+		s.mu.Unlock()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.containSet[subject], nil
 }

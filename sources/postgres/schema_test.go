@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
+	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
 	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
 	"github.com/seamdata/seam/sources/postgres"
 )
@@ -165,7 +166,7 @@ func TestSchemaChangesAdditiveFlowBreakingHalt(t *testing.T) {
 	e.exec(e.src, "UPDATE payments SET settled = true WHERE id = 9")
 	eventually(t, "accounts halts", 30*time.Second, func() (bool, string) {
 		ts := tableStatus(t, e, "schema", "public.accounts")
-		return ts.Phase == "halted" && ts.Held() == 1, fmt.Sprintf("phase %s, %d held", ts.Phase, ts.Held())
+		return ts.Phase == "halted" && ts.Held() == 1 && ts.Halt.AlertSequence > 0, fmt.Sprintf("phase %s, %d held, halt %+v", ts.Phase, ts.Held(), ts.Halt)
 	})
 	eventually(t, "payments goes on while accounts is halted", 30*time.Second, func() (bool, string) {
 		return sameRows(t, e, "payments", "replica.payments", without(withChannel, "memo"))
@@ -187,4 +188,45 @@ func TestSchemaChangesAdditiveFlowBreakingHalt(t *testing.T) {
 	}
 	raw, _ := json.Marshal(tableStatus(t, e, "schema", "public.payments"))
 	t.Logf("payments status: %s", raw)
+}
+
+// A contained source's changes wait in the source, in order, instead of
+// piling up in the gate's quarantine; release resumes them.
+func TestContainmentHoldsChangesUntilRelease(t *testing.T) {
+	t.Parallel()
+	sm := startSeam(t)
+	e := newEnv(t, sm)
+	loadPayments(e, 200)
+	r := e.start(e.config("contain", "payments", "accounts"))
+	r.waitReady(t)
+	converged(t, e, "replica")
+	subject := "pg." + dbName(e.source) + ".public.payments"
+	ctx := context.Background()
+	if _, err := e.seam.gate.Contain(ctx, &gatev1.ContainRequest{Subject: subject, Reason: "INC-3: bad amounts upstream"}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond) // the source's containment cache
+	e.exec(e.src, "UPDATE payments SET amount = amount * 10 WHERE id <= 20")
+	e.exec(e.src, "UPDATE accounts SET holder = 'still flowing' WHERE ref = 'ACC-000003'")
+	eventually(t, "payments is held while contained", 20*time.Second, func() (bool, string) {
+		ts := tableStatus(t, e, "contain", "public.payments")
+		return ts.Phase == "halted" && ts.Halt.Reason == "CONTAINED" && ts.Held() == 20, fmt.Sprintf("phase %s, %d held", ts.Phase, ts.Held())
+	})
+	eventually(t, "accounts goes on", 20*time.Second, func() (bool, string) {
+		return sameRows(t, e, "accounts", "replica.accounts", accountCols)
+	})
+	stats, err := e.seam.gate.GetQuarantineStats(ctx, &gatev1.GetQuarantineStatsRequest{Filter: &gatev1.QuarantineFilter{Subject: subject}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stats.GetTotal() != 0 {
+		t.Fatalf("the gate quarantined %d changes of the contained source, want 0 (held at the source)", stats.GetTotal())
+	}
+	if _, err := e.seam.gate.Release(ctx, &gatev1.ReleaseRequest{Subject: subject, Reason: "INC-3 fixed"}); err != nil {
+		t.Fatal(err)
+	}
+	converged(t, e, "replica")
+	if evs := haltEvents(t, e, subject); len(evs) != 0 {
+		t.Fatalf("a containment raised %d UNANNOUNCED_CHANGE events, want none (the gate announces containment)", len(evs))
+	}
 }

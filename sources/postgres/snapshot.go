@@ -269,7 +269,9 @@ func (s *Source) readChunk(ctx context.Context, tx pgx.Tx, lsn uint64, p pending
 	}
 	for rows.Next() {
 		raw := rows.RawValues()
-		ch := change{op: 'r', lsn: lsn, seq: 0}
+		// Position (snapshot LSN, -1): before any change committed at that
+		// LSN, which the stream carries (a commit may start exactly there).
+		ch := change{op: 'r', lsn: lsn, seq: -1}
 		ch.flags = make([]byte, len(raw))
 		ch.vals = make([][]byte, len(raw))
 		for i, v := range raw {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/jackc/pglogrepl"
 	"github.com/jackc/pgx/v5"
@@ -29,6 +30,9 @@ type Source struct {
 	mu     sync.Mutex
 	tables map[string]*table // by "schema.table"
 	conn   connectorState
+	// containSet caches the gate's contained subjects (see contained).
+	containSet map[string]bool
+	containAt  time.Time
 }
 
 // table is the runtime of one replicated table.
@@ -73,6 +77,11 @@ func New(cfg Config) (*Source, error) {
 // on every start it resumes the snapshot and the stream from the positions
 // recorded in the target. It returns nil when ctx ends.
 func (s *Source) Run(ctx context.Context) (err error) {
+	defer func() {
+		if ctx.Err() != nil {
+			err = nil // stopped, not failed: everything is resumable
+		}
+	}()
 	s.target, err = pgxpool.New(ctx, s.cfg.TargetURL)
 	if err != nil {
 		return fmt.Errorf("target database: %w", err)

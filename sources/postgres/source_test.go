@@ -142,6 +142,13 @@ func noDuplicates(t testing.TB, e *env, name string) {
 		t.Fatal(err)
 	}
 	if dup != 0 {
+		rows, _ := e.tgt.Query(context.Background(), `SELECT o.id, o.source_table, o.op, o.lsn, o.seq, o.record::text FROM seam_cdc.outbox o JOIN (SELECT source_table, lsn, seq, coalesce(record->>'id', record->>'ref') k
+  FROM seam_cdc.outbox WHERE connector = $1 GROUP BY 1, 2, 3, 4 HAVING count(*) > 1) d ON d.source_table = o.source_table AND d.lsn = o.lsn AND d.seq = o.seq WHERE o.connector = $1 ORDER BY o.id`, name)
+		for rows.Next() {
+			v, _ := rows.Values()
+			t.Log(v...)
+		}
+		rows.Close()
 		t.Fatalf("the change stream holds %d changes more than once, want 0", dup)
 	}
 }

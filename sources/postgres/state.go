@@ -118,7 +118,8 @@ CREATE TABLE IF NOT EXISTS seam_cdc.outbox (
 	seq             bigint NOT NULL,
 	contract_version integer NOT NULL,
 	record_id       text NOT NULL,
-	record          jsonb NOT NULL,
+	-- json, not jsonb: kept as the gate wrote it, and cheaper to write
+	record          json NOT NULL,
 	PRIMARY KEY (connector, id)
 );
 `,
@@ -288,4 +289,12 @@ func loadShape(ctx context.Context, q queryer, connector, table string, id int) 
 		return nil, fmt.Errorf("shape %d of %s: %w", id, table, err)
 	}
 	return s, nil
+}
+
+// String is the halt in one line, for logs and messages.
+func (h *Halt) String() string {
+	if h == nil {
+		return "none"
+	}
+	return fmt.Sprintf("%s (from version %d, alert %d): %s", h.Reason, h.FromVersion, h.AlertSequence, h.Message)
 }
