@@ -345,9 +345,13 @@ func diff(a, b []string) []string {
 	return out
 }
 
+// first returns up to three rows, each clipped to 200 characters.
 func first(s []string) []string {
-	if len(s) > 3 {
-		return s[:3]
+	out := s[:min(len(s), 3)]
+	for i, r := range out {
+		if len(r) > 200 {
+			out[i] = r[:200] + "…"
+		}
 	}
-	return s
+	return out
 }
