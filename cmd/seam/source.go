@@ -1,19 +1,23 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
+	"go.yaml.in/yaml/v3"
 	"golang.org/x/term"
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -250,7 +254,7 @@ func newSourceStatusCmd(g *globals) *cobra.Command {
 				if t.Halt != nil {
 					fmt.Fprintf(w, "\n%s HALTED (%s): %s\n", t.Table, t.Halt.Reason, t.Halt.Message)
 					if t.Halt.Reason == "SCHEMA_CHANGE" {
-						fmt.Fprintf(w, "  the migration starts from: seam source postgres proposal %s --name %s --target ... > migration.json\n", t.Table, st.Name)
+						fmt.Fprintf(w, "  the migration starts from: seam source postgres proposal %s --name %s --target ... > migration.yaml\n", t.Table, st.Name)
 					}
 				}
 			}
@@ -366,14 +370,14 @@ func newSourceProposalCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "proposal TABLE",
 		Short: "Print the contract a halted table's new columns imply: the start of its migration version",
-		Long: `Print, as JSON that seam contract register -f reads, the contract the
+		Long: `Print, as YAML that seam contract register -f reads, the contract the
 halted table's new shape implies: the active version's fields, checks and
 mapping with the source's change applied. Edit the mapping (a default or a
 constant for a dropped column, a cast for a retyped one, renamed_from for a
 rename) and register it; the table resumes and its held changes apply in
 log order through it.`,
-		Example: `  seam source postgres proposal public.payments --name shop --target postgres://seam@warehouse/replica > migration.json
-  seam contract register -f migration.json --override "INC-12: memo dropped at the source"`,
+		Example: `  seam source postgres proposal public.payments --name shop --target postgres://seam@warehouse/replica > migration.yaml
+  seam contract register -f migration.yaml --override-reason "INC-12: memo dropped at the source"`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := f.check(false); err != nil {
@@ -398,7 +402,7 @@ log order through it.`,
 				if err := protojson.Unmarshal(t.Halt.Proposed, &c); err != nil {
 					return fmt.Errorf("the proposal of %s: %w", t.Table, err)
 				}
-				return printJSON(cmd.OutOrStdout(), &c)
+				return printContractYAML(cmd.OutOrStdout(), &c)
 			}
 			return answerNo("source %s replicates no table %s", f.name, tn)
 		},
@@ -482,4 +486,52 @@ func printSourceMonitor(ctx context.Context, w io.Writer, targetURL, subject str
 		printSourceTables(w, mine)
 	}
 	return nil
+}
+
+// printContractYAML writes a contract as the YAML seam contract register
+// reads: proto field names, and 64-bit integers as numbers (protojson
+// writes them as strings).
+func printContractYAML(w io.Writer, c *contractv1.Contract) error {
+	b, err := jsonLine.Marshal(c)
+	if err != nil {
+		return err
+	}
+	var doc any
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(&doc); err != nil {
+		return err
+	}
+	var fix func(v any) any
+	fix = func(v any) any {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, e := range x {
+				if s, ok := e.(string); ok && (k == "min_length" || k == "max_length") {
+					if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+						x[k] = n
+						continue
+					}
+				}
+				x[k] = fix(e)
+			}
+		case []any:
+			for i, e := range x {
+				x[i] = fix(e)
+			}
+		case json.Number:
+			if n, err := x.Int64(); err == nil {
+				return n
+			}
+			f, _ := x.Float64()
+			return f
+		}
+		return v
+	}
+	out, err := yaml.Marshal(fix(doc))
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(out)
+	return err
 }
