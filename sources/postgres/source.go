@@ -151,6 +151,13 @@ func (s *Source) Run(ctx context.Context) (err error) {
 		s.tables[st.Source] = t
 	}
 
+	if !pending && state.Phase == "snapshot" {
+		// Every table finished its snapshot before a stop that came before
+		// the source recorded it.
+		if _, err := s.target.Exec(ctx, "UPDATE seam_cdc.connectors SET phase = 'stream', updated_at = now() WHERE name = $1", s.cfg.Name); err != nil {
+			return fmt.Errorf("record the end of the snapshot: %w", err)
+		}
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	if pending {
 		if snap == nil {
