@@ -106,6 +106,25 @@ func (s *Source) Run(ctx context.Context) (err error) {
 	if err := migrateState(ctx, s.target); err != nil {
 		return err
 	}
+	// One process per source: a second would stream the same slot and
+	// apply the same tables twice.
+	lock, err := s.target.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("target database: %w", err)
+	}
+	defer lock.Release()
+	var mine bool
+	if err := lock.QueryRow(ctx, "SELECT pg_try_advisory_lock(hashtext('seam_cdc:' || $1))", s.cfg.Name).Scan(&mine); err != nil {
+		return fmt.Errorf("lock source %s: %w", s.cfg.Name, err)
+	}
+	if !mine {
+		return fmt.Errorf("source %s is already running against this target (another process holds its lock); run one process per source", s.cfg.Name)
+	}
+	defer func() {
+		if _, err := lock.Exec(context.Background(), "SELECT pg_advisory_unlock(hashtext('seam_cdc:' || $1))", s.cfg.Name); err != nil {
+			lock.Conn().Close(context.Background()) // closing the session releases it too
+		}
+	}()
 	s.metrics, err = newMetrics(s.cfg.Meter, s)
 	if err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -355,5 +356,25 @@ CREATE TABLE tags (tag text PRIMARY KEY, uses bigint)`)
 	}
 	if quarantined != 0 {
 		t.Fatalf("%d changes were quarantined, want 0 (updates without their TOAST values must be completed)", quarantined)
+	}
+}
+
+// One process per source: a second Run of the same name refuses to start.
+func TestSecondRunOfASourceRefuses(t *testing.T) {
+	t.Parallel()
+	sm := startSeam(t)
+	e := newEnv(t, sm)
+	loadPayments(e, 10)
+	cfg := e.config("once", "payments")
+	r := e.start(cfg)
+	r.waitReady(t)
+	second, err := postgres.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := second.Run(ctx); err == nil || !strings.Contains(err.Error(), "already running") {
+		t.Fatalf("a second run of source once returned %v, want it refused as already running", err)
 	}
 }
