@@ -10,6 +10,7 @@ replace (
 	github.com/seamdata/seam/services/gate => ../../services/gate
 	github.com/seamdata/seam/services/idmap => ../../services/idmap
 	github.com/seamdata/seam/services/registry => ../../services/registry
+	github.com/seamdata/seam/sources => ../../sources
 )
 
 require (
@@ -52,9 +53,10 @@ require (
 	github.com/hashicorp/go-memdb v1.3.5 // indirect
 	github.com/hashicorp/golang-lru v0.5.4 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
+	github.com/jackc/pgio v1.0.0 // indirect
+	github.com/jackc/pglogrepl v0.0.0-20251213150135-2e8d0df862c1 // indirect
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
-	github.com/jackc/pgx/v5 v5.12.0 // indirect
 	github.com/jackc/puddle/v2 v2.2.3 // indirect
 	github.com/mattn/go-isatty v0.0.24 // indirect
 	github.com/mitchellh/colorstring v0.0.0-20190213212951-d06e56a500db // indirect
@@ -91,4 +93,9 @@ require (
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect
 	modernc.org/sqlite v1.62.0 // indirect
+)
+
+require (
+	github.com/jackc/pgx/v5 v5.12.0
+	github.com/seamdata/seam/sources v0.0.0
 )

@@ -29,6 +29,7 @@ import (
 	"github.com/seamdata/seam/cmd/seam/internal/command/idmap"
 	"github.com/seamdata/seam/cmd/seam/internal/command/monitor"
 	"github.com/seamdata/seam/cmd/seam/internal/command/quarantine"
+	"github.com/seamdata/seam/cmd/seam/internal/command/source"
 	"github.com/seamdata/seam/cmd/seam/internal/command/up"
 	"github.com/seamdata/seam/cmd/seam/internal/command/validate"
 	"github.com/seamdata/seam/cmd/seam/internal/command/version"
@@ -151,6 +152,7 @@ SEAM_GRPC_ADDR, --token is SEAM_TOKEN, and so on. Flags win.`,
 		bench.New(g),
 		demo.New(g),
 		up.NewMigrate(g),
+		source.New(g),
 		version.New(g),
 	)
 	return root
