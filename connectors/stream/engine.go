@@ -43,9 +43,10 @@ func (e *engine) run(ctx context.Context) error {
 	if err := e.p.Source.Start(ctx, e.st.next); err != nil {
 		return fmt.Errorf("%s: start reading at %d: %w", e.name, e.st.next, err)
 	}
-	if !e.st.watermark.IsZero() {
-		e.c.marks.Observe(e.name, e.st.watermark)
-	}
+	// The watermark and the time of the last read come from the journal,
+	// so a restart neither rewinds the watermark nor makes an idle
+	// partition look busy again.
+	e.c.marks.Observe(e.name, e.st.watermark, e.st.readAt)
 	e.c.log.Info("connector engine started", "source", e.name, "next", e.st.next, "output_seq", e.st.seq,
 		"staged_partitions", len(e.st.parts), "watermark", e.st.watermark)
 	for {
@@ -237,7 +238,8 @@ func (e *engine) process(ctx context.Context, msgs []Message) error {
 			out = append(out, entry{Kind: kindStage, From: from, To: to, Part: sb.part, Records: res.accepted})
 		}
 	}
-	out = append(out, entry{Kind: kindDone, From: from, To: to, Next: to + 1, Watermark: maxTime.UnixNano()})
+	readAt := e.c.cfg.Now()
+	out = append(out, entry{Kind: kindDone, From: from, To: to, Next: to + 1, Watermark: maxTime.UnixNano(), At: readAt.UnixNano()})
 	if err := e.append(ctx, out...); err != nil {
 		return err
 	}
@@ -250,7 +252,7 @@ func (e *engine) process(ctx context.Context, msgs []Message) error {
 	e.c.met.add(ctx, "accepted", accepted)
 	e.c.met.add(ctx, "quarantined", quarantined)
 	e.c.met.add(ctx, "blocked", blocked)
-	e.c.marks.Observe(e.name, maxTime)
+	e.c.marks.Observe(e.name, maxTime, readAt)
 	e.updateHeld()
 	// The journal is the truth; the broker's own offset follows it for
 	// retention and lag tools. A failure here loses nothing.
@@ -523,7 +525,11 @@ func (e *engine) maybeTrim(ctx context.Context) error {
 	if e.appended < e.c.cfg.TrimEvery || e.st.plan != nil {
 		return nil
 	}
-	if err := e.append(ctx, entry{Kind: kindSnapshot, Next: e.st.next, Seq: e.st.seq, Events: e.st.events, Watermark: e.st.watermark.UnixNano()}); err != nil {
+	snap := entry{Kind: kindSnapshot, Next: e.st.next, Seq: e.st.seq, Events: e.st.events}
+	if !e.st.watermark.IsZero() {
+		snap.Watermark, snap.At = e.st.watermark.UnixNano(), e.st.readAt.UnixNano()
+	}
+	if err := e.append(ctx, snap); err != nil {
 		return err
 	}
 	e.appended = 0

@@ -44,8 +44,11 @@ type entry struct {
 	Count int   `json:"count,omitempty"`
 	// Next is the first source position not yet done (done, snapshot).
 	Next int64 `json:"next,omitempty"`
-	// Watermark is the engine's maximum event time, Unix nanoseconds.
+	// Watermark is the engine's maximum event time, Unix nanoseconds; At
+	// is when the batch was read (wall clock), so idleness outlives a
+	// restart.
 	Watermark int64 `json:"watermark,omitempty"`
+	At        int64 `json:"at,omitempty"`
 	// Part is the gate partition (stage, blocked, published, sealed).
 	Part    string   `json:"part,omitempty"`
 	Records []staged `json:"records,omitempty"`
@@ -158,6 +161,7 @@ func (p *stagedPart) count() int {
 type state struct {
 	next      int64
 	watermark time.Time
+	readAt    time.Time
 	seq       int64
 	events    int64
 	// plan is a batch planned but not done.
@@ -215,6 +219,9 @@ func (s *state) apply(offset int64, e entry) {
 		s.plan, s.pending = nil, nil
 		s.next = e.Next
 		s.observe(e.Watermark)
+		if e.At != 0 {
+			s.readAt = time.Unix(0, e.At)
+		}
 	case kindPublished:
 		if p := s.parts[e.Part]; p != nil {
 			keep := p.chunks[:0]
@@ -244,6 +251,9 @@ func (s *state) apply(offset int64, e entry) {
 		s.seq = max(s.seq, e.Seq)
 		s.events = max(s.events, e.Events)
 		s.observe(e.Watermark)
+		if e.At != 0 && time.Unix(0, e.At).After(s.readAt) {
+			s.readAt = time.Unix(0, e.At)
+		}
 	}
 }
 

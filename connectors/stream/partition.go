@@ -106,16 +106,18 @@ func NewWatermarks(idle time.Duration, now func() time.Time) *Watermarks {
 	return &Watermarks{idle: idle, now: now, marks: map[string]mark{}}
 }
 
-// Observe raises an engine's maximum event time (it never goes down).
-// Calling it with a zero time registers the engine as active.
-func (w *Watermarks) Observe(engine string, t time.Time) {
+// Observe raises an engine's maximum event time (it never goes down):
+// the engine read records at wall-clock time at.
+func (w *Watermarks) Observe(engine string, t, at time.Time) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	m := w.marks[engine]
 	if t.After(m.max) {
 		m.max = t
 	}
-	m.updated = w.now()
+	if at.After(m.updated) {
+		m.updated = at
+	}
 	w.marks[engine] = m
 }
 

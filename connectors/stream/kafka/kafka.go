@@ -140,6 +140,12 @@ func (c *Conn) partitions(ctx context.Context) ([]stream.Partition, error) {
 		if _, err := c.admin.CreateTopic(ctx, int32(n), cfg.JournalReplication, map[string]*string{"retention.ms": &retention, "cleanup.policy": &policy}, cfg.Journal); err != nil {
 			return nil, fmt.Errorf("kafka: create journal topic %s: %w", cfg.Journal, err)
 		}
+		// A new topic takes a moment to have leaders everywhere.
+		for p := range int32(n) {
+			if err := c.waitPartition(ctx, cfg.Journal, p); err != nil {
+				return nil, err
+			}
+		}
 	case j < n:
 		return nil, fmt.Errorf("kafka: journal topic %s has %d partitions, fewer than the source's %d: add partitions to it", cfg.Journal, j, n)
 	}
@@ -174,6 +180,21 @@ func (c *Conn) consumer(topic string, p int32, at int64) (*kgo.Client, error) {
 	return cl, nil
 }
 
+// waitPartition waits until topic partition p answers offset requests.
+func (c *Conn) waitPartition(ctx context.Context, topic string, p int32) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, _, err := c.offsets(ctx, topic, p)
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return err
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 // offsets returns the start and end offsets of topic partition p.
 func (c *Conn) offsets(ctx context.Context, topic string, p int32) (start, end int64, err error) {
 	s, err := c.admin.ListStartOffsets(ctx, topic)
@@ -186,8 +207,11 @@ func (c *Conn) offsets(ctx context.Context, topic string, p int32) (start, end i
 	}
 	so, ok1 := s.Lookup(topic, p)
 	eo, ok2 := e.Lookup(topic, p)
-	if !ok1 || !ok2 || so.Err != nil || eo.Err != nil {
-		return 0, 0, fmt.Errorf("kafka: offsets of %s/%d: %v", topic, p, errors.Join(so.Err, eo.Err))
+	if !ok1 || !ok2 {
+		return 0, 0, fmt.Errorf("kafka: offsets of %s/%d: the broker does not list that partition (yet)", topic, p)
+	}
+	if err := errors.Join(so.Err, eo.Err); err != nil {
+		return 0, 0, fmt.Errorf("kafka: offsets of %s/%d: %w", topic, p, err)
 	}
 	return so.Offset, eo.Offset, nil
 }
