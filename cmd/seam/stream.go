@@ -254,4 +254,3 @@ func progressLine(s, prev stream.Stats, d time.Duration) string {
 	}
 	return line
 }
-

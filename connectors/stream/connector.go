@@ -153,7 +153,9 @@ type Sealer interface {
 type LocalSealer struct{}
 
 // Seal passes every partition.
-func (LocalSealer) Seal(context.Context, string, string) (Verdict, string, error) { return Passed, "", nil }
+func (LocalSealer) Seal(context.Context, string, string) (Verdict, string, error) {
+	return Passed, "", nil
+}
 
 // Connector runs one engine per source partition against one gate.
 type Connector struct {

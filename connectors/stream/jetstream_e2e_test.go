@@ -21,7 +21,7 @@ const natsURL = "nats://127.0.0.1:4222"
 // jsBroker is a source and an output stream of its own on the real
 // JetStream server, deleted after the test with the connector's journal.
 type jsBroker struct {
-	js                  jetstream.JetStream
+	js                         jetstream.JetStream
 	src, out                   string
 	srcSubject, outSubj, other string
 }

@@ -59,7 +59,7 @@ type entry struct {
 	Verdict string `json:"verdict,omitempty"`
 	Reason  string `json:"reason,omitempty"`
 	// Events is the registry event sequence handled (replayed, snapshot).
-	Events int64 `json:"events,omitempty"`
+	Events int64  `json:"events,omitempty"`
 	Replay string `json:"replay,omitempty"`
 }
 

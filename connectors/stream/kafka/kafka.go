@@ -439,4 +439,3 @@ func (j *journalLog) Trim(ctx context.Context, before int64) error {
 func (j *journalLog) MaxEntryBytes() int { return maxEntryBytes }
 
 func (j *journalLog) Close() error { return nil }
-
