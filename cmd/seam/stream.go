@@ -4,10 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -166,6 +170,14 @@ func runStream(cmd *cobra.Command, f *streamFlags, conn *grpc.ClientConn, parts 
 		_ = tel.Shutdown(sctx) // nothing left to report it to
 	}()
 	f.cfg.Logger, f.cfg.Meter = log, tel.MeterProvider.Meter("github.com/seamdata/seam/connectors/stream")
+	if spec := os.Getenv(crashEnv); spec != "" {
+		crash, err := crashInjector(spec)
+		if err != nil {
+			return usageError("%s: %w", crashEnv, err)
+		}
+		log.Warn("fault injection is on: the connector kills itself with SIGKILL at random crash points", "spec", spec)
+		f.cfg.Crash = crash
+	}
 	c, err := stream.New(f.cfg, conn, parts)
 	if err != nil {
 		return usageError("%w", err)
@@ -253,4 +265,28 @@ func progressLine(s, prev stream.Stats, d time.Duration) string {
 		line += " CONTAINED: publishing paused"
 	}
 	return line
+}
+
+// crashEnv turns on fault injection, for tests only: a list of
+// point=probability pairs (points: stream.CrashPoints), for example
+// "ingested=0.05,published=0.1". At each point the connector sends itself
+// SIGKILL with that probability.
+const crashEnv = "SEAM_STREAM_CRASH"
+
+func crashInjector(spec string) (func(string), error) {
+	probs := map[string]float64{}
+	for _, kv := range strings.Split(spec, ",") {
+		point, p, ok := strings.Cut(strings.TrimSpace(kv), "=")
+		v, err := strconv.ParseFloat(p, 64)
+		if !ok || err != nil || v < 0 || v > 1 || !slices.Contains(stream.CrashPoints, point) {
+			return nil, fmt.Errorf("%q: write point=probability with a point of %s and a probability from 0 to 1", kv, strings.Join(stream.CrashPoints, ", "))
+		}
+		probs[point] = v
+	}
+	return func(point string) {
+		if rand.Float64() < probs[point] {
+			_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			select {} // the signal is on its way
+		}
+	}, nil
 }

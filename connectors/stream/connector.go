@@ -55,6 +55,9 @@ type Config struct {
 	// Sealer decides the verdict of a sealed partition; nil uses
 	// LocalSealer.
 	Sealer Sealer
+	// Crash, when set, is called at the points where a crash is most
+	// dangerous (CrashPoints); fault-injection tests kill the process there.
+	Crash func(point string)
 	Logger *slog.Logger
 	Meter  metric.Meter
 	// Now is the clock (tests); nil uses time.Now.
@@ -128,6 +131,19 @@ func (c *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("contract version %d: a version is positive; 0 uses the active one", c.ContractVersion))
 	}
 	return errors.Join(errs...)
+}
+
+// CrashPoints are the points Config.Crash is called at: after a batch's
+// plan is journaled, after the gate answered a batch and before its
+// answer is journaled, after the output took a chunk and before that is
+// journaled, and after a replay's records came back and before they are
+// journaled.
+var CrashPoints = []string{"planned", "ingested", "published", "replayed"}
+
+func (c *Connector) crash(point string) {
+	if c.cfg.Crash != nil {
+		c.cfg.Crash(point)
+	}
 }
 
 // Verdict is a sealed partition's verdict.

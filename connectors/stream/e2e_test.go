@@ -144,8 +144,12 @@ type connectorProc struct {
 	log  *os.File
 	mu   sync.Mutex
 	cmd  *exec.Cmd
-	// kills counts SIGKILLs delivered to a running connector.
-	kills int
+	// exited is closed when cmd has been waited for.
+	exited  chan struct{}
+	stopped bool
+	// kills counts SIGKILLs the test delivered; crashes those the
+	// connector's fault injection sent itself.
+	kills, crashes int
 }
 
 func startConnector(t *testing.T, n *seamNode, args ...string) *connectorProc {
@@ -181,48 +185,70 @@ func tail(b []byte, n int) []byte {
 func (c *connectorProc) start() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.stopped {
+		return
+	}
 	cmd := exec.Command(seamBin, c.args...)
 	cmd.Stdout, cmd.Stderr = c.log, c.log
+	cmd.Env = append(os.Environ(), "SEAM_STREAM_CRASH=planned=0.03,ingested=0.05,published=0.15,replayed=0.5")
 	if err := cmd.Start(); err != nil {
 		c.t.Errorf("start the connector: %v", err)
 		return
 	}
 	c.cmd = cmd
+	exited := make(chan struct{})
+	c.exited = exited
 	go func() {
 		err := cmd.Wait()
+		close(exited)
 		c.mu.Lock()
-		defer c.mu.Unlock()
-		if c.cmd == cmd && err != nil {
-			fmt.Fprintf(c.log, "TEST: connector exited by itself: %v\n", err)
+		mine := c.cmd == cmd
+		if mine {
+			c.cmd = nil
 		}
+		c.mu.Unlock()
+		if !mine {
+			return
+		}
+		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
+			c.mu.Lock()
+			c.crashes++
+			c.mu.Unlock()
+			fmt.Fprintf(c.log, "TEST: the connector killed itself at a crash point\n")
+			c.start()
+			return
+		}
+		fmt.Fprintf(c.log, "TEST: connector exited by itself: %v\n", err)
+		c.t.Errorf("the connector exited by itself: %v", err)
 	}()
 }
 
 // kill delivers SIGKILL and starts a new connector at once.
 func (c *connectorProc) kill() {
 	c.mu.Lock()
-	cmd := c.cmd
+	cmd, exited := c.cmd, c.exited
 	c.cmd = nil
 	c.mu.Unlock()
 	if cmd != nil {
 		if cmd.Process.Signal(syscall.SIGKILL) == nil {
+			c.mu.Lock()
 			c.kills++
+			c.mu.Unlock()
 		}
-		for cmd.ProcessState == nil {
-			time.Sleep(10 * time.Millisecond)
-		}
-		fmt.Fprintf(c.log, "TEST: SIGKILL #%d\n", c.kills)
+		<-exited
+		fmt.Fprintf(c.log, "TEST: SIGKILL\n")
 	}
 	c.start()
 }
 
 func (c *connectorProc) stop() {
 	c.mu.Lock()
-	cmd := c.cmd
-	c.cmd = nil
+	cmd, exited := c.cmd, c.exited
+	c.cmd, c.stopped = nil, true
 	c.mu.Unlock()
 	if cmd != nil {
 		_ = cmd.Process.Signal(syscall.SIGKILL)
+		<-exited
 	}
 }
 
@@ -244,7 +270,9 @@ func (c *connectorProc) killer() (stop func() int) {
 	return func() int {
 		close(done)
 		<-finished
-		return c.kills
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.kills + c.crashes
 	}
 }
 
@@ -371,9 +399,8 @@ func scenario(t *testing.T, b broker, name string) {
 	n.run(t, "idmap", "import", "account", csv, "--from", "uuid", "--to", "legacy-int")
 	n.run(t, "gate", "release", "bank.payments", "--reason", "v2 maps account UUIDs back")
 	produce(payments(3000, 3500, true))
-	replayOut := n.run(t, "quarantine", "replay", "bank.payments", "--from", "2026-03-01T00:00", "--to", "2026-03-01T23:59", "--summary-only", "-o", "json")
-	if !strings.Contains(replayOut, `"released": "1000"`) {
-		t.Fatalf("replay answered %s, want 1000 released", replayOut)
+	if got := replay(t, n); got != 1000 {
+		t.Fatalf("replay released %d records, want 1000", got)
 	}
 	// One record a day later moves the watermark past everything else.
 	flush := payment{seq: 99999999, account: 1, uuid: true, at: base.Add(24 * time.Hour)}
@@ -397,12 +424,11 @@ func scenario(t *testing.T, b broker, name string) {
 	if kills < 3 {
 		t.Fatalf("the connector was killed %d times, want at least 3 for this test to mean anything", kills)
 	}
-	t.Logf("connector killed with SIGKILL %d times; output holds %d records", kills, len(out))
+	t.Logf("connector killed with SIGKILL %d times (%d by the test, %d at crash points); output holds %d records", kills, conn.kills, conn.crashes, len(out))
 
 	// A second replay releases nothing, and nothing more is published.
-	again := n.run(t, "quarantine", "replay", "bank.payments", "--from", "2026-03-01T00:00", "--to", "2026-03-01T23:59", "--summary-only", "-o", "json")
-	if strings.Contains(again, `"released": "`) {
-		t.Fatalf("second replay answered %s, want nothing released", again)
+	if got := replay(t, n); got != 0 {
+		t.Fatalf("a second replay released %d records, want 0", got)
 	}
 	time.Sleep(5 * time.Second)
 	out = b.output(t)
@@ -410,6 +436,25 @@ func scenario(t *testing.T, b broker, name string) {
 	if got := n.received(t, "bank.payments"); got != 3501 {
 		t.Fatalf("the gate received %d records, want exactly 3501", got)
 	}
+}
+
+// replay replays the day's quarantine as an operator would and returns
+// how many records it released.
+func replay(t *testing.T, n *seamNode) int {
+	t.Helper()
+	out := n.run(t, "quarantine", "replay", "bank.payments", "--from", "2026-03-01T00:00", "--to", "2026-03-01T23:59", "--summary-only", "-o", "json")
+	var sum struct {
+		Released string `json:"released"`
+	}
+	if err := json.Unmarshal([]byte(out), &sum); err != nil {
+		t.Fatalf("replay answered %s: %v", out, err)
+	}
+	if sum.Released == "" {
+		return 0
+	}
+	var k int
+	fmt.Sscan(sum.Released, &k)
+	return k
 }
 
 // checkOutput asserts every wanted record exactly once, nothing else,

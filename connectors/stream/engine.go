@@ -197,6 +197,7 @@ func (e *engine) process(ctx context.Context, msgs []Message) error {
 	if err := e.append(ctx, entry{Kind: kindPlan, From: from, To: to, Count: len(msgs)}); err != nil {
 		return err
 	}
+	e.c.crash("planned")
 	e.c.stats.read.Add(int64(len(msgs)))
 	e.c.met.add(ctx, "read", int64(len(msgs)))
 	parts := make(map[int64]string, len(msgs))
@@ -238,6 +239,7 @@ func (e *engine) process(ctx context.Context, msgs []Message) error {
 			out = append(out, entry{Kind: kindStage, From: from, To: to, Part: sb.part, Records: res.accepted})
 		}
 	}
+	e.c.crash("ingested")
 	readAt := e.c.cfg.Now()
 	out = append(out, entry{Kind: kindDone, From: from, To: to, Next: to + 1, Watermark: maxTime.UnixNano(), At: readAt.UnixNano()})
 	if err := e.append(ctx, out...); err != nil {
@@ -414,6 +416,7 @@ func (e *engine) publishChunk(ctx context.Context, p *stagedPart, from int) erro
 			}
 			backoff = min(2*backoff, 5*time.Second)
 		}
+		e.c.crash("published")
 	}
 	if err := e.append(ctx, entry{Kind: kindPublished, Part: p.name, Through: c.offset, Seq: seq}); err != nil {
 		return err
@@ -503,6 +506,7 @@ func (e *engine) handleReplay(ctx context.Context, ev *registryv1.Event) error {
 	if err != nil {
 		return err
 	}
+	e.c.crash("replayed")
 	var entries []entry
 	if len(recs) > 0 {
 		entries = append(entries, entry{Kind: kindStage, Part: part, Replay: id, Records: recs})

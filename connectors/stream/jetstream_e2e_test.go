@@ -43,9 +43,9 @@ func newJSBroker(t *testing.T, connector string) *jsBroker {
 	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: b.src, Subjects: []string{b.srcSubject, b.other}}); err != nil {
 		t.Fatalf("create source stream: %v", err)
 	}
-	// A one-second duplicate window: exactly-once must hold without it,
+	// A 100 ms duplicate window: exactly-once must hold without it,
 	// through the connector's restart check.
-	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: b.out, Subjects: []string{b.outSubj}, Duplicates: time.Second}); err != nil {
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: b.out, Subjects: []string{b.outSubj}, Duplicates: 100 * time.Millisecond}); err != nil {
 		t.Fatalf("create output stream: %v", err)
 	}
 	t.Cleanup(func() {

@@ -82,8 +82,8 @@ func eventTime(value []byte, field string) (time.Time, bool) {
 
 // Watermarks is the event-time watermark shared by the engines of one
 // connector: the smallest of their maximum event times, leaving out an
-// engine idle for longer than idle (a Kafka partition with no traffic must
-// not hold every partition back). A partition is sealed once the
+// engine that has read nothing for longer than idle (a Kafka partition
+// with no traffic must not hold every partition back). A partition is sealed once the
 // watermark minus the allowed lateness has reached its end.
 type Watermarks struct {
 	mu    sync.Mutex
@@ -121,28 +121,29 @@ func (w *Watermarks) Observe(engine string, t, at time.Time) {
 	w.marks[engine] = m
 }
 
-// Current is the watermark: the minimum over active engines (over all of
-// them when every one is idle), never lower than it was before.
+// Current is the watermark: the minimum over active engines, never lower
+// than it was before. When every engine is idle nothing is in flight
+// anywhere, and the furthest event time seen is the watermark.
 func (w *Watermarks) Current() time.Time {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	now := w.now()
-	lowest := func(skipIdle bool) (time.Time, bool) {
-		var out time.Time
-		found := false
-		for _, m := range w.marks {
-			if skipIdle && w.idle > 0 && now.Sub(m.updated) > w.idle {
-				continue
-			}
-			if !found || m.max.Before(out) {
-				out, found = m.max, true
-			}
+	var lowest, highest time.Time
+	active := false
+	for _, m := range w.marks {
+		if m.max.After(highest) {
+			highest = m.max
 		}
-		return out, found
+		if w.idle > 0 && now.Sub(m.updated) > w.idle {
+			continue
+		}
+		if !active || m.max.Before(lowest) {
+			lowest, active = m.max, true
+		}
 	}
-	cur, ok := lowest(len(w.marks) > 1)
-	if !ok {
-		cur, _ = lowest(false)
+	cur := lowest
+	if !active {
+		cur = highest
 	}
 	if cur.After(w.last) {
 		w.last = cur
