@@ -57,7 +57,7 @@ type Config struct {
 	Sealer Sealer
 	// Crash, when set, is called at the points where a crash is most
 	// dangerous (CrashPoints); fault-injection tests kill the process there.
-	Crash func(point string)
+	Crash  func(point string)
 	Logger *slog.Logger
 	Meter  metric.Meter
 	// Now is the clock (tests); nil uses time.Now.
