@@ -33,7 +33,7 @@ var (
 	buildErr  error
 )
 
-func seamBinary(t *testing.T) string {
+func seamBinary(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "seam-stream-e2e")
@@ -58,7 +58,7 @@ type seamNode struct {
 	bin, addr, dataDir, token string
 }
 
-func startSeam(t *testing.T) *seamNode {
+func startSeam(t testing.TB) *seamNode {
 	t.Helper()
 	n := &seamNode{bin: seamBinary(t), dataDir: t.TempDir()}
 	cmd := exec.Command(n.bin, "up", "--data-dir", n.dataDir, "--grpc-addr", "127.0.0.1:0", "--http-addr", "", "--log-format", "json", "--log-level", "info")
@@ -101,7 +101,7 @@ func startSeam(t *testing.T) *seamNode {
 }
 
 // run runs a seam client command against the node.
-func (n *seamNode) run(t *testing.T, args ...string) string {
+func (n *seamNode) run(t testing.TB, args ...string) string {
 	t.Helper()
 	args = append(args, "--addr", n.addr, "--data-dir", n.dataDir)
 	out, err := exec.Command(n.bin, args...).CombinedOutput()
@@ -320,8 +320,8 @@ type outRecord struct {
 
 // broker is a test broker: where the source is produced and the output read.
 type broker interface {
-	produce(t *testing.T, ps []payment)
-	output(t *testing.T) []outRecord
+	produce(t testing.TB, ps []payment)
+	output(t testing.TB) []outRecord
 	// args are the connector's broker flags.
 	args() []string
 }

@@ -26,7 +26,7 @@ type jsBroker struct {
 	srcSubject, outSubj, other string
 }
 
-func newJSBroker(t *testing.T, connector string) *jsBroker {
+func newJSBroker(t testing.TB, connector string) *jsBroker {
 	t.Helper()
 	nc, err := nats.Connect(natsURL, nats.Timeout(2*time.Second))
 	if err != nil {
@@ -63,7 +63,7 @@ func (b *jsBroker) args() []string {
 		"--output-stream", b.out, "--output-subject", b.outSubj}
 }
 
-func (b *jsBroker) produce(t *testing.T, ps []payment) {
+func (b *jsBroker) produce(t testing.TB, ps []payment) {
 	t.Helper()
 	ctx := context.Background()
 	for i, p := range ps {
@@ -80,7 +80,7 @@ func (b *jsBroker) produce(t *testing.T, ps []payment) {
 	}
 }
 
-func (b *jsBroker) output(t *testing.T) []outRecord {
+func (b *jsBroker) output(t testing.TB) []outRecord {
 	t.Helper()
 	ctx := context.Background()
 	s, err := b.js.Stream(ctx, b.out)
@@ -119,7 +119,7 @@ func (b *jsBroker) output(t *testing.T) []outRecord {
 	return out
 }
 
-func decodeOut(t *testing.T, data []byte, seq string, partition int32) outRecord {
+func decodeOut(t testing.TB, data []byte, seq string, partition int32) outRecord {
 	t.Helper()
 	var r outRecord
 	if err := jsonUnmarshal(data, &r); err != nil {

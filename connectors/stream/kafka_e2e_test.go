@@ -23,7 +23,7 @@ type kafkaBroker struct {
 
 const kafkaPartitions = 3
 
-func newKafkaBroker(t *testing.T) *kafkaBroker {
+func newKafkaBroker(t testing.TB) *kafkaBroker {
 	t.Helper()
 	c, err := kfake.NewCluster(kfake.NumBrokers(1))
 	if err != nil {
@@ -48,7 +48,7 @@ func (b *kafkaBroker) args() []string {
 	return []string{"kafka", "--brokers", strings.Join(b.cluster.ListenAddrs(), ","), "--topic", "payments.raw", "--output-topic", "payments.canonical"}
 }
 
-func (b *kafkaBroker) produce(t *testing.T, ps []payment) {
+func (b *kafkaBroker) produce(t testing.TB, ps []payment) {
 	t.Helper()
 	recs := make([]*kgo.Record, len(ps))
 	for i, p := range ps {
@@ -59,7 +59,7 @@ func (b *kafkaBroker) produce(t *testing.T, ps []payment) {
 	}
 }
 
-func (b *kafkaBroker) output(t *testing.T) []outRecord {
+func (b *kafkaBroker) output(t testing.TB) []outRecord {
 	t.Helper()
 	ctx := context.Background()
 	ends, err := b.adm.ListEndOffsets(ctx, "payments.canonical")
