@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -26,6 +27,8 @@ import (
 // all of them. Run, for example:
 //
 //	go test ./connectors/stream -run '^$' -bench Connector -benchtime 20000x
+//
+// SEAM_BENCH_BATCH_RECORDS sets the batch size (default 1000).
 func BenchmarkConnectorJetStream(b *testing.B) {
 	n := benchSeam(b)
 	name := fmt.Sprintf("bench-js-%d", rand.IntN(1<<30))
@@ -93,6 +96,14 @@ func benchPayments(n int) []payment {
 	return append(out, payment{seq: 99999999, account: 1, at: base.Add(48 * time.Hour)})
 }
 
+// benchBatch is the connector's batch size in the benchmarks
+// (SEAM_BENCH_BATCH_RECORDS overrides the default of 1000).
+func benchBatch() int {
+	k := 1000
+	fmt.Sscan(os.Getenv("SEAM_BENCH_BATCH_RECORDS"), &k)
+	return k
+}
+
 func benchRun(b *testing.B, n *seamNode, name string, parts []stream.Partition) {
 	b.Helper()
 	conn, err := grpc.NewClient(n.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
@@ -101,7 +112,7 @@ func benchRun(b *testing.B, n *seamNode, name string, parts []stream.Partition) 
 	}
 	defer conn.Close()
 	c, err := stream.New(stream.Config{Name: name, Subject: "bank.payments", EventTimeField: "booked_at", Granularity: stream.Minute,
-		Idle: time.Second}, conn, parts)
+		Idle: time.Second, BatchRecords: benchBatch()}, conn, parts)
 	if err != nil {
 		b.Fatal(err)
 	}
