@@ -50,6 +50,9 @@ type Config struct {
 	ContainmentPoll time.Duration
 	// EventPoll is how often the registry is asked for new backfills.
 	EventPoll time.Duration
+	// IgnoreReplays, when true, does not publish what replays release
+	// (the token then needs no operator role).
+	IgnoreReplays bool
 	// TrimEvery trims the journal after this many appended entries.
 	TrimEvery int
 	// Sealer decides the verdict of a sealed partition; nil uses

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"google.golang.org/grpc/codes"
+
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
 	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
 )
@@ -430,7 +432,7 @@ func (e *engine) publishChunk(ctx context.Context, p *stagedPart, from int) erro
 // pollEvents asks the registry for backfills of the subject, and
 // publishes what each released.
 func (e *engine) pollEvents(ctx context.Context) error {
-	if time.Since(e.lastPoll) < e.c.cfg.EventPoll {
+	if e.c.cfg.IgnoreReplays || time.Since(e.lastPoll) < e.c.cfg.EventPoll {
 		return nil
 	}
 	e.lastPoll = time.Now()
@@ -504,6 +506,9 @@ func (e *engine) handleReplay(ctx context.Context, ev *registryv1.Event) error {
 	})
 	e.c.replayMu.Unlock()
 	if err != nil {
+		if strings.Contains(err.Error(), "("+codes.PermissionDenied.String()+")") {
+			return fmt.Errorf("%w; publishing what replays release needs a token with the operator role (or turn it off with --ignore-replays)", err)
+		}
 		return err
 	}
 	e.c.crash("replayed")

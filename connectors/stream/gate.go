@@ -212,7 +212,8 @@ func (c *Connector) retry(ctx context.Context, what string, call func(context.Co
 			if _, ok := blockedReason(err); ok {
 				return err
 			}
-			return fmt.Errorf("%w: %s: %s", errFatal, what, strings.TrimSpace(status.Convert(err).Message()))
+			st := status.Convert(err)
+			return fmt.Errorf("%w: %s: %s (%s)", errFatal, what, strings.TrimSpace(st.Message()), st.Code())
 		}
 		c.log.Warn("the gate did not answer; retrying the same call", "call", what, "error", status.Convert(err).Message(), "backoff", backoff)
 		select {
