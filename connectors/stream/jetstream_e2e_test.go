@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -133,4 +134,38 @@ func TestJetStreamConnectorSurvivesSIGKILL(t *testing.T) {
 	name := fmt.Sprintf("t-js-%d", rand.IntN(1<<30))
 	b := newJSBroker(t, name)
 	scenario(t, b, name)
+}
+
+// A partition one of whose batches the gate BLOCKED is held, not
+// published; the partitions around it are.
+func TestJetStreamBlockedPartitionIsHeld(t *testing.T) {
+	name := fmt.Sprintf("t-jsb-%d", rand.IntN(1<<30))
+	b := newJSBroker(t, name)
+	n := startSeam(t)
+	n.run(t, "idmap", "namespace", "create", "account", "--format", "legacy-int:int", "--format", "uuid:uuid")
+	n.run(t, "canonical", "register", "-f", "testdata/finance_payment.yaml")
+	n.run(t, "contract", "register", "-f", "testdata/bank_cards.yaml")
+	startConnector(t, n, append(b.args(), "--name", name, "--subject", "bank.cards", "--event-time", "booked_at",
+		"--granularity", "minute", "--batch-records", "50", "--batch-wait", "50ms")...)
+	ps := payments(0, 300, false)
+	bad := ps[130] // minute 2
+	b.produce(t, ps[:130])
+	b.js.Publish(context.Background(), b.srcSubject, []byte(strings.Replace(string(bad.value()), `"amount":`, `"amount":5000`, 1)))
+	b.produce(t, ps[131:])
+	b.produce(t, []payment{{seq: 99999999, account: 1, at: base.Add(time.Hour)}})
+	var out []outRecord
+	deadline := time.Now().Add(60 * time.Second)
+	for len(out) < 239 && time.Now().Before(deadline) {
+		time.Sleep(300 * time.Millisecond)
+		out = b.output(t)
+	}
+	time.Sleep(2 * time.Second)
+	out = b.output(t)
+	want := map[string]bool{}
+	for _, p := range ps {
+		if p.at.Minute() != 2 {
+			want[p.id()] = true
+		}
+	}
+	checkOutput(t, out, want)
 }
