@@ -321,6 +321,8 @@ type outRecord struct {
 // broker is a test broker: where the source is produced and the output read.
 type broker interface {
 	produce(t testing.TB, ps []payment)
+	// produceRaw sends messages as they are, for bad input.
+	produceRaw(t testing.TB, values [][]byte)
 	output(t testing.TB) []outRecord
 	// args are the connector's broker flags.
 	args() []string
@@ -364,10 +366,14 @@ func scenario(t *testing.T, b broker, name string) {
 		}
 	}
 
-	// Integer account ids, then unannounced UUIDs (quarantined by v1).
-	produce(payments(0, 2000, false))
+	// Integer account ids with three broken messages among them (each
+	// must reach the gate's quarantine, not vanish), then unannounced
+	// UUIDs (quarantined by v1).
+	produce(payments(0, 1000, false))
+	b.produceRaw(t, [][]byte{[]byte("not json at all"), []byte("{\"payment_id\":\n  broken"), {}})
+	produce(payments(1000, 2000, false))
 	produce(payments(2000, 2500, true))
-	waitReceived(2500)
+	waitReceived(2503)
 
 	// Containment: the records keep flowing into quarantine, nothing more
 	// is published, though the watermark seals the partitions staged
@@ -375,7 +381,7 @@ func scenario(t *testing.T, b broker, name string) {
 	n.run(t, "gate", "contain", "bank.payments", "--reason", "INC-21: account ids arrive as UUIDs")
 	before := len(b.output(t))
 	produce(payments(2500, 3000, true))
-	waitReceived(3000)
+	waitReceived(3003)
 	time.Sleep(3 * time.Second)
 	during := len(b.output(t))
 	if during-before > 100 {
@@ -405,7 +411,7 @@ func scenario(t *testing.T, b broker, name string) {
 	// One record a day later moves the watermark past everything else.
 	flush := payment{seq: 99999999, account: 1, uuid: true, at: base.Add(24 * time.Hour)}
 	b.produce(t, []payment{flush})
-	waitReceived(3501)
+	waitReceived(3504)
 
 	want := map[string]bool{}
 	for i := range 3500 {
@@ -433,8 +439,8 @@ func scenario(t *testing.T, b broker, name string) {
 	time.Sleep(5 * time.Second)
 	out = b.output(t)
 	checkOutput(t, out, want)
-	if got := n.received(t, "bank.payments"); got != 3501 {
-		t.Fatalf("the gate received %d records, want exactly 3501", got)
+	if got := n.received(t, "bank.payments"); got != 3504 {
+		t.Fatalf("the gate received %d records, want exactly 3504", got)
 	}
 }
 

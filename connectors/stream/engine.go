@@ -205,9 +205,20 @@ func (e *engine) process(ctx context.Context, msgs []Message) error {
 	parts := make(map[int64]string, len(msgs))
 	maxTime := e.st.watermark
 	for _, m := range msgs {
-		t, ok := eventTime(m.Value, cfg.EventTimeField)
+		t, ok := m.Time.UTC(), true
+		if cfg.EventTimeField != "" {
+			t, ok = eventTime(m.Value, cfg.EventTimeField)
+		}
 		if !ok {
-			t = m.Time.UTC()
+			// A record without a readable event time (malformed, or the
+			// field missing) goes to the partition the stream is at, and
+			// moves no watermark: the broker's clock is not event time.
+			t = maxTime
+			if t.IsZero() {
+				t = m.Time.UTC()
+			}
+			parts[m.Position] = cfg.Granularity.Name(t)
+			continue
 		}
 		parts[m.Position] = cfg.Granularity.Name(t)
 		if t.After(maxTime) {

@@ -81,6 +81,15 @@ func (b *jsBroker) produce(t testing.TB, ps []payment) {
 	}
 }
 
+func (b *jsBroker) produceRaw(t testing.TB, values [][]byte) {
+	t.Helper()
+	for _, v := range values {
+		if _, err := b.js.Publish(context.Background(), b.srcSubject, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 func (b *jsBroker) output(t testing.TB) []outRecord {
 	t.Helper()
 	ctx := context.Background()

@@ -59,6 +59,17 @@ func (b *kafkaBroker) produce(t testing.TB, ps []payment) {
 	}
 }
 
+func (b *kafkaBroker) produceRaw(t testing.TB, values [][]byte) {
+	t.Helper()
+	recs := make([]*kgo.Record, len(values))
+	for i, v := range values {
+		recs[i] = &kgo.Record{Value: v}
+	}
+	if err := b.cl.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
+		t.Fatalf("produce: %v", err)
+	}
+}
+
 func (b *kafkaBroker) output(t testing.TB) []outRecord {
 	t.Helper()
 	ctx := context.Background()
