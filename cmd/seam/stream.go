@@ -89,6 +89,9 @@ func newStreamJetStreamCmd(g *globals) *cobra.Command {
     --stream ORDERS --source-subject orders.raw --output-stream ORDERS_CANON --output-subject orders.canonical`,
 		Args: cobra.NoArgs,
 		RunE: withClient(g, func(cmd *cobra.Command, _ []string, conn *grpc.ClientConn) error {
+			if err := f.prepare(); err != nil {
+				return err
+			}
 			nc, err := nats.Connect(url, nats.Name("seam-stream-"+f.cfg.Name), nats.MaxReconnects(-1))
 			if err != nil {
 				return usageError("connect to NATS at %s: %w", url, err)
@@ -124,6 +127,9 @@ func newStreamKafkaCmd(g *globals) *cobra.Command {
     --brokers kafka-1:9092,kafka-2:9092 --topic orders.raw --output-topic orders.canonical`,
 		Args: cobra.NoArgs,
 		RunE: withClient(g, func(cmd *cobra.Command, _ []string, conn *grpc.ClientConn) error {
+			if err := f.prepare(); err != nil {
+				return err
+			}
 			kc.Connector, kc.Partitions = f.cfg.Name, parts
 			for _, b := range strings.Split(brokers, ",") {
 				if b = strings.TrimSpace(b); b != "" {
@@ -148,15 +154,30 @@ func newStreamKafkaCmd(g *globals) *cobra.Command {
 	return cmd
 }
 
-// runStream runs a connector until interrupted, with metrics and a
-// progress line.
-func runStream(cmd *cobra.Command, f *streamFlags, conn *grpc.ClientConn, parts []stream.Partition) error {
-	ctx := cmd.Context()
+// prepare checks the flags before any broker is contacted.
+func (f *streamFlags) prepare() error {
 	g, err := stream.ParseGranularity(f.granularity)
 	if err != nil {
 		return usageError("--granularity: %w", err)
 	}
 	f.cfg.Granularity = g
+	if err := f.cfg.Validate(); err != nil {
+		return usageError("%w", err)
+	}
+	if spec := os.Getenv(crashEnv); spec != "" {
+		crash, err := crashInjector(spec)
+		if err != nil {
+			return usageError("%s: %w", crashEnv, err)
+		}
+		f.cfg.Crash = crash
+	}
+	return nil
+}
+
+// runStream runs a connector until interrupted, with metrics and a
+// progress line.
+func runStream(cmd *cobra.Command, f *streamFlags, conn *grpc.ClientConn, parts []stream.Partition) error {
+	ctx := cmd.Context()
 	log, err := telemetry.NewLogger(cmd.ErrOrStderr(), f.logFormat, f.logLevel)
 	if err != nil {
 		return usageError("%w", err)
@@ -171,13 +192,8 @@ func runStream(cmd *cobra.Command, f *streamFlags, conn *grpc.ClientConn, parts 
 		_ = tel.Shutdown(sctx) // nothing left to report it to
 	}()
 	f.cfg.Logger, f.cfg.Meter = log, tel.MeterProvider.Meter("github.com/seamdata/seam/connectors/stream")
-	if spec := os.Getenv(crashEnv); spec != "" {
-		crash, err := crashInjector(spec)
-		if err != nil {
-			return usageError("%s: %w", crashEnv, err)
-		}
-		log.Warn("fault injection is on: the connector kills itself with SIGKILL at random crash points", "spec", spec)
-		f.cfg.Crash = crash
+	if f.cfg.Crash != nil {
+		log.Warn("fault injection is on: the connector kills itself with SIGKILL at random crash points", "spec", os.Getenv(crashEnv))
 	}
 	c, err := stream.New(f.cfg, conn, parts)
 	if err != nil {
