@@ -155,6 +155,18 @@ func (s *source) Fetch(ctx context.Context, max int, wait time.Duration) ([]stre
 func (s *source) Commit(context.Context, int64) error { return nil }
 
 func (s *source) End(ctx context.Context) (int64, error) {
+	if s.subject != "" {
+		// The last message of the subject, not of the stream: other
+		// subjects would count as lag.
+		msg, err := s.stream.GetLastMsgForSubject(ctx, s.subject)
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			return 0, nil
+		}
+		if err != nil {
+			return 0, fmt.Errorf("jetstream: last message of %s: %w", s.name, err)
+		}
+		return int64(msg.Sequence) + 1, nil
+	}
 	info, err := s.stream.Info(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("jetstream: info of %s: %w", s.name, err)
