@@ -30,6 +30,7 @@ import (
 	"github.com/seamdata/seam/cmd/seam/internal/command/monitor"
 	"github.com/seamdata/seam/cmd/seam/internal/command/quarantine"
 	"github.com/seamdata/seam/cmd/seam/internal/command/source"
+	"github.com/seamdata/seam/cmd/seam/internal/command/stream"
 	"github.com/seamdata/seam/cmd/seam/internal/command/up"
 	"github.com/seamdata/seam/cmd/seam/internal/command/validate"
 	"github.com/seamdata/seam/cmd/seam/internal/command/version"
@@ -153,6 +154,7 @@ SEAM_GRPC_ADDR, --token is SEAM_TOKEN, and so on. Flags win.`,
 		demo.New(g),
 		up.NewMigrate(g),
 		source.New(g),
+		stream.New(g),
 		version.New(g),
 	)
 	return root
