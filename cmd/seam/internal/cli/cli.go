@@ -29,6 +29,8 @@ import (
 	"github.com/seamdata/seam/cmd/seam/internal/command/idmap"
 	"github.com/seamdata/seam/cmd/seam/internal/command/monitor"
 	"github.com/seamdata/seam/cmd/seam/internal/command/quarantine"
+	"github.com/seamdata/seam/cmd/seam/internal/command/source"
+	"github.com/seamdata/seam/cmd/seam/internal/command/stream"
 	"github.com/seamdata/seam/cmd/seam/internal/command/token"
 	"github.com/seamdata/seam/cmd/seam/internal/command/up"
 	"github.com/seamdata/seam/cmd/seam/internal/command/validate"
@@ -168,6 +170,8 @@ Exit codes, the same for every command:
 		monitor.New(g),
 		monitor.NewAlerts(g),
 		demo.New(g),
+		source.New(g),
+		stream.New(g),
 	}
 	for _, c := range clientCmds {
 		g.AddClientFlags(c.PersistentFlags())

@@ -28,7 +28,7 @@ services:
   registry:
     image: seam:dev
     command: ["registry", "serve"]
-    environment: {SEAM_GRPC_ADDR: "0.0.0.0:7070", SEAM_STORE: "postgres://db/seam"}
+    environment: {SEAM_GRPC_ADDR: "0.0.0.0:7070", SEAM_STORE: "postgres://db/seam", SEAM_IDMAP_ADDR: "idmap:7070"}
     ports: ["7070:7070"]
     healthcheck:
       test: ["CMD", "/grpc_health_probe", "-addr=127.0.0.1:7070", "-service=seam.registry.v1.RegistryService"]

@@ -32,11 +32,13 @@ import (
 
 // The services a node can run, in the order they start: each after the
 // peers it calls.
-var ServiceNames = []string{"registry", "idmap", "adapter", "gate"}
+var ServiceNames = []string{"idmap", "registry", "adapter", "gate"}
 
 // Peers lists the services service calls.
 func Peers(service string) []string {
 	switch service {
+	case "registry":
+		return []string{"idmap"}
 	case "adapter":
 		return []string{"registry", "idmap"}
 	case "gate":
@@ -279,7 +281,7 @@ func Run(ctx context.Context, cfg Config, hooks Hooks) (err error) {
 	srv, err := server.New(server.Config{
 		TLS: serverTLS, Tokens: tokens, Logger: log, Telemetry: tel,
 		MaxMessageBytes: cfg.MaxMessageBytes, ShutdownTimeout: cfg.ShutdownTimeout, DrainDelay: cfg.DrainDelay,
-		MaxConnectionAge: cfg.MaxConnectionAge,
+		MaxConnectionAge: cfg.MaxConnectionAge, Version: cfg.Version,
 	}, svcs...)
 	if err != nil {
 		return err

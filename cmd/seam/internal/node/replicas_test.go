@@ -337,11 +337,12 @@ func TestReplicasOnSharedPostgres(t *testing.T) {
 		t.Skip("-short: the multi-process replica test builds the binary and runs eight processes")
 	}
 	c := newCluster(t, url)
-	c.start("registry-1", "registry", nil)
-	c.start("registry-2", "registry", nil)
 	c.start("idmap-1", "idmap", nil)
 	c.start("idmap-2", "idmap", nil)
-	regs, idms := c.addrs("registry-1", "registry-2"), c.addrs("idmap-1", "idmap-2")
+	idms := c.addrs("idmap-1", "idmap-2")
+	c.start("registry-1", "registry", map[string]string{"idmap": idms})
+	c.start("registry-2", "registry", map[string]string{"idmap": idms})
+	regs := c.addrs("registry-1", "registry-2")
 	c.start("adapter-1", "adapter", map[string]string{"registry": regs, "idmap": idms})
 	c.start("adapter-2", "adapter", map[string]string{"registry": regs, "idmap": idms})
 	adps := c.addrs("adapter-1", "adapter-2")
@@ -352,6 +353,23 @@ func TestReplicasOnSharedPostgres(t *testing.T) {
 
 	reg1 := registryv1.NewRegistryServiceClient(c.conn(c.addrs("registry-1"), "admin"))
 	reg2 := registryv1.NewRegistryServiceClient(c.conn(c.addrs("registry-2"), "admin"))
+	idm1 := idmapv1.NewIdMapServiceClient(c.conn(c.addrs("idmap-1"), "admin"))
+	idm2 := idmapv1.NewIdMapServiceClient(c.conn(c.addrs("idmap-2"), "admin"))
+	// The registry refuses contracts naming a namespace idmap lacks.
+	if _, err := idm1.CreateNamespace(ctx, &idmapv1.CreateNamespaceRequest{Namespace: &idmapv1.Namespace{Name: "customer", Formats: []*idmapv1.Format{
+		{Name: "legacy-int", Kind: idmapv1.FormatKind_FORMAT_KIND_INT},
+		{Name: "uuid", Kind: idmapv1.FormatKind_FORMAT_KIND_UUID},
+	}}}); err != nil {
+		t.Fatalf("CreateNamespace on idmap-1: %v", err)
+	}
+	// The registries ask either idmap; idmap-2 learns of the namespace
+	// when it follows idmap-1's commit.
+	if last, ok := eventually(15*time.Second, func() (bool, string) {
+		_, err := idm2.GetNamespace(ctx, &idmapv1.GetNamespaceRequest{Name: "customer"})
+		return err == nil, fmt.Sprint(err)
+	}); !ok {
+		t.Fatalf("idmap-2 does not know namespace customer within 15s: %s", last)
+	}
 
 	// A contract registered on one registry is readable on the other.
 	model := examples.CommerceOrder()
@@ -370,7 +388,9 @@ func TestReplicasOnSharedPostgres(t *testing.T) {
 	}
 
 	// Scheduled activation with two registries: one activation, one event.
-	// v2 turns customer_id into a UUID translated to the legacy int.
+	// v2 turns customer_id into a UUID translated to the legacy int; with
+	// no uuid→legacy-int table yet, both registries hold it at its
+	// effective time, and exactly one says so.
 	v2 := examples.ShopOrdersV2()
 	effective := time.Now().Add(3 * time.Second)
 	resp, err := reg2.RegisterContract(ctx, &registryv1.RegisterContractRequest{Contract: v2, EffectiveTime: timestamppb.New(effective),
@@ -381,6 +401,46 @@ func TestReplicasOnSharedPostgres(t *testing.T) {
 	if got := resp.GetVersion().GetStatus(); got != registryv1.VersionStatus_VERSION_STATUS_SCHEDULED {
 		t.Fatalf("v2 status = %v, want SCHEDULED (effective %s)", got, effective.Format(time.RFC3339))
 	}
+	if m := resp.GetMigration(); len(m) != 1 || m[0].GetReady() {
+		t.Fatalf("v2 migration = %v, want one translation, not ready", m)
+	}
+	held := func(reg registryv1.RegistryServiceClient) (int, error) {
+		events, err := reg.ListEvents(ctx, &registryv1.ListEventsRequest{Subjects: []string{"shop.orders"}, Types: []registryv1.EventType{registryv1.EventType_EVENT_TYPE_ACTIVATION_HELD}})
+		return len(events.GetEvents()), err
+	}
+	if last, ok := eventually(30*time.Second, func() (bool, string) {
+		n, err := held(reg1)
+		return err == nil && n > 0, fmt.Sprintf("%d events, %v", n, err)
+	}); !ok {
+		t.Fatalf("registry-1 lists %s ACTIVATION_HELD within 30s of v2's effective time, want one", last)
+	}
+	time.Sleep(2500 * time.Millisecond) // several ticks of both schedulers
+	for name, reg := range map[string]registryv1.RegistryServiceClient{"registry-1": reg1, "registry-2": reg2} {
+		if n, err := held(reg); err != nil || n != 1 {
+			t.Errorf("%s lists %d ACTIVATION_HELD events (%v), want exactly 1", name, n, err)
+		}
+		got, err := reg.GetContract(ctx, &registryv1.GetContractRequest{Subject: "shop.orders", Version: 2})
+		if err != nil || got.GetVersion().GetStatus() != registryv1.VersionStatus_VERSION_STATUS_SCHEDULED || !strings.Contains(got.GetVersion().GetActivationHold(), "uuid→legacy-int") {
+			t.Fatalf("%s: v2 = %v %q (%v), want SCHEDULED and held for the uuid→legacy-int table", name, got.GetVersion().GetStatus(), got.GetVersion().GetActivationHold(), err)
+		}
+	}
+
+	// The table arrives: the next tick activates v2, once.
+	const (
+		batches   = 40
+		perBatch  = 50
+		wave2     = 10
+		wave2Base = batches * perBatch
+	)
+	var mapped, missing []int
+	for g := 0; g < wave2Base+wave2*perBatch; g++ {
+		if unmapped(g) && g < wave2Base {
+			missing = append(missing, g)
+		} else {
+			mapped = append(mapped, g)
+		}
+	}
+	importPairs(t, idm1, mapped)
 	for name, reg := range map[string]registryv1.RegistryServiceClient{"registry-1": reg1, "registry-2": reg2} {
 		if last, ok := eventually(30*time.Second, func() (bool, string) {
 			resp, err := reg.GetContract(ctx, &registryv1.GetContractRequest{Subject: "shop.orders"})
@@ -408,29 +468,6 @@ func TestReplicasOnSharedPostgres(t *testing.T) {
 	}
 
 	// An id table imported through one idmap translates through the other.
-	idm1 := idmapv1.NewIdMapServiceClient(c.conn(c.addrs("idmap-1"), "admin"))
-	idm2 := idmapv1.NewIdMapServiceClient(c.conn(c.addrs("idmap-2"), "admin"))
-	if _, err := idm1.CreateNamespace(ctx, &idmapv1.CreateNamespaceRequest{Namespace: &idmapv1.Namespace{Name: "customer", Formats: []*idmapv1.Format{
-		{Name: "legacy-int", Kind: idmapv1.FormatKind_FORMAT_KIND_INT},
-		{Name: "uuid", Kind: idmapv1.FormatKind_FORMAT_KIND_UUID},
-	}}}); err != nil {
-		t.Fatalf("CreateNamespace on idmap-1: %v", err)
-	}
-	const (
-		batches   = 40
-		perBatch  = 50
-		wave2     = 10
-		wave2Base = batches * perBatch
-	)
-	var mapped, missing []int
-	for g := 0; g < wave2Base+wave2*perBatch; g++ {
-		if unmapped(g) && g < wave2Base {
-			missing = append(missing, g)
-		} else {
-			mapped = append(mapped, g)
-		}
-	}
-	importPairs(t, idm1, mapped)
 	probe := []string{customerUUID(mapped[0]), customerUUID(mapped[len(mapped)-1]), customerUUID(missing[0])}
 	if last, ok := eventually(15*time.Second, func() (bool, string) {
 		resp, err := idm2.Translate(ctx, &idmapv1.TranslateRequest{Namespace: "customer", FromFormat: "uuid", ToFormat: "legacy-int", Ids: probe})

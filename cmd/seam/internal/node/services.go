@@ -24,7 +24,13 @@ func buildService(ctx context.Context, name string, env serviceEnv) (built, erro
 	meter := env.tel.Meter("github.com/seamdata/seam/services/" + name)
 	switch name {
 	case "registry":
-		s, err := registry.New(ctx, registry.Config{StoreURL: env.cfg.StoreURL(name), Logger: log, Meter: meter})
+		// The registry asks idmap whether a migration can run; the
+		// connection is lazy, so a registry may start before idmap.
+		idm, err := env.peer("idmap")
+		if err != nil {
+			return built{}, err
+		}
+		s, err := registry.New(ctx, registry.Config{StoreURL: env.cfg.StoreURL(name), Logger: log, Meter: meter, Idmap: idm})
 		if err != nil {
 			return built{}, err
 		}

@@ -196,8 +196,8 @@ func (n *Node) MustJSON(t *testing.T, args ...string) map[string]any {
 func (n *Node) SetupOrders(t *testing.T) {
 	t.Helper()
 	n.MustCLI(t, 0, "canonical", "register", "-f", ExampleFile(t, "commerce_order.yaml"))
-	n.MustCLI(t, 0, "contract", "register", "-f", ExampleFile(t, "shop_orders_v1.yaml"))
 	n.MustCLI(t, 0, "idmap", "namespace", "create", "customer", "--format", "legacy-int:int", "--format", "uuid:uuid")
+	n.MustCLI(t, 0, "contract", "register", "-f", ExampleFile(t, "shop_orders_v1.yaml"))
 }
 
 // ExampleFile writes one of core/examples' reference files

@@ -14,8 +14,8 @@ func TestCLIAdapterPreview(t *testing.T) {
 	t.Parallel()
 	n := seamtest.StartNode(t)
 	n.MustCLI(t, 0, "canonical", "register", "-f", seamtest.ExampleFile(t, "commerce_order.yaml"))
-	n.MustCLI(t, 0, "contract", "register", "-f", seamtest.ExampleFile(t, "shop_orders_v1.yaml"))
 	n.MustCLI(t, 0, "idmap", "namespace", "create", "customer", "--format", "legacy-int:int", "--format", "uuid:uuid")
+	n.MustCLI(t, 0, "contract", "register", "-f", seamtest.ExampleFile(t, "shop_orders_v1.yaml"))
 	samples := seamtest.WriteFile(t, "samples.ndjson", seamtest.OrderLines(2)[0]+"\n"+`{"order_id":"ORD-0000000009","customer_id":5,"amount":"12x","currency":"EUR","status":"paid","created_at":"2026-03-01T10:00:00Z","items":1}`+"\n")
 
 	out := n.MustCLI(t, exit.Failed, "adapter", "preview", "--subject", "shop.orders", samples)

@@ -99,7 +99,10 @@ func describeInputs(in []*registryv1.Input) string {
 	var parts []string
 	for _, i := range in {
 		src := i.GetSubject()
-		if src == "" {
+		switch {
+		case i.GetCanonical() != "":
+			src = "canonical " + i.GetCanonical()
+		case src == "":
 			src = "dataset " + i.GetDataset()
 		}
 		if len(i.GetFields()) > 0 {

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/seamdata/seam/cmd/seam/internal/client"
+	"github.com/seamdata/seam/cmd/seam/internal/dryrun"
 	"github.com/seamdata/seam/cmd/seam/internal/exit"
 	"github.com/seamdata/seam/cmd/seam/internal/output"
 	"github.com/seamdata/seam/core/contract"
@@ -55,7 +56,8 @@ func New(g *client.Globals) *cobra.Command {
 		Short: "Check, register and read source contracts",
 	}
 	cmd.AddCommand(newContractCheckCmd(g), newContractRegisterCmd(g), newContractGetCmd(g),
-		newContractListCmd(g), newContractHistoryCmd(g), newContractDiffCmd(g))
+		newContractListCmd(g), newContractHistoryCmd(g), newContractDiffCmd(g),
+		newContractImportCmd(g), newContractExportCmd(g))
 	return cmd
 }
 
@@ -63,10 +65,19 @@ type registerFlags struct {
 	file      string
 	effective string
 	reason    string
+	doc       *registryv1.ContractDocument // set for ODCS and JSON Schema files
+}
+
+// sent is the contract to put in the request: none when the document goes.
+func (f *registerFlags) sent(c *contractv1.Contract) *contractv1.Contract {
+	if f.doc != nil {
+		return nil
+	}
+	return c
 }
 
 func (f *registerFlags) add(cmd *cobra.Command) {
-	cmd.Flags().StringVarP(&f.file, "file", "f", "", "contract YAML (- for standard input); or give FILE as the argument")
+	cmd.Flags().StringVarP(&f.file, "file", "f", "", "contract YAML (- for standard input), or give FILE as the argument; *.odcs.yaml and *.schema.json are sent as ODCS and JSON Schema")
 	cmd.Flags().StringVar(&f.effective, "effective", "", "effective time: RFC 3339, or +DURATION from the registry's now, such as +14d (default: now)")
 	cmd.Flags().StringVar(&f.reason, "override-reason", "", "admin only: waive the notice period, with this reason (kept in the audit history)")
 }
@@ -80,10 +91,11 @@ func (f *registerFlags) load(cmd *cobra.Command, args []string) (*contractv1.Con
 	if err != nil {
 		return nil, effective{}, nil, err
 	}
-	c, err := contract.Load(data, path)
+	c, doc, err := loadDocument(cmd, data, path)
 	if err != nil {
 		return nil, effective{}, nil, exit.Invalidf("%w", err)
 	}
+	f.doc = doc
 	when, err := parseEffective(f.effective)
 	if err != nil {
 		return nil, effective{}, nil, err
@@ -97,6 +109,7 @@ func (f *registerFlags) load(cmd *cobra.Command, args []string) (*contractv1.Con
 
 func newContractCheckCmd(g *client.Globals) *cobra.Command {
 	var f registerFlags
+	var sample int
 	cmd := &cobra.Command{
 		Use:   "check FILE",
 		Short: "Dry-run a contract version: changes, verdict, notice owed, consumers affected",
@@ -104,7 +117,12 @@ func newContractCheckCmd(g *client.Globals) *cobra.Command {
 registering it. Exits 0 when it could be registered as it stands (additive,
 or breaking with enough notice and a migration), 1 when it could not, 2 on
 usage or connection errors, 3 when the contract is not valid — so a
-source team can run it in its own CI.`,
+source team can run it in its own CI.
+
+For a registered subject it also runs the proposed version (its checks,
+mapping and identifier translations) on a sample of the subject's
+quarantined records, the newest first, and says how many would pass; the
+dry run does not change the exit code.`,
 		Example: `  seam contract check shop_orders_v2.yaml
   seam contract check shop_orders_v2.yaml --effective +14d -o json`,
 		Args: cobra.MaximumNArgs(1),
@@ -115,16 +133,20 @@ source team can run it in its own CI.`,
 			}
 			ctx, cancel := g.CallCtx(cmd.Context())
 			defer cancel()
-			resp, err := registryv1.NewRegistryServiceClient(conn).CheckContract(ctx, &registryv1.CheckContractRequest{Contract: c, EffectiveTime: when.at, EffectiveIn: when.in, Override: ov})
+			resp, err := registryv1.NewRegistryServiceClient(conn).CheckContract(ctx, &registryv1.CheckContractRequest{Contract: f.sent(c), Document: f.doc, EffectiveTime: when.at, EffectiveIn: when.in, Override: ov})
 			if err != nil {
 				return g.DocumentError("check "+c.GetSubject(), err)
 			}
+			dry := runCheckDryRun(ctx, conn, c, resp, sample)
 			if g.JSON() {
-				if err := output.Proto(cmd.OutOrStdout(), resp); err != nil {
+				if err := printCheckJSON(cmd.OutOrStdout(), resp, dry); err != nil {
 					return err
 				}
-			} else if err := printCheck(cmd.OutOrStdout(), c.GetSubject(), resp); err != nil {
-				return err
+			} else {
+				if err := printCheck(cmd.OutOrStdout(), c.GetSubject(), resp); err != nil {
+					return err
+				}
+				printDryRun(cmd.OutOrStdout(), dry)
 			}
 			switch resp.GetVerdict() {
 			case registryv1.Verdict_VERDICT_INVALID:
@@ -136,6 +158,7 @@ source team can run it in its own CI.`,
 		}),
 	}
 	f.add(cmd)
+	cmd.Flags().IntVar(&sample, "dry-run", dryrun.DefaultSample, "run the version on this many of the subject's quarantined records and say how many would pass (0: skip)")
 	return cmd
 }
 
@@ -160,7 +183,18 @@ func printCheck(w io.Writer, subject string, r *registryv1.CheckContractResponse
 			fmt.Fprintf(w, "  %s at %s: %s\n", p.GetReason(), output.OrDash(p.GetPath()), p.GetMessage())
 		}
 	}
+	printMigration(w, r.GetMigration())
 	return printAffected(w, "consumers affected", r.GetAffectedConsumers())
+}
+
+// printMigration lists the translations idmap cannot run yet.
+func printMigration(w io.Writer, trs []*registryv1.TranslationReadiness) {
+	for _, t := range trs {
+		if !t.GetReady() {
+			fmt.Fprintf(w, "\nmigration not ready: %s (%s→%s): %s\n  a version scheduled later waits SCHEDULED past its effective time until it is\n",
+				t.GetField(), t.GetFrom(), t.GetTo(), t.GetMessage())
+		}
+	}
 }
 
 func printAffected(w io.Writer, title string, consumers []*registryv1.AffectedConsumer) error {
@@ -200,7 +234,7 @@ becomes ACTIVE on its own at that time. An admin may waive the notice with
 			}
 			ctx, cancel := g.CallCtx(cmd.Context())
 			defer cancel()
-			resp, err := registryv1.NewRegistryServiceClient(conn).RegisterContract(ctx, &registryv1.RegisterContractRequest{Contract: c, EffectiveTime: when.at, EffectiveIn: when.in, Override: ov})
+			resp, err := registryv1.NewRegistryServiceClient(conn).RegisterContract(ctx, &registryv1.RegisterContractRequest{Contract: f.sent(c), Document: f.doc, EffectiveTime: when.at, EffectiveIn: when.in, Override: ov})
 			if err != nil {
 				return g.DocumentError("register "+c.GetSubject(), err)
 			}
@@ -217,6 +251,7 @@ becomes ACTIVE on its own at that time. An admin may waive the notice with
 			if v.GetOverride() != nil {
 				fmt.Fprintf(w, "notice waived by %s: %s\n", v.GetOverrideBy(), v.GetOverride().GetReason())
 			}
+			printMigration(w, resp.GetMigration())
 			return printAffected(w, "announced to", resp.GetAffectedConsumers())
 		}),
 	}

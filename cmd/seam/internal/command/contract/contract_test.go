@@ -24,6 +24,7 @@ func TestCLIContractLifecycle(t *testing.T) {
 		t.Errorf("canonical get -o json = %v", m)
 	}
 	n.MustJSON(t, "canonical", "list")
+	n.MustCLI(t, 0, "idmap", "namespace", "create", "customer", "--format", "legacy-int:int", "--format", "uuid:uuid")
 
 	if out := n.MustCLI(t, 0, "contract", "check", "-f", v1); !strings.Contains(out, "shop.orders") {
 		t.Errorf("check of a new subject says nothing of it:\n%s", out)
@@ -117,8 +118,7 @@ inputs:
 func TestRelativeEffectiveTimeIsTheServers(t *testing.T) {
 	t.Parallel()
 	n := seamtest.StartNode(t)
-	n.MustCLI(t, 0, "canonical", "register", seamtest.ExampleFile(t, "commerce_order.yaml"))
-	n.MustCLI(t, 0, "contract", "register", seamtest.ExampleFile(t, "shop_orders_v1.yaml"))
+	n.SetupOrders(t)
 	v2 := seamtest.ExampleFile(t, "shop_orders_v2.yaml")
 
 	n.MustCLI(t, 0, "contract", "check", v2, "--effective", "+14d")

@@ -538,9 +538,19 @@ func (d *drill) matchRate(ctx context.Context, part string) (float64, error) {
 	return m.GetPartitions()[0].GetMatchRate(), nil
 }
 
-// fix is the restore: v2 registered with the notice waived, the lookup
-// table loaded, the source released, the broken day replayed.
+// fix is the restore: the lookup table loaded (the registry takes a
+// migration only once idmap can run it), v2 registered with the notice
+// waived, the source released, the broken day replayed.
 func (d *drill) fix(ctx context.Context, day int) error {
+	pairs := make([]*idmapv1.Pair, 0, d.data.known)
+	for k := 1; k <= d.data.known; k++ {
+		pairs = append(pairs, &idmapv1.Pair{From: d.data.customerUUID(k), To: strconv.Itoa(k)})
+	}
+	imp, err := d.importPairs(ctx, "uuid", "legacy-int", pairs)
+	if err != nil {
+		return fmt.Errorf("load the uuid→legacy-int table: %w", err)
+	}
+	d.note("imported the uuid→legacy-int table from the source's one-time sync: %d pairs", imp.GetInserted())
 	reason := "INC-8: the source already sends UUIDs; migration maps them back to legacy-int"
 	reg, err := d.registry.RegisterContract(ctx, &registryv1.RegisterContractRequest{Contract: examples.ShopOrdersV2(), Override: &registryv1.NoticeOverride{Reason: reason}})
 	if err != nil {
@@ -560,15 +570,6 @@ func (d *drill) fix(ctx context.Context, day int) error {
 	}
 	d.note("CHANGE_ANNOUNCED to %s", strings.Join(told, ", "))
 
-	pairs := make([]*idmapv1.Pair, 0, d.data.known)
-	for k := 1; k <= d.data.known; k++ {
-		pairs = append(pairs, &idmapv1.Pair{From: d.data.customerUUID(k), To: strconv.Itoa(k)})
-	}
-	imp, err := d.importPairs(ctx, "uuid", "legacy-int", pairs)
-	if err != nil {
-		return fmt.Errorf("load the uuid→legacy-int table: %w", err)
-	}
-	d.note("imported the uuid→legacy-int table from the source's one-time sync: %d pairs", imp.GetInserted())
 	if _, err := d.gate.Release(ctx, &gatev1.ReleaseRequest{Subject: "shop.orders", Reason: "v2 with a uuid→int migration is active"}); err != nil {
 		return fmt.Errorf("release: %w", err)
 	}

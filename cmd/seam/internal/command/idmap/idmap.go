@@ -132,7 +132,11 @@ func printNamespace(w io.Writer, n *idmapv1.Namespace) error {
 		fmt.Fprintln(w)
 		t = output.NewTable(w, "TABLE", "PAIRS", "GENERATION", "UPDATED")
 		for _, tb := range n.GetTables() {
-			t.Row(tb.GetFromFormat()+" ↔ "+tb.GetToFormat(), strconv.FormatInt(tb.GetPairs(), 10), strconv.FormatInt(tb.GetGeneration(), 10), output.Time(tb.GetUpdateTime()))
+			name := tb.GetFromFormat() + " ↔ " + tb.GetToFormat()
+			if tb.GetMembers() {
+				name = tb.GetFromFormat() + " members"
+			}
+			t.Row(name, strconv.FormatInt(tb.GetPairs(), 10), strconv.FormatInt(tb.GetGeneration(), 10), output.Time(tb.GetUpdateTime()))
 		}
 		return t.Flush()
 	}
@@ -277,10 +281,10 @@ func newRuleSetCmd(g *client.Globals) *cobra.Command {
 const PairsPerMessage = 10000
 
 func newImportCmd(g *client.Globals) *cobra.Command {
-	var from, to, onConflict string
+	var from, to, onConflict, members string
 	var replace, noHeader bool
 	cmd := &cobra.Command{
-		Use:   "import NAMESPACE FILE.csv --from FORMAT --to FORMAT",
+		Use:   "import NAMESPACE FILE.csv (--from FORMAT --to FORMAT | --members FORMAT)",
 		Short: "Bulk-load a lookup table from a two-column CSV, atomically",
 		Long: `Stream a CSV of pairs (from-id,to-id) into the namespace's lookup table.
 The import is committed atomically: readers see the old table or the new
@@ -294,10 +298,16 @@ pair of ids (and does not name the two formats) is refused, so a file
 without a header never loses its first pair. Give --no-header for a file
 whose first row is data.
 
-Exits 1 when conflicts stopped or trimmed the import, 3 when the file is
-not a two-column CSV or its first row is data without --no-header.`,
+With --members the CSV has one column: the known ids of one format, the
+population the match rate measures against. A member list coexists with
+deterministic rules, which translate any valid id but cannot say which
+ids exist.
+
+Exits 1 when conflicts stopped or trimmed the import, 3 when the file has
+the wrong number of columns or its first row is data without --no-header.`,
 		Example: `  seam idmap import customer customer_ids.csv --from uuid --to legacy-int
-  seam idmap import customer ids.csv --from uuid --to legacy-int --on-conflict skip -o json`,
+  seam idmap import customer ids.csv --from uuid --to legacy-int --on-conflict skip -o json
+  seam idmap import account known_accounts.csv --members acc-ref`,
 		Args: cobra.ExactArgs(2),
 		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
 			policy := idmapv1.ConflictPolicy_CONFLICT_POLICY_FAIL
@@ -308,8 +318,13 @@ not a two-column CSV or its first row is data without --no-header.`,
 			default:
 				return exit.Usagef("--on-conflict %q: use fail or skip", onConflict)
 			}
-			if from == "" || to == "" {
-				return exit.Usagef("give --from and --to: the formats of the CSV's first and second column")
+			switch {
+			case members != "" && (from != "" || to != ""):
+				return exit.Usagef("--members imports one format's ids; leave out --from and --to")
+			case members != "":
+				from = members
+			case from == "" || to == "":
+				return exit.Usagef("give --from and --to: the formats of the CSV's first and second column (or --members FORMAT for a one-column list of known ids)")
 			}
 			f, err := os.Open(args[1])
 			if err != nil {
@@ -329,7 +344,7 @@ not a two-column CSV or its first row is data without --no-header.`,
 			sctx, progress, stop := g.Stream(cmd.Context())
 			defer stop()
 			resp, err := importCSV(sctx, ic, io.TeeReader(f, bar), &idmapv1.ImportHeader{
-				Namespace: args[0], FromFormat: from, ToFormat: to, OnConflict: policy, Replace: replace,
+				Namespace: args[0], FromFormat: from, ToFormat: to, OnConflict: policy, Replace: replace, Members: members != "",
 			}, firstRow{formats: formats, noHeader: noHeader}, args[1], progress)
 			err = client.Cause(sctx, err)
 			bar.Finish()
@@ -357,6 +372,7 @@ not a two-column CSV or its first row is data without --no-header.`,
 	cmd.Flags().StringVar(&onConflict, "on-conflict", "fail", "fail: abort the whole import on a conflict; skip: import the clean pairs")
 	cmd.Flags().BoolVar(&replace, "replace", false, "make the file the whole table (pairs not in it are removed)")
 	cmd.Flags().BoolVar(&noHeader, "no-header", false, "the file has no header: its first row is a pair to import")
+	cmd.Flags().StringVar(&members, "members", "", "import a one-column list of the known ids of this format (a member list)")
 	return cmd
 }
 
@@ -371,6 +387,10 @@ func importCSV(ctx context.Context, c idmapv1.IdMapServiceClient, r io.Reader, h
 	}
 	cr := csv.NewReader(bufio.NewReaderSize(r, 1<<20))
 	cr.FieldsPerRecord = 2
+	columns := "two columns: from-id,to-id"
+	if h.GetMembers() {
+		cr.FieldsPerRecord, columns = 1, "one column: the id"
+	}
 	cr.ReuseRecord = true
 	chunk := make([]*idmapv1.Pair, 0, PairsPerMessage)
 	flush := func() error {
@@ -389,7 +409,7 @@ func importCSV(ctx context.Context, c idmapv1.IdMapServiceClient, r io.Reader, h
 		}
 		if err != nil {
 			stream.CloseSend()
-			return nil, exit.Invalidf("%s: %w (want two columns: from-id,to-id)", name, err)
+			return nil, exit.Invalidf("%s: %w (want %s)", name, err, columns)
 		}
 		if line == 1 {
 			skip, err := first.isHeader(rec)
@@ -401,7 +421,11 @@ func importCSV(ctx context.Context, c idmapv1.IdMapServiceClient, r io.Reader, h
 				continue
 			}
 		}
-		chunk = append(chunk, &idmapv1.Pair{From: strings.TrimSpace(rec[0]), To: strings.TrimSpace(rec[1])})
+		p := &idmapv1.Pair{From: strings.TrimSpace(rec[0])}
+		if !h.GetMembers() {
+			p.To = strings.TrimSpace(rec[1])
+		}
+		chunk = append(chunk, p)
 		if len(chunk) == PairsPerMessage {
 			if err := flush(); err != nil {
 				return nil, streamErr(stream, err)
@@ -425,6 +449,9 @@ func namespaceFormats(cmd *cobra.Command, g *client.Globals, c idmapv1.IdMapServ
 		return out, g.RPCError("namespace "+namespace, err)
 	}
 	for i, name := range []string{from, to} {
+		if name == "" {
+			continue // a member list has one column
+		}
 		var known []string
 		for j, f := range resp.GetNamespace().GetFormats() {
 			known = append(known, f.GetName())
@@ -456,6 +483,16 @@ func (f firstRow) isHeader(rec []string) (bool, error) {
 	}
 	norm := func(s string) string { return strings.ReplaceAll(strings.ToLower(strings.TrimSpace(s)), "_", "-") }
 	from, to := f.formats[0], f.formats[1]
+	if to == nil {
+		// A member list: one column of ids.
+		switch {
+		case norm(rec[0]) == from.Name():
+			return true, nil
+		case from.Valid(strings.TrimSpace(rec[0])):
+			return false, fmt.Errorf("line 1 (%s) is a valid %s id, not a header; pass --no-header to import it as a member, or add a header row naming the column %s", rec[0], from.Name(), from.Name())
+		}
+		return true, nil
+	}
 	a, b := norm(rec[0]), norm(rec[1])
 	switch {
 	case a == from.Name() && b == to.Name():

@@ -70,6 +70,14 @@ func TestCLIIdmap(t *testing.T) {
 	n.MustJSON(t, "idmap", "namespace", "list")
 	n.MustCLI(t, exit.Usage, "idmap", "namespace", "get", "nope")
 	n.MustCLI(t, exit.Usage, "idmap", "import", "customer", "/no/such.csv", "--from", "uuid", "--to", "legacy-int")
+
+	// Beside the template rule (both ways), the known CRM codes are a
+	// member list: one column.
+	known := seamtest.WriteFile(t, "known.csv", "crm_code\nCRM-00000042\nCRM-00000043\n")
+	if m := n.MustJSON(t, "idmap", "import", "customer", known, "--members", "crm-code"); m["inserted"] != "2" || m["committed"] != true {
+		t.Errorf("member import = %v, want 2 inserted and committed", m)
+	}
+	n.MustCLI(t, exit.Usage, "idmap", "import", "customer", known, "--members", "crm-code", "--from", "uuid")
 }
 
 // The first row of an import is a header unless --no-header; a first row

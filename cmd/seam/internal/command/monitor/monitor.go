@@ -8,6 +8,7 @@ import (
 	"io"
 
 	"github.com/seamdata/seam/cmd/seam/internal/client"
+	"github.com/seamdata/seam/cmd/seam/internal/command/source"
 	"github.com/seamdata/seam/cmd/seam/internal/output"
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
 	"github.com/spf13/cobra"
@@ -16,7 +17,7 @@ import (
 
 // New returns `seam monitor`.
 func New(g *client.Globals) *cobra.Command {
-	var from, to string
+	var from, to, sourceTarget string
 	var fields bool
 	cmd := &cobra.Command{
 		Use:   "monitor SUBJECT",
@@ -51,11 +52,17 @@ func New(g *client.Globals) *cobra.Command {
 							fmt.Sprint(f.GetIdChecked()), fmt.Sprint(f.GetIdMatched()))
 					}
 				}
-				return ft.Flush()
+				if err := ft.Flush(); err != nil {
+					return err
+				}
+			}
+			if sourceTarget != "" {
+				return source.PrintMonitor(cmd.Context(), w, sourceTarget, args[0])
 			}
 			return nil
 		}),
 	}
+	cmd.Flags().StringVar(&sourceTarget, "source-target", "", "also show the PostgreSQL source feeding SUBJECT: lag, snapshot progress, held changes (the source's target URL)")
 	cmd.Flags().StringVar(&from, "from", "", "first partition (inclusive)")
 	cmd.Flags().StringVar(&to, "to", "", "last partition (inclusive)")
 	cmd.Flags().BoolVar(&fields, "fields", false, "also show per-field statistics")
