@@ -1,8 +1,9 @@
 // Package server runs Seam services: one gRPC server with health,
 // reflection, tracing, panic recovery, authentication and limits, and one
-// HTTP server with the REST gateway for every RPC, /v1/whoami, the OpenAPI
-// document, /healthz, /readyz and /metrics. Every service binary, and
-// `seam up`, is this package plus the services it registers.
+// HTTP server with the REST gateway for every RPC, /v1/whoami, the web
+// console at /ui/, the OpenAPI document, /healthz, /readyz and /metrics.
+// Every service binary, and `seam up`, is this package plus the services it
+// registers.
 package server
 
 import (
@@ -32,6 +33,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/seamdata/seam/platform/auth"
+	"github.com/seamdata/seam/platform/console"
 	"github.com/seamdata/seam/platform/rpcerr"
 	"github.com/seamdata/seam/platform/telemetry"
 	"github.com/seamdata/seam/proto/openapi"
@@ -319,6 +321,8 @@ func (s *Server) httpHandler(ctx context.Context, conn *grpc.ClientConn) (http.H
 	mux := http.NewServeMux()
 	mux.Handle("/v1/", gw)
 	mux.HandleFunc("GET /v1/whoami", s.whoami)
+	mux.Handle(console.Prefix, console.Handler())
+	mux.Handle("GET /{$}", http.RedirectHandler(console.Prefix, http.StatusFound))
 	mux.HandleFunc("GET /openapi.json", serveOpenAPI)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -134,5 +135,42 @@ func TestWhoAmI(t *testing.T) {
 				t.Errorf("services %v, want the one service served", who.Services)
 			}
 		})
+	}
+}
+
+// TestConsoleMounted checks the runtime serves the console at /ui/ and
+// sends / there, beside the REST routes.
+func TestConsoleMounted(t *testing.T) {
+	t.Parallel()
+	tokens, _ := testTokens(t)
+	base := startHTTP(t, tokens, auth.Access{})
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := client.Get(base + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != "/ui/" {
+		t.Errorf("GET / = %d to %q, want 302 to /ui/", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	resp, err = client.Get(base + "/ui/sources/shop.orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(body), `<div id="app">`) {
+		t.Errorf("GET /ui/sources/shop.orders = %d %.80q, want the console's page", resp.StatusCode, body)
+	}
+	// The console does not shadow the API: an unknown REST route is still
+	// the gateway's 404, not the page.
+	resp, err = client.Get(base + "/v1/nothing-here")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound || strings.Contains(string(body), "<html") {
+		t.Errorf("GET /v1/nothing-here = %d %.80q, want the gateway's 404", resp.StatusCode, body)
 	}
 }
