@@ -83,12 +83,3 @@ export function decodeRaw(b64: string | undefined): { text: string; utf8: boolea
     return { text: lines.join('\n'), utf8: false, bytes: bytes.length };
   }
 }
-
-/** prettyJSON indents text that is one JSON value, and leaves anything else alone. */
-export function prettyJSON(text: string): string {
-  try {
-    return JSON.stringify(JSON.parse(text), null, 2);
-  } catch {
-    return text;
-  }
-}

@@ -29,6 +29,10 @@ function App() {
   const loc = useLocation();
 
   useEffect(() => {
+    // For the end-to-end tests' first-load measurement.
+    performance.mark('seam-console-first-render');
+  }, []);
+  useEffect(() => {
     if (!getToken()) return;
     api.get<WhoAmI>('/v1/whoami').then(
       (w) => {

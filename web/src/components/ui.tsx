@@ -135,7 +135,7 @@ export function Confirm({ title, children, confirmLabel, reason, danger, onConfi
               name="reason"
               value={text}
               placeholder={reason.placeholder}
-              required
+              aria-required="true"
               autoFocus
               onInput={(e) => setText((e.target as HTMLInputElement).value)}
             />

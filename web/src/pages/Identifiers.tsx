@@ -280,13 +280,13 @@ function Translate({ namespaces }: { namespaces: Namespace[] }) {
           </select>
         </label>
         <label class="field-inline">
-          <span>From</span>
+          <span>From format</span>
           <select value={from} onChange={(e) => setFrom((e.target as HTMLSelectElement).value)}>
             {fmtOptions}
           </select>
         </label>
         <label class="field-inline">
-          <span>to</span>
+          <span>to format</span>
           <select value={to} onChange={(e) => setTo((e.target as HTMLSelectElement).value)}>
             {fmtOptions}
           </select>

@@ -3,7 +3,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, M, SERVICES, stream } from '../api';
 import * as data from '../data';
-import { decodeRaw, enumName, int, prettyJSON, short } from '../format';
+import { decodeRaw, enumName, int, short } from '../format';
 import { useAsync } from '../hooks';
 import { href, navigate } from '../router';
 import { useSession } from '../session';
@@ -537,10 +537,10 @@ export function RecordPage({ id }: { id: string }) {
             </tbody>
           </table>
           <h2>
-            Raw bytes <span class="muted">({int(raw.bytes)} bytes{raw.utf8 ? ', UTF-8' : ', not UTF-8: hex'})</span>
+            Raw bytes <span class="muted">({int(raw.bytes)} bytes{raw.utf8 ? ', UTF-8, exactly as received' : ', not UTF-8: hex'})</span>
           </h2>
           <pre class="raw" tabIndex={0} data-testid="raw">
-            {raw.utf8 ? prettyJSON(raw.text) : raw.text}
+            {raw.text}
           </pre>
           {s.can(M.discard) && r.state === 'QUARANTINE_STATE_HELD' ? (
             <button class="btn btn-danger" type="button" onClick={() => setDiscard(true)}>
