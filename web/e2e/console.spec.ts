@@ -358,8 +358,30 @@ test('a source of our own: bank.transfers, no identifier, a blocked day and a qu
   // Day 3: references that became UUIDs are quarantined, not passed.
   expect((await send(3, 'd3-uuid', [rec(3, 95, '7c9e6679-7425-40de-944b-e07fc1f90ae7'), rec(3, 96, '0b9e5c8e-3f0d-4a4e-9d43-1f3c2a6f6b01')])).status).toBe(200);
 
+  // v2 adds a required field: breaking, so it is scheduled a notice period out.
+  const v2 = await api<{ version: { status: string; effective_time: string } }>(admin, 'POST', '/v1/contracts', {
+    contract: {
+      ...(await api<{ version: { contract: Record<string, unknown> } }>(admin, 'GET', '/v1/subjects/bank.transfers/contract')).version.contract,
+      fields: [
+        field('transfer_id', 'STRING', { key: true }),
+        field('account_ref', 'STRING', { pattern: '^ACC-[0-9]{8}$' }),
+        field('amount', 'DOUBLE', { min: 0 }),
+        field('booked_at', 'STRING'),
+      ],
+    },
+    effective_time: new Date(Date.now() + 8 * 86400_000).toISOString(),
+  });
+  expect(v2.version.status).toBe('VERSION_STATUS_SCHEDULED');
+
   await signIn(page, tokens.viewer(), 'viewer');
-  await expect(page.getByTestId('sources-table').locator('tr[data-subject="bank.transfers"]')).toContainText('team-treasury');
+  const row = page.getByTestId('sources-table').locator('tr[data-subject="bank.transfers"]');
+  await expect(row).toContainText('team-treasury');
+  // The scheduled version, with a countdown that ticks.
+  const countdown = row.locator('.countdown');
+  await expect(countdown).toHaveText(/^in [78]d \d+h \d+m \d+s$/);
+  const before = await countdown.textContent();
+  await expect(countdown).not.toHaveText(before!);
+  await expect(row).toContainText('v2 breaking');
   await page.goto(`${base()}/ui/sources/bank.transfers`);
   await expect(page.getByTestId('counts-plot').locator('canvas')).toBeVisible();
   await expect(page.getByTestId('match-rate-plot').locator('figcaption')).toContainText('No partition has the identifier to match yet.');
