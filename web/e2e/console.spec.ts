@@ -232,6 +232,7 @@ test('an operator runs a replay dry run and a replay of a partition; the page ma
   await panel.getByRole('button', { name: 'Replay…' }).click();
   const dialog = page.getByRole('dialog');
   await expect(dialog).toContainText(`${intText(n(plan.would_release))} of ${intText(n(plan.held))} held records would be released`);
+  await dialog.getByLabel('Reason').fill('INC-9: late sync of 6 customers');
   await dialog.getByRole('button', { name: 'Replay' }).click();
   await expect(dialog).toBeHidden();
   await expect(page.getByTestId('replay-released')).toHaveText(intText(expectRelease));
@@ -251,7 +252,8 @@ test('an operator runs a replay dry run and a replay of a partition; the page ma
     'GET',
     `/v1/events?subjects=${SUBJECT}&types=EVENT_TYPE_BACKFILL_COMPLETED`,
   );
-  expect(events.events.some((e) => e.partition_from === DAY9 && n(e.attributes.released) === expectRelease)).toBe(true);
+  const backfill = events.events.find((e) => e.partition_from === DAY9);
+  expect(backfill?.attributes).toMatchObject({ released: String(expectRelease), reason: 'INC-9: late sync of 6 customers' });
   await shot(page, info, 'quarantine-replay');
 });
 

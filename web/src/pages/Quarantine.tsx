@@ -330,9 +330,10 @@ function ReplayPanel({ filter, stats, onChanged }: { filter: QuarantineFilter; s
           title={`Replay ${plan.window.subject} ${plan.window.partition_from}..${plan.window.partition_to}`}
           confirmLabel="Replay"
           danger
-          onConfirm={async () => {
+          reason={{ label: 'Reason', placeholder: 'v2 maps the UUIDs back to legacy-int' }}
+          onConfirm={async (reason) => {
             let last: ReplaySummary | undefined;
-            for await (const msg of stream<{ summary?: ReplaySummary }>('POST', '/v1/replay', { window: plan.window, summary_only: true })) {
+            for await (const msg of stream<{ summary?: ReplaySummary }>('POST', '/v1/replay', { window: plan.window, summary_only: true, reason })) {
               if (msg.summary) last = msg.summary;
             }
             if (!last) throw new Error('the replay ended without a summary');
@@ -345,7 +346,8 @@ function ReplayPanel({ filter, stats, onChanged }: { filter: QuarantineFilter; s
         >
           <p>
             The dry run says <strong>{int(num(plan.plan.would_release))}</strong> of {int(num(plan.plan.held))} held records would be released to consumers and{' '}
-            {int(num(plan.plan.would_remain))} would stay held. Records released are marked released for good: a second replay releases nothing new.
+            {int(num(plan.plan.would_remain))} would stay held. Records released are marked released for good: a second replay releases nothing new. The
+            reason goes into the backfill's event, with the consumers to rerun.
           </p>
         </Confirm>
       ) : null}

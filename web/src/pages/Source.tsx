@@ -269,7 +269,7 @@ function PartitionTable({ subject, rows }: { subject: string; rows: PartitionRow
                   </div>
                 ))}
                 {r.backfills.map((e) => (
-                  <div key={String(e.sequence)} class="text-info">
+                  <div key={String(e.sequence)} class="text-info" title={e.attributes?.reason ? `reason: ${e.attributes.reason}` : undefined}>
                     ↺ backfill, {e.attributes?.released ?? '?'} released (event #{e.sequence})
                   </div>
                 ))}
