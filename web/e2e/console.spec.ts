@@ -3,7 +3,7 @@
 // load, the backfill of day 8. Each test checks what the page shows
 // against what the REST API says.
 import { expect, test } from '@playwright/test';
-import { api, base, intText, n, pct, shot, signIn, tokens, watchOrigins } from './helpers';
+import { api, base, intText, n, pct, shot, signIn, tokens, watchErrors, watchOrigins } from './helpers';
 
 const SUBJECT = 'shop.orders';
 const DAY8 = '2026-03-08';
@@ -22,11 +22,14 @@ interface Partition {
 test.describe.configure({ mode: 'serial' });
 
 let foreign: string[] = [];
+let errors: string[] = [];
 test.beforeEach(({ page }) => {
   foreign = watchOrigins(page);
+  errors = watchErrors(page);
 });
 test.afterEach(() => {
   expect(foreign, 'requests to another origin').toEqual([]);
+  expect(errors, 'errors in the page').toEqual([]);
 });
 
 async function monitor(): Promise<Partition[]> {

@@ -70,3 +70,17 @@ export function watchOrigins(page: Page): string[] {
   });
   return foreign;
 }
+
+/**
+ * watchErrors collects uncaught exceptions and console errors (a refused
+ * Content-Security-Policy shows there), leaving out the browser's note on
+ * a failed request, which the tests provoke on purpose (a wrong token).
+ */
+export function watchErrors(page: Page): string[] {
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(`uncaught: ${e.message}`));
+  page.on('console', (m) => {
+    if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) errors.push(`console: ${m.text()}`);
+  });
+  return errors;
+}

@@ -44,9 +44,12 @@ export async function alerts(subject: string | undefined, signal?: AbortSignal):
   return out;
 }
 
-/** isOpen says whether an alert still needs someone: every alert until the lifecycle exists. */
+/**
+ * isOpen says whether an alert is not resolved yet (open or acknowledged):
+ * every alert, until the gate has an alert lifecycle.
+ */
 export function isOpen(a: Alert): boolean {
-  return !a.state || /OPEN$/.test(a.state);
+  return !a.state || !/RESOLVED$/.test(a.state);
 }
 
 /** events reads registry events of some subjects and types, oldest first. */
