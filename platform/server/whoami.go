@@ -33,11 +33,14 @@ func (s *Server) whoami(w http.ResponseWriter, r *http.Request) {
 	scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
 	token = strings.TrimSpace(token)
 	if !strings.EqualFold(scheme, "bearer") || token == "" {
+		// The same challenge the gateway's routes send (RFC 6750).
+		w.Header().Set("WWW-Authenticate", `Bearer realm="seam"`)
 		writeStatus(w, http.StatusUnauthorized, codes.Unauthenticated, "missing bearer token: send 'Authorization: Bearer <token>'")
 		return
 	}
 	p, ok := s.cfg.Tokens.Authenticate(token)
 	if !ok {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="seam", error="invalid_token"`)
 		writeStatus(w, http.StatusUnauthorized, codes.Unauthenticated, "the bearer token is not known to this server")
 		return
 	}

@@ -112,6 +112,9 @@ func TestWhoAmI(t *testing.T) {
 				t.Fatalf("status %d (%s), want %d", resp.StatusCode, body, tc.wantStatus)
 			}
 			if tc.wantStatus != 200 {
+				if c := resp.Header.Get("WWW-Authenticate"); !strings.HasPrefix(c, "Bearer ") {
+					t.Errorf("WWW-Authenticate %q, want a Bearer challenge", c)
+				}
 				var st struct {
 					Code    int    `json:"code"`
 					Message string `json:"message"`

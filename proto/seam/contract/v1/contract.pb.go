@@ -27,6 +27,62 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// AdditionalFields is the contract's answer to undeclared top-level fields.
+type AdditionalFields int32
+
+const (
+	AdditionalFields_ADDITIONAL_FIELDS_UNSPECIFIED AdditionalFields = 0
+	// ADDITIONAL_FIELDS_ALLOW passes the record; the gate counts the field.
+	AdditionalFields_ADDITIONAL_FIELDS_ALLOW AdditionalFields = 1
+	// ADDITIONAL_FIELDS_QUARANTINE sets the record aside (UNDECLARED_FIELD).
+	AdditionalFields_ADDITIONAL_FIELDS_QUARANTINE AdditionalFields = 2
+	// ADDITIONAL_FIELDS_REJECT blocks the batch that carries such a record.
+	AdditionalFields_ADDITIONAL_FIELDS_REJECT AdditionalFields = 3
+)
+
+// Enum value maps for AdditionalFields.
+var (
+	AdditionalFields_name = map[int32]string{
+		0: "ADDITIONAL_FIELDS_UNSPECIFIED",
+		1: "ADDITIONAL_FIELDS_ALLOW",
+		2: "ADDITIONAL_FIELDS_QUARANTINE",
+		3: "ADDITIONAL_FIELDS_REJECT",
+	}
+	AdditionalFields_value = map[string]int32{
+		"ADDITIONAL_FIELDS_UNSPECIFIED": 0,
+		"ADDITIONAL_FIELDS_ALLOW":       1,
+		"ADDITIONAL_FIELDS_QUARANTINE":  2,
+		"ADDITIONAL_FIELDS_REJECT":      3,
+	}
+)
+
+func (x AdditionalFields) Enum() *AdditionalFields {
+	p := new(AdditionalFields)
+	*p = x
+	return p
+}
+
+func (x AdditionalFields) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (AdditionalFields) Descriptor() protoreflect.EnumDescriptor {
+	return file_seam_contract_v1_contract_proto_enumTypes[0].Descriptor()
+}
+
+func (AdditionalFields) Type() protoreflect.EnumType {
+	return &file_seam_contract_v1_contract_proto_enumTypes[0]
+}
+
+func (x AdditionalFields) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use AdditionalFields.Descriptor instead.
+func (AdditionalFields) EnumDescriptor() ([]byte, []int) {
+	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{0}
+}
+
 // Compatibility has the meaning it has in schema registries, applied to record
 // contracts: BACKWARD means consumers reading with the new version can read
 // data written with the old one; FORWARD the reverse; FULL both. The
@@ -80,11 +136,11 @@ func (x Compatibility) String() string {
 }
 
 func (Compatibility) Descriptor() protoreflect.EnumDescriptor {
-	return file_seam_contract_v1_contract_proto_enumTypes[0].Descriptor()
+	return file_seam_contract_v1_contract_proto_enumTypes[1].Descriptor()
 }
 
 func (Compatibility) Type() protoreflect.EnumType {
-	return &file_seam_contract_v1_contract_proto_enumTypes[0]
+	return &file_seam_contract_v1_contract_proto_enumTypes[1]
 }
 
 func (x Compatibility) Number() protoreflect.EnumNumber {
@@ -93,7 +149,7 @@ func (x Compatibility) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Compatibility.Descriptor instead.
 func (Compatibility) EnumDescriptor() ([]byte, []int) {
-	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{0}
+	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{1}
 }
 
 // FieldType is the type a field's values must have. Values of another type
@@ -161,11 +217,11 @@ func (x FieldType) String() string {
 }
 
 func (FieldType) Descriptor() protoreflect.EnumDescriptor {
-	return file_seam_contract_v1_contract_proto_enumTypes[1].Descriptor()
+	return file_seam_contract_v1_contract_proto_enumTypes[2].Descriptor()
 }
 
 func (FieldType) Type() protoreflect.EnumType {
-	return &file_seam_contract_v1_contract_proto_enumTypes[1]
+	return &file_seam_contract_v1_contract_proto_enumTypes[2]
 }
 
 func (x FieldType) Number() protoreflect.EnumNumber {
@@ -174,7 +230,7 @@ func (x FieldType) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use FieldType.Descriptor instead.
 func (FieldType) EnumDescriptor() ([]byte, []int) {
-	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{1}
+	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{2}
 }
 
 // Policy is what the gate does when a check fails.
@@ -217,11 +273,11 @@ func (x Policy) String() string {
 }
 
 func (Policy) Descriptor() protoreflect.EnumDescriptor {
-	return file_seam_contract_v1_contract_proto_enumTypes[2].Descriptor()
+	return file_seam_contract_v1_contract_proto_enumTypes[3].Descriptor()
 }
 
 func (Policy) Type() protoreflect.EnumType {
-	return &file_seam_contract_v1_contract_proto_enumTypes[2]
+	return &file_seam_contract_v1_contract_proto_enumTypes[3]
 }
 
 func (x Policy) Number() protoreflect.EnumNumber {
@@ -230,7 +286,7 @@ func (x Policy) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Policy.Descriptor instead.
 func (Policy) EnumDescriptor() ([]byte, []int) {
-	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{2}
+	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{3}
 }
 
 // Rounding says how a cast to an integer type rounds.
@@ -277,11 +333,11 @@ func (x Rounding) String() string {
 }
 
 func (Rounding) Descriptor() protoreflect.EnumDescriptor {
-	return file_seam_contract_v1_contract_proto_enumTypes[3].Descriptor()
+	return file_seam_contract_v1_contract_proto_enumTypes[4].Descriptor()
 }
 
 func (Rounding) Type() protoreflect.EnumType {
-	return &file_seam_contract_v1_contract_proto_enumTypes[3]
+	return &file_seam_contract_v1_contract_proto_enumTypes[4]
 }
 
 func (x Rounding) Number() protoreflect.EnumNumber {
@@ -290,7 +346,7 @@ func (x Rounding) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Rounding.Descriptor instead.
 func (Rounding) EnumDescriptor() ([]byte, []int) {
-	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{3}
+	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{4}
 }
 
 // Contract is one version of one source's data contract.
@@ -312,9 +368,12 @@ type Contract struct {
 	// required for a breaking version.
 	Mapping *Mapping `protobuf:"bytes,8,opt,name=mapping,proto3" json:"mapping,omitempty"`
 	// Labels are free-form metadata.
-	Labels        map[string]string `protobuf:"bytes,9,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Labels map[string]string `protobuf:"bytes,9,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// AdditionalFields says what the gate does with a record that carries
+	// top-level fields the contract does not declare. Unspecified is ALLOW.
+	AdditionalFields AdditionalFields `protobuf:"varint,10,opt,name=additional_fields,json=additionalFields,proto3,enum=seam.contract.v1.AdditionalFields" json:"additional_fields,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *Contract) Reset() {
@@ -408,6 +467,13 @@ func (x *Contract) GetLabels() map[string]string {
 		return x.Labels
 	}
 	return nil
+}
+
+func (x *Contract) GetAdditionalFields() AdditionalFields {
+	if x != nil {
+		return x.AdditionalFields
+	}
+	return AdditionalFields_ADDITIONAL_FIELDS_UNSPECIFIED
 }
 
 // Field is one field of a contract or canonical model.
@@ -635,7 +701,9 @@ type Check struct {
 	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	// Rule is the check expression, for example "required(customer_id)",
 	// "mean_drift(amount, max_relative_change: 0.15, baseline: 7)",
-	// "match_rate(customer_id, min: 0.9)" or "cel(amount < 100000)".
+	// "match_rate(customer_id, max_point_change: 5, direction: drop,
+	// baseline: 7)" or "cel(amount < 100000)". docs/contract.md lists every
+	// rule and argument.
 	Rule        string `protobuf:"bytes,2,opt,name=rule,proto3" json:"rule,omitempty"`
 	Policy      Policy `protobuf:"varint,3,opt,name=policy,proto3,enum=seam.contract.v1.Policy" json:"policy,omitempty"`
 	Description string `protobuf:"bytes,4,opt,name=description,proto3" json:"description,omitempty"`
@@ -1173,7 +1241,7 @@ var File_seam_contract_v1_contract_proto protoreflect.FileDescriptor
 
 const file_seam_contract_v1_contract_proto_rawDesc = "" +
 	"\n" +
-	"\x1fseam/contract/v1/contract.proto\x12\x10seam.contract.v1\x1a\x1cgoogle/protobuf/struct.proto\"\xda\x03\n" +
+	"\x1fseam/contract/v1/contract.proto\x12\x10seam.contract.v1\x1a\x1cgoogle/protobuf/struct.proto\"\xab\x04\n" +
 	"\bContract\x12\x18\n" +
 	"\asubject\x18\x01 \x01(\tR\asubject\x12\x14\n" +
 	"\x05owner\x18\x02 \x01(\tR\x05owner\x12 \n" +
@@ -1183,7 +1251,9 @@ const file_seam_contract_v1_contract_proto_rawDesc = "" +
 	"\x06fields\x18\x06 \x03(\v2\x17.seam.contract.v1.FieldR\x06fields\x12/\n" +
 	"\x06checks\x18\a \x03(\v2\x17.seam.contract.v1.CheckR\x06checks\x123\n" +
 	"\amapping\x18\b \x01(\v2\x19.seam.contract.v1.MappingR\amapping\x12>\n" +
-	"\x06labels\x18\t \x03(\v2&.seam.contract.v1.Contract.LabelsEntryR\x06labels\x1a9\n" +
+	"\x06labels\x18\t \x03(\v2&.seam.contract.v1.Contract.LabelsEntryR\x06labels\x12O\n" +
+	"\x11additional_fields\x18\n" +
+	" \x01(\x0e2\".seam.contract.v1.AdditionalFieldsR\x10additionalFields\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xa4\x04\n" +
@@ -1261,7 +1331,12 @@ const file_seam_contract_v1_contract_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05owner\x18\x02 \x01(\tR\x05owner\x12 \n" +
 	"\vdescription\x18\x03 \x01(\tR\vdescription\x12/\n" +
-	"\x06fields\x18\x04 \x03(\v2\x17.seam.contract.v1.FieldR\x06fields*\x85\x02\n" +
+	"\x06fields\x18\x04 \x03(\v2\x17.seam.contract.v1.FieldR\x06fields*\x92\x01\n" +
+	"\x10AdditionalFields\x12!\n" +
+	"\x1dADDITIONAL_FIELDS_UNSPECIFIED\x10\x00\x12\x1b\n" +
+	"\x17ADDITIONAL_FIELDS_ALLOW\x10\x01\x12 \n" +
+	"\x1cADDITIONAL_FIELDS_QUARANTINE\x10\x02\x12\x1c\n" +
+	"\x18ADDITIONAL_FIELDS_REJECT\x10\x03*\x85\x02\n" +
 	"\rCompatibility\x12\x1d\n" +
 	"\x19COMPATIBILITY_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12COMPATIBILITY_NONE\x10\x01\x12\x1a\n" +
@@ -1311,57 +1386,59 @@ func file_seam_contract_v1_contract_proto_rawDescGZIP() []byte {
 	return file_seam_contract_v1_contract_proto_rawDescData
 }
 
-var file_seam_contract_v1_contract_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
+var file_seam_contract_v1_contract_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
 var file_seam_contract_v1_contract_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
 var file_seam_contract_v1_contract_proto_goTypes = []any{
-	(Compatibility)(0),     // 0: seam.contract.v1.Compatibility
-	(FieldType)(0),         // 1: seam.contract.v1.FieldType
-	(Policy)(0),            // 2: seam.contract.v1.Policy
-	(Rounding)(0),          // 3: seam.contract.v1.Rounding
-	(*Contract)(nil),       // 4: seam.contract.v1.Contract
-	(*Field)(nil),          // 5: seam.contract.v1.Field
-	(*Identifier)(nil),     // 6: seam.contract.v1.Identifier
-	(*Check)(nil),          // 7: seam.contract.v1.Check
-	(*Threshold)(nil),      // 8: seam.contract.v1.Threshold
-	(*Mapping)(nil),        // 9: seam.contract.v1.Mapping
-	(*FieldMapping)(nil),   // 10: seam.contract.v1.FieldMapping
-	(*Cast)(nil),           // 11: seam.contract.v1.Cast
-	(*Translate)(nil),      // 12: seam.contract.v1.Translate
-	(*CanonicalModel)(nil), // 13: seam.contract.v1.CanonicalModel
-	nil,                    // 14: seam.contract.v1.Contract.LabelsEntry
-	nil,                    // 15: seam.contract.v1.Mapping.FieldsEntry
-	nil,                    // 16: seam.contract.v1.Mapping.RenamedFromEntry
-	nil,                    // 17: seam.contract.v1.FieldMapping.ValuesEntry
-	(*structpb.Value)(nil), // 18: google.protobuf.Value
+	(AdditionalFields)(0),  // 0: seam.contract.v1.AdditionalFields
+	(Compatibility)(0),     // 1: seam.contract.v1.Compatibility
+	(FieldType)(0),         // 2: seam.contract.v1.FieldType
+	(Policy)(0),            // 3: seam.contract.v1.Policy
+	(Rounding)(0),          // 4: seam.contract.v1.Rounding
+	(*Contract)(nil),       // 5: seam.contract.v1.Contract
+	(*Field)(nil),          // 6: seam.contract.v1.Field
+	(*Identifier)(nil),     // 7: seam.contract.v1.Identifier
+	(*Check)(nil),          // 8: seam.contract.v1.Check
+	(*Threshold)(nil),      // 9: seam.contract.v1.Threshold
+	(*Mapping)(nil),        // 10: seam.contract.v1.Mapping
+	(*FieldMapping)(nil),   // 11: seam.contract.v1.FieldMapping
+	(*Cast)(nil),           // 12: seam.contract.v1.Cast
+	(*Translate)(nil),      // 13: seam.contract.v1.Translate
+	(*CanonicalModel)(nil), // 14: seam.contract.v1.CanonicalModel
+	nil,                    // 15: seam.contract.v1.Contract.LabelsEntry
+	nil,                    // 16: seam.contract.v1.Mapping.FieldsEntry
+	nil,                    // 17: seam.contract.v1.Mapping.RenamedFromEntry
+	nil,                    // 18: seam.contract.v1.FieldMapping.ValuesEntry
+	(*structpb.Value)(nil), // 19: google.protobuf.Value
 }
 var file_seam_contract_v1_contract_proto_depIdxs = []int32{
-	0,  // 0: seam.contract.v1.Contract.compatibility:type_name -> seam.contract.v1.Compatibility
-	5,  // 1: seam.contract.v1.Contract.fields:type_name -> seam.contract.v1.Field
-	7,  // 2: seam.contract.v1.Contract.checks:type_name -> seam.contract.v1.Check
-	9,  // 3: seam.contract.v1.Contract.mapping:type_name -> seam.contract.v1.Mapping
-	14, // 4: seam.contract.v1.Contract.labels:type_name -> seam.contract.v1.Contract.LabelsEntry
-	1,  // 5: seam.contract.v1.Field.type:type_name -> seam.contract.v1.FieldType
-	6,  // 6: seam.contract.v1.Field.identifier:type_name -> seam.contract.v1.Identifier
-	5,  // 7: seam.contract.v1.Field.fields:type_name -> seam.contract.v1.Field
-	5,  // 8: seam.contract.v1.Field.items:type_name -> seam.contract.v1.Field
-	2,  // 9: seam.contract.v1.Check.policy:type_name -> seam.contract.v1.Policy
-	8,  // 10: seam.contract.v1.Check.threshold:type_name -> seam.contract.v1.Threshold
-	15, // 11: seam.contract.v1.Mapping.fields:type_name -> seam.contract.v1.Mapping.FieldsEntry
-	16, // 12: seam.contract.v1.Mapping.renamed_from:type_name -> seam.contract.v1.Mapping.RenamedFromEntry
-	11, // 13: seam.contract.v1.FieldMapping.cast:type_name -> seam.contract.v1.Cast
-	17, // 14: seam.contract.v1.FieldMapping.values:type_name -> seam.contract.v1.FieldMapping.ValuesEntry
-	18, // 15: seam.contract.v1.FieldMapping.default:type_name -> google.protobuf.Value
-	18, // 16: seam.contract.v1.FieldMapping.constant:type_name -> google.protobuf.Value
-	12, // 17: seam.contract.v1.FieldMapping.translate:type_name -> seam.contract.v1.Translate
-	1,  // 18: seam.contract.v1.Cast.to:type_name -> seam.contract.v1.FieldType
-	3,  // 19: seam.contract.v1.Cast.rounding:type_name -> seam.contract.v1.Rounding
-	5,  // 20: seam.contract.v1.CanonicalModel.fields:type_name -> seam.contract.v1.Field
-	10, // 21: seam.contract.v1.Mapping.FieldsEntry.value:type_name -> seam.contract.v1.FieldMapping
-	22, // [22:22] is the sub-list for method output_type
-	22, // [22:22] is the sub-list for method input_type
-	22, // [22:22] is the sub-list for extension type_name
-	22, // [22:22] is the sub-list for extension extendee
-	0,  // [0:22] is the sub-list for field type_name
+	1,  // 0: seam.contract.v1.Contract.compatibility:type_name -> seam.contract.v1.Compatibility
+	6,  // 1: seam.contract.v1.Contract.fields:type_name -> seam.contract.v1.Field
+	8,  // 2: seam.contract.v1.Contract.checks:type_name -> seam.contract.v1.Check
+	10, // 3: seam.contract.v1.Contract.mapping:type_name -> seam.contract.v1.Mapping
+	15, // 4: seam.contract.v1.Contract.labels:type_name -> seam.contract.v1.Contract.LabelsEntry
+	0,  // 5: seam.contract.v1.Contract.additional_fields:type_name -> seam.contract.v1.AdditionalFields
+	2,  // 6: seam.contract.v1.Field.type:type_name -> seam.contract.v1.FieldType
+	7,  // 7: seam.contract.v1.Field.identifier:type_name -> seam.contract.v1.Identifier
+	6,  // 8: seam.contract.v1.Field.fields:type_name -> seam.contract.v1.Field
+	6,  // 9: seam.contract.v1.Field.items:type_name -> seam.contract.v1.Field
+	3,  // 10: seam.contract.v1.Check.policy:type_name -> seam.contract.v1.Policy
+	9,  // 11: seam.contract.v1.Check.threshold:type_name -> seam.contract.v1.Threshold
+	16, // 12: seam.contract.v1.Mapping.fields:type_name -> seam.contract.v1.Mapping.FieldsEntry
+	17, // 13: seam.contract.v1.Mapping.renamed_from:type_name -> seam.contract.v1.Mapping.RenamedFromEntry
+	12, // 14: seam.contract.v1.FieldMapping.cast:type_name -> seam.contract.v1.Cast
+	18, // 15: seam.contract.v1.FieldMapping.values:type_name -> seam.contract.v1.FieldMapping.ValuesEntry
+	19, // 16: seam.contract.v1.FieldMapping.default:type_name -> google.protobuf.Value
+	19, // 17: seam.contract.v1.FieldMapping.constant:type_name -> google.protobuf.Value
+	13, // 18: seam.contract.v1.FieldMapping.translate:type_name -> seam.contract.v1.Translate
+	2,  // 19: seam.contract.v1.Cast.to:type_name -> seam.contract.v1.FieldType
+	4,  // 20: seam.contract.v1.Cast.rounding:type_name -> seam.contract.v1.Rounding
+	6,  // 21: seam.contract.v1.CanonicalModel.fields:type_name -> seam.contract.v1.Field
+	11, // 22: seam.contract.v1.Mapping.FieldsEntry.value:type_name -> seam.contract.v1.FieldMapping
+	23, // [23:23] is the sub-list for method output_type
+	23, // [23:23] is the sub-list for method input_type
+	23, // [23:23] is the sub-list for extension type_name
+	23, // [23:23] is the sub-list for extension extendee
+	0,  // [0:23] is the sub-list for field type_name
 }
 
 func init() { file_seam_contract_v1_contract_proto_init() }
@@ -1379,7 +1456,7 @@ func file_seam_contract_v1_contract_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_seam_contract_v1_contract_proto_rawDesc), len(file_seam_contract_v1_contract_proto_rawDesc)),
-			NumEnums:      4,
+			NumEnums:      5,
 			NumMessages:   14,
 			NumExtensions: 0,
 			NumServices:   0,
