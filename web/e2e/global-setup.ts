@@ -127,6 +127,7 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
   process.env.SEAM_URL = `http://${http}`;
   process.env.SEAM_E2E_BIN = bin;
   process.env.SEAM_E2E_DIR = dir;
+  process.env.SEAM_E2E_GRPC = grpc;
   process.env.SEAM_ADMIN_TOKEN = tokens.admin;
   process.env.SEAM_OPERATOR_TOKEN = tokens.operator;
   process.env.SEAM_VIEWER_TOKEN = tokens.viewer;

@@ -30,11 +30,13 @@ test.beforeAll(async () => {
   url = `http://${http}`;
   child = spawn(
     process.env.SEAM_E2E_BIN!,
+    // Its only peer is idmap (migration checks), here the drilled seam up's.
     ['registry', 'serve', '--data-dir', dir, '--tokens-file', join(shared, 'tokens.json'), '--service-token', join(shared, 'service.token'),
-      '--grpc-addr', `127.0.0.1:${await freePort()}`, '--http-addr', http, '--log-level', 'warn'],
+      '--idmap-addr', process.env.SEAM_E2E_GRPC!, '--grpc-addr', `127.0.0.1:${await freePort()}`, '--http-addr', http, '--log-level', 'warn'],
     { stdio: 'inherit' },
   );
   for (let i = 0; i < 150; i++) {
+    if (child.exitCode !== null) throw new Error(`seam registry serve exited with ${child.exitCode}`);
     try {
       if ((await fetch(`${url}/readyz`)).ok) break;
     } catch {
