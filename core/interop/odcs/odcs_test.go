@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/seamdata/seam/core/contract"
 	"github.com/seamdata/seam/core/examples"
 	"github.com/seamdata/seam/core/interop"
 	"github.com/seamdata/seam/core/interop/interoptest"
@@ -204,8 +205,12 @@ func TestExportSeamExamples(t *testing.T) {
 	dir := filepath.Join(interoptest.CorpusDir(t), "odcs")
 	schema := filepath.Join(dir, "odcs-json-schema-v3.1.0.json")
 	sch := interoptest.NewSchemas(t, schema).Compile(t, schema)
-	for name, c := range map[string]*contractv1.Contract{"shop.orders v1": examples.ShopOrdersV1(), "shop.orders v2": examples.ShopOrdersV2()} {
-		c.Labels = map[string]string{"openlineage.namespace": "kafka://broker:9092", "openlineage.name": "shop.orders"}
+	bank, err := contract.Load([]byte(bankTransactions), "bank.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]*contractv1.Contract{"shop.orders v1": examples.ShopOrdersV1(), "shop.orders v2": examples.ShopOrdersV2(), "bank.transactions": bank} {
+		c.Labels = map[string]string{"openlineage.namespace": "kafka://broker:9092", "openlineage.name": c.GetSubject()}
 		out, rep, err := odcs.Export(c, odcs.ExportOptions{Version: 2})
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
@@ -233,6 +238,26 @@ func TestExportSeamExamples(t *testing.T) {
 		}
 	}
 }
+
+// bankTransactions is a bank feed of our own that refuses undeclared fields
+// at the top level and in one nested object; ODCS has no word for either,
+// so they travel as a custom property and a custom quality rule.
+const bankTransactions = `
+subject: bank.transactions
+owner: team-payments
+additional_fields: reject
+fields:
+  - {name: txn_id, type: STRING, required: true, key: true, pattern: "^TX-[0-9]{10}$"}
+  - {name: account_ref, type: STRING, required: true, identifier: {namespace: account, format: acc-ref}}
+  - {name: amount_cents, type: INT64, required: true}
+  - name: counterparty
+    type: OBJECT
+    fields:
+      - {name: iban, type: STRING}
+      - {name: name, type: STRING}
+checks:
+  - {name: counterparty_closed, rule: additional_fields(counterparty), policy: QUARANTINE}
+`
 
 // TestImportPayments imports an ODCS v3.0.2 payments feed of our own and
 // checks the contract field by field, then drives records through the
