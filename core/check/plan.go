@@ -171,8 +171,8 @@ type Plan struct {
 	additional int
 	// objects holds, per slot, the additional_fields(OBJECT) check of a
 	// closed OBJECT field, -1 for none; nil when no object is closed.
-	objects []int
-	partition  []partitionPlan
+	objects   []int
+	partition []partitionPlan
 }
 
 // Schema returns the record schema the plan validates.

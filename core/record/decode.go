@@ -98,7 +98,7 @@ type Decoder struct {
 	opts   Options
 	s      scanner
 	a      arena
-	vals   []Value  // slab for record values, handed out in chunks
+	vals   []Value         // slab for record values, handed out in chunks
 	names  [][]byte        // slab for unknown field names
 	extras []UnknownMember // slab for unknown members of objects
 	// slabs are every value slab handed out since the last Recycle, in
