@@ -239,8 +239,9 @@ func OpenAPI3(version string) ([]byte, error) {
 	doc.Info.Version = version
 	doc.Info.Description = "REST API of Seam, the contract boundary between external data sources and internal pipelines: " +
 		"registry (contracts, consumers, lineage, events), adapter, idmap and gate. Every call needs a bearer token. " +
-		"Enum values may be written in full (FIELD_TYPE_INT64) or short (INT64). " +
-		"POST /api/v1/lineage takes OpenLineage run events, as Marquez does."
+		"Enum values may be written in full (FIELD_TYPE_INT64) or short (INT64), in bodies and query parameters. " +
+		"A client-streaming route takes its messages one JSON object after another in one body. " +
+		"POST /api/v1/lineage takes OpenLineage run events, as Marquez does, plain or gzip-compressed."
 	if doc.Components == nil {
 		doc.Components = &openapi3.Components{}
 	}
