@@ -270,6 +270,10 @@ const (
 	ImportNoteKind_IMPORT_NOTE_KIND_APPROXIMATED ImportNoteKind = 2
 	// IMPORT_NOTE_KIND_KEPT: kept as a contract label, not acted on.
 	ImportNoteKind_IMPORT_NOTE_KIND_KEPT ImportNoteKind = 3
+	// IMPORT_NOTE_KIND_CAVEAT: carried over as the same rule, but Seam reads
+	// some JSON values differently from the original standard (an integer
+	// written 12.0); the message says which. Not a loss: strict accepts it.
+	ImportNoteKind_IMPORT_NOTE_KIND_CAVEAT ImportNoteKind = 4
 )
 
 // Enum value maps for ImportNoteKind.
@@ -279,12 +283,14 @@ var (
 		1: "IMPORT_NOTE_KIND_DROPPED",
 		2: "IMPORT_NOTE_KIND_APPROXIMATED",
 		3: "IMPORT_NOTE_KIND_KEPT",
+		4: "IMPORT_NOTE_KIND_CAVEAT",
 	}
 	ImportNoteKind_value = map[string]int32{
 		"IMPORT_NOTE_KIND_UNSPECIFIED":  0,
 		"IMPORT_NOTE_KIND_DROPPED":      1,
 		"IMPORT_NOTE_KIND_APPROXIMATED": 2,
 		"IMPORT_NOTE_KIND_KEPT":         3,
+		"IMPORT_NOTE_KIND_CAVEAT":       4,
 	}
 )
 
@@ -4615,12 +4621,13 @@ const file_seam_registry_v1_registry_proto_rawDesc = "" +
 	"\x1bCONTRACT_FORMAT_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14CONTRACT_FORMAT_SEAM\x10\x01\x12\x18\n" +
 	"\x14CONTRACT_FORMAT_ODCS\x10\x02\x12\x1f\n" +
-	"\x1bCONTRACT_FORMAT_JSON_SCHEMA\x10\x03*\x8e\x01\n" +
+	"\x1bCONTRACT_FORMAT_JSON_SCHEMA\x10\x03*\xab\x01\n" +
 	"\x0eImportNoteKind\x12 \n" +
 	"\x1cIMPORT_NOTE_KIND_UNSPECIFIED\x10\x00\x12\x1c\n" +
 	"\x18IMPORT_NOTE_KIND_DROPPED\x10\x01\x12!\n" +
 	"\x1dIMPORT_NOTE_KIND_APPROXIMATED\x10\x02\x12\x19\n" +
-	"\x15IMPORT_NOTE_KIND_KEPT\x10\x03*\x8b\x01\n" +
+	"\x15IMPORT_NOTE_KIND_KEPT\x10\x03\x12\x1b\n" +
+	"\x17IMPORT_NOTE_KIND_CAVEAT\x10\x04*\x8b\x01\n" +
 	"\tUsageKind\x12\x1a\n" +
 	"\x16USAGE_KIND_UNSPECIFIED\x10\x00\x12\x17\n" +
 	"\x13USAGE_KIND_JOIN_KEY\x10\x01\x12\x16\n" +
