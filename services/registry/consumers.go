@@ -65,7 +65,7 @@ func validateConsumer(c *registryv1.Consumer) []rpcerr.FieldViolation {
 
 func cycleRefusal(err error) error {
 	if errors.Is(err, errLineageCycle) {
-		return &refusedError{reason: ReasonLineageCycle, msg: err.Error()}
+		return refused(ReasonLineageCycle, err.Error(), nil, nil, nil)
 	}
 	return err
 }
@@ -115,7 +115,7 @@ func (s *Server) deleteConsumer(ctx context.Context, name string) error {
 	err := s.store.Write(ctx, func(tx StoreTx) error {
 		ok, err := tx.DeleteConsumer(name)
 		if err == nil && !ok {
-			err = &notFoundError{kind: "consumer", name: name, hint: "list the registered consumers with ListConsumers"}
+			err = notFound("consumer", name, "list the registered consumers with ListConsumers")
 		}
 		return err
 	})

@@ -121,11 +121,6 @@ func (s *Server) sync(ctx context.Context) {
 	}
 }
 
-// fail turns a domain error into the status the client sees.
-func (s *Server) fail(ctx context.Context, err error) error {
-	return statusOf(ctx, s.log, err)
-}
-
 // principalOf returns the caller the runtime's interceptor authenticated.
 func principalOf(ctx context.Context) (*auth.Principal, error) {
 	p, ok := auth.FromContext(ctx)
@@ -147,7 +142,7 @@ func (s *Server) CheckContract(ctx context.Context, req *registryv1.CheckContrac
 	}
 	resp, err := s.checkContract(p, req)
 	if err != nil {
-		return nil, s.fail(ctx, err)
+		return nil, err
 	}
 	return resp, nil
 }
@@ -160,7 +155,7 @@ func (s *Server) RegisterContract(ctx context.Context, req *registryv1.RegisterC
 	}
 	resp, err := s.registerContract(ctx, p, req)
 	if err != nil {
-		return nil, s.fail(ctx, err)
+		return nil, err
 	}
 	return resp, nil
 }
@@ -169,7 +164,7 @@ func (s *Server) RegisterContract(ctx context.Context, req *registryv1.RegisterC
 func (s *Server) GetContract(ctx context.Context, req *registryv1.GetContractRequest) (*registryv1.GetContractResponse, error) {
 	v, err := s.getContract(req)
 	if err != nil {
-		return nil, s.fail(ctx, err)
+		return nil, err
 	}
 	return &registryv1.GetContractResponse{Version: v}, nil
 }
@@ -178,11 +173,11 @@ func (s *Server) GetContract(ctx context.Context, req *registryv1.GetContractReq
 func (s *Server) ListContracts(ctx context.Context, req *registryv1.ListContractsRequest) (*registryv1.ListContractsResponse, error) {
 	txn := s.model.snapshot()
 	if _, err := s.knownSubject(txn, req.GetSubject()); err != nil {
-		return nil, s.fail(ctx, err)
+		return nil, err
 	}
 	vs, err := versionsOf(txn, nil, req.GetSubject())
 	if err != nil {
-		return nil, s.fail(ctx, err)
+		return nil, err
 	}
 	return &registryv1.ListContractsResponse{Versions: vs}, nil
 }
@@ -191,7 +186,7 @@ func (s *Server) ListContracts(ctx context.Context, req *registryv1.ListContract
 func (s *Server) ListSubjects(ctx context.Context, req *registryv1.ListSubjectsRequest) (*registryv1.ListSubjectsResponse, error) {
 	subjects, err := subjectsWithPrefix(s.model.snapshot(), nil, req.GetPrefix())
 	if err != nil {
-		return nil, s.fail(ctx, err)
+		return nil, err
 	}
 	return &registryv1.ListSubjectsResponse{Subjects: subjects}, nil
 }
@@ -200,7 +195,7 @@ func (s *Server) ListSubjects(ctx context.Context, req *registryv1.ListSubjectsR
 func (s *Server) DiffContracts(ctx context.Context, req *registryv1.DiffContractsRequest) (*registryv1.DiffContractsResponse, error) {
 	resp, err := s.diffContracts(req)
 	if err != nil {
-		return nil, s.fail(ctx, err)
+		return nil, err
 	}
 	return resp, nil
 }
@@ -213,7 +208,7 @@ func (s *Server) SetVersionStatus(ctx context.Context, req *registryv1.SetVersio
 	}
 	v, err := s.setVersionStatus(ctx, p, req)
 	if err != nil {
-		return nil, s.fail(ctx, err)
+		return nil, err
 	}
 	return &registryv1.SetVersionStatusResponse{Version: v}, nil
 }
@@ -221,11 +216,11 @@ func (s *Server) SetVersionStatus(ctx context.Context, req *registryv1.SetVersio
 // GetHistory returns the audit history of a subject.
 func (s *Server) GetHistory(ctx context.Context, req *registryv1.GetHistoryRequest) (*registryv1.GetHistoryResponse, error) {
 	if _, err := s.knownSubject(s.model.snapshot(), req.GetSubject()); err != nil {
-		return nil, s.fail(ctx, err)
+		return nil, err
 	}
 	entries, err := s.store.History(ctx, req.GetSubject())
 	if err != nil {
-		return nil, s.fail(ctx, err)
+		return nil, err
 	}
 	return &registryv1.GetHistoryResponse{Entries: entries}, nil
 }
@@ -238,7 +233,7 @@ func (s *Server) RegisterCanonicalModel(ctx context.Context, req *registryv1.Reg
 	}
 	resp, err := s.registerCanonicalModel(ctx, p, req)
 	if err != nil {
-		return nil, s.fail(ctx, err)
+		return nil, err
 	}
 	return resp, nil
 }
@@ -246,7 +241,7 @@ func (s *Server) RegisterCanonicalModel(ctx context.Context, req *registryv1.Reg
 // GetCanonicalModel returns a canonical model version (0: the latest).
 func (s *Server) GetCanonicalModel(ctx context.Context, req *registryv1.GetCanonicalModelRequest) (*registryv1.GetCanonicalModelResponse, error) {
 	if req.GetName() == "" {
-		return nil, s.fail(ctx, required("name", `"commerce.order"`))
+		return nil, required("name", `"commerce.order"`)
 	}
 	m := s.modelVersion(s.model.snapshot(), req.GetName(), req.GetVersion())
 	if m == nil {
@@ -254,7 +249,7 @@ func (s *Server) GetCanonicalModel(ctx context.Context, req *registryv1.GetCanon
 		if req.GetVersion() != 0 {
 			name = fmt.Sprintf("%s v%d", name, req.GetVersion())
 		}
-		return nil, s.fail(ctx, &notFoundError{kind: "canonical model", name: name, hint: "list the registered models with ListCanonicalModels"})
+		return nil, notFound("canonical model", name, "list the registered models with ListCanonicalModels")
 	}
 	return &registryv1.GetCanonicalModelResponse{Version: m}, nil
 }
@@ -263,7 +258,7 @@ func (s *Server) GetCanonicalModel(ctx context.Context, req *registryv1.GetCanon
 func (s *Server) ListCanonicalModels(ctx context.Context, _ *registryv1.ListCanonicalModelsRequest) (*registryv1.ListCanonicalModelsResponse, error) {
 	ms, err := latestModels(s.model.snapshot(), nil)
 	if err != nil {
-		return nil, s.fail(ctx, err)
+		return nil, err
 	}
 	return &registryv1.ListCanonicalModelsResponse{Models: ms}, nil
 }
@@ -276,7 +271,7 @@ func (s *Server) RegisterConsumer(ctx context.Context, req *registryv1.RegisterC
 	}
 	c, err := s.registerConsumer(ctx, p, req.GetConsumer())
 	if err != nil {
-		return nil, s.fail(ctx, err)
+		return nil, err
 	}
 	return &registryv1.RegisterConsumerResponse{Consumer: c}, nil
 }
@@ -285,10 +280,10 @@ func (s *Server) RegisterConsumer(ctx context.Context, req *registryv1.RegisterC
 func (s *Server) GetConsumer(ctx context.Context, req *registryv1.GetConsumerRequest) (*registryv1.GetConsumerResponse, error) {
 	c, err := consumerOf(s.model.snapshot(), nil, req.GetName())
 	if err == nil && c == nil {
-		err = &notFoundError{kind: "consumer", name: req.GetName(), hint: "list the registered consumers with ListConsumers"}
+		err = notFound("consumer", req.GetName(), "list the registered consumers with ListConsumers")
 	}
 	if err != nil {
-		return nil, s.fail(ctx, err)
+		return nil, err
 	}
 	return &registryv1.GetConsumerResponse{Consumer: c}, nil
 }
@@ -297,7 +292,7 @@ func (s *Server) GetConsumer(ctx context.Context, req *registryv1.GetConsumerReq
 func (s *Server) ListConsumers(ctx context.Context, req *registryv1.ListConsumersRequest) (*registryv1.ListConsumersResponse, error) {
 	cs, err := consumersOf(s.model.snapshot(), nil, req.GetSubject())
 	if err != nil {
-		return nil, s.fail(ctx, err)
+		return nil, err
 	}
 	return &registryv1.ListConsumersResponse{Consumers: cs}, nil
 }
@@ -305,7 +300,7 @@ func (s *Server) ListConsumers(ctx context.Context, req *registryv1.ListConsumer
 // DeleteConsumer removes a consumer.
 func (s *Server) DeleteConsumer(ctx context.Context, req *registryv1.DeleteConsumerRequest) (*registryv1.DeleteConsumerResponse, error) {
 	if err := s.deleteConsumer(ctx, req.GetName()); err != nil {
-		return nil, s.fail(ctx, err)
+		return nil, err
 	}
 	return &registryv1.DeleteConsumerResponse{}, nil
 }
@@ -318,7 +313,7 @@ func (s *Server) GetBlastRadius(ctx context.Context, req *registryv1.GetBlastRad
 	}
 	resp, err := s.blastRadius(p, req)
 	if err != nil {
-		return nil, s.fail(ctx, err)
+		return nil, err
 	}
 	return resp, nil
 }
@@ -327,15 +322,15 @@ func (s *Server) GetBlastRadius(ctx context.Context, req *registryv1.GetBlastRad
 // dependency order.
 func (s *Server) GetRerunOrder(ctx context.Context, req *registryv1.GetRerunOrderRequest) (*registryv1.GetRerunOrderResponse, error) {
 	if req.GetSubject() == "" && req.GetDataset() == "" {
-		return nil, s.fail(ctx, invalid("a root is missing", rpcerr.FieldViolation{Field: "root", Description: "set subject or dataset"}))
+		return nil, invalid("a root is missing", rpcerr.FieldViolation{Field: "root", Description: "set subject or dataset"})
 	}
 	cs, err := consumersOf(s.model.snapshot(), nil, "")
 	if err != nil {
-		return nil, s.fail(ctx, err)
+		return nil, err
 	}
 	order, err := rerunOrder(cs, req.GetSubject(), req.GetDataset())
 	if err != nil {
-		return nil, s.fail(ctx, cycleRefusal(err))
+		return nil, cycleRefusal(err)
 	}
 	return &registryv1.GetRerunOrderResponse{Consumers: order}, nil
 }
@@ -348,7 +343,7 @@ func (s *Server) PublishEvent(ctx context.Context, req *registryv1.PublishEventR
 	}
 	e, err := s.publishEvent(ctx, p, req.GetEvent())
 	if err != nil {
-		return nil, s.fail(ctx, err)
+		return nil, err
 	}
 	return &registryv1.PublishEventResponse{Event: e}, nil
 }
@@ -364,7 +359,7 @@ func (s *Server) ListEvents(ctx context.Context, req *registryv1.ListEventsReque
 	}
 	evs, last, err := eventsAfter(s.model.snapshot(), nil, req.GetAfterSequence(), limit, newEventFilter(req.GetSubjects(), req.GetTypes()))
 	if err != nil {
-		return nil, s.fail(ctx, err)
+		return nil, err
 	}
 	return &registryv1.ListEventsResponse{Events: evs, LastSequence: last}, nil
 }
@@ -384,7 +379,7 @@ func (s *Server) WatchEvents(req *registryv1.WatchEventsRequest, stream grpc.Ser
 		ws := memdb.NewWatchSet()
 		evs, last, err := eventsAfter(s.model.snapshot(), ws, after, watchPage, filter)
 		if err != nil {
-			return s.fail(ctx, err)
+			return err
 		}
 		for _, e := range evs {
 			if err := stream.Send(&registryv1.WatchEventsResponse{Event: e}); err != nil {
