@@ -36,6 +36,8 @@ type nodeConfig struct {
 	DataDir  string
 	GRPCAddr string
 	HTTPAddr string
+	// MetricsAddr, when set, serves /metrics there instead of on HTTPAddr.
+	MetricsAddr string
 	// Store is the store URL; empty means an SQLite file per service in
 	// DataDir.
 	Store   string
@@ -60,6 +62,7 @@ type nodeConfig struct {
 	DrainDelay       time.Duration
 	MaxConnectionAge time.Duration
 	MaxMessageBytes  int
+	HTTPReadTimeout  time.Duration
 }
 
 // validate checks cfg and names the flag to fix.
@@ -198,6 +201,14 @@ func runNode(ctx context.Context, cfg nodeConfig, hooks nodeHooks) (err error) {
 		}
 		defer httpLis.Close()
 	}
+	var metricsLis net.Listener
+	if cfg.MetricsAddr != "" {
+		metricsLis, err = net.Listen("tcp", cfg.MetricsAddr)
+		if err != nil {
+			return usageError("listen on --metrics-addr %s: %w (pick another address with --metrics-addr)", cfg.MetricsAddr, err)
+		}
+		defer metricsLis.Close()
+	}
 
 	// Services inside one process still call each other over gRPC, on this
 	// node's own listener, so `seam up` behaves like separate services.
@@ -253,14 +264,16 @@ func runNode(ctx context.Context, cfg nodeConfig, hooks nodeHooks) (err error) {
 	srv, err := server.New(server.Config{
 		TLS: serverTLS, Tokens: tokens, Logger: log, Telemetry: tel,
 		MaxMessageBytes: cfg.MaxMessageBytes, ShutdownTimeout: cfg.ShutdownTimeout, DrainDelay: cfg.DrainDelay,
-		MaxConnectionAge: cfg.MaxConnectionAge,
+		MaxConnectionAge: cfg.MaxConnectionAge, HTTPReadTimeout: cfg.HTTPReadTimeout,
 	}, svcs...)
 	if err != nil {
 		return err
 	}
 
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return srv.Serve(gctx, grpcLis, httpLis) })
+	g.Go(func() error {
+		return srv.Serve(gctx, server.Listeners{GRPC: grpcLis, HTTP: httpLis, Metrics: metricsLis})
+	})
 	for _, b := range services {
 		if b.run != nil {
 			g.Go(func() error { return b.run(gctx) })
