@@ -88,7 +88,8 @@ func (g *globals) connect() (*grpc.ClientConn, error) {
 			tlsCfg.RootCAs = pool
 		}
 	}
-	conn, err := dial.Conn(g.Addr, dial.Options{Token: g.token(), TLS: tlsCfg})
+	// Each call is bounded by --timeout (callCtx), not by the peer policy.
+	conn, err := dial.Conn(g.Addr, dial.Options{Token: g.token(), TLS: tlsCfg, CallTimeout: dial.NoCallTimeout})
 	if err != nil {
 		return nil, usageError("%w", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/seamdata/seam/platform/dial"
 	"github.com/seamdata/seam/platform/server"
 )
 
@@ -27,6 +28,7 @@ func addServeFlags(fs *pflag.FlagSet, c *nodeConfig, grpcDefault, httpDefault st
 	fs.DurationVar(&c.DrainDelay, "drain-delay", 0, "how long to report NOT_SERVING before stopping, so balancers notice")
 	fs.IntVar(&c.MaxMessageBytes, "max-message-bytes", server.DefaultMaxMessageBytes, "largest gRPC message accepted or sent")
 	fs.DurationVar(&c.HTTPReadTimeout, "http-read-timeout", server.DefaultHTTPReadTimeout, "how long reading one REST request body may take")
+	fs.DurationVar(&c.PeerTimeout, "peer-timeout", dial.DefaultCallTimeout, "deadline of each call to a peer service; a hung peer is answered Unavailable after it")
 	fs.DurationVar(&c.MaxConnectionAge, "max-connection-age", 0, "make clients reconnect after this long, so dns:/// balancing reaches new replicas (0: never)")
 }
 

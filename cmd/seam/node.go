@@ -63,6 +63,8 @@ type nodeConfig struct {
 	MaxConnectionAge time.Duration
 	MaxMessageBytes  int
 	HTTPReadTimeout  time.Duration
+	// PeerTimeout is the deadline of each call to a peer service.
+	PeerTimeout time.Duration
 }
 
 // validate checks cfg and names the flag to fix.
@@ -227,7 +229,8 @@ func runNode(ctx context.Context, cfg nodeConfig, hooks nodeHooks) (err error) {
 		if addr == "" && slices.Contains(cfg.Services, service) {
 			addr = self
 		}
-		c, err := dial.Conn(addr, dial.Options{Token: serviceToken, TLS: clientTLS, Telemetry: tel, MaxMessageBytes: cfg.MaxMessageBytes})
+		c, err := dial.Conn(addr, dial.Options{Token: serviceToken, TLS: clientTLS, Telemetry: tel,
+			MaxMessageBytes: cfg.MaxMessageBytes, CallTimeout: cfg.PeerTimeout})
 		if err != nil {
 			return nil, fmt.Errorf("connect to %s at %s: %w", service, addr, err)
 		}
