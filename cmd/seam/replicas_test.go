@@ -117,7 +117,7 @@ func newCluster(t *testing.T, storeURL string) *cluster {
 	}{
 		{"admin", []auth.Role{auth.RoleAdmin}},
 		{"pipeline", []auth.Role{auth.RolePipeline}},
-		{"seam-services", []auth.Role{auth.RoleOperator, auth.RolePipeline}},
+		{"seam-services", []auth.Role{auth.RoleService}},
 	} {
 		tok, e, err := auth.NewToken(p.name, p.roles, nil)
 		if err != nil {

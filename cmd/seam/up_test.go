@@ -56,7 +56,7 @@ func startNode(t *testing.T) *node {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, svcEntry, err := auth.NewToken("seam-services", []auth.Role{auth.RoleOperator, auth.RolePipeline}, nil)
+	svc, svcEntry, err := auth.NewToken("seam-services", []auth.Role{auth.RoleService}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,7 @@ const (
 	ReasonVersionActive         = "VERSION_IS_ACTIVE"
 	ReasonStatusTransition      = "STATUS_TRANSITION_NOT_ALLOWED"
 	ReasonUnknownCanonicalModel = "CANONICAL_MODEL_NOT_FOUND"
+	ReasonNotConsumerOwner      = "NOT_CONSUMER_OWNER"
 )
 
 // The registry's domain errors are rpcerr errors, built here so each kind

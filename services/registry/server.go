@@ -299,7 +299,11 @@ func (s *Server) ListConsumers(ctx context.Context, req *registryv1.ListConsumer
 
 // DeleteConsumer removes a consumer.
 func (s *Server) DeleteConsumer(ctx context.Context, req *registryv1.DeleteConsumerRequest) (*registryv1.DeleteConsumerResponse, error) {
-	if err := s.deleteConsumer(ctx, req.GetName()); err != nil {
+	p, err := principalOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.deleteConsumer(ctx, p, req.GetName()); err != nil {
 		return nil, err
 	}
 	return &registryv1.DeleteConsumerResponse{}, nil
