@@ -14,6 +14,11 @@ import (
 // versions whose effective time has come when no store wake-up arrives.
 const DefaultSchedulerInterval = time.Second
 
+// DefaultEventWindow is how many of the newest events the read model keeps
+// in memory: a few MB, and more than watchers that fell behind usually
+// need; older events are read from the store.
+const DefaultEventWindow = 10_000
+
 // Config configures a registry Server.
 type Config struct {
 	// StoreURL selects the durable store: "postgres://…" for a PostgreSQL
@@ -31,6 +36,10 @@ type Config struct {
 	Logger *slog.Logger
 	// Meter records registrations and activations.
 	Meter metric.Meter
+	// EventWindow is how many of the newest events the read model keeps in
+	// memory (0: DefaultEventWindow). ListEvents and WatchEvents read
+	// older ones from the store, so the window bounds memory, not history.
+	EventWindow int
 }
 
 // withDefaults returns a copy of c with unset optional fields filled in.
@@ -47,6 +56,9 @@ func (c Config) withDefaults() Config {
 	if c.Meter == nil {
 		c.Meter = noop.NewMeterProvider().Meter("github.com/seamdata/seam/services/registry")
 	}
+	if c.EventWindow == 0 {
+		c.EventWindow = DefaultEventWindow
+	}
 	return c
 }
 
@@ -56,6 +68,9 @@ func (c Config) Validate() error {
 	var errs []error
 	if c.StoreURL == "" {
 		errs = append(errs, errors.New("registry config: StoreURL is empty; set a PostgreSQL URL (postgres://…) or an SQLite path (sqlite:PATH)"))
+	}
+	if c.EventWindow < 0 {
+		errs = append(errs, fmt.Errorf("registry config: EventWindow is %d; it must be positive (or 0 for the default %d)", c.EventWindow, DefaultEventWindow))
 	}
 	if c.SchedulerInterval < 0 {
 		errs = append(errs, fmt.Errorf("registry config: SchedulerInterval is %s; it must be positive (or 0 for the default %s)", c.SchedulerInterval, DefaultSchedulerInterval))

@@ -79,9 +79,13 @@ type env struct {
 }
 
 // newEnv starts a registry on the store at url.
-func newEnv(t testing.TB, url string, clock *fakeClock) *env {
+func newEnv(t testing.TB, url string, clock *fakeClock, options ...func(*Config)) *env {
 	t.Helper()
-	srv, err := New(context.Background(), Config{StoreURL: url, Clock: clock.Now, SchedulerInterval: 20 * time.Millisecond})
+	cfg := Config{StoreURL: url, Clock: clock.Now, SchedulerInterval: 20 * time.Millisecond}
+	for _, o := range options {
+		o(&cfg)
+	}
+	srv, err := New(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("New(%s): %v", url, err)
 	}

@@ -53,7 +53,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 }
 
 func newServer(ctx context.Context, cfg Config, store Store) (*Server, error) {
-	model, err := newReadModel(store)
+	model, err := newReadModel(store, cfg.EventWindow)
 	if err != nil {
 		return nil, err
 	}
@@ -361,7 +361,7 @@ func (s *Server) ListEvents(ctx context.Context, req *registryv1.ListEventsReque
 	if limit <= 0 || limit > maxEventPage {
 		limit = maxEventPage
 	}
-	evs, last, err := eventsAfter(s.model.snapshot(), nil, req.GetAfterSequence(), limit, newEventFilter(req.GetSubjects(), req.GetTypes()))
+	evs, last, err := s.model.events(ctx, s.model.snapshot(), nil, req.GetAfterSequence(), limit, newEventFilter(req.GetSubjects(), req.GetTypes()))
 	if err != nil {
 		return nil, err
 	}
@@ -381,7 +381,7 @@ func (s *Server) WatchEvents(req *registryv1.WatchEventsRequest, stream grpc.Ser
 	after := req.GetAfterSequence()
 	for {
 		ws := memdb.NewWatchSet()
-		evs, last, err := eventsAfter(s.model.snapshot(), ws, after, watchPage, filter)
+		evs, last, err := s.model.events(ctx, s.model.snapshot(), ws, after, watchPage, filter)
 		if err != nil {
 			return err
 		}
