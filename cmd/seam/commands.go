@@ -8,6 +8,7 @@ import (
 
 	"github.com/seamdata/seam/platform/dial"
 	"github.com/seamdata/seam/platform/server"
+	"github.com/seamdata/seam/platform/storage"
 )
 
 // addServeFlags declares the flags every serving command shares.
@@ -18,6 +19,10 @@ func addServeFlags(fs *pflag.FlagSet, c *nodeConfig, grpcDefault, httpDefault st
 	fs.StringVar(&c.HTTPAddr, "http-addr", httpDefault, "REST listen address (empty: no REST)")
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", "", "serve /metrics on this address only, not on --http-addr (empty: on --http-addr)")
 	fs.StringVar(&c.Store, "store", "", "store URL: postgres://… for a shared PostgreSQL; empty: an SQLite file per service in --data-dir")
+	fs.IntVar(&c.StorePool.MaxConns, "store-max-conns", 0, fmt.Sprintf("PostgreSQL: most connections each service's pool opens (0: the URL's pool_max_conns, else %d)", storage.DefaultPoolMaxConns))
+	fs.IntVar(&c.StorePool.MaxIdleConns, "store-max-idle-conns", 0, fmt.Sprintf("PostgreSQL: most idle connections kept per pool (0: pool_max_idle_conns, else %d)", storage.DefaultPoolMaxIdleConns))
+	fs.DurationVar(&c.StorePool.MaxConnLifetime, "store-conn-max-lifetime", 0, fmt.Sprintf("PostgreSQL: close connections after this long (0: pool_max_conn_lifetime, else %s)", storage.DefaultPoolMaxConnLifetime))
+	fs.DurationVar(&c.StorePool.MaxConnIdleTime, "store-conn-max-idle-time", 0, fmt.Sprintf("PostgreSQL: close connections idle this long (0: pool_max_conn_idle_time, else %s)", storage.DefaultPoolMaxConnIdleTime))
 	fs.StringVar(&c.TLSCert, "tls-cert", "", "PEM certificate: serve gRPC and REST over TLS")
 	fs.StringVar(&c.TLSKey, "tls-key", "", "PEM private key of --tls-cert")
 	fs.StringVar(&c.TokensFile, "tokens-file", "", "tokens file (default: <data-dir>/tokens.json)")

@@ -9,9 +9,11 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -22,6 +24,7 @@ import (
 	"github.com/seamdata/seam/platform/auth"
 	"github.com/seamdata/seam/platform/dial"
 	"github.com/seamdata/seam/platform/server"
+	"github.com/seamdata/seam/platform/storage"
 	"github.com/seamdata/seam/platform/telemetry"
 )
 
@@ -40,9 +43,12 @@ type nodeConfig struct {
 	MetricsAddr string
 	// Store is the store URL; empty means an SQLite file per service in
 	// DataDir.
-	Store   string
-	TLSCert string
-	TLSKey  string
+	Store string
+	// StorePool bounds each PostgreSQL connection pool; zero fields keep
+	// the URL's pool_* parameters or the defaults.
+	StorePool storage.Pool
+	TLSCert   string
+	TLSKey    string
 	// TLSCA verifies peers (and is what clients trust); empty trusts the
 	// system roots, or the server's own certificate inside `seam up`.
 	TLSCA string
@@ -124,9 +130,38 @@ func (c *nodeConfig) peerAddr(name string) string {
 // storeURL is the store of one service.
 func (c *nodeConfig) storeURL(service string) string {
 	if c.Store != "" {
-		return c.Store
+		return withPool(c.Store, c.StorePool)
 	}
 	return "sqlite:" + filepath.Join(c.DataDir, service+".db")
+}
+
+// withPool adds the --store-* pool limits that are set to a PostgreSQL
+// URL, as the pool_* parameters platform/storage reads.
+func withPool(store string, p storage.Pool) string {
+	if !strings.HasPrefix(store, "postgres://") && !strings.HasPrefix(store, "postgresql://") {
+		return store
+	}
+	q := url.Values{}
+	if p.MaxConns > 0 {
+		q.Set("pool_max_conns", strconv.Itoa(p.MaxConns))
+	}
+	if p.MaxIdleConns > 0 {
+		q.Set("pool_max_idle_conns", strconv.Itoa(p.MaxIdleConns))
+	}
+	if p.MaxConnLifetime > 0 {
+		q.Set("pool_max_conn_lifetime", p.MaxConnLifetime.String())
+	}
+	if p.MaxConnIdleTime > 0 {
+		q.Set("pool_max_conn_idle_time", p.MaxConnIdleTime.String())
+	}
+	if len(q) == 0 {
+		return store
+	}
+	sep := "?"
+	if strings.Contains(store, "?") {
+		sep = "&"
+	}
+	return store + sep + q.Encode()
 }
 
 // nodeHooks let tests and `seam demo` watch a node.
