@@ -62,6 +62,10 @@ const (
 	// on a hung peer is given up and retried.
 	ConnectTimeout = 5 * time.Second
 
+	// DeadlineReserve is the most a call to a peer leaves of its caller's
+	// deadline, for the answer to travel back (see deadline).
+	DeadlineReserve = time.Second
+
 	// RetryAttempts is how many times in all a call that changes nothing
 	// is tried while its peer answers Unavailable, with backoff between
 	// attempts, within the call's deadline.
@@ -158,11 +162,22 @@ func Conn(target string, o Options) (*grpc.ClientConn, error) {
 	return conn, nil
 }
 
-// deadline gives each unary call the sooner of its caller's deadline and
-// d from now.
+// deadline gives each unary call the sooner of d from now and its caller's
+// deadline less a reserve (a tenth of the time left, at most
+// DeadlineReserve). A service calling a peer on behalf of its own caller
+// so keeps time to answer: when a peer further down hangs, the service
+// next to it reports which peer it is, before the callers above give up
+// on their own clocks and can only blame the service they called.
 func deadline(d time.Duration) grpc.UnaryClientInterceptor {
 	return func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
-		ctx, cancel := context.WithTimeout(ctx, d)
+		until := time.Now().Add(d)
+		if caller, ok := ctx.Deadline(); ok {
+			reserve := min(time.Until(caller)/10, DeadlineReserve)
+			if sooner := caller.Add(-max(reserve, 0)); sooner.Before(until) {
+				until = sooner
+			}
+		}
+		ctx, cancel := context.WithDeadline(ctx, until)
 		defer cancel()
 		return invoker(ctx, method, req, reply, cc, opts...)
 	}

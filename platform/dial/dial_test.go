@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -16,6 +18,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/seamdata/seam/platform/dial"
+	"github.com/seamdata/seam/platform/rpcerr"
 	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
 )
 
@@ -295,4 +298,48 @@ func TestStreamsHaveNoDeadline(t *testing.T) {
 	if n != 5 {
 		t.Errorf("%d events, want 5", n)
 	}
+}
+
+// relay is a registry whose GetContract asks another registry, as the
+// adapter asks idmap on the gate's behalf, and reports that one as the
+// dependency when it cannot answer.
+type relay struct {
+	registryv1.UnimplementedRegistryServiceServer
+	next registryv1.RegistryServiceClient
+}
+
+func (r *relay) GetContract(ctx context.Context, req *registryv1.GetContractRequest) (*registryv1.GetContractResponse, error) {
+	resp, err := r.next.GetContract(ctx, req)
+	if err != nil {
+		return nil, rpcerr.Unavailable("next-hop", err)
+	}
+	return resp, nil
+}
+
+// TestHungPeerIsReportedByItsNeighbour: with a chain caller → middle →
+// hung peer and the same call deadline everywhere, the middle service's
+// call ends first (the reserve), so the caller hears the middle's answer
+// about the hung peer instead of timing out itself and blaming the middle.
+func TestHungPeerIsReportedByItsNeighbour(t *testing.T) {
+	t.Parallel()
+	const timeout = 500 * time.Millisecond
+	backend := listen(t, "127.0.0.1:0")
+	serve(t, backend, &fakeRegistry{})
+	hung := newFreezer(t, backend.Addr().String())
+	middle := listen(t, "127.0.0.1:0")
+	b := rpcerr.NewBoundary(slog.New(slog.DiscardHandler))
+	gs := grpc.NewServer(grpc.UnaryInterceptor(b.UnaryInterceptor()))
+	registryv1.RegisterRegistryServiceServer(gs, &relay{next: conn(t, hung.lis.Addr().String(), dial.Options{CallTimeout: timeout})})
+	go func() { _ = gs.Serve(middle) }()
+	t.Cleanup(gs.Stop)
+	c := conn(t, middle.Addr().String(), dial.Options{CallTimeout: timeout})
+	if _, err := c.GetContract(context.Background(), &registryv1.GetContractRequest{}); err != nil {
+		t.Fatalf("GetContract through the chain before the hang: %v", err)
+	}
+	hung.freeze()
+	_, err := c.GetContract(context.Background(), &registryv1.GetContractRequest{})
+	if st := status.Convert(err); st.Code() != codes.Unavailable || !strings.HasPrefix(st.Message(), "next-hop is unavailable") {
+		t.Errorf("GetContract through a chain ending in a hung peer: %v, want the middle's Unavailable naming next-hop", err)
+	}
+	hung.unfreeze()
 }

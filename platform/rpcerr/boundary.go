@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/encoding"
 	protoenc "google.golang.org/grpc/encoding/proto"
 	"google.golang.org/grpc/mem"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
@@ -66,7 +67,11 @@ func (b *Boundary) UnaryInterceptor() grpc.UnaryServerInterceptor {
 			}
 		}()
 		resp, err = handler(ctx, req)
-		return resp, b.toStatus(ctx, info.FullMethod, err)
+		err = b.toStatus(ctx, info.FullMethod, err)
+		if noRetry(err) {
+			_ = grpc.SetTrailer(ctx, pushbackNever)
+		}
+		return resp, err
 	}
 }
 
@@ -79,8 +84,24 @@ func (b *Boundary) StreamInterceptor() grpc.StreamServerInterceptor {
 				err = b.internal(ctx, info.FullMethod, fmt.Errorf("panic: %v\n%s", r, debug.Stack()))
 			}
 		}()
-		return b.toStatus(ctx, info.FullMethod, handler(srv, &checkedStream{ServerStream: ss, b: b}))
+		err = b.toStatus(ctx, info.FullMethod, handler(srv, &checkedStream{ServerStream: ss, b: b}))
+		if noRetry(err) {
+			ss.SetTrailer(pushbackNever)
+		}
+		return err
 	}
+}
+
+// pushbackNever tells a gRPC client not to retry the call on its own
+// (gRFC A6 server pushback).
+var pushbackNever = metadata.Pairs("grpc-retry-pushback-ms", "-1")
+
+// noRetry reports whether err is this server's answer that a dependency
+// could not answer. Its callers' automatic retries would spend their own
+// deadline asking again and lose this answer for DeadlineExceeded (and
+// retries at every hop multiply); a pipeline retrying later still may.
+func noRetry(err error) bool {
+	return status.Code(err) == codes.Unavailable && Reason(err) == ReasonDependencyUnavailable
 }
 
 // checkedStream refuses stream messages the codec could not decode.
