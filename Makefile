@@ -15,7 +15,7 @@ GRPC_GATEWAY_VERSION     := v2.33.0
 MODULES = $(shell go list -f '{{.Dir}}' -m)
 PACKAGES = $(addsuffix /...,$(MODULES))
 
-.PHONY: all tools generate check-generated lint fmt vet test test-race fuzz bench build clean
+.PHONY: all tools generate check-generated lint fmt vet test test-race check-tidy chaos fuzz bench build clean
 
 all: build test
 
@@ -56,6 +56,21 @@ test:
 
 test-race:
 	go test -race $(PACKAGES)
+
+# check-tidy fails when `go mod tidy` would change a module's go.mod or go.sum.
+check-tidy:
+	@fail=0; for m in $(MODULES); do \
+		if ! out=$$(cd $$m && go mod tidy -diff 2>&1); then \
+			echo "go mod tidy would change $$m:"; echo "$$out"; fail=1; fi; \
+	done; exit $$fail
+
+# chaos runs the reliability suite (chaos/): kill -9 loops, a long outage,
+# hung peers and a corpus of bad inputs against real seam processes. The
+# long form, by default, gives the figures of docs/reliability.md;
+# CHAOS_FLAGS=-short is the form CI runs.
+CHAOS_FLAGS ?=
+chaos:
+	go run ./chaos $(CHAOS_FLAGS)
 
 # fuzz runs every fuzz target briefly; the corpus lives in testdata/fuzz.
 FUZZTIME ?= 10s
