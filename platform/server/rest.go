@@ -62,7 +62,7 @@ func (g *restGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // the body, and closes the connection rather than drain what the client
 // may still be sending.
 func (g *restGuard) refuse(w http.ResponseWriter, r *http.Request, err error) {
-	w.Header().Set("Connection", "close")
+	closeAfter(w, r)
 	_ = http.NewResponseController(w).SetReadDeadline(time.Now())
 	_, marshaler := runtime.MarshalerForRequest(g.gateway, r)
 	runtime.DefaultHTTPErrorHandler(r.Context(), g.gateway, marshaler, w, r, err)
@@ -72,10 +72,19 @@ func (g *restGuard) refuse(w http.ResponseWriter, r *http.Request, err error) {
 // is answered 413 whatever error decoding it then produced.
 func (g *restGuard) errorHandler(ctx context.Context, mux *runtime.ServeMux, m runtime.Marshaler, w http.ResponseWriter, r *http.Request, err error) {
 	if b, ok := r.Context().Value(guardedBodyKey{}).(*guardedBody); ok && b.exceeded.Load() {
-		w.Header().Set("Connection", "close")
+		closeAfter(w, r)
 		err = tooLarge(g.maxBody, "")
 	}
 	runtime.DefaultHTTPErrorHandler(ctx, mux, m, w, r, err)
+}
+
+// closeAfter makes an HTTP/1 connection close after the answer, so the
+// server does not read (to drain) what the client still sends. HTTP/2
+// resets the one stream instead and keeps the connection for the others.
+func closeAfter(w http.ResponseWriter, r *http.Request) {
+	if r.ProtoMajor == 1 {
+		w.Header().Set("Connection", "close")
+	}
 }
 
 func tooLarge(limit int64, size string) error {
