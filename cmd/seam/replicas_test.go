@@ -686,6 +686,13 @@ func testGateReplicas(t *testing.T, c *cluster, batches, perBatch, wave2, missin
 	w2.Go(func() {
 		for b := batches; b < batches+wave2; b++ {
 			resp, err := ingest(gate["gate-2"], b, "2025-03-09", b*perBatch)
+			// gate-2 was just restarted: the client's connection may still
+			// be waiting out its reconnect backoff (at most a second), and
+			// a pipeline retries what was Unavailable.
+			for deadline := time.Now().Add(10 * time.Second); status.Code(err) == codes.Unavailable && time.Now().Before(deadline); {
+				time.Sleep(100 * time.Millisecond)
+				resp, err = ingest(gate["gate-2"], b, "2025-03-09", b*perBatch)
+			}
 			if err != nil {
 				wave2Err = fmt.Errorf("wave 2 batch %d on gate-2: %w", b, err)
 				return
