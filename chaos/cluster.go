@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	neturl "net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"google.golang.org/grpc"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
@@ -117,6 +119,34 @@ func newCluster(bin, dir, store string, peerTimeout, readTimeout time.Duration) 
 		}
 	}
 	return c, nil
+}
+
+// freshDatabase creates an empty database on the PostgreSQL server of url
+// for one run, and returns its URL and a function that drops it.
+func freshDatabase(ctx context.Context, url string) (string, func(), error) {
+	u, err := neturl.Parse(url)
+	if err != nil {
+		return "", nil, fmt.Errorf("-store %q: %w", url, err)
+	}
+	admin, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return "", nil, fmt.Errorf("connect to -store: %w", err)
+	}
+	defer admin.Close(ctx)
+	name := fmt.Sprintf("seam_chaos_%d", time.Now().UnixNano())
+	if _, err := admin.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
+		return "", nil, fmt.Errorf("create database %s: %w", name, err)
+	}
+	drop := func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if conn, err := pgx.Connect(ctx, url); err == nil {
+			_, _ = conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
+			conn.Close(ctx)
+		}
+	}
+	u.Path = "/" + name
+	return u.String(), drop, nil
 }
 
 // freePort returns a loopback address nobody listens on now. The suite

@@ -9,6 +9,7 @@ replace (
 )
 
 require (
+	github.com/jackc/pgx/v5 v5.12.0
 	github.com/seamdata/seam/core v0.0.0
 	github.com/seamdata/seam/platform v0.0.0
 	github.com/seamdata/seam/proto v0.0.0
@@ -24,6 +25,8 @@ require (
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.33.0 // indirect
+	github.com/jackc/pgpassfile v1.0.0 // indirect
+	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/prometheus/client_golang v1.25.0 // indirect
 	github.com/prometheus/client_model v0.6.3 // indirect

@@ -75,7 +75,14 @@ func parse(args []string) (options, error) {
 	def(&o.workers, 4, 2)
 	defd(&o.outage, 90*time.Second, 5*time.Second)
 	defd(&o.peerTimeout, 30*time.Second, 2*time.Second)
-	o.commandShown = "go run ./chaos " + strings.Join(args, " ")
+	// The command as a reader reruns it: without where the report went.
+	shown := []string{"go", "run", "./chaos"}
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name != "report" && f.Name != "keep" {
+			shown = append(shown, "-"+f.Name+"="+f.Value.String())
+		}
+	})
+	o.commandShown = strings.Join(shown, " ")
 	return o, nil
 }
 
@@ -146,7 +153,16 @@ func suite(ctx context.Context, o options, dir string) (*report, error) {
 		}
 		o.bin = bin
 	}
-	c, err := newCluster(o.bin, filepath.Join(dir, "cluster"), o.store, o.peerTimeout, o.readTimeout)
+	store := o.store
+	if store != "" {
+		url, drop, err := freshDatabase(ctx, store)
+		if err != nil {
+			return nil, err
+		}
+		defer drop()
+		store = url
+	}
+	c, err := newCluster(o.bin, filepath.Join(dir, "cluster"), store, o.peerTimeout, o.readTimeout)
 	if err != nil {
 		return nil, err
 	}
