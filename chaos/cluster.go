@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -278,6 +279,42 @@ func (p *proc) signal(sig syscall.Signal) error {
 		return fmt.Errorf("%s to %s: %w", sig, p.name, err)
 	}
 	return nil
+}
+
+// freeze stops p with SIGSTOP and waits until every thread of it is
+// stopped: the signal is asynchronous, and on a loaded machine a process
+// can serve a call or two after kill(2) returned.
+func (p *proc) freeze() error {
+	if err := p.signal(syscall.SIGSTOP); err != nil {
+		return err
+	}
+	pid := p.pid()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if allStopped(pid) {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s did not stop within 5s of SIGSTOP", p.name)
+}
+
+// allStopped reports whether every thread of pid is in state T (stopped).
+func allStopped(pid int) bool {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil || len(tasks) == 0 {
+		return false
+	}
+	for _, t := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/stat", pid, t.Name()))
+		if err != nil {
+			return false
+		}
+		// The state follows the command name, which is in parentheses.
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 || i+2 >= len(b) || (b[i+2] != 'T' && b[i+2] != 't') {
+			return false
+		}
+	}
+	return true
 }
 
 // kill9 ends p with SIGKILL and waits for it to be gone.

@@ -103,7 +103,7 @@ func hang(ctx context.Context, c *cluster, l *ledger, gate gatev1.GateServiceCli
 	// The gate answers within one peer deadline, plus the time its calls
 	// before the hung one took.
 	limit := c.peerTimeout + 2*time.Second
-	if err := p.signal(syscall.SIGSTOP); err != nil {
+	if err := p.freeze(); err != nil {
 		return r, err
 	}
 	b := makeBatch("hang", n, 20)
