@@ -16,7 +16,7 @@ GRPC_GATEWAY_VERSION     := v2.33.0
 MODULES = $(shell go list -f '{{.Dir}}' -m)
 PACKAGES = $(addsuffix /...,$(MODULES))
 
-.PHONY: all tools generate check-generated lint fmt vet test test-race fuzz fuzz-list bench build clean console check-console console-test console-e2e
+.PHONY: all tools generate check-generated lint fmt vet test test-race check-tidy chaos fuzz fuzz-list bench build clean console check-console console-test console-e2e
 
 all: build test
 
@@ -67,13 +67,31 @@ lint: tools
 fmt:
 	gofmt -w $(MODULES)
 
+# test is the README's test command and CI's: every module, with the race
+# detector wherever cgo can build it (RACE= turns it off).
+RACE ?= $(if $(filter 1,$(shell go env CGO_ENABLED)),-race,)
 test:
 	@if [ -z "$$SEAM_TEST_POSTGRES_URL" ]; then \
 		echo "note: SEAM_TEST_POSTGRES_URL is not set, so the PostgreSQL tests skip; set it (for example postgres://postgres@127.0.0.1:5432/test?sslmode=disable) to run them"; fi
-	go test $(PACKAGES)
+	go test $(RACE) $(PACKAGES)
 
 test-race:
 	go test -race $(PACKAGES)
+
+# check-tidy fails when `go mod tidy` would change a module's go.mod or go.sum.
+check-tidy:
+	@fail=0; for m in $(MODULES); do \
+		if ! out=$$(cd $$m && go mod tidy -diff 2>&1); then \
+			echo "go mod tidy would change $$m:"; echo "$$out"; fail=1; fi; \
+	done; exit $$fail
+
+# chaos runs the reliability suite (chaos/): kill -9 loops, a long outage,
+# hung peers and a corpus of bad inputs against real seam processes. The
+# long form, by default, gives the figures of docs/reliability.md;
+# CHAOS_FLAGS=-short is the form CI runs.
+CHAOS_FLAGS ?=
+chaos:
+	go run ./chaos $(CHAOS_FLAGS)
 
 # fuzz runs every fuzz target briefly; the corpus lives in testdata/fuzz.
 # Targets are found by grepping the test files, not by compiling every

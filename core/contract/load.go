@@ -20,9 +20,21 @@ import (
 	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
 )
 
-// Limits that keep hostile documents (alias bombs, absurd nesting) from
-// exhausting memory or the stack. Real contracts are far below both.
+// Limits that keep hostile documents (alias bombs, absurd nesting, huge
+// files) from exhausting memory or the stack, on the client and the server
+// alike. Real contracts are far below all of them: a contract of 1,000
+// fields is about 100 KB.
 const (
+	// MaxDocumentBytes bounds one contract (or canonical model, consumer,
+	// namespace) document.
+	MaxDocumentBytes = 1 << 20
+	// MaxAliasNodes and MaxAliasBytes bound what aliases may add to a
+	// document: the nodes and the scalar text of every anchored subtree,
+	// counted once per alias that repeats it. A document whose aliases
+	// would expand beyond them is refused before anything is expanded.
+	MaxAliasNodes = 1 << 16
+	MaxAliasBytes = 1 << 20
+
 	maxNodes = 1 << 20
 	maxDepth = 64
 )
@@ -89,20 +101,42 @@ func LoadCanonicalModel(data []byte, source string) (*contractv1.CanonicalModel,
 
 // LoadFile reads the contract in the file at path.
 func LoadFile(path string) (*contractv1.Contract, error) {
-	data, err := os.ReadFile(path)
+	data, err := ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("reading contract: %w", err)
+		return nil, err
 	}
 	return Load(data, path)
 }
 
 // LoadCanonicalModelFile reads the canonical model in the file at path.
 func LoadCanonicalModelFile(path string) (*contractv1.CanonicalModel, error) {
-	data, err := os.ReadFile(path)
+	data, err := ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("reading canonical model: %w", err)
+		return nil, err
 	}
 	return LoadCanonicalModel(data, path)
+}
+
+// ReadFile reads a document file of at most MaxDocumentBytes, without
+// reading more of a larger one than the limit.
+func ReadFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxDocumentBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	if len(data) > MaxDocumentBytes {
+		return nil, tooLarge(path)
+	}
+	return data, nil
+}
+
+func tooLarge(source string) error {
+	return &LoadError{Source: source, Message: fmt.Sprintf("the document is larger than %d bytes; a contract is far smaller (1,000 fields are about 100 KB): split it, or check that this is the file you meant", MaxDocumentBytes)}
 }
 
 // Decode reads a YAML or JSON document into any proto message m, walking m's
@@ -115,6 +149,9 @@ func LoadCanonicalModelFile(path string) (*contractv1.CanonicalModel, error) {
 // stays two country codes instead of turning into a boolean, and a scalar
 // given for a string field is taken verbatim as its text.
 func Decode(data []byte, source string, m proto.Message) error {
+	if len(data) > MaxDocumentBytes {
+		return tooLarge(source)
+	}
 	if len(bytes.TrimSpace(data)) == 0 {
 		return &LoadError{Source: source, Message: "empty document; want a YAML or JSON mapping"}
 	}
@@ -140,7 +177,7 @@ func Decode(data []byte, source string, m proto.Message) error {
 	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
 		root = root.Content[0]
 	}
-	conv := &converter{source: source}
+	conv := &converter{source: source, sizes: map[*yaml.Node]treeSize{}}
 	root, err := conv.resolve(root, "")
 	if err != nil {
 		return err
@@ -181,6 +218,37 @@ func yamlError(source string, err error) error {
 type converter struct {
 	source string
 	nodes  int
+	// aliasNodes and aliasBytes are what aliases have added so far; sizes
+	// memoises the expanded size of anchored subtrees.
+	aliasNodes, aliasBytes int
+	sizes                  map[*yaml.Node]treeSize
+}
+
+// treeSize is the expanded size of a subtree: its nodes and scalar text,
+// aliases inside it counted as what they repeat. Sums saturate, so a bomb
+// of a billion nodes is measured without overflowing or expanding it.
+type treeSize struct{ nodes, bytes int }
+
+const saturated = 1 << 40
+
+func (c *converter) size(n *yaml.Node, depth int) treeSize {
+	if n == nil || depth > maxDepth {
+		return treeSize{}
+	}
+	if s, ok := c.sizes[n]; ok {
+		return s
+	}
+	s := treeSize{nodes: 1, bytes: len(n.Value)}
+	if n.Kind == yaml.AliasNode {
+		s = c.size(n.Alias, depth+1)
+	}
+	for _, child := range n.Content {
+		cs := c.size(child, depth+1)
+		s.nodes = min(s.nodes+cs.nodes, saturated)
+		s.bytes = min(s.bytes+cs.bytes, saturated)
+	}
+	c.sizes[n] = s
+	return s
 }
 
 func (c *converter) fail(n *yaml.Node, path, format string, args ...any) error {
@@ -192,8 +260,18 @@ func (c *converter) fail(n *yaml.Node, path, format string, args ...any) error {
 }
 
 // resolve follows aliases and counts nodes, so an alias bomb ends in an
-// error instead of exhausting memory.
+// error instead of exhausting memory: what an alias repeats is measured
+// before it is expanded, against MaxAliasNodes and MaxAliasBytes.
 func (c *converter) resolve(n *yaml.Node, path string) (*yaml.Node, error) {
+	if n.Kind == yaml.AliasNode && n.Alias != nil {
+		s := c.size(n.Alias, 0)
+		c.aliasNodes = min(c.aliasNodes+s.nodes, saturated)
+		c.aliasBytes = min(c.aliasBytes+s.bytes, saturated)
+		if c.aliasNodes > MaxAliasNodes || c.aliasBytes > MaxAliasBytes {
+			return nil, c.fail(n, path, "alias *%s would expand the document beyond %d nodes or %d bytes of text repeated through aliases (an alias bomb?); write the values out or use fewer aliases",
+				n.Value, MaxAliasNodes, MaxAliasBytes)
+		}
+	}
 	for hops := 0; n.Kind == yaml.AliasNode; hops++ {
 		if n.Alias == nil || hops > maxDepth {
 			return nil, c.fail(n, path, "alias %q does not resolve", n.Value)

@@ -2,6 +2,10 @@ package contract_test
 
 import (
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -163,29 +167,120 @@ func TestLoadErrors(t *testing.T) {
 	}
 }
 
-func TestLoadAliasBombFails(t *testing.T) {
-	t.Parallel()
+// laughs is a "billion laughs" document: ten aliases of ten aliases, depth
+// levels down, to leaf, inside a field that takes any value, so nothing
+// but its size is wrong with it.
+func laughs(depth int, leaf string) string {
 	var b strings.Builder
-	b.WriteString("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n")
-	for i := 1; i < 9; i++ {
-		b.WriteString("a")
-		b.WriteString(string(rune('0' + i)))
-		b.WriteString(": &a")
-		b.WriteString(string(rune('0' + i)))
-		b.WriteString(" [")
+	b.WriteString("subject: shop.bomb\nmapping:\n  fields:\n    x:\n      constant:\n")
+	fmt.Fprintf(&b, "        a0: &a0 %q\n", leaf)
+	for i := 1; i <= depth; i++ {
+		fmt.Fprintf(&b, "        a%d: &a%d [", i, i)
 		for j := range 10 {
 			if j > 0 {
 				b.WriteString(", ")
 			}
-			b.WriteString("*a")
-			b.WriteString(string(rune('0' + i - 1)))
+			fmt.Fprintf(&b, "*a%d", i-1)
 		}
 		b.WriteString("]\n")
 	}
-	b.WriteString("mapping: {fields: {x: {constant: *a8}}}\n")
-	_, err := contract.Load([]byte(b.String()), "bomb.yaml")
-	if err == nil {
-		t.Fatal("Load of an alias bomb succeeded, want an error")
+	return b.String()
+}
+
+// repeated anchors one long text and repeats it n times.
+func repeated(n, textBytes int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "subject: shop.bomb\ndescription: &d %q\nmapping:\n  fields:\n    x:\n      constant: [", strings.Repeat("x", textBytes))
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("*d")
+	}
+	b.WriteString("]\n")
+	return b.String()
+}
+
+// TestAliasBombsAreRefusedCheaply: a document whose aliases would expand
+// it far beyond what it says is refused with an error naming the alias,
+// before anything is expanded: a 400 KB file once drove `seam validate`
+// to 24 GB.
+func TestAliasBombsAreRefusedCheaply(t *testing.T) {
+	tests := []struct {
+		name, doc string
+	}{
+		{"billion laughs", laughs(9, "lol")},
+		{"one long text repeated", repeated(2000, 16<<10)},
+		{"laughs of long text", laughs(5, strings.Repeat("x", 4000))},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			_, err := contract.Load([]byte(tt.doc), "bomb.yaml")
+			runtime.ReadMemStats(&after)
+			var le *contract.LoadError
+			if !errors.As(err, &le) || !strings.Contains(le.Message, "alias") {
+				t.Fatalf("Load of a %d-byte alias bomb: %v, want a LoadError about its aliases", len(tt.doc), err)
+			}
+			if le.Line == 0 {
+				t.Errorf("the error %v does not locate the alias", err)
+			}
+			if grew := after.TotalAlloc - before.TotalAlloc; grew > 16<<20 {
+				t.Errorf("refusing a %d-byte document allocated %d MB, want next to nothing", len(tt.doc), grew>>20)
+			}
+		})
+	}
+}
+
+// TestAliasesWithinBoundsStillLoad: anchors used the way people use them,
+// to repeat a value a few times, keep working.
+func TestAliasesWithinBoundsStillLoad(t *testing.T) {
+	t.Parallel()
+	doc := `
+subject: pay.settlements
+fields:
+  - {name: amount, type: DOUBLE, required: true, min: &zero 0}
+  - {name: fee, type: DOUBLE, min: *zero}
+  - {name: currency, type: STRING, enum: &iso [EUR, USD, GBP]}
+  - {name: fee_currency, type: STRING, enum: *iso}
+`
+	c, err := contract.Load([]byte(doc), "settlements.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.GetFields()[3].GetEnum(); len(got) != 3 || got[2] != "GBP" {
+		t.Errorf("fee_currency enum through an alias = %v, want [EUR USD GBP]", got)
+	}
+}
+
+// TestDocumentSizeLimit: a document over MaxDocumentBytes is refused, and
+// ReadFile reads no more of a larger file than the limit.
+func TestDocumentSizeLimit(t *testing.T) {
+	// Not parallel: it measures allocations.
+	big := "subject: shop.big\ndescription: " + strings.Repeat("x", contract.MaxDocumentBytes) + "\n"
+	if _, err := contract.Load([]byte(big), "big.yaml"); err == nil || !strings.Contains(err.Error(), "larger than") {
+		t.Errorf("Load of a %d-byte document: %v, want it refused for its size", len(big), err)
+	}
+	path := filepath.Join(t.TempDir(), "huge.yaml")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(8 << 30); err != nil { // sparse: 8 GB of zeros on no disk
+		t.Fatal(err)
+	}
+	f.Close()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err = contract.LoadFile(path)
+	runtime.ReadMemStats(&after)
+	if err == nil || !strings.Contains(err.Error(), "larger than") || !strings.Contains(err.Error(), "huge.yaml") {
+		t.Errorf("LoadFile of an 8 GB file: %v, want it refused for its size, naming the file", err)
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 32<<20 {
+		t.Errorf("LoadFile of an 8 GB file allocated %d MB, want a few times the 1 MiB limit at most", grew>>20)
 	}
 }
 

@@ -13,17 +13,20 @@ import (
 type Role string
 
 // The roles. Owners are source teams; their Subjects say which subjects
-// (or "prefix.*" patterns) they own.
+// (or "prefix.*" patterns) they own. Service is the Seam services' own
+// identity when they call each other: it reads, and it alone (besides
+// admins) reports events to the registry.
 const (
 	RoleAdmin    Role = "admin"
 	RoleOperator Role = "operator"
 	RoleOwner    Role = "owner"
 	RolePipeline Role = "pipeline"
 	RoleViewer   Role = "viewer"
+	RoleService  Role = "service"
 )
 
 // AllRoles lists every role, for tables that let any authenticated caller in.
-var AllRoles = []Role{RoleAdmin, RoleOperator, RoleOwner, RolePipeline, RoleViewer}
+var AllRoles = []Role{RoleAdmin, RoleOperator, RoleOwner, RolePipeline, RoleViewer, RoleService}
 
 // ParseRole returns the role named s.
 func ParseRole(s string) (Role, bool) {
@@ -36,6 +39,10 @@ type Principal struct {
 	Name     string
 	Roles    []Role
 	Subjects []string
+	// Team is the team the caller acts for: what it declares (consumers)
+	// belongs to that team, and only the team or an admin may change it.
+	// A token without a team acts for a team of its own name.
+	Team string
 }
 
 // Has reports whether p has role r.

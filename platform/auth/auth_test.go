@@ -116,3 +116,61 @@ func TestTokensFile(t *testing.T) {
 		}
 	}
 }
+
+// TestTeams: a token acts for the team it names, or for a team of its own
+// name.
+func TestTeams(t *testing.T) {
+	t.Parallel()
+	mlTok, ml, _ := auth.NewToken("ml-ci", []auth.Role{auth.RoleOwner}, nil)
+	ml.Team = "team-ml"
+	biTok, bi, _ := auth.NewToken("team-bi", []auth.Role{auth.RoleOwner}, nil)
+	tokens, err := auth.NewTokens([]auth.TokenEntry{ml, bi})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for tok, want := range map[string]string{mlTok: "team-ml", biTok: "team-bi"} {
+		if p, ok := tokens.Authenticate(tok); !ok || p.Team != want {
+			t.Errorf("token of %v acts for team %q, want %q", p, p.Team, want)
+		}
+	}
+}
+
+// TestLocalServiceTokenGetsTheServiceRole: a data directory an older Seam
+// bootstrapped (its service token an operator and pipeline) is upgraded, so
+// its services may still report registry events; a new one starts so.
+func TestLocalServiceTokenGetsTheServiceRole(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	svc, entry, err := auth.NewToken("seam-services", []auth.Role{auth.RoleService}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := auth.WriteTokensFile(filepath.Join(dir, auth.TokensFileName), auth.TokensFile{Tokens: []auth.TokenEntry{entry}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, auth.ServiceTokenFileName), []byte(svc+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := auth.EnsureLocalTokens(dir); err != nil {
+		t.Fatal(err)
+	}
+	tokens, err := auth.LoadTokens(filepath.Join(dir, auth.TokensFileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, ok := tokens.Authenticate(svc); !ok || !p.Has(auth.RoleService) {
+		t.Errorf("the upgraded service token authenticates as %+v, want the service role", p)
+	}
+	fresh := t.TempDir()
+	boot, err := auth.EnsureLocalTokens(fresh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokens, err = auth.LoadTokens(filepath.Join(fresh, auth.TokensFileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, ok := tokens.Authenticate(boot.ServiceToken); !ok || !p.Has(auth.RoleService) || p.Has(auth.RolePipeline) || p.Has(auth.RoleOperator) {
+		t.Errorf("a new service token authenticates as %+v, want the service role alone", p)
+	}
+}

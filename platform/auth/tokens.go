@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -27,6 +28,8 @@ type TokenEntry struct {
 	Name     string   `json:"name"`
 	Roles    []Role   `json:"roles"`
 	Subjects []string `json:"subjects,omitempty"`
+	// Team is the team the token acts for; empty means the token's name.
+	Team string `json:"team,omitempty"`
 	// Hash is "sha256:" followed by the hex digest of the token.
 	Hash string `json:"hash"`
 }
@@ -81,14 +84,18 @@ func principals(entries []TokenEntry) (map[string]*Principal, error) {
 			return nil, fmt.Errorf("%s (%s): hash is not hex: %w", where, e.Name, err)
 		}
 		if len(e.Roles) == 0 {
-			return nil, fmt.Errorf("%s (%s): no roles; give one of admin, operator, owner, pipeline, viewer", where, e.Name)
+			return nil, fmt.Errorf("%s (%s): no roles; give one of admin, operator, owner, pipeline, viewer, service", where, e.Name)
 		}
 		for _, r := range e.Roles {
 			if _, ok := ParseRole(string(r)); !ok {
-				return nil, fmt.Errorf("%s (%s): unknown role %q; roles are admin, operator, owner, pipeline, viewer", where, e.Name, r)
+				return nil, fmt.Errorf("%s (%s): unknown role %q; roles are admin, operator, owner, pipeline, viewer, service", where, e.Name, r)
 			}
 		}
-		byHash[strings.ToLower(h)] = &Principal{Name: e.Name, Roles: e.Roles, Subjects: e.Subjects}
+		team := e.Team
+		if team == "" {
+			team = e.Name
+		}
+		byHash[strings.ToLower(h)] = &Principal{Name: e.Name, Roles: e.Roles, Subjects: e.Subjects, Team: team}
 	}
 	return byHash, nil
 }
@@ -258,7 +265,8 @@ var ErrNoTokens = errors.New("no tokens file")
 // EnsureLocalTokens makes sure dataDir holds a tokens file. On the first
 // start it creates one with an admin token and an internal service token,
 // writes both tokens to owner-only files beside it (so the local `seam`
-// client finds the admin token without flags) and reports them.
+// client finds the admin token without flags) and reports them. A file an
+// older Seam created, whose service token lacks the service role, gets it.
 func EnsureLocalTokens(dataDir string) (Bootstrap, error) {
 	path := filepath.Join(dataDir, TokensFileName)
 	if _, err := os.Stat(path); err == nil {
@@ -266,7 +274,11 @@ func EnsureLocalTokens(dataDir string) (Bootstrap, error) {
 		if err != nil {
 			return Bootstrap{}, fmt.Errorf("%s exists but the service token is unreadable: %w", path, err)
 		}
-		return Bootstrap{ServiceToken: strings.TrimSpace(string(svc))}, nil
+		token := strings.TrimSpace(string(svc))
+		if err := grantServiceRole(path, token); err != nil {
+			return Bootstrap{}, err
+		}
+		return Bootstrap{ServiceToken: token}, nil
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return Bootstrap{}, fmt.Errorf("check tokens file: %w", err)
 	}
@@ -274,7 +286,7 @@ func EnsureLocalTokens(dataDir string) (Bootstrap, error) {
 	if err != nil {
 		return Bootstrap{}, err
 	}
-	svc, svcEntry, err := NewToken("seam-services", []Role{RoleOperator, RolePipeline}, nil)
+	svc, svcEntry, err := NewToken("seam-services", []Role{RoleService}, nil)
 	if err != nil {
 		return Bootstrap{}, err
 	}
@@ -288,4 +300,27 @@ func EnsureLocalTokens(dataDir string) (Bootstrap, error) {
 		return Bootstrap{}, err
 	}
 	return Bootstrap{AdminToken: admin, ServiceToken: svc, Created: true}, nil
+}
+
+// grantServiceRole gives the entry of token in the tokens file at path the
+// service role, which earlier Seams did not have: their services called
+// with operator and pipeline, and now only the service role may report
+// registry events.
+func grantServiceRole(path, token string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("read tokens file: %w", err)
+	}
+	var f TokensFile
+	if err := json.Unmarshal(data, &f); err != nil {
+		return fmt.Errorf("tokens file %s: %w", path, err)
+	}
+	want := "sha256:" + HashToken(token)
+	for i, e := range f.Tokens {
+		if strings.EqualFold(e.Hash, want) && !slices.Contains(e.Roles, RoleService) {
+			f.Tokens[i].Roles = append(f.Tokens[i].Roles, RoleService)
+			return WriteTokensFile(path, f)
+		}
+	}
+	return nil
 }

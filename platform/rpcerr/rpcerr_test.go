@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -46,6 +47,13 @@ func TestUnaryInterceptor(t *testing.T) {
 			codes.Canceled, "", ""},
 		{"wrapped deadline", func(context.Context, any) (any, error) { return nil, fmt.Errorf("query: %w", context.DeadlineExceeded) },
 			codes.DeadlineExceeded, "", ""},
+		// A stream handler re-wrapping a plain error with status.Errorf and
+		// status.Code(err) makes an Unknown status out of database text.
+		{"Unknown made from a database error is masked", func(context.Context, any) (any, error) {
+			dbErr := errors.New(`failed to connect to host=db.internal user=seam database=seam: password authentication failed`)
+			return nil, status.Errorf(status.Code(dbErr), "chunk 2 (sequence 1): %s", dbErr)
+		},
+			codes.Internal, "db.internal", "db.internal"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -64,19 +72,97 @@ func TestUnaryInterceptor(t *testing.T) {
 	}
 }
 
-func TestStreamInterceptorRecoversPanics(t *testing.T) {
+// TestInternalCarriesTheLoggedErrorID: the id a client reads is the one the
+// log holds beside the details, so an operator finds the cause of a
+// reported failure.
+func TestInternalCarriesTheLoggedErrorID(t *testing.T) {
 	t.Parallel()
-	var logs bytes.Buffer
-	err := rpcerr.StreamInterceptor(slog.New(slog.NewTextHandler(&logs, nil)))(nil, fakeStream{}, &grpc.StreamServerInfo{FullMethod: "/x.v1.X/Watch"},
-		func(any, grpc.ServerStream) error { panic("stream boom") })
-	if status.Code(err) != codes.Internal || !strings.Contains(logs.String(), "stream boom") {
-		t.Errorf("code %v, log %q; want Internal and the panic logged", status.Code(err), logs.String())
+	err, logs := unary(t, func(context.Context, any) (any, error) {
+		return nil, errors.New("ERROR: relation \"gate_batches\" does not exist (SQLSTATE 42P01)")
+	})
+	st := status.Convert(err)
+	id := ""
+	for _, d := range st.Details() {
+		if info, ok := d.(*errdetails.ErrorInfo); ok && info.GetReason() == rpcerr.ReasonInternal {
+			id = info.GetMetadata()["error_id"]
+		}
+	}
+	if !regexp.MustCompile(`^[0-9a-f]{16}$`).MatchString(id) {
+		t.Fatalf("error id in the details = %q (status %v), want 16 hex digits", id, st.Proto())
+	}
+	if !strings.Contains(st.Message(), id) || strings.Contains(st.Message(), "gate_batches") {
+		t.Errorf("message %q: want the error id %s and no database text", st.Message(), id)
+	}
+	if !strings.Contains(logs, "error_id="+id) || !strings.Contains(logs, "gate_batches") {
+		t.Errorf("log lacks error_id=%s beside the cause:\n%s", id, logs)
+	}
+}
+
+func TestStreamInterceptor(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name    string
+		handler grpc.StreamHandler
+		code    codes.Code
+		noLeak  string
+	}{
+		{"panic", func(any, grpc.ServerStream) error { panic("stream boom") }, codes.Internal, "boom"},
+		{"plain error", func(any, grpc.ServerStream) error {
+			return fmt.Errorf("commit chunk 3: %w", errors.New("pq: could not serialize access, host 10.0.0.7"))
+		}, codes.Internal, "10.0.0.7"},
+		{"Unknown status", func(any, grpc.ServerStream) error {
+			return status.Errorf(codes.Unknown, "dial tcp 10.0.0.7:5432: connection refused")
+		}, codes.Internal, "10.0.0.7"},
+		{"wrapped InvalidArgument keeps its code", func(any, grpc.ServerStream) error {
+			return fmt.Errorf("chunk 2: %w", rpcerr.InvalidArgument("bad", rpcerr.FieldViolation{Field: "chunk.sequence", Description: "repeated"}))
+		}, codes.InvalidArgument, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var logs bytes.Buffer
+			err := rpcerr.StreamInterceptor(slog.New(slog.NewTextHandler(&logs, nil)))(nil, fakeStream{}, &grpc.StreamServerInfo{FullMethod: "/x.v1.X/Watch"}, tc.handler)
+			if got := status.Code(err); got != tc.code {
+				t.Fatalf("code = %v (%v), want %v", got, err, tc.code)
+			}
+			if tc.noLeak != "" && strings.Contains(status.Convert(err).Message(), tc.noLeak) {
+				t.Errorf("client sees %q, which leaks %q", status.Convert(err).Message(), tc.noLeak)
+			}
+			if tc.code == codes.Internal && !strings.Contains(logs.String(), "error_id=") {
+				t.Errorf("log lacks the error id:\n%s", logs.String())
+			}
+		})
 	}
 }
 
 type fakeStream struct{ grpc.ServerStream }
 
 func (fakeStream) Context() context.Context { return context.Background() }
+
+// TestDetailsSurviveRewrapping: a handler adding context to a peer's or a
+// domain error with %w keeps the code and every detail clients branch on.
+func TestDetailsSurviveRewrapping(t *testing.T) {
+	t.Parallel()
+	domain := rpcerr.FailedPrecondition("BATCH_BLOCKED", "check customer_present failed 4 of 1000 records", map[string]string{"check": "customer_present"},
+		rpcerr.PreconditionViolation{Type: "BLOCK", Subject: "customer_present", Description: "4 of 1000"})
+	fromPeer := status.Convert(domain).Err() // as a client receives it
+	for name, inner := range map[string]error{"domain error": domain, "peer status": fromPeer} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			err, _ := unary(t, func(context.Context, any) (any, error) {
+				return nil, fmt.Errorf("chunk 3 (sequence 2): %w", inner)
+			})
+			st := status.Convert(err)
+			if st.Code() != codes.FailedPrecondition || rpcerr.Reason(err) != "BATCH_BLOCKED" || len(st.Details()) != 2 {
+				t.Fatalf("got %v %q with %d details (reason %q), want FailedPrecondition BATCH_BLOCKED with 2 details",
+					st.Code(), st.Message(), len(st.Details()), rpcerr.Reason(err))
+			}
+			if !strings.HasPrefix(st.Message(), "chunk 3 (sequence 2): ") {
+				t.Errorf("message %q lost the context added to it", st.Message())
+			}
+		})
+	}
+}
 
 func TestDetails(t *testing.T) {
 	t.Parallel()
@@ -90,7 +176,64 @@ func TestDetails(t *testing.T) {
 	if got := rpcerr.Reason(err); got != "BREAKING_CHANGE_NEEDS_NOTICE" || status.Code(err) != codes.FailedPrecondition {
 		t.Errorf("FailedPrecondition reason %q code %v", got, status.Code(err))
 	}
-	if got := status.Code(rpcerr.Unavailable("idmap", errors.New("dial tcp: refused"))); got != codes.Unavailable {
-		t.Errorf("Unavailable code = %v", got)
+	if got := status.Code(rpcerr.PermissionDenied("NOT_CONSUMER_OWNER", "team-ml owns it")); got != codes.PermissionDenied {
+		t.Errorf("PermissionDenied code = %v", got)
+	}
+}
+
+// TestUnavailableNamesTheRightPeer: the caller learns which service is down
+// and never the addresses or dial errors of the transport.
+func TestUnavailableNamesTheRightPeer(t *testing.T) {
+	t.Parallel()
+	transport := status.Error(codes.Unavailable, `connection error: desc = "transport: Error while dialing: dial tcp 10.1.2.3:7072: connect: connection refused"`)
+	hung := status.Error(codes.DeadlineExceeded, "context deadline exceeded")
+	// What the adapter answers when idmap is down, as the gate receives it.
+	adapterSaysIdmap := status.Convert(rpcerr.Unavailable("idmap", transport)).Err()
+	cases := []struct {
+		name        string
+		err         error
+		want        string // the dependency in the details
+		contains    []string
+		notContains []string
+	}{
+		{"refused connection", rpcerr.Unavailable("registry", transport), "registry",
+			[]string{"registry is unavailable", "could not be reached"}, []string{"10.1.2.3", "7072", "dial"}},
+		{"hung peer", rpcerr.Unavailable("adapter", hung), "adapter",
+			[]string{"adapter is unavailable", "did not answer within"}, nil},
+		{"context around the status", rpcerr.Unavailable("registry", fmt.Errorf("no contract of shop.orders is known locally: %w", transport)), "registry",
+			[]string{"no contract of shop.orders is known locally: it could not be reached"}, []string{"10.1.2.3"}},
+		{"a peer reporting its own dependency", rpcerr.Unavailable("adapter", adapterSaysIdmap), "idmap",
+			[]string{"idmap is unavailable", "reported by adapter"}, []string{"adapter is unavailable", "10.1.2.3"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			st := status.Convert(tc.err)
+			if st.Code() != codes.Unavailable || rpcerr.Reason(tc.err) != rpcerr.ReasonDependencyUnavailable {
+				t.Fatalf("got %v %q, want Unavailable with reason %s", st.Code(), st.Message(), rpcerr.ReasonDependencyUnavailable)
+			}
+			var dep string
+			for _, d := range st.Details() {
+				if info, ok := d.(*errdetails.ErrorInfo); ok {
+					dep = info.GetMetadata()["dependency"]
+				}
+			}
+			if dep != tc.want {
+				t.Errorf("dependency %q, want %q", dep, tc.want)
+			}
+			for _, s := range tc.contains {
+				if !strings.Contains(st.Message(), s) {
+					t.Errorf("message %q lacks %q", st.Message(), s)
+				}
+			}
+			for _, s := range tc.notContains {
+				if strings.Contains(st.Message(), s) {
+					t.Errorf("message %q contains %q", st.Message(), s)
+				}
+			}
+			if !errors.Is(tc.err, errors.Unwrap(tc.err)) || errors.Unwrap(tc.err) == nil {
+				t.Errorf("the cause is not kept for the log")
+			}
+		})
 	}
 }

@@ -1,7 +1,8 @@
 // Package server runs Seam services: one gRPC server with health,
 // reflection, tracing, panic recovery, authentication and limits, and one
 // HTTP server with the REST gateway for every RPC, /v1/whoami, the web
-// console at /ui/, the OpenAPI document, /healthz, /readyz and /metrics.
+// console at /ui/, the OpenAPI document, /healthz, /readyz and /metrics
+// (or /metrics on an address of its own).
 // Every service binary, and `seam up`, is this package plus the services it
 // registers.
 package server
@@ -71,12 +72,26 @@ type Config struct {
 	// (calls in flight get as long again to finish). Clients balancing over
 	// dns:/// then re-resolve and reach replicas added since they connected.
 	MaxConnectionAge time.Duration
+	// HTTPReadTimeout bounds how long reading one REST request body may
+	// take; 0 means DefaultHTTPReadTimeout. Headers have their own, shorter
+	// bound (HTTPHeaderTimeout), and idle keep-alive connections are closed
+	// after HTTPIdleTimeout.
+	HTTPReadTimeout time.Duration
 }
 
 // Defaults.
 const (
 	DefaultMaxMessageBytes = 64 << 20
 	DefaultShutdownTimeout = 15 * time.Second
+	DefaultHTTPReadTimeout = time.Minute
+)
+
+// Fixed bounds of the HTTP server: a client gets this long to send its
+// request headers, and an idle keep-alive connection is closed after
+// HTTPIdleTimeout.
+const (
+	HTTPHeaderTimeout = 10 * time.Second
+	HTTPIdleTimeout   = 2 * time.Minute
 )
 
 func (c *Config) validate() error {
@@ -101,6 +116,12 @@ func (c *Config) validate() error {
 	if c.MaxConnectionAge < 0 {
 		return fmt.Errorf("server: max connection age %s is negative", c.MaxConnectionAge)
 	}
+	if c.HTTPReadTimeout < 0 {
+		return fmt.Errorf("server: HTTP read timeout %s is negative", c.HTTPReadTimeout)
+	}
+	if c.HTTPReadTimeout == 0 {
+		c.HTTPReadTimeout = DefaultHTTPReadTimeout
+	}
 	return nil
 }
 
@@ -108,6 +129,7 @@ func (c *Config) validate() error {
 type Server struct {
 	cfg      Config
 	services []Service
+	authz    *auth.Authorizer
 	grpc     *grpc.Server
 	health   *health.Server
 	access   auth.Access
@@ -124,6 +146,7 @@ func New(cfg Config, services ...Service) (*Server, error) {
 	}
 	merged := auth.Merge(access...)
 	authz := auth.NewAuthorizer(cfg.Tokens, merged)
+	boundary := rpcerr.NewBoundary(cfg.Logger)
 	tel := cfg.Telemetry
 	opts := []grpc.ServerOption{
 		grpc.StatsHandler(otelgrpc.NewServerHandler(
@@ -131,16 +154,20 @@ func New(cfg Config, services ...Service) (*Server, error) {
 			otelgrpc.WithMeterProvider(tel.MeterProvider),
 			otelgrpc.WithPropagators(tel.Propagator))),
 		// Recovery and error mapping run outermost so a panic in auth or a
-		// handler still becomes an Internal status.
-		grpc.ChainUnaryInterceptor(rpcerr.UnaryInterceptor(cfg.Logger), authz.UnaryInterceptor()),
-		grpc.ChainStreamInterceptor(rpcerr.StreamInterceptor(cfg.Logger), authz.StreamInterceptor()),
+		// handler still becomes an Internal status; the boundary's codec
+		// reports undecodable requests to them as InvalidArgument.
+		grpc.ForceServerCodecV2(boundary.Codec()),
+		grpc.ChainUnaryInterceptor(boundary.UnaryInterceptor(), authz.UnaryInterceptor()),
+		grpc.ChainStreamInterceptor(boundary.StreamInterceptor(), authz.StreamInterceptor()),
 		grpc.MaxRecvMsgSize(cfg.MaxMessageBytes),
 		grpc.MaxSendMsgSize(cfg.MaxMessageBytes),
 		grpc.KeepaliveParams(keepalive.ServerParameters{
 			Time: 30 * time.Second, Timeout: 10 * time.Second, MaxConnectionIdle: 15 * time.Minute,
 			MaxConnectionAge: cfg.MaxConnectionAge, MaxConnectionAgeGrace: cfg.MaxConnectionAge,
 		}),
-		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
+		// Clients ping every 10 s (platform/dial); half that is allowed so
+		// a ping a little early is never taken for abuse.
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 5 * time.Second, PermitWithoutStream: true}),
 	}
 	if cfg.TLS != nil {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(cfg.TLS)))
@@ -153,7 +180,7 @@ func New(cfg Config, services ...Service) (*Server, error) {
 		s.Register(g)
 		h.SetServingStatus(s.Name, healthpb.HealthCheckResponse_SERVING)
 	}
-	return &Server{cfg: cfg, services: services, grpc: g, health: h, access: merged}, nil
+	return &Server{cfg: cfg, services: services, authz: authz, grpc: g, health: h, access: merged}, nil
 }
 
 // SetServing reports service (a full name, or "" for the whole server) as
@@ -166,14 +193,27 @@ func (s *Server) SetServing(service string, serving bool) {
 	s.health.SetServingStatus(service, st)
 }
 
-// Serve serves gRPC on grpcLis and HTTP on httpLis (nil for no HTTP) until
-// ctx ends, then shuts down in a fixed order: health NOT_SERVING, drain
-// delay, graceful gRPC stop bounded by the shutdown timeout, HTTP shutdown,
-// and a wait for every goroutine it started.
-func (s *Server) Serve(ctx context.Context, grpcLis, httpLis net.Listener) error {
+// Listeners are where a Server serves.
+type Listeners struct {
+	// GRPC serves every service.
+	GRPC net.Listener
+	// HTTP serves REST, the OpenAPI document, /healthz and /readyz, and
+	// /metrics unless Metrics is set; nil for no HTTP.
+	HTTP net.Listener
+	// Metrics, when set, serves /metrics alone, so an operator can keep it
+	// off the address callers reach.
+	Metrics net.Listener
+}
+
+// Serve serves on l until ctx ends, then shuts down in a fixed order:
+// health NOT_SERVING, drain delay, graceful gRPC stop bounded by the
+// shutdown timeout, HTTP shutdown, and a wait for every goroutine it
+// started.
+func (s *Server) Serve(ctx context.Context, l Listeners) error {
 	log := s.cfg.Logger
+	grpcLis, httpLis := l.GRPC, l.HTTP
 	var wg sync.WaitGroup
-	errc := make(chan error, 3)
+	errc := make(chan error, 4)
 
 	// The gateway reaches the gRPC server through an in-memory listener:
 	// no second TLS handshake, no port, and streaming RPCs work.
@@ -210,33 +250,22 @@ func (s *Server) Serve(ctx context.Context, grpcLis, httpLis net.Listener) error
 			wg.Wait()
 			return fmt.Errorf("gateway connection: %w", err)
 		}
-		handler, err := s.httpHandler(ctx, gwConn)
+		handler, err := s.httpHandler(ctx, gwConn, l.Metrics == nil)
 		if err != nil {
 			gwConn.Close()
 			s.grpc.Stop()
 			wg.Wait()
 			return err
 		}
-		httpSrv = &http.Server{
-			Handler:           handler,
-			ReadHeaderTimeout: 10 * time.Second,
-			TLSConfig:         s.cfg.TLS,
-			ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var err error
-			if s.cfg.TLS != nil {
-				err = httpSrv.ServeTLS(httpLis, "", "")
-			} else {
-				err = httpSrv.Serve(httpLis)
-			}
-			if err != nil && !errors.Is(err, http.ErrServerClosed) {
-				errc <- fmt.Errorf("http serve: %w", err)
-			}
-		}()
-		log.Info("http listening", "addr", httpLis.Addr().String(), "tls", s.cfg.TLS != nil)
+		httpSrv = s.httpServer(handler)
+		s.serveHTTP(&wg, errc, httpSrv, httpLis, "http")
+	}
+	var metricsSrv *http.Server
+	if l.Metrics != nil {
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", s.cfg.Telemetry.Metrics)
+		metricsSrv = s.httpServer(mux)
+		s.serveHTTP(&wg, errc, metricsSrv, l.Metrics, "metrics")
 	}
 
 	var serveErr error
@@ -254,10 +283,13 @@ func (s *Server) Serve(ctx context.Context, grpcLis, httpLis net.Listener) error
 	// 2. Stop HTTP intake so no new gateway calls start.
 	shutCtx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
 	defer cancel()
-	if httpSrv != nil {
-		if err := httpSrv.Shutdown(shutCtx); err != nil {
+	for _, hs := range []*http.Server{httpSrv, metricsSrv} {
+		if hs == nil {
+			continue
+		}
+		if err := hs.Shutdown(shutCtx); err != nil {
 			log.Warn("http shutdown cut short", "error", err)
-			httpSrv.Close()
+			hs.Close()
 		}
 	}
 	// 3. Let running calls finish, within the deadline.
@@ -277,6 +309,36 @@ func (s *Server) Serve(ctx context.Context, grpcLis, httpLis net.Listener) error
 	wg.Wait()
 	log.Info("server stopped")
 	return serveErr
+}
+
+// httpServer returns an HTTP server for handler with the bounds every Seam
+// HTTP listener has.
+func (s *Server) httpServer(handler http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: HTTPHeaderTimeout,
+		IdleTimeout:       HTTPIdleTimeout,
+		TLSConfig:         s.cfg.TLS,
+		ErrorLog:          slog.NewLogLogger(s.cfg.Logger.Handler(), slog.LevelWarn),
+	}
+}
+
+// serveHTTP serves hs on lis in a goroutine wg tracks.
+func (s *Server) serveHTTP(wg *sync.WaitGroup, errc chan<- error, hs *http.Server, lis net.Listener, what string) {
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		var err error
+		if s.cfg.TLS != nil {
+			err = hs.ServeTLS(lis, "", "")
+		} else {
+			err = hs.Serve(lis)
+		}
+		if err != nil && !errors.Is(err, http.ErrServerClosed) {
+			errc <- fmt.Errorf("%s serve: %w", what, err)
+		}
+	}()
+	s.cfg.Logger.Info(what+" listening", "addr", lis.Addr().String(), "tls", s.cfg.TLS != nil)
 }
 
 // inprocCredentials secures the gateway's in-memory connection. The
@@ -309,8 +371,12 @@ var gatewayMarshaler = &runtime.JSONPb{
 	UnmarshalOptions: protojson.UnmarshalOptions{},
 }
 
-func (s *Server) httpHandler(ctx context.Context, conn *grpc.ClientConn) (http.Handler, error) {
-	gw := runtime.NewServeMux(s.gatewayOptions()...)
+// httpHandler serves REST (behind the guard that bounds it), the OpenAPI
+// documents, the console, the probes and, with withMetrics, /metrics.
+func (s *Server) httpHandler(ctx context.Context, conn *grpc.ClientConn, withMetrics bool) (http.Handler, error) {
+	guard := &restGuard{authz: s.authz, maxBody: int64(s.cfg.MaxMessageBytes), readTimeout: s.cfg.HTTPReadTimeout}
+	gw := runtime.NewServeMux(s.gatewayOptions(guard.errorHandler)...)
+	guard.gateway = gw
 	for _, svc := range s.services {
 		if svc.Gateway == nil {
 			continue
@@ -320,11 +386,11 @@ func (s *Server) httpHandler(ctx context.Context, conn *grpc.ClientConn) (http.H
 		}
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/v1/", gw)
+	mux.Handle("/v1/", guard)
 	mux.HandleFunc("GET /v1/whoami", s.whoami)
 	mux.Handle(console.Prefix, console.Handler())
 	mux.Handle("GET /{$}", http.RedirectHandler(console.Prefix, http.StatusFound))
-	if err := s.routeStandards(mux, gw); err != nil {
+	if err := s.routeStandards(mux, guard); err != nil {
 		return nil, err
 	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -332,7 +398,9 @@ func (s *Server) httpHandler(ctx context.Context, conn *grpc.ClientConn) (http.H
 		fmt.Fprintln(w, "ok")
 	})
 	mux.HandleFunc("GET /readyz", s.ready)
-	mux.Handle("GET /metrics", s.cfg.Telemetry.Metrics)
+	if withMetrics {
+		mux.Handle("GET /metrics", s.cfg.Telemetry.Metrics)
+	}
 	tel := s.cfg.Telemetry
 	return otelhttp.NewHandler(mux, "http",
 		otelhttp.WithTracerProvider(tel.TracerProvider),

@@ -41,11 +41,11 @@ const (
 // gatewayOptions are the REST gateway's options: proto field names, short
 // enum names accepted in bodies and query parameters, 405 (with Allow) for
 // a known path called with another method, and a Bearer challenge on 401.
-func (s *Server) gatewayOptions() []runtime.ServeMuxOption {
+func (s *Server) gatewayOptions(errors runtime.ErrorHandlerFunc) []runtime.ServeMuxOption {
 	return []runtime.ServeMuxOption{
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, &shortEnumMarshaler{JSONPb: gatewayMarshaler}),
 		runtime.WithRoutingErrorHandler(routingError),
-		runtime.WithErrorHandler(challenge),
+		runtime.WithErrorHandler(errors),
 		runtime.SetQueryParameterParser(shortEnumQuery{}),
 	}
 }
@@ -54,13 +54,14 @@ func (s *Server) gatewayOptions() []runtime.ServeMuxOption {
 // so a small gzip body cannot make the server inflate gigabytes.
 const MaxLineageBytes = 32 << 20
 
-// routeStandards adds the OpenLineage route and the OpenAPI documents.
-func (s *Server) routeStandards(mux *http.ServeMux, gw http.Handler) error {
+// routeStandards adds the OpenLineage route (through rest, the guarded
+// gateway) and the OpenAPI documents.
+func (s *Server) routeStandards(mux *http.ServeMux, rest http.Handler) error {
 	v3, err := OpenAPI3(s.cfg.Version)
 	if err != nil {
 		return err
 	}
-	mux.Handle(LineagePath, decompress(gw, min(MaxLineageBytes, s.cfg.MaxMessageBytes)))
+	mux.Handle(LineagePath, decompress(rest, min(MaxLineageBytes, s.cfg.MaxMessageBytes)))
 	serve := func(doc []byte) http.HandlerFunc {
 		return func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Type", "application/json")

@@ -127,7 +127,7 @@ func startServer(t *testing.T) (base, token string) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, gl, hl) }()
+	go func() { done <- srv.Serve(ctx, server.Listeners{GRPC: gl, HTTP: hl}) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {

@@ -41,7 +41,7 @@ func startHTTP(t *testing.T, tokens *auth.Tokens, access auth.Access) string {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, gl, hl) }()
+	go func() { done <- srv.Serve(ctx, Listeners{GRPC: gl, HTTP: hl}) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {

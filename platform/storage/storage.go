@@ -11,8 +11,10 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	// The pgx stdlib driver registers "pgx" with database/sql.
 	_ "github.com/jackc/pgx/v5/stdlib"
@@ -42,6 +44,80 @@ func (d Dialect) String() string {
 	}
 }
 
+// Pool holds the limits of a PostgreSQL store's connection pool. They are
+// given as query parameters of the store URL, named as pgxpool names them,
+// and removed from it before it reaches the driver:
+//
+//	postgres://seam@db/seam?pool_max_conns=20&pool_max_conn_lifetime=30m
+//
+// Each replica of each service opens its own pool (plus one connection for
+// LISTEN), so max_connections of the server must cover replicas × services
+// × pool_max_conns.
+type Pool struct {
+	// MaxConns bounds open connections (pool_max_conns).
+	MaxConns int
+	// MaxIdleConns bounds connections kept open while idle
+	// (pool_max_idle_conns).
+	MaxIdleConns int
+	// MaxConnLifetime closes a connection after this long, so connections
+	// move to a new primary or pooler (pool_max_conn_lifetime).
+	MaxConnLifetime time.Duration
+	// MaxConnIdleTime closes a connection idle this long
+	// (pool_max_conn_idle_time).
+	MaxConnIdleTime time.Duration
+}
+
+// The pool of a PostgreSQL store whose URL sets no limit.
+const (
+	DefaultPoolMaxConns        = 10
+	DefaultPoolMaxIdleConns    = 5
+	DefaultPoolMaxConnLifetime = 30 * time.Minute
+	DefaultPoolMaxConnIdleTime = 5 * time.Minute
+)
+
+// splitPool takes the pool parameters out of a PostgreSQL URL.
+func splitPool(raw string) (string, Pool, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", Pool{}, fmt.Errorf("storage: PostgreSQL URL: %w", err)
+	}
+	p := Pool{MaxConns: DefaultPoolMaxConns, MaxIdleConns: DefaultPoolMaxIdleConns,
+		MaxConnLifetime: DefaultPoolMaxConnLifetime, MaxConnIdleTime: DefaultPoolMaxConnIdleTime}
+	q := u.Query()
+	for _, name := range []string{"pool_max_conns", "pool_max_idle_conns", "pool_max_conn_lifetime", "pool_max_conn_idle_time"} {
+		v := q.Get(name)
+		if v == "" {
+			continue
+		}
+		q.Del(name)
+		switch name {
+		case "pool_max_conns", "pool_max_idle_conns":
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 || (name == "pool_max_conns" && n == 0) {
+				return "", Pool{}, fmt.Errorf("storage: PostgreSQL URL: %s=%q: want a whole number of connections (pool_max_conns at least 1)", name, v)
+			}
+			if name == "pool_max_conns" {
+				p.MaxConns = n
+			} else {
+				p.MaxIdleConns = n
+			}
+		default:
+			d, err := time.ParseDuration(v)
+			if err != nil || d < 0 {
+				return "", Pool{}, fmt.Errorf("storage: PostgreSQL URL: %s=%q: want a duration such as 30m", name, v)
+			}
+			if name == "pool_max_conn_lifetime" {
+				p.MaxConnLifetime = d
+			} else {
+				p.MaxConnIdleTime = d
+			}
+		}
+	}
+	p.MaxIdleConns = min(p.MaxIdleConns, p.MaxConns)
+	u.RawQuery = q.Encode()
+	return u.String(), p, nil
+}
+
 // sqliteBusyTimeoutMS is how long a SQLite connection waits for another
 // writer before reporting SQLITE_BUSY; InTx retries on top of it.
 const sqliteBusyTimeoutMS = 10000
@@ -53,6 +129,8 @@ type DB struct {
 
 	// url is the PostgreSQL URL Listen opens its dedicated connections with.
 	url string
+	// Pool is the connection pool's limits (PostgreSQL).
+	Pool Pool
 
 	mu sync.Mutex
 	// pending holds, per transaction InTx is running, the channels Notify
@@ -77,10 +155,17 @@ func Open(ctx context.Context, url string) (*DB, error) {
 	var err error
 	if strings.HasPrefix(url, "postgres://") || strings.HasPrefix(url, "postgresql://") {
 		db.Dialect = Postgres
-		db.SQL, err = sql.Open("pgx", url)
+		if db.url, db.Pool, err = splitPool(url); err != nil {
+			return nil, err
+		}
+		db.SQL, err = sql.Open("pgx", db.url)
 		if err != nil {
 			return nil, fmt.Errorf("storage: open PostgreSQL: %w", err)
 		}
+		db.SQL.SetMaxOpenConns(db.Pool.MaxConns)
+		db.SQL.SetMaxIdleConns(db.Pool.MaxIdleConns)
+		db.SQL.SetConnMaxLifetime(db.Pool.MaxConnLifetime)
+		db.SQL.SetConnMaxIdleTime(db.Pool.MaxConnIdleTime)
 	} else {
 		db.Dialect = SQLite
 		dsn, err := sqliteDSN(url)

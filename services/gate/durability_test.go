@@ -204,7 +204,7 @@ func startChild(t *testing.T, p *peers, url string) (*exec.Cmd, gatev1.GateServi
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "SEAM_GATE_CHILD=1", "SEAM_GATE_STORE="+url, "SEAM_GATE_REGISTRY="+p.regAddr,
-		"SEAM_GATE_TOKEN="+p.tokens["pipeline"], "SEAM_GATE_ADAPTER="+p.adptAddr, "SEAM_GATE_IDMAP="+p.idmapAdr)
+		"SEAM_GATE_TOKEN="+p.tokens["seam-services"], "SEAM_GATE_ADAPTER="+p.adptAddr, "SEAM_GATE_IDMAP="+p.idmapAdr)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatalf("pipe: %v", err)

@@ -58,6 +58,7 @@ var principals = []struct {
 	{"operator", []auth.Role{auth.RoleOperator}, nil},
 	{"pipeline", []auth.Role{auth.RolePipeline}, nil},
 	{"viewer", []auth.Role{auth.RoleViewer}, nil},
+	{"seam-services", []auth.Role{auth.RoleService}, nil}, // the services' own identity, for peer connections
 }
 
 // peers are the gate's real registry and its in-process idmap and adapter
@@ -157,7 +158,7 @@ func newPeers(t testing.TB) *peers {
 
 	p.idmap = gatetest.NewIdmap()
 	p.idmapAdr = serve(t, nil, func(s *grpc.Server) { idmapv1.RegisterIdMapServiceServer(s, p.idmap) })
-	p.adapter = gatetest.NewAdapter(registryv1.NewRegistryServiceClient(dial(t, p.regAddr, p.tokens["pipeline"])),
+	p.adapter = gatetest.NewAdapter(registryv1.NewRegistryServiceClient(dial(t, p.regAddr, p.tokens["seam-services"])),
 		idmapv1.NewIdMapServiceClient(dial(t, p.idmapAdr, "")))
 	p.adptAddr = serve(t, nil, func(s *grpc.Server) { adapterv1.RegisterAdapterServiceServer(s, p.adapter) })
 
@@ -198,7 +199,7 @@ func (e *gateEnv) as(name string) gatev1.GateServiceClient { return e.clients[na
 func startGate(t testing.TB, p *peers, url string, mod func(*Config)) *gateEnv {
 	t.Helper()
 	cfg := Config{StoreURL: url, Clock: p.clock.Now, RelayInterval: 20 * time.Millisecond, ContractRefresh: time.Nanosecond,
-		Registry: dial(t, p.regAddr, p.tokens["pipeline"]), Adapter: dial(t, p.adptAddr, ""), Idmap: dial(t, p.idmapAdr, "")}
+		Registry: dial(t, p.regAddr, p.tokens["seam-services"]), Adapter: dial(t, p.adptAddr, ""), Idmap: dial(t, p.idmapAdr, "")}
 	cfg.Logger = slog.New(slog.NewTextHandler(testLog{t}, &slog.HandlerOptions{Level: slog.LevelError}))
 	if mod != nil {
 		mod(&cfg)

@@ -31,7 +31,7 @@ func useRealPeers(t testing.TB, p *peers) idmapv1.IdMapServiceClient {
 	p.idmapAdr = serve(t, nil, func(s *grpc.Server) { im.Register(s) })
 	idc := idmapv1.NewIdMapServiceClient(dial(t, p.idmapAdr, ""))
 
-	ad, err := adapter.New(ctx, adapter.Config{Registry: dial(t, p.regAddr, p.tokens["pipeline"]), Idmap: dial(t, p.idmapAdr, "")})
+	ad, err := adapter.New(ctx, adapter.Config{Registry: dial(t, p.regAddr, p.tokens["seam-services"]), Idmap: dial(t, p.idmapAdr, "")})
 	if err != nil {
 		t.Fatalf("adapter.New: %v", err)
 	}

@@ -171,7 +171,7 @@ func (s *Server) commitImport(ctx context.Context, ns *nsState, key TableKey, sw
 		return plan.resp, nil
 	}
 	if err != nil {
-		return nil, s.internal("import", err)
+		return nil, internal("import", err)
 	}
 	plan.resp.Committed = true
 	plan.resp.Generation, plan.resp.TableSize = state.Generation, state.Pairs
@@ -180,7 +180,7 @@ func (s *Server) commitImport(ctx context.Context, ns *nsState, key TableKey, sw
 		s.cfg.Logger.Error("idmap: import index size differs from store; reloading", "index", plan.table.Len(), "store", state.Pairs)
 		next, err := load(ctx, s.store, s.snap.Load())
 		if err != nil {
-			return nil, s.internal("import", err)
+			return nil, internal("import", err)
 		}
 		s.snap.Store(next)
 		return plan.resp, nil
@@ -404,7 +404,7 @@ func (s *Server) UpsertPair(ctx context.Context, req *idmapv1.UpsertPairRequest)
 		return nil, clash
 	}
 	if err != nil {
-		return nil, s.internal("upsert pair", err)
+		return nil, internal("upsert pair", err)
 	}
 	if next == nil {
 		return &idmapv1.UpsertPairResponse{Changed: false}, nil
@@ -455,7 +455,7 @@ func (s *Server) DeletePair(ctx context.Context, req *idmapv1.DeletePairRequest)
 		return TableChange{DeleteA: []string{a}, Audit: audit}, err
 	})
 	if err != nil {
-		return nil, s.internal("delete pair", err)
+		return nil, internal("delete pair", err)
 	}
 	if next == nil {
 		return &idmapv1.DeletePairResponse{Deleted: false}, nil

@@ -9,10 +9,10 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/seamdata/seam/core/idrule"
 	"github.com/seamdata/seam/platform/rpcerr"
@@ -86,13 +86,40 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// follow reloads whenever a change is committed, here or on another replica.
+// Bounds of the backoff between attempts to reload after a failed reload.
+const (
+	reloadBackoffMin = 100 * time.Millisecond
+	reloadBackoffMax = 5 * time.Second
+)
+
+// follow reloads whenever a change is committed, here or on another
+// replica. A failed reload is tried again with backoff until one succeeds:
+// a wake-up is the only news of a change, so giving up would serve the old
+// snapshot until some unrelated change came along.
 func (s *Server) follow(ctx context.Context, wake <-chan struct{}) {
 	defer close(s.done)
-	for range wake {
-		if err := s.Reload(ctx); err != nil && ctx.Err() == nil {
-			s.cfg.Logger.Error("idmap: reload after a committed change failed; serving the previous snapshot", "error", err)
+	var retry <-chan time.Time // set while a failed reload waits to be tried again
+	backoff := reloadBackoffMin
+	for {
+		select {
+		case _, ok := <-wake:
+			if !ok {
+				return
+			}
+		case <-retry:
 		}
+		err := s.Reload(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		if err == nil {
+			retry, backoff = nil, reloadBackoffMin
+			continue
+		}
+		s.cfg.Logger.Error("idmap: reload after a committed change failed; serving the previous snapshot until a retry succeeds",
+			"retry_in", backoff, "error", err)
+		retry = time.After(backoff)
+		backoff = min(2*backoff, reloadBackoffMax)
 	}
 }
 
@@ -123,13 +150,10 @@ func (s *Server) Close() error {
 	return nil
 }
 
-// internal logs err and returns a status that does not leak it.
-func (s *Server) internal(op string, err error) error {
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return status.FromContextError(err).Err()
-	}
-	s.cfg.Logger.Error("idmap: "+op+" failed", "error", err)
-	return status.Errorf(codes.Internal, "idmap: %s failed; the error is logged on the server", op)
+// internal names the operation an unexpected error broke; platform/rpcerr
+// logs it with an error id and answers Internal without its text.
+func internal(op string, err error) error {
+	return fmt.Errorf("idmap: %s: %w", op, err)
 }
 
 func fieldError(err error) error {
@@ -193,7 +217,7 @@ func (s *Server) CreateNamespace(ctx context.Context, req *idmapv1.CreateNamespa
 		if ferr := fieldError(err); ferr != nil {
 			return nil, ferr
 		}
-		return nil, s.internal("create namespace", err)
+		return nil, internal("create namespace", err)
 	}
 	for _, c := range compiled.rules {
 		if !c.Lookup {
@@ -209,11 +233,11 @@ func (s *Server) CreateNamespace(ctx context.Context, req *idmapv1.CreateNamespa
 		return nil, rpcerr.AlreadyExists("namespace", ns.GetName())
 	}
 	if err != nil {
-		return nil, s.internal("create namespace", err)
+		return nil, internal("create namespace", err)
 	}
 	next, err := load(ctx, s.store, s.snap.Load())
 	if err != nil {
-		return nil, s.internal("create namespace", err)
+		return nil, internal("create namespace", err)
 	}
 	s.snap.Store(next)
 	return &idmapv1.CreateNamespaceResponse{Namespace: next.namespaces[ns.GetName()].proto()}, nil
@@ -255,7 +279,7 @@ func (s *Server) SetRule(ctx context.Context, req *idmapv1.SetRuleRequest) (*idm
 		if ferr := fieldError(err); ferr != nil {
 			return nil, ferr
 		}
-		return nil, s.internal("set rule", err)
+		return nil, internal("set rule", err)
 	}
 	if !c.Lookup && len(req.GetSamples()) == 0 {
 		return nil, rpcerr.InvalidArgument("a deterministic rule needs samples to be validated on",
@@ -269,11 +293,11 @@ func (s *Server) SetRule(ctx context.Context, req *idmapv1.SetRuleRequest) (*idm
 	defer s.mu.Unlock()
 	if err := s.store.PutRule(ctx, req.GetNamespace(), c.Rule, AuditEntry{Principal: s.cfg.Principal(ctx), Action: "set_rule",
 		Detail: fmt.Sprintf("%s→%s %s reversible=%v, %d samples checked", rule.GetFromFormat(), rule.GetToFormat(), strategyName(c.Rule), c.Rule.GetReversible(), checked)}); err != nil {
-		return nil, s.internal("set rule", err)
+		return nil, internal("set rule", err)
 	}
 	next, err := load(ctx, s.store, s.snap.Load())
 	if err != nil {
-		return nil, s.internal("set rule", err)
+		return nil, internal("set rule", err)
 	}
 	s.snap.Store(next)
 	return &idmapv1.SetRuleResponse{Rule: c.Rule, Checked: int32(checked)}, nil
@@ -438,8 +462,7 @@ func (s *Server) TranslateStream(stream grpc.BidiStreamingServer[idmapv1.Transla
 		}
 		resp, err := s.translate(stream.Context(), req.GetRequest(), "request.ids")
 		if err != nil {
-			st := status.Convert(err)
-			return status.Errorf(st.Code(), "message with sequence %d: %s", req.GetSequence(), st.Message())
+			return fmt.Errorf("message with sequence %d: %w", req.GetSequence(), err)
 		}
 		if err := stream.Send(&idmapv1.TranslateStreamResponse{Sequence: req.GetSequence(), Response: resp}); err != nil {
 			return err
@@ -512,7 +535,7 @@ func (s *Server) ListAudit(ctx context.Context, req *idmapv1.ListAuditRequest) (
 	}
 	recs, err := s.store.Audit(ctx, req.GetNamespace(), limit)
 	if err != nil {
-		return nil, s.internal("list audit", err)
+		return nil, internal("list audit", err)
 	}
 	return &idmapv1.ListAuditResponse{Records: recs}, nil
 }

@@ -9,13 +9,15 @@ import (
 // owners to the subjects they own.
 var writers = []auth.Role{auth.RoleAdmin, auth.RoleOwner}
 
-// lineageWriters may declare and remove consumers.
+// lineageWriters may declare and remove consumers; handlers further limit
+// each consumer to its owner team (and admins).
 var lineageWriters = []auth.Role{auth.RoleAdmin, auth.RoleOperator, auth.RoleOwner}
 
 // Access lists the roles that may call each registry method; the runtime's
 // interceptor enforces it before a handler runs. Reads are open to every
-// authenticated role. PublishEvent is for operators and for the other
-// services, which call with a pipeline or admin token.
+// authenticated role. PublishEvent is for the other Seam services, which
+// report containments, backfills and alerts under their own identity (the
+// service role): a pipeline or operator token cannot announce a backfill.
 var Access = auth.Access{
 	registryv1.RegistryService_CheckContract_FullMethodName:          auth.AllRoles,
 	registryv1.RegistryService_RegisterContract_FullMethodName:       writers,
@@ -35,7 +37,7 @@ var Access = auth.Access{
 	registryv1.RegistryService_GetBlastRadius_FullMethodName:         auth.AllRoles,
 	registryv1.RegistryService_GetRerunOrder_FullMethodName:          auth.AllRoles,
 	registryv1.RegistryService_RecordLineage_FullMethodName:          {auth.RoleAdmin, auth.RoleOperator, auth.RoleOwner, auth.RolePipeline},
-	registryv1.RegistryService_PublishEvent_FullMethodName:           {auth.RoleAdmin, auth.RoleOperator, auth.RolePipeline},
+	registryv1.RegistryService_PublishEvent_FullMethodName:           {auth.RoleAdmin, auth.RoleService},
 	registryv1.RegistryService_ListEvents_FullMethodName:             auth.AllRoles,
 	registryv1.RegistryService_WatchEvents_FullMethodName:            auth.AllRoles,
 }

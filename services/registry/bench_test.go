@@ -15,7 +15,7 @@ import (
 // each (the third active), the shape of a busy registry.
 func benchModel(b *testing.B, subjects int) (m *readModel, middle string) {
 	b.Helper()
-	m, err := newReadModel(nil)
+	m, err := newReadModel(nil, DefaultEventWindow)
 	if err != nil {
 		b.Fatalf("newReadModel: %v", err)
 	}

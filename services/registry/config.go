@@ -19,6 +19,11 @@ const DefaultIdmapTimeout = 5 * time.Second
 // versions whose effective time has come when no store wake-up arrives.
 const DefaultSchedulerInterval = time.Second
 
+// DefaultEventWindow is how many of the newest events the read model keeps
+// in memory: a few MB, and more than watchers that fell behind usually
+// need; older events are read from the store.
+const DefaultEventWindow = 10_000
+
 // Config configures a registry Server.
 type Config struct {
 	// StoreURL selects the durable store: "postgres://…" for a PostgreSQL
@@ -44,6 +49,10 @@ type Config struct {
 	Idmap grpc.ClientConnInterface
 	// IdmapTimeout bounds each question to idmap (0: DefaultIdmapTimeout).
 	IdmapTimeout time.Duration
+	// EventWindow is how many of the newest events the read model keeps in
+	// memory (0: DefaultEventWindow). ListEvents and WatchEvents read
+	// older ones from the store, so the window bounds memory, not history.
+	EventWindow int
 }
 
 // withDefaults returns a copy of c with unset optional fields filled in.
@@ -63,6 +72,9 @@ func (c Config) withDefaults() Config {
 	if c.Meter == nil {
 		c.Meter = noop.NewMeterProvider().Meter("github.com/seamdata/seam/services/registry")
 	}
+	if c.EventWindow == 0 {
+		c.EventWindow = DefaultEventWindow
+	}
 	return c
 }
 
@@ -72,6 +84,9 @@ func (c Config) Validate() error {
 	var errs []error
 	if c.StoreURL == "" {
 		errs = append(errs, errors.New("registry config: StoreURL is empty; set a PostgreSQL URL (postgres://…) or an SQLite path (sqlite:PATH)"))
+	}
+	if c.EventWindow < 0 {
+		errs = append(errs, fmt.Errorf("registry config: EventWindow is %d; it must be positive (or 0 for the default %d)", c.EventWindow, DefaultEventWindow))
 	}
 	if c.SchedulerInterval < 0 {
 		errs = append(errs, fmt.Errorf("registry config: SchedulerInterval is %s; it must be positive (or 0 for the default %s)", c.SchedulerInterval, DefaultSchedulerInterval))

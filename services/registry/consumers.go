@@ -102,7 +102,7 @@ func canonicalInputs(tx StoreTx, c *registryv1.Consumer) error {
 
 func cycleRefusal(err error) error {
 	if errors.Is(err, errLineageCycle) {
-		return &refusedError{reason: ReasonLineageCycle, msg: err.Error()}
+		return refused(ReasonLineageCycle, err.Error(), nil, nil, nil)
 	}
 	return err
 }
@@ -121,6 +121,13 @@ func (s *Server) registerConsumer(ctx context.Context, p *auth.Principal, c *reg
 		}
 		all, err := tx.Consumers()
 		if err != nil {
+			return err
+		}
+		var existing *registryv1.Consumer
+		if i := slices.IndexFunc(all, func(o *registryv1.Consumer) bool { return o.GetName() == stored.GetName() }); i >= 0 {
+			existing = all[i]
+		}
+		if err := claimConsumer(p, stored, existing); err != nil {
 			return err
 		}
 		next := slices.DeleteFunc(all, func(o *registryv1.Consumer) bool { return o.GetName() == stored.GetName() })
@@ -150,14 +157,23 @@ func (s *Server) registerConsumer(ctx context.Context, p *auth.Principal, c *reg
 	return stored, nil
 }
 
-func (s *Server) deleteConsumer(ctx context.Context, name string) error {
+func (s *Server) deleteConsumer(ctx context.Context, p *auth.Principal, name string) error {
 	if name == "" {
 		return required("name", `"features.customer_ltv"`)
 	}
 	err := s.store.Write(ctx, func(tx StoreTx) error {
+		all, err := tx.Consumers()
+		if err != nil {
+			return err
+		}
+		if i := slices.IndexFunc(all, func(o *registryv1.Consumer) bool { return o.GetName() == name }); i >= 0 {
+			if err := mayChangeConsumer(p, all[i], "delete"); err != nil {
+				return err
+			}
+		}
 		ok, err := tx.DeleteConsumer(name)
 		if err == nil && !ok {
-			err = &notFoundError{kind: "consumer", name: name, hint: "list the registered consumers with ListConsumers"}
+			err = notFound("consumer", name, "list the registered consumers with ListConsumers")
 		}
 		return err
 	})
@@ -166,6 +182,47 @@ func (s *Server) deleteConsumer(ctx context.Context, name string) error {
 	}
 	s.sync(ctx)
 	return nil
+}
+
+// claimConsumer decides the owner of a consumer being registered: a
+// consumer belongs to its owner team, so the caller may replace one only
+// of its own team, and declares new ones for its own team (the owner is
+// its team when not given). Admins may do either for any team. Deciding
+// in the write transaction leaves no window between check and write.
+func claimConsumer(p *auth.Principal, c, existing *registryv1.Consumer) error {
+	if existing != nil {
+		if err := mayChangeConsumer(p, existing, "replace"); err != nil {
+			return err
+		}
+		if c.GetOwner() == "" {
+			c.Owner = existing.GetOwner()
+		}
+	}
+	if c.GetOwner() == "" && !p.Has(auth.RoleAdmin) {
+		c.Owner = p.Team
+	}
+	if !p.Has(auth.RoleAdmin) && c.GetOwner() != p.Team {
+		return rpcerr.PermissionDenied(ReasonNotConsumerOwner, fmt.Sprintf(
+			"%s acts for team %q and may not declare consumer %q for team %q; set owner to %q, or ask that team or an admin",
+			p.Name, p.Team, c.GetName(), c.GetOwner(), p.Team))
+	}
+	return nil
+}
+
+// mayChangeConsumer refuses a caller outside the consumer's owner team.
+func mayChangeConsumer(p *auth.Principal, c *registryv1.Consumer, verb string) error {
+	if p.Has(auth.RoleAdmin) || c.GetOwner() == p.Team {
+		return nil
+	}
+	owner := c.GetOwner()
+	if owner == "" {
+		owner = "no team (declared before consumers had owners)"
+	} else {
+		owner = fmt.Sprintf("team %q", owner)
+	}
+	return rpcerr.PermissionDenied(ReasonNotConsumerOwner, fmt.Sprintf(
+		"consumer %q belongs to %s; %s (team %q) may not %s it: only its owner team or an admin may",
+		c.GetName(), owner, p.Name, p.Team, verb))
 }
 
 func (s *Server) blastRadius(p *auth.Principal, req *registryv1.GetBlastRadiusRequest) (*registryv1.GetBlastRadiusResponse, error) {

@@ -41,7 +41,7 @@ func (s *Server) knownSubject(txn *memdb.Txn, name string) (*registryv1.Subject,
 		return nil, err
 	}
 	if subj == nil {
-		return nil, &notFoundError{kind: "subject", name: name, hint: "register a first version with RegisterContract, or list subjects with ListSubjects"}
+		return nil, notFound("subject", name, "register a first version with RegisterContract, or list subjects with ListSubjects")
 	}
 	return subj, nil
 }
@@ -155,8 +155,8 @@ func (s *Server) registerContract(ctx context.Context, p *auth.Principal, req *r
 		return nil, required("contract.subject", `"shop.orders"`)
 	}
 	if !p.Owns(c.GetSubject()) {
-		return nil, &deniedError{reason: ReasonNotOwner, msg: fmt.Sprintf(
-			"%s does not own subject %q; only its owners or an admin may register versions of it", p.Name, c.GetSubject())}
+		return nil, rpcerr.PermissionDenied(ReasonNotOwner, fmt.Sprintf(
+			"%s does not own subject %q; only its owners or an admin may register versions of it", p.Name, c.GetSubject()))
 	}
 	// idmap is asked before the write transaction, which must not wait on
 	// another service; what it says depends on the contract alone.
@@ -422,8 +422,8 @@ func (s *Server) getContract(req *registryv1.GetContractRequest) (*registryv1.Co
 	case req.GetVersion() != 0:
 		v, err := versionOf(txn, nil, subj.GetName(), req.GetVersion())
 		if err == nil && v == nil {
-			err = &notFoundError{kind: "contract version", name: fmt.Sprintf("%s v%d", subj.GetName(), req.GetVersion()),
-				hint: fmt.Sprintf("the latest version is v%d", subj.GetLatestVersion())}
+			err = notFound("contract version", fmt.Sprintf("%s v%d", subj.GetName(), req.GetVersion()),
+				fmt.Sprintf("the latest version is v%d", subj.GetLatestVersion()))
 		}
 		return v, err
 	case req.GetAtTime() != nil:
@@ -435,13 +435,13 @@ func (s *Server) getContract(req *registryv1.GetContractRequest) (*registryv1.Co
 		if v := versionActiveAt(vs, at); v != nil {
 			return v, nil
 		}
-		return nil, &notFoundError{kind: "contract version", name: fmt.Sprintf("%s at %s", subj.GetName(), at.Format(time.RFC3339)),
-			hint: "no version of the subject was in effect then"}
+		return nil, notFound("contract version", fmt.Sprintf("%s at %s", subj.GetName(), at.Format(time.RFC3339)),
+			"no version of the subject was in effect then")
 	default:
 		v, err := activeVersionOf(txn, nil, subj.GetName())
 		if err == nil && v == nil {
-			err = &notFoundError{kind: "active contract version", name: subj.GetName(),
-				hint: fmt.Sprintf("no version is active yet; v%d is scheduled", subj.GetLatestVersion())}
+			err = notFound("active contract version", subj.GetName(),
+				fmt.Sprintf("no version is active yet; v%d is scheduled", subj.GetLatestVersion()))
 		}
 		return v, err
 	}
@@ -468,8 +468,8 @@ func (s *Server) diffContracts(req *registryv1.DiffContractsRequest) (*registryv
 			return nil, err
 		}
 		if v == nil {
-			return nil, &notFoundError{kind: "contract version", name: fmt.Sprintf("%s v%d", subj.GetName(), n),
-				hint: fmt.Sprintf("versions run from v1 to v%d", subj.GetLatestVersion())}
+			return nil, notFound("contract version", fmt.Sprintf("%s v%d", subj.GetName(), n),
+				fmt.Sprintf("versions run from v1 to v%d", subj.GetLatestVersion()))
 		}
 		pair[i] = v
 	}
@@ -499,8 +499,8 @@ func (s *Server) setVersionStatus(ctx context.Context, p *auth.Principal, req *r
 		return nil, required("subject", `"shop.orders"`)
 	}
 	if !p.Owns(req.GetSubject()) && !p.Has(auth.RoleOperator) {
-		return nil, &deniedError{reason: ReasonNotOwner, msg: fmt.Sprintf(
-			"%s does not own subject %q; only its owners, operators or an admin may change its versions' status", p.Name, req.GetSubject())}
+		return nil, rpcerr.PermissionDenied(ReasonNotOwner, fmt.Sprintf(
+			"%s does not own subject %q; only its owners, operators or an admin may change its versions' status", p.Name, req.GetSubject()))
 	}
 	var out *registryv1.ContractVersion
 	err := s.store.Write(ctx, func(tx StoreTx) error {
@@ -509,7 +509,7 @@ func (s *Server) setVersionStatus(ctx context.Context, p *auth.Principal, req *r
 			return err
 		}
 		if subj == nil {
-			return &notFoundError{kind: "subject", name: req.GetSubject(), hint: "list subjects with ListSubjects"}
+			return notFound("subject", req.GetSubject(), "list subjects with ListSubjects")
 		}
 		var v *registryv1.ContractVersion
 		for _, h := range history {
@@ -518,8 +518,8 @@ func (s *Server) setVersionStatus(ctx context.Context, p *auth.Principal, req *r
 			}
 		}
 		if v == nil {
-			return &notFoundError{kind: "contract version", name: fmt.Sprintf("%s v%d", subj.GetName(), req.GetVersion()),
-				hint: fmt.Sprintf("versions run from v1 to v%d", subj.GetLatestVersion())}
+			return notFound("contract version", fmt.Sprintf("%s v%d", subj.GetName(), req.GetVersion()),
+				fmt.Sprintf("versions run from v1 to v%d", subj.GetLatestVersion()))
 		}
 		out = v
 		if v.GetStatus() == to {
@@ -528,15 +528,15 @@ func (s *Server) setVersionStatus(ctx context.Context, p *auth.Principal, req *r
 		var from []registryv1.VersionStatus
 		switch {
 		case v.GetStatus() == registryv1.VersionStatus_VERSION_STATUS_SCHEDULED:
-			return &refusedError{reason: ReasonVersionScheduled, msg: fmt.Sprintf(
+			return refused(ReasonVersionScheduled, fmt.Sprintf(
 				"%s v%d is scheduled for %s; it can be deprecated or retired once it has taken effect", subj.GetName(), v.GetVersion(),
-				v.GetEffectiveTime().AsTime().Format(time.RFC3339))}
+				v.GetEffectiveTime().AsTime().Format(time.RFC3339)), nil, nil, nil)
 		case to == registryv1.VersionStatus_VERSION_STATUS_RETIRED && v.GetVersion() == subj.GetActiveVersion():
-			return &refusedError{reason: ReasonVersionActive, msg: fmt.Sprintf(
-				"%s v%d is the active version; register and activate a newer version before retiring it", subj.GetName(), v.GetVersion())}
+			return refused(ReasonVersionActive, fmt.Sprintf(
+				"%s v%d is the active version; register and activate a newer version before retiring it", subj.GetName(), v.GetVersion()), nil, nil, nil)
 		case v.GetStatus() == registryv1.VersionStatus_VERSION_STATUS_RETIRED:
-			return &refusedError{reason: ReasonStatusTransition, msg: fmt.Sprintf(
-				"%s v%d is retired; a retired version stays retired", subj.GetName(), v.GetVersion())}
+			return refused(ReasonStatusTransition, fmt.Sprintf(
+				"%s v%d is retired; a retired version stays retired", subj.GetName(), v.GetVersion()), nil, nil, nil)
 		}
 		from = []registryv1.VersionStatus{v.GetStatus()}
 		ok, err := tx.SetVersionStatus(subj.GetName(), v.GetVersion(), from, to)

@@ -61,8 +61,11 @@ var testPrincipals = []struct {
 	{"checkout", []auth.Role{auth.RoleOwner}, []string{"shop.*", "commerce.*"}},
 	{"billing", []auth.Role{auth.RoleOwner}, []string{"billing.*"}},
 	{"operator", []auth.Role{auth.RoleOperator}, nil},
-	{"gate", []auth.Role{auth.RolePipeline}, nil},
+	{"gate", []auth.Role{auth.RoleService}, nil}, // the gate service's own identity
+	{"pipeline", []auth.Role{auth.RolePipeline}, nil},
 	{"viewer", []auth.Role{auth.RoleViewer}, nil},
+	{"team-ml", []auth.Role{auth.RoleOwner}, []string{"features.*"}},
+	{"team-bi", []auth.Role{auth.RoleOwner}, []string{"reports.*"}},
 }
 
 // env is a registry Server behind a real gRPC server on bufconn, with the
@@ -75,9 +78,13 @@ type env struct {
 }
 
 // newEnv starts a registry on the store at url.
-func newEnv(t testing.TB, url string, clock *fakeClock) *env {
+func newEnv(t testing.TB, url string, clock *fakeClock, options ...func(*Config)) *env {
 	t.Helper()
-	return newEnvConfig(t, Config{StoreURL: url}, clock)
+	cfg := Config{StoreURL: url}
+	for _, o := range options {
+		o(&cfg)
+	}
+	return newEnvConfig(t, cfg, clock)
 }
 
 // newEnvConfig starts a registry with cfg, on the fake clock.
@@ -184,7 +191,7 @@ func (e *env) lineage(t testing.TB) {
 		}},
 	}
 	for _, c := range consumers {
-		if _, err := e.as("operator").RegisterConsumer(context.Background(), &registryv1.RegisterConsumerRequest{Consumer: c}); err != nil {
+		if _, err := e.as("admin").RegisterConsumer(context.Background(), &registryv1.RegisterConsumerRequest{Consumer: c}); err != nil {
 			t.Fatalf("RegisterConsumer(%s): %v", c.GetName(), err)
 		}
 	}

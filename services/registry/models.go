@@ -33,8 +33,8 @@ func (s *Server) registerCanonicalModel(ctx context.Context, p *auth.Principal, 
 		return nil, invalid("the canonical model is invalid; fix each field below and submit it again", vs...)
 	}
 	if !p.Owns(m.GetName()) && !p.Has(auth.RoleOperator) {
-		return nil, &deniedError{reason: ReasonNotOwner, msg: fmt.Sprintf(
-			"%s does not own canonical model %q; only its owners, operators or an admin may register versions of it", p.Name, m.GetName())}
+		return nil, rpcerr.PermissionDenied(ReasonNotOwner, fmt.Sprintf(
+			"%s does not own canonical model %q; only its owners, operators or an admin may register versions of it", p.Name, m.GetName()))
 	}
 	fingerprint, err := contract.Fingerprint(m)
 	if err != nil {

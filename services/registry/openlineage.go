@@ -221,7 +221,7 @@ func (s *Server) RecordLineage(ctx context.Context, req *registryv1.RecordLineag
 	}
 	resp, err := s.recordLineage(ctx, p, req)
 	if err != nil {
-		return nil, s.fail(ctx, err)
+		return nil, err
 	}
 	return resp, nil
 }

@@ -268,10 +268,7 @@ func (d *decision) requireMigration(subject string, r *migrationReport) {
 	if r == nil || d.unchanged {
 		return
 	}
-	if _, invalidContract := d.refusal.(*invalidError); invalidContract {
-		return
-	}
-	if _, denied := d.refusal.(*deniedError); denied {
+	if refusedForGood(d.refusal) {
 		return
 	}
 	added := slices.Clone(r.problems)
@@ -288,6 +285,16 @@ func (d *decision) requireMigration(subject string, r *migrationReport) {
 	d.problems = append(d.problems, added...)
 	d.version = nil
 	d.refusal = refusal(subject, d)
+}
+
+// refusedForGood reports whether a decision's refusal is one idmap's
+// answer cannot change: an invalid contract or a caller who may not.
+func refusedForGood(refusal error) bool {
+	switch status.Code(refusal) {
+	case codes.InvalidArgument, codes.PermissionDenied:
+		return true
+	}
+	return false
 }
 
 // holdReason says why a due version may not activate yet, or "" when its
@@ -319,8 +326,7 @@ func (s *Server) migrationCheck(ctx context.Context, d *decision, c *contractv1.
 	if d.unchanged {
 		return nil, nil
 	}
-	switch d.refusal.(type) {
-	case *invalidError, *deniedError:
+	if refusedForGood(d.refusal) {
 		return nil, nil
 	}
 	var mv *registryv1.CanonicalModelVersion

@@ -73,8 +73,8 @@ func decide(p proposal) (*decision, error) {
 	}
 	if o := p.override; o != nil {
 		if !p.principal.Has(auth.RoleAdmin) {
-			d.refusal = &deniedError{reason: ReasonOverrideNeedsAdmin, msg: fmt.Sprintf(
-				"only an admin may override the notice period of %q; register with enough notice or ask an admin", p.contract.GetSubject())}
+			d.refusal = rpcerr.PermissionDenied(ReasonOverrideNeedsAdmin, fmt.Sprintf(
+				"only an admin may override the notice period of %q; register with enough notice or ask an admin", p.contract.GetSubject()))
 			d.problems = append(d.problems, &registryv1.Problem{Reason: ReasonOverrideNeedsAdmin, Path: "override", Message: d.refusal.Error()})
 			return d, nil
 		}
@@ -230,7 +230,7 @@ func refusal(subject string, d *decision) error {
 		meta["notice_owed"] = d.noticeOwed.String()
 		meta["earliest_effective_time"] = d.earliest.Format(time.RFC3339)
 	}
-	return &refusedError{reason: reason, msg: msg, metadata: meta, problems: d.problems, changes: d.changes}
+	return refused(reason, msg, meta, d.problems, d.changes)
 }
 
 func problemText(ps []*registryv1.Problem) string {

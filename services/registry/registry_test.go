@@ -286,13 +286,91 @@ func TestConsumerCycleRefused(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t, storagetest.SQLiteURL(t), newFakeClock())
 	e.lineage(t)
-	_, err := e.as("operator").RegisterConsumer(ctx, &registryv1.RegisterConsumerRequest{Consumer: &registryv1.Consumer{
+	_, err := e.as("team-ml").RegisterConsumer(ctx, &registryv1.RegisterConsumerRequest{Consumer: &registryv1.Consumer{
 		Name: "features.customer_ltv", Produces: []string{"ltv_daily"},
 		Inputs: []*registryv1.Input{{Source: &registryv1.Input_Dataset{Dataset: "weekly_report"}}},
 	}})
 	wantCode(t, err, codes.FailedPrecondition)
 	if got := errorReason(err); got != ReasonLineageCycle {
 		t.Errorf("reason = %q, want %q", got, ReasonLineageCycle)
+	}
+}
+
+// TestConsumersBelongToTheirTeam: one team cannot overwrite or delete
+// another team's consumer, which would empty the blast radius of a subject
+// that consumer reads; the owner team and admins can.
+func TestConsumersBelongToTheirTeam(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newEnv(t, storagetest.SQLiteURL(t), newFakeClock())
+	e.seed(t)
+	e.lineage(t) // features.customer_ltv, owned by team-ml, joins on shop.orders.customer_id
+	readsNothing := func(owner string) *registryv1.RegisterConsumerRequest {
+		return &registryv1.RegisterConsumerRequest{Consumer: &registryv1.Consumer{Name: "features.customer_ltv", Owner: owner,
+			Inputs: []*registryv1.Input{{Source: &registryv1.Input_Dataset{Dataset: "nothing"}}}}}
+	}
+	blast := func() []string {
+		t.Helper()
+		resp, err := e.as("viewer").GetBlastRadius(ctx, &registryv1.GetBlastRadiusRequest{Subject: "shop.orders", Fields: []string{"customer_id"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return consumerNames(resp.GetConsumers())
+	}
+	steps := []struct {
+		name     string
+		call     func() error
+		wantCode codes.Code
+	}{
+		{"another team overwrites it", func() error { _, err := e.as("team-bi").RegisterConsumer(ctx, readsNothing("")); return err }, codes.PermissionDenied},
+		{"another team overwrites it claiming the owner", func() error {
+			_, err := e.as("team-bi").RegisterConsumer(ctx, readsNothing("team-ml"))
+			return err
+		}, codes.PermissionDenied},
+		{"another team deletes it", func() error {
+			_, err := e.as("team-bi").DeleteConsumer(ctx, &registryv1.DeleteConsumerRequest{Name: "features.customer_ltv"})
+			return err
+		}, codes.PermissionDenied},
+		{"an operator deletes it", func() error {
+			_, err := e.as("operator").DeleteConsumer(ctx, &registryv1.DeleteConsumerRequest{Name: "features.customer_ltv"})
+			return err
+		}, codes.PermissionDenied},
+		{"a team declares a consumer for another team", func() error {
+			_, err := e.as("team-bi").RegisterConsumer(ctx, &registryv1.RegisterConsumerRequest{Consumer: &registryv1.Consumer{
+				Name: "features.churn", Owner: "team-ml", Inputs: []*registryv1.Input{{Source: &registryv1.Input_Subject{Subject: "shop.orders"}}}}})
+			return err
+		}, codes.PermissionDenied},
+	}
+	for _, st := range steps {
+		err := st.call()
+		wantCode(t, err, st.wantCode)
+		if st.wantCode == codes.PermissionDenied && errorReason(err) != ReasonNotConsumerOwner {
+			t.Errorf("%s: reason %q, want %s", st.name, errorReason(err), ReasonNotConsumerOwner)
+		}
+	}
+	if got := blast(); !slices.Contains(got, "features.customer_ltv") {
+		t.Fatalf("blast radius of shop.orders.customer_id = %v after the refused changes, want it to keep features.customer_ltv", got)
+	}
+
+	// The owner team changes its own consumer; a new one without an owner
+	// is the caller's team's.
+	resp, err := e.as("team-ml").RegisterConsumer(ctx, &registryv1.RegisterConsumerRequest{Consumer: &registryv1.Consumer{Name: "features.churn",
+		Inputs: []*registryv1.Input{{Source: &registryv1.Input_Subject{Subject: "shop.orders"}}}}})
+	if err != nil || resp.GetConsumer().GetOwner() != "team-ml" {
+		t.Fatalf("team-ml declares features.churn: %v, owner %q; want it declared for team-ml", err, resp.GetConsumer().GetOwner())
+	}
+	if _, err := e.as("team-ml").DeleteConsumer(ctx, &registryv1.DeleteConsumerRequest{Name: "features.churn"}); err != nil {
+		t.Errorf("team-ml deletes its own consumer: %v", err)
+	}
+	if _, err := e.as("team-ml").RegisterConsumer(ctx, readsNothing("")); err != nil {
+		t.Errorf("team-ml replaces its own consumer: %v", err)
+	}
+	if got := blast(); slices.Contains(got, "features.customer_ltv") {
+		t.Errorf("blast radius = %v after team-ml's own change, want features.customer_ltv gone", got)
+	}
+	// An admin may change any team's.
+	if _, err := e.as("admin").DeleteConsumer(ctx, &registryv1.DeleteConsumerRequest{Name: "reports.weekly"}); err != nil {
+		t.Errorf("admin deletes team-bi's consumer: %v", err)
 	}
 }
 
@@ -343,11 +421,23 @@ func TestAuthorizationPerSubject(t *testing.T) {
 				Subject: "shop.orders", Version: 1, Status: registryv1.VersionStatus_VERSION_STATUS_DEPRECATED})
 			return err
 		}, codes.PermissionDenied, ReasonNotOwner},
-		{"pipeline publishes an event", func() error {
+		{"the gate service publishes an event", func() error {
 			_, err := e.as("gate").PublishEvent(ctx, &registryv1.PublishEventRequest{Event: &registryv1.Event{
 				Type: registryv1.EventType_EVENT_TYPE_SOURCE_CONTAINED, Subject: "shop.orders"}})
 			return err
 		}, codes.OK, ""},
+		// A pipeline token could announce a backfill that never ran, and
+		// downstream teams would rerun on it.
+		{"a pipeline cannot publish", func() error {
+			_, err := e.as("pipeline").PublishEvent(ctx, &registryv1.PublishEventRequest{Event: &registryv1.Event{
+				Type: registryv1.EventType_EVENT_TYPE_BACKFILL_COMPLETED, Subject: "shop.orders"}})
+			return err
+		}, codes.PermissionDenied, ""},
+		{"an operator cannot publish", func() error {
+			_, err := e.as("operator").PublishEvent(ctx, &registryv1.PublishEventRequest{Event: &registryv1.Event{
+				Type: registryv1.EventType_EVENT_TYPE_SOURCE_RELEASED, Subject: "shop.orders"}})
+			return err
+		}, codes.PermissionDenied, ""},
 		{"viewer cannot publish", func() error {
 			_, err := e.as("viewer").PublishEvent(ctx, &registryv1.PublishEventRequest{Event: &registryv1.Event{
 				Type: registryv1.EventType_EVENT_TYPE_SOURCE_CONTAINED, Subject: "shop.orders"}})

@@ -57,7 +57,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 }
 
 func newServer(ctx context.Context, cfg Config, store Store) (*Server, error) {
-	model, err := newReadModel(store)
+	model, err := newReadModel(store, cfg.EventWindow)
 	if err != nil {
 		return nil, err
 	}
@@ -130,11 +130,6 @@ func (s *Server) sync(ctx context.Context) {
 	}
 }
 
-// fail turns a domain error into the status the client sees.
-func (s *Server) fail(ctx context.Context, err error) error {
-	return statusOf(ctx, s.log, err)
-}
-
 // principalOf returns the caller the runtime's interceptor authenticated.
 func principalOf(ctx context.Context) (*auth.Principal, error) {
 	p, ok := auth.FromContext(ctx)
@@ -156,7 +151,7 @@ func (s *Server) CheckContract(ctx context.Context, req *registryv1.CheckContrac
 	}
 	resp, err := s.checkContract(ctx, p, req)
 	if err != nil {
-		return nil, s.fail(ctx, err)
+		return nil, err
 	}
 	return resp, nil
 }
@@ -169,7 +164,7 @@ func (s *Server) RegisterContract(ctx context.Context, req *registryv1.RegisterC
 	}
 	resp, err := s.registerContract(ctx, p, req)
 	if err != nil {
-		return nil, s.fail(ctx, err)
+		return nil, err
 	}
 	return resp, nil
 }
@@ -178,7 +173,7 @@ func (s *Server) RegisterContract(ctx context.Context, req *registryv1.RegisterC
 func (s *Server) GetContract(ctx context.Context, req *registryv1.GetContractRequest) (*registryv1.GetContractResponse, error) {
 	v, err := s.getContract(req)
 	if err != nil {
-		return nil, s.fail(ctx, err)
+		return nil, err
 	}
 	return &registryv1.GetContractResponse{Version: v}, nil
 }
@@ -187,11 +182,11 @@ func (s *Server) GetContract(ctx context.Context, req *registryv1.GetContractReq
 func (s *Server) ListContracts(ctx context.Context, req *registryv1.ListContractsRequest) (*registryv1.ListContractsResponse, error) {
 	txn := s.model.snapshot()
 	if _, err := s.knownSubject(txn, req.GetSubject()); err != nil {
-		return nil, s.fail(ctx, err)
+		return nil, err
 	}
 	vs, err := versionsOf(txn, nil, req.GetSubject())
 	if err != nil {
-		return nil, s.fail(ctx, err)
+		return nil, err
 	}
 	return &registryv1.ListContractsResponse{Versions: vs}, nil
 }
@@ -200,7 +195,7 @@ func (s *Server) ListContracts(ctx context.Context, req *registryv1.ListContract
 func (s *Server) ListSubjects(ctx context.Context, req *registryv1.ListSubjectsRequest) (*registryv1.ListSubjectsResponse, error) {
 	subjects, err := subjectsWithPrefix(s.model.snapshot(), nil, req.GetPrefix())
 	if err != nil {
-		return nil, s.fail(ctx, err)
+		return nil, err
 	}
 	return &registryv1.ListSubjectsResponse{Subjects: subjects}, nil
 }
@@ -209,7 +204,7 @@ func (s *Server) ListSubjects(ctx context.Context, req *registryv1.ListSubjectsR
 func (s *Server) DiffContracts(ctx context.Context, req *registryv1.DiffContractsRequest) (*registryv1.DiffContractsResponse, error) {
 	resp, err := s.diffContracts(req)
 	if err != nil {
-		return nil, s.fail(ctx, err)
+		return nil, err
 	}
 	return resp, nil
 }
@@ -222,7 +217,7 @@ func (s *Server) SetVersionStatus(ctx context.Context, req *registryv1.SetVersio
 	}
 	v, err := s.setVersionStatus(ctx, p, req)
 	if err != nil {
-		return nil, s.fail(ctx, err)
+		return nil, err
 	}
 	return &registryv1.SetVersionStatusResponse{Version: v}, nil
 }
@@ -230,11 +225,11 @@ func (s *Server) SetVersionStatus(ctx context.Context, req *registryv1.SetVersio
 // GetHistory returns the audit history of a subject.
 func (s *Server) GetHistory(ctx context.Context, req *registryv1.GetHistoryRequest) (*registryv1.GetHistoryResponse, error) {
 	if _, err := s.knownSubject(s.model.snapshot(), req.GetSubject()); err != nil {
-		return nil, s.fail(ctx, err)
+		return nil, err
 	}
 	entries, err := s.store.History(ctx, req.GetSubject())
 	if err != nil {
-		return nil, s.fail(ctx, err)
+		return nil, err
 	}
 	return &registryv1.GetHistoryResponse{Entries: entries}, nil
 }
@@ -247,7 +242,7 @@ func (s *Server) RegisterCanonicalModel(ctx context.Context, req *registryv1.Reg
 	}
 	resp, err := s.registerCanonicalModel(ctx, p, req)
 	if err != nil {
-		return nil, s.fail(ctx, err)
+		return nil, err
 	}
 	return resp, nil
 }
@@ -255,7 +250,7 @@ func (s *Server) RegisterCanonicalModel(ctx context.Context, req *registryv1.Reg
 // GetCanonicalModel returns a canonical model version (0: the latest).
 func (s *Server) GetCanonicalModel(ctx context.Context, req *registryv1.GetCanonicalModelRequest) (*registryv1.GetCanonicalModelResponse, error) {
 	if req.GetName() == "" {
-		return nil, s.fail(ctx, required("name", `"commerce.order"`))
+		return nil, required("name", `"commerce.order"`)
 	}
 	m := s.modelVersion(s.model.snapshot(), req.GetName(), req.GetVersion())
 	if m == nil {
@@ -263,7 +258,7 @@ func (s *Server) GetCanonicalModel(ctx context.Context, req *registryv1.GetCanon
 		if req.GetVersion() != 0 {
 			name = fmt.Sprintf("%s v%d", name, req.GetVersion())
 		}
-		return nil, s.fail(ctx, &notFoundError{kind: "canonical model", name: name, hint: "list the registered models with ListCanonicalModels"})
+		return nil, notFound("canonical model", name, "list the registered models with ListCanonicalModels")
 	}
 	return &registryv1.GetCanonicalModelResponse{Version: m}, nil
 }
@@ -272,7 +267,7 @@ func (s *Server) GetCanonicalModel(ctx context.Context, req *registryv1.GetCanon
 func (s *Server) ListCanonicalModels(ctx context.Context, _ *registryv1.ListCanonicalModelsRequest) (*registryv1.ListCanonicalModelsResponse, error) {
 	ms, err := latestModels(s.model.snapshot(), nil)
 	if err != nil {
-		return nil, s.fail(ctx, err)
+		return nil, err
 	}
 	return &registryv1.ListCanonicalModelsResponse{Models: ms}, nil
 }
@@ -285,7 +280,7 @@ func (s *Server) RegisterConsumer(ctx context.Context, req *registryv1.RegisterC
 	}
 	c, err := s.registerConsumer(ctx, p, req.GetConsumer())
 	if err != nil {
-		return nil, s.fail(ctx, err)
+		return nil, err
 	}
 	return &registryv1.RegisterConsumerResponse{Consumer: c}, nil
 }
@@ -294,10 +289,10 @@ func (s *Server) RegisterConsumer(ctx context.Context, req *registryv1.RegisterC
 func (s *Server) GetConsumer(ctx context.Context, req *registryv1.GetConsumerRequest) (*registryv1.GetConsumerResponse, error) {
 	c, err := consumerOf(s.model.snapshot(), nil, req.GetName())
 	if err == nil && c == nil {
-		err = &notFoundError{kind: "consumer", name: req.GetName(), hint: "list the registered consumers with ListConsumers"}
+		err = notFound("consumer", req.GetName(), "list the registered consumers with ListConsumers")
 	}
 	if err != nil {
-		return nil, s.fail(ctx, err)
+		return nil, err
 	}
 	return &registryv1.GetConsumerResponse{Consumer: c}, nil
 }
@@ -306,15 +301,19 @@ func (s *Server) GetConsumer(ctx context.Context, req *registryv1.GetConsumerReq
 func (s *Server) ListConsumers(ctx context.Context, req *registryv1.ListConsumersRequest) (*registryv1.ListConsumersResponse, error) {
 	cs, err := consumersOf(s.model.snapshot(), nil, req.GetSubject())
 	if err != nil {
-		return nil, s.fail(ctx, err)
+		return nil, err
 	}
 	return &registryv1.ListConsumersResponse{Consumers: cs}, nil
 }
 
 // DeleteConsumer removes a consumer.
 func (s *Server) DeleteConsumer(ctx context.Context, req *registryv1.DeleteConsumerRequest) (*registryv1.DeleteConsumerResponse, error) {
-	if err := s.deleteConsumer(ctx, req.GetName()); err != nil {
-		return nil, s.fail(ctx, err)
+	p, err := principalOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.deleteConsumer(ctx, p, req.GetName()); err != nil {
+		return nil, err
 	}
 	return &registryv1.DeleteConsumerResponse{}, nil
 }
@@ -327,7 +326,7 @@ func (s *Server) GetBlastRadius(ctx context.Context, req *registryv1.GetBlastRad
 	}
 	resp, err := s.blastRadius(p, req)
 	if err != nil {
-		return nil, s.fail(ctx, err)
+		return nil, err
 	}
 	return resp, nil
 }
@@ -336,12 +335,12 @@ func (s *Server) GetBlastRadius(ctx context.Context, req *registryv1.GetBlastRad
 // dependency order.
 func (s *Server) GetRerunOrder(ctx context.Context, req *registryv1.GetRerunOrderRequest) (*registryv1.GetRerunOrderResponse, error) {
 	if req.GetSubject() == "" && req.GetDataset() == "" && req.GetCanonical() == "" {
-		return nil, s.fail(ctx, invalid("a root is missing", rpcerr.FieldViolation{Field: "root", Description: "set subject, canonical or dataset"}))
+		return nil, invalid("a root is missing", rpcerr.FieldViolation{Field: "root", Description: "set subject, canonical or dataset"})
 	}
 	txn := s.model.snapshot()
 	cs, err := consumersOf(txn, nil, "")
 	if err != nil {
-		return nil, s.fail(ctx, err)
+		return nil, err
 	}
 	root := rerunRoot{subject: req.GetSubject(), dataset: req.GetDataset()}
 	if c := req.GetCanonical(); c != "" {
@@ -350,17 +349,17 @@ func (s *Server) GetRerunOrder(ctx context.Context, req *registryv1.GetRerunOrde
 	if root.subject != "" {
 		subj, err := subjectOf(txn, nil, root.subject)
 		if err != nil {
-			return nil, s.fail(ctx, err)
+			return nil, err
 		}
 		history, err := versionsOf(txn, nil, root.subject)
 		if err != nil {
-			return nil, s.fail(ctx, err)
+			return nil, err
 		}
 		root.canonical = canonicalModelsOf(history, 0, subj.GetActiveVersion())
 	}
 	order, err := rerunOrder(cs, root)
 	if err != nil {
-		return nil, s.fail(ctx, cycleRefusal(err))
+		return nil, cycleRefusal(err)
 	}
 	return &registryv1.GetRerunOrderResponse{Consumers: order}, nil
 }
@@ -373,7 +372,7 @@ func (s *Server) PublishEvent(ctx context.Context, req *registryv1.PublishEventR
 	}
 	e, err := s.publishEvent(ctx, p, req.GetEvent())
 	if err != nil {
-		return nil, s.fail(ctx, err)
+		return nil, err
 	}
 	return &registryv1.PublishEventResponse{Event: e}, nil
 }
@@ -387,9 +386,9 @@ func (s *Server) ListEvents(ctx context.Context, req *registryv1.ListEventsReque
 	if limit <= 0 || limit > maxEventPage {
 		limit = maxEventPage
 	}
-	evs, last, err := eventsAfter(s.model.snapshot(), nil, req.GetAfterSequence(), limit, newEventFilter(req.GetSubjects(), req.GetTypes()))
+	evs, last, err := s.model.events(ctx, s.model.snapshot(), nil, req.GetAfterSequence(), limit, newEventFilter(req.GetSubjects(), req.GetTypes()))
 	if err != nil {
-		return nil, s.fail(ctx, err)
+		return nil, err
 	}
 	return &registryv1.ListEventsResponse{Events: evs, LastSequence: last}, nil
 }
@@ -407,9 +406,9 @@ func (s *Server) WatchEvents(req *registryv1.WatchEventsRequest, stream grpc.Ser
 	after := req.GetAfterSequence()
 	for {
 		ws := memdb.NewWatchSet()
-		evs, last, err := eventsAfter(s.model.snapshot(), ws, after, watchPage, filter)
+		evs, last, err := s.model.events(ctx, s.model.snapshot(), ws, after, watchPage, filter)
 		if err != nil {
-			return s.fail(ctx, err)
+			return err
 		}
 		for _, e := range evs {
 			if err := stream.Send(&registryv1.WatchEventsResponse{Event: e}); err != nil {

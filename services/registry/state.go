@@ -15,6 +15,10 @@ import (
 // indexChanges is the index-table key holding the last store change applied.
 const indexChanges = "changes"
 
+// indexEventFloor is the index-table key holding the event floor: events at
+// or below it are no longer in the read model, only in the store.
+const indexEventFloor = "event_floor"
+
 // changeBatch bounds how many change records one follow step applies.
 const changeBatch = 512
 
@@ -24,14 +28,19 @@ const changeBatch = 512
 type readModel struct {
 	db    *memdb.MemDB
 	store Store
+	// window is how many of the newest events the model keeps.
+	window int64
 
 	// mu serialises followers; readers never take it.
 	mu         sync.Mutex
 	lastChange int64
 	lastEvent  int64
+	// floor is the newest event sequence dropped from the model (or never
+	// loaded into it): older events are read from the store.
+	floor int64
 }
 
-func newReadModel(store Store) (*readModel, error) {
+func newReadModel(store Store, window int) (*readModel, error) {
 	schema, err := readModelSchema()
 	if err != nil {
 		return nil, err
@@ -40,7 +49,7 @@ func newReadModel(store Store) (*readModel, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create registry read model: %w", err)
 	}
-	return &readModel{db: db, store: store}, nil
+	return &readModel{db: db, store: store, window: int64(window)}, nil
 }
 
 // rebuild loads the whole store. The change-log position is read first, so
@@ -53,8 +62,15 @@ func (m *readModel) rebuild(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// Only the newest events are loaded; the store keeps the rest.
+	lastEvent, err := m.store.LastEvent(ctx)
+	if err != nil {
+		return err
+	}
+	m.floor = max(0, lastEvent-m.window)
+	m.lastEvent = m.floor
 	l := newLoad()
-	if err := l.events(ctx, m.store, 0, -1); err != nil {
+	if err := l.events(ctx, m.store, m.floor, -1); err != nil {
 		return err
 	}
 	names, err := m.store.SubjectNames(ctx)
@@ -250,6 +266,10 @@ func (m *readModel) apply(l *load, lastChange int64) error {
 		}
 		lastEvent = e.GetSequence()
 	}
+	floor, err := m.dropOldEvents(txn, lastEvent)
+	if err != nil {
+		return err
+	}
 	touched[indexChanges] = true
 	for table := range touched {
 		if err := txn.Insert(tableIndex, &indexEntry{Key: table, Value: uint64(lastChange)}); err != nil {
@@ -257,8 +277,34 @@ func (m *readModel) apply(l *load, lastChange int64) error {
 		}
 	}
 	txn.Commit()
-	m.lastChange, m.lastEvent = lastChange, lastEvent
+	m.lastChange, m.lastEvent, m.floor = lastChange, lastEvent, floor
 	return nil
+}
+
+// dropOldEvents removes the events that fell out of the window and records
+// the new floor in the same transaction, so a reader sees the events it
+// misses in the model as below the floor, to be read from the store.
+func (m *readModel) dropOldEvents(txn *memdb.Txn, lastEvent int64) (int64, error) {
+	floor := max(m.floor, lastEvent-m.window)
+	if floor > m.floor {
+		it, err := txn.Get(tableEvents, indexID)
+		if err != nil {
+			return 0, fmt.Errorf("read model: events: %w", err)
+		}
+		var old []any
+		for raw := it.Next(); raw != nil && int64(raw.(*eventRow).Sequence) <= floor; raw = it.Next() {
+			old = append(old, raw)
+		}
+		for _, raw := range old {
+			if err := txn.Delete(tableEvents, raw); err != nil {
+				return 0, fmt.Errorf("read model: drop event %d: %w", raw.(*eventRow).Sequence, err)
+			}
+		}
+	}
+	if err := txn.Insert(tableIndex, &indexEntry{Key: indexEventFloor, Value: uint64(floor)}); err != nil {
+		return 0, fmt.Errorf("read model: event floor: %w", err)
+	}
+	return floor, nil
 }
 
 // snapshot returns a read transaction: a consistent view that later writes
@@ -455,9 +501,57 @@ func (f eventFilter) match(e *registryv1.Event) bool {
 	return f.types == nil || f.types[e.GetType()]
 }
 
-// eventsAfter returns up to limit matching events with a sequence above
-// after, and the sequence of the last event examined (matching or not), so
-// a caller resumes after it. ws fires when a new event is applied.
+// eventFloor returns the newest event sequence the model no longer holds.
+func eventFloor(txn *memdb.Txn) (int64, error) {
+	raw, err := txn.First(tableIndex, indexID, indexEventFloor)
+	if err != nil {
+		return 0, fmt.Errorf("read model: event floor: %w", err)
+	}
+	if raw == nil {
+		return 0, nil
+	}
+	return int64(raw.(*indexEntry).Value), nil
+}
+
+// events returns up to limit matching events with a sequence above after,
+// and the sequence of the last event examined (matching or not), so a
+// caller resumes after it: from the store for those below the model's
+// window, then from the model. ws fires when a new event is applied.
+func (m *readModel) events(ctx context.Context, txn *memdb.Txn, ws memdb.WatchSet, after int64, limit int, f eventFilter) ([]*registryv1.Event, int64, error) {
+	floor, err := eventFloor(txn)
+	if err != nil {
+		return nil, after, err
+	}
+	var out []*registryv1.Event
+	for after < floor {
+		evs, err := m.store.Events(ctx, after, int(min(int64(changeBatch), floor-after)))
+		if err != nil {
+			return nil, after, err
+		}
+		if len(evs) == 0 {
+			return nil, after, fmt.Errorf("registry event log ends at %d below the read model's floor %d", after, floor)
+		}
+		for _, e := range evs {
+			after = e.GetSequence()
+			if f.match(e) {
+				out = append(out, e)
+				if len(out) == limit {
+					return out, after, nil
+				}
+			}
+		}
+	}
+	rest, last, err := eventsAfter(txn, ws, after, limit-len(out), f)
+	if err != nil {
+		return nil, after, err
+	}
+	return append(out, rest...), last, nil
+}
+
+// eventsAfter returns up to limit matching events of the model with a
+// sequence above after, and the sequence of the last event examined
+// (matching or not), so a caller resumes after it. ws fires when a new
+// event is applied.
 func eventsAfter(txn *memdb.Txn, ws memdb.WatchSet, after int64, limit int, f eventFilter) ([]*registryv1.Event, int64, error) {
 	ch, _, err := txn.FirstWatch(tableIndex, indexID, tableEvents)
 	if err != nil {

@@ -59,6 +59,8 @@ type Store interface {
 	// Events returns up to limit events with a sequence above after, oldest
 	// first.
 	Events(ctx context.Context, after int64, limit int) ([]*registryv1.Event, error)
+	// LastEvent returns the sequence of the newest event (0 when none).
+	LastEvent(ctx context.Context) (int64, error)
 	// History returns the audit entries of a subject, oldest first.
 	History(ctx context.Context, subject string) ([]*registryv1.AuditEntry, error)
 	// Wake returns a channel that receives a value after any process commits

@@ -152,6 +152,14 @@ func (s *sqlStore) LastChange(ctx context.Context) (int64, error) {
 	return n, nil
 }
 
+func (s *sqlStore) LastEvent(ctx context.Context) (int64, error) {
+	var n int64
+	if err := s.db.SQL.QueryRowContext(ctx, `SELECT last_event FROM registry_meta WHERE id = 1`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("read last registry event: %w", err)
+	}
+	return n, nil
+}
+
 func (s *sqlStore) Changes(ctx context.Context, after int64, limit int) ([]ChangeRecord, error) {
 	rows, err := s.db.SQL.QueryContext(ctx, `SELECT sequence, entity, key FROM registry_changes WHERE sequence > $1 ORDER BY sequence LIMIT $2`, after, limit)
 	if err != nil {

@@ -58,7 +58,7 @@ func startSeam(t testing.TB) *seam {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svcToken, svcEntry, err := auth.NewToken("seam-services", []auth.Role{auth.RoleOperator, auth.RolePipeline}, nil)
+	svcToken, svcEntry, err := auth.NewToken("seam-services", []auth.Role{auth.RoleService}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func startSeam(t testing.TB) *seam {
 	for _, run := range []func(context.Context) error{reg.Run, adp.Run, gt.Run} {
 		wg.Go(func() { _ = run(ctx) })
 	}
-	wg.Go(func() { _ = srv.Serve(ctx, lis, nil) })
+	wg.Go(func() { _ = srv.Serve(ctx, server.Listeners{GRPC: lis}) })
 	t.Cleanup(func() {
 		cancel()
 		wg.Wait()

@@ -131,7 +131,8 @@ func (g *Globals) Connect() (*Conn, error) {
 			tlsCfg.RootCAs = pool
 		}
 	}
-	conn, err := dial.Conn(g.Addr, dial.Options{Token: g.BearerToken(), TLS: tlsCfg})
+	// Each call is bounded by --timeout (CallCtx), not by the peer policy.
+	conn, err := dial.Conn(g.Addr, dial.Options{Token: g.BearerToken(), TLS: tlsCfg, CallTimeout: dial.NoCallTimeout})
 	if err != nil {
 		return nil, exit.Usagef("%w", err)
 	}

@@ -13,9 +13,11 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -27,6 +29,7 @@ import (
 	"github.com/seamdata/seam/platform/auth"
 	"github.com/seamdata/seam/platform/dial"
 	"github.com/seamdata/seam/platform/server"
+	"github.com/seamdata/seam/platform/storage"
 	"github.com/seamdata/seam/platform/telemetry"
 )
 
@@ -54,11 +57,16 @@ type Config struct {
 	DataDir  string
 	GRPCAddr string
 	HTTPAddr string
+	// MetricsAddr, when set, serves /metrics there instead of on HTTPAddr.
+	MetricsAddr string
 	// Store is the store URL; empty means an SQLite file per service in
 	// DataDir.
-	Store   string
-	TLSCert string
-	TLSKey  string
+	Store string
+	// StorePool bounds each PostgreSQL connection pool; zero fields keep
+	// the URL's pool_* parameters or the defaults.
+	StorePool storage.Pool
+	TLSCert   string
+	TLSKey    string
 	// TLSCA verifies peers (and is what clients trust); empty trusts the
 	// system roots, or the server's own certificate inside `seam up`.
 	TLSCA string
@@ -78,6 +86,9 @@ type Config struct {
 	DrainDelay       time.Duration
 	MaxConnectionAge time.Duration
 	MaxMessageBytes  int
+	HTTPReadTimeout  time.Duration
+	// PeerTimeout is the deadline of each call to a peer service.
+	PeerTimeout time.Duration
 	// Version is the seam build's version, reported in telemetry.
 	Version string
 }
@@ -138,9 +149,38 @@ func (c *Config) peerAddr(name string) string {
 // StoreURL is the store of one service.
 func (c *Config) StoreURL(service string) string {
 	if c.Store != "" {
-		return c.Store
+		return withPool(c.Store, c.StorePool)
 	}
 	return "sqlite:" + filepath.Join(c.DataDir, service+".db")
+}
+
+// withPool adds the --store-* pool limits that are set to a PostgreSQL
+// URL, as the pool_* parameters platform/storage reads.
+func withPool(store string, p storage.Pool) string {
+	if !strings.HasPrefix(store, "postgres://") && !strings.HasPrefix(store, "postgresql://") {
+		return store
+	}
+	q := url.Values{}
+	if p.MaxConns > 0 {
+		q.Set("pool_max_conns", strconv.Itoa(p.MaxConns))
+	}
+	if p.MaxIdleConns > 0 {
+		q.Set("pool_max_idle_conns", strconv.Itoa(p.MaxIdleConns))
+	}
+	if p.MaxConnLifetime > 0 {
+		q.Set("pool_max_conn_lifetime", p.MaxConnLifetime.String())
+	}
+	if p.MaxConnIdleTime > 0 {
+		q.Set("pool_max_conn_idle_time", p.MaxConnIdleTime.String())
+	}
+	if len(q) == 0 {
+		return store
+	}
+	sep := "?"
+	if strings.Contains(store, "?") {
+		sep = "&"
+	}
+	return store + sep + q.Encode()
 }
 
 // Hooks let tests and `seam demo` watch a node.
@@ -226,6 +266,14 @@ func Run(ctx context.Context, cfg Config, hooks Hooks) (err error) {
 		}
 		defer httpLis.Close()
 	}
+	var metricsLis net.Listener
+	if cfg.MetricsAddr != "" {
+		metricsLis, err = net.Listen("tcp", cfg.MetricsAddr)
+		if err != nil {
+			return exit.Usagef("listen on --metrics-addr %s: %w (pick another address with --metrics-addr)", cfg.MetricsAddr, err)
+		}
+		defer metricsLis.Close()
+	}
 
 	// Services inside one process still call each other over gRPC, on this
 	// node's own listener, so `seam up` behaves like separate services.
@@ -244,7 +292,8 @@ func Run(ctx context.Context, cfg Config, hooks Hooks) (err error) {
 		if addr == "" && slices.Contains(cfg.Services, service) {
 			addr = self
 		}
-		c, err := dial.Conn(addr, dial.Options{Token: serviceToken, TLS: clientTLS, Telemetry: tel, MaxMessageBytes: cfg.MaxMessageBytes})
+		c, err := dial.Conn(addr, dial.Options{Token: serviceToken, TLS: clientTLS, Telemetry: tel,
+			MaxMessageBytes: cfg.MaxMessageBytes, CallTimeout: cfg.PeerTimeout})
 		if err != nil {
 			return nil, fmt.Errorf("connect to %s at %s: %w", service, addr, err)
 		}
@@ -281,14 +330,16 @@ func Run(ctx context.Context, cfg Config, hooks Hooks) (err error) {
 	srv, err := server.New(server.Config{
 		TLS: serverTLS, Tokens: tokens, Logger: log, Telemetry: tel,
 		MaxMessageBytes: cfg.MaxMessageBytes, ShutdownTimeout: cfg.ShutdownTimeout, DrainDelay: cfg.DrainDelay,
-		MaxConnectionAge: cfg.MaxConnectionAge, Version: cfg.Version,
+		MaxConnectionAge: cfg.MaxConnectionAge, HTTPReadTimeout: cfg.HTTPReadTimeout, Version: cfg.Version,
 	}, svcs...)
 	if err != nil {
 		return err
 	}
 
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return srv.Serve(gctx, grpcLis, httpLis) })
+	g.Go(func() error {
+		return srv.Serve(gctx, server.Listeners{GRPC: grpcLis, HTTP: httpLis, Metrics: metricsLis})
+	})
 	for _, b := range services {
 		if b.run != nil {
 			g.Go(func() error { return b.run(gctx) })

@@ -53,7 +53,7 @@ func StartNode(t *testing.T) *Node {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, svcEntry, err := auth.NewToken("seam-services", []auth.Role{auth.RoleOperator, auth.RolePipeline}, nil)
+	svc, svcEntry, err := auth.NewToken("seam-services", []auth.Role{auth.RoleService}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,9 @@ import (
 
 	"github.com/seamdata/seam/cmd/seam/internal/client"
 	"github.com/seamdata/seam/cmd/seam/internal/node"
+	"github.com/seamdata/seam/platform/dial"
 	"github.com/seamdata/seam/platform/server"
+	"github.com/seamdata/seam/platform/storage"
 )
 
 // addServeFlags declares the flags every serving command shares.
@@ -18,7 +20,12 @@ func addServeFlags(fs *pflag.FlagSet, c *node.Config, grpcDefault, httpDefault s
 	fs.StringVar(&c.DataDir, "data-dir", client.DefaultDataDir, "directory of the embedded stores and the local tokens (locked while a seam runs on it)")
 	fs.StringVar(&c.GRPCAddr, "grpc-addr", grpcDefault, "gRPC listen address (port 0 picks a free port)")
 	fs.StringVar(&c.HTTPAddr, "http-addr", httpDefault, "REST listen address (empty: no REST)")
+	fs.StringVar(&c.MetricsAddr, "metrics-addr", "", "serve /metrics on this address only, not on --http-addr (empty: on --http-addr)")
 	fs.StringVar(&c.Store, "store", "", "store URL: postgres://… for a shared PostgreSQL; empty: an SQLite file per service in --data-dir")
+	fs.IntVar(&c.StorePool.MaxConns, "store-max-conns", 0, fmt.Sprintf("PostgreSQL: most connections each service's pool opens (0: the URL's pool_max_conns, else %d)", storage.DefaultPoolMaxConns))
+	fs.IntVar(&c.StorePool.MaxIdleConns, "store-max-idle-conns", 0, fmt.Sprintf("PostgreSQL: most idle connections kept per pool (0: pool_max_idle_conns, else %d)", storage.DefaultPoolMaxIdleConns))
+	fs.DurationVar(&c.StorePool.MaxConnLifetime, "store-conn-max-lifetime", 0, fmt.Sprintf("PostgreSQL: close connections after this long (0: pool_max_conn_lifetime, else %s)", storage.DefaultPoolMaxConnLifetime))
+	fs.DurationVar(&c.StorePool.MaxConnIdleTime, "store-conn-max-idle-time", 0, fmt.Sprintf("PostgreSQL: close connections idle this long (0: pool_max_conn_idle_time, else %s)", storage.DefaultPoolMaxConnIdleTime))
 	fs.StringVar(&c.TLSCert, "tls-cert", "", "PEM certificate: serve gRPC and REST over TLS")
 	fs.StringVar(&c.TLSKey, "tls-key", "", "PEM private key of --tls-cert")
 	fs.StringVar(&c.TLSCA, "tls-ca", "", "PEM CA bundle that peers' certificates are checked against (default: --tls-cert)")
@@ -29,6 +36,8 @@ func addServeFlags(fs *pflag.FlagSet, c *node.Config, grpcDefault, httpDefault s
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", server.DefaultShutdownTimeout, "how long running calls may take to finish on shutdown")
 	fs.DurationVar(&c.DrainDelay, "drain-delay", 0, "how long to report NOT_SERVING before stopping, so balancers notice")
 	fs.IntVar(&c.MaxMessageBytes, "max-message-bytes", server.DefaultMaxMessageBytes, "largest gRPC message accepted or sent")
+	fs.DurationVar(&c.HTTPReadTimeout, "http-read-timeout", server.DefaultHTTPReadTimeout, "how long reading one REST request body may take")
+	fs.DurationVar(&c.PeerTimeout, "peer-timeout", dial.DefaultCallTimeout, "deadline of each call to a peer service; a hung peer is answered Unavailable after it")
 	fs.DurationVar(&c.MaxConnectionAge, "max-connection-age", 0, "make clients reconnect after this long, so dns:/// balancing reaches new replicas (0: never)")
 }
 

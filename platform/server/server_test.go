@@ -1,0 +1,331 @@
+package server_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+	"google.golang.org/grpc"
+
+	"github.com/seamdata/seam/platform/auth"
+	"github.com/seamdata/seam/platform/server"
+	"github.com/seamdata/seam/platform/telemetry"
+	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// fakeGate answers Ingest with an empty response, counting calls, and
+// streams Replay slowly, so a test sees whether an answer outlives the
+// read deadline.
+type fakeGate struct {
+	gatev1.UnimplementedGateServiceServer
+	ingests atomic.Int64
+}
+
+func (f *fakeGate) Ingest(context.Context, *gatev1.IngestRequest) (*gatev1.IngestResponse, error) {
+	f.ingests.Add(1)
+	return &gatev1.IngestResponse{}, nil
+}
+
+func (f *fakeGate) Replay(_ *gatev1.ReplayRequest, stream grpc.ServerStreamingServer[gatev1.ReplayResponse]) error {
+	for range 6 {
+		time.Sleep(100 * time.Millisecond)
+		if err := stream.Send(&gatev1.ReplayResponse{}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type node struct {
+	http, metrics string
+	token         string
+	gate          *fakeGate
+}
+
+// start serves the fake gate through a real Server on loopback.
+func start(t *testing.T, cfg server.Config, separateMetrics bool) *node {
+	t.Helper()
+	token, entry, err := auth.NewToken("pipeline", []auth.Role{auth.RolePipeline, auth.RoleOperator}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokens, err := auth.NewTokens([]auth.TokenEntry{entry})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tel, err := telemetry.Setup(context.Background(), telemetry.Config{ServiceName: "test", Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Tokens, cfg.Logger, cfg.Telemetry = tokens, slog.New(slog.DiscardHandler), tel
+	gate := &fakeGate{}
+	srv, err := server.New(cfg, server.Service{
+		Name:     gatev1.GateService_ServiceDesc.ServiceName,
+		Register: func(r grpc.ServiceRegistrar) { gatev1.RegisterGateServiceServer(r, gate) },
+		Gateway:  gatev1.RegisterGateServiceHandler,
+		Access: auth.Access{
+			gatev1.GateService_Ingest_FullMethodName: {auth.RolePipeline},
+			gatev1.GateService_Replay_FullMethodName: {auth.RoleOperator},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	listen := func() net.Listener {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	l := server.Listeners{GRPC: listen(), HTTP: listen()}
+	n := &node{http: l.HTTP.Addr().String(), token: token, gate: gate}
+	if separateMetrics {
+		l.Metrics = listen()
+		n.metrics = l.Metrics.Addr().String()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, l) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+		_ = tel.Shutdown(context.Background())
+		http.DefaultClient.CloseIdleConnections()
+	})
+	return n
+}
+
+// rawRequest sends a request head, then body bytes from body until the
+// server answers or stops reading, and returns the answer's status code
+// and how many body bytes the client managed to write.
+func rawRequest(t *testing.T, addr, head string, body io.Reader) (int, int64) {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if c, ok := body.(io.Closer); ok {
+		defer c.Close()
+	}
+	_ = conn.SetDeadline(time.Now().Add(20 * time.Second))
+	if _, err := io.WriteString(conn, head); err != nil {
+		t.Fatal(err)
+	}
+	var written atomic.Int64
+	go func() {
+		buf := make([]byte, 64<<10)
+		for {
+			n, err := body.Read(buf)
+			if n > 0 {
+				m, werr := conn.Write(buf[:n])
+				written.Add(int64(m))
+				if werr != nil {
+					return
+				}
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("reading the answer: %v", err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode, written.Load()
+}
+
+// endless is a body that never ends: a JSON object opening, then spaces.
+type endless struct{ started bool }
+
+func (e *endless) Read(p []byte) (int, error) {
+	if !e.started {
+		e.started = true
+		return copy(p, `{"subject":"shop.orders","partition":"p","batch_id":"b","batch":{"objects":{"records":[`), nil
+	}
+	for i := range p {
+		p[i] = ' '
+	}
+	return len(p), nil
+}
+
+// TestRESTAuthenticatesBeforeReadingTheBody: a caller without a valid token
+// is answered 401 from its headers, and the server reads (and allocates)
+// next to nothing of the 200 MB it offers, declared or chunked.
+func TestRESTAuthenticatesBeforeReadingTheBody(t *testing.T) {
+	n := start(t, server.Config{}, false)
+	const offered = 200 << 20
+	cases := []struct {
+		name, auth, framing string
+	}{
+		{"no token, declared length", "", fmt.Sprintf("Content-Length: %d\r\n", offered)},
+		{"no token, chunked", "", "Transfer-Encoding: chunked\r\n"},
+		{"unknown token, declared length", "Authorization: Bearer seam_not_a_token\r\n", fmt.Sprintf("Content-Length: %d\r\n", offered)},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			head := "POST /v1/subjects/shop.orders:ingest HTTP/1.1\r\nHost: seam\r\nContent-Type: application/json\r\n" + tc.auth + tc.framing + "\r\n"
+			code, written := rawRequest(t, n.http, head, io.LimitReader(&endless{}, offered))
+			runtime.ReadMemStats(&after)
+			if code != http.StatusUnauthorized {
+				t.Errorf("status %d, want 401", code)
+			}
+			if written > 32<<20 {
+				t.Errorf("the server took %d bytes of the body before answering, want it to read none", written)
+			}
+			if grew := after.TotalAlloc - before.TotalAlloc; grew > 16<<20 {
+				t.Errorf("the server allocated %d MB while refusing, want next to nothing", grew>>20)
+			}
+			if got := n.gate.ingests.Load(); got != 0 {
+				t.Errorf("the handler ran %d times for an unauthenticated call", got)
+			}
+		})
+	}
+}
+
+// TestRESTBodyLimit: with a valid token, a body over the gRPC message limit
+// is 413 (not 429 or 400), declared or discovered while reading, and a body
+// under it reaches the handler.
+func TestRESTBodyLimit(t *testing.T) {
+	t.Parallel()
+	const limit = 1 << 20
+	n := start(t, server.Config{MaxMessageBytes: limit}, false)
+	small := `{"subject":"shop.orders","partition":"p","batch_id":"b","batch":{"objects":{"records":[{"a":1}]}}}`
+	cases := []struct {
+		name    string
+		framing string
+		body    io.Reader
+		want    int
+	}{
+		{"declared over the limit", fmt.Sprintf("Content-Length: %d\r\n", 200<<20), io.LimitReader(&endless{}, 200<<20), http.StatusRequestEntityTooLarge},
+		{"chunked over the limit", "Transfer-Encoding: chunked\r\n", chunked(io.LimitReader(&endless{}, 8<<20)), http.StatusRequestEntityTooLarge},
+		{"under the limit", fmt.Sprintf("Content-Length: %d\r\n", len(small)), strings.NewReader(small), http.StatusOK},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			head := "POST /v1/subjects/shop.orders:ingest HTTP/1.1\r\nHost: seam\r\nContent-Type: application/json\r\nAuthorization: Bearer " + n.token + "\r\n" + tc.framing + "\r\n"
+			code, _ := rawRequest(t, n.http, head, tc.body)
+			if code != tc.want {
+				t.Errorf("status %d, want %d", code, tc.want)
+			}
+		})
+	}
+}
+
+// chunked frames r as an HTTP/1.1 chunked body.
+func chunked(r io.Reader) io.Reader {
+	pr, pw := io.Pipe()
+	go func() {
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := r.Read(buf)
+			if n > 0 {
+				if _, werr := fmt.Fprintf(pw, "%x\r\n%s\r\n", n, buf[:n]); werr != nil {
+					return
+				}
+			}
+			if err != nil {
+				_, _ = io.WriteString(pw, "0\r\n\r\n")
+				pw.Close()
+				return
+			}
+		}
+	}()
+	return pr
+}
+
+// TestRESTReadTimeout: an authenticated client trickling its body does not
+// hold the connection past the read timeout.
+func TestRESTReadTimeout(t *testing.T) {
+	t.Parallel()
+	n := start(t, server.Config{HTTPReadTimeout: 300 * time.Millisecond}, false)
+	conn, err := net.Dial("tcp", n.http)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	head := "POST /v1/subjects/shop.orders:ingest HTTP/1.1\r\nHost: seam\r\nContent-Type: application/json\r\nAuthorization: Bearer " + n.token + "\r\nContent-Length: 1000\r\n\r\n{\"subject\":"
+	if _, err := io.WriteString(conn, head); err != nil {
+		t.Fatal(err)
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	// The server answers the cut request (or just closes); either way the
+	// connection ends long before the client's own 10 s.
+	_, err = io.ReadAll(conn)
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		t.Fatalf("the trickling connection was still open after 10s, want it closed after the 300ms read timeout")
+	}
+}
+
+// TestRESTStreamOutlivesReadTimeout: an answer streamed after the body was
+// read (a replay) is not cut when the read timeout passes.
+func TestRESTStreamOutlivesReadTimeout(t *testing.T) {
+	t.Parallel()
+	n := start(t, server.Config{HTTPReadTimeout: 150 * time.Millisecond}, false)
+	req, err := http.NewRequest("POST", "http://"+n.http+"/v1/replay", strings.NewReader(`{"window":{"subject":"shop.orders"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+n.token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("reading the streamed answer: %v (after %d bytes)", err, len(body))
+	}
+	if got := bytes.Count(body, []byte(`"result"`)); resp.StatusCode != http.StatusOK || got != 6 {
+		t.Errorf("status %d with %d messages, want 200 with all 6 (streamed over 600ms past a 150ms read timeout):\n%s", resp.StatusCode, got, body)
+	}
+}
+
+// TestMetricsAddr: with a metrics listener, /metrics is served there and
+// no longer on the REST address; without one, on the REST address.
+func TestMetricsAddr(t *testing.T) {
+	t.Parallel()
+	get := func(addr string) int {
+		resp, err := http.Get("http://" + addr + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	separate := start(t, server.Config{}, true)
+	if got := get(separate.metrics); got != http.StatusOK {
+		t.Errorf("GET /metrics on the metrics address: %d, want 200", got)
+	}
+	if got := get(separate.http); got != http.StatusNotFound {
+		t.Errorf("GET /metrics on the REST address with --metrics-addr set: %d, want 404", got)
+	}
+	shared := start(t, server.Config{}, false)
+	if got := get(shared.http); got != http.StatusOK {
+		t.Errorf("GET /metrics on the REST address without --metrics-addr: %d, want 200", got)
+	}
+}

@@ -1,0 +1,6 @@
+//go:build !race
+
+package idmap_test
+
+// raceEnabled scales volume tests down under the race detector.
+const raceEnabled = false
