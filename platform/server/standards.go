@@ -41,12 +41,18 @@ const (
 // gatewayOptions are the REST gateway's options: proto field names, short
 // enum names accepted in bodies and query parameters, 405 (with Allow) for
 // a known path called with another method, and a Bearer challenge on 401.
+// setQueryParser sets the gateway's process-wide query parameter parser.
+var setQueryParser sync.Once
+
 func (s *Server) gatewayOptions(errors runtime.ErrorHandlerFunc) []runtime.ServeMuxOption {
+	// grpc-gateway keeps the query parameter parser in a package variable,
+	// whatever mux the option is given to: set it once per process, so two
+	// servers in one process (tests, tools) do not race on it.
+	setQueryParser.Do(func() { runtime.SetQueryParameterParser(shortEnumQuery{})(nil) })
 	return []runtime.ServeMuxOption{
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, &shortEnumMarshaler{JSONPb: gatewayMarshaler}),
 		runtime.WithRoutingErrorHandler(routingError),
 		runtime.WithErrorHandler(errors),
-		runtime.SetQueryParameterParser(shortEnumQuery{}),
 	}
 }
 

@@ -145,7 +145,7 @@ func TestWhoAmI(t *testing.T) {
 // sends / there, beside the REST routes.
 func TestConsoleMounted(t *testing.T) {
 	t.Parallel()
-	tokens, _ := testTokens(t)
+	tokens, secrets := testTokens(t)
 	base := startHTTP(t, tokens, auth.Access{})
 	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	resp, err := client.Get(base + "/")
@@ -166,14 +166,27 @@ func TestConsoleMounted(t *testing.T) {
 		t.Errorf("GET /ui/sources/shop.orders = %d %.80q, want the console's page", resp.StatusCode, body)
 	}
 	// The console does not shadow the API: an unknown REST route is still
-	// the gateway's 404, not the page.
-	resp, err = client.Get(base + "/v1/nothing-here")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ = io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusNotFound || strings.Contains(string(body), "<html") {
-		t.Errorf("GET /v1/nothing-here = %d %.80q, want the gateway's 404", resp.StatusCode, body)
+	// the gateway's 404 for a caller with a token, and a 401 for one
+	// without (REST authenticates before it routes), never the page.
+	for _, tc := range []struct {
+		token string
+		want  int
+	}{{secrets["vera"], http.StatusNotFound}, {"", http.StatusUnauthorized}} {
+		req, err := http.NewRequest(http.MethodGet, base+"/v1/nothing-here", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tc.token != "" {
+			req.Header.Set("Authorization", "Bearer "+tc.token)
+		}
+		resp, err = client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ = io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.want || strings.Contains(string(body), "<html") {
+			t.Errorf("GET /v1/nothing-here (token %t) = %d %.80q, want %d from the gateway", tc.token != "", resp.StatusCode, body, tc.want)
+		}
 	}
 }

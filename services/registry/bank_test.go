@@ -468,7 +468,7 @@ func TestCanonicalConsumersAnnounced(t *testing.T) {
 			{Name: "ledger.daily", Owner: "team-finance", Inputs: []*registryv1.Input{fromSubject("bank.transactions", "amount_cents")}},
 			{Name: "orders.dashboard", Owner: "team-bi", Inputs: []*registryv1.Input{canonicalInput("banking.transaction", feature)}},
 		} {
-			if _, err := e.as("operator").RegisterConsumer(ctx, &registryv1.RegisterConsumerRequest{Consumer: c}); err != nil {
+			if _, err := e.as("admin").RegisterConsumer(ctx, &registryv1.RegisterConsumerRequest{Consumer: c}); err != nil {
 				t.Fatalf("RegisterConsumer %s: %v", c.GetName(), err)
 			}
 		}

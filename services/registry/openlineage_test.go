@@ -52,7 +52,7 @@ func TestDbtRunLineage(t *testing.T) {
 	for _, s := range []string{"customers", "orders", "payments"} {
 		rawTable(t, e, "jaffle.raw_"+s, "raw_"+s)
 	}
-	resp, err := e.as("gate").RecordLineage(ctx, lineageEvents(t, data))
+	resp, err := e.as("pipeline").RecordLineage(ctx, lineageEvents(t, data))
 	if err != nil {
 		t.Fatalf("RecordLineage: %v", err)
 	}
@@ -124,7 +124,7 @@ func TestDbtRunLineage(t *testing.T) {
 		t.Errorf("rerun order after jaffle.raw_payments = %v, want %v", order.GetConsumers(), w)
 	}
 	// The same run sent again changes nothing.
-	again, err := e.as("gate").RecordLineage(ctx, lineageEvents(t, data))
+	again, err := e.as("pipeline").RecordLineage(ctx, lineageEvents(t, data))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func TestCorpusEventsAccepted(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		resp, err := e.as("gate").RecordLineage(context.Background(), lineageEvents(t, data))
+		resp, err := e.as("pipeline").RecordLineage(context.Background(), lineageEvents(t, data))
 		if err != nil {
 			t.Fatalf("%s: %v", file, err)
 		}
@@ -182,7 +182,7 @@ func TestColumnLineageJoinKey(t *testing.T) {
 		js = []byte(strings.Replace(string(js), "\x00", when, 1))
 		js = []byte(strings.Replace(string(js), "\x00", run, 1))
 		js = []byte(strings.Replace(string(js), "\x00", extra, 1))
-		resp, err := e.as("gate").RecordLineage(ctx, lineageEvents(t, js))
+		resp, err := e.as("pipeline").RecordLineage(ctx, lineageEvents(t, js))
 		if err != nil {
 			t.Fatalf("RecordLineage: %v", err)
 		}
@@ -221,7 +221,7 @@ func TestColumnLineageJoinKey(t *testing.T) {
 	// Declared by hand, the consumer is no longer changed by events.
 	declared := &registryv1.Consumer{Name: "spark/features.customer_ltv", Owner: "team-ml", Inputs: []*registryv1.Input{
 		{Source: &registryv1.Input_Subject{Subject: "shop.orders"}, Fields: []string{"customer_id"}, Usage: registryv1.UsageKind_USAGE_KIND_JOIN_KEY}}}
-	if _, err := e.as("operator").RegisterConsumer(ctx, &registryv1.RegisterConsumerRequest{Consumer: declared}); err != nil {
+	if _, err := e.as("team-ml").RegisterConsumer(ctx, &registryv1.RegisterConsumerRequest{Consumer: declared}); err != nil {
 		t.Fatal(err)
 	}
 	if o := send("2026-03-03T10:00:00Z", "0195b0d6-0000-7000-8000-000000000003", ""); o.GetAction() != registryv1.LineageAction_LINEAGE_ACTION_KEPT_DECLARED {
@@ -253,7 +253,7 @@ func TestBadLineage(t *testing.T) {
 		`{"eventTime": "2026-03-01T10:00:00Z", "run": {"runId": ""}, "job": {"namespace": "a", "name": "b"}}`,
 		`"just a string"`,
 	} {
-		_, err := e.as("gate").RecordLineage(context.Background(), lineageEvents(t, []byte(doc)))
+		_, err := e.as("pipeline").RecordLineage(context.Background(), lineageEvents(t, []byte(doc)))
 		if err == nil || !strings.Contains(err.Error(), "event") {
 			t.Errorf("%s: got %v, want an invalid-argument error naming the event", doc, err)
 		}

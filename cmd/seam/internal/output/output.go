@@ -10,6 +10,7 @@ import (
 	"io"
 	"math"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -108,4 +109,19 @@ func Rate(r float64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.2f%%", r*100)
+}
+
+// Locked returns w behind a mutex, for a command whose log and progress
+// lines come from several goroutines onto one stream.
+func Locked(w io.Writer) io.Writer { return &lockedWriter{w: w} }
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

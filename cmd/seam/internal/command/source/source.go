@@ -14,6 +14,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -118,7 +119,10 @@ func newSourceRunCmd(g *client.Globals) *cobra.Command {
 			ctx := cmd.Context()
 			cfg.Name, cfg.SourceURL, cfg.TargetURL = f.name, f.source, f.target
 			cfg.Gate, cfg.Registry = gatev1.NewGateServiceClient(conn), registryv1.NewRegistryServiceClient(conn)
-			log, err := telemetry.NewLogger(cmd.ErrOrStderr(), "text", "info")
+			// The log and the progress bar share standard error from
+			// several goroutines.
+			stderr := output.Locked(cmd.ErrOrStderr())
+			log, err := telemetry.NewLogger(stderr, "text", "info")
 			if err != nil {
 				return err
 			}
@@ -136,7 +140,7 @@ func newSourceRunCmd(g *client.Globals) *cobra.Command {
 				}
 				defer stop()
 			}
-			bar := newRowsBar(cmd.ErrOrStderr())
+			bar := newRowsBar(stderr, cmd.ErrOrStderr())
 			cfg.Progress = bar.update
 			cfg.Ready = bar.done
 			src, err := postgres.New(cfg)
@@ -175,8 +179,10 @@ func serveMetrics(addr string, h http.Handler) (func(), error) {
 }
 
 // rowsBar shows the snapshot's progress: a bar on a terminal, and one
-// summary line with the rates either way.
+// summary line with the rates either way. The snapshot's workers report
+// progress while the run reports the end, so every method holds mu.
 type rowsBar struct {
+	mu    sync.Mutex
 	w     io.Writer
 	bar   *progressbar.ProgressBar
 	start time.Time
@@ -184,12 +190,15 @@ type rowsBar struct {
 	tty   bool
 }
 
-func newRowsBar(w io.Writer) *rowsBar {
-	f, ok := w.(*os.File)
+// newRowsBar writes to w; tty is whether the stream behind w is a terminal.
+func newRowsBar(w io.Writer, tty io.Writer) *rowsBar {
+	f, ok := tty.(*os.File)
 	return &rowsBar{w: w, start: time.Now(), tty: ok && term.IsTerminal(int(f.Fd()))}
 }
 
 func (b *rowsBar) update(p postgres.SnapshotProgress) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	b.last = p
 	if !b.tty {
 		return
@@ -213,6 +222,8 @@ func (b *rowsBar) update(p postgres.SnapshotProgress) {
 }
 
 func (b *rowsBar) done() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	if b.bar != nil {
 		_ = b.bar.Finish()
 		fmt.Fprintln(b.w)
