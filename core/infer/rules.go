@@ -672,6 +672,9 @@ func RuleFlags(r *idmapv1.Rule) string {
 	case *idmapv1.Rule_Lookup:
 		b.WriteString(" --lookup")
 	}
+	if r.GetReversible() && r.GetLookup() == nil {
+		b.WriteString(" --reversible")
+	}
 	return b.String()
 }
 

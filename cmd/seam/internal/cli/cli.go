@@ -27,6 +27,7 @@ import (
 	"github.com/seamdata/seam/cmd/seam/internal/command/events"
 	"github.com/seamdata/seam/cmd/seam/internal/command/gate"
 	"github.com/seamdata/seam/cmd/seam/internal/command/idmap"
+	"github.com/seamdata/seam/cmd/seam/internal/command/incident"
 	"github.com/seamdata/seam/cmd/seam/internal/command/monitor"
 	"github.com/seamdata/seam/cmd/seam/internal/command/quarantine"
 	"github.com/seamdata/seam/cmd/seam/internal/command/source"
@@ -145,6 +146,7 @@ SEAM_GRPC_ADDR, --token is SEAM_TOKEN, and so on. Flags win.`,
 		canonical.New(g),
 		consumer.New(g),
 		contract.NewBlastRadius(g),
+		incident.New(g),
 		events.New(g),
 		quarantine.New(g),
 		monitor.New(g),
