@@ -65,8 +65,11 @@ type RuleFinding struct {
 	// Samples are ids of the rule's From format to validate it on with
 	// SetRule.
 	Samples []string `json:"samples,omitempty"`
-	// Why says in a sentence why this rule, or why only a table will do.
-	Why string `json:"why"`
+	// Why says in a sentence why this rule, or why only a table will do,
+	// and what to do; Reason is its core, short enough to quote ("200 of
+	// 200 UUIDs are random (version 4), so no rule can derive them").
+	Why    string `json:"why"`
+	Reason string `json:"reason,omitempty"`
 	// Tried names every rule considered and how it did.
 	Tried []string `json:"tried,omitempty"`
 }
@@ -213,7 +216,8 @@ func InferRule(q RuleQuery) (*RuleFinding, error) {
 	f := &RuleFinding{Checked: len(q.Pairs), Tried: tried}
 	need := len(q.Pairs) - int(ruleTolerance*float64(len(q.Pairs)))
 	if best == nil || best.matched == 0 || best.matched < need {
-		f.Why = tableWhy(q, from, to, best)
+		f.Reason = tableReason(q, from, to, best)
+		f.Why = "only a lookup table will do: " + f.Reason + "; import the pairs with `seam idmap import " + q.Namespace + " FILE.csv --from " + from.Name() + " --to " + to.Name() + "`"
 		if best != nil {
 			f.Matched = best.matched
 		}
@@ -228,7 +232,7 @@ func InferRule(q RuleQuery) (*RuleFinding, error) {
 			f.Alternatives = append(f.Alternatives, describe(s.c.rule))
 		}
 	}
-	f.Why = best.c.why
+	f.Why, f.Reason = best.c.why, best.c.why
 	if !f.Answers {
 		// Only a UUIDv5 rule is forward-only, and it was found names→UUIDs
 		// while the query asks UUIDs→names.
@@ -305,8 +309,8 @@ func score(c candidate, q RuleQuery, from, to *idrule.Format) *scored {
 	return s
 }
 
-// tableWhy says plainly why only a table will do.
-func tableWhy(q RuleQuery, from, to *idrule.Format, best *scored) string {
+// tableReason says plainly why only a table will do.
+func tableReason(q RuleQuery, from, to *idrule.Format, best *scored) string {
 	uuids := q.Pairs
 	side := ""
 	switch {
@@ -332,7 +336,7 @@ func tableWhy(q RuleQuery, from, to *idrule.Format, best *scored) string {
 	if best != nil && best.matched > 0 {
 		why += fmt.Sprintf(" (the closest, %s, fits only %d of %d pairs)", describe(best.c.rule), best.matched, len(q.Pairs))
 	}
-	return "only a lookup table will do: " + why + "; import the pairs with `seam idmap import " + q.Namespace + " FILE.csv --from " + from.Name() + " --to " + to.Name() + "`"
+	return why
 }
 
 // uuidNature says what a set of UUIDs is when nothing derives them.
@@ -734,6 +738,7 @@ func RuleFromValues(namespace string, old, next *idmapv1.Format, values, known, 
 	if best != nil && best.matched >= need && best.matched > 0 {
 		f.Rule, f.Answers, f.Matched = best.c.rule, true, best.matched
 		f.Exceptions, f.Wrong, f.Samples = best.exceptions, best.wrong, best.samples
+		f.Reason = best.c.why
 		f.Why = best.c.why + fmt.Sprintf("; verified on every value: %d of %d parse back to a %s id and render again unchanged", best.matched, len(values), old.GetName())
 		return f
 	}
@@ -752,6 +757,7 @@ func RuleFromValues(namespace string, old, next *idmapv1.Format, values, known, 
 			why += fmt.Sprintf(" (the closest, %s, fits %d of %d)", describe(best.c.rule), best.matched, len(values))
 		}
 	}
+	f.Reason = why
 	f.Why = "no rule can be read off the values: " + why + "; give sample pairs (`seam idmap rule infer " + namespace + " --from " + next.GetName() + " --to " + old.GetName() + " PAIRS.csv`) or import a lookup table"
 	if best != nil {
 		f.Matched = best.matched
@@ -862,6 +868,7 @@ func searchUUIDv5(namespace, oldFmt, newFmt string, values, known, extra []strin
 				Rule:    &idmapv1.Rule{FromFormat: oldFmt, ToFormat: newFmt, Strategy: &idmapv1.Rule_UuidV5{UuidV5: &idmapv1.UuidV5Rule{NamespaceUuid: nc.UUID}}},
 				Answers: false, Checked: len(values), Matched: hits, Wrong: len(values) - hits, Tried: tried,
 				Samples: known[:min(maxSamples, len(known))],
+				Reason:  fmt.Sprintf("every %s value is the UUIDv5 of a known %s id in namespace %s (%s)", newFmt, oldFmt, nc.UUID, nc.How),
 				Why: fmt.Sprintf("every %s value is the UUIDv5 of a known %s id in namespace %s (%s); SHA-1 cannot be reversed, so %s→%s needs a lookup table, generated from the %d known %s ids",
 					newFmt, oldFmt, nc.UUID, nc.How, newFmt, oldFmt, len(known), oldFmt),
 			}

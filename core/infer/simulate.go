@@ -37,6 +37,14 @@ type Simulation struct {
 	Examples []string `json:"examples,omitempty"`
 }
 
+// GetPassed is Passed, and 0 for a nil simulation.
+func (s *Simulation) GetPassed() int {
+	if s == nil {
+		return 0
+	}
+	return s.Passed
+}
+
 // PassRate is Passed / Records (0 for none).
 func (s *Simulation) PassRate() float64 {
 	if s.Records == 0 {

@@ -361,7 +361,9 @@ func TestUUIDv5Incident(t *testing.T) {
 	t.Parallel()
 	url, _ := idrule.ParseUUID("6ba7b811-9dad-11d1-80b4-00c04fd430c8")
 	n := seamtest.StartNode(t)
-	setupSettlements(t, n, func(i int) string { return fmt.Sprintf("%q", idrule.FormatUUID(idrule.UUIDv5(url, fmt.Sprint(1000+i)))) })
+	setupSettlements(t, n, func(i int) string {
+		return fmt.Sprintf("%q", idrule.FormatUUID(idrule.UUIDv5(url, fmt.Sprint(1000+i))))
+	})
 	view := n.MustCLI(t, 0, "incident", "pay.settlements")
 	for _, want := range []string{"UUIDv5 of a known legacy-int id in namespace 6ba7b811-9dad-11d1-80b4-00c04fd430c8 (the RFC 9562 URL namespace)",
 		"import the uuid→legacy-int table (5000 pairs)", "--apply generates the pairs: UUIDv5 of the 5000 known legacy-int ids", "200 would be released (100.0%)"} {
@@ -372,5 +374,29 @@ func TestUUIDv5Incident(t *testing.T) {
 	res := jsonOf(t, n.MustCLI(t, 0, "incident", "pay.settlements", "--apply", "--reason", "INC-4", "-o", "json"))
 	if rec := res["reconciliation"].(map[string]any); rec["released"] != 200.0 || rec["adds_up"] != true {
 		t.Errorf("reconciliation = %v, want all 200 released", rec)
+	}
+}
+
+// A source contained while nothing had changed: the incident proposes no
+// version, only release and replay, and --apply releases every record.
+func TestContainedWithoutChange(t *testing.T) {
+	t.Parallel()
+	n := seamtest.StartNode(t)
+	n.MustCLI(t, 0, "canonical", "register", "-f", seamtest.WriteFile(t, "model.yaml", shipmentModel))
+	n.MustCLI(t, 0, "contract", "register", "-f", seamtest.WriteFile(t, "v1.yaml", shipmentsV1))
+	n.MustCLI(t, 0, "gate", "contain", "fleet.shipments", "--reason", "a false alarm")
+	n.MustCLI(t, 0, "gate", "ingest", shipments(t, 8, 40, "carrier", "%d"), "--subject", "fleet.shipments", "--partition", "2026-03-08")
+	view := n.MustCLI(t, 0, "incident", "fleet.shipments")
+	for _, want := range []string{"CONTAINED", "need no change to v1", "release the source", "replay 2026-03-08..2026-03-08 through v1"} {
+		if !strings.Contains(view, want) {
+			t.Errorf("incident view lacks %q:\n%s", want, view)
+		}
+	}
+	if strings.Contains(view, "register fleet.shipments") {
+		t.Errorf("a version is proposed where none is needed:\n%s", view)
+	}
+	res := jsonOf(t, n.MustCLI(t, 0, "incident", "fleet.shipments", "--apply", "--reason", "false alarm", "-o", "json"))
+	if rec := res["reconciliation"].(map[string]any); rec["released"] != 40.0 || rec["adds_up"] != true {
+		t.Errorf("reconciliation = %v, want all 40 released", rec)
 	}
 }

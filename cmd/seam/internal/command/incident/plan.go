@@ -130,32 +130,40 @@ func build(ctx context.Context, c proposal.Clients, subject string, o options) (
 	if inc.Partitions, err = partitionStates(ctx, c.Gate, subject, g.Partitions); err != nil {
 		return nil, err
 	}
-	if inc.Proposal == nil || len(inc.Proposal.Changes) == 0 {
+	p := inc.Proposal
+	if p == nil {
 		return inc, nil
 	}
-	p := inc.Proposal
-	br, err := c.Registry.GetBlastRadius(ctx, &registryv1.GetBlastRadiusRequest{Subject: subject, Proposed: p.Contract})
-	if err != nil {
-		return nil, fmt.Errorf("blast radius of %s: %w", subject, err)
-	}
-	inc.BlastRadius = br.GetConsumers()
-	if inc.Check, err = c.Registry.CheckContract(ctx, &registryv1.CheckContractRequest{Contract: p.Contract}); err != nil {
-		return nil, fmt.Errorf("check the proposed version of %s: %w", subject, err)
-	}
-	if o.reason != "" && inc.Check.GetNoticeOwed() != "" {
-		// Would the notice be waived for this caller? Only an admin may.
-		waived, err := c.Registry.CheckContract(ctx, &registryv1.CheckContractRequest{Contract: p.Contract, Override: &registryv1.NoticeOverride{Reason: o.reason}})
+	version := inc.Active
+	if len(p.Changes) > 0 {
+		version = inc.Next
+		br, err := c.Registry.GetBlastRadius(ctx, &registryv1.GetBlastRadiusRequest{Subject: subject, Proposed: p.Contract})
 		if err != nil {
-			return nil, fmt.Errorf("check the proposed version of %s with the notice waived: %w", subject, err)
+			return nil, fmt.Errorf("blast radius of %s: %w", subject, err)
 		}
-		inc.Waived = waived
-	}
-	if err := inc.migrations(ctx, c, g, o); err != nil {
-		return nil, err
+		inc.BlastRadius = br.GetConsumers()
+		if inc.Check, err = c.Registry.CheckContract(ctx, &registryv1.CheckContractRequest{Contract: p.Contract}); err != nil {
+			return nil, fmt.Errorf("check the proposed version of %s: %w", subject, err)
+		}
+		if o.reason != "" && inc.Check.GetNoticeOwed() != "" {
+			// Would the notice be waived for this caller? Only an admin may.
+			waived, err := c.Registry.CheckContract(ctx, &registryv1.CheckContractRequest{Contract: p.Contract, Override: &registryv1.NoticeOverride{Reason: o.reason}})
+			if err != nil {
+				return nil, fmt.Errorf("check the proposed version of %s with the notice waived: %w", subject, err)
+			}
+			inc.Waived = waived
+		}
+		if err := inc.migrations(ctx, c, g, o); err != nil {
+			return nil, err
+		}
 	}
 	inc.dryRun(ctx, c, g)
+	if len(p.Changes) == 0 && !inc.Containment.GetContained() && inc.DryRun.GetPassed() == 0 {
+		// Nothing a version or a replay would release: no fix to offer.
+		return inc, nil
+	}
 	inc.File = cmp.Or(o.out, fmt.Sprintf("%s.v%d.yaml", subject, inc.Next))
-	inc.ReplayID = cmp.Or(o.replayID, fmt.Sprintf("incident-%s-v%d-%s..%s", subject, inc.Next, g.Partitions[0], g.Partitions[len(g.Partitions)-1]))
+	inc.ReplayID = cmp.Or(o.replayID, fmt.Sprintf("incident-%s-v%d-%s..%s", subject, version, g.Partitions[0], g.Partitions[len(g.Partitions)-1]))
 	inc.plan(c, o)
 	return inc, nil
 }
@@ -265,7 +273,7 @@ func (inc *Incident) migrations(ctx context.Context, c proposal.Clients, g *prop
 				continue
 			}
 			mp.Pairs, mp.PairsFrom = filePairs, o.pairs
-			mp.How = fmt.Sprintf("a lookup table of the %d pairs of %s: %s", len(filePairs), o.pairs, r.Why)
+			mp.How = fmt.Sprintf("a lookup table of the %d pairs of %s (%s)", len(filePairs), o.pairs, r.Reason)
 			continue
 		}
 		if v5 := r.Rule.GetUuidV5(); v5 != nil && m.Target == m.Old {
@@ -281,8 +289,8 @@ func (inc *Incident) migrations(ctx context.Context, c proposal.Clients, g *prop
 			mp.How = r.Why
 			continue
 		}
-		mp.Missing = fmt.Sprintf("only a lookup table will do for %s/%s→%s (%s): give the pairs with --pairs FILE.csv (columns %s,%s)",
-			m.Namespace, m.New, m.Target, r.Why, m.New, m.Target)
+		mp.Missing = fmt.Sprintf("only a lookup table will do (%s): give the pairs with --pairs FILE.csv (columns %s,%s)",
+			r.Reason, m.New, m.Target)
 	}
 	return nil
 }

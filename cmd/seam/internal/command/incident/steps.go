@@ -121,6 +121,12 @@ func (inc *Incident) plan(c proposal.Clients, o options) {
 	if len(p.Changes) > 0 {
 		version = inc.Next
 	}
+	if len(p.Changes) == 0 && !inc.Containment.GetContained() {
+		// The held records need no new version, only a replay: the source
+		// flows, and stays flowing.
+		contain.Done, contain.Why = true, "not needed: the held records need no new version"
+		release.Done, release.Why = true, "not contained"
+	}
 	replay := &Step{Name: fmt.Sprintf("replay %s..%s through v%d", from, to, version),
 		Command: fmt.Sprintf("seam quarantine replay %s --from %s --to %s --contract-version %d --replay-id %s --summary-only", subj, from, to, version, q(inc.ReplayID))}
 	replay.run = func(ctx context.Context) (string, error) {
