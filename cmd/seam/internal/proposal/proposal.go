@@ -255,7 +255,7 @@ func (g *Gathered) Propose(ctx context.Context, c Clients, o infer.Options) (*in
 	}
 	known := map[string][]string{}
 	for _, m := range p.Migrations {
-		if !m.Rule.TableOnly() || m.CreateFormat.GetKind() == idmapv1.FormatKind_FORMAT_KIND_STRING || !strings.Contains(m.Rule.Why, "UUID") {
+		if !m.Rule.TableOnly() || g.formatKind(m) != idmapv1.FormatKind_FORMAT_KIND_UUID {
 			continue
 		}
 		ids, err := KnownIDs(ctx, c.Idmap, g.nsByName(m.Namespace), m.Old, maxKnown)
@@ -271,6 +271,19 @@ func (g *Gathered) Propose(ctx context.Context, c Clients, o infer.Options) (*in
 	}
 	in.Known = known
 	return infer.Propose(in)
+}
+
+// formatKind is the kind of the format a migrated identifier now has.
+func (g *Gathered) formatKind(m *infer.Migration) idmapv1.FormatKind {
+	if m.CreateFormat != nil {
+		return m.CreateFormat.GetKind()
+	}
+	for _, f := range g.nsByName(m.Namespace).GetFormats() {
+		if f.GetName() == m.New {
+			return f.GetKind()
+		}
+	}
+	return idmapv1.FormatKind_FORMAT_KIND_UNSPECIFIED
 }
 
 func (g *Gathered) nsByName(name string) *idmapv1.Namespace {

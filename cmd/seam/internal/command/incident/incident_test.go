@@ -246,6 +246,9 @@ func TestRandomUUIDIncident(t *testing.T) {
 		"FIELD_TYPE_CHANGED fields.merchant_id.type",
 		"IDENTIFIER_FORMAT_CHANGED fields.merchant_id.identifier.format",
 		"MAPPING_CHANGED mapping.fields.merchant_id")
+	if m := res["migrations"].([]any)[0].(map[string]any); m["field"] != "merchant_id" || m["new"] != "uuid" || m["target"] != "legacy-int" || m["ready"] != true {
+		t.Errorf("migration in JSON = %v", m)
+	}
 	rec := res["reconciliation"].(map[string]any)
 	if rec["held_before"] != 200.0 || rec["released"] != 180.0 || rec["still_held"] != 20.0 || rec["adds_up"] != true {
 		t.Fatalf("reconciliation = %v, want 200 = 180 + 20", rec)

@@ -3,6 +3,7 @@ package incident
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	contractcmd "github.com/seamdata/seam/cmd/seam/internal/command/contract"
 	idmapcmd "github.com/seamdata/seam/cmd/seam/internal/command/idmap"
 	"github.com/seamdata/seam/cmd/seam/internal/proposal"
 	"github.com/seamdata/seam/core/infer"
@@ -84,6 +86,22 @@ type MigrationPlan struct {
 	PairsFrom string        `json:"pairs_from,omitempty"`
 	// Missing says what is still needed when neither is at hand.
 	Missing string `json:"missing,omitempty"`
+}
+
+// MarshalJSON writes the migration with its plan.
+func (mp *MigrationPlan) MarshalJSON() ([]byte, error) {
+	j := contractcmd.MigrationsJSON([]*infer.Migration{mp.Migration})[0]
+	j["format_exists"], j["ready"], j["how"] = mp.FormatExists, mp.Ready, mp.How
+	if mp.RuleText != "" {
+		j["rule_to_set"], j["samples"] = mp.RuleText, mp.Samples
+	}
+	if len(mp.Pairs) > 0 {
+		j["pairs"], j["pairs_from"] = len(mp.Pairs), mp.PairsFrom
+	}
+	if mp.Missing != "" {
+		j["missing"] = mp.Missing
+	}
+	return json.Marshal(j)
 }
 
 // Step is one thing the fix does.
