@@ -271,7 +271,14 @@ func (pr *proposer) renames(fields *[]*contractv1.Field, prefix string) {
 			if !fits(fp, old) {
 				continue
 			}
-			matches = append(matches, match{old, fp, nameSimilarity(old.GetName(), fp.Name) + presence(fp)})
+			sim := nameSimilarity(old.GetName(), fp.Name)
+			// An optional field is often simply not sent; that it is
+			// missing says little, so only a name that resembles it makes
+			// a new field its rename. A required one missing is a change.
+			if !old.GetRequired() && sim < minOptionalRenameSimilarity {
+				continue
+			}
+			matches = append(matches, match{old, fp, sim + presence(fp)})
 		}
 	}
 	slices.SortStableFunc(matches, func(a, b match) int { return cmp.Compare(b.score, a.score) })
@@ -309,6 +316,10 @@ func (pr *proposer) renames(fields *[]*contractv1.Field, prefix string) {
 		pr.change(m.new.Path, "renamed from %s: the held records never carry %s and carry %s with values that fit its declaration", oldPath, oldPath, m.new.Path)
 	}
 }
+
+// minOptionalRenameSimilarity is how alike the names of a missing optional
+// field and a new one must be (nameSimilarity) to call it a rename.
+const minOptionalRenameSimilarity = 0.5
 
 // membersOf returns the profiles of the members of the object at prefix
 // ("" for the top level, "address." for a member object).

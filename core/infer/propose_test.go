@@ -501,3 +501,22 @@ func TestProposeRefusesWhatItCannotUse(t *testing.T) {
 		t.Errorf("malformed = %d, changes %v; want 3 and none", p.Profile.Malformed, p.Changes)
 	}
 }
+
+// An optional field that is not sent and a new one of the same type are
+// not a rename unless their names say so; a required one missing is.
+func TestRenameNeedsEvidence(t *testing.T) {
+	t.Parallel()
+	var lines []string
+	for i := range 40 {
+		lines = append(lines, fmt.Sprintf(`{"order_id":"ORD-%010d","customer_id":%d,"amount":%d.5,"currency":"EUR","status":"paid","created_at":"2026-03-08T10:00:00Z","items":2,"promo":"P%d","mail":"a%d@b.example"}`, i, 1000+i, i, i, i))
+	}
+	ns := &idmapv1.Namespace{Name: "customer", Formats: []*idmapv1.Format{{Name: "legacy-int", Kind: idmapv1.FormatKind_FORMAT_KIND_INT}}}
+	p := propose(t, infer.Input{Active: examples.ShopOrdersV1(), ActiveVersion: 1, Canonical: examples.CommerceOrder(),
+		Namespaces: []*idmapv1.Namespace{ns}, Held: ndjson("2026-03-08", lines...)})
+	// coupon is not sent and promo is new: two fields, not a rename. email
+	// is not sent and mail is new: the names say rename.
+	wantRules(t, p,
+		"FIELD_ADDED_OPTIONAL fields.promo",
+		"FIELD_RENAMED fields.mail",
+		"MAPPING_CHANGED mapping.fields.email")
+}

@@ -30,13 +30,16 @@ func (f *InferFlags) Add(cmd *cobra.Command) {
 	cmd.Flags().StringArrayVar(&f.Partitions, "partition", nil, "a partition to read held records from (repeatable; default: the newest partitions holding records)")
 	cmd.Flags().IntVar(&f.Limit, "limit", proposal.DefaultLimit, "read at most this many held records, newest partitions first")
 	cmd.Flags().Float64Var(&f.MinShare, "min-share", infer.DefaultMinShare, "a deviation is a change of the source when at least this share of the records carrying the field show it")
-	cmd.Flags().IntVar(&f.MinCount, "min-count", infer.DefaultMinCount, "… and at least this many records")
+	cmd.Flags().IntVar(&f.MinCount, "min-count", infer.DefaultMinCount, "and at least this many records")
 }
 
 // Options returns the gathering options.
 func (f *InferFlags) Options() (proposal.Options, error) {
 	if f.MinShare < 0 || f.MinShare > 1 {
 		return proposal.Options{}, exit.Usagef("--min-share %g: give a share from 0 to 1", f.MinShare)
+	}
+	if f.MinCount < 1 {
+		return proposal.Options{}, exit.Usagef("--min-count %d: give 1 or more", f.MinCount)
 	}
 	if f.Limit < 1 || f.Limit > proposal.MaxLimit {
 		return proposal.Options{}, exit.Usagef("--limit %d: give 1 to %d", f.Limit, proposal.MaxLimit)
