@@ -98,12 +98,12 @@ func Gather(ctx context.Context, c Clients, subject string, o Options) (*Gathere
 	g := &Gathered{Subject: subject}
 	active, err := c.Registry.GetContract(ctx, &registryv1.GetContractRequest{Subject: subject})
 	if err != nil {
-		return nil, fmt.Errorf("get the active version of %s: %w", subject, err)
+		return nil, Wrap(fmt.Sprintf("get the active version of %s", subject), err)
 	}
 	g.Active = active.GetVersion()
 	list, err := c.Registry.ListContracts(ctx, &registryv1.ListContractsRequest{Subject: subject})
 	if err != nil {
-		return nil, fmt.Errorf("list the versions of %s: %w", subject, err)
+		return nil, Wrap(fmt.Sprintf("list the versions of %s", subject), err)
 	}
 	for _, v := range list.GetVersions() {
 		g.Latest = max(g.Latest, v.GetVersion())
@@ -112,7 +112,7 @@ func Gather(ctx context.Context, c Clients, subject string, o Options) (*Gathere
 	if m := ct.GetMapping(); m.GetCanonical() != "" {
 		cm, err := c.Registry.GetCanonicalModel(ctx, &registryv1.GetCanonicalModelRequest{Name: m.GetCanonical(), Version: m.GetCanonicalVersion()})
 		if err != nil {
-			return nil, fmt.Errorf("get canonical model %s of %s: %w", m.GetCanonical(), subject, err)
+			return nil, Wrap(fmt.Sprintf("get canonical model %s of %s", m.GetCanonical(), subject), err)
 		}
 		g.Canonical = cm.GetVersion().GetModel()
 	}
@@ -123,7 +123,7 @@ func Gather(ctx context.Context, c Clients, subject string, o Options) (*Gathere
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("get idmap namespace %s: %w", ns, err)
+			return nil, Wrap(fmt.Sprintf("get idmap namespace %s", ns), err)
 		}
 		g.Namespaces = append(g.Namespaces, resp.GetNamespace())
 	}
@@ -170,7 +170,7 @@ func (g *Gathered) readHeld(ctx context.Context, gate gatev1.GateServiceClient, 
 	filter := &gatev1.QuarantineFilter{Subject: g.Subject, State: gatev1.QuarantineState_QUARANTINE_STATE_HELD}
 	stats, err := gate.GetQuarantineStats(ctx, &gatev1.GetQuarantineStatsRequest{Filter: filter})
 	if err != nil {
-		return fmt.Errorf("count the held records of %s: %w", g.Subject, err)
+		return Wrap(fmt.Sprintf("count the held records of %s", g.Subject), err)
 	}
 	held := map[string]int64{}
 	for _, p := range stats.GetByPartition() {
@@ -200,7 +200,7 @@ func (g *Gathered) readHeld(ctx context.Context, gate gatev1.GateServiceClient, 
 		for len(g.Held) < limit {
 			resp, err := gate.ListQuarantine(ctx, &gatev1.ListQuarantineRequest{Filter: f, PageSize: int32(min(pageSize, limit-len(g.Held))), PageToken: tok})
 			if err != nil {
-				return fmt.Errorf("read the held records of %s partition %s: %w", g.Subject, parts[i], err)
+				return Wrap(fmt.Sprintf("read the held records of %s partition %s", g.Subject, parts[i]), err)
 			}
 			for _, q := range resp.GetRecords() {
 				g.Held = append(g.Held, infer.Record{Format: q.GetFormat(), Raw: q.GetRaw(), Partition: q.GetPartition(), ID: q.GetId(), Position: q.GetPosition()})
@@ -213,7 +213,7 @@ func (g *Gathered) readHeld(ctx context.Context, gate gatev1.GateServiceClient, 
 	if len(parts) > 0 {
 		m, err := gate.GetMonitor(ctx, &gatev1.GetMonitorRequest{Subject: g.Subject, PartitionFrom: parts[0], PartitionTo: parts[len(parts)-1]})
 		if err != nil {
-			return fmt.Errorf("read the monitor of %s: %w", g.Subject, err)
+			return Wrap(fmt.Sprintf("read the monitor of %s", g.Subject), err)
 		}
 		for _, pm := range m.GetPartitions() {
 			if slices.Contains(parts, pm.GetPartition()) {
@@ -320,7 +320,7 @@ func KnownIDs(ctx context.Context, c idmapv1.IdMapServiceClient, ns *idmapv1.Nam
 	}
 	pairs, err := ExportPairs(ctx, c, &idmapv1.ExportPairsRequest{Namespace: ns.GetName(), FromFormat: format, ToFormat: other, Limit: limit})
 	if err != nil {
-		return nil, fmt.Errorf("read the known %s ids of %s: %w", format, ns.GetName(), err)
+		return nil, Wrap(fmt.Sprintf("read the known %s ids of %s", format, ns.GetName()), err)
 	}
 	ids := make([]string, len(pairs))
 	for i, p := range pairs {
@@ -349,3 +349,27 @@ func ExportPairs(ctx context.Context, c idmapv1.IdMapServiceClient, req *idmapv1
 		}
 	}
 }
+
+// CallError is a failed call to a service with what it was for. Its
+// message reads "get the active version of x: subject not found", not the
+// transport's "rpc error: code = … desc = …", and it keeps the call's gRPC
+// code, so the command exits as for the call itself.
+type CallError struct {
+	What string
+	st   *status.Status
+}
+
+// Wrap wraps err with what the call was for: a CallError for a gRPC
+// status, an ordinary wrapped error otherwise.
+func Wrap(what string, err error) error {
+	if st, ok := status.FromError(err); ok && st.Code() != codes.OK {
+		return &CallError{What: what, st: st}
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+// Error implements error.
+func (e *CallError) Error() string { return e.What + ": " + e.st.Message() }
+
+// GRPCStatus gives the call's code with the whole message.
+func (e *CallError) GRPCStatus() *status.Status { return status.New(e.st.Code(), e.Error()) }

@@ -58,7 +58,7 @@ func Infer(cmd *cobra.Command, g *client.Globals, conn *grpc.ClientConn, subject
 	defer cancel()
 	gathered, err := proposal.Gather(ctx, c, subject, opts)
 	if err != nil {
-		return nil, nil, g.RPCError("gather "+subject, err)
+		return nil, nil, g.RPCError("infer "+subject, err)
 	}
 	if len(gathered.Held) == 0 {
 		where := "any partition"

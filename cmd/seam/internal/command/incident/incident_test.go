@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/seamdata/seam/cmd/seam/internal/exit"
 	"github.com/seamdata/seam/cmd/seam/internal/seamtest"
 	"github.com/seamdata/seam/core/idrule"
 )
@@ -401,5 +402,29 @@ func TestContainedWithoutChange(t *testing.T) {
 	res := jsonOf(t, n.MustCLI(t, 0, "incident", "fleet.shipments", "--apply", "--reason", "false alarm", "-o", "json"))
 	if rec := res["reconciliation"].(map[string]any); rec["released"] != 40.0 || rec["adds_up"] != true {
 		t.Errorf("reconciliation = %v, want all 40 released", rec)
+	}
+}
+
+// Bad input gets a message naming what and where, and a usage exit.
+func TestIncidentBadInput(t *testing.T) {
+	t.Parallel()
+	n := seamtest.StartNode(t)
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"incident", "nope.subject"}, `subject "nope.subject" not found`},
+		{[]string{"contract", "infer", "nope.subject"}, `subject "nope.subject" not found`},
+		{[]string{"incident", "nope.subject", "--apply"}, "--apply needs --reason"},
+		{[]string{"incident", "nope.subject", "--pairs", "/nonexistent.csv"}, `subject "nope.subject" not found`},
+		{[]string{"contract", "infer", "x", "--min-share", "2"}, "--min-share 2: give a share from 0 to 1"},
+		{[]string{"contract", "infer", "x", "--limit", "0"}, "--limit 0: give 1 to"},
+		{[]string{"idmap", "rule", "infer", "nope", "--from", "a", "--to", "b"}, `namespace "nope" not found`},
+		{[]string{"idmap", "rule", "infer", "nope"}, "give --from and --to"},
+	} {
+		out := n.MustCLI(t, exit.Usage, tt.args...)
+		if !strings.Contains(out, tt.want) || strings.Contains(out, "rpc error") {
+			t.Errorf("seam %s:\n%s\nwant it to say %q, without the transport's wording", strings.Join(tt.args, " "), out, tt.want)
+		}
 	}
 }

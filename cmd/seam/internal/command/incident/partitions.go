@@ -2,8 +2,8 @@ package incident
 
 import (
 	"context"
-	"fmt"
 
+	"github.com/seamdata/seam/cmd/seam/internal/proposal"
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
 )
 
@@ -32,7 +32,7 @@ func partitionStates(ctx context.Context, gate gatev1.GateServiceClient, subject
 	}
 	m, err := gate.GetMonitor(ctx, &gatev1.GetMonitorRequest{Subject: subject, PartitionFrom: parts[0], PartitionTo: parts[len(parts)-1]})
 	if err != nil {
-		return nil, fmt.Errorf("read the monitor of %s: %w", subject, err)
+		return nil, proposal.Wrap("read the monitor of "+subject, err)
 	}
 	var out []PartitionLine
 	for _, p := range m.GetPartitions() {

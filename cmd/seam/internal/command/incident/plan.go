@@ -14,6 +14,7 @@ import (
 
 	contractcmd "github.com/seamdata/seam/cmd/seam/internal/command/contract"
 	idmapcmd "github.com/seamdata/seam/cmd/seam/internal/command/idmap"
+	"github.com/seamdata/seam/cmd/seam/internal/exit"
 	"github.com/seamdata/seam/cmd/seam/internal/proposal"
 	"github.com/seamdata/seam/core/infer"
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
@@ -157,17 +158,17 @@ func build(ctx context.Context, c proposal.Clients, subject string, o options) (
 		version = inc.Next
 		br, err := c.Registry.GetBlastRadius(ctx, &registryv1.GetBlastRadiusRequest{Subject: subject, Proposed: p.Contract})
 		if err != nil {
-			return nil, fmt.Errorf("blast radius of %s: %w", subject, err)
+			return nil, proposal.Wrap(fmt.Sprintf("blast radius of %s", subject), err)
 		}
 		inc.BlastRadius = br.GetConsumers()
 		if inc.Check, err = c.Registry.CheckContract(ctx, &registryv1.CheckContractRequest{Contract: p.Contract}); err != nil {
-			return nil, fmt.Errorf("check the proposed version of %s: %w", subject, err)
+			return nil, proposal.Wrap(fmt.Sprintf("check the proposed version of %s", subject), err)
 		}
 		if o.reason != "" && inc.Check.GetNoticeOwed() != "" {
 			// Would the notice be waived for this caller? Only an admin may.
 			waived, err := c.Registry.CheckContract(ctx, &registryv1.CheckContractRequest{Contract: p.Contract, Override: &registryv1.NoticeOverride{Reason: o.reason}})
 			if err != nil {
-				return nil, fmt.Errorf("check the proposed version of %s with the notice waived: %w", subject, err)
+				return nil, proposal.Wrap(fmt.Sprintf("check the proposed version of %s with the notice waived", subject), err)
 			}
 			inc.Waived = waived
 		}
@@ -190,7 +191,7 @@ func build(ctx context.Context, c proposal.Clients, subject string, o options) (
 func (inc *Incident) state(ctx context.Context, c proposal.Clients) error {
 	cs, err := c.Gate.ListContainments(ctx, &gatev1.ListContainmentsRequest{})
 	if err != nil {
-		return fmt.Errorf("list containments: %w", err)
+		return proposal.Wrap("list containments", err)
 	}
 	for _, ct := range cs.GetContainments() {
 		if ct.GetSubject() == inc.Subject {
@@ -199,7 +200,7 @@ func (inc *Incident) state(ctx context.Context, c proposal.Clients) error {
 	}
 	alerts, err := c.Gate.ListAlerts(ctx, &gatev1.ListAlertsRequest{Subject: inc.Subject, Limit: 1000})
 	if err != nil {
-		return fmt.Errorf("list the alerts of %s: %w", inc.Subject, err)
+		return proposal.Wrap(fmt.Sprintf("list the alerts of %s", inc.Subject), err)
 	}
 	for _, a := range alerts.GetAlerts() {
 		if changeKinds[a.GetKind()] {
@@ -211,7 +212,7 @@ func (inc *Incident) state(ctx context.Context, c proposal.Clients) error {
 	})
 	st, err := c.Gate.GetQuarantineStats(ctx, &gatev1.GetQuarantineStatsRequest{Filter: &gatev1.QuarantineFilter{Subject: inc.Subject, State: gatev1.QuarantineState_QUARANTINE_STATE_HELD}})
 	if err != nil {
-		return fmt.Errorf("count the held records of %s: %w", inc.Subject, err)
+		return proposal.Wrap(fmt.Sprintf("count the held records of %s", inc.Subject), err)
 	}
 	inc.Held = st.GetTotal()
 	for _, p := range st.GetByPartition() {
@@ -252,7 +253,7 @@ func (inc *Incident) migrations(ctx context.Context, c proposal.Clients, g *prop
 	if o.pairs != "" {
 		f, err := os.Open(o.pairs)
 		if err != nil {
-			return fmt.Errorf("--pairs: %w", err)
+			return exit.Usagef("--pairs: %w", err)
 		}
 		defer f.Close()
 		if filePairs, err = idmapcmd.ReadPairsCSV(f, !o.noHeader, o.pairs); err != nil {
@@ -269,7 +270,7 @@ func (inc *Incident) migrations(ctx context.Context, c proposal.Clients, g *prop
 		if mp.FormatExists {
 			routes, err := c.Idmap.DescribeRoutes(ctx, &idmapv1.DescribeRoutesRequest{Queries: []*idmapv1.RouteQuery{{Namespace: m.Namespace, FromFormat: m.New, ToFormat: m.Target}}})
 			if err != nil {
-				return fmt.Errorf("ask idmap about %s/%s→%s: %w", m.Namespace, m.New, m.Target, err)
+				return proposal.Wrap(fmt.Sprintf("ask idmap about %s/%s→%s", m.Namespace, m.New, m.Target), err)
 			}
 			if r := routes.GetRoutes()[0]; r.GetState() == idmapv1.RouteState_ROUTE_STATE_READY {
 				mp.Ready, mp.How = true, "idmap translates it already ("+r.GetStrategy()+")"
