@@ -2,6 +2,7 @@ package check_test
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/seamdata/seam/core/check"
 	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
 	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
+	"google.golang.org/protobuf/proto"
 )
 
 // bank is a bank feed whose account_ref is a pattern-checked string
@@ -86,6 +88,71 @@ func TestAdditionalFields(t *testing.T) {
 				t.Fatalf("unknown counts %v, want memo counted once", res.Unknown)
 			}
 		})
+	}
+}
+
+// A nested object closed with additional_fields(OBJECT) refuses members
+// the contract does not declare there, and only there: the top level and
+// the objects inside stay as open as they are declared.
+func TestObjectAdditionalFields(t *testing.T) {
+	t.Parallel()
+	c := bank(contractv1.AdditionalFields_ADDITIONAL_FIELDS_UNSPECIFIED)
+	c.Fields = append(c.Fields, &contractv1.Field{Name: "counterparty", Type: contractv1.FieldType_FIELD_TYPE_OBJECT, Fields: []*contractv1.Field{
+		{Name: "iban", Type: contractv1.FieldType_FIELD_TYPE_STRING},
+		{Name: "address", Type: contractv1.FieldType_FIELD_TYPE_OBJECT, Fields: []*contractv1.Field{
+			{Name: "country", Type: contractv1.FieldType_FIELD_TYPE_STRING},
+		}},
+	}})
+	data := strings.Join([]string{
+		txn("T1", `"ACC-00000001"`, "2026-03-01T10:00:00Z", `,"counterparty":{"iban":"DE1","address":{"country":"DE"}}`),
+		txn("T2", `"ACC-00000002"`, "2026-03-01T10:00:00Z", `,"counterparty":{"iban":"DE1","bic":"B","name":"N"}`),
+		txn("T3", `"ACC-00000003"`, "2026-03-01T10:00:00Z", `,"counterparty":{"address":{"country":"DE","city":"Bonn"}}`),
+		txn("T4", `"ACC-00000004"`, "2026-03-01T10:00:00Z", `,"memo":"top level stays open"`),
+		txn("T5", `"ACC-00000005"`, "2026-03-01T10:00:00Z", `,"counterparty":null`),
+		txn("T6", `"ACC-00000006"`, "2026-03-01T10:00:00Z", `,"counterparty":{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"address":{"zip":"1"}}`),
+	}, "\n")
+	tests := []struct {
+		name   string
+		checks []*contractv1.Check
+		want   []string
+	}{
+		{"open", nil, []string{"", "", "", "", "", ""}},
+		{"counterparty closed", []*contractv1.Check{{Name: "cp_closed", Rule: "additional_fields(counterparty)"}},
+			[]string{"", "cp_closed", "", "", "", "cp_closed"}},
+		{"both levels closed", []*contractv1.Check{{Name: "cp_closed", Rule: "additional_fields(counterparty)"},
+			{Name: "addr_closed", Rule: "additional_fields(counterparty.address)", Policy: contractv1.Policy_POLICY_ALERT}},
+			[]string{"", "cp_closed", "addr_closed", "", "", "cp_closed+addr_closed"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c := proto.Clone(c).(*contractv1.Contract)
+			c.Checks = tt.checks
+			p := compile(t, c)
+			res := p.Validate(decode(t, p, recordv1.Format_FORMAT_NDJSON, data))
+			if got := failuresOf(p, res); !slices.Equal(got, tt.want) {
+				t.Fatalf("failures %q, want %q", got, tt.want)
+			}
+			if len(tt.checks) == 0 {
+				return
+			}
+			f := res.Records[1].Failures[0]
+			if f.Code != recordv1.ErrorCode_ERROR_CODE_UNDECLARED_FIELD || f.Field != "counterparty.bic" ||
+				!strings.Contains(f.Message, `undeclared field "bic", "name" in counterparty`) {
+				t.Fatalf("failure %+v, want UNDECLARED_FIELD at counterparty.bic naming bic and name", f)
+			}
+			if m := res.Records[5].Failures[0].Message; !strings.Contains(m, `"a", "b", "c", "d", "e" and 2 more in counterparty`) {
+				t.Fatalf("message %q, want five names and 2 more", m)
+			}
+			if !res.Records[1].Quarantined || res.Blocked {
+				t.Fatalf("quarantined %v blocked %v, want the record quarantined and the batch not blocked", res.Records[1].Quarantined, res.Blocked)
+			}
+		})
+	}
+	twice := proto.Clone(c).(*contractv1.Contract)
+	twice.Checks = []*contractv1.Check{{Name: "a", Rule: "additional_fields(counterparty)"}, {Name: "b", Rule: "additional_fields(counterparty)"}}
+	if _, err := check.Compile(twice); err == nil || !strings.Contains(err.Error(), "additional_fields(counterparty) is declared twice") {
+		t.Fatalf("two checks closing one object: error = %v", err)
 	}
 }
 
@@ -253,7 +320,9 @@ func TestRecordRuleCompileErrors(t *testing.T) {
 		{`one_of(account_ref, "ACC-{digits}", "ACC-{digits}")`, "listed twice"},
 		{`one_of(account_ref, "ACC-{num:8}")`, "unknown placeholder {num:8}"},
 		{"one_of(account_ref, 7)", "expected a shape"},
-		{"additional_fields(account_ref)", "additional_fields takes 0 field"},
+		{"additional_fields(account_ref)", `additional_fields takes an OBJECT field; "account_ref" is STRING`},
+		{"additional_fields(txn_id, account_ref)", "additional_fields takes 0 to 1 fields, got 2"},
+		{"additional_fields(counterparty)", `field "counterparty" is not declared`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.rule, func(t *testing.T) {

@@ -137,10 +137,15 @@ func (c *compiler) declared(where string, call *call, args map[string]argValue, 
 	}
 	switch ch.Kind {
 	case KindAdditional:
-		if _, ok := c.fieldArgs(where, call, 0, 0); !ok {
+		slots, ok := c.fieldArgs(where, call, 0, 1)
+		if !ok {
 			return
 		}
 		ch.Code = recordv1.ErrorCode_ERROR_CODE_UNDECLARED_FIELD
+		if len(slots) == 1 {
+			c.objectAdditional(where, call, ch, slots[0])
+			return
+		}
 		if i := c.p.additional; i >= 0 && c.p.checks[i].Implied {
 			c.replace(i, ch, explicit)
 			return

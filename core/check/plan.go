@@ -40,7 +40,7 @@ const (
 	KindFormat // identifier format shape
 	KindUnique // key uniqueness in the batch
 	KindCEL
-	KindAdditional  // undeclared top-level fields
+	KindAdditional  // undeclared fields, top-level or of one object
 	KindInPartition // event time inside the partition
 	KindOneOf       // a field's value has one of several shapes
 	KindRowCount
@@ -169,7 +169,10 @@ type Plan struct {
 	samples int
 	// additional is the check of undeclared top-level fields, -1 for none.
 	additional int
-	partition  []partitionPlan
+	// objects holds, per slot, the additional_fields(OBJECT) check of a
+	// closed OBJECT field, -1 for none; nil when no object is closed.
+	objects   []int
+	partition []partitionPlan
 }
 
 // Schema returns the record schema the plan validates.

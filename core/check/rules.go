@@ -84,7 +84,7 @@ var ruleTable = []RuleSpec{
 	{Name: "range", Kind: KindRange, Form: "range(FIELD)", Named: []ArgSpec{{"min", ArgNumber, "none"}, {"max", ArgNumber, "none"}}},
 	{Name: "unique", Kind: KindUnique, Form: "unique(FIELD, ...)"},
 	{Name: "cel", Kind: KindCEL, Form: "cel(EXPRESSION)"},
-	{Name: "additional_fields", Kind: KindAdditional, Form: "additional_fields()"},
+	{Name: "additional_fields", Kind: KindAdditional, Form: "additional_fields([OBJECT_FIELD])"},
 	{Name: "in_partition", Kind: KindInPartition, Form: "in_partition(FIELD)",
 		Named: []ArgSpec{{"zone", ArgZone, `"UTC"`}, {"tolerance", ArgDuration, "0"}}},
 	{Name: "one_of", Kind: KindOneOf, Form: "one_of(FIELD, SHAPE, SHAPE, ...)"},

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/seamdata/seam/core/lexical"
 	"github.com/seamdata/seam/core/record"
 	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
 )
@@ -30,16 +31,22 @@ func (s Shape) Match(v record.Value) bool {
 
 // namedShapes are the shapes a one_of check may name without quotes.
 var namedShapes = map[string]func(v record.Value) bool{
-	"uuid":      func(v record.Value) bool { return v.Kind() == record.KindString && UUIDShaped(v.Bytes()) },
-	"integer":   func(v record.Value) bool { return v.IsInt() },
-	"number":    func(v record.Value) bool { return v.Kind() == record.KindNumber },
-	"digits":    func(v record.Value) bool { _, ok := digitsOnly(v); return ok },
-	"hex":       func(v record.Value) bool { return v.Kind() == record.KindString && hexOnly(v.Bytes()) },
-	"date":      func(v record.Value) bool { return v.Kind() == record.KindString && dateOK(v.Bytes()) },
-	"timestamp": func(v record.Value) bool { return v.Kind() == record.KindString && rfc3339OK(v.Bytes()) },
-	"email":     func(v record.Value) bool { return v.Kind() == record.KindString && emailShaped(v.Bytes()) },
-	"string":    func(v record.Value) bool { return v.Kind() == record.KindString },
-	"boolean":   func(v record.Value) bool { return v.Kind() == record.KindBool },
+	"uuid":    func(v record.Value) bool { return v.Kind() == record.KindString && lexical.IsUUID(v.Bytes()) },
+	"integer": func(v record.Value) bool { return v.IsInt() },
+	"number":  func(v record.Value) bool { return v.Kind() == record.KindNumber },
+	"digits":  func(v record.Value) bool { _, ok := digitsOnly(v); return ok },
+	"hex":     func(v record.Value) bool { return v.Kind() == record.KindString && hexOnly(v.Bytes()) },
+	"date":    func(v record.Value) bool { return v.Kind() == record.KindString && lexical.ParseDate(v.Bytes()) },
+	"timestamp": func(v record.Value) bool {
+		if v.Kind() != record.KindString {
+			return false
+		}
+		_, ok := lexical.ParseRFC3339(v.Bytes())
+		return ok
+	},
+	"email":   func(v record.Value) bool { return v.Kind() == record.KindString && emailShaped(v.Bytes()) },
+	"string":  func(v record.Value) bool { return v.Kind() == record.KindString },
+	"boolean": func(v record.Value) bool { return v.Kind() == record.KindBool },
 }
 
 // ShapeNames lists the shapes a one_of check may name, "declared" first.
@@ -63,7 +70,7 @@ func digitsOnly(v record.Value) ([]byte, bool) {
 
 func hexOnly(b []byte) bool {
 	for _, c := range b {
-		if !isHex(c) {
+		if !(c >= '0' && c <= '9') && !(c|0x20 >= 'a' && c|0x20 <= 'f') {
 			return false
 		}
 	}

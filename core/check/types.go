@@ -6,6 +6,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/seamdata/seam/core/lexical"
+
 	"github.com/seamdata/seam/core/record"
 	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
 )
@@ -35,11 +37,11 @@ func typeOK(t contractv1.FieldType, layout string, items contractv1.FieldType, v
 		return v.Kind() == record.KindString && timestampOK(v.Bytes(), layout)
 	case contractv1.FieldType_FIELD_TYPE_DATE:
 		if layout == "" {
-			return v.Kind() == record.KindString && dateOK(v.Bytes())
+			return v.Kind() == record.KindString && lexical.ParseDate(v.Bytes())
 		}
 		return v.Kind() == record.KindString && timestampOK(v.Bytes(), layout)
 	case contractv1.FieldType_FIELD_TYPE_UUID:
-		return v.Kind() == record.KindString && UUIDShaped(v.Bytes())
+		return v.Kind() == record.KindString && lexical.IsUUID(v.Bytes())
 	case contractv1.FieldType_FIELD_TYPE_DECIMAL:
 		if v.Kind() == record.KindNumber {
 			return true
@@ -98,94 +100,15 @@ func digits(b []byte) (int, bool) {
 	return n, len(b) > 0
 }
 
-func daysIn(month, year int) int {
-	switch month {
-	case 2:
-		if year%4 == 0 && (year%100 != 0 || year%400 == 0) {
-			return 29
-		}
-		return 28
-	case 4, 6, 9, 11:
-		return 30
-	}
-	return 31
-}
-
-// dateOK validates YYYY-MM-DD without allocating.
-func dateOK(b []byte) bool {
-	if len(b) != 10 || b[4] != '-' || b[7] != '-' {
-		return false
-	}
-	y, ok1 := digits(b[:4])
-	m, ok2 := digits(b[5:7])
-	d, ok3 := digits(b[8:10])
-	return ok1 && ok2 && ok3 && m >= 1 && m <= 12 && d >= 1 && d <= daysIn(m, y)
-}
-
 // timestampOK validates a timestamp against a Go layout; the default and
-// "RFC3339" are checked by hand, which allocates nothing.
+// "RFC3339" are core/lexical's, which allocates nothing in the usual form.
 func timestampOK(b []byte, layout string) bool {
 	if layout == "" || layout == "RFC3339" || layout == time.RFC3339 || layout == time.RFC3339Nano {
-		return rfc3339OK(b)
+		_, ok := lexical.ParseRFC3339(b)
+		return ok
 	}
 	_, err := time.Parse(layout, string(b))
 	return err == nil
-}
-
-// rfc3339OK validates YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM).
-func rfc3339OK(b []byte) bool {
-	if len(b) < 20 || !dateOK(b[:10]) || b[10] != 'T' || b[13] != ':' || b[16] != ':' {
-		return false
-	}
-	h, ok1 := digits(b[11:13])
-	mi, ok2 := digits(b[14:16])
-	s, ok3 := digits(b[17:19])
-	if !ok1 || !ok2 || !ok3 || h > 23 || mi > 59 || s > 59 {
-		return false
-	}
-	rest := b[19:]
-	if rest[0] == '.' {
-		i := 1
-		for i < len(rest) && rest[i] >= '0' && rest[i] <= '9' {
-			i++
-		}
-		if i == 1 {
-			return false
-		}
-		rest = rest[i:]
-	}
-	switch {
-	case len(rest) == 1 && rest[0] == 'Z':
-		return true
-	case len(rest) == 6 && (rest[0] == '+' || rest[0] == '-') && rest[3] == ':':
-		oh, ok1 := digits(rest[1:3])
-		om, ok2 := digits(rest[4:6])
-		return ok1 && ok2 && oh <= 23 && om <= 59
-	}
-	return false
-}
-
-func isHex(c byte) bool { return (c >= '0' && c <= '9') || (c|0x20 >= 'a' && c|0x20 <= 'f') }
-
-// UUIDShaped reports whether b has the 8-4-4-4-12 hex form of a UUID, in
-// either case. The gate uses it to name the shape of unannounced values.
-func UUIDShaped(b []byte) bool {
-	if len(b) != 36 {
-		return false
-	}
-	for i, c := range b {
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if !isHex(c) {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // decimalOK validates -?digits(.digits)? for decimals sent as strings.

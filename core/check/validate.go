@@ -100,6 +100,8 @@ type validator struct {
 	clash []map[string]int32 // per unique plan: keys whose hash collided
 	stats []FieldStats
 	recs  []record.Record
+	// closed is scratch space for objectAdditional.
+	closed []undeclaredIn
 	// windows are the partition's spans for the in_partition checks; nil
 	// when the batch's partition is not known.
 	windows []partitionWindow
@@ -171,6 +173,7 @@ func (v *validator) record(i int) {
 			v.inPartition(r)
 		}
 		v.additional(r)
+		v.objectAdditional(r)
 		v.unknown(r)
 	}
 	rr := RecordResult{Index: r.Index, Position: r.Position}

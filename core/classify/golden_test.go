@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/seamdata/seam/core/classify"
-	"github.com/seamdata/seam/core/contract"
+	"github.com/seamdata/seam/core/examples"
 	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
 	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
 )
@@ -66,14 +66,7 @@ func golden(t *testing.T, name, got string) {
 // breaking, naming both the type and the identifier format change.
 func TestShopOrdersV2(t *testing.T) {
 	t.Parallel()
-	v1, err := contract.LoadFile("../examples/shop_orders_v1.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	v2, err := contract.LoadFile("../examples/shop_orders_v2.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	v1, v2 := examples.ShopOrdersV1(), examples.ShopOrdersV2()
 	res := classify.Classify([]*contractv1.Contract{v1}, v2, v1.GetCompatibility())
 	if !res.Breaking {
 		t.Errorf("Breaking = false, want true")

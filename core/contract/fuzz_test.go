@@ -2,22 +2,17 @@ package contract_test
 
 import (
 	"errors"
-	"os"
 	"testing"
 
 	"github.com/seamdata/seam/core/contract"
+	"github.com/seamdata/seam/core/examples"
 )
 
 // FuzzLoad checks that no document makes Load panic or return a contract
 // and an error together, and that every failure is a *LoadError.
 func FuzzLoad(f *testing.F) {
-	for _, name := range []string{"../examples/shop_orders_v1.yaml", "../examples/shop_orders_v2.yaml"} {
-		data, err := os.ReadFile(name)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(data)
-	}
+	f.Add(examples.ShopOrdersV1YAML)
+	f.Add(examples.ShopOrdersV2YAML)
 	f.Add([]byte(`{"fields": [{"name": "a", "type": 3, "items": {"fields": []}}]}`))
 	f.Add([]byte("a: &x [*x]\n"))
 	f.Add([]byte("mapping: &x {fields: {a: {default: *x, constant: [*x, *x]}}}\n"))

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/seamdata/seam/core/contract"
+	"github.com/seamdata/seam/core/examples"
 	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
 )
 
@@ -289,18 +290,7 @@ fields:
 
 func TestFingerprint(t *testing.T) {
 	t.Parallel()
-	a, err := contract.LoadFile("../examples/shop_orders_v1.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := contract.LoadFile("../examples/shop_orders_v1.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := contract.LoadFile("../examples/shop_orders_v2.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, b, c := examples.ShopOrdersV1(), examples.ShopOrdersV1(), examples.ShopOrdersV2()
 	fa, err := contract.Fingerprint(a)
 	if err != nil {
 		t.Fatal(err)

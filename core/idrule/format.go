@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"strconv"
 
+	"github.com/seamdata/seam/core/lexical"
+
 	idmapv1 "github.com/seamdata/seam/proto/seam/idmap/v1"
 )
 
@@ -205,7 +207,7 @@ var uuidHexPos = [16]int{0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 
 
 // ParseUUID parses a canonical lowercase UUID (8-4-4-4-12).
 func ParseUUID(s string) (u [16]byte, ok bool) {
-	if len(s) != 36 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-' {
+	if bad, upper := lexical.CheckUUID([]byte(s)); bad >= 0 || upper {
 		return u, false
 	}
 	for i, p := range uuidHexPos {

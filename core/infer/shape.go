@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/seamdata/seam/core/check"
+	"github.com/seamdata/seam/core/lexical"
 )
 
 // Value kinds as a profile counts them. CSV cells are typed by their text
@@ -41,7 +41,7 @@ const (
 func stringShape(s string) string {
 	b := []byte(s)
 	switch {
-	case check.UUIDShaped(b):
+	case lexical.IsUUID(b):
 		return shapeUUID
 	case timestampShaped(s):
 		return shapeTimestamp
@@ -60,21 +60,14 @@ func stringShape(s string) string {
 	return shapeString
 }
 
+// timestampShaped and dateShaped read as the checks read a TIMESTAMP
+// and a DATE: one parser for the core (core/lexical).
 func timestampShaped(s string) bool {
-	if len(s) < 20 || s[10] != 'T' {
-		return false
-	}
-	_, err := time.Parse(time.RFC3339Nano, s)
-	return err == nil
+	_, ok := lexical.ParseRFC3339([]byte(s))
+	return ok
 }
 
-func dateShaped(s string) bool {
-	if len(s) != 10 || s[4] != '-' || s[7] != '-' {
-		return false
-	}
-	_, err := time.Parse(time.DateOnly, s)
-	return err == nil
-}
+func dateShaped(s string) bool { return lexical.ParseDate([]byte(s)) }
 
 func digitsOnly(s string) bool {
 	for i := 0; i < len(s); i++ {

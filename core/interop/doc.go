@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -15,10 +16,15 @@ import (
 )
 
 // Limits that keep hostile documents (alias bombs, absurd nesting) from
-// exhausting memory or the stack.
+// exhausting memory, the stack or time.
 const (
 	maxNodes = 1 << 20
 	maxDepth = 64
+	// aliasAllowance is how many nodes aliases may add beyond the
+	// document's own: a contract reuses a few blocks, it does not expand a
+	// small text into a large tree. Without it a 130-byte alias bomb costs
+	// a million nodes and seconds to refuse.
+	aliasAllowance = 1000
 )
 
 // ValueKind is the JSON kind of a Value.
@@ -166,6 +172,7 @@ func Parse(data []byte, source string) (*Value, error) {
 		root = root.Content[0]
 	}
 	p := &parser{source: source}
+	p.budget = min(maxNodes, written(root, 0)+aliasAllowance)
 	v, err := p.value(root, "", 0)
 	if err != nil {
 		return nil, err
@@ -190,6 +197,24 @@ func yamlError(source string, err error) error {
 type parser struct {
 	source string
 	nodes  int
+	// budget is how many nodes the document may have with its aliases
+	// expanded.
+	budget int
+}
+
+// written counts the nodes of a YAML tree as written, an alias counting as
+// one node; deeper than maxDepth it stops, since value refuses that anyway.
+func written(n *yaml.Node, depth int) int {
+	if n == nil || depth > maxDepth {
+		return 0
+	}
+	c := 1
+	if n.Kind != yaml.AliasNode {
+		for _, k := range n.Content {
+			c += written(k, depth+1)
+		}
+	}
+	return c
 }
 
 func (p *parser) fail(n *yaml.Node, path, format string, args ...any) error {
@@ -205,7 +230,7 @@ func Join(path, key string) string {
 }
 
 // Index appends a list index to a path.
-func Index(path string, i int) string { return fmt.Sprintf("%s[%d]", path, i) }
+func Index(path string, i int) string { return path + "[" + strconv.Itoa(i) + "]" }
 
 func (p *parser) value(n *yaml.Node, path string, depth int) (*Value, error) {
 	for hops := 0; n.Kind == yaml.AliasNode; hops++ {
@@ -215,8 +240,12 @@ func (p *parser) value(n *yaml.Node, path string, depth int) (*Value, error) {
 		n = n.Alias
 	}
 	p.nodes++
-	if p.nodes > maxNodes {
-		return nil, p.fail(n, path, "document has more than %d nodes (counting alias expansions)", maxNodes)
+	if p.nodes > p.budget {
+		if p.budget == maxNodes {
+			return nil, p.fail(n, path, "document has more than %d nodes (counting alias expansions)", maxNodes)
+		}
+		return nil, p.fail(n, path, "aliases expand the document past %d nodes (the %d it is written with, plus %d); write the repeated parts out instead of referring to them",
+			p.budget, p.budget-aliasAllowance, aliasAllowance)
 	}
 	if depth > maxDepth {
 		return nil, p.fail(n, path, "nested deeper than %d levels", maxDepth)
@@ -225,6 +254,7 @@ func (p *parser) value(n *yaml.Node, path string, depth int) (*Value, error) {
 	switch n.Kind {
 	case yaml.MappingNode:
 		v.Kind = Map
+		var seen keySet
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			kn := n.Content[i]
 			if kn.Kind != yaml.ScalarNode {
@@ -233,7 +263,7 @@ func (p *parser) value(n *yaml.Node, path string, depth int) (*Value, error) {
 			if kn.Value == "<<" {
 				return nil, p.fail(kn, path, "YAML merge keys (<<) are not supported; write the keys out")
 			}
-			if v.Get(kn.Value) != nil {
+			if seen.has(v, kn.Value) {
 				return nil, p.fail(kn, Join(path, kn.Value), "key %q given twice; keep one", kn.Value)
 			}
 			child, err := p.value(n.Content[i+1], Join(path, kn.Value), depth+1)
@@ -286,6 +316,29 @@ func (p *parser) value(n *yaml.Node, path string, depth int) (*Value, error) {
 		return nil, p.fail(n, path, "unsupported YAML node")
 	}
 	return v, nil
+}
+
+// keySet finds a key among a mapping's keys so far: by scanning while
+// there are few, by a map once there are many, so a mapping with thousands
+// of keys is not quadratic.
+type keySet map[string]struct{}
+
+func (s *keySet) has(v *Value, key string) bool {
+	const scan = 16
+	if *s == nil {
+		if len(v.Keys) < scan {
+			return slices.Contains(v.Keys, key)
+		}
+		*s = make(keySet, 2*len(v.Keys))
+		for _, k := range v.Keys {
+			(*s)[k] = struct{}{}
+		}
+	}
+	if _, ok := (*s)[key]; ok {
+		return true
+	}
+	(*s)[key] = struct{}{}
+	return false
 }
 
 // Object reads the entries of a mapping and remembers which were taken, so

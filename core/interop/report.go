@@ -70,7 +70,7 @@ func FormatOf(name string) Format {
 type Kind int
 
 // Kinds of note. Dropped and Approximated are losses: a strict conversion
-// refuses a document that has any. Kept is not a loss.
+// refuses a document that has any. Kept and Caveat are not losses.
 const (
 	// Dropped: Seam has no equivalent; the part is not carried over.
 	Dropped Kind = iota + 1
@@ -80,6 +80,13 @@ const (
 	// Kept: carried over as a contract label, metadata Seam stores and
 	// exports again but does not act on.
 	Kept
+	// Caveat: carried over as the same rule, but Seam reads JSON values by
+	// rules every Seam contract shares, which differ from the original
+	// standard's at an edge the message names (an integer written 12.0).
+	// Nothing in the document could be written otherwise to avoid it, so
+	// it is not a loss; the message says which records the verdicts
+	// differ on.
+	Caveat
 )
 
 // String returns the kind as reports print it.
@@ -91,6 +98,8 @@ func (k Kind) String() string {
 		return "APPROXIMATED"
 	case Kept:
 		return "KEPT"
+	case Caveat:
+		return "CAVEAT"
 	}
 	return "UNKNOWN"
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seamdata/seam/core/examples"
 	"github.com/seamdata/seam/core/mapping"
 	"github.com/seamdata/seam/core/record"
 	"github.com/seamdata/seam/core/record/recordtest"
@@ -43,7 +44,7 @@ func measure(b *testing.B) func() {
 }
 
 func ordersPlan(b *testing.B) *mapping.Plan {
-	p, err := mapping.CompileVersion(loadContract(b, "shop_orders_v1.yaml"), loadCanonical(b), 1, nil)
+	p, err := mapping.CompileVersion(examples.ShopOrdersV1(), examples.CommerceOrder(), 1, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

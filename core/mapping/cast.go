@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/seamdata/seam/core/lexical"
+
 	"github.com/seamdata/seam/core/record"
 	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
 	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
@@ -356,7 +358,7 @@ func (c *conv) appendTime(t time.Time, a *arena) Value {
 // 3339 in UTC with as many fraction digits as needed.
 func (c *conv) timestamp(b []byte, a *arena) (Value, *failure) {
 	if c.layout == "" {
-		if t, ok := parseRFC3339(b); ok {
+		if t, ok := lexical.ParseRFC3339(b); ok {
 			if len(b) == len("2006-01-02T15:04:05Z") && b[19] == 'Z' {
 				// Already canonical: whole seconds in UTC.
 				return Value{kind: KindString, b: b}, nil
@@ -399,22 +401,14 @@ func (c *conv) date(b []byte, a *arena) (Value, *failure) {
 
 // uuid checks the 8-4-4-4-12 hex form and writes it in lower case.
 func (c *conv) uuid(b []byte, a *arena) (Value, *failure) {
-	if len(b) != 36 {
+	bad, upper := lexical.CheckUUID(b)
+	switch {
+	case bad == len(b):
 		return Value{}, c.fail("%q is not a UUID; expected 36 characters in the 8-4-4-4-12 hex form", clip(b))
-	}
-	upper := false
-	for i, ch := range b {
-		switch {
-		case i == 8 || i == 13 || i == 18 || i == 23:
-			if ch != '-' {
-				return Value{}, c.fail("%q is not a UUID; expected '-' at position %d", clip(b), i)
-			}
-		case ch >= '0' && ch <= '9', ch >= 'a' && ch <= 'f':
-		case ch >= 'A' && ch <= 'F':
-			upper = true
-		default:
-			return Value{}, c.fail("%q is not a UUID; %q at position %d is not a hex digit", clip(b), ch, i)
-		}
+	case bad == 8 || bad == 13 || bad == 18 || bad == 23:
+		return Value{}, c.fail("%q is not a UUID; expected '-' at position %d", clip(b), bad)
+	case bad >= 0:
+		return Value{}, c.fail("%q is not a UUID; %q at position %d is not a hex digit", clip(b), b[bad], bad)
 	}
 	if !upper {
 		return Value{kind: KindString, b: b}, nil
@@ -427,75 +421,6 @@ func (c *conv) uuid(b []byte, a *arena) (Value, *failure) {
 		out = append(out, ch)
 	}
 	return Value{kind: KindString, b: a.commit(out)}, nil
-}
-
-// parseRFC3339 reads the common RFC 3339 form without allocating:
-// YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM). Anything else (or an invalid
-// date) reports false and takes time.Parse, which names the problem.
-func parseRFC3339(b []byte) (time.Time, bool) {
-	if len(b) < 20 || b[4] != '-' || b[7] != '-' || b[10] != 'T' || b[13] != ':' || b[16] != ':' {
-		return time.Time{}, false
-	}
-	year, ok1 := digits(b[0:4])
-	month, ok2 := digits(b[5:7])
-	day, ok3 := digits(b[8:10])
-	hour, ok4 := digits(b[11:13])
-	minute, ok5 := digits(b[14:16])
-	sec, ok6 := digits(b[17:19])
-	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6) || month < 1 || month > 12 || day < 1 ||
-		day > daysIn(time.Month(month), year) || hour > 23 || minute > 59 || sec > 59 {
-		return time.Time{}, false
-	}
-	rest := b[19:]
-	nsec := 0
-	if rest[0] == '.' {
-		i := 1
-		scale := 100000000
-		for ; i < len(rest) && rest[i] >= '0' && rest[i] <= '9'; i++ {
-			if i > 9 {
-				return time.Time{}, false
-			}
-			nsec += int(rest[i]-'0') * scale
-			scale /= 10
-		}
-		if i == 1 {
-			return time.Time{}, false
-		}
-		rest = rest[i:]
-	}
-	offset := 0
-	switch {
-	case len(rest) == 1 && rest[0] == 'Z':
-	case len(rest) == 6 && (rest[0] == '+' || rest[0] == '-') && rest[3] == ':':
-		oh, ok1 := digits(rest[1:3])
-		om, ok2 := digits(rest[4:6])
-		if !ok1 || !ok2 || oh > 23 || om > 59 {
-			return time.Time{}, false
-		}
-		offset = (oh*60 + om) * 60
-		if rest[0] == '-' {
-			offset = -offset
-		}
-	default:
-		return time.Time{}, false
-	}
-	t := time.Date(year, time.Month(month), day, hour, minute, sec, nsec, time.UTC)
-	return t.Add(-time.Duration(offset) * time.Second), true
-}
-
-func digits(b []byte) (int, bool) {
-	n := 0
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + int(c-'0')
-	}
-	return n, true
-}
-
-func daysIn(m time.Month, year int) int {
-	return time.Date(year, m+1, 0, 0, 0, 0, 0, time.UTC).Day()
 }
 
 // clip shortens text quoted in messages, so a 10 MB value does not become a

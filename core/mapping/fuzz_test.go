@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/seamdata/seam/core/examples"
 	"github.com/seamdata/seam/core/mapping"
 	"github.com/seamdata/seam/core/record"
 	"github.com/seamdata/seam/core/record/recordtest"
@@ -18,7 +19,7 @@ func FuzzMapOrders(f *testing.F) {
 	f.Add(recordtest.OrdersNDJSON(3))
 	f.Add([]byte(`{"order_id":"ORD-1","customer_id":"0b8e5f6a-1c2d-4e3f-8a9b-000000000007","created_at":"2025-02-30T00:00:00Z"}`))
 	f.Add([]byte("{\"order_id\":\"\\u0000\\\"\",\"items\":1e400}\n{"))
-	p, err := mapping.CompileVersion(loadContract(f, "shop_orders_v2.yaml"), loadCanonical(f), 1, customerCatalog)
+	p, err := mapping.CompileVersion(examples.ShopOrdersV2(), examples.CommerceOrder(), 1, customerCatalog)
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -3,35 +3,15 @@ package mapping_test
 import (
 	"bytes"
 	"fmt"
-	"path/filepath"
 	"testing"
 
-	"github.com/seamdata/seam/core/contract"
+	"github.com/seamdata/seam/core/examples"
 	"github.com/seamdata/seam/core/mapping"
 	"github.com/seamdata/seam/core/record"
 	"github.com/seamdata/seam/core/record/recordtest"
-	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
 	idmapv1 "github.com/seamdata/seam/proto/seam/idmap/v1"
 	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
 )
-
-func loadContract(t testing.TB, name string) *contractv1.Contract {
-	t.Helper()
-	c, err := contract.LoadFile(filepath.Join("..", "examples", name))
-	if err != nil {
-		t.Fatalf("load %s: %v", name, err)
-	}
-	return c
-}
-
-func loadCanonical(t testing.TB) *contractv1.CanonicalModel {
-	t.Helper()
-	m, err := contract.LoadCanonicalModelFile(filepath.Join("..", "examples", "commerce_order.yaml"))
-	if err != nil {
-		t.Fatalf("load canonical model: %v", err)
-	}
-	return m
-}
 
 // customerCatalog is the customer namespace as idmap has it.
 var customerCatalog = mapping.StaticCatalog{"customer": {
@@ -79,12 +59,12 @@ func resolveAll(t testing.TB, b *mapping.Batch, table map[string]string) {
 // same record ids, so nothing downstream notices the format change.
 func TestOrdersV1AndV2AgreeOnCanonical(t *testing.T) {
 	t.Parallel()
-	canonical := loadCanonical(t)
-	v1, err := mapping.CompileVersion(loadContract(t, "shop_orders_v1.yaml"), canonical, 1, customerCatalog)
+	canonical := examples.CommerceOrder()
+	v1, err := mapping.CompileVersion(examples.ShopOrdersV1(), canonical, 1, customerCatalog)
 	if err != nil {
 		t.Fatalf("compile v1: %v", err)
 	}
-	v2, err := mapping.CompileVersion(loadContract(t, "shop_orders_v2.yaml"), canonical, 1, customerCatalog)
+	v2, err := mapping.CompileVersion(examples.ShopOrdersV2(), canonical, 1, customerCatalog)
 	if err != nil {
 		t.Fatalf("compile v2: %v", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/seamdata/seam/core/examples"
 	"github.com/seamdata/seam/core/mapping"
 	"github.com/seamdata/seam/core/record"
 	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
@@ -45,7 +46,7 @@ func TestReleasedBuffersDoNotLeak(t *testing.T) {
 	sparse := []byte(`{"order_id":"ORD-0000000002","customer_id":8,"amount":3,"currency":"USD","status":"placed","created_at":"2026-03-02T10:00:00Z","items":1}` + "\n" +
 		`{"order_id":"ORD-0000000003","amount":3,"currency":"USD","status":"placed","created_at":"2026-03-02T10:00:00Z","items":1}` + "\n")
 	fresh := func(data []byte) []byte {
-		p, err := mapping.CompileVersion(loadContract(t, "shop_orders_v1.yaml"), loadCanonical(t), 1, nil)
+		p, err := mapping.CompileVersion(examples.ShopOrdersV1(), examples.CommerceOrder(), 1, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -53,7 +54,7 @@ func TestReleasedBuffersDoNotLeak(t *testing.T) {
 	}
 	wantFull, wantSparse := fresh(full), fresh(sparse)
 
-	p, err := mapping.CompileVersion(loadContract(t, "shop_orders_v1.yaml"), loadCanonical(t), 1, nil)
+	p, err := mapping.CompileVersion(examples.ShopOrdersV1(), examples.CommerceOrder(), 1, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

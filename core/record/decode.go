@@ -52,8 +52,19 @@ type Record struct {
 	// Unknown names the top-level fields that the contract does not declare.
 	// They are not errors; checks count them.
 	Unknown [][]byte
+	// UnknownMembers names the members of declared OBJECT fields that the
+	// contract does not declare, in the order they came. Members of
+	// array elements are not looked at.
+	UnknownMembers []UnknownMember
 	// Err is the decoding failure (MALFORMED or TOO_LARGE), nil on success.
 	Err *recordv1.RecordError
+}
+
+// UnknownMember is an undeclared member of a declared OBJECT field.
+type UnknownMember struct {
+	// Object is the slot of the OBJECT field the member was found in.
+	Object int
+	Name   []byte
 }
 
 // Batch is a decoded batch. Records are in input order; every input record
@@ -87,8 +98,9 @@ type Decoder struct {
 	opts   Options
 	s      scanner
 	a      arena
-	vals   []Value  // slab for record values, handed out in chunks
-	names  [][]byte // slab for unknown field names
+	vals   []Value         // slab for record values, handed out in chunks
+	names  [][]byte        // slab for unknown field names
+	extras []UnknownMember // slab for unknown members of objects
 	// slabs are every value slab handed out since the last Recycle, in
 	// order; next is the first one Recycle made free for reuse. They are
 	// tracked only once the caller has called Recycle (recycling): a
@@ -111,7 +123,17 @@ func (d *Decoder) Recycle() {
 		clear(s)
 	}
 	d.next, d.vals = 0, nil
+	d.names, d.extras = d.names[:0], d.extras[:0]
 	d.recsFree, d.recycling = true, true
+}
+
+// forget drops the slabs of unknown names before a batch of a decoder
+// whose caller does not recycle: the names refer into batch data, which
+// the decoder must not keep alive. The batches keep their own slices.
+func (d *Decoder) forget() {
+	if !d.recycling {
+		d.names, d.extras = nil, nil
+	}
 }
 
 // NewDecoder returns a decoder for schema with opts.
@@ -129,6 +151,7 @@ func NewDecoder(schema *Schema, opts Options) *Decoder {
 // that cannot be read, a JSON array that cannot be delimited: *BatchError).
 func (d *Decoder) Decode(format recordv1.Format, data []byte, firstOffset int64) (*Batch, error) {
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")) // a UTF-8 byte order mark is not data
+	d.forget()
 	b := &Batch{Format: format}
 	if d.recsFree {
 		b.Records, d.recsFree = d.recs[:0], false
@@ -153,6 +176,7 @@ func (d *Decoder) Decode(format recordv1.Format, data []byte, firstOffset int64)
 // typing are the same as for raw bytes; structpb numbers are float64, so an
 // integral number renders as an integer literal.
 func (d *Decoder) DecodeObjects(objs []*structpb.Struct, firstOffset int64) (*Batch, error) {
+	d.forget()
 	b := &Batch{Records: make([]Record, 0, len(objs))}
 	for i, o := range objs {
 		raw, err := protojson.Marshal(o)
@@ -186,13 +210,13 @@ func (d *Decoder) one(r *Record, where where) {
 		return
 	}
 	if err := d.object(r); err != nil {
-		r.Values, r.Unknown = nil, nil
+		r.Values, r.Unknown, r.UnknownMembers = nil, nil, nil
 		r.Err = malformed(where, err)
 		return
 	}
 	s.ws()
 	if s.pos < len(s.data) {
-		r.Values, r.Unknown = nil, nil
+		r.Values, r.Unknown, r.UnknownMembers = nil, nil, nil
 		r.Err = malformed(where, s.fail("unexpected %s after the record's object; send one object per record", s.found()))
 	}
 }
@@ -216,10 +240,13 @@ func (d *Decoder) object(r *Record) *scanError {
 		return s.fail("expected a JSON object for the record, found %s", s.found())
 	}
 	r.Values = d.slots()
-	mark := len(d.names)
-	err := d.members(d.schema.top, 1, r.Values)
+	mark, xmark := len(d.names), len(d.extras)
+	err := d.members(d.schema.top, -1, 1, r.Values)
 	if n := len(d.names); n > mark {
 		r.Unknown = d.names[mark:n:n]
+	}
+	if n := len(d.extras); n > xmark {
+		r.UnknownMembers = d.extras[xmark:n:n]
 	}
 	return err
 }
@@ -246,8 +273,9 @@ func (d *Decoder) slots() []Value {
 }
 
 // members decodes the members of the object at the scanner position into
-// vals, for the fields declared at lv. depth is the object's nesting level.
-func (d *Decoder) members(lv *level, depth int, vals []Value) *scanError {
+// vals, for the fields declared at lv. obj is the object's slot (-1 for the
+// record itself); depth is its nesting level.
+func (d *Decoder) members(lv *level, obj, depth int, vals []Value) *scanError {
 	s := &d.s
 	if depth > s.maxDepth {
 		return s.fail("nesting deeper than %d levels; flatten the record or raise the decoder's depth limit", s.maxDepth)
@@ -283,8 +311,10 @@ func (d *Decoder) members(lv *level, depth int, vals []Value) *scanError {
 				return err
 			}
 		} else {
-			if depth == 1 {
+			if obj < 0 {
 				d.names = append(d.names, key)
+			} else {
+				d.extras = append(d.extras, UnknownMember{Object: obj, Name: key})
 			}
 			if _, err := s.skip(depth); err != nil {
 				return err
@@ -312,7 +342,7 @@ func (d *Decoder) value(f *Field, depth int, vals []Value) *scanError {
 	switch s.peek() {
 	case '{':
 		if f.members != nil {
-			if err := d.members(f.members, depth+1, vals); err != nil {
+			if err := d.members(f.members, f.Index, depth+1, vals); err != nil {
 				return err
 			}
 		} else if _, err := s.skip(depth); err != nil {
@@ -415,7 +445,7 @@ func (d *Decoder) decodeArray(b *Batch, data []byte, first int64) error {
 		r := Record{Index: int64(i), Position: first + int64(i)}
 		err := d.object(&r)
 		if err != nil {
-			r.Values, r.Unknown = nil, nil
+			r.Values, r.Unknown, r.UnknownMembers = nil, nil, nil
 			end := -1
 			if start >= len(data) {
 				// Nothing follows: the array is unterminated.
@@ -432,7 +462,7 @@ func (d *Decoder) decodeArray(b *Batch, data []byte, first int64) error {
 		}
 		r.Raw = data[start:s.pos]
 		if len(r.Raw) > d.opts.MaxRecordBytes {
-			r.Values, r.Unknown = nil, nil
+			r.Values, r.Unknown, r.UnknownMembers = nil, nil, nil
 			r.Err = tooLarge(where, len(r.Raw), d.opts.MaxRecordBytes)
 		}
 		b.Records = append(b.Records, r)

@@ -3,6 +3,7 @@ package record_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -518,5 +519,68 @@ func TestOrders(t *testing.T) {
 				t.Fatalf("%v record %d: re-encoded %s, want %s", format, r.Index, record.AppendJSON(nil, s, r.Values), r.Raw)
 			}
 		}
+	}
+}
+
+// Members of a declared object that the contract does not declare are
+// named with the object they were found in, at any depth; members of array
+// elements and of undeclared fields are not looked at.
+func TestUnknownMembers(t *testing.T) {
+	t.Parallel()
+	s, err := record.NewSchema([]*contractv1.Field{
+		{Name: "id", Type: contractv1.FieldType_FIELD_TYPE_STRING},
+		{Name: "payer", Type: contractv1.FieldType_FIELD_TYPE_OBJECT, Fields: []*contractv1.Field{
+			{Name: "iban", Type: contractv1.FieldType_FIELD_TYPE_STRING},
+			{Name: "address", Type: contractv1.FieldType_FIELD_TYPE_OBJECT, Fields: []*contractv1.Field{
+				{Name: "country", Type: contractv1.FieldType_FIELD_TYPE_STRING},
+			}},
+		}},
+		{Name: "lines", Type: contractv1.FieldType_FIELD_TYPE_ARRAY, Items: &contractv1.Field{Type: contractv1.FieldType_FIELD_TYPE_OBJECT}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	payer, _ := s.Lookup("payer")
+	address, _ := s.Lookup("payer.address")
+	data := `{"id":"a","payer":{"iban":"DE1","bic":"X","address":{"country":"DE","city":"Bonn","zip":"1"},"name":"Ana"},"extra":{"deep":1}}
+{"id":"b","payer":{"iban":"DE2"},"lines":[{"sku":"s"}]}
+{"id":"c","payer":"not an object"}
+{"id":"d","payer":{"x":1,"x":2}}`
+	for _, tc := range []struct {
+		name   string
+		decode func(d *record.Decoder) (*record.Batch, error)
+	}{
+		{"ndjson", func(d *record.Decoder) (*record.Batch, error) {
+			return d.Decode(recordv1.Format_FORMAT_NDJSON, []byte(data), 0)
+		}},
+		{"json array", func(d *record.Decoder) (*record.Batch, error) {
+			return d.Decode(recordv1.Format_FORMAT_JSON, []byte("["+strings.ReplaceAll(data, "\n", ",")+"]"), 0)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := tc.decode(record.NewDecoder(s, record.Options{}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := func(r record.Record) string {
+				var out []string
+				for _, m := range r.UnknownMembers {
+					out = append(out, fmt.Sprintf("%s.%s", s.Field(m.Object).Path, m.Name))
+				}
+				return strings.Join(out, " ")
+			}
+			want := []string{"payer.bic payer.address.city payer.address.zip payer.name", "", "", "payer.x payer.x"}
+			for i, w := range want {
+				if g := got(b.Records[i]); g != w {
+					t.Errorf("record %d: unknown members %q, want %q", i, g, w)
+				}
+			}
+			if u := b.Records[0].Unknown; len(u) != 1 || string(u[0]) != "extra" {
+				t.Errorf("record 0: unknown %q, want [extra]", u)
+			}
+			if b.Records[0].UnknownMembers[1].Object != address || b.Records[0].UnknownMembers[0].Object != payer {
+				t.Errorf("record 0: objects %v, want payer (%d) then payer.address (%d)", b.Records[0].UnknownMembers, payer, address)
+			}
+		})
 	}
 }

@@ -20,7 +20,7 @@ func TestDecoderWithoutRecycleRetainsNothing(t *testing.T) {
 	}
 	var data []byte
 	for i := range 1000 {
-		data = fmt.Appendf(data, `{"id":"r%d","n":%d}`+"\n", i, i)
+		data = fmt.Appendf(data, `{"id":"r%d","n":%d,"extra%d":1}`+"\n", i, i, i%7)
 	}
 	d := NewDecoder(s, Options{})
 	for range 20 {
@@ -31,6 +31,10 @@ func TestDecoderWithoutRecycleRetainsNothing(t *testing.T) {
 	if len(d.slabs) != 0 {
 		t.Fatalf("a decoder never recycled keeps %d value slabs alive", len(d.slabs))
 	}
+	// The names of undeclared fields refer into the batch's bytes.
+	if len(d.names) > 1000 {
+		t.Fatalf("a decoder never recycled keeps %d names of undeclared fields, and the batches they refer into", len(d.names))
+	}
 	for range 20 {
 		d.Recycle()
 		if _, err := d.Decode(recordv1.Format_FORMAT_NDJSON, data, 0); err != nil {
@@ -39,5 +43,8 @@ func TestDecoderWithoutRecycleRetainsNothing(t *testing.T) {
 	}
 	if len(d.slabs) > 4 {
 		t.Fatalf("a decoder recycled before every batch holds %d slabs; one batch needs 4", len(d.slabs))
+	}
+	if len(d.names) > 1000 {
+		t.Fatalf("a decoder recycled before every batch holds %d names of undeclared fields; one batch has 1000", len(d.names))
 	}
 }

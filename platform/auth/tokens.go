@@ -11,6 +11,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // TokenPrefix starts every token Seam issues, so leaked tokens are easy to
@@ -33,14 +36,38 @@ type TokensFile struct {
 	Tokens []TokenEntry `json:"tokens"`
 }
 
-// Tokens maps token hashes to principals.
+// Tokens maps token hashes to principals. A set loaded from a file follows
+// the file: when it changes (seam token create, revoke, or a new Secret
+// mounted in its place), the next call at least ReloadInterval after the
+// last look reads it again, so tokens are added and revoked without a
+// restart. A file that no longer parses leaves the last good set in force.
 type Tokens struct {
-	byHash map[string]*Principal
+	set atomic.Pointer[map[string]*Principal]
+
+	path      string
+	nextCheck atomic.Int64 // unix nanoseconds
+	mu        sync.Mutex   // one reload at a time
+	info      os.FileInfo  // of the file the set was read from
+	lastErr   atomic.Pointer[error]
 }
+
+// ReloadInterval is how often at most a file-backed token set looks at its
+// file.
+const ReloadInterval = time.Second
 
 // NewTokens builds a token set from entries, checking each.
 func NewTokens(entries []TokenEntry) (*Tokens, error) {
-	t := &Tokens{byHash: make(map[string]*Principal, len(entries))}
+	m, err := principals(entries)
+	if err != nil {
+		return nil, err
+	}
+	t := &Tokens{}
+	t.set.Store(&m)
+	return t, nil
+}
+
+func principals(entries []TokenEntry) (map[string]*Principal, error) {
+	byHash := make(map[string]*Principal, len(entries))
 	for i, e := range entries {
 		where := fmt.Sprintf("tokens[%d]", i)
 		if e.Name == "" {
@@ -61,25 +88,43 @@ func NewTokens(entries []TokenEntry) (*Tokens, error) {
 				return nil, fmt.Errorf("%s (%s): unknown role %q; roles are admin, operator, owner, pipeline, viewer", where, e.Name, r)
 			}
 		}
-		t.byHash[strings.ToLower(h)] = &Principal{Name: e.Name, Roles: e.Roles, Subjects: e.Subjects}
+		byHash[strings.ToLower(h)] = &Principal{Name: e.Name, Roles: e.Roles, Subjects: e.Subjects}
 	}
-	return t, nil
+	return byHash, nil
 }
 
-// LoadTokens reads a tokens file.
-func LoadTokens(path string) (*Tokens, error) {
+// ReadTokensFile reads and checks a tokens file.
+func ReadTokensFile(path string) (TokensFile, error) {
+	var f TokensFile
 	data, err := os.ReadFile(path)
+	if err != nil {
+		return f, fmt.Errorf("read tokens file: %w", err)
+	}
+	if err := json.Unmarshal(data, &f); err != nil {
+		return f, fmt.Errorf("tokens file %s: %w", path, err)
+	}
+	if _, err := principals(f.Tokens); err != nil {
+		return f, fmt.Errorf("tokens file %s: %w", path, err)
+	}
+	return f, nil
+}
+
+// LoadTokens reads a tokens file into a set that follows the file.
+func LoadTokens(path string) (*Tokens, error) {
+	info, err := os.Stat(path)
 	if err != nil {
 		return nil, fmt.Errorf("read tokens file: %w", err)
 	}
-	var f TokensFile
-	if err := json.Unmarshal(data, &f); err != nil {
-		return nil, fmt.Errorf("tokens file %s: %w", path, err)
+	f, err := ReadTokensFile(path)
+	if err != nil {
+		return nil, err
 	}
 	t, err := NewTokens(f.Tokens)
 	if err != nil {
 		return nil, fmt.Errorf("tokens file %s: %w", path, err)
 	}
+	t.path, t.info = path, info
+	t.nextCheck.Store(time.Now().Add(ReloadInterval).UnixNano())
 	return t, nil
 }
 
@@ -88,8 +133,49 @@ func (t *Tokens) Authenticate(token string) (*Principal, bool) {
 	if t == nil || token == "" {
 		return nil, false
 	}
-	p, ok := t.byHash[HashToken(token)]
+	t.follow()
+	p, ok := (*t.set.Load())[HashToken(token)]
 	return p, ok
+}
+
+// ReloadError returns why the file could not be read again the last time
+// it changed, or nil when the set in force is the file's.
+func (t *Tokens) ReloadError() error {
+	if e := t.lastErr.Load(); e != nil {
+		return *e
+	}
+	return nil
+}
+
+// follow reads the file again when it changed since it was last read.
+func (t *Tokens) follow() {
+	if t.path == "" {
+		return
+	}
+	now := time.Now()
+	next := t.nextCheck.Load()
+	if now.UnixNano() < next || !t.nextCheck.CompareAndSwap(next, now.Add(ReloadInterval).UnixNano()) {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	info, err := os.Stat(t.path)
+	if err != nil {
+		t.lastErr.Store(&err)
+		return
+	}
+	if os.SameFile(info, t.info) && info.ModTime().Equal(t.info.ModTime()) && info.Size() == t.info.Size() {
+		return
+	}
+	f, err := ReadTokensFile(t.path)
+	if err != nil {
+		t.lastErr.Store(&err)
+		return
+	}
+	m, _ := principals(f.Tokens) // checked by ReadTokensFile
+	t.set.Store(&m)
+	t.info = info
+	t.lastErr.Store(nil)
 }
 
 // HashToken returns the hex SHA-256 of token.

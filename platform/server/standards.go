@@ -2,11 +2,13 @@ package server
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"reflect"
 	"regexp"
 	"slices"
@@ -17,6 +19,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi2conv"
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"github.com/grpc-ecosystem/grpc-gateway/v2/utilities"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -36,15 +39,20 @@ const (
 )
 
 // gatewayOptions are the REST gateway's options: proto field names, short
-// enum names accepted in bodies, 405 (with Allow) for a known path called
-// with another method, and a Bearer challenge on 401.
+// enum names accepted in bodies and query parameters, 405 (with Allow) for
+// a known path called with another method, and a Bearer challenge on 401.
 func (s *Server) gatewayOptions() []runtime.ServeMuxOption {
 	return []runtime.ServeMuxOption{
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, &shortEnumMarshaler{JSONPb: gatewayMarshaler}),
 		runtime.WithRoutingErrorHandler(routingError),
 		runtime.WithErrorHandler(challenge),
+		runtime.SetQueryParameterParser(shortEnumQuery{}),
 	}
 }
+
+// MaxLineageBytes bounds an OpenLineage request body once decompressed,
+// so a small gzip body cannot make the server inflate gigabytes.
+const MaxLineageBytes = 32 << 20
 
 // routeStandards adds the OpenLineage route and the OpenAPI documents.
 func (s *Server) routeStandards(mux *http.ServeMux, gw http.Handler) error {
@@ -52,7 +60,7 @@ func (s *Server) routeStandards(mux *http.ServeMux, gw http.Handler) error {
 	if err != nil {
 		return err
 	}
-	mux.Handle(LineagePath, gw)
+	mux.Handle(LineagePath, decompress(gw, min(MaxLineageBytes, s.cfg.MaxMessageBytes)))
 	serve := func(doc []byte) http.HandlerFunc {
 		return func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
@@ -62,6 +70,54 @@ func (s *Server) routeStandards(mux *http.ServeMux, gw http.Handler) error {
 	mux.HandleFunc("GET "+OpenAPIPath, serve(v3))
 	mux.HandleFunc("GET "+OpenAPIV2Path, serve(openapi.Document))
 	return nil
+}
+
+// decompress lets OpenLineage emitters post gzip-compressed events
+// (Content-Encoding: gzip, as their HTTP transports can). The body, plain
+// or inflated, is read up to limit bytes; beyond that the request is
+// refused with 413, a body that is not gzip with 400, another encoding
+// with 415.
+func decompress(next http.Handler, limit int) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var in io.Reader = r.Body
+		switch enc := strings.ToLower(strings.TrimSpace(r.Header.Get("Content-Encoding"))); enc {
+		case "", "identity":
+		case "gzip", "x-gzip":
+			zr, err := gzip.NewReader(r.Body)
+			if err != nil {
+				httpError(w, http.StatusBadRequest, codes.InvalidArgument, "the body is not gzip data although Content-Encoding says gzip: "+err.Error())
+				return
+			}
+			in = zr
+		default:
+			httpError(w, http.StatusUnsupportedMediaType, codes.InvalidArgument,
+				fmt.Sprintf("Content-Encoding %q is not supported; send the events uncompressed or with gzip", enc))
+			return
+		}
+		body, err := io.ReadAll(io.LimitReader(in, int64(limit)+1))
+		switch {
+		case err != nil:
+			httpError(w, http.StatusBadRequest, codes.InvalidArgument, "the body cannot be read: "+err.Error())
+			return
+		case len(body) > limit:
+			httpError(w, http.StatusRequestEntityTooLarge, codes.ResourceExhausted,
+				fmt.Sprintf("the events inflate to more than %d bytes; send them in smaller batches", limit))
+			return
+		}
+		r2 := r.Clone(r.Context())
+		r2.Body = io.NopCloser(bytes.NewReader(body))
+		r2.ContentLength = int64(len(body))
+		r2.Header.Del("Content-Encoding")
+		r2.Header.Del("Content-Length")
+		next.ServeHTTP(w, r2)
+	})
+}
+
+// httpError answers with the JSON error shape the gateway uses.
+func httpError(w http.ResponseWriter, status int, code codes.Code, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{"code": code, "message": msg, "details": []any{}})
 }
 
 // challenge is the gateway's error handler with the RFC 6750 challenge a
@@ -183,8 +239,9 @@ func OpenAPI3(version string) ([]byte, error) {
 	doc.Info.Version = version
 	doc.Info.Description = "REST API of Seam, the contract boundary between external data sources and internal pipelines: " +
 		"registry (contracts, consumers, lineage, events), adapter, idmap and gate. Every call needs a bearer token. " +
-		"Enum values may be written in full (FIELD_TYPE_INT64) or short (INT64). " +
-		"POST /api/v1/lineage takes OpenLineage run events, as Marquez does."
+		"Enum values may be written in full (FIELD_TYPE_INT64) or short (INT64), in bodies and query parameters. " +
+		"A client-streaming route takes its messages one JSON object after another in one body. " +
+		"POST /api/v1/lineage takes OpenLineage run events, as Marquez does, plain or gzip-compressed."
 	if doc.Components == nil {
 		doc.Components = &openapi3.Components{}
 	}
@@ -224,14 +281,18 @@ type shortEnumMarshaler struct {
 	*runtime.JSONPb
 }
 
-// NewDecoder implements runtime.Marshaler.
+// NewDecoder implements runtime.Marshaler. It reads one JSON value per
+// Decode and io.EOF at the end of the body, as the stock decoder does, so
+// a client-streaming route (POST /v1/namespaces:import) takes its
+// messages one after another in one body.
 func (m *shortEnumMarshaler) NewDecoder(r io.Reader) runtime.Decoder {
+	dec := json.NewDecoder(r)
 	return runtime.DecoderFunc(func(v any) error {
-		data, err := io.ReadAll(r)
-		if err != nil {
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
 			return err
 		}
-		return m.Unmarshal(data, v)
+		return m.Unmarshal(raw, v)
 	})
 }
 
@@ -327,6 +388,63 @@ func expandEnums(v any, md protoreflect.MessageDescriptor, depth int) bool {
 		}
 	}
 	return changed
+}
+
+// shortEnumQuery is the gateway's query parameter parser, but enum
+// parameters may be written short too (?types=CHANGE_ANNOUNCED for
+// EVENT_TYPE_CHANGE_ANNOUNCED), as in bodies. Short names are expanded
+// before the default parser reads the values.
+type shortEnumQuery struct {
+	runtime.DefaultQueryParser
+}
+
+// Parse implements runtime.QueryParameterParser.
+func (q shortEnumQuery) Parse(msg proto.Message, values url.Values, filter *utilities.DoubleArray) error {
+	md := msg.ProtoReflect().Descriptor()
+	var fixed url.Values
+	for key, vals := range values {
+		fd := fieldAt(md, key)
+		if fd == nil || fd.Kind() != protoreflect.EnumKind {
+			continue
+		}
+		for i, v := range vals {
+			full, ok := fullEnumName(fd.Enum(), v)
+			if !ok {
+				continue
+			}
+			if fixed == nil {
+				fixed = make(url.Values, len(values))
+				for k, vs := range values {
+					fixed[k] = slices.Clone(vs)
+				}
+			}
+			fixed[key][i] = full
+		}
+	}
+	if fixed != nil {
+		values = fixed
+	}
+	return q.DefaultQueryParser.Parse(msg, values, filter)
+}
+
+// fieldAt finds the field a query parameter names: a dotted path of proto
+// or JSON field names ("window.partition_from").
+func fieldAt(md protoreflect.MessageDescriptor, path string) protoreflect.FieldDescriptor {
+	var fd protoreflect.FieldDescriptor
+	for i, part := range strings.Split(path, ".") {
+		if i > 0 {
+			if fd.Kind() != protoreflect.MessageKind || fd.IsMap() {
+				return nil
+			}
+			md = fd.Message()
+		}
+		if fd = md.Fields().ByName(protoreflect.Name(part)); fd == nil {
+			if fd = md.Fields().ByJSONName(part); fd == nil {
+				return nil
+			}
+		}
+	}
+	return fd
 }
 
 // fullEnumName turns "INT64" into "FIELD_TYPE_INT64" for FieldType; ok is

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/seamdata/seam/platform/backoff"
+
 	"github.com/jackc/pgx/v5"
 )
 
@@ -117,21 +119,18 @@ func (db *DB) listenConn(ctx context.Context, channel string) (*pgx.Conn, error)
 // backoff when the connection drops.
 func (db *DB) pumpPostgres(ctx context.Context, conn *pgx.Conn, channel string, out chan struct{}) {
 	defer close(out)
-	backoff := 100 * time.Millisecond
+	retry := backoff.Backoff{Min: 100 * time.Millisecond, Max: 10 * time.Second}
 	for {
 		if conn == nil {
-			select {
-			case <-ctx.Done():
+			if retry.Wait(ctx) != nil {
 				return
-			case <-time.After(backoff):
 			}
 			var err error
 			conn, err = db.listenConn(ctx, channel)
 			if err != nil {
-				backoff = min(backoff*2, 10*time.Second)
 				continue
 			}
-			backoff = 100 * time.Millisecond
+			retry.Reset()
 			// Whatever was notified while we were away is lost: wake the
 			// listener so it rereads the truth.
 			wake(out)

@@ -5,8 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"time"
+
+	"github.com/seamdata/seam/platform/backoff"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"modernc.org/sqlite"
@@ -27,7 +28,8 @@ var ErrNotInTx = errors.New("storage: transaction was not started by InTx")
 // fn may run more than once, so it must not have effects outside tx. When fn
 // returns an error the transaction is rolled back and that error returned as is.
 func (db *DB) InTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	backoff := 2 * time.Millisecond
+	// Full jitter keeps retrying writers from colliding again in step.
+	retry := backoff.Backoff{Min: 2 * time.Millisecond, Max: 500 * time.Millisecond, Jitter: true}
 	var err error
 	for attempt := 1; ; attempt++ {
 		var channels []string
@@ -39,14 +41,9 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 		if !retryable(err) || attempt == maxTxAttempts {
 			break
 		}
-		// Full jitter keeps retrying writers from colliding again in step.
-		wait := time.Duration(rand.Int64N(int64(backoff))) + time.Millisecond
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("storage: transaction retry abandoned: %w (last error: %w)", ctx.Err(), err)
-		case <-time.After(wait):
+		if werr := retry.Wait(ctx); werr != nil {
+			return fmt.Errorf("storage: transaction retry abandoned: %w (last error: %w)", werr, err)
 		}
-		backoff = min(backoff*2, 500*time.Millisecond)
 	}
 	if retryable(err) {
 		return fmt.Errorf("storage: transaction failed after %d attempts: %w", maxTxAttempts, err)

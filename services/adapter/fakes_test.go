@@ -3,7 +3,6 @@ package adapter_test
 import (
 	"context"
 	"net"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -15,7 +14,7 @@ import (
 	"google.golang.org/grpc/test/bufconn"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/seamdata/seam/core/contract"
+	"github.com/seamdata/seam/core/examples"
 	adapterv1 "github.com/seamdata/seam/proto/seam/adapter/v1"
 	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
 	idmapv1 "github.com/seamdata/seam/proto/seam/idmap/v1"
@@ -223,28 +222,16 @@ type env struct {
 	v1, v2 int32
 }
 
-func testdata(name string) string {
-	return filepath.Join("..", "..", "core", "examples", name)
-}
-
 // newEnv starts the doubles with shop.orders v1 (active) and v2, and an
 // adapter configured by cfg (connections filled in).
 func newEnv(t *testing.T, cfg adapter.Config, meter metric.Meter) *env {
 	t.Helper()
-	canonical, err := contract.LoadCanonicalModelFile(testdata("commerce_order.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := &env{reg: newFakeRegistry(canonical), idm: &fakeIdmap{table: map[string]string{}}}
+	e := &env{reg: newFakeRegistry(examples.CommerceOrder()), idm: &fakeIdmap{table: map[string]string{}}}
 	for i := range 50000 {
 		e.idm.table[customerUUID(100000+i)] = itoa(100000 + i)
 	}
-	for _, f := range []string{"shop_orders_v1.yaml", "shop_orders_v2.yaml"} {
-		c, err := contract.LoadFile(testdata(f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		v := e.reg.add(c, f == "shop_orders_v1.yaml")
+	for i, c := range []*contractv1.Contract{examples.ShopOrdersV1(), examples.ShopOrdersV2()} {
+		v := e.reg.add(c, i == 0)
 		if e.v1 == 0 {
 			e.v1 = v
 		} else {
@@ -254,6 +241,7 @@ func newEnv(t *testing.T, cfg adapter.Config, meter metric.Meter) *env {
 	cfg.Registry = serve(t, func(s *grpc.Server) { registryv1.RegisterRegistryServiceServer(s, e.reg) })
 	cfg.Idmap = serve(t, func(s *grpc.Server) { idmapv1.RegisterIdMapServiceServer(s, e.idm) })
 	cfg.Meter = meter
+	var err error
 	e.srv, err = adapter.New(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -16,7 +16,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 
-	"github.com/seamdata/seam/core/contract"
+	"github.com/seamdata/seam/core/examples"
 	"github.com/seamdata/seam/core/record/recordtest"
 	"github.com/seamdata/seam/platform/rpcerr"
 	adapterv1 "github.com/seamdata/seam/proto/seam/adapter/v1"
@@ -419,10 +419,7 @@ func TestPreview(t *testing.T) {
 		t.Errorf("record 1 amount: got %v, want 21.01 beside the failed field", ch)
 	}
 
-	proposed, err := contract.LoadFile(testdata("shop_orders_v2.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	proposed := examples.ShopOrdersV2()
 	delete(proposed.Mapping.Fields, "customer_id") // a migration that forgot the id
 	proposed.Mapping.Fields["coupon"].From = "voucher"
 	resp, err = e.client.Preview(context.Background(), &adapterv1.PreviewRequest{Proposed: proposed, Batch: rawBatch(recordv1.Format_FORMAT_NDJSON, ndjson(in2[:1]))})
@@ -463,10 +460,7 @@ func TestPreviewValidate(t *testing.T) {
 	}
 	in[1] = bytes.Replace(in[1], []byte(customerUUID(100001)), []byte(customerUUID(999999)), 1) // unmapped
 	in[2] = bytes.Replace(in[2], []byte(`"currency":"`), []byte(`"currency":"X`), 1)            // fails currency's enum
-	proposed, err := contract.LoadFile(testdata("shop_orders_v2.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	proposed := examples.ShopOrdersV2()
 	batch := rawBatch(recordv1.Format_FORMAT_NDJSON, ndjson(in))
 	tests := []struct {
 		validate       bool

@@ -6,6 +6,8 @@ import (
 	"io"
 	"time"
 
+	"github.com/seamdata/seam/platform/backoff"
+
 	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
 )
 
@@ -30,7 +32,7 @@ const (
 // serving when the registry cannot be reached.
 func (s *Server) Run(ctx context.Context) error {
 	var after int64
-	backoff := watchBackoffMin
+	retry := backoff.Backoff{Min: watchBackoffMin, Max: watchBackoffMax}
 	for {
 		up := time.Now()
 		err := s.watch(ctx, &after)
@@ -39,16 +41,13 @@ func (s *Server) Run(ctx context.Context) error {
 			return nil
 		}
 		if time.Since(up) > watchBackoffMax {
-			backoff = watchBackoffMin // it was healthy for a while: retry promptly
+			retry.Reset() // it was healthy for a while: retry promptly
 		}
 		s.cfg.Logger.WarnContext(ctx, "registry event stream broke; cached plans are refreshed on use until it is back",
-			"after_sequence", after, "retry_in", backoff, "error", err)
-		select {
-		case <-ctx.Done():
+			"after_sequence", after, "retry_in", retry.Current(), "error", err)
+		if retry.Wait(ctx) != nil {
 			return nil
-		case <-time.After(backoff):
 		}
-		backoff = min(2*backoff, watchBackoffMax)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/seamdata/seam/core/check"
+	"github.com/seamdata/seam/core/examples"
 	"github.com/seamdata/seam/core/record"
 	"github.com/seamdata/seam/platform/storage/storagetest"
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
@@ -27,7 +28,7 @@ func recordsPerSecond(b *testing.B, n int) float64 {
 // of the 12-field shop.orders record: decode a 1,000-record NDJSON batch
 // and run every compiled check on it.
 func BenchmarkValidateOrders(b *testing.B) {
-	ct := loadContract(b, "shop_orders_v1.yaml")
+	ct := examples.ShopOrdersV1()
 	plan, err := check.Compile(ct)
 	if err != nil {
 		b.Fatal(err)

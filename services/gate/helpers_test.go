@@ -13,12 +13,12 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
-	"github.com/seamdata/seam/core/contract"
+	"github.com/seamdata/seam/core/examples"
+	"github.com/seamdata/seam/core/record/recordtest"
 	"github.com/seamdata/seam/platform/auth"
 	"github.com/seamdata/seam/platform/rpcerr"
 	"github.com/seamdata/seam/platform/storage/storagetest"
 	adapterv1 "github.com/seamdata/seam/proto/seam/adapter/v1"
-	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
 	idmapv1 "github.com/seamdata/seam/proto/seam/idmap/v1"
 	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
@@ -161,10 +161,10 @@ func newPeers(t testing.TB) *peers {
 		idmapv1.NewIdMapServiceClient(dial(t, p.idmapAdr, "")))
 	p.adptAddr = serve(t, nil, func(s *grpc.Server) { adapterv1.RegisterAdapterServiceServer(s, p.adapter) })
 
-	if _, err := p.registry.RegisterCanonicalModel(context.Background(), &registryv1.RegisterCanonicalModelRequest{Model: loadModel(t)}); err != nil {
+	if _, err := p.registry.RegisterCanonicalModel(context.Background(), &registryv1.RegisterCanonicalModelRequest{Model: examples.CommerceOrder()}); err != nil {
 		t.Fatalf("RegisterCanonicalModel: %v", err)
 	}
-	if _, err := p.owner.RegisterContract(context.Background(), &registryv1.RegisterContractRequest{Contract: loadContract(t, "shop_orders_v1.yaml")}); err != nil {
+	if _, err := p.owner.RegisterContract(context.Background(), &registryv1.RegisterContractRequest{Contract: examples.ShopOrdersV1()}); err != nil {
 		t.Fatalf("register shop.orders v1: %v", err)
 	}
 	return p
@@ -175,28 +175,10 @@ func newPeers(t testing.TB) *peers {
 // operator does in an incident.
 func (p *peers) registerV2(t testing.TB) {
 	t.Helper()
-	if _, err := p.registry.RegisterContract(context.Background(), &registryv1.RegisterContractRequest{Contract: loadContract(t, "shop_orders_v2.yaml"),
+	if _, err := p.registry.RegisterContract(context.Background(), &registryv1.RegisterContractRequest{Contract: examples.ShopOrdersV2(),
 		Override: &registryv1.NoticeOverride{Reason: "INC-1: the source already sends UUIDs"}}); err != nil {
 		t.Fatalf("register shop.orders v2: %v", err)
 	}
-}
-
-func loadContract(t testing.TB, file string) *contractv1.Contract {
-	t.Helper()
-	c, err := contract.LoadFile("../../core/examples/" + file)
-	if err != nil {
-		t.Fatalf("load %s: %v", file, err)
-	}
-	return c
-}
-
-func loadModel(t testing.TB) *contractv1.CanonicalModel {
-	t.Helper()
-	m, err := contract.LoadCanonicalModelFile("../../core/examples/commerce_order.yaml")
-	if err != nil {
-		t.Fatalf("load commerce_order.yaml: %v", err)
-	}
-	return m
 }
 
 // gateEnv is a gate on a store, serving on loopback with the runtime's
@@ -277,26 +259,25 @@ func customer(i int) int { return 1 + i%1000 }
 
 // ndjson renders the batch as NDJSON.
 func (o orders) ndjson() []byte {
-	var b strings.Builder
+	var b []byte
 	for i := range o.n {
 		num := o.first + i
-		fmt.Fprintf(&b, `{"order_id":"ORD-%010d"`, num)
+		rec := recordtest.Order{Number: num, Amount: o.amount + 5, CreatedAt: "2025-03-01T10:00:00Z", Items: 2, Email: "a@example.com", Coupon: "X1"}
 		switch {
 		case i < o.missing:
 		case i >= o.n-o.uuids:
-			fmt.Fprintf(&b, `,"customer_id":%q`, customerUUID(customer(num)))
+			rec.Customer = customerUUID(customer(num))
 		case o.unknown > 0 && num%o.unknown == 0:
-			fmt.Fprintf(&b, `,"customer_id":%d`, 900000+num)
+			rec.Customer = 900000 + num
 		default:
-			fmt.Fprintf(&b, `,"customer_id":%d`, customer(num))
+			rec.Customer = customer(num)
 		}
-		amt := o.amount + 5
 		if i%2 == 1 {
-			amt = o.amount - 5
+			rec.Amount = o.amount - 5
 		}
-		fmt.Fprintf(&b, `,"amount":%.2f,"currency":"EUR","status":"paid","created_at":"2025-03-01T10:00:00Z","country":"DE","items":2,"discount":0,"channel":"web","email":"a@example.com","coupon":"X1"}`+"\n", amt)
+		b = append(rec.AppendJSON(b), '\n')
 	}
-	return []byte(b.String())
+	return b
 }
 
 func (o orders) batch() *recordv1.RecordBatch {

@@ -336,6 +336,7 @@ func (s *Server) validate(ctx context.Context, in batchInput, cv *compiled, form
 	o := newOutcome(in, cv, format, len(b.Records))
 	if res.Blocked {
 		o.blocked = blockedDetail(plan, res)
+		o.blocked.ContractVersion = cv.version
 		o.resp.Summary.Status = gatev1.BatchStatus_BATCH_STATUS_BLOCKED
 		return o, nil
 	}

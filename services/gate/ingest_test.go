@@ -12,6 +12,7 @@ import (
 
 	"github.com/seamdata/seam/platform/rpcerr"
 
+	"github.com/seamdata/seam/core/examples"
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
 	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
 	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
@@ -149,7 +150,7 @@ func TestIngestPinnedVersionMustBeEffective(t *testing.T) {
 	e.loadLookup()
 	ctx := context.Background()
 	effective := start.Add(15 * 24 * time.Hour)
-	if _, err := e.owner.RegisterContract(ctx, &registryv1.RegisterContractRequest{Contract: loadContract(t, "shop_orders_v2.yaml"), EffectiveTime: timestamppb.New(effective)}); err != nil {
+	if _, err := e.owner.RegisterContract(ctx, &registryv1.RegisterContractRequest{Contract: examples.ShopOrdersV2(), EffectiveTime: timestamppb.New(effective)}); err != nil {
 		t.Fatalf("register v2: %v", err)
 	}
 	req := ingest("shop.orders", "2025-03-20", "b", orders{first: 1, n: 10, amount: 85, uuids: 10})

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/seamdata/seam/core/lexical"
+
 	"github.com/seamdata/seam/core/check"
 	"github.com/seamdata/seam/core/record"
 	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
@@ -82,7 +84,7 @@ func shapeOf(v record.Value) string {
 	case record.KindString, record.KindRaw:
 		b := v.Bytes()
 		switch {
-		case check.UUIDShaped(b):
+		case lexical.IsUUID(b):
 			return "uuid"
 		case allDigits(b):
 			return "digit string"

@@ -17,8 +17,8 @@ import (
 // IngestStream ingests a large load: each chunk is a batch of its own,
 // keyed by the header's batch id and the chunk's sequence, so a load
 // resent after a failure writes each chunk once. A blocked chunk does not
-// end the stream: it is counted in blocked_chunks, and nothing of it
-// propagates. A CSV chunk is decoded on its own, so every chunk of a CSV
+// end the stream: it is counted in blocked_chunks, explained in blocked
+// (check, counts, first positions), and nothing of it propagates. A CSV chunk is decoded on its own, so every chunk of a CSV
 // load starts with the header row.
 func (s *Server) IngestStream(stream gatev1.GateService_IngestStreamServer) error {
 	ctx := stream.Context()
@@ -67,6 +67,10 @@ func (s *Server) IngestStream(stream gatev1.GateService_IngestStreamServer) erro
 				for _, d := range st.Details() {
 					if bd, ok := d.(*gatev1.BlockedDetail); ok {
 						sum.Received += bd.GetReceived()
+						resp.Blocked = append(resp.Blocked, &gatev1.BlockedChunk{Sequence: c.GetSequence(), FirstOffset: c.GetFirstOffset(), Detail: bd})
+						if sum.ContractVersion == 0 {
+							sum.ContractVersion = bd.GetContractVersion()
+						}
 					}
 				}
 				allRetried = false

@@ -7,6 +7,7 @@ import (
 
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/seamdata/seam/core/examples"
 	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
 )
 
@@ -18,7 +19,7 @@ func benchModel(b *testing.B, subjects int) (m *readModel, middle string) {
 	if err != nil {
 		b.Fatalf("newReadModel: %v", err)
 	}
-	c := loadContract(b, "shop_orders_v1.yaml")
+	c := examples.ShopOrdersV1()
 	l := newLoad()
 	for i := range subjects {
 		name := fmt.Sprintf("source%04d.orders", i)

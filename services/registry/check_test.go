@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
+	"github.com/seamdata/seam/core/examples"
 	"github.com/seamdata/seam/platform/storage/storagetest"
 	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
 	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
@@ -22,9 +23,9 @@ func TestCheckContract(t *testing.T) {
 	e.seed(t)
 	e.lineage(t)
 
-	additive := loadContract(t, "shop_orders_v1.yaml")
+	additive := examples.ShopOrdersV1()
 	additive.Fields = append(additive.Fields, &contractv1.Field{Name: "gift_wrap", Type: contractv1.FieldType_FIELD_TYPE_BOOL})
-	badType := loadContract(t, "shop_orders_v1.yaml")
+	badType := examples.ShopOrdersV1()
 	badType.Fields[0].Pattern = "([" // an invalid regular expression
 
 	tests := []struct {
@@ -36,11 +37,11 @@ func TestCheckContract(t *testing.T) {
 		wantAffected  int
 		wantNoticeDue bool
 	}{
-		{name: "unchanged", contract: loadContract(t, "shop_orders_v1.yaml"), wantVerdict: registryv1.Verdict_VERDICT_UNCHANGED},
+		{name: "unchanged", contract: examples.ShopOrdersV1(), wantVerdict: registryv1.Verdict_VERDICT_UNCHANGED},
 		{name: "additive", contract: additive, wantVerdict: registryv1.Verdict_VERDICT_ADDITIVE},
-		{name: "breaking without notice", contract: loadContract(t, "shop_orders_v2.yaml"),
+		{name: "breaking without notice", contract: examples.ShopOrdersV2(),
 			wantVerdict: registryv1.Verdict_VERDICT_REFUSED, wantProblems: []string{ReasonNeedsNotice}, wantAffected: 3, wantNoticeDue: true},
-		{name: "breaking with notice", contract: loadContract(t, "shop_orders_v2.yaml"), effective: start.Add(notice),
+		{name: "breaking with notice", contract: examples.ShopOrdersV2(), effective: start.Add(notice),
 			wantVerdict: registryv1.Verdict_VERDICT_BREAKING_SCHEDULABLE, wantAffected: 3, wantNoticeDue: true},
 		{name: "invalid", contract: badType, wantVerdict: registryv1.Verdict_VERDICT_INVALID, wantProblems: []string{ReasonInvalidContract}},
 	}
@@ -94,10 +95,10 @@ func TestErrorsNameWhatAndWhere(t *testing.T) {
 	e := newEnv(t, storagetest.SQLiteURL(t), newFakeClock())
 	e.seed(t)
 
-	unknownModel := loadContract(t, "shop_orders_v1.yaml")
+	unknownModel := examples.ShopOrdersV1()
 	unknownModel.Subject = "shop.returns"
 	unknownModel.Mapping.Canonical = "commerce.refund"
-	badMapping := loadContract(t, "shop_orders_v1.yaml")
+	badMapping := examples.ShopOrdersV1()
 	badMapping.Subject = "shop.exchanges"
 	badMapping.Mapping.Fields["no_such_field"] = badMapping.Mapping.Fields["order_id"]
 

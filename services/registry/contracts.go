@@ -89,7 +89,7 @@ func (s *Server) checkContract(ctx context.Context, p *auth.Principal, req *regi
 		return s.modelVersion(txn, name, version)
 	}
 	d, err := decide(proposal{
-		principal: p, now: s.clock(), contract: c, effective: req.GetEffectiveTime(), override: req.GetOverride(),
+		principal: p, now: s.clock(), contract: c, effective: req.GetEffectiveTime(), effectiveIn: req.GetEffectiveIn(), override: req.GetOverride(),
 		subject: subj, history: history, model: model,
 	})
 	if err != nil {
@@ -173,7 +173,7 @@ func (s *Server) registerContract(ctx context.Context, p *auth.Principal, req *r
 		}
 		var modelErr error
 		d, err := decide(proposal{
-			principal: p, now: s.clock(), contract: c, effective: req.GetEffectiveTime(), override: req.GetOverride(),
+			principal: p, now: s.clock(), contract: c, effective: req.GetEffectiveTime(), effectiveIn: req.GetEffectiveIn(), override: req.GetOverride(),
 			subject: subj, history: history,
 			model: func(name string, version int32) *registryv1.CanonicalModelVersion {
 				ms, err := tx.Model(name)

@@ -93,6 +93,7 @@ var noteKinds = map[interop.Kind]registryv1.ImportNoteKind{
 	interop.Dropped:      registryv1.ImportNoteKind_IMPORT_NOTE_KIND_DROPPED,
 	interop.Approximated: registryv1.ImportNoteKind_IMPORT_NOTE_KIND_APPROXIMATED,
 	interop.Kept:         registryv1.ImportNoteKind_IMPORT_NOTE_KIND_KEPT,
+	interop.Caveat:       registryv1.ImportNoteKind_IMPORT_NOTE_KIND_CAVEAT,
 }
 
 func notes(rep interop.Report) []*registryv1.ImportNote {

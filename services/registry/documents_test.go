@@ -7,6 +7,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
+	"github.com/seamdata/seam/core/examples"
 	"github.com/seamdata/seam/core/interop/odcs"
 	"github.com/seamdata/seam/platform/storage/storagetest"
 	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
@@ -17,10 +18,10 @@ import (
 func TestRegisterODCSDocument(t *testing.T) {
 	e := newEnv(t, storagetest.SQLiteURL(t), newFakeClock())
 	ctx := context.Background()
-	if _, err := e.as("admin").RegisterCanonicalModel(ctx, &registryv1.RegisterCanonicalModelRequest{Model: loadModel(t)}); err != nil {
+	if _, err := e.as("admin").RegisterCanonicalModel(ctx, &registryv1.RegisterCanonicalModelRequest{Model: examples.CommerceOrder()}); err != nil {
 		t.Fatal(err)
 	}
-	doc, _, err := odcs.Export(loadContract(t, "shop_orders_v1.yaml"), odcs.ExportOptions{})
+	doc, _, err := odcs.Export(examples.ShopOrdersV1(), odcs.ExportOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 	"go.uber.org/goleak"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/seamdata/seam/core/contract"
+	"github.com/seamdata/seam/core/examples"
 	"github.com/seamdata/seam/platform/auth"
 	"github.com/seamdata/seam/platform/storage/storagetest"
 	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
@@ -64,7 +64,7 @@ func TestWatchEventsResumesAfterDisconnect(t *testing.T) {
 			t.Fatalf("PublishEvent: %v", err)
 		}
 		if _, err := e.as("checkout").RegisterContract(context.Background(), &registryv1.RegisterContractRequest{
-			Contract: loadContract(t, "shop_orders_v2.yaml"), EffectiveTime: ts(start.Add(notice))}); err != nil {
+			Contract: examples.ShopOrdersV2(), EffectiveTime: ts(start.Add(notice))}); err != nil {
 			t.Fatalf("register v2: %v", err)
 		}
 		all := eventsOf(t, e.as("viewer"))
@@ -178,7 +178,7 @@ func TestRestartLosesNothing(t *testing.T) {
 		e.seed(t)
 		e.lineage(t)
 		if _, err := e.as("checkout").RegisterContract(context.Background(), &registryv1.RegisterContractRequest{
-			Contract: loadContract(t, "shop_orders_v2.yaml"), EffectiveTime: ts(start.Add(notice))}); err != nil {
+			Contract: examples.ShopOrdersV2(), EffectiveTime: ts(start.Add(notice))}); err != nil {
 			t.Fatalf("register v2: %v", err)
 		}
 		if _, err := e.as("checkout").SetVersionStatus(context.Background(), &registryv1.SetVersionStatusRequest{
@@ -217,7 +217,7 @@ func TestReplicasAgreeAndActivateOnce(t *testing.T) {
 		b.lineage(t)
 		effective := start.Add(notice)
 		if _, err := a.as("checkout").RegisterContract(context.Background(), &registryv1.RegisterContractRequest{
-			Contract: loadContract(t, "shop_orders_v2.yaml"), EffectiveTime: ts(effective)}); err != nil {
+			Contract: examples.ShopOrdersV2(), EffectiveTime: ts(effective)}); err != nil {
 			t.Fatalf("register v2 on a: %v", err)
 		}
 		var last string
@@ -294,20 +294,12 @@ func crashChild(url string) int {
 		return 1
 	}
 	admin := auth.WithPrincipal(ctx, &auth.Principal{Name: "admin", Roles: []auth.Role{auth.RoleAdmin}})
-	model, err := loadFile[*contractv1.CanonicalModel]("../../core/examples/commerce_order.yaml")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "child:", err)
-		return 1
-	}
+	model := examples.CommerceOrder()
 	if _, err := srv.RegisterCanonicalModel(admin, &registryv1.RegisterCanonicalModelRequest{Model: model}); err != nil {
 		fmt.Fprintln(os.Stderr, "child: RegisterCanonicalModel:", err)
 		return 1
 	}
-	c, err := loadFile[*contractv1.Contract]("../../core/examples/shop_orders_v1.yaml")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "child:", err)
-		return 1
-	}
+	c := examples.ShopOrdersV1()
 	out := bufio.NewWriter(os.Stdout)
 	for i := 0; ; i++ {
 		next := proto.Clone(c).(*contractv1.Contract)
@@ -322,24 +314,6 @@ func crashChild(url string) int {
 			return 1
 		}
 		c = next
-	}
-}
-
-func loadFile[M interface {
-	*contractv1.Contract | *contractv1.CanonicalModel
-}](path string) (M, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var m M
-	switch any(m).(type) {
-	case *contractv1.Contract:
-		c, err := contract.Load(data, path)
-		return any(c).(M), err
-	default:
-		c, err := contract.LoadCanonicalModel(data, path)
-		return any(c).(M), err
 	}
 }
 

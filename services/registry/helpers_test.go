@@ -19,10 +19,9 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"github.com/seamdata/seam/core/contract"
+	"github.com/seamdata/seam/core/examples"
 	"github.com/seamdata/seam/platform/auth"
 	"github.com/seamdata/seam/platform/rpcerr"
-	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
 	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
 )
 
@@ -150,32 +149,14 @@ func (e *env) run(t testing.TB) {
 	})
 }
 
-func loadContract(t testing.TB, file string) *contractv1.Contract {
-	t.Helper()
-	c, err := contract.LoadFile("../../core/examples/" + file)
-	if err != nil {
-		t.Fatalf("load %s: %v", file, err)
-	}
-	return c
-}
-
-func loadModel(t testing.TB) *contractv1.CanonicalModel {
-	t.Helper()
-	m, err := contract.LoadCanonicalModelFile("../../core/examples/commerce_order.yaml")
-	if err != nil {
-		t.Fatalf("load commerce_order.yaml: %v", err)
-	}
-	return m
-}
-
 // seed registers the canonical model and shop.orders v1 at the start time.
 func (e *env) seed(t testing.TB) {
 	t.Helper()
 	ctx := context.Background()
-	if _, err := e.as("admin").RegisterCanonicalModel(ctx, &registryv1.RegisterCanonicalModelRequest{Model: loadModel(t)}); err != nil {
+	if _, err := e.as("admin").RegisterCanonicalModel(ctx, &registryv1.RegisterCanonicalModelRequest{Model: examples.CommerceOrder()}); err != nil {
 		t.Fatalf("RegisterCanonicalModel: %v", err)
 	}
-	resp, err := e.as("checkout").RegisterContract(ctx, &registryv1.RegisterContractRequest{Contract: loadContract(t, "shop_orders_v1.yaml")})
+	resp, err := e.as("checkout").RegisterContract(ctx, &registryv1.RegisterContractRequest{Contract: examples.ShopOrdersV1()})
 	if err != nil {
 		t.Fatalf("register shop.orders v1: %v", err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
+	"github.com/seamdata/seam/core/examples"
 	"github.com/seamdata/seam/platform/storage/storagetest"
 	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
 	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
@@ -38,7 +39,7 @@ func TestIncompleteMigrationRefused(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t, storagetest.SQLiteURL(t), newFakeClock())
 			e.seed(t)
-			v2 := loadContract(t, "shop_orders_v2.yaml")
+			v2 := examples.ShopOrdersV2()
 			tc.change(v2)
 			_, err := e.as("checkout").RegisterContract(context.Background(), &registryv1.RegisterContractRequest{Contract: v2, EffectiveTime: ts(start.Add(notice))})
 			wantCode(t, err, codes.InvalidArgument)

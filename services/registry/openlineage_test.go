@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/seamdata/seam/core/examples"
 	"github.com/seamdata/seam/core/interop/interoptest"
 	"github.com/seamdata/seam/platform/storage/storagetest"
 	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
@@ -201,7 +202,7 @@ func TestColumnLineageJoinKey(t *testing.T) {
 	if c.GetConsumer().GetOwner() != "team-ml" {
 		t.Errorf("owner %q, want team-ml from the ownership facet", c.GetConsumer().GetOwner())
 	}
-	check, err := e.as("checkout").CheckContract(ctx, &registryv1.CheckContractRequest{Contract: loadContract(t, "shop_orders_v2.yaml")})
+	check, err := e.as("checkout").CheckContract(ctx, &registryv1.CheckContractRequest{Contract: examples.ShopOrdersV2()})
 	if err != nil {
 		t.Fatal(err)
 	}

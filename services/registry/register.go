@@ -1,7 +1,6 @@
 package registry
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -9,10 +8,9 @@ import (
 
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"github.com/seamdata/seam/core/check"
+	"github.com/seamdata/seam/core/admission"
 	"github.com/seamdata/seam/core/classify"
 	"github.com/seamdata/seam/core/contract"
-	"github.com/seamdata/seam/core/mapping"
 	"github.com/seamdata/seam/platform/auth"
 	"github.com/seamdata/seam/platform/rpcerr"
 	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
@@ -29,7 +27,10 @@ type proposal struct {
 	now       time.Time
 	contract  *contractv1.Contract
 	effective *timestamppb.Timestamp
-	override  *registryv1.NoticeOverride
+	// effectiveIn, when set, puts the effective time that long after now:
+	// the registry's clock, not the caller's, decides what "+14d" means.
+	effectiveIn string
+	override    *registryv1.NoticeOverride
 	// subject and history are the subject's current state (nil and empty
 	// for a new subject).
 	subject *registryv1.Subject
@@ -116,6 +117,20 @@ func decide(p proposal) (*decision, error) {
 
 	now := p.now.UTC()
 	effective := now
+	if p.effectiveIn != "" {
+		if p.effective != nil {
+			d.refusal = invalid("give effective_time or effective_in, not both",
+				rpcerr.FieldViolation{Field: "effective_in", Description: "set together with effective_time; keep one"})
+			return d, nil
+		}
+		in, err := contract.ParseNoticePeriod(p.effectiveIn)
+		if err != nil || in < 0 {
+			d.refusal = invalid("effective_in is not a duration",
+				rpcerr.FieldViolation{Field: "effective_in", Description: fmt.Sprintf("%q: give a duration such as 14d or 336h", p.effectiveIn)})
+			return d, nil
+		}
+		p.effective = timestamppb.New(now.Add(in))
+	}
 	if p.effective != nil {
 		effective = p.effective.AsTime()
 	}
@@ -226,79 +241,18 @@ func problemText(ps []*registryv1.Problem) string {
 	return strings.Join(parts, "; ")
 }
 
-// validateProposal checks the contract on its own and its mapping against
-// the registered canonical model.
+// validateProposal applies core/admission, the rules `seam validate` also
+// applies to a contract file, with the registry's canonical models.
 func validateProposal(p proposal) []rpcerr.FieldViolation {
+	models := func(name string, version int32) (*contractv1.CanonicalModel, int32, bool) {
+		m := p.model(name, version)
+		return m.GetModel(), m.GetVersion(), m != nil
+	}
 	var out []rpcerr.FieldViolation
-	for _, pr := range contract.Validate(p.contract) {
+	for _, pr := range admission.Check(p.contract, models) {
 		out = append(out, rpcerr.FieldViolation{Field: "contract." + pr.Path, Description: pr.Message})
 	}
-	if len(out) > 0 {
-		return out
-	}
-	out = append(out, validateChecks(p.contract)...)
-	m := p.contract.GetMapping()
-	if m.GetCanonical() == "" {
-		if len(m.GetFields()) > 0 {
-			out = append(out, rpcerr.FieldViolation{Field: "contract.mapping.canonical", Description: "empty; name the canonical model the mapping fills"})
-		}
-		return out
-	}
-	model := p.model(m.GetCanonical(), m.GetCanonicalVersion())
-	if model == nil {
-		what := fmt.Sprintf("canonical model %q", m.GetCanonical())
-		if m.GetCanonicalVersion() != 0 {
-			what = fmt.Sprintf("canonical model %q v%d", m.GetCanonical(), m.GetCanonicalVersion())
-		}
-		return append(out, rpcerr.FieldViolation{Field: "contract.mapping.canonical", Description: what + " is not registered; register it first (seam canonical register)"})
-	}
-	// The adapter compiles this same mapping to serve the version, so a
-	// migration the registry accepts is one the adapter can run: every
-	// required canonical field produced, types agreeing, sources existing.
-	if _, err := mapping.CompileVersion(p.contract, model.GetModel(), model.GetVersion(), nil); err != nil {
-		out = append(out, problemViolations(err, "mapping")...)
-	}
 	return out
-}
-
-// validateChecks compiles the contract's checks as the gate will, so a
-// check naming a missing field or a malformed rule is refused up front.
-func validateChecks(c *contractv1.Contract) []rpcerr.FieldViolation {
-	if _, err := check.Compile(c); err != nil {
-		return problemViolations(err, "checks")
-	}
-	return nil
-}
-
-// problemViolations turns a compiler's errors into field violations under
-// "contract.".
-func problemViolations(err error, fallback string) []rpcerr.FieldViolation {
-	var probs contract.Problems
-	if errors.As(err, &probs) {
-		out := make([]rpcerr.FieldViolation, 0, len(probs))
-		for _, pr := range probs {
-			out = append(out, rpcerr.FieldViolation{Field: "contract." + pr.Path, Description: pr.Message})
-		}
-		return out
-	}
-	var out []rpcerr.FieldViolation
-	for _, e := range unjoin(err) {
-		var ce *check.Error
-		if errors.As(e, &ce) {
-			out = append(out, rpcerr.FieldViolation{Field: "contract." + ce.Path, Description: ce.Msg})
-			continue
-		}
-		out = append(out, rpcerr.FieldViolation{Field: "contract." + fallback, Description: e.Error()})
-	}
-	return out
-}
-
-// unjoin lists the errors inside an errors.Join.
-func unjoin(err error) []error {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		return j.Unwrap()
-	}
-	return []error{err}
 }
 
 // nextSubject returns the subject summary after registering v. The

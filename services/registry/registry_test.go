@@ -9,6 +9,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
+	"github.com/seamdata/seam/core/examples"
 	"github.com/seamdata/seam/platform/storage/storagetest"
 	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
 )
@@ -51,7 +52,7 @@ func TestNoticeEnforcement(t *testing.T) {
 				e := newEnv(t, url, newFakeClock())
 				e.seed(t)
 				e.lineage(t)
-				v2 := loadContract(t, "shop_orders_v2.yaml")
+				v2 := examples.ShopOrdersV2()
 				if tt.noMapping {
 					v2.Mapping = nil
 				}
@@ -131,7 +132,7 @@ func TestScheduledVersionActivatesAtEffectiveTime(t *testing.T) {
 		e.seed(t)
 		effective := start.Add(notice)
 		if _, err := e.as("checkout").RegisterContract(ctx, &registryv1.RegisterContractRequest{
-			Contract: loadContract(t, "shop_orders_v2.yaml"), EffectiveTime: ts(effective)}); err != nil {
+			Contract: examples.ShopOrdersV2(), EffectiveTime: ts(effective)}); err != nil {
 			t.Fatalf("register v2: %v", err)
 		}
 		active := func() int32 {
@@ -194,7 +195,7 @@ func TestRunActivatesOnItsOwn(t *testing.T) {
 	e.seed(t)
 	effective := start.Add(notice)
 	if _, err := e.as("checkout").RegisterContract(ctx, &registryv1.RegisterContractRequest{
-		Contract: loadContract(t, "shop_orders_v2.yaml"), EffectiveTime: ts(effective)}); err != nil {
+		Contract: examples.ShopOrdersV2(), EffectiveTime: ts(effective)}); err != nil {
 		t.Fatalf("register v2: %v", err)
 	}
 	e.run(t)
@@ -236,7 +237,7 @@ func TestBlastRadius(t *testing.T) {
 	}{
 		{name: "fields", req: &registryv1.GetBlastRadiusRequest{Subject: "shop.orders", Fields: []string{"customer_id"}},
 			want: want, wantChanged: []string{"customer_id"}},
-		{name: "proposed contract", req: &registryv1.GetBlastRadiusRequest{Proposed: loadContract(t, "shop_orders_v2.yaml")},
+		{name: "proposed contract", req: &registryv1.GetBlastRadiusRequest{Proposed: examples.ShopOrdersV2()},
 			want: want, wantChanged: []string{"customer_id"}},
 		{name: "field nobody reads", req: &registryv1.GetBlastRadiusRequest{Subject: "shop.orders", Fields: []string{"coupon"}},
 			wantChanged: []string{"coupon"}},
@@ -303,7 +304,7 @@ func TestAuthorizationPerSubject(t *testing.T) {
 	e := newEnv(t, storagetest.SQLiteURL(t), newFakeClock())
 	e.seed(t)
 	contractFor := func(subject string) *registryv1.RegisterContractRequest {
-		c := loadContract(t, "shop_orders_v1.yaml")
+		c := examples.ShopOrdersV1()
 		c.Subject = subject
 		return &registryv1.RegisterContractRequest{Contract: c}
 	}

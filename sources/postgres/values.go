@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"unicode/utf8"
@@ -122,7 +123,8 @@ func isInteger(b []byte) bool {
 	if len(b) > 0 && b[0] == '-' {
 		b = b[1:]
 	}
-	if len(b) == 0 {
+	if len(b) == 0 || (len(b) > 1 && b[0] == '0') {
+		// A leading zero is no JSON number; PostgreSQL never prints one.
 		return false
 	}
 	for _, c := range b {
@@ -136,12 +138,9 @@ func isInteger(b []byte) bool {
 // isNumberLiteral reports whether b is a JSON number (PostgreSQL prints
 // NaN and Infinity, which JSON cannot carry).
 func isNumberLiteral(b []byte) bool {
-	for _, c := range b {
-		if (c < '0' || c > '9') && c != '-' && c != '+' && c != '.' && c != 'e' && c != 'E' {
-			return false
-		}
-	}
-	return len(b) > 0
+	// JSON's number grammar is stricter than ParseFloat's: no "+", no
+	// leading zeros, no "1." or ".5".
+	return len(b) > 0 && (b[0] == '-' || b[0] >= '0' && b[0] <= '9') && json.Valid(b)
 }
 
 // rfc3339 turns PostgreSQL's ISO output of a timestamp ("2024-01-02

@@ -42,6 +42,9 @@ func TestAppendJSON(t *testing.T) {
 		{date, "2026-03-01", `"2026-03-01"`},
 		{str, "a \"quoted\"\nline\t\x01", `"a \"quoted\"\nline\t\u0001"`},
 		{str, "caf\xc3\xa9 \xff", `"café \ufffd"`},
+		{i64, "007", `"007"`}, // a leading zero is no JSON number
+		{dbl, "00", `"00"`},
+		{dbl, "+1.5", `"+1.5"`},
 	} {
 		got := string(appendJSON(nil, tc.typ, []byte(tc.text)))
 		if got != tc.want {

@@ -12,15 +12,17 @@ Responses keep Seam's JSON as dictionaries; the results callers branch on
 
 from __future__ import annotations
 
+import base64
+import csv
 import json
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
-__all__ = ["Client", "SeamError", "IngestResult", "ReplayResult", "PartitionVerdict"]
+__all__ = ["Client", "SeamError", "IngestResult", "ImportResult", "ReplayResult", "PartitionVerdict"]
 
 Record = Mapping[str, Any]
 JSON = Dict[str, Any]
@@ -60,12 +62,36 @@ class IngestResult:
         return cls(status=s.get("status", "").replace("BATCH_STATUS_", ""), received=_int(s.get("received")),
                    accepted=_int(s.get("accepted")), quarantined=_int(s.get("quarantined")),
                    contract_version=_int(s.get("contract_version")), retried=bool(s.get("retried")),
-                   records=j.get("records", []), alerts=j.get("alerts", []), raw=j)
+                   records=[_canonical_result(r) for r in j.get("records", [])], alerts=j.get("alerts", []), raw=j)
+
+
+@dataclass
+class ImportResult:
+    """What an id table import did. Conflicts list pairs that would have
+    mapped one id to two; with on_conflict="fail" nothing was committed."""
+
+    received: int
+    inserted: int
+    unchanged: int
+    removed: int
+    committed: bool
+    generation: int
+    table_size: int
+    conflicts: List[JSON]
+    raw: JSON
+
+    @classmethod
+    def from_json(cls, j: JSON) -> "ImportResult":
+        return cls(received=_int(j.get("received")), inserted=_int(j.get("inserted")), unchanged=_int(j.get("unchanged")),
+                   removed=_int(j.get("removed")), committed=bool(j.get("committed")), generation=_int(j.get("generation")),
+                   table_size=_int(j.get("table_size")), conflicts=j.get("conflicts", []), raw=j)
 
 
 @dataclass
 class ReplayResult:
-    """What a replay released and what stays quarantined."""
+    """What a replay released and what stays quarantined: the released
+    canonical records (each with its deterministic record_id), and the
+    downstream consumers to rerun, in order."""
 
     replay_id: str
     held: int
@@ -74,6 +100,7 @@ class ReplayResult:
     rerun: List[str]
     records: List[JSON]
     raw: JSON
+    event_sequence: int = 0
 
 
 @dataclass
@@ -104,6 +131,34 @@ class Client:
 
     def call(self, method: str, path: str, body: Any = None, query: Optional[Mapping[str, Any]] = None) -> JSON:
         """Call any route of the API (see /openapi.json) and return its JSON."""
+        data = None if body is None else json.dumps(body).encode()
+        raw = self._send(method, path, data, query)
+        return json.loads(raw) if raw else {}
+
+    def call_stream(self, method: str, path: str, body: Any = None, messages: Optional[Iterable[Any]] = None,
+                    query: Optional[Mapping[str, Any]] = None) -> List[JSON]:
+        """Call a streaming route. A client stream (such as the id table
+        import) sends its messages one JSON object after another in one
+        body; a server stream answers one {"result": …} object per line,
+        returned here in order. An {"error": …} line raises SeamError."""
+        data: Any = None
+        if messages is not None:
+            data = _ndjson(messages)
+        elif body is not None:
+            data = json.dumps(body).encode()
+        raw = self._send(method, path, data, query)
+        out = []
+        for line in raw.splitlines():
+            if not line.strip():
+                continue
+            j = json.loads(line)
+            if "error" in j:
+                e = j["error"] or {}
+                raise SeamError(200, _code_name(e.get("code")), e.get("message", ""), e.get("details"))
+            out.append(j.get("result", j))
+        return out
+
+    def _send(self, method: str, path: str, data: Any, query: Optional[Mapping[str, Any]]) -> bytes:
         url = self.base_url + path
         if query:
             pairs = []
@@ -114,7 +169,6 @@ class Client:
                     pairs.append((k, str(item)))
             if pairs:
                 url += "?" + urllib.parse.urlencode(pairs)
-        data = None if body is None else json.dumps(body).encode()
         req = urllib.request.Request(url, data=data, method=method)
         req.add_header("Authorization", "Bearer " + self.token)
         req.add_header("Accept", "application/json")
@@ -130,7 +184,7 @@ class Client:
             except ValueError:
                 j = {"message": raw.decode(errors="replace")}
             raise SeamError(e.code, _code_name(j.get("code")), j.get("message", e.reason), j.get("details")) from None
-        return json.loads(raw) if raw else {}
+        return raw
 
     # -- registry -------------------------------------------------------
 
@@ -149,9 +203,16 @@ class Client:
         return self.call("POST", "/v1/contracts", body)
 
     def check_contract(self, document: Union[str, Mapping[str, Any]], fmt: str = "SEAM", *, subject: str = "",
-                       owner: str = "", strict: bool = False) -> JSON:
-        """Dry-run a contract version: verdict, changes, notice owed, consumers affected."""
-        return self.call("POST", "/v1/contracts:check", self._contract_body(document, fmt, subject, owner, strict))
+                       owner: str = "", strict: bool = False, override_reason: str = "", effective_time: str = "") -> JSON:
+        """Dry-run a contract version: verdict, changes, notice owed,
+        consumers affected, whether its migration can run, and how many held
+        records it would let pass."""
+        body = self._contract_body(document, fmt, subject, owner, strict)
+        if override_reason:
+            body["override"] = {"reason": override_reason}
+        if effective_time:
+            body["effective_time"] = effective_time
+        return self.call("POST", "/v1/contracts:check", body)
 
     @staticmethod
     def _contract_body(document, fmt, subject, owner, strict) -> JSON:
@@ -175,6 +236,12 @@ class Client:
     def blast_radius(self, subject: str, fields: Sequence[str] = ()) -> List[JSON]:
         return self.call("POST", f"/v1/subjects/{_q(subject)}:blastRadius", {"fields": list(fields)}).get("consumers", [])
 
+    def rerun_order(self, subject: str = "", *, canonical: str = "", dataset: str = "") -> List[str]:
+        """The consumers downstream of a subject (or canonical model, or
+        dataset), each after everything it reads from."""
+        q = {"subject": subject or None, "canonical": canonical or None, "dataset": dataset or None}
+        return self.call("GET", "/v1/rerun-order", query=q).get("consumers", [])
+
     def events(self, subjects: Sequence[str] = (), types: Sequence[str] = (), after: int = 0) -> List[JSON]:
         q = {"subjects": list(subjects), "types": list(types), "after_sequence": after or None}
         return self.call("GET", "/v1/events", query=q).get("events", [])
@@ -182,6 +249,70 @@ class Client:
     def record_lineage(self, events: Union[Mapping[str, Any], Sequence[Mapping[str, Any]]]) -> List[JSON]:
         """Send OpenLineage run events (the Marquez-compatible route)."""
         return self.call("POST", "/api/v1/lineage", events).get("outcomes", [])
+
+    # -- idmap ----------------------------------------------------------
+
+    def create_namespace(self, name: str, formats: Mapping[str, str], description: str = "") -> JSON:
+        """Create an id namespace. formats maps each format's name to its
+        kind, as the CLI's --format NAME:KIND does:
+        {"legacy-int": "int", "uuid": "uuid", "crm-code": "string"}."""
+        body = {"name": name, "description": description,
+                "formats": [{"name": n, "kind": str(k).upper()} for n, k in formats.items()]}
+        return self.call("POST", "/v1/namespaces", body).get("namespace", {})
+
+    def namespace(self, name: str) -> JSON:
+        return self.call("GET", f"/v1/namespaces/{_q(name)}").get("namespace", {})
+
+    def import_pairs(self, namespace: str, pairs: Iterable[Union[Tuple[str, str], Sequence[str], str]], from_format: str,
+                     to_format: str = "", *, replace: bool = False, on_conflict: str = "fail", members: bool = False,
+                     chunk_size: int = 10000) -> ImportResult:
+        """Bulk-load a lookup table: (from_id, to_id) pairs, or with
+        members=True the known ids of from_format. The import is atomic;
+        re-importing the same pairs changes nothing. on_conflict "fail"
+        commits nothing when a pair would map one id to two, "skip" commits
+        the clean pairs; both list the conflicts. The pairs stream to the
+        server in chunks, one body, without being held in memory whole."""
+        policy = {"fail": "FAIL", "skip": "SKIP"}.get(on_conflict.lower())
+        if policy is None:
+            raise ValueError(f"on_conflict {on_conflict!r}: use fail or skip")
+        header = {"namespace": namespace, "from_format": from_format, "to_format": to_format, "on_conflict": policy,
+                  "replace": replace, "members": members}
+
+        def messages() -> Iterator[JSON]:
+            yield {"header": header}
+            chunk: List[JSON] = []
+            for p in pairs:
+                if members:
+                    chunk.append({"from": str(p if isinstance(p, (str, int)) else p[0])})
+                else:
+                    a, b = p  # type: ignore[misc]
+                    chunk.append({"from": str(a), "to": str(b)})
+                if len(chunk) == chunk_size:
+                    yield {"chunk": {"pairs": chunk}}
+                    chunk = []
+            if chunk:
+                yield {"chunk": {"pairs": chunk}}
+
+        out = self.call_stream("POST", "/v1/namespaces:import", messages=messages())
+        return ImportResult.from_json(out[-1] if out else {})
+
+    def import_csv(self, namespace: str, path: str, from_format: str, to_format: str = "", *, header: bool = True,
+                   **kwargs: Any) -> ImportResult:
+        """import_pairs from a CSV file as `seam idmap import` reads it: two
+        columns (from-id, to-id), or one with members=True; the first row
+        is a header unless header=False."""
+        width = 1 if kwargs.get("members") else 2
+
+        def rows() -> Iterator[Sequence[str]]:
+            with open(path, newline="") as f:
+                for line, row in enumerate(csv.reader(f), 1):
+                    if line == 1 and header:
+                        continue
+                    if len(row) != width:
+                        raise ValueError(f"{path}:{line}: {len(row)} columns, want {width}")
+                    yield tuple(c.strip() for c in row) if width == 2 else row[0].strip()
+
+        return self.import_pairs(namespace, rows(), from_format, to_format, **kwargs)
 
     # -- gate -----------------------------------------------------------
 
@@ -201,17 +332,30 @@ class Client:
         return self.call("POST", f"/v1/subjects/{_q(subject)}:release", {"reason": reason})
 
     def plan_replay(self, subject: str, partition_from: str, partition_to: str) -> JSON:
+        """What a replay of the window would do, without doing it: held,
+        would_release, would_remain, per partition."""
         window = {"subject": subject, "partition_from": partition_from, "partition_to": partition_to}
         return self.call("POST", "/v1/replay:plan", {"window": window})
 
-    def replay(self, subject: str, partition_from: str, partition_to: str, replay_id: str = "") -> ReplayResult:
+    def replay(self, subject: str, partition_from: str, partition_to: str, replay_id: str = "", reason: str = "",
+               summary_only: bool = False) -> ReplayResult:
         """Replay quarantined records of a partition window through the
-        current contract; a replay_id makes a retry release nothing twice."""
+        current contract, mapping and id tables. The released canonical
+        records come back with the summary; a replay_id makes a retry send
+        them again and release nothing twice."""
         window = {"subject": subject, "partition_from": partition_from, "partition_to": partition_to}
-        j = self.call("POST", "/v1/replay", {"window": window, "replay_id": replay_id})
-        s = j.get("summary", {})
-        return ReplayResult(replay_id=s.get("replay_id", ""), held=_int(s.get("held")), released=_int(s.get("released")),
-                            remaining=_int(s.get("remaining")), rerun=s.get("rerun", []), records=j.get("records", []), raw=j)
+        body = {"window": window, "replay_id": replay_id, "reason": reason, "summary_only": summary_only}
+        records: List[JSON] = []
+        summary: JSON = {}
+        for m in self.call_stream("POST", "/v1/replay", body):
+            if "record" in m:
+                records.append(_canonical(m["record"]))
+            elif "summary" in m:
+                summary = m["summary"]
+        return ReplayResult(replay_id=summary.get("replay_id", ""), held=_int(summary.get("held")),
+                            released=_int(summary.get("released")), remaining=_int(summary.get("remaining")),
+                            rerun=summary.get("rerun_consumers", []), records=records, raw=summary,
+                            event_sequence=_int(summary.get("event_sequence")))
 
     def monitor(self, subject: str, partition_from: str = "", partition_to: str = "") -> List[JSON]:
         q = {"partition_from": partition_from or None, "partition_to": partition_to or None}
@@ -249,6 +393,27 @@ def _verdict(subject: str, partition: str, j: JSON) -> PartitionVerdict:
     p = j.get("partition", j)
     return PartitionVerdict(subject=subject, partition=partition, state=str(p.get("state", "")),
                             verdict=str(p.get("verdict", "")), raw=j)
+
+
+def _canonical(rec: JSON) -> JSON:
+    """A canonical record carries its body as "object" (records sent as
+    objects) or as "json", JSON text in base64 (records sent as bytes, and
+    released by a replay); the client adds "object" to the latter, so a
+    caller reads both the same way."""
+    if "object" not in rec and "json" in rec:
+        rec = dict(rec, object=json.loads(base64.b64decode(rec["json"])))
+    return rec
+
+
+def _canonical_result(r: JSON) -> JSON:
+    if isinstance(r.get("record"), dict):
+        r = dict(r, record=_canonical(r["record"]))
+    return r
+
+
+def _ndjson(messages: Iterable[Any]) -> Iterator[bytes]:
+    for m in messages:
+        yield json.dumps(m).encode() + b"\n"
 
 
 def _q(s: str) -> str:

@@ -32,10 +32,26 @@ DAY2 = [
 ]
 
 
-def test_walkthrough(seam):
+def write(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+def test_walkthrough(seam, tmp_path):
+    """The README's walkthrough, step by step, through the client only: the
+    id namespace and its tables, the contracts, a consumer, two days of
+    data, containment, v2 with its migration, the replay that releases the
+    held records in canonical form, and the rerun order it announces."""
     base, token, _ = seam
     c = Client(base, token)
-    c.call("POST", "/v1/namespaces", {"name": "customer", "formats": [{"name": "legacy-int", "kind": "INT"}, {"name": "uuid", "kind": "UUID"}]})
+    ns = c.create_namespace("customer", {"legacy-int": "int", "uuid": "uuid", "crm-code": "string"})
+    assert [f["kind"] for f in ns["formats"]] == ["FORMAT_KIND_INT", "FORMAT_KIND_UUID", "FORMAT_KIND_STRING"]
+    customers = write(tmp_path, "customers.csv", "legacy_int,crm_code\n1001,CRM-00001001\n1002,CRM-00001002\n1003,CRM-00001003\n")
+    imp = c.import_csv("customer", customers, "legacy-int", "crm-code")
+    assert (imp.received, imp.inserted, imp.committed, imp.table_size, imp.generation) == (3, 3, True, 3, 1)
+    assert c.import_csv("customer", customers, "legacy-int", "crm-code").unchanged == 3  # idempotent
+
     model = c.register_canonical_model(read("commerce_order.yaml"))
     assert model["version"]["name"] == "commerce.order"
     v1 = c.register_contract(read("shop_orders_v1.yaml"))
@@ -50,28 +66,80 @@ def test_walkthrough(seam):
 
     day2 = c.ingest("shop.orders", DAY2, partition="2026-03-02", batch_id="day2")
     assert (day2.status, day2.quarantined) == ("QUARANTINED", 2)
+    assert any("match_rate" in json.dumps(a) for a in c.alerts("shop.orders"))
     c.contain("shop.orders", "INC-8: customer_id arrives as UUIDs")
 
+    # v2 as it stands: owes notice, and idmap cannot run its migration yet.
     check = c.check_contract(read("shop_orders_v2.yaml"))
-    assert check["verdict"] == "VERDICT_REFUSED"
+    assert check["verdict"] == "VERDICT_REFUSED" and check["notice_owed"]
     assert [a["consumer"] for a in check["affected_consumers"]] == ["features.customer_ltv"]
+    assert [m.get("ready", False) for m in check["migration"]] == [False]
+    with pytest.raises(SeamError) as e:
+        c.register_contract(read("shop_orders_v2.yaml"), override_reason="INC-8: the source already sends UUIDs")
+    assert e.value.status == 400 and "MIGRATION_NOT_READY" in json.dumps(e.value.details)
+
+    # The one-time sync of UUIDs to integers, then v2 with the notice waived.
+    uuids = write(tmp_path, "uuids.csv", "uuid,legacy_int\n7c9e6679-7425-40de-944b-e07fc1f90ae7,1001\n0b9e5c8e-3f0d-4a4e-9d43-1f3c2a6f6b01,1002\n")
+    assert c.import_csv("customer", uuids, "uuid", "legacy-int").inserted == 2
+    check = c.check_contract(read("shop_orders_v2.yaml"), override_reason="INC-8: the source already sends UUIDs")
+    assert check["verdict"] == "VERDICT_BREAKING_SCHEDULABLE" and [m.get("ready", False) for m in check["migration"]] == [True]
     v2 = c.register_contract(read("shop_orders_v2.yaml"), override_reason="INC-8: the source already sends UUIDs")
     assert v2["version"]["version"] == 2 and v2["version"]["status"] == "VERSION_STATUS_ACTIVE"
+    assert [a["consumer"] for a in v2["affected_consumers"]] == ["features.customer_ltv"]
     c.release("shop.orders", "v2 maps UUIDs back to legacy-int")
 
-    with pytest.raises(SeamError) as e:
-        c.plan_replay("shop.orders", "2026-03-02", "2026-03-02")
-    assert e.value.code == "FAILED_PRECONDITION"
-    # Without the uuid→legacy-int table the replay is refused, naming it.
-    with pytest.raises(SeamError) as e:
-        c.replay("shop.orders", "2026-03-02", "2026-03-02", replay_id="py-replay-1")
-    assert e.value.status == 400
+    plan = c.plan_replay("shop.orders", "2026-03-02", "2026-03-02")
+    assert (_n(plan, "held"), _n(plan, "would_release"), _n(plan, "would_remain")) == (2, 2, 0)
+    rep = c.replay("shop.orders", "2026-03-02", "2026-03-02", replay_id="py-replay-1", reason="v2 maps UUIDs back")
+    assert (rep.replay_id, rep.held, rep.released, rep.remaining) == ("py-replay-1", 2, 2, 0)
+    assert rep.rerun == ["features.customer_ltv"]
+    first = rep.records[0]
+    assert first["object"]["customer_id"] == 1001 and first["provenance"]["partition"] == "2026-03-02"
+    assert len(first["record_id"]) == 64
+    # The same replay again sends the same records and releases nothing twice.
+    retry = c.replay("shop.orders", "2026-03-02", "2026-03-02", replay_id="py-replay-1")
+    assert sorted(r["record_id"] for r in retry.records) == sorted(r["record_id"] for r in rep.records)
+    assert c.replay("shop.orders", "2026-03-02", "2026-03-02", replay_id="py-replay-2").released == 0
 
-    monitor = c.monitor("shop.orders")
-    assert [p["partition"] for p in monitor] == ["2026-03-01", "2026-03-02"]
-    assert any(a.get("kind", "").endswith("MATCH_RATE") or "match_rate" in json.dumps(a) for a in c.alerts("shop.orders"))
-    types = {e["type"] for e in c.events(subjects=["shop.orders"])}
-    assert "EVENT_TYPE_CHANGE_ANNOUNCED" in types and "EVENT_TYPE_SOURCE_CONTAINED" in types
+    monitor = {p["partition"]: p for p in c.monitor("shop.orders")}
+    assert list(monitor) == ["2026-03-01", "2026-03-02"] and _n(monitor["2026-03-02"], "released") == 2
+    events = c.events(subjects=["shop.orders"], types=["CHANGE_ANNOUNCED", "BACKFILL_COMPLETED"])  # short enum names in a query
+    assert [e["type"] for e in events] == ["EVENT_TYPE_CHANGE_ANNOUNCED", "EVENT_TYPE_BACKFILL_COMPLETED"]
+    assert events[1]["consumers"] == ["features.customer_ltv"]
+    assert c.rerun_order("shop.orders") == ["features.customer_ltv"]
+
+    # Over REST, a UUID now arrives as the canonical integer.
+    day3 = c.ingest("shop.orders", [{"order_id": "ORD-0000000006", "customer_id": "7c9e6679-7425-40de-944b-e07fc1f90ae7",
+                                     "amount": 30, "currency": "EUR", "status": "paid", "created_at": "2026-03-03T10:00:00Z",
+                                     "items": 1}], partition="2026-03-03", batch_id="rest-1")
+    assert (day3.status, day3.contract_version) == ("ACCEPTED", 2)
+    assert day3.records[0]["record"]["object"]["customer_id"] == 1001
+
+
+def _n(j, key):
+    return int(j.get(key) or 0)
+
+
+def test_import_conflicts(seam, tmp_path):
+    """An import that would map one id to two commits nothing by default,
+    and the clean pairs with on_conflict="skip"; a bad file is refused
+    before anything is sent."""
+    base, token, _ = seam
+    c = Client(base, token)
+    c.create_namespace("account", {"acc-ref": "string", "iban": "string"})
+    ok = c.import_pairs("account", [("ACC-00000001", "DE44500105175407324931")], "acc-ref", "iban")
+    assert ok.committed and ok.inserted == 1
+    clash = [("ACC-00000002", "DE44500105175407324931"), ("ACC-00000003", "DE89370400440532013000")]
+    failed = c.import_pairs("account", clash, "acc-ref", "iban")
+    assert not failed.committed and len(failed.conflicts) == 1 and failed.inserted == 0
+    skipped = c.import_pairs("account", clash, "acc-ref", "iban", on_conflict="skip")
+    assert skipped.committed and skipped.inserted == 1 and len(skipped.conflicts) == 1
+    bad = write(tmp_path, "bad.csv", "acc,iban\nACC-00000004\n")
+    with pytest.raises(ValueError):
+        c.import_csv("account", bad, "acc-ref", "iban")
+    with pytest.raises(SeamError) as e:
+        c.import_pairs("no-such", [("a", "b")], "acc-ref", "iban")
+    assert e.value.status == 404
 
 
 def test_over_rest_record_shape(seam):

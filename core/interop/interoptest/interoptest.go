@@ -100,6 +100,13 @@ func NewSchemas(t testing.TB, files ...string) *Schemas {
 	return &Schemas{c: c}
 }
 
+// AssertFormat makes format keywords (date-time, uri, uuid…) assertions
+// rather than annotations for the schemas compiled after it.
+func (s *Schemas) AssertFormat() *Schemas {
+	s.c.AssertFormat()
+	return s
+}
+
 // Compile returns the schema at url: a file path given to NewSchemas, an
 // $id, either with a "#/..." pointer.
 func (s *Schemas) Compile(t testing.TB, url string) *jsonschema.Schema {

@@ -3,6 +3,11 @@
 // the same way become field constraints or checks; keywords it cannot check
 // are listed in the interop.Report, never dropped silently.
 //
+// additionalProperties: false on the record becomes the contract's
+// additional_fields: QUARANTINE; on a nested object, a check
+// additional_fields(OBJECT) that quarantines the record. Each object is
+// closed on its own, as in JSON Schema.
+//
 // JSON Schema and Seam disagree on null: a JSON Schema property that is not
 // required may be absent but, unless its type admits null, not null; Seam
 // lets an optional field be absent or null alike. Import closes the gap with
@@ -43,12 +48,6 @@ type Result struct {
 	Report   interop.Report
 }
 
-// LabelClosedObjects lists the objects declared with additionalProperties:
-// false ("$" for the record, dotted paths for nested objects). Until Seam
-// contracts can refuse undeclared fields the gate only counts them; the
-// label keeps the intent for when they can.
-const LabelClosedObjects = "jsonschema.closed_objects"
-
 // Import converts a JSON Schema document (JSON or YAML) into a contract.
 func Import(data []byte, opts ImportOptions) (*Result, error) {
 	if opts.Source == "" {
@@ -73,13 +72,13 @@ func Import(data []byte, opts ImportOptions) (*Result, error) {
 }
 
 type importer struct {
-	opts     ImportOptions
-	res      *Result
-	root     *interop.Value
-	labels   map[string]string
-	checks   []*contractv1.Check
-	closed   []string
-	integers bool
+	opts   ImportOptions
+	res    *Result
+	root   *interop.Value
+	labels map[string]string
+	checks []*contractv1.Check
+	// integer is the first integer property, for the caveat on integers.
+	integer  *interop.Value
 	refDepth int
 }
 
@@ -143,20 +142,18 @@ func (im *importer) document(root *interop.Value) (*contractv1.Contract, error) 
 	if props == nil || props.Kind != interop.Map || len(props.Keys) == 0 {
 		return nil, im.fail(root, "the schema has no properties; a Seam contract lists the record's fields")
 	}
-	fields, err := im.members(props, o.Take("required"), "")
+	fields, undeclared, err := im.members(props, o.Take("required"), "")
 	if err != nil {
 		return nil, err
 	}
 	c.Fields = fields
-	if v := o.Take("additionalProperties"); v != nil {
-		im.additional(v, "$")
+	if v := o.Take("additionalProperties"); v != nil && im.additional(o, v, "", undeclared) {
+		c.AdditionalFields = contractv1.AdditionalFields_ADDITIONAL_FIELDS_QUARANTINE
 	}
 	im.rest(o, "")
-	if im.integers {
-		im.note(root, interop.Approximated, "integers written with a fraction (12.0) are JSON Schema integers but fail Seam's integer types, which take integer literals only")
-	}
-	if len(im.closed) > 0 {
-		im.labels[LabelClosedObjects] = strings.Join(im.closed, ",")
+	if im.integer != nil {
+		im.note(im.integer, interop.Caveat, "JSON Schema integers become Seam INT64 (INT32 for format int32), which take integer literals within 64 bits only: "+
+			"a value written with a fraction or an exponent (12.0, 1e3), or beyond 64 bits where the schema does not bound it, passes a JSON Schema validator and fails here; every other value gets the same verdict")
 	}
 	if len(im.labels) > 0 {
 		c.Labels = im.labels
@@ -172,16 +169,32 @@ func (im *importer) document(root *interop.Value) (*contractv1.Contract, error) 
 	return c, nil
 }
 
-// additional handles additionalProperties of the object at path.
-func (im *importer) additional(v *interop.Value, path string) {
+// additional reads additionalProperties v of the object o at path ("" for
+// the record) and reports whether Seam closes the object: false closes
+// it, unless some of its properties have no Seam field (undeclared), since
+// Seam would then refuse records carrying them that the schema accepts.
+func (im *importer) additional(o *interop.Object, v *interop.Value, path string, undeclared []string) bool {
 	switch {
 	case v.Kind == interop.Bool && v.Text == "false":
-		im.closed = append(im.closed, path)
-		im.note(v, interop.Approximated, "undeclared fields are not refused yet: the gate counts them and lets the record pass (kept as label %s)", LabelClosedObjects)
 	case v.Kind == interop.Bool:
+		return false
 	default:
 		im.note(v, interop.Dropped, "a schema for additional properties is not checked")
+		return false
 	}
+	if len(undeclared) > 0 {
+		im.note(v, interop.Approximated, "undeclared fields are not refused here: properties %s have no Seam field, so closing the object would refuse records the schema accepts",
+			strings.Join(undeclared, ", "))
+		return false
+	}
+	if o.Has("patternProperties") {
+		im.note(v, interop.Approximated, "properties that match patternProperties are refused as undeclared fields")
+	}
+	if path != "" {
+		im.checks = append(im.checks, &contractv1.Check{Name: checkName(path) + "_additional_fields", Rule: "additional_fields(" + path + ")",
+			Description: "JSON Schema: " + path + " has additionalProperties: false"})
+	}
+	return true
 }
 
 var annotations = map[string]string{
@@ -257,12 +270,12 @@ func (im *importer) resolve(v *interop.Value) (*interop.Value, error) {
 }
 
 // members converts an object's properties; required lists the members that
-// must be present.
-func (im *importer) members(props, required *interop.Value, prefix string) ([]*contractv1.Field, error) {
+// must be present. undeclared names the properties that got no field.
+func (im *importer) members(props, required *interop.Value, prefix string) (out []*contractv1.Field, undeclared []string, err error) {
 	req := map[string]bool{}
 	if required != nil {
 		if required.Kind != interop.List {
-			return nil, im.fail(required, "want required as a list of property names, got %s", required.Kind)
+			return nil, nil, im.fail(required, "want required as a list of property names, got %s", required.Kind)
 		}
 		for _, r := range required.Items {
 			s, _ := r.Scalar()
@@ -272,17 +285,18 @@ func (im *importer) members(props, required *interop.Value, prefix string) ([]*c
 			req[s] = true
 		}
 	}
-	var out []*contractv1.Field
 	for i, name := range props.Keys {
 		f, err := im.field(props.Vals[i], name, joinPath(prefix, name), req[name], false)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if f != nil {
 			out = append(out, f)
+		} else {
+			undeclared = append(undeclared, name)
 		}
 	}
-	return out, nil
+	return out, undeclared, nil
 }
 
 func joinPath(prefix, name string) string {
@@ -427,7 +441,9 @@ func (im *importer) field(raw *interop.Value, name, path string, required, items
 			}
 		}
 	case "integer":
-		im.integers = true
+		if im.integer == nil {
+			im.integer = v
+		}
 		f.Type = contractv1.FieldType_FIELD_TYPE_INT64
 		if fv := o.Take("format"); fv != nil {
 			if s, _ := fv.Scalar(); s == "int32" {
@@ -459,9 +475,7 @@ func (im *importer) field(raw *interop.Value, name, path string, required, items
 		f.Type = contractv1.FieldType_FIELD_TYPE_OBJECT
 		props := o.Take("properties")
 		req := o.Take("required")
-		if ap := o.Take("additionalProperties"); ap != nil {
-			im.additional(ap, path)
-		}
+		ap := o.Take("additionalProperties")
 		if props == nil || props.Kind != interop.Map || len(props.Keys) == 0 {
 			im.note(v, interop.Dropped, "object %s declares no properties: Seam declares no field for it and passes what it holds unchecked", path)
 			im.rest(o, path)
@@ -471,9 +485,21 @@ func (im *importer) field(raw *interop.Value, name, path string, required, items
 			o.Take("properties")
 			im.note(v, interop.Approximated, "the gate checks that each element of the array is an object, not its members")
 		}
-		f.Fields, err = im.members(props, req, path)
+		var undeclared []string
+		f.Fields, undeclared, err = im.members(props, req, path)
 		if err != nil {
 			return nil, err
+		}
+		switch {
+		case ap == nil:
+		case items || strings.Contains(path, contract.ItemsSuffix):
+			if ap.Kind == interop.Bool && ap.Text == "false" {
+				im.note(ap, interop.Approximated, "undeclared members of array elements are not refused: the gate does not look inside the elements")
+			} else if ap.Kind != interop.Bool {
+				im.note(ap, interop.Dropped, "a schema for additional properties is not checked")
+			}
+		default:
+			im.additional(o, ap, path, undeclared)
 		}
 	case "array":
 		f.Type = contractv1.FieldType_FIELD_TYPE_ARRAY
@@ -524,6 +550,9 @@ func (im *importer) field(raw *interop.Value, name, path string, required, items
 		im.note(v, interop.Approximated, "%s is required but may be null: Seam treats null as absent, so the field is optional here", path)
 	case required:
 		f.Required = true
+	case strings.Contains(path, contract.ItemsSuffix):
+		// A member of an array element: the gate does not look inside
+		// elements, which the element's note already says.
 	case !nullable:
 		im.checks = append(im.checks, &contractv1.Check{Name: ruleName + "_not_null", Rule: "not_null(" + path + ")",
 			Description: "JSON Schema: " + path + " may be absent but not null"})

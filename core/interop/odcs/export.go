@@ -204,6 +204,10 @@ func Export(c *contractv1.Contract, opts ExportOptions) ([]byte, *interop.Report
 		parts := strings.Split(c.GetSubject(), ".")
 		obj.Name = parts[len(parts)-1]
 	}
+	if af := c.GetAdditionalFields(); af != contractv1.AdditionalFields_ADDITIONAL_FIELDS_UNSPECIFIED {
+		obj.CustomProperties = append(obj.CustomProperties, customProperty{propAdditionalFields, contract.ShortName(af)})
+		rep.Add("additional_fields", interop.Kept, "ODCS cannot refuse properties a schema object does not list: written as the custom property %s", propAdditionalFields)
+	}
 	if m := c.GetMapping(); m != nil {
 		js, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(m)
 		if err != nil {

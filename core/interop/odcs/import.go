@@ -483,6 +483,17 @@ func (im *importer) object(obj *interop.Value, only bool) (*Contract, error) {
 				m, err := ob.mapping(val)
 				c.Mapping = m
 				return true, err
+			case propAdditionalFields:
+				s, err := im.text(val)
+				if err != nil {
+					return true, err
+				}
+				n, ok := contractv1.AdditionalFields_value["ADDITIONAL_FIELDS_"+strings.ToUpper(strings.TrimSpace(s))]
+				if !ok || n == 0 {
+					return true, im.fail(val, "unknown %s %q; want ALLOW, QUARANTINE or REJECT", propAdditionalFields, s)
+				}
+				c.AdditionalFields = contractv1.AdditionalFields(n)
+				return true, nil
 			}
 			return false, nil
 		})

@@ -29,6 +29,9 @@ const (
 	propLayout        = "seamLayout"
 	propPolicy        = "seamPolicy"
 	propThreshold     = "seamThreshold"
+	// propAdditionalFields carries the contract's additional_fields on the
+	// schema object: ODCS has no word for refusing undeclared properties.
+	propAdditionalFields = "seamAdditionalFields"
 	// engineSeam names Seam as the engine of a custom quality rule whose
 	// implementation is a Seam check rule.
 	engineSeam = "seam"

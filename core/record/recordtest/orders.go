@@ -1,5 +1,8 @@
-// Package recordtest provides the reference shop.orders contract fields and
-// generated batches for tests and benchmarks of record decoding and checks.
+// Package recordtest provides shop.orders records for tests, benchmarks,
+// the demo and the bench command: one writer of the record (Order), the
+// generated batches built on it, and the reference fields with a
+// constraint of every kind for decoding and check tests. Every record it
+// writes passes core/examples' shop.orders v1.
 package recordtest
 
 import (
@@ -23,7 +26,7 @@ func OrderFields() []*contractv1.Field {
 			Identifier: &contractv1.Identifier{Namespace: "customer", Format: "legacy-int"}},
 		{Name: "amount", Type: contractv1.FieldType_FIELD_TYPE_DOUBLE, Required: true, Min: f64(0), Max: f64(1e6)},
 		{Name: "currency", Type: contractv1.FieldType_FIELD_TYPE_STRING, Required: true, Enum: []string{"USD", "EUR", "GBP"}},
-		{Name: "status", Type: contractv1.FieldType_FIELD_TYPE_STRING, Enum: []string{"new", "paid", "shipped", "cancelled"}},
+		{Name: "status", Type: contractv1.FieldType_FIELD_TYPE_STRING, Enum: []string{"placed", "paid", "shipped", "cancelled"}},
 		{Name: "created_at", Type: contractv1.FieldType_FIELD_TYPE_TIMESTAMP, Required: true},
 		{Name: "country", Type: contractv1.FieldType_FIELD_TYPE_STRING, MinLength: i64(2), MaxLength: i64(2)},
 		{Name: "items", Type: contractv1.FieldType_FIELD_TYPE_INT32, Min: f64(1), Max: f64(1000)},
@@ -36,7 +39,7 @@ func OrderFields() []*contractv1.Field {
 
 var (
 	currencies = []string{"USD", "EUR", "GBP"}
-	statuses   = []string{"new", "paid", "shipped", "cancelled"}
+	statuses   = []string{"placed", "paid", "shipped", "cancelled"}
 	countries  = []string{"US", "DE", "GB", "FR"}
 	channels   = []string{"web", "app", "store"}
 )
@@ -55,6 +58,56 @@ func OrderJSON(dst []byte, i int) []byte {
 	dst = fmt.Appendf(dst, `"discount":0.%02d,"channel":%q,"email":"customer%d@example.com","coupon":%s}`,
 		i%50, channels[i%3], 100000+i%50000, coupon)
 	return dst
+}
+
+// Order is one shop.orders record. Generators pick the values their story
+// needs and write them with AppendJSON, so the record's shape lives in one
+// place.
+type Order struct {
+	// Number is the order number: order_id is "ORD-" and ten digits.
+	Number int
+	// Customer is customer_id: an integer (legacy-int), a string (a UUID of
+	// the new customer service), or nil to leave the field out.
+	Customer  any
+	Amount    float64
+	Currency  string // default EUR
+	Status    string // default paid
+	CreatedAt string // RFC 3339; default 2026-03-01T10:00:00Z
+	Country   string // default DE
+	Items     int    // default 1
+	Discount  float64
+	Channel   string // default web
+	Email     string // "" leaves it out
+	Coupon    string // "" writes null
+}
+
+func or(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// AppendJSON appends the order as one JSON object.
+func (o Order) AppendJSON(dst []byte) []byte {
+	dst = fmt.Appendf(dst, `{"order_id":"ORD-%010d",`, o.Number)
+	switch c := o.Customer.(type) {
+	case nil:
+	case string:
+		dst = fmt.Appendf(dst, `"customer_id":%q,`, c)
+	default:
+		dst = fmt.Appendf(dst, `"customer_id":%d,`, c)
+	}
+	dst = fmt.Appendf(dst, `"amount":%s,"currency":%q,"status":%q,"created_at":%q,"country":%q,"items":%d,"discount":%s,"channel":%q,`,
+		strconv.FormatFloat(o.Amount, 'f', -1, 64), or(o.Currency, "EUR"), or(o.Status, "paid"), or(o.CreatedAt, "2026-03-01T10:00:00Z"),
+		or(o.Country, "DE"), max(o.Items, 1), strconv.FormatFloat(o.Discount, 'f', -1, 64), or(o.Channel, "web"))
+	if o.Email != "" {
+		dst = fmt.Appendf(dst, `"email":%q,`, o.Email)
+	}
+	if o.Coupon == "" {
+		return append(dst, `"coupon":null}`...)
+	}
+	return fmt.Appendf(dst, `"coupon":%q}`, o.Coupon)
 }
 
 // OrdersNDJSON returns n orders, one per line.

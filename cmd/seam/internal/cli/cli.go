@@ -32,6 +32,7 @@ import (
 	"github.com/seamdata/seam/cmd/seam/internal/command/quarantine"
 	"github.com/seamdata/seam/cmd/seam/internal/command/source"
 	"github.com/seamdata/seam/cmd/seam/internal/command/stream"
+	"github.com/seamdata/seam/cmd/seam/internal/command/token"
 	"github.com/seamdata/seam/cmd/seam/internal/command/up"
 	"github.com/seamdata/seam/cmd/seam/internal/command/validate"
 	"github.com/seamdata/seam/cmd/seam/internal/command/version"
@@ -102,6 +103,7 @@ func NewRoot(getenv func(string) string, linkedVersion string) *cobra.Command {
 	if getenv == nil {
 		getenv = func(string) string { return "" }
 	}
+	g := &client.Globals{Version: version.Resolve(linkedVersion), DataDir: client.DefaultDataDir}
 	root := &cobra.Command{
 		Use:   "seam",
 		Short: "Seam: the contract boundary for external data sources",
@@ -110,13 +112,28 @@ a contract registry with enforced notice for breaking changes, adapters into
 your canonical model, identifier translation, and a gate that blocks,
 quarantines or alerts per check and replays quarantine as a backfill.
 
-Every flag can also be set by an environment variable: --grpc-addr is
-SEAM_GRPC_ADDR, --token is SEAM_TOKEN, and so on. Flags win.`,
+seam up runs Seam on this machine; the other commands are its client and
+find the admin token seam up created in ./seam-data by themselves.
+
+Every flag can also be set by an environment variable named after it:
+--addr is SEAM_ADDR, --token is SEAM_TOKEN, and so on. Flags win.
+
+Exit codes, the same for every command:
+  0  done; the answer is yes
+  1  the data or the change was judged and failed (a blocked batch, a
+     refused contract, a failing validation)
+  2  usage, connection or authentication problem: nothing was judged
+  3  the contract or the input file is not valid and could not be judged`,
 		Example: `  # run everything on this machine (embedded store in ./seam-data)
   seam up
 
+  # in another terminal: register a contract, send a day of data
+  seam contract register core/examples/shop_orders_v1.yaml
+  seam gate ingest shop.orders day1.ndjson --partition 2026-03-01
+
   # run one service against a shared PostgreSQL
   seam gate serve --store postgres://seam@db/seam --registry-addr registry:7070`,
+		Version:       g.Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
@@ -126,22 +143,25 @@ SEAM_GRPC_ADDR, --token is SEAM_TOKEN, and so on. Flags win.`,
 			return nil
 		},
 	}
-	g := &client.Globals{Version: version.Resolve(linkedVersion)}
-	g.Register(root.PersistentFlags())
+	root.SetVersionTemplate("seam {{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return exit.Usagef("%w (see --help)", err) })
 
-	idmapGroup := up.ServeGroup(g, "idmap", "identifier translation")
-	idmap.AddCommands(idmapGroup, g)
-	adapterGroup := up.ServeGroup(g, "adapter", "the adapter into the canonical model")
-	adapter.AddCommands(adapterGroup, g)
-	gateGroup := up.ServeGroup(g, "gate", "the gate pipelines call")
-	gate.AddCommands(gateGroup, g)
-	root.AddCommand(
-		up.New(g),
-		up.ServeGroup(g, "registry", "the contract registry"),
-		adapterGroup,
-		idmapGroup,
-		gateGroup,
+	// The seam <service> groups hold serve and the service's client
+	// commands; the client commands get the client flags one by one, so
+	// serve --help lists only what serve reads.
+	serviceGroup := func(service, what string, add func(*cobra.Command, *client.Globals)) *cobra.Command {
+		group := up.ServeGroup(g, service, what)
+		if add != nil {
+			add(group, g)
+		}
+		for _, c := range group.Commands() {
+			if c.Name() != "serve" {
+				g.AddClientFlags(c.PersistentFlags())
+			}
+		}
+		return group
+	}
+	clientCmds := []*cobra.Command{
 		contract.New(g),
 		canonical.New(g),
 		consumer.New(g),
@@ -151,13 +171,61 @@ SEAM_GRPC_ADDR, --token is SEAM_TOKEN, and so on. Flags win.`,
 		quarantine.New(g),
 		monitor.New(g),
 		monitor.NewAlerts(g),
-		validate.New(g),
-		bench.New(g),
 		demo.New(g),
-		up.NewMigrate(g),
 		source.New(g),
 		stream.New(g),
+	}
+	for _, c := range clientCmds {
+		g.AddClientFlags(c.PersistentFlags())
+	}
+	root.AddCommand(
+		up.New(g),
+		serviceGroup("registry", "the contract registry", nil),
+		serviceGroup("adapter", "the adapter into the canonical model", adapter.AddCommands),
+		serviceGroup("idmap", "identifier translation", idmap.AddCommands),
+		serviceGroup("gate", "the gate pipelines call", gate.AddCommands),
+	)
+	root.AddCommand(clientCmds...)
+	root.AddCommand(
+		validate.New(g),
+		bench.New(g),
+		up.NewMigrate(g),
+		token.New(g),
 		version.New(g),
 	)
+	refuseUnknownSubcommands(root)
 	return root
+}
+
+// refuseUnknownSubcommands makes every group answer an unknown
+// subcommand or a stray argument with an error that suggests the nearest
+// subcommand (exit 2), instead of printing its help and exiting 0. A
+// group run alone still prints its help.
+func refuseUnknownSubcommands(cmd *cobra.Command) {
+	for _, c := range cmd.Commands() {
+		refuseUnknownSubcommands(c)
+	}
+	if !cmd.HasSubCommands() || cmd.Runnable() {
+		return
+	}
+	cmd.Args = cobra.ArbitraryArgs
+	cmd.SuggestionsMinimumDistance = 2
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return cmd.Help()
+		}
+		msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+		if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+			msg += fmt.Sprintf("; did you mean %q?", s[0])
+		} else {
+			var names []string
+			for _, c := range cmd.Commands() {
+				if c.IsAvailableCommand() {
+					names = append(names, c.Name())
+				}
+			}
+			msg += "; its commands are " + strings.Join(names, ", ")
+		}
+		return exit.Usagef("%s (see %s --help)", msg, cmd.CommandPath())
+	}
 }

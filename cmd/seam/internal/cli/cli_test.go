@@ -12,30 +12,51 @@ import (
 	"github.com/seamdata/seam/cmd/seam/internal/seamtest"
 )
 
+// Every command exits as the root help documents: 0 yes, 1 judged and
+// failed, 2 usage or connection, 3 invalid contract or input; and says
+// why in one line.
 func TestCLIExitCodes(t *testing.T) {
 	t.Parallel()
 	n := seamtest.StartNode(t)
+	bad := seamtest.WriteFile(t, "bad.yaml", "subject: [unclosed")
 	cases := []struct {
 		name string
 		args []string
-		want int
+		// offline commands run without --addr and --token
+		offline bool
+		want    int
+		stderr  string
 	}{
-		{"unknown subject is a usage error", []string{"contract", "get", "no.such"}, exit.Usage},
-		{"unknown flag", []string{"contract", "list", "--bogus"}, exit.Usage},
-		{"bad output format", []string{"contract", "list", "-o", "yaml"}, exit.Usage},
-		{"missing file flag", []string{"contract", "check"}, exit.Usage},
-		{"invalid contract file is a no", []string{"contract", "check", "-f", seamtest.WriteFile(t, "bad.yaml", "subject: [unclosed")}, exit.Failed},
-		{"bad event type", []string{"events", "list", "--type", "NOPE"}, exit.Usage},
-		{"version", []string{"version"}, exit.OK},
-		{"gate serve without its peers", []string{"gate", "serve", "--grpc-addr", "127.0.0.1:0"}, exit.Usage},
-		{"tls cert without key", []string{"up", "--grpc-addr", "127.0.0.1:0", "--tls-cert", "c.pem"}, exit.Usage},
-		{"bad log level", []string{"registry", "serve", "--grpc-addr", "127.0.0.1:0", "--log-level", "loud"}, exit.Usage},
+		{name: "unknown subject is a usage error", args: []string{"contract", "get", "no.such"}, want: exit.Usage},
+		{name: "unknown flag", args: []string{"contract", "list", "--bogus"}, want: exit.Usage},
+		{name: "bad output format", args: []string{"contract", "list", "-o", "yaml"}, want: exit.Usage},
+		{name: "missing file", args: []string{"contract", "check"}, want: exit.Usage},
+		{name: "invalid contract file", args: []string{"contract", "check", bad}, want: exit.Invalid, stderr: "bad.yaml:1"},
+		{name: "invalid contract file by -f", args: []string{"contract", "register", "-f", bad}, want: exit.Invalid},
+		{name: "bad event type", args: []string{"events", "list", "--type", "NOPE"}, want: exit.Usage},
+		{name: "typo in a subcommand", args: []string{"contract", "regster"}, want: exit.Usage, stderr: `did you mean "register"`},
+		{name: "typo in a nested subcommand", args: []string{"idmap", "namespace", "crate"}, want: exit.Usage, stderr: `did you mean "create"`},
+		{name: "typo in a group", args: []string{"quarantin", "list"}, offline: true, want: exit.Usage, stderr: `did you mean "quarantine"`},
+		{name: "nonsense subcommand", args: []string{"gate", "frobnicate"}, offline: true, want: exit.Usage, stderr: "its commands are"},
+		{name: "stray argument", args: []string{"contract", "history", "shop.orders", "extra"}, want: exit.Usage},
+		{name: "stray argument to a list", args: []string{"canonical", "list", "x"}, want: exit.Usage},
+		{name: "version", args: []string{"version"}, offline: true, want: exit.OK},
+		{name: "gate serve without its peers", args: []string{"gate", "serve", "--grpc-addr", "127.0.0.1:0"}, offline: true, want: exit.Usage, stderr: "--registry-addr"},
+		{name: "tls cert without key", args: []string{"up", "--grpc-addr", "127.0.0.1:0", "--tls-cert", "c.pem"}, offline: true, want: exit.Usage, stderr: "--tls-key"},
+		{name: "bad log level", args: []string{"registry", "serve", "--grpc-addr", "127.0.0.1:0", "--log-level", "loud"}, offline: true, want: exit.Usage},
+		{name: "serve takes no client flag", args: []string{"up", "--addr", "127.0.0.1:1"}, offline: true, want: exit.Usage, stderr: "unknown flag: --addr"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			out, errOut, code := n.CLI(t, tc.args...)
-			if code != tc.want {
-				t.Errorf("seam %s: exit %d, want %d\nstdout: %s\nstderr: %s", strings.Join(tc.args, " "), code, tc.want, out, errOut)
+			var out, errOut string
+			var code int
+			if tc.offline {
+				out, errOut, code = seamtest.Run(context.Background(), tc.args...)
+			} else {
+				out, errOut, code = n.CLI(t, tc.args...)
+			}
+			if code != tc.want || !strings.Contains(errOut, tc.stderr) {
+				t.Errorf("seam %s: exit %d, stderr %q; want %d and %q\nstdout: %s", strings.Join(tc.args, " "), code, errOut, tc.want, tc.stderr, out)
 			}
 			if code != 0 && strings.Count(strings.TrimSpace(errOut), "\n") > 0 {
 				t.Errorf("seam %s: error is not one line:\n%s", strings.Join(tc.args, " "), errOut)
@@ -45,14 +66,14 @@ func TestCLIExitCodes(t *testing.T) {
 
 	t.Run("no server is a connection error", func(t *testing.T) {
 		var out, errOut bytes.Buffer
-		code := seamtest.RunTo(context.Background(), []string{"--addr", "127.0.0.1:1", "--token", "x", "--timeout", "2s", "contract", "list"}, &out, &errOut)
+		code := seamtest.RunTo(context.Background(), []string{"contract", "list", "--addr", "127.0.0.1:1", "--token", "x", "--timeout", "2s"}, &out, &errOut)
 		if code != exit.Usage || !strings.Contains(errOut.String(), "cannot reach Seam") {
 			t.Errorf("exit %d, stderr %q; want 2 and a message saying Seam cannot be reached", code, errOut.String())
 		}
 	})
 	t.Run("no token", func(t *testing.T) {
 		var out, errOut bytes.Buffer
-		code := seamtest.RunTo(context.Background(), []string{"--addr", n.GRPCAddr, "--data-dir", t.TempDir(), "contract", "list"}, &out, &errOut)
+		code := seamtest.RunTo(context.Background(), []string{"contract", "list", "--addr", n.GRPCAddr, "--data-dir", t.TempDir()}, &out, &errOut)
 		if code != exit.Usage || !strings.Contains(errOut.String(), "--token") {
 			t.Errorf("exit %d, stderr %q; want 2 and a hint about --token", code, errOut.String())
 		}
@@ -79,7 +100,7 @@ func TestOfflineCommandsJSON(t *testing.T) {
 	t.Parallel()
 	for _, args := range [][]string{
 		{"version", "-o", "json"},
-		{"migrate", "--data-dir", t.TempDir(), "-o", "json"},
+		{"migrate", "--data-dir", t.TempDir(), "--create", "-o", "json"},
 		{"demo", "--scale", "0.002", "-o", "json"},
 	} {
 		var out, errOut bytes.Buffer

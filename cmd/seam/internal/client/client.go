@@ -15,6 +15,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/seamdata/seam/platform/backoff"
+
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"google.golang.org/grpc"
@@ -40,15 +42,26 @@ type Globals struct {
 	Version string
 }
 
-// Register declares the shared flags on fs.
-func (g *Globals) Register(fs *pflag.FlagSet) {
-	fs.StringVar(&g.DataDir, "data-dir", "./seam-data", "data directory of `seam up` (its store, and the admin token the client uses by default)")
+// DefaultDataDir is where `seam up` keeps its stores and tokens.
+const DefaultDataDir = "./seam-data"
+
+// AddClientFlags declares the flags of a command that calls Seam: where
+// Seam is, who calls, how long a call may take, and -o. Declared on a
+// group's persistent flags they reach every subcommand.
+func (g *Globals) AddClientFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&g.Addr, "addr", "127.0.0.1:7070", "gRPC address of Seam (host:port, several separated by commas, or dns:///name:port)")
-	fs.StringVar(&g.Token, "token", "", "bearer token (default: the local admin token in --data-dir)")
+	fs.StringVar(&g.Token, "token", "", "bearer token (default: the admin token seam up wrote into --data-dir)")
+	fs.StringVar(&g.DataDir, "data-dir", DefaultDataDir, "data directory of seam up, where the client finds the local admin token")
 	fs.BoolVar(&g.TLS, "tls", false, "connect over TLS, trusting the system roots or --tls-ca")
 	fs.StringVar(&g.TLSCA, "tls-ca", "", "PEM CA bundle to trust (implies --tls)")
+	fs.DurationVar(&g.Timeout, "timeout", 30*time.Second, "deadline of each call; a stream fails after this long without progress, a watch after this long without a connection (0: none)")
+	g.AddOutputFlag(fs)
+}
+
+// AddOutputFlag declares -o alone, for commands that answer without
+// calling Seam.
+func (g *Globals) AddOutputFlag(fs *pflag.FlagSet) {
 	fs.StringVarP(&g.Output, "output", "o", output.Table, "output format: table or json")
-	fs.DurationVar(&g.Timeout, "timeout", 30*time.Second, "deadline of each call (0: none)")
 }
 
 // JSON reports whether -o json was asked for.
@@ -75,8 +88,31 @@ func (g *Globals) BearerToken() string {
 	return strings.TrimSpace(string(data))
 }
 
+// Conn is a connection to Seam whose unary calls without a deadline get
+// --timeout, so no call of any command waits for ever.
+type Conn struct {
+	*grpc.ClientConn
+	timeout time.Duration
+}
+
+// WithTimeout wraps conn so its unary calls without a deadline get d.
+func WithTimeout(conn *grpc.ClientConn, d time.Duration) *Conn {
+	return &Conn{ClientConn: conn, timeout: d}
+}
+
+// Invoke bounds a unary call by the connection's timeout unless its
+// context already has a deadline.
+func (c *Conn) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
+	if _, ok := ctx.Deadline(); !ok && c.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.timeout)
+		defer cancel()
+	}
+	return c.ClientConn.Invoke(ctx, method, args, reply, opts...)
+}
+
 // Connect opens a client connection to Seam.
-func (g *Globals) Connect() (*grpc.ClientConn, error) {
+func (g *Globals) Connect() (*Conn, error) {
 	if err := g.ValidateOutput(); err != nil {
 		return nil, err
 	}
@@ -99,7 +135,7 @@ func (g *Globals) Connect() (*grpc.ClientConn, error) {
 	if err != nil {
 		return nil, exit.Usagef("%w", err)
 	}
-	return conn, nil
+	return WithTimeout(conn, g.Timeout), nil
 }
 
 // CallCtx returns the context of one call, bounded by --timeout.
@@ -133,8 +169,33 @@ func (g *Globals) RPCError(what string, err error) error {
 	return exit.Usagef("%s: %s (%s)", what, msg, st.Code())
 }
 
+// DocumentError is RPCError for a call that sends a document (a contract,
+// a canonical model, a consumer): Seam refusing it as invalid exits
+// exit.Invalid, as a document refused before sending would.
+func (g *Globals) DocumentError(what string, err error) error {
+	if status.Code(err) == codes.InvalidArgument {
+		return exit.Invalidf("%s: %s", what, status.Convert(err).Message())
+	}
+	return g.RPCError(what, err)
+}
+
+// Stream returns the context of a stream that may run long (an upload, a
+// replay): it ends when --timeout passes without progress. Call progress
+// after every message sent or received; call stop when done.
+func (g *Globals) Stream(ctx context.Context) (sctx context.Context, progress func(), stop func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	if g.Timeout <= 0 {
+		return ctx, func() {}, func() { cancel(nil) }
+	}
+	idle := g.Timeout
+	timer := time.AfterFunc(idle, func() {
+		cancel(status.Errorf(codes.DeadlineExceeded, "no progress for %s (--timeout)", idle))
+	})
+	return ctx, func() { timer.Reset(idle) }, func() { timer.Stop(); cancel(nil) }
+}
+
 // RunFunc is the body of a command that calls Seam.
-type RunFunc func(cmd *cobra.Command, args []string, conn *grpc.ClientConn) error
+type RunFunc func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error
 
 // Run wires a command that calls Seam: it validates the output format,
 // opens the connection and closes it after run.
@@ -153,9 +214,12 @@ func (g *Globals) Run(run RunFunc) func(*cobra.Command, []string) error {
 // stream (again after a disconnect: the request it uses must already hold
 // the position emit last recorded), emit handles each message, and
 // transient errors reconnect with backoff, so nothing is missed or shown
-// twice.
+// twice. A stream that cannot be opened again for --timeout ends the
+// command with the last error, so a watch never hangs on a Seam that is
+// down.
 func Follow[T any](ctx context.Context, g *Globals, what string, open func() (grpc.ServerStreamingClient[T], error), emit func(*T) error) error {
-	backoff := 250 * time.Millisecond
+	retry := backoff.Backoff{Min: 250 * time.Millisecond, Max: 10 * time.Second}
+	var failingSince time.Time
 	for {
 		stream, err := open()
 		if err == nil {
@@ -164,7 +228,8 @@ func Follow[T any](ctx context.Context, g *Globals, what string, open func() (gr
 				if msg, err = stream.Recv(); err != nil {
 					break
 				}
-				backoff = 250 * time.Millisecond
+				retry.Reset()
+				failingSince = time.Time{}
 				if err := emit(msg); err != nil {
 					return err
 				}
@@ -178,11 +243,25 @@ func Follow[T any](ctx context.Context, g *Globals, what string, open func() (gr
 		default:
 			return g.RPCError(what, err)
 		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(backoff):
+		if failingSince.IsZero() {
+			failingSince = time.Now()
 		}
-		backoff = min(2*backoff, 10*time.Second)
+		if g.Timeout > 0 && time.Since(failingSince) >= g.Timeout {
+			return g.RPCError(what, err)
+		}
+		if retry.Wait(ctx) != nil {
+			return nil
+		}
 	}
+}
+
+// Cause returns why a stream's context ended when it ended err: the
+// --timeout of Stream rather than a bare "context canceled".
+func Cause(ctx context.Context, err error) error {
+	if err != nil && ctx.Err() != nil {
+		if c := context.Cause(ctx); c != nil && !errors.Is(c, context.Canceled) {
+			return c
+		}
+	}
+	return err
 }

@@ -47,3 +47,27 @@ func FileFormat(path, flag string) (recordv1.Format, error) {
 	}
 	return 0, exit.Usagef("--format %q: use ndjson, csv or json", flag)
 }
+
+// Subject returns the subject a command names: its argument, or
+// --subject; both work, and they must agree when both are given.
+func Subject(arg []string, flag string) (string, error) {
+	switch {
+	case len(arg) == 0:
+		return flag, nil
+	case flag != "" && flag != arg[0]:
+		return "", exit.Usagef("the subject is %q as an argument and %q as --subject; give it once", arg[0], flag)
+	}
+	return arg[0], nil
+}
+
+// File returns the file a command reads: its argument, or -f; both work,
+// and they must agree when both are given.
+func File(arg []string, flag string) (string, error) {
+	switch {
+	case len(arg) == 0:
+		return flag, nil
+	case flag != "" && flag != arg[0]:
+		return "", exit.Usagef("the file is %q as an argument and %q as -f; give it once", arg[0], flag)
+	}
+	return arg[0], nil
+}

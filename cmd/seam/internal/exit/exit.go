@@ -11,12 +11,15 @@ import (
 const (
 	// OK means the command did what was asked and the answer is yes.
 	OK = 0
-	// Failed means the answer is "no": a breaking change, a blocked batch,
-	// a failed validation.
+	// Failed means the data or the change was judged and failed: a
+	// breaking change refused, a blocked batch, a failed validation.
 	Failed = 1
-	// Usage means the command could not run: bad flags or arguments, or no
-	// connection to Seam.
+	// Usage means the command could not run: bad flags or arguments, no
+	// connection to Seam, or a token Seam does not accept.
 	Usage = 2
+	// Invalid means a contract or an input file is not valid: it could not
+	// be judged at all.
+	Invalid = 3
 )
 
 // Error is an error with the exit code it ends the command with.
@@ -37,6 +40,12 @@ func Failf(format string, a ...any) error {
 // Usagef returns an error that exits Usage.
 func Usagef(format string, a ...any) error {
 	return &Error{Code: Usage, Err: fmt.Errorf(format, a...)}
+}
+
+// Invalidf returns an error that exits Invalid: a contract or an input
+// file that cannot be judged as it is.
+func Invalidf(format string, a ...any) error {
+	return &Error{Code: Invalid, Err: fmt.Errorf(format, a...)}
 }
 
 // Coded reports whether err already carries an exit code.

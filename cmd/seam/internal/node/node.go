@@ -195,6 +195,15 @@ func Run(ctx context.Context, cfg Config, hooks Hooks) (err error) {
 		}
 	}()
 
+	if cfg.Store == "" {
+		// The embedded stores are files of one process at a time.
+		unlock, err := LockDataDir(cfg.DataDir)
+		if err != nil {
+			return exit.Usagef("%w", err)
+		}
+		defer unlock()
+	}
+
 	tokens, serviceToken, err := loadTokens(&cfg, notes)
 	if err != nil {
 		return err

@@ -25,6 +25,7 @@ import (
 
 	"github.com/seamdata/seam/cmd/seam/internal/node"
 	"github.com/seamdata/seam/core/examples"
+	"github.com/seamdata/seam/core/record/recordtest"
 	"github.com/seamdata/seam/platform/auth"
 	"github.com/seamdata/seam/platform/dial"
 	"github.com/seamdata/seam/platform/storage/storagetest"
@@ -287,12 +288,12 @@ func unmapped(g int) bool { return g%50 == 7 }
 // ndjsonBatch encodes records first..first+n-1 of shop.orders v2, one per
 // customer g.
 func ndjsonBatch(first, n int) []byte {
-	var b bytes.Buffer
+	var b []byte
 	for g := first; g < first+n; g++ {
-		fmt.Fprintf(&b, `{"order_id":"ORD-%010d","customer_id":"%s","amount":%d.5,"currency":"EUR","status":"paid","created_at":"2025-03-01T09:00:00Z","items":1}`+"\n",
-			g, customerUUID(g), 80+g%10)
+		rec := recordtest.Order{Number: g, Customer: customerUUID(g), Amount: float64(80+g%10) + 0.5, CreatedAt: "2025-03-01T09:00:00Z"}
+		b = append(rec.AppendJSON(b), '\n')
 	}
-	return b.Bytes()
+	return b
 }
 
 func importPairs(t *testing.T, client idmapv1.IdMapServiceClient, gs []int) *idmapv1.ImportPairsResponse {

@@ -61,7 +61,7 @@ type Clients struct {
 }
 
 // NewClients returns the clients on conn.
-func NewClients(conn *grpc.ClientConn) Clients {
+func NewClients(conn grpc.ClientConnInterface) Clients {
 	return Clients{registryv1.NewRegistryServiceClient(conn), gatev1.NewGateServiceClient(conn), idmapv1.NewIdMapServiceClient(conn)}
 }
 

@@ -1038,6 +1038,9 @@ type IngestStreamResponse struct {
 	Chunks        int64                  `protobuf:"varint,2,opt,name=chunks,proto3" json:"chunks,omitempty"`
 	BlockedChunks int64                  `protobuf:"varint,3,opt,name=blocked_chunks,json=blockedChunks,proto3" json:"blocked_chunks,omitempty"`
 	Alerts        []*Alert               `protobuf:"bytes,4,rep,name=alerts,proto3" json:"alerts,omitempty"`
+	// Blocked says, for each blocked chunk, why: the check, its counts and
+	// the first failing positions.
+	Blocked       []*BlockedChunk `protobuf:"bytes,5,rep,name=blocked,proto3" json:"blocked,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1100,6 +1103,76 @@ func (x *IngestStreamResponse) GetAlerts() []*Alert {
 	return nil
 }
 
+func (x *IngestStreamResponse) GetBlocked() []*BlockedChunk {
+	if x != nil {
+		return x.Blocked
+	}
+	return nil
+}
+
+// BlockedChunk is one chunk of an ingest stream that was BLOCKED.
+type BlockedChunk struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Sequence is the chunk's sequence in the stream.
+	Sequence int64 `protobuf:"varint,1,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	// FirstOffset is the source position the chunk's first record had.
+	FirstOffset   int64          `protobuf:"varint,2,opt,name=first_offset,json=firstOffset,proto3" json:"first_offset,omitempty"`
+	Detail        *BlockedDetail `protobuf:"bytes,3,opt,name=detail,proto3" json:"detail,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BlockedChunk) Reset() {
+	*x = BlockedChunk{}
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BlockedChunk) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BlockedChunk) ProtoMessage() {}
+
+func (x *BlockedChunk) ProtoReflect() protoreflect.Message {
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BlockedChunk.ProtoReflect.Descriptor instead.
+func (*BlockedChunk) Descriptor() ([]byte, []int) {
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *BlockedChunk) GetSequence() int64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
+}
+
+func (x *BlockedChunk) GetFirstOffset() int64 {
+	if x != nil {
+		return x.FirstOffset
+	}
+	return 0
+}
+
+func (x *BlockedChunk) GetDetail() *BlockedDetail {
+	if x != nil {
+		return x.Detail
+	}
+	return nil
+}
+
 // QuarantinedRecord is a record set aside with why, where and what.
 type QuarantinedRecord struct {
 	state           protoimpl.MessageState `protogen:"open.v1"`
@@ -1126,7 +1199,7 @@ type QuarantinedRecord struct {
 
 func (x *QuarantinedRecord) Reset() {
 	*x = QuarantinedRecord{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[10]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1138,7 +1211,7 @@ func (x *QuarantinedRecord) String() string {
 func (*QuarantinedRecord) ProtoMessage() {}
 
 func (x *QuarantinedRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[10]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1151,7 +1224,7 @@ func (x *QuarantinedRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QuarantinedRecord.ProtoReflect.Descriptor instead.
 func (*QuarantinedRecord) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{10}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *QuarantinedRecord) GetId() string {
@@ -1277,7 +1350,7 @@ type QuarantineFilter struct {
 
 func (x *QuarantineFilter) Reset() {
 	*x = QuarantineFilter{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[11]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1289,7 +1362,7 @@ func (x *QuarantineFilter) String() string {
 func (*QuarantineFilter) ProtoMessage() {}
 
 func (x *QuarantineFilter) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[11]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1302,7 +1375,7 @@ func (x *QuarantineFilter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QuarantineFilter.ProtoReflect.Descriptor instead.
 func (*QuarantineFilter) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{11}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *QuarantineFilter) GetSubject() string {
@@ -1365,7 +1438,7 @@ type ListQuarantineRequest struct {
 
 func (x *ListQuarantineRequest) Reset() {
 	*x = ListQuarantineRequest{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[12]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1377,7 +1450,7 @@ func (x *ListQuarantineRequest) String() string {
 func (*ListQuarantineRequest) ProtoMessage() {}
 
 func (x *ListQuarantineRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[12]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1390,7 +1463,7 @@ func (x *ListQuarantineRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListQuarantineRequest.ProtoReflect.Descriptor instead.
 func (*ListQuarantineRequest) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{12}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ListQuarantineRequest) GetFilter() *QuarantineFilter {
@@ -1424,7 +1497,7 @@ type ListQuarantineResponse struct {
 
 func (x *ListQuarantineResponse) Reset() {
 	*x = ListQuarantineResponse{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[13]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1436,7 +1509,7 @@ func (x *ListQuarantineResponse) String() string {
 func (*ListQuarantineResponse) ProtoMessage() {}
 
 func (x *ListQuarantineResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[13]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1449,7 +1522,7 @@ func (x *ListQuarantineResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListQuarantineResponse.ProtoReflect.Descriptor instead.
 func (*ListQuarantineResponse) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{13}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ListQuarantineResponse) GetRecords() []*QuarantinedRecord {
@@ -1475,7 +1548,7 @@ type GetQuarantinedRecordRequest struct {
 
 func (x *GetQuarantinedRecordRequest) Reset() {
 	*x = GetQuarantinedRecordRequest{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[14]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1487,7 +1560,7 @@ func (x *GetQuarantinedRecordRequest) String() string {
 func (*GetQuarantinedRecordRequest) ProtoMessage() {}
 
 func (x *GetQuarantinedRecordRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[14]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1500,7 +1573,7 @@ func (x *GetQuarantinedRecordRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetQuarantinedRecordRequest.ProtoReflect.Descriptor instead.
 func (*GetQuarantinedRecordRequest) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{14}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *GetQuarantinedRecordRequest) GetId() string {
@@ -1519,7 +1592,7 @@ type GetQuarantinedRecordResponse struct {
 
 func (x *GetQuarantinedRecordResponse) Reset() {
 	*x = GetQuarantinedRecordResponse{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[15]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1531,7 +1604,7 @@ func (x *GetQuarantinedRecordResponse) String() string {
 func (*GetQuarantinedRecordResponse) ProtoMessage() {}
 
 func (x *GetQuarantinedRecordResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[15]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1544,7 +1617,7 @@ func (x *GetQuarantinedRecordResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetQuarantinedRecordResponse.ProtoReflect.Descriptor instead.
 func (*GetQuarantinedRecordResponse) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{15}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *GetQuarantinedRecordResponse) GetRecord() *QuarantinedRecord {
@@ -1563,7 +1636,7 @@ type GetQuarantineStatsRequest struct {
 
 func (x *GetQuarantineStatsRequest) Reset() {
 	*x = GetQuarantineStatsRequest{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[16]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1575,7 +1648,7 @@ func (x *GetQuarantineStatsRequest) String() string {
 func (*GetQuarantineStatsRequest) ProtoMessage() {}
 
 func (x *GetQuarantineStatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[16]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1588,7 +1661,7 @@ func (x *GetQuarantineStatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetQuarantineStatsRequest.ProtoReflect.Descriptor instead.
 func (*GetQuarantineStatsRequest) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{16}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *GetQuarantineStatsRequest) GetFilter() *QuarantineFilter {
@@ -1609,7 +1682,7 @@ type QuarantineCount struct {
 
 func (x *QuarantineCount) Reset() {
 	*x = QuarantineCount{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[17]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1621,7 +1694,7 @@ func (x *QuarantineCount) String() string {
 func (*QuarantineCount) ProtoMessage() {}
 
 func (x *QuarantineCount) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[17]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1634,7 +1707,7 @@ func (x *QuarantineCount) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QuarantineCount.ProtoReflect.Descriptor instead.
 func (*QuarantineCount) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{17}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *QuarantineCount) GetKey() string {
@@ -1663,7 +1736,7 @@ type GetQuarantineStatsResponse struct {
 
 func (x *GetQuarantineStatsResponse) Reset() {
 	*x = GetQuarantineStatsResponse{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[18]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1675,7 +1748,7 @@ func (x *GetQuarantineStatsResponse) String() string {
 func (*GetQuarantineStatsResponse) ProtoMessage() {}
 
 func (x *GetQuarantineStatsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[18]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1688,7 +1761,7 @@ func (x *GetQuarantineStatsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetQuarantineStatsResponse.ProtoReflect.Descriptor instead.
 func (*GetQuarantineStatsResponse) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{18}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *GetQuarantineStatsResponse) GetTotal() int64 {
@@ -1731,7 +1804,7 @@ type DiscardQuarantinedRequest struct {
 
 func (x *DiscardQuarantinedRequest) Reset() {
 	*x = DiscardQuarantinedRequest{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[19]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1743,7 +1816,7 @@ func (x *DiscardQuarantinedRequest) String() string {
 func (*DiscardQuarantinedRequest) ProtoMessage() {}
 
 func (x *DiscardQuarantinedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[19]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1756,7 +1829,7 @@ func (x *DiscardQuarantinedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiscardQuarantinedRequest.ProtoReflect.Descriptor instead.
 func (*DiscardQuarantinedRequest) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{19}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *DiscardQuarantinedRequest) GetIds() []string {
@@ -1789,7 +1862,7 @@ type DiscardQuarantinedResponse struct {
 
 func (x *DiscardQuarantinedResponse) Reset() {
 	*x = DiscardQuarantinedResponse{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[20]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1801,7 +1874,7 @@ func (x *DiscardQuarantinedResponse) String() string {
 func (*DiscardQuarantinedResponse) ProtoMessage() {}
 
 func (x *DiscardQuarantinedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[20]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1814,7 +1887,7 @@ func (x *DiscardQuarantinedResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiscardQuarantinedResponse.ProtoReflect.Descriptor instead.
 func (*DiscardQuarantinedResponse) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{20}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *DiscardQuarantinedResponse) GetDiscarded() int64 {
@@ -1841,7 +1914,7 @@ type Containment struct {
 
 func (x *Containment) Reset() {
 	*x = Containment{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[21]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1853,7 +1926,7 @@ func (x *Containment) String() string {
 func (*Containment) ProtoMessage() {}
 
 func (x *Containment) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[21]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1866,7 +1939,7 @@ func (x *Containment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Containment.ProtoReflect.Descriptor instead.
 func (*Containment) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{21}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *Containment) GetSubject() string {
@@ -1921,7 +1994,7 @@ type ContainRequest struct {
 
 func (x *ContainRequest) Reset() {
 	*x = ContainRequest{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[22]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1933,7 +2006,7 @@ func (x *ContainRequest) String() string {
 func (*ContainRequest) ProtoMessage() {}
 
 func (x *ContainRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[22]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1946,7 +2019,7 @@ func (x *ContainRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainRequest.ProtoReflect.Descriptor instead.
 func (*ContainRequest) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{22}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ContainRequest) GetSubject() string {
@@ -1972,7 +2045,7 @@ type ContainResponse struct {
 
 func (x *ContainResponse) Reset() {
 	*x = ContainResponse{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[23]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1984,7 +2057,7 @@ func (x *ContainResponse) String() string {
 func (*ContainResponse) ProtoMessage() {}
 
 func (x *ContainResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[23]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1997,7 +2070,7 @@ func (x *ContainResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainResponse.ProtoReflect.Descriptor instead.
 func (*ContainResponse) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{23}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ContainResponse) GetContainment() *Containment {
@@ -2017,7 +2090,7 @@ type ReleaseRequest struct {
 
 func (x *ReleaseRequest) Reset() {
 	*x = ReleaseRequest{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[24]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2029,7 +2102,7 @@ func (x *ReleaseRequest) String() string {
 func (*ReleaseRequest) ProtoMessage() {}
 
 func (x *ReleaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[24]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2042,7 +2115,7 @@ func (x *ReleaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseRequest.ProtoReflect.Descriptor instead.
 func (*ReleaseRequest) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{24}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ReleaseRequest) GetSubject() string {
@@ -2068,7 +2141,7 @@ type ReleaseResponse struct {
 
 func (x *ReleaseResponse) Reset() {
 	*x = ReleaseResponse{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[25]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2080,7 +2153,7 @@ func (x *ReleaseResponse) String() string {
 func (*ReleaseResponse) ProtoMessage() {}
 
 func (x *ReleaseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[25]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2093,7 +2166,7 @@ func (x *ReleaseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseResponse.ProtoReflect.Descriptor instead.
 func (*ReleaseResponse) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{25}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ReleaseResponse) GetContainment() *Containment {
@@ -2111,7 +2184,7 @@ type ListContainmentsRequest struct {
 
 func (x *ListContainmentsRequest) Reset() {
 	*x = ListContainmentsRequest{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[26]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2123,7 +2196,7 @@ func (x *ListContainmentsRequest) String() string {
 func (*ListContainmentsRequest) ProtoMessage() {}
 
 func (x *ListContainmentsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[26]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2136,7 +2209,7 @@ func (x *ListContainmentsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListContainmentsRequest.ProtoReflect.Descriptor instead.
 func (*ListContainmentsRequest) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{26}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{27}
 }
 
 type ListContainmentsResponse struct {
@@ -2148,7 +2221,7 @@ type ListContainmentsResponse struct {
 
 func (x *ListContainmentsResponse) Reset() {
 	*x = ListContainmentsResponse{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[27]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2160,7 +2233,7 @@ func (x *ListContainmentsResponse) String() string {
 func (*ListContainmentsResponse) ProtoMessage() {}
 
 func (x *ListContainmentsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[27]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2173,7 +2246,7 @@ func (x *ListContainmentsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListContainmentsResponse.ProtoReflect.Descriptor instead.
 func (*ListContainmentsResponse) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{27}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ListContainmentsResponse) GetContainments() []*Containment {
@@ -2198,7 +2271,7 @@ type ReplayWindow struct {
 
 func (x *ReplayWindow) Reset() {
 	*x = ReplayWindow{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[28]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2210,7 +2283,7 @@ func (x *ReplayWindow) String() string {
 func (*ReplayWindow) ProtoMessage() {}
 
 func (x *ReplayWindow) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[28]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2223,7 +2296,7 @@ func (x *ReplayWindow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReplayWindow.ProtoReflect.Descriptor instead.
 func (*ReplayWindow) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{28}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ReplayWindow) GetSubject() string {
@@ -2263,7 +2336,7 @@ type PlanReplayRequest struct {
 
 func (x *PlanReplayRequest) Reset() {
 	*x = PlanReplayRequest{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[29]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2275,7 +2348,7 @@ func (x *PlanReplayRequest) String() string {
 func (*PlanReplayRequest) ProtoMessage() {}
 
 func (x *PlanReplayRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[29]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2288,7 +2361,7 @@ func (x *PlanReplayRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanReplayRequest.ProtoReflect.Descriptor instead.
 func (*PlanReplayRequest) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{29}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *PlanReplayRequest) GetWindow() *ReplayWindow {
@@ -2311,7 +2384,7 @@ type PartitionPlan struct {
 
 func (x *PartitionPlan) Reset() {
 	*x = PartitionPlan{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[30]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2323,7 +2396,7 @@ func (x *PartitionPlan) String() string {
 func (*PartitionPlan) ProtoMessage() {}
 
 func (x *PartitionPlan) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[30]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2336,7 +2409,7 @@ func (x *PartitionPlan) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PartitionPlan.ProtoReflect.Descriptor instead.
 func (*PartitionPlan) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{30}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *PartitionPlan) GetPartition() string {
@@ -2381,7 +2454,7 @@ type PlanReplayResponse struct {
 
 func (x *PlanReplayResponse) Reset() {
 	*x = PlanReplayResponse{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[31]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2393,7 +2466,7 @@ func (x *PlanReplayResponse) String() string {
 func (*PlanReplayResponse) ProtoMessage() {}
 
 func (x *PlanReplayResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[31]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2406,7 +2479,7 @@ func (x *PlanReplayResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanReplayResponse.ProtoReflect.Descriptor instead.
 func (*PlanReplayResponse) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{31}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *PlanReplayResponse) GetHeld() int64 {
@@ -2460,7 +2533,7 @@ type ReplayRequest struct {
 
 func (x *ReplayRequest) Reset() {
 	*x = ReplayRequest{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[32]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2472,7 +2545,7 @@ func (x *ReplayRequest) String() string {
 func (*ReplayRequest) ProtoMessage() {}
 
 func (x *ReplayRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[32]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2485,7 +2558,7 @@ func (x *ReplayRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReplayRequest.ProtoReflect.Descriptor instead.
 func (*ReplayRequest) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{32}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ReplayRequest) GetWindow() *ReplayWindow {
@@ -2533,7 +2606,7 @@ type ReplaySummary struct {
 
 func (x *ReplaySummary) Reset() {
 	*x = ReplaySummary{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[33]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2545,7 +2618,7 @@ func (x *ReplaySummary) String() string {
 func (*ReplaySummary) ProtoMessage() {}
 
 func (x *ReplaySummary) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[33]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2558,7 +2631,7 @@ func (x *ReplaySummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReplaySummary.ProtoReflect.Descriptor instead.
 func (*ReplaySummary) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{33}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ReplaySummary) GetReplayId() string {
@@ -2623,7 +2696,7 @@ type ReplayResponse struct {
 
 func (x *ReplayResponse) Reset() {
 	*x = ReplayResponse{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[34]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2635,7 +2708,7 @@ func (x *ReplayResponse) String() string {
 func (*ReplayResponse) ProtoMessage() {}
 
 func (x *ReplayResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[34]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2648,7 +2721,7 @@ func (x *ReplayResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReplayResponse.ProtoReflect.Descriptor instead.
 func (*ReplayResponse) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{34}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ReplayResponse) GetMessage() isReplayResponse_Message {
@@ -2716,7 +2789,7 @@ type PartitionMonitor struct {
 
 func (x *PartitionMonitor) Reset() {
 	*x = PartitionMonitor{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[35]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2728,7 +2801,7 @@ func (x *PartitionMonitor) String() string {
 func (*PartitionMonitor) ProtoMessage() {}
 
 func (x *PartitionMonitor) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[35]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2741,7 +2814,7 @@ func (x *PartitionMonitor) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PartitionMonitor.ProtoReflect.Descriptor instead.
 func (*PartitionMonitor) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{35}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *PartitionMonitor) GetSubject() string {
@@ -2836,7 +2909,7 @@ type FieldMonitor struct {
 
 func (x *FieldMonitor) Reset() {
 	*x = FieldMonitor{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[36]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2848,7 +2921,7 @@ func (x *FieldMonitor) String() string {
 func (*FieldMonitor) ProtoMessage() {}
 
 func (x *FieldMonitor) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[36]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2861,7 +2934,7 @@ func (x *FieldMonitor) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FieldMonitor.ProtoReflect.Descriptor instead.
 func (*FieldMonitor) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{36}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *FieldMonitor) GetField() string {
@@ -2917,7 +2990,7 @@ type GetMonitorRequest struct {
 
 func (x *GetMonitorRequest) Reset() {
 	*x = GetMonitorRequest{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[37]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2929,7 +3002,7 @@ func (x *GetMonitorRequest) String() string {
 func (*GetMonitorRequest) ProtoMessage() {}
 
 func (x *GetMonitorRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[37]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2942,7 +3015,7 @@ func (x *GetMonitorRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetMonitorRequest.ProtoReflect.Descriptor instead.
 func (*GetMonitorRequest) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{37}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *GetMonitorRequest) GetSubject() string {
@@ -2975,7 +3048,7 @@ type GetMonitorResponse struct {
 
 func (x *GetMonitorResponse) Reset() {
 	*x = GetMonitorResponse{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[38]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2987,7 +3060,7 @@ func (x *GetMonitorResponse) String() string {
 func (*GetMonitorResponse) ProtoMessage() {}
 
 func (x *GetMonitorResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[38]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3000,7 +3073,7 @@ func (x *GetMonitorResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetMonitorResponse.ProtoReflect.Descriptor instead.
 func (*GetMonitorResponse) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{38}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *GetMonitorResponse) GetPartitions() []*PartitionMonitor {
@@ -3021,7 +3094,7 @@ type ListAlertsRequest struct {
 
 func (x *ListAlertsRequest) Reset() {
 	*x = ListAlertsRequest{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[39]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3033,7 +3106,7 @@ func (x *ListAlertsRequest) String() string {
 func (*ListAlertsRequest) ProtoMessage() {}
 
 func (x *ListAlertsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[39]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3046,7 +3119,7 @@ func (x *ListAlertsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAlertsRequest.ProtoReflect.Descriptor instead.
 func (*ListAlertsRequest) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{39}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ListAlertsRequest) GetSubject() string {
@@ -3079,7 +3152,7 @@ type ListAlertsResponse struct {
 
 func (x *ListAlertsResponse) Reset() {
 	*x = ListAlertsResponse{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[40]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3091,7 +3164,7 @@ func (x *ListAlertsResponse) String() string {
 func (*ListAlertsResponse) ProtoMessage() {}
 
 func (x *ListAlertsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[40]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3104,7 +3177,7 @@ func (x *ListAlertsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAlertsResponse.ProtoReflect.Descriptor instead.
 func (*ListAlertsResponse) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{40}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ListAlertsResponse) GetAlerts() []*Alert {
@@ -3124,7 +3197,7 @@ type WatchAlertsRequest struct {
 
 func (x *WatchAlertsRequest) Reset() {
 	*x = WatchAlertsRequest{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[41]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3136,7 +3209,7 @@ func (x *WatchAlertsRequest) String() string {
 func (*WatchAlertsRequest) ProtoMessage() {}
 
 func (x *WatchAlertsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[41]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3149,7 +3222,7 @@ func (x *WatchAlertsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchAlertsRequest.ProtoReflect.Descriptor instead.
 func (*WatchAlertsRequest) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{41}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *WatchAlertsRequest) GetSubject() string {
@@ -3175,7 +3248,7 @@ type WatchAlertsResponse struct {
 
 func (x *WatchAlertsResponse) Reset() {
 	*x = WatchAlertsResponse{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[42]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3187,7 +3260,7 @@ func (x *WatchAlertsResponse) String() string {
 func (*WatchAlertsResponse) ProtoMessage() {}
 
 func (x *WatchAlertsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[42]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3200,7 +3273,7 @@ func (x *WatchAlertsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchAlertsResponse.ProtoReflect.Descriptor instead.
 func (*WatchAlertsResponse) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{42}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *WatchAlertsResponse) GetAlert() *Alert {
@@ -3220,13 +3293,15 @@ type BlockedDetail struct {
 	Threshold *v11.Threshold         `protobuf:"bytes,4,opt,name=threshold,proto3" json:"threshold,omitempty"`
 	// SamplePositions are source positions of some failing records.
 	SamplePositions []int64 `protobuf:"varint,5,rep,packed,name=sample_positions,json=samplePositions,proto3" json:"sample_positions,omitempty"`
+	// ContractVersion is the version whose check blocked the batch.
+	ContractVersion int32 `protobuf:"varint,6,opt,name=contract_version,json=contractVersion,proto3" json:"contract_version,omitempty"`
 	unknownFields   protoimpl.UnknownFields
 	sizeCache       protoimpl.SizeCache
 }
 
 func (x *BlockedDetail) Reset() {
 	*x = BlockedDetail{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[43]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3238,7 +3313,7 @@ func (x *BlockedDetail) String() string {
 func (*BlockedDetail) ProtoMessage() {}
 
 func (x *BlockedDetail) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[43]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3251,7 +3326,7 @@ func (x *BlockedDetail) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockedDetail.ProtoReflect.Descriptor instead.
 func (*BlockedDetail) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{43}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *BlockedDetail) GetCheck() string {
@@ -3287,6 +3362,13 @@ func (x *BlockedDetail) GetSamplePositions() []int64 {
 		return x.SamplePositions
 	}
 	return nil
+}
+
+func (x *BlockedDetail) GetContractVersion() int32 {
+	if x != nil {
+		return x.ContractVersion
+	}
+	return 0
 }
 
 var File_seam_gate_v1_gate_proto protoreflect.FileDescriptor
@@ -3355,12 +3437,17 @@ const file_seam_gate_v1_gate_proto_rawDesc = "" +
 	"\x13IngestStreamRequest\x124\n" +
 	"\x06header\x18\x01 \x01(\v2\x1a.seam.gate.v1.IngestHeaderH\x00R\x06header\x121\n" +
 	"\x05chunk\x18\x02 \x01(\v2\x19.seam.gate.v1.IngestChunkH\x00R\x05chunkB\t\n" +
-	"\amessage\"\xb8\x01\n" +
+	"\amessage\"\xee\x01\n" +
 	"\x14IngestStreamResponse\x124\n" +
 	"\asummary\x18\x01 \x01(\v2\x1a.seam.gate.v1.BatchSummaryR\asummary\x12\x16\n" +
 	"\x06chunks\x18\x02 \x01(\x03R\x06chunks\x12%\n" +
 	"\x0eblocked_chunks\x18\x03 \x01(\x03R\rblockedChunks\x12+\n" +
-	"\x06alerts\x18\x04 \x03(\v2\x13.seam.gate.v1.AlertR\x06alerts\"\xaa\x04\n" +
+	"\x06alerts\x18\x04 \x03(\v2\x13.seam.gate.v1.AlertR\x06alerts\x124\n" +
+	"\ablocked\x18\x05 \x03(\v2\x1a.seam.gate.v1.BlockedChunkR\ablocked\"\x82\x01\n" +
+	"\fBlockedChunk\x12\x1a\n" +
+	"\bsequence\x18\x01 \x01(\x03R\bsequence\x12!\n" +
+	"\ffirst_offset\x18\x02 \x01(\x03R\vfirstOffset\x123\n" +
+	"\x06detail\x18\x03 \x01(\v2\x1b.seam.gate.v1.BlockedDetailR\x06detail\"\xaa\x04\n" +
 	"\x11QuarantinedRecord\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x18\n" +
 	"\asubject\x18\x02 \x01(\tR\asubject\x12\x1c\n" +
@@ -3516,13 +3603,14 @@ const file_seam_gate_v1_gate_proto_rawDesc = "" +
 	"\asubject\x18\x01 \x01(\tR\asubject\x12%\n" +
 	"\x0eafter_sequence\x18\x02 \x01(\x03R\rafterSequence\"@\n" +
 	"\x13WatchAlertsResponse\x12)\n" +
-	"\x05alert\x18\x01 \x01(\v2\x13.seam.gate.v1.AlertR\x05alert\"\xc3\x01\n" +
+	"\x05alert\x18\x01 \x01(\v2\x13.seam.gate.v1.AlertR\x05alert\"\xee\x01\n" +
 	"\rBlockedDetail\x12\x14\n" +
 	"\x05check\x18\x01 \x01(\tR\x05check\x12\x1a\n" +
 	"\bfailures\x18\x02 \x01(\x03R\bfailures\x12\x1a\n" +
 	"\breceived\x18\x03 \x01(\x03R\breceived\x129\n" +
 	"\tthreshold\x18\x04 \x01(\v2\x1b.seam.contract.v1.ThresholdR\tthreshold\x12)\n" +
-	"\x10sample_positions\x18\x05 \x03(\x03R\x0fsamplePositions*h\n" +
+	"\x10sample_positions\x18\x05 \x03(\x03R\x0fsamplePositions\x12)\n" +
+	"\x10contract_version\x18\x06 \x01(\x05R\x0fcontractVersion*h\n" +
 	"\fRecordStatus\x12\x1d\n" +
 	"\x19RECORD_STATUS_UNSPECIFIED\x10\x00\x12\x1a\n" +
 	"\x16RECORD_STATUS_ACCEPTED\x10\x01\x12\x1d\n" +
@@ -3575,7 +3663,7 @@ func file_seam_gate_v1_gate_proto_rawDescGZIP() []byte {
 }
 
 var file_seam_gate_v1_gate_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_seam_gate_v1_gate_proto_msgTypes = make([]protoimpl.MessageInfo, 44)
+var file_seam_gate_v1_gate_proto_msgTypes = make([]protoimpl.MessageInfo, 45)
 var file_seam_gate_v1_gate_proto_goTypes = []any{
 	(RecordStatus)(0),                    // 0: seam.gate.v1.RecordStatus
 	(BatchStatus)(0),                     // 1: seam.gate.v1.BatchStatus
@@ -3591,128 +3679,131 @@ var file_seam_gate_v1_gate_proto_goTypes = []any{
 	(*IngestChunk)(nil),                  // 11: seam.gate.v1.IngestChunk
 	(*IngestStreamRequest)(nil),          // 12: seam.gate.v1.IngestStreamRequest
 	(*IngestStreamResponse)(nil),         // 13: seam.gate.v1.IngestStreamResponse
-	(*QuarantinedRecord)(nil),            // 14: seam.gate.v1.QuarantinedRecord
-	(*QuarantineFilter)(nil),             // 15: seam.gate.v1.QuarantineFilter
-	(*ListQuarantineRequest)(nil),        // 16: seam.gate.v1.ListQuarantineRequest
-	(*ListQuarantineResponse)(nil),       // 17: seam.gate.v1.ListQuarantineResponse
-	(*GetQuarantinedRecordRequest)(nil),  // 18: seam.gate.v1.GetQuarantinedRecordRequest
-	(*GetQuarantinedRecordResponse)(nil), // 19: seam.gate.v1.GetQuarantinedRecordResponse
-	(*GetQuarantineStatsRequest)(nil),    // 20: seam.gate.v1.GetQuarantineStatsRequest
-	(*QuarantineCount)(nil),              // 21: seam.gate.v1.QuarantineCount
-	(*GetQuarantineStatsResponse)(nil),   // 22: seam.gate.v1.GetQuarantineStatsResponse
-	(*DiscardQuarantinedRequest)(nil),    // 23: seam.gate.v1.DiscardQuarantinedRequest
-	(*DiscardQuarantinedResponse)(nil),   // 24: seam.gate.v1.DiscardQuarantinedResponse
-	(*Containment)(nil),                  // 25: seam.gate.v1.Containment
-	(*ContainRequest)(nil),               // 26: seam.gate.v1.ContainRequest
-	(*ContainResponse)(nil),              // 27: seam.gate.v1.ContainResponse
-	(*ReleaseRequest)(nil),               // 28: seam.gate.v1.ReleaseRequest
-	(*ReleaseResponse)(nil),              // 29: seam.gate.v1.ReleaseResponse
-	(*ListContainmentsRequest)(nil),      // 30: seam.gate.v1.ListContainmentsRequest
-	(*ListContainmentsResponse)(nil),     // 31: seam.gate.v1.ListContainmentsResponse
-	(*ReplayWindow)(nil),                 // 32: seam.gate.v1.ReplayWindow
-	(*PlanReplayRequest)(nil),            // 33: seam.gate.v1.PlanReplayRequest
-	(*PartitionPlan)(nil),                // 34: seam.gate.v1.PartitionPlan
-	(*PlanReplayResponse)(nil),           // 35: seam.gate.v1.PlanReplayResponse
-	(*ReplayRequest)(nil),                // 36: seam.gate.v1.ReplayRequest
-	(*ReplaySummary)(nil),                // 37: seam.gate.v1.ReplaySummary
-	(*ReplayResponse)(nil),               // 38: seam.gate.v1.ReplayResponse
-	(*PartitionMonitor)(nil),             // 39: seam.gate.v1.PartitionMonitor
-	(*FieldMonitor)(nil),                 // 40: seam.gate.v1.FieldMonitor
-	(*GetMonitorRequest)(nil),            // 41: seam.gate.v1.GetMonitorRequest
-	(*GetMonitorResponse)(nil),           // 42: seam.gate.v1.GetMonitorResponse
-	(*ListAlertsRequest)(nil),            // 43: seam.gate.v1.ListAlertsRequest
-	(*ListAlertsResponse)(nil),           // 44: seam.gate.v1.ListAlertsResponse
-	(*WatchAlertsRequest)(nil),           // 45: seam.gate.v1.WatchAlertsRequest
-	(*WatchAlertsResponse)(nil),          // 46: seam.gate.v1.WatchAlertsResponse
-	(*BlockedDetail)(nil),                // 47: seam.gate.v1.BlockedDetail
-	(*v1.RecordBatch)(nil),               // 48: seam.record.v1.RecordBatch
-	(*v1.CanonicalRecord)(nil),           // 49: seam.record.v1.CanonicalRecord
-	(*v1.RecordError)(nil),               // 50: seam.record.v1.RecordError
-	(*timestamppb.Timestamp)(nil),        // 51: google.protobuf.Timestamp
-	(v1.Format)(0),                       // 52: seam.record.v1.Format
-	(*v11.Threshold)(nil),                // 53: seam.contract.v1.Threshold
+	(*BlockedChunk)(nil),                 // 14: seam.gate.v1.BlockedChunk
+	(*QuarantinedRecord)(nil),            // 15: seam.gate.v1.QuarantinedRecord
+	(*QuarantineFilter)(nil),             // 16: seam.gate.v1.QuarantineFilter
+	(*ListQuarantineRequest)(nil),        // 17: seam.gate.v1.ListQuarantineRequest
+	(*ListQuarantineResponse)(nil),       // 18: seam.gate.v1.ListQuarantineResponse
+	(*GetQuarantinedRecordRequest)(nil),  // 19: seam.gate.v1.GetQuarantinedRecordRequest
+	(*GetQuarantinedRecordResponse)(nil), // 20: seam.gate.v1.GetQuarantinedRecordResponse
+	(*GetQuarantineStatsRequest)(nil),    // 21: seam.gate.v1.GetQuarantineStatsRequest
+	(*QuarantineCount)(nil),              // 22: seam.gate.v1.QuarantineCount
+	(*GetQuarantineStatsResponse)(nil),   // 23: seam.gate.v1.GetQuarantineStatsResponse
+	(*DiscardQuarantinedRequest)(nil),    // 24: seam.gate.v1.DiscardQuarantinedRequest
+	(*DiscardQuarantinedResponse)(nil),   // 25: seam.gate.v1.DiscardQuarantinedResponse
+	(*Containment)(nil),                  // 26: seam.gate.v1.Containment
+	(*ContainRequest)(nil),               // 27: seam.gate.v1.ContainRequest
+	(*ContainResponse)(nil),              // 28: seam.gate.v1.ContainResponse
+	(*ReleaseRequest)(nil),               // 29: seam.gate.v1.ReleaseRequest
+	(*ReleaseResponse)(nil),              // 30: seam.gate.v1.ReleaseResponse
+	(*ListContainmentsRequest)(nil),      // 31: seam.gate.v1.ListContainmentsRequest
+	(*ListContainmentsResponse)(nil),     // 32: seam.gate.v1.ListContainmentsResponse
+	(*ReplayWindow)(nil),                 // 33: seam.gate.v1.ReplayWindow
+	(*PlanReplayRequest)(nil),            // 34: seam.gate.v1.PlanReplayRequest
+	(*PartitionPlan)(nil),                // 35: seam.gate.v1.PartitionPlan
+	(*PlanReplayResponse)(nil),           // 36: seam.gate.v1.PlanReplayResponse
+	(*ReplayRequest)(nil),                // 37: seam.gate.v1.ReplayRequest
+	(*ReplaySummary)(nil),                // 38: seam.gate.v1.ReplaySummary
+	(*ReplayResponse)(nil),               // 39: seam.gate.v1.ReplayResponse
+	(*PartitionMonitor)(nil),             // 40: seam.gate.v1.PartitionMonitor
+	(*FieldMonitor)(nil),                 // 41: seam.gate.v1.FieldMonitor
+	(*GetMonitorRequest)(nil),            // 42: seam.gate.v1.GetMonitorRequest
+	(*GetMonitorResponse)(nil),           // 43: seam.gate.v1.GetMonitorResponse
+	(*ListAlertsRequest)(nil),            // 44: seam.gate.v1.ListAlertsRequest
+	(*ListAlertsResponse)(nil),           // 45: seam.gate.v1.ListAlertsResponse
+	(*WatchAlertsRequest)(nil),           // 46: seam.gate.v1.WatchAlertsRequest
+	(*WatchAlertsResponse)(nil),          // 47: seam.gate.v1.WatchAlertsResponse
+	(*BlockedDetail)(nil),                // 48: seam.gate.v1.BlockedDetail
+	(*v1.RecordBatch)(nil),               // 49: seam.record.v1.RecordBatch
+	(*v1.CanonicalRecord)(nil),           // 50: seam.record.v1.CanonicalRecord
+	(*v1.RecordError)(nil),               // 51: seam.record.v1.RecordError
+	(*timestamppb.Timestamp)(nil),        // 52: google.protobuf.Timestamp
+	(v1.Format)(0),                       // 53: seam.record.v1.Format
+	(*v11.Threshold)(nil),                // 54: seam.contract.v1.Threshold
 }
 var file_seam_gate_v1_gate_proto_depIdxs = []int32{
 	4,  // 0: seam.gate.v1.IngestRequest.offsets:type_name -> seam.gate.v1.OffsetRange
-	48, // 1: seam.gate.v1.IngestRequest.batch:type_name -> seam.record.v1.RecordBatch
+	49, // 1: seam.gate.v1.IngestRequest.batch:type_name -> seam.record.v1.RecordBatch
 	0,  // 2: seam.gate.v1.RecordVerdict.status:type_name -> seam.gate.v1.RecordStatus
-	49, // 3: seam.gate.v1.RecordVerdict.record:type_name -> seam.record.v1.CanonicalRecord
-	50, // 4: seam.gate.v1.RecordVerdict.reasons:type_name -> seam.record.v1.RecordError
-	51, // 5: seam.gate.v1.Alert.time:type_name -> google.protobuf.Timestamp
+	50, // 3: seam.gate.v1.RecordVerdict.record:type_name -> seam.record.v1.CanonicalRecord
+	51, // 4: seam.gate.v1.RecordVerdict.reasons:type_name -> seam.record.v1.RecordError
+	52, // 5: seam.gate.v1.Alert.time:type_name -> google.protobuf.Timestamp
 	2,  // 6: seam.gate.v1.Alert.severity:type_name -> seam.gate.v1.Severity
-	51, // 7: seam.gate.v1.Alert.first_seen:type_name -> google.protobuf.Timestamp
+	52, // 7: seam.gate.v1.Alert.first_seen:type_name -> google.protobuf.Timestamp
 	1,  // 8: seam.gate.v1.BatchSummary.status:type_name -> seam.gate.v1.BatchStatus
 	8,  // 9: seam.gate.v1.IngestResponse.summary:type_name -> seam.gate.v1.BatchSummary
 	6,  // 10: seam.gate.v1.IngestResponse.records:type_name -> seam.gate.v1.RecordVerdict
 	7,  // 11: seam.gate.v1.IngestResponse.alerts:type_name -> seam.gate.v1.Alert
-	52, // 12: seam.gate.v1.IngestHeader.format:type_name -> seam.record.v1.Format
+	53, // 12: seam.gate.v1.IngestHeader.format:type_name -> seam.record.v1.Format
 	10, // 13: seam.gate.v1.IngestStreamRequest.header:type_name -> seam.gate.v1.IngestHeader
 	11, // 14: seam.gate.v1.IngestStreamRequest.chunk:type_name -> seam.gate.v1.IngestChunk
 	8,  // 15: seam.gate.v1.IngestStreamResponse.summary:type_name -> seam.gate.v1.BatchSummary
 	7,  // 16: seam.gate.v1.IngestStreamResponse.alerts:type_name -> seam.gate.v1.Alert
-	52, // 17: seam.gate.v1.QuarantinedRecord.format:type_name -> seam.record.v1.Format
-	50, // 18: seam.gate.v1.QuarantinedRecord.reasons:type_name -> seam.record.v1.RecordError
-	51, // 19: seam.gate.v1.QuarantinedRecord.time:type_name -> google.protobuf.Timestamp
-	3,  // 20: seam.gate.v1.QuarantinedRecord.state:type_name -> seam.gate.v1.QuarantineState
-	51, // 21: seam.gate.v1.QuarantinedRecord.state_time:type_name -> google.protobuf.Timestamp
-	3,  // 22: seam.gate.v1.QuarantineFilter.state:type_name -> seam.gate.v1.QuarantineState
-	15, // 23: seam.gate.v1.ListQuarantineRequest.filter:type_name -> seam.gate.v1.QuarantineFilter
-	14, // 24: seam.gate.v1.ListQuarantineResponse.records:type_name -> seam.gate.v1.QuarantinedRecord
-	14, // 25: seam.gate.v1.GetQuarantinedRecordResponse.record:type_name -> seam.gate.v1.QuarantinedRecord
-	15, // 26: seam.gate.v1.GetQuarantineStatsRequest.filter:type_name -> seam.gate.v1.QuarantineFilter
-	21, // 27: seam.gate.v1.GetQuarantineStatsResponse.by_reason:type_name -> seam.gate.v1.QuarantineCount
-	21, // 28: seam.gate.v1.GetQuarantineStatsResponse.by_check:type_name -> seam.gate.v1.QuarantineCount
-	21, // 29: seam.gate.v1.GetQuarantineStatsResponse.by_partition:type_name -> seam.gate.v1.QuarantineCount
-	15, // 30: seam.gate.v1.DiscardQuarantinedRequest.filter:type_name -> seam.gate.v1.QuarantineFilter
-	51, // 31: seam.gate.v1.Containment.time:type_name -> google.protobuf.Timestamp
-	25, // 32: seam.gate.v1.ContainResponse.containment:type_name -> seam.gate.v1.Containment
-	25, // 33: seam.gate.v1.ReleaseResponse.containment:type_name -> seam.gate.v1.Containment
-	25, // 34: seam.gate.v1.ListContainmentsResponse.containments:type_name -> seam.gate.v1.Containment
-	32, // 35: seam.gate.v1.PlanReplayRequest.window:type_name -> seam.gate.v1.ReplayWindow
-	21, // 36: seam.gate.v1.PlanReplayResponse.remain_reasons:type_name -> seam.gate.v1.QuarantineCount
-	34, // 37: seam.gate.v1.PlanReplayResponse.partitions:type_name -> seam.gate.v1.PartitionPlan
-	32, // 38: seam.gate.v1.ReplayRequest.window:type_name -> seam.gate.v1.ReplayWindow
-	49, // 39: seam.gate.v1.ReplayResponse.record:type_name -> seam.record.v1.CanonicalRecord
-	37, // 40: seam.gate.v1.ReplayResponse.summary:type_name -> seam.gate.v1.ReplaySummary
-	51, // 41: seam.gate.v1.PartitionMonitor.update_time:type_name -> google.protobuf.Timestamp
-	40, // 42: seam.gate.v1.PartitionMonitor.fields:type_name -> seam.gate.v1.FieldMonitor
-	39, // 43: seam.gate.v1.GetMonitorResponse.partitions:type_name -> seam.gate.v1.PartitionMonitor
-	7,  // 44: seam.gate.v1.ListAlertsResponse.alerts:type_name -> seam.gate.v1.Alert
-	7,  // 45: seam.gate.v1.WatchAlertsResponse.alert:type_name -> seam.gate.v1.Alert
-	53, // 46: seam.gate.v1.BlockedDetail.threshold:type_name -> seam.contract.v1.Threshold
-	5,  // 47: seam.gate.v1.GateService.Ingest:input_type -> seam.gate.v1.IngestRequest
-	12, // 48: seam.gate.v1.GateService.IngestStream:input_type -> seam.gate.v1.IngestStreamRequest
-	16, // 49: seam.gate.v1.GateService.ListQuarantine:input_type -> seam.gate.v1.ListQuarantineRequest
-	18, // 50: seam.gate.v1.GateService.GetQuarantinedRecord:input_type -> seam.gate.v1.GetQuarantinedRecordRequest
-	20, // 51: seam.gate.v1.GateService.GetQuarantineStats:input_type -> seam.gate.v1.GetQuarantineStatsRequest
-	23, // 52: seam.gate.v1.GateService.DiscardQuarantined:input_type -> seam.gate.v1.DiscardQuarantinedRequest
-	26, // 53: seam.gate.v1.GateService.Contain:input_type -> seam.gate.v1.ContainRequest
-	28, // 54: seam.gate.v1.GateService.Release:input_type -> seam.gate.v1.ReleaseRequest
-	30, // 55: seam.gate.v1.GateService.ListContainments:input_type -> seam.gate.v1.ListContainmentsRequest
-	33, // 56: seam.gate.v1.GateService.PlanReplay:input_type -> seam.gate.v1.PlanReplayRequest
-	36, // 57: seam.gate.v1.GateService.Replay:input_type -> seam.gate.v1.ReplayRequest
-	41, // 58: seam.gate.v1.GateService.GetMonitor:input_type -> seam.gate.v1.GetMonitorRequest
-	43, // 59: seam.gate.v1.GateService.ListAlerts:input_type -> seam.gate.v1.ListAlertsRequest
-	45, // 60: seam.gate.v1.GateService.WatchAlerts:input_type -> seam.gate.v1.WatchAlertsRequest
-	9,  // 61: seam.gate.v1.GateService.Ingest:output_type -> seam.gate.v1.IngestResponse
-	13, // 62: seam.gate.v1.GateService.IngestStream:output_type -> seam.gate.v1.IngestStreamResponse
-	17, // 63: seam.gate.v1.GateService.ListQuarantine:output_type -> seam.gate.v1.ListQuarantineResponse
-	19, // 64: seam.gate.v1.GateService.GetQuarantinedRecord:output_type -> seam.gate.v1.GetQuarantinedRecordResponse
-	22, // 65: seam.gate.v1.GateService.GetQuarantineStats:output_type -> seam.gate.v1.GetQuarantineStatsResponse
-	24, // 66: seam.gate.v1.GateService.DiscardQuarantined:output_type -> seam.gate.v1.DiscardQuarantinedResponse
-	27, // 67: seam.gate.v1.GateService.Contain:output_type -> seam.gate.v1.ContainResponse
-	29, // 68: seam.gate.v1.GateService.Release:output_type -> seam.gate.v1.ReleaseResponse
-	31, // 69: seam.gate.v1.GateService.ListContainments:output_type -> seam.gate.v1.ListContainmentsResponse
-	35, // 70: seam.gate.v1.GateService.PlanReplay:output_type -> seam.gate.v1.PlanReplayResponse
-	38, // 71: seam.gate.v1.GateService.Replay:output_type -> seam.gate.v1.ReplayResponse
-	42, // 72: seam.gate.v1.GateService.GetMonitor:output_type -> seam.gate.v1.GetMonitorResponse
-	44, // 73: seam.gate.v1.GateService.ListAlerts:output_type -> seam.gate.v1.ListAlertsResponse
-	46, // 74: seam.gate.v1.GateService.WatchAlerts:output_type -> seam.gate.v1.WatchAlertsResponse
-	61, // [61:75] is the sub-list for method output_type
-	47, // [47:61] is the sub-list for method input_type
-	47, // [47:47] is the sub-list for extension type_name
-	47, // [47:47] is the sub-list for extension extendee
-	0,  // [0:47] is the sub-list for field type_name
+	14, // 17: seam.gate.v1.IngestStreamResponse.blocked:type_name -> seam.gate.v1.BlockedChunk
+	48, // 18: seam.gate.v1.BlockedChunk.detail:type_name -> seam.gate.v1.BlockedDetail
+	53, // 19: seam.gate.v1.QuarantinedRecord.format:type_name -> seam.record.v1.Format
+	51, // 20: seam.gate.v1.QuarantinedRecord.reasons:type_name -> seam.record.v1.RecordError
+	52, // 21: seam.gate.v1.QuarantinedRecord.time:type_name -> google.protobuf.Timestamp
+	3,  // 22: seam.gate.v1.QuarantinedRecord.state:type_name -> seam.gate.v1.QuarantineState
+	52, // 23: seam.gate.v1.QuarantinedRecord.state_time:type_name -> google.protobuf.Timestamp
+	3,  // 24: seam.gate.v1.QuarantineFilter.state:type_name -> seam.gate.v1.QuarantineState
+	16, // 25: seam.gate.v1.ListQuarantineRequest.filter:type_name -> seam.gate.v1.QuarantineFilter
+	15, // 26: seam.gate.v1.ListQuarantineResponse.records:type_name -> seam.gate.v1.QuarantinedRecord
+	15, // 27: seam.gate.v1.GetQuarantinedRecordResponse.record:type_name -> seam.gate.v1.QuarantinedRecord
+	16, // 28: seam.gate.v1.GetQuarantineStatsRequest.filter:type_name -> seam.gate.v1.QuarantineFilter
+	22, // 29: seam.gate.v1.GetQuarantineStatsResponse.by_reason:type_name -> seam.gate.v1.QuarantineCount
+	22, // 30: seam.gate.v1.GetQuarantineStatsResponse.by_check:type_name -> seam.gate.v1.QuarantineCount
+	22, // 31: seam.gate.v1.GetQuarantineStatsResponse.by_partition:type_name -> seam.gate.v1.QuarantineCount
+	16, // 32: seam.gate.v1.DiscardQuarantinedRequest.filter:type_name -> seam.gate.v1.QuarantineFilter
+	52, // 33: seam.gate.v1.Containment.time:type_name -> google.protobuf.Timestamp
+	26, // 34: seam.gate.v1.ContainResponse.containment:type_name -> seam.gate.v1.Containment
+	26, // 35: seam.gate.v1.ReleaseResponse.containment:type_name -> seam.gate.v1.Containment
+	26, // 36: seam.gate.v1.ListContainmentsResponse.containments:type_name -> seam.gate.v1.Containment
+	33, // 37: seam.gate.v1.PlanReplayRequest.window:type_name -> seam.gate.v1.ReplayWindow
+	22, // 38: seam.gate.v1.PlanReplayResponse.remain_reasons:type_name -> seam.gate.v1.QuarantineCount
+	35, // 39: seam.gate.v1.PlanReplayResponse.partitions:type_name -> seam.gate.v1.PartitionPlan
+	33, // 40: seam.gate.v1.ReplayRequest.window:type_name -> seam.gate.v1.ReplayWindow
+	50, // 41: seam.gate.v1.ReplayResponse.record:type_name -> seam.record.v1.CanonicalRecord
+	38, // 42: seam.gate.v1.ReplayResponse.summary:type_name -> seam.gate.v1.ReplaySummary
+	52, // 43: seam.gate.v1.PartitionMonitor.update_time:type_name -> google.protobuf.Timestamp
+	41, // 44: seam.gate.v1.PartitionMonitor.fields:type_name -> seam.gate.v1.FieldMonitor
+	40, // 45: seam.gate.v1.GetMonitorResponse.partitions:type_name -> seam.gate.v1.PartitionMonitor
+	7,  // 46: seam.gate.v1.ListAlertsResponse.alerts:type_name -> seam.gate.v1.Alert
+	7,  // 47: seam.gate.v1.WatchAlertsResponse.alert:type_name -> seam.gate.v1.Alert
+	54, // 48: seam.gate.v1.BlockedDetail.threshold:type_name -> seam.contract.v1.Threshold
+	5,  // 49: seam.gate.v1.GateService.Ingest:input_type -> seam.gate.v1.IngestRequest
+	12, // 50: seam.gate.v1.GateService.IngestStream:input_type -> seam.gate.v1.IngestStreamRequest
+	17, // 51: seam.gate.v1.GateService.ListQuarantine:input_type -> seam.gate.v1.ListQuarantineRequest
+	19, // 52: seam.gate.v1.GateService.GetQuarantinedRecord:input_type -> seam.gate.v1.GetQuarantinedRecordRequest
+	21, // 53: seam.gate.v1.GateService.GetQuarantineStats:input_type -> seam.gate.v1.GetQuarantineStatsRequest
+	24, // 54: seam.gate.v1.GateService.DiscardQuarantined:input_type -> seam.gate.v1.DiscardQuarantinedRequest
+	27, // 55: seam.gate.v1.GateService.Contain:input_type -> seam.gate.v1.ContainRequest
+	29, // 56: seam.gate.v1.GateService.Release:input_type -> seam.gate.v1.ReleaseRequest
+	31, // 57: seam.gate.v1.GateService.ListContainments:input_type -> seam.gate.v1.ListContainmentsRequest
+	34, // 58: seam.gate.v1.GateService.PlanReplay:input_type -> seam.gate.v1.PlanReplayRequest
+	37, // 59: seam.gate.v1.GateService.Replay:input_type -> seam.gate.v1.ReplayRequest
+	42, // 60: seam.gate.v1.GateService.GetMonitor:input_type -> seam.gate.v1.GetMonitorRequest
+	44, // 61: seam.gate.v1.GateService.ListAlerts:input_type -> seam.gate.v1.ListAlertsRequest
+	46, // 62: seam.gate.v1.GateService.WatchAlerts:input_type -> seam.gate.v1.WatchAlertsRequest
+	9,  // 63: seam.gate.v1.GateService.Ingest:output_type -> seam.gate.v1.IngestResponse
+	13, // 64: seam.gate.v1.GateService.IngestStream:output_type -> seam.gate.v1.IngestStreamResponse
+	18, // 65: seam.gate.v1.GateService.ListQuarantine:output_type -> seam.gate.v1.ListQuarantineResponse
+	20, // 66: seam.gate.v1.GateService.GetQuarantinedRecord:output_type -> seam.gate.v1.GetQuarantinedRecordResponse
+	23, // 67: seam.gate.v1.GateService.GetQuarantineStats:output_type -> seam.gate.v1.GetQuarantineStatsResponse
+	25, // 68: seam.gate.v1.GateService.DiscardQuarantined:output_type -> seam.gate.v1.DiscardQuarantinedResponse
+	28, // 69: seam.gate.v1.GateService.Contain:output_type -> seam.gate.v1.ContainResponse
+	30, // 70: seam.gate.v1.GateService.Release:output_type -> seam.gate.v1.ReleaseResponse
+	32, // 71: seam.gate.v1.GateService.ListContainments:output_type -> seam.gate.v1.ListContainmentsResponse
+	36, // 72: seam.gate.v1.GateService.PlanReplay:output_type -> seam.gate.v1.PlanReplayResponse
+	39, // 73: seam.gate.v1.GateService.Replay:output_type -> seam.gate.v1.ReplayResponse
+	43, // 74: seam.gate.v1.GateService.GetMonitor:output_type -> seam.gate.v1.GetMonitorResponse
+	45, // 75: seam.gate.v1.GateService.ListAlerts:output_type -> seam.gate.v1.ListAlertsResponse
+	47, // 76: seam.gate.v1.GateService.WatchAlerts:output_type -> seam.gate.v1.WatchAlertsResponse
+	63, // [63:77] is the sub-list for method output_type
+	49, // [49:63] is the sub-list for method input_type
+	49, // [49:49] is the sub-list for extension type_name
+	49, // [49:49] is the sub-list for extension extendee
+	0,  // [0:49] is the sub-list for field type_name
 }
 
 func init() { file_seam_gate_v1_gate_proto_init() }
@@ -3728,7 +3819,7 @@ func file_seam_gate_v1_gate_proto_init() {
 		(*IngestStreamRequest_Header)(nil),
 		(*IngestStreamRequest_Chunk)(nil),
 	}
-	file_seam_gate_v1_gate_proto_msgTypes[34].OneofWrappers = []any{
+	file_seam_gate_v1_gate_proto_msgTypes[35].OneofWrappers = []any{
 		(*ReplayResponse_Record)(nil),
 		(*ReplayResponse_Summary)(nil),
 	}
@@ -3738,7 +3829,7 @@ func file_seam_gate_v1_gate_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_seam_gate_v1_gate_proto_rawDesc), len(file_seam_gate_v1_gate_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   44,
+			NumMessages:   45,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

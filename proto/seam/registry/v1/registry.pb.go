@@ -270,6 +270,10 @@ const (
 	ImportNoteKind_IMPORT_NOTE_KIND_APPROXIMATED ImportNoteKind = 2
 	// IMPORT_NOTE_KIND_KEPT: kept as a contract label, not acted on.
 	ImportNoteKind_IMPORT_NOTE_KIND_KEPT ImportNoteKind = 3
+	// IMPORT_NOTE_KIND_CAVEAT: carried over as the same rule, but Seam reads
+	// some JSON values differently from the original standard (an integer
+	// written 12.0); the message says which. Not a loss: strict accepts it.
+	ImportNoteKind_IMPORT_NOTE_KIND_CAVEAT ImportNoteKind = 4
 )
 
 // Enum value maps for ImportNoteKind.
@@ -279,12 +283,14 @@ var (
 		1: "IMPORT_NOTE_KIND_DROPPED",
 		2: "IMPORT_NOTE_KIND_APPROXIMATED",
 		3: "IMPORT_NOTE_KIND_KEPT",
+		4: "IMPORT_NOTE_KIND_CAVEAT",
 	}
 	ImportNoteKind_value = map[string]int32{
 		"IMPORT_NOTE_KIND_UNSPECIFIED":  0,
 		"IMPORT_NOTE_KIND_DROPPED":      1,
 		"IMPORT_NOTE_KIND_APPROXIMATED": 2,
 		"IMPORT_NOTE_KIND_KEPT":         3,
+		"IMPORT_NOTE_KIND_CAVEAT":       4,
 	}
 )
 
@@ -1279,7 +1285,11 @@ type CheckContractRequest struct {
 	Override      *NoticeOverride        `protobuf:"bytes,3,opt,name=override,proto3" json:"override,omitempty"`
 	// Document, instead of contract, is the contract as written in another
 	// format (ODCS, JSON Schema) or as Seam YAML text.
-	Document      *ContractDocument `protobuf:"bytes,4,opt,name=document,proto3" json:"document,omitempty"`
+	Document *ContractDocument `protobuf:"bytes,4,opt,name=document,proto3" json:"document,omitempty"`
+	// EffectiveIn asks for an effective time this long after the registry's
+	// own now ("14d", "336h"), instead of effective_time: a version owing
+	// 14d notice registered with "14d" owes nothing more.
+	EffectiveIn   string `protobuf:"bytes,5,opt,name=effective_in,json=effectiveIn,proto3" json:"effective_in,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1340,6 +1350,13 @@ func (x *CheckContractRequest) GetDocument() *ContractDocument {
 		return x.Document
 	}
 	return nil
+}
+
+func (x *CheckContractRequest) GetEffectiveIn() string {
+	if x != nil {
+		return x.EffectiveIn
+	}
+	return ""
 }
 
 type CheckContractResponse struct {
@@ -1582,7 +1599,10 @@ type RegisterContractRequest struct {
 	Override      *NoticeOverride        `protobuf:"bytes,3,opt,name=override,proto3" json:"override,omitempty"`
 	// Document, instead of contract, is the contract as written in another
 	// format (ODCS, JSON Schema) or as Seam YAML text.
-	Document      *ContractDocument `protobuf:"bytes,4,opt,name=document,proto3" json:"document,omitempty"`
+	Document *ContractDocument `protobuf:"bytes,4,opt,name=document,proto3" json:"document,omitempty"`
+	// EffectiveIn asks for an effective time this long after the registry's
+	// own now ("14d", "336h"), instead of effective_time.
+	EffectiveIn   string `protobuf:"bytes,5,opt,name=effective_in,json=effectiveIn,proto3" json:"effective_in,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1643,6 +1663,13 @@ func (x *RegisterContractRequest) GetDocument() *ContractDocument {
 		return x.Document
 	}
 	return nil
+}
+
+func (x *RegisterContractRequest) GetEffectiveIn() string {
+	if x != nil {
+		return x.EffectiveIn
+	}
+	return ""
 }
 
 type RegisterContractResponse struct {
@@ -4367,12 +4394,13 @@ const file_seam_registry_v1_registry_proto_rawDesc = "" +
 	"ImportNote\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x124\n" +
 	"\x04kind\x18\x02 \x01(\x0e2 .seam.registry.v1.ImportNoteKindR\x04kind\x12\x18\n" +
-	"\amessage\x18\x03 \x01(\tR\amessage\"\x8f\x02\n" +
+	"\amessage\x18\x03 \x01(\tR\amessage\"\xb2\x02\n" +
 	"\x14CheckContractRequest\x126\n" +
 	"\bcontract\x18\x01 \x01(\v2\x1a.seam.contract.v1.ContractR\bcontract\x12A\n" +
 	"\x0eeffective_time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\reffectiveTime\x12<\n" +
 	"\boverride\x18\x03 \x01(\v2 .seam.registry.v1.NoticeOverrideR\boverride\x12>\n" +
-	"\bdocument\x18\x04 \x01(\v2\".seam.registry.v1.ContractDocumentR\bdocument\"\xff\x04\n" +
+	"\bdocument\x18\x04 \x01(\v2\".seam.registry.v1.ContractDocumentR\bdocument\x12!\n" +
+	"\feffective_in\x18\x05 \x01(\tR\veffectiveIn\"\xff\x04\n" +
 	"\x15CheckContractResponse\x123\n" +
 	"\averdict\x18\x01 \x01(\x0e2\x19.seam.registry.v1.VerdictR\averdict\x122\n" +
 	"\achanges\x18\x02 \x03(\v2\x18.seam.registry.v1.ChangeR\achanges\x125\n" +
@@ -4395,12 +4423,13 @@ const file_seam_registry_v1_registry_proto_rawDesc = "" +
 	"\bstrategy\x18\x05 \x01(\tR\bstrategy\x12\x1f\n" +
 	"\vtable_pairs\x18\x06 \x01(\x03R\n" +
 	"tablePairs\x12\x18\n" +
-	"\amessage\x18\a \x01(\tR\amessage\"\x92\x02\n" +
+	"\amessage\x18\a \x01(\tR\amessage\"\xb5\x02\n" +
 	"\x17RegisterContractRequest\x126\n" +
 	"\bcontract\x18\x01 \x01(\v2\x1a.seam.contract.v1.ContractR\bcontract\x12A\n" +
 	"\x0eeffective_time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\reffectiveTime\x12<\n" +
 	"\boverride\x18\x03 \x01(\v2 .seam.registry.v1.NoticeOverrideR\boverride\x12>\n" +
-	"\bdocument\x18\x04 \x01(\v2\".seam.registry.v1.ContractDocumentR\bdocument\"\xcf\x02\n" +
+	"\bdocument\x18\x04 \x01(\v2\".seam.registry.v1.ContractDocumentR\bdocument\x12!\n" +
+	"\feffective_in\x18\x05 \x01(\tR\veffectiveIn\"\xcf\x02\n" +
 	"\x18RegisterContractResponse\x12;\n" +
 	"\aversion\x18\x01 \x01(\v2!.seam.registry.v1.ContractVersionR\aversion\x12Q\n" +
 	"\x12affected_consumers\x18\x02 \x03(\v2\".seam.registry.v1.AffectedConsumerR\x11affectedConsumers\x12\x1c\n" +
@@ -4592,12 +4621,13 @@ const file_seam_registry_v1_registry_proto_rawDesc = "" +
 	"\x1bCONTRACT_FORMAT_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14CONTRACT_FORMAT_SEAM\x10\x01\x12\x18\n" +
 	"\x14CONTRACT_FORMAT_ODCS\x10\x02\x12\x1f\n" +
-	"\x1bCONTRACT_FORMAT_JSON_SCHEMA\x10\x03*\x8e\x01\n" +
+	"\x1bCONTRACT_FORMAT_JSON_SCHEMA\x10\x03*\xab\x01\n" +
 	"\x0eImportNoteKind\x12 \n" +
 	"\x1cIMPORT_NOTE_KIND_UNSPECIFIED\x10\x00\x12\x1c\n" +
 	"\x18IMPORT_NOTE_KIND_DROPPED\x10\x01\x12!\n" +
 	"\x1dIMPORT_NOTE_KIND_APPROXIMATED\x10\x02\x12\x19\n" +
-	"\x15IMPORT_NOTE_KIND_KEPT\x10\x03*\x8b\x01\n" +
+	"\x15IMPORT_NOTE_KIND_KEPT\x10\x03\x12\x1b\n" +
+	"\x17IMPORT_NOTE_KIND_CAVEAT\x10\x04*\x8b\x01\n" +
 	"\tUsageKind\x12\x1a\n" +
 	"\x16USAGE_KIND_UNSPECIFIED\x10\x00\x12\x17\n" +
 	"\x13USAGE_KIND_JOIN_KEY\x10\x01\x12\x16\n" +

@@ -29,17 +29,22 @@ func newPreviewCmd(g *client.Globals) *cobra.Command {
 	var subject, file, format string
 	var version int32
 	cmd := &cobra.Command{
-		Use:   "preview (--subject S [--version N] | -f CONTRACT) SAMPLES",
+		Use:   "preview ([SUBJECT] [--version N] | -f CONTRACT) SAMPLES",
 		Short: "Show, field by field, what a mapping makes of sample records",
 		Long: `Run a registered mapping (--subject, --version) or a proposed contract's
 mapping (-f, before registering it) on sample records and show, for each
 canonical field, the source value and the canonical value or the error.
 What a source team looks at before registering a version. Exits 1 when the
 mapping does not compile or a sample record fails.`,
-		Example: `  seam adapter preview --subject shop.orders samples.ndjson
+		Example: `  seam adapter preview shop.orders samples.ndjson
   seam adapter preview -f shop_orders_v2.yaml samples.ndjson -o json`,
-		Args: cobra.ExactArgs(1),
-		RunE: g.Run(func(cmd *cobra.Command, args []string, conn *grpc.ClientConn) error {
+		Args: cobra.RangeArgs(1, 2),
+		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
+			subject, err := client.Subject(args[:len(args)-1], subject)
+			if err != nil {
+				return err
+			}
+			samples := args[len(args)-1]
 			req := &adapterv1.PreviewRequest{Subject: subject, Version: version}
 			if file != "" {
 				data, err := client.ReadInput(cmd, file)
@@ -48,17 +53,17 @@ mapping does not compile or a sample record fails.`,
 				}
 				c, err := contract.Load(data, file)
 				if err != nil {
-					return exit.Failf("%w", err)
+					return exit.Invalidf("%w", err)
 				}
 				req.Proposed = c
 			} else if subject == "" {
-				return exit.Usagef("give --subject (a registered mapping) or -f CONTRACT (a proposed one)")
+				return exit.Usagef("give the subject (a registered mapping) or -f CONTRACT (a proposed one)")
 			}
-			f, err := client.FileFormat(args[0], format)
+			f, err := client.FileFormat(samples, format)
 			if err != nil {
 				return err
 			}
-			data, err := client.ReadInput(cmd, args[0])
+			data, err := client.ReadInput(cmd, samples)
 			if err != nil {
 				return err
 			}
@@ -88,7 +93,7 @@ mapping does not compile or a sample record fails.`,
 			return nil
 		}),
 	}
-	cmd.Flags().StringVar(&subject, "subject", "", "subject of a registered mapping")
+	cmd.Flags().StringVar(&subject, "subject", "", "subject of a registered mapping (or give it as the first argument)")
 	cmd.Flags().Int32Var(&version, "version", 0, "contract version (default: the active one)")
 	cmd.Flags().StringVarP(&file, "file", "f", "", "a proposed contract (YAML) whose mapping to preview")
 	cmd.Flags().StringVar(&format, "format", "", "ndjson, csv or json (default: from the samples' extension)")

@@ -27,6 +27,7 @@ import (
 	"github.com/seamdata/seam/core/examples"
 	"github.com/seamdata/seam/core/mapping"
 	"github.com/seamdata/seam/core/record"
+	"github.com/seamdata/seam/core/record/recordtest"
 	"github.com/seamdata/seam/platform/dial"
 	adapterv1 "github.com/seamdata/seam/proto/seam/adapter/v1"
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
@@ -102,6 +103,7 @@ Allocations are per record for the whole process.`,
 	cmd.Flags().IntVar(&o.concurrency, "concurrency", 0, "parallel gRPC callers (default: one per core)")
 	cmd.Flags().IntVar(&o.batch, "batch", 1000, "records per batch (translate uses 10x as many ids)")
 	cmd.Flags().StringSliceVar(&o.only, "only", nil, "run only these: validate, adapt, translate, adapt-grpc, ingest")
+	g.AddOutputFlag(cmd.Flags())
 	return cmd
 }
 
@@ -163,23 +165,9 @@ func measure(name string, d time.Duration, workers int, perOp int64, op func() e
 	return r, nil
 }
 
-// ordersNDJSON returns n shop.orders v1 records as NDJSON, each with a
-// distinct order id from base and customer ids in [0, customers).
-func ordersNDJSON(base, n, customers int, amount float64) []byte {
-	var b []byte
-	statuses := []string{"placed", "paid", "shipped", "cancelled"}
-	currencies := []string{"USD", "EUR", "GBP"}
-	for i := range n {
-		k := base + i
-		b = fmt.Appendf(b, `{"order_id":"ORD-%010d","customer_id":%d,"amount":%.2f,"currency":%q,"status":%q,"created_at":"2026-11-%02dT%02d:%02d:00Z","country":"DE","items":%d,"discount":0.1,"channel":"web","email":"c%d@example.com","coupon":null}`+"\n",
-			k, 1+k%customers, amount+float64(k%7), currencies[k%3], statuses[k%4], 1+k%28, k%24, k%60, 1+k%5, k%customers)
-	}
-	return b
-}
-
 func runBench(ctx context.Context, o benchOptions, progress io.Writer) ([]Result, error) {
 	v1 := examples.ShopOrdersV1()
-	data := ordersNDJSON(0, o.batch, 50_000, 80)
+	data := recordtest.OrdersNDJSON(o.batch)
 	var out []Result
 	add := func(r Result, err error) error {
 		if err != nil {

@@ -24,24 +24,28 @@ func New(g *client.Globals) *cobra.Command {
 	}
 	var file string
 	register := &cobra.Command{
-		Use:     "register -f FILE",
+		Use:     "register FILE",
 		Short:   "Register a new version of a canonical model",
-		Example: "  seam canonical register -f commerce_order.yaml",
-		Args:    cobra.NoArgs,
-		RunE: g.Run(func(cmd *cobra.Command, _ []string, conn *grpc.ClientConn) error {
-			data, err := client.ReadInput(cmd, file)
+		Example: "  seam canonical register commerce_order.yaml",
+		Args:    cobra.MaximumNArgs(1),
+		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
+			path, err := client.File(args, file)
 			if err != nil {
 				return err
 			}
-			m, err := contract.LoadCanonicalModel(data, file)
+			data, err := client.ReadInput(cmd, path)
 			if err != nil {
-				return exit.Failf("%w", err)
+				return err
+			}
+			m, err := contract.LoadCanonicalModel(data, path)
+			if err != nil {
+				return exit.Invalidf("%w", err)
 			}
 			ctx, cancel := g.CallCtx(cmd.Context())
 			defer cancel()
 			resp, err := registryv1.NewRegistryServiceClient(conn).RegisterCanonicalModel(ctx, &registryv1.RegisterCanonicalModelRequest{Model: m})
 			if err != nil {
-				return g.RPCError("register canonical model "+m.GetName(), err)
+				return g.DocumentError("register canonical model "+m.GetName(), err)
 			}
 			if g.JSON() {
 				return output.Proto(cmd.OutOrStdout(), resp)
@@ -55,7 +59,7 @@ func New(g *client.Globals) *cobra.Command {
 			return nil
 		}),
 	}
-	register.Flags().StringVarP(&file, "file", "f", "", "canonical model YAML (- for standard input)")
+	register.Flags().StringVarP(&file, "file", "f", "", "canonical model YAML (- for standard input); or give FILE as the argument")
 
 	var version int32
 	get := &cobra.Command{
@@ -63,7 +67,7 @@ func New(g *client.Globals) *cobra.Command {
 		Short:   "Show a canonical model version (default: the latest)",
 		Example: "  seam canonical get commerce.order -o json",
 		Args:    cobra.ExactArgs(1),
-		RunE: g.Run(func(cmd *cobra.Command, args []string, conn *grpc.ClientConn) error {
+		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
 			ctx, cancel := g.CallCtx(cmd.Context())
 			defer cancel()
 			resp, err := registryv1.NewRegistryServiceClient(conn).GetCanonicalModel(ctx, &registryv1.GetCanonicalModelRequest{Name: args[0], Version: version})
@@ -90,7 +94,7 @@ func New(g *client.Globals) *cobra.Command {
 		Short:   "List canonical models with their latest version",
 		Example: "  seam canonical list",
 		Args:    cobra.NoArgs,
-		RunE: g.Run(func(cmd *cobra.Command, _ []string, conn *grpc.ClientConn) error {
+		RunE: g.Run(func(cmd *cobra.Command, _ []string, conn grpc.ClientConnInterface) error {
 			ctx, cancel := g.CallCtx(cmd.Context())
 			defer cancel()
 			resp, err := registryv1.NewRegistryServiceClient(conn).ListCanonicalModels(ctx, &registryv1.ListCanonicalModelsRequest{})

@@ -24,9 +24,9 @@ func New(g *client.Globals) *cobra.Command {
 	}
 	var file string
 	register := &cobra.Command{
-		Use:   "register -f FILE",
+		Use:   "register FILE",
 		Short: "Create or replace a consumer: what it reads, how, and what it produces",
-		Example: `  seam consumer register -f customer_ltv.yaml
+		Example: `  seam consumer register customer_ltv.yaml
 
   # customer_ltv.yaml
   name: features.customer_ltv
@@ -34,21 +34,25 @@ func New(g *client.Globals) *cobra.Command {
   inputs:
     - {subject: shop.orders, fields: [customer_id, amount], usage: JOIN_KEY}
   produces: [features.customer_ltv]`,
-		Args: cobra.NoArgs,
-		RunE: g.Run(func(cmd *cobra.Command, _ []string, conn *grpc.ClientConn) error {
-			data, err := client.ReadInput(cmd, file)
+		Args: cobra.MaximumNArgs(1),
+		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
+			path, err := client.File(args, file)
+			if err != nil {
+				return err
+			}
+			data, err := client.ReadInput(cmd, path)
 			if err != nil {
 				return err
 			}
 			c := &registryv1.Consumer{}
-			if err := contract.Decode(data, file, c); err != nil {
-				return exit.Failf("%w", err)
+			if err := contract.Decode(data, path, c); err != nil {
+				return exit.Invalidf("%w", err)
 			}
 			ctx, cancel := g.CallCtx(cmd.Context())
 			defer cancel()
 			resp, err := registryv1.NewRegistryServiceClient(conn).RegisterConsumer(ctx, &registryv1.RegisterConsumerRequest{Consumer: c})
 			if err != nil {
-				return g.RPCError("register consumer "+c.GetName(), err)
+				return g.DocumentError("register consumer "+c.GetName(), err)
 			}
 			if g.JSON() {
 				return output.Proto(cmd.OutOrStdout(), resp)
@@ -57,15 +61,19 @@ func New(g *client.Globals) *cobra.Command {
 			return nil
 		}),
 	}
-	register.Flags().StringVarP(&file, "file", "f", "", "consumer YAML (- for standard input)")
+	register.Flags().StringVarP(&file, "file", "f", "", "consumer YAML (- for standard input); or give FILE as the argument")
 
 	var subject string
 	list := &cobra.Command{
-		Use:     "list",
+		Use:     "list [SUBJECT]",
 		Short:   "List consumers, optionally only those reading a subject",
-		Example: "  seam consumer list --subject shop.orders",
-		Args:    cobra.NoArgs,
-		RunE: g.Run(func(cmd *cobra.Command, _ []string, conn *grpc.ClientConn) error {
+		Example: "  seam consumer list shop.orders",
+		Args:    cobra.MaximumNArgs(1),
+		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
+			subject, err := client.Subject(args, subject)
+			if err != nil {
+				return err
+			}
 			ctx, cancel := g.CallCtx(cmd.Context())
 			defer cancel()
 			resp, err := registryv1.NewRegistryServiceClient(conn).ListConsumers(ctx, &registryv1.ListConsumersRequest{Subject: subject})
@@ -82,7 +90,7 @@ func New(g *client.Globals) *cobra.Command {
 			return t.Flush()
 		}),
 	}
-	list.Flags().StringVar(&subject, "subject", "", "only consumers reading this subject directly")
+	list.Flags().StringVar(&subject, "subject", "", "only consumers reading this subject directly (or give it as the argument)")
 	cmd.AddCommand(register, list)
 	return cmd
 }

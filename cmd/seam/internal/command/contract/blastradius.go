@@ -24,7 +24,7 @@ func NewBlastRadius(g *client.Globals) *cobra.Command {
   seam blast-radius shop.orders --field customer_id
   seam blast-radius shop.orders -f shop_orders_v2.yaml`,
 		Args: cobra.ExactArgs(1),
-		RunE: g.Run(func(cmd *cobra.Command, args []string, conn *grpc.ClientConn) error {
+		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
 			req := &registryv1.GetBlastRadiusRequest{Subject: args[0], Fields: fields}
 			if file != "" {
 				data, err := client.ReadInput(cmd, file)
@@ -33,7 +33,7 @@ func NewBlastRadius(g *client.Globals) *cobra.Command {
 				}
 				c, err := contract.Load(data, file)
 				if err != nil {
-					return exit.Failf("%w", err)
+					return exit.Invalidf("%w", err)
 				}
 				req.Proposed = c
 			}

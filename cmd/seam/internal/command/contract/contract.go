@@ -22,24 +22,31 @@ import (
 	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
 )
 
-// parseWhen reads an effective time: RFC 3339, or "+DURATION" from now
-// ("+336h", "+14d").
-func parseWhen(s string, now time.Time) (*timestamppb.Timestamp, error) {
+// effective is when a version is to take effect: an RFC 3339 time, or a
+// duration the registry adds to its own clock ("+14d"), so a version
+// registered with exactly its notice owes nothing more.
+type effective struct {
+	at *timestamppb.Timestamp
+	in string
+}
+
+// parseEffective reads --effective: RFC 3339, or "+DURATION" from the
+// registry's now ("+336h", "+14d").
+func parseEffective(s string) (effective, error) {
 	if s == "" {
-		return nil, nil
+		return effective{}, nil
 	}
 	if rest, ok := strings.CutPrefix(s, "+"); ok {
-		d, err := contract.ParseNoticePeriod(rest)
-		if err != nil {
-			return nil, exit.Usagef("--effective %q: %w", s, err)
+		if _, err := contract.ParseNoticePeriod(rest); err != nil {
+			return effective{}, exit.Usagef("--effective %q: %w", s, err)
 		}
-		return timestamppb.New(now.Add(d)), nil
+		return effective{in: rest}, nil
 	}
 	t, err := time.Parse(time.RFC3339, s)
 	if err != nil {
-		return nil, exit.Usagef("--effective %q: give RFC 3339 (2026-12-13T00:00:00Z) or +DURATION (+336h, +14d)", s)
+		return effective{}, exit.Usagef("--effective %q: give RFC 3339 (2026-12-13T00:00:00Z) or +DURATION (+336h, +14d)", s)
 	}
-	return timestamppb.New(t), nil
+	return effective{at: timestamppb.New(t)}, nil
 }
 
 // New returns the `seam contract` group.
@@ -70,24 +77,28 @@ func (f *registerFlags) sent(c *contractv1.Contract) *contractv1.Contract {
 }
 
 func (f *registerFlags) add(cmd *cobra.Command) {
-	cmd.Flags().StringVarP(&f.file, "file", "f", "", "contract YAML (- for standard input); *.odcs.yaml and *.schema.json are sent as ODCS and JSON Schema")
-	cmd.Flags().StringVar(&f.effective, "effective", "", "effective time: RFC 3339 or +DURATION from now (default: now)")
+	cmd.Flags().StringVarP(&f.file, "file", "f", "", "contract YAML (- for standard input), or give FILE as the argument; *.odcs.yaml and *.schema.json are sent as ODCS and JSON Schema")
+	cmd.Flags().StringVar(&f.effective, "effective", "", "effective time: RFC 3339, or +DURATION from the registry's now, such as +14d (default: now)")
 	cmd.Flags().StringVar(&f.reason, "override-reason", "", "admin only: waive the notice period, with this reason (kept in the audit history)")
 }
 
-func (f *registerFlags) load(cmd *cobra.Command) (*contractv1.Contract, *timestamppb.Timestamp, *registryv1.NoticeOverride, error) {
-	data, err := client.ReadInput(cmd, f.file)
+func (f *registerFlags) load(cmd *cobra.Command, args []string) (*contractv1.Contract, effective, *registryv1.NoticeOverride, error) {
+	path, err := client.File(args, f.file)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, effective{}, nil, err
 	}
-	c, doc, err := loadDocument(cmd, data, f.file)
+	data, err := client.ReadInput(cmd, path)
 	if err != nil {
-		return nil, nil, nil, exit.Failf("%w", err)
+		return nil, effective{}, nil, err
+	}
+	c, doc, err := loadDocument(cmd, data, path)
+	if err != nil {
+		return nil, effective{}, nil, exit.Invalidf("%w", err)
 	}
 	f.doc = doc
-	when, err := parseWhen(f.effective, time.Now())
+	when, err := parseEffective(f.effective)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, effective{}, nil, err
 	}
 	var ov *registryv1.NoticeOverride
 	if f.reason != "" {
@@ -100,30 +111,31 @@ func newContractCheckCmd(g *client.Globals) *cobra.Command {
 	var f registerFlags
 	var sample int
 	cmd := &cobra.Command{
-		Use:   "check -f FILE",
+		Use:   "check FILE",
 		Short: "Dry-run a contract version: changes, verdict, notice owed, consumers affected",
 		Long: `Classify a proposed contract version against the registered ones without
 registering it. Exits 0 when it could be registered as it stands (additive,
 or breaking with enough notice and a migration), 1 when it could not, 2 on
-usage or connection errors — so a source team can run it in its own CI.
+usage or connection errors, 3 when the contract is not valid — so a
+source team can run it in its own CI.
 
 For a registered subject it also runs the proposed version (its checks,
 mapping and identifier translations) on a sample of the subject's
 quarantined records, the newest first, and says how many would pass; the
 dry run does not change the exit code.`,
-		Example: `  seam contract check -f shop_orders_v2.yaml
-  seam contract check -f shop_orders_v2.yaml --effective +14d -o json`,
-		Args: cobra.NoArgs,
-		RunE: g.Run(func(cmd *cobra.Command, _ []string, conn *grpc.ClientConn) error {
-			c, when, ov, err := f.load(cmd)
+		Example: `  seam contract check shop_orders_v2.yaml
+  seam contract check shop_orders_v2.yaml --effective +14d -o json`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
+			c, when, ov, err := f.load(cmd, args)
 			if err != nil {
 				return err
 			}
 			ctx, cancel := g.CallCtx(cmd.Context())
 			defer cancel()
-			resp, err := registryv1.NewRegistryServiceClient(conn).CheckContract(ctx, &registryv1.CheckContractRequest{Contract: f.sent(c), Document: f.doc, EffectiveTime: when, Override: ov})
+			resp, err := registryv1.NewRegistryServiceClient(conn).CheckContract(ctx, &registryv1.CheckContractRequest{Contract: f.sent(c), Document: f.doc, EffectiveTime: when.at, EffectiveIn: when.in, Override: ov})
 			if err != nil {
-				return g.RPCError("check "+c.GetSubject(), err)
+				return g.DocumentError("check "+c.GetSubject(), err)
 			}
 			dry := runCheckDryRun(ctx, conn, c, resp, sample)
 			if g.JSON() {
@@ -137,7 +149,9 @@ dry run does not change the exit code.`,
 				printDryRun(cmd.OutOrStdout(), dry)
 			}
 			switch resp.GetVerdict() {
-			case registryv1.Verdict_VERDICT_REFUSED, registryv1.Verdict_VERDICT_INVALID:
+			case registryv1.Verdict_VERDICT_INVALID:
+				return exit.Invalidf("%s v%d is not a valid contract (INVALID)", c.GetSubject(), resp.GetVersion())
+			case registryv1.Verdict_VERDICT_REFUSED:
 				return exit.Failf("%s v%d could not be registered as it stands (%s)", c.GetSubject(), resp.GetVersion(), output.Enum(resp.GetVerdict(), "VERDICT_"))
 			}
 			return nil
@@ -202,27 +216,27 @@ func printAffected(w io.Writer, title string, consumers []*registryv1.AffectedCo
 func newContractRegisterCmd(g *client.Globals) *cobra.Command {
 	var f registerFlags
 	cmd := &cobra.Command{
-		Use:   "register -f FILE",
+		Use:   "register FILE",
 		Short: "Register a new contract version",
 		Long: `Register a contract version. An additive version takes effect at once (or
 at --effective). A breaking version needs --effective at least the subject's
 notice period ahead and a mapping to the canonical model; it is SCHEDULED and
 becomes ACTIVE on its own at that time. An admin may waive the notice with
 --override-reason.`,
-		Example: `  seam contract register -f shop_orders_v1.yaml
-  seam contract register -f shop_orders_v2.yaml --effective +14d
-  seam contract register -f shop_orders_v2.yaml --override-reason "INC-42: source already switched to UUIDs"`,
-		Args: cobra.NoArgs,
-		RunE: g.Run(func(cmd *cobra.Command, _ []string, conn *grpc.ClientConn) error {
-			c, when, ov, err := f.load(cmd)
+		Example: `  seam contract register shop_orders_v1.yaml
+  seam contract register shop_orders_v2.yaml --effective +14d
+  seam contract register shop_orders_v2.yaml --override-reason "INC-42: source already switched to UUIDs"`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
+			c, when, ov, err := f.load(cmd, args)
 			if err != nil {
 				return err
 			}
 			ctx, cancel := g.CallCtx(cmd.Context())
 			defer cancel()
-			resp, err := registryv1.NewRegistryServiceClient(conn).RegisterContract(ctx, &registryv1.RegisterContractRequest{Contract: f.sent(c), Document: f.doc, EffectiveTime: when, Override: ov})
+			resp, err := registryv1.NewRegistryServiceClient(conn).RegisterContract(ctx, &registryv1.RegisterContractRequest{Contract: f.sent(c), Document: f.doc, EffectiveTime: when.at, EffectiveIn: when.in, Override: ov})
 			if err != nil {
-				return g.RPCError("register "+c.GetSubject(), err)
+				return g.DocumentError("register "+c.GetSubject(), err)
 			}
 			if g.JSON() {
 				return output.Proto(cmd.OutOrStdout(), resp)
@@ -255,7 +269,7 @@ func newContractGetCmd(g *client.Globals) *cobra.Command {
   seam contract get shop.orders --version 1 -o json
   seam contract get shop.orders --at 2026-11-01T00:00:00Z`,
 		Args: cobra.ExactArgs(1),
-		RunE: g.Run(func(cmd *cobra.Command, args []string, conn *grpc.ClientConn) error {
+		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
 			req := &registryv1.GetContractRequest{Subject: args[0], Version: version}
 			if at != "" {
 				t, err := time.Parse(time.RFC3339, at)
@@ -298,7 +312,7 @@ func newContractListCmd(g *client.Globals) *cobra.Command {
 		Example: `  seam contract list
   seam contract list shop.orders -o json`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: g.Run(func(cmd *cobra.Command, args []string, conn *grpc.ClientConn) error {
+		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
 			ctx, cancel := g.CallCtx(cmd.Context())
 			defer cancel()
 			rc := registryv1.NewRegistryServiceClient(conn)
@@ -340,7 +354,7 @@ func newContractHistoryCmd(g *client.Globals) *cobra.Command {
 		Short:   "Show the audit history of a subject",
 		Example: "  seam contract history shop.orders",
 		Args:    cobra.ExactArgs(1),
-		RunE: g.Run(func(cmd *cobra.Command, args []string, conn *grpc.ClientConn) error {
+		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
 			ctx, cancel := g.CallCtx(cmd.Context())
 			defer cancel()
 			resp, err := registryv1.NewRegistryServiceClient(conn).GetHistory(ctx, &registryv1.GetHistoryRequest{Subject: args[0]})
@@ -365,7 +379,7 @@ func newContractDiffCmd(g *client.Globals) *cobra.Command {
 		Short:   "Classify the changes between two registered versions",
 		Example: "  seam contract diff shop.orders 1 2",
 		Args:    cobra.ExactArgs(3),
-		RunE: g.Run(func(cmd *cobra.Command, args []string, conn *grpc.ClientConn) error {
+		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
 			from, err1 := strconv.Atoi(strings.TrimPrefix(args[1], "v"))
 			to, err2 := strconv.Atoi(strings.TrimPrefix(args[2], "v"))
 			if err1 != nil || err2 != nil {

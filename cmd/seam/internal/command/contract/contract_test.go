@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/seamdata/seam/cmd/seam/internal/exit"
 	"github.com/seamdata/seam/cmd/seam/internal/seamtest"
 )
 
@@ -27,7 +29,11 @@ func TestCLIContractLifecycle(t *testing.T) {
 	if out := n.MustCLI(t, 0, "contract", "check", "-f", v1); !strings.Contains(out, "shop.orders") {
 		t.Errorf("check of a new subject says nothing of it:\n%s", out)
 	}
-	n.MustCLI(t, 0, "contract", "register", "-f", v1)
+	// The file as an argument, or by -f.
+	n.MustCLI(t, 0, "contract", "register", v1)
+	if out := n.MustCLI(t, 0, "contract", "register", "-f", v1); !strings.Contains(out, "unchanged") {
+		t.Errorf("registering v1 again by -f: %s, want unchanged", out)
+	}
 
 	ltv := seamtest.WriteFile(t, "ltv.yaml", `
 name: features.customer_ltv
@@ -104,4 +110,31 @@ inputs:
 	if !strings.Contains(strings.Join(types, " "), "EVENT_TYPE_CHANGE_ANNOUNCED") {
 		t.Errorf("events of shop.orders = %v, want a CHANGE_ANNOUNCED", types)
 	}
+}
+
+// "+14d" is counted from the registry's clock, not the client's: a
+// breaking version owing exactly 14 days' notice is accepted with
+// --effective +14d, as the README plans it, and SCHEDULED 14 days out.
+func TestRelativeEffectiveTimeIsTheServers(t *testing.T) {
+	t.Parallel()
+	n := seamtest.StartNode(t)
+	n.SetupOrders(t)
+	v2 := seamtest.ExampleFile(t, "shop_orders_v2.yaml")
+
+	n.MustCLI(t, 0, "contract", "check", v2, "--effective", "+14d")
+	n.MustCLI(t, exit.Failed, "contract", "check", v2, "--effective", "+13d23h")
+	before := time.Now()
+	reg := n.MustJSON(t, "contract", "register", v2, "--effective", "+14d")
+	v := reg["version"].(map[string]any)
+	if v["status"] != "VERSION_STATUS_SCHEDULED" {
+		t.Fatalf("v2 registered with --effective +14d as %v, want SCHEDULED", v["status"])
+	}
+	eff, err := time.Parse(time.RFC3339, v["effective_time"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lo, hi := before.Add(14*24*time.Hour-time.Second), time.Now().Add(14*24*time.Hour+time.Second); eff.Before(lo) || eff.After(hi) {
+		t.Errorf("effective %s, want 14 days after the registration (%s..%s)", eff, lo, hi)
+	}
+	n.MustCLI(t, exit.Usage, "contract", "check", v2, "--effective", "+soon")
 }

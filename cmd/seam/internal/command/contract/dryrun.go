@@ -29,7 +29,7 @@ type checkDryRun struct {
 
 // runCheckDryRun runs the dry run when the subject exists and the contract
 // is valid, through the gate and the adapter on conn.
-func runCheckDryRun(ctx context.Context, conn *grpc.ClientConn, c *contractv1.Contract, r *registryv1.CheckContractResponse, sample int) *checkDryRun {
+func runCheckDryRun(ctx context.Context, conn grpc.ClientConnInterface, c *contractv1.Contract, r *registryv1.CheckContractResponse, sample int) *checkDryRun {
 	if sample <= 0 || r.GetLatestVersion() == 0 || r.GetVerdict() == registryv1.Verdict_VERDICT_INVALID {
 		return nil
 	}

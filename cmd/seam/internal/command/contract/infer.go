@@ -48,7 +48,7 @@ func (f *InferFlags) Options() (proposal.Options, error) {
 }
 
 // Infer gathers and proposes; it fails (exit 1) when nothing is held.
-func Infer(cmd *cobra.Command, g *client.Globals, conn *grpc.ClientConn, subject string, f *InferFlags) (*proposal.Gathered, *infer.Proposal, error) {
+func Infer(cmd *cobra.Command, g *client.Globals, conn grpc.ClientConnInterface, subject string, f *InferFlags) (*proposal.Gathered, *infer.Proposal, error) {
 	opts, err := f.Options()
 	if err != nil {
 		return nil, nil, err
@@ -99,7 +99,7 @@ the monitor's counts of the accepted ones go into the header.`,
   seam contract infer bank.transactions --partition 2026-03-08 --out v2.yaml
   seam contract infer shop.orders -o json`,
 		Args: cobra.ExactArgs(1),
-		RunE: g.Run(func(cmd *cobra.Command, args []string, conn *grpc.ClientConn) error {
+		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
 			gathered, p, err := Infer(cmd, g, conn, args[0], &f)
 			if err != nil {
 				return err

@@ -202,7 +202,7 @@ importing the export gives back the same contract.`,
 		Example: `  seam contract export --to odcs shop.orders > shop_orders.odcs.yaml
   seam contract export --to odcs shop.orders@2 --json`,
 		Args: cobra.ExactArgs(1),
-		RunE: g.Run(func(cmd *cobra.Command, args []string, conn *grpc.ClientConn) error {
+		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
 			if strings.ToLower(to) != "odcs" {
 				return exit.Usagef("--to %q: Seam exports to odcs", to)
 			}

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/bits"
 	"math/rand/v2"
 	"os"
@@ -28,6 +29,7 @@ import (
 	"github.com/seamdata/seam/cmd/seam/internal/node"
 	"github.com/seamdata/seam/cmd/seam/internal/output"
 	"github.com/seamdata/seam/core/examples"
+	"github.com/seamdata/seam/core/record/recordtest"
 	"github.com/seamdata/seam/platform/dial"
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
 	idmapv1 "github.com/seamdata/seam/proto/seam/idmap/v1"
@@ -103,7 +105,8 @@ with no duplicate. Deterministic for a given --seed.`,
 				return err
 			}
 			ctx := cmd.Context()
-			conn, _, admin, stop, err := demoConnection(ctx, g, cmd.Flags().Changed("addr"))
+			remote := cmd.Flags().Changed("addr")
+			conn, _, admin, stop, err := demoConnection(ctx, g, remote)
 			if err != nil {
 				return err
 			}
@@ -118,6 +121,9 @@ with no duplicate. Deterministic for a given --seed.`,
 					return perr
 				}
 			}
+			if err != nil && remote {
+				return remoteError(g, err)
+			}
 			return err
 		},
 	}
@@ -130,7 +136,7 @@ with no duplicate. Deterministic for a given --seed.`,
 // demoConnection connects to --addr when it was given, or starts a
 // temporary all-in-one Seam and connects to it as its admin. It returns
 // the connection, the address and the admin token.
-func demoConnection(ctx context.Context, g *client.Globals, remote bool) (*grpc.ClientConn, string, string, func(), error) {
+func demoConnection(ctx context.Context, g *client.Globals, remote bool) (grpc.ClientConnInterface, string, string, func(), error) {
 	if remote {
 		conn, err := g.Connect()
 		if err != nil {
@@ -169,7 +175,31 @@ func demoConnection(ctx context.Context, g *client.Globals, remote bool) (*grpc.
 		stopNode()
 		return nil, "", "", nil, err
 	}
-	return conn, addr, admin, func() { conn.Close(); stopNode() }, nil
+	return client.WithTimeout(conn, g.Timeout), addr, admin, func() { conn.Close(); stopNode() }, nil
+}
+
+// remoteError explains why the drill could not be played on the Seam at
+// --addr: it needs an empty Seam and an admin token of it.
+func remoteError(g *client.Globals, err error) error {
+	if exit.Coded(err) {
+		return err
+	}
+	// The drill wraps the call's error with what it was doing; the status
+	// inside says why.
+	var se interface{ GRPCStatus() *status.Status }
+	if !errors.As(err, &se) {
+		return err
+	}
+	st := se.GRPCStatus()
+	switch st.Code() {
+	case codes.AlreadyExists:
+		return exit.Usagef("the Seam at %s already holds data the drill would create (%s); seam demo --addr needs an empty Seam: start one with seam up --data-dir on a new directory, or run seam demo without --addr to play on a temporary one", g.Addr, st.Message())
+	case codes.Unauthenticated:
+		return exit.Usagef("the Seam at %s does not accept the token (%s); seam demo --addr needs an admin token of that Seam: pass --token or set SEAM_TOKEN (seam up wrote its admin token to admin.token in its data directory)", g.Addr, st.Message())
+	case codes.PermissionDenied:
+		return exit.Usagef("the drill registers contracts and contains sources, which needs an admin token of the Seam at %s: %s", g.Addr, st.Message())
+	}
+	return g.RPCError("seam demo", err)
 }
 
 // demoData generates the orders of the drill, deterministically.
@@ -207,7 +237,7 @@ type orderSpec struct {
 	date        string  // the partition's date, for created_at
 }
 
-// batch returns the NDJSON of the orders and their customer numbers.
+// batch returns the NDJSON of the orders.
 func (d *demoData) batch(rng *rand.Rand, s orderSpec) []byte {
 	var b []byte
 	statuses := [...]string{"placed", "paid", "shipped", "cancelled"}
@@ -217,19 +247,19 @@ func (d *demoData) batch(rng *rand.Rand, s orderSpec) []byte {
 		gap = s.n / s.missingKeys
 	}
 	for i := range s.n {
-		num := s.first + i
 		k := 1 + rng.IntN(d.cfg.customers)
-		amount := s.meanAmount * (0.5 + rng.Float64())
-		b = fmt.Appendf(b, `{"order_id":"ORD-%010d",`, num)
+		o := recordtest.Order{Number: s.first + i, Amount: math.Round(s.meanAmount*(0.5+rng.Float64())*100) / 100}
 		switch {
 		case gap > 0 && i%gap == 0 && i/gap < s.missingKeys:
 		case i >= s.uuidFrom:
-			b = fmt.Appendf(b, `"customer_id":%q,`, d.customerUUID(k))
+			o.Customer = d.customerUUID(k)
 		default:
-			b = fmt.Appendf(b, `"customer_id":%d,`, k)
+			o.Customer = k
 		}
-		b = fmt.Appendf(b, `"amount":%.2f,"currency":%q,"status":%q,"created_at":"%sT%02d:%02d:00Z","country":"DE","items":%d,"channel":"web"}`+"\n",
-			amount, currencies[rng.IntN(3)], statuses[rng.IntN(4)], s.date, rng.IntN(24), rng.IntN(60), 1+rng.IntN(5))
+		o.Currency, o.Status = currencies[rng.IntN(3)], statuses[rng.IntN(4)]
+		o.CreatedAt = fmt.Sprintf("%sT%02d:%02d:00Z", s.date, rng.IntN(24), rng.IntN(60))
+		o.Items = 1 + rng.IntN(5)
+		b = append(o.AppendJSON(b), '\n')
 	}
 	return b
 }
@@ -275,7 +305,7 @@ type drill struct {
 }
 
 // runDemo plays the drill and prints it to w.
-func runDemo(ctx context.Context, conn *grpc.ClientConn, admin string, cfg demoConfig, w io.Writer) (*demoOutcome, error) {
+func runDemo(ctx context.Context, conn grpc.ClientConnInterface, admin string, cfg demoConfig, w io.Writer) (*demoOutcome, error) {
 	total := cfg.days*cfg.perDay + 2*cfg.batch*10
 	d := &drill{
 		cfg: cfg, data: &demoData{cfg: cfg, known: int(float64(cfg.customers) * cfg.knownShare), uuids: map[int]string{}},

@@ -25,11 +25,12 @@ func New(g *client.Globals) *cobra.Command {
 	}
 	var f eventFilter
 	list := &cobra.Command{
-		Use:     "list",
+		Use:     "list [SUBJECT...]",
 		Short:   "List events after a sequence number",
-		Example: "  seam events list --subject shop.orders --type CHANGE_ANNOUNCED",
-		Args:    cobra.NoArgs,
-		RunE: g.Run(func(cmd *cobra.Command, _ []string, conn *grpc.ClientConn) error {
+		Example: "  seam events list shop.orders --type CHANGE_ANNOUNCED",
+		Args:    cobra.ArbitraryArgs,
+		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
+			f.subjects = append(f.subjects, args...)
 			types, err := f.types()
 			if err != nil {
 				return err
@@ -54,16 +55,20 @@ func New(g *client.Globals) *cobra.Command {
 
 	var wf eventFilter
 	watch := &cobra.Command{
-		Use:   "watch",
+		Use:   "watch [SUBJECT...]",
 		Short: "Stream events as they happen, resuming after a disconnect",
 		Long: `Print events from --after on, then new ones as they are appended, until
 interrupted. When the connection drops it reconnects and resumes after the
-last event it printed, so nothing is missed or printed twice. With -o json
-each event is one line of JSON.`,
+last event it printed, so nothing is missed or printed twice; when Seam
+cannot be reached for --timeout it gives up (exit 2).
+
+With -o json the output is NDJSON: one JSON object per event, one per
+line, as they come (a stream has no end to close one document with).`,
 		Example: `  seam events watch
-  seam events watch --subject shop.orders --after 120 -o json`,
-		Args: cobra.NoArgs,
-		RunE: g.Run(func(cmd *cobra.Command, _ []string, conn *grpc.ClientConn) error {
+  seam events watch shop.orders --after 120 -o json`,
+		Args: cobra.ArbitraryArgs,
+		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
+			wf.subjects = append(wf.subjects, args...)
 			types, err := wf.types()
 			if err != nil {
 				return err
@@ -85,7 +90,7 @@ type eventFilter struct {
 
 func (f *eventFilter) add(cmd *cobra.Command) {
 	cmd.Flags().Int64Var(&f.after, "after", 0, "start after this sequence number")
-	cmd.Flags().StringSliceVar(&f.subjects, "subject", nil, "only these subjects (repeatable)")
+	cmd.Flags().StringSliceVar(&f.subjects, "subject", nil, "only these subjects (repeatable; or give them as arguments)")
 	cmd.Flags().StringSliceVar(&f.typ, "type", nil, "only these event types, e.g. CHANGE_ANNOUNCED, BACKFILL_COMPLETED (repeatable)")
 }
 

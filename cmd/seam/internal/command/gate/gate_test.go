@@ -1,6 +1,8 @@
 package gate_test
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -20,11 +22,24 @@ func TestCLIGateCommands(t *testing.T) {
 	file := seamtest.WriteFile(t, "day.ndjson", strings.Join(lines, "\n")+"\n")
 	n.MustJSON(t, "gate", "ingest", file, "--subject", "shop.orders", "--partition", "2026-03-01")
 
-	// One JSON object per quarantined record, one per line.
-	list := n.MustJSON(t, "quarantine", "list", "--subject", "shop.orders")
-	id, _ := list["id"].(string)
-	if id == "" || seamtest.JSONInt(list["position"]) != 4 {
+	// One JSON object, like every other command; the subject as argument
+	// or flag.
+	list := n.MustJSON(t, "quarantine", "list", "shop.orders")
+	records, _ := list["records"].([]any)
+	if len(records) != 1 {
+		t.Fatalf("quarantine list -o json = %v, want one object holding the one bad record", list)
+	}
+	rec := records[0].(map[string]any)
+	id, _ := rec["id"].(string)
+	if id == "" || seamtest.JSONInt(rec["position"]) != 4 {
 		t.Fatalf("quarantine list = %v, want the one bad record, at line 4", list)
+	}
+	if byFlag := n.MustJSON(t, "quarantine", "list", "--subject", "shop.orders"); fmt.Sprint(byFlag["records"]) != fmt.Sprint(records) {
+		t.Errorf("quarantine list --subject = %v, want what the argument gives", byFlag)
+	}
+	n.MustCLI(t, exit.Usage, "quarantine", "list", "shop.orders", "--subject", "other.subject")
+	if stats := n.MustJSON(t, "quarantine", "stats", "shop.orders"); seamtest.JSONInt(stats["total"]) != 1 {
+		t.Errorf("quarantine stats shop.orders = %v, want 1 held", stats)
 	}
 	if show := n.MustJSON(t, "quarantine", "show", id); show["id"] != id || !strings.Contains(fmt.Sprint(show["reasons"]), "ENUM_MISMATCH") {
 		t.Errorf("quarantine show %s = %v", id, show)
@@ -43,5 +58,99 @@ func TestCLIGateCommands(t *testing.T) {
 	n.MustJSON(t, "quarantine", "discard", id, "--why", "test record")
 	if s := n.MustJSON(t, "quarantine", "stats", "--subject", "shop.orders"); seamtest.JSONInt(s["total"]) != 0 {
 		t.Errorf("held after discarding the only record = %v, want 0", s["total"])
+	}
+}
+
+// A blocked chunk is explained in the table, the JSON and the error: the
+// check, its counts, the contract version and the first failing lines.
+func TestIngestExplainsBlockedChunks(t *testing.T) {
+	t.Parallel()
+	n := seamtest.StartNode(t)
+	n.SetupOrders(t)
+	lines := seamtest.OrderLines(30)
+	for _, i := range []int{12, 17} {
+		lines[i] = strings.Replace(lines[i], fmt.Sprintf(`"customer_id":%d,`, 100000+i), ``, 1)
+	}
+	file := seamtest.WriteFile(t, "day.ndjson", strings.Join(lines, "\n")+"\n")
+
+	out := n.MustCLI(t, exit.Failed, "gate", "ingest", "shop.orders", file, "--partition", "2026-03-01", "--chunk-records", "10")
+	for _, want := range []string{"blocked chunks", "customer_present", "13, 18", "chunk 1 by check customer_present (2 of 10 records failed, first at line 13)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("ingest of a chunk missing customer_id does not say %q:\n%s", want, out)
+		}
+	}
+	jsonOut, _, code := n.CLI(t, "gate", "ingest", file, "--subject", "shop.orders", "--partition", "2026-03-02", "--chunk-records", "10", "-o", "json")
+	var resp map[string]any
+	if err := json.Unmarshal([]byte(jsonOut), &resp); err != nil || code != exit.Failed {
+		t.Fatalf("ingest -o json: exit %d, %v\n%s", code, err, jsonOut)
+	}
+	blocked, _ := resp["blocked"].([]any)
+	if len(blocked) != 1 {
+		t.Fatalf("ingest -o json blocked = %v, want the one blocked chunk", resp["blocked"])
+	}
+	b := blocked[0].(map[string]any)
+	d := b["detail"].(map[string]any)
+	if seamtest.JSONInt(b["sequence"]) != 1 || d["check"] != "customer_present" || seamtest.JSONInt(d["failures"]) != 2 ||
+		fmt.Sprint(d["sample_positions"]) != "[13 18]" || d["contract_version"] != float64(1) {
+		t.Errorf("blocked chunk = %v, want sequence 1, customer_present failing 2 records at lines 13 and 18 under v1", b)
+	}
+}
+
+// The file is cut as seam validate cuts it: NDJSON at line feeds only, so
+// quotes inside strings never merge lines, and --chunk-records is
+// honoured.
+func TestIngestChunksNDJSONAtLineFeeds(t *testing.T) {
+	t.Parallel()
+	n := seamtest.StartNode(t)
+	n.SetupOrders(t)
+	lines := seamtest.OrderLines(25)
+	for i := range lines {
+		// A coupon with an escaped quote, and one with a lone one.
+		coupon := `"coupon":"SPRING \"25\""`
+		if i%2 == 1 {
+			coupon = `"coupon":"5\" OFF"`
+		}
+		lines[i] = strings.Replace(lines[i], `"coupon":null`, coupon, 1)
+		lines[i] = strings.Replace(lines[i], `"coupon":"SPRING`+fmt.Sprint(i%100)+`"`, coupon, 1)
+	}
+	file := seamtest.WriteFile(t, "quotes.ndjson", strings.Join(lines, "\n")+"\n")
+	resp := n.MustJSON(t, "gate", "ingest", "shop.orders", file, "--partition", "2026-03-01", "--chunk-records", "4")
+	sum := resp["summary"].(map[string]any)
+	if seamtest.JSONInt(resp["chunks"]) != 7 || seamtest.JSONInt(sum["received"]) != 25 || seamtest.JSONInt(sum["accepted"]) != 25 {
+		t.Errorf("25 records in chunks of 4: %v chunks, summary %v; want 7 chunks and 25 accepted", resp["chunks"], sum)
+	}
+}
+
+// An empty file is refused the same way by ingest and validate (exit 3),
+// and nothing is sent.
+func TestEmptyFileRefusedAlike(t *testing.T) {
+	t.Parallel()
+	n := seamtest.StartNode(t)
+	n.SetupOrders(t)
+	for _, tc := range []struct{ name, content string }{{"empty.ndjson", ""}, {"blank.ndjson", "\n \n"}, {"header-only.csv", "order_id,customer_id\n"}} {
+		file := seamtest.WriteFile(t, tc.name, tc.content)
+		_, errOut, code := n.CLI(t, "gate", "ingest", "shop.orders", file, "--partition", "2026-03-01")
+		if code != exit.Invalid || !strings.Contains(errOut, "holds no records") {
+			t.Errorf("ingest %s: exit %d (%s), want 3 and \"holds no records\"", tc.name, code, errOut)
+		}
+		_, errOut, code = seamtest.Run(context.Background(), "validate", "--contract", seamtest.ExampleFile(t, "shop_orders_v1.yaml"), file)
+		if code != exit.Invalid || !strings.Contains(errOut, "holds no records") {
+			t.Errorf("validate %s: exit %d (%s), want 3 and \"holds no records\"", tc.name, code, errOut)
+		}
+	}
+	if m := n.MustJSON(t, "monitor", "shop.orders"); len(m) != 0 {
+		t.Errorf("monitor after refused empty files = %v, want nothing received", m)
+	}
+}
+
+// A stream the gate refuses (an unknown subject) ends with the gate's
+// reason, not a bare end of stream.
+func TestIngestIntoUnknownSubjectSaysWhy(t *testing.T) {
+	t.Parallel()
+	n := seamtest.StartNode(t)
+	file := seamtest.WriteFile(t, "day.ndjson", strings.Join(seamtest.OrderLines(2500), "\n")+"\n")
+	_, errOut, code := n.CLI(t, "gate", "ingest", "no.such", file, "--partition", "2026-03-01")
+	if code != exit.Usage || !strings.Contains(errOut, "no.such") || strings.Contains(errOut, "EOF") {
+		t.Errorf("ingest into an unknown subject: exit %d, %s; want 2 naming the subject", code, errOut)
 	}
 }

@@ -5,6 +5,7 @@ package idmap
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -20,6 +21,7 @@ import (
 	"github.com/seamdata/seam/cmd/seam/internal/exit"
 	"github.com/seamdata/seam/cmd/seam/internal/output"
 	"github.com/seamdata/seam/core/contract"
+	"github.com/seamdata/seam/core/idrule"
 	idmapv1 "github.com/seamdata/seam/proto/seam/idmap/v1"
 )
 
@@ -42,7 +44,7 @@ func newNamespaceCreateCmd(g *client.Globals) *cobra.Command {
   seam idmap namespace create customer --format crm-code:string:'^CRM-[0-9]{8}$'
   seam idmap namespace create -f customer.yaml`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: g.Run(func(cmd *cobra.Command, args []string, conn *grpc.ClientConn) error {
+		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
 			n := &idmapv1.Namespace{}
 			if file != "" {
 				data, err := client.ReadInput(cmd, file)
@@ -163,7 +165,7 @@ func newNamespaceGetCmd(g *client.Globals) *cobra.Command {
 		Short:   "Show a namespace with its formats, rules and tables",
 		Example: "  seam idmap namespace get customer",
 		Args:    cobra.ExactArgs(1),
-		RunE: g.Run(func(cmd *cobra.Command, args []string, conn *grpc.ClientConn) error {
+		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
 			ctx, cancel := g.CallCtx(cmd.Context())
 			defer cancel()
 			resp, err := idmapv1.NewIdMapServiceClient(conn).GetNamespace(ctx, &idmapv1.GetNamespaceRequest{Name: args[0]})
@@ -184,7 +186,7 @@ func newNamespaceListCmd(g *client.Globals) *cobra.Command {
 		Short:   "List namespaces",
 		Example: "  seam idmap namespace list -o json",
 		Args:    cobra.NoArgs,
-		RunE: g.Run(func(cmd *cobra.Command, _ []string, conn *grpc.ClientConn) error {
+		RunE: g.Run(func(cmd *cobra.Command, _ []string, conn grpc.ClientConnInterface) error {
 			ctx, cancel := g.CallCtx(cmd.Context())
 			defer cancel()
 			resp, err := idmapv1.NewIdMapServiceClient(conn).ListNamespaces(ctx, &idmapv1.ListNamespacesRequest{})
@@ -218,7 +220,7 @@ func newRuleSetCmd(g *client.Globals) *cobra.Command {
   seam idmap rule set customer --from legacy-int --to uuid --uuid-embed 00000000deadbeef --sample 7
   seam idmap rule set customer --from uuid --to legacy-int --lookup`,
 		Args: cobra.ExactArgs(1),
-		RunE: g.Run(func(cmd *cobra.Command, args []string, conn *grpc.ClientConn) error {
+		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
 			r := &idmapv1.Rule{FromFormat: from, ToFormat: to, Reversible: reversible}
 			n := 0
 			if template != "" {
@@ -285,23 +287,30 @@ func newImportCmd(g *client.Globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "import NAMESPACE FILE.csv (--from FORMAT --to FORMAT | --members FORMAT)",
 		Short: "Bulk-load a lookup table from a two-column CSV, atomically",
-		Long: `Stream a CSV of pairs (from-id,to-id; a header row is skipped unless
---no-header) into the namespace's lookup table. The import is committed
-atomically: readers see the old table or the new one. Re-importing the same
-pairs changes nothing. A pair that would map one id to two, in either
-direction, is a conflict: by default the whole import fails; with
---on-conflict skip the clean pairs are committed and every conflict listed.
-Exits 1 when conflicts stopped or trimmed the import.
+		Long: `Stream a CSV of pairs (from-id,to-id) into the namespace's lookup table.
+The import is committed atomically: readers see the old table or the new
+one. Re-importing the same pairs changes nothing. A pair that would map one
+id to two, in either direction, is a conflict: by default the whole import
+fails; with --on-conflict skip the clean pairs are committed and every
+conflict listed.
+
+The first row is a header, and is checked: a first row that is a valid
+pair of ids (and does not name the two formats) is refused, so a file
+without a header never loses its first pair. Give --no-header for a file
+whose first row is data.
 
 With --members the CSV has one column: the known ids of one format, the
 population the match rate measures against. A member list coexists with
 deterministic rules, which translate any valid id but cannot say which
-ids exist.`,
+ids exist.
+
+Exits 1 when conflicts stopped or trimmed the import, 3 when the file has
+the wrong number of columns or its first row is data without --no-header.`,
 		Example: `  seam idmap import customer customer_ids.csv --from uuid --to legacy-int
   seam idmap import customer ids.csv --from uuid --to legacy-int --on-conflict skip -o json
   seam idmap import account known_accounts.csv --members acc-ref`,
 		Args: cobra.ExactArgs(2),
-		RunE: g.Run(func(cmd *cobra.Command, args []string, conn *grpc.ClientConn) error {
+		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
 			policy := idmapv1.ConflictPolicy_CONFLICT_POLICY_FAIL
 			switch onConflict {
 			case "fail":
@@ -327,10 +336,18 @@ ids exist.`,
 			if err != nil {
 				return exit.Usagef("%w", err)
 			}
+			ic := idmapv1.NewIdMapServiceClient(conn)
+			formats, err := namespaceFormats(cmd, g, ic, args[0], from, to)
+			if err != nil {
+				return err
+			}
 			bar := output.Progress(cmd.ErrOrStderr(), info.Size(), "importing "+args[1])
-			resp, err := importCSV(cmd, idmapv1.NewIdMapServiceClient(conn), io.TeeReader(f, bar), &idmapv1.ImportHeader{
+			sctx, progress, stop := g.Stream(cmd.Context())
+			defer stop()
+			resp, err := importCSV(sctx, ic, io.TeeReader(f, bar), &idmapv1.ImportHeader{
 				Namespace: args[0], FromFormat: from, ToFormat: to, OnConflict: policy, Replace: replace, Members: members != "",
-			}, !noHeader, args[1])
+			}, firstRow{formats: formats, noHeader: noHeader}, args[1], progress)
+			err = client.Cause(sctx, err)
 			bar.Finish()
 			if err != nil {
 				return g.RPCError("import "+args[1], err)
@@ -355,14 +372,14 @@ ids exist.`,
 	cmd.Flags().StringVar(&to, "to", "", "format of the second column")
 	cmd.Flags().StringVar(&onConflict, "on-conflict", "fail", "fail: abort the whole import on a conflict; skip: import the clean pairs")
 	cmd.Flags().BoolVar(&replace, "replace", false, "make the file the whole table (pairs not in it are removed)")
-	cmd.Flags().BoolVar(&noHeader, "no-header", false, "the first row is data, not a header")
+	cmd.Flags().BoolVar(&noHeader, "no-header", false, "the file has no header: its first row is a pair to import")
 	cmd.Flags().StringVar(&members, "members", "", "import a one-column list of the known ids of this format (a member list)")
 	return cmd
 }
 
 // importCSV streams the pairs of r to ImportPairs.
-func importCSV(cmd *cobra.Command, c idmapv1.IdMapServiceClient, r io.Reader, h *idmapv1.ImportHeader, header bool, name string) (*idmapv1.ImportPairsResponse, error) {
-	stream, err := c.ImportPairs(cmd.Context())
+func importCSV(ctx context.Context, c idmapv1.IdMapServiceClient, r io.Reader, h *idmapv1.ImportHeader, first firstRow, name string, progress func()) (*idmapv1.ImportPairsResponse, error) {
+	stream, err := c.ImportPairs(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -383,6 +400,7 @@ func importCSV(cmd *cobra.Command, c idmapv1.IdMapServiceClient, r io.Reader, h 
 		}
 		err := stream.Send(&idmapv1.ImportPairsRequest{Message: &idmapv1.ImportPairsRequest_Chunk{Chunk: &idmapv1.PairChunk{Pairs: chunk}}})
 		chunk = make([]*idmapv1.Pair, 0, PairsPerMessage)
+		progress()
 		return err
 	}
 	for line := 1; ; line++ {
@@ -392,10 +410,17 @@ func importCSV(cmd *cobra.Command, c idmapv1.IdMapServiceClient, r io.Reader, h 
 		}
 		if err != nil {
 			stream.CloseSend()
-			return nil, exit.Failf("%s: %w (want %s)", name, err, columns)
+			return nil, exit.Invalidf("%s: %w (want %s)", name, err, columns)
 		}
-		if line == 1 && header {
-			continue
+		if line == 1 {
+			skip, err := first.isHeader(rec)
+			if err != nil {
+				stream.CloseSend()
+				return nil, exit.Invalidf("%s: %w", name, err)
+			}
+			if skip {
+				continue
+			}
 		}
 		p := &idmapv1.Pair{From: strings.TrimSpace(rec[0])}
 		if !h.GetMembers() {
@@ -412,6 +437,74 @@ func importCSV(cmd *cobra.Command, c idmapv1.IdMapServiceClient, r io.Reader, h 
 		return nil, streamErr(stream, err)
 	}
 	return stream.CloseAndRecv()
+}
+
+// namespaceFormats returns the namespace's --from and --to formats, to
+// tell a header row from a pair.
+func namespaceFormats(cmd *cobra.Command, g *client.Globals, c idmapv1.IdMapServiceClient, namespace, from, to string) ([2]*idrule.Format, error) {
+	var out [2]*idrule.Format
+	ctx, cancel := g.CallCtx(cmd.Context())
+	defer cancel()
+	resp, err := c.GetNamespace(ctx, &idmapv1.GetNamespaceRequest{Name: namespace})
+	if err != nil {
+		return out, g.RPCError("namespace "+namespace, err)
+	}
+	for i, name := range []string{from, to} {
+		if name == "" {
+			continue // a member list has one column
+		}
+		var known []string
+		for j, f := range resp.GetNamespace().GetFormats() {
+			known = append(known, f.GetName())
+			if f.GetName() == name {
+				if out[i], err = idrule.NewFormat(fmt.Sprintf("formats[%d]", j), f); err != nil {
+					return out, exit.Usagef("namespace %s, format %s: %w", namespace, name, err)
+				}
+			}
+		}
+		if out[i] == nil {
+			return out, exit.Usagef("namespace %s has no format %q; its formats are %s", namespace, name, strings.Join(known, ", "))
+		}
+	}
+	return out, nil
+}
+
+// firstRow decides what the first row of an import is.
+type firstRow struct {
+	formats  [2]*idrule.Format
+	noHeader bool
+}
+
+// isHeader reports whether rec, the first row, is a header: unless
+// --no-header, it must be one, and a row that is a valid pair of ids is
+// refused unless its cells name the two formats.
+func (f firstRow) isHeader(rec []string) (bool, error) {
+	if f.noHeader {
+		return false, nil
+	}
+	norm := func(s string) string { return strings.ReplaceAll(strings.ToLower(strings.TrimSpace(s)), "_", "-") }
+	from, to := f.formats[0], f.formats[1]
+	if to == nil {
+		// A member list: one column of ids.
+		switch {
+		case norm(rec[0]) == from.Name():
+			return true, nil
+		case from.Valid(strings.TrimSpace(rec[0])):
+			return false, fmt.Errorf("line 1 (%s) is a valid %s id, not a header; pass --no-header to import it as a member, or add a header row naming the column %s", rec[0], from.Name(), from.Name())
+		}
+		return true, nil
+	}
+	a, b := norm(rec[0]), norm(rec[1])
+	switch {
+	case a == from.Name() && b == to.Name():
+		return true, nil
+	case a == to.Name() && b == from.Name():
+		return false, fmt.Errorf("line 1 names the columns %s,%s, the other way round from --from %s --to %s; swap the flags or the columns", rec[0], rec[1], from.Name(), to.Name())
+	case from.Valid(strings.TrimSpace(rec[0])) && to.Valid(strings.TrimSpace(rec[1])):
+		return false, fmt.Errorf("line 1 (%s,%s) is a pair of valid %s and %s ids, not a header; pass --no-header to import it as a pair, or add a header row naming the columns %s,%s",
+			rec[0], rec[1], from.Name(), to.Name(), from.Name(), to.Name())
+	}
+	return true, nil
 }
 
 // streamErr returns the server's status when a Send fails because the
@@ -456,7 +549,7 @@ func newTranslateCmd(g *client.Globals) *cobra.Command {
 		Example: `  seam idmap translate customer --from uuid --to legacy-int 0b9e5c8e-3f0d-4a4e-9d43-1f3c2a6f6b01
   seam idmap translate customer --from legacy-int --to crm-code --file ids.txt -o json`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: g.Run(func(cmd *cobra.Command, args []string, conn *grpc.ClientConn) error {
+		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
 			ids := args[1:]
 			if file != "" {
 				data, err := client.ReadInput(cmd, file)
@@ -505,7 +598,7 @@ func newIdmapStatsCmd(g *client.Globals) *cobra.Command {
 		Short:   "Hit, miss and invalid counts per namespace, format pair and direction",
 		Example: "  seam idmap stats --namespace customer",
 		Args:    cobra.NoArgs,
-		RunE: g.Run(func(cmd *cobra.Command, _ []string, conn *grpc.ClientConn) error {
+		RunE: g.Run(func(cmd *cobra.Command, _ []string, conn grpc.ClientConnInterface) error {
 			ctx, cancel := g.CallCtx(cmd.Context())
 			defer cancel()
 			resp, err := idmapv1.NewIdMapServiceClient(conn).GetStats(ctx, &idmapv1.GetStatsRequest{Namespace: namespace})

@@ -79,3 +79,28 @@ func TestCLIIdmap(t *testing.T) {
 	}
 	n.MustCLI(t, exit.Usage, "idmap", "import", "customer", known, "--members", "crm-code", "--from", "uuid")
 }
+
+// The first row of an import is a header unless --no-header; a first row
+// that is a pair of valid ids is refused instead of dropped.
+func TestImportHeaderIsExplicit(t *testing.T) {
+	t.Parallel()
+	n := seamtest.StartNode(t)
+	n.MustCLI(t, 0, "idmap", "namespace", "create", "customer", "--format", "legacy-int:int", "--format", "uuid:uuid")
+	noHeader := seamtest.WriteFile(t, "pairs.csv", "00000000-0000-4000-8000-000000000001,1001\n00000000-0000-4000-8000-000000000002,1002\n")
+
+	out := n.MustCLI(t, exit.Invalid, "idmap", "import", "customer", noHeader, "--from", "uuid", "--to", "legacy-int")
+	if !strings.Contains(out, "--no-header") || !strings.Contains(out, "line 1") {
+		t.Errorf("import of a file without a header:\n%s\nwant it refused, pointing at line 1 and --no-header", out)
+	}
+	if imp := n.MustJSON(t, "idmap", "import", "customer", noHeader, "--from", "uuid", "--to", "legacy-int", "--no-header"); imp["inserted"] != "2" {
+		t.Errorf("import --no-header = %v, want both pairs inserted", imp)
+	}
+	swapped := seamtest.WriteFile(t, "swapped.csv", "legacy_int,uuid\n1003,00000000-0000-4000-8000-000000000003\n")
+	if out := n.MustCLI(t, exit.Invalid, "idmap", "import", "customer", swapped, "--from", "uuid", "--to", "legacy-int"); !strings.Contains(out, "other way round") {
+		t.Errorf("import of columns in the other order:\n%s\nwant it refused", out)
+	}
+	named := seamtest.WriteFile(t, "named.csv", "uuid,legacy_int\n00000000-0000-4000-8000-000000000003,1003\n")
+	if imp := n.MustJSON(t, "idmap", "import", "customer", named, "--from", "uuid", "--to", "legacy-int"); imp["received"] != "1" {
+		t.Errorf("import with a header naming the formats = %v, want 1 pair received", imp)
+	}
+}

@@ -37,7 +37,7 @@ contracts, rules and tables name it.`,
 		Example: `  seam idmap namespace add-format merchant --format 'mer-code:string:^MER-[0-9]{8}$'
   seam idmap namespace add-format customer --format uuid:uuid`,
 		Args: cobra.ExactArgs(1),
-		RunE: g.Run(func(cmd *cobra.Command, args []string, conn *grpc.ClientConn) error {
+		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
 			if format == "" {
 				return exit.Usagef("give --format NAME:KIND[:PATTERN]")
 			}
@@ -73,7 +73,7 @@ header row — the form ` + "`seam idmap import`" + ` reads — oriented as --fr
 		Example: `  seam idmap export customer --from uuid --to legacy-int > customer_ids.csv
   seam idmap export account --members acc-ref --limit 100`,
 		Args: cobra.ExactArgs(1),
-		RunE: g.Run(func(cmd *cobra.Command, args []string, conn *grpc.ClientConn) error {
+		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
 			switch {
 			case members != "" && (from != "" || to != ""):
 				return exit.Usagef("--members exports one format's ids; leave out --from and --to")
@@ -151,7 +151,7 @@ under the DNS and URL namespaces, and any given with --namespace-uuid.`,
   seam idmap rule infer customer --from uuid --to legacy-int
   seam idmap rule infer account --from number --to uuid pairs.csv --namespace-uuid 1b671a64-40d5-491e-99b0-da01ff1f3341`,
 		Args: cobra.RangeArgs(1, 2),
-		RunE: g.Run(func(cmd *cobra.Command, args []string, conn *grpc.ClientConn) error {
+		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
 			if from == "" || to == "" {
 				return exit.Usagef("give --from and --to: the formats of the pairs' first and second id")
 			}

@@ -56,7 +56,7 @@ the reconciliation of the window: held before = released + still held.`,
   seam incident shop.orders --pairs uuid_to_int.csv --out shop_orders_v2.yaml
   seam incident shop.orders --pairs uuid_to_int.csv --apply --reason "INC-8: customer_id arrives as UUIDs"`,
 		Args: cobra.ExactArgs(1),
-		RunE: g.Run(func(cmd *cobra.Command, args []string, conn *grpc.ClientConn) error {
+		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
 			popts, err := f.Options()
 			if err != nil {
 				return err

@@ -25,7 +25,7 @@ func New(g *client.Globals) *cobra.Command {
 		Example: `  seam monitor shop.orders
   seam monitor shop.orders --from 2025-03-01 --to 2025-03-07 --fields`,
 		Args: cobra.ExactArgs(1),
-		RunE: g.Run(func(cmd *cobra.Command, args []string, conn *grpc.ClientConn) error {
+		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
 			ctx, cancel := g.CallCtx(cmd.Context())
 			defer cancel()
 			resp, err := gatev1.NewGateServiceClient(conn).GetMonitor(ctx, &gatev1.GetMonitorRequest{Subject: args[0], PartitionFrom: from, PartitionTo: to})
@@ -76,11 +76,15 @@ func NewAlerts(g *client.Globals) *cobra.Command {
 	var after int64
 	var limit int32
 	list := &cobra.Command{
-		Use:     "list",
+		Use:     "list [SUBJECT]",
 		Short:   "List alerts after a sequence number",
-		Example: "  seam alerts list --subject shop.orders -o json",
-		Args:    cobra.NoArgs,
-		RunE: g.Run(func(cmd *cobra.Command, _ []string, conn *grpc.ClientConn) error {
+		Example: "  seam alerts list shop.orders -o json",
+		Args:    cobra.MaximumNArgs(1),
+		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
+			subject, err := client.Subject(args, subject)
+			if err != nil {
+				return err
+			}
 			ctx, cancel := g.CallCtx(cmd.Context())
 			defer cancel()
 			resp, err := gatev1.NewGateServiceClient(conn).ListAlerts(ctx, &gatev1.ListAlertsRequest{Subject: subject, AfterSequence: after, Limit: limit})
@@ -96,26 +100,34 @@ func NewAlerts(g *client.Globals) *cobra.Command {
 			return nil
 		}),
 	}
-	list.Flags().StringVar(&subject, "subject", "", "only this subject")
+	list.Flags().StringVar(&subject, "subject", "", "only this subject (or give it as the argument)")
 	list.Flags().Int64Var(&after, "after", 0, "start after this sequence number")
 	list.Flags().Int32Var(&limit, "limit", 100, "most alerts to list")
 
 	var wsubject string
 	var wafter int64
 	watch := &cobra.Command{
-		Use:   "watch",
+		Use:   "watch [SUBJECT]",
 		Short: "Stream alerts as they are raised, resuming after a disconnect",
 		Long: `Print alerts from --after on, then new ones as any gate replica raises
 them, until interrupted. When the connection drops it reconnects and
-resumes after the last alert printed. With -o json each alert is one line.`,
+resumes after the last alert printed; when Seam cannot be reached for
+--timeout it gives up (exit 2).
+
+With -o json the output is NDJSON: one JSON object per alert, one per
+line, as they come (a stream has no end to close one document with).`,
 		Example: `  seam alerts watch
-  seam alerts watch --subject shop.orders --after 40 -o json`,
-		Args: cobra.NoArgs,
-		RunE: g.Run(func(cmd *cobra.Command, _ []string, conn *grpc.ClientConn) error {
+  seam alerts watch shop.orders --after 40 -o json`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
+			wsubject, err := client.Subject(args, wsubject)
+			if err != nil {
+				return err
+			}
 			return watchAlerts(cmd.Context(), g, gatev1.NewGateServiceClient(conn), &gatev1.WatchAlertsRequest{Subject: wsubject, AfterSequence: wafter}, cmd.OutOrStdout())
 		}),
 	}
-	watch.Flags().StringVar(&wsubject, "subject", "", "only this subject")
+	watch.Flags().StringVar(&wsubject, "subject", "", "only this subject (or give it as the argument)")
 	watch.Flags().Int64Var(&wafter, "after", 0, "start after this sequence number")
 	cmd.AddCommand(list, watch)
 	return cmd

@@ -27,13 +27,20 @@ type quarantineFlags struct {
 }
 
 func (f *quarantineFlags) add(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.subject, "subject", "", "source subject")
+	cmd.Flags().StringVar(&f.subject, "subject", "", "source subject (or give it as the argument)")
 	cmd.Flags().StringVar(&f.from, "from", "", "first partition (inclusive)")
 	cmd.Flags().StringVar(&f.to, "to", "", "last partition (inclusive)")
 	cmd.Flags().StringVar(&f.reason, "reason", "", "error code, for example ID_UNMAPPED or TYPE_MISMATCH")
 	cmd.Flags().StringVar(&f.check, "check", "", "check name, for example customer_id.type")
 	cmd.Flags().Int32Var(&f.version, "contract-version", 0, "contract version the records were checked with")
 	cmd.Flags().StringVar(&f.state, "state", "held", "held, released or discarded")
+}
+
+// subjectArg takes the subject from the argument, when given.
+func (f *quarantineFlags) subjectArg(args []string) error {
+	s, err := client.Subject(args, f.subject)
+	f.subject = s
+	return err
 }
 
 func (f *quarantineFlags) filter() (*gatev1.QuarantineFilter, error) {
@@ -64,23 +71,26 @@ func reasonsText(rs []*recordv1.RecordError) (codes, checks string) {
 func newQuarantineListCmd(g *client.Globals) *cobra.Command {
 	var f quarantineFlags
 	var limit int32
-	var all bool
+	var allPages bool
 	cmd := &cobra.Command{
-		Use:   "list",
+		Use:   "list [SUBJECT]",
 		Short: "List quarantined records in partition order",
-		Example: `  seam quarantine list --subject shop.orders --from 2025-03-01 --to 2025-03-01 --reason TYPE_MISMATCH
-  seam quarantine list --subject shop.orders --state released --all -o json`,
-		Args: cobra.NoArgs,
-		RunE: g.Run(func(cmd *cobra.Command, _ []string, conn *grpc.ClientConn) error {
+		Long: `List quarantined records in partition order, one page of --limit records,
+or every page with --all. With -o json the answer is one JSON object with
+the records and the token of the next page, like every other command.`,
+		Example: `  seam quarantine list shop.orders --from 2025-03-01 --to 2025-03-01 --reason TYPE_MISMATCH
+  seam quarantine list shop.orders --state released --all -o json`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
+			if err := f.subjectArg(args); err != nil {
+				return err
+			}
 			filter, err := f.filter()
 			if err != nil {
 				return err
 			}
 			c := gatev1.NewGateServiceClient(conn)
-			var t *output.Tab
-			if !g.JSON() {
-				t = output.NewTable(cmd.OutOrStdout(), "ID", "PARTITION", "BATCH", "POSITION", "VERSION", "REASONS", "CHECKS", "TIME")
-			}
+			all := &gatev1.ListQuarantineResponse{}
 			tok := ""
 			for {
 				ctx, cancel := g.CallCtx(cmd.Context())
@@ -89,30 +99,33 @@ func newQuarantineListCmd(g *client.Globals) *cobra.Command {
 				if err != nil {
 					return g.RPCError("list quarantine", err)
 				}
-				for _, q := range resp.GetRecords() {
-					if g.JSON() {
-						if err := output.ProtoLine(cmd.OutOrStdout(), q); err != nil {
-							return err
-						}
-						continue
-					}
-					codes, checks := reasonsText(q.GetReasons())
-					t.Row(q.GetId(), q.GetPartition(), q.GetBatchId(), fmt.Sprint(q.GetPosition()), fmt.Sprint(q.GetContractVersion()), codes, checks, output.Time(q.GetTime()))
-				}
+				all.Records = append(all.Records, resp.GetRecords()...)
+				all.NextPageToken = resp.GetNextPageToken()
 				tok = resp.GetNextPageToken()
-				if !all || tok == "" {
+				if !allPages || tok == "" {
 					break
 				}
 			}
-			if t != nil {
-				return t.Flush()
+			if g.JSON() {
+				return output.Proto(cmd.OutOrStdout(), all)
+			}
+			t := output.NewTable(cmd.OutOrStdout(), "ID", "PARTITION", "BATCH", "POSITION", "VERSION", "REASONS", "CHECKS", "TIME")
+			for _, q := range all.GetRecords() {
+				codes, checks := reasonsText(q.GetReasons())
+				t.Row(q.GetId(), q.GetPartition(), q.GetBatchId(), fmt.Sprint(q.GetPosition()), fmt.Sprint(q.GetContractVersion()), codes, checks, output.Time(q.GetTime()))
+			}
+			if err := t.Flush(); err != nil {
+				return err
+			}
+			if all.GetNextPageToken() != "" {
+				fmt.Fprintln(cmd.OutOrStdout(), "more records: use --all, or a larger --limit")
 			}
 			return nil
 		}),
 	}
 	f.add(cmd)
 	cmd.Flags().Int32Var(&limit, "limit", 100, "records per page")
-	cmd.Flags().BoolVar(&all, "all", false, "follow every page")
+	cmd.Flags().BoolVar(&allPages, "all", false, "follow every page")
 	return cmd
 }
 
@@ -122,7 +135,7 @@ func newQuarantineShowCmd(g *client.Globals) *cobra.Command {
 		Short:   "Show one quarantined record with its reasons and raw bytes",
 		Example: "  seam quarantine show 3f2a9c0d1e4b5a6978f0e1d2c3b4a596",
 		Args:    cobra.ExactArgs(1),
-		RunE: g.Run(func(cmd *cobra.Command, args []string, conn *grpc.ClientConn) error {
+		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
 			ctx, cancel := g.CallCtx(cmd.Context())
 			defer cancel()
 			resp, err := gatev1.NewGateServiceClient(conn).GetQuarantinedRecord(ctx, &gatev1.GetQuarantinedRecordRequest{Id: args[0]})
@@ -160,11 +173,14 @@ func newQuarantineShowCmd(g *client.Globals) *cobra.Command {
 func newQuarantineStatsCmd(g *client.Globals) *cobra.Command {
 	var f quarantineFlags
 	cmd := &cobra.Command{
-		Use:     "stats",
+		Use:     "stats [SUBJECT]",
 		Short:   "Count quarantined records by reason, check and partition",
-		Example: "  seam quarantine stats --subject shop.orders --from 2025-03-01 --to 2025-03-07",
-		Args:    cobra.NoArgs,
-		RunE: g.Run(func(cmd *cobra.Command, _ []string, conn *grpc.ClientConn) error {
+		Example: "  seam quarantine stats shop.orders --from 2025-03-01 --to 2025-03-07",
+		Args:    cobra.MaximumNArgs(1),
+		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
+			if err := f.subjectArg(args); err != nil {
+				return err
+			}
 			filter, err := f.filter()
 			if err != nil {
 				return err
@@ -211,7 +227,7 @@ filter flags (at least --subject). Discarded records are never replayed;
 the discard is kept in the gate's audit trail with who and why.`,
 		Example: `  seam quarantine discard 3f2a9c0d1e4b5a6978f0e1d2c3b4a596 --why "test order"
   seam quarantine discard --subject shop.orders --from 2025-03-01 --to 2025-03-01 --reason MALFORMED --why "truncated upload"`,
-		RunE: g.Run(func(cmd *cobra.Command, args []string, conn *grpc.ClientConn) error {
+		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
 			if strings.TrimSpace(why) == "" {
 				return exit.Usagef("give --why: it is kept in the audit trail")
 			}
@@ -259,7 +275,7 @@ naming the downstream consumers to rerun, in order.`,
 		Example: `  seam quarantine replay shop.orders --from 2025-03-01 --to 2025-03-01 --dry-run
   seam quarantine replay shop.orders --from 2025-03-01 --to 2025-03-07 --replay-id inc-1 --out released.ndjson`,
 		Args: cobra.ExactArgs(1),
-		RunE: g.Run(func(cmd *cobra.Command, args []string, conn *grpc.ClientConn) error {
+		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
 			if from == "" || to == "" {
 				return exit.Usagef("give --from and --to: a replay is scoped to a partition window")
 			}
@@ -293,9 +309,11 @@ naming the downstream consumers to rerun, in order.`,
 				defer f.Close()
 				sink = f
 			}
-			sum, err := runReplay(cmd.Context(), c, &gatev1.ReplayRequest{Window: w, ReplayId: replayID, SummaryOnly: summaryOnly}, sink)
+			sctx, progress, stop := g.Stream(cmd.Context())
+			defer stop()
+			sum, err := runReplay(sctx, c, &gatev1.ReplayRequest{Window: w, ReplayId: replayID, SummaryOnly: summaryOnly}, sink, progress)
 			if err != nil {
-				return g.RPCError("replay", err)
+				return g.RPCError("replay", client.Cause(sctx, err))
 			}
 			if g.JSON() {
 				return output.Proto(report, sum)
@@ -317,7 +335,7 @@ naming the downstream consumers to rerun, in order.`,
 }
 
 // runReplay receives a replay: records to sink as NDJSON, then the summary.
-func runReplay(ctx context.Context, c gatev1.GateServiceClient, req *gatev1.ReplayRequest, sink io.Writer) (*gatev1.ReplaySummary, error) {
+func runReplay(ctx context.Context, c gatev1.GateServiceClient, req *gatev1.ReplayRequest, sink io.Writer, progress func()) (*gatev1.ReplaySummary, error) {
 	stream, err := c.Replay(ctx, req)
 	if err != nil {
 		return nil, err
@@ -330,6 +348,7 @@ func runReplay(ctx context.Context, c gatev1.GateServiceClient, req *gatev1.Repl
 		if err != nil {
 			return nil, err
 		}
+		progress()
 		if s := msg.GetSummary(); s != nil {
 			return s, nil
 		}

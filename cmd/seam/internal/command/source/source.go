@@ -111,7 +111,7 @@ func newSourceRunCmd(g *client.Globals) *cobra.Command {
 		Example: `  seam source postgres run --name shop --source postgres://repl@db/shop \
     --target postgres://seam@warehouse/replica --table public.payments --table accounts`,
 		Args: cobra.NoArgs,
-		RunE: g.Run(func(cmd *cobra.Command, _ []string, conn *grpc.ClientConn) error {
+		RunE: g.Run(func(cmd *cobra.Command, _ []string, conn grpc.ClientConnInterface) error {
 			if err := f.check(true); err != nil {
 				return err
 			}

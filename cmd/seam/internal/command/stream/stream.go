@@ -92,7 +92,7 @@ func newStreamJetStreamCmd(g *client.Globals) *cobra.Command {
 		Example: `  seam stream jetstream --name orders --subject shop.orders --event-time created_at \
     --stream ORDERS --source-subject orders.raw --output-stream ORDERS_CANON --output-subject orders.canonical`,
 		Args: cobra.NoArgs,
-		RunE: g.Run(func(cmd *cobra.Command, _ []string, conn *grpc.ClientConn) error {
+		RunE: g.Run(func(cmd *cobra.Command, _ []string, conn grpc.ClientConnInterface) error {
 			if err := f.prepare(); err != nil {
 				return err
 			}
@@ -130,7 +130,7 @@ func newStreamKafkaCmd(g *client.Globals) *cobra.Command {
 		Example: `  seam stream kafka --name orders --subject shop.orders --event-time created_at \
     --brokers kafka-1:9092,kafka-2:9092 --topic orders.raw --output-topic orders.canonical`,
 		Args: cobra.NoArgs,
-		RunE: g.Run(func(cmd *cobra.Command, _ []string, conn *grpc.ClientConn) error {
+		RunE: g.Run(func(cmd *cobra.Command, _ []string, conn grpc.ClientConnInterface) error {
 			if err := f.prepare(); err != nil {
 				return err
 			}
@@ -180,7 +180,7 @@ func (f *streamFlags) prepare() error {
 
 // runStream runs a connector until interrupted, with metrics and a
 // progress line.
-func runStream(cmd *cobra.Command, g *client.Globals, f *streamFlags, conn *grpc.ClientConn, parts []stream.Partition) error {
+func runStream(cmd *cobra.Command, g *client.Globals, f *streamFlags, conn grpc.ClientConnInterface, parts []stream.Partition) error {
 	ctx := cmd.Context()
 	log, err := telemetry.NewLogger(cmd.ErrOrStderr(), f.logFormat, f.logLevel)
 	if err != nil {

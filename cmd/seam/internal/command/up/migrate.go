@@ -29,7 +29,8 @@ var migrations = []struct {
 
 // NewMigrate returns `seam migrate`.
 func NewMigrate(g *client.Globals) *cobra.Command {
-	var store string
+	var store, dataDir string
+	var create bool
 	cmd := &cobra.Command{
 		Use:   "migrate",
 		Short: "Apply every service's schema migrations, then exit",
@@ -38,18 +39,35 @@ this seam version, then exit. Every service also migrates when it starts
 (forward-only, idempotent, under a PostgreSQL advisory lock, so replicas
 starting at once are safe); running this first, as a Kubernetes Job
 before a rollout, makes a failing migration stop the rollout instead of
-crash-looping new pods.`,
+crash-looping new pods.
+
+A data directory without a single store of seam is refused (a mistyped
+--data-dir would otherwise get new, empty stores and report them up to
+date); --create makes them.`,
 		Example: `  seam migrate --store postgres://seam@db:5432/seam
-  seam migrate --data-dir /var/lib/seam     # the embedded stores of seam up`,
+  seam migrate --data-dir /var/lib/seam     # the embedded stores of seam up
+  seam migrate --data-dir /var/lib/seam --create`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := g.ValidateOutput(); err != nil {
 				return err
 			}
-			cfg := node.Config{DataDir: g.DataDir, Store: store}
+			cfg := node.Config{DataDir: dataDir, Store: store}
 			migrated := map[string]string{}
 			if cfg.Store == "" && cfg.DataDir == "" {
 				return exit.Usagef("give --store (postgres://…) or --data-dir (the embedded stores)")
+			}
+			if cfg.Store == "" && !create {
+				if err := node.HasStores(cfg.DataDir); err != nil {
+					return exit.Usagef("%w; is --data-dir right? Pass --create to make new stores there", err)
+				}
+			}
+			if cfg.Store == "" {
+				unlock, err := node.LockDataDir(cfg.DataDir)
+				if err != nil {
+					return exit.Usagef("%w", err)
+				}
+				defer unlock()
 			}
 			for _, m := range migrations {
 				url := cfg.StoreURL(m.service)
@@ -76,5 +94,8 @@ crash-looping new pods.`,
 		},
 	}
 	cmd.Flags().StringVar(&store, "store", "", "store URL: postgres://… for a shared PostgreSQL; empty: the SQLite files of --data-dir")
+	cmd.Flags().StringVar(&dataDir, "data-dir", client.DefaultDataDir, "directory of the embedded stores of seam up")
+	cmd.Flags().BoolVar(&create, "create", false, "create the embedded stores when --data-dir has none")
+	g.AddOutputFlag(cmd.Flags())
 	return cmd
 }

@@ -14,14 +14,14 @@ import (
 )
 
 // addServeFlags declares the flags every serving command shares.
-// The data directory and --tls-ca are global flags: the client reads the
-// same directory for the local token and trusts the same CA.
 func addServeFlags(fs *pflag.FlagSet, c *node.Config, grpcDefault, httpDefault string) {
+	fs.StringVar(&c.DataDir, "data-dir", client.DefaultDataDir, "directory of the embedded stores and the local tokens (locked while a seam runs on it)")
 	fs.StringVar(&c.GRPCAddr, "grpc-addr", grpcDefault, "gRPC listen address (port 0 picks a free port)")
 	fs.StringVar(&c.HTTPAddr, "http-addr", httpDefault, "REST listen address (empty: no REST)")
 	fs.StringVar(&c.Store, "store", "", "store URL: postgres://… for a shared PostgreSQL; empty: an SQLite file per service in --data-dir")
 	fs.StringVar(&c.TLSCert, "tls-cert", "", "PEM certificate: serve gRPC and REST over TLS")
 	fs.StringVar(&c.TLSKey, "tls-key", "", "PEM private key of --tls-cert")
+	fs.StringVar(&c.TLSCA, "tls-ca", "", "PEM CA bundle that peers' certificates are checked against (default: --tls-cert)")
 	fs.StringVar(&c.TokensFile, "tokens-file", "", "tokens file (default: <data-dir>/tokens.json)")
 	fs.StringVar(&c.ServiceToken, "service-token", "", "token the services use to call each other (default: <data-dir>/service.token)")
 	fs.StringVar(&c.LogFormat, "log-format", "text", "log format: text or json")
@@ -64,7 +64,7 @@ prints how to use it; the seam client finds it there without flags.`,
   SEAM_LOG_FORMAT=json seam up`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg.DataDir, cfg.TLSCA, cfg.Version = g.DataDir, g.TLSCA, g.Version
+			cfg.Version = g.Version
 			return node.Run(cmd.Context(), cfg, node.Hooks{Notes: cmd.OutOrStdout(), Log: cmd.ErrOrStderr()})
 		},
 	}
@@ -87,7 +87,7 @@ func ServeGroup(g *client.Globals, service, what string) *cobra.Command {
     --service-token "$SEAM_SERVICE_TOKEN"%s`, service, peerExample(service)),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg.DataDir, cfg.TLSCA, cfg.Version = g.DataDir, g.TLSCA, g.Version
+			cfg.Version = g.Version
 			return node.Run(cmd.Context(), cfg, node.Hooks{Notes: cmd.OutOrStdout(), Log: cmd.ErrOrStderr()})
 		},
 	}

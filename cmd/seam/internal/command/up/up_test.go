@@ -13,12 +13,27 @@ import (
 )
 
 // seam migrate brings every store up to date, and again changes nothing.
+// A directory without stores is refused (a mistyped --data-dir), unless
+// --create.
 func TestMigrate(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	for range 2 {
+	dir := filepath.Join(t.TempDir(), "data")
+	for _, d := range []string{dir, t.TempDir()} {
+		_, errOut, code := seamtest.Run(context.Background(), "migrate", "--data-dir", d)
+		if code != exit.Usage || !strings.Contains(errOut, "--create") {
+			t.Fatalf("migrate of %s, which holds no store: exit %d (%s), want 2 and a hint about --create", d, code, errOut)
+		}
+	}
+	if _, err := os.Stat(dir); err == nil {
+		t.Fatalf("a refused migrate created %s", dir)
+	}
+	for i := range 2 {
 		var out, errOut bytes.Buffer
-		if code := seamtest.RunTo(context.Background(), []string{"migrate", "--data-dir", dir}, &out, &errOut); code != exit.OK {
+		args := []string{"migrate", "--data-dir", dir}
+		if i == 0 {
+			args = append(args, "--create")
+		}
+		if code := seamtest.RunTo(context.Background(), args, &out, &errOut); code != exit.OK {
 			t.Fatalf("migrate: exit %d (%s)", code, errOut.String())
 		}
 		if got := strings.Count(out.String(), "schema up to date"); got != 3 {

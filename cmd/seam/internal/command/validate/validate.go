@@ -3,8 +3,8 @@
 package validate
 
 import (
-	"bufio"
 	"bytes"
+	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
@@ -21,9 +21,11 @@ import (
 	"github.com/seamdata/seam/cmd/seam/internal/client"
 	"github.com/seamdata/seam/cmd/seam/internal/exit"
 	"github.com/seamdata/seam/cmd/seam/internal/output"
+	"github.com/seamdata/seam/core/admission"
 	"github.com/seamdata/seam/core/check"
 	"github.com/seamdata/seam/core/contract"
 	"github.com/seamdata/seam/core/record"
+	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
 	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
 )
 
@@ -64,7 +66,7 @@ type FailureExample struct {
 
 // New returns `seam validate`.
 func New(g *client.Globals) *cobra.Command {
-	var contractFile, format string
+	var contractFile, canonicalFile, format string
 	var batchSize, firstN, workers int
 	cmd := &cobra.Command{
 		Use:   "validate --contract FILE DATA...",
@@ -75,11 +77,17 @@ gate runs, without a server: what a source team runs in its own CI next to
 records (the batches 'seam gate ingest' sends, so per-batch thresholds and
 key uniqueness mean the same as at the gate), on every core.
 
+The contract itself is checked as the registry checks it before it may be
+registered: valid fields, checks that compile, and, given the canonical
+model with --canonical, a mapping the adapter can run.
+
 Prints failures per check and the first failing records with their line
 numbers. Exits 1 when a BLOCK check fails (the gate would refuse a batch),
-2 when a file cannot be read. Statistical checks (drift, match rate) need a
-partition baseline and run only at the gate.`,
+2 when a file cannot be read, 3 when the contract is invalid or a file is
+not valid input (empty, no CSV header). Statistical checks (drift, match
+rate) need a partition baseline and run only at the gate.`,
 		Example: `  seam validate --contract shop_orders_v1.yaml orders-2026-11-29.ndjson
+  seam validate --contract shop_orders_v2.yaml --canonical commerce_order.yaml day.ndjson
   seam validate --contract shop_orders_v1.yaml export.csv -o json`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -94,14 +102,21 @@ partition baseline and run only at the gate.`,
 			}
 			c, err := contract.LoadFile(contractFile)
 			if err != nil {
-				return exit.Failf("%w", err)
+				return exit.Invalidf("%w", err)
 			}
-			if probs := contract.Validate(c); len(probs) > 0 {
-				return exit.Failf("contract %s is invalid: %w", contractFile, probs)
+			models, err := canonicalModels(canonicalFile)
+			if err != nil {
+				return err
+			}
+			if probs := admission.Check(c, models); len(probs) > 0 {
+				return exit.Invalidf("contract %s is invalid: %w", contractFile, probs)
+			}
+			if models == nil && c.GetMapping().GetCanonical() != "" {
+				fmt.Fprintf(cmd.ErrOrStderr(), "note: the mapping to %s was not checked; give its canonical model with --canonical FILE\n", c.GetMapping().GetCanonical())
 			}
 			plan, err := check.Compile(c)
 			if err != nil {
-				return exit.Failf("contract %s: %w", contractFile, err)
+				return exit.Invalidf("contract %s: %w", contractFile, err)
 			}
 			if workers <= 0 {
 				workers = runtime.GOMAXPROCS(0)
@@ -132,11 +147,31 @@ partition baseline and run only at the gate.`,
 		},
 	}
 	cmd.Flags().StringVar(&contractFile, "contract", "", "contract YAML to validate against")
+	cmd.Flags().StringVar(&canonicalFile, "canonical", "", "canonical model YAML the contract's mapping fills, to check the mapping as the registry does")
 	cmd.Flags().StringVar(&format, "format", "", "ndjson, csv or json (default: from each file's extension)")
 	cmd.Flags().IntVar(&batchSize, "batch-size", 1000, "records per batch, as the gate receives them")
 	cmd.Flags().IntVar(&firstN, "first", 10, "how many failing records to show")
 	cmd.Flags().IntVar(&workers, "workers", 0, "parallel validators (default: one per core)")
+	g.AddOutputFlag(cmd.Flags())
 	return cmd
+}
+
+// canonicalModels returns the models --canonical names (nil without it).
+func canonicalModels(path string) (admission.Models, error) {
+	if path == "" {
+		return nil, nil
+	}
+	m, err := contract.LoadCanonicalModelFile(path)
+	if err != nil {
+		return nil, exit.Invalidf("%w", err)
+	}
+	return func(name string, version int32) (*contractv1.CanonicalModel, int32, bool) {
+		if name != m.GetName() {
+			return nil, 0, false
+		}
+		// The file is the version the mapping pins, or the latest.
+		return m, max(version, 1), true
+	}, nil
 }
 
 // validator validates files batch by batch on several goroutines, keeping
@@ -148,12 +183,6 @@ type validator struct {
 	workers int
 	report  Report
 	totals  []CheckTotal
-}
-
-// chunk is one batch of raw records and where its first one starts.
-type chunk struct {
-	data        []byte
-	firstOffset int64
 }
 
 // chunkResult is what validating one chunk contributes to the report.
@@ -177,9 +206,8 @@ func (v *validator) file(cmd *cobra.Command, path string, format recordv1.Format
 	v.report.Files = append(v.report.Files, path)
 	bar := output.Progress(cmd.ErrOrStderr(), info.Size(), "validating "+filepath.Base(path))
 	defer bar.Finish()
-	in := io.TeeReader(f, bar)
 
-	chunks := make(chan chunk, v.workers*2)
+	chunks := make(chan record.Chunk, v.workers*2)
 	results := make(chan chunkResult, v.workers*2)
 	var wg sync.WaitGroup
 	for range v.workers {
@@ -195,8 +223,26 @@ func (v *validator) file(cmd *cobra.Command, path string, format recordv1.Format
 		}()
 	}
 	var splitErr error
+	before := v.report.Records
 	go func() {
-		splitErr = split(in, format, v.batch, chunks)
+		// The same splitter as seam gate ingest: the same batches.
+		sp := record.NewSplitter(f, format, v.batch)
+		for first := true; ; first = false {
+			c, err := sp.Next()
+			if err != nil {
+				if !errors.Is(err, io.EOF) {
+					splitErr = err
+				}
+				break
+			}
+			if first && format == recordv1.Format_FORMAT_CSV {
+				if splitErr = v.checkHeader(sp.Header()); splitErr != nil {
+					break
+				}
+			}
+			_ = bar.Add64(c.Bytes)
+			chunks <- c
+		}
 		close(chunks)
 		wg.Wait()
 		close(results)
@@ -205,20 +251,39 @@ func (v *validator) file(cmd *cobra.Command, path string, format recordv1.Format
 		v.merge(r)
 	}
 	if splitErr != nil {
-		return exit.Usagef("%s: %w", path, splitErr)
+		return exit.Invalidf("%s: %w", path, splitErr)
+	}
+	if v.report.Records == before {
+		return exit.Invalidf("%s holds no records", path)
 	}
 	return nil
 }
 
+// checkHeader refuses a CSV whose first row names no field of the
+// contract: a file without a header row, whose first record would
+// otherwise be taken for one and every other record fail.
+func (v *validator) checkHeader(header []byte) error {
+	cells, err := csv.NewReader(bytes.NewReader(header)).Read()
+	if err != nil {
+		return fmt.Errorf("CSV header: %w", err)
+	}
+	for _, c := range cells {
+		if _, ok := v.plan.Schema().Lookup(strings.TrimSpace(c)); ok {
+			return nil
+		}
+	}
+	return fmt.Errorf("line 1 (%s) names no field of the contract; a CSV file needs a header row naming its columns", strings.TrimSpace(string(header)))
+}
+
 // validate decodes and checks one chunk.
-func (v *validator) validate(dec *record.Decoder, format recordv1.Format, c chunk, path string) chunkResult {
+func (v *validator) validate(dec *record.Decoder, format recordv1.Format, c record.Chunk, path string) chunkResult {
 	checks := v.plan.Checks()
 	r := chunkResult{failures: make([]int64, len(checks)), blocked: make([]bool, len(checks))}
-	batch, err := dec.Decode(format, c.data, c.firstOffset)
+	batch, err := dec.Decode(format, c.Data, c.FirstOffset)
 	if err != nil {
 		// The records of a JSON document could not be told apart past a
 		// point: report it as one failure where it happened.
-		r.examples = append(r.examples, FailureExample{File: path, Line: c.firstOffset, Check: "record.decode", Code: "MALFORMED", Message: err.Error()})
+		r.examples = append(r.examples, FailureExample{File: path, Line: c.FirstOffset, Check: "record.decode", Code: "MALFORMED", Message: err.Error()})
 		r.quarantined++
 		r.records++
 		if batch == nil {
@@ -340,110 +405,4 @@ func printValidate(w io.Writer, r *Report) error {
 	}
 	fmt.Fprintf(w, "\n%s (%.0f records/s)\n", verdict, r.PerSecond)
 	return nil
-}
-
-// split cuts r into chunks of n records. NDJSON splits at line ends; CSV
-// at record ends outside quotes, with the header row repeated at the head
-// of every chunk; JSON is one document and one chunk.
-func split(r io.Reader, format recordv1.Format, n int, out chan<- chunk) error {
-	br := bufio.NewReaderSize(r, 1<<20)
-	if format == recordv1.Format_FORMAT_JSON {
-		data, err := io.ReadAll(br)
-		if err != nil {
-			return err
-		}
-		out <- chunk{data: data}
-		return nil
-	}
-	csv := format == recordv1.Format_FORMAT_CSV
-	var header []byte
-	line := int64(0) // lines read so far
-	if csv {
-		h, lines, err := readRecord(br, true)
-		if err != nil && !errors.Is(err, io.EOF) {
-			return err
-		}
-		if len(h) == 0 {
-			return nil
-		}
-		header = h
-		line += lines
-	}
-	for {
-		var buf bytes.Buffer
-		buf.Write(header)
-		start := line + 1 // line of the chunk's first record
-		count := 0
-		var err error
-		for count < n {
-			var rec []byte
-			var lines int64
-			rec, lines, err = readRecord(br, csv)
-			if len(rec) > 0 {
-				buf.Write(rec)
-				line += lines
-				count++
-			}
-			if err != nil {
-				break
-			}
-		}
-		if count > 0 {
-			// Positions count from the chunk's own first line: the header
-			// (CSV) is one extra line in front.
-			first := start - 1
-			if csv {
-				first = start - 2
-			}
-			out <- chunk{data: buf.Bytes(), firstOffset: first}
-		}
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-	}
-}
-
-// readRecord reads one record with its line break: one line, or for CSV
-// as many lines as a quoted field spans. It returns how many lines it read.
-func readRecord(br *bufio.Reader, csv bool) ([]byte, int64, error) {
-	var rec []byte
-	var lines int64
-	inQuote := false
-	for {
-		part, err := br.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			rec = append(rec, part...)
-			if csv {
-				inQuote = quoteState(part, inQuote)
-			}
-			continue
-		}
-		rec = append(rec, part...)
-		if len(part) > 0 {
-			lines++
-		}
-		if csv {
-			inQuote = quoteState(part, inQuote)
-		}
-		if err != nil {
-			return rec, lines, err
-		}
-		if !inQuote {
-			return rec, lines, nil
-		}
-	}
-}
-
-// quoteState flips the quoted state at each double quote; an escaped quote
-// ("") flips it twice.
-func quoteState(b []byte, in bool) bool {
-	for _, c := range b {
-		if c == '"' {
-			in = !in
-		}
-	}
-	return in
 }

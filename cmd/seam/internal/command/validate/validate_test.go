@@ -10,6 +10,7 @@ import (
 	"github.com/seamdata/seam/cmd/seam/internal/command/validate"
 	"github.com/seamdata/seam/cmd/seam/internal/exit"
 	"github.com/seamdata/seam/cmd/seam/internal/seamtest"
+	"github.com/seamdata/seam/core/examples"
 )
 
 func runValidate(t *testing.T, args ...string) (validate.Report, string, int) {
@@ -96,7 +97,44 @@ func TestValidateUsage(t *testing.T) {
 		t.Errorf("missing file: exit %d, want 2", code)
 	}
 	var out, errOut bytes.Buffer
-	if code := seamtest.RunTo(context.Background(), []string{"validate", "--contract", seamtest.WriteFile(t, "c.yaml", "subject: x\nfields: [{name: a, type: NOPE}]"), seamtest.WriteFile(t, "d.ndjson", "{}\n")}, &out, &errOut); code != exit.Failed {
-		t.Errorf("invalid contract: exit %d (%s), want 1", code, errOut.String())
+	if code := seamtest.RunTo(context.Background(), []string{"validate", "--contract", seamtest.WriteFile(t, "c.yaml", "subject: x\nfields: [{name: a, type: NOPE}]"), seamtest.WriteFile(t, "d.ndjson", "{}\n")}, &out, &errOut); code != exit.Invalid {
+		t.Errorf("invalid contract: exit %d (%s), want 3", code, errOut.String())
+	}
+}
+
+// seam validate refuses the contracts the registry refuses, with the same
+// rules: here a mapping from a field the contract does not have.
+func TestValidateChecksTheContractAsTheRegistryDoes(t *testing.T) {
+	t.Parallel()
+	n := seamtest.StartNode(t)
+	n.MustCLI(t, 0, "canonical", "register", seamtest.ExampleFile(t, "commerce_order.yaml"))
+	broken := strings.Replace(string(examples.ShopOrdersV1YAML), "customer_id: {from: customer_id}", "customer_id: {from: customer_ref}", 1)
+	if broken == string(examples.ShopOrdersV1YAML) {
+		t.Fatal("core/examples/shop_orders_v1.yaml changed shape; update this test")
+	}
+	contractFile := seamtest.WriteFile(t, "broken.yaml", broken)
+	data := seamtest.WriteFile(t, "day.ndjson", strings.Join(seamtest.OrderLines(3), "\n")+"\n")
+
+	registryOut := n.MustCLI(t, exit.Invalid, "contract", "register", contractFile)
+	_, errOut, code := seamtest.Run(context.Background(), "validate", "--contract", contractFile, "--canonical", seamtest.ExampleFile(t, "commerce_order.yaml"), data)
+	if code != exit.Invalid || !strings.Contains(errOut, "customer_ref") || !strings.Contains(registryOut, "customer_ref") {
+		t.Errorf("validate of a contract the registry refuses: exit %d, %s; want 3 naming customer_ref as the registry does:\n%s", code, errOut, registryOut)
+	}
+	// Without the canonical model the mapping cannot be checked, and
+	// validate says so rather than passing it in silence.
+	_, errOut, code = seamtest.Run(context.Background(), "validate", "--contract", contractFile, data)
+	if code != exit.OK || !strings.Contains(errOut, "--canonical") {
+		t.Errorf("validate without --canonical: exit %d, %s; want 0 and a note that the mapping was not checked", code, errOut)
+	}
+}
+
+// A data CSV without a header row is refused (exit 3) instead of having
+// its first record taken for a header and every other record fail.
+func TestValidateRefusesCSVWithoutHeader(t *testing.T) {
+	t.Parallel()
+	row := "ORD-0000000001,1001,10.5,EUR,paid,2026-11-29T10:00:00Z,DE,2,0,web,a@b.example,\n"
+	_, errOut, code := seamtest.Run(context.Background(), "validate", "--contract", seamtest.ExampleFile(t, "shop_orders_v1.yaml"), seamtest.WriteFile(t, "rows.csv", row+row))
+	if code != exit.Invalid || !strings.Contains(errOut, "header row") {
+		t.Errorf("validate of a CSV without a header: exit %d, %s; want 3 asking for a header row", code, errOut)
 	}
 }

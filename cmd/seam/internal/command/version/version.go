@@ -28,7 +28,7 @@ func Resolve(linked string) string {
 
 // New returns `seam version`.
 func New(g *client.Globals) *cobra.Command {
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:     "version",
 		Short:   "Print the version of seam",
 		Example: "  seam version",
@@ -44,4 +44,6 @@ func New(g *client.Globals) *cobra.Command {
 			return nil
 		},
 	}
+	g.AddOutputFlag(cmd.Flags())
+	return cmd
 }

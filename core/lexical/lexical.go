@@ -1,0 +1,142 @@
+// Package lexical reads the textual forms values arrive in, RFC 3339
+// timestamps and UUIDs, for the whole core: the checks, the mapping and
+// the id rules agree on what is a timestamp or a UUID because they ask
+// this package.
+package lexical
+
+import "time"
+
+// ParseRFC3339 parses an RFC 3339 timestamp
+// (YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)), without allocating in the
+// usual forms. Empty or malformed text, an impossible date and anything
+// time.Parse refuses report false.
+func ParseRFC3339(b []byte) (time.Time, bool) {
+	if t, ok := fastRFC3339(b); ok {
+		return t, true
+	}
+	if len(b) < len("2006-01-02T15:04:05Z") {
+		return time.Time{}, false
+	}
+	// What the fast path does not read (a fraction over 9 digits) is
+	// time.Parse's to decide.
+	t, err := time.Parse(time.RFC3339Nano, string(b))
+	return t, err == nil
+}
+
+func fastRFC3339(b []byte) (time.Time, bool) {
+	if len(b) < 20 || b[4] != '-' || b[7] != '-' || b[10] != 'T' || b[13] != ':' || b[16] != ':' {
+		return time.Time{}, false
+	}
+	year, ok1 := digits(b[0:4])
+	month, ok2 := digits(b[5:7])
+	day, ok3 := digits(b[8:10])
+	hour, ok4 := digits(b[11:13])
+	minute, ok5 := digits(b[14:16])
+	sec, ok6 := digits(b[17:19])
+	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6) || month < 1 || month > 12 || day < 1 ||
+		day > DaysIn(time.Month(month), year) || hour > 23 || minute > 59 || sec > 59 {
+		return time.Time{}, false
+	}
+	rest := b[19:]
+	nsec := 0
+	if rest[0] == '.' {
+		i := 1
+		scale := 100000000
+		for ; i < len(rest) && rest[i] >= '0' && rest[i] <= '9'; i++ {
+			if i > 9 {
+				return time.Time{}, false
+			}
+			nsec += int(rest[i]-'0') * scale
+			scale /= 10
+		}
+		if i == 1 {
+			return time.Time{}, false
+		}
+		rest = rest[i:]
+	}
+	offset := 0
+	switch {
+	case len(rest) == 1 && rest[0] == 'Z':
+	case len(rest) == 6 && (rest[0] == '+' || rest[0] == '-') && rest[3] == ':':
+		oh, ok1 := digits(rest[1:3])
+		om, ok2 := digits(rest[4:6])
+		if !ok1 || !ok2 || oh > 23 || om > 59 {
+			return time.Time{}, false
+		}
+		offset = (oh*60 + om) * 60
+		if rest[0] == '-' {
+			offset = -offset
+		}
+	default:
+		return time.Time{}, false
+	}
+	t := time.Date(year, time.Month(month), day, hour, minute, sec, nsec, time.UTC)
+	return t.Add(-time.Duration(offset) * time.Second), true
+}
+
+// ParseDate reports whether b is a valid YYYY-MM-DD date.
+func ParseDate(b []byte) bool {
+	if len(b) != 10 || b[4] != '-' || b[7] != '-' {
+		return false
+	}
+	y, ok1 := digits(b[:4])
+	m, ok2 := digits(b[5:7])
+	d, ok3 := digits(b[8:10])
+	return ok1 && ok2 && ok3 && m >= 1 && m <= 12 && d >= 1 && d <= DaysIn(time.Month(m), y)
+}
+
+// digits reads a run of decimal digits; an empty run is not a number.
+func digits(b []byte) (int, bool) {
+	n := 0
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, len(b) > 0
+}
+
+// DaysIn returns the number of days of month m in year.
+func DaysIn(m time.Month, year int) int {
+	switch m {
+	case time.February:
+		if year%4 == 0 && (year%100 != 0 || year%400 == 0) {
+			return 29
+		}
+		return 28
+	case time.April, time.June, time.September, time.November:
+		return 30
+	}
+	return 31
+}
+
+// CheckUUID says where b departs from the 8-4-4-4-12 hex form of a UUID:
+// bad is -1 when it has the form, len(b) when its length is not 36, and
+// otherwise the offset of the first wrong byte. upper reports hex digits
+// in upper case, which the form allows.
+func CheckUUID(b []byte) (bad int, upper bool) {
+	if len(b) != 36 {
+		return len(b), false
+	}
+	for i, c := range b {
+		switch {
+		case i == 8 || i == 13 || i == 18 || i == 23:
+			if c != '-' {
+				return i, upper
+			}
+		case c >= '0' && c <= '9', c >= 'a' && c <= 'f':
+		case c >= 'A' && c <= 'F':
+			upper = true
+		default:
+			return i, upper
+		}
+	}
+	return -1, upper
+}
+
+// IsUUID reports whether b has the 8-4-4-4-12 hex form, in either case.
+func IsUUID(b []byte) bool {
+	bad, _ := CheckUUID(b)
+	return bad < 0
+}

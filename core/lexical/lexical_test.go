@@ -1,0 +1,78 @@
+package lexical_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/seamdata/seam/core/lexical"
+)
+
+func TestParseRFC3339(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in string
+		ok bool
+	}{
+		{"2025-03-01T10:00:00Z", true},
+		{"2025-03-01T10:00:00.123456789+02:00", true},
+		{"2025-03-01T10:00:00.1234567891Z", true}, // over 9 fraction digits: time.Parse decides
+		{"2024-02-29T23:59:59-07:30", true},
+		{"", false},
+		{"2025", false},
+		{"2025-02-29T00:00:00Z", false},
+		{"2025-03-01T24:00:00Z", false},
+		{"2025-03-01 10:00:00Z", false},
+		{"2025-03-01T10:00:00", false},
+	} {
+		got, ok := lexical.ParseRFC3339([]byte(tc.in))
+		if ok != tc.ok {
+			t.Errorf("ParseRFC3339(%q) ok = %v, want %v", tc.in, ok, tc.ok)
+			continue
+		}
+		if want, err := time.Parse(time.RFC3339Nano, tc.in); ok && (err != nil || !got.Equal(want)) {
+			t.Errorf("ParseRFC3339(%q) = %v, time.Parse says %v, %v", tc.in, got, want, err)
+		}
+	}
+}
+
+func TestCheckUUID(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in    string
+		bad   int
+		upper bool
+	}{
+		{"0b9e5c8e-3f0d-4a4e-9d43-1f3c2a6f6b01", -1, false},
+		{"0B9E5C8E-3F0D-4A4E-9D43-1F3C2A6F6B01", -1, true},
+		{"", 0, false},
+		{"0b9e5c8e-3f0d-4a4e-9d43-1f3c2a6f6b0", 35, false},
+		{"0b9e5c8e_3f0d-4a4e-9d43-1f3c2a6f6b01", 8, false},
+		{"0b9e5c8e-3f0d-4a4e-9d43-1f3c2a6f6bx1", 34, false},
+	} {
+		bad, upper := lexical.CheckUUID([]byte(tc.in))
+		if bad != tc.bad || upper != tc.upper {
+			t.Errorf("CheckUUID(%q) = %d, %v; want %d, %v", tc.in, bad, upper, tc.bad, tc.upper)
+		}
+	}
+}
+
+// FuzzParseRFC3339 checks the parser against time.Parse: whatever it
+// accepts, time.Parse accepts as the same instant.
+func FuzzParseRFC3339(f *testing.F) {
+	for _, s := range []string{"2025-03-01T10:00:00Z", "2025-03-01T10:00:00.123456789+02:00", "2024-02-29T23:59:59-07:30", "2025-02-29T00:00:00Z", "2025-03-01T24:00:00Z", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, ok := lexical.ParseRFC3339([]byte(s))
+		if !ok {
+			return
+		}
+		want, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			t.Fatalf("accepted %q, time.Parse refuses it: %v", s, err)
+		}
+		if !got.Equal(want) {
+			t.Fatalf("%q: got %v, want %v", s, got, want)
+		}
+	})
+}
