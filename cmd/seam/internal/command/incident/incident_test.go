@@ -428,3 +428,34 @@ func TestIncidentBadInput(t *testing.T) {
 		}
 	}
 }
+
+// --apply stops at the first step that fails, says what is done, and a
+// second --apply once the cause is fixed finishes the job.
+func TestApplyStopsAndResumes(t *testing.T) {
+	t.Parallel()
+	n := seamtest.StartNode(t)
+	setupSettlements(t, n, func(i int) string { return fmt.Sprintf("%q", randomUUID(i)) })
+	var good strings.Builder
+	good.WriteString("uuid,legacy_int\n")
+	for i := range 200 {
+		fmt.Fprintf(&good, "%s,%d\n", randomUUID(i), 1000+i)
+	}
+	// One line of the sync is broken: the import refuses the file whole.
+	bad := seamtest.WriteFile(t, "bad.csv", good.String()+"NOT-A-UUID,7\n")
+	out := n.MustCLI(t, 1, "incident", "pay.settlements", "--pairs", bad, "--apply", "--reason", "INC-5")
+	for _, want := range []string{"1. contain the source: contained", "2. add format merchant/uuid: format added", "3. import the uuid→legacy-int table (201 pairs): FAILED", "step 3 (import the uuid→legacy-int table (201 pairs)) failed", "steps 1 to 2 are done"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("a failed --apply lacks %q:\n%s", want, out)
+		}
+	}
+	if v := n.MustJSON(t, "contract", "get", "pay.settlements"); seamtest.JSONInt(v["version"].(map[string]any)["version"]) != 1 {
+		t.Fatalf("a failed --apply went past the failing step: %v", v)
+	}
+	good2 := seamtest.WriteFile(t, "good.csv", good.String())
+	out = n.MustCLI(t, 0, "incident", "pay.settlements", "--pairs", good2, "--apply", "--reason", "INC-5")
+	for _, want := range []string{"1. contain the source: already done", "import the uuid→legacy-int table (200 pairs): 200 pairs received", "held before 200 = released 200 + still held 0  ✓"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the second --apply lacks %q:\n%s", want, out)
+		}
+	}
+}

@@ -65,8 +65,10 @@ type Incident struct {
 	ReplayID string `json:"replay_id"`
 	// File is where the proposal is written for the register command.
 	File string `json:"file"`
-	// Replay is the replay's summary once --apply ran it.
-	Replay *gatev1.ReplaySummary `json:"-"`
+	// Replay is the replay's summary once --apply ran it; Registered the
+	// version its register step got.
+	Replay     *gatev1.ReplaySummary `json:"-"`
+	Registered int32                 `json:"registered_version,omitempty"`
 }
 
 // MigrationPlan is how one migrated identifier gets translated.

@@ -1,6 +1,7 @@
 package incident
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -63,7 +64,9 @@ func (inc *Incident) plan(c proposal.Clients, o options) {
 					return "format added", err
 				}})
 		}
-		add(inc.translationStep(c, mp))
+		if mp.Target != "" {
+			add(inc.translationStep(c, mp))
+		}
 	}
 
 	if len(p.Changes) > 0 {
@@ -86,9 +89,7 @@ func (inc *Incident) plan(c proposal.Clients, o options) {
 				return "", err
 			}
 			v := resp.GetVersion()
-			if resp.GetUnchanged() {
-				return fmt.Sprintf("v%d is registered already", v.GetVersion()), nil
-			}
+			inc.Registered = v.GetVersion()
 			if v.GetStatus() != registryv1.VersionStatus_VERSION_STATUS_ACTIVE {
 				return "", fmt.Errorf("v%d was registered %s, not ACTIVE (%s); the replay needs it active", v.GetVersion(),
 					output.Enum(v.GetStatus(), "VERSION_STATUS_"), output.OrDash(v.GetActivationHold()))
@@ -96,6 +97,9 @@ func (inc *Incident) plan(c proposal.Clients, o options) {
 			var told []string
 			for _, a := range resp.GetAffectedConsumers() {
 				told = append(told, a.GetConsumer())
+			}
+			if resp.GetUnchanged() {
+				return fmt.Sprintf("v%d is registered and ACTIVE already", v.GetVersion()), nil
 			}
 			msg := fmt.Sprintf("v%d ACTIVE", v.GetVersion())
 			if v.GetOverride() != nil {
@@ -130,8 +134,10 @@ func (inc *Incident) plan(c proposal.Clients, o options) {
 	replay := &Step{Name: fmt.Sprintf("replay %s..%s through v%d", from, to, version),
 		Command: fmt.Sprintf("seam quarantine replay %s --from %s --to %s --contract-version %d --replay-id %s --summary-only", subj, from, to, version, q(inc.ReplayID))}
 	replay.run = func(ctx context.Context) (string, error) {
+		// Through the version the register step got, should it differ
+		// from the number foreseen (the same version registered before).
 		sum, err := runReplay(ctx, c.Gate, &gatev1.ReplayRequest{
-			Window:   &gatev1.ReplayWindow{Subject: subj, PartitionFrom: from, PartitionTo: to, ContractVersion: version},
+			Window:   &gatev1.ReplayWindow{Subject: subj, PartitionFrom: from, PartitionTo: to, ContractVersion: cmp.Or(inc.Registered, version)},
 			ReplayId: inc.ReplayID, SummaryOnly: true, Reason: o.reason})
 		if err != nil {
 			return "", err
