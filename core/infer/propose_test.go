@@ -160,6 +160,9 @@ func TestIntegerBecomesTemplate(t *testing.T) {
 	if p.Before.Passed != 0 || p.After.Passed != 200 {
 		t.Errorf("checks pass %d before and %d after, want 0 and 200", p.Before.Passed, p.After.Passed)
 	}
+	if want := "seam idmap rule set merchant --from legacy-int --to mer-code --template 'MER-{int:08}' --reversible --sample 1000"; !strings.Contains(strings.ReplaceAll(string(p.YAML), "\n# ", " "), want) {
+		t.Errorf("the YAML does not give the command that sets the rule (%s):\n%s", want, p.YAML)
+	}
 	mf := p.Contract.GetMapping().GetFields()["merchant_id"]
 	if tr := mf.GetTranslate(); tr.GetFrom() != "merchant/mer-code" || tr.GetTo() != "merchant/legacy-int" {
 		t.Errorf("merchant_id mapping = %v, want translate merchant/mer-code → merchant/legacy-int", mf)

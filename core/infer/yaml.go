@@ -441,7 +441,11 @@ func migrationText(m *Migration) string {
 	switch r := m.Rule; {
 	case r == nil:
 	case r.Rule != nil && r.Answers && m.Target == m.Old:
-		s += fmt.Sprintf(", by the rule `seam idmap rule set %s %s`: %s", m.Namespace, RuleFlags(r.Rule), r.Why)
+		var samples strings.Builder
+		for _, x := range r.Samples {
+			fmt.Fprintf(&samples, " --sample %s", x)
+		}
+		s += fmt.Sprintf(", by the rule `seam idmap rule set %s %s%s`: %s", m.Namespace, RuleFlags(r.Rule), samples.String(), r.Why)
 	default:
 		s += ", which needs a lookup table: " + r.Why
 	}
