@@ -52,8 +52,8 @@ func describeRoute(snap *snapshot, q *idmapv1.RouteQuery) *idmapv1.Route {
 		for i, m := range missing {
 			quoted[i] = fmt.Sprintf("%q", m)
 		}
-		r.Message = fmt.Sprintf("idmap namespace %q has no format %s (formats: %s); formats are fixed when a namespace is created",
-			name, strings.Join(quoted, " or "), strings.Join(formatList(ns), ", "))
+		r.Message = fmt.Sprintf("idmap namespace %q has no format %s (formats: %s); add it with `seam idmap namespace add-format %s --format NAME:KIND[:PATTERN]`",
+			name, strings.Join(quoted, " or "), strings.Join(formatList(ns), ", "), name)
 		return r
 	}
 	if from == to {

@@ -243,6 +243,42 @@ func (s *Server) CreateNamespace(ctx context.Context, req *idmapv1.CreateNamespa
 	return &idmapv1.CreateNamespaceResponse{Namespace: next.namespaces[ns.GetName()].proto()}, nil
 }
 
+// AddFormat adds one format to an existing namespace.
+func (s *Server) AddFormat(ctx context.Context, req *idmapv1.AddFormatRequest) (*idmapv1.AddFormatResponse, error) {
+	ns, err := s.namespace(req.GetNamespace())
+	if err != nil {
+		return nil, err
+	}
+	f := req.GetFormat()
+	if _, err := idrule.NewFormat("format", f); err != nil {
+		if ferr := fieldError(err); ferr != nil {
+			return nil, ferr
+		}
+		return nil, s.internal("add format", err)
+	}
+	if ns.formats[f.GetName()] != nil {
+		return nil, rpcerr.AlreadyExists("format", req.GetNamespace()+"/"+f.GetName())
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	err = s.store.AddFormat(ctx, req.GetNamespace(), f, AuditEntry{Principal: s.cfg.Principal(ctx), Action: "add_format",
+		Detail: fmt.Sprintf("%s %s %q", f.GetName(), f.GetKind(), f.GetPattern())})
+	switch {
+	case errors.Is(err, ErrFormatExists):
+		return nil, rpcerr.AlreadyExists("format", req.GetNamespace()+"/"+f.GetName())
+	case errors.Is(err, ErrNamespaceNotFound):
+		return nil, namespaceNotFound(req.GetNamespace())
+	case err != nil:
+		return nil, s.internal("add format", err)
+	}
+	next, err := load(ctx, s.store, s.snap.Load())
+	if err != nil {
+		return nil, s.internal("add format", err)
+	}
+	s.snap.Store(next)
+	return &idmapv1.AddFormatResponse{Namespace: next.namespaces[req.GetNamespace()].proto()}, nil
+}
+
 // GetNamespace returns a namespace with formats, rules and table sizes.
 func (s *Server) GetNamespace(_ context.Context, req *idmapv1.GetNamespaceRequest) (*idmapv1.GetNamespaceResponse, error) {
 	ns, err := s.namespace(req.GetName())

@@ -23,6 +23,13 @@ const changeChannel = "seam_idmap_changes"
 // ErrNamespaceExists is returned by CreateNamespace for a taken name.
 var ErrNamespaceExists = errors.New("namespace already exists")
 
+// ErrFormatExists is returned by AddFormat for a format name the
+// namespace already has.
+var ErrFormatExists = errors.New("format already exists")
+
+// ErrNamespaceNotFound is returned for a namespace the store lacks.
+var ErrNamespaceNotFound = errors.New("namespace not found")
+
 // TableKey names one lookup table: an unordered pair of formats, stored
 // with A < B so both import directions land in the same table.
 type TableKey struct {
@@ -74,6 +81,9 @@ type Store interface {
 	CreateNamespace(ctx context.Context, ns *idmapv1.Namespace, audit AuditEntry) error
 	// Namespaces returns every namespace with formats, rules and create time.
 	Namespaces(ctx context.Context) ([]*idmapv1.Namespace, error)
+	// AddFormat appends f to the formats of namespace;
+	// ErrNamespaceNotFound or ErrFormatExists when it cannot.
+	AddFormat(ctx context.Context, namespace string, f *idmapv1.Format, audit AuditEntry) error
 	// PutRule sets the rule of its ordered format pair.
 	PutRule(ctx context.Context, namespace string, rule *idmapv1.Rule, audit AuditEntry) error
 	// Tables returns the metadata of every lookup table.
@@ -173,6 +183,43 @@ func (s *sqlStore) CreateNamespace(ctx context.Context, ns *idmapv1.Namespace, a
 			}
 		}
 		if err := s.audit(ctx, tx, ns.GetName(), audit); err != nil {
+			return err
+		}
+		return s.db.Notify(ctx, tx, changeChannel)
+	})
+}
+
+func (s *sqlStore) AddFormat(ctx context.Context, namespace string, f *idmapv1.Format, audit AuditEntry) error {
+	return s.db.InTx(ctx, func(tx *sql.Tx) error {
+		lock := ""
+		if s.db.Dialect == storage.Postgres {
+			lock = " FOR UPDATE" // two replicas adding formats must not lose one
+		}
+		var blob []byte
+		err := tx.QueryRowContext(ctx, "SELECT spec FROM idmap_namespaces WHERE name = $1"+lock, namespace).Scan(&blob)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("namespace %q: %w", namespace, ErrNamespaceNotFound)
+		}
+		if err != nil {
+			return fmt.Errorf("read namespace %q: %w", namespace, err)
+		}
+		spec := &idmapv1.Namespace{}
+		if err := proto.Unmarshal(blob, spec); err != nil {
+			return fmt.Errorf("decode namespace %q: %w", namespace, err)
+		}
+		for _, g := range spec.GetFormats() {
+			if g.GetName() == f.GetName() {
+				return fmt.Errorf("format %q of %q: %w", f.GetName(), namespace, ErrFormatExists)
+			}
+		}
+		spec.Formats = append(spec.Formats, proto.Clone(f).(*idmapv1.Format))
+		if blob, err = proto.Marshal(spec); err != nil {
+			return fmt.Errorf("encode namespace %q: %w", namespace, err)
+		}
+		if _, err := tx.ExecContext(ctx, "UPDATE idmap_namespaces SET spec = $1 WHERE name = $2", blob, namespace); err != nil {
+			return fmt.Errorf("store namespace %q: %w", namespace, err)
+		}
+		if err := s.audit(ctx, tx, namespace, audit); err != nil {
 			return err
 		}
 		return s.db.Notify(ctx, tx, changeChannel)

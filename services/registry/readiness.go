@@ -169,8 +169,8 @@ func (p *idmapPeer) check(ctx context.Context, c *contractv1.Contract, model *co
 			if !reported[key] {
 				reported[key] = true
 				r.problems = append(r.problems, &registryv1.Problem{Reason: ReasonFormatNotFound, Path: path,
-					Message: fmt.Sprintf("%s names format %q of idmap namespace %q, which has formats %s; use one of them (formats are fixed when a namespace is created)",
-						use, format, ns, strings.Join(formatNames(n), ", "))})
+					Message: fmt.Sprintf("%s names format %q of idmap namespace %q, which has formats %s; use one of them, or add it with `seam idmap namespace add-format %s --format %s:KIND[:PATTERN]`",
+						use, format, ns, strings.Join(formatNames(n), ", "), ns, format)})
 			}
 			return true
 		}

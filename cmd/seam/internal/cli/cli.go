@@ -27,6 +27,7 @@ import (
 	"github.com/seamdata/seam/cmd/seam/internal/command/events"
 	"github.com/seamdata/seam/cmd/seam/internal/command/gate"
 	"github.com/seamdata/seam/cmd/seam/internal/command/idmap"
+	"github.com/seamdata/seam/cmd/seam/internal/command/incident"
 	"github.com/seamdata/seam/cmd/seam/internal/command/monitor"
 	"github.com/seamdata/seam/cmd/seam/internal/command/quarantine"
 	"github.com/seamdata/seam/cmd/seam/internal/command/source"
@@ -165,6 +166,7 @@ Exit codes, the same for every command:
 		canonical.New(g),
 		consumer.New(g),
 		contract.NewBlastRadius(g),
+		incident.New(g),
 		events.New(g),
 		quarantine.New(g),
 		monitor.New(g),

@@ -1138,6 +1138,103 @@ func (x *ListNamespacesResponse) GetNamespaces() []*Namespace {
 	return nil
 }
 
+type AddFormatRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Namespace     string                 `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	Format        *Format                `protobuf:"bytes,2,opt,name=format,proto3" json:"format,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AddFormatRequest) Reset() {
+	*x = AddFormatRequest{}
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AddFormatRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AddFormatRequest) ProtoMessage() {}
+
+func (x *AddFormatRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AddFormatRequest.ProtoReflect.Descriptor instead.
+func (*AddFormatRequest) Descriptor() ([]byte, []int) {
+	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *AddFormatRequest) GetNamespace() string {
+	if x != nil {
+		return x.Namespace
+	}
+	return ""
+}
+
+func (x *AddFormatRequest) GetFormat() *Format {
+	if x != nil {
+		return x.Format
+	}
+	return nil
+}
+
+type AddFormatResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Namespace is the namespace with the format added.
+	Namespace     *Namespace `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AddFormatResponse) Reset() {
+	*x = AddFormatResponse{}
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AddFormatResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AddFormatResponse) ProtoMessage() {}
+
+func (x *AddFormatResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AddFormatResponse.ProtoReflect.Descriptor instead.
+func (*AddFormatResponse) Descriptor() ([]byte, []int) {
+	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *AddFormatResponse) GetNamespace() *Namespace {
+	if x != nil {
+		return x.Namespace
+	}
+	return nil
+}
+
 type SetRuleRequest struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	Namespace string                 `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
@@ -1151,7 +1248,7 @@ type SetRuleRequest struct {
 
 func (x *SetRuleRequest) Reset() {
 	*x = SetRuleRequest{}
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[15]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1163,7 +1260,7 @@ func (x *SetRuleRequest) String() string {
 func (*SetRuleRequest) ProtoMessage() {}
 
 func (x *SetRuleRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[15]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1176,7 +1273,7 @@ func (x *SetRuleRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetRuleRequest.ProtoReflect.Descriptor instead.
 func (*SetRuleRequest) Descriptor() ([]byte, []int) {
-	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{15}
+	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *SetRuleRequest) GetNamespace() string {
@@ -1211,7 +1308,7 @@ type SetRuleResponse struct {
 
 func (x *SetRuleResponse) Reset() {
 	*x = SetRuleResponse{}
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[16]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1223,7 +1320,7 @@ func (x *SetRuleResponse) String() string {
 func (*SetRuleResponse) ProtoMessage() {}
 
 func (x *SetRuleResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[16]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1236,7 +1333,7 @@ func (x *SetRuleResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetRuleResponse.ProtoReflect.Descriptor instead.
 func (*SetRuleResponse) Descriptor() ([]byte, []int) {
-	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{16}
+	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *SetRuleResponse) GetRule() *Rule {
@@ -1275,7 +1372,7 @@ type ImportHeader struct {
 
 func (x *ImportHeader) Reset() {
 	*x = ImportHeader{}
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[17]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1287,7 +1384,7 @@ func (x *ImportHeader) String() string {
 func (*ImportHeader) ProtoMessage() {}
 
 func (x *ImportHeader) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[17]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1300,7 +1397,7 @@ func (x *ImportHeader) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportHeader.ProtoReflect.Descriptor instead.
 func (*ImportHeader) Descriptor() ([]byte, []int) {
-	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{17}
+	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ImportHeader) GetNamespace() string {
@@ -1356,7 +1453,7 @@ type Pair struct {
 
 func (x *Pair) Reset() {
 	*x = Pair{}
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[18]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1368,7 +1465,7 @@ func (x *Pair) String() string {
 func (*Pair) ProtoMessage() {}
 
 func (x *Pair) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[18]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1381,7 +1478,7 @@ func (x *Pair) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Pair.ProtoReflect.Descriptor instead.
 func (*Pair) Descriptor() ([]byte, []int) {
-	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{18}
+	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *Pair) GetFrom() string {
@@ -1408,7 +1505,7 @@ type PairChunk struct {
 
 func (x *PairChunk) Reset() {
 	*x = PairChunk{}
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[19]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1420,7 +1517,7 @@ func (x *PairChunk) String() string {
 func (*PairChunk) ProtoMessage() {}
 
 func (x *PairChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[19]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1433,7 +1530,7 @@ func (x *PairChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PairChunk.ProtoReflect.Descriptor instead.
 func (*PairChunk) Descriptor() ([]byte, []int) {
-	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{19}
+	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *PairChunk) GetPairs() []*Pair {
@@ -1456,7 +1553,7 @@ type ImportPairsRequest struct {
 
 func (x *ImportPairsRequest) Reset() {
 	*x = ImportPairsRequest{}
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[20]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1468,7 +1565,7 @@ func (x *ImportPairsRequest) String() string {
 func (*ImportPairsRequest) ProtoMessage() {}
 
 func (x *ImportPairsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[20]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1481,7 +1578,7 @@ func (x *ImportPairsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportPairsRequest.ProtoReflect.Descriptor instead.
 func (*ImportPairsRequest) Descriptor() ([]byte, []int) {
-	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{20}
+	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ImportPairsRequest) GetMessage() isImportPairsRequest_Message {
@@ -1543,7 +1640,7 @@ type Conflict struct {
 
 func (x *Conflict) Reset() {
 	*x = Conflict{}
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[21]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1555,7 +1652,7 @@ func (x *Conflict) String() string {
 func (*Conflict) ProtoMessage() {}
 
 func (x *Conflict) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[21]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1568,7 +1665,7 @@ func (x *Conflict) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Conflict.ProtoReflect.Descriptor instead.
 func (*Conflict) Descriptor() ([]byte, []int) {
-	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{21}
+	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *Conflict) GetPair() *Pair {
@@ -1622,7 +1719,7 @@ type ImportPairsResponse struct {
 
 func (x *ImportPairsResponse) Reset() {
 	*x = ImportPairsResponse{}
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[22]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1634,7 +1731,7 @@ func (x *ImportPairsResponse) String() string {
 func (*ImportPairsResponse) ProtoMessage() {}
 
 func (x *ImportPairsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[22]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1647,7 +1744,7 @@ func (x *ImportPairsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportPairsResponse.ProtoReflect.Descriptor instead.
 func (*ImportPairsResponse) Descriptor() ([]byte, []int) {
-	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{22}
+	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ImportPairsResponse) GetReceived() int64 {
@@ -1706,6 +1803,142 @@ func (x *ImportPairsResponse) GetTableSize() int64 {
 	return 0
 }
 
+type ExportPairsRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Namespace string                 `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	// FromFormat and ToFormat name the table, in either order: each pair
+	// comes with its from_format id in from. For a member list give its
+	// format as from_format and leave to_format empty (or the same).
+	FromFormat string `protobuf:"bytes,2,opt,name=from_format,json=fromFormat,proto3" json:"from_format,omitempty"`
+	ToFormat   string `protobuf:"bytes,3,opt,name=to_format,json=toFormat,proto3" json:"to_format,omitempty"`
+	// Limit stops after this many pairs; 0 exports them all.
+	Limit         int64 `protobuf:"varint,4,opt,name=limit,proto3" json:"limit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExportPairsRequest) Reset() {
+	*x = ExportPairsRequest{}
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExportPairsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExportPairsRequest) ProtoMessage() {}
+
+func (x *ExportPairsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExportPairsRequest.ProtoReflect.Descriptor instead.
+func (*ExportPairsRequest) Descriptor() ([]byte, []int) {
+	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *ExportPairsRequest) GetNamespace() string {
+	if x != nil {
+		return x.Namespace
+	}
+	return ""
+}
+
+func (x *ExportPairsRequest) GetFromFormat() string {
+	if x != nil {
+		return x.FromFormat
+	}
+	return ""
+}
+
+func (x *ExportPairsRequest) GetToFormat() string {
+	if x != nil {
+		return x.ToFormat
+	}
+	return ""
+}
+
+func (x *ExportPairsRequest) GetLimit() int64 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+// ExportPairsResponse is one chunk of an export. For a member list each
+// pair carries its id in from and leaves to empty.
+type ExportPairsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Pairs []*Pair                `protobuf:"bytes,1,rep,name=pairs,proto3" json:"pairs,omitempty"`
+	// Generation and TableSize describe the snapshot exported; every chunk
+	// carries them.
+	Generation    int64 `protobuf:"varint,2,opt,name=generation,proto3" json:"generation,omitempty"`
+	TableSize     int64 `protobuf:"varint,3,opt,name=table_size,json=tableSize,proto3" json:"table_size,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExportPairsResponse) Reset() {
+	*x = ExportPairsResponse{}
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExportPairsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExportPairsResponse) ProtoMessage() {}
+
+func (x *ExportPairsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExportPairsResponse.ProtoReflect.Descriptor instead.
+func (*ExportPairsResponse) Descriptor() ([]byte, []int) {
+	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *ExportPairsResponse) GetPairs() []*Pair {
+	if x != nil {
+		return x.Pairs
+	}
+	return nil
+}
+
+func (x *ExportPairsResponse) GetGeneration() int64 {
+	if x != nil {
+		return x.Generation
+	}
+	return 0
+}
+
+func (x *ExportPairsResponse) GetTableSize() int64 {
+	if x != nil {
+		return x.TableSize
+	}
+	return 0
+}
+
 type UpsertPairRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Namespace     string                 `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
@@ -1719,7 +1952,7 @@ type UpsertPairRequest struct {
 
 func (x *UpsertPairRequest) Reset() {
 	*x = UpsertPairRequest{}
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[23]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1731,7 +1964,7 @@ func (x *UpsertPairRequest) String() string {
 func (*UpsertPairRequest) ProtoMessage() {}
 
 func (x *UpsertPairRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[23]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1744,7 +1977,7 @@ func (x *UpsertPairRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpsertPairRequest.ProtoReflect.Descriptor instead.
 func (*UpsertPairRequest) Descriptor() ([]byte, []int) {
-	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{23}
+	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *UpsertPairRequest) GetNamespace() string {
@@ -1791,7 +2024,7 @@ type UpsertPairResponse struct {
 
 func (x *UpsertPairResponse) Reset() {
 	*x = UpsertPairResponse{}
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[24]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1803,7 +2036,7 @@ func (x *UpsertPairResponse) String() string {
 func (*UpsertPairResponse) ProtoMessage() {}
 
 func (x *UpsertPairResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[24]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1816,7 +2049,7 @@ func (x *UpsertPairResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpsertPairResponse.ProtoReflect.Descriptor instead.
 func (*UpsertPairResponse) Descriptor() ([]byte, []int) {
-	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{24}
+	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *UpsertPairResponse) GetChanged() bool {
@@ -1839,7 +2072,7 @@ type DeletePairRequest struct {
 
 func (x *DeletePairRequest) Reset() {
 	*x = DeletePairRequest{}
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[25]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1851,7 +2084,7 @@ func (x *DeletePairRequest) String() string {
 func (*DeletePairRequest) ProtoMessage() {}
 
 func (x *DeletePairRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[25]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1864,7 +2097,7 @@ func (x *DeletePairRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeletePairRequest.ProtoReflect.Descriptor instead.
 func (*DeletePairRequest) Descriptor() ([]byte, []int) {
-	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{25}
+	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *DeletePairRequest) GetNamespace() string {
@@ -1911,7 +2144,7 @@ type DeletePairResponse struct {
 
 func (x *DeletePairResponse) Reset() {
 	*x = DeletePairResponse{}
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[26]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1923,7 +2156,7 @@ func (x *DeletePairResponse) String() string {
 func (*DeletePairResponse) ProtoMessage() {}
 
 func (x *DeletePairResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[26]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1936,7 +2169,7 @@ func (x *DeletePairResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeletePairResponse.ProtoReflect.Descriptor instead.
 func (*DeletePairResponse) Descriptor() ([]byte, []int) {
-	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{26}
+	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *DeletePairResponse) GetDeleted() bool {
@@ -1958,7 +2191,7 @@ type TranslateRequest struct {
 
 func (x *TranslateRequest) Reset() {
 	*x = TranslateRequest{}
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[27]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1970,7 +2203,7 @@ func (x *TranslateRequest) String() string {
 func (*TranslateRequest) ProtoMessage() {}
 
 func (x *TranslateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[27]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1983,7 +2216,7 @@ func (x *TranslateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TranslateRequest.ProtoReflect.Descriptor instead.
 func (*TranslateRequest) Descriptor() ([]byte, []int) {
-	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{27}
+	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *TranslateRequest) GetNamespace() string {
@@ -2030,7 +2263,7 @@ type TranslateResponse struct {
 
 func (x *TranslateResponse) Reset() {
 	*x = TranslateResponse{}
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[28]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2042,7 +2275,7 @@ func (x *TranslateResponse) String() string {
 func (*TranslateResponse) ProtoMessage() {}
 
 func (x *TranslateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[28]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2055,7 +2288,7 @@ func (x *TranslateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TranslateResponse.ProtoReflect.Descriptor instead.
 func (*TranslateResponse) Descriptor() ([]byte, []int) {
-	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{28}
+	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *TranslateResponse) GetValues() []string {
@@ -2103,7 +2336,7 @@ type TranslateStreamRequest struct {
 
 func (x *TranslateStreamRequest) Reset() {
 	*x = TranslateStreamRequest{}
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[29]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2115,7 +2348,7 @@ func (x *TranslateStreamRequest) String() string {
 func (*TranslateStreamRequest) ProtoMessage() {}
 
 func (x *TranslateStreamRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[29]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2128,7 +2361,7 @@ func (x *TranslateStreamRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TranslateStreamRequest.ProtoReflect.Descriptor instead.
 func (*TranslateStreamRequest) Descriptor() ([]byte, []int) {
-	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{29}
+	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *TranslateStreamRequest) GetSequence() int64 {
@@ -2155,7 +2388,7 @@ type TranslateStreamResponse struct {
 
 func (x *TranslateStreamResponse) Reset() {
 	*x = TranslateStreamResponse{}
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[30]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2167,7 +2400,7 @@ func (x *TranslateStreamResponse) String() string {
 func (*TranslateStreamResponse) ProtoMessage() {}
 
 func (x *TranslateStreamResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[30]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2180,7 +2413,7 @@ func (x *TranslateStreamResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TranslateStreamResponse.ProtoReflect.Descriptor instead.
 func (*TranslateStreamResponse) Descriptor() ([]byte, []int) {
-	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{30}
+	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *TranslateStreamResponse) GetSequence() int64 {
@@ -2208,7 +2441,7 @@ type ContainsRequest struct {
 
 func (x *ContainsRequest) Reset() {
 	*x = ContainsRequest{}
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[31]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2220,7 +2453,7 @@ func (x *ContainsRequest) String() string {
 func (*ContainsRequest) ProtoMessage() {}
 
 func (x *ContainsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[31]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2233,7 +2466,7 @@ func (x *ContainsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainsRequest.ProtoReflect.Descriptor instead.
 func (*ContainsRequest) Descriptor() ([]byte, []int) {
-	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{31}
+	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ContainsRequest) GetNamespace() string {
@@ -2267,7 +2500,7 @@ type ContainsResponse struct {
 
 func (x *ContainsResponse) Reset() {
 	*x = ContainsResponse{}
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[32]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2279,7 +2512,7 @@ func (x *ContainsResponse) String() string {
 func (*ContainsResponse) ProtoMessage() {}
 
 func (x *ContainsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[32]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2292,7 +2525,7 @@ func (x *ContainsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainsResponse.ProtoReflect.Descriptor instead.
 func (*ContainsResponse) Descriptor() ([]byte, []int) {
-	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{32}
+	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ContainsResponse) GetPresent() []bool {
@@ -2324,7 +2557,7 @@ type Counter struct {
 
 func (x *Counter) Reset() {
 	*x = Counter{}
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[33]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2336,7 +2569,7 @@ func (x *Counter) String() string {
 func (*Counter) ProtoMessage() {}
 
 func (x *Counter) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[33]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2349,7 +2582,7 @@ func (x *Counter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Counter.ProtoReflect.Descriptor instead.
 func (*Counter) Descriptor() ([]byte, []int) {
-	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{33}
+	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *Counter) GetNamespace() string {
@@ -2406,7 +2639,7 @@ type RouteQuery struct {
 
 func (x *RouteQuery) Reset() {
 	*x = RouteQuery{}
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[34]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2418,7 +2651,7 @@ func (x *RouteQuery) String() string {
 func (*RouteQuery) ProtoMessage() {}
 
 func (x *RouteQuery) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[34]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2431,7 +2664,7 @@ func (x *RouteQuery) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RouteQuery.ProtoReflect.Descriptor instead.
 func (*RouteQuery) Descriptor() ([]byte, []int) {
-	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{34}
+	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *RouteQuery) GetNamespace() string {
@@ -2474,7 +2707,7 @@ type Route struct {
 
 func (x *Route) Reset() {
 	*x = Route{}
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[35]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2486,7 +2719,7 @@ func (x *Route) String() string {
 func (*Route) ProtoMessage() {}
 
 func (x *Route) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[35]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2499,7 +2732,7 @@ func (x *Route) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Route.ProtoReflect.Descriptor instead.
 func (*Route) Descriptor() ([]byte, []int) {
-	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{35}
+	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *Route) GetQuery() *RouteQuery {
@@ -2546,7 +2779,7 @@ type DescribeRoutesRequest struct {
 
 func (x *DescribeRoutesRequest) Reset() {
 	*x = DescribeRoutesRequest{}
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[36]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2558,7 +2791,7 @@ func (x *DescribeRoutesRequest) String() string {
 func (*DescribeRoutesRequest) ProtoMessage() {}
 
 func (x *DescribeRoutesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[36]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2571,7 +2804,7 @@ func (x *DescribeRoutesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DescribeRoutesRequest.ProtoReflect.Descriptor instead.
 func (*DescribeRoutesRequest) Descriptor() ([]byte, []int) {
-	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{36}
+	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *DescribeRoutesRequest) GetQueries() []*RouteQuery {
@@ -2591,7 +2824,7 @@ type DescribeRoutesResponse struct {
 
 func (x *DescribeRoutesResponse) Reset() {
 	*x = DescribeRoutesResponse{}
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[37]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2603,7 +2836,7 @@ func (x *DescribeRoutesResponse) String() string {
 func (*DescribeRoutesResponse) ProtoMessage() {}
 
 func (x *DescribeRoutesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[37]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2616,7 +2849,7 @@ func (x *DescribeRoutesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DescribeRoutesResponse.ProtoReflect.Descriptor instead.
 func (*DescribeRoutesResponse) Descriptor() ([]byte, []int) {
-	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{37}
+	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *DescribeRoutesResponse) GetRoutes() []*Route {
@@ -2636,7 +2869,7 @@ type GetStatsRequest struct {
 
 func (x *GetStatsRequest) Reset() {
 	*x = GetStatsRequest{}
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[38]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2648,7 +2881,7 @@ func (x *GetStatsRequest) String() string {
 func (*GetStatsRequest) ProtoMessage() {}
 
 func (x *GetStatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[38]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2661,7 +2894,7 @@ func (x *GetStatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStatsRequest.ProtoReflect.Descriptor instead.
 func (*GetStatsRequest) Descriptor() ([]byte, []int) {
-	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{38}
+	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *GetStatsRequest) GetNamespace() string {
@@ -2680,7 +2913,7 @@ type GetStatsResponse struct {
 
 func (x *GetStatsResponse) Reset() {
 	*x = GetStatsResponse{}
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[39]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2692,7 +2925,7 @@ func (x *GetStatsResponse) String() string {
 func (*GetStatsResponse) ProtoMessage() {}
 
 func (x *GetStatsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[39]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2705,7 +2938,7 @@ func (x *GetStatsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStatsResponse.ProtoReflect.Descriptor instead.
 func (*GetStatsResponse) Descriptor() ([]byte, []int) {
-	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{39}
+	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *GetStatsResponse) GetCounters() []*Counter {
@@ -2730,7 +2963,7 @@ type AuditRecord struct {
 
 func (x *AuditRecord) Reset() {
 	*x = AuditRecord{}
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[40]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2742,7 +2975,7 @@ func (x *AuditRecord) String() string {
 func (*AuditRecord) ProtoMessage() {}
 
 func (x *AuditRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[40]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2755,7 +2988,7 @@ func (x *AuditRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuditRecord.ProtoReflect.Descriptor instead.
 func (*AuditRecord) Descriptor() ([]byte, []int) {
-	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{40}
+	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *AuditRecord) GetSequence() int64 {
@@ -2810,7 +3043,7 @@ type ListAuditRequest struct {
 
 func (x *ListAuditRequest) Reset() {
 	*x = ListAuditRequest{}
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[41]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2822,7 +3055,7 @@ func (x *ListAuditRequest) String() string {
 func (*ListAuditRequest) ProtoMessage() {}
 
 func (x *ListAuditRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[41]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2835,7 +3068,7 @@ func (x *ListAuditRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAuditRequest.ProtoReflect.Descriptor instead.
 func (*ListAuditRequest) Descriptor() ([]byte, []int) {
-	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{41}
+	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *ListAuditRequest) GetNamespace() string {
@@ -2861,7 +3094,7 @@ type ListAuditResponse struct {
 
 func (x *ListAuditResponse) Reset() {
 	*x = ListAuditResponse{}
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[42]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2873,7 +3106,7 @@ func (x *ListAuditResponse) String() string {
 func (*ListAuditResponse) ProtoMessage() {}
 
 func (x *ListAuditResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[42]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2886,7 +3119,7 @@ func (x *ListAuditResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAuditResponse.ProtoReflect.Descriptor instead.
 func (*ListAuditResponse) Descriptor() ([]byte, []int) {
-	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{42}
+	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *ListAuditResponse) GetRecords() []*AuditRecord {
@@ -2965,7 +3198,12 @@ const file_seam_idmap_v1_idmap_proto_rawDesc = "" +
 	"\x16ListNamespacesResponse\x128\n" +
 	"\n" +
 	"namespaces\x18\x01 \x03(\v2\x18.seam.idmap.v1.NamespaceR\n" +
-	"namespaces\"q\n" +
+	"namespaces\"_\n" +
+	"\x10AddFormatRequest\x12\x1c\n" +
+	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12-\n" +
+	"\x06format\x18\x02 \x01(\v2\x15.seam.idmap.v1.FormatR\x06format\"K\n" +
+	"\x11AddFormatResponse\x126\n" +
+	"\tnamespace\x18\x01 \x01(\v2\x18.seam.idmap.v1.NamespaceR\tnamespace\"q\n" +
 	"\x0eSetRuleRequest\x12\x1c\n" +
 	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12'\n" +
 	"\x04rule\x18\x02 \x01(\v2\x13.seam.idmap.v1.RuleR\x04rule\x12\x18\n" +
@@ -3008,7 +3246,20 @@ const file_seam_idmap_v1_idmap_proto_rawDesc = "" +
 	"generation\x18\a \x01(\x03R\n" +
 	"generation\x12\x1d\n" +
 	"\n" +
-	"table_size\x18\b \x01(\x03R\ttableSize\"\xb0\x01\n" +
+	"table_size\x18\b \x01(\x03R\ttableSize\"\x86\x01\n" +
+	"\x12ExportPairsRequest\x12\x1c\n" +
+	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x1f\n" +
+	"\vfrom_format\x18\x02 \x01(\tR\n" +
+	"fromFormat\x12\x1b\n" +
+	"\tto_format\x18\x03 \x01(\tR\btoFormat\x12\x14\n" +
+	"\x05limit\x18\x04 \x01(\x03R\x05limit\"\x7f\n" +
+	"\x13ExportPairsResponse\x12)\n" +
+	"\x05pairs\x18\x01 \x03(\v2\x13.seam.idmap.v1.PairR\x05pairs\x12\x1e\n" +
+	"\n" +
+	"generation\x18\x02 \x01(\x03R\n" +
+	"generation\x12\x1d\n" +
+	"\n" +
+	"table_size\x18\x03 \x01(\x03R\ttableSize\"\xb0\x01\n" +
 	"\x11UpsertPairRequest\x12\x1c\n" +
 	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x1f\n" +
 	"\vfrom_format\x18\x02 \x01(\tR\n" +
@@ -3115,13 +3366,16 @@ const file_seam_idmap_v1_idmap_proto_rawDesc = "" +
 	"\x1fROUTE_STATE_NAMESPACE_NOT_FOUND\x10\x02\x12 \n" +
 	"\x1cROUTE_STATE_FORMAT_NOT_FOUND\x10\x03\x12\x1b\n" +
 	"\x17ROUTE_STATE_TABLE_EMPTY\x10\x04\x12\x18\n" +
-	"\x14ROUTE_STATE_NO_ROUTE\x10\x052\x92\t\n" +
+	"\x14ROUTE_STATE_NO_ROUTE\x10\x052\xbf\n" +
+	"\n" +
 	"\fIdMapService\x12`\n" +
 	"\x0fCreateNamespace\x12%.seam.idmap.v1.CreateNamespaceRequest\x1a&.seam.idmap.v1.CreateNamespaceResponse\x12\\\n" +
 	"\fGetNamespace\x12\".seam.idmap.v1.GetNamespaceRequest\x1a#.seam.idmap.v1.GetNamespaceResponse\"\x03\x90\x02\x01\x12b\n" +
-	"\x0eListNamespaces\x12$.seam.idmap.v1.ListNamespacesRequest\x1a%.seam.idmap.v1.ListNamespacesResponse\"\x03\x90\x02\x01\x12H\n" +
+	"\x0eListNamespaces\x12$.seam.idmap.v1.ListNamespacesRequest\x1a%.seam.idmap.v1.ListNamespacesResponse\"\x03\x90\x02\x01\x12N\n" +
+	"\tAddFormat\x12\x1f.seam.idmap.v1.AddFormatRequest\x1a .seam.idmap.v1.AddFormatResponse\x12H\n" +
 	"\aSetRule\x12\x1d.seam.idmap.v1.SetRuleRequest\x1a\x1e.seam.idmap.v1.SetRuleResponse\x12V\n" +
-	"\vImportPairs\x12!.seam.idmap.v1.ImportPairsRequest\x1a\".seam.idmap.v1.ImportPairsResponse(\x01\x12Q\n" +
+	"\vImportPairs\x12!.seam.idmap.v1.ImportPairsRequest\x1a\".seam.idmap.v1.ImportPairsResponse(\x01\x12[\n" +
+	"\vExportPairs\x12!.seam.idmap.v1.ExportPairsRequest\x1a\".seam.idmap.v1.ExportPairsResponse\"\x03\x90\x02\x010\x01\x12Q\n" +
 	"\n" +
 	"UpsertPair\x12 .seam.idmap.v1.UpsertPairRequest\x1a!.seam.idmap.v1.UpsertPairResponse\x12Q\n" +
 	"\n" +
@@ -3146,7 +3400,7 @@ func file_seam_idmap_v1_idmap_proto_rawDescGZIP() []byte {
 }
 
 var file_seam_idmap_v1_idmap_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_seam_idmap_v1_idmap_proto_msgTypes = make([]protoimpl.MessageInfo, 43)
+var file_seam_idmap_v1_idmap_proto_msgTypes = make([]protoimpl.MessageInfo, 47)
 var file_seam_idmap_v1_idmap_proto_goTypes = []any{
 	(FormatKind)(0),                 // 0: seam.idmap.v1.FormatKind
 	(ConflictPolicy)(0),             // 1: seam.idmap.v1.ConflictPolicy
@@ -3167,43 +3421,47 @@ var file_seam_idmap_v1_idmap_proto_goTypes = []any{
 	(*GetNamespaceResponse)(nil),    // 16: seam.idmap.v1.GetNamespaceResponse
 	(*ListNamespacesRequest)(nil),   // 17: seam.idmap.v1.ListNamespacesRequest
 	(*ListNamespacesResponse)(nil),  // 18: seam.idmap.v1.ListNamespacesResponse
-	(*SetRuleRequest)(nil),          // 19: seam.idmap.v1.SetRuleRequest
-	(*SetRuleResponse)(nil),         // 20: seam.idmap.v1.SetRuleResponse
-	(*ImportHeader)(nil),            // 21: seam.idmap.v1.ImportHeader
-	(*Pair)(nil),                    // 22: seam.idmap.v1.Pair
-	(*PairChunk)(nil),               // 23: seam.idmap.v1.PairChunk
-	(*ImportPairsRequest)(nil),      // 24: seam.idmap.v1.ImportPairsRequest
-	(*Conflict)(nil),                // 25: seam.idmap.v1.Conflict
-	(*ImportPairsResponse)(nil),     // 26: seam.idmap.v1.ImportPairsResponse
-	(*UpsertPairRequest)(nil),       // 27: seam.idmap.v1.UpsertPairRequest
-	(*UpsertPairResponse)(nil),      // 28: seam.idmap.v1.UpsertPairResponse
-	(*DeletePairRequest)(nil),       // 29: seam.idmap.v1.DeletePairRequest
-	(*DeletePairResponse)(nil),      // 30: seam.idmap.v1.DeletePairResponse
-	(*TranslateRequest)(nil),        // 31: seam.idmap.v1.TranslateRequest
-	(*TranslateResponse)(nil),       // 32: seam.idmap.v1.TranslateResponse
-	(*TranslateStreamRequest)(nil),  // 33: seam.idmap.v1.TranslateStreamRequest
-	(*TranslateStreamResponse)(nil), // 34: seam.idmap.v1.TranslateStreamResponse
-	(*ContainsRequest)(nil),         // 35: seam.idmap.v1.ContainsRequest
-	(*ContainsResponse)(nil),        // 36: seam.idmap.v1.ContainsResponse
-	(*Counter)(nil),                 // 37: seam.idmap.v1.Counter
-	(*RouteQuery)(nil),              // 38: seam.idmap.v1.RouteQuery
-	(*Route)(nil),                   // 39: seam.idmap.v1.Route
-	(*DescribeRoutesRequest)(nil),   // 40: seam.idmap.v1.DescribeRoutesRequest
-	(*DescribeRoutesResponse)(nil),  // 41: seam.idmap.v1.DescribeRoutesResponse
-	(*GetStatsRequest)(nil),         // 42: seam.idmap.v1.GetStatsRequest
-	(*GetStatsResponse)(nil),        // 43: seam.idmap.v1.GetStatsResponse
-	(*AuditRecord)(nil),             // 44: seam.idmap.v1.AuditRecord
-	(*ListAuditRequest)(nil),        // 45: seam.idmap.v1.ListAuditRequest
-	(*ListAuditResponse)(nil),       // 46: seam.idmap.v1.ListAuditResponse
-	(*timestamppb.Timestamp)(nil),   // 47: google.protobuf.Timestamp
+	(*AddFormatRequest)(nil),        // 19: seam.idmap.v1.AddFormatRequest
+	(*AddFormatResponse)(nil),       // 20: seam.idmap.v1.AddFormatResponse
+	(*SetRuleRequest)(nil),          // 21: seam.idmap.v1.SetRuleRequest
+	(*SetRuleResponse)(nil),         // 22: seam.idmap.v1.SetRuleResponse
+	(*ImportHeader)(nil),            // 23: seam.idmap.v1.ImportHeader
+	(*Pair)(nil),                    // 24: seam.idmap.v1.Pair
+	(*PairChunk)(nil),               // 25: seam.idmap.v1.PairChunk
+	(*ImportPairsRequest)(nil),      // 26: seam.idmap.v1.ImportPairsRequest
+	(*Conflict)(nil),                // 27: seam.idmap.v1.Conflict
+	(*ImportPairsResponse)(nil),     // 28: seam.idmap.v1.ImportPairsResponse
+	(*ExportPairsRequest)(nil),      // 29: seam.idmap.v1.ExportPairsRequest
+	(*ExportPairsResponse)(nil),     // 30: seam.idmap.v1.ExportPairsResponse
+	(*UpsertPairRequest)(nil),       // 31: seam.idmap.v1.UpsertPairRequest
+	(*UpsertPairResponse)(nil),      // 32: seam.idmap.v1.UpsertPairResponse
+	(*DeletePairRequest)(nil),       // 33: seam.idmap.v1.DeletePairRequest
+	(*DeletePairResponse)(nil),      // 34: seam.idmap.v1.DeletePairResponse
+	(*TranslateRequest)(nil),        // 35: seam.idmap.v1.TranslateRequest
+	(*TranslateResponse)(nil),       // 36: seam.idmap.v1.TranslateResponse
+	(*TranslateStreamRequest)(nil),  // 37: seam.idmap.v1.TranslateStreamRequest
+	(*TranslateStreamResponse)(nil), // 38: seam.idmap.v1.TranslateStreamResponse
+	(*ContainsRequest)(nil),         // 39: seam.idmap.v1.ContainsRequest
+	(*ContainsResponse)(nil),        // 40: seam.idmap.v1.ContainsResponse
+	(*Counter)(nil),                 // 41: seam.idmap.v1.Counter
+	(*RouteQuery)(nil),              // 42: seam.idmap.v1.RouteQuery
+	(*Route)(nil),                   // 43: seam.idmap.v1.Route
+	(*DescribeRoutesRequest)(nil),   // 44: seam.idmap.v1.DescribeRoutesRequest
+	(*DescribeRoutesResponse)(nil),  // 45: seam.idmap.v1.DescribeRoutesResponse
+	(*GetStatsRequest)(nil),         // 46: seam.idmap.v1.GetStatsRequest
+	(*GetStatsResponse)(nil),        // 47: seam.idmap.v1.GetStatsResponse
+	(*AuditRecord)(nil),             // 48: seam.idmap.v1.AuditRecord
+	(*ListAuditRequest)(nil),        // 49: seam.idmap.v1.ListAuditRequest
+	(*ListAuditResponse)(nil),       // 50: seam.idmap.v1.ListAuditResponse
+	(*timestamppb.Timestamp)(nil),   // 51: google.protobuf.Timestamp
 }
 var file_seam_idmap_v1_idmap_proto_depIdxs = []int32{
 	0,  // 0: seam.idmap.v1.Format.kind:type_name -> seam.idmap.v1.FormatKind
 	4,  // 1: seam.idmap.v1.Namespace.formats:type_name -> seam.idmap.v1.Format
 	12, // 2: seam.idmap.v1.Namespace.rules:type_name -> seam.idmap.v1.Rule
 	6,  // 3: seam.idmap.v1.Namespace.tables:type_name -> seam.idmap.v1.TableInfo
-	47, // 4: seam.idmap.v1.Namespace.create_time:type_name -> google.protobuf.Timestamp
-	47, // 5: seam.idmap.v1.TableInfo.update_time:type_name -> google.protobuf.Timestamp
+	51, // 4: seam.idmap.v1.Namespace.create_time:type_name -> google.protobuf.Timestamp
+	51, // 5: seam.idmap.v1.TableInfo.update_time:type_name -> google.protobuf.Timestamp
 	7,  // 6: seam.idmap.v1.Rule.template:type_name -> seam.idmap.v1.TemplateRule
 	8,  // 7: seam.idmap.v1.Rule.uuid_embed:type_name -> seam.idmap.v1.UuidEmbedRule
 	9,  // 8: seam.idmap.v1.Rule.uuid_v5:type_name -> seam.idmap.v1.UuidV5Rule
@@ -3213,57 +3471,64 @@ var file_seam_idmap_v1_idmap_proto_depIdxs = []int32{
 	5,  // 12: seam.idmap.v1.CreateNamespaceResponse.namespace:type_name -> seam.idmap.v1.Namespace
 	5,  // 13: seam.idmap.v1.GetNamespaceResponse.namespace:type_name -> seam.idmap.v1.Namespace
 	5,  // 14: seam.idmap.v1.ListNamespacesResponse.namespaces:type_name -> seam.idmap.v1.Namespace
-	12, // 15: seam.idmap.v1.SetRuleRequest.rule:type_name -> seam.idmap.v1.Rule
-	12, // 16: seam.idmap.v1.SetRuleResponse.rule:type_name -> seam.idmap.v1.Rule
-	1,  // 17: seam.idmap.v1.ImportHeader.on_conflict:type_name -> seam.idmap.v1.ConflictPolicy
-	22, // 18: seam.idmap.v1.PairChunk.pairs:type_name -> seam.idmap.v1.Pair
-	21, // 19: seam.idmap.v1.ImportPairsRequest.header:type_name -> seam.idmap.v1.ImportHeader
-	23, // 20: seam.idmap.v1.ImportPairsRequest.chunk:type_name -> seam.idmap.v1.PairChunk
-	22, // 21: seam.idmap.v1.Conflict.pair:type_name -> seam.idmap.v1.Pair
-	22, // 22: seam.idmap.v1.Conflict.existing:type_name -> seam.idmap.v1.Pair
-	25, // 23: seam.idmap.v1.ImportPairsResponse.conflicts:type_name -> seam.idmap.v1.Conflict
-	22, // 24: seam.idmap.v1.UpsertPairRequest.pair:type_name -> seam.idmap.v1.Pair
-	2,  // 25: seam.idmap.v1.TranslateResponse.statuses:type_name -> seam.idmap.v1.TranslateStatus
-	31, // 26: seam.idmap.v1.TranslateStreamRequest.request:type_name -> seam.idmap.v1.TranslateRequest
-	32, // 27: seam.idmap.v1.TranslateStreamResponse.response:type_name -> seam.idmap.v1.TranslateResponse
-	38, // 28: seam.idmap.v1.Route.query:type_name -> seam.idmap.v1.RouteQuery
-	3,  // 29: seam.idmap.v1.Route.state:type_name -> seam.idmap.v1.RouteState
-	38, // 30: seam.idmap.v1.DescribeRoutesRequest.queries:type_name -> seam.idmap.v1.RouteQuery
-	39, // 31: seam.idmap.v1.DescribeRoutesResponse.routes:type_name -> seam.idmap.v1.Route
-	37, // 32: seam.idmap.v1.GetStatsResponse.counters:type_name -> seam.idmap.v1.Counter
-	47, // 33: seam.idmap.v1.AuditRecord.time:type_name -> google.protobuf.Timestamp
-	44, // 34: seam.idmap.v1.ListAuditResponse.records:type_name -> seam.idmap.v1.AuditRecord
-	13, // 35: seam.idmap.v1.IdMapService.CreateNamespace:input_type -> seam.idmap.v1.CreateNamespaceRequest
-	15, // 36: seam.idmap.v1.IdMapService.GetNamespace:input_type -> seam.idmap.v1.GetNamespaceRequest
-	17, // 37: seam.idmap.v1.IdMapService.ListNamespaces:input_type -> seam.idmap.v1.ListNamespacesRequest
-	19, // 38: seam.idmap.v1.IdMapService.SetRule:input_type -> seam.idmap.v1.SetRuleRequest
-	24, // 39: seam.idmap.v1.IdMapService.ImportPairs:input_type -> seam.idmap.v1.ImportPairsRequest
-	27, // 40: seam.idmap.v1.IdMapService.UpsertPair:input_type -> seam.idmap.v1.UpsertPairRequest
-	29, // 41: seam.idmap.v1.IdMapService.DeletePair:input_type -> seam.idmap.v1.DeletePairRequest
-	31, // 42: seam.idmap.v1.IdMapService.Translate:input_type -> seam.idmap.v1.TranslateRequest
-	33, // 43: seam.idmap.v1.IdMapService.TranslateStream:input_type -> seam.idmap.v1.TranslateStreamRequest
-	35, // 44: seam.idmap.v1.IdMapService.Contains:input_type -> seam.idmap.v1.ContainsRequest
-	40, // 45: seam.idmap.v1.IdMapService.DescribeRoutes:input_type -> seam.idmap.v1.DescribeRoutesRequest
-	42, // 46: seam.idmap.v1.IdMapService.GetStats:input_type -> seam.idmap.v1.GetStatsRequest
-	45, // 47: seam.idmap.v1.IdMapService.ListAudit:input_type -> seam.idmap.v1.ListAuditRequest
-	14, // 48: seam.idmap.v1.IdMapService.CreateNamespace:output_type -> seam.idmap.v1.CreateNamespaceResponse
-	16, // 49: seam.idmap.v1.IdMapService.GetNamespace:output_type -> seam.idmap.v1.GetNamespaceResponse
-	18, // 50: seam.idmap.v1.IdMapService.ListNamespaces:output_type -> seam.idmap.v1.ListNamespacesResponse
-	20, // 51: seam.idmap.v1.IdMapService.SetRule:output_type -> seam.idmap.v1.SetRuleResponse
-	26, // 52: seam.idmap.v1.IdMapService.ImportPairs:output_type -> seam.idmap.v1.ImportPairsResponse
-	28, // 53: seam.idmap.v1.IdMapService.UpsertPair:output_type -> seam.idmap.v1.UpsertPairResponse
-	30, // 54: seam.idmap.v1.IdMapService.DeletePair:output_type -> seam.idmap.v1.DeletePairResponse
-	32, // 55: seam.idmap.v1.IdMapService.Translate:output_type -> seam.idmap.v1.TranslateResponse
-	34, // 56: seam.idmap.v1.IdMapService.TranslateStream:output_type -> seam.idmap.v1.TranslateStreamResponse
-	36, // 57: seam.idmap.v1.IdMapService.Contains:output_type -> seam.idmap.v1.ContainsResponse
-	41, // 58: seam.idmap.v1.IdMapService.DescribeRoutes:output_type -> seam.idmap.v1.DescribeRoutesResponse
-	43, // 59: seam.idmap.v1.IdMapService.GetStats:output_type -> seam.idmap.v1.GetStatsResponse
-	46, // 60: seam.idmap.v1.IdMapService.ListAudit:output_type -> seam.idmap.v1.ListAuditResponse
-	48, // [48:61] is the sub-list for method output_type
-	35, // [35:48] is the sub-list for method input_type
-	35, // [35:35] is the sub-list for extension type_name
-	35, // [35:35] is the sub-list for extension extendee
-	0,  // [0:35] is the sub-list for field type_name
+	4,  // 15: seam.idmap.v1.AddFormatRequest.format:type_name -> seam.idmap.v1.Format
+	5,  // 16: seam.idmap.v1.AddFormatResponse.namespace:type_name -> seam.idmap.v1.Namespace
+	12, // 17: seam.idmap.v1.SetRuleRequest.rule:type_name -> seam.idmap.v1.Rule
+	12, // 18: seam.idmap.v1.SetRuleResponse.rule:type_name -> seam.idmap.v1.Rule
+	1,  // 19: seam.idmap.v1.ImportHeader.on_conflict:type_name -> seam.idmap.v1.ConflictPolicy
+	24, // 20: seam.idmap.v1.PairChunk.pairs:type_name -> seam.idmap.v1.Pair
+	23, // 21: seam.idmap.v1.ImportPairsRequest.header:type_name -> seam.idmap.v1.ImportHeader
+	25, // 22: seam.idmap.v1.ImportPairsRequest.chunk:type_name -> seam.idmap.v1.PairChunk
+	24, // 23: seam.idmap.v1.Conflict.pair:type_name -> seam.idmap.v1.Pair
+	24, // 24: seam.idmap.v1.Conflict.existing:type_name -> seam.idmap.v1.Pair
+	27, // 25: seam.idmap.v1.ImportPairsResponse.conflicts:type_name -> seam.idmap.v1.Conflict
+	24, // 26: seam.idmap.v1.ExportPairsResponse.pairs:type_name -> seam.idmap.v1.Pair
+	24, // 27: seam.idmap.v1.UpsertPairRequest.pair:type_name -> seam.idmap.v1.Pair
+	2,  // 28: seam.idmap.v1.TranslateResponse.statuses:type_name -> seam.idmap.v1.TranslateStatus
+	35, // 29: seam.idmap.v1.TranslateStreamRequest.request:type_name -> seam.idmap.v1.TranslateRequest
+	36, // 30: seam.idmap.v1.TranslateStreamResponse.response:type_name -> seam.idmap.v1.TranslateResponse
+	42, // 31: seam.idmap.v1.Route.query:type_name -> seam.idmap.v1.RouteQuery
+	3,  // 32: seam.idmap.v1.Route.state:type_name -> seam.idmap.v1.RouteState
+	42, // 33: seam.idmap.v1.DescribeRoutesRequest.queries:type_name -> seam.idmap.v1.RouteQuery
+	43, // 34: seam.idmap.v1.DescribeRoutesResponse.routes:type_name -> seam.idmap.v1.Route
+	41, // 35: seam.idmap.v1.GetStatsResponse.counters:type_name -> seam.idmap.v1.Counter
+	51, // 36: seam.idmap.v1.AuditRecord.time:type_name -> google.protobuf.Timestamp
+	48, // 37: seam.idmap.v1.ListAuditResponse.records:type_name -> seam.idmap.v1.AuditRecord
+	13, // 38: seam.idmap.v1.IdMapService.CreateNamespace:input_type -> seam.idmap.v1.CreateNamespaceRequest
+	15, // 39: seam.idmap.v1.IdMapService.GetNamespace:input_type -> seam.idmap.v1.GetNamespaceRequest
+	17, // 40: seam.idmap.v1.IdMapService.ListNamespaces:input_type -> seam.idmap.v1.ListNamespacesRequest
+	19, // 41: seam.idmap.v1.IdMapService.AddFormat:input_type -> seam.idmap.v1.AddFormatRequest
+	21, // 42: seam.idmap.v1.IdMapService.SetRule:input_type -> seam.idmap.v1.SetRuleRequest
+	26, // 43: seam.idmap.v1.IdMapService.ImportPairs:input_type -> seam.idmap.v1.ImportPairsRequest
+	29, // 44: seam.idmap.v1.IdMapService.ExportPairs:input_type -> seam.idmap.v1.ExportPairsRequest
+	31, // 45: seam.idmap.v1.IdMapService.UpsertPair:input_type -> seam.idmap.v1.UpsertPairRequest
+	33, // 46: seam.idmap.v1.IdMapService.DeletePair:input_type -> seam.idmap.v1.DeletePairRequest
+	35, // 47: seam.idmap.v1.IdMapService.Translate:input_type -> seam.idmap.v1.TranslateRequest
+	37, // 48: seam.idmap.v1.IdMapService.TranslateStream:input_type -> seam.idmap.v1.TranslateStreamRequest
+	39, // 49: seam.idmap.v1.IdMapService.Contains:input_type -> seam.idmap.v1.ContainsRequest
+	44, // 50: seam.idmap.v1.IdMapService.DescribeRoutes:input_type -> seam.idmap.v1.DescribeRoutesRequest
+	46, // 51: seam.idmap.v1.IdMapService.GetStats:input_type -> seam.idmap.v1.GetStatsRequest
+	49, // 52: seam.idmap.v1.IdMapService.ListAudit:input_type -> seam.idmap.v1.ListAuditRequest
+	14, // 53: seam.idmap.v1.IdMapService.CreateNamespace:output_type -> seam.idmap.v1.CreateNamespaceResponse
+	16, // 54: seam.idmap.v1.IdMapService.GetNamespace:output_type -> seam.idmap.v1.GetNamespaceResponse
+	18, // 55: seam.idmap.v1.IdMapService.ListNamespaces:output_type -> seam.idmap.v1.ListNamespacesResponse
+	20, // 56: seam.idmap.v1.IdMapService.AddFormat:output_type -> seam.idmap.v1.AddFormatResponse
+	22, // 57: seam.idmap.v1.IdMapService.SetRule:output_type -> seam.idmap.v1.SetRuleResponse
+	28, // 58: seam.idmap.v1.IdMapService.ImportPairs:output_type -> seam.idmap.v1.ImportPairsResponse
+	30, // 59: seam.idmap.v1.IdMapService.ExportPairs:output_type -> seam.idmap.v1.ExportPairsResponse
+	32, // 60: seam.idmap.v1.IdMapService.UpsertPair:output_type -> seam.idmap.v1.UpsertPairResponse
+	34, // 61: seam.idmap.v1.IdMapService.DeletePair:output_type -> seam.idmap.v1.DeletePairResponse
+	36, // 62: seam.idmap.v1.IdMapService.Translate:output_type -> seam.idmap.v1.TranslateResponse
+	38, // 63: seam.idmap.v1.IdMapService.TranslateStream:output_type -> seam.idmap.v1.TranslateStreamResponse
+	40, // 64: seam.idmap.v1.IdMapService.Contains:output_type -> seam.idmap.v1.ContainsResponse
+	45, // 65: seam.idmap.v1.IdMapService.DescribeRoutes:output_type -> seam.idmap.v1.DescribeRoutesResponse
+	47, // 66: seam.idmap.v1.IdMapService.GetStats:output_type -> seam.idmap.v1.GetStatsResponse
+	50, // 67: seam.idmap.v1.IdMapService.ListAudit:output_type -> seam.idmap.v1.ListAuditResponse
+	53, // [53:68] is the sub-list for method output_type
+	38, // [38:53] is the sub-list for method input_type
+	38, // [38:38] is the sub-list for extension type_name
+	38, // [38:38] is the sub-list for extension extendee
+	0,  // [0:38] is the sub-list for field type_name
 }
 
 func init() { file_seam_idmap_v1_idmap_proto_init() }
@@ -3278,7 +3543,7 @@ func file_seam_idmap_v1_idmap_proto_init() {
 		(*Rule_Normalize)(nil),
 		(*Rule_Lookup)(nil),
 	}
-	file_seam_idmap_v1_idmap_proto_msgTypes[20].OneofWrappers = []any{
+	file_seam_idmap_v1_idmap_proto_msgTypes[22].OneofWrappers = []any{
 		(*ImportPairsRequest_Header)(nil),
 		(*ImportPairsRequest_Chunk)(nil),
 	}
@@ -3288,7 +3553,7 @@ func file_seam_idmap_v1_idmap_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_seam_idmap_v1_idmap_proto_rawDesc), len(file_seam_idmap_v1_idmap_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   43,
+			NumMessages:   47,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -26,8 +26,10 @@ const (
 	IdMapService_CreateNamespace_FullMethodName = "/seam.idmap.v1.IdMapService/CreateNamespace"
 	IdMapService_GetNamespace_FullMethodName    = "/seam.idmap.v1.IdMapService/GetNamespace"
 	IdMapService_ListNamespaces_FullMethodName  = "/seam.idmap.v1.IdMapService/ListNamespaces"
+	IdMapService_AddFormat_FullMethodName       = "/seam.idmap.v1.IdMapService/AddFormat"
 	IdMapService_SetRule_FullMethodName         = "/seam.idmap.v1.IdMapService/SetRule"
 	IdMapService_ImportPairs_FullMethodName     = "/seam.idmap.v1.IdMapService/ImportPairs"
+	IdMapService_ExportPairs_FullMethodName     = "/seam.idmap.v1.IdMapService/ExportPairs"
 	IdMapService_UpsertPair_FullMethodName      = "/seam.idmap.v1.IdMapService/UpsertPair"
 	IdMapService_DeletePair_FullMethodName      = "/seam.idmap.v1.IdMapService/DeletePair"
 	IdMapService_Translate_FullMethodName       = "/seam.idmap.v1.IdMapService/Translate"
@@ -50,12 +52,20 @@ type IdMapServiceClient interface {
 	GetNamespace(ctx context.Context, in *GetNamespaceRequest, opts ...grpc.CallOption) (*GetNamespaceResponse, error)
 	// ListNamespaces lists namespaces.
 	ListNamespaces(ctx context.Context, in *ListNamespacesRequest, opts ...grpc.CallOption) (*ListNamespacesResponse, error)
+	// AddFormat adds a format to a namespace (audited): how a namespace
+	// learns the shape a source switched to. A format is never changed or
+	// removed once added, since contracts, rules and tables name it.
+	AddFormat(ctx context.Context, in *AddFormatRequest, opts ...grpc.CallOption) (*AddFormatResponse, error)
 	// SetRule sets the strategy for one ordered pair of formats, after
 	// validating it on sample values.
 	SetRule(ctx context.Context, in *SetRuleRequest, opts ...grpc.CallOption) (*SetRuleResponse, error)
 	// ImportPairs bulk-loads a lookup table: a header message, then chunks of
 	// pairs. The import is committed atomically when the stream closes.
 	ImportPairs(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[ImportPairsRequest, ImportPairsResponse], error)
+	// ExportPairs streams the pairs of one lookup table, or the ids of one
+	// member list, from one consistent snapshot, in chunks: to inspect what
+	// was imported, or to infer a rule from it.
+	ExportPairs(ctx context.Context, in *ExportPairsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ExportPairsResponse], error)
 	// UpsertPair sets one pair of a lookup table (audited).
 	UpsertPair(ctx context.Context, in *UpsertPairRequest, opts ...grpc.CallOption) (*UpsertPairResponse, error)
 	// DeletePair removes one pair of a lookup table (audited).
@@ -115,6 +125,16 @@ func (c *idMapServiceClient) ListNamespaces(ctx context.Context, in *ListNamespa
 	return out, nil
 }
 
+func (c *idMapServiceClient) AddFormat(ctx context.Context, in *AddFormatRequest, opts ...grpc.CallOption) (*AddFormatResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AddFormatResponse)
+	err := c.cc.Invoke(ctx, IdMapService_AddFormat_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *idMapServiceClient) SetRule(ctx context.Context, in *SetRuleRequest, opts ...grpc.CallOption) (*SetRuleResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(SetRuleResponse)
@@ -137,6 +157,25 @@ func (c *idMapServiceClient) ImportPairs(ctx context.Context, opts ...grpc.CallO
 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type IdMapService_ImportPairsClient = grpc.ClientStreamingClient[ImportPairsRequest, ImportPairsResponse]
+
+func (c *idMapServiceClient) ExportPairs(ctx context.Context, in *ExportPairsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ExportPairsResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &IdMapService_ServiceDesc.Streams[1], IdMapService_ExportPairs_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[ExportPairsRequest, ExportPairsResponse]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type IdMapService_ExportPairsClient = grpc.ServerStreamingClient[ExportPairsResponse]
 
 func (c *idMapServiceClient) UpsertPair(ctx context.Context, in *UpsertPairRequest, opts ...grpc.CallOption) (*UpsertPairResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
@@ -170,7 +209,7 @@ func (c *idMapServiceClient) Translate(ctx context.Context, in *TranslateRequest
 
 func (c *idMapServiceClient) TranslateStream(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[TranslateStreamRequest, TranslateStreamResponse], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	stream, err := c.cc.NewStream(ctx, &IdMapService_ServiceDesc.Streams[1], IdMapService_TranslateStream_FullMethodName, cOpts...)
+	stream, err := c.cc.NewStream(ctx, &IdMapService_ServiceDesc.Streams[2], IdMapService_TranslateStream_FullMethodName, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -233,12 +272,20 @@ type IdMapServiceServer interface {
 	GetNamespace(context.Context, *GetNamespaceRequest) (*GetNamespaceResponse, error)
 	// ListNamespaces lists namespaces.
 	ListNamespaces(context.Context, *ListNamespacesRequest) (*ListNamespacesResponse, error)
+	// AddFormat adds a format to a namespace (audited): how a namespace
+	// learns the shape a source switched to. A format is never changed or
+	// removed once added, since contracts, rules and tables name it.
+	AddFormat(context.Context, *AddFormatRequest) (*AddFormatResponse, error)
 	// SetRule sets the strategy for one ordered pair of formats, after
 	// validating it on sample values.
 	SetRule(context.Context, *SetRuleRequest) (*SetRuleResponse, error)
 	// ImportPairs bulk-loads a lookup table: a header message, then chunks of
 	// pairs. The import is committed atomically when the stream closes.
 	ImportPairs(grpc.ClientStreamingServer[ImportPairsRequest, ImportPairsResponse]) error
+	// ExportPairs streams the pairs of one lookup table, or the ids of one
+	// member list, from one consistent snapshot, in chunks: to inspect what
+	// was imported, or to infer a rule from it.
+	ExportPairs(*ExportPairsRequest, grpc.ServerStreamingServer[ExportPairsResponse]) error
 	// UpsertPair sets one pair of a lookup table (audited).
 	UpsertPair(context.Context, *UpsertPairRequest) (*UpsertPairResponse, error)
 	// DeletePair removes one pair of a lookup table (audited).
@@ -277,11 +324,17 @@ func (UnimplementedIdMapServiceServer) GetNamespace(context.Context, *GetNamespa
 func (UnimplementedIdMapServiceServer) ListNamespaces(context.Context, *ListNamespacesRequest) (*ListNamespacesResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListNamespaces not implemented")
 }
+func (UnimplementedIdMapServiceServer) AddFormat(context.Context, *AddFormatRequest) (*AddFormatResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method AddFormat not implemented")
+}
 func (UnimplementedIdMapServiceServer) SetRule(context.Context, *SetRuleRequest) (*SetRuleResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SetRule not implemented")
 }
 func (UnimplementedIdMapServiceServer) ImportPairs(grpc.ClientStreamingServer[ImportPairsRequest, ImportPairsResponse]) error {
 	return status.Error(codes.Unimplemented, "method ImportPairs not implemented")
+}
+func (UnimplementedIdMapServiceServer) ExportPairs(*ExportPairsRequest, grpc.ServerStreamingServer[ExportPairsResponse]) error {
+	return status.Error(codes.Unimplemented, "method ExportPairs not implemented")
 }
 func (UnimplementedIdMapServiceServer) UpsertPair(context.Context, *UpsertPairRequest) (*UpsertPairResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method UpsertPair not implemented")
@@ -382,6 +435,24 @@ func _IdMapService_ListNamespaces_Handler(srv interface{}, ctx context.Context, 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _IdMapService_AddFormat_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AddFormatRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(IdMapServiceServer).AddFormat(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: IdMapService_AddFormat_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(IdMapServiceServer).AddFormat(ctx, req.(*AddFormatRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _IdMapService_SetRule_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(SetRuleRequest)
 	if err := dec(in); err != nil {
@@ -406,6 +477,17 @@ func _IdMapService_ImportPairs_Handler(srv interface{}, stream grpc.ServerStream
 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type IdMapService_ImportPairsServer = grpc.ClientStreamingServer[ImportPairsRequest, ImportPairsResponse]
+
+func _IdMapService_ExportPairs_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(ExportPairsRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(IdMapServiceServer).ExportPairs(m, &grpc.GenericServerStream[ExportPairsRequest, ExportPairsResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type IdMapService_ExportPairsServer = grpc.ServerStreamingServer[ExportPairsResponse]
 
 func _IdMapService_UpsertPair_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(UpsertPairRequest)
@@ -560,6 +642,10 @@ var IdMapService_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _IdMapService_ListNamespaces_Handler,
 		},
 		{
+			MethodName: "AddFormat",
+			Handler:    _IdMapService_AddFormat_Handler,
+		},
+		{
 			MethodName: "SetRule",
 			Handler:    _IdMapService_SetRule_Handler,
 		},
@@ -597,6 +683,11 @@ var IdMapService_ServiceDesc = grpc.ServiceDesc{
 			StreamName:    "ImportPairs",
 			Handler:       _IdMapService_ImportPairs_Handler,
 			ClientStreams: true,
+		},
+		{
+			StreamName:    "ExportPairs",
+			Handler:       _IdMapService_ExportPairs_Handler,
+			ServerStreams: true,
 		},
 		{
 			StreamName:    "TranslateStream",

@@ -57,7 +57,7 @@ func New(g *client.Globals) *cobra.Command {
 	}
 	cmd.AddCommand(newContractCheckCmd(g), newContractRegisterCmd(g), newContractGetCmd(g),
 		newContractListCmd(g), newContractHistoryCmd(g), newContractDiffCmd(g),
-		newContractImportCmd(g), newContractExportCmd(g))
+		newContractImportCmd(g), newContractExportCmd(g), newContractInferCmd(g))
 	return cmd
 }
 

@@ -46,6 +46,9 @@ type demoConfig struct {
 	seed       uint64
 	customers  int
 	knownShare float64
+	// fix restores the broken day: by default the operator's manual steps
+	// (drill.fix); a test plugs in `seam incident --apply` instead.
+	fix func(d *drill, ctx context.Context, day int) error
 }
 
 // demoOutcome is what the drill measured; its test asserts on it.
@@ -103,7 +106,7 @@ with no duplicate. Deterministic for a given --seed.`,
 			}
 			ctx := cmd.Context()
 			remote := cmd.Flags().Changed("addr")
-			conn, admin, stop, err := demoConnection(ctx, g, remote)
+			conn, _, admin, stop, err := demoConnection(ctx, g, remote)
 			if err != nil {
 				return err
 			}
@@ -131,18 +134,19 @@ with no duplicate. Deterministic for a given --seed.`,
 }
 
 // demoConnection connects to --addr when it was given, or starts a
-// temporary all-in-one Seam and connects to it as its admin.
-func demoConnection(ctx context.Context, g *client.Globals, remote bool) (grpc.ClientConnInterface, string, func(), error) {
+// temporary all-in-one Seam and connects to it as its admin. It returns
+// the connection, the address and the admin token.
+func demoConnection(ctx context.Context, g *client.Globals, remote bool) (grpc.ClientConnInterface, string, string, func(), error) {
 	if remote {
 		conn, err := g.Connect()
 		if err != nil {
-			return nil, "", nil, err
+			return nil, "", "", nil, err
 		}
-		return conn, g.BearerToken(), func() { conn.Close() }, nil
+		return conn, g.Addr, g.BearerToken(), func() { conn.Close() }, nil
 	}
 	dir, err := os.MkdirTemp("", "seam-demo-")
 	if err != nil {
-		return nil, "", nil, err
+		return nil, "", "", nil, err
 	}
 	nctx, cancel := context.WithCancel(ctx)
 	ready := make(chan string, 1)
@@ -157,21 +161,21 @@ func demoConnection(ctx context.Context, g *client.Globals, remote bool) (grpc.C
 	case err := <-done:
 		cancel()
 		os.RemoveAll(dir)
-		return nil, "", nil, fmt.Errorf("start a temporary Seam: %w", err)
+		return nil, "", "", nil, fmt.Errorf("start a temporary Seam: %w", err)
 	}
 	stopNode := func() { cancel(); <-done; os.RemoveAll(dir) }
 	tok, err := os.ReadFile(dir + "/admin.token")
 	if err != nil {
 		stopNode()
-		return nil, "", nil, err
+		return nil, "", "", nil, err
 	}
 	admin := strings.TrimSpace(string(tok))
 	conn, err := dial.Conn(addr, dial.Options{Token: admin})
 	if err != nil {
 		stopNode()
-		return nil, "", nil, err
+		return nil, "", "", nil, err
 	}
-	return client.WithTimeout(conn, g.Timeout), admin, func() { conn.Close(); stopNode() }, nil
+	return client.WithTimeout(conn, g.Timeout), addr, admin, func() { conn.Close(); stopNode() }, nil
 }
 
 // remoteError explains why the drill could not be played on the Seam at
@@ -319,9 +323,16 @@ func runDemo(ctx context.Context, conn grpc.ClientConnInterface, admin string, c
 			return nil, err
 		}
 		if day == cfg.breakDay {
-			if err := d.fix(ctx, day); err != nil {
+			fix := cfg.fix
+			if fix == nil {
+				fix = (*drill).fix
+			}
+			if err := fix(d, ctx, day); err != nil {
 				return nil, err
 			}
+			// The gate re-reads the active version every second; the next
+			// batches must meet the new one.
+			time.Sleep(1500 * time.Millisecond)
 		}
 	}
 	if err := d.reconcile(ctx); err != nil {
@@ -586,9 +597,27 @@ func (d *drill) fix(ctx context.Context, day int) error {
 		why = append(why, fmt.Sprintf("%d %s", r.GetCount(), r.GetKey()))
 	}
 	d.note("replay plan for %s: %d held, %d would pass, %d would stay (%s)", part, plan.GetHeld(), plan.GetWouldRelease(), plan.GetWouldRemain(), output.OrDash(strings.Join(why, ", ")))
-	stream, err := d.gate.Replay(ctx, &gatev1.ReplayRequest{Window: window, ReplayId: "demo-" + part})
+	sum, err := d.receive(ctx, &gatev1.ReplayRequest{Window: window, ReplayId: "demo-" + part})
 	if err != nil {
-		return fmt.Errorf("replay: %w", err)
+		return err
+	}
+	d.note("REPLAYED %s through v%d: %d released, %d still quarantined", part, v.GetVersion(), sum.GetReleased(), sum.GetRemaining())
+	d.note("BACKFILL_COMPLETED (event #%d): rerun %s, in this order", sum.GetEventSequence(), strings.Join(sum.GetRerunConsumers(), " → "))
+	rate, err := d.matchRate(ctx, part)
+	if err != nil {
+		return err
+	}
+	d.note("match rate of %s after the backfill: %.1f%%", part, 100*rate)
+	return nil
+}
+
+// receive runs a replay and counts what it released, each order once: a
+// replay id used before re-sends what it released then and releases
+// nothing twice, so this also reads back a replay someone else ran.
+func (d *drill) receive(ctx context.Context, req *gatev1.ReplayRequest) (*gatev1.ReplaySummary, error) {
+	stream, err := d.gate.Replay(ctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("replay: %w", err)
 	}
 	var sum *gatev1.ReplaySummary
 	for {
@@ -597,12 +626,12 @@ func (d *drill) fix(ctx context.Context, day int) error {
 			break
 		}
 		if err != nil {
-			return fmt.Errorf("replay: %w", err)
+			return nil, fmt.Errorf("replay: %w", err)
 		}
 		if r := msg.GetRecord(); r != nil {
 			n, ok := orderNumberFromJSON(r.GetJson(), r.GetObject().GetFields()["order_id"].GetStringValue())
 			if !ok {
-				return fmt.Errorf("replay: released record %s has no order id", r.GetRecordId())
+				return nil, fmt.Errorf("replay: released record %s has no order id", r.GetRecordId())
 			}
 			if d.released.set(n) {
 				d.out.Duplicates++
@@ -614,20 +643,10 @@ func (d *drill) fix(ctx context.Context, day int) error {
 		}
 	}
 	if sum == nil {
-		return errors.New("replay ended without a summary")
+		return nil, errors.New("replay ended without a summary")
 	}
 	d.out.RerunConsumers = sum.GetRerunConsumers()
-	d.note("REPLAYED %s through v%d: %d released, %d still quarantined", part, v.GetVersion(), sum.GetReleased(), sum.GetRemaining())
-	d.note("BACKFILL_COMPLETED (event #%d): rerun %s, in this order", sum.GetEventSequence(), strings.Join(sum.GetRerunConsumers(), " → "))
-	rate, err := d.matchRate(ctx, part)
-	if err != nil {
-		return err
-	}
-	d.note("match rate of %s after the backfill: %.1f%%", part, 100*rate)
-	// The gate re-reads the active version every second; the next batches
-	// must meet v2.
-	time.Sleep(1500 * time.Millisecond)
-	return nil
+	return sum, nil
 }
 
 func dedupe(s []string) []string {

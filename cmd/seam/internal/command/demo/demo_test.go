@@ -17,7 +17,7 @@ func TestDemo(t *testing.T) {
 	t.Parallel()
 	cfg := demoConfig{days: 10, perDay: 2000, batch: 500, breakDay: 8, seed: 7, customers: 1000, knownShare: 0.98}
 	play := func() (*demoOutcome, string) {
-		conn, admin, stop, err := demoConnection(context.Background(), &client.Globals{}, false)
+		conn, _, admin, stop, err := demoConnection(context.Background(), &client.Globals{}, false)
 		if err != nil {
 			t.Fatal(err)
 		}

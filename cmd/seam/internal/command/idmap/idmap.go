@@ -28,10 +28,10 @@ import (
 // AddCommands adds the client commands to the `seam idmap` group.
 func AddCommands(group *cobra.Command, g *client.Globals) {
 	ns := &cobra.Command{Use: "namespace", Short: "Create and read identifier namespaces"}
-	ns.AddCommand(newNamespaceCreateCmd(g), newNamespaceGetCmd(g), newNamespaceListCmd(g))
-	rule := &cobra.Command{Use: "rule", Short: "Set translation rules between formats"}
-	rule.AddCommand(newRuleSetCmd(g))
-	group.AddCommand(ns, rule, newImportCmd(g), newTranslateCmd(g), newIdmapStatsCmd(g))
+	ns.AddCommand(newNamespaceCreateCmd(g), newNamespaceGetCmd(g), newNamespaceListCmd(g), newNamespaceAddFormatCmd(g))
+	rule := &cobra.Command{Use: "rule", Short: "Set and infer translation rules between formats"}
+	rule.AddCommand(newRuleSetCmd(g), newRuleInferCmd(g))
+	group.AddCommand(ns, rule, newImportCmd(g), newExportCmd(g), newTranslateCmd(g), newIdmapStatsCmd(g))
 }
 
 func newNamespaceCreateCmd(g *client.Globals) *cobra.Command {
@@ -211,17 +211,17 @@ func newNamespaceListCmd(g *client.Globals) *cobra.Command {
 
 func newRuleSetCmd(g *client.Globals) *cobra.Command {
 	var from, to, template, embed, v5, normalize string
-	var lookup bool
+	var lookup, reversible bool
 	var samples []string
 	cmd := &cobra.Command{
-		Use:   "set NAMESPACE --from FORMAT --to FORMAT (--template T | --uuid-embed PREFIX | --uuid-v5 UUID | --normalize MODE | --lookup)",
+		Use:   "set NAMESPACE --from FORMAT --to FORMAT (--template T | --uuid-embed PREFIX | --uuid-v5 UUID | --normalize MODE | --lookup) [--reversible]",
 		Short: "Set how one format translates into another, validated on samples",
-		Example: `  seam idmap rule set customer --from legacy-int --to crm-code --template 'CRM-{int:08}' --sample 42 --sample 1234567
+		Example: `  seam idmap rule set customer --from legacy-int --to crm-code --template 'CRM-{int:08}' --reversible --sample 42 --sample 1234567
   seam idmap rule set customer --from legacy-int --to uuid --uuid-embed 00000000deadbeef --sample 7
   seam idmap rule set customer --from uuid --to legacy-int --lookup`,
 		Args: cobra.ExactArgs(1),
 		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
-			r := &idmapv1.Rule{FromFormat: from, ToFormat: to}
+			r := &idmapv1.Rule{FromFormat: from, ToFormat: to, Reversible: reversible}
 			n := 0
 			if template != "" {
 				r.Strategy, n = &idmapv1.Rule_Template{Template: &idmapv1.TemplateRule{Template: template}}, n+1
@@ -274,6 +274,7 @@ func newRuleSetCmd(g *client.Globals) *cobra.Command {
 	cmd.Flags().StringVar(&normalize, "normalize", "", "lower|upper[,trim]")
 	cmd.Flags().BoolVar(&lookup, "lookup", false, "translate through the lookup table")
 	cmd.Flags().StringArrayVar(&samples, "sample", nil, "a source id the rule is validated on (repeatable)")
+	cmd.Flags().BoolVar(&reversible, "reversible", false, "the rule also translates --to ids back to --from ids (templates, uuid-embed, a change of case); checked on the samples")
 	return cmd
 }
 

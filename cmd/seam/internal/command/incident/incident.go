@@ -1,0 +1,377 @@
+// Package incident holds `seam incident`: one view of an ongoing incident
+// on a source — what changed and since which partition, what the gate
+// holds, who is affected, the proposed next contract version and id
+// migration, how much of the window they would release — and the exact
+// commands that fix it, which --apply carries out.
+package incident
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"google.golang.org/grpc"
+
+	"github.com/seamdata/seam/cmd/seam/internal/client"
+	contractcmd "github.com/seamdata/seam/cmd/seam/internal/command/contract"
+	"github.com/seamdata/seam/cmd/seam/internal/exit"
+	"github.com/seamdata/seam/cmd/seam/internal/output"
+	"github.com/seamdata/seam/cmd/seam/internal/proposal"
+	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
+)
+
+// New returns `seam incident`.
+func New(g *client.Globals) *cobra.Command {
+	var f contractcmd.InferFlags
+	var o options
+	var apply bool
+	cmd := &cobra.Command{
+		Use:   "incident SUBJECT",
+		Short: "See an incident on a source whole, with the fix; --apply carries it out",
+		Long: `Show one incident on SUBJECT in one place: what changed (the unannounced
+change, match rate and other change alerts) and since which partition,
+whether the source is contained, how many records the gate holds and why,
+the consumers the fix reaches (blast radius), the next contract version
+inferred from the held records (as ` + "`seam contract infer`" + `) with the
+registry's verdict on it, how idmap will translate a changed identifier
+(a rule read off the values, a rule or table from --pairs, a table
+generated from a UUIDv5 rule), the dry run of replaying the window through
+all of it, and the exact commands that carry the fix out: contain, add
+the format, set the rule or import the table, register, release, replay.
+
+With --apply (an admin, with --reason) those steps run in order and stop
+at the first that fails, saying what is done; every step is safe to run
+again, so a second --apply after fixing the cause finishes the job. The
+registry refuses a version whose migration idmap cannot run yet, so the
+rule or table is loaded before the version is registered. It ends with
+the reconciliation of the window: held before = released + still held.`,
+		Example: `  seam incident shop.orders
+  seam incident shop.orders --pairs uuid_to_int.csv --out shop_orders_v2.yaml
+  seam incident shop.orders --pairs uuid_to_int.csv --apply --reason "INC-8: customer_id arrives as UUIDs"`,
+		Args: cobra.ExactArgs(1),
+		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
+			popts, err := f.Options()
+			if err != nil {
+				return err
+			}
+			o.proposal = popts
+			for _, p := range f.Partitions {
+				o.inferArgs += " --partition " + shellQuote(p)
+			}
+			if apply && strings.TrimSpace(o.reason) == "" {
+				return exit.Usagef("--apply needs --reason: it is kept with the containment, the notice waiver and the backfill")
+			}
+			c := proposal.NewClients(conn)
+			// Gathering is bounded by --timeout; applying is not, since
+			// replaying a long window takes as long as it takes.
+			ctx := cmd.Context()
+			bctx, cancel := g.CallCtx(ctx)
+			inc, err := build(bctx, c, args[0], o)
+			cancel()
+			if err != nil {
+				return g.RPCError("incident "+args[0], err)
+			}
+			if o.out != "" && inc.Proposal != nil {
+				if err := os.WriteFile(o.out, inc.Proposal.YAML, 0o644); err != nil {
+					return exit.Usagef("write the proposal: %w", err)
+				}
+			}
+			w := cmd.OutOrStdout()
+			if g.JSON() {
+				w = io.Discard
+			}
+			inc.print(w, apply)
+			var applyErr error
+			var rec *reconciliation
+			if apply {
+				if err := inc.preflight(o.reason); err != nil {
+					applyErr = exit.Failf("%w", err)
+				} else {
+					fmt.Fprintln(w, "\napplying:")
+					if applyErr = inc.apply(ctx, w); applyErr != nil {
+						applyErr = exit.Failf("%w", applyErr)
+					} else if rec, err = inc.reconcile(ctx, c); err != nil {
+						applyErr = g.RPCError("reconcile "+args[0], err)
+					} else {
+						rec.print(w)
+					}
+				}
+			}
+			if g.JSON() {
+				if err := output.Value(cmd.OutOrStdout(), inc.json(rec, applyErr)); err != nil {
+					return err
+				}
+			}
+			return applyErr
+		}),
+	}
+	f.Add(cmd)
+	cmd.Flags().StringVar(&o.pairs, "pairs", "", "CSV of new-id,target-id pairs from the source (a one-time sync), for an identifier no rule translates")
+	cmd.Flags().BoolVar(&o.noHeader, "no-header", false, "the first row of --pairs is data, not a header")
+	cmd.Flags().StringVar(&o.out, "out", "", "write the proposed version to this file (the register command then reads it)")
+	cmd.Flags().StringVar(&o.replayID, "replay-id", "", "replay id of the window (default: one made of the subject, version and window, so a second --apply releases nothing twice)")
+	cmd.Flags().BoolVar(&apply, "apply", false, "carry the fix out, stopping at the first step that fails (admin; needs --reason)")
+	cmd.Flags().StringVar(&o.reason, "reason", "", "why, for the containment, the notice waiver and the backfill (kept in the audit history)")
+	return cmd
+}
+
+// print writes the view.
+func (inc *Incident) print(w io.Writer, applying bool) {
+	state := "flowing"
+	if ct := inc.Containment; ct.GetContained() {
+		state = fmt.Sprintf("CONTAINED since %s by %s (%s)", output.Time(ct.GetTime()), ct.GetPrincipal(), ct.GetReason())
+	}
+	since := ""
+	if inc.Since != "" {
+		since = " since partition " + inc.Since
+	}
+	fmt.Fprintf(w, "%s: v%d active, %s; %d records held%s\n", inc.Subject, inc.Active, state, inc.Held, since)
+	if len(inc.Changed) > 0 {
+		fmt.Fprintln(w, "\nwhat changed:")
+		for _, a := range inc.Changed {
+			fmt.Fprintf(w, "  %s #%d %s %s: %s\n", output.OrDash(a.GetPartition()), a.GetSequence(), a.GetKind(), output.OrDash(a.GetField()), a.GetMessage())
+		}
+	}
+	if inc.Held > 0 {
+		fmt.Fprintf(w, "\nheld: %d records; by partition: %s; by reason: %s\n", inc.Held, counts(inc.HeldByPart, true), counts(inc.HeldByWhy, false))
+	}
+	if len(inc.Partitions) > 0 {
+		fmt.Fprintln(w, "\nwindow:")
+		t := output.NewTable(w, "PARTITION", "RECEIVED", "ACCEPTED", "QUARANTINED", "RELEASED", "MATCH RATE")
+		for _, p := range inc.Partitions {
+			t.Row(p.Partition, fmt.Sprint(p.Received), fmt.Sprint(p.Accepted), fmt.Sprint(p.Quarantined), fmt.Sprint(p.Released), output.Rate(p.MatchRate))
+		}
+		t.Flush()
+	}
+	p := inc.Proposal
+	switch {
+	case p == nil:
+		fmt.Fprintf(w, "\nno incident to fix: the gate holds no records of %s\n", inc.Subject)
+		return
+	case len(p.Changes) == 0:
+		fmt.Fprintf(w, "\nthe held records need no change to v%d: its checks pass %d of the %d read; the others deviate too little to be a change of the source\n",
+			inc.Active, p.After.Passed, p.After.Records)
+	default:
+		fmt.Fprintln(w)
+		contractcmd.PrintProposal(w, p, "")
+	}
+	if len(inc.BlastRadius) > 0 {
+		fmt.Fprintln(w, "\nblast radius (consumers the fix reaches, in order):")
+		t := output.NewTable(w, "CONSUMER", "DEPTH", "VIA", "OWNER")
+		for _, c := range inc.BlastRadius {
+			t.Row(c.GetConsumer(), strconv.Itoa(int(c.GetDepth())), strings.Join(c.GetPath(), " → "), output.OrDash(c.GetOwner()))
+		}
+		t.Flush()
+	}
+	if ck := inc.Check; ck != nil {
+		fmt.Fprintf(w, "\nregistry on v%d: %s", inc.Next, output.Enum(ck.GetVerdict(), "VERDICT_"))
+		if ck.GetNoticeOwed() != "" {
+			fmt.Fprintf(w, "; owes %s notice (an admin waives it with the reason)", ck.GetNoticeOwed())
+		}
+		fmt.Fprintln(w)
+		for _, pr := range ck.GetProblems() {
+			tag := "stops it"
+			if resolvedByFix[pr.GetReason()] {
+				tag = "resolved by the fix"
+			}
+			fmt.Fprintf(w, "  %s (%s): %s\n", pr.GetReason(), tag, pr.GetMessage())
+		}
+		for _, pr := range inc.Waived.GetProblems() {
+			if pr.GetReason() == "OVERRIDE_REQUIRES_ADMIN" {
+				fmt.Fprintf(w, "  %s (stops --apply): %s\n", pr.GetReason(), pr.GetMessage())
+			}
+		}
+	}
+	for _, mp := range inc.Migrations {
+		fmt.Fprintf(w, "\nmigration of %s (%s/%s→%s): ", mp.Field, mp.Namespace, mp.New, output.OrDash(mp.Target))
+		switch {
+		case mp.Missing != "":
+			fmt.Fprintln(w, mp.Missing)
+		case mp.RuleText != "":
+			fmt.Fprintf(w, "rule %s — %s\n", mp.RuleText, mp.How)
+		default:
+			fmt.Fprintln(w, mp.How)
+		}
+	}
+	if inc.DryRun != nil {
+		d := inc.DryRun
+		fmt.Fprintf(w, "\ndry run of the %d records read through v%d (its checks, mapping and translations): %d would be released (%.1f%%)",
+			d.Records, inc.Next, d.Passed, 100*d.PassRate())
+		if stay := d.Records - d.Passed; stay > 0 {
+			fmt.Fprintf(w, ", %d would stay (%s)", stay, counts(toInt64(d.Remain), false))
+		}
+		fmt.Fprintln(w)
+		for _, e := range d.Examples {
+			fmt.Fprintf(w, "  stays: %s\n", e)
+		}
+	} else if inc.DryRunErr != "" {
+		fmt.Fprintf(w, "\ndry run not possible: %s\n", inc.DryRunErr)
+	}
+	if len(inc.Steps) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nto fix it:")
+	for i, s := range inc.Steps {
+		mark := ""
+		if s.Done {
+			mark = " — done: " + s.Why
+		} else if s.Why != "" {
+			mark = " — " + s.Why
+		}
+		fmt.Fprintf(w, "  %d. %s%s\n     %s\n", i+1, s.Name, mark, s.Command)
+	}
+	if !applying {
+		fmt.Fprintf(w, "\n`seam incident %s%s --apply --reason REASON` carries these out (admin), stopping at the first that fails\n", inc.Subject, pairsFlag(inc))
+	}
+}
+
+func pairsFlag(inc *Incident) string {
+	for _, mp := range inc.Migrations {
+		if strings.HasSuffix(mp.PairsFrom, ".csv") {
+			return " --pairs " + shellQuote(mp.PairsFrom)
+		}
+	}
+	return ""
+}
+
+func toInt64(m map[string]int) map[string]int64 {
+	out := make(map[string]int64, len(m))
+	for k, v := range m {
+		out[k] = int64(v)
+	}
+	return out
+}
+
+// counts renders "a 3, b 2": by key, or by count (largest first).
+func counts(m map[string]int64, byKey bool) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if !byKey && m[keys[i]] != m[keys[j]] {
+			return m[keys[i]] > m[keys[j]]
+		}
+		return keys[i] < keys[j]
+	})
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// json renders the incident for -o json.
+func (inc *Incident) json(rec *reconciliation, applyErr error) map[string]any {
+	out := map[string]any{
+		"subject": inc.Subject, "active_version": inc.Active, "next_version": inc.Next, "since": inc.Since,
+		"contained": inc.Containment.GetContained(), "held": inc.Held, "held_by_partition": inc.HeldByPart,
+		"held_by_reason": inc.HeldByWhy, "window": inc.Window, "read": inc.Read, "partitions": inc.Partitions,
+		"migrations": inc.Migrations, "steps": inc.Steps, "replay_id": inc.ReplayID, "file": inc.File,
+	}
+	var changed []map[string]any
+	for _, a := range inc.Changed {
+		changed = append(changed, map[string]any{"sequence": a.GetSequence(), "kind": a.GetKind(), "partition": a.GetPartition(),
+			"field": a.GetField(), "message": a.GetMessage()})
+	}
+	out["changed"] = changed
+	var radius []map[string]any
+	for _, c := range inc.BlastRadius {
+		radius = append(radius, map[string]any{"consumer": c.GetConsumer(), "depth": c.GetDepth(), "path": c.GetPath(), "owner": c.GetOwner()})
+	}
+	out["blast_radius"] = radius
+	if p := inc.Proposal; p != nil {
+		out["proposal"] = contractcmd.ProposalJSON(&proposal.Gathered{Partitions: inc.Window, HeldTotal: inc.Held}, p)
+	}
+	if ck := inc.Check; ck != nil {
+		var problems []string
+		for _, pr := range ck.GetProblems() {
+			problems = append(problems, pr.GetReason()+": "+pr.GetMessage())
+		}
+		out["registry"] = map[string]any{"verdict": output.Enum(ck.GetVerdict(), "VERDICT_"), "notice_owed": ck.GetNoticeOwed(), "problems": problems}
+	}
+	if inc.DryRun != nil {
+		out["dry_run"] = inc.DryRun
+	} else if inc.DryRunErr != "" {
+		out["dry_run_error"] = inc.DryRunErr
+	}
+	if s := inc.Replay; s != nil {
+		out["replay"] = map[string]any{"replay_id": s.GetReplayId(), "held": s.GetHeld(), "released": s.GetReleased(),
+			"remaining": s.GetRemaining(), "rerun_consumers": s.GetRerunConsumers(), "event_sequence": s.GetEventSequence()}
+	}
+	if rec != nil {
+		out["reconciliation"] = rec
+	}
+	if applyErr != nil {
+		out["error"] = applyErr.Error()
+	}
+	return out
+}
+
+// reconciliation is the window after the fix: every record held before
+// it is released or still held.
+type reconciliation struct {
+	From      string             `json:"from"`
+	To        string             `json:"to"`
+	Before    int64              `json:"held_before"`
+	Released  int64              `json:"released"`
+	StillHeld int64              `json:"still_held"`
+	AddsUp    bool               `json:"adds_up"`
+	MatchRate map[string]float64 `json:"match_rate_after"`
+}
+
+func (inc *Incident) reconcile(ctx context.Context, c proposal.Clients) (*reconciliation, error) {
+	from, to := inc.Window[0], inc.Window[len(inc.Window)-1]
+	r := &reconciliation{From: from, To: to, MatchRate: map[string]float64{}}
+	for _, p := range inc.Window {
+		r.Before += inc.HeldByPart[p]
+	}
+	if s := inc.Replay; s != nil {
+		r.Released = s.GetReleased()
+	}
+	st, err := c.Gate.GetQuarantineStats(ctx, &gatev1.GetQuarantineStatsRequest{Filter: &gatev1.QuarantineFilter{Subject: inc.Subject,
+		PartitionFrom: from, PartitionTo: to, State: gatev1.QuarantineState_QUARANTINE_STATE_HELD}})
+	if err != nil {
+		return nil, err
+	}
+	r.StillHeld = st.GetTotal()
+	r.AddsUp = r.Before == r.Released+r.StillHeld
+	parts, err := partitionStates(ctx, c.Gate, inc.Subject, inc.Window)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range parts {
+		r.MatchRate[p.Partition] = p.MatchRate
+	}
+	inc.Partitions = parts
+	return r, nil
+}
+
+func (r *reconciliation) print(w io.Writer) {
+	window := r.From
+	if r.To != r.From {
+		window += ".." + r.To
+	}
+	mark := "✓"
+	if !r.AddsUp {
+		mark = fmt.Sprintf("✗ (%d unaccounted: something else held or released records of the window meanwhile)", r.Before-r.Released-r.StillHeld)
+	}
+	fmt.Fprintf(w, "\nreconciliation of %s: held before %d = released %d + still held %d  %s\n", window, r.Before, r.Released, r.StillHeld, mark)
+	var parts []string
+	for _, p := range slices.Sorted(maps.Keys(r.MatchRate)) {
+		parts = append(parts, p+" "+output.Rate(r.MatchRate[p]))
+	}
+	if len(parts) > 0 {
+		fmt.Fprintf(w, "match rate after the fix: %s\n", strings.Join(parts, ", "))
+	}
+}

@@ -1,0 +1,53 @@
+package infer_test
+
+import (
+	"fmt"
+	"strconv"
+	"testing"
+
+	"github.com/seamdata/seam/core/contract"
+	"github.com/seamdata/seam/core/infer"
+	idmapv1 "github.com/seamdata/seam/proto/seam/idmap/v1"
+)
+
+// BenchmarkPropose is a proposal from 10,000 held records (the default
+// window of `seam contract infer`) whose merchant ids became template
+// strings: profile, checks before and after, rule, YAML.
+func BenchmarkPropose(b *testing.B) {
+	active, err := contract.Load([]byte(settlementsV1), "v1")
+	if err != nil {
+		b.Fatal(err)
+	}
+	model, err := contract.LoadCanonicalModel([]byte(settlementModel), "model")
+	if err != nil {
+		b.Fatal(err)
+	}
+	lines := make([]string, 10_000)
+	for i := range lines {
+		lines[i] = settlement(i, fmt.Sprintf(`"MER-%08d"`, 1000+i))
+	}
+	in := infer.Input{Active: active, ActiveVersion: 1, Canonical: model, Namespaces: []*idmapv1.Namespace{merchantNS}, Held: ndjson("2026-03-08", lines...)}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := infer.Propose(in); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(lines)*b.N)/b.Elapsed().Seconds(), "records/s")
+}
+
+// BenchmarkInferRule verifies every candidate on 100,000 pairs.
+func BenchmarkInferRule(b *testing.B) {
+	pairs := make([]infer.Pair, 100_000)
+	for i := range pairs {
+		pairs[i] = infer.Pair{From: strconv.Itoa(i * 7), To: fmt.Sprintf("ACC-%08d", i*7)}
+	}
+	q := infer.RuleQuery{Namespace: "account", From: intFmt, To: accFmt, Pairs: pairs}
+	b.ReportAllocs()
+	for b.Loop() {
+		if f, err := infer.InferRule(q); err != nil || f.Rule == nil {
+			b.Fatal(f, err)
+		}
+	}
+	b.ReportMetric(float64(len(pairs)*b.N)/b.Elapsed().Seconds(), "pairs/s")
+}
