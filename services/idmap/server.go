@@ -254,7 +254,7 @@ func (s *Server) AddFormat(ctx context.Context, req *idmapv1.AddFormatRequest) (
 		if ferr := fieldError(err); ferr != nil {
 			return nil, ferr
 		}
-		return nil, s.internal("add format", err)
+		return nil, internal("add format", err)
 	}
 	if ns.formats[f.GetName()] != nil {
 		return nil, rpcerr.AlreadyExists("format", req.GetNamespace()+"/"+f.GetName())
@@ -269,11 +269,11 @@ func (s *Server) AddFormat(ctx context.Context, req *idmapv1.AddFormatRequest) (
 	case errors.Is(err, ErrNamespaceNotFound):
 		return nil, namespaceNotFound(req.GetNamespace())
 	case err != nil:
-		return nil, s.internal("add format", err)
+		return nil, internal("add format", err)
 	}
 	next, err := load(ctx, s.store, s.snap.Load())
 	if err != nil {
-		return nil, s.internal("add format", err)
+		return nil, internal("add format", err)
 	}
 	s.snap.Store(next)
 	return &idmapv1.AddFormatResponse{Namespace: next.namespaces[req.GetNamespace()].proto()}, nil
