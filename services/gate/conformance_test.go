@@ -153,7 +153,7 @@ func quarantineQueries(t *testing.T, a, b *gateEnv) {
 		t.Fatalf("discarded records = %d (%v), want 30 with reason and operator", len(gone.GetRecords()), err)
 	}
 	var audited int
-	if err := a.srv.store.db.SQL.QueryRowContext(ctx, `SELECT COUNT(*) FROM gate_audit WHERE action = 'DISCARD' AND principal = 'operator'`).Scan(&audited); err != nil || audited != 2 {
+	if err := a.srv.store.(*sqlStore).db.SQL.QueryRowContext(ctx, `SELECT COUNT(*) FROM gate_audit WHERE action = 'DISCARD' AND principal = 'operator'`).Scan(&audited); err != nil || audited != 2 {
 		t.Fatalf("audit rows = %d (%v), want 2", audited, err)
 	}
 }

@@ -2,8 +2,6 @@ package gate
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -61,16 +59,16 @@ type activeEntry struct {
 type contracts struct {
 	cfg      Config
 	registry registryv1.RegistryServiceClient
-	store    *store
+	store    gateStore
 
 	mu       sync.Mutex
 	versions map[versionKey]*compiled
 	active   map[string]activeEntry
 }
 
-func newContracts(ctx context.Context, cfg Config, reg registryv1.RegistryServiceClient, st *store) (*contracts, error) {
+func newContracts(ctx context.Context, cfg Config, reg registryv1.RegistryServiceClient, st gateStore) (*contracts, error) {
 	c := &contracts{cfg: cfg, registry: reg, store: st, versions: map[versionKey]*compiled{}, active: map[string]activeEntry{}}
-	known, err := st.activeContracts(ctx)
+	known, err := st.ActiveContracts(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -137,7 +135,7 @@ func (c *contracts) resolve(ctx context.Context, subject string, version int32, 
 	if err != nil {
 		return nil, err
 	}
-	if err := c.store.setActive(ctx, subject, cv.version, now); err != nil {
+	if err := c.store.SetActive(ctx, subject, cv.version, now); err != nil {
 		return nil, err
 	}
 	c.mu.Lock()
@@ -194,12 +192,16 @@ func (c *contracts) pinned(ctx context.Context, subject string, version int32) (
 	if !unreachable(err) {
 		return nil, rpcerr.Unavailable("registry", err)
 	}
-	ct, ok, serr := c.store.contract(ctx, subject, version)
+	blob, ok, serr := c.store.Contract(ctx, subject, version)
 	if serr != nil {
 		return nil, serr
 	}
 	if !ok {
 		return nil, rpcerr.Unavailable("registry", fmt.Errorf("%s version %d was never seen by this gate: %w", subject, version, err))
+	}
+	ct := &contractv1.Contract{}
+	if err := proto.Unmarshal(blob, ct); err != nil {
+		return nil, fmt.Errorf("decode stored %s version %d: %w", subject, version, err)
 	}
 	return c.compile(subject, version, ct)
 }
@@ -210,7 +212,11 @@ func (c *contracts) install(ctx context.Context, v *registryv1.ContractVersion) 
 	if cv := c.cached(v.GetSubject(), v.GetVersion()); cv != nil {
 		return cv, nil
 	}
-	if err := c.store.putContract(ctx, v.GetSubject(), v.GetVersion(), v.GetContract(), c.cfg.Clock()); err != nil {
+	b, err := proto.Marshal(v.GetContract())
+	if err != nil {
+		return nil, fmt.Errorf("encode %s version %d: %w", v.GetSubject(), v.GetVersion(), err)
+	}
+	if err := c.store.PutContract(ctx, v.GetSubject(), v.GetVersion(), b, c.cfg.Clock()); err != nil {
 		return nil, err
 	}
 	return c.compile(v.GetSubject(), v.GetVersion(), v.GetContract())
@@ -232,61 +238,4 @@ func (c *contracts) compile(subject string, version int32, ct *contractv1.Contra
 	}
 	c.versions[versionKey{subject, version}] = cv
 	return cv, nil
-}
-
-// putContract stores a contract version the registry returned.
-func (s *store) putContract(ctx context.Context, subject string, version int32, ct *contractv1.Contract, at time.Time) error {
-	b, err := proto.Marshal(ct)
-	if err != nil {
-		return fmt.Errorf("encode %s version %d: %w", subject, version, err)
-	}
-	if _, err := s.db.SQL.ExecContext(ctx, `INSERT INTO gate_contracts (subject, version, contract, fetched_at) VALUES ($1, $2, $3, $4)
-ON CONFLICT (subject, version) DO NOTHING`, subject, version, b, at.UnixNano()); err != nil {
-		return fmt.Errorf("store %s version %d: %w", subject, version, err)
-	}
-	return nil
-}
-
-// setActive records which version the registry last said was active.
-func (s *store) setActive(ctx context.Context, subject string, version int32, at time.Time) error {
-	if _, err := s.db.SQL.ExecContext(ctx, `INSERT INTO gate_active (subject, version, fetched_at) VALUES ($1, $2, $3)
-ON CONFLICT (subject) DO UPDATE SET version = excluded.version, fetched_at = excluded.fetched_at`, subject, version, at.UnixNano()); err != nil {
-		return fmt.Errorf("store active version of %s: %w", subject, err)
-	}
-	return nil
-}
-
-func (s *store) contract(ctx context.Context, subject string, version int32) (*contractv1.Contract, bool, error) {
-	var b []byte
-	err := s.db.SQL.QueryRowContext(ctx, `SELECT contract FROM gate_contracts WHERE subject = $1 AND version = $2`, subject, version).Scan(&b)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, false, nil
-	}
-	if err != nil {
-		return nil, false, fmt.Errorf("read stored %s version %d: %w", subject, version, err)
-	}
-	ct := &contractv1.Contract{}
-	if err := proto.Unmarshal(b, ct); err != nil {
-		return nil, false, fmt.Errorf("decode stored %s version %d: %w", subject, version, err)
-	}
-	return ct, true, nil
-}
-
-func (s *store) activeContracts(ctx context.Context) (map[string]activeEntry, error) {
-	rows, err := s.db.SQL.QueryContext(ctx, `SELECT subject, version, fetched_at FROM gate_active`)
-	if err != nil {
-		return nil, fmt.Errorf("read last known contracts: %w", err)
-	}
-	defer rows.Close()
-	out := map[string]activeEntry{}
-	for rows.Next() {
-		var subject string
-		var version int32
-		var at int64
-		if err := rows.Scan(&subject, &version, &at); err != nil {
-			return nil, fmt.Errorf("read last known contracts: %w", err)
-		}
-		out[subject] = activeEntry{version: version, fetched: time.Unix(0, at)}
-	}
-	return out, rows.Err()
 }

@@ -146,7 +146,7 @@ func summaryOnly(r *gatev1.IngestResponse) *gatev1.IngestResponse {
 // again under its unique key, so concurrent duplicates (other requests,
 // other replicas) are decided by the database.
 func (s *Server) ingest(ctx context.Context, in batchInput) (*gatev1.IngestResponse, error) {
-	if stored, ok, err := s.store.batch(ctx, in.subject, in.partition, in.batchID); err != nil {
+	if stored, ok, err := s.store.Batch(ctx, in.subject, in.partition, in.batchID); err != nil {
 		return nil, err
 	} else if ok {
 		return s.storedAnswer(in, stored)
@@ -155,7 +155,7 @@ func (s *Server) ingest(ctx context.Context, in batchInput) (*gatev1.IngestRespo
 	if err != nil {
 		return nil, err
 	}
-	cont, contained, err := s.store.getContainment(ctx, in.subject)
+	cont, contained, err := s.store.Containment(ctx, in.subject)
 	if err != nil {
 		return nil, err
 	}
@@ -174,9 +174,9 @@ func (s *Server) ingest(ctx context.Context, in batchInput) (*gatev1.IngestRespo
 			return nil, err
 		}
 	}
-	alerts, err := s.store.commitBatch(ctx, s, o)
+	alerts, err := s.commitBatch(ctx, o)
 	if errors.Is(err, errDuplicateBatch) {
-		stored, ok, err := s.store.batch(ctx, in.subject, in.partition, in.batchID)
+		stored, ok, err := s.store.Batch(ctx, in.subject, in.partition, in.batchID)
 		if err != nil {
 			return nil, err
 		}

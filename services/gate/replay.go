@@ -3,7 +3,6 @@ package gate
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -25,18 +24,6 @@ import (
 // replayPage is how many held records one replay step reads, evaluates
 // and releases in one transaction.
 const replayPage = 500
-
-// heldRow is a held record read for a replay.
-type heldRow struct {
-	id       string
-	part     string
-	batchID  string
-	index    int64
-	position int64
-	format   recordv1.Format
-	raw      []byte
-	idState  int
-}
 
 // replayVerdict is what today's contract, mapping and id tables say about
 // a held record.
@@ -65,55 +52,6 @@ func validateWindow(w *gatev1.ReplayWindow) error {
 		return rpcerr.InvalidArgument("bad replay window", bad...)
 	}
 	return nil
-}
-
-// heldPartitions lists the partitions of the window that hold records, by
-// the (subject, state, part) index: the cost is the window's, not the
-// quarantine's.
-func (s *store) heldPartitions(ctx context.Context, w *gatev1.ReplayWindow, replayID string) ([]string, error) {
-	q := `SELECT DISTINCT part FROM gate_quarantine WHERE subject = $1 AND state = $2 AND part >= $3 AND part <= $4`
-	args := []any{w.GetSubject(), int32(gatev1.QuarantineState_QUARANTINE_STATE_HELD), w.GetPartitionFrom(), w.GetPartitionTo()}
-	if replayID != "" {
-		q += ` UNION SELECT DISTINCT part FROM gate_quarantine WHERE replay_id = $5 AND subject = $1 AND part >= $3 AND part <= $4`
-		args = append(args, replayID)
-	}
-	rows, err := s.db.SQL.QueryContext(ctx, q+` ORDER BY part`, args...)
-	if err != nil {
-		return nil, fmt.Errorf("list partitions of the replay window: %w", err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var p string
-		if err := rows.Scan(&p); err != nil {
-			return nil, fmt.Errorf("list partitions of the replay window: %w", err)
-		}
-		out = append(out, p)
-	}
-	return out, rows.Err()
-}
-
-// heldPage reads up to replayPage held records of one partition after
-// (batchID, index).
-func (s *store) heldPage(ctx context.Context, subject, part, afterBatch string, afterIndex int64) ([]heldRow, error) {
-	rows, err := s.db.SQL.QueryContext(ctx, `SELECT id, part, batch_id, idx, position, format, raw, id_state FROM gate_quarantine
-WHERE subject = $1 AND state = $2 AND part = $3 AND (batch_id, idx) > ($4, $5) ORDER BY batch_id, idx LIMIT $6`,
-		subject, int32(gatev1.QuarantineState_QUARANTINE_STATE_HELD), part, afterBatch, afterIndex, replayPage)
-	if err != nil {
-		return nil, fmt.Errorf("read held records of %s/%s: %w", subject, part, err)
-	}
-	defer rows.Close()
-	var out []heldRow
-	for rows.Next() {
-		var h heldRow
-		var f int32
-		if err := rows.Scan(&h.id, &h.part, &h.batchID, &h.index, &h.position, &f, &h.raw, &h.idState); err != nil {
-			return nil, fmt.Errorf("read held records of %s/%s: %w", subject, part, err)
-		}
-		h.format = recordv1.Format(f)
-		out = append(out, h)
-	}
-	return out, rows.Err()
 }
 
 // replayGroup is held records re-encoded as one batch: JSON records as
@@ -260,7 +198,7 @@ func (s *Server) PlanReplay(ctx context.Context, req *gatev1.PlanReplayRequest) 
 	if err != nil {
 		return nil, err
 	}
-	parts, err := s.store.heldPartitions(ctx, w, "")
+	parts, err := s.store.HeldPartitions(ctx, w.GetSubject(), w.GetPartitionFrom(), w.GetPartitionTo(), "")
 	if err != nil {
 		return nil, err
 	}
@@ -270,7 +208,7 @@ func (s *Server) PlanReplay(ctx context.Context, req *gatev1.PlanReplayRequest) 
 		pp := &gatev1.PartitionPlan{Partition: part}
 		afterBatch, afterIndex := "", int64(-1)
 		for {
-			page, err := s.store.heldPage(ctx, w.GetSubject(), part, afterBatch, afterIndex)
+			page, err := s.store.HeldPage(ctx, w.GetSubject(), part, afterBatch, afterIndex, replayPage)
 			if err != nil {
 				return nil, err
 			}
@@ -330,7 +268,7 @@ func (s *Server) Replay(req *gatev1.ReplayRequest, stream gatev1.GateService_Rep
 	if err != nil {
 		return err
 	}
-	parts, err := s.store.heldPartitions(ctx, w, replayID)
+	parts, err := s.store.HeldPartitions(ctx, w.GetSubject(), w.GetPartitionFrom(), w.GetPartitionTo(), replayID)
 	if err != nil {
 		return err
 	}
@@ -344,7 +282,7 @@ func (s *Server) Replay(req *gatev1.ReplayRequest, stream gatev1.GateService_Rep
 		return stream.Send(&gatev1.ReplayResponse{Message: &gatev1.ReplayResponse_Record{Record: rec}})
 	}
 	for _, part := range parts {
-		before, err := s.store.releasedBy(ctx, w.GetSubject(), part, replayID)
+		before, err := s.store.ReleasedBy(ctx, w.GetSubject(), part, replayID)
 		if err != nil {
 			return err
 		}
@@ -356,7 +294,7 @@ func (s *Server) Replay(req *gatev1.ReplayRequest, stream gatev1.GateService_Rep
 		sum.Released += int64(len(before))
 		afterBatch, afterIndex := "", int64(-1)
 		for {
-			page, err := s.store.heldPage(ctx, w.GetSubject(), part, afterBatch, afterIndex)
+			page, err := s.store.HeldPage(ctx, w.GetSubject(), part, afterBatch, afterIndex, replayPage)
 			if err != nil {
 				return err
 			}
@@ -367,7 +305,7 @@ func (s *Server) Replay(req *gatev1.ReplayRequest, stream gatev1.GateService_Rep
 			if err != nil {
 				return err
 			}
-			released, err := s.store.release(ctx, s, cv, w.GetSubject(), part, replayID, principal, page, verdicts)
+			released, err := s.release(ctx, cv, w.GetSubject(), part, replayID, principal, page, verdicts)
 			if err != nil {
 				return err
 			}
@@ -401,39 +339,15 @@ func (s *Server) Replay(req *gatev1.ReplayRequest, stream gatev1.GateService_Rep
 	return stream.Send(&gatev1.ReplayResponse{Message: &gatev1.ReplayResponse_Summary{Summary: sum}})
 }
 
-// releasedBy returns the canonical records a replay id released in a
-// partition before, for a retried replay to send again.
-func (s *store) releasedBy(ctx context.Context, subject, part, replayID string) ([]*recordv1.CanonicalRecord, error) {
-	rows, err := s.db.SQL.QueryContext(ctx, `SELECT canonical FROM gate_quarantine WHERE replay_id = $1 AND subject = $2 AND part = $3 ORDER BY batch_id, idx`,
-		replayID, subject, part)
-	if err != nil {
-		return nil, fmt.Errorf("read records replay %s released in %s: %w", replayID, part, err)
-	}
-	defer rows.Close()
-	var out []*recordv1.CanonicalRecord
-	for rows.Next() {
-		var b []byte
-		if err := rows.Scan(&b); err != nil {
-			return nil, fmt.Errorf("read records replay %s released in %s: %w", replayID, part, err)
-		}
-		rec := &recordv1.CanonicalRecord{}
-		if err := proto.Unmarshal(b, rec); err != nil {
-			return nil, fmt.Errorf("decode a record replay %s released in %s: %w", replayID, part, err)
-		}
-		out = append(out, rec)
-	}
-	return out, rows.Err()
-}
-
 // release marks the passing records of a page released in one
 // transaction, with their canonical record and replay id, and counts them
 // in the partition's monitor. A record another replay released meanwhile
 // is skipped: the conditional update decides, not this process.
-func (s *store) release(ctx context.Context, srv *Server, cv *compiled, subject, part, replayID, principal string, page []heldRow, verdicts []replayVerdict) ([]*recordv1.CanonicalRecord, error) {
+func (s *Server) release(ctx context.Context, cv *compiled, subject, part, replayID, principal string, page []heldRow, verdicts []replayVerdict) ([]*recordv1.CanonicalRecord, error) {
 	var out []*recordv1.CanonicalRecord
-	now := srv.cfg.Clock().UnixNano()
+	now := s.cfg.Clock()
 	idField := matchRateField(cv)
-	err := s.db.InTx(ctx, func(tx *sql.Tx) error {
+	err := s.store.InTx(ctx, func(tx storeTx) error {
 		out = out[:0]
 		var checked, matched int64
 		for i, v := range verdicts {
@@ -445,15 +359,11 @@ func (s *store) release(ctx context.Context, srv *Server, cv *compiled, subject,
 			if err != nil {
 				return fmt.Errorf("encode released record %s: %w", h.id, err)
 			}
-			res, err := tx.ExecContext(ctx, `UPDATE gate_quarantine SET state = $1, state_at = $2, state_reason = $3, state_by = $4, replay_id = $5, record_id = $6, canonical = $7
-WHERE id = $8 AND state = $9`, int32(gatev1.QuarantineState_QUARANTINE_STATE_RELEASED), now, "replay "+replayID, principal, replayID,
-				v.record.GetRecordId(), blob, h.id, int32(gatev1.QuarantineState_QUARANTINE_STATE_HELD))
+			ok, err := tx.Release(ctx, releaseRow{id: h.id, replayID: replayID, principal: principal, recordID: v.record.GetRecordId(), canonical: blob, at: now})
 			if err != nil {
-				return fmt.Errorf("release record %s: %w", h.id, err)
+				return err
 			}
-			if n, err := res.RowsAffected(); err != nil {
-				return fmt.Errorf("release record %s: %w", h.id, err)
-			} else if n == 0 {
+			if !ok {
 				continue
 			}
 			out = append(out, v.record)
@@ -472,19 +382,7 @@ WHERE id = $8 AND state = $9`, int32(gatev1.QuarantineState_QUARANTINE_STATE_REL
 		if len(out) == 0 {
 			return nil
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE gate_partitions SET released = released + $1, id_checked = id_checked + $2, id_matched = id_matched + $3, updated_at = $4
-WHERE subject = $5 AND part = $6`, len(out), checked, matched, now, subject, part); err != nil {
-			return fmt.Errorf("count released records of %s/%s: %w", subject, part, err)
-		}
-		if idField != "" && (checked > 0 || matched > 0) {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO gate_field_stats (subject, part, field, count, nulls, numbers, total, ids, matched)
-VALUES ($1, $2, $3, 0, 0, 0, 0, $4, $5)
-ON CONFLICT (subject, part, field) DO UPDATE SET ids = gate_field_stats.ids + excluded.ids, matched = gate_field_stats.matched + excluded.matched`,
-				subject, part, idField, checked, matched); err != nil {
-				return fmt.Errorf("count released identifiers of %s/%s: %w", subject, part, err)
-			}
-		}
-		return nil
+		return tx.CountReleased(ctx, subject, part, idField, int64(len(out)), checked, matched, now)
 	})
 	return out, err
 }
@@ -506,13 +404,7 @@ func (s *Server) backfillCompleted(ctx context.Context, w *gatev1.ReplayWindow, 
 		return 0, fmt.Errorf("encode backfill event: %w", err)
 	}
 	id := "gate-backfill-" + replayID
-	if err := s.store.db.InTx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO gate_outbox (event_id, payload, created_at) VALUES ($1, $2, $3) ON CONFLICT (event_id) DO NOTHING`,
-			id, payload, now.UnixNano()); err != nil {
-			return fmt.Errorf("queue backfill event of replay %s: %w", replayID, err)
-		}
-		return s.store.db.Notify(ctx, tx, outboxChannel)
-	}); err != nil {
+	if err := s.store.QueueEventOnce(ctx, outboxEvent{EventID: id, Payload: payload}, now); err != nil {
 		return 0, err
 	}
 	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -520,5 +412,5 @@ func (s *Server) backfillCompleted(ctx context.Context, w *gatev1.ReplayWindow, 
 	if err := s.deliverPending(dctx); err != nil {
 		s.cfg.Logger.WarnContext(ctx, "backfill event queued; the registry will get it when reachable", "replay_id", replayID, "error", err)
 	}
-	return s.store.registrySeq(ctx, id)
+	return s.store.RegistrySeq(ctx, id)
 }

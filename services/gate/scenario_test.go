@@ -385,7 +385,7 @@ func TestScenarioScopedBackfill(t *testing.T) {
 
 	// The window's rows are found by the (subject, state, part) index, not
 	// by scanning the quarantine.
-	rows, err := e.srv.store.db.SQL.QueryContext(ctx, `EXPLAIN QUERY PLAN SELECT id FROM gate_quarantine WHERE subject = $1 AND state = $2 AND part = $3 AND (batch_id, idx) > ($4, $5) ORDER BY batch_id, idx LIMIT 10`,
+	rows, err := e.srv.store.(*sqlStore).db.SQL.QueryContext(ctx, `EXPLAIN QUERY PLAN SELECT id FROM gate_quarantine WHERE subject = $1 AND state = $2 AND part = $3 AND (batch_id, idx) > ($4, $5) ORDER BY batch_id, idx LIMIT 10`,
 		"shop.orders", 1, day(360), "", -1)
 	if err != nil {
 		t.Fatalf("explain: %v", err)

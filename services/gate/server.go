@@ -27,7 +27,7 @@ type Server struct {
 	gatev1.UnimplementedGateServiceServer
 
 	cfg       Config
-	store     *store
+	store     gateStore
 	registry  registryv1.RegistryServiceClient
 	adapter   adapterv1.AdapterServiceClient
 	idmap     idmapv1.IdMapServiceClient
@@ -89,7 +89,7 @@ func (s *Server) Release(ctx context.Context, req *gatev1.ReleaseRequest) (*gate
 // ListContainments lists every source that was ever contained, with its
 // current state.
 func (s *Server) ListContainments(ctx context.Context, _ *gatev1.ListContainmentsRequest) (*gatev1.ListContainmentsResponse, error) {
-	rows, err := s.store.listContainments(ctx)
+	rows, err := s.store.Containments(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -121,7 +121,7 @@ func (s *Server) setContainment(ctx context.Context, subject, reason string, con
 		action, typ = "CONTAIN", registryv1.EventType_EVENT_TYPE_SOURCE_CONTAINED
 	}
 	if !contain {
-		cur, ok, err := s.store.getContainment(ctx, subject)
+		cur, ok, err := s.store.Containment(ctx, subject)
 		if err != nil {
 			return nil, err
 		}
@@ -142,7 +142,7 @@ func (s *Server) setContainment(ctx context.Context, subject, reason string, con
 	if err != nil {
 		return nil, err
 	}
-	if err := s.store.setContainment(ctx, c, action, ev); err != nil {
+	if err := s.store.SetContainment(ctx, c, action, ev); err != nil {
 		return nil, err
 	}
 	s.cfg.Logger.InfoContext(ctx, "containment changed", "subject", subject, "contained", contain, "by", principal, "reason", reason)
@@ -195,7 +195,7 @@ func newEvent(e *registryv1.Event) (outboxEvent, error) {
 // unreachable. Delivery is at least once; the event id attribute lets
 // readers drop a repeat.
 func (s *Server) relay(ctx context.Context) error {
-	wake, err := s.store.db.Listen(ctx, outboxChannel)
+	wake, err := s.store.Listen(ctx, outboxChannel)
 	if err != nil {
 		return fmt.Errorf("gate outbox relay: %w", err)
 	}
@@ -220,7 +220,7 @@ func (s *Server) deliverPending(ctx context.Context) error {
 	s.deliverMu.Lock()
 	defer s.deliverMu.Unlock()
 	for {
-		events, err := s.store.pendingEvents(ctx, 100)
+		events, err := s.store.PendingEvents(ctx, 100)
 		if err != nil || len(events) == 0 {
 			return err
 		}
@@ -233,7 +233,7 @@ func (s *Server) deliverPending(ctx context.Context) error {
 			if err != nil {
 				return fmt.Errorf("publish %s: %w", e.EventID, err)
 			}
-			if err := s.store.markDelivered(ctx, e.Seq, resp.GetEvent().GetSequence(), s.cfg.Clock()); err != nil {
+			if err := s.store.MarkDelivered(ctx, e.Seq, resp.GetEvent().GetSequence(), s.cfg.Clock()); err != nil {
 				return err
 			}
 		}

@@ -2,192 +2,147 @@ package gate
 
 import (
 	"context"
-	"database/sql"
-	"errors"
-	"fmt"
-	"strings"
 	"time"
 
-	"github.com/seamdata/seam/platform/storage"
+	"github.com/seamdata/seam/core/check"
+	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
+	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
 )
 
-// outboxChannel wakes the relay when a transaction adds registry events.
-const outboxChannel = "seam_gate_outbox"
+// Notification channels: a commit that adds rows wakes the readers of
+// that channel on every replica (PostgreSQL LISTEN/NOTIFY, in-process on
+// SQLite). A wake-up says "look again"; the tables are the truth.
+const (
+	// outboxChannel wakes the relay when a transaction queues registry events.
+	outboxChannel = "seam_gate_outbox"
+	// alertChannel wakes alert watchers when a transaction stores alerts.
+	alertChannel = "seam_gate_alerts"
+)
 
-// migrations is the gate's schema, oldest first. Never edit a released
-// version; add a new one.
-var migrations = []storage.Migration{{
-	Version: 1,
-	Name:    "containment and outbox",
-	SQLite: `
-CREATE TABLE gate_containments (
-	subject    TEXT PRIMARY KEY,
-	contained  INTEGER NOT NULL,
-	reason     TEXT NOT NULL,
-	principal  TEXT NOT NULL,
-	changed_at INTEGER NOT NULL,
-	automatic  INTEGER NOT NULL DEFAULT 0
-);
-CREATE TABLE gate_audit (
-	seq        INTEGER PRIMARY KEY AUTOINCREMENT,
-	at         INTEGER NOT NULL,
-	principal  TEXT NOT NULL,
-	subject    TEXT NOT NULL,
-	action     TEXT NOT NULL,
-	detail     TEXT NOT NULL
-);
-CREATE TABLE gate_outbox (
-	seq          INTEGER PRIMARY KEY AUTOINCREMENT,
-	event_id     TEXT NOT NULL UNIQUE,
-	payload      BLOB NOT NULL,
-	created_at   INTEGER NOT NULL,
-	delivered_at INTEGER
-);
-CREATE INDEX gate_outbox_pending ON gate_outbox (seq) WHERE delivered_at IS NULL;`,
-	Postgres: `
-CREATE TABLE gate_containments (
-	subject    TEXT PRIMARY KEY,
-	contained  BOOLEAN NOT NULL,
-	reason     TEXT NOT NULL,
-	principal  TEXT NOT NULL,
-	changed_at BIGINT NOT NULL,
-	automatic  BOOLEAN NOT NULL DEFAULT FALSE
-);
-CREATE TABLE gate_audit (
-	seq        BIGSERIAL PRIMARY KEY,
-	at         BIGINT NOT NULL,
-	principal  TEXT NOT NULL,
-	subject    TEXT NOT NULL,
-	action     TEXT NOT NULL,
-	detail     TEXT NOT NULL
-);
-CREATE TABLE gate_outbox (
-	seq          BIGSERIAL PRIMARY KEY,
-	event_id     TEXT NOT NULL UNIQUE,
-	payload      BYTEA NOT NULL,
-	created_at   BIGINT NOT NULL,
-	delivered_at BIGINT
-);
-CREATE INDEX gate_outbox_pending ON gate_outbox (seq) WHERE delivered_at IS NULL;`,
-}, {
-	Version:  2,
-	Name:     "ingest, quarantine, monitors, alerts and contract cache",
-	SQLite:   schemaV2("INTEGER", "BLOB", "REAL", "INTEGER PRIMARY KEY AUTOINCREMENT"),
-	Postgres: schemaV2("BIGINT", "BYTEA", "DOUBLE PRECISION", "BIGSERIAL PRIMARY KEY"),
-}}
+// gateStore is the gate's durable state. Handlers use only this interface
+// and storeTx; the SQL behind it (sqlStore) serves the embedded SQLite
+// file and PostgreSQL alike, and the conformance tests run on both.
+type gateStore interface {
+	// InTx runs fn in one transaction, retrying it on transient conflicts;
+	// fn must have no effect outside tx.
+	InTx(ctx context.Context, fn func(tx storeTx) error) error
+	// Listen returns a channel that receives a value after each commit
+	// that notified channel, on any replica; it closes when ctx ends.
+	Listen(ctx context.Context, channel string) (<-chan struct{}, error)
+	Close() error
 
-// schemaV2 is migration 2 in either dialect: the types differ, the tables
-// do not. The column "part" holds the partition (PARTITION is a keyword).
-func schemaV2(integer, blob, real, serial string) string {
-	return strings.NewReplacer("$INT", integer, "$BLOB", blob, "$REAL", real, "$SERIAL", serial).Replace(`
-CREATE TABLE gate_contracts (
-	subject    TEXT NOT NULL,
-	version    $INT NOT NULL,
-	contract   $BLOB NOT NULL,
-	fetched_at $INT NOT NULL,
-	PRIMARY KEY (subject, version)
-);
-CREATE TABLE gate_active (
-	subject    TEXT PRIMARY KEY,
-	version    $INT NOT NULL,
-	fetched_at $INT NOT NULL
-);
-CREATE TABLE gate_batches (
-	subject          TEXT NOT NULL,
-	part             TEXT NOT NULL,
-	batch_id         TEXT NOT NULL,
-	status           $INT NOT NULL,
-	contract_version $INT NOT NULL,
-	received         $INT NOT NULL,
-	accepted         $INT NOT NULL,
-	quarantined      $INT NOT NULL,
-	response         $BLOB NOT NULL,
-	created_at       $INT NOT NULL,
-	PRIMARY KEY (subject, part, batch_id)
-);
-CREATE TABLE gate_quarantine (
-	id               TEXT PRIMARY KEY,
-	subject          TEXT NOT NULL,
-	part             TEXT NOT NULL,
-	batch_id         TEXT NOT NULL,
-	idx              $INT NOT NULL,
-	position         $INT NOT NULL,
-	contract_version $INT NOT NULL,
-	format           $INT NOT NULL,
-	raw              $BLOB NOT NULL,
-	reasons          $BLOB NOT NULL,
-	reason           TEXT NOT NULL,
-	reason_codes     TEXT NOT NULL,
-	check_name       TEXT NOT NULL,
-	check_names      TEXT NOT NULL,
-	id_state         $INT NOT NULL,
-	created_at       $INT NOT NULL,
-	state            $INT NOT NULL,
-	state_at         $INT NOT NULL,
-	state_reason     TEXT NOT NULL DEFAULT '',
-	state_by         TEXT NOT NULL DEFAULT '',
-	replay_id        TEXT,
-	record_id        TEXT,
-	canonical        $BLOB
-);
-CREATE INDEX gate_quarantine_window ON gate_quarantine (subject, state, part, batch_id, idx);
-CREATE INDEX gate_quarantine_replay ON gate_quarantine (replay_id, part) WHERE replay_id IS NOT NULL;
-CREATE TABLE gate_partitions (
-	subject     TEXT NOT NULL,
-	part        TEXT NOT NULL,
-	received    $INT NOT NULL DEFAULT 0,
-	accepted    $INT NOT NULL DEFAULT 0,
-	quarantined $INT NOT NULL DEFAULT 0,
-	blocked     $INT NOT NULL DEFAULT 0,
-	released    $INT NOT NULL DEFAULT 0,
-	batches     $INT NOT NULL DEFAULT 0,
-	id_checked  $INT NOT NULL DEFAULT 0,
-	id_matched  $INT NOT NULL DEFAULT 0,
-	updated_at  $INT NOT NULL,
-	PRIMARY KEY (subject, part)
-);
-CREATE TABLE gate_field_stats (
-	subject  TEXT NOT NULL,
-	part     TEXT NOT NULL,
-	field    TEXT NOT NULL,
-	count    $INT NOT NULL,
-	nulls    $INT NOT NULL,
-	numbers  $INT NOT NULL,
-	total    $REAL NOT NULL,
-	ids      $INT NOT NULL,
-	matched  $INT NOT NULL,
-	PRIMARY KEY (subject, part, field)
-);
-CREATE TABLE gate_alerts (
-	seq        $SERIAL,
-	dedupe     TEXT NOT NULL UNIQUE,
-	at         $INT NOT NULL,
-	subject    TEXT NOT NULL,
-	part       TEXT NOT NULL,
-	check_name TEXT NOT NULL,
-	kind       TEXT NOT NULL,
-	severity   $INT NOT NULL,
-	message    TEXT NOT NULL,
-	observed   $REAL,
-	baseline   $REAL,
-	field      TEXT NOT NULL,
-	count      $INT NOT NULL,
-	first_seen $INT NOT NULL,
-	batch_id   TEXT NOT NULL
-);
-CREATE INDEX gate_alerts_subject ON gate_alerts (subject, seq);
-CREATE TABLE gate_shapes (
-	subject    TEXT NOT NULL,
-	field      TEXT NOT NULL,
-	shape      TEXT NOT NULL,
-	first_seen $INT NOT NULL,
-	batch_id   TEXT NOT NULL,
-	PRIMARY KEY (subject, field, shape)
-);
-ALTER TABLE gate_outbox ADD COLUMN registry_seq $INT;`)
+	// Batch reads a batch's idempotency row.
+	Batch(ctx context.Context, subject, partition, batchID string) (storedBatch, bool, error)
+
+	Containment(ctx context.Context, subject string) (containment, bool, error)
+	Containments(ctx context.Context) ([]containment, error)
+	// SetContainment records a containment change, its audit entry and the
+	// registry event announcing it, in one transaction.
+	SetContainment(ctx context.Context, c containment, action string, event outboxEvent) error
+
+	// PendingEvents returns up to limit undelivered registry events,
+	// oldest first.
+	PendingEvents(ctx context.Context, limit int) ([]outboxEvent, error)
+	// MarkDelivered records that the registry took event seq as registrySeq.
+	MarkDelivered(ctx context.Context, seq, registrySeq int64, at time.Time) error
+	// QueueEventOnce queues an event unless one with its id was queued before.
+	QueueEventOnce(ctx context.Context, e outboxEvent, at time.Time) error
+	// RegistrySeq is the registry's sequence of a delivered event, or 0
+	// while it waits in the outbox.
+	RegistrySeq(ctx context.Context, eventID string) (int64, error)
+
+	// PutContract keeps a contract version the registry returned, for
+	// outages; SetActive records which version the registry last said was
+	// active. Contract and ActiveContracts read them back.
+	PutContract(ctx context.Context, subject string, version int32, contract []byte, at time.Time) error
+	SetActive(ctx context.Context, subject string, version int32, at time.Time) error
+	Contract(ctx context.Context, subject string, version int32) ([]byte, bool, error)
+	ActiveContracts(ctx context.Context) (map[string]activeEntry, error)
+
+	// ListQuarantine lists up to limit records matching f after the page
+	// position (nil for the first page), in partition order.
+	ListQuarantine(ctx context.Context, f quarantineFilter, after *quarantineKey, limit int) ([]*gatev1.QuarantinedRecord, error)
+	QuarantinedRecord(ctx context.Context, id string) (*gatev1.QuarantinedRecord, bool, error)
+	// QuarantineCounts counts records matching f grouped by by ("reason",
+	// "check" or "partition").
+	QuarantineCounts(ctx context.Context, f quarantineFilter, by string) ([]*gatev1.QuarantineCount, error)
+	// Discard marks the held records of sel DISCARDED and audits it.
+	Discard(ctx context.Context, sel discardSelection, reason, principal string, at time.Time) (int64, error)
+
+	// Partitions reads the counters and field statistics of a subject's
+	// partitions in [from, to], oldest first.
+	Partitions(ctx context.Context, subject, from, to string) ([]*gatev1.PartitionMonitor, error)
+	// Alerts lists up to limit alerts after a sequence, oldest first.
+	Alerts(ctx context.Context, subject string, after int64, limit int) ([]*gatev1.Alert, error)
+
+	// HeldPartitions lists the partitions of a window that hold records
+	// (or that replayID released records in).
+	HeldPartitions(ctx context.Context, subject, from, to, replayID string) ([]string, error)
+	// HeldPage reads up to limit held records of a partition after
+	// (afterBatch, afterIndex).
+	HeldPage(ctx context.Context, subject, part, afterBatch string, afterIndex int64, limit int) ([]heldRow, error)
+	// ReleasedBy returns the canonical records replayID released in a
+	// partition.
+	ReleasedBy(ctx context.Context, subject, part, replayID string) ([]*recordv1.CanonicalRecord, error)
 }
 
-// containment is a row of gate_containments.
+// storeTx is what a handler may do inside one of the store's transactions.
+type storeTx interface {
+	// ClaimBatch inserts a batch's idempotency row; false when the key is
+	// taken (another request or replica ingested the batch).
+	ClaimBatch(ctx context.Context, k batchKey, b batchRow) (bool, error)
+	// SetBatchAnswer stores the answer of a claimed batch.
+	SetBatchAnswer(ctx context.Context, k batchKey, answer []byte) error
+	InsertQuarantine(ctx context.Context, rows []quarantineRow) error
+	// CountBatch adds a batch's counters to its partition.
+	CountBatch(ctx context.Context, subject, part string, c partitionCounts, at time.Time) error
+	AddFieldStats(ctx context.Context, subject, part string, fields map[string]check.FieldStats) error
+	// PartitionStats reads the statistics of the partitions of subject in
+	// [from, to], oldest first.
+	PartitionStats(ctx context.Context, subject, from, to string) ([]string, map[string]*check.Stats, error)
+	// BaselineFrom returns the oldest of the n partitions of subject before
+	// part, or part itself when there are none.
+	BaselineFrom(ctx context.Context, subject, part string, n int) (string, error)
+	// MatchCounts reads a partition's identifier counts.
+	MatchCounts(ctx context.Context, subject, part string) (checked, matched int64, err error)
+	// InsertAlert stores an alert once under its dedupe key and sets its
+	// sequence; false when it had been raised before.
+	InsertAlert(ctx context.Context, a *gatev1.Alert, dedupe string) (bool, error)
+	// NewShape records a failure shape of a field; false when it had been
+	// seen before.
+	NewShape(ctx context.Context, subject, field, shape, batchID string, at time.Time) (bool, error)
+	Enqueue(ctx context.Context, e outboxEvent, at time.Time) error
+	Containment(ctx context.Context, subject string) (containment, bool, error)
+	WriteContainment(ctx context.Context, c containment, action string, event outboxEvent) error
+	// Release marks a held record released by a replay with its canonical
+	// record; false when it was no longer held.
+	Release(ctx context.Context, r releaseRow) (bool, error)
+	// CountReleased adds released records and identifier counts to a
+	// partition (and its identifier field's statistics).
+	CountReleased(ctx context.Context, subject, part, idField string, released, checked, matched int64, at time.Time) error
+	// Notify wakes the listeners of channel once the transaction commits.
+	Notify(ctx context.Context, channel string) error
+}
+
+// batchKey is a batch's idempotency key.
+type batchKey struct{ subject, part, batchID string }
+
+// batchRow is what an idempotency row records about a batch.
+type batchRow struct {
+	status                          gatev1.BatchStatus
+	version                         int32
+	received, accepted, quarantined int64
+	at                              time.Time
+}
+
+// storedBatch is an ingested batch's idempotency row.
+type storedBatch struct {
+	status  gatev1.BatchStatus
+	resp    *gatev1.IngestResponse
+	blocked *gatev1.BlockedDetail
+}
+
+// containment is a source's containment state.
 type containment struct {
 	Subject   string
 	Contained bool
@@ -204,137 +159,63 @@ type outboxEvent struct {
 	Payload []byte
 }
 
-// store is the gate's durable state over platform/storage; one
-// implementation serves SQLite and PostgreSQL.
-type store struct {
-	db *storage.DB
+// partitionCounts are one batch's additions to its partition's counters.
+type partitionCounts struct {
+	received, accepted, quarantined, blocked int64
+	idChecked, idMatched                     int64
 }
 
-func openStore(ctx context.Context, url string) (*store, error) {
-	db, err := storage.Open(ctx, url)
-	if err != nil {
-		return nil, err
-	}
-	if err := Migrate(ctx, db); err != nil {
-		db.Close()
-		return nil, err
-	}
-	return &store{db: db}, nil
+// quarantineRow is one record set aside by a batch.
+type quarantineRow struct {
+	id, subject, part, batchID string
+	index, position            int64
+	version                    int32
+	format                     recordv1.Format
+	raw                        []byte
+	reasons                    []*recordv1.RecordError
+	idState                    int
+	at                         time.Time
 }
 
-func (s *store) Close() error { return s.db.Close() }
-
-// setContainment records a containment change, its audit entry and the
-// registry event announcing it, in one transaction.
-func (s *store) setContainment(ctx context.Context, c containment, action string, event outboxEvent) error {
-	return s.db.InTx(ctx, func(tx *sql.Tx) error { return s.writeContainment(ctx, tx, c, action, event) })
+// quarantineFilter selects quarantined records; empty fields match all.
+type quarantineFilter struct {
+	subject, from, to string
+	// reason is an error code's short name ("ID_UNMAPPED").
+	reason  string
+	check   string
+	version int32
+	state   gatev1.QuarantineState
 }
 
-// writeContainment is setContainment inside a caller's transaction (the
-// gate contains a source automatically inside a batch's transaction).
-func (s *store) writeContainment(ctx context.Context, tx *sql.Tx, c containment, action string, event outboxEvent) error {
-	{
-		at := c.Changed.UnixNano()
-		if _, err := tx.ExecContext(ctx, `
-INSERT INTO gate_containments (subject, contained, reason, principal, changed_at, automatic)
-VALUES ($1, $2, $3, $4, $5, $6)
-ON CONFLICT (subject) DO UPDATE SET contained = excluded.contained, reason = excluded.reason,
-	principal = excluded.principal, changed_at = excluded.changed_at, automatic = excluded.automatic`,
-			c.Subject, c.Contained, c.Reason, c.Principal, at, c.Automatic); err != nil {
-			return fmt.Errorf("store containment of %s: %w", c.Subject, err)
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO gate_audit (at, principal, subject, action, detail) VALUES ($1, $2, $3, $4, $5)`,
-			at, c.Principal, c.Subject, action, c.Reason); err != nil {
-			return fmt.Errorf("audit %s of %s: %w", action, c.Subject, err)
-		}
-		return s.enqueue(ctx, tx, event, at)
-	}
+// quarantineKey is a record's position in list order, for paging.
+type quarantineKey struct {
+	subject, part, batchID string
+	index                  int64
 }
 
-// enqueue adds an event to the outbox inside tx.
-func (s *store) enqueue(ctx context.Context, tx *sql.Tx, e outboxEvent, at int64) error {
-	if _, err := tx.ExecContext(ctx, `INSERT INTO gate_outbox (event_id, payload, created_at) VALUES ($1, $2, $3)`,
-		e.EventID, e.Payload, at); err != nil {
-		return fmt.Errorf("queue registry event %s: %w", e.EventID, err)
-	}
-	return s.db.Notify(ctx, tx, outboxChannel)
+// discardSelection is what a discard applies to: ids (when set) or a filter.
+type discardSelection struct {
+	ids    []string
+	filter quarantineFilter
+	// subject names the selection in the audit trail.
+	subject string
 }
 
-// getContainment returns the containment row of subject, or ok=false.
-func (s *store) getContainment(ctx context.Context, subject string) (containment, bool, error) {
-	var c containment
-	var at int64
-	err := s.db.SQL.QueryRowContext(ctx, `SELECT subject, contained, reason, principal, changed_at, automatic FROM gate_containments WHERE subject = $1`, subject).
-		Scan(&c.Subject, &c.Contained, &c.Reason, &c.Principal, &at, &c.Automatic)
-	if errors.Is(err, sql.ErrNoRows) {
-		return containment{}, false, nil
-	}
-	if err != nil {
-		return containment{}, false, fmt.Errorf("read containment of %s: %w", subject, err)
-	}
-	c.Changed = time.Unix(0, at)
-	return c, true, nil
+// heldRow is a held record read for a replay.
+type heldRow struct {
+	id       string
+	part     string
+	batchID  string
+	index    int64
+	position int64
+	format   recordv1.Format
+	raw      []byte
+	idState  int
 }
 
-// listContainments returns every subject that was ever contained.
-func (s *store) listContainments(ctx context.Context) ([]containment, error) {
-	rows, err := s.db.SQL.QueryContext(ctx, `SELECT subject, contained, reason, principal, changed_at, automatic FROM gate_containments ORDER BY subject`)
-	if err != nil {
-		return nil, fmt.Errorf("list containments: %w", err)
-	}
-	defer rows.Close()
-	var out []containment
-	for rows.Next() {
-		var c containment
-		var at int64
-		if err := rows.Scan(&c.Subject, &c.Contained, &c.Reason, &c.Principal, &at, &c.Automatic); err != nil {
-			return nil, fmt.Errorf("list containments: %w", err)
-		}
-		c.Changed = time.Unix(0, at)
-		out = append(out, c)
-	}
-	return out, rows.Err()
-}
-
-// pendingEvents returns up to limit undelivered events, oldest first.
-func (s *store) pendingEvents(ctx context.Context, limit int) ([]outboxEvent, error) {
-	rows, err := s.db.SQL.QueryContext(ctx, `SELECT seq, event_id, payload FROM gate_outbox WHERE delivered_at IS NULL ORDER BY seq LIMIT $1`, limit)
-	if err != nil {
-		return nil, fmt.Errorf("read outbox: %w", err)
-	}
-	defer rows.Close()
-	var out []outboxEvent
-	for rows.Next() {
-		var e outboxEvent
-		if err := rows.Scan(&e.Seq, &e.EventID, &e.Payload); err != nil {
-			return nil, fmt.Errorf("read outbox: %w", err)
-		}
-		out = append(out, e)
-	}
-	return out, rows.Err()
-}
-
-// markDelivered records that the registry acknowledged event seq.
-func (s *store) markDelivered(ctx context.Context, seq, registrySeq int64, at time.Time) error {
-	if _, err := s.db.SQL.ExecContext(ctx, `UPDATE gate_outbox SET delivered_at = $1, registry_seq = $2 WHERE seq = $3`, at.UnixNano(), registrySeq, seq); err != nil {
-		return fmt.Errorf("mark outbox event %d delivered: %w", seq, err)
-	}
-	return nil
-}
-
-// registrySeq returns the registry's sequence of a delivered event, or 0
-// while it waits in the outbox.
-func (s *store) registrySeq(ctx context.Context, eventID string) (int64, error) {
-	var seq sql.NullInt64
-	if err := s.db.SQL.QueryRowContext(ctx, `SELECT registry_seq FROM gate_outbox WHERE event_id = $1`, eventID).Scan(&seq); err != nil {
-		return 0, fmt.Errorf("read delivery of event %s: %w", eventID, err)
-	}
-	return seq.Int64, nil
-}
-
-// Migrate applies the gate's schema migrations to db: versioned,
-// forward-only, idempotent, and safe when replicas start at once. Opening
-// the store does it too; `seam migrate` calls it before a rollout.
-func Migrate(ctx context.Context, db *storage.DB) error {
-	return db.Migrate(ctx, "gate", migrations)
+// releaseRow is a held record a replay releases.
+type releaseRow struct {
+	id, replayID, principal, recordID string
+	canonical                         []byte
+	at                                time.Time
 }

@@ -1,0 +1,188 @@
+package gate
+
+import (
+	"context"
+	"strings"
+
+	"github.com/seamdata/seam/platform/storage"
+)
+
+// migrations is the gate's schema, oldest first. Never edit a released
+// version; add a new one.
+var migrations = []storage.Migration{{
+	Version: 1,
+	Name:    "containment and outbox",
+	SQLite: `
+CREATE TABLE gate_containments (
+	subject    TEXT PRIMARY KEY,
+	contained  INTEGER NOT NULL,
+	reason     TEXT NOT NULL,
+	principal  TEXT NOT NULL,
+	changed_at INTEGER NOT NULL,
+	automatic  INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE gate_audit (
+	seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+	at         INTEGER NOT NULL,
+	principal  TEXT NOT NULL,
+	subject    TEXT NOT NULL,
+	action     TEXT NOT NULL,
+	detail     TEXT NOT NULL
+);
+CREATE TABLE gate_outbox (
+	seq          INTEGER PRIMARY KEY AUTOINCREMENT,
+	event_id     TEXT NOT NULL UNIQUE,
+	payload      BLOB NOT NULL,
+	created_at   INTEGER NOT NULL,
+	delivered_at INTEGER
+);
+CREATE INDEX gate_outbox_pending ON gate_outbox (seq) WHERE delivered_at IS NULL;`,
+	Postgres: `
+CREATE TABLE gate_containments (
+	subject    TEXT PRIMARY KEY,
+	contained  BOOLEAN NOT NULL,
+	reason     TEXT NOT NULL,
+	principal  TEXT NOT NULL,
+	changed_at BIGINT NOT NULL,
+	automatic  BOOLEAN NOT NULL DEFAULT FALSE
+);
+CREATE TABLE gate_audit (
+	seq        BIGSERIAL PRIMARY KEY,
+	at         BIGINT NOT NULL,
+	principal  TEXT NOT NULL,
+	subject    TEXT NOT NULL,
+	action     TEXT NOT NULL,
+	detail     TEXT NOT NULL
+);
+CREATE TABLE gate_outbox (
+	seq          BIGSERIAL PRIMARY KEY,
+	event_id     TEXT NOT NULL UNIQUE,
+	payload      BYTEA NOT NULL,
+	created_at   BIGINT NOT NULL,
+	delivered_at BIGINT
+);
+CREATE INDEX gate_outbox_pending ON gate_outbox (seq) WHERE delivered_at IS NULL;`,
+}, {
+	Version:  2,
+	Name:     "ingest, quarantine, monitors, alerts and contract cache",
+	SQLite:   schemaV2("INTEGER", "BLOB", "REAL", "INTEGER PRIMARY KEY AUTOINCREMENT"),
+	Postgres: schemaV2("BIGINT", "BYTEA", "DOUBLE PRECISION", "BIGSERIAL PRIMARY KEY"),
+}}
+
+// schemaV2 is migration 2 in either dialect: the types differ, the tables
+// do not. The column "part" holds the partition (PARTITION is a keyword).
+func schemaV2(integer, blob, real, serial string) string {
+	return strings.NewReplacer("$INT", integer, "$BLOB", blob, "$REAL", real, "$SERIAL", serial).Replace(`
+CREATE TABLE gate_contracts (
+	subject    TEXT NOT NULL,
+	version    $INT NOT NULL,
+	contract   $BLOB NOT NULL,
+	fetched_at $INT NOT NULL,
+	PRIMARY KEY (subject, version)
+);
+CREATE TABLE gate_active (
+	subject    TEXT PRIMARY KEY,
+	version    $INT NOT NULL,
+	fetched_at $INT NOT NULL
+);
+CREATE TABLE gate_batches (
+	subject          TEXT NOT NULL,
+	part             TEXT NOT NULL,
+	batch_id         TEXT NOT NULL,
+	status           $INT NOT NULL,
+	contract_version $INT NOT NULL,
+	received         $INT NOT NULL,
+	accepted         $INT NOT NULL,
+	quarantined      $INT NOT NULL,
+	response         $BLOB NOT NULL,
+	created_at       $INT NOT NULL,
+	PRIMARY KEY (subject, part, batch_id)
+);
+CREATE TABLE gate_quarantine (
+	id               TEXT PRIMARY KEY,
+	subject          TEXT NOT NULL,
+	part             TEXT NOT NULL,
+	batch_id         TEXT NOT NULL,
+	idx              $INT NOT NULL,
+	position         $INT NOT NULL,
+	contract_version $INT NOT NULL,
+	format           $INT NOT NULL,
+	raw              $BLOB NOT NULL,
+	reasons          $BLOB NOT NULL,
+	reason           TEXT NOT NULL,
+	reason_codes     TEXT NOT NULL,
+	check_name       TEXT NOT NULL,
+	check_names      TEXT NOT NULL,
+	id_state         $INT NOT NULL,
+	created_at       $INT NOT NULL,
+	state            $INT NOT NULL,
+	state_at         $INT NOT NULL,
+	state_reason     TEXT NOT NULL DEFAULT '',
+	state_by         TEXT NOT NULL DEFAULT '',
+	replay_id        TEXT,
+	record_id        TEXT,
+	canonical        $BLOB
+);
+CREATE INDEX gate_quarantine_window ON gate_quarantine (subject, state, part, batch_id, idx);
+CREATE INDEX gate_quarantine_replay ON gate_quarantine (replay_id, part) WHERE replay_id IS NOT NULL;
+CREATE TABLE gate_partitions (
+	subject     TEXT NOT NULL,
+	part        TEXT NOT NULL,
+	received    $INT NOT NULL DEFAULT 0,
+	accepted    $INT NOT NULL DEFAULT 0,
+	quarantined $INT NOT NULL DEFAULT 0,
+	blocked     $INT NOT NULL DEFAULT 0,
+	released    $INT NOT NULL DEFAULT 0,
+	batches     $INT NOT NULL DEFAULT 0,
+	id_checked  $INT NOT NULL DEFAULT 0,
+	id_matched  $INT NOT NULL DEFAULT 0,
+	updated_at  $INT NOT NULL,
+	PRIMARY KEY (subject, part)
+);
+CREATE TABLE gate_field_stats (
+	subject  TEXT NOT NULL,
+	part     TEXT NOT NULL,
+	field    TEXT NOT NULL,
+	count    $INT NOT NULL,
+	nulls    $INT NOT NULL,
+	numbers  $INT NOT NULL,
+	total    $REAL NOT NULL,
+	ids      $INT NOT NULL,
+	matched  $INT NOT NULL,
+	PRIMARY KEY (subject, part, field)
+);
+CREATE TABLE gate_alerts (
+	seq        $SERIAL,
+	dedupe     TEXT NOT NULL UNIQUE,
+	at         $INT NOT NULL,
+	subject    TEXT NOT NULL,
+	part       TEXT NOT NULL,
+	check_name TEXT NOT NULL,
+	kind       TEXT NOT NULL,
+	severity   $INT NOT NULL,
+	message    TEXT NOT NULL,
+	observed   $REAL,
+	baseline   $REAL,
+	field      TEXT NOT NULL,
+	count      $INT NOT NULL,
+	first_seen $INT NOT NULL,
+	batch_id   TEXT NOT NULL
+);
+CREATE INDEX gate_alerts_subject ON gate_alerts (subject, seq);
+CREATE TABLE gate_shapes (
+	subject    TEXT NOT NULL,
+	field      TEXT NOT NULL,
+	shape      TEXT NOT NULL,
+	first_seen $INT NOT NULL,
+	batch_id   TEXT NOT NULL,
+	PRIMARY KEY (subject, field, shape)
+);
+ALTER TABLE gate_outbox ADD COLUMN registry_seq $INT;`)
+}
+
+// Migrate applies the gate's schema migrations to db: versioned,
+// forward-only, idempotent, and safe when replicas start at once. Opening
+// the store does it too; `seam migrate` calls it before a rollout.
+func Migrate(ctx context.Context, db *storage.DB) error {
+	return db.Migrate(ctx, "gate", migrations)
+}
