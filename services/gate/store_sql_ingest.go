@@ -66,8 +66,19 @@ func (t *sqlTx) SetBatchAnswer(ctx context.Context, k batchKey, answer []byte) e
 // codeName is an error code's short name ("ID_UNMAPPED").
 func codeName(c recordv1.ErrorCode) string { return strings.TrimPrefix(c.String(), "ERROR_CODE_") }
 
-// listColumn joins names as "|a|b|" so a filter can match one with LIKE.
-func listColumn(names []string) string { return "|" + strings.Join(names, "|") + "|" }
+// listColumn joins names as "|a|b|", each with "%" and "|" escaped, so
+// "|name|" occurs in it exactly when name is one of them.
+func listColumn(names []string) string {
+	var b strings.Builder
+	b.WriteByte('|')
+	for _, n := range names {
+		b.WriteString(listEscaper.Replace(n))
+		b.WriteByte('|')
+	}
+	return b.String()
+}
+
+var listEscaper = strings.NewReplacer("%", "%25", "|", "%7C")
 
 func (t *sqlTx) InsertQuarantine(ctx context.Context, rows []quarantineRow) error {
 	if len(rows) == 0 {

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/seamdata/seam/platform/storage"
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
 	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
 )
@@ -51,8 +52,11 @@ func shift(w *where, n int) *where {
 	return out
 }
 
-// filterWhere turns a quarantine filter into a condition.
-func filterWhere(f quarantineFilter) *where {
+// filterWhere turns a quarantine filter into a condition. Reason and
+// check match one element of their list columns exactly: by position of
+// the delimited element, never as a LIKE pattern, so "%" or "_" in a
+// filter match only themselves.
+func (s *sqlStore) filterWhere(f quarantineFilter) *where {
 	w := &where{}
 	if f.subject != "" {
 		w.add("subject = ?", f.subject)
@@ -64,10 +68,10 @@ func filterWhere(f quarantineFilter) *where {
 		w.add("part <= ?", f.to)
 	}
 	if f.reason != "" {
-		w.add("reason_codes LIKE ?", "%|"+f.reason+"|%")
+		w.add(s.contains("reason_codes"), listColumn([]string{f.reason}))
 	}
 	if f.check != "" {
-		w.add("check_names LIKE ?", "%|"+f.check+"|%")
+		w.add(s.contains("check_names"), listColumn([]string{f.check}))
 	}
 	if f.version > 0 {
 		w.add("contract_version = ?", f.version)
@@ -76,6 +80,15 @@ func filterWhere(f quarantineFilter) *where {
 		w.add("state = ?", int32(f.state))
 	}
 	return w
+}
+
+// contains is the condition "column holds the argument as a substring",
+// without pattern characters.
+func (s *sqlStore) contains(column string) string {
+	if s.db.Dialect == storage.Postgres {
+		return "strpos(" + column + ", ?) > 0"
+	}
+	return "instr(" + column + ", ?) > 0"
 }
 
 const quarantineColumns = `id, subject, part, batch_id, idx, position, contract_version, format, raw, reasons, created_at, state, state_at, state_reason, state_by`
@@ -102,7 +115,7 @@ func scanQuarantined(rows interface{ Scan(...any) error }) (*gatev1.QuarantinedR
 }
 
 func (s *sqlStore) ListQuarantine(ctx context.Context, f quarantineFilter, after *quarantineKey, limit int) ([]*gatev1.QuarantinedRecord, error) {
-	w := filterWhere(f)
+	w := s.filterWhere(f)
 	if after != nil {
 		w.add("(subject, part, batch_id, idx) > (?, ?, ?, ?)", after.subject, after.part, after.batchID, after.index)
 	}
@@ -145,7 +158,7 @@ func (s *sqlStore) QuarantineCounts(ctx context.Context, f quarantineFilter, by 
 	if !ok {
 		return nil, fmt.Errorf("count quarantine by %q: no such grouping", by)
 	}
-	w := filterWhere(f)
+	w := s.filterWhere(f)
 	order := "n DESC, key"
 	if by == "partition" {
 		order = "key"
@@ -177,7 +190,7 @@ func (s *sqlStore) Discard(ctx context.Context, sel discardSelection, reason, pr
 		w.add("id IN ("+strings.Join(ph, ", ")+")", args...)
 		w.add("state = ?", int32(gatev1.QuarantineState_QUARANTINE_STATE_HELD))
 	} else {
-		w = filterWhere(sel.filter)
+		w = s.filterWhere(sel.filter)
 	}
 	var n int64
 	err := s.db.InTx(ctx, func(tx *sql.Tx) error {
