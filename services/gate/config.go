@@ -37,6 +37,10 @@ type Config struct {
 	// automatic containment floor applies, so one odd first batch does not
 	// contain a source.
 	MinMatchSample int64
+	// RegistryTimeout bounds each call to the registry. A registry that
+	// does not answer within it counts as unreachable: ingest then serves
+	// the last known contract instead of waiting on a hung peer.
+	RegistryTimeout time.Duration
 	// UnannouncedShare is the share of a batch's values of one field that
 	// must fail with one shape before the gate reports an unannounced
 	// change of that field.
@@ -46,6 +50,7 @@ type Config struct {
 // Defaults of Config.
 const (
 	DefaultContractRefresh  = time.Second
+	DefaultRegistryTimeout  = 2 * time.Second
 	DefaultMinMatchSample   = 100
 	DefaultUnannouncedShare = 0.5
 )
@@ -69,6 +74,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ContractRefresh == 0 {
 		c.ContractRefresh = DefaultContractRefresh
+	}
+	if c.RegistryTimeout == 0 {
+		c.RegistryTimeout = DefaultRegistryTimeout
 	}
 	if c.MinMatchSample == 0 {
 		c.MinMatchSample = DefaultMinMatchSample
@@ -99,6 +107,9 @@ func (c Config) Validate() error {
 	}
 	if c.ContractRefresh < 0 {
 		errs = append(errs, errors.New("gate config: ContractRefresh must be positive (or 0 for the default 1s)"))
+	}
+	if c.RegistryTimeout < 0 {
+		errs = append(errs, errors.New("gate config: RegistryTimeout must be positive (or 0 for the default 2s)"))
 	}
 	if c.MatchRateFloor < 0 || c.MatchRateFloor > 1 {
 		errs = append(errs, errors.New("gate config: MatchRateFloor must be between 0 (off) and 1"))

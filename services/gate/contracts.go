@@ -121,7 +121,9 @@ func (c *contracts) resolve(ctx context.Context, subject string, version int32, 
 			return cv, nil
 		}
 	}
-	resp, err := c.registry.GetContract(ctx, &registryv1.GetContractRequest{Subject: subject})
+	rctx, cancel := context.WithTimeout(ctx, c.cfg.RegistryTimeout)
+	resp, err := c.registry.GetContract(rctx, &registryv1.GetContractRequest{Subject: subject})
+	cancel()
 	if err != nil {
 		if status.Code(err) == codes.NotFound {
 			return nil, rpcerr.NotFound("subject", subject, "it has no active contract; register one with seam contract register")
@@ -170,7 +172,9 @@ func (c *contracts) pinned(ctx context.Context, subject string, version int32) (
 	if cv := c.cached(subject, version); cv != nil {
 		return cv, nil
 	}
-	resp, err := c.registry.GetContract(ctx, &registryv1.GetContractRequest{Subject: subject, Version: version})
+	rctx, cancel := context.WithTimeout(ctx, c.cfg.RegistryTimeout)
+	resp, err := c.registry.GetContract(rctx, &registryv1.GetContractRequest{Subject: subject, Version: version})
+	cancel()
 	if err == nil {
 		v := resp.GetVersion()
 		switch v.GetStatus() {

@@ -258,7 +258,9 @@ func (s *Server) Replay(req *gatev1.ReplayRequest, stream gatev1.GateService_Rep
 	if replayID == "" {
 		replayID = uuid.NewString()
 	}
-	rerun, err := s.registry.GetRerunOrder(ctx, &registryv1.GetRerunOrderRequest{Root: &registryv1.GetRerunOrderRequest_Subject{Subject: w.GetSubject()}})
+	rctx, cancel := context.WithTimeout(ctx, s.cfg.RegistryTimeout)
+	rerun, err := s.registry.GetRerunOrder(rctx, &registryv1.GetRerunOrderRequest{Root: &registryv1.GetRerunOrderRequest_Subject{Subject: w.GetSubject()}})
+	cancel()
 	if err != nil {
 		// Without the rerun order the backfill could not tell anyone to
 		// rerun; refuse before releasing anything.
@@ -407,10 +409,35 @@ func (s *Server) backfillCompleted(ctx context.Context, w *gatev1.ReplayWindow, 
 	if err := s.store.QueueEventOnce(ctx, outboxEvent{EventID: id, Payload: payload}, now); err != nil {
 		return 0, err
 	}
-	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	if err := s.deliverPending(dctx); err != nil {
-		s.cfg.Logger.WarnContext(ctx, "backfill event queued; the registry will get it when reachable", "replay_id", replayID, "error", err)
+	return s.awaitDelivery(ctx, id, backfillDeliveryWait)
+}
+
+// backfillDeliveryWait is how long a replay waits for the relay to deliver
+// its BACKFILL_COMPLETED event before answering without its sequence.
+const backfillDeliveryWait = 5 * time.Second
+
+// awaitDelivery waits, up to limit, until the relay (of this replica or
+// another) has delivered event id, and returns its registry sequence, or
+// 0 when it still waits in the outbox.
+func (s *Server) awaitDelivery(ctx context.Context, id string, limit time.Duration) (int64, error) {
+	deadline := time.NewTimer(limit)
+	defer deadline.Stop()
+	tick := time.NewTicker(s.cfg.RelayInterval / 4)
+	defer tick.Stop()
+	for {
+		woken := s.delivered.wait()
+		seq, err := s.store.RegistrySeq(ctx, id)
+		if err != nil || seq > 0 {
+			return seq, err
+		}
+		select {
+		case <-woken:
+		case <-tick.C:
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-deadline.C:
+			s.cfg.Logger.WarnContext(ctx, "backfill event queued; the registry will get it when reachable", "event_id", id)
+			return 0, nil
+		}
 	}
-	return s.store.RegistrySeq(ctx, id)
 }

@@ -33,7 +33,36 @@ type Server struct {
 	idmap     idmapv1.IdMapServiceClient
 	contracts *contracts
 	metrics   *metrics
-	deliverMu sync.Mutex
+	// delivered is signalled after each round of the outbox relay, so a
+	// replay waiting for its event's registry sequence wakes without
+	// delivering itself.
+	delivered signal
+}
+
+// signal wakes every goroutine waiting on it when fired. Its lock guards
+// only the channel swap, never a call.
+type signal struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+// wait returns a channel closed at the next fire.
+func (s *signal) wait() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ch == nil {
+		s.ch = make(chan struct{})
+	}
+	return s.ch
+}
+
+func (s *signal) fire() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ch != nil {
+		close(s.ch)
+		s.ch = nil
+	}
 }
 
 // New opens the gate's store and returns a server.
@@ -154,7 +183,9 @@ func (s *Server) setContainment(ctx context.Context, subject, reason string, con
 // a source is the safe action in an incident, and the event is delivered
 // once the registry is back.
 func (s *Server) checkSubject(ctx context.Context, subject string) error {
-	_, err := s.registry.ListContracts(ctx, &registryv1.ListContractsRequest{Subject: subject})
+	rctx, cancel := context.WithTimeout(ctx, s.cfg.RegistryTimeout)
+	defer cancel()
+	_, err := s.registry.ListContracts(rctx, &registryv1.ListContractsRequest{Subject: subject})
 	switch status.Code(err) {
 	case codes.OK:
 		return nil
@@ -192,7 +223,9 @@ func newEvent(e *registryv1.Event) (outboxEvent, error) {
 
 // relay delivers outbox events to the registry in order, waking on each
 // commit that queues one and retrying on a timer while the registry is
-// unreachable. Delivery is at least once; the event id attribute lets
+// unreachable. It is the only sender of this process: a replay that wants
+// its event delivered wakes it and waits (no lock is held across the
+// registry call). Delivery is at least once; the event id attribute lets
 // readers drop a repeat.
 func (s *Server) relay(ctx context.Context) error {
 	wake, err := s.store.Listen(ctx, outboxChannel)
@@ -202,7 +235,9 @@ func (s *Server) relay(ctx context.Context) error {
 	tick := time.NewTicker(s.cfg.RelayInterval)
 	defer tick.Stop()
 	for {
-		if err := s.deliverPending(ctx); err != nil && ctx.Err() == nil {
+		err := s.deliverPending(ctx)
+		s.delivered.fire()
+		if err != nil && ctx.Err() == nil {
 			s.cfg.Logger.WarnContext(ctx, "registry event delivery failed; will retry", "error", err)
 		}
 		select {
@@ -214,11 +249,11 @@ func (s *Server) relay(ctx context.Context) error {
 	}
 }
 
+// publishTimeout bounds one registry PublishEvent call of the relay, so
+// a hung registry delays delivery instead of stopping it.
+const publishTimeout = 10 * time.Second
+
 func (s *Server) deliverPending(ctx context.Context) error {
-	// One delivery at a time per process: the relay and a finishing replay
-	// both deliver, and a second sender would only publish duplicates.
-	s.deliverMu.Lock()
-	defer s.deliverMu.Unlock()
 	for {
 		events, err := s.store.PendingEvents(ctx, 100)
 		if err != nil || len(events) == 0 {
@@ -229,7 +264,9 @@ func (s *Server) deliverPending(ctx context.Context) error {
 			if err := proto.Unmarshal(e.Payload, ev); err != nil {
 				return fmt.Errorf("decode outbox event %s: %w", e.EventID, err)
 			}
-			resp, err := s.registry.PublishEvent(ctx, &registryv1.PublishEventRequest{Event: ev})
+			pctx, cancel := context.WithTimeout(ctx, publishTimeout)
+			resp, err := s.registry.PublishEvent(pctx, &registryv1.PublishEventRequest{Event: ev})
+			cancel()
 			if err != nil {
 				return fmt.Errorf("publish %s: %w", e.EventID, err)
 			}
