@@ -198,8 +198,7 @@ func (v *validator) fields(r *record.Record) {
 		}
 		if numericType(fp.typ) {
 			if f, ok := numeric(val); ok {
-				st.Numbers++
-				st.Sum += f
+				st.AddNumber(f)
 			}
 		}
 		if fp.patternCheck >= 0 && val.Kind() == record.KindString && !fp.pattern.Match(val.Bytes()) {

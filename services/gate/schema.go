@@ -67,7 +67,20 @@ CREATE INDEX gate_outbox_pending ON gate_outbox (seq) WHERE delivered_at IS NULL
 	Name:     "ingest, quarantine, monitors, alerts and contract cache",
 	SQLite:   schemaV2("INTEGER", "BLOB", "REAL", "INTEGER PRIMARY KEY AUTOINCREMENT"),
 	Postgres: schemaV2("BIGINT", "BYTEA", "DOUBLE PRECISION", "BIGSERIAL PRIMARY KEY"),
+}, {
+	// A partition's mean is kept instead of its sum, which overflows to
+	// infinity on legal values (two amounts of 1.7e308). total stays,
+	// unused, so the migration is a plain ADD COLUMN.
+	Version:  3,
+	Name:     "field means instead of sums",
+	SQLite:   schemaV3("REAL"),
+	Postgres: schemaV3("DOUBLE PRECISION"),
 }}
+
+func schemaV3(real string) string {
+	return `ALTER TABLE gate_field_stats ADD COLUMN mean ` + real + ` NOT NULL DEFAULT 0;
+UPDATE gate_field_stats SET mean = total / numbers WHERE numbers > 0;`
+}
 
 // schemaV2 is migration 2 in either dialect: the types differ, the tables
 // do not. The column "part" holds the partition (PARTITION is a keyword).

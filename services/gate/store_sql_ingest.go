@@ -123,16 +123,28 @@ ON CONFLICT (subject, part) DO UPDATE SET received = gate_partitions.received + 
 	return nil
 }
 
+// AddFieldStats merges a batch's field statistics into its partition's.
+// Means merge by weight, which SQL arithmetic cannot do safely in both
+// dialects, so the rows are read, merged and written back; the caller
+// holds the partition's row lock (CountBatch runs first), so concurrent
+// batches of one partition merge one after the other.
 func (t *sqlTx) AddFieldStats(ctx context.Context, subject, part string, fields map[string]check.FieldStats) error {
+	_, cur, err := t.PartitionStats(ctx, subject, part, part)
+	if err != nil {
+		return err
+	}
+	merged := check.Stats{Fields: map[string]check.FieldStats{}}
+	if st := cur[part]; st != nil {
+		merged.Fields = st.Fields
+	}
+	merged.Merge(check.Stats{Fields: fields})
 	for _, field := range sortedKeys(fields) {
-		f := fields[field]
-		if _, err := t.tx.ExecContext(ctx, `INSERT INTO gate_field_stats (subject, part, field, count, nulls, numbers, total, ids, matched)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-ON CONFLICT (subject, part, field) DO UPDATE SET count = gate_field_stats.count + excluded.count,
-	nulls = gate_field_stats.nulls + excluded.nulls, numbers = gate_field_stats.numbers + excluded.numbers,
-	total = gate_field_stats.total + excluded.total, ids = gate_field_stats.ids + excluded.ids,
-	matched = gate_field_stats.matched + excluded.matched`,
-			subject, part, field, f.Count, f.Nulls, f.Numbers, f.Sum, f.IDs, f.Matched); err != nil {
+		f := merged.Fields[field]
+		if _, err := t.tx.ExecContext(ctx, `INSERT INTO gate_field_stats (subject, part, field, count, nulls, numbers, total, mean, ids, matched)
+VALUES ($1, $2, $3, $4, $5, $6, 0, $7, $8, $9)
+ON CONFLICT (subject, part, field) DO UPDATE SET count = excluded.count, nulls = excluded.nulls, numbers = excluded.numbers,
+	mean = excluded.mean, ids = excluded.ids, matched = excluded.matched`,
+			subject, part, field, f.Count, f.Nulls, f.Numbers, f.Mean, f.IDs, f.Matched); err != nil {
 			return fmt.Errorf("update statistics of %s in %s/%s: %w", field, subject, part, err)
 		}
 	}
@@ -160,7 +172,7 @@ func (t *sqlTx) PartitionStats(ctx context.Context, subject, from, to string) ([
 	if err := rows.Err(); err != nil {
 		return nil, nil, fmt.Errorf("read partitions of %s: %w", subject, err)
 	}
-	frows, err := t.tx.QueryContext(ctx, `SELECT part, field, count, nulls, numbers, total, ids, matched FROM gate_field_stats WHERE subject = $1 AND part >= $2 AND part <= $3`, subject, from, to)
+	frows, err := t.tx.QueryContext(ctx, `SELECT part, field, count, nulls, numbers, mean, ids, matched FROM gate_field_stats WHERE subject = $1 AND part >= $2 AND part <= $3`, subject, from, to)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read field statistics of %s: %w", subject, err)
 	}
@@ -168,7 +180,7 @@ func (t *sqlTx) PartitionStats(ctx context.Context, subject, from, to string) ([
 	for frows.Next() {
 		var p, field string
 		var f check.FieldStats
-		if err := frows.Scan(&p, &field, &f.Count, &f.Nulls, &f.Numbers, &f.Sum, &f.IDs, &f.Matched); err != nil {
+		if err := frows.Scan(&p, &field, &f.Count, &f.Nulls, &f.Numbers, &f.Mean, &f.IDs, &f.Matched); err != nil {
 			return nil, nil, fmt.Errorf("read field statistics of %s: %w", subject, err)
 		}
 		if st := out[p]; st != nil {

@@ -331,7 +331,7 @@ FROM gate_partitions WHERE subject = $1 AND part >= $2 AND part <= $3 ORDER BY p
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read monitor of %s: %w", subject, err)
 	}
-	frows, err := s.db.SQL.QueryContext(ctx, `SELECT part, field, count, nulls, numbers, total, ids, matched FROM gate_field_stats
+	frows, err := s.db.SQL.QueryContext(ctx, `SELECT part, field, count, nulls, numbers, mean, ids, matched FROM gate_field_stats
 WHERE subject = $1 AND part >= $2 AND part <= $3 ORDER BY part, field`, subject, from, to)
 	if err != nil {
 		return nil, fmt.Errorf("read field statistics of %s: %w", subject, err)
@@ -340,13 +340,9 @@ WHERE subject = $1 AND part >= $2 AND part <= $3 ORDER BY part, field`, subject,
 	for frows.Next() {
 		var part string
 		var numbers int64
-		var total float64
 		f := &gatev1.FieldMonitor{}
-		if err := frows.Scan(&part, &f.Field, &f.Count, &f.Nulls, &numbers, &total, &f.IdChecked, &f.IdMatched); err != nil {
+		if err := frows.Scan(&part, &f.Field, &f.Count, &f.Nulls, &numbers, &f.Mean, &f.IdChecked, &f.IdMatched); err != nil {
 			return nil, fmt.Errorf("read field statistics of %s: %w", subject, err)
-		}
-		if numbers > 0 {
-			f.Mean = total / float64(numbers)
 		}
 		if m := byPart[part]; m != nil {
 			m.Fields = append(m.Fields, f)
