@@ -37,6 +37,11 @@ type Config struct {
 	// automatic containment floor applies, so one odd first batch does not
 	// contain a source.
 	MinMatchSample int64
+	// MaxMessageBytes is the largest gRPC message the gate sends or takes
+	// (the server's limit, 64 MiB by default). The gate splits its calls
+	// to the adapter to stay under it, and refuses an answer that would
+	// exceed it with ResourceExhausted rather than fail to send it.
+	MaxMessageBytes int
 	// RegistryTimeout bounds each call to the registry. A registry that
 	// does not answer within it counts as unreachable: ingest then serves
 	// the last known contract instead of waiting on a hung peer.
@@ -51,6 +56,7 @@ type Config struct {
 const (
 	DefaultContractRefresh  = time.Second
 	DefaultRegistryTimeout  = 2 * time.Second
+	DefaultMaxMessageBytes  = 64 << 20
 	DefaultMinMatchSample   = 100
 	DefaultUnannouncedShare = 0.5
 )
@@ -74,6 +80,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ContractRefresh == 0 {
 		c.ContractRefresh = DefaultContractRefresh
+	}
+	if c.MaxMessageBytes == 0 {
+		c.MaxMessageBytes = DefaultMaxMessageBytes
 	}
 	if c.RegistryTimeout == 0 {
 		c.RegistryTimeout = DefaultRegistryTimeout
@@ -107,6 +116,9 @@ func (c Config) Validate() error {
 	}
 	if c.ContractRefresh < 0 {
 		errs = append(errs, errors.New("gate config: ContractRefresh must be positive (or 0 for the default 1s)"))
+	}
+	if c.MaxMessageBytes < 0 || (c.MaxMessageBytes > 0 && c.MaxMessageBytes < 1<<20) {
+		errs = append(errs, errors.New("gate config: MaxMessageBytes must be at least 1 MiB (or 0 for the default 64 MiB)"))
 	}
 	if c.RegistryTimeout < 0 {
 		errs = append(errs, errors.New("gate config: RegistryTimeout must be positive (or 0 for the default 2s)"))

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/seamdata/seam/core/check"
 	"github.com/seamdata/seam/core/record"
@@ -28,6 +29,9 @@ type batchInput struct {
 	subject, partition, batchID string
 	version                     int32
 	batch                       *recordv1.RecordBatch
+	// withRecords is set when the answer carries canonical records; it
+	// must then fit in one message.
+	withRecords bool
 }
 
 // idState says whether a quarantined record's identifier was counted in
@@ -78,7 +82,7 @@ var errDuplicateBatch = errors.New("batch already ingested")
 // Ingest validates, adapts and routes one batch.
 func (s *Server) Ingest(ctx context.Context, req *gatev1.IngestRequest) (*gatev1.IngestResponse, error) {
 	in := batchInput{subject: strings.TrimSpace(req.GetSubject()), partition: strings.TrimSpace(req.GetPartition()),
-		version: req.GetContractVersion(), batch: req.GetBatch()}
+		version: req.GetContractVersion(), batch: req.GetBatch(), withRecords: !req.GetSummaryOnly()}
 	switch id := req.GetIdentity().(type) {
 	case *gatev1.IngestRequest_BatchId:
 		in.batchID = strings.TrimSpace(id.BatchId)
@@ -174,6 +178,11 @@ func (s *Server) ingest(ctx context.Context, in batchInput) (*gatev1.IngestRespo
 			return nil, err
 		}
 	}
+	if in.withRecords {
+		if err := s.fits(o.resp, in); err != nil {
+			return nil, err
+		}
+	}
 	alerts, err := s.commitBatch(ctx, o)
 	if errors.Is(err, errDuplicateBatch) {
 		stored, ok, err := s.store.Batch(ctx, in.subject, in.partition, in.batchID)
@@ -197,6 +206,20 @@ func (s *Server) ingest(ctx context.Context, in batchInput) (*gatev1.IngestRespo
 	}
 	o.resp.Alerts = alerts
 	return o.resp, nil
+}
+
+// fits refuses, before anything is written, an answer with canonical
+// records that could not be sent in one message: a pipeline retrying
+// Unavailable forever is worse than being told to ask for less.
+func (s *Server) fits(resp *gatev1.IngestResponse, in batchInput) error {
+	limit := s.cfg.MaxMessageBytes - s.cfg.MaxMessageBytes/16 // room for alerts and the partition's state
+	if n := proto.Size(resp); n > limit {
+		return rpcerr.WithReason(codes.ResourceExhausted, "ANSWER_TOO_LARGE",
+			fmt.Sprintf("the answer to batch %s with its canonical records would be %d bytes, over the gate's message limit of %d bytes; nothing was written — send the batch with summary_only, or in smaller batches",
+				in.batchID, n, s.cfg.MaxMessageBytes),
+			map[string]string{"limit_bytes": fmt.Sprint(s.cfg.MaxMessageBytes), "answer_bytes": fmt.Sprint(n), "batch_id": in.batchID})
+	}
+	return nil
 }
 
 // storedAnswer repeats a stored batch's verdicts.
@@ -340,36 +363,33 @@ func (s *Server) validate(ctx context.Context, in batchInput, cv *compiled, form
 		return o, nil
 	}
 	checks := plan.Checks()
-	pass := 0
+	header := csvHeader(in.batch)
+	var passing []*record.Record
 	for i := range res.Records {
 		if !res.Records[i].Quarantined {
-			pass++
+			passing = append(passing, &b.Records[i])
 		}
 	}
 	var (
 		wg       sync.WaitGroup
-		adapted  *adapterv1.AdaptResponse
+		results  map[int64]*adapterv1.AdaptResult
 		adaptErr error
 		present  [][]bool
 		idErr    error
 	)
-	if pass > 0 {
+	if len(passing) > 0 {
 		wg.Go(func() {
-			adapted, adaptErr = s.adapter.Adapt(ctx, &adapterv1.AdaptRequest{Subject: in.subject, Version: cv.version, Batch: in.batch,
-				Partition: in.partition, BatchId: in.batchID})
+			results, adaptErr = s.adaptRecords(ctx, adaptTarget{subject: in.subject, partition: in.partition, batchID: in.batchID, version: cv.version},
+				format, header, passing)
 		})
 	}
 	wg.Go(func() { present, idErr = s.lookupIdentifiers(ctx, res.Identifiers) })
 	wg.Wait()
 	if adaptErr != nil {
-		return nil, peerError("adapter", adaptErr)
+		return nil, adaptErr
 	}
 	if idErr != nil {
 		return nil, peerError("idmap", idErr)
-	}
-	results := map[int64]*adapterv1.AdaptResult{}
-	for _, r := range adapted.GetResults() {
-		results[r.GetIndex()] = r
 	}
 
 	// Identifier match: per record of the first match-rate field, and the
@@ -397,7 +417,6 @@ func (s *Server) validate(ctx context.Context, in batchInput, cv *compiled, form
 	}
 	o.stats = &res.Stats
 
-	header := csvHeader(in.batch)
 	for i := range b.Records {
 		r := &b.Records[i]
 		rr := &res.Records[i]

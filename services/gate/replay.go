@@ -13,9 +13,9 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/seamdata/seam/core/record"
 	"github.com/seamdata/seam/platform/auth"
 	"github.com/seamdata/seam/platform/rpcerr"
-	adapterv1 "github.com/seamdata/seam/proto/seam/adapter/v1"
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
 	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
 	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
@@ -58,6 +58,7 @@ func validateWindow(w *gatev1.ReplayWindow) error {
 // NDJSON lines, CSV rows under their header.
 type replayGroup struct {
 	format recordv1.Format
+	header []byte // of a CSV group
 	data   bytes.Buffer
 	rows   []int // index into the page, per record of the batch
 }
@@ -80,7 +81,8 @@ func (s *Server) evaluate(ctx context.Context, cv *compiled, subject, replayID s
 			g = &replayGroup{format: recordv1.Format_FORMAT_NDJSON}
 			if strings.HasPrefix(key, "csv:") {
 				g.format = recordv1.Format_FORMAT_CSV
-				g.data.WriteString(strings.TrimPrefix(key, "csv:"))
+				g.header = []byte(strings.TrimPrefix(key, "csv:"))
+				g.data.Write(g.header)
 				g.data.WriteByte('\n')
 			}
 			groups[key] = g
@@ -115,7 +117,6 @@ func replayLine(h heldRow) (string, []byte, error) {
 }
 
 func (s *Server) evaluateGroup(ctx context.Context, cv *compiled, subject, replayID string, g *replayGroup, page []heldRow, out []replayVerdict) error {
-	batch := &recordv1.RecordBatch{Body: &recordv1.RecordBatch_Raw{Raw: &recordv1.RawRecords{Format: g.format, Data: g.data.Bytes()}}}
 	dec := cv.decoder()
 	decoded, err := dec.Decode(g.format, g.data.Bytes(), 0)
 	cv.release(dec)
@@ -128,26 +129,19 @@ func (s *Server) evaluateGroup(ctx context.Context, cv *compiled, subject, repla
 	plan := cv.plan
 	res := plan.Validate(decoded.Records)
 	checks := plan.Checks()
-	pass := false
+	var passing []*record.Record
 	for i := range res.Records {
 		if !res.Records[i].Quarantined {
-			pass = true
+			passing = append(passing, &decoded.Records[i])
 		}
 	}
-	var adapted *adapterv1.AdaptResponse
-	if pass {
-		adapted, err = s.adapter.Adapt(ctx, &adapterv1.AdaptRequest{Subject: subject, Version: cv.version, Batch: batch, BatchId: "replay:" + replayID})
-		if err != nil {
-			return peerError("adapter", err)
-		}
+	results, err := s.adaptRecords(ctx, adaptTarget{subject: subject, batchID: "replay:" + replayID, version: cv.version}, g.format, g.header, passing)
+	if err != nil {
+		return err
 	}
 	present, err := s.lookupIdentifiers(ctx, res.Identifiers)
 	if err != nil {
 		return peerError("idmap", err)
-	}
-	results := map[int64]*adapterv1.AdaptResult{}
-	for _, r := range adapted.GetResults() {
-		results[r.GetIndex()] = r
 	}
 	if len(res.Identifiers) > 0 {
 		ids := res.Identifiers[0]
