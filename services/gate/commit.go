@@ -2,6 +2,8 @@ package gate
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"math"
 	"time"
@@ -35,7 +37,7 @@ func (s *Server) commitBatch(ctx context.Context, o *outcome) ([]*gatev1.Alert, 
 		if !claimed {
 			return errDuplicateBatch
 		}
-		if err := tx.InsertQuarantine(ctx, o.quarantineRows(now)); err != nil {
+		if err := tx.InsertQuarantine(ctx, o.quarantineRows(now, s.cfg.QuarantineMaxRaw)); err != nil {
 			return err
 		}
 		c := partitionCounts{received: sum.GetReceived(), accepted: sum.GetAccepted(), quarantined: sum.GetQuarantined(),
@@ -76,12 +78,19 @@ func (s *Server) commitBatch(ctx context.Context, o *outcome) ([]*gatev1.Alert, 
 	return alerts, err
 }
 
-// quarantineRows are the rows of the records a batch set aside.
-func (o *outcome) quarantineRows(at time.Time) []quarantineRow {
+// quarantineRows are the rows of the records a batch set aside, each
+// keeping at most maxRaw bytes of the record as sent.
+func (o *outcome) quarantineRows(at time.Time, maxRaw int) []quarantineRow {
 	out := make([]quarantineRow, len(o.quar))
 	for i, q := range o.quar {
+		sum := sha256.Sum256(q.raw)
+		raw := q.raw
+		if len(raw) > maxRaw {
+			raw = raw[:maxRaw]
+		}
 		out[i] = quarantineRow{id: q.id, subject: o.in.subject, part: o.in.partition, batchID: o.in.batchID, index: q.index, position: q.position,
-			version: o.cv.version, format: o.format, raw: q.raw, reasons: q.reasons, idState: q.idState, at: at}
+			version: o.cv.version, format: o.format, raw: raw, rawSize: int64(len(q.raw)), rawSHA256: hex.EncodeToString(sum[:]),
+			reasons: q.reasons, idState: q.idState, at: at}
 	}
 	return out
 }

@@ -42,6 +42,14 @@ type Config struct {
 	// to the adapter to stay under it, and refuses an answer that would
 	// exceed it with ResourceExhausted rather than fail to send it.
 	MaxMessageBytes int
+	// QuarantineMaxRaw is how many bytes of a quarantined record are kept.
+	// A longer record keeps its first QuarantineMaxRaw bytes, its size and
+	// its SHA-256, marked truncated, so a few huge records cannot make the
+	// quarantine unreadable.
+	QuarantineMaxRaw int
+	// MaxPageBytes bounds the raw bytes of one page of quarantine list:
+	// a page ends after the record that reaches it.
+	MaxPageBytes int
 	// RegistryTimeout bounds each call to the registry. A registry that
 	// does not answer within it counts as unreachable: ingest then serves
 	// the last known contract instead of waiting on a hung peer.
@@ -57,6 +65,8 @@ const (
 	DefaultContractRefresh  = time.Second
 	DefaultRegistryTimeout  = 2 * time.Second
 	DefaultMaxMessageBytes  = 64 << 20
+	DefaultQuarantineMaxRaw = 1 << 20
+	DefaultMaxPageBytes     = 4 << 20
 	DefaultMinMatchSample   = 100
 	DefaultUnannouncedShare = 0.5
 )
@@ -83,6 +93,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxMessageBytes == 0 {
 		c.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	if c.QuarantineMaxRaw == 0 {
+		c.QuarantineMaxRaw = DefaultQuarantineMaxRaw
+	}
+	if c.MaxPageBytes == 0 {
+		c.MaxPageBytes = DefaultMaxPageBytes
 	}
 	if c.RegistryTimeout == 0 {
 		c.RegistryTimeout = DefaultRegistryTimeout
@@ -119,6 +135,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxMessageBytes < 0 || (c.MaxMessageBytes > 0 && c.MaxMessageBytes < 1<<20) {
 		errs = append(errs, errors.New("gate config: MaxMessageBytes must be at least 1 MiB (or 0 for the default 64 MiB)"))
+	}
+	if c.QuarantineMaxRaw < 0 || c.MaxPageBytes < 0 {
+		errs = append(errs, errors.New("gate config: QuarantineMaxRaw and MaxPageBytes must be positive (or 0 for their defaults)"))
 	}
 	if c.RegistryTimeout < 0 {
 		errs = append(errs, errors.New("gate config: RegistryTimeout must be positive (or 0 for the default 2s)"))

@@ -81,16 +81,29 @@ func (s *Server) ListQuarantine(ctx context.Context, req *gatev1.ListQuarantineR
 			return nil, err
 		}
 	}
-	recs, err := s.store.ListQuarantine(ctx, f, after, size+1)
+	recs, err := s.store.ListQuarantine(ctx, f, after, size+1, s.cfg.MaxPageBytes)
 	if err != nil {
 		return nil, err
 	}
 	resp := &gatev1.ListQuarantineResponse{Records: recs}
-	if len(recs) > size {
+	switch {
+	case len(recs) > size:
 		resp.Records = recs[:size]
 		resp.NextPageToken = pageToken(resp.Records[size-1])
+	case len(recs) > 0 && pageBytes(recs) >= s.cfg.MaxPageBytes:
+		// The page ended on bytes, not on the end of the matches.
+		resp.NextPageToken = pageToken(recs[len(recs)-1])
 	}
 	return resp, nil
+}
+
+// pageBytes is the raw bytes of a page's records.
+func pageBytes(recs []*gatev1.QuarantinedRecord) int {
+	n := 0
+	for _, r := range recs {
+		n += len(r.GetRaw())
+	}
+	return n
 }
 
 // GetQuarantinedRecord returns one quarantined record with its raw bytes.

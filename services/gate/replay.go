@@ -71,6 +71,11 @@ func (s *Server) evaluate(ctx context.Context, cv *compiled, subject, replayID s
 	groups := map[string]*replayGroup{}
 	var order []string
 	for i, h := range page {
+		if h.truncated {
+			out[i].reasons = []*recordv1.RecordError{{Code: recordv1.ErrorCode_ERROR_CODE_TOO_LARGE, Check: "quarantine.size",
+				Message: fmt.Sprintf("the record at position %d was larger than the quarantine keeps (its first bytes, size and SHA-256 are kept); it cannot be replayed — discard it, and have the source resend it", h.position)}}
+			continue
+		}
 		key, line, err := replayLine(h)
 		if err != nil {
 			out[i].reasons = []*recordv1.RecordError{{Code: recordv1.ErrorCode_ERROR_CODE_MALFORMED, Message: err.Error(), Check: "record.decode"}}

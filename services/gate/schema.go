@@ -75,6 +75,17 @@ CREATE INDEX gate_outbox_pending ON gate_outbox (seq) WHERE delivered_at IS NULL
 	Name:     "field means instead of sums",
 	SQLite:   schemaV3("REAL"),
 	Postgres: schemaV3("DOUBLE PRECISION"),
+}, {
+	// A quarantined record keeps at most a configured number of bytes;
+	// raw_size and raw_sha256 describe the whole record.
+	Version: 4,
+	Name:    "bounded quarantine raw bytes",
+	SQLite: `ALTER TABLE gate_quarantine ADD COLUMN raw_size INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE gate_quarantine ADD COLUMN raw_sha256 TEXT NOT NULL DEFAULT '';
+UPDATE gate_quarantine SET raw_size = length(raw);`,
+	Postgres: `ALTER TABLE gate_quarantine ADD COLUMN raw_size BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE gate_quarantine ADD COLUMN raw_sha256 TEXT NOT NULL DEFAULT '';
+UPDATE gate_quarantine SET raw_size = octet_length(raw);`,
 }}
 
 func schemaV3(real string) string {

@@ -60,8 +60,9 @@ type gateStore interface {
 	ActiveContracts(ctx context.Context) (map[string]activeEntry, error)
 
 	// ListQuarantine lists up to limit records matching f after the page
-	// position (nil for the first page), in partition order.
-	ListQuarantine(ctx context.Context, f quarantineFilter, after *quarantineKey, limit int) ([]*gatev1.QuarantinedRecord, error)
+	// position (nil for the first page), in partition order, stopping after
+	// the record whose raw bytes reach maxBytes.
+	ListQuarantine(ctx context.Context, f quarantineFilter, after *quarantineKey, limit, maxBytes int) ([]*gatev1.QuarantinedRecord, error)
 	QuarantinedRecord(ctx context.Context, id string) (*gatev1.QuarantinedRecord, bool, error)
 	// QuarantineCounts counts records matching f grouped by by ("reason",
 	// "check" or "partition").
@@ -171,10 +172,14 @@ type quarantineRow struct {
 	index, position            int64
 	version                    int32
 	format                     recordv1.Format
-	raw                        []byte
-	reasons                    []*recordv1.RecordError
-	idState                    int
-	at                         time.Time
+	// raw is the record's bytes, or their first bytes when rawSize is
+	// larger; rawSHA256 is the hex digest of all of them.
+	raw       []byte
+	rawSize   int64
+	rawSHA256 string
+	reasons   []*recordv1.RecordError
+	idState   int
+	at        time.Time
 }
 
 // quarantineFilter selects quarantined records; empty fields match all.
@@ -211,6 +216,8 @@ type heldRow struct {
 	format   recordv1.Format
 	raw      []byte
 	idState  int
+	// truncated is set when raw is only the first bytes of the record.
+	truncated bool
 }
 
 // releaseRow is a held record a replay releases.

@@ -85,8 +85,8 @@ func (t *sqlTx) InsertQuarantine(ctx context.Context, rows []quarantineRow) erro
 		return nil
 	}
 	stmt, err := t.tx.PrepareContext(ctx, `INSERT INTO gate_quarantine (id, subject, part, batch_id, idx, position, contract_version, format, raw,
-	reasons, reason, reason_codes, check_name, check_names, id_state, created_at, state, state_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $16)`)
+	reasons, reason, reason_codes, check_name, check_names, id_state, created_at, state, state_at, raw_size, raw_sha256)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $16, $18, $19)`)
 	if err != nil {
 		return fmt.Errorf("prepare quarantine insert: %w", err)
 	}
@@ -102,7 +102,8 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $
 			checks = append(checks, r.GetCheck())
 		}
 		if _, err := stmt.ExecContext(ctx, q.id, q.subject, q.part, q.batchID, q.index, q.position, q.version, int32(q.format), q.raw,
-			reasons, codes[0], listColumn(codes), checks[0], listColumn(checks), q.idState, q.at.UnixNano(), int32(gatev1.QuarantineState_QUARANTINE_STATE_HELD)); err != nil {
+			reasons, codes[0], listColumn(codes), checks[0], listColumn(checks), q.idState, q.at.UnixNano(), int32(gatev1.QuarantineState_QUARANTINE_STATE_HELD),
+			q.rawSize, q.rawSHA256); err != nil {
 			return fmt.Errorf("quarantine record %d of batch %s: %w", q.index, q.batchID, err)
 		}
 	}

@@ -2,6 +2,8 @@ package gate
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -91,7 +93,7 @@ func (s *sqlStore) contains(column string) string {
 	return "instr(" + column + ", ?) > 0"
 }
 
-const quarantineColumns = `id, subject, part, batch_id, idx, position, contract_version, format, raw, reasons, created_at, state, state_at, state_reason, state_by`
+const quarantineColumns = `id, subject, part, batch_id, idx, position, contract_version, format, raw, reasons, created_at, state, state_at, state_reason, state_by, raw_size, raw_sha256`
 
 func scanQuarantined(rows interface{ Scan(...any) error }) (*gatev1.QuarantinedRecord, error) {
 	q := &gatev1.QuarantinedRecord{}
@@ -99,8 +101,13 @@ func scanQuarantined(rows interface{ Scan(...any) error }) (*gatev1.QuarantinedR
 	var reasons []byte
 	var created, stateAt int64
 	if err := rows.Scan(&q.Id, &q.Subject, &q.Partition, &q.BatchId, &q.Index, &q.Position, &q.ContractVersion, &format, &q.Raw,
-		&reasons, &created, &state, &stateAt, &q.StateReason, &q.StateBy); err != nil {
+		&reasons, &created, &state, &stateAt, &q.StateReason, &q.StateBy, &q.RawSize, &q.RawSha256); err != nil {
 		return nil, err
+	}
+	q.RawTruncated = q.RawSize > int64(len(q.Raw))
+	if q.RawSha256 == "" { // rows quarantined before sizes were kept are whole
+		sum := sha256.Sum256(q.Raw)
+		q.RawSha256 = hex.EncodeToString(sum[:])
 	}
 	q.Format = recordv1.Format(format)
 	q.State = gatev1.QuarantineState(state)
@@ -114,7 +121,7 @@ func scanQuarantined(rows interface{ Scan(...any) error }) (*gatev1.QuarantinedR
 	return q, nil
 }
 
-func (s *sqlStore) ListQuarantine(ctx context.Context, f quarantineFilter, after *quarantineKey, limit int) ([]*gatev1.QuarantinedRecord, error) {
+func (s *sqlStore) ListQuarantine(ctx context.Context, f quarantineFilter, after *quarantineKey, limit, maxBytes int) ([]*gatev1.QuarantinedRecord, error) {
 	w := s.filterWhere(f)
 	if after != nil {
 		w.add("(subject, part, batch_id, idx) > (?, ?, ?, ?)", after.subject, after.part, after.batchID, after.index)
@@ -126,12 +133,14 @@ func (s *sqlStore) ListQuarantine(ctx context.Context, f quarantineFilter, after
 	}
 	defer rows.Close()
 	var out []*gatev1.QuarantinedRecord
-	for rows.Next() {
+	size := 0
+	for size < maxBytes && rows.Next() {
 		q, err := scanQuarantined(rows)
 		if err != nil {
 			return nil, fmt.Errorf("list quarantine: %w", err)
 		}
 		out = append(out, q)
+		size += len(q.GetRaw())
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("list quarantine: %w", err)
@@ -231,7 +240,7 @@ func (s *sqlStore) HeldPartitions(ctx context.Context, subject, from, to, replay
 }
 
 func (s *sqlStore) HeldPage(ctx context.Context, subject, part, afterBatch string, afterIndex int64, limit int) ([]heldRow, error) {
-	rows, err := s.db.SQL.QueryContext(ctx, `SELECT id, part, batch_id, idx, position, format, raw, id_state FROM gate_quarantine
+	rows, err := s.db.SQL.QueryContext(ctx, `SELECT id, part, batch_id, idx, position, format, raw, id_state, raw_size FROM gate_quarantine
 WHERE subject = $1 AND state = $2 AND part = $3 AND (batch_id, idx) > ($4, $5) ORDER BY batch_id, idx LIMIT $6`,
 		subject, int32(gatev1.QuarantineState_QUARANTINE_STATE_HELD), part, afterBatch, afterIndex, limit)
 	if err != nil {
@@ -242,10 +251,12 @@ WHERE subject = $1 AND state = $2 AND part = $3 AND (batch_id, idx) > ($4, $5) O
 	for rows.Next() {
 		var h heldRow
 		var f int32
-		if err := rows.Scan(&h.id, &h.part, &h.batchID, &h.index, &h.position, &f, &h.raw, &h.idState); err != nil {
+		var size int64
+		if err := rows.Scan(&h.id, &h.part, &h.batchID, &h.index, &h.position, &f, &h.raw, &h.idState, &size); err != nil {
 			return nil, fmt.Errorf("read held records of %s/%s: %w", subject, part, err)
 		}
 		h.format = recordv1.Format(f)
+		h.truncated = size > int64(len(h.raw))
 		out = append(out, h)
 	}
 	return out, rows.Err()

@@ -1112,14 +1112,23 @@ type QuarantinedRecord struct {
 	ContractVersion int32                  `protobuf:"varint,7,opt,name=contract_version,json=contractVersion,proto3" json:"contract_version,omitempty"`
 	Format          v1.Format              `protobuf:"varint,8,opt,name=format,proto3,enum=seam.record.v1.Format" json:"format,omitempty"`
 	// Raw is the record's bytes as received (for CSV, the header line and the
-	// record's line).
-	Raw           []byte                 `protobuf:"bytes,9,opt,name=raw,proto3" json:"raw,omitempty"`
-	Reasons       []*v1.RecordError      `protobuf:"bytes,10,rep,name=reasons,proto3" json:"reasons,omitempty"`
-	Time          *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=time,proto3" json:"time,omitempty"`
-	State         QuarantineState        `protobuf:"varint,12,opt,name=state,proto3,enum=seam.gate.v1.QuarantineState" json:"state,omitempty"`
-	StateTime     *timestamppb.Timestamp `protobuf:"bytes,13,opt,name=state_time,json=stateTime,proto3" json:"state_time,omitempty"`
-	StateReason   string                 `protobuf:"bytes,14,opt,name=state_reason,json=stateReason,proto3" json:"state_reason,omitempty"`
-	StateBy       string                 `protobuf:"bytes,15,opt,name=state_by,json=stateBy,proto3" json:"state_by,omitempty"`
+	// record's line), up to the gate's quarantine size limit; a longer record
+	// keeps its first bytes here, with raw_truncated set.
+	Raw         []byte                 `protobuf:"bytes,9,opt,name=raw,proto3" json:"raw,omitempty"`
+	Reasons     []*v1.RecordError      `protobuf:"bytes,10,rep,name=reasons,proto3" json:"reasons,omitempty"`
+	Time        *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=time,proto3" json:"time,omitempty"`
+	State       QuarantineState        `protobuf:"varint,12,opt,name=state,proto3,enum=seam.gate.v1.QuarantineState" json:"state,omitempty"`
+	StateTime   *timestamppb.Timestamp `protobuf:"bytes,13,opt,name=state_time,json=stateTime,proto3" json:"state_time,omitempty"`
+	StateReason string                 `protobuf:"bytes,14,opt,name=state_reason,json=stateReason,proto3" json:"state_reason,omitempty"`
+	StateBy     string                 `protobuf:"bytes,15,opt,name=state_by,json=stateBy,proto3" json:"state_by,omitempty"`
+	// RawSize is the record's full size in bytes.
+	RawSize int64 `protobuf:"varint,16,opt,name=raw_size,json=rawSize,proto3" json:"raw_size,omitempty"`
+	// RawTruncated is set when raw holds only the first bytes of a record
+	// larger than the quarantine size limit; such a record cannot be
+	// replayed, only inspected (raw_sha256 identifies it) and discarded.
+	RawTruncated bool `protobuf:"varint,17,opt,name=raw_truncated,json=rawTruncated,proto3" json:"raw_truncated,omitempty"`
+	// RawSha256 is the hex SHA-256 of the record's full bytes.
+	RawSha256     string `protobuf:"bytes,18,opt,name=raw_sha256,json=rawSha256,proto3" json:"raw_sha256,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1259,6 +1268,27 @@ func (x *QuarantinedRecord) GetStateBy() string {
 	return ""
 }
 
+func (x *QuarantinedRecord) GetRawSize() int64 {
+	if x != nil {
+		return x.RawSize
+	}
+	return 0
+}
+
+func (x *QuarantinedRecord) GetRawTruncated() bool {
+	if x != nil {
+		return x.RawTruncated
+	}
+	return false
+}
+
+func (x *QuarantinedRecord) GetRawSha256() string {
+	if x != nil {
+		return x.RawSha256
+	}
+	return ""
+}
+
 // QuarantineFilter selects quarantined records.
 type QuarantineFilter struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1355,10 +1385,12 @@ func (x *QuarantineFilter) GetState() QuarantineState {
 }
 
 type ListQuarantineRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Filter        *QuarantineFilter      `protobuf:"bytes,1,opt,name=filter,proto3" json:"filter,omitempty"`
-	PageSize      int32                  `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
-	PageToken     string                 `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Filter *QuarantineFilter      `protobuf:"bytes,1,opt,name=filter,proto3" json:"filter,omitempty"`
+	// PageSize bounds the records of a page (default 100, at most 1000); a
+	// page also ends once its records reach the gate's page byte limit.
+	PageSize      int32  `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	PageToken     string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3350,7 +3382,7 @@ const file_seam_gate_v1_gate_proto_rawDesc = "" +
 	"\asummary\x18\x01 \x01(\v2\x1a.seam.gate.v1.BatchSummaryR\asummary\x12\x16\n" +
 	"\x06chunks\x18\x02 \x01(\x03R\x06chunks\x12%\n" +
 	"\x0eblocked_chunks\x18\x03 \x01(\x03R\rblockedChunks\x12+\n" +
-	"\x06alerts\x18\x04 \x03(\v2\x13.seam.gate.v1.AlertR\x06alerts\"\xaa\x04\n" +
+	"\x06alerts\x18\x04 \x03(\v2\x13.seam.gate.v1.AlertR\x06alerts\"\x89\x05\n" +
 	"\x11QuarantinedRecord\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x18\n" +
 	"\asubject\x18\x02 \x01(\tR\asubject\x12\x1c\n" +
@@ -3368,7 +3400,11 @@ const file_seam_gate_v1_gate_proto_rawDesc = "" +
 	"\n" +
 	"state_time\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\tstateTime\x12!\n" +
 	"\fstate_reason\x18\x0e \x01(\tR\vstateReason\x12\x19\n" +
-	"\bstate_by\x18\x0f \x01(\tR\astateBy\"\x84\x02\n" +
+	"\bstate_by\x18\x0f \x01(\tR\astateBy\x12\x19\n" +
+	"\braw_size\x18\x10 \x01(\x03R\arawSize\x12#\n" +
+	"\rraw_truncated\x18\x11 \x01(\bR\frawTruncated\x12\x1d\n" +
+	"\n" +
+	"raw_sha256\x18\x12 \x01(\tR\trawSha256\"\x84\x02\n" +
 	"\x10QuarantineFilter\x12\x18\n" +
 	"\asubject\x18\x01 \x01(\tR\asubject\x12%\n" +
 	"\x0epartition_from\x18\x02 \x01(\tR\rpartitionFrom\x12!\n" +
