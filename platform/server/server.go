@@ -29,7 +29,6 @@ import (
 	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/test/bufconn"
-	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/seamdata/seam/platform/auth"
 	"github.com/seamdata/seam/platform/rpcerr"
@@ -298,11 +297,9 @@ func (s *Server) inprocCredentials() credentials.TransportCredentials {
 }
 
 // gatewayMarshaler renders REST JSON with proto field names, matching the
-// YAML people author and the CLI's -o json.
-var gatewayMarshaler = &runtime.JSONPb{
-	MarshalOptions:   protojson.MarshalOptions{UseProtoNames: true},
-	UnmarshalOptions: protojson.UnmarshalOptions{},
-}
+// YAML people author and the CLI's -o json, and keeps record numbers exact
+// (records.go).
+var gatewayMarshaler = newRecordsMarshaler()
 
 func (s *Server) httpHandler(ctx context.Context, conn *grpc.ClientConn) (http.Handler, error) {
 	gw := runtime.NewServeMux(runtime.WithMarshalerOption(runtime.MIMEWildcard, gatewayMarshaler))

@@ -66,6 +66,7 @@ var principals = []struct {
 type peers struct {
 	clock    *fakeClock
 	tokens   map[string]string
+	tokenSet *auth.Tokens
 	authz    func(access auth.Access) *auth.Authorizer
 	registry registryv1.RegistryServiceClient // as admin
 	owner    registryv1.RegistryServiceClient // as checkout
@@ -141,6 +142,7 @@ func newPeers(t testing.TB) *peers {
 	if err != nil {
 		t.Fatalf("NewTokens: %v", err)
 	}
+	p.tokenSet = set
 	p.authz = func(access auth.Access) *auth.Authorizer { return auth.NewAuthorizer(set, access) }
 
 	reg, err := registry.New(context.Background(), registry.Config{StoreURL: storagetest.SQLiteURL(t), Clock: p.clock.Now, SchedulerInterval: 20 * time.Millisecond})
