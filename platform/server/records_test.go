@@ -29,7 +29,9 @@ func TestRecordsKeepTheirLiterals(t *testing.T) {
 	}{
 		{"ingest", &gatev1.IngestRequest{}, body, func(m proto.Message) *recordv1.RecordBatch { return m.(*gatev1.IngestRequest).GetBatch() }},
 		{"adapt stream", &adapterv1.AdaptStreamRequest{}, `{"sequence": 1, "request": {"subject": "s", "batch": {"objects": {"records": ` + records + `}}}}`,
-			func(m proto.Message) *recordv1.RecordBatch { return m.(*adapterv1.AdaptStreamRequest).GetRequest().GetBatch() }},
+			func(m proto.Message) *recordv1.RecordBatch {
+				return m.(*adapterv1.AdaptStreamRequest).GetRequest().GetBatch()
+			}},
 	}
 	for _, tt := range tests {
 		// Through Unmarshal and through a stream decoder alike.
