@@ -27,6 +27,59 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// Granularity is the length of a partition.
+type Granularity int32
+
+const (
+	Granularity_GRANULARITY_UNSPECIFIED Granularity = 0
+	Granularity_GRANULARITY_HOUR        Granularity = 1
+	Granularity_GRANULARITY_DAY         Granularity = 2
+	Granularity_GRANULARITY_MONTH       Granularity = 3
+)
+
+// Enum value maps for Granularity.
+var (
+	Granularity_name = map[int32]string{
+		0: "GRANULARITY_UNSPECIFIED",
+		1: "GRANULARITY_HOUR",
+		2: "GRANULARITY_DAY",
+		3: "GRANULARITY_MONTH",
+	}
+	Granularity_value = map[string]int32{
+		"GRANULARITY_UNSPECIFIED": 0,
+		"GRANULARITY_HOUR":        1,
+		"GRANULARITY_DAY":         2,
+		"GRANULARITY_MONTH":       3,
+	}
+)
+
+func (x Granularity) Enum() *Granularity {
+	p := new(Granularity)
+	*p = x
+	return p
+}
+
+func (x Granularity) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Granularity) Descriptor() protoreflect.EnumDescriptor {
+	return file_seam_contract_v1_contract_proto_enumTypes[0].Descriptor()
+}
+
+func (Granularity) Type() protoreflect.EnumType {
+	return &file_seam_contract_v1_contract_proto_enumTypes[0]
+}
+
+func (x Granularity) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Granularity.Descriptor instead.
+func (Granularity) EnumDescriptor() ([]byte, []int) {
+	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{0}
+}
+
 // Compatibility has the meaning it has in schema registries, applied to record
 // contracts: BACKWARD means consumers reading with the new version can read
 // data written with the old one; FORWARD the reverse; FULL both. The
@@ -80,11 +133,11 @@ func (x Compatibility) String() string {
 }
 
 func (Compatibility) Descriptor() protoreflect.EnumDescriptor {
-	return file_seam_contract_v1_contract_proto_enumTypes[0].Descriptor()
+	return file_seam_contract_v1_contract_proto_enumTypes[1].Descriptor()
 }
 
 func (Compatibility) Type() protoreflect.EnumType {
-	return &file_seam_contract_v1_contract_proto_enumTypes[0]
+	return &file_seam_contract_v1_contract_proto_enumTypes[1]
 }
 
 func (x Compatibility) Number() protoreflect.EnumNumber {
@@ -93,7 +146,7 @@ func (x Compatibility) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Compatibility.Descriptor instead.
 func (Compatibility) EnumDescriptor() ([]byte, []int) {
-	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{0}
+	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{1}
 }
 
 // FieldType is the type a field's values must have. Values of another type
@@ -161,11 +214,11 @@ func (x FieldType) String() string {
 }
 
 func (FieldType) Descriptor() protoreflect.EnumDescriptor {
-	return file_seam_contract_v1_contract_proto_enumTypes[1].Descriptor()
+	return file_seam_contract_v1_contract_proto_enumTypes[2].Descriptor()
 }
 
 func (FieldType) Type() protoreflect.EnumType {
-	return &file_seam_contract_v1_contract_proto_enumTypes[1]
+	return &file_seam_contract_v1_contract_proto_enumTypes[2]
 }
 
 func (x FieldType) Number() protoreflect.EnumNumber {
@@ -174,7 +227,7 @@ func (x FieldType) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use FieldType.Descriptor instead.
 func (FieldType) EnumDescriptor() ([]byte, []int) {
-	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{1}
+	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{2}
 }
 
 // Policy is what the gate does when a check fails.
@@ -217,11 +270,11 @@ func (x Policy) String() string {
 }
 
 func (Policy) Descriptor() protoreflect.EnumDescriptor {
-	return file_seam_contract_v1_contract_proto_enumTypes[2].Descriptor()
+	return file_seam_contract_v1_contract_proto_enumTypes[3].Descriptor()
 }
 
 func (Policy) Type() protoreflect.EnumType {
-	return &file_seam_contract_v1_contract_proto_enumTypes[2]
+	return &file_seam_contract_v1_contract_proto_enumTypes[3]
 }
 
 func (x Policy) Number() protoreflect.EnumNumber {
@@ -230,7 +283,7 @@ func (x Policy) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Policy.Descriptor instead.
 func (Policy) EnumDescriptor() ([]byte, []int) {
-	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{2}
+	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{3}
 }
 
 // Rounding says how a cast to an integer type rounds.
@@ -277,11 +330,11 @@ func (x Rounding) String() string {
 }
 
 func (Rounding) Descriptor() protoreflect.EnumDescriptor {
-	return file_seam_contract_v1_contract_proto_enumTypes[3].Descriptor()
+	return file_seam_contract_v1_contract_proto_enumTypes[4].Descriptor()
 }
 
 func (Rounding) Type() protoreflect.EnumType {
-	return &file_seam_contract_v1_contract_proto_enumTypes[3]
+	return &file_seam_contract_v1_contract_proto_enumTypes[4]
 }
 
 func (x Rounding) Number() protoreflect.EnumNumber {
@@ -290,7 +343,7 @@ func (x Rounding) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Rounding.Descriptor instead.
 func (Rounding) EnumDescriptor() ([]byte, []int) {
-	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{3}
+	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{4}
 }
 
 // Contract is one version of one source's data contract.
@@ -312,7 +365,13 @@ type Contract struct {
 	// required for a breaking version.
 	Mapping *Mapping `protobuf:"bytes,8,opt,name=mapping,proto3" json:"mapping,omitempty"`
 	// Labels are free-form metadata.
-	Labels        map[string]string `protobuf:"bytes,9,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Labels map[string]string `protobuf:"bytes,9,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// PartitionTime, when set, declares which field places a record in its
+	// partition. The gate then checks that every record belongs to the
+	// partition it was sent for, seals partitions by event-time watermark,
+	// and judges a partition with the contract version in force for its
+	// data date.
+	PartitionTime *PartitionTime `protobuf:"bytes,10,opt,name=partition_time,json=partitionTime,proto3" json:"partition_time,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -410,6 +469,83 @@ func (x *Contract) GetLabels() map[string]string {
 	return nil
 }
 
+func (x *Contract) GetPartitionTime() *PartitionTime {
+	if x != nil {
+		return x.PartitionTime
+	}
+	return nil
+}
+
+// PartitionTime says how records map to partitions by their event time.
+type PartitionTime struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Field is a required top-level TIMESTAMP or DATE field.
+	Field string `protobuf:"bytes,1,opt,name=field,proto3" json:"field,omitempty"`
+	// Granularity is the length of a partition. Partitions are named by
+	// their start in UTC: "2026-10-01T13" (hour), "2026-10-01" (day),
+	// "2026-10" (month).
+	Granularity Granularity `protobuf:"varint,2,opt,name=granularity,proto3,enum=seam.contract.v1.Granularity" json:"granularity,omitempty"`
+	// AllowedLateness is how long after a partition ends its records may
+	// still arrive before the gate seals it by watermark (the latest event
+	// time among accepted records of the subject), as a duration such as
+	// "6h" or "2d"; empty means none. Records arriving for a sealed
+	// partition open an amendment of it.
+	AllowedLateness string `protobuf:"bytes,3,opt,name=allowed_lateness,json=allowedLateness,proto3" json:"allowed_lateness,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *PartitionTime) Reset() {
+	*x = PartitionTime{}
+	mi := &file_seam_contract_v1_contract_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PartitionTime) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PartitionTime) ProtoMessage() {}
+
+func (x *PartitionTime) ProtoReflect() protoreflect.Message {
+	mi := &file_seam_contract_v1_contract_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PartitionTime.ProtoReflect.Descriptor instead.
+func (*PartitionTime) Descriptor() ([]byte, []int) {
+	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *PartitionTime) GetField() string {
+	if x != nil {
+		return x.Field
+	}
+	return ""
+}
+
+func (x *PartitionTime) GetGranularity() Granularity {
+	if x != nil {
+		return x.Granularity
+	}
+	return Granularity_GRANULARITY_UNSPECIFIED
+}
+
+func (x *PartitionTime) GetAllowedLateness() string {
+	if x != nil {
+		return x.AllowedLateness
+	}
+	return ""
+}
+
 // Field is one field of a contract or canonical model.
 type Field struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
@@ -443,7 +579,7 @@ type Field struct {
 
 func (x *Field) Reset() {
 	*x = Field{}
-	mi := &file_seam_contract_v1_contract_proto_msgTypes[1]
+	mi := &file_seam_contract_v1_contract_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -455,7 +591,7 @@ func (x *Field) String() string {
 func (*Field) ProtoMessage() {}
 
 func (x *Field) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_contract_v1_contract_proto_msgTypes[1]
+	mi := &file_seam_contract_v1_contract_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -468,7 +604,7 @@ func (x *Field) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Field.ProtoReflect.Descriptor instead.
 func (*Field) Descriptor() ([]byte, []int) {
-	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{1}
+	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *Field) GetName() string {
@@ -587,7 +723,7 @@ type Identifier struct {
 
 func (x *Identifier) Reset() {
 	*x = Identifier{}
-	mi := &file_seam_contract_v1_contract_proto_msgTypes[2]
+	mi := &file_seam_contract_v1_contract_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -599,7 +735,7 @@ func (x *Identifier) String() string {
 func (*Identifier) ProtoMessage() {}
 
 func (x *Identifier) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_contract_v1_contract_proto_msgTypes[2]
+	mi := &file_seam_contract_v1_contract_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -612,7 +748,7 @@ func (x *Identifier) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Identifier.ProtoReflect.Descriptor instead.
 func (*Identifier) Descriptor() ([]byte, []int) {
-	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{2}
+	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *Identifier) GetNamespace() string {
@@ -639,7 +775,8 @@ type Check struct {
 	Rule        string `protobuf:"bytes,2,opt,name=rule,proto3" json:"rule,omitempty"`
 	Policy      Policy `protobuf:"varint,3,opt,name=policy,proto3,enum=seam.contract.v1.Policy" json:"policy,omitempty"`
 	Description string `protobuf:"bytes,4,opt,name=description,proto3" json:"description,omitempty"`
-	// Threshold is how many failures a BLOCK check tolerates in one batch.
+	// Threshold is how many failures a BLOCK check tolerates in one
+	// partition.
 	Threshold     *Threshold `protobuf:"bytes,5,opt,name=threshold,proto3" json:"threshold,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -647,7 +784,7 @@ type Check struct {
 
 func (x *Check) Reset() {
 	*x = Check{}
-	mi := &file_seam_contract_v1_contract_proto_msgTypes[3]
+	mi := &file_seam_contract_v1_contract_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -659,7 +796,7 @@ func (x *Check) String() string {
 func (*Check) ProtoMessage() {}
 
 func (x *Check) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_contract_v1_contract_proto_msgTypes[3]
+	mi := &file_seam_contract_v1_contract_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -672,7 +809,7 @@ func (x *Check) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Check.ProtoReflect.Descriptor instead.
 func (*Check) Descriptor() ([]byte, []int) {
-	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{3}
+	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Check) GetName() string {
@@ -710,8 +847,9 @@ func (x *Check) GetThreshold() *Threshold {
 	return nil
 }
 
-// Threshold bounds the failures of a check in one batch: the check blocks
-// when the failures exceed the count or the fraction of the batch.
+// Threshold bounds the failures of a check in one partition (all of its
+// batches): the check blocks the partition when the failures exceed the
+// count or the fraction of the partition's records.
 type Threshold struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Types that are valid to be assigned to Limit:
@@ -725,7 +863,7 @@ type Threshold struct {
 
 func (x *Threshold) Reset() {
 	*x = Threshold{}
-	mi := &file_seam_contract_v1_contract_proto_msgTypes[4]
+	mi := &file_seam_contract_v1_contract_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -737,7 +875,7 @@ func (x *Threshold) String() string {
 func (*Threshold) ProtoMessage() {}
 
 func (x *Threshold) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_contract_v1_contract_proto_msgTypes[4]
+	mi := &file_seam_contract_v1_contract_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -750,7 +888,7 @@ func (x *Threshold) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Threshold.ProtoReflect.Descriptor instead.
 func (*Threshold) Descriptor() ([]byte, []int) {
-	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{4}
+	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Threshold) GetLimit() isThreshold_Limit {
@@ -812,7 +950,7 @@ type Mapping struct {
 
 func (x *Mapping) Reset() {
 	*x = Mapping{}
-	mi := &file_seam_contract_v1_contract_proto_msgTypes[5]
+	mi := &file_seam_contract_v1_contract_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -824,7 +962,7 @@ func (x *Mapping) String() string {
 func (*Mapping) ProtoMessage() {}
 
 func (x *Mapping) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_contract_v1_contract_proto_msgTypes[5]
+	mi := &file_seam_contract_v1_contract_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -837,7 +975,7 @@ func (x *Mapping) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Mapping.ProtoReflect.Descriptor instead.
 func (*Mapping) Descriptor() ([]byte, []int) {
-	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{5}
+	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Mapping) GetCanonical() string {
@@ -890,7 +1028,7 @@ type FieldMapping struct {
 
 func (x *FieldMapping) Reset() {
 	*x = FieldMapping{}
-	mi := &file_seam_contract_v1_contract_proto_msgTypes[6]
+	mi := &file_seam_contract_v1_contract_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -902,7 +1040,7 @@ func (x *FieldMapping) String() string {
 func (*FieldMapping) ProtoMessage() {}
 
 func (x *FieldMapping) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_contract_v1_contract_proto_msgTypes[6]
+	mi := &file_seam_contract_v1_contract_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -915,7 +1053,7 @@ func (x *FieldMapping) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FieldMapping.ProtoReflect.Descriptor instead.
 func (*FieldMapping) Descriptor() ([]byte, []int) {
-	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{6}
+	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *FieldMapping) GetFrom() string {
@@ -984,7 +1122,7 @@ type Cast struct {
 
 func (x *Cast) Reset() {
 	*x = Cast{}
-	mi := &file_seam_contract_v1_contract_proto_msgTypes[7]
+	mi := &file_seam_contract_v1_contract_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -996,7 +1134,7 @@ func (x *Cast) String() string {
 func (*Cast) ProtoMessage() {}
 
 func (x *Cast) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_contract_v1_contract_proto_msgTypes[7]
+	mi := &file_seam_contract_v1_contract_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1009,7 +1147,7 @@ func (x *Cast) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Cast.ProtoReflect.Descriptor instead.
 func (*Cast) Descriptor() ([]byte, []int) {
-	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{7}
+	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Cast) GetTo() FieldType {
@@ -1058,7 +1196,7 @@ type Translate struct {
 
 func (x *Translate) Reset() {
 	*x = Translate{}
-	mi := &file_seam_contract_v1_contract_proto_msgTypes[8]
+	mi := &file_seam_contract_v1_contract_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1070,7 +1208,7 @@ func (x *Translate) String() string {
 func (*Translate) ProtoMessage() {}
 
 func (x *Translate) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_contract_v1_contract_proto_msgTypes[8]
+	mi := &file_seam_contract_v1_contract_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1083,7 +1221,7 @@ func (x *Translate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Translate.ProtoReflect.Descriptor instead.
 func (*Translate) Descriptor() ([]byte, []int) {
-	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{8}
+	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Translate) GetFrom() string {
@@ -1113,7 +1251,7 @@ type CanonicalModel struct {
 
 func (x *CanonicalModel) Reset() {
 	*x = CanonicalModel{}
-	mi := &file_seam_contract_v1_contract_proto_msgTypes[9]
+	mi := &file_seam_contract_v1_contract_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1125,7 +1263,7 @@ func (x *CanonicalModel) String() string {
 func (*CanonicalModel) ProtoMessage() {}
 
 func (x *CanonicalModel) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_contract_v1_contract_proto_msgTypes[9]
+	mi := &file_seam_contract_v1_contract_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1138,7 +1276,7 @@ func (x *CanonicalModel) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CanonicalModel.ProtoReflect.Descriptor instead.
 func (*CanonicalModel) Descriptor() ([]byte, []int) {
-	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{9}
+	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *CanonicalModel) GetName() string {
@@ -1173,7 +1311,7 @@ var File_seam_contract_v1_contract_proto protoreflect.FileDescriptor
 
 const file_seam_contract_v1_contract_proto_rawDesc = "" +
 	"\n" +
-	"\x1fseam/contract/v1/contract.proto\x12\x10seam.contract.v1\x1a\x1cgoogle/protobuf/struct.proto\"\xda\x03\n" +
+	"\x1fseam/contract/v1/contract.proto\x12\x10seam.contract.v1\x1a\x1cgoogle/protobuf/struct.proto\"\xa2\x04\n" +
 	"\bContract\x12\x18\n" +
 	"\asubject\x18\x01 \x01(\tR\asubject\x12\x14\n" +
 	"\x05owner\x18\x02 \x01(\tR\x05owner\x12 \n" +
@@ -1183,10 +1321,16 @@ const file_seam_contract_v1_contract_proto_rawDesc = "" +
 	"\x06fields\x18\x06 \x03(\v2\x17.seam.contract.v1.FieldR\x06fields\x12/\n" +
 	"\x06checks\x18\a \x03(\v2\x17.seam.contract.v1.CheckR\x06checks\x123\n" +
 	"\amapping\x18\b \x01(\v2\x19.seam.contract.v1.MappingR\amapping\x12>\n" +
-	"\x06labels\x18\t \x03(\v2&.seam.contract.v1.Contract.LabelsEntryR\x06labels\x1a9\n" +
+	"\x06labels\x18\t \x03(\v2&.seam.contract.v1.Contract.LabelsEntryR\x06labels\x12F\n" +
+	"\x0epartition_time\x18\n" +
+	" \x01(\v2\x1f.seam.contract.v1.PartitionTimeR\rpartitionTime\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xa4\x04\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x91\x01\n" +
+	"\rPartitionTime\x12\x14\n" +
+	"\x05field\x18\x01 \x01(\tR\x05field\x12?\n" +
+	"\vgranularity\x18\x02 \x01(\x0e2\x1d.seam.contract.v1.GranularityR\vgranularity\x12)\n" +
+	"\x10allowed_lateness\x18\x03 \x01(\tR\x0fallowedLateness\"\xa4\x04\n" +
 	"\x05Field\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12/\n" +
 	"\x04type\x18\x02 \x01(\x0e2\x1b.seam.contract.v1.FieldTypeR\x04type\x12\x1a\n" +
@@ -1261,7 +1405,12 @@ const file_seam_contract_v1_contract_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05owner\x18\x02 \x01(\tR\x05owner\x12 \n" +
 	"\vdescription\x18\x03 \x01(\tR\vdescription\x12/\n" +
-	"\x06fields\x18\x04 \x03(\v2\x17.seam.contract.v1.FieldR\x06fields*\x85\x02\n" +
+	"\x06fields\x18\x04 \x03(\v2\x17.seam.contract.v1.FieldR\x06fields*l\n" +
+	"\vGranularity\x12\x1b\n" +
+	"\x17GRANULARITY_UNSPECIFIED\x10\x00\x12\x14\n" +
+	"\x10GRANULARITY_HOUR\x10\x01\x12\x13\n" +
+	"\x0fGRANULARITY_DAY\x10\x02\x12\x15\n" +
+	"\x11GRANULARITY_MONTH\x10\x03*\x85\x02\n" +
 	"\rCompatibility\x12\x1d\n" +
 	"\x19COMPATIBILITY_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12COMPATIBILITY_NONE\x10\x01\x12\x1a\n" +
@@ -1311,57 +1460,61 @@ func file_seam_contract_v1_contract_proto_rawDescGZIP() []byte {
 	return file_seam_contract_v1_contract_proto_rawDescData
 }
 
-var file_seam_contract_v1_contract_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_seam_contract_v1_contract_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
+var file_seam_contract_v1_contract_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
+var file_seam_contract_v1_contract_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
 var file_seam_contract_v1_contract_proto_goTypes = []any{
-	(Compatibility)(0),     // 0: seam.contract.v1.Compatibility
-	(FieldType)(0),         // 1: seam.contract.v1.FieldType
-	(Policy)(0),            // 2: seam.contract.v1.Policy
-	(Rounding)(0),          // 3: seam.contract.v1.Rounding
-	(*Contract)(nil),       // 4: seam.contract.v1.Contract
-	(*Field)(nil),          // 5: seam.contract.v1.Field
-	(*Identifier)(nil),     // 6: seam.contract.v1.Identifier
-	(*Check)(nil),          // 7: seam.contract.v1.Check
-	(*Threshold)(nil),      // 8: seam.contract.v1.Threshold
-	(*Mapping)(nil),        // 9: seam.contract.v1.Mapping
-	(*FieldMapping)(nil),   // 10: seam.contract.v1.FieldMapping
-	(*Cast)(nil),           // 11: seam.contract.v1.Cast
-	(*Translate)(nil),      // 12: seam.contract.v1.Translate
-	(*CanonicalModel)(nil), // 13: seam.contract.v1.CanonicalModel
-	nil,                    // 14: seam.contract.v1.Contract.LabelsEntry
-	nil,                    // 15: seam.contract.v1.Mapping.FieldsEntry
-	nil,                    // 16: seam.contract.v1.Mapping.RenamedFromEntry
-	nil,                    // 17: seam.contract.v1.FieldMapping.ValuesEntry
-	(*structpb.Value)(nil), // 18: google.protobuf.Value
+	(Granularity)(0),       // 0: seam.contract.v1.Granularity
+	(Compatibility)(0),     // 1: seam.contract.v1.Compatibility
+	(FieldType)(0),         // 2: seam.contract.v1.FieldType
+	(Policy)(0),            // 3: seam.contract.v1.Policy
+	(Rounding)(0),          // 4: seam.contract.v1.Rounding
+	(*Contract)(nil),       // 5: seam.contract.v1.Contract
+	(*PartitionTime)(nil),  // 6: seam.contract.v1.PartitionTime
+	(*Field)(nil),          // 7: seam.contract.v1.Field
+	(*Identifier)(nil),     // 8: seam.contract.v1.Identifier
+	(*Check)(nil),          // 9: seam.contract.v1.Check
+	(*Threshold)(nil),      // 10: seam.contract.v1.Threshold
+	(*Mapping)(nil),        // 11: seam.contract.v1.Mapping
+	(*FieldMapping)(nil),   // 12: seam.contract.v1.FieldMapping
+	(*Cast)(nil),           // 13: seam.contract.v1.Cast
+	(*Translate)(nil),      // 14: seam.contract.v1.Translate
+	(*CanonicalModel)(nil), // 15: seam.contract.v1.CanonicalModel
+	nil,                    // 16: seam.contract.v1.Contract.LabelsEntry
+	nil,                    // 17: seam.contract.v1.Mapping.FieldsEntry
+	nil,                    // 18: seam.contract.v1.Mapping.RenamedFromEntry
+	nil,                    // 19: seam.contract.v1.FieldMapping.ValuesEntry
+	(*structpb.Value)(nil), // 20: google.protobuf.Value
 }
 var file_seam_contract_v1_contract_proto_depIdxs = []int32{
-	0,  // 0: seam.contract.v1.Contract.compatibility:type_name -> seam.contract.v1.Compatibility
-	5,  // 1: seam.contract.v1.Contract.fields:type_name -> seam.contract.v1.Field
-	7,  // 2: seam.contract.v1.Contract.checks:type_name -> seam.contract.v1.Check
-	9,  // 3: seam.contract.v1.Contract.mapping:type_name -> seam.contract.v1.Mapping
-	14, // 4: seam.contract.v1.Contract.labels:type_name -> seam.contract.v1.Contract.LabelsEntry
-	1,  // 5: seam.contract.v1.Field.type:type_name -> seam.contract.v1.FieldType
-	6,  // 6: seam.contract.v1.Field.identifier:type_name -> seam.contract.v1.Identifier
-	5,  // 7: seam.contract.v1.Field.fields:type_name -> seam.contract.v1.Field
-	5,  // 8: seam.contract.v1.Field.items:type_name -> seam.contract.v1.Field
-	2,  // 9: seam.contract.v1.Check.policy:type_name -> seam.contract.v1.Policy
-	8,  // 10: seam.contract.v1.Check.threshold:type_name -> seam.contract.v1.Threshold
-	15, // 11: seam.contract.v1.Mapping.fields:type_name -> seam.contract.v1.Mapping.FieldsEntry
-	16, // 12: seam.contract.v1.Mapping.renamed_from:type_name -> seam.contract.v1.Mapping.RenamedFromEntry
-	11, // 13: seam.contract.v1.FieldMapping.cast:type_name -> seam.contract.v1.Cast
-	17, // 14: seam.contract.v1.FieldMapping.values:type_name -> seam.contract.v1.FieldMapping.ValuesEntry
-	18, // 15: seam.contract.v1.FieldMapping.default:type_name -> google.protobuf.Value
-	18, // 16: seam.contract.v1.FieldMapping.constant:type_name -> google.protobuf.Value
-	12, // 17: seam.contract.v1.FieldMapping.translate:type_name -> seam.contract.v1.Translate
-	1,  // 18: seam.contract.v1.Cast.to:type_name -> seam.contract.v1.FieldType
-	3,  // 19: seam.contract.v1.Cast.rounding:type_name -> seam.contract.v1.Rounding
-	5,  // 20: seam.contract.v1.CanonicalModel.fields:type_name -> seam.contract.v1.Field
-	10, // 21: seam.contract.v1.Mapping.FieldsEntry.value:type_name -> seam.contract.v1.FieldMapping
-	22, // [22:22] is the sub-list for method output_type
-	22, // [22:22] is the sub-list for method input_type
-	22, // [22:22] is the sub-list for extension type_name
-	22, // [22:22] is the sub-list for extension extendee
-	0,  // [0:22] is the sub-list for field type_name
+	1,  // 0: seam.contract.v1.Contract.compatibility:type_name -> seam.contract.v1.Compatibility
+	7,  // 1: seam.contract.v1.Contract.fields:type_name -> seam.contract.v1.Field
+	9,  // 2: seam.contract.v1.Contract.checks:type_name -> seam.contract.v1.Check
+	11, // 3: seam.contract.v1.Contract.mapping:type_name -> seam.contract.v1.Mapping
+	16, // 4: seam.contract.v1.Contract.labels:type_name -> seam.contract.v1.Contract.LabelsEntry
+	6,  // 5: seam.contract.v1.Contract.partition_time:type_name -> seam.contract.v1.PartitionTime
+	0,  // 6: seam.contract.v1.PartitionTime.granularity:type_name -> seam.contract.v1.Granularity
+	2,  // 7: seam.contract.v1.Field.type:type_name -> seam.contract.v1.FieldType
+	8,  // 8: seam.contract.v1.Field.identifier:type_name -> seam.contract.v1.Identifier
+	7,  // 9: seam.contract.v1.Field.fields:type_name -> seam.contract.v1.Field
+	7,  // 10: seam.contract.v1.Field.items:type_name -> seam.contract.v1.Field
+	3,  // 11: seam.contract.v1.Check.policy:type_name -> seam.contract.v1.Policy
+	10, // 12: seam.contract.v1.Check.threshold:type_name -> seam.contract.v1.Threshold
+	17, // 13: seam.contract.v1.Mapping.fields:type_name -> seam.contract.v1.Mapping.FieldsEntry
+	18, // 14: seam.contract.v1.Mapping.renamed_from:type_name -> seam.contract.v1.Mapping.RenamedFromEntry
+	13, // 15: seam.contract.v1.FieldMapping.cast:type_name -> seam.contract.v1.Cast
+	19, // 16: seam.contract.v1.FieldMapping.values:type_name -> seam.contract.v1.FieldMapping.ValuesEntry
+	20, // 17: seam.contract.v1.FieldMapping.default:type_name -> google.protobuf.Value
+	20, // 18: seam.contract.v1.FieldMapping.constant:type_name -> google.protobuf.Value
+	14, // 19: seam.contract.v1.FieldMapping.translate:type_name -> seam.contract.v1.Translate
+	2,  // 20: seam.contract.v1.Cast.to:type_name -> seam.contract.v1.FieldType
+	4,  // 21: seam.contract.v1.Cast.rounding:type_name -> seam.contract.v1.Rounding
+	7,  // 22: seam.contract.v1.CanonicalModel.fields:type_name -> seam.contract.v1.Field
+	12, // 23: seam.contract.v1.Mapping.FieldsEntry.value:type_name -> seam.contract.v1.FieldMapping
+	24, // [24:24] is the sub-list for method output_type
+	24, // [24:24] is the sub-list for method input_type
+	24, // [24:24] is the sub-list for extension type_name
+	24, // [24:24] is the sub-list for extension extendee
+	0,  // [0:24] is the sub-list for field type_name
 }
 
 func init() { file_seam_contract_v1_contract_proto_init() }
@@ -1369,8 +1522,8 @@ func file_seam_contract_v1_contract_proto_init() {
 	if File_seam_contract_v1_contract_proto != nil {
 		return
 	}
-	file_seam_contract_v1_contract_proto_msgTypes[1].OneofWrappers = []any{}
-	file_seam_contract_v1_contract_proto_msgTypes[4].OneofWrappers = []any{
+	file_seam_contract_v1_contract_proto_msgTypes[2].OneofWrappers = []any{}
+	file_seam_contract_v1_contract_proto_msgTypes[5].OneofWrappers = []any{
 		(*Threshold_Count)(nil),
 		(*Threshold_Fraction)(nil),
 	}
@@ -1379,8 +1532,8 @@ func file_seam_contract_v1_contract_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_seam_contract_v1_contract_proto_rawDesc), len(file_seam_contract_v1_contract_proto_rawDesc)),
-			NumEnums:      4,
-			NumMessages:   14,
+			NumEnums:      5,
+			NumMessages:   15,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -499,9 +499,20 @@ type ContractVersion struct {
 	Override   *NoticeOverride `protobuf:"bytes,10,opt,name=override,proto3" json:"override,omitempty"`
 	OverrideBy string          `protobuf:"bytes,11,opt,name=override_by,json=overrideBy,proto3" json:"override_by,omitempty"`
 	// Fingerprint is a hash of the canonical encoding of the contract.
-	Fingerprint   string `protobuf:"bytes,12,opt,name=fingerprint,proto3" json:"fingerprint,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Fingerprint string `protobuf:"bytes,12,opt,name=fingerprint,proto3" json:"fingerprint,omitempty"`
+	// DataEffectiveTime, for a contract that declares a partition time, is
+	// the data time from which the version judges partitions: the gate
+	// judges a partition with the highest version in effect whose data
+	// effective time is before the partition's end. It defaults to the
+	// effective time (unset for a subject's first version, which applies to
+	// all earlier data); an admin may set it in the past, with a reason.
+	DataEffectiveTime *timestamppb.Timestamp `protobuf:"bytes,13,opt,name=data_effective_time,json=dataEffectiveTime,proto3" json:"data_effective_time,omitempty"`
+	// DataEffectiveReason and DataEffectiveBy record why and by whom a
+	// version was made effective from a past data date.
+	DataEffectiveReason string `protobuf:"bytes,14,opt,name=data_effective_reason,json=dataEffectiveReason,proto3" json:"data_effective_reason,omitempty"`
+	DataEffectiveBy     string `protobuf:"bytes,15,opt,name=data_effective_by,json=dataEffectiveBy,proto3" json:"data_effective_by,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
 }
 
 func (x *ContractVersion) Reset() {
@@ -614,6 +625,27 @@ func (x *ContractVersion) GetOverrideBy() string {
 func (x *ContractVersion) GetFingerprint() string {
 	if x != nil {
 		return x.Fingerprint
+	}
+	return ""
+}
+
+func (x *ContractVersion) GetDataEffectiveTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.DataEffectiveTime
+	}
+	return nil
+}
+
+func (x *ContractVersion) GetDataEffectiveReason() string {
+	if x != nil {
+		return x.DataEffectiveReason
+	}
+	return ""
+}
+
+func (x *ContractVersion) GetDataEffectiveBy() string {
+	if x != nil {
+		return x.DataEffectiveBy
 	}
 	return ""
 }
@@ -869,8 +901,14 @@ type CheckContractRequest struct {
 	// EffectiveTime is the requested effective time; unset means now.
 	EffectiveTime *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=effective_time,json=effectiveTime,proto3" json:"effective_time,omitempty"`
 	Override      *NoticeOverride        `protobuf:"bytes,3,opt,name=override,proto3" json:"override,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// DataEffectiveTime makes the version judge partitions from this data
+	// time on (contracts with a partition time only). A time before now
+	// needs the admin role and data_effective_reason, kept in the audit
+	// history.
+	DataEffectiveTime   *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=data_effective_time,json=dataEffectiveTime,proto3" json:"data_effective_time,omitempty"`
+	DataEffectiveReason string                 `protobuf:"bytes,5,opt,name=data_effective_reason,json=dataEffectiveReason,proto3" json:"data_effective_reason,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
 }
 
 func (x *CheckContractRequest) Reset() {
@@ -922,6 +960,20 @@ func (x *CheckContractRequest) GetOverride() *NoticeOverride {
 		return x.Override
 	}
 	return nil
+}
+
+func (x *CheckContractRequest) GetDataEffectiveTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.DataEffectiveTime
+	}
+	return nil
+}
+
+func (x *CheckContractRequest) GetDataEffectiveReason() string {
+	if x != nil {
+		return x.DataEffectiveReason
+	}
+	return ""
 }
 
 type CheckContractResponse struct {
@@ -1033,8 +1085,14 @@ type RegisterContractRequest struct {
 	Contract      *v1.Contract           `protobuf:"bytes,1,opt,name=contract,proto3" json:"contract,omitempty"`
 	EffectiveTime *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=effective_time,json=effectiveTime,proto3" json:"effective_time,omitempty"`
 	Override      *NoticeOverride        `protobuf:"bytes,3,opt,name=override,proto3" json:"override,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// DataEffectiveTime makes the version judge partitions from this data
+	// time on (contracts with a partition time only). A time before now
+	// needs the admin role and data_effective_reason, kept in the audit
+	// history.
+	DataEffectiveTime   *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=data_effective_time,json=dataEffectiveTime,proto3" json:"data_effective_time,omitempty"`
+	DataEffectiveReason string                 `protobuf:"bytes,5,opt,name=data_effective_reason,json=dataEffectiveReason,proto3" json:"data_effective_reason,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
 }
 
 func (x *RegisterContractRequest) Reset() {
@@ -1086,6 +1144,20 @@ func (x *RegisterContractRequest) GetOverride() *NoticeOverride {
 		return x.Override
 	}
 	return nil
+}
+
+func (x *RegisterContractRequest) GetDataEffectiveTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.DataEffectiveTime
+	}
+	return nil
+}
+
+func (x *RegisterContractRequest) GetDataEffectiveReason() string {
+	if x != nil {
+		return x.DataEffectiveReason
+	}
+	return ""
 }
 
 type RegisterContractResponse struct {
@@ -3436,7 +3508,7 @@ const file_seam_registry_v1_registry_proto_rawDesc = "" +
 	"\amessage\x18\x06 \x01(\tR\amessage\x12)\n" +
 	"\x10compared_version\x18\a \x01(\x05R\x0fcomparedVersion\"(\n" +
 	"\x0eNoticeOverride\x12\x16\n" +
-	"\x06reason\x18\x01 \x01(\tR\x06reason\"\x9f\x04\n" +
+	"\x06reason\x18\x01 \x01(\tR\x06reason\"\xcb\x05\n" +
 	"\x0fContractVersion\x12\x18\n" +
 	"\asubject\x18\x01 \x01(\tR\asubject\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\x05R\aversion\x126\n" +
@@ -3452,7 +3524,10 @@ const file_seam_registry_v1_registry_proto_rawDesc = "" +
 	" \x01(\v2 .seam.registry.v1.NoticeOverrideR\boverride\x12\x1f\n" +
 	"\voverride_by\x18\v \x01(\tR\n" +
 	"overrideBy\x12 \n" +
-	"\vfingerprint\x18\f \x01(\tR\vfingerprint\"\xaa\x02\n" +
+	"\vfingerprint\x18\f \x01(\tR\vfingerprint\x12J\n" +
+	"\x13data_effective_time\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\x11dataEffectiveTime\x122\n" +
+	"\x15data_effective_reason\x18\x0e \x01(\tR\x13dataEffectiveReason\x12*\n" +
+	"\x11data_effective_by\x18\x0f \x01(\tR\x0fdataEffectiveBy\"\xaa\x02\n" +
 	"\aSubject\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05owner\x18\x02 \x01(\tR\x05owner\x12E\n" +
@@ -3472,11 +3547,13 @@ const file_seam_registry_v1_registry_proto_rawDesc = "" +
 	"\x05depth\x18\x03 \x01(\x05R\x05depth\x12\x16\n" +
 	"\x06fields\x18\x04 \x03(\tR\x06fields\x123\n" +
 	"\x06usages\x18\x05 \x03(\x0e2\x1b.seam.registry.v1.UsageKindR\x06usages\x12\x14\n" +
-	"\x05owner\x18\x06 \x01(\tR\x05owner\"\xcf\x01\n" +
+	"\x05owner\x18\x06 \x01(\tR\x05owner\"\xcf\x02\n" +
 	"\x14CheckContractRequest\x126\n" +
 	"\bcontract\x18\x01 \x01(\v2\x1a.seam.contract.v1.ContractR\bcontract\x12A\n" +
 	"\x0eeffective_time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\reffectiveTime\x12<\n" +
-	"\boverride\x18\x03 \x01(\v2 .seam.registry.v1.NoticeOverrideR\boverride\"\xc0\x03\n" +
+	"\boverride\x18\x03 \x01(\v2 .seam.registry.v1.NoticeOverrideR\boverride\x12J\n" +
+	"\x13data_effective_time\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x11dataEffectiveTime\x122\n" +
+	"\x15data_effective_reason\x18\x05 \x01(\tR\x13dataEffectiveReason\"\xc0\x03\n" +
 	"\x15CheckContractResponse\x123\n" +
 	"\averdict\x18\x01 \x01(\x0e2\x19.seam.registry.v1.VerdictR\averdict\x122\n" +
 	"\achanges\x18\x02 \x03(\v2\x18.seam.registry.v1.ChangeR\achanges\x125\n" +
@@ -3486,11 +3563,13 @@ const file_seam_registry_v1_registry_proto_rawDesc = "" +
 	"\x17earliest_effective_time\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x15earliestEffectiveTime\x12Q\n" +
 	"\x12affected_consumers\x18\x06 \x03(\v2\".seam.registry.v1.AffectedConsumerR\x11affectedConsumers\x12\x18\n" +
 	"\aversion\x18\a \x01(\x05R\aversion\x12%\n" +
-	"\x0elatest_version\x18\b \x01(\x05R\rlatestVersion\"\xd2\x01\n" +
+	"\x0elatest_version\x18\b \x01(\x05R\rlatestVersion\"\xd2\x02\n" +
 	"\x17RegisterContractRequest\x126\n" +
 	"\bcontract\x18\x01 \x01(\v2\x1a.seam.contract.v1.ContractR\bcontract\x12A\n" +
 	"\x0eeffective_time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\reffectiveTime\x12<\n" +
-	"\boverride\x18\x03 \x01(\v2 .seam.registry.v1.NoticeOverrideR\boverride\"\xc8\x01\n" +
+	"\boverride\x18\x03 \x01(\v2 .seam.registry.v1.NoticeOverrideR\boverride\x12J\n" +
+	"\x13data_effective_time\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x11dataEffectiveTime\x122\n" +
+	"\x15data_effective_reason\x18\x05 \x01(\tR\x13dataEffectiveReason\"\xc8\x01\n" +
 	"\x18RegisterContractResponse\x12;\n" +
 	"\aversion\x18\x01 \x01(\v2!.seam.registry.v1.ContractVersionR\aversion\x12Q\n" +
 	"\x12affected_consumers\x18\x02 \x03(\v2\".seam.registry.v1.AffectedConsumerR\x11affectedConsumers\x12\x1c\n" +
@@ -3785,103 +3864,106 @@ var file_seam_registry_v1_registry_proto_depIdxs = []int32{
 	58, // 4: seam.registry.v1.ContractVersion.effective_time:type_name -> google.protobuf.Timestamp
 	5,  // 5: seam.registry.v1.ContractVersion.changes:type_name -> seam.registry.v1.Change
 	6,  // 6: seam.registry.v1.ContractVersion.override:type_name -> seam.registry.v1.NoticeOverride
-	59, // 7: seam.registry.v1.Subject.compatibility:type_name -> seam.contract.v1.Compatibility
-	58, // 8: seam.registry.v1.Subject.create_time:type_name -> google.protobuf.Timestamp
-	3,  // 9: seam.registry.v1.AffectedConsumer.usages:type_name -> seam.registry.v1.UsageKind
-	57, // 10: seam.registry.v1.CheckContractRequest.contract:type_name -> seam.contract.v1.Contract
-	58, // 11: seam.registry.v1.CheckContractRequest.effective_time:type_name -> google.protobuf.Timestamp
-	6,  // 12: seam.registry.v1.CheckContractRequest.override:type_name -> seam.registry.v1.NoticeOverride
-	2,  // 13: seam.registry.v1.CheckContractResponse.verdict:type_name -> seam.registry.v1.Verdict
-	5,  // 14: seam.registry.v1.CheckContractResponse.changes:type_name -> seam.registry.v1.Change
-	9,  // 15: seam.registry.v1.CheckContractResponse.problems:type_name -> seam.registry.v1.Problem
-	58, // 16: seam.registry.v1.CheckContractResponse.earliest_effective_time:type_name -> google.protobuf.Timestamp
-	10, // 17: seam.registry.v1.CheckContractResponse.affected_consumers:type_name -> seam.registry.v1.AffectedConsumer
-	57, // 18: seam.registry.v1.RegisterContractRequest.contract:type_name -> seam.contract.v1.Contract
-	58, // 19: seam.registry.v1.RegisterContractRequest.effective_time:type_name -> google.protobuf.Timestamp
-	6,  // 20: seam.registry.v1.RegisterContractRequest.override:type_name -> seam.registry.v1.NoticeOverride
-	7,  // 21: seam.registry.v1.RegisterContractResponse.version:type_name -> seam.registry.v1.ContractVersion
-	10, // 22: seam.registry.v1.RegisterContractResponse.affected_consumers:type_name -> seam.registry.v1.AffectedConsumer
-	58, // 23: seam.registry.v1.GetContractRequest.at_time:type_name -> google.protobuf.Timestamp
-	7,  // 24: seam.registry.v1.GetContractResponse.version:type_name -> seam.registry.v1.ContractVersion
-	7,  // 25: seam.registry.v1.ListContractsResponse.versions:type_name -> seam.registry.v1.ContractVersion
-	8,  // 26: seam.registry.v1.ListSubjectsResponse.subjects:type_name -> seam.registry.v1.Subject
-	5,  // 27: seam.registry.v1.DiffContractsResponse.changes:type_name -> seam.registry.v1.Change
-	0,  // 28: seam.registry.v1.SetVersionStatusRequest.status:type_name -> seam.registry.v1.VersionStatus
-	7,  // 29: seam.registry.v1.SetVersionStatusResponse.version:type_name -> seam.registry.v1.ContractVersion
-	58, // 30: seam.registry.v1.AuditEntry.time:type_name -> google.protobuf.Timestamp
-	25, // 31: seam.registry.v1.GetHistoryResponse.entries:type_name -> seam.registry.v1.AuditEntry
-	60, // 32: seam.registry.v1.CanonicalModelVersion.model:type_name -> seam.contract.v1.CanonicalModel
-	58, // 33: seam.registry.v1.CanonicalModelVersion.create_time:type_name -> google.protobuf.Timestamp
-	5,  // 34: seam.registry.v1.CanonicalModelVersion.changes:type_name -> seam.registry.v1.Change
-	60, // 35: seam.registry.v1.RegisterCanonicalModelRequest.model:type_name -> seam.contract.v1.CanonicalModel
-	28, // 36: seam.registry.v1.RegisterCanonicalModelResponse.version:type_name -> seam.registry.v1.CanonicalModelVersion
-	28, // 37: seam.registry.v1.GetCanonicalModelResponse.version:type_name -> seam.registry.v1.CanonicalModelVersion
-	28, // 38: seam.registry.v1.ListCanonicalModelsResponse.models:type_name -> seam.registry.v1.CanonicalModelVersion
-	3,  // 39: seam.registry.v1.Input.usage:type_name -> seam.registry.v1.UsageKind
-	35, // 40: seam.registry.v1.Consumer.inputs:type_name -> seam.registry.v1.Input
-	58, // 41: seam.registry.v1.Consumer.update_time:type_name -> google.protobuf.Timestamp
-	36, // 42: seam.registry.v1.RegisterConsumerRequest.consumer:type_name -> seam.registry.v1.Consumer
-	36, // 43: seam.registry.v1.RegisterConsumerResponse.consumer:type_name -> seam.registry.v1.Consumer
-	36, // 44: seam.registry.v1.GetConsumerResponse.consumer:type_name -> seam.registry.v1.Consumer
-	36, // 45: seam.registry.v1.ListConsumersResponse.consumers:type_name -> seam.registry.v1.Consumer
-	57, // 46: seam.registry.v1.GetBlastRadiusRequest.proposed:type_name -> seam.contract.v1.Contract
-	10, // 47: seam.registry.v1.GetBlastRadiusResponse.consumers:type_name -> seam.registry.v1.AffectedConsumer
-	4,  // 48: seam.registry.v1.Event.type:type_name -> seam.registry.v1.EventType
-	58, // 49: seam.registry.v1.Event.time:type_name -> google.protobuf.Timestamp
-	5,  // 50: seam.registry.v1.Event.changes:type_name -> seam.registry.v1.Change
-	58, // 51: seam.registry.v1.Event.effective_time:type_name -> google.protobuf.Timestamp
-	56, // 52: seam.registry.v1.Event.attributes:type_name -> seam.registry.v1.Event.AttributesEntry
-	49, // 53: seam.registry.v1.PublishEventRequest.event:type_name -> seam.registry.v1.Event
-	49, // 54: seam.registry.v1.PublishEventResponse.event:type_name -> seam.registry.v1.Event
-	4,  // 55: seam.registry.v1.ListEventsRequest.types:type_name -> seam.registry.v1.EventType
-	49, // 56: seam.registry.v1.ListEventsResponse.events:type_name -> seam.registry.v1.Event
-	4,  // 57: seam.registry.v1.WatchEventsRequest.types:type_name -> seam.registry.v1.EventType
-	49, // 58: seam.registry.v1.WatchEventsResponse.event:type_name -> seam.registry.v1.Event
-	11, // 59: seam.registry.v1.RegistryService.CheckContract:input_type -> seam.registry.v1.CheckContractRequest
-	13, // 60: seam.registry.v1.RegistryService.RegisterContract:input_type -> seam.registry.v1.RegisterContractRequest
-	15, // 61: seam.registry.v1.RegistryService.GetContract:input_type -> seam.registry.v1.GetContractRequest
-	17, // 62: seam.registry.v1.RegistryService.ListContracts:input_type -> seam.registry.v1.ListContractsRequest
-	19, // 63: seam.registry.v1.RegistryService.ListSubjects:input_type -> seam.registry.v1.ListSubjectsRequest
-	21, // 64: seam.registry.v1.RegistryService.DiffContracts:input_type -> seam.registry.v1.DiffContractsRequest
-	23, // 65: seam.registry.v1.RegistryService.SetVersionStatus:input_type -> seam.registry.v1.SetVersionStatusRequest
-	26, // 66: seam.registry.v1.RegistryService.GetHistory:input_type -> seam.registry.v1.GetHistoryRequest
-	29, // 67: seam.registry.v1.RegistryService.RegisterCanonicalModel:input_type -> seam.registry.v1.RegisterCanonicalModelRequest
-	31, // 68: seam.registry.v1.RegistryService.GetCanonicalModel:input_type -> seam.registry.v1.GetCanonicalModelRequest
-	33, // 69: seam.registry.v1.RegistryService.ListCanonicalModels:input_type -> seam.registry.v1.ListCanonicalModelsRequest
-	37, // 70: seam.registry.v1.RegistryService.RegisterConsumer:input_type -> seam.registry.v1.RegisterConsumerRequest
-	39, // 71: seam.registry.v1.RegistryService.GetConsumer:input_type -> seam.registry.v1.GetConsumerRequest
-	41, // 72: seam.registry.v1.RegistryService.ListConsumers:input_type -> seam.registry.v1.ListConsumersRequest
-	43, // 73: seam.registry.v1.RegistryService.DeleteConsumer:input_type -> seam.registry.v1.DeleteConsumerRequest
-	45, // 74: seam.registry.v1.RegistryService.GetBlastRadius:input_type -> seam.registry.v1.GetBlastRadiusRequest
-	47, // 75: seam.registry.v1.RegistryService.GetRerunOrder:input_type -> seam.registry.v1.GetRerunOrderRequest
-	50, // 76: seam.registry.v1.RegistryService.PublishEvent:input_type -> seam.registry.v1.PublishEventRequest
-	52, // 77: seam.registry.v1.RegistryService.ListEvents:input_type -> seam.registry.v1.ListEventsRequest
-	54, // 78: seam.registry.v1.RegistryService.WatchEvents:input_type -> seam.registry.v1.WatchEventsRequest
-	12, // 79: seam.registry.v1.RegistryService.CheckContract:output_type -> seam.registry.v1.CheckContractResponse
-	14, // 80: seam.registry.v1.RegistryService.RegisterContract:output_type -> seam.registry.v1.RegisterContractResponse
-	16, // 81: seam.registry.v1.RegistryService.GetContract:output_type -> seam.registry.v1.GetContractResponse
-	18, // 82: seam.registry.v1.RegistryService.ListContracts:output_type -> seam.registry.v1.ListContractsResponse
-	20, // 83: seam.registry.v1.RegistryService.ListSubjects:output_type -> seam.registry.v1.ListSubjectsResponse
-	22, // 84: seam.registry.v1.RegistryService.DiffContracts:output_type -> seam.registry.v1.DiffContractsResponse
-	24, // 85: seam.registry.v1.RegistryService.SetVersionStatus:output_type -> seam.registry.v1.SetVersionStatusResponse
-	27, // 86: seam.registry.v1.RegistryService.GetHistory:output_type -> seam.registry.v1.GetHistoryResponse
-	30, // 87: seam.registry.v1.RegistryService.RegisterCanonicalModel:output_type -> seam.registry.v1.RegisterCanonicalModelResponse
-	32, // 88: seam.registry.v1.RegistryService.GetCanonicalModel:output_type -> seam.registry.v1.GetCanonicalModelResponse
-	34, // 89: seam.registry.v1.RegistryService.ListCanonicalModels:output_type -> seam.registry.v1.ListCanonicalModelsResponse
-	38, // 90: seam.registry.v1.RegistryService.RegisterConsumer:output_type -> seam.registry.v1.RegisterConsumerResponse
-	40, // 91: seam.registry.v1.RegistryService.GetConsumer:output_type -> seam.registry.v1.GetConsumerResponse
-	42, // 92: seam.registry.v1.RegistryService.ListConsumers:output_type -> seam.registry.v1.ListConsumersResponse
-	44, // 93: seam.registry.v1.RegistryService.DeleteConsumer:output_type -> seam.registry.v1.DeleteConsumerResponse
-	46, // 94: seam.registry.v1.RegistryService.GetBlastRadius:output_type -> seam.registry.v1.GetBlastRadiusResponse
-	48, // 95: seam.registry.v1.RegistryService.GetRerunOrder:output_type -> seam.registry.v1.GetRerunOrderResponse
-	51, // 96: seam.registry.v1.RegistryService.PublishEvent:output_type -> seam.registry.v1.PublishEventResponse
-	53, // 97: seam.registry.v1.RegistryService.ListEvents:output_type -> seam.registry.v1.ListEventsResponse
-	55, // 98: seam.registry.v1.RegistryService.WatchEvents:output_type -> seam.registry.v1.WatchEventsResponse
-	79, // [79:99] is the sub-list for method output_type
-	59, // [59:79] is the sub-list for method input_type
-	59, // [59:59] is the sub-list for extension type_name
-	59, // [59:59] is the sub-list for extension extendee
-	0,  // [0:59] is the sub-list for field type_name
+	58, // 7: seam.registry.v1.ContractVersion.data_effective_time:type_name -> google.protobuf.Timestamp
+	59, // 8: seam.registry.v1.Subject.compatibility:type_name -> seam.contract.v1.Compatibility
+	58, // 9: seam.registry.v1.Subject.create_time:type_name -> google.protobuf.Timestamp
+	3,  // 10: seam.registry.v1.AffectedConsumer.usages:type_name -> seam.registry.v1.UsageKind
+	57, // 11: seam.registry.v1.CheckContractRequest.contract:type_name -> seam.contract.v1.Contract
+	58, // 12: seam.registry.v1.CheckContractRequest.effective_time:type_name -> google.protobuf.Timestamp
+	6,  // 13: seam.registry.v1.CheckContractRequest.override:type_name -> seam.registry.v1.NoticeOverride
+	58, // 14: seam.registry.v1.CheckContractRequest.data_effective_time:type_name -> google.protobuf.Timestamp
+	2,  // 15: seam.registry.v1.CheckContractResponse.verdict:type_name -> seam.registry.v1.Verdict
+	5,  // 16: seam.registry.v1.CheckContractResponse.changes:type_name -> seam.registry.v1.Change
+	9,  // 17: seam.registry.v1.CheckContractResponse.problems:type_name -> seam.registry.v1.Problem
+	58, // 18: seam.registry.v1.CheckContractResponse.earliest_effective_time:type_name -> google.protobuf.Timestamp
+	10, // 19: seam.registry.v1.CheckContractResponse.affected_consumers:type_name -> seam.registry.v1.AffectedConsumer
+	57, // 20: seam.registry.v1.RegisterContractRequest.contract:type_name -> seam.contract.v1.Contract
+	58, // 21: seam.registry.v1.RegisterContractRequest.effective_time:type_name -> google.protobuf.Timestamp
+	6,  // 22: seam.registry.v1.RegisterContractRequest.override:type_name -> seam.registry.v1.NoticeOverride
+	58, // 23: seam.registry.v1.RegisterContractRequest.data_effective_time:type_name -> google.protobuf.Timestamp
+	7,  // 24: seam.registry.v1.RegisterContractResponse.version:type_name -> seam.registry.v1.ContractVersion
+	10, // 25: seam.registry.v1.RegisterContractResponse.affected_consumers:type_name -> seam.registry.v1.AffectedConsumer
+	58, // 26: seam.registry.v1.GetContractRequest.at_time:type_name -> google.protobuf.Timestamp
+	7,  // 27: seam.registry.v1.GetContractResponse.version:type_name -> seam.registry.v1.ContractVersion
+	7,  // 28: seam.registry.v1.ListContractsResponse.versions:type_name -> seam.registry.v1.ContractVersion
+	8,  // 29: seam.registry.v1.ListSubjectsResponse.subjects:type_name -> seam.registry.v1.Subject
+	5,  // 30: seam.registry.v1.DiffContractsResponse.changes:type_name -> seam.registry.v1.Change
+	0,  // 31: seam.registry.v1.SetVersionStatusRequest.status:type_name -> seam.registry.v1.VersionStatus
+	7,  // 32: seam.registry.v1.SetVersionStatusResponse.version:type_name -> seam.registry.v1.ContractVersion
+	58, // 33: seam.registry.v1.AuditEntry.time:type_name -> google.protobuf.Timestamp
+	25, // 34: seam.registry.v1.GetHistoryResponse.entries:type_name -> seam.registry.v1.AuditEntry
+	60, // 35: seam.registry.v1.CanonicalModelVersion.model:type_name -> seam.contract.v1.CanonicalModel
+	58, // 36: seam.registry.v1.CanonicalModelVersion.create_time:type_name -> google.protobuf.Timestamp
+	5,  // 37: seam.registry.v1.CanonicalModelVersion.changes:type_name -> seam.registry.v1.Change
+	60, // 38: seam.registry.v1.RegisterCanonicalModelRequest.model:type_name -> seam.contract.v1.CanonicalModel
+	28, // 39: seam.registry.v1.RegisterCanonicalModelResponse.version:type_name -> seam.registry.v1.CanonicalModelVersion
+	28, // 40: seam.registry.v1.GetCanonicalModelResponse.version:type_name -> seam.registry.v1.CanonicalModelVersion
+	28, // 41: seam.registry.v1.ListCanonicalModelsResponse.models:type_name -> seam.registry.v1.CanonicalModelVersion
+	3,  // 42: seam.registry.v1.Input.usage:type_name -> seam.registry.v1.UsageKind
+	35, // 43: seam.registry.v1.Consumer.inputs:type_name -> seam.registry.v1.Input
+	58, // 44: seam.registry.v1.Consumer.update_time:type_name -> google.protobuf.Timestamp
+	36, // 45: seam.registry.v1.RegisterConsumerRequest.consumer:type_name -> seam.registry.v1.Consumer
+	36, // 46: seam.registry.v1.RegisterConsumerResponse.consumer:type_name -> seam.registry.v1.Consumer
+	36, // 47: seam.registry.v1.GetConsumerResponse.consumer:type_name -> seam.registry.v1.Consumer
+	36, // 48: seam.registry.v1.ListConsumersResponse.consumers:type_name -> seam.registry.v1.Consumer
+	57, // 49: seam.registry.v1.GetBlastRadiusRequest.proposed:type_name -> seam.contract.v1.Contract
+	10, // 50: seam.registry.v1.GetBlastRadiusResponse.consumers:type_name -> seam.registry.v1.AffectedConsumer
+	4,  // 51: seam.registry.v1.Event.type:type_name -> seam.registry.v1.EventType
+	58, // 52: seam.registry.v1.Event.time:type_name -> google.protobuf.Timestamp
+	5,  // 53: seam.registry.v1.Event.changes:type_name -> seam.registry.v1.Change
+	58, // 54: seam.registry.v1.Event.effective_time:type_name -> google.protobuf.Timestamp
+	56, // 55: seam.registry.v1.Event.attributes:type_name -> seam.registry.v1.Event.AttributesEntry
+	49, // 56: seam.registry.v1.PublishEventRequest.event:type_name -> seam.registry.v1.Event
+	49, // 57: seam.registry.v1.PublishEventResponse.event:type_name -> seam.registry.v1.Event
+	4,  // 58: seam.registry.v1.ListEventsRequest.types:type_name -> seam.registry.v1.EventType
+	49, // 59: seam.registry.v1.ListEventsResponse.events:type_name -> seam.registry.v1.Event
+	4,  // 60: seam.registry.v1.WatchEventsRequest.types:type_name -> seam.registry.v1.EventType
+	49, // 61: seam.registry.v1.WatchEventsResponse.event:type_name -> seam.registry.v1.Event
+	11, // 62: seam.registry.v1.RegistryService.CheckContract:input_type -> seam.registry.v1.CheckContractRequest
+	13, // 63: seam.registry.v1.RegistryService.RegisterContract:input_type -> seam.registry.v1.RegisterContractRequest
+	15, // 64: seam.registry.v1.RegistryService.GetContract:input_type -> seam.registry.v1.GetContractRequest
+	17, // 65: seam.registry.v1.RegistryService.ListContracts:input_type -> seam.registry.v1.ListContractsRequest
+	19, // 66: seam.registry.v1.RegistryService.ListSubjects:input_type -> seam.registry.v1.ListSubjectsRequest
+	21, // 67: seam.registry.v1.RegistryService.DiffContracts:input_type -> seam.registry.v1.DiffContractsRequest
+	23, // 68: seam.registry.v1.RegistryService.SetVersionStatus:input_type -> seam.registry.v1.SetVersionStatusRequest
+	26, // 69: seam.registry.v1.RegistryService.GetHistory:input_type -> seam.registry.v1.GetHistoryRequest
+	29, // 70: seam.registry.v1.RegistryService.RegisterCanonicalModel:input_type -> seam.registry.v1.RegisterCanonicalModelRequest
+	31, // 71: seam.registry.v1.RegistryService.GetCanonicalModel:input_type -> seam.registry.v1.GetCanonicalModelRequest
+	33, // 72: seam.registry.v1.RegistryService.ListCanonicalModels:input_type -> seam.registry.v1.ListCanonicalModelsRequest
+	37, // 73: seam.registry.v1.RegistryService.RegisterConsumer:input_type -> seam.registry.v1.RegisterConsumerRequest
+	39, // 74: seam.registry.v1.RegistryService.GetConsumer:input_type -> seam.registry.v1.GetConsumerRequest
+	41, // 75: seam.registry.v1.RegistryService.ListConsumers:input_type -> seam.registry.v1.ListConsumersRequest
+	43, // 76: seam.registry.v1.RegistryService.DeleteConsumer:input_type -> seam.registry.v1.DeleteConsumerRequest
+	45, // 77: seam.registry.v1.RegistryService.GetBlastRadius:input_type -> seam.registry.v1.GetBlastRadiusRequest
+	47, // 78: seam.registry.v1.RegistryService.GetRerunOrder:input_type -> seam.registry.v1.GetRerunOrderRequest
+	50, // 79: seam.registry.v1.RegistryService.PublishEvent:input_type -> seam.registry.v1.PublishEventRequest
+	52, // 80: seam.registry.v1.RegistryService.ListEvents:input_type -> seam.registry.v1.ListEventsRequest
+	54, // 81: seam.registry.v1.RegistryService.WatchEvents:input_type -> seam.registry.v1.WatchEventsRequest
+	12, // 82: seam.registry.v1.RegistryService.CheckContract:output_type -> seam.registry.v1.CheckContractResponse
+	14, // 83: seam.registry.v1.RegistryService.RegisterContract:output_type -> seam.registry.v1.RegisterContractResponse
+	16, // 84: seam.registry.v1.RegistryService.GetContract:output_type -> seam.registry.v1.GetContractResponse
+	18, // 85: seam.registry.v1.RegistryService.ListContracts:output_type -> seam.registry.v1.ListContractsResponse
+	20, // 86: seam.registry.v1.RegistryService.ListSubjects:output_type -> seam.registry.v1.ListSubjectsResponse
+	22, // 87: seam.registry.v1.RegistryService.DiffContracts:output_type -> seam.registry.v1.DiffContractsResponse
+	24, // 88: seam.registry.v1.RegistryService.SetVersionStatus:output_type -> seam.registry.v1.SetVersionStatusResponse
+	27, // 89: seam.registry.v1.RegistryService.GetHistory:output_type -> seam.registry.v1.GetHistoryResponse
+	30, // 90: seam.registry.v1.RegistryService.RegisterCanonicalModel:output_type -> seam.registry.v1.RegisterCanonicalModelResponse
+	32, // 91: seam.registry.v1.RegistryService.GetCanonicalModel:output_type -> seam.registry.v1.GetCanonicalModelResponse
+	34, // 92: seam.registry.v1.RegistryService.ListCanonicalModels:output_type -> seam.registry.v1.ListCanonicalModelsResponse
+	38, // 93: seam.registry.v1.RegistryService.RegisterConsumer:output_type -> seam.registry.v1.RegisterConsumerResponse
+	40, // 94: seam.registry.v1.RegistryService.GetConsumer:output_type -> seam.registry.v1.GetConsumerResponse
+	42, // 95: seam.registry.v1.RegistryService.ListConsumers:output_type -> seam.registry.v1.ListConsumersResponse
+	44, // 96: seam.registry.v1.RegistryService.DeleteConsumer:output_type -> seam.registry.v1.DeleteConsumerResponse
+	46, // 97: seam.registry.v1.RegistryService.GetBlastRadius:output_type -> seam.registry.v1.GetBlastRadiusResponse
+	48, // 98: seam.registry.v1.RegistryService.GetRerunOrder:output_type -> seam.registry.v1.GetRerunOrderResponse
+	51, // 99: seam.registry.v1.RegistryService.PublishEvent:output_type -> seam.registry.v1.PublishEventResponse
+	53, // 100: seam.registry.v1.RegistryService.ListEvents:output_type -> seam.registry.v1.ListEventsResponse
+	55, // 101: seam.registry.v1.RegistryService.WatchEvents:output_type -> seam.registry.v1.WatchEventsResponse
+	82, // [82:102] is the sub-list for method output_type
+	62, // [62:82] is the sub-list for method input_type
+	62, // [62:62] is the sub-list for extension type_name
+	62, // [62:62] is the sub-list for extension extendee
+	0,  // [0:62] is the sub-list for field type_name
 }
 
 func init() { file_seam_registry_v1_registry_proto_init() }
