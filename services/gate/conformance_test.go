@@ -187,8 +187,10 @@ func watchAlerts(t *testing.T, a, b *gateEnv) {
 		t.Fatalf("WatchAlerts: %v", err)
 	}
 	// A new partition whose identifiers all miss raises a match-rate alert
-	// on replica a; the watcher on replica b must see it.
-	if _, err := a.as("pipeline").Ingest(ctx, ingest("shop.orders", "2025-02-20", "w", orders{first: 20000, n: 50, amount: 85, unknown: 1})); err != nil {
+	// at its seal on replica a; the watcher on replica b must see it.
+	req := ingest("shop.orders", "2025-02-20", "w", orders{first: 20000, n: 50, amount: 85, unknown: 1})
+	req.Seal = true
+	if _, err := a.as("pipeline").Ingest(ctx, req); err != nil {
 		t.Fatalf("Ingest: %v", err)
 	}
 	msg, err := stream.Recv()

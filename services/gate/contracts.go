@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/seamdata/seam/core/check"
+	"github.com/seamdata/seam/core/partition"
 	"github.com/seamdata/seam/core/record"
 	"github.com/seamdata/seam/platform/rpcerr"
 	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
@@ -26,6 +27,8 @@ type compiled struct {
 	version  int32
 	contract *contractv1.Contract
 	plan     *check.Plan
+	// spec is the contract's partition time, nil when it declares none.
+	spec *partition.Spec
 	// decoders pools record decoders, which keep scratch space and are not
 	// safe for concurrent use.
 	decoders sync.Pool
@@ -64,10 +67,19 @@ type contracts struct {
 	mu       sync.Mutex
 	versions map[versionKey]*compiled
 	active   map[string]activeEntry
+	// listed caches, per subject, the registry's list of versions, for
+	// picking a version by data date.
+	listed map[string]listedEntry
+}
+
+// listedEntry is a subject's versions as the registry last listed them.
+type listedEntry struct {
+	versions []storedVersion
+	fetched  time.Time
 }
 
 func newContracts(ctx context.Context, cfg Config, reg registryv1.RegistryServiceClient, st gateStore) (*contracts, error) {
-	c := &contracts{cfg: cfg, registry: reg, store: st, versions: map[versionKey]*compiled{}, active: map[string]activeEntry{}}
+	c := &contracts{cfg: cfg, registry: reg, store: st, versions: map[versionKey]*compiled{}, active: map[string]activeEntry{}, listed: map[string]listedEntry{}}
 	known, err := st.ActiveContracts(ctx)
 	if err != nil {
 		return nil, err
@@ -216,14 +228,28 @@ func (c *contracts) install(ctx context.Context, v *registryv1.ContractVersion) 
 	if cv := c.cached(v.GetSubject(), v.GetVersion()); cv != nil {
 		return cv, nil
 	}
-	b, err := proto.Marshal(v.GetContract())
-	if err != nil {
-		return nil, fmt.Errorf("encode %s version %d: %w", v.GetSubject(), v.GetVersion(), err)
-	}
-	if err := c.store.PutContract(ctx, v.GetSubject(), v.GetVersion(), b, c.cfg.Clock()); err != nil {
+	if err := c.keep(ctx, v); err != nil {
 		return nil, err
 	}
 	return c.compile(v.GetSubject(), v.GetVersion(), v.GetContract())
+}
+
+// keep stores a version and what the gate needs to pick versions by data
+// date while the registry is unreachable.
+func (c *contracts) keep(ctx context.Context, v *registryv1.ContractVersion) error {
+	b, err := proto.Marshal(v.GetContract())
+	if err != nil {
+		return fmt.Errorf("encode %s version %d: %w", v.GetSubject(), v.GetVersion(), err)
+	}
+	return c.store.PutContract(ctx, storedVersionOf(v), b, c.cfg.Clock())
+}
+
+func storedVersionOf(v *registryv1.ContractVersion) storedVersion {
+	sv := storedVersion{subject: v.GetSubject(), version: v.GetVersion(), status: v.GetStatus(), effective: v.GetEffectiveTime().AsTime()}
+	if t := v.GetDataEffectiveTime(); t != nil {
+		sv.dataEffective = t.AsTime()
+	}
+	return sv
 }
 
 func (c *contracts) compile(subject string, version int32, ct *contractv1.Contract) (*compiled, error) {
@@ -234,7 +260,11 @@ func (c *contracts) compile(subject string, version int32, ct *contractv1.Contra
 		// operator must see, not the pipeline.
 		return nil, fmt.Errorf("compile checks of %s version %d: %w", subject, version, err)
 	}
-	cv := &compiled{subject: subject, version: version, contract: ct, plan: plan}
+	spec, err := partition.Compile(ct)
+	if err != nil {
+		return nil, fmt.Errorf("compile the partition time of %s version %d: %w", subject, version, err)
+	}
+	cv := &compiled{subject: subject, version: version, contract: ct, plan: plan, spec: spec}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if prev := c.versions[versionKey{subject, version}]; prev != nil {
@@ -242,4 +272,81 @@ func (c *contracts) compile(subject string, version int32, ct *contractv1.Contra
 	}
 	c.versions[versionKey{subject, version}] = cv
 	return cv, nil
+}
+
+// forData returns the version that judges a partition ending at end: the
+// highest version in effect (neither scheduled nor retired) whose data
+// effective time is before end, a version without one applying to all
+// earlier data. A version an admin made effective from a past data date
+// thus judges the partitions from that date, and a late file for an old
+// partition is judged by the version in force for it. The registry's list
+// is asked again after Config.ContractRefresh; while it is unreachable
+// the versions this gate kept decide.
+func (c *contracts) forData(ctx context.Context, subject string, end time.Time) (*compiled, error) {
+	versions, err := c.list(ctx, subject)
+	if err != nil {
+		return nil, err
+	}
+	var pick, lowest *storedVersion
+	for i := range versions {
+		v := &versions[i]
+		if v.status == registryv1.VersionStatus_VERSION_STATUS_SCHEDULED || v.status == registryv1.VersionStatus_VERSION_STATUS_RETIRED {
+			continue
+		}
+		if lowest == nil || v.version < lowest.version {
+			lowest = v
+		}
+		if (v.dataEffective.IsZero() || v.dataEffective.Before(end)) && (pick == nil || v.version > pick.version) {
+			pick = v
+		}
+	}
+	if pick == nil {
+		pick = lowest
+	}
+	if pick == nil {
+		return nil, rpcerr.NotFound("subject", subject, "it has no version in effect; register one with seam contract register")
+	}
+	return c.pinned(ctx, subject, pick.version)
+}
+
+// list returns a subject's versions, from the registry or, when it cannot
+// answer, from the store.
+func (c *contracts) list(ctx context.Context, subject string) ([]storedVersion, error) {
+	now := c.cfg.Clock()
+	c.mu.Lock()
+	e, ok := c.listed[subject]
+	c.mu.Unlock()
+	if ok && now.Sub(e.fetched) < c.cfg.ContractRefresh {
+		return e.versions, nil
+	}
+	rctx, cancel := context.WithTimeout(ctx, c.cfg.RegistryTimeout)
+	resp, err := c.registry.ListContracts(rctx, &registryv1.ListContractsRequest{Subject: subject})
+	cancel()
+	switch {
+	case status.Code(err) == codes.NotFound:
+		return nil, rpcerr.NotFound("subject", subject, "it has no active contract; register one with seam contract register")
+	case err != nil && unreachable(err):
+		kept, serr := c.store.Versions(ctx, subject)
+		if serr != nil {
+			return nil, serr
+		}
+		if len(kept) == 0 {
+			return nil, rpcerr.Unavailable("registry", fmt.Errorf("no version of %s is known locally: %w", subject, err))
+		}
+		c.cfg.Logger.WarnContext(ctx, "registry unreachable; picking the version by data date from the versions kept", "subject", subject, "error", err)
+		return kept, nil
+	case err != nil:
+		return nil, rpcerr.Unavailable("registry", err)
+	}
+	out := make([]storedVersion, 0, len(resp.GetVersions()))
+	for _, v := range resp.GetVersions() {
+		if err := c.keep(ctx, v); err != nil {
+			return nil, err
+		}
+		out = append(out, storedVersionOf(v))
+	}
+	c.mu.Lock()
+	c.listed[subject] = listedEntry{versions: out, fetched: now}
+	c.mu.Unlock()
+	return out, nil
 }

@@ -68,7 +68,9 @@ func TestSameRecordsOverEveryPath(t *testing.T) {
 	}
 	send := func(id string, b *recordv1.RecordBatch) []verdictOf {
 		t.Helper()
-		resp, err := e.as("pipeline").Ingest(ctx, &gatev1.IngestRequest{Subject: "bank.transfers", Partition: "2026-10-01", Identity: &gatev1.IngestRequest_BatchId{BatchId: id}, Batch: b})
+		// Each path sends its own partition: the same keys twice in one
+		// partition would be duplicates.
+		resp, err := e.as("pipeline").Ingest(ctx, &gatev1.IngestRequest{Subject: "bank.transfers", Partition: "path-" + id, Identity: &gatev1.IngestRequest_BatchId{BatchId: id}, Batch: b})
 		if err != nil {
 			t.Fatalf("Ingest %s: %v", id, err)
 		}
@@ -92,7 +94,7 @@ func TestSameRecordsOverEveryPath(t *testing.T) {
 			} `json:"record"`
 		} `json:"records"`
 	}
-	body := map[string]any{"partition": "2026-10-01", "batch_id": "rest", "batch": map[string]any{"objects": map[string]any{"records": json.RawMessage("[" + strings.Join(transfers, ",") + "]")}}}
+	body := map[string]any{"partition": "path-rest", "batch_id": "rest", "batch": map[string]any{"objects": map[string]any{"records": json.RawMessage("[" + strings.Join(transfers, ",") + "]")}}}
 	if code := postJSON(t, e, base+"/v1/subjects/bank.transfers:ingest", "pipeline", body, &rest); code != 200 {
 		t.Fatalf("REST ingest answered %d, want 200", code)
 	}

@@ -333,3 +333,13 @@ func (p *peers) loadLookup(except ...int) {
 func ingest(subject, partition, batchID string, o orders) *gatev1.IngestRequest {
 	return &gatev1.IngestRequest{Subject: subject, Partition: partition, Identity: &gatev1.IngestRequest_BatchId{BatchId: batchID}, Batch: o.batch()}
 }
+
+// sealOf seals a partition as the pipeline would and returns its state.
+func sealOf(t testing.TB, e *gateEnv, subject, partition string) *gatev1.PartitionState {
+	t.Helper()
+	resp, err := e.as("pipeline").SealPartition(context.Background(), &gatev1.SealPartitionRequest{Subject: subject, Partition: partition})
+	if err != nil {
+		t.Fatalf("SealPartition %s/%s: %v", subject, partition, err)
+	}
+	return resp.GetPartition()
+}

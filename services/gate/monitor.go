@@ -6,6 +6,9 @@ import (
 	"sort"
 	"time"
 
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/seamdata/seam/core/check"
 	"github.com/seamdata/seam/platform/rpcerr"
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
 )
@@ -20,11 +23,54 @@ func (s *Server) GetMonitor(ctx context.Context, req *gatev1.GetMonitorRequest) 
 	if to == "" {
 		to = "\U0010FFFF"
 	}
-	parts, err := s.store.Partitions(ctx, req.GetSubject(), from, to)
+	parts, err := s.store.Units(ctx, req.GetSubject(), from, to)
 	if err != nil {
 		return nil, err
 	}
-	return &gatev1.GetMonitorResponse{Partitions: parts}, nil
+	resp := &gatev1.GetMonitorResponse{}
+	for _, pu := range parts {
+		resp.Partitions = append(resp.Partitions, partitionMonitor(req.GetSubject(), pu))
+	}
+	return resp, nil
+}
+
+// partitionMonitor adds up a partition's units (the partition itself and its
+// amendments) of its current sending.
+func partitionMonitor(subject string, pu partUnits) *gatev1.PartitionMonitor {
+	m := &gatev1.PartitionMonitor{Subject: subject, Partition: pu.part.part, MatchRate: -1, Attempt: pu.part.attempt, Amendments: pu.part.amendment}
+	var stats check.Stats
+	var checked, matched int64
+	var updated time.Time
+	for _, u := range pu.units {
+		c := u.counts
+		m.Received += c.received
+		m.Accepted += c.accepted
+		m.Quarantined += c.quarantined
+		m.Duplicates += c.duplicates
+		m.Released += c.released
+		m.Batches += c.batches
+		if u.verdict == gatev1.PartitionVerdict_PARTITION_VERDICT_BLOCKED {
+			m.Blocked += c.received
+		}
+		checked += c.idChecked
+		matched += c.idMatched
+		stats.Merge(u.figures.Stats)
+		if u.updatedAt.After(updated) {
+			updated = u.updatedAt
+		}
+		m.Status, m.Verdict = u.status, u.verdict
+	}
+	if checked > 0 {
+		m.MatchRate = float64(matched) / float64(checked)
+	}
+	if !updated.IsZero() {
+		m.UpdateTime = timestamppb.New(updated)
+	}
+	for _, name := range sortedKeys(stats.Fields) {
+		f := stats.Fields[name]
+		m.Fields = append(m.Fields, &gatev1.FieldMonitor{Field: name, Count: f.Count, Nulls: f.Nulls, Mean: f.Mean, IdChecked: f.IDs, IdMatched: f.Matched})
+	}
+	return m
 }
 
 // ListAlerts lists alerts after a sequence number, oldest first.

@@ -3,6 +3,7 @@ package gate
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -13,6 +14,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/seamdata/seam/core/check"
 	"github.com/seamdata/seam/core/record"
 	"github.com/seamdata/seam/platform/auth"
 	"github.com/seamdata/seam/platform/rpcerr"
@@ -33,6 +35,9 @@ type replayVerdict struct {
 	record  *recordv1.CanonicalRecord
 	matched bool // its identifier resolves now
 	checked bool // it has an identifier value to count
+	// key is the hash of its contract key (nil without one), which the
+	// partition's key index must not hold yet for it to be released.
+	key []byte
 }
 
 func validateWindow(w *gatev1.ReplayWindow) error {
@@ -181,6 +186,10 @@ func (s *Server) evaluateGroup(ctx context.Context, cv *compiled, subject, repla
 			p := rec.Provenance
 			p.Subject, p.ContractVersion, p.Partition, p.BatchId, p.Index, p.Position = subject, cv.version, h.part, h.batchID, h.index, h.position
 			v.ok, v.record = true, rec
+			if k, ok := cv.plan.AppendKey(nil, decoded.Records[i].Values); ok {
+				sum := sha256.Sum256(k)
+				v.key = sum[:16]
+			}
 		}
 	}
 	return nil
@@ -293,6 +302,7 @@ func (s *Server) Replay(req *gatev1.ReplayRequest, stream gatev1.GateService_Rep
 			}
 		}
 		sum.Released += int64(len(before))
+		touched := map[int32]bool{}
 		afterBatch, afterIndex := "", int64(-1)
 		for {
 			page, err := s.store.HeldPage(ctx, w.GetSubject(), part, afterBatch, afterIndex, replayPage)
@@ -300,15 +310,22 @@ func (s *Server) Replay(req *gatev1.ReplayRequest, stream gatev1.GateService_Rep
 				return err
 			}
 			if len(page) == 0 {
+				if err := s.reseal(ctx, w.GetSubject(), part, principal, touched); err != nil {
+					return err
+				}
 				break
 			}
 			verdicts, err := s.evaluate(ctx, cv, w.GetSubject(), replayID, page)
 			if err != nil {
 				return err
 			}
-			released, err := s.release(ctx, cv, w.GetSubject(), part, replayID, principal, page, verdicts)
+			released, dups, amended, err := s.release(ctx, cv, w.GetSubject(), part, replayID, principal, page, verdicts)
 			if err != nil {
 				return err
+			}
+			sum.Remaining += dups
+			for a := range amended {
+				touched[a] = true
 			}
 			for _, rec := range released {
 				if err := send(rec); err != nil {
@@ -341,21 +358,42 @@ func (s *Server) Replay(req *gatev1.ReplayRequest, stream gatev1.GateService_Rep
 }
 
 // release marks the passing records of a page released in one
-// transaction, with their canonical record and replay id, and counts them
-// in the partition's monitor. A record another replay released meanwhile
-// is skipped: the conditional update decides, not this process.
-func (s *Server) release(ctx context.Context, cv *compiled, subject, part, replayID, principal string, page []heldRow, verdicts []replayVerdict) ([]*recordv1.CanonicalRecord, error) {
+// transaction, with their canonical record and replay id, into the
+// partition (and amendment) each came from: its key enters the
+// partition's key index (a record whose key is already there stays held,
+// a duplicate), its unit counts it released, its identifier counts once
+// in the match rate, and the checks it failed no longer count it. A
+// record another replay released meanwhile is skipped: the conditional
+// update decides, not this process. It returns the released records, the
+// duplicates kept held, and the amendments that released records.
+func (s *Server) release(ctx context.Context, cv *compiled, subject, part, replayID, principal string, page []heldRow, verdicts []replayVerdict) ([]*recordv1.CanonicalRecord, int64, map[int32]bool, error) {
 	var out []*recordv1.CanonicalRecord
+	var dups int64
+	var touched map[int32]bool
 	now := s.cfg.Clock()
 	idField := matchRateField(cv)
 	err := s.store.InTx(ctx, func(tx storeTx) error {
-		out = out[:0]
-		var checked, matched int64
+		out, dups, touched = out[:0], 0, map[int32]bool{}
+		p, ok, err := tx.LockPartition(ctx, subject, part, false, now)
+		if err != nil || !ok {
+			return err
+		}
+		units := map[int32]*unitRow{}
 		for i, v := range verdicts {
 			if !v.ok {
 				continue
 			}
 			h := page[i]
+			if v.key != nil {
+				fresh, err := tx.InsertKeys(ctx, p.pid, [][]byte{v.key})
+				if err != nil {
+					return err
+				}
+				if !fresh[0] {
+					dups++
+					continue
+				}
+			}
 			blob, err := proto.Marshal(v.record)
 			if err != nil {
 				return fmt.Errorf("encode released record %s: %w", h.id, err)
@@ -368,24 +406,91 @@ func (s *Server) release(ctx context.Context, cv *compiled, subject, part, repla
 				continue
 			}
 			out = append(out, v.record)
+			u := units[h.amendment]
+			if u == nil {
+				got, ok, err := tx.Unit(ctx, p.pid, h.amendment)
+				if err != nil {
+					return err
+				}
+				if !ok {
+					got = unitRow{pid: p.pid, amendment: h.amendment, status: gatev1.PartitionStatus_PARTITION_STATUS_OPEN, version: cv.version, openedAt: now}
+				}
+				u = &got
+				units[h.amendment] = u
+			}
+			u.counts.released++
+			u.figures.removeFailures(h.failed)
 			// The identifier counts once in the match rate: records counted
 			// as unmatched at ingest now count as matched if they resolve.
+			var checked, matched int64
 			switch {
 			case h.idState == idUncounted && v.checked:
-				checked++
+				checked = 1
 				if v.matched {
-					matched++
+					matched = 1
 				}
 			case h.idState == idUnmatched && v.matched:
-				matched++
+				matched = 1
+			}
+			u.counts.idChecked += checked
+			u.counts.idMatched += matched
+			if idField != "" && (checked > 0 || matched > 0) {
+				if u.figures.Stats.Fields == nil {
+					u.figures.Stats.Fields = map[string]check.FieldStats{}
+				}
+				f := u.figures.Stats.Fields[idField]
+				f.IDs += checked
+				f.Matched += matched
+				u.figures.Stats.Fields[idField] = f
+			}
+			u.updatedAt = now
+		}
+		for a, u := range units {
+			touched[a] = true
+			if err := tx.PutUnit(ctx, *u); err != nil {
+				return err
 			}
 		}
-		if len(out) == 0 {
-			return nil
-		}
-		return tx.CountReleased(ctx, subject, part, idField, int64(len(out)), checked, matched, now)
+		return nil
 	})
-	return out, err
+	return out, dups, touched, err
+}
+
+// reseal judges again the sealed units a replay released records into,
+// so their verdict and figures read as the partition now stands.
+func (s *Server) reseal(ctx context.Context, subject, part, principal string, amendments map[int32]bool) error {
+	for a := range amendments {
+		_, u, ok, err := s.store.Head(ctx, subject, part, &a)
+		if err != nil {
+			return err
+		}
+		if !ok || u.status != gatev1.PartitionStatus_PARTITION_STATUS_SEALED {
+			continue
+		}
+		cv, err := s.contracts.resolve(ctx, subject, u.version, false)
+		if err != nil {
+			return err
+		}
+		now := s.cfg.Clock()
+		err = s.store.InTx(ctx, func(tx storeTx) error {
+			p, ok, err := tx.LockPartition(ctx, subject, part, false, now)
+			if err != nil || !ok {
+				return err
+			}
+			u, ok, err := tx.Unit(ctx, p.pid, a)
+			if err != nil || !ok || u.status != gatev1.PartitionStatus_PARTITION_STATUS_SEALED {
+				return err
+			}
+			if _, err := s.sealUnit(ctx, tx, cv, p, &u, gatev1.SealCause_SEAL_CAUSE_REPLAY, principal, "", now); err != nil {
+				return err
+			}
+			return tx.PutUnit(ctx, u)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // backfillCompleted records the backfill in the registry's event stream

@@ -86,7 +86,99 @@ UPDATE gate_quarantine SET raw_size = length(raw);`,
 	Postgres: `ALTER TABLE gate_quarantine ADD COLUMN raw_size BIGINT NOT NULL DEFAULT 0;
 ALTER TABLE gate_quarantine ADD COLUMN raw_sha256 TEXT NOT NULL DEFAULT '';
 UPDATE gate_quarantine SET raw_size = octet_length(raw);`,
+}, {
+	// Partitions are judged whole: a partition row per (subject,
+	// partition) with its sending (attempt) and latest amendment; a unit
+	// row per amendment with its status, verdict, counters and figures
+	// (statistics, check failures and failure shapes, merged batch by
+	// batch); the per-partition key index; the event-time watermarks;
+	// compact idempotency rows with a content digest, and canonical
+	// answers kept apart for a limited time. The old per-partition
+	// counters become amendment 0 of each partition, open; records of
+	// batches blocked whole before were never taken and are not counted.
+	Version:  5,
+	Name:     "partitions judged whole",
+	SQLite:   schemaV5("INTEGER", "BLOB", "INTEGER PRIMARY KEY AUTOINCREMENT", " WITHOUT ROWID"),
+	Postgres: schemaV5("BIGINT", "BYTEA", "BIGSERIAL PRIMARY KEY", ""),
 }}
+
+func schemaV5(integer, blob, serial, withoutRowid string) string {
+	return strings.NewReplacer("$INT", integer, "$BLOB", blob, "$SERIAL", serial, "$NOROWID", withoutRowid).Replace(`
+CREATE TABLE gate_parts (
+	pid         $SERIAL,
+	subject     TEXT NOT NULL,
+	part        TEXT NOT NULL,
+	attempt     $INT NOT NULL DEFAULT 1,
+	amendment   $INT NOT NULL DEFAULT 0,
+	replaced_by TEXT NOT NULL DEFAULT '',
+	replaced_at $INT NOT NULL DEFAULT 0,
+	UNIQUE (subject, part)
+);
+CREATE TABLE gate_units (
+	pid              $INT NOT NULL,
+	amendment        $INT NOT NULL,
+	status           $INT NOT NULL,
+	verdict          $INT NOT NULL DEFAULT 0,
+	contract_version $INT NOT NULL DEFAULT 0,
+	received         $INT NOT NULL DEFAULT 0,
+	accepted         $INT NOT NULL DEFAULT 0,
+	quarantined      $INT NOT NULL DEFAULT 0,
+	duplicates       $INT NOT NULL DEFAULT 0,
+	released         $INT NOT NULL DEFAULT 0,
+	batches          $INT NOT NULL DEFAULT 0,
+	id_checked       $INT NOT NULL DEFAULT 0,
+	id_matched       $INT NOT NULL DEFAULT 0,
+	figures          $BLOB,
+	decision         $BLOB,
+	opened_at        $INT NOT NULL,
+	updated_at       $INT NOT NULL,
+	sealed_at        $INT NOT NULL DEFAULT 0,
+	seal_cause       $INT NOT NULL DEFAULT 0,
+	sealed_by        TEXT NOT NULL DEFAULT '',
+	PRIMARY KEY (pid, amendment)
+);
+CREATE TABLE gate_keys (
+	pid      $INT NOT NULL,
+	key_hash $BLOB NOT NULL,
+	PRIMARY KEY (pid, key_hash)
+)$NOROWID;
+CREATE TABLE gate_watermarks (
+	subject    TEXT PRIMARY KEY,
+	event_time $INT NOT NULL
+);
+CREATE TABLE gate_answers (
+	subject    TEXT NOT NULL,
+	part       TEXT NOT NULL,
+	batch_id   TEXT NOT NULL,
+	records    $BLOB NOT NULL,
+	expires_at $INT NOT NULL,
+	PRIMARY KEY (subject, part, batch_id)
+);
+CREATE INDEX gate_answers_expiry ON gate_answers (expires_at);
+ALTER TABLE gate_batches ADD COLUMN digest $BLOB;
+ALTER TABLE gate_batches ADD COLUMN verdicts $BLOB;
+ALTER TABLE gate_batches ADD COLUMN alert_seqs TEXT NOT NULL DEFAULT '';
+ALTER TABLE gate_batches ADD COLUMN amendment $INT NOT NULL DEFAULT 0;
+ALTER TABLE gate_batches ADD COLUMN attempt $INT NOT NULL DEFAULT 0;
+ALTER TABLE gate_batches ADD COLUMN duplicates $INT NOT NULL DEFAULT 0;
+CREATE INDEX gate_batches_created ON gate_batches (created_at);
+ALTER TABLE gate_quarantine ADD COLUMN amendment $INT NOT NULL DEFAULT 0;
+CREATE INDEX gate_quarantine_settled ON gate_quarantine (state, state_at);
+ALTER TABLE gate_alerts ADD COLUMN amendment $INT NOT NULL DEFAULT 0;
+CREATE INDEX gate_alerts_partition ON gate_alerts (subject, part, seq);
+ALTER TABLE gate_contracts ADD COLUMN status $INT NOT NULL DEFAULT 0;
+ALTER TABLE gate_contracts ADD COLUMN effective_at $INT NOT NULL DEFAULT 0;
+ALTER TABLE gate_contracts ADD COLUMN data_effective_at $INT NOT NULL DEFAULT 0;
+INSERT INTO gate_parts (subject, part) SELECT subject, part FROM gate_partitions ORDER BY subject, part;
+INSERT INTO gate_units (pid, amendment, status, received, accepted, quarantined, released, batches, id_checked, id_matched, opened_at, updated_at)
+	SELECT p.pid, 0, 1, o.received - o.blocked, o.accepted, o.quarantined, o.released, o.batches, o.id_checked, o.id_matched, o.updated_at, o.updated_at
+	FROM gate_partitions o JOIN gate_parts p ON p.subject = o.subject AND p.part = o.part;
+CREATE TABLE gate_legacy_fields AS SELECT p.pid AS pid, f.field AS field, f.count AS count, f.nulls AS nulls, f.numbers AS numbers,
+	f.mean AS mean, f.ids AS ids, f.matched AS matched
+	FROM gate_field_stats f JOIN gate_parts p ON p.subject = f.subject AND p.part = f.part;
+DROP TABLE gate_field_stats;
+DROP TABLE gate_partitions;`)
+}
 
 func schemaV3(real string) string {
 	return `ALTER TABLE gate_field_stats ADD COLUMN mean ` + real + ` NOT NULL DEFAULT 0;

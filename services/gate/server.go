@@ -75,6 +75,10 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := st.FoldLegacyFields(ctx); err != nil {
+		st.Close()
+		return nil, err
+	}
 	s := &Server{cfg: cfg, store: st, registry: registryv1.NewRegistryServiceClient(cfg.Registry),
 		adapter: adapterv1.NewAdapterServiceClient(cfg.Adapter), idmap: idmapv1.NewIdMapServiceClient(cfg.Idmap)}
 	if s.contracts, err = newContracts(ctx, cfg, s.registry, st); err != nil {
@@ -91,8 +95,39 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 // Register registers the gate on a gRPC server.
 func (s *Server) Register(r grpc.ServiceRegistrar) { gatev1.RegisterGateServiceServer(r, s) }
 
-// Run delivers queued registry events until ctx ends.
-func (s *Server) Run(ctx context.Context) error { return s.relay(ctx) }
+// Run delivers queued registry events and enforces retention until ctx
+// ends.
+func (s *Server) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	wg.Go(func() { s.retain(ctx) })
+	err := s.relay(ctx)
+	wg.Wait()
+	return err
+}
+
+// retain deletes, every Config.RetentionInterval, what the retention
+// settings no longer keep: canonical answers past Config.AnswerTTL,
+// idempotency rows past Config.BatchRetention, and settled quarantine
+// past Config.QuarantineRetention.
+func (s *Server) retain(ctx context.Context) {
+	tick := time.NewTicker(s.cfg.RetentionInterval)
+	defer tick.Stop()
+	for {
+		now := s.cfg.Clock()
+		n, err := s.store.Expire(ctx, now, now.Add(-s.cfg.BatchRetention), now.Add(-s.cfg.QuarantineRetention))
+		switch {
+		case err != nil && ctx.Err() == nil:
+			s.cfg.Logger.WarnContext(ctx, "retention failed; it runs again at the next interval", "error", err)
+		case n > 0:
+			s.cfg.Logger.InfoContext(ctx, "retention deleted expired rows", "rows", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
 
 // Close closes the store.
 func (s *Server) Close() error { return s.store.Close() }

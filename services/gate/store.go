@@ -7,6 +7,7 @@ import (
 	"github.com/seamdata/seam/core/check"
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
 	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
+	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
 )
 
 // Notification channels: a commit that adds rows wakes the readers of
@@ -17,6 +18,8 @@ const (
 	outboxChannel = "seam_gate_outbox"
 	// alertChannel wakes alert watchers when a transaction stores alerts.
 	alertChannel = "seam_gate_alerts"
+	// partitionChannel wakes partition waiters when a partition is sealed.
+	partitionChannel = "seam_gate_partitions"
 )
 
 // gateStore is the gate's durable state. Handlers use only this interface
@@ -32,7 +35,28 @@ type gateStore interface {
 	Close() error
 
 	// Batch reads a batch's idempotency row.
-	Batch(ctx context.Context, subject, partition, batchID string) (storedBatch, bool, error)
+	Batch(ctx context.Context, k batchKey) (storedBatch, bool, error)
+	// Answer reads the canonical records kept for a batch's answer; false
+	// when none are kept (asked summary-only, or expired).
+	Answer(ctx context.Context, k batchKey, now time.Time) ([]byte, bool, error)
+	// QuarantineReasons reads the reasons of a batch's quarantined records
+	// still kept, by record index.
+	QuarantineReasons(ctx context.Context, k batchKey) (map[int64][]*recordv1.RecordError, error)
+
+	// Head reads a partition's row and its latest unit (or the unit of an
+	// amendment); false when the partition was never sent.
+	Head(ctx context.Context, subject, part string, amendment *int32) (partRow, unitRow, bool, error)
+	// PartitionAlerts lists the alerts raised for a partition's amendment
+	// in its current sending.
+	PartitionAlerts(ctx context.Context, subject, part string, amendment int32, since time.Time) ([]*gatev1.Alert, error)
+	// FoldLegacyFields folds the field statistics kept by schema 4 into
+	// the units' figures, once.
+	FoldLegacyFields(ctx context.Context) error
+	// Expire deletes what retention no longer keeps: canonical answers
+	// past their time, idempotency rows created before batchesBefore, and
+	// released, discarded or superseded quarantine settled before
+	// quarantineBefore. It returns how many rows it deleted.
+	Expire(ctx context.Context, now, batchesBefore, quarantineBefore time.Time) (int64, error)
 
 	Containment(ctx context.Context, subject string) (containment, bool, error)
 	Containments(ctx context.Context) ([]containment, error)
@@ -54,9 +78,11 @@ type gateStore interface {
 	// PutContract keeps a contract version the registry returned, for
 	// outages; SetActive records which version the registry last said was
 	// active. Contract and ActiveContracts read them back.
-	PutContract(ctx context.Context, subject string, version int32, contract []byte, at time.Time) error
+	PutContract(ctx context.Context, v storedVersion, contract []byte, at time.Time) error
 	SetActive(ctx context.Context, subject string, version int32, at time.Time) error
 	Contract(ctx context.Context, subject string, version int32) ([]byte, bool, error)
+	// Versions lists what the store knows of a subject's versions.
+	Versions(ctx context.Context, subject string) ([]storedVersion, error)
 	ActiveContracts(ctx context.Context) (map[string]activeEntry, error)
 
 	// ListQuarantine lists up to limit records matching f after the page
@@ -70,9 +96,9 @@ type gateStore interface {
 	// Discard marks the held records of sel DISCARDED and audits it.
 	Discard(ctx context.Context, sel discardSelection, reason, principal string, at time.Time) (int64, error)
 
-	// Partitions reads the counters and field statistics of a subject's
-	// partitions in [from, to], oldest first.
-	Partitions(ctx context.Context, subject, from, to string) ([]*gatev1.PartitionMonitor, error)
+	// Units reads the partitions of a subject in [from, to] with the
+	// units of their current sending, oldest first.
+	Units(ctx context.Context, subject, from, to string) ([]partUnits, error)
 	// Alerts lists up to limit alerts after a sequence, oldest first.
 	Alerts(ctx context.Context, subject string, after int64, limit int) ([]*gatev1.Alert, error)
 
@@ -80,7 +106,7 @@ type gateStore interface {
 	// (or that replayID released records in).
 	HeldPartitions(ctx context.Context, subject, from, to, replayID string) ([]string, error)
 	// HeldPage reads up to limit held records of a partition after
-	// (afterBatch, afterIndex).
+	// (afterBatch, afterIndex), with the amendment each came in.
 	HeldPage(ctx context.Context, subject, part, afterBatch string, afterIndex int64, limit int) ([]heldRow, error)
 	// ReleasedBy returns the canonical records replayID released in a
 	// partition.
@@ -89,23 +115,44 @@ type gateStore interface {
 
 // storeTx is what a handler may do inside one of the store's transactions.
 type storeTx interface {
-	// ClaimBatch inserts a batch's idempotency row; false when the key is
-	// taken (another request or replica ingested the batch).
-	ClaimBatch(ctx context.Context, k batchKey, b batchRow) (bool, error)
-	// SetBatchAnswer stores the answer of a claimed batch.
-	SetBatchAnswer(ctx context.Context, k batchKey, answer []byte) error
+	// ClaimBatch inserts a batch's idempotency row (its digest and time);
+	// false when the key is taken (another request or replica ingested the
+	// batch).
+	ClaimBatch(ctx context.Context, k batchKey, digest []byte, at time.Time) (bool, error)
+	// FinishBatch records a claimed batch's verdicts.
+	FinishBatch(ctx context.Context, k batchKey, b batchRow) error
+	// PutAnswer keeps a batch's canonical records until expires.
+	PutAnswer(ctx context.Context, k batchKey, records []byte, expires time.Time) error
 	InsertQuarantine(ctx context.Context, rows []quarantineRow) error
-	// CountBatch adds a batch's counters to its partition.
-	CountBatch(ctx context.Context, subject, part string, c partitionCounts, at time.Time) error
-	AddFieldStats(ctx context.Context, subject, part string, fields map[string]check.FieldStats) error
-	// PartitionStats reads the statistics of the partitions of subject in
-	// [from, to], oldest first.
-	PartitionStats(ctx context.Context, subject, from, to string) ([]string, map[string]*check.Stats, error)
-	// BaselineFrom returns the oldest of the n partitions of subject before
-	// part, or part itself when there are none.
-	BaselineFrom(ctx context.Context, subject, part string, n int) (string, error)
-	// MatchCounts reads a partition's identifier counts.
-	MatchCounts(ctx context.Context, subject, part string) (checked, matched int64, err error)
+
+	// LockPartition reads a partition's row, locking it until the
+	// transaction ends (batches, seals and replays of one partition go one
+	// after the other); with create it creates the row of a partition
+	// never sent. false when it does not exist.
+	LockPartition(ctx context.Context, subject, part string, create bool, at time.Time) (partRow, bool, error)
+	// SetPartition writes a locked partition's attempt and latest amendment.
+	SetPartition(ctx context.Context, p partRow, at time.Time) error
+	// Unit reads a unit; false when it does not exist.
+	Unit(ctx context.Context, pid int64, amendment int32) (unitRow, bool, error)
+	// PutUnit writes a unit whole.
+	PutUnit(ctx context.Context, u unitRow) error
+	// Supersede drops a partition's units and keys and marks its held
+	// quarantine SUPERSEDED, for a new sending; it returns how many held
+	// records it superseded.
+	Supersede(ctx context.Context, p partRow, at time.Time) (int64, error)
+	// InsertKeys adds contract key hashes to a partition's key index and
+	// reports, per hash, whether it was new (false: a duplicate).
+	InsertKeys(ctx context.Context, pid int64, hashes [][]byte) ([]bool, error)
+	// Baseline reads the figures of the n sealed partitions of subject
+	// before part (all units of each, in their current sending), oldest
+	// first.
+	Baseline(ctx context.Context, subject, part string, n int) ([]check.Stats, error)
+	// OpenBefore lists the partitions of subject named before cutoff whose
+	// original unit (amendment 0) is open.
+	OpenBefore(ctx context.Context, subject, cutoff string) ([]string, error)
+	// AdvanceWatermark raises a subject's watermark to t (never lowers it)
+	// and returns it.
+	AdvanceWatermark(ctx context.Context, subject string, t time.Time) (time.Time, error)
 	// InsertAlert stores an alert once under its dedupe key and sets its
 	// sequence; false when it had been raised before.
 	InsertAlert(ctx context.Context, a *gatev1.Alert, dedupe string) (bool, error)
@@ -113,14 +160,13 @@ type storeTx interface {
 	// seen before.
 	NewShape(ctx context.Context, subject, field, shape, batchID string, at time.Time) (bool, error)
 	Enqueue(ctx context.Context, e outboxEvent, at time.Time) error
+	// Audit appends an entry to the gate's audit trail.
+	Audit(ctx context.Context, at time.Time, principal, subject, action, detail string) error
 	Containment(ctx context.Context, subject string) (containment, bool, error)
 	WriteContainment(ctx context.Context, c containment, action string, event outboxEvent) error
 	// Release marks a held record released by a replay with its canonical
 	// record; false when it was no longer held.
 	Release(ctx context.Context, r releaseRow) (bool, error)
-	// CountReleased adds released records and identifier counts to a
-	// partition (and its identifier field's statistics).
-	CountReleased(ctx context.Context, subject, part, idField string, released, checked, matched int64, at time.Time) error
 	// Notify wakes the listeners of channel once the transaction commits.
 	Notify(ctx context.Context, channel string) error
 }
@@ -128,19 +174,81 @@ type storeTx interface {
 // batchKey is a batch's idempotency key.
 type batchKey struct{ subject, part, batchID string }
 
-// batchRow is what an idempotency row records about a batch.
+// batchRow is what an idempotency row records about a batch: its summary,
+// where it went, and its per-record verdicts in compact form (verdicts.go);
+// the canonical records, when asked for, are kept apart (PutAnswer).
 type batchRow struct {
-	status                          gatev1.BatchStatus
-	version                         int32
-	received, accepted, quarantined int64
-	at                              time.Time
+	status                                      gatev1.BatchStatus
+	version                                     int32
+	received, accepted, quarantined, duplicates int64
+	amendment, attempt                          int32
+	verdicts                                    []byte
+	alertSeqs                                   []int64
 }
 
 // storedBatch is an ingested batch's idempotency row.
 type storedBatch struct {
-	status  gatev1.BatchStatus
-	resp    *gatev1.IngestResponse
+	batchRow
+	digest []byte
+	at     time.Time
+	// legacy and blocked hold the whole answer of a row written before
+	// rows were compact (schema 4 and earlier).
+	legacy  *gatev1.IngestResponse
 	blocked *gatev1.BlockedDetail
+}
+
+// storedVersion is what the gate keeps of a contract version besides the
+// contract: enough to pick a version by data date while the registry is
+// unreachable.
+type storedVersion struct {
+	subject       string
+	version       int32
+	status        registryv1.VersionStatus
+	effective     time.Time
+	dataEffective time.Time // zero: no data date (all earlier data)
+}
+
+// partRow is a partition: which sending of it is current and its latest
+// amendment.
+type partRow struct {
+	pid           int64
+	subject, part string
+	attempt       int32
+	amendment     int32
+	// replacedBy is the batch (or stream) id that started the current
+	// sending by replacing the previous one; a retry of it does not
+	// replace again.
+	replacedBy string
+}
+
+// unitRow is one amendment of a partition (0: the partition itself).
+type unitRow struct {
+	pid       int64
+	amendment int32
+	status    gatev1.PartitionStatus
+	verdict   gatev1.PartitionVerdict
+	version   int32
+	counts    unitCounts
+	figures   unitFigures
+	// decision is the outcomes of the seal.
+	decision  []*gatev1.CheckOutcome
+	openedAt  time.Time
+	updatedAt time.Time
+	sealedAt  time.Time
+	sealCause gatev1.SealCause
+	sealedBy  string
+}
+
+// unitCounts are a unit's record counters.
+type unitCounts struct {
+	received, accepted, quarantined, duplicates, released, batches int64
+	idChecked, idMatched                                           int64
+}
+
+// partUnits is a partition with the units of its current sending.
+type partUnits struct {
+	part  partRow
+	units []unitRow
 }
 
 // containment is a source's containment state.
@@ -160,17 +268,11 @@ type outboxEvent struct {
 	Payload []byte
 }
 
-// partitionCounts are one batch's additions to its partition's counters.
-type partitionCounts struct {
-	received, accepted, quarantined, blocked int64
-	idChecked, idMatched                     int64
-}
-
 // quarantineRow is one record set aside by a batch.
 type quarantineRow struct {
 	id, subject, part, batchID string
 	index, position            int64
-	version                    int32
+	version, amendment         int32
 	format                     recordv1.Format
 	// raw is the record's bytes, or their first bytes when rawSize is
 	// larger; rawSHA256 is the hex digest of all of them.
@@ -208,16 +310,19 @@ type discardSelection struct {
 
 // heldRow is a held record read for a replay.
 type heldRow struct {
-	id       string
-	part     string
-	batchID  string
-	index    int64
-	position int64
-	format   recordv1.Format
-	raw      []byte
-	idState  int
+	id        string
+	part      string
+	amendment int32
+	batchID   string
+	index     int64
+	position  int64
+	format    recordv1.Format
+	raw       []byte
+	idState   int
 	// truncated is set when raw is only the first bytes of the record.
 	truncated bool
+	// failed counts the checks its reasons name.
+	failed map[string]int64
 }
 
 // releaseRow is a held record a replay releases.

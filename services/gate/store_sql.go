@@ -75,6 +75,10 @@ ON CONFLICT (subject) DO UPDATE SET contained = excluded.contained, reason = exc
 	return t.Enqueue(ctx, event, c.Changed)
 }
 
+func (t *sqlTx) Audit(ctx context.Context, at time.Time, principal, subject, action, detail string) error {
+	return audit(ctx, t.tx, at, principal, subject, action, detail)
+}
+
 // audit appends an entry to the gate's audit trail.
 func audit(ctx context.Context, q querier, at time.Time, principal, subject, action, detail string) error {
 	if _, err := q.ExecContext(ctx, `INSERT INTO gate_audit (at, principal, subject, action, detail) VALUES ($1, $2, $3, $4, $5)`,
@@ -176,10 +180,15 @@ func (s *sqlStore) RegistrySeq(ctx context.Context, eventID string) (int64, erro
 	return seq.Int64, nil
 }
 
-func (s *sqlStore) PutContract(ctx context.Context, subject string, version int32, contract []byte, at time.Time) error {
-	if _, err := s.db.SQL.ExecContext(ctx, `INSERT INTO gate_contracts (subject, version, contract, fetched_at) VALUES ($1, $2, $3, $4)
-ON CONFLICT (subject, version) DO NOTHING`, subject, version, contract, at.UnixNano()); err != nil {
-		return fmt.Errorf("store %s version %d: %w", subject, version, err)
+func (s *sqlStore) PutContract(ctx context.Context, v storedVersion, contract []byte, at time.Time) error {
+	var data int64
+	if !v.dataEffective.IsZero() {
+		data = v.dataEffective.UnixNano()
+	}
+	if _, err := s.db.SQL.ExecContext(ctx, `INSERT INTO gate_contracts (subject, version, contract, fetched_at, status, effective_at, data_effective_at) VALUES ($1, $2, $3, $4, $5, $6, $7)
+ON CONFLICT (subject, version) DO UPDATE SET status = excluded.status, effective_at = excluded.effective_at, data_effective_at = excluded.data_effective_at`,
+		v.subject, v.version, contract, at.UnixNano(), int32(v.status), v.effective.UnixNano(), data); err != nil {
+		return fmt.Errorf("store %s version %d: %w", v.subject, v.version, err)
 	}
 	return nil
 }

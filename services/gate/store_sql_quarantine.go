@@ -93,7 +93,7 @@ func (s *sqlStore) contains(column string) string {
 	return "instr(" + column + ", ?) > 0"
 }
 
-const quarantineColumns = `id, subject, part, batch_id, idx, position, contract_version, format, raw, reasons, created_at, state, state_at, state_reason, state_by, raw_size, raw_sha256`
+const quarantineColumns = `id, subject, part, batch_id, idx, position, contract_version, format, raw, reasons, created_at, state, state_at, state_reason, state_by, raw_size, raw_sha256, amendment`
 
 func scanQuarantined(rows interface{ Scan(...any) error }) (*gatev1.QuarantinedRecord, error) {
 	q := &gatev1.QuarantinedRecord{}
@@ -101,7 +101,7 @@ func scanQuarantined(rows interface{ Scan(...any) error }) (*gatev1.QuarantinedR
 	var reasons []byte
 	var created, stateAt int64
 	if err := rows.Scan(&q.Id, &q.Subject, &q.Partition, &q.BatchId, &q.Index, &q.Position, &q.ContractVersion, &format, &q.Raw,
-		&reasons, &created, &state, &stateAt, &q.StateReason, &q.StateBy, &q.RawSize, &q.RawSha256); err != nil {
+		&reasons, &created, &state, &stateAt, &q.StateReason, &q.StateBy, &q.RawSize, &q.RawSha256, &q.Amendment); err != nil {
 		return nil, err
 	}
 	q.RawTruncated = q.RawSize > int64(len(q.Raw))
@@ -240,7 +240,7 @@ func (s *sqlStore) HeldPartitions(ctx context.Context, subject, from, to, replay
 }
 
 func (s *sqlStore) HeldPage(ctx context.Context, subject, part, afterBatch string, afterIndex int64, limit int) ([]heldRow, error) {
-	rows, err := s.db.SQL.QueryContext(ctx, `SELECT id, part, batch_id, idx, position, format, raw, id_state, raw_size FROM gate_quarantine
+	rows, err := s.db.SQL.QueryContext(ctx, `SELECT id, part, amendment, batch_id, idx, position, format, raw, id_state, raw_size, reasons FROM gate_quarantine
 WHERE subject = $1 AND state = $2 AND part = $3 AND (batch_id, idx) > ($4, $5) ORDER BY batch_id, idx LIMIT $6`,
 		subject, int32(gatev1.QuarantineState_QUARANTINE_STATE_HELD), part, afterBatch, afterIndex, limit)
 	if err != nil {
@@ -252,8 +252,19 @@ WHERE subject = $1 AND state = $2 AND part = $3 AND (batch_id, idx) > ($4, $5) O
 		var h heldRow
 		var f int32
 		var size int64
-		if err := rows.Scan(&h.id, &h.part, &h.batchID, &h.index, &h.position, &f, &h.raw, &h.idState, &size); err != nil {
+		var reasons []byte
+		if err := rows.Scan(&h.id, &h.part, &h.amendment, &h.batchID, &h.index, &h.position, &f, &h.raw, &h.idState, &size, &reasons); err != nil {
 			return nil, fmt.Errorf("read held records of %s/%s: %w", subject, part, err)
+		}
+		v := &gatev1.RecordVerdict{}
+		if err := proto.Unmarshal(reasons, v); err != nil {
+			return nil, fmt.Errorf("decode reasons of %s: %w", h.id, err)
+		}
+		h.failed = map[string]int64{}
+		for _, r := range v.GetReasons() {
+			if r.GetCheck() != "" {
+				h.failed[r.GetCheck()]++
+			}
 		}
 		h.format = recordv1.Format(f)
 		h.truncated = size > int64(len(h.raw))
@@ -298,78 +309,14 @@ WHERE id = $8 AND state = $9`, int32(gatev1.QuarantineState_QUARANTINE_STATE_REL
 	return n == 1, nil
 }
 
-func (t *sqlTx) CountReleased(ctx context.Context, subject, part, idField string, released, checked, matched int64, at time.Time) error {
-	if _, err := t.tx.ExecContext(ctx, `UPDATE gate_partitions SET released = released + $1, id_checked = id_checked + $2, id_matched = id_matched + $3, updated_at = $4
-WHERE subject = $5 AND part = $6`, released, checked, matched, at.UnixNano(), subject, part); err != nil {
-		return fmt.Errorf("count released records of %s/%s: %w", subject, part, err)
-	}
-	if idField == "" || (checked == 0 && matched == 0) {
-		return nil
-	}
-	if _, err := t.tx.ExecContext(ctx, `INSERT INTO gate_field_stats (subject, part, field, count, nulls, numbers, total, ids, matched)
-VALUES ($1, $2, $3, 0, 0, 0, 0, $4, $5)
-ON CONFLICT (subject, part, field) DO UPDATE SET ids = gate_field_stats.ids + excluded.ids, matched = gate_field_stats.matched + excluded.matched`,
-		subject, part, idField, checked, matched); err != nil {
-		return fmt.Errorf("count released identifiers of %s/%s: %w", subject, part, err)
-	}
-	return nil
-}
-
-func (s *sqlStore) Partitions(ctx context.Context, subject, from, to string) ([]*gatev1.PartitionMonitor, error) {
-	rows, err := s.db.SQL.QueryContext(ctx, `SELECT part, received, accepted, quarantined, blocked, released, batches, id_checked, id_matched, updated_at
-FROM gate_partitions WHERE subject = $1 AND part >= $2 AND part <= $3 ORDER BY part`, subject, from, to)
-	if err != nil {
-		return nil, fmt.Errorf("read monitor of %s: %w", subject, err)
-	}
-	var out []*gatev1.PartitionMonitor
-	byPart := map[string]*gatev1.PartitionMonitor{}
-	for rows.Next() {
-		m := &gatev1.PartitionMonitor{Subject: subject}
-		var checked, matched, at int64
-		if err := rows.Scan(&m.Partition, &m.Received, &m.Accepted, &m.Quarantined, &m.Blocked, &m.Released, &m.Batches, &checked, &matched, &at); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("read monitor of %s: %w", subject, err)
-		}
-		m.MatchRate = -1
-		if checked > 0 {
-			m.MatchRate = float64(matched) / float64(checked)
-		}
-		m.UpdateTime = timestamppb.New(time.Unix(0, at))
-		out = append(out, m)
-		byPart[m.Partition] = m
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read monitor of %s: %w", subject, err)
-	}
-	frows, err := s.db.SQL.QueryContext(ctx, `SELECT part, field, count, nulls, numbers, mean, ids, matched FROM gate_field_stats
-WHERE subject = $1 AND part >= $2 AND part <= $3 ORDER BY part, field`, subject, from, to)
-	if err != nil {
-		return nil, fmt.Errorf("read field statistics of %s: %w", subject, err)
-	}
-	defer frows.Close()
-	for frows.Next() {
-		var part string
-		var numbers int64
-		f := &gatev1.FieldMonitor{}
-		if err := frows.Scan(&part, &f.Field, &f.Count, &f.Nulls, &numbers, &f.Mean, &f.IdChecked, &f.IdMatched); err != nil {
-			return nil, fmt.Errorf("read field statistics of %s: %w", subject, err)
-		}
-		if m := byPart[part]; m != nil {
-			m.Fields = append(m.Fields, f)
-		}
-	}
-	return out, frows.Err()
-}
-
-const alertColumns = `seq, at, subject, part, check_name, kind, severity, message, observed, baseline, field, count, first_seen, batch_id`
+const alertColumns = `seq, at, subject, part, check_name, kind, severity, message, observed, baseline, field, count, first_seen, batch_id, amendment`
 
 func scanAlert(rows interface{ Scan(...any) error }) (*gatev1.Alert, error) {
 	a := &gatev1.Alert{}
 	var at, first int64
 	var sev int32
 	var observed, baseline sql.NullFloat64
-	if err := rows.Scan(&a.Sequence, &at, &a.Subject, &a.Partition, &a.Check, &a.Kind, &sev, &a.Message, &observed, &baseline, &a.Field, &a.Count, &first, &a.BatchId); err != nil {
+	if err := rows.Scan(&a.Sequence, &at, &a.Subject, &a.Partition, &a.Check, &a.Kind, &sev, &a.Message, &observed, &baseline, &a.Field, &a.Count, &first, &a.BatchId, &a.Amendment); err != nil {
 		return nil, err
 	}
 	a.Severity = gatev1.Severity(sev)
