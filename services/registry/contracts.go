@@ -160,7 +160,7 @@ func (s *Server) registerContract(ctx context.Context, p *auth.Principal, req *r
 		var modelErr error
 		d, err := decide(proposal{
 			principal: p, now: s.clock(), contract: c, effective: req.GetEffectiveTime(), override: req.GetOverride(),
-		dataEffective: req.GetDataEffectiveTime(), dataReason: req.GetDataEffectiveReason(),
+			dataEffective: req.GetDataEffectiveTime(), dataReason: req.GetDataEffectiveReason(),
 			subject: subj, history: history,
 			model: func(name string, version int32) *registryv1.CanonicalModelVersion {
 				ms, err := tx.Model(name)
