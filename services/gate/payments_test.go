@@ -93,11 +93,12 @@ func payDay(d int) string { return firstDay.AddDate(0, 0, d).Format(time.DateOnl
 type paymentsDay struct {
 	day int
 	n   int
-	// missing is how many payments lack account_ref; uuidFrom (when > 0)
-	// is the index from which accounts are sent as UUIDs; mean is the
+	// missing is how many payments lack account_ref; uuids sends every
+	// account as a UUID (the source's unannounced change); mean is the
 	// day's mean amount.
-	missing, uuidFrom int
-	mean              float64
+	missing int
+	uuids   bool
+	mean    float64
 }
 
 // lines renders the day as NDJSON lines, in a fixed order whatever the
@@ -123,7 +124,7 @@ func (p paymentsDay) lines() []string {
 		fmt.Fprintf(&b, `{"payment_id":"PAY-%08d"`, p.day*100000+i)
 		switch {
 		case missingEvery > 0 && i%missingEvery == 0 && i/missingEvery < p.missing:
-		case p.uuidFrom > 0 && i >= p.uuidFrom:
+		case p.uuids:
 			fmt.Fprintf(&b, `,"account_ref":%q`, accountUUID(k))
 		default:
 			fmt.Fprintf(&b, `,"account_ref":%q`, accountRef(k))
