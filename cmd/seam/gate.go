@@ -46,7 +46,8 @@ gate in chunks of --chunk-records records; every chunk is a batch of its
 own, identified by the batch id and its sequence. The batch id defaults to
 a hash of the file, so sending the same file again is recognised and
 written once. Prints the verdict counts and the alerts raised. Exits 1 when
-any chunk was BLOCKED (nothing of a blocked chunk propagates).`,
+the partition is, or will be, BLOCKED: a BLOCK check failed over its
+threshold (the gate judges BLOCK thresholds on the whole partition).`,
 		Example: `  seam gate ingest orders-2025-03-01.ndjson --subject shop.orders --partition 2025-03-01
   seam gate ingest orders.csv --subject shop.orders --partition 2025-03-01 --batch-id nightly-0301 -o json`,
 		Args: cobra.ExactArgs(1),
@@ -87,8 +88,8 @@ any chunk was BLOCKED (nothing of a blocked chunk propagates).`,
 			} else {
 				printIngest(cmd.OutOrStdout(), batchID, resp)
 			}
-			if resp.GetBlockedChunks() > 0 {
-				return answerNo("%d of %d chunks were BLOCKED; nothing of them propagated (see seam monitor %s)", resp.GetBlockedChunks(), resp.GetChunks(), subject)
+			if p := resp.GetPartition(); p.GetWillBlock() || p.GetVerdict() == gatev1.PartitionVerdict_PARTITION_VERDICT_BLOCKED {
+				return answerNo("%s", p.GetNotice())
 			}
 			return nil
 		}),
