@@ -83,7 +83,7 @@ func (s *Server) commitBatch(ctx context.Context, o *outcome, digest []byte) (*g
 		u.figures.add(final.figures)
 		u.updatedAt = now
 		if o.cv.spec != nil && !o.maxTime.IsZero() {
-			if _, err := tx.AdvanceWatermark(ctx, in.subject, o.maxTime); err != nil {
+			if err := tx.AdvanceWatermark(ctx, in.subject, o.maxTime); err != nil {
 				return err
 			}
 		}

@@ -312,15 +312,14 @@ func (s *Server) sealDue(ctx context.Context, cv *compiled, subject string) {
 	if cv.spec == nil {
 		return
 	}
-	var due []string
-	err := s.store.InTx(ctx, func(tx storeTx) error {
-		w, err := tx.AdvanceWatermark(ctx, subject, time.Unix(0, 0))
+	w, ok, err := s.store.Watermark(ctx, subject)
+	if err != nil || !ok {
 		if err != nil {
-			return err
+			s.cfg.Logger.WarnContext(ctx, "could not read the watermark", "subject", subject, "error", err)
 		}
-		due, err = tx.OpenBefore(ctx, subject, cv.spec.Cutoff(w))
-		return err
-	})
+		return
+	}
+	due, err := s.store.OpenBefore(ctx, subject, cv.spec.Cutoff(w))
 	if err != nil {
 		s.cfg.Logger.WarnContext(ctx, "could not find the partitions the watermark passed", "subject", subject, "error", err)
 		return

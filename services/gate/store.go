@@ -49,6 +49,11 @@ type gateStore interface {
 	// PartitionAlerts lists the alerts raised for a partition's amendment
 	// in its current sending.
 	PartitionAlerts(ctx context.Context, subject, part string, amendment int32, since time.Time) ([]*gatev1.Alert, error)
+	// Watermark reads a subject's watermark; false when it has none.
+	Watermark(ctx context.Context, subject string) (time.Time, bool, error)
+	// OpenBefore lists the partitions of subject named before cutoff whose
+	// original unit (amendment 0) is open.
+	OpenBefore(ctx context.Context, subject, cutoff string) ([]string, error)
 	// FoldLegacyFields folds the field statistics kept by schema 4 into
 	// the units' figures, once.
 	FoldLegacyFields(ctx context.Context) error
@@ -147,12 +152,9 @@ type storeTx interface {
 	// before part (all units of each, in their current sending), oldest
 	// first.
 	Baseline(ctx context.Context, subject, part string, n int) ([]check.Stats, error)
-	// OpenBefore lists the partitions of subject named before cutoff whose
-	// original unit (amendment 0) is open.
-	OpenBefore(ctx context.Context, subject, cutoff string) ([]string, error)
-	// AdvanceWatermark raises a subject's watermark to t (never lowers it)
-	// and returns it.
-	AdvanceWatermark(ctx context.Context, subject string, t time.Time) (time.Time, error)
+	// AdvanceWatermark raises a subject's watermark to t; it never lowers
+	// it, and takes no lock when t is not later.
+	AdvanceWatermark(ctx context.Context, subject string, t time.Time) error
 	// InsertAlert stores an alert once under its dedupe key and sets its
 	// sequence; false when it had been raised before.
 	InsertAlert(ctx context.Context, a *gatev1.Alert, dedupe string) (bool, error)

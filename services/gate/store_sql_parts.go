@@ -249,8 +249,8 @@ ORDER BY p.part DESC LIMIT $4`, subject, part, int32(gatev1.PartitionStatus_PART
 	return out, nil
 }
 
-func (t *sqlTx) OpenBefore(ctx context.Context, subject, cutoff string) ([]string, error) {
-	rows, err := t.tx.QueryContext(ctx, `SELECT p.part FROM gate_parts p JOIN gate_units u ON u.pid = p.pid AND u.amendment = 0
+func (s *sqlStore) OpenBefore(ctx context.Context, subject, cutoff string) ([]string, error) {
+	rows, err := s.db.SQL.QueryContext(ctx, `SELECT p.part FROM gate_parts p JOIN gate_units u ON u.pid = p.pid AND u.amendment = 0
 WHERE p.subject = $1 AND p.part < $2 AND u.status = $3 ORDER BY p.part`, subject, cutoff, int32(gatev1.PartitionStatus_PARTITION_STATUS_OPEN))
 	if err != nil {
 		return nil, fmt.Errorf("list the open partitions of %s: %w", subject, err)
@@ -267,15 +267,35 @@ WHERE p.subject = $1 AND p.part < $2 AND u.status = $3 ORDER BY p.part`, subject
 	return out, rows.Err()
 }
 
-func (t *sqlTx) AdvanceWatermark(ctx context.Context, subject string, at time.Time) (time.Time, error) {
+func (t *sqlTx) AdvanceWatermark(ctx context.Context, subject string, at time.Time) error {
+	// Most batches do not move the watermark: read first, so they take no
+	// lock on the subject's row. Two that do race on the conditional
+	// update, which PostgreSQL re-checks after waiting.
 	var w int64
-	err := t.tx.QueryRowContext(ctx, `INSERT INTO gate_watermarks (subject, event_time) VALUES ($1, $2)
-ON CONFLICT (subject) DO UPDATE SET event_time = CASE WHEN excluded.event_time > gate_watermarks.event_time THEN excluded.event_time ELSE gate_watermarks.event_time END
-RETURNING event_time`, subject, at.UnixNano()).Scan(&w)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("advance the watermark of %s: %w", subject, err)
+	err := t.tx.QueryRowContext(ctx, `SELECT event_time FROM gate_watermarks WHERE subject = $1`, subject).Scan(&w)
+	switch {
+	case err == nil && w >= at.UnixNano():
+		return nil
+	case err != nil && !errors.Is(err, sql.ErrNoRows):
+		return fmt.Errorf("read the watermark of %s: %w", subject, err)
 	}
-	return time.Unix(0, w).UTC(), nil
+	if _, err := t.tx.ExecContext(ctx, `INSERT INTO gate_watermarks (subject, event_time) VALUES ($1, $2)
+ON CONFLICT (subject) DO UPDATE SET event_time = excluded.event_time WHERE gate_watermarks.event_time < excluded.event_time`, subject, at.UnixNano()); err != nil {
+		return fmt.Errorf("advance the watermark of %s: %w", subject, err)
+	}
+	return nil
+}
+
+func (s *sqlStore) Watermark(ctx context.Context, subject string) (time.Time, bool, error) {
+	var w int64
+	err := s.db.SQL.QueryRowContext(ctx, `SELECT event_time FROM gate_watermarks WHERE subject = $1`, subject).Scan(&w)
+	if errors.Is(err, sql.ErrNoRows) {
+		return time.Time{}, false, nil
+	}
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("read the watermark of %s: %w", subject, err)
+	}
+	return time.Unix(0, w).UTC(), true, nil
 }
 
 // Reads outside transactions.
