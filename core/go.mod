@@ -6,6 +6,7 @@ replace github.com/seamdata/seam/proto => ../proto
 
 require (
 	cel.dev/cel-go v0.33.2
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/seamdata/seam/proto v0.0.0
 	go.yaml.in/yaml/v3 v3.0.5
 	google.golang.org/protobuf v1.36.12

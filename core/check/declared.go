@@ -10,32 +10,6 @@ import (
 	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
 )
 
-// ruleKinds maps rule names to kinds, with the named arguments each accepts.
-var ruleKinds = map[string]struct {
-	kind  Kind
-	named []string
-}{
-	"required":   {KindRequired, nil},
-	"not_null":   {KindNotNull, nil},
-	"pattern":    {KindPattern, nil},
-	"range":      {KindRange, []string{"min", "max"}},
-	"unique":     {KindUnique, nil},
-	"cel":        {KindCEL, nil},
-	"row_count":  {KindRowCount, []string{"min", "max", "max_relative_change", "baseline"}},
-	"null_rate":  {KindNullRate, []string{"max", "max_relative_change", "baseline"}},
-	"mean_drift": {KindMeanDrift, []string{"max_relative_change", "baseline"}},
-	"match_rate": {KindMatchRate, []string{"min", "max_relative_change", "baseline"}},
-}
-
-func ruleNames() string {
-	var names []string
-	for n := range ruleKinds {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return strings.Join(names, ", ")
-}
-
 // declaredChecks compiles the contract's checks. A declared check that
 // restates an implied one (required(f) of a required field, unique of the
 // key fields, pattern(f) or range(f) without their own arguments) replaces
@@ -55,20 +29,33 @@ func (c *compiler) declaredChecks() {
 			c.errorf(where+".rule", "%v", err)
 			continue
 		}
-		rk, ok := ruleKinds[call.name]
+		spec, ok := ruleSpec(call.name)
 		if !ok {
 			c.errorf(where+".rule", "column 1: unknown rule %q; use one of %s", call.name, ruleNames())
 			continue
 		}
-		for key, a := range call.named {
-			if !slices.Contains(rk.named, key) {
-				c.errorf(where+".rule", "column %d: %s does not take %q; it takes %s", a.col, call.name, key, orNone(rk.named))
-			} else if !a.isNum {
-				c.errorf(where+".rule", "column %d: %s must be a number, not %s", a.col, key, a)
+		args := map[string]argValue{}
+		bad := false
+		for _, key := range sortedKeys(call.named) {
+			a := call.named[key]
+			as, ok := spec.arg(key)
+			if !ok {
+				c.errorf(where+".rule", "column %d: %s does not take %q; it takes %s", a.col, call.name, key, orNone(spec.argNames()))
+				bad = true
+				continue
 			}
+			v, msg := convert(as, a)
+			if msg != "" {
+				c.errorf(where+".rule", "%s", msg)
+				bad = true
+				continue
+			}
+			args[key] = v
 		}
-		ch := Check{Name: decl.GetName(), Rule: decl.GetRule(), Kind: rk.kind, Policy: decl.GetPolicy(),
-			Min: math.NaN(), Max: math.NaN(), MaxRelativeChange: math.NaN()}
+		if bad {
+			continue
+		}
+		ch := newCheck(Check{Name: decl.GetName(), Rule: decl.GetRule(), Kind: spec.Kind, Policy: decl.GetPolicy()})
 		if t := decl.GetThreshold(); t != nil {
 			switch l := t.GetLimit().(type) {
 			case *contractv1.Threshold_Count:
@@ -83,8 +70,17 @@ func (c *compiler) declaredChecks() {
 				ch.Threshold = Threshold{Fraction: l.Fraction, IsFraction: true}
 			}
 		}
-		c.declared(where, call, ch)
+		c.declared(where, call, args, ch)
 	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }
 
 func orNone(s []string) string {
@@ -123,7 +119,7 @@ func (c *compiler) fieldArgs(where string, call *call, min, max int) ([]int, boo
 	return slots, true
 }
 
-func (c *compiler) declared(where string, call *call, ch Check) {
+func (c *compiler) declared(where string, call *call, args map[string]argValue, ch Check) {
 	stat := ch.Kind.Statistical()
 	explicit := ch.Policy != contractv1.Policy_POLICY_UNSPECIFIED
 	switch {
@@ -134,12 +130,27 @@ func (c *compiler) declared(where string, call *call, ch Check) {
 		ch.Policy = contractv1.Policy_POLICY_QUARANTINE
 	}
 	num := func(key string) float64 {
-		if a, ok := call.named[key]; ok && a.isNum {
+		if a, ok := args[key]; ok {
 			return a.num
 		}
 		return math.NaN()
 	}
 	switch ch.Kind {
+	case KindAdditional:
+		if _, ok := c.fieldArgs(where, call, 0, 0); !ok {
+			return
+		}
+		ch.Code = recordv1.ErrorCode_ERROR_CODE_UNDECLARED_FIELD
+		if i := c.p.additional; i >= 0 && c.p.checks[i].Implied {
+			c.replace(i, ch, explicit)
+			return
+		}
+		if c.p.additional >= 0 {
+			c.errorf(where+".rule", "column 1: additional_fields() is declared twice; keep one")
+			return
+		}
+		c.p.additional = c.add(ch)
+		return
 	case KindCEL:
 		ch.Code = recordv1.ErrorCode_ERROR_CODE_CHECK_FAILED
 		prg, err := c.compileCEL(call.expr)
@@ -175,16 +186,16 @@ func (c *compiler) declared(where string, call *call, ch Check) {
 		if _, ok := c.fieldArgs(where, call, 0, 0); !ok {
 			return
 		}
-		ch.Min, ch.Max = num("min"), num("max")
-	}
-	if ch.Kind == KindRowCount {
-		c.statistical(where, call, ch, num)
+		c.statistical(where, call, args, ch)
 		return
 	}
 	// Every remaining kind names one field.
 	fieldCall := *call
 	if ch.Kind == KindPattern && len(call.args) == 2 {
 		fieldCall.args = call.args[:1] // the second is the pattern
+	}
+	if ch.Kind == KindOneOf && len(call.args) > 1 {
+		fieldCall.args = call.args[:1] // the others are shapes
 	}
 	slots, ok := c.fieldArgs(where, &fieldCall, 1, 1)
 	if !ok {
@@ -238,25 +249,27 @@ func (c *compiler) declared(where string, call *call, ch Check) {
 		}
 		ch.Min, ch.Max = lo, hi
 		c.p.rules = append(c.p.rules, valueRule{check: c.add(ch), slot: slot, kind: KindRange, min: lo, max: hi})
+	case KindInPartition:
+		c.inPartition(where, call, args, ch, slot)
+	case KindOneOf:
+		c.oneOf(where, call, ch, slot)
 	case KindNullRate:
-		ch.Max = num("max")
-		c.statistical(where, call, ch, num)
+		c.statistical(where, call, args, ch)
 	case KindMeanDrift:
 		if !numericType(fp.typ) {
 			c.errorf(where+".rule", "column %d: mean_drift needs a numeric field; %q is %s", call.args[0].col, fp.path, typeName(fp.typ))
 			return
 		}
-		c.statistical(where, call, ch, num)
+		c.statistical(where, call, args, ch)
 	case KindMatchRate:
 		if c.p.schema.Field(slot).Decl.GetIdentifier() == nil {
 			c.errorf(where+".rule", "column %d: match_rate needs an identifier field; %q declares no identifier", call.args[0].col, fp.path)
 			return
 		}
-		ch.Min = num("min")
 		if !slices.Contains(c.p.ids, slot) {
 			c.p.ids = append(c.p.ids, slot)
 		}
-		c.statistical(where, call, ch, num)
+		c.statistical(where, call, args, ch)
 	}
 }
 
@@ -269,23 +282,48 @@ func numericType(t contractv1.FieldType) bool {
 	return false
 }
 
-// statistical finishes a partition-level check: a relative change needs a
-// baseline, and every check needs a bound to test.
-func (c *compiler) statistical(where string, call *call, ch Check, num func(string) float64) {
-	ch.MaxRelativeChange = num("max_relative_change")
-	if a, ok := call.named["baseline"]; ok {
-		if a.num < 1 || a.num != math.Trunc(a.num) || (a.suffix != "" && a.suffix != "d") {
-			c.errorf(where+".rule", "column %d: baseline must be a whole number of trailing partitions such as 7 or 7d, not %s", a.col, a)
-			return
+// statistical finishes a partition-level check: a relative or point change
+// needs a baseline, a direction needs one of them, and every check needs a
+// bound to test.
+func (c *compiler) statistical(where string, call *call, args map[string]argValue, ch Check) {
+	num := func(key string) float64 {
+		if a, ok := args[key]; ok {
+			return a.num
 		}
+		return math.NaN()
+	}
+	ch.Min, ch.Max = num("min"), num("max")
+	ch.MaxRelativeChange, ch.MaxPointChange = num("max_relative_change"), num("max_point_change")
+	if a, ok := args["baseline"]; ok {
 		ch.Baseline = int(a.num)
 	}
-	if !math.IsNaN(ch.MaxRelativeChange) && ch.Baseline == 0 {
-		c.errorf(where+".rule", "column 1: max_relative_change needs a baseline, for example baseline: 7")
+	if a, ok := args["min_rows"]; ok {
+		ch.MinRows = int64(a.num)
+	}
+	relative := !math.IsNaN(ch.MaxRelativeChange) || !math.IsNaN(ch.MaxPointChange)
+	if a, ok := args["direction"]; ok {
+		if !relative {
+			c.errorf(where+".rule", "column %d: direction applies to max_relative_change or max_point_change; give one of them", call.named["direction"].col)
+			return
+		}
+		ch.Direction = a.direction
+	}
+	if relative && ch.Baseline == 0 {
+		bound := "max_relative_change"
+		if math.IsNaN(ch.MaxRelativeChange) {
+			bound = "max_point_change"
+		}
+		c.errorf(where+".rule", "column 1: %s needs a baseline, for example baseline: 7", bound)
 		return
 	}
-	if math.IsNaN(ch.MaxRelativeChange) && math.IsNaN(ch.Min) && math.IsNaN(ch.Max) {
-		c.errorf(where+".rule", "column 1: %s needs a bound: %s", call.name, orNone(ruleKinds[call.name].named))
+	if !relative && math.IsNaN(ch.Min) && math.IsNaN(ch.Max) {
+		spec, _ := ruleSpec(call.name)
+		c.errorf(where+".rule", "column 1: %s needs a bound: min, max, max_relative_change%s (it takes %s)", call.name,
+			map[bool]string{true: " or max_point_change", false: ""}[ch.Kind == KindNullRate || ch.Kind == KindMatchRate], orNone(spec.argNames()))
+		return
+	}
+	if !math.IsNaN(ch.Min) && !math.IsNaN(ch.Max) && ch.Min > ch.Max {
+		c.errorf(where+".rule", "column 1: min %g is above max %g; no partition could pass", ch.Min, ch.Max)
 		return
 	}
 	switch ch.Kind {

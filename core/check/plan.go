@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"time"
 
 	"github.com/seamdata/seam/core/record"
 	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
@@ -39,13 +40,17 @@ const (
 	KindFormat // identifier format shape
 	KindUnique // key uniqueness in the batch
 	KindCEL
+	KindAdditional  // undeclared top-level fields
+	KindInPartition // event time inside the partition
+	KindOneOf       // a field's value has one of several shapes
 	KindRowCount
 	KindNullRate
 	KindMeanDrift
 	KindMatchRate
 )
 
-var kindNames = [...]string{"decode", "type", "required", "not_null", "pattern", "enum", "range", "length", "format", "unique", "cel", "row_count", "null_rate", "mean_drift", "match_rate"}
+var kindNames = [...]string{"decode", "type", "required", "not_null", "pattern", "enum", "range", "length", "format", "unique", "cel",
+	"additional_fields", "in_partition", "one_of", "row_count", "null_rate", "mean_drift", "match_rate"}
 
 // String returns the kind's rule name.
 func (k Kind) String() string { return kindNames[k] }
@@ -95,10 +100,30 @@ type Check struct {
 	Implied bool
 	// Code is the RecordError code a failure carries.
 	Code recordv1.ErrorCode
-	// Statistical parameters; NaN when not given.
-	Min, Max, MaxRelativeChange float64
+	// Statistical parameters; NaN when not given. Min and Max are absolute
+	// bounds of the metric (rates as shares, 0.9 for 90%);
+	// MaxRelativeChange bounds |observed − baseline| / |baseline|;
+	// MaxPointChange bounds a rate's change in percentage points.
+	Min, Max, MaxRelativeChange, MaxPointChange float64
+	// Direction says which way a relative or point change counts.
+	Direction Direction
 	// Baseline is how many trailing partitions form the baseline.
 	Baseline int
+	// MinRows is the fewest rows a partition needs to be judged or to
+	// count in a baseline; 0 judges every partition.
+	MinRows int64
+	// Zone and Tolerance configure an in_partition check: the partition's
+	// dates are in Zone, and event times up to Tolerance outside still pass.
+	Zone      *time.Location
+	Tolerance time.Duration
+	// Shapes are the shapes a one_of check accepts.
+	Shapes []Shape
+}
+
+// newCheck is a check with every optional number unset.
+func newCheck(ch Check) Check {
+	ch.Min, ch.Max, ch.MaxRelativeChange, ch.MaxPointChange = math.NaN(), math.NaN(), math.NaN(), math.NaN()
+	return ch
 }
 
 // IdentifierFormat validates the shape of one identifier format. idmap's
@@ -142,6 +167,9 @@ type Plan struct {
 	cels    []celPlan
 	ids     []int // slots whose identifier values Validate extracts
 	samples int
+	// additional is the check of undeclared top-level fields, -1 for none.
+	additional int
+	partition  []partitionPlan
 }
 
 // Schema returns the record schema the plan validates.
@@ -171,6 +199,9 @@ type fieldPlan struct {
 	lengthCheck  int
 	format       IdentifierFormat
 	formatCheck  int
+	// oneOf is the field's one_of check, -1 for none; it takes over the
+	// implied value checks above.
+	oneOf int
 }
 
 // valueRule is a declared per-field check that is not one of the field's
@@ -213,13 +244,14 @@ func Compile(ct *contractv1.Contract, opts ...Option) (*Plan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("compile checks of %q: %w", ct.GetSubject(), err)
 	}
-	c := &compiler{c: ct, p: &Plan{schema: schema, samples: 10}, implied: map[string]int{}}
+	c := &compiler{c: ct, p: &Plan{schema: schema, samples: 10, additional: -1}, implied: map[string]int{}}
 	for _, o := range opts {
 		o(c)
 	}
-	c.add(Check{Name: "record.decode", Rule: "decode()", Kind: KindDecode, Policy: contractv1.Policy_POLICY_QUARANTINE,
-		Implied: true, Code: recordv1.ErrorCode_ERROR_CODE_MALFORMED, Min: math.NaN(), Max: math.NaN(), MaxRelativeChange: math.NaN()})
+	c.add(newCheck(Check{Name: "record.decode", Rule: "decode()", Kind: KindDecode, Policy: contractv1.Policy_POLICY_QUARANTINE,
+		Implied: true, Code: recordv1.ErrorCode_ERROR_CODE_MALFORMED}))
 	c.impliedChecks()
+	c.additionalFields()
 	c.declaredChecks()
 	if len(c.errs) > 0 {
 		return nil, errors.Join(c.errs...)
@@ -250,8 +282,7 @@ func fieldWhere(s *record.Schema, slot int) string {
 }
 
 func (c *compiler) impliedCheck(f *record.Field, kind Kind, code recordv1.ErrorCode, rule string, policy contractv1.Policy) int {
-	i := c.add(Check{Name: f.Path + "." + kind.String(), Rule: rule, Kind: kind, Field: f.Path, Policy: policy, Implied: true, Code: code,
-		Min: math.NaN(), Max: math.NaN(), MaxRelativeChange: math.NaN()})
+	i := c.add(newCheck(Check{Name: f.Path + "." + kind.String(), Rule: rule, Kind: kind, Field: f.Path, Policy: policy, Implied: true, Code: code}))
 	c.implied[kind.String()+":"+f.Path] = i
 	return i
 }
@@ -265,7 +296,7 @@ func (c *compiler) impliedChecks() {
 		d := f.Decl
 		where := fieldWhere(s, i)
 		fp := fieldPlan{slot: i, parent: f.Parent, path: f.Path, typ: d.GetType(), layout: d.GetLayout(),
-			typeCheck: -1, required: -1, patternCheck: -1, enumCheck: -1, rangeCheck: -1, lengthCheck: -1, formatCheck: -1,
+			typeCheck: -1, required: -1, patternCheck: -1, enumCheck: -1, rangeCheck: -1, lengthCheck: -1, formatCheck: -1, oneOf: -1,
 			min: math.NaN(), max: math.NaN(), maxLen: -1}
 		if d.GetItems() != nil {
 			fp.items = d.GetItems().GetType()
@@ -340,8 +371,8 @@ func (c *compiler) impliedChecks() {
 			paths = append(paths, s.Field(k).Path)
 		}
 		name := strings.Join(paths, ",")
-		i := c.add(Check{Name: name + ".unique", Rule: "unique(" + strings.Join(paths, ", ") + ")", Kind: KindUnique, Field: paths[0], Fields: paths,
-			Policy: q, Implied: true, Code: recordv1.ErrorCode_ERROR_CODE_DUPLICATE_KEY, Min: math.NaN(), Max: math.NaN(), MaxRelativeChange: math.NaN()})
+		i := c.add(newCheck(Check{Name: name + ".unique", Rule: "unique(" + strings.Join(paths, ", ") + ")", Kind: KindUnique, Field: paths[0], Fields: paths,
+			Policy: q, Implied: true, Code: recordv1.ErrorCode_ERROR_CODE_DUPLICATE_KEY}))
 		c.implied["unique:"+name] = i
 		c.p.uniques = append(c.p.uniques, uniquePlan{check: i, slots: keys})
 	}

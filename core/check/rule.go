@@ -23,7 +23,7 @@ type arg struct {
 	num    float64
 	isNum  bool
 	isStr  bool
-	suffix string // unit after a number ("d" in "7d")
+	suffix string // unit after a number ("d" in "7d", "%" in "15%")
 }
 
 func (a arg) String() string {
@@ -204,8 +204,12 @@ func (p *ruleParser) arg() (arg, error) {
 		}
 		a.num, a.isNum = n, true
 		sfx := p.i
-		for p.i < len(p.src) && isIdentStart(p.src[p.i]) {
+		if p.i < len(p.src) && p.src[p.i] == '%' {
 			p.i++
+		} else {
+			for p.i < len(p.src) && isIdentStart(p.src[p.i]) {
+				p.i++
+			}
 		}
 		a.suffix = p.src[sfx:p.i]
 		return a, nil

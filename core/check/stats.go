@@ -3,6 +3,7 @@ package check
 import (
 	"fmt"
 	"math"
+	"strconv"
 
 	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
 )
@@ -82,11 +83,27 @@ type Alert struct {
 	// Metric is what was measured: row_count, null_rate, mean or match_rate.
 	Metric string
 	// Observed is the partition's value; Baseline the mean of the trailing
-	// partitions' values (NaN when the alert is on an absolute bound).
+	// partitions' values (NaN when there was no baseline).
 	Observed, Baseline float64
-	// RelativeChange is |observed − baseline| / |baseline| (NaN without one).
-	RelativeChange float64
-	Message        string
+	// BaselinePartitions is how many partitions formed Baseline.
+	BaselinePartitions int
+	// RelativeChange is |observed − baseline| / |baseline| and PointChange
+	// (observed − baseline) × 100 (NaN without a baseline).
+	RelativeChange, PointChange float64
+	// Bound names the bound that was crossed: "min", "max",
+	// "max_relative_change" or "max_point_change".
+	Bound   string
+	Message string
+}
+
+// Measure returns a statistical check's metric over stats, and false when
+// it is undefined (no rows, no numbers, no identifiers) or the partition
+// has fewer rows than the check's min_rows.
+func (ch *Check) Measure(s Stats) (float64, bool) {
+	if s.Rows < ch.MinRows {
+		return 0, false
+	}
+	return metric(ch, s)
 }
 
 // metric returns a statistical check's measured value over stats, and false
@@ -117,6 +134,14 @@ func metric(ch *Check, s Stats) (float64, bool) {
 
 var metricNames = map[Kind]string{KindRowCount: "row_count", KindNullRate: "null_rate", KindMeanDrift: "mean", KindMatchRate: "match_rate"}
 
+// Metric names what a statistical check measures: row_count, null_rate,
+// mean or match_rate; empty for record-level checks.
+func (ch *Check) Metric() string { return metricNames[ch.Kind] }
+
+// IsRate reports whether the check measures a share (null_rate,
+// match_rate), which max_point_change and percentages apply to.
+func (ch *Check) IsRate() bool { return ch.Kind == KindNullRate || ch.Kind == KindMatchRate }
+
 // RelativeChange is |observed − baseline| / |baseline|, as in Deequ's
 // relative rate of change; from a zero baseline any change is infinite.
 func RelativeChange(observed, baseline float64) float64 {
@@ -129,11 +154,138 @@ func RelativeChange(observed, baseline float64) float64 {
 	return math.Abs(observed-baseline) / math.Abs(baseline)
 }
 
+// Baseline is what a statistical check compares a partition with.
+type Baseline struct {
+	// Value is the mean of the metric over the partitions used; NaN when
+	// there were none.
+	Value float64
+	// Partitions is how many partitions formed Value.
+	Partitions int
+	// Label, when set, names those partitions in messages, for example
+	// "2026-03-01..2026-03-07".
+	Label string
+}
+
+// NoBaseline is the Baseline of a partition with nothing to compare to.
+var NoBaseline = Baseline{Value: math.NaN()}
+
+// BaselineOf averages the check's metric over the last ch.Baseline entries
+// of window (oldest first) where it is defined and the partition has at
+// least min_rows rows. The caller chooses which partitions may serve (for
+// example none that were blocked or contained).
+func (ch *Check) BaselineOf(window []Stats) Baseline {
+	if ch.Baseline <= 0 {
+		return NoBaseline
+	}
+	mean, n := 0.0, 0
+	for i := len(window) - 1; i >= 0 && n < ch.Baseline; i-- {
+		if m, ok := ch.Measure(window[i]); ok {
+			mean = mergeMeans(mean, int64(n), m, 1) // an average of huge means does not overflow
+			n++
+		}
+	}
+	if n == 0 {
+		return NoBaseline
+	}
+	return Baseline{Value: mean, Partitions: n}
+}
+
+// Judgement is one statistical check's verdict on one partition.
+type Judgement struct {
+	Observed float64
+	Baseline Baseline
+	// RelativeChange is |observed − baseline| / |baseline|; PointChange is
+	// (observed − baseline) × 100, for rates in percentage points. Both are
+	// NaN without a baseline.
+	RelativeChange, PointChange float64
+	// Bound names the crossed bound ("min", "max", "max_relative_change",
+	// "max_point_change"); empty when the partition passes.
+	Bound string
+	// Message explains a crossed bound with the numbers that crossed it.
+	Message string
+}
+
+// Breached reports whether a bound was crossed.
+func (j Judgement) Breached() bool { return j.Bound != "" }
+
+// Judge tests observed, the check's metric over one partition, against the
+// check's bounds: absolute ones (min, max) always, relative and point ones
+// when base has a value, counting only the check's direction. It is pure:
+// the caller decides which partitions are judged and which form the
+// baseline (see Measure and BaselineOf).
+func (ch *Check) Judge(observed float64, base Baseline) Judgement {
+	j := Judgement{Observed: observed, Baseline: base, RelativeChange: math.NaN(), PointChange: math.NaN()}
+	hasBase := base.Partitions > 0 && !math.IsNaN(base.Value)
+	if hasBase {
+		j.RelativeChange = RelativeChange(observed, base.Value)
+		j.PointChange = (observed - base.Value) * 100
+	}
+	counts := func() bool {
+		switch ch.Direction {
+		case DirectionDrop:
+			return observed < base.Value
+		case DirectionRise:
+			return observed > base.Value
+		}
+		return true
+	}
+	what := ch.Metric() + " " + fieldOf(ch)
+	switch {
+	case !math.IsNaN(ch.Min) && observed < ch.Min:
+		j.Bound = "min"
+		j.Message = fmt.Sprintf("%s is %s, below the minimum %s", what, ch.format(observed), ch.format(ch.Min))
+	case !math.IsNaN(ch.Max) && observed > ch.Max:
+		j.Bound = "max"
+		j.Message = fmt.Sprintf("%s is %s, above the maximum %s", what, ch.format(observed), ch.format(ch.Max))
+	case hasBase && !math.IsNaN(ch.MaxPointChange) && counts() && math.Abs(j.PointChange) > ch.MaxPointChange:
+		j.Bound = "max_point_change"
+		j.Message = fmt.Sprintf("%s is %s, %.3g points %s the baseline of %s, over the allowed %g points%s (%s)",
+			what, ch.format(observed), math.Abs(j.PointChange), map[bool]string{true: "below", false: "above"}[j.PointChange < 0],
+			ch.format(base.Value), ch.MaxPointChange, ch.directionNote(), base.describe())
+	case hasBase && !math.IsNaN(ch.MaxRelativeChange) && counts() && j.RelativeChange > ch.MaxRelativeChange:
+		j.Bound = "max_relative_change"
+		j.Message = fmt.Sprintf("%s moved from a baseline of %s to %s, a relative change of %.3g over the allowed %g%s (%s)",
+			what, ch.format(base.Value), ch.format(observed), j.RelativeChange, ch.MaxRelativeChange, ch.directionNote(), base.describe())
+	}
+	return j
+}
+
+// format renders a metric value: rates as percentages, others with four
+// significant digits.
+func (ch *Check) format(v float64) string {
+	if ch.IsRate() {
+		return strconv.FormatFloat(v*100, 'g', 4, 64) + "%"
+	}
+	return strconv.FormatFloat(v, 'g', 4, 64)
+}
+
+func (ch *Check) directionNote() string {
+	switch ch.Direction {
+	case DirectionDrop:
+		return " of drop"
+	case DirectionRise:
+		return " of rise"
+	}
+	return ""
+}
+
+func (b Baseline) describe() string {
+	s := fmt.Sprintf("baseline: %d partition", b.Partitions)
+	if b.Partitions != 1 {
+		s += "s"
+	}
+	if b.Label != "" {
+		s += ", " + b.Label
+	}
+	return s
+}
+
 // Monitor evaluates the statistical checks on a partition's stats against
 // the trailing partitions' stats (oldest first; each check uses its last
-// Baseline entries, and partitions where the metric is undefined are left
-// out). A relative-change bound needs at least one baseline partition;
-// absolute bounds (min, max) apply without one.
+// Baseline entries, and partitions where the metric is undefined or that
+// have fewer than min_rows rows are left out). A relative or point bound
+// needs at least one baseline partition; absolute bounds (min, max) apply
+// without one. A partition under min_rows is not judged.
 func (p *Plan) Monitor(current Stats, baseline []Stats) []Alert {
 	var alerts []Alert
 	for i := range p.checks {
@@ -141,38 +293,17 @@ func (p *Plan) Monitor(current Stats, baseline []Stats) []Alert {
 		if !ch.Kind.Statistical() {
 			continue
 		}
-		obs, ok := metric(ch, current)
+		obs, ok := ch.Measure(current)
 		if !ok {
 			continue
 		}
-		a := Alert{Check: i, Name: ch.Name, Field: ch.Field, Policy: ch.Policy, Metric: metricNames[ch.Kind],
-			Observed: obs, Baseline: math.NaN(), RelativeChange: math.NaN()}
-		if ch.Baseline > 0 {
-			window := baseline[max(0, len(baseline)-ch.Baseline):]
-			mean, n := 0.0, int64(0)
-			for _, b := range window {
-				if m, ok := metric(ch, b); ok {
-					mean = mergeMeans(mean, n, m, 1)
-					n++
-				}
-			}
-			if n > 0 {
-				a.Baseline = mean
-				a.RelativeChange = RelativeChange(obs, a.Baseline)
-			}
-		}
-		switch {
-		case !math.IsNaN(ch.Min) && obs < ch.Min:
-			a.Message = fmt.Sprintf("%s %s is %.4g, below the minimum %g", a.Metric, fieldOf(ch), obs, ch.Min)
-		case !math.IsNaN(ch.Max) && obs > ch.Max:
-			a.Message = fmt.Sprintf("%s %s is %.4g, above the maximum %g", a.Metric, fieldOf(ch), obs, ch.Max)
-		case !math.IsNaN(ch.MaxRelativeChange) && !math.IsNaN(a.RelativeChange) && a.RelativeChange > ch.MaxRelativeChange:
-			a.Message = fmt.Sprintf("%s %s moved from a baseline of %.4g to %.4g, a relative change of %.3g over the allowed %g (baseline: %d partitions)",
-				a.Metric, fieldOf(ch), a.Baseline, obs, a.RelativeChange, ch.MaxRelativeChange, ch.Baseline)
-		default:
+		j := ch.Judge(obs, ch.BaselineOf(baseline))
+		if !j.Breached() {
 			continue
 		}
-		alerts = append(alerts, a)
+		alerts = append(alerts, Alert{Check: i, Name: ch.Name, Field: ch.Field, Policy: ch.Policy, Metric: ch.Metric(),
+			Observed: obs, Baseline: j.Baseline.Value, BaselinePartitions: j.Baseline.Partitions,
+			RelativeChange: j.RelativeChange, PointChange: j.PointChange, Bound: j.Bound, Message: j.Message})
 	}
 	return alerts
 }

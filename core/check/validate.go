@@ -100,14 +100,25 @@ type validator struct {
 	clash []map[string]int32 // per unique plan: keys whose hash collided
 	stats []FieldStats
 	recs  []record.Record
+	// windows are the partition's spans for the in_partition checks; nil
+	// when the batch's partition is not known.
+	windows []partitionWindow
 }
 
 // Validate runs the record-level checks on a decoded batch. It does not
 // allocate per record on the happy path: failures, stats and key sets live in
-// per-batch slabs and maps sized once.
+// per-batch slabs and maps sized once. in_partition checks need the batch's
+// partition and are skipped here; ValidatePartition runs them.
 func (p *Plan) Validate(records []record.Record) *BatchResult {
+	return p.ValidatePartition(records, "")
+}
+
+// ValidatePartition is Validate for a batch sent in partition, which also
+// runs the in_partition checks: each record's event time must lie in the
+// partition's span (see PartitionWindow). An empty partition skips them.
+func (p *Plan) ValidatePartition(records []record.Record, partition string) *BatchResult {
 	n := len(records)
-	v := &validator{p: p, recs: records, seed: maphash.MakeSeed(),
+	v := &validator{p: p, recs: records, seed: maphash.MakeSeed(), windows: p.windows(partition),
 		stats: make([]FieldStats, p.schema.Len()),
 		res:   &BatchResult{Records: make([]RecordResult, n), Checks: make([]CheckResult, len(p.checks))}}
 	for range p.uniques {
@@ -156,6 +167,10 @@ func (v *validator) record(i int) {
 				v.fail(p.cels[k].check, "", r.Position, msg)
 			}
 		}
+		if v.windows != nil {
+			v.inPartition(r)
+		}
+		v.additional(r)
 		v.unknown(r)
 	}
 	rr := RecordResult{Index: r.Index, Position: r.Position}
@@ -189,6 +204,10 @@ func (v *validator) fields(r *record.Record) {
 			if fp.required >= 0 {
 				v.fail(fp.required, fp.path, r.Position, missing(fp.path, val))
 			}
+			continue
+		}
+		if fp.oneOf >= 0 {
+			v.oneOf(fp, val, st, r.Position)
 			continue
 		}
 		if fp.typeCheck >= 0 && !typeOK(fp.typ, fp.layout, fp.items, val) {
@@ -226,6 +245,50 @@ func (v *validator) fields(r *record.Record) {
 			ids.Values = append(ids.Values, val.Bytes())
 			ids.Records = append(ids.Records, int(r.Index))
 			v.stats[slot].IDs++
+		}
+	}
+}
+
+// declaredOK reports whether a present value passes every implied value
+// check of its field: the shape "declared" of a one_of check.
+func (fp *fieldPlan) declaredOK(val record.Value) bool {
+	if fp.typeCheck >= 0 && !typeOK(fp.typ, fp.layout, fp.items, val) {
+		return false
+	}
+	switch {
+	case fp.patternCheck >= 0 && val.Kind() == record.KindString && !fp.pattern.Match(val.Bytes()),
+		fp.enumCheck >= 0 && val.Kind() == record.KindString && !inEnum(fp.enum, val.Bytes()),
+		fp.rangeCheck >= 0 && !inRange(val, fp.min, fp.max),
+		fp.formatCheck >= 0 && (val.Kind() == record.KindString || val.IsInt()) && !fp.format.Valid(string(val.Bytes())):
+		return false
+	}
+	if fp.lengthCheck >= 0 {
+		if n, ok := length(val); ok && (n < fp.minLen || (fp.maxLen >= 0 && n > fp.maxLen)) {
+			return false
+		}
+	}
+	return true
+}
+
+// oneOf judges a field with a one_of check: the value passes when it has
+// one of the listed shapes. Numeric statistics count values that pass as
+// the declared type.
+func (v *validator) oneOf(fp *fieldPlan, val record.Value, st *FieldStats, pos int64) {
+	shapes := v.p.checks[fp.oneOf].Shapes
+	ok := false
+	for _, sh := range shapes {
+		if (sh.Declared && fp.declaredOK(val)) || sh.Match(val) {
+			ok = true
+			break
+		}
+	}
+	if !ok {
+		v.fail(fp.oneOf, fp.path, pos, fmt.Sprintf("field %s: %s is none of the shapes %s", fp.path, describe(val), shapeNames(fp, shapes)))
+		return
+	}
+	if numericType(fp.typ) && typeOK(fp.typ, fp.layout, fp.items, val) {
+		if f, ok := numeric(val); ok {
+			st.AddNumber(f)
 		}
 	}
 }

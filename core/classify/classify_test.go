@@ -288,6 +288,22 @@ func ruleCases() []ruleCase {
 			reverse: nil,
 		},
 		{
+			name: "additional fields refused",
+			edit: func(t testing.TB, c *contractv1.Contract) {
+				c.AdditionalFields = contractv1.AdditionalFields_ADDITIONAL_FIELDS_REJECT
+			},
+			forward: []want{{classify.ConstraintTightened, "additional_fields"}},
+			reverse: []want{{classify.ConstraintRelaxed, "additional_fields"}},
+		},
+		{
+			name: "additional fields allowed explicitly is no change",
+			edit: func(t testing.TB, c *contractv1.Contract) {
+				c.AdditionalFields = contractv1.AdditionalFields_ADDITIONAL_FIELDS_ALLOW
+			},
+			forward: nil,
+			reverse: nil,
+		},
+		{
 			name:    "enum introduced",
 			edit:    func(t testing.TB, c *contractv1.Contract) { field(t, c, "free").Enum = []string{"x", "y"} },
 			forward: []want{{classify.ConstraintTightened, "fields.free.enum"}},

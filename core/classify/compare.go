@@ -91,12 +91,40 @@ func (c *comparer) contract(old, new *contractv1.Contract) {
 		c.add(CompatibilityChanged, "compatibility", os, ns, "compatibility changes from %s to %s; later versions are classified under %s", os, ns, ns)
 	}
 	c.notice(old.GetNoticePeriod(), new.GetNoticePeriod())
+	c.additionalFields(old.GetAdditionalFields(), new.GetAdditionalFields())
 	c.labels(old.GetLabels(), new.GetLabels())
 	c.partitionTime(old.GetPartitionTime(), new.GetPartitionTime())
 	c.fields(old.GetFields(), new.GetFields(), "fields", "")
 	c.keys(old, new)
 	c.checks(old.GetChecks(), new.GetChecks())
 	c.mapping(old.GetMapping(), new.GetMapping())
+}
+
+// additionalFields compares what happens to undeclared fields: refusing
+// them (QUARANTINE or REJECT) where they were allowed is a tightened
+// constraint, since old records that carried extras now fail; allowing them
+// again is a relaxed one. QUARANTINE and REJECT refuse the same records and
+// differ only in policy.
+func (c *comparer) additionalFields(o, n contractv1.AdditionalFields) {
+	refuses := func(a contractv1.AdditionalFields) bool {
+		return a == contractv1.AdditionalFields_ADDITIONAL_FIELDS_QUARANTINE || a == contractv1.AdditionalFields_ADDITIONAL_FIELDS_REJECT
+	}
+	name := func(a contractv1.AdditionalFields) string {
+		if a == contractv1.AdditionalFields_ADDITIONAL_FIELDS_UNSPECIFIED {
+			return "ALLOW"
+		}
+		return contract.ShortName(a)
+	}
+	os, ns := name(o), name(n)
+	switch {
+	case os == ns:
+	case refuses(n) && !refuses(o):
+		c.add(ConstraintTightened, "additional_fields", os, ns, "additional_fields changes from %s to %s; records that carry undeclared fields, valid before, now fail", os, ns)
+	case refuses(o) && !refuses(n):
+		c.add(ConstraintRelaxed, "additional_fields", os, ns, "additional_fields changes from %s to %s; records may now carry fields old readers do not expect", os, ns)
+	default:
+		c.add(CheckChanged, "additional_fields", os, ns, "additional_fields changes from %s to %s: the same records are refused, under another policy", os, ns)
+	}
 }
 
 func (c *comparer) notice(o, n string) {

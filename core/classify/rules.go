@@ -78,7 +78,7 @@ var ruleTable = [...]Rule{
 	{EnumValueAdded, false, true, "a value was added to an enum"},
 	{EnumValueRemoved, true, false, "a value was removed from an enum"},
 	{PatternChanged, true, true, "a pattern was replaced by a different one"},
-	{ConstraintTightened, true, false, "a constraint (min, max, min_length, max_length, pattern, enum) was added or narrowed"},
+	{ConstraintTightened, true, false, "a constraint (min, max, min_length, max_length, pattern, enum, additional_fields) was added or narrowed"},
 	{ConstraintRelaxed, false, true, "a constraint was removed or widened"},
 	{LayoutChanged, true, true, "the time layout of a TIMESTAMP or DATE field changed"},
 	{DescriptionChanged, false, false, "a description changed"},

@@ -52,6 +52,7 @@ const (
 	ReasonCheckRuleMissing     = "CHECK_RULE_MISSING"
 	ReasonCheckPolicyInvalid   = "CHECK_POLICY_INVALID"
 	ReasonThresholdInvalid     = "THRESHOLD_INVALID"
+	ReasonAdditionalInvalid    = "ADDITIONAL_FIELDS_INVALID"
 	ReasonPartitionTimeInvalid = "PARTITION_TIME_INVALID"
 )
 
@@ -136,6 +137,9 @@ func Validate(c *contractv1.Contract) Problems {
 	}
 	if _, err := ParseNoticePeriod(c.GetNoticePeriod()); err != nil {
 		v.add("notice_period", ReasonNoticePeriodInvalid, err.Error())
+	}
+	if _, known := contractv1.AdditionalFields_name[int32(c.GetAdditionalFields())]; !known {
+		v.add("additional_fields", ReasonAdditionalInvalid, fmt.Sprintf("unknown additional_fields %d; want ALLOW, QUARANTINE or REJECT", c.GetAdditionalFields()))
 	}
 	v.topFields(c.GetFields())
 	v.checks(c.GetChecks())

@@ -128,7 +128,7 @@ checks:
 func TestValidateRejectsWireOnlyValues(t *testing.T) {
 	t.Parallel()
 	c := &contractv1.Contract{
-		Subject: "a.b", Owner: "t", Compatibility: 42,
+		Subject: "a.b", Owner: "t", Compatibility: 42, AdditionalFields: 9,
 		Fields: []*contractv1.Field{{Name: "x", Type: 99}},
 		Checks: []*contractv1.Check{{Name: "c", Rule: "r", Policy: 7}},
 	}
@@ -136,7 +136,7 @@ func TestValidateRejectsWireOnlyValues(t *testing.T) {
 	for _, p := range contract.Validate(c) {
 		got = append(got, p.Path+" "+p.Reason)
 	}
-	want := []string{"compatibility COMPATIBILITY_INVALID", "fields[0].type FIELD_TYPE_INVALID", "checks[0].policy CHECK_POLICY_INVALID"}
+	want := []string{"compatibility COMPATIBILITY_INVALID", "additional_fields ADDITIONAL_FIELDS_INVALID", "fields[0].type FIELD_TYPE_INVALID", "checks[0].policy CHECK_POLICY_INVALID"}
 	if !slices.Equal(got, want) {
 		t.Errorf("Validate = %q, want %q", got, want)
 	}

@@ -33,7 +33,6 @@ import (
 	"github.com/seamdata/seam/platform/auth"
 	"github.com/seamdata/seam/platform/rpcerr"
 	"github.com/seamdata/seam/platform/telemetry"
-	"github.com/seamdata/seam/proto/openapi"
 )
 
 // Service is one gRPC service to serve.
@@ -63,6 +62,8 @@ type Config struct {
 	// DrainDelay is how long the server reports NOT_SERVING before it stops
 	// accepting calls, so load balancers notice first.
 	DrainDelay time.Duration
+	// Version is Seam's version, shown in the OpenAPI document.
+	Version string
 	// MaxConnectionAge, when set, makes clients reconnect after that long
 	// (calls in flight get as long again to finish). Clients balancing over
 	// dns:/// then re-resolve and reach replicas added since they connected.
@@ -302,7 +303,7 @@ func (s *Server) inprocCredentials() credentials.TransportCredentials {
 var gatewayMarshaler = newRecordsMarshaler()
 
 func (s *Server) httpHandler(ctx context.Context, conn *grpc.ClientConn) (http.Handler, error) {
-	gw := runtime.NewServeMux(runtime.WithMarshalerOption(runtime.MIMEWildcard, gatewayMarshaler))
+	gw := runtime.NewServeMux(s.gatewayOptions()...)
 	for _, svc := range s.services {
 		if svc.Gateway == nil {
 			continue
@@ -313,7 +314,9 @@ func (s *Server) httpHandler(ctx context.Context, conn *grpc.ClientConn) (http.H
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/v1/", gw)
-	mux.HandleFunc("GET /openapi.json", serveOpenAPI)
+	if err := s.routeStandards(mux, gw); err != nil {
+		return nil, err
+	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		fmt.Fprintln(w, "ok")
@@ -327,11 +330,6 @@ func (s *Server) httpHandler(ctx context.Context, conn *grpc.ClientConn) (http.H
 		otelhttp.WithPropagators(tel.Propagator),
 		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return r.Method + " " + r.URL.Path }),
 	), nil
-}
-
-func serveOpenAPI(w http.ResponseWriter, _ *http.Request) {
-	w.Header().Set("Content-Type", "application/json")
-	_, _ = w.Write(openapi.Document)
 }
 
 // ready answers 200 when every service reports SERVING, 503 otherwise.

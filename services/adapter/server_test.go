@@ -13,12 +13,14 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/seamdata/seam/core/contract"
 	"github.com/seamdata/seam/core/record/recordtest"
 	"github.com/seamdata/seam/platform/rpcerr"
 	adapterv1 "github.com/seamdata/seam/proto/seam/adapter/v1"
+	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
 	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
 	"github.com/seamdata/seam/services/adapter"
 )
@@ -446,5 +448,55 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestPreviewValidate: with validate, a record passes the preview only when
+// the contract's checks let it through the gate and it maps, so a dry run
+// of a migration counts what a replay would release.
+func TestPreviewValidate(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, adapter.Config{}, nil)
+	_, in := orders(3)
+	for i := range in {
+		in[i] = bytes.Replace(in[i], []byte(`"status":"new"`), []byte(`"status":"paid"`), 1) // v2 knows no "new"
+	}
+	in[1] = bytes.Replace(in[1], []byte(customerUUID(100001)), []byte(customerUUID(999999)), 1) // unmapped
+	in[2] = bytes.Replace(in[2], []byte(`"currency":"`), []byte(`"currency":"X`), 1)            // fails currency's enum
+	proposed, err := contract.LoadFile(testdata("shop_orders_v2.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch := rawBatch(recordv1.Format_FORMAT_NDJSON, ndjson(in))
+	tests := []struct {
+		validate       bool
+		passed, failed int64
+		third          string // the check the third record fails, if any
+	}{
+		{false, 2, 1, ""},
+		{true, 1, 2, "currency.enum"},
+	}
+	for _, tt := range tests {
+		resp, err := e.client.Preview(context.Background(), &adapterv1.PreviewRequest{Proposed: proposed, Batch: batch, Validate: tt.validate})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var passed []bool
+		for _, r := range resp.GetRecords() {
+			passed = append(passed, r.GetPassed())
+		}
+		if resp.GetPassed() != tt.passed || resp.GetFailed() != tt.failed || !passed[0] || passed[1] {
+			t.Fatalf("validate=%v: passed %d failed %d (%v), want %d and %d with the first passing and the unmapped second failing",
+				tt.validate, resp.GetPassed(), resp.GetFailed(), passed, tt.passed, tt.failed)
+		}
+		errs := resp.GetRecords()[2].GetErrors()
+		if got := len(errs) > 0 && errs[0].GetCheck() == tt.third && errs[0].GetCode() == recordv1.ErrorCode_ERROR_CODE_ENUM_MISMATCH; got != (tt.third != "") {
+			t.Fatalf("validate=%v: third record errors %v, want a %q failure: %v", tt.validate, errs, tt.third, got)
+		}
+	}
+	broken := proto.CloneOf(proposed)
+	broken.Checks = append(broken.Checks, &contractv1.Check{Name: "bad", Rule: "required(nope)"})
+	if _, err := e.client.Preview(context.Background(), &adapterv1.PreviewRequest{Proposed: broken, Batch: batch, Validate: true}); status.Code(err) != codes.InvalidArgument {
+		t.Fatalf("validate with checks that do not compile = %v, want InvalidArgument", err)
 	}
 }

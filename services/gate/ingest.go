@@ -19,6 +19,7 @@ import (
 
 	"github.com/seamdata/seam/core/check"
 	"github.com/seamdata/seam/core/record"
+	"github.com/seamdata/seam/platform/auth"
 	"github.com/seamdata/seam/platform/rpcerr"
 	adapterv1 "github.com/seamdata/seam/proto/seam/adapter/v1"
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
@@ -257,7 +258,9 @@ func (s *Server) ingestOnce(ctx context.Context, in batchInput, digest []byte) (
 // of the open partition (or amendment) it goes into, so one partition is
 // judged by one version; for a batch that opens one, the pinned version,
 // else the version in force for the partition's data date when the
-// contract declares a partition time, else the active version.
+// contract declares a partition time, else the active version. Without a
+// partition time, a batch pinning a later version than the open
+// partition's seals it (SEAL_CAUSE_VERSION) and opens an amendment.
 func (s *Server) targetVersion(ctx context.Context, in batchInput) (*compiled, error) {
 	if !in.replace {
 		_, u, ok, err := s.store.Head(ctx, in.subject, in.partition, nil)
@@ -265,6 +268,20 @@ func (s *Server) targetVersion(ctx context.Context, in batchInput) (*compiled, e
 			return nil, err
 		}
 		if ok && u.status == gatev1.PartitionStatus_PARTITION_STATUS_OPEN && u.version > 0 {
+			if in.version > u.version {
+				cv, err := s.contracts.resolve(ctx, in.subject, in.version, false)
+				if err != nil {
+					return nil, err
+				}
+				if cv.spec == nil {
+					// Versions by wall clock: the later version closes the
+					// open part and judges what follows, as an amendment.
+					if _, err := s.seal(ctx, in.subject, in.partition, gatev1.SealCause_SEAL_CAUSE_VERSION, auth.NameFromContext(ctx)); err != nil {
+						return nil, err
+					}
+					return cv, nil
+				}
+			}
 			if in.version > 0 && in.version != u.version {
 				return nil, rpcerr.FailedPrecondition("PARTITION_VERSION_MISMATCH",
 					fmt.Sprintf("partition %s of %s is judged by version %d (its first batch's); send its batches with version %d or 0, or resend the partition with replace to judge it by version %d",
@@ -572,7 +589,7 @@ func matchRateField(cv *compiled) string {
 // batch; they run concurrently.
 func (s *Server) validate(ctx context.Context, in batchInput, cv *compiled, format recordv1.Format, b *record.Batch) (*outcome, error) {
 	plan := cv.plan
-	res := plan.Validate(b.Records)
+	res := plan.ValidatePartition(b.Records, in.partition)
 	o := newOutcome(in, cv, format, b)
 	checks := plan.Checks()
 	misplaced, times := s.place(cv, in.partition, b, res)
@@ -713,9 +730,9 @@ func (s *Server) place(cv *compiled, part string, b *record.Batch, res *check.Ba
 		t, err := spec.Time(b.Records[i].Values[slot])
 		switch {
 		case err != nil:
-			misplaced[i] = &recordv1.RecordError{Code: recordv1.ErrorCode_ERROR_CODE_WRONG_PARTITION, Field: spec.Field, Check: "partition_time", Message: err.Error()}
+			misplaced[i] = &recordv1.RecordError{Code: recordv1.ErrorCode_ERROR_CODE_OUTSIDE_PARTITION, Field: spec.Field, Check: "partition_time", Message: err.Error()}
 		case spec.Name(t) != part:
-			misplaced[i] = &recordv1.RecordError{Code: recordv1.ErrorCode_ERROR_CODE_WRONG_PARTITION, Field: spec.Field, Check: "partition_time",
+			misplaced[i] = &recordv1.RecordError{Code: recordv1.ErrorCode_ERROR_CODE_OUTSIDE_PARTITION, Field: spec.Field, Check: "partition_time",
 				Message: fmt.Sprintf("field %s: %s places the record in partition %s, but its batch was sent for partition %s; send it with its own partition",
 					spec.Field, t.Format(time.RFC3339Nano), spec.Name(t), part)}
 		default:

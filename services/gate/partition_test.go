@@ -149,8 +149,8 @@ func TestAmendmentsAndWatermark(t *testing.T) {
 	// A record of day 5 sent for day 1 is misplaced.
 	wrong := payIngest(payDay(1), "wrong", paymentsDay{day: 5, n: 3}.lines())
 	r = mustIngest(t, e, wrong)
-	if v := r.GetRecords()[0]; v.GetStatus() != gatev1.RecordStatus_RECORD_STATUS_QUARANTINED || v.GetReasons()[0].GetCode() != recordv1.ErrorCode_ERROR_CODE_WRONG_PARTITION {
-		t.Fatalf("a day-5 record sent for day 1: %v, want WRONG_PARTITION", v)
+	if v := r.GetRecords()[0]; v.GetStatus() != gatev1.RecordStatus_RECORD_STATUS_QUARANTINED || v.GetReasons()[0].GetCode() != recordv1.ErrorCode_ERROR_CODE_OUTSIDE_PARTITION {
+		t.Fatalf("a day-5 record sent for day 1: %v, want OUTSIDE_PARTITION", v)
 	}
 	// A partition name that is not a day is refused.
 	if _, err := e.as("pipeline").Ingest(ctx, payIngest("October 1st", "x", late[:1])); status.Code(err) != codes.InvalidArgument {
@@ -253,4 +253,49 @@ func TestAnswersExpireAndRetention(t *testing.T) {
 			t.Fatalf("resend after retention = %v, want its 99 accepted records quarantined as duplicates", s)
 		}
 	})
+}
+
+// Without a partition time, versions take effect by wall clock: a batch
+// pinning a later version than the open partition's (a change-data
+// capture stream whose schema changed mid-day) seals the open part under
+// its version and opens an amendment judged by the later one. A batch
+// pinning an earlier version than the open amendment's is refused.
+func TestLaterVersionSealsOpenPartition(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.knowCustomers()
+	ctx := context.Background()
+	const part = "2025-03-01"
+	first := ingest("shop.orders", part, "b1", orders{first: 1, n: 20, amount: 50})
+	first.ContractVersion = 1
+	if r := mustIngest(t, e, first); r.GetPartition().GetContractVersion() != 1 || r.GetPartition().GetStatus() != gatev1.PartitionStatus_PARTITION_STATUS_OPEN {
+		t.Fatalf("first batch's partition = %v, want open under v1", r.GetPartition())
+	}
+	e.registerV2(t)
+	e.loadLookup()
+	later := ingest("shop.orders", part, "b2", orders{first: 21, n: 20, amount: 50, uuids: 20})
+	later.ContractVersion = 2
+	r := mustIngest(t, e, later)
+	if p := r.GetPartition(); p.GetAmendment() != 1 || p.GetContractVersion() != 2 || r.GetSummary().GetAccepted() != 20 {
+		t.Fatalf("v2 batch: summary %v, partition %v; want 20 accepted into amendment 1 under v2", r.GetSummary(), p)
+	}
+	zero := int32(0)
+	got, err := e.as("viewer").GetPartition(ctx, &gatev1.GetPartitionRequest{Subject: "shop.orders", Partition: part, Amendment: &zero})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := got.GetPartition(); p.GetStatus() != gatev1.PartitionStatus_PARTITION_STATUS_SEALED || p.GetSealCause() != gatev1.SealCause_SEAL_CAUSE_VERSION ||
+		p.GetContractVersion() != 1 || p.GetCounts().GetAccepted() != 20 {
+		t.Fatalf("the v1 part = %v, want sealed by the version change under v1 with its 20 records", p)
+	}
+	// Retrying the v2 batch answers it again; it seals nothing more.
+	if r := mustIngest(t, e, later); !r.GetSummary().GetRetried() || r.GetPartition().GetAmendment() != 1 {
+		t.Fatalf("retried v2 batch = %v, partition %v", r.GetSummary(), r.GetPartition())
+	}
+	back := ingest("shop.orders", part, "b3", orders{first: 41, n: 5, amount: 50})
+	back.ContractVersion = 1
+	_, err = e.as("pipeline").Ingest(ctx, back)
+	if status.Code(err) != codes.FailedPrecondition || rpcerr.Reason(err) != "PARTITION_VERSION_MISMATCH" {
+		t.Fatalf("v1 batch into the v2 amendment: %v, want FailedPrecondition PARTITION_VERSION_MISMATCH", err)
+	}
 }

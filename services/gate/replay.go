@@ -137,7 +137,7 @@ func (s *Server) evaluateGroup(ctx context.Context, cv *compiled, subject, repla
 		return fmt.Errorf("re-decode held records of %s: %d records from %d held rows", subject, len(decoded.Records), len(g.rows))
 	}
 	plan := cv.plan
-	res := plan.Validate(decoded.Records)
+	res := plan.ValidatePartition(decoded.Records, page[g.rows[0]].part) // a page holds one partition's records
 	checks := plan.Checks()
 	var passing []*record.Record
 	for i := range res.Records {

@@ -23,6 +23,7 @@ var Access = auth.Access{
 	idmapv1.IdMapService_Translate_FullMethodName:       auth.AllRoles,
 	idmapv1.IdMapService_TranslateStream_FullMethodName: auth.AllRoles,
 	idmapv1.IdMapService_Contains_FullMethodName:        auth.AllRoles,
+	idmapv1.IdMapService_DescribeRoutes_FullMethodName:  auth.AllRoles,
 	idmapv1.IdMapService_GetStats_FullMethodName:        auth.AllRoles,
 	idmapv1.IdMapService_ListAudit_FullMethodName:       auth.AllRoles,
 }

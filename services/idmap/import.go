@@ -1,6 +1,7 @@
 package idmap
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -18,16 +19,26 @@ var errConflicts = errors.New("import has conflicts")
 
 // tableTarget checks that from/to of ns may have a lookup table: both
 // formats exist and no deterministic rule already covers both directions.
-func tableTarget(ns *nsState, from, to string) (TableKey, bool, error) {
+// With members it is the member list of from instead (to empty or equal),
+// which rules never make redundant: they translate any valid id, while a
+// member list says which ids exist.
+func tableTarget(ns *nsState, from, to string, members bool) (TableKey, bool, error) {
 	if _, err := formatOf(ns, "from_format", from); err != nil {
 		return TableKey{}, false, err
+	}
+	if members {
+		if to != "" && to != from {
+			return TableKey{}, false, rpcerr.InvalidArgument("a member list belongs to one format",
+				rpcerr.FieldViolation{Field: "to_format", Description: fmt.Sprintf("leave it empty or give %q, the format of the member list", from)})
+		}
+		return TableKey{Namespace: ns.spec.GetName(), A: from, B: from}, false, nil
 	}
 	if _, err := formatOf(ns, "to_format", to); err != nil {
 		return TableKey{}, false, err
 	}
 	if from == to {
 		return TableKey{}, false, rpcerr.InvalidArgument("from_format and to_format are the same",
-			rpcerr.FieldViolation{Field: "to_format", Description: "must differ from from_format"})
+			rpcerr.FieldViolation{Field: "to_format", Description: "must differ from from_format; to load the known ids of one format, import a member list (members: true)"})
 	}
 	covered := func(a, b string) bool {
 		if c := ns.rules[[2]string{a, b}]; c != nil && !c.Lookup {
@@ -38,7 +49,9 @@ func tableTarget(ns *nsState, from, to string) (TableKey, bool, error) {
 	}
 	if covered(from, to) && covered(to, from) {
 		return TableKey{}, false, rpcerr.FailedPrecondition("DETERMINISTIC_RULE",
-			fmt.Sprintf("%s↔%s of %q is translated by a deterministic rule in both directions; a table would never be read", from, to, ns.spec.GetName()),
+			fmt.Sprintf("%s↔%s of %q is translated by a deterministic rule in both directions, so a table would never be read for translation; "+
+				"to declare which ids exist (the population the match rate measures), import a member list of %s instead (seam idmap import %s FILE.csv --members %s)",
+				from, to, ns.spec.GetName(), from, ns.spec.GetName(), from),
 			map[string]string{"namespace": ns.spec.GetName()})
 	}
 	key, swapped := tableKey(ns.spec.GetName(), from, to)
@@ -64,11 +77,15 @@ func (s *Server) ImportPairs(stream grpc.ClientStreamingServer[idmapv1.ImportPai
 	if err != nil {
 		return err
 	}
-	key, swapped, err := tableTarget(ns, h.GetFromFormat(), h.GetToFormat())
+	members := h.GetMembers()
+	key, swapped, err := tableTarget(ns, h.GetFromFormat(), h.GetToFormat(), members)
 	if err != nil {
 		return err
 	}
 	from, to := ns.formats[h.GetFromFormat()], ns.formats[h.GetToFormat()]
+	if members {
+		to = from
+	}
 	var pairs [][2]string // in table orientation (A, B)
 	for {
 		msg, err := stream.Recv()
@@ -87,6 +104,13 @@ func (s *Server) ImportPairs(stream grpc.ClientStreamingServer[idmapv1.ImportPai
 			if line > s.cfg.MaxImportPairs {
 				return rpcerr.InvalidArgument(fmt.Sprintf("import exceeds %d pairs", s.cfg.MaxImportPairs),
 					rpcerr.FieldViolation{Field: "chunk.pairs", Description: "split the table, or raise MaxImportPairs"})
+			}
+			if members {
+				if p.GetTo() != "" && p.GetTo() != p.GetFrom() {
+					return rpcerr.InvalidArgument(fmt.Sprintf("pair %d: a member list takes one id per line, but to %q differs from from %q", line, p.GetTo(), p.GetFrom()),
+						rpcerr.FieldViolation{Field: fmt.Sprintf("pairs[%d].to", line), Description: "leave it empty or repeat the id"})
+				}
+				p = &idmapv1.Pair{From: p.GetFrom(), To: p.GetFrom()}
 			}
 			if err := from.Check(p.GetFrom()); err != nil {
 				return rpcerr.InvalidArgument(fmt.Sprintf("pair %d: from: %v", line, err),
@@ -134,8 +158,8 @@ func (s *Server) commitImport(ctx context.Context, ns *nsState, key TableKey, sw
 			return TableChange{}, errConflicts
 		}
 		plan.change.Audit = AuditEntry{Principal: s.cfg.Principal(ctx), Action: "import",
-			Detail: fmt.Sprintf("%s→%s replace=%v received=%d inserted=%d unchanged=%d removed=%d conflicts=%d",
-				h.GetFromFormat(), h.GetToFormat(), h.GetReplace(), len(pairs), plan.resp.Inserted, plan.resp.Unchanged, plan.resp.Removed, len(plan.resp.Conflicts))}
+			Detail: fmt.Sprintf("%s→%s members=%v replace=%v received=%d inserted=%d unchanged=%d removed=%d conflicts=%d",
+				h.GetFromFormat(), cmp.Or(h.GetToFormat(), h.GetFromFormat()), h.GetMembers(), h.GetReplace(), len(pairs), plan.resp.Inserted, plan.resp.Unchanged, plan.resp.Removed, len(plan.resp.Conflicts))}
 		return plan.change, nil
 	})
 	if errors.Is(err, errConflicts) {
@@ -309,11 +333,19 @@ func (s *Server) UpsertPair(ctx context.Context, req *idmapv1.UpsertPairRequest)
 	if err != nil {
 		return nil, err
 	}
-	key, swapped, err := tableTarget(ns, req.GetFromFormat(), req.GetToFormat())
+	members := req.GetFromFormat() == req.GetToFormat()
+	key, swapped, err := tableTarget(ns, req.GetFromFormat(), req.GetToFormat(), members)
 	if err != nil {
 		return nil, err
 	}
 	p := req.GetPair()
+	if members && p.GetTo() == "" {
+		p = &idmapv1.Pair{From: p.GetFrom(), To: p.GetFrom()}
+	}
+	if members && p.GetTo() != p.GetFrom() {
+		return nil, rpcerr.InvalidArgument("a member list holds ids, not pairs",
+			rpcerr.FieldViolation{Field: "pair.to", Description: fmt.Sprintf("leave it empty or repeat %q", p.GetFrom())})
+	}
 	if err := ns.formats[req.GetFromFormat()].Check(p.GetFrom()); err != nil {
 		return nil, rpcerr.InvalidArgument(err.Error(), rpcerr.FieldViolation{Field: "pair.from", Description: err.Error()})
 	}
@@ -387,7 +419,7 @@ func (s *Server) DeletePair(ctx context.Context, req *idmapv1.DeletePairRequest)
 	if err != nil {
 		return nil, err
 	}
-	key, swapped, err := tableTarget(ns, req.GetFromFormat(), req.GetToFormat())
+	key, swapped, err := tableTarget(ns, req.GetFromFormat(), req.GetToFormat(), req.GetFromFormat() == req.GetToFormat())
 	if err != nil {
 		return nil, err
 	}

@@ -84,7 +84,7 @@ func (n *nsState) proto() *idmapv1.Namespace {
 	sortRules(out.Rules)
 	for _, t := range n.tables {
 		out.Tables = append(out.Tables, &idmapv1.TableInfo{FromFormat: t.Key.A, ToFormat: t.Key.B, Pairs: t.Pairs,
-			Generation: t.Generation, UpdateTime: timestamppb.New(t.Updated)})
+			Generation: t.Generation, UpdateTime: timestamppb.New(t.Updated), Members: t.Key.A == t.Key.B})
 	}
 	sortTables(out.Tables)
 	return out

@@ -34,6 +34,7 @@ var Access = auth.Access{
 	registryv1.RegistryService_DeleteConsumer_FullMethodName:         lineageWriters,
 	registryv1.RegistryService_GetBlastRadius_FullMethodName:         auth.AllRoles,
 	registryv1.RegistryService_GetRerunOrder_FullMethodName:          auth.AllRoles,
+	registryv1.RegistryService_RecordLineage_FullMethodName:          {auth.RoleAdmin, auth.RoleOperator, auth.RoleOwner, auth.RolePipeline},
 	registryv1.RegistryService_PublishEvent_FullMethodName:           {auth.RoleAdmin, auth.RoleOperator, auth.RolePipeline},
 	registryv1.RegistryService_ListEvents_FullMethodName:             auth.AllRoles,
 	registryv1.RegistryService_WatchEvents_FullMethodName:            auth.AllRoles,

@@ -8,7 +8,12 @@ import (
 
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/metric/noop"
+	"google.golang.org/grpc"
 )
+
+// DefaultIdmapTimeout bounds one question to idmap, waiting for a peer
+// that is still starting included.
+const DefaultIdmapTimeout = 5 * time.Second
 
 // DefaultSchedulerInterval is how often the scheduler looks for SCHEDULED
 // versions whose effective time has come when no store wake-up arrives.
@@ -31,6 +36,14 @@ type Config struct {
 	Logger *slog.Logger
 	// Meter records registrations and activations.
 	Meter metric.Meter
+	// Idmap is the connection to idmap, which the registry asks whether the
+	// identifier namespaces a contract names exist and whether its
+	// migration's translations can run (at registration and again at a
+	// scheduled version's effective time). Nil skips those checks: only
+	// tests and tools without idmap leave it out; every Seam node sets it.
+	Idmap grpc.ClientConnInterface
+	// IdmapTimeout bounds each question to idmap (0: DefaultIdmapTimeout).
+	IdmapTimeout time.Duration
 }
 
 // withDefaults returns a copy of c with unset optional fields filled in.
@@ -43,6 +56,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.IdmapTimeout == 0 {
+		c.IdmapTimeout = DefaultIdmapTimeout
 	}
 	if c.Meter == nil {
 		c.Meter = noop.NewMeterProvider().Meter("github.com/seamdata/seam/services/registry")
@@ -59,6 +75,9 @@ func (c Config) Validate() error {
 	}
 	if c.SchedulerInterval < 0 {
 		errs = append(errs, fmt.Errorf("registry config: SchedulerInterval is %s; it must be positive (or 0 for the default %s)", c.SchedulerInterval, DefaultSchedulerInterval))
+	}
+	if c.IdmapTimeout < 0 {
+		errs = append(errs, fmt.Errorf("registry config: IdmapTimeout is %s; it must be positive (or 0 for the default %s)", c.IdmapTimeout, DefaultIdmapTimeout))
 	}
 	return errors.Join(errs...)
 }

@@ -37,11 +37,11 @@ func validateConsumer(c *registryv1.Consumer) []rpcerr.FieldViolation {
 	}
 	for i, in := range c.GetInputs() {
 		path := fmt.Sprintf("consumer.inputs[%d]", i)
-		if in.GetSubject() == "" && in.GetDataset() == "" {
-			out = append(out, rpcerr.FieldViolation{Field: path, Description: "set subject or dataset"})
+		if in.GetSubject() == "" && in.GetDataset() == "" && in.GetCanonical() == "" {
+			out = append(out, rpcerr.FieldViolation{Field: path, Description: "set subject, canonical or dataset"})
 		}
 		if in.GetDataset() != "" && len(in.GetFields()) > 0 {
-			out = append(out, rpcerr.FieldViolation{Field: path + ".fields", Description: "fields apply to subjects only; a dataset input is read whole"})
+			out = append(out, rpcerr.FieldViolation{Field: path + ".fields", Description: "fields apply to subjects and canonical models only; a dataset input is read whole"})
 		}
 		if _, ok := registryv1.UsageKind_name[int32(in.GetUsage())]; !ok {
 			out = append(out, rpcerr.FieldViolation{Field: path + ".usage", Description: fmt.Sprintf("unknown usage %d", in.GetUsage())})
@@ -63,6 +63,43 @@ func validateConsumer(c *registryv1.Consumer) []rpcerr.FieldViolation {
 	return out
 }
 
+// canonicalInputs checks the consumer's canonical inputs against the
+// registered models: a consumer naming a model or field that does not
+// exist would never be told of a change, so it is refused.
+func canonicalInputs(tx StoreTx, c *registryv1.Consumer) error {
+	var vs []rpcerr.FieldViolation
+	for i, in := range c.GetInputs() {
+		name := in.GetCanonical()
+		if name == "" {
+			continue
+		}
+		path := fmt.Sprintf("consumer.inputs[%d]", i)
+		ms, err := tx.Model(name)
+		if err != nil {
+			return err
+		}
+		if len(ms) == 0 {
+			vs = append(vs, rpcerr.FieldViolation{Field: path + ".canonical", Description: fmt.Sprintf("canonical model %q is not registered; register it first (seam canonical register) or fix the name", name)})
+			continue
+		}
+		model := ms[len(ms)-1].GetModel()
+		for j, f := range in.GetFields() {
+			if contract.Lookup(model.GetFields(), f) == nil {
+				var known []string
+				for ref := range contract.Fields(model.GetFields()) {
+					known = append(known, ref.Name)
+				}
+				vs = append(vs, rpcerr.FieldViolation{Field: fmt.Sprintf("%s.fields[%d]", path, j),
+					Description: fmt.Sprintf("canonical model %s v%d has no field %q (fields: %s)", name, ms[len(ms)-1].GetVersion(), f, strings.Join(known, ", "))})
+			}
+		}
+	}
+	if len(vs) > 0 {
+		return invalid("the consumer reads canonical fields that do not exist", vs...)
+	}
+	return nil
+}
+
 func cycleRefusal(err error) error {
 	if errors.Is(err, errLineageCycle) {
 		return &refusedError{reason: ReasonLineageCycle, msg: err.Error()}
@@ -76,7 +113,12 @@ func (s *Server) registerConsumer(ctx context.Context, p *auth.Principal, c *reg
 	}
 	stored := proto.Clone(c).(*registryv1.Consumer)
 	stored.UpdateTime = timestamppb.New(s.clock())
+	// Registered by hand: declared, whatever the request says.
+	stored.Origin, stored.Learned = registryv1.ConsumerOrigin_CONSUMER_ORIGIN_DECLARED, nil
 	err := s.store.Write(ctx, func(tx StoreTx) error {
+		if err := canonicalInputs(tx, stored); err != nil {
+			return err
+		}
 		all, err := tx.Consumers()
 		if err != nil {
 			return err
@@ -91,8 +133,8 @@ func (s *Server) registerConsumer(ctx context.Context, p *auth.Principal, c *reg
 		}
 		var subjects []string
 		for _, in := range stored.GetInputs() {
-			if in.GetSubject() != "" && !slices.Contains(subjects, in.GetSubject()) {
-				subjects = append(subjects, in.GetSubject())
+			if s := in.GetSubject() + in.GetCanonical(); s != "" && !slices.Contains(subjects, s) {
+				subjects = append(subjects, s)
 			}
 		}
 		return tx.AppendEvent(&registryv1.Event{
@@ -167,12 +209,22 @@ func (s *Server) blastRadius(p *auth.Principal, req *registryv1.GetBlastRadiusRe
 		res := classify.Classify(older, proposed, subj.GetCompatibility())
 		changed, whole := breakingFields(res.Changes)
 		resp := &registryv1.GetBlastRadiusResponse{ChangedFields: changed}
+		mappings := lineageMappings(history, subj.GetActiveVersion(), proposed)
 		if whole {
-			resp.Consumers = blastRadius(consumers, subject, nil)
+			resp.Consumers = blastRadius(consumers, subject, nil, feeds(mappings, nil, true))
 		} else if len(changed) > 0 {
-			resp.Consumers = blastRadius(consumers, subject, changed)
+			resp.Consumers = blastRadius(consumers, subject, changed, feeds(mappings, changed, false))
 		}
 		return resp, nil
 	}
-	return &registryv1.GetBlastRadiusResponse{Consumers: blastRadius(consumers, subject, fields), ChangedFields: fields}, nil
+	subj, err := subjectOf(txn, nil, subject)
+	if err != nil {
+		return nil, err
+	}
+	history, err := versionsOf(txn, nil, subject)
+	if err != nil {
+		return nil, err
+	}
+	mappings := lineageMappings(history, subj.GetActiveVersion(), nil)
+	return &registryv1.GetBlastRadiusResponse{Consumers: blastRadius(consumers, subject, fields, feeds(mappings, fields, len(fields) == 0)), ChangedFields: fields}, nil
 }

@@ -72,10 +72,10 @@ func pickModel(ms []*registryv1.CanonicalModelVersion, version int32) *registryv
 	return nil
 }
 
-func (s *Server) checkContract(p *auth.Principal, req *registryv1.CheckContractRequest) (*registryv1.CheckContractResponse, error) {
-	c := req.GetContract()
-	if c == nil {
-		return nil, required("contract", "a contract loaded from YAML")
+func (s *Server) checkContract(ctx context.Context, p *auth.Principal, req *registryv1.CheckContractRequest) (*registryv1.CheckContractResponse, error) {
+	c, notes, err := contractOf(req.GetContract(), req.GetDocument())
+	if err != nil {
+		return nil, err
 	}
 	txn := s.model.snapshot()
 	subj, err := subjectOf(txn, nil, c.GetSubject())
@@ -86,22 +86,30 @@ func (s *Server) checkContract(p *auth.Principal, req *registryv1.CheckContractR
 	if err != nil {
 		return nil, err
 	}
+	model := func(name string, version int32) *registryv1.CanonicalModelVersion {
+		return s.modelVersion(txn, name, version)
+	}
 	d, err := decide(proposal{
 		principal: p, now: s.clock(), contract: c, effective: req.GetEffectiveTime(), override: req.GetOverride(),
 		dataEffective: req.GetDataEffectiveTime(), dataReason: req.GetDataEffectiveReason(),
-		subject: subj, history: history,
-		model: func(name string, version int32) *registryv1.CanonicalModelVersion {
-			return s.modelVersion(txn, name, version)
-		},
+		subject: subj, history: history, model: model,
 	})
 	if err != nil {
 		return nil, err
 	}
+	report, err := s.migrationCheck(ctx, d, c, model)
+	if err != nil {
+		return nil, err
+	}
+	d.requireMigration(c.GetSubject(), report)
 	resp := &registryv1.CheckContractResponse{
+		Migration:     report.GetTranslations(),
 		Changes:       d.changes,
 		Problems:      d.problems,
 		Version:       d.latest.GetVersion() + 1,
 		LatestVersion: d.latest.GetVersion(),
+		ImportNotes:   notes,
+		Contract:      c,
 	}
 	switch {
 	case len(d.problems) > 0 && d.problems[0].GetReason() == ReasonInvalidContract:
@@ -122,26 +130,28 @@ func (s *Server) checkContract(p *auth.Principal, req *registryv1.CheckContractR
 		if err != nil {
 			return nil, err
 		}
-		resp.AffectedConsumers = affectedBy(consumers, c.GetSubject(), d.changes)
+		resp.AffectedConsumers = affectedBy(consumers, c.GetSubject(), d.changes, lineageMappings(history, subj.GetActiveVersion(), c))
 	}
 	return resp, nil
 }
 
-// affectedBy returns the blast radius of the breaking changes among changes.
-func affectedBy(consumers []*registryv1.Consumer, subject string, changes []*registryv1.Change) []*registryv1.AffectedConsumer {
+// affectedBy returns the blast radius of the breaking changes among
+// changes: readers of the changed subject fields, and readers of the
+// canonical fields those feed through mappings.
+func affectedBy(consumers []*registryv1.Consumer, subject string, changes []*registryv1.Change, mappings []*contractv1.Mapping) []*registryv1.AffectedConsumer {
 	fields, whole := breakingFields(changes)
 	if whole {
 		fields = nil
 	} else if len(fields) == 0 {
 		return nil
 	}
-	return blastRadius(consumers, subject, fields)
+	return blastRadius(consumers, subject, fields, feeds(mappings, fields, whole))
 }
 
 func (s *Server) registerContract(ctx context.Context, p *auth.Principal, req *registryv1.RegisterContractRequest) (*registryv1.RegisterContractResponse, error) {
-	c := req.GetContract()
-	if c == nil {
-		return nil, required("contract", "a contract loaded from YAML")
+	c, notes, err := contractOf(req.GetContract(), req.GetDocument())
+	if err != nil {
+		return nil, err
 	}
 	if c.GetSubject() == "" {
 		return nil, required("contract.subject", `"shop.orders"`)
@@ -150,8 +160,14 @@ func (s *Server) registerContract(ctx context.Context, p *auth.Principal, req *r
 		return nil, &deniedError{reason: ReasonNotOwner, msg: fmt.Sprintf(
 			"%s does not own subject %q; only its owners or an admin may register versions of it", p.Name, c.GetSubject())}
 	}
+	// idmap is asked before the write transaction, which must not wait on
+	// another service; what it says depends on the contract alone.
+	report, err := s.registrationMigration(ctx, p, c, req)
+	if err != nil {
+		return nil, err
+	}
 	var resp *registryv1.RegisterContractResponse
-	err := s.store.Write(ctx, func(tx StoreTx) error {
+	err = s.store.Write(ctx, func(tx StoreTx) error {
 		resp = nil
 		subj, history, err := tx.Subject(c.GetSubject())
 		if err != nil {
@@ -177,6 +193,10 @@ func (s *Server) registerContract(ctx context.Context, p *auth.Principal, req *r
 		if modelErr != nil {
 			return modelErr
 		}
+		if report == nil && !d.unchanged && d.refusal == nil && s.idmap != nil && needsIdmap(c) {
+			return errRetryRegistration
+		}
+		d.requireMigration(c.GetSubject(), report)
 		if d.refusal != nil {
 			return d.refusal
 		}
@@ -191,7 +211,7 @@ func (s *Server) registerContract(ctx context.Context, p *auth.Principal, req *r
 		}
 		var affected []*registryv1.AffectedConsumer
 		if v.GetBreaking() {
-			affected = affectedBy(consumers, v.GetSubject(), v.GetChanges())
+			affected = affectedBy(consumers, v.GetSubject(), v.GetChanges(), lineageMappings(history, subj.GetActiveVersion(), c))
 		}
 		if err := tx.InsertVersion(v); err != nil {
 			return err
@@ -199,7 +219,7 @@ func (s *Server) registerContract(ctx context.Context, p *auth.Principal, req *r
 		if err := s.recordRegistration(tx, p, subj, history, v, affected); err != nil {
 			return err
 		}
-		resp = &registryv1.RegisterContractResponse{Version: v, AffectedConsumers: affected}
+		resp = &registryv1.RegisterContractResponse{Version: v, AffectedConsumers: affected, Migration: report.GetTranslations()}
 		return nil
 	})
 	if err != nil {
@@ -209,6 +229,7 @@ func (s *Server) registerContract(ctx context.Context, p *auth.Principal, req *r
 		s.registrations.Add(ctx, 1, metric.WithAttributes(attribute.String("status", resp.GetVersion().GetStatus().String())))
 		s.sync(ctx)
 	}
+	resp.ImportNotes = notes
 	return resp, nil
 }
 
@@ -289,11 +310,17 @@ func breakingOnly(changes []*registryv1.Change) []*registryv1.Change {
 }
 
 func activatedEvent(v *registryv1.ContractVersion, principal string, now *timestamppb.Timestamp) *registryv1.Event {
-	return &registryv1.Event{
+	e := &registryv1.Event{
 		Type: registryv1.EventType_EVENT_TYPE_VERSION_ACTIVATED, Time: now, Subject: v.GetSubject(), Version: v.GetVersion(),
 		Principal: principal, EffectiveTime: v.GetEffectiveTime(),
 		Message: fmt.Sprintf("%s v%d is now active", v.GetSubject(), v.GetVersion()),
 	}
+	if v.GetActivationHold() != "" {
+		// It waited past its effective time: it takes effect now.
+		e.EffectiveTime = now
+		e.Message += fmt.Sprintf(", its migration ready (scheduled for %s, held since)", v.GetEffectiveTime().AsTime().Format(time.RFC3339))
+	}
+	return e
 }
 
 // supersede marks every earlier ACTIVE (or still SCHEDULED) version of a
@@ -331,12 +358,22 @@ func (s *Server) activateDue(ctx context.Context) (int, error) {
 	}
 	activated := 0
 	for _, v := range due {
+		if held, err := s.holdIfNotReady(ctx, v); held || err != nil {
+			if err != nil {
+				s.log.ErrorContext(ctx, "registry: check a due version's migration", "subject", v.GetSubject(), "version", v.GetVersion(), "error", err)
+			}
+			continue
+		}
 		won := false
 		err := s.store.Write(ctx, func(tx StoreTx) error {
 			won = false
 			ok, err := tx.SetVersionStatus(v.GetSubject(), v.GetVersion(),
 				[]registryv1.VersionStatus{registryv1.VersionStatus_VERSION_STATUS_SCHEDULED}, registryv1.VersionStatus_VERSION_STATUS_ACTIVE)
 			if err != nil || !ok {
+				return err
+			}
+			ts := timestamppb.New(now)
+			if err := releaseHold(tx, v, ts); err != nil {
 				return err
 			}
 			subj, history, err := tx.Subject(v.GetSubject())
@@ -346,7 +383,6 @@ func (s *Server) activateDue(ctx context.Context) (int, error) {
 			if subj == nil {
 				return fmt.Errorf("activate %s v%d: the subject row is missing", v.GetSubject(), v.GetVersion())
 			}
-			ts := timestamppb.New(now)
 			if err := supersede(tx, history, v.GetVersion(), schedulerPrincipal, ts); err != nil {
 				return err
 			}

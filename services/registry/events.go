@@ -45,7 +45,11 @@ func (s *Server) publishEvent(ctx context.Context, p *auth.Principal, in *regist
 			if err != nil {
 				return err
 			}
-			order, err := rerunOrder(consumers, e.GetSubject(), "")
+			subj, history, err := tx.Subject(e.GetSubject())
+			if err != nil {
+				return err
+			}
+			order, err := rerunOrder(consumers, rerunRoot{subject: e.GetSubject(), canonical: canonicalModelsOf(history, e.GetVersion(), subj.GetActiveVersion())})
 			if err != nil {
 				return cycleRefusal(err)
 			}

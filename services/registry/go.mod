@@ -6,13 +6,15 @@ replace (
 	github.com/seamdata/seam/core => ../../core
 	github.com/seamdata/seam/platform => ../../platform
 	github.com/seamdata/seam/proto => ../../proto
+	github.com/seamdata/seam/services/idmap => ../idmap
 )
 
 require (
 	github.com/hashicorp/go-memdb v1.3.5
-	github.com/seamdata/seam/core v0.0.0-00010101000000-000000000000
-	github.com/seamdata/seam/platform v0.0.0-00010101000000-000000000000
+	github.com/seamdata/seam/core v0.0.0
+	github.com/seamdata/seam/platform v0.0.0
 	github.com/seamdata/seam/proto v0.0.0
+	github.com/seamdata/seam/services/idmap v0.0.0
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/metric v1.47.0
 	go.uber.org/goleak v1.3.0
@@ -38,6 +40,7 @@ require (
 	github.com/mattn/go-isatty v0.0.24 // indirect
 	github.com/ncruces/go-strftime v1.1.0 // indirect
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/exp v0.0.0-20261014143641-f0251eb4aa3e // indirect
 	golang.org/x/net v0.61.0 // indirect

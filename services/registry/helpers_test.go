@@ -78,7 +78,15 @@ type env struct {
 // newEnv starts a registry on the store at url.
 func newEnv(t testing.TB, url string, clock *fakeClock) *env {
 	t.Helper()
-	srv, err := New(context.Background(), Config{StoreURL: url, Clock: clock.Now, SchedulerInterval: 20 * time.Millisecond})
+	return newEnvConfig(t, Config{StoreURL: url}, clock)
+}
+
+// newEnvConfig starts a registry with cfg, on the fake clock.
+func newEnvConfig(t testing.TB, cfg Config, clock *fakeClock) *env {
+	t.Helper()
+	url := cfg.StoreURL
+	cfg.Clock, cfg.SchedulerInterval = clock.Now, 20*time.Millisecond
+	srv, err := New(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("New(%s): %v", url, err)
 	}

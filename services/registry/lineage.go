@@ -3,9 +3,13 @@ package registry
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
+	"google.golang.org/protobuf/proto"
+
+	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
 	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
 )
 
@@ -60,6 +64,108 @@ func breakingFields(changes []*registryv1.Change) (fields []string, whole bool) 
 	return fields, whole
 }
 
+// canonicalReach is what a change to a subject's fields reaches in one
+// canonical model through the subject's mappings: the canonical fields
+// those source fields feed, each with the source fields feeding it. Whole
+// is set when the change concerns the whole subject, so every reader of
+// the model is reached.
+type canonicalReach struct {
+	model  string
+	whole  bool
+	fields map[string][]string
+}
+
+// srcRef finds the source fields a CEL mapping expression reads:
+// src.customer_id, src.address.zip, src["customer_id"].
+var srcRef = regexp.MustCompile(`\bsrc(?:\.([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)|\[\s*"([^"]+)"\s*\])`)
+
+// sourcesOf lists the source fields a canonical field's mapping reads.
+func sourcesOf(fm *contractv1.FieldMapping) []string {
+	var out []string
+	if f := fm.GetFrom(); f != "" {
+		out = append(out, f)
+	}
+	for _, m := range srcRef.FindAllStringSubmatch(fm.GetExpr(), -1) {
+		out = append(out, m[1]+m[2])
+	}
+	return out
+}
+
+// feeds maps changed source fields through mappings to the canonical
+// fields they feed. A nil changed with whole set is a change to the whole
+// subject. Mappings to the same model are merged; models nothing reaches
+// are left out.
+func feeds(mappings []*contractv1.Mapping, changed []string, whole bool) []canonicalReach {
+	var out []canonicalReach
+	at := map[string]int{}
+	for _, m := range mappings {
+		model := m.GetCanonical()
+		if model == "" {
+			continue
+		}
+		i, ok := at[model]
+		if !ok {
+			i = len(out)
+			at[model] = i
+			out = append(out, canonicalReach{model: model, fields: map[string][]string{}})
+		}
+		r := &out[i]
+		r.whole = r.whole || whole
+		for cf, fm := range m.GetFields() {
+			for _, src := range sourcesOf(fm) {
+				for _, f := range changed {
+					if fieldsOverlap(src, f) && !slices.Contains(r.fields[cf], f) {
+						r.fields[cf] = append(r.fields[cf], f)
+					}
+				}
+			}
+		}
+	}
+	return slices.DeleteFunc(out, func(r canonicalReach) bool { return !r.whole && len(r.fields) == 0 })
+}
+
+// lineageMappings are the mappings a change of subject may flow through:
+// the proposed version's, the latest registered one's and the active
+// one's (a source field feeds the canonical model through whichever
+// version consumers read today).
+func lineageMappings(history []*registryv1.ContractVersion, active int32, proposed *contractv1.Contract) []*contractv1.Mapping {
+	var out []*contractv1.Mapping
+	add := func(m *contractv1.Mapping) {
+		if m != nil && !slices.ContainsFunc(out, func(o *contractv1.Mapping) bool { return proto.Equal(o, m) }) {
+			out = append(out, m)
+		}
+	}
+	add(proposed.GetMapping())
+	if n := len(history); n > 0 {
+		add(history[n-1].GetContract().GetMapping())
+	}
+	for _, v := range history {
+		if v.GetVersion() == active {
+			add(v.GetContract().GetMapping())
+		}
+	}
+	return out
+}
+
+// canonicalModelsOf names the canonical models a subject's records are
+// released into: those of version (0: the active one, or the latest when
+// none is active).
+func canonicalModelsOf(history []*registryv1.ContractVersion, version, active int32) []string {
+	if version == 0 {
+		version = active
+	}
+	var pick *registryv1.ContractVersion
+	for _, v := range history {
+		if v.GetVersion() == version || (version == 0 && v == history[len(history)-1]) {
+			pick = v
+		}
+	}
+	if m := pick.GetContract().GetMapping().GetCanonical(); m != "" {
+		return []string{m}
+	}
+	return nil
+}
+
 // reach is one consumer found by a lineage walk.
 type reach struct {
 	affected *registryv1.AffectedConsumer
@@ -67,17 +173,18 @@ type reach struct {
 }
 
 // blastRadius returns every consumer affected by a change to subject —
-// limited to fields when fields is not empty — directly or through the
+// limited to fields when fields is not empty — directly, through the
+// canonical fields the change reaches (see feeds), or through the
 // datasets of affected consumers, nearest first, each with the shortest
 // path by which it is reached.
-func blastRadius(consumers []*registryv1.Consumer, subject string, fields []string) []*registryv1.AffectedConsumer {
+func blastRadius(consumers []*registryv1.Consumer, subject string, fields []string, canonical []canonicalReach) []*registryv1.AffectedConsumer {
 	sorted := slices.Clone(consumers)
 	slices.SortFunc(sorted, func(a, b *registryv1.Consumer) int { return strings.Compare(a.GetName(), b.GetName()) })
 
 	seen := map[string]bool{}
 	var level []reach
 	for _, c := range sorted {
-		a := directReach(c, subject, fields)
+		a := directReach(c, subject, fields, canonical)
 		if a == nil {
 			continue
 		}
@@ -123,13 +230,47 @@ func blastRadius(consumers []*registryv1.Consumer, subject string, fields []stri
 	return out
 }
 
-// directReach returns how c reads fields of subject, or nil when it reads
-// none of them.
-func directReach(c *registryv1.Consumer, subject string, fields []string) *registryv1.AffectedConsumer {
-	var matched []string
+// directReach returns how c reads fields of subject, directly or as the
+// canonical fields they feed, or nil when it reads none of them. A direct
+// read of the subject makes the path; otherwise the path runs through the
+// first canonical field reached.
+func directReach(c *registryv1.Consumer, subject string, fields []string, canonical []canonicalReach) *registryv1.AffectedConsumer {
+	var matched, matchedCanonical []string
 	var usages []registryv1.UsageKind
-	whole := false
+	direct, whole := false, false
+	var via []string // subject field, canonical field
 	for _, in := range c.GetInputs() {
+		if model := in.GetCanonical(); model != "" {
+			hit := false
+			for _, r := range canonical {
+				if r.model != model {
+					continue
+				}
+				for _, cf := range canonicalHits(r, in.GetFields()) {
+					hit = true
+					q := model + "." + cf
+					if !slices.Contains(matchedCanonical, q) {
+						matchedCanonical = append(matchedCanonical, q)
+					}
+					if via == nil {
+						via = []string{subject, q}
+						if srcs := r.fields[cf]; len(srcs) > 0 {
+							via[0] = subject + "." + srcs[0]
+						}
+					}
+				}
+				if r.whole && !hit {
+					hit = true
+					if via == nil {
+						via = []string{subject, model}
+					}
+				}
+			}
+			if hit {
+				usages = appendUsage(usages, in.GetUsage())
+			}
+			continue
+		}
 		if in.GetSubject() != subject {
 			continue
 		}
@@ -165,24 +306,57 @@ func directReach(c *registryv1.Consumer, subject string, fields []string) *regis
 			}
 		}
 		if hit {
+			direct = true
 			usages = appendUsage(usages, in.GetUsage())
 		}
 	}
 	if usages == nil {
 		return nil
 	}
-	start := subject
-	if !whole && len(matched) > 0 {
-		start = subject + "." + matched[0]
+	var path []string
+	switch {
+	case direct && !whole && len(matched) > 0:
+		path = []string{subject + "." + matched[0], c.GetName()}
+	case direct:
+		path = []string{subject, c.GetName()}
+	default:
+		path = append(via, c.GetName())
 	}
 	return &registryv1.AffectedConsumer{
 		Consumer: c.GetName(),
-		Path:     []string{start, c.GetName()},
+		Path:     path,
 		Depth:    1,
-		Fields:   matched,
+		Fields:   append(matched, matchedCanonical...),
 		Usages:   usages,
 		Owner:    c.GetOwner(),
 	}
+}
+
+// canonicalHits returns the canonical fields of r a reader of read (empty:
+// every field) is affected through, in order.
+func canonicalHits(r canonicalReach, read []string) []string {
+	var reached []string
+	for cf := range r.fields {
+		reached = append(reached, cf)
+	}
+	slices.Sort(reached)
+	if len(read) == 0 {
+		return reached
+	}
+	var out []string
+	for _, cf := range reached {
+		if slices.ContainsFunc(read, func(f string) bool { return fieldsOverlap(f, cf) }) {
+			out = append(out, cf)
+		}
+	}
+	if r.whole {
+		for _, f := range read {
+			if !slices.Contains(out, f) {
+				out = append(out, f)
+			}
+		}
+	}
+	return out
 }
 
 // appendUsage adds u to usages once; the result is non-nil, so callers use
@@ -197,10 +371,31 @@ func appendUsage(usages []registryv1.UsageKind, u registryv1.UsageKind) []regist
 	return usages
 }
 
-// rerunOrder returns the consumers downstream of a subject or dataset (set
-// exactly one) in dependency order: each after every consumer whose dataset
-// it reads. Ties are broken by name so the order is stable.
-func rerunOrder(consumers []*registryv1.Consumer, subject, dataset string) ([]string, error) {
+// rerunRoot is where a rerun order starts: a subject with the canonical
+// models its records are released into, a canonical model, or a dataset.
+type rerunRoot struct {
+	subject   string
+	canonical []string
+	dataset   string
+}
+
+// readsRoot reports whether an input reads the root directly: the subject,
+// one of its canonical models (any field, since a backfill releases whole
+// canonical records), or the dataset.
+func (r rerunRoot) readsRoot(in *registryv1.Input) bool {
+	switch {
+	case r.subject != "" && in.GetSubject() == r.subject:
+		return true
+	case in.GetCanonical() != "" && slices.Contains(r.canonical, in.GetCanonical()):
+		return true
+	}
+	return r.dataset != "" && in.GetDataset() == r.dataset
+}
+
+// rerunOrder returns the consumers downstream of a root in dependency
+// order: each after every consumer whose dataset it reads. Ties are broken
+// by name so the order is stable.
+func rerunOrder(consumers []*registryv1.Consumer, root rerunRoot) ([]string, error) {
 	byName := map[string]*registryv1.Consumer{}
 	for _, c := range consumers {
 		byName[c.GetName()] = c
@@ -214,12 +409,7 @@ func rerunOrder(consumers []*registryv1.Consumer, subject, dataset string) ([]st
 		}
 		return out
 	}
-	var frontier []string
-	if subject != "" {
-		frontier = readers(func(in *registryv1.Input) bool { return in.GetSubject() == subject })
-	} else {
-		frontier = readers(func(in *registryv1.Input) bool { return in.GetDataset() == dataset })
-	}
+	frontier := readers(root.readsRoot)
 	// Collect everything downstream.
 	down := map[string]bool{}
 	for len(frontier) > 0 {

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
 	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
 )
 
@@ -48,7 +49,7 @@ func TestRerunOrder(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := rerunOrder(tt.consumers, tt.subject, tt.dataset)
+			got, err := rerunOrder(tt.consumers, rerunRoot{subject: tt.subject, dataset: tt.dataset})
 			if !errors.Is(err, tt.wantErr) {
 				t.Fatalf("error = %v, want %v", err, tt.wantErr)
 			}
@@ -88,8 +89,50 @@ func TestBlastRadiusNestedFields(t *testing.T) {
 		consumer("city_only", nil, fromSubject("s", "address.city")),
 		consumer("everything", nil, fromSubject("s")),
 	}
-	got := consumerNames(blastRadius(cs, "s", []string{"address.zip"}))
+	got := consumerNames(blastRadius(cs, "s", []string{"address.zip"}, nil))
 	if want := []string{"everything", "whole_address", "zip_only"}; !slices.Equal(got, want) {
 		t.Errorf("consumers of a change to address.zip = %v, want %v", got, want)
+	}
+}
+
+func TestFeeds(t *testing.T) {
+	t.Parallel()
+	m := &contractv1.Mapping{Canonical: "banking.transaction", Fields: map[string]*contractv1.FieldMapping{
+		"account_number": {From: "account_ref"},
+		"label":          {Expr: `src.account_ref + "/" + src["branch"]`},
+		"city":           {From: "address.city"},
+		"amount":         {From: "amount_cents"},
+		"channel":        {Constant: nil},
+	}}
+	old := &contractv1.Mapping{Canonical: "banking.transaction", Fields: map[string]*contractv1.FieldMapping{"legacy": {From: "acct"}}}
+	tests := []struct {
+		changed []string
+		whole   bool
+		want    map[string][]string // canonical field → source fields
+	}{
+		{[]string{"account_ref"}, false, map[string][]string{"account_number": {"account_ref"}, "label": {"account_ref"}}},
+		{[]string{"branch"}, false, map[string][]string{"label": {"branch"}}},
+		{[]string{"address"}, false, map[string][]string{"city": {"address"}}},
+		{[]string{"acct"}, false, map[string][]string{"legacy": {"acct"}}},
+		{[]string{"nothing"}, false, nil},
+		{nil, true, map[string][]string{}},
+	}
+	for _, tt := range tests {
+		got := feeds([]*contractv1.Mapping{m, old}, tt.changed, tt.whole)
+		if tt.want == nil {
+			if len(got) != 0 {
+				t.Errorf("feeds(%v) = %v, want nothing reached", tt.changed, got)
+			}
+			continue
+		}
+		if len(got) != 1 || got[0].model != "banking.transaction" || got[0].whole != tt.whole || len(got[0].fields) != len(tt.want) {
+			t.Errorf("feeds(%v) = %+v, want banking.transaction %v (whole %v)", tt.changed, got, tt.want, tt.whole)
+			continue
+		}
+		for cf, srcs := range tt.want {
+			if !slices.Equal(got[0].fields[cf], srcs) {
+				t.Errorf("feeds(%v)[%s] = %v, want %v", tt.changed, cf, got[0].fields[cf], srcs)
+			}
+		}
 	}
 }

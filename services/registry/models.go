@@ -21,7 +21,10 @@ func modelAsContract(m *contractv1.CanonicalModel) *contractv1.Contract {
 }
 
 func (s *Server) registerCanonicalModel(ctx context.Context, p *auth.Principal, req *registryv1.RegisterCanonicalModelRequest) (*registryv1.RegisterCanonicalModelResponse, error) {
-	m := req.GetModel()
+	m, err := canonicalModelOf(req.GetModel(), req.GetDocument())
+	if err != nil {
+		return nil, err
+	}
 	if problems := contract.ValidateCanonicalModel(m); len(problems) > 0 {
 		var vs []rpcerr.FieldViolation
 		for _, pr := range problems {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/seamdata/seam/platform/auth"
 	"github.com/seamdata/seam/platform/rpcerr"
+	idmapv1 "github.com/seamdata/seam/proto/seam/idmap/v1"
 	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
 )
 
@@ -28,6 +29,9 @@ type Server struct {
 	model *readModel
 	clock func() time.Time
 	log   *slog.Logger
+	// idmap answers whether namespaces exist and migrations can run; nil
+	// when the registry runs without idmap (see Config.Idmap).
+	idmap *idmapPeer
 
 	registrations metric.Int64Counter
 	activations   metric.Int64Counter
@@ -61,6 +65,11 @@ func newServer(ctx context.Context, cfg Config, store Store) (*Server, error) {
 		return nil, fmt.Errorf("build registry read model: %w", err)
 	}
 	s := &Server{cfg: cfg, store: store, model: model, clock: cfg.Clock, log: cfg.Logger}
+	if cfg.Idmap != nil {
+		s.idmap = &idmapPeer{client: idmapv1.NewIdMapServiceClient(cfg.Idmap), timeout: cfg.IdmapTimeout}
+	} else {
+		s.log.Warn("registry: no idmap peer; identifier namespaces and migrations are not checked against idmap")
+	}
 	if s.registrations, err = cfg.Meter.Int64Counter("seam.registry.registrations",
 		metric.WithDescription("Contract versions registered, by resulting status.")); err != nil {
 		return nil, fmt.Errorf("create registrations counter: %w", err)
@@ -145,7 +154,7 @@ func (s *Server) CheckContract(ctx context.Context, req *registryv1.CheckContrac
 	if err != nil {
 		return nil, err
 	}
-	resp, err := s.checkContract(p, req)
+	resp, err := s.checkContract(ctx, p, req)
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
@@ -326,14 +335,30 @@ func (s *Server) GetBlastRadius(ctx context.Context, req *registryv1.GetBlastRad
 // GetRerunOrder lists the downstream consumers of a subject or dataset in
 // dependency order.
 func (s *Server) GetRerunOrder(ctx context.Context, req *registryv1.GetRerunOrderRequest) (*registryv1.GetRerunOrderResponse, error) {
-	if req.GetSubject() == "" && req.GetDataset() == "" {
-		return nil, s.fail(ctx, invalid("a root is missing", rpcerr.FieldViolation{Field: "root", Description: "set subject or dataset"}))
+	if req.GetSubject() == "" && req.GetDataset() == "" && req.GetCanonical() == "" {
+		return nil, s.fail(ctx, invalid("a root is missing", rpcerr.FieldViolation{Field: "root", Description: "set subject, canonical or dataset"}))
 	}
-	cs, err := consumersOf(s.model.snapshot(), nil, "")
+	txn := s.model.snapshot()
+	cs, err := consumersOf(txn, nil, "")
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
-	order, err := rerunOrder(cs, req.GetSubject(), req.GetDataset())
+	root := rerunRoot{subject: req.GetSubject(), dataset: req.GetDataset()}
+	if c := req.GetCanonical(); c != "" {
+		root.canonical = []string{c}
+	}
+	if root.subject != "" {
+		subj, err := subjectOf(txn, nil, root.subject)
+		if err != nil {
+			return nil, s.fail(ctx, err)
+		}
+		history, err := versionsOf(txn, nil, root.subject)
+		if err != nil {
+			return nil, s.fail(ctx, err)
+		}
+		root.canonical = canonicalModelsOf(history, 0, subj.GetActiveVersion())
+	}
+	order, err := rerunOrder(cs, root)
 	if err != nil {
 		return nil, s.fail(ctx, cycleRefusal(err))
 	}

@@ -336,10 +336,16 @@ func activeVersionOf(txn *memdb.Txn, ws memdb.WatchSet, subject string) (*regist
 
 // versionActiveAt returns the version in effect at t: the highest version
 // whose effective time is not after t. Effective times never decrease with
-// the version number, so this is the one that had taken over by then.
+// the version number, so this is the one that had taken over by then. A
+// version held past its effective time (see Config.Idmap) is not in effect
+// while it waits; a SCHEDULED version answers for times after it, since
+// it takes effect then.
 func versionActiveAt(versions []*registryv1.ContractVersion, t time.Time) *registryv1.ContractVersion {
 	var found *registryv1.ContractVersion
 	for _, v := range versions {
+		if v.GetStatus() == registryv1.VersionStatus_VERSION_STATUS_SCHEDULED && v.GetActivationHold() != "" {
+			continue
+		}
 		if !v.GetEffectiveTime().AsTime().After(t) {
 			found = v
 		}

@@ -82,6 +82,10 @@ type StoreTx interface {
 	// one of from, and reports whether it did. The condition is evaluated by
 	// the database, so of two replicas racing only one sees true.
 	SetVersionStatus(subject string, version int32, from []registryv1.VersionStatus, to registryv1.VersionStatus) (bool, error)
+	// UpdateVersion reads a version, lets fn change it and, when fn reports
+	// a change, stores it. The status column is not changed: status moves
+	// only through SetVersionStatus. It reports whether the version changed.
+	UpdateVersion(subject string, version int32, fn func(v *registryv1.ContractVersion) bool) (bool, error)
 	// Model returns the versions of a canonical model.
 	Model(name string) ([]*registryv1.CanonicalModelVersion, error)
 	// InsertModelVersion adds a new canonical model version.

@@ -397,6 +397,34 @@ func (w *sqlTx) SetVersionStatus(subject string, version int32, from []registryv
 	return true, w.logChange(EntitySubject, subject)
 }
 
+func (w *sqlTx) UpdateVersion(subject string, version int32, fn func(v *registryv1.ContractVersion) bool) (bool, error) {
+	var status int32
+	var body []byte
+	err := w.tx.QueryRowContext(w.ctx, `SELECT status, body FROM registry_versions WHERE subject = $1 AND version = $2`, subject, version).Scan(&status, &body)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, fmt.Errorf("update %s v%d: no such version", subject, version)
+	}
+	if err != nil {
+		return false, fmt.Errorf("read %s v%d: %w", subject, version, err)
+	}
+	v := &registryv1.ContractVersion{}
+	if err := proto.Unmarshal(body, v); err != nil {
+		return false, fmt.Errorf("decode %s v%d: %w", subject, version, err)
+	}
+	v.Status = registryv1.VersionStatus(status)
+	if !fn(v) {
+		return false, nil
+	}
+	v.Status = registryv1.VersionStatus(status)
+	if body, err = marshalOptions.Marshal(v); err != nil {
+		return false, fmt.Errorf("encode %s v%d: %w", subject, version, err)
+	}
+	if _, err := w.tx.ExecContext(w.ctx, `UPDATE registry_versions SET body = $3 WHERE subject = $1 AND version = $2`, subject, version, body); err != nil {
+		return false, fmt.Errorf("update %s v%d: %w", subject, version, err)
+	}
+	return true, w.logChange(EntitySubject, subject)
+}
+
 func (w *sqlTx) Model(name string) ([]*registryv1.CanonicalModelVersion, error) {
 	return readModelVersions(w.ctx, w.tx, name)
 }

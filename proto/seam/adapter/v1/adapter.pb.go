@@ -352,9 +352,14 @@ type PreviewRequest struct {
 	Subject string                 `protobuf:"bytes,1,opt,name=subject,proto3" json:"subject,omitempty"`
 	// Version selects a registered version (0: active); ignored when proposed
 	// is set.
-	Version       int32           `protobuf:"varint,2,opt,name=version,proto3" json:"version,omitempty"`
-	Proposed      *v11.Contract   `protobuf:"bytes,3,opt,name=proposed,proto3" json:"proposed,omitempty"`
-	Batch         *v1.RecordBatch `protobuf:"bytes,4,opt,name=batch,proto3" json:"batch,omitempty"`
+	Version  int32           `protobuf:"varint,2,opt,name=version,proto3" json:"version,omitempty"`
+	Proposed *v11.Contract   `protobuf:"bytes,3,opt,name=proposed,proto3" json:"proposed,omitempty"`
+	Batch    *v1.RecordBatch `protobuf:"bytes,4,opt,name=batch,proto3" json:"batch,omitempty"`
+	// Validate also runs the contract's record-level checks, as the gate
+	// does before adapting, so a record passes the preview only when the gate
+	// would let it through: check failures of QUARANTINE and BLOCK checks
+	// come back as record errors.
+	Validate      bool `protobuf:"varint,5,opt,name=validate,proto3" json:"validate,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -415,6 +420,13 @@ func (x *PreviewRequest) GetBatch() *v1.RecordBatch {
 		return x.Batch
 	}
 	return nil
+}
+
+func (x *PreviewRequest) GetValidate() bool {
+	if x != nil {
+		return x.Validate
+	}
+	return false
 }
 
 // PreviewField is one canonical field of one previewed record.
@@ -496,11 +508,14 @@ func (x *PreviewField) GetError() *v1.RecordError {
 }
 
 type PreviewRecord struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Index         int64                  `protobuf:"varint,1,opt,name=index,proto3" json:"index,omitempty"`
-	Position      int64                  `protobuf:"varint,2,opt,name=position,proto3" json:"position,omitempty"`
-	Fields        []*PreviewField        `protobuf:"bytes,3,rep,name=fields,proto3" json:"fields,omitempty"`
-	Errors        []*v1.RecordError      `protobuf:"bytes,4,rep,name=errors,proto3" json:"errors,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Index    int64                  `protobuf:"varint,1,opt,name=index,proto3" json:"index,omitempty"`
+	Position int64                  `protobuf:"varint,2,opt,name=position,proto3" json:"position,omitempty"`
+	Fields   []*PreviewField        `protobuf:"bytes,3,rep,name=fields,proto3" json:"fields,omitempty"`
+	Errors   []*v1.RecordError      `protobuf:"bytes,4,rep,name=errors,proto3" json:"errors,omitempty"`
+	// Passed is true when the record produced a canonical record without any
+	// error (and, with validate, passed every QUARANTINE and BLOCK check).
+	Passed        bool `protobuf:"varint,5,opt,name=passed,proto3" json:"passed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -563,11 +578,21 @@ func (x *PreviewRecord) GetErrors() []*v1.RecordError {
 	return nil
 }
 
+func (x *PreviewRecord) GetPassed() bool {
+	if x != nil {
+		return x.Passed
+	}
+	return false
+}
+
 type PreviewResponse struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	Records []*PreviewRecord       `protobuf:"bytes,1,rep,name=records,proto3" json:"records,omitempty"`
 	// Problems are compile errors of the mapping, with their mapping path.
-	Problems      []string `protobuf:"bytes,2,rep,name=problems,proto3" json:"problems,omitempty"`
+	Problems []string `protobuf:"bytes,2,rep,name=problems,proto3" json:"problems,omitempty"`
+	// Passed and Failed count the records.
+	Passed        int64 `protobuf:"varint,3,opt,name=passed,proto3" json:"passed,omitempty"`
+	Failed        int64 `protobuf:"varint,4,opt,name=failed,proto3" json:"failed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -616,6 +641,20 @@ func (x *PreviewResponse) GetProblems() []string {
 	return nil
 }
 
+func (x *PreviewResponse) GetPassed() int64 {
+	if x != nil {
+		return x.Passed
+	}
+	return 0
+}
+
+func (x *PreviewResponse) GetFailed() int64 {
+	if x != nil {
+		return x.Failed
+	}
+	return 0
+}
+
 var File_seam_adapter_v1_adapter_proto protoreflect.FileDescriptor
 
 const file_seam_adapter_v1_adapter_proto_rawDesc = "" +
@@ -642,26 +681,30 @@ const file_seam_adapter_v1_adapter_proto_rawDesc = "" +
 	"\arequest\x18\x02 \x01(\v2\x1d.seam.adapter.v1.AdaptRequestR\arequest\"m\n" +
 	"\x13AdaptStreamResponse\x12\x1a\n" +
 	"\bsequence\x18\x01 \x01(\x03R\bsequence\x12:\n" +
-	"\bresponse\x18\x02 \x01(\v2\x1e.seam.adapter.v1.AdaptResponseR\bresponse\"\xaf\x01\n" +
+	"\bresponse\x18\x02 \x01(\v2\x1e.seam.adapter.v1.AdaptResponseR\bresponse\"\xcb\x01\n" +
 	"\x0ePreviewRequest\x12\x18\n" +
 	"\asubject\x18\x01 \x01(\tR\asubject\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\x05R\aversion\x126\n" +
 	"\bproposed\x18\x03 \x01(\v2\x1a.seam.contract.v1.ContractR\bproposed\x121\n" +
-	"\x05batch\x18\x04 \x01(\v2\x1b.seam.record.v1.RecordBatchR\x05batch\"\xeb\x01\n" +
+	"\x05batch\x18\x04 \x01(\v2\x1b.seam.record.v1.RecordBatchR\x05batch\x12\x1a\n" +
+	"\bvalidate\x18\x05 \x01(\bR\bvalidate\"\xeb\x01\n" +
 	"\fPreviewField\x12\x14\n" +
 	"\x05field\x18\x01 \x01(\tR\x05field\x12\x16\n" +
 	"\x06source\x18\x02 \x01(\tR\x06source\x129\n" +
 	"\fsource_value\x18\x03 \x01(\v2\x16.google.protobuf.ValueR\vsourceValue\x12?\n" +
 	"\x0fcanonical_value\x18\x04 \x01(\v2\x16.google.protobuf.ValueR\x0ecanonicalValue\x121\n" +
-	"\x05error\x18\x05 \x01(\v2\x1b.seam.record.v1.RecordErrorR\x05error\"\xad\x01\n" +
+	"\x05error\x18\x05 \x01(\v2\x1b.seam.record.v1.RecordErrorR\x05error\"\xc5\x01\n" +
 	"\rPreviewRecord\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\x03R\x05index\x12\x1a\n" +
 	"\bposition\x18\x02 \x01(\x03R\bposition\x125\n" +
 	"\x06fields\x18\x03 \x03(\v2\x1d.seam.adapter.v1.PreviewFieldR\x06fields\x123\n" +
-	"\x06errors\x18\x04 \x03(\v2\x1b.seam.record.v1.RecordErrorR\x06errors\"g\n" +
+	"\x06errors\x18\x04 \x03(\v2\x1b.seam.record.v1.RecordErrorR\x06errors\x12\x16\n" +
+	"\x06passed\x18\x05 \x01(\bR\x06passed\"\x97\x01\n" +
 	"\x0fPreviewResponse\x128\n" +
 	"\arecords\x18\x01 \x03(\v2\x1e.seam.adapter.v1.PreviewRecordR\arecords\x12\x1a\n" +
-	"\bproblems\x18\x02 \x03(\tR\bproblems2\x8e\x02\n" +
+	"\bproblems\x18\x02 \x03(\tR\bproblems\x12\x16\n" +
+	"\x06passed\x18\x03 \x01(\x03R\x06passed\x12\x16\n" +
+	"\x06failed\x18\x04 \x01(\x03R\x06failed2\x8e\x02\n" +
 	"\x0eAdapterService\x12K\n" +
 	"\x05Adapt\x12\x1d.seam.adapter.v1.AdaptRequest\x1a\x1e.seam.adapter.v1.AdaptResponse\"\x03\x90\x02\x01\x12\\\n" +
 	"\vAdaptStream\x12#.seam.adapter.v1.AdaptStreamRequest\x1a$.seam.adapter.v1.AdaptStreamResponse(\x010\x01\x12Q\n" +

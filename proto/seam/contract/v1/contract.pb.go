@@ -27,6 +27,63 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// AdditionalFields is the contract's answer to undeclared top-level fields.
+type AdditionalFields int32
+
+const (
+	AdditionalFields_ADDITIONAL_FIELDS_UNSPECIFIED AdditionalFields = 0
+	// ADDITIONAL_FIELDS_ALLOW passes the record; the gate counts the field.
+	AdditionalFields_ADDITIONAL_FIELDS_ALLOW AdditionalFields = 1
+	// ADDITIONAL_FIELDS_QUARANTINE sets the record aside (UNDECLARED_FIELD).
+	AdditionalFields_ADDITIONAL_FIELDS_QUARANTINE AdditionalFields = 2
+	// ADDITIONAL_FIELDS_REJECT fails a BLOCK check: the partition that
+	// carries such a record is BLOCKED at its seal.
+	AdditionalFields_ADDITIONAL_FIELDS_REJECT AdditionalFields = 3
+)
+
+// Enum value maps for AdditionalFields.
+var (
+	AdditionalFields_name = map[int32]string{
+		0: "ADDITIONAL_FIELDS_UNSPECIFIED",
+		1: "ADDITIONAL_FIELDS_ALLOW",
+		2: "ADDITIONAL_FIELDS_QUARANTINE",
+		3: "ADDITIONAL_FIELDS_REJECT",
+	}
+	AdditionalFields_value = map[string]int32{
+		"ADDITIONAL_FIELDS_UNSPECIFIED": 0,
+		"ADDITIONAL_FIELDS_ALLOW":       1,
+		"ADDITIONAL_FIELDS_QUARANTINE":  2,
+		"ADDITIONAL_FIELDS_REJECT":      3,
+	}
+)
+
+func (x AdditionalFields) Enum() *AdditionalFields {
+	p := new(AdditionalFields)
+	*p = x
+	return p
+}
+
+func (x AdditionalFields) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (AdditionalFields) Descriptor() protoreflect.EnumDescriptor {
+	return file_seam_contract_v1_contract_proto_enumTypes[0].Descriptor()
+}
+
+func (AdditionalFields) Type() protoreflect.EnumType {
+	return &file_seam_contract_v1_contract_proto_enumTypes[0]
+}
+
+func (x AdditionalFields) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use AdditionalFields.Descriptor instead.
+func (AdditionalFields) EnumDescriptor() ([]byte, []int) {
+	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{0}
+}
+
 // Granularity is the length of a partition.
 type Granularity int32
 
@@ -64,11 +121,11 @@ func (x Granularity) String() string {
 }
 
 func (Granularity) Descriptor() protoreflect.EnumDescriptor {
-	return file_seam_contract_v1_contract_proto_enumTypes[0].Descriptor()
+	return file_seam_contract_v1_contract_proto_enumTypes[1].Descriptor()
 }
 
 func (Granularity) Type() protoreflect.EnumType {
-	return &file_seam_contract_v1_contract_proto_enumTypes[0]
+	return &file_seam_contract_v1_contract_proto_enumTypes[1]
 }
 
 func (x Granularity) Number() protoreflect.EnumNumber {
@@ -77,7 +134,7 @@ func (x Granularity) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Granularity.Descriptor instead.
 func (Granularity) EnumDescriptor() ([]byte, []int) {
-	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{0}
+	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{1}
 }
 
 // Compatibility has the meaning it has in schema registries, applied to record
@@ -133,11 +190,11 @@ func (x Compatibility) String() string {
 }
 
 func (Compatibility) Descriptor() protoreflect.EnumDescriptor {
-	return file_seam_contract_v1_contract_proto_enumTypes[1].Descriptor()
+	return file_seam_contract_v1_contract_proto_enumTypes[2].Descriptor()
 }
 
 func (Compatibility) Type() protoreflect.EnumType {
-	return &file_seam_contract_v1_contract_proto_enumTypes[1]
+	return &file_seam_contract_v1_contract_proto_enumTypes[2]
 }
 
 func (x Compatibility) Number() protoreflect.EnumNumber {
@@ -146,7 +203,7 @@ func (x Compatibility) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Compatibility.Descriptor instead.
 func (Compatibility) EnumDescriptor() ([]byte, []int) {
-	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{1}
+	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{2}
 }
 
 // FieldType is the type a field's values must have. Values of another type
@@ -214,11 +271,11 @@ func (x FieldType) String() string {
 }
 
 func (FieldType) Descriptor() protoreflect.EnumDescriptor {
-	return file_seam_contract_v1_contract_proto_enumTypes[2].Descriptor()
+	return file_seam_contract_v1_contract_proto_enumTypes[3].Descriptor()
 }
 
 func (FieldType) Type() protoreflect.EnumType {
-	return &file_seam_contract_v1_contract_proto_enumTypes[2]
+	return &file_seam_contract_v1_contract_proto_enumTypes[3]
 }
 
 func (x FieldType) Number() protoreflect.EnumNumber {
@@ -227,7 +284,7 @@ func (x FieldType) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use FieldType.Descriptor instead.
 func (FieldType) EnumDescriptor() ([]byte, []int) {
-	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{2}
+	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{3}
 }
 
 // Policy is what the gate does when a check fails.
@@ -270,11 +327,11 @@ func (x Policy) String() string {
 }
 
 func (Policy) Descriptor() protoreflect.EnumDescriptor {
-	return file_seam_contract_v1_contract_proto_enumTypes[3].Descriptor()
+	return file_seam_contract_v1_contract_proto_enumTypes[4].Descriptor()
 }
 
 func (Policy) Type() protoreflect.EnumType {
-	return &file_seam_contract_v1_contract_proto_enumTypes[3]
+	return &file_seam_contract_v1_contract_proto_enumTypes[4]
 }
 
 func (x Policy) Number() protoreflect.EnumNumber {
@@ -283,7 +340,7 @@ func (x Policy) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Policy.Descriptor instead.
 func (Policy) EnumDescriptor() ([]byte, []int) {
-	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{3}
+	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{4}
 }
 
 // Rounding says how a cast to an integer type rounds.
@@ -330,11 +387,11 @@ func (x Rounding) String() string {
 }
 
 func (Rounding) Descriptor() protoreflect.EnumDescriptor {
-	return file_seam_contract_v1_contract_proto_enumTypes[4].Descriptor()
+	return file_seam_contract_v1_contract_proto_enumTypes[5].Descriptor()
 }
 
 func (Rounding) Type() protoreflect.EnumType {
-	return &file_seam_contract_v1_contract_proto_enumTypes[4]
+	return &file_seam_contract_v1_contract_proto_enumTypes[5]
 }
 
 func (x Rounding) Number() protoreflect.EnumNumber {
@@ -343,7 +400,7 @@ func (x Rounding) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Rounding.Descriptor instead.
 func (Rounding) EnumDescriptor() ([]byte, []int) {
-	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{4}
+	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{5}
 }
 
 // Contract is one version of one source's data contract.
@@ -366,12 +423,15 @@ type Contract struct {
 	Mapping *Mapping `protobuf:"bytes,8,opt,name=mapping,proto3" json:"mapping,omitempty"`
 	// Labels are free-form metadata.
 	Labels map[string]string `protobuf:"bytes,9,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// AdditionalFields says what the gate does with a record that carries
+	// top-level fields the contract does not declare. Unspecified is ALLOW.
+	AdditionalFields AdditionalFields `protobuf:"varint,10,opt,name=additional_fields,json=additionalFields,proto3,enum=seam.contract.v1.AdditionalFields" json:"additional_fields,omitempty"`
 	// PartitionTime, when set, declares which field places a record in its
 	// partition. The gate then checks that every record belongs to the
 	// partition it was sent for, seals partitions by event-time watermark,
 	// and judges a partition with the contract version in force for its
 	// data date.
-	PartitionTime *PartitionTime `protobuf:"bytes,10,opt,name=partition_time,json=partitionTime,proto3" json:"partition_time,omitempty"`
+	PartitionTime *PartitionTime `protobuf:"bytes,11,opt,name=partition_time,json=partitionTime,proto3" json:"partition_time,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -467,6 +527,13 @@ func (x *Contract) GetLabels() map[string]string {
 		return x.Labels
 	}
 	return nil
+}
+
+func (x *Contract) GetAdditionalFields() AdditionalFields {
+	if x != nil {
+		return x.AdditionalFields
+	}
+	return AdditionalFields_ADDITIONAL_FIELDS_UNSPECIFIED
 }
 
 func (x *Contract) GetPartitionTime() *PartitionTime {
@@ -771,7 +838,9 @@ type Check struct {
 	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	// Rule is the check expression, for example "required(customer_id)",
 	// "mean_drift(amount, max_relative_change: 0.15, baseline: 7)",
-	// "match_rate(customer_id, min: 0.9)" or "cel(amount < 100000)".
+	// "match_rate(customer_id, max_point_change: 5, direction: drop,
+	// baseline: 7)" or "cel(amount < 100000)". docs/contract.md lists every
+	// rule and argument.
 	Rule        string `protobuf:"bytes,2,opt,name=rule,proto3" json:"rule,omitempty"`
 	Policy      Policy `protobuf:"varint,3,opt,name=policy,proto3,enum=seam.contract.v1.Policy" json:"policy,omitempty"`
 	Description string `protobuf:"bytes,4,opt,name=description,proto3" json:"description,omitempty"`
@@ -1311,7 +1380,7 @@ var File_seam_contract_v1_contract_proto protoreflect.FileDescriptor
 
 const file_seam_contract_v1_contract_proto_rawDesc = "" +
 	"\n" +
-	"\x1fseam/contract/v1/contract.proto\x12\x10seam.contract.v1\x1a\x1cgoogle/protobuf/struct.proto\"\xa2\x04\n" +
+	"\x1fseam/contract/v1/contract.proto\x12\x10seam.contract.v1\x1a\x1cgoogle/protobuf/struct.proto\"\xf3\x04\n" +
 	"\bContract\x12\x18\n" +
 	"\asubject\x18\x01 \x01(\tR\asubject\x12\x14\n" +
 	"\x05owner\x18\x02 \x01(\tR\x05owner\x12 \n" +
@@ -1321,9 +1390,10 @@ const file_seam_contract_v1_contract_proto_rawDesc = "" +
 	"\x06fields\x18\x06 \x03(\v2\x17.seam.contract.v1.FieldR\x06fields\x12/\n" +
 	"\x06checks\x18\a \x03(\v2\x17.seam.contract.v1.CheckR\x06checks\x123\n" +
 	"\amapping\x18\b \x01(\v2\x19.seam.contract.v1.MappingR\amapping\x12>\n" +
-	"\x06labels\x18\t \x03(\v2&.seam.contract.v1.Contract.LabelsEntryR\x06labels\x12F\n" +
-	"\x0epartition_time\x18\n" +
-	" \x01(\v2\x1f.seam.contract.v1.PartitionTimeR\rpartitionTime\x1a9\n" +
+	"\x06labels\x18\t \x03(\v2&.seam.contract.v1.Contract.LabelsEntryR\x06labels\x12O\n" +
+	"\x11additional_fields\x18\n" +
+	" \x01(\x0e2\".seam.contract.v1.AdditionalFieldsR\x10additionalFields\x12F\n" +
+	"\x0epartition_time\x18\v \x01(\v2\x1f.seam.contract.v1.PartitionTimeR\rpartitionTime\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x91\x01\n" +
@@ -1405,7 +1475,12 @@ const file_seam_contract_v1_contract_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05owner\x18\x02 \x01(\tR\x05owner\x12 \n" +
 	"\vdescription\x18\x03 \x01(\tR\vdescription\x12/\n" +
-	"\x06fields\x18\x04 \x03(\v2\x17.seam.contract.v1.FieldR\x06fields*l\n" +
+	"\x06fields\x18\x04 \x03(\v2\x17.seam.contract.v1.FieldR\x06fields*\x92\x01\n" +
+	"\x10AdditionalFields\x12!\n" +
+	"\x1dADDITIONAL_FIELDS_UNSPECIFIED\x10\x00\x12\x1b\n" +
+	"\x17ADDITIONAL_FIELDS_ALLOW\x10\x01\x12 \n" +
+	"\x1cADDITIONAL_FIELDS_QUARANTINE\x10\x02\x12\x1c\n" +
+	"\x18ADDITIONAL_FIELDS_REJECT\x10\x03*l\n" +
 	"\vGranularity\x12\x1b\n" +
 	"\x17GRANULARITY_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10GRANULARITY_HOUR\x10\x01\x12\x13\n" +
@@ -1460,61 +1535,63 @@ func file_seam_contract_v1_contract_proto_rawDescGZIP() []byte {
 	return file_seam_contract_v1_contract_proto_rawDescData
 }
 
-var file_seam_contract_v1_contract_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
+var file_seam_contract_v1_contract_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
 var file_seam_contract_v1_contract_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
 var file_seam_contract_v1_contract_proto_goTypes = []any{
-	(Granularity)(0),       // 0: seam.contract.v1.Granularity
-	(Compatibility)(0),     // 1: seam.contract.v1.Compatibility
-	(FieldType)(0),         // 2: seam.contract.v1.FieldType
-	(Policy)(0),            // 3: seam.contract.v1.Policy
-	(Rounding)(0),          // 4: seam.contract.v1.Rounding
-	(*Contract)(nil),       // 5: seam.contract.v1.Contract
-	(*PartitionTime)(nil),  // 6: seam.contract.v1.PartitionTime
-	(*Field)(nil),          // 7: seam.contract.v1.Field
-	(*Identifier)(nil),     // 8: seam.contract.v1.Identifier
-	(*Check)(nil),          // 9: seam.contract.v1.Check
-	(*Threshold)(nil),      // 10: seam.contract.v1.Threshold
-	(*Mapping)(nil),        // 11: seam.contract.v1.Mapping
-	(*FieldMapping)(nil),   // 12: seam.contract.v1.FieldMapping
-	(*Cast)(nil),           // 13: seam.contract.v1.Cast
-	(*Translate)(nil),      // 14: seam.contract.v1.Translate
-	(*CanonicalModel)(nil), // 15: seam.contract.v1.CanonicalModel
-	nil,                    // 16: seam.contract.v1.Contract.LabelsEntry
-	nil,                    // 17: seam.contract.v1.Mapping.FieldsEntry
-	nil,                    // 18: seam.contract.v1.Mapping.RenamedFromEntry
-	nil,                    // 19: seam.contract.v1.FieldMapping.ValuesEntry
-	(*structpb.Value)(nil), // 20: google.protobuf.Value
+	(AdditionalFields)(0),  // 0: seam.contract.v1.AdditionalFields
+	(Granularity)(0),       // 1: seam.contract.v1.Granularity
+	(Compatibility)(0),     // 2: seam.contract.v1.Compatibility
+	(FieldType)(0),         // 3: seam.contract.v1.FieldType
+	(Policy)(0),            // 4: seam.contract.v1.Policy
+	(Rounding)(0),          // 5: seam.contract.v1.Rounding
+	(*Contract)(nil),       // 6: seam.contract.v1.Contract
+	(*PartitionTime)(nil),  // 7: seam.contract.v1.PartitionTime
+	(*Field)(nil),          // 8: seam.contract.v1.Field
+	(*Identifier)(nil),     // 9: seam.contract.v1.Identifier
+	(*Check)(nil),          // 10: seam.contract.v1.Check
+	(*Threshold)(nil),      // 11: seam.contract.v1.Threshold
+	(*Mapping)(nil),        // 12: seam.contract.v1.Mapping
+	(*FieldMapping)(nil),   // 13: seam.contract.v1.FieldMapping
+	(*Cast)(nil),           // 14: seam.contract.v1.Cast
+	(*Translate)(nil),      // 15: seam.contract.v1.Translate
+	(*CanonicalModel)(nil), // 16: seam.contract.v1.CanonicalModel
+	nil,                    // 17: seam.contract.v1.Contract.LabelsEntry
+	nil,                    // 18: seam.contract.v1.Mapping.FieldsEntry
+	nil,                    // 19: seam.contract.v1.Mapping.RenamedFromEntry
+	nil,                    // 20: seam.contract.v1.FieldMapping.ValuesEntry
+	(*structpb.Value)(nil), // 21: google.protobuf.Value
 }
 var file_seam_contract_v1_contract_proto_depIdxs = []int32{
-	1,  // 0: seam.contract.v1.Contract.compatibility:type_name -> seam.contract.v1.Compatibility
-	7,  // 1: seam.contract.v1.Contract.fields:type_name -> seam.contract.v1.Field
-	9,  // 2: seam.contract.v1.Contract.checks:type_name -> seam.contract.v1.Check
-	11, // 3: seam.contract.v1.Contract.mapping:type_name -> seam.contract.v1.Mapping
-	16, // 4: seam.contract.v1.Contract.labels:type_name -> seam.contract.v1.Contract.LabelsEntry
-	6,  // 5: seam.contract.v1.Contract.partition_time:type_name -> seam.contract.v1.PartitionTime
-	0,  // 6: seam.contract.v1.PartitionTime.granularity:type_name -> seam.contract.v1.Granularity
-	2,  // 7: seam.contract.v1.Field.type:type_name -> seam.contract.v1.FieldType
-	8,  // 8: seam.contract.v1.Field.identifier:type_name -> seam.contract.v1.Identifier
-	7,  // 9: seam.contract.v1.Field.fields:type_name -> seam.contract.v1.Field
-	7,  // 10: seam.contract.v1.Field.items:type_name -> seam.contract.v1.Field
-	3,  // 11: seam.contract.v1.Check.policy:type_name -> seam.contract.v1.Policy
-	10, // 12: seam.contract.v1.Check.threshold:type_name -> seam.contract.v1.Threshold
-	17, // 13: seam.contract.v1.Mapping.fields:type_name -> seam.contract.v1.Mapping.FieldsEntry
-	18, // 14: seam.contract.v1.Mapping.renamed_from:type_name -> seam.contract.v1.Mapping.RenamedFromEntry
-	13, // 15: seam.contract.v1.FieldMapping.cast:type_name -> seam.contract.v1.Cast
-	19, // 16: seam.contract.v1.FieldMapping.values:type_name -> seam.contract.v1.FieldMapping.ValuesEntry
-	20, // 17: seam.contract.v1.FieldMapping.default:type_name -> google.protobuf.Value
-	20, // 18: seam.contract.v1.FieldMapping.constant:type_name -> google.protobuf.Value
-	14, // 19: seam.contract.v1.FieldMapping.translate:type_name -> seam.contract.v1.Translate
-	2,  // 20: seam.contract.v1.Cast.to:type_name -> seam.contract.v1.FieldType
-	4,  // 21: seam.contract.v1.Cast.rounding:type_name -> seam.contract.v1.Rounding
-	7,  // 22: seam.contract.v1.CanonicalModel.fields:type_name -> seam.contract.v1.Field
-	12, // 23: seam.contract.v1.Mapping.FieldsEntry.value:type_name -> seam.contract.v1.FieldMapping
-	24, // [24:24] is the sub-list for method output_type
-	24, // [24:24] is the sub-list for method input_type
-	24, // [24:24] is the sub-list for extension type_name
-	24, // [24:24] is the sub-list for extension extendee
-	0,  // [0:24] is the sub-list for field type_name
+	2,  // 0: seam.contract.v1.Contract.compatibility:type_name -> seam.contract.v1.Compatibility
+	8,  // 1: seam.contract.v1.Contract.fields:type_name -> seam.contract.v1.Field
+	10, // 2: seam.contract.v1.Contract.checks:type_name -> seam.contract.v1.Check
+	12, // 3: seam.contract.v1.Contract.mapping:type_name -> seam.contract.v1.Mapping
+	17, // 4: seam.contract.v1.Contract.labels:type_name -> seam.contract.v1.Contract.LabelsEntry
+	0,  // 5: seam.contract.v1.Contract.additional_fields:type_name -> seam.contract.v1.AdditionalFields
+	7,  // 6: seam.contract.v1.Contract.partition_time:type_name -> seam.contract.v1.PartitionTime
+	1,  // 7: seam.contract.v1.PartitionTime.granularity:type_name -> seam.contract.v1.Granularity
+	3,  // 8: seam.contract.v1.Field.type:type_name -> seam.contract.v1.FieldType
+	9,  // 9: seam.contract.v1.Field.identifier:type_name -> seam.contract.v1.Identifier
+	8,  // 10: seam.contract.v1.Field.fields:type_name -> seam.contract.v1.Field
+	8,  // 11: seam.contract.v1.Field.items:type_name -> seam.contract.v1.Field
+	4,  // 12: seam.contract.v1.Check.policy:type_name -> seam.contract.v1.Policy
+	11, // 13: seam.contract.v1.Check.threshold:type_name -> seam.contract.v1.Threshold
+	18, // 14: seam.contract.v1.Mapping.fields:type_name -> seam.contract.v1.Mapping.FieldsEntry
+	19, // 15: seam.contract.v1.Mapping.renamed_from:type_name -> seam.contract.v1.Mapping.RenamedFromEntry
+	14, // 16: seam.contract.v1.FieldMapping.cast:type_name -> seam.contract.v1.Cast
+	20, // 17: seam.contract.v1.FieldMapping.values:type_name -> seam.contract.v1.FieldMapping.ValuesEntry
+	21, // 18: seam.contract.v1.FieldMapping.default:type_name -> google.protobuf.Value
+	21, // 19: seam.contract.v1.FieldMapping.constant:type_name -> google.protobuf.Value
+	15, // 20: seam.contract.v1.FieldMapping.translate:type_name -> seam.contract.v1.Translate
+	3,  // 21: seam.contract.v1.Cast.to:type_name -> seam.contract.v1.FieldType
+	5,  // 22: seam.contract.v1.Cast.rounding:type_name -> seam.contract.v1.Rounding
+	8,  // 23: seam.contract.v1.CanonicalModel.fields:type_name -> seam.contract.v1.Field
+	13, // 24: seam.contract.v1.Mapping.FieldsEntry.value:type_name -> seam.contract.v1.FieldMapping
+	25, // [25:25] is the sub-list for method output_type
+	25, // [25:25] is the sub-list for method input_type
+	25, // [25:25] is the sub-list for extension type_name
+	25, // [25:25] is the sub-list for extension extendee
+	0,  // [0:25] is the sub-list for field type_name
 }
 
 func init() { file_seam_contract_v1_contract_proto_init() }
@@ -1532,7 +1609,7 @@ func file_seam_contract_v1_contract_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_seam_contract_v1_contract_proto_rawDesc), len(file_seam_contract_v1_contract_proto_rawDesc)),
-			NumEnums:      5,
+			NumEnums:      6,
 			NumMessages:   15,
 			NumExtensions: 0,
 			NumServices:   0,

@@ -264,6 +264,13 @@ const (
 	SealCause_SEAL_CAUSE_WATERMARK SealCause = 2
 	// SEAL_CAUSE_REPLAY: re-sealed after a replay released records into it.
 	SealCause_SEAL_CAUSE_REPLAY SealCause = 3
+	// SEAL_CAUSE_VERSION: a batch pinned a later contract version while the
+	// partition was open under an earlier one (contracts without a partition
+	// time, whose versions take effect by wall clock, as when a change-data
+	// capture stream's schema changes mid-partition): the open part is
+	// judged by its version and the batch opens an amendment judged by the
+	// later one.
+	SealCause_SEAL_CAUSE_VERSION SealCause = 4
 )
 
 // Enum value maps for SealCause.
@@ -273,12 +280,14 @@ var (
 		1: "SEAL_CAUSE_REQUEST",
 		2: "SEAL_CAUSE_WATERMARK",
 		3: "SEAL_CAUSE_REPLAY",
+		4: "SEAL_CAUSE_VERSION",
 	}
 	SealCause_value = map[string]int32{
 		"SEAL_CAUSE_UNSPECIFIED": 0,
 		"SEAL_CAUSE_REQUEST":     1,
 		"SEAL_CAUSE_WATERMARK":   2,
 		"SEAL_CAUSE_REPLAY":      3,
+		"SEAL_CAUSE_VERSION":     4,
 	}
 )
 
@@ -4849,12 +4858,13 @@ const file_seam_gate_v1_gate_proto_rawDesc = "" +
 	"\x1dPARTITION_VERDICT_UNSPECIFIED\x10\x00\x12\x1c\n" +
 	"\x18PARTITION_VERDICT_PASSED\x10\x01\x12(\n" +
 	"$PARTITION_VERDICT_PASSED_WITH_ALERTS\x10\x02\x12\x1d\n" +
-	"\x19PARTITION_VERDICT_BLOCKED\x10\x03*p\n" +
+	"\x19PARTITION_VERDICT_BLOCKED\x10\x03*\x88\x01\n" +
 	"\tSealCause\x12\x1a\n" +
 	"\x16SEAL_CAUSE_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12SEAL_CAUSE_REQUEST\x10\x01\x12\x18\n" +
 	"\x14SEAL_CAUSE_WATERMARK\x10\x02\x12\x15\n" +
-	"\x11SEAL_CAUSE_REPLAY\x10\x03*d\n" +
+	"\x11SEAL_CAUSE_REPLAY\x10\x03\x12\x16\n" +
+	"\x12SEAL_CAUSE_VERSION\x10\x04*d\n" +
 	"\bSeverity\x12\x18\n" +
 	"\x14SEVERITY_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rSEVERITY_INFO\x10\x01\x12\x14\n" +

@@ -186,6 +186,70 @@ func (TranslateStatus) EnumDescriptor() ([]byte, []int) {
 	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{2}
 }
 
+// RouteState is whether a route can translate now.
+type RouteState int32
+
+const (
+	RouteState_ROUTE_STATE_UNSPECIFIED RouteState = 0
+	// ROUTE_STATE_READY: a rule, the reverse of a reversible rule or a lookup
+	// table with pairs answers the route.
+	RouteState_ROUTE_STATE_READY               RouteState = 1
+	RouteState_ROUTE_STATE_NAMESPACE_NOT_FOUND RouteState = 2
+	RouteState_ROUTE_STATE_FORMAT_NOT_FOUND    RouteState = 3
+	// ROUTE_STATE_TABLE_EMPTY: only a lookup table can answer the route and
+	// it has no pairs, so every id would be a miss.
+	RouteState_ROUTE_STATE_TABLE_EMPTY RouteState = 4
+	// ROUTE_STATE_NO_ROUTE: no rule and no table covers the route.
+	RouteState_ROUTE_STATE_NO_ROUTE RouteState = 5
+)
+
+// Enum value maps for RouteState.
+var (
+	RouteState_name = map[int32]string{
+		0: "ROUTE_STATE_UNSPECIFIED",
+		1: "ROUTE_STATE_READY",
+		2: "ROUTE_STATE_NAMESPACE_NOT_FOUND",
+		3: "ROUTE_STATE_FORMAT_NOT_FOUND",
+		4: "ROUTE_STATE_TABLE_EMPTY",
+		5: "ROUTE_STATE_NO_ROUTE",
+	}
+	RouteState_value = map[string]int32{
+		"ROUTE_STATE_UNSPECIFIED":         0,
+		"ROUTE_STATE_READY":               1,
+		"ROUTE_STATE_NAMESPACE_NOT_FOUND": 2,
+		"ROUTE_STATE_FORMAT_NOT_FOUND":    3,
+		"ROUTE_STATE_TABLE_EMPTY":         4,
+		"ROUTE_STATE_NO_ROUTE":            5,
+	}
+)
+
+func (x RouteState) Enum() *RouteState {
+	p := new(RouteState)
+	*p = x
+	return p
+}
+
+func (x RouteState) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (RouteState) Descriptor() protoreflect.EnumDescriptor {
+	return file_seam_idmap_v1_idmap_proto_enumTypes[3].Descriptor()
+}
+
+func (RouteState) Type() protoreflect.EnumType {
+	return &file_seam_idmap_v1_idmap_proto_enumTypes[3]
+}
+
+func (x RouteState) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use RouteState.Descriptor instead.
+func (RouteState) EnumDescriptor() ([]byte, []int) {
+	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{3}
+}
+
 // Format is one named representation of the namespace's ids.
 type Format struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -342,15 +406,19 @@ func (x *Namespace) GetCreateTime() *timestamppb.Timestamp {
 	return nil
 }
 
-// TableInfo describes one lookup table (one unordered pair of formats).
+// TableInfo describes one lookup table (one unordered pair of formats), or
+// one format's member list (from_format equals to_format).
 type TableInfo struct {
 	state      protoimpl.MessageState `protogen:"open.v1"`
 	FromFormat string                 `protobuf:"bytes,1,opt,name=from_format,json=fromFormat,proto3" json:"from_format,omitempty"`
 	ToFormat   string                 `protobuf:"bytes,2,opt,name=to_format,json=toFormat,proto3" json:"to_format,omitempty"`
-	Pairs      int64                  `protobuf:"varint,3,opt,name=pairs,proto3" json:"pairs,omitempty"`
+	// Pairs is the number of pairs, or of members in a member list.
+	Pairs int64 `protobuf:"varint,3,opt,name=pairs,proto3" json:"pairs,omitempty"`
 	// Generation increases with every committed import.
-	Generation    int64                  `protobuf:"varint,4,opt,name=generation,proto3" json:"generation,omitempty"`
-	UpdateTime    *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=update_time,json=updateTime,proto3" json:"update_time,omitempty"`
+	Generation int64                  `protobuf:"varint,4,opt,name=generation,proto3" json:"generation,omitempty"`
+	UpdateTime *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=update_time,json=updateTime,proto3" json:"update_time,omitempty"`
+	// Members is true for a member list: the known ids of one format.
+	Members       bool `protobuf:"varint,6,opt,name=members,proto3" json:"members,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -418,6 +486,13 @@ func (x *TableInfo) GetUpdateTime() *timestamppb.Timestamp {
 		return x.UpdateTime
 	}
 	return nil
+}
+
+func (x *TableInfo) GetMembers() bool {
+	if x != nil {
+		return x.Members
+	}
+	return false
 }
 
 // TemplateRule renders an integer into a string template such as
@@ -1187,7 +1262,13 @@ type ImportHeader struct {
 	OnConflict ConflictPolicy         `protobuf:"varint,4,opt,name=on_conflict,json=onConflict,proto3,enum=seam.idmap.v1.ConflictPolicy" json:"on_conflict,omitempty"`
 	// Replace, when true, makes the imported pairs the whole table; otherwise
 	// they are merged into it.
-	Replace       bool `protobuf:"varint,5,opt,name=replace,proto3" json:"replace,omitempty"`
+	Replace bool `protobuf:"varint,5,opt,name=replace,proto3" json:"replace,omitempty"`
+	// Members, when true, imports the member list of from_format instead of
+	// a table: the known ids of that format, which the match rate (Contains)
+	// measures against while rules translate. to_format must be empty or
+	// equal from_format; each pair carries its id in from (to empty or
+	// equal). A member list coexists with rules in both directions.
+	Members       bool `protobuf:"varint,6,opt,name=members,proto3" json:"members,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1253,6 +1334,13 @@ func (x *ImportHeader) GetOnConflict() ConflictPolicy {
 func (x *ImportHeader) GetReplace() bool {
 	if x != nil {
 		return x.Replace
+	}
+	return false
+}
+
+func (x *ImportHeader) GetMembers() bool {
+	if x != nil {
+		return x.Members
 	}
 	return false
 }
@@ -2306,6 +2394,238 @@ func (x *Counter) GetInvalid() int64 {
 	return 0
 }
 
+// RouteQuery asks about one ordered pair of formats of a namespace.
+type RouteQuery struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Namespace     string                 `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	FromFormat    string                 `protobuf:"bytes,2,opt,name=from_format,json=fromFormat,proto3" json:"from_format,omitempty"`
+	ToFormat      string                 `protobuf:"bytes,3,opt,name=to_format,json=toFormat,proto3" json:"to_format,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RouteQuery) Reset() {
+	*x = RouteQuery{}
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RouteQuery) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RouteQuery) ProtoMessage() {}
+
+func (x *RouteQuery) ProtoReflect() protoreflect.Message {
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RouteQuery.ProtoReflect.Descriptor instead.
+func (*RouteQuery) Descriptor() ([]byte, []int) {
+	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *RouteQuery) GetNamespace() string {
+	if x != nil {
+		return x.Namespace
+	}
+	return ""
+}
+
+func (x *RouteQuery) GetFromFormat() string {
+	if x != nil {
+		return x.FromFormat
+	}
+	return ""
+}
+
+func (x *RouteQuery) GetToFormat() string {
+	if x != nil {
+		return x.ToFormat
+	}
+	return ""
+}
+
+// Route is the answer to one RouteQuery.
+type Route struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Query *RouteQuery            `protobuf:"bytes,1,opt,name=query,proto3" json:"query,omitempty"`
+	State RouteState             `protobuf:"varint,2,opt,name=state,proto3,enum=seam.idmap.v1.RouteState" json:"state,omitempty"`
+	// Strategy names how a READY route translates: "rule <kind>", "reverse
+	// rule <kind>" or "table".
+	Strategy string `protobuf:"bytes,3,opt,name=strategy,proto3" json:"strategy,omitempty"`
+	// TablePairs is the size of the pair's lookup table (0 when none).
+	TablePairs int64 `protobuf:"varint,4,opt,name=table_pairs,json=tablePairs,proto3" json:"table_pairs,omitempty"`
+	// Message says, for a route that is not READY, what is missing and the
+	// command that provides it.
+	Message       string `protobuf:"bytes,5,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Route) Reset() {
+	*x = Route{}
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Route) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Route) ProtoMessage() {}
+
+func (x *Route) ProtoReflect() protoreflect.Message {
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Route.ProtoReflect.Descriptor instead.
+func (*Route) Descriptor() ([]byte, []int) {
+	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *Route) GetQuery() *RouteQuery {
+	if x != nil {
+		return x.Query
+	}
+	return nil
+}
+
+func (x *Route) GetState() RouteState {
+	if x != nil {
+		return x.State
+	}
+	return RouteState_ROUTE_STATE_UNSPECIFIED
+}
+
+func (x *Route) GetStrategy() string {
+	if x != nil {
+		return x.Strategy
+	}
+	return ""
+}
+
+func (x *Route) GetTablePairs() int64 {
+	if x != nil {
+		return x.TablePairs
+	}
+	return 0
+}
+
+func (x *Route) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+type DescribeRoutesRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Queries       []*RouteQuery          `protobuf:"bytes,1,rep,name=queries,proto3" json:"queries,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DescribeRoutesRequest) Reset() {
+	*x = DescribeRoutesRequest{}
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DescribeRoutesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DescribeRoutesRequest) ProtoMessage() {}
+
+func (x *DescribeRoutesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DescribeRoutesRequest.ProtoReflect.Descriptor instead.
+func (*DescribeRoutesRequest) Descriptor() ([]byte, []int) {
+	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *DescribeRoutesRequest) GetQueries() []*RouteQuery {
+	if x != nil {
+		return x.Queries
+	}
+	return nil
+}
+
+type DescribeRoutesResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Routes answer the queries in order.
+	Routes        []*Route `protobuf:"bytes,1,rep,name=routes,proto3" json:"routes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DescribeRoutesResponse) Reset() {
+	*x = DescribeRoutesResponse{}
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DescribeRoutesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DescribeRoutesResponse) ProtoMessage() {}
+
+func (x *DescribeRoutesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DescribeRoutesResponse.ProtoReflect.Descriptor instead.
+func (*DescribeRoutesResponse) Descriptor() ([]byte, []int) {
+	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *DescribeRoutesResponse) GetRoutes() []*Route {
+	if x != nil {
+		return x.Routes
+	}
+	return nil
+}
+
 type GetStatsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Namespace filters; empty means all.
@@ -2316,7 +2636,7 @@ type GetStatsRequest struct {
 
 func (x *GetStatsRequest) Reset() {
 	*x = GetStatsRequest{}
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[34]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2328,7 +2648,7 @@ func (x *GetStatsRequest) String() string {
 func (*GetStatsRequest) ProtoMessage() {}
 
 func (x *GetStatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[34]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2341,7 +2661,7 @@ func (x *GetStatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStatsRequest.ProtoReflect.Descriptor instead.
 func (*GetStatsRequest) Descriptor() ([]byte, []int) {
-	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{34}
+	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *GetStatsRequest) GetNamespace() string {
@@ -2360,7 +2680,7 @@ type GetStatsResponse struct {
 
 func (x *GetStatsResponse) Reset() {
 	*x = GetStatsResponse{}
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[35]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2372,7 +2692,7 @@ func (x *GetStatsResponse) String() string {
 func (*GetStatsResponse) ProtoMessage() {}
 
 func (x *GetStatsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[35]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2385,7 +2705,7 @@ func (x *GetStatsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStatsResponse.ProtoReflect.Descriptor instead.
 func (*GetStatsResponse) Descriptor() ([]byte, []int) {
-	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{35}
+	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *GetStatsResponse) GetCounters() []*Counter {
@@ -2410,7 +2730,7 @@ type AuditRecord struct {
 
 func (x *AuditRecord) Reset() {
 	*x = AuditRecord{}
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[36]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2422,7 +2742,7 @@ func (x *AuditRecord) String() string {
 func (*AuditRecord) ProtoMessage() {}
 
 func (x *AuditRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[36]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2435,7 +2755,7 @@ func (x *AuditRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuditRecord.ProtoReflect.Descriptor instead.
 func (*AuditRecord) Descriptor() ([]byte, []int) {
-	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{36}
+	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *AuditRecord) GetSequence() int64 {
@@ -2490,7 +2810,7 @@ type ListAuditRequest struct {
 
 func (x *ListAuditRequest) Reset() {
 	*x = ListAuditRequest{}
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[37]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2502,7 +2822,7 @@ func (x *ListAuditRequest) String() string {
 func (*ListAuditRequest) ProtoMessage() {}
 
 func (x *ListAuditRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[37]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2515,7 +2835,7 @@ func (x *ListAuditRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAuditRequest.ProtoReflect.Descriptor instead.
 func (*ListAuditRequest) Descriptor() ([]byte, []int) {
-	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{37}
+	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ListAuditRequest) GetNamespace() string {
@@ -2541,7 +2861,7 @@ type ListAuditResponse struct {
 
 func (x *ListAuditResponse) Reset() {
 	*x = ListAuditResponse{}
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[38]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2553,7 +2873,7 @@ func (x *ListAuditResponse) String() string {
 func (*ListAuditResponse) ProtoMessage() {}
 
 func (x *ListAuditResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[38]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2566,7 +2886,7 @@ func (x *ListAuditResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAuditResponse.ProtoReflect.Descriptor instead.
 func (*ListAuditResponse) Descriptor() ([]byte, []int) {
-	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{38}
+	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ListAuditResponse) GetRecords() []*AuditRecord {
@@ -2593,7 +2913,7 @@ const file_seam_idmap_v1_idmap_proto_rawDesc = "" +
 	"\x05rules\x18\x04 \x03(\v2\x13.seam.idmap.v1.RuleR\x05rules\x120\n" +
 	"\x06tables\x18\x05 \x03(\v2\x18.seam.idmap.v1.TableInfoR\x06tables\x12;\n" +
 	"\vcreate_time\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"createTime\"\xbc\x01\n" +
+	"createTime\"\xd6\x01\n" +
 	"\tTableInfo\x12\x1f\n" +
 	"\vfrom_format\x18\x01 \x01(\tR\n" +
 	"fromFormat\x12\x1b\n" +
@@ -2603,7 +2923,8 @@ const file_seam_idmap_v1_idmap_proto_rawDesc = "" +
 	"generation\x18\x04 \x01(\x03R\n" +
 	"generation\x12;\n" +
 	"\vupdate_time\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"updateTime\"*\n" +
+	"updateTime\x12\x18\n" +
+	"\amembers\x18\x06 \x01(\bR\amembers\"*\n" +
 	"\fTemplateRule\x12\x1a\n" +
 	"\btemplate\x18\x01 \x01(\tR\btemplate\"'\n" +
 	"\rUuidEmbedRule\x12\x16\n" +
@@ -2651,7 +2972,7 @@ const file_seam_idmap_v1_idmap_proto_rawDesc = "" +
 	"\asamples\x18\x03 \x03(\tR\asamples\"T\n" +
 	"\x0fSetRuleResponse\x12'\n" +
 	"\x04rule\x18\x01 \x01(\v2\x13.seam.idmap.v1.RuleR\x04rule\x12\x18\n" +
-	"\achecked\x18\x02 \x01(\x05R\achecked\"\xc4\x01\n" +
+	"\achecked\x18\x02 \x01(\x05R\achecked\"\xde\x01\n" +
 	"\fImportHeader\x12\x1c\n" +
 	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x1f\n" +
 	"\vfrom_format\x18\x02 \x01(\tR\n" +
@@ -2659,7 +2980,8 @@ const file_seam_idmap_v1_idmap_proto_rawDesc = "" +
 	"\tto_format\x18\x03 \x01(\tR\btoFormat\x12>\n" +
 	"\von_conflict\x18\x04 \x01(\x0e2\x1d.seam.idmap.v1.ConflictPolicyR\n" +
 	"onConflict\x12\x18\n" +
-	"\areplace\x18\x05 \x01(\bR\areplace\"*\n" +
+	"\areplace\x18\x05 \x01(\bR\areplace\x12\x18\n" +
+	"\amembers\x18\x06 \x01(\bR\amembers\"*\n" +
 	"\x04Pair\x12\x12\n" +
 	"\x04from\x18\x01 \x01(\tR\x04from\x12\x0e\n" +
 	"\x02to\x18\x02 \x01(\tR\x02to\"6\n" +
@@ -2737,7 +3059,24 @@ const file_seam_idmap_v1_idmap_proto_rawDesc = "" +
 	"\tto_format\x18\x03 \x01(\tR\btoFormat\x12\x12\n" +
 	"\x04hits\x18\x04 \x01(\x03R\x04hits\x12\x16\n" +
 	"\x06misses\x18\x05 \x01(\x03R\x06misses\x12\x18\n" +
-	"\ainvalid\x18\x06 \x01(\x03R\ainvalid\"/\n" +
+	"\ainvalid\x18\x06 \x01(\x03R\ainvalid\"h\n" +
+	"\n" +
+	"RouteQuery\x12\x1c\n" +
+	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x1f\n" +
+	"\vfrom_format\x18\x02 \x01(\tR\n" +
+	"fromFormat\x12\x1b\n" +
+	"\tto_format\x18\x03 \x01(\tR\btoFormat\"\xc0\x01\n" +
+	"\x05Route\x12/\n" +
+	"\x05query\x18\x01 \x01(\v2\x19.seam.idmap.v1.RouteQueryR\x05query\x12/\n" +
+	"\x05state\x18\x02 \x01(\x0e2\x19.seam.idmap.v1.RouteStateR\x05state\x12\x1a\n" +
+	"\bstrategy\x18\x03 \x01(\tR\bstrategy\x12\x1f\n" +
+	"\vtable_pairs\x18\x04 \x01(\x03R\n" +
+	"tablePairs\x12\x18\n" +
+	"\amessage\x18\x05 \x01(\tR\amessage\"L\n" +
+	"\x15DescribeRoutesRequest\x123\n" +
+	"\aqueries\x18\x01 \x03(\v2\x19.seam.idmap.v1.RouteQueryR\aqueries\"F\n" +
+	"\x16DescribeRoutesResponse\x12,\n" +
+	"\x06routes\x18\x01 \x03(\v2\x14.seam.idmap.v1.RouteR\x06routes\"/\n" +
 	"\x0fGetStatsRequest\x12\x1c\n" +
 	"\tnamespace\x18\x01 \x01(\tR\tnamespace\"F\n" +
 	"\x10GetStatsResponse\x122\n" +
@@ -2768,7 +3107,15 @@ const file_seam_idmap_v1_idmap_proto_rawDesc = "" +
 	"\x1cTRANSLATE_STATUS_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14TRANSLATE_STATUS_HIT\x10\x01\x12\x19\n" +
 	"\x15TRANSLATE_STATUS_MISS\x10\x02\x12\x1c\n" +
-	"\x18TRANSLATE_STATUS_INVALID\x10\x032\xae\b\n" +
+	"\x18TRANSLATE_STATUS_INVALID\x10\x03*\xbe\x01\n" +
+	"\n" +
+	"RouteState\x12\x1b\n" +
+	"\x17ROUTE_STATE_UNSPECIFIED\x10\x00\x12\x15\n" +
+	"\x11ROUTE_STATE_READY\x10\x01\x12#\n" +
+	"\x1fROUTE_STATE_NAMESPACE_NOT_FOUND\x10\x02\x12 \n" +
+	"\x1cROUTE_STATE_FORMAT_NOT_FOUND\x10\x03\x12\x1b\n" +
+	"\x17ROUTE_STATE_TABLE_EMPTY\x10\x04\x12\x18\n" +
+	"\x14ROUTE_STATE_NO_ROUTE\x10\x052\x92\t\n" +
 	"\fIdMapService\x12`\n" +
 	"\x0fCreateNamespace\x12%.seam.idmap.v1.CreateNamespaceRequest\x1a&.seam.idmap.v1.CreateNamespaceResponse\x12\\\n" +
 	"\fGetNamespace\x12\".seam.idmap.v1.GetNamespaceRequest\x1a#.seam.idmap.v1.GetNamespaceResponse\"\x03\x90\x02\x01\x12b\n" +
@@ -2781,7 +3128,8 @@ const file_seam_idmap_v1_idmap_proto_rawDesc = "" +
 	"DeletePair\x12 .seam.idmap.v1.DeletePairRequest\x1a!.seam.idmap.v1.DeletePairResponse\x12S\n" +
 	"\tTranslate\x12\x1f.seam.idmap.v1.TranslateRequest\x1a .seam.idmap.v1.TranslateResponse\"\x03\x90\x02\x01\x12d\n" +
 	"\x0fTranslateStream\x12%.seam.idmap.v1.TranslateStreamRequest\x1a&.seam.idmap.v1.TranslateStreamResponse(\x010\x01\x12P\n" +
-	"\bContains\x12\x1e.seam.idmap.v1.ContainsRequest\x1a\x1f.seam.idmap.v1.ContainsResponse\"\x03\x90\x02\x01\x12P\n" +
+	"\bContains\x12\x1e.seam.idmap.v1.ContainsRequest\x1a\x1f.seam.idmap.v1.ContainsResponse\"\x03\x90\x02\x01\x12b\n" +
+	"\x0eDescribeRoutes\x12$.seam.idmap.v1.DescribeRoutesRequest\x1a%.seam.idmap.v1.DescribeRoutesResponse\"\x03\x90\x02\x01\x12P\n" +
 	"\bGetStats\x12\x1e.seam.idmap.v1.GetStatsRequest\x1a\x1f.seam.idmap.v1.GetStatsResponse\"\x03\x90\x02\x01\x12S\n" +
 	"\tListAudit\x12\x1f.seam.idmap.v1.ListAuditRequest\x1a .seam.idmap.v1.ListAuditResponse\"\x03\x90\x02\x01B6Z4github.com/seamdata/seam/proto/seam/idmap/v1;idmapv1b\x06proto3"
 
@@ -2797,114 +3145,125 @@ func file_seam_idmap_v1_idmap_proto_rawDescGZIP() []byte {
 	return file_seam_idmap_v1_idmap_proto_rawDescData
 }
 
-var file_seam_idmap_v1_idmap_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_seam_idmap_v1_idmap_proto_msgTypes = make([]protoimpl.MessageInfo, 39)
+var file_seam_idmap_v1_idmap_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
+var file_seam_idmap_v1_idmap_proto_msgTypes = make([]protoimpl.MessageInfo, 43)
 var file_seam_idmap_v1_idmap_proto_goTypes = []any{
 	(FormatKind)(0),                 // 0: seam.idmap.v1.FormatKind
 	(ConflictPolicy)(0),             // 1: seam.idmap.v1.ConflictPolicy
 	(TranslateStatus)(0),            // 2: seam.idmap.v1.TranslateStatus
-	(*Format)(nil),                  // 3: seam.idmap.v1.Format
-	(*Namespace)(nil),               // 4: seam.idmap.v1.Namespace
-	(*TableInfo)(nil),               // 5: seam.idmap.v1.TableInfo
-	(*TemplateRule)(nil),            // 6: seam.idmap.v1.TemplateRule
-	(*UuidEmbedRule)(nil),           // 7: seam.idmap.v1.UuidEmbedRule
-	(*UuidV5Rule)(nil),              // 8: seam.idmap.v1.UuidV5Rule
-	(*NormalizeRule)(nil),           // 9: seam.idmap.v1.NormalizeRule
-	(*LookupRule)(nil),              // 10: seam.idmap.v1.LookupRule
-	(*Rule)(nil),                    // 11: seam.idmap.v1.Rule
-	(*CreateNamespaceRequest)(nil),  // 12: seam.idmap.v1.CreateNamespaceRequest
-	(*CreateNamespaceResponse)(nil), // 13: seam.idmap.v1.CreateNamespaceResponse
-	(*GetNamespaceRequest)(nil),     // 14: seam.idmap.v1.GetNamespaceRequest
-	(*GetNamespaceResponse)(nil),    // 15: seam.idmap.v1.GetNamespaceResponse
-	(*ListNamespacesRequest)(nil),   // 16: seam.idmap.v1.ListNamespacesRequest
-	(*ListNamespacesResponse)(nil),  // 17: seam.idmap.v1.ListNamespacesResponse
-	(*SetRuleRequest)(nil),          // 18: seam.idmap.v1.SetRuleRequest
-	(*SetRuleResponse)(nil),         // 19: seam.idmap.v1.SetRuleResponse
-	(*ImportHeader)(nil),            // 20: seam.idmap.v1.ImportHeader
-	(*Pair)(nil),                    // 21: seam.idmap.v1.Pair
-	(*PairChunk)(nil),               // 22: seam.idmap.v1.PairChunk
-	(*ImportPairsRequest)(nil),      // 23: seam.idmap.v1.ImportPairsRequest
-	(*Conflict)(nil),                // 24: seam.idmap.v1.Conflict
-	(*ImportPairsResponse)(nil),     // 25: seam.idmap.v1.ImportPairsResponse
-	(*UpsertPairRequest)(nil),       // 26: seam.idmap.v1.UpsertPairRequest
-	(*UpsertPairResponse)(nil),      // 27: seam.idmap.v1.UpsertPairResponse
-	(*DeletePairRequest)(nil),       // 28: seam.idmap.v1.DeletePairRequest
-	(*DeletePairResponse)(nil),      // 29: seam.idmap.v1.DeletePairResponse
-	(*TranslateRequest)(nil),        // 30: seam.idmap.v1.TranslateRequest
-	(*TranslateResponse)(nil),       // 31: seam.idmap.v1.TranslateResponse
-	(*TranslateStreamRequest)(nil),  // 32: seam.idmap.v1.TranslateStreamRequest
-	(*TranslateStreamResponse)(nil), // 33: seam.idmap.v1.TranslateStreamResponse
-	(*ContainsRequest)(nil),         // 34: seam.idmap.v1.ContainsRequest
-	(*ContainsResponse)(nil),        // 35: seam.idmap.v1.ContainsResponse
-	(*Counter)(nil),                 // 36: seam.idmap.v1.Counter
-	(*GetStatsRequest)(nil),         // 37: seam.idmap.v1.GetStatsRequest
-	(*GetStatsResponse)(nil),        // 38: seam.idmap.v1.GetStatsResponse
-	(*AuditRecord)(nil),             // 39: seam.idmap.v1.AuditRecord
-	(*ListAuditRequest)(nil),        // 40: seam.idmap.v1.ListAuditRequest
-	(*ListAuditResponse)(nil),       // 41: seam.idmap.v1.ListAuditResponse
-	(*timestamppb.Timestamp)(nil),   // 42: google.protobuf.Timestamp
+	(RouteState)(0),                 // 3: seam.idmap.v1.RouteState
+	(*Format)(nil),                  // 4: seam.idmap.v1.Format
+	(*Namespace)(nil),               // 5: seam.idmap.v1.Namespace
+	(*TableInfo)(nil),               // 6: seam.idmap.v1.TableInfo
+	(*TemplateRule)(nil),            // 7: seam.idmap.v1.TemplateRule
+	(*UuidEmbedRule)(nil),           // 8: seam.idmap.v1.UuidEmbedRule
+	(*UuidV5Rule)(nil),              // 9: seam.idmap.v1.UuidV5Rule
+	(*NormalizeRule)(nil),           // 10: seam.idmap.v1.NormalizeRule
+	(*LookupRule)(nil),              // 11: seam.idmap.v1.LookupRule
+	(*Rule)(nil),                    // 12: seam.idmap.v1.Rule
+	(*CreateNamespaceRequest)(nil),  // 13: seam.idmap.v1.CreateNamespaceRequest
+	(*CreateNamespaceResponse)(nil), // 14: seam.idmap.v1.CreateNamespaceResponse
+	(*GetNamespaceRequest)(nil),     // 15: seam.idmap.v1.GetNamespaceRequest
+	(*GetNamespaceResponse)(nil),    // 16: seam.idmap.v1.GetNamespaceResponse
+	(*ListNamespacesRequest)(nil),   // 17: seam.idmap.v1.ListNamespacesRequest
+	(*ListNamespacesResponse)(nil),  // 18: seam.idmap.v1.ListNamespacesResponse
+	(*SetRuleRequest)(nil),          // 19: seam.idmap.v1.SetRuleRequest
+	(*SetRuleResponse)(nil),         // 20: seam.idmap.v1.SetRuleResponse
+	(*ImportHeader)(nil),            // 21: seam.idmap.v1.ImportHeader
+	(*Pair)(nil),                    // 22: seam.idmap.v1.Pair
+	(*PairChunk)(nil),               // 23: seam.idmap.v1.PairChunk
+	(*ImportPairsRequest)(nil),      // 24: seam.idmap.v1.ImportPairsRequest
+	(*Conflict)(nil),                // 25: seam.idmap.v1.Conflict
+	(*ImportPairsResponse)(nil),     // 26: seam.idmap.v1.ImportPairsResponse
+	(*UpsertPairRequest)(nil),       // 27: seam.idmap.v1.UpsertPairRequest
+	(*UpsertPairResponse)(nil),      // 28: seam.idmap.v1.UpsertPairResponse
+	(*DeletePairRequest)(nil),       // 29: seam.idmap.v1.DeletePairRequest
+	(*DeletePairResponse)(nil),      // 30: seam.idmap.v1.DeletePairResponse
+	(*TranslateRequest)(nil),        // 31: seam.idmap.v1.TranslateRequest
+	(*TranslateResponse)(nil),       // 32: seam.idmap.v1.TranslateResponse
+	(*TranslateStreamRequest)(nil),  // 33: seam.idmap.v1.TranslateStreamRequest
+	(*TranslateStreamResponse)(nil), // 34: seam.idmap.v1.TranslateStreamResponse
+	(*ContainsRequest)(nil),         // 35: seam.idmap.v1.ContainsRequest
+	(*ContainsResponse)(nil),        // 36: seam.idmap.v1.ContainsResponse
+	(*Counter)(nil),                 // 37: seam.idmap.v1.Counter
+	(*RouteQuery)(nil),              // 38: seam.idmap.v1.RouteQuery
+	(*Route)(nil),                   // 39: seam.idmap.v1.Route
+	(*DescribeRoutesRequest)(nil),   // 40: seam.idmap.v1.DescribeRoutesRequest
+	(*DescribeRoutesResponse)(nil),  // 41: seam.idmap.v1.DescribeRoutesResponse
+	(*GetStatsRequest)(nil),         // 42: seam.idmap.v1.GetStatsRequest
+	(*GetStatsResponse)(nil),        // 43: seam.idmap.v1.GetStatsResponse
+	(*AuditRecord)(nil),             // 44: seam.idmap.v1.AuditRecord
+	(*ListAuditRequest)(nil),        // 45: seam.idmap.v1.ListAuditRequest
+	(*ListAuditResponse)(nil),       // 46: seam.idmap.v1.ListAuditResponse
+	(*timestamppb.Timestamp)(nil),   // 47: google.protobuf.Timestamp
 }
 var file_seam_idmap_v1_idmap_proto_depIdxs = []int32{
 	0,  // 0: seam.idmap.v1.Format.kind:type_name -> seam.idmap.v1.FormatKind
-	3,  // 1: seam.idmap.v1.Namespace.formats:type_name -> seam.idmap.v1.Format
-	11, // 2: seam.idmap.v1.Namespace.rules:type_name -> seam.idmap.v1.Rule
-	5,  // 3: seam.idmap.v1.Namespace.tables:type_name -> seam.idmap.v1.TableInfo
-	42, // 4: seam.idmap.v1.Namespace.create_time:type_name -> google.protobuf.Timestamp
-	42, // 5: seam.idmap.v1.TableInfo.update_time:type_name -> google.protobuf.Timestamp
-	6,  // 6: seam.idmap.v1.Rule.template:type_name -> seam.idmap.v1.TemplateRule
-	7,  // 7: seam.idmap.v1.Rule.uuid_embed:type_name -> seam.idmap.v1.UuidEmbedRule
-	8,  // 8: seam.idmap.v1.Rule.uuid_v5:type_name -> seam.idmap.v1.UuidV5Rule
-	9,  // 9: seam.idmap.v1.Rule.normalize:type_name -> seam.idmap.v1.NormalizeRule
-	10, // 10: seam.idmap.v1.Rule.lookup:type_name -> seam.idmap.v1.LookupRule
-	4,  // 11: seam.idmap.v1.CreateNamespaceRequest.namespace:type_name -> seam.idmap.v1.Namespace
-	4,  // 12: seam.idmap.v1.CreateNamespaceResponse.namespace:type_name -> seam.idmap.v1.Namespace
-	4,  // 13: seam.idmap.v1.GetNamespaceResponse.namespace:type_name -> seam.idmap.v1.Namespace
-	4,  // 14: seam.idmap.v1.ListNamespacesResponse.namespaces:type_name -> seam.idmap.v1.Namespace
-	11, // 15: seam.idmap.v1.SetRuleRequest.rule:type_name -> seam.idmap.v1.Rule
-	11, // 16: seam.idmap.v1.SetRuleResponse.rule:type_name -> seam.idmap.v1.Rule
+	4,  // 1: seam.idmap.v1.Namespace.formats:type_name -> seam.idmap.v1.Format
+	12, // 2: seam.idmap.v1.Namespace.rules:type_name -> seam.idmap.v1.Rule
+	6,  // 3: seam.idmap.v1.Namespace.tables:type_name -> seam.idmap.v1.TableInfo
+	47, // 4: seam.idmap.v1.Namespace.create_time:type_name -> google.protobuf.Timestamp
+	47, // 5: seam.idmap.v1.TableInfo.update_time:type_name -> google.protobuf.Timestamp
+	7,  // 6: seam.idmap.v1.Rule.template:type_name -> seam.idmap.v1.TemplateRule
+	8,  // 7: seam.idmap.v1.Rule.uuid_embed:type_name -> seam.idmap.v1.UuidEmbedRule
+	9,  // 8: seam.idmap.v1.Rule.uuid_v5:type_name -> seam.idmap.v1.UuidV5Rule
+	10, // 9: seam.idmap.v1.Rule.normalize:type_name -> seam.idmap.v1.NormalizeRule
+	11, // 10: seam.idmap.v1.Rule.lookup:type_name -> seam.idmap.v1.LookupRule
+	5,  // 11: seam.idmap.v1.CreateNamespaceRequest.namespace:type_name -> seam.idmap.v1.Namespace
+	5,  // 12: seam.idmap.v1.CreateNamespaceResponse.namespace:type_name -> seam.idmap.v1.Namespace
+	5,  // 13: seam.idmap.v1.GetNamespaceResponse.namespace:type_name -> seam.idmap.v1.Namespace
+	5,  // 14: seam.idmap.v1.ListNamespacesResponse.namespaces:type_name -> seam.idmap.v1.Namespace
+	12, // 15: seam.idmap.v1.SetRuleRequest.rule:type_name -> seam.idmap.v1.Rule
+	12, // 16: seam.idmap.v1.SetRuleResponse.rule:type_name -> seam.idmap.v1.Rule
 	1,  // 17: seam.idmap.v1.ImportHeader.on_conflict:type_name -> seam.idmap.v1.ConflictPolicy
-	21, // 18: seam.idmap.v1.PairChunk.pairs:type_name -> seam.idmap.v1.Pair
-	20, // 19: seam.idmap.v1.ImportPairsRequest.header:type_name -> seam.idmap.v1.ImportHeader
-	22, // 20: seam.idmap.v1.ImportPairsRequest.chunk:type_name -> seam.idmap.v1.PairChunk
-	21, // 21: seam.idmap.v1.Conflict.pair:type_name -> seam.idmap.v1.Pair
-	21, // 22: seam.idmap.v1.Conflict.existing:type_name -> seam.idmap.v1.Pair
-	24, // 23: seam.idmap.v1.ImportPairsResponse.conflicts:type_name -> seam.idmap.v1.Conflict
-	21, // 24: seam.idmap.v1.UpsertPairRequest.pair:type_name -> seam.idmap.v1.Pair
+	22, // 18: seam.idmap.v1.PairChunk.pairs:type_name -> seam.idmap.v1.Pair
+	21, // 19: seam.idmap.v1.ImportPairsRequest.header:type_name -> seam.idmap.v1.ImportHeader
+	23, // 20: seam.idmap.v1.ImportPairsRequest.chunk:type_name -> seam.idmap.v1.PairChunk
+	22, // 21: seam.idmap.v1.Conflict.pair:type_name -> seam.idmap.v1.Pair
+	22, // 22: seam.idmap.v1.Conflict.existing:type_name -> seam.idmap.v1.Pair
+	25, // 23: seam.idmap.v1.ImportPairsResponse.conflicts:type_name -> seam.idmap.v1.Conflict
+	22, // 24: seam.idmap.v1.UpsertPairRequest.pair:type_name -> seam.idmap.v1.Pair
 	2,  // 25: seam.idmap.v1.TranslateResponse.statuses:type_name -> seam.idmap.v1.TranslateStatus
-	30, // 26: seam.idmap.v1.TranslateStreamRequest.request:type_name -> seam.idmap.v1.TranslateRequest
-	31, // 27: seam.idmap.v1.TranslateStreamResponse.response:type_name -> seam.idmap.v1.TranslateResponse
-	36, // 28: seam.idmap.v1.GetStatsResponse.counters:type_name -> seam.idmap.v1.Counter
-	42, // 29: seam.idmap.v1.AuditRecord.time:type_name -> google.protobuf.Timestamp
-	39, // 30: seam.idmap.v1.ListAuditResponse.records:type_name -> seam.idmap.v1.AuditRecord
-	12, // 31: seam.idmap.v1.IdMapService.CreateNamespace:input_type -> seam.idmap.v1.CreateNamespaceRequest
-	14, // 32: seam.idmap.v1.IdMapService.GetNamespace:input_type -> seam.idmap.v1.GetNamespaceRequest
-	16, // 33: seam.idmap.v1.IdMapService.ListNamespaces:input_type -> seam.idmap.v1.ListNamespacesRequest
-	18, // 34: seam.idmap.v1.IdMapService.SetRule:input_type -> seam.idmap.v1.SetRuleRequest
-	23, // 35: seam.idmap.v1.IdMapService.ImportPairs:input_type -> seam.idmap.v1.ImportPairsRequest
-	26, // 36: seam.idmap.v1.IdMapService.UpsertPair:input_type -> seam.idmap.v1.UpsertPairRequest
-	28, // 37: seam.idmap.v1.IdMapService.DeletePair:input_type -> seam.idmap.v1.DeletePairRequest
-	30, // 38: seam.idmap.v1.IdMapService.Translate:input_type -> seam.idmap.v1.TranslateRequest
-	32, // 39: seam.idmap.v1.IdMapService.TranslateStream:input_type -> seam.idmap.v1.TranslateStreamRequest
-	34, // 40: seam.idmap.v1.IdMapService.Contains:input_type -> seam.idmap.v1.ContainsRequest
-	37, // 41: seam.idmap.v1.IdMapService.GetStats:input_type -> seam.idmap.v1.GetStatsRequest
-	40, // 42: seam.idmap.v1.IdMapService.ListAudit:input_type -> seam.idmap.v1.ListAuditRequest
-	13, // 43: seam.idmap.v1.IdMapService.CreateNamespace:output_type -> seam.idmap.v1.CreateNamespaceResponse
-	15, // 44: seam.idmap.v1.IdMapService.GetNamespace:output_type -> seam.idmap.v1.GetNamespaceResponse
-	17, // 45: seam.idmap.v1.IdMapService.ListNamespaces:output_type -> seam.idmap.v1.ListNamespacesResponse
-	19, // 46: seam.idmap.v1.IdMapService.SetRule:output_type -> seam.idmap.v1.SetRuleResponse
-	25, // 47: seam.idmap.v1.IdMapService.ImportPairs:output_type -> seam.idmap.v1.ImportPairsResponse
-	27, // 48: seam.idmap.v1.IdMapService.UpsertPair:output_type -> seam.idmap.v1.UpsertPairResponse
-	29, // 49: seam.idmap.v1.IdMapService.DeletePair:output_type -> seam.idmap.v1.DeletePairResponse
-	31, // 50: seam.idmap.v1.IdMapService.Translate:output_type -> seam.idmap.v1.TranslateResponse
-	33, // 51: seam.idmap.v1.IdMapService.TranslateStream:output_type -> seam.idmap.v1.TranslateStreamResponse
-	35, // 52: seam.idmap.v1.IdMapService.Contains:output_type -> seam.idmap.v1.ContainsResponse
-	38, // 53: seam.idmap.v1.IdMapService.GetStats:output_type -> seam.idmap.v1.GetStatsResponse
-	41, // 54: seam.idmap.v1.IdMapService.ListAudit:output_type -> seam.idmap.v1.ListAuditResponse
-	43, // [43:55] is the sub-list for method output_type
-	31, // [31:43] is the sub-list for method input_type
-	31, // [31:31] is the sub-list for extension type_name
-	31, // [31:31] is the sub-list for extension extendee
-	0,  // [0:31] is the sub-list for field type_name
+	31, // 26: seam.idmap.v1.TranslateStreamRequest.request:type_name -> seam.idmap.v1.TranslateRequest
+	32, // 27: seam.idmap.v1.TranslateStreamResponse.response:type_name -> seam.idmap.v1.TranslateResponse
+	38, // 28: seam.idmap.v1.Route.query:type_name -> seam.idmap.v1.RouteQuery
+	3,  // 29: seam.idmap.v1.Route.state:type_name -> seam.idmap.v1.RouteState
+	38, // 30: seam.idmap.v1.DescribeRoutesRequest.queries:type_name -> seam.idmap.v1.RouteQuery
+	39, // 31: seam.idmap.v1.DescribeRoutesResponse.routes:type_name -> seam.idmap.v1.Route
+	37, // 32: seam.idmap.v1.GetStatsResponse.counters:type_name -> seam.idmap.v1.Counter
+	47, // 33: seam.idmap.v1.AuditRecord.time:type_name -> google.protobuf.Timestamp
+	44, // 34: seam.idmap.v1.ListAuditResponse.records:type_name -> seam.idmap.v1.AuditRecord
+	13, // 35: seam.idmap.v1.IdMapService.CreateNamespace:input_type -> seam.idmap.v1.CreateNamespaceRequest
+	15, // 36: seam.idmap.v1.IdMapService.GetNamespace:input_type -> seam.idmap.v1.GetNamespaceRequest
+	17, // 37: seam.idmap.v1.IdMapService.ListNamespaces:input_type -> seam.idmap.v1.ListNamespacesRequest
+	19, // 38: seam.idmap.v1.IdMapService.SetRule:input_type -> seam.idmap.v1.SetRuleRequest
+	24, // 39: seam.idmap.v1.IdMapService.ImportPairs:input_type -> seam.idmap.v1.ImportPairsRequest
+	27, // 40: seam.idmap.v1.IdMapService.UpsertPair:input_type -> seam.idmap.v1.UpsertPairRequest
+	29, // 41: seam.idmap.v1.IdMapService.DeletePair:input_type -> seam.idmap.v1.DeletePairRequest
+	31, // 42: seam.idmap.v1.IdMapService.Translate:input_type -> seam.idmap.v1.TranslateRequest
+	33, // 43: seam.idmap.v1.IdMapService.TranslateStream:input_type -> seam.idmap.v1.TranslateStreamRequest
+	35, // 44: seam.idmap.v1.IdMapService.Contains:input_type -> seam.idmap.v1.ContainsRequest
+	40, // 45: seam.idmap.v1.IdMapService.DescribeRoutes:input_type -> seam.idmap.v1.DescribeRoutesRequest
+	42, // 46: seam.idmap.v1.IdMapService.GetStats:input_type -> seam.idmap.v1.GetStatsRequest
+	45, // 47: seam.idmap.v1.IdMapService.ListAudit:input_type -> seam.idmap.v1.ListAuditRequest
+	14, // 48: seam.idmap.v1.IdMapService.CreateNamespace:output_type -> seam.idmap.v1.CreateNamespaceResponse
+	16, // 49: seam.idmap.v1.IdMapService.GetNamespace:output_type -> seam.idmap.v1.GetNamespaceResponse
+	18, // 50: seam.idmap.v1.IdMapService.ListNamespaces:output_type -> seam.idmap.v1.ListNamespacesResponse
+	20, // 51: seam.idmap.v1.IdMapService.SetRule:output_type -> seam.idmap.v1.SetRuleResponse
+	26, // 52: seam.idmap.v1.IdMapService.ImportPairs:output_type -> seam.idmap.v1.ImportPairsResponse
+	28, // 53: seam.idmap.v1.IdMapService.UpsertPair:output_type -> seam.idmap.v1.UpsertPairResponse
+	30, // 54: seam.idmap.v1.IdMapService.DeletePair:output_type -> seam.idmap.v1.DeletePairResponse
+	32, // 55: seam.idmap.v1.IdMapService.Translate:output_type -> seam.idmap.v1.TranslateResponse
+	34, // 56: seam.idmap.v1.IdMapService.TranslateStream:output_type -> seam.idmap.v1.TranslateStreamResponse
+	36, // 57: seam.idmap.v1.IdMapService.Contains:output_type -> seam.idmap.v1.ContainsResponse
+	41, // 58: seam.idmap.v1.IdMapService.DescribeRoutes:output_type -> seam.idmap.v1.DescribeRoutesResponse
+	43, // 59: seam.idmap.v1.IdMapService.GetStats:output_type -> seam.idmap.v1.GetStatsResponse
+	46, // 60: seam.idmap.v1.IdMapService.ListAudit:output_type -> seam.idmap.v1.ListAuditResponse
+	48, // [48:61] is the sub-list for method output_type
+	35, // [35:48] is the sub-list for method input_type
+	35, // [35:35] is the sub-list for extension type_name
+	35, // [35:35] is the sub-list for extension extendee
+	0,  // [0:35] is the sub-list for field type_name
 }
 
 func init() { file_seam_idmap_v1_idmap_proto_init() }
@@ -2928,8 +3287,8 @@ func file_seam_idmap_v1_idmap_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_seam_idmap_v1_idmap_proto_rawDesc), len(file_seam_idmap_v1_idmap_proto_rawDesc)),
-			NumEnums:      3,
-			NumMessages:   39,
+			NumEnums:      4,
+			NumMessages:   43,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -33,6 +33,7 @@ const (
 	IdMapService_Translate_FullMethodName       = "/seam.idmap.v1.IdMapService/Translate"
 	IdMapService_TranslateStream_FullMethodName = "/seam.idmap.v1.IdMapService/TranslateStream"
 	IdMapService_Contains_FullMethodName        = "/seam.idmap.v1.IdMapService/Contains"
+	IdMapService_DescribeRoutes_FullMethodName  = "/seam.idmap.v1.IdMapService/DescribeRoutes"
 	IdMapService_GetStats_FullMethodName        = "/seam.idmap.v1.IdMapService/GetStats"
 	IdMapService_ListAudit_FullMethodName       = "/seam.idmap.v1.IdMapService/ListAudit"
 )
@@ -63,8 +64,13 @@ type IdMapServiceClient interface {
 	Translate(ctx context.Context, in *TranslateRequest, opts ...grpc.CallOption) (*TranslateResponse, error)
 	// TranslateStream translates batches of ids on one stream.
 	TranslateStream(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[TranslateStreamRequest, TranslateStreamResponse], error)
-	// Contains reports whether ids exist in a format of a namespace.
+	// Contains reports whether ids are known in a format of a namespace: in
+	// its member list or on that format's side of a lookup table.
 	Contains(ctx context.Context, in *ContainsRequest, opts ...grpc.CallOption) (*ContainsResponse, error)
+	// DescribeRoutes says, for each namespace and ordered pair of formats,
+	// whether Translate can answer now and how: the question the registry
+	// asks before it accepts or activates a migration.
+	DescribeRoutes(ctx context.Context, in *DescribeRoutesRequest, opts ...grpc.CallOption) (*DescribeRoutesResponse, error)
 	// GetStats returns hit, miss and invalid counters.
 	GetStats(ctx context.Context, in *GetStatsRequest, opts ...grpc.CallOption) (*GetStatsResponse, error)
 	// ListAudit lists the audited single-pair changes and imports.
@@ -185,6 +191,16 @@ func (c *idMapServiceClient) Contains(ctx context.Context, in *ContainsRequest, 
 	return out, nil
 }
 
+func (c *idMapServiceClient) DescribeRoutes(ctx context.Context, in *DescribeRoutesRequest, opts ...grpc.CallOption) (*DescribeRoutesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DescribeRoutesResponse)
+	err := c.cc.Invoke(ctx, IdMapService_DescribeRoutes_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *idMapServiceClient) GetStats(ctx context.Context, in *GetStatsRequest, opts ...grpc.CallOption) (*GetStatsResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(GetStatsResponse)
@@ -231,8 +247,13 @@ type IdMapServiceServer interface {
 	Translate(context.Context, *TranslateRequest) (*TranslateResponse, error)
 	// TranslateStream translates batches of ids on one stream.
 	TranslateStream(grpc.BidiStreamingServer[TranslateStreamRequest, TranslateStreamResponse]) error
-	// Contains reports whether ids exist in a format of a namespace.
+	// Contains reports whether ids are known in a format of a namespace: in
+	// its member list or on that format's side of a lookup table.
 	Contains(context.Context, *ContainsRequest) (*ContainsResponse, error)
+	// DescribeRoutes says, for each namespace and ordered pair of formats,
+	// whether Translate can answer now and how: the question the registry
+	// asks before it accepts or activates a migration.
+	DescribeRoutes(context.Context, *DescribeRoutesRequest) (*DescribeRoutesResponse, error)
 	// GetStats returns hit, miss and invalid counters.
 	GetStats(context.Context, *GetStatsRequest) (*GetStatsResponse, error)
 	// ListAudit lists the audited single-pair changes and imports.
@@ -276,6 +297,9 @@ func (UnimplementedIdMapServiceServer) TranslateStream(grpc.BidiStreamingServer[
 }
 func (UnimplementedIdMapServiceServer) Contains(context.Context, *ContainsRequest) (*ContainsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Contains not implemented")
+}
+func (UnimplementedIdMapServiceServer) DescribeRoutes(context.Context, *DescribeRoutesRequest) (*DescribeRoutesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DescribeRoutes not implemented")
 }
 func (UnimplementedIdMapServiceServer) GetStats(context.Context, *GetStatsRequest) (*GetStatsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetStats not implemented")
@@ -462,6 +486,24 @@ func _IdMapService_Contains_Handler(srv interface{}, ctx context.Context, dec fu
 	return interceptor(ctx, in, info, handler)
 }
 
+func _IdMapService_DescribeRoutes_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DescribeRoutesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(IdMapServiceServer).DescribeRoutes(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: IdMapService_DescribeRoutes_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(IdMapServiceServer).DescribeRoutes(ctx, req.(*DescribeRoutesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _IdMapService_GetStats_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(GetStatsRequest)
 	if err := dec(in); err != nil {
@@ -536,6 +578,10 @@ var IdMapService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Contains",
 			Handler:    _IdMapService_Contains_Handler,
+		},
+		{
+			MethodName: "DescribeRoutes",
+			Handler:    _IdMapService_DescribeRoutes_Handler,
 		},
 		{
 			MethodName: "GetStats",

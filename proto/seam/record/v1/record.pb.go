@@ -104,9 +104,14 @@ const (
 	ErrorCode_ERROR_CODE_CHECK_FAILED      ErrorCode = 13
 	ErrorCode_ERROR_CODE_TOO_LARGE         ErrorCode = 14
 	ErrorCode_ERROR_CODE_SOURCE_CONTAINED  ErrorCode = 15
-	// ERROR_CODE_WRONG_PARTITION means the record's partition time places it
-	// in another partition than the one its batch was sent for.
-	ErrorCode_ERROR_CODE_WRONG_PARTITION ErrorCode = 16
+	// ERROR_CODE_UNDECLARED_FIELD: the record carries a top-level field the
+	// contract does not declare, and the contract's additional_fields is
+	// QUARANTINE or REJECT.
+	ErrorCode_ERROR_CODE_UNDECLARED_FIELD ErrorCode = 16
+	// ERROR_CODE_OUTSIDE_PARTITION: the record's event time lies outside the
+	// partition it was sent in (an in_partition check, or the contract's
+	// partition_time).
+	ErrorCode_ERROR_CODE_OUTSIDE_PARTITION ErrorCode = 17
 )
 
 // Enum value maps for ErrorCode.
@@ -128,7 +133,8 @@ var (
 		13: "ERROR_CODE_CHECK_FAILED",
 		14: "ERROR_CODE_TOO_LARGE",
 		15: "ERROR_CODE_SOURCE_CONTAINED",
-		16: "ERROR_CODE_WRONG_PARTITION",
+		16: "ERROR_CODE_UNDECLARED_FIELD",
+		17: "ERROR_CODE_OUTSIDE_PARTITION",
 	}
 	ErrorCode_value = map[string]int32{
 		"ERROR_CODE_UNSPECIFIED":       0,
@@ -147,7 +153,8 @@ var (
 		"ERROR_CODE_CHECK_FAILED":      13,
 		"ERROR_CODE_TOO_LARGE":         14,
 		"ERROR_CODE_SOURCE_CONTAINED":  15,
-		"ERROR_CODE_WRONG_PARTITION":   16,
+		"ERROR_CODE_UNDECLARED_FIELD":  16,
+		"ERROR_CODE_OUTSIDE_PARTITION": 17,
 	}
 )
 
@@ -692,7 +699,7 @@ const file_seam_record_v1_record_proto_rawDesc = "" +
 	"\vFORMAT_JSON\x10\x01\x12\x11\n" +
 	"\rFORMAT_NDJSON\x10\x02\x12\x0e\n" +
 	"\n" +
-	"FORMAT_CSV\x10\x03*\xfe\x03\n" +
+	"FORMAT_CSV\x10\x03*\xa1\x04\n" +
 	"\tErrorCode\x12\x1a\n" +
 	"\x16ERROR_CODE_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14ERROR_CODE_MALFORMED\x10\x01\x12\x1c\n" +
@@ -710,8 +717,9 @@ const file_seam_record_v1_record_proto_rawDesc = "" +
 	"\x1cERROR_CODE_EXPRESSION_FAILED\x10\f\x12\x1b\n" +
 	"\x17ERROR_CODE_CHECK_FAILED\x10\r\x12\x18\n" +
 	"\x14ERROR_CODE_TOO_LARGE\x10\x0e\x12\x1f\n" +
-	"\x1bERROR_CODE_SOURCE_CONTAINED\x10\x0f\x12\x1e\n" +
-	"\x1aERROR_CODE_WRONG_PARTITION\x10\x10B8Z6github.com/seamdata/seam/proto/seam/record/v1;recordv1b\x06proto3"
+	"\x1bERROR_CODE_SOURCE_CONTAINED\x10\x0f\x12\x1f\n" +
+	"\x1bERROR_CODE_UNDECLARED_FIELD\x10\x10\x12 \n" +
+	"\x1cERROR_CODE_OUTSIDE_PARTITION\x10\x11B8Z6github.com/seamdata/seam/proto/seam/record/v1;recordv1b\x06proto3"
 
 var (
 	file_seam_record_v1_record_proto_rawDescOnce sync.Once

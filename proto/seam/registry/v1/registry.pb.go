@@ -14,6 +14,7 @@ import (
 	v1 "github.com/seamdata/seam/proto/seam/contract/v1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	structpb "google.golang.org/protobuf/types/known/structpb"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
 	sync "sync"
@@ -202,6 +203,118 @@ func (Verdict) EnumDescriptor() ([]byte, []int) {
 	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{2}
 }
 
+// ContractFormat is the language a contract document is written in.
+type ContractFormat int32
+
+const (
+	ContractFormat_CONTRACT_FORMAT_UNSPECIFIED ContractFormat = 0
+	// CONTRACT_FORMAT_SEAM is Seam's own YAML or JSON.
+	ContractFormat_CONTRACT_FORMAT_SEAM ContractFormat = 1
+	// CONTRACT_FORMAT_ODCS is an Open Data Contract Standard v3 contract.
+	ContractFormat_CONTRACT_FORMAT_ODCS ContractFormat = 2
+	// CONTRACT_FORMAT_JSON_SCHEMA is a JSON Schema of one record.
+	ContractFormat_CONTRACT_FORMAT_JSON_SCHEMA ContractFormat = 3
+)
+
+// Enum value maps for ContractFormat.
+var (
+	ContractFormat_name = map[int32]string{
+		0: "CONTRACT_FORMAT_UNSPECIFIED",
+		1: "CONTRACT_FORMAT_SEAM",
+		2: "CONTRACT_FORMAT_ODCS",
+		3: "CONTRACT_FORMAT_JSON_SCHEMA",
+	}
+	ContractFormat_value = map[string]int32{
+		"CONTRACT_FORMAT_UNSPECIFIED": 0,
+		"CONTRACT_FORMAT_SEAM":        1,
+		"CONTRACT_FORMAT_ODCS":        2,
+		"CONTRACT_FORMAT_JSON_SCHEMA": 3,
+	}
+)
+
+func (x ContractFormat) Enum() *ContractFormat {
+	p := new(ContractFormat)
+	*p = x
+	return p
+}
+
+func (x ContractFormat) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ContractFormat) Descriptor() protoreflect.EnumDescriptor {
+	return file_seam_registry_v1_registry_proto_enumTypes[3].Descriptor()
+}
+
+func (ContractFormat) Type() protoreflect.EnumType {
+	return &file_seam_registry_v1_registry_proto_enumTypes[3]
+}
+
+func (x ContractFormat) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ContractFormat.Descriptor instead.
+func (ContractFormat) EnumDescriptor() ([]byte, []int) {
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{3}
+}
+
+// ImportNoteKind says what happened to a part of a converted document.
+type ImportNoteKind int32
+
+const (
+	ImportNoteKind_IMPORT_NOTE_KIND_UNSPECIFIED ImportNoteKind = 0
+	// IMPORT_NOTE_KIND_DROPPED: Seam has no equivalent; not carried over.
+	ImportNoteKind_IMPORT_NOTE_KIND_DROPPED ImportNoteKind = 1
+	// IMPORT_NOTE_KIND_APPROXIMATED: carried over with a different meaning.
+	ImportNoteKind_IMPORT_NOTE_KIND_APPROXIMATED ImportNoteKind = 2
+	// IMPORT_NOTE_KIND_KEPT: kept as a contract label, not acted on.
+	ImportNoteKind_IMPORT_NOTE_KIND_KEPT ImportNoteKind = 3
+)
+
+// Enum value maps for ImportNoteKind.
+var (
+	ImportNoteKind_name = map[int32]string{
+		0: "IMPORT_NOTE_KIND_UNSPECIFIED",
+		1: "IMPORT_NOTE_KIND_DROPPED",
+		2: "IMPORT_NOTE_KIND_APPROXIMATED",
+		3: "IMPORT_NOTE_KIND_KEPT",
+	}
+	ImportNoteKind_value = map[string]int32{
+		"IMPORT_NOTE_KIND_UNSPECIFIED":  0,
+		"IMPORT_NOTE_KIND_DROPPED":      1,
+		"IMPORT_NOTE_KIND_APPROXIMATED": 2,
+		"IMPORT_NOTE_KIND_KEPT":         3,
+	}
+)
+
+func (x ImportNoteKind) Enum() *ImportNoteKind {
+	p := new(ImportNoteKind)
+	*p = x
+	return p
+}
+
+func (x ImportNoteKind) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ImportNoteKind) Descriptor() protoreflect.EnumDescriptor {
+	return file_seam_registry_v1_registry_proto_enumTypes[4].Descriptor()
+}
+
+func (ImportNoteKind) Type() protoreflect.EnumType {
+	return &file_seam_registry_v1_registry_proto_enumTypes[4]
+}
+
+func (x ImportNoteKind) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ImportNoteKind.Descriptor instead.
+func (ImportNoteKind) EnumDescriptor() ([]byte, []int) {
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{4}
+}
+
 // UsageKind says how a consumer uses an input.
 type UsageKind int32
 
@@ -242,11 +355,11 @@ func (x UsageKind) String() string {
 }
 
 func (UsageKind) Descriptor() protoreflect.EnumDescriptor {
-	return file_seam_registry_v1_registry_proto_enumTypes[3].Descriptor()
+	return file_seam_registry_v1_registry_proto_enumTypes[5].Descriptor()
 }
 
 func (UsageKind) Type() protoreflect.EnumType {
-	return &file_seam_registry_v1_registry_proto_enumTypes[3]
+	return &file_seam_registry_v1_registry_proto_enumTypes[5]
 }
 
 func (x UsageKind) Number() protoreflect.EnumNumber {
@@ -255,7 +368,129 @@ func (x UsageKind) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use UsageKind.Descriptor instead.
 func (UsageKind) EnumDescriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{3}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{5}
+}
+
+// ConsumerOrigin says how the registry learned of a consumer.
+type ConsumerOrigin int32
+
+const (
+	// CONSUMER_ORIGIN_UNSPECIFIED is read as DECLARED.
+	ConsumerOrigin_CONSUMER_ORIGIN_UNSPECIFIED ConsumerOrigin = 0
+	// CONSUMER_ORIGIN_DECLARED consumers were registered by hand; lineage
+	// events never change them.
+	ConsumerOrigin_CONSUMER_ORIGIN_DECLARED ConsumerOrigin = 1
+	// CONSUMER_ORIGIN_OPENLINEAGE consumers were learned from OpenLineage
+	// run events and follow each new run of their job.
+	ConsumerOrigin_CONSUMER_ORIGIN_OPENLINEAGE ConsumerOrigin = 2
+)
+
+// Enum value maps for ConsumerOrigin.
+var (
+	ConsumerOrigin_name = map[int32]string{
+		0: "CONSUMER_ORIGIN_UNSPECIFIED",
+		1: "CONSUMER_ORIGIN_DECLARED",
+		2: "CONSUMER_ORIGIN_OPENLINEAGE",
+	}
+	ConsumerOrigin_value = map[string]int32{
+		"CONSUMER_ORIGIN_UNSPECIFIED": 0,
+		"CONSUMER_ORIGIN_DECLARED":    1,
+		"CONSUMER_ORIGIN_OPENLINEAGE": 2,
+	}
+)
+
+func (x ConsumerOrigin) Enum() *ConsumerOrigin {
+	p := new(ConsumerOrigin)
+	*p = x
+	return p
+}
+
+func (x ConsumerOrigin) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ConsumerOrigin) Descriptor() protoreflect.EnumDescriptor {
+	return file_seam_registry_v1_registry_proto_enumTypes[6].Descriptor()
+}
+
+func (ConsumerOrigin) Type() protoreflect.EnumType {
+	return &file_seam_registry_v1_registry_proto_enumTypes[6]
+}
+
+func (x ConsumerOrigin) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ConsumerOrigin.Descriptor instead.
+func (ConsumerOrigin) EnumDescriptor() ([]byte, []int) {
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{6}
+}
+
+// LineageAction is what one OpenLineage event did to the consumers.
+type LineageAction int32
+
+const (
+	LineageAction_LINEAGE_ACTION_UNSPECIFIED LineageAction = 0
+	// LINEAGE_ACTION_CREATED: a new learned consumer.
+	LineageAction_LINEAGE_ACTION_CREATED LineageAction = 1
+	// LINEAGE_ACTION_UPDATED: the learned consumer's inputs or outputs changed.
+	LineageAction_LINEAGE_ACTION_UPDATED LineageAction = 2
+	// LINEAGE_ACTION_UNCHANGED: the event said nothing new.
+	LineageAction_LINEAGE_ACTION_UNCHANGED LineageAction = 3
+	// LINEAGE_ACTION_KEPT_DECLARED: a consumer of that name was declared by
+	// hand and wins over what the event says.
+	LineageAction_LINEAGE_ACTION_KEPT_DECLARED LineageAction = 4
+	// LINEAGE_ACTION_IGNORED: accepted, but it names no datasets (a parent
+	// job, a step), is a dataset or job event, or is older than the run the
+	// consumer follows.
+	LineageAction_LINEAGE_ACTION_IGNORED LineageAction = 5
+)
+
+// Enum value maps for LineageAction.
+var (
+	LineageAction_name = map[int32]string{
+		0: "LINEAGE_ACTION_UNSPECIFIED",
+		1: "LINEAGE_ACTION_CREATED",
+		2: "LINEAGE_ACTION_UPDATED",
+		3: "LINEAGE_ACTION_UNCHANGED",
+		4: "LINEAGE_ACTION_KEPT_DECLARED",
+		5: "LINEAGE_ACTION_IGNORED",
+	}
+	LineageAction_value = map[string]int32{
+		"LINEAGE_ACTION_UNSPECIFIED":   0,
+		"LINEAGE_ACTION_CREATED":       1,
+		"LINEAGE_ACTION_UPDATED":       2,
+		"LINEAGE_ACTION_UNCHANGED":     3,
+		"LINEAGE_ACTION_KEPT_DECLARED": 4,
+		"LINEAGE_ACTION_IGNORED":       5,
+	}
+)
+
+func (x LineageAction) Enum() *LineageAction {
+	p := new(LineageAction)
+	*p = x
+	return p
+}
+
+func (x LineageAction) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (LineageAction) Descriptor() protoreflect.EnumDescriptor {
+	return file_seam_registry_v1_registry_proto_enumTypes[7].Descriptor()
+}
+
+func (LineageAction) Type() protoreflect.EnumType {
+	return &file_seam_registry_v1_registry_proto_enumTypes[7]
+}
+
+func (x LineageAction) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use LineageAction.Descriptor instead.
+func (LineageAction) EnumDescriptor() ([]byte, []int) {
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{7}
 }
 
 // EventType is the kind of a registry event.
@@ -275,6 +510,9 @@ const (
 	EventType_EVENT_TYPE_BACKFILL_COMPLETED         EventType = 10
 	EventType_EVENT_TYPE_UNANNOUNCED_CHANGE         EventType = 11
 	EventType_EVENT_TYPE_ALERT_RAISED               EventType = 12
+	// EVENT_TYPE_ACTIVATION_HELD: a SCHEDULED version reached its effective
+	// time but its migration cannot run yet; the message says why.
+	EventType_EVENT_TYPE_ACTIVATION_HELD EventType = 13
 )
 
 // Enum value maps for EventType.
@@ -293,6 +531,7 @@ var (
 		10: "EVENT_TYPE_BACKFILL_COMPLETED",
 		11: "EVENT_TYPE_UNANNOUNCED_CHANGE",
 		12: "EVENT_TYPE_ALERT_RAISED",
+		13: "EVENT_TYPE_ACTIVATION_HELD",
 	}
 	EventType_value = map[string]int32{
 		"EVENT_TYPE_UNSPECIFIED":                0,
@@ -308,6 +547,7 @@ var (
 		"EVENT_TYPE_BACKFILL_COMPLETED":         10,
 		"EVENT_TYPE_UNANNOUNCED_CHANGE":         11,
 		"EVENT_TYPE_ALERT_RAISED":               12,
+		"EVENT_TYPE_ACTIVATION_HELD":            13,
 	}
 )
 
@@ -322,11 +562,11 @@ func (x EventType) String() string {
 }
 
 func (EventType) Descriptor() protoreflect.EnumDescriptor {
-	return file_seam_registry_v1_registry_proto_enumTypes[4].Descriptor()
+	return file_seam_registry_v1_registry_proto_enumTypes[8].Descriptor()
 }
 
 func (EventType) Type() protoreflect.EnumType {
-	return &file_seam_registry_v1_registry_proto_enumTypes[4]
+	return &file_seam_registry_v1_registry_proto_enumTypes[8]
 }
 
 func (x EventType) Number() protoreflect.EnumNumber {
@@ -335,7 +575,7 @@ func (x EventType) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use EventType.Descriptor instead.
 func (EventType) EnumDescriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{4}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{8}
 }
 
 // Change is one difference between two contract versions.
@@ -500,17 +740,22 @@ type ContractVersion struct {
 	OverrideBy string          `protobuf:"bytes,11,opt,name=override_by,json=overrideBy,proto3" json:"override_by,omitempty"`
 	// Fingerprint is a hash of the canonical encoding of the contract.
 	Fingerprint string `protobuf:"bytes,12,opt,name=fingerprint,proto3" json:"fingerprint,omitempty"`
+	// ActivationHold says why a SCHEDULED version whose effective time has
+	// passed is not active yet (its migration cannot run: an idmap table is
+	// empty, a rule is missing); empty otherwise. The registry activates the
+	// version as soon as the migration is ready.
+	ActivationHold string `protobuf:"bytes,13,opt,name=activation_hold,json=activationHold,proto3" json:"activation_hold,omitempty"`
 	// DataEffectiveTime, for a contract that declares a partition time, is
 	// the data time from which the version judges partitions: the gate
 	// judges a partition with the highest version in effect whose data
 	// effective time is before the partition's end. It defaults to the
 	// effective time (unset for a subject's first version, which applies to
 	// all earlier data); an admin may set it in the past, with a reason.
-	DataEffectiveTime *timestamppb.Timestamp `protobuf:"bytes,13,opt,name=data_effective_time,json=dataEffectiveTime,proto3" json:"data_effective_time,omitempty"`
+	DataEffectiveTime *timestamppb.Timestamp `protobuf:"bytes,14,opt,name=data_effective_time,json=dataEffectiveTime,proto3" json:"data_effective_time,omitempty"`
 	// DataEffectiveReason and DataEffectiveBy record why and by whom a
 	// version was made effective from a past data date.
-	DataEffectiveReason string `protobuf:"bytes,14,opt,name=data_effective_reason,json=dataEffectiveReason,proto3" json:"data_effective_reason,omitempty"`
-	DataEffectiveBy     string `protobuf:"bytes,15,opt,name=data_effective_by,json=dataEffectiveBy,proto3" json:"data_effective_by,omitempty"`
+	DataEffectiveReason string `protobuf:"bytes,15,opt,name=data_effective_reason,json=dataEffectiveReason,proto3" json:"data_effective_reason,omitempty"`
+	DataEffectiveBy     string `protobuf:"bytes,16,opt,name=data_effective_by,json=dataEffectiveBy,proto3" json:"data_effective_by,omitempty"`
 	unknownFields       protoimpl.UnknownFields
 	sizeCache           protoimpl.SizeCache
 }
@@ -625,6 +870,13 @@ func (x *ContractVersion) GetOverrideBy() string {
 func (x *ContractVersion) GetFingerprint() string {
 	if x != nil {
 		return x.Fingerprint
+	}
+	return ""
+}
+
+func (x *ContractVersion) GetActivationHold() string {
+	if x != nil {
+		return x.ActivationHold
 	}
 	return ""
 }
@@ -814,7 +1066,8 @@ type AffectedConsumer struct {
 	Path []string `protobuf:"bytes,2,rep,name=path,proto3" json:"path,omitempty"`
 	// Depth is 1 for direct readers of the subject.
 	Depth int32 `protobuf:"varint,3,opt,name=depth,proto3" json:"depth,omitempty"`
-	// Fields are the subject fields (or upstream datasets) through which the
+	// Fields are the subject fields, canonical fields (as
+	// "commerce.order.customer_id") or upstream datasets through which the
 	// consumer is reached.
 	Fields        []string    `protobuf:"bytes,4,rep,name=fields,proto3" json:"fields,omitempty"`
 	Usages        []UsageKind `protobuf:"varint,5,rep,packed,name=usages,proto3,enum=seam.registry.v1.UsageKind" json:"usages,omitempty"`
@@ -895,25 +1148,183 @@ func (x *AffectedConsumer) GetOwner() string {
 	return ""
 }
 
+// ContractDocument is a contract as its author wrote it, which the registry
+// converts before it checks or registers it.
+type ContractDocument struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Format ContractFormat         `protobuf:"varint,1,opt,name=format,proto3,enum=seam.registry.v1.ContractFormat" json:"format,omitempty"`
+	// Content is the document's text (YAML or JSON).
+	Content string `protobuf:"bytes,2,opt,name=content,proto3" json:"content,omitempty"`
+	// Subject names the subject when the document does not (JSON Schema, an
+	// ODCS contract without the seamSubject custom property).
+	Subject string `protobuf:"bytes,3,opt,name=subject,proto3" json:"subject,omitempty"`
+	// Owner is used when the document names no owning team.
+	Owner string `protobuf:"bytes,4,opt,name=owner,proto3" json:"owner,omitempty"`
+	// Object picks one schema object of an ODCS contract that has several.
+	Object string `protobuf:"bytes,5,opt,name=object,proto3" json:"object,omitempty"`
+	// Strict refuses a document of which anything is dropped or approximated.
+	Strict        bool `protobuf:"varint,6,opt,name=strict,proto3" json:"strict,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ContractDocument) Reset() {
+	*x = ContractDocument{}
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ContractDocument) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ContractDocument) ProtoMessage() {}
+
+func (x *ContractDocument) ProtoReflect() protoreflect.Message {
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ContractDocument.ProtoReflect.Descriptor instead.
+func (*ContractDocument) Descriptor() ([]byte, []int) {
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *ContractDocument) GetFormat() ContractFormat {
+	if x != nil {
+		return x.Format
+	}
+	return ContractFormat_CONTRACT_FORMAT_UNSPECIFIED
+}
+
+func (x *ContractDocument) GetContent() string {
+	if x != nil {
+		return x.Content
+	}
+	return ""
+}
+
+func (x *ContractDocument) GetSubject() string {
+	if x != nil {
+		return x.Subject
+	}
+	return ""
+}
+
+func (x *ContractDocument) GetOwner() string {
+	if x != nil {
+		return x.Owner
+	}
+	return ""
+}
+
+func (x *ContractDocument) GetObject() string {
+	if x != nil {
+		return x.Object
+	}
+	return ""
+}
+
+func (x *ContractDocument) GetStrict() bool {
+	if x != nil {
+		return x.Strict
+	}
+	return false
+}
+
+// ImportNote is one part of a converted document that did not carry over
+// exactly.
+type ImportNote struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Path locates the part in the document ("schema[0].properties[2].tags").
+	Path          string         `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	Kind          ImportNoteKind `protobuf:"varint,2,opt,name=kind,proto3,enum=seam.registry.v1.ImportNoteKind" json:"kind,omitempty"`
+	Message       string         `protobuf:"bytes,3,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ImportNote) Reset() {
+	*x = ImportNote{}
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ImportNote) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ImportNote) ProtoMessage() {}
+
+func (x *ImportNote) ProtoReflect() protoreflect.Message {
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ImportNote.ProtoReflect.Descriptor instead.
+func (*ImportNote) Descriptor() ([]byte, []int) {
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *ImportNote) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *ImportNote) GetKind() ImportNoteKind {
+	if x != nil {
+		return x.Kind
+	}
+	return ImportNoteKind_IMPORT_NOTE_KIND_UNSPECIFIED
+}
+
+func (x *ImportNote) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
 type CheckContractRequest struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
 	Contract *v1.Contract           `protobuf:"bytes,1,opt,name=contract,proto3" json:"contract,omitempty"`
 	// EffectiveTime is the requested effective time; unset means now.
 	EffectiveTime *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=effective_time,json=effectiveTime,proto3" json:"effective_time,omitempty"`
 	Override      *NoticeOverride        `protobuf:"bytes,3,opt,name=override,proto3" json:"override,omitempty"`
+	// Document, instead of contract, is the contract as written in another
+	// format (ODCS, JSON Schema) or as Seam YAML text.
+	Document *ContractDocument `protobuf:"bytes,4,opt,name=document,proto3" json:"document,omitempty"`
 	// DataEffectiveTime makes the version judge partitions from this data
 	// time on (contracts with a partition time only). A time before now
 	// needs the admin role and data_effective_reason, kept in the audit
 	// history.
-	DataEffectiveTime   *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=data_effective_time,json=dataEffectiveTime,proto3" json:"data_effective_time,omitempty"`
-	DataEffectiveReason string                 `protobuf:"bytes,5,opt,name=data_effective_reason,json=dataEffectiveReason,proto3" json:"data_effective_reason,omitempty"`
+	DataEffectiveTime   *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=data_effective_time,json=dataEffectiveTime,proto3" json:"data_effective_time,omitempty"`
+	DataEffectiveReason string                 `protobuf:"bytes,6,opt,name=data_effective_reason,json=dataEffectiveReason,proto3" json:"data_effective_reason,omitempty"`
 	unknownFields       protoimpl.UnknownFields
 	sizeCache           protoimpl.SizeCache
 }
 
 func (x *CheckContractRequest) Reset() {
 	*x = CheckContractRequest{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[6]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -925,7 +1336,7 @@ func (x *CheckContractRequest) String() string {
 func (*CheckContractRequest) ProtoMessage() {}
 
 func (x *CheckContractRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[6]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -938,7 +1349,7 @@ func (x *CheckContractRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckContractRequest.ProtoReflect.Descriptor instead.
 func (*CheckContractRequest) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{6}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *CheckContractRequest) GetContract() *v1.Contract {
@@ -958,6 +1369,13 @@ func (x *CheckContractRequest) GetEffectiveTime() *timestamppb.Timestamp {
 func (x *CheckContractRequest) GetOverride() *NoticeOverride {
 	if x != nil {
 		return x.Override
+	}
+	return nil
+}
+
+func (x *CheckContractRequest) GetDocument() *ContractDocument {
+	if x != nil {
+		return x.Document
 	}
 	return nil
 }
@@ -990,13 +1408,21 @@ type CheckContractResponse struct {
 	Version int32 `protobuf:"varint,7,opt,name=version,proto3" json:"version,omitempty"`
 	// LatestVersion is the version compared against (0 for a new subject).
 	LatestVersion int32 `protobuf:"varint,8,opt,name=latest_version,json=latestVersion,proto3" json:"latest_version,omitempty"`
+	// ImportNotes lists what of a document did not carry over exactly.
+	ImportNotes []*ImportNote `protobuf:"bytes,9,rep,name=import_notes,json=importNotes,proto3" json:"import_notes,omitempty"`
+	// Contract is the contract checked: the one sent, or the conversion of
+	// the document.
+	Contract *v1.Contract `protobuf:"bytes,10,opt,name=contract,proto3" json:"contract,omitempty"`
+	// Migration says, per identifier translation of the mapping, whether
+	// idmap can run it now.
+	Migration     []*TranslationReadiness `protobuf:"bytes,11,rep,name=migration,proto3" json:"migration,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CheckContractResponse) Reset() {
 	*x = CheckContractResponse{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[7]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1008,7 +1434,7 @@ func (x *CheckContractResponse) String() string {
 func (*CheckContractResponse) ProtoMessage() {}
 
 func (x *CheckContractResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[7]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1021,7 +1447,7 @@ func (x *CheckContractResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckContractResponse.ProtoReflect.Descriptor instead.
 func (*CheckContractResponse) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{7}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *CheckContractResponse) GetVerdict() Verdict {
@@ -1080,24 +1506,148 @@ func (x *CheckContractResponse) GetLatestVersion() int32 {
 	return 0
 }
 
+func (x *CheckContractResponse) GetImportNotes() []*ImportNote {
+	if x != nil {
+		return x.ImportNotes
+	}
+	return nil
+}
+
+func (x *CheckContractResponse) GetContract() *v1.Contract {
+	if x != nil {
+		return x.Contract
+	}
+	return nil
+}
+
+func (x *CheckContractResponse) GetMigration() []*TranslationReadiness {
+	if x != nil {
+		return x.Migration
+	}
+	return nil
+}
+
+// TranslationReadiness is whether idmap can run one translation of a
+// version's mapping.
+type TranslationReadiness struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Field is the canonical field the translation produces.
+	Field string `protobuf:"bytes,1,opt,name=field,proto3" json:"field,omitempty"`
+	// From and To are "namespace/format".
+	From  string `protobuf:"bytes,2,opt,name=from,proto3" json:"from,omitempty"`
+	To    string `protobuf:"bytes,3,opt,name=to,proto3" json:"to,omitempty"`
+	Ready bool   `protobuf:"varint,4,opt,name=ready,proto3" json:"ready,omitempty"`
+	// Strategy is how idmap translates when ready: "rule", "reverse rule" or
+	// "table".
+	Strategy string `protobuf:"bytes,5,opt,name=strategy,proto3" json:"strategy,omitempty"`
+	// TablePairs is the size of the lookup table when one is used or needed.
+	TablePairs int64 `protobuf:"varint,6,opt,name=table_pairs,json=tablePairs,proto3" json:"table_pairs,omitempty"`
+	// Message says what is missing and how to provide it.
+	Message       string `protobuf:"bytes,7,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TranslationReadiness) Reset() {
+	*x = TranslationReadiness{}
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TranslationReadiness) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TranslationReadiness) ProtoMessage() {}
+
+func (x *TranslationReadiness) ProtoReflect() protoreflect.Message {
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TranslationReadiness.ProtoReflect.Descriptor instead.
+func (*TranslationReadiness) Descriptor() ([]byte, []int) {
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *TranslationReadiness) GetField() string {
+	if x != nil {
+		return x.Field
+	}
+	return ""
+}
+
+func (x *TranslationReadiness) GetFrom() string {
+	if x != nil {
+		return x.From
+	}
+	return ""
+}
+
+func (x *TranslationReadiness) GetTo() string {
+	if x != nil {
+		return x.To
+	}
+	return ""
+}
+
+func (x *TranslationReadiness) GetReady() bool {
+	if x != nil {
+		return x.Ready
+	}
+	return false
+}
+
+func (x *TranslationReadiness) GetStrategy() string {
+	if x != nil {
+		return x.Strategy
+	}
+	return ""
+}
+
+func (x *TranslationReadiness) GetTablePairs() int64 {
+	if x != nil {
+		return x.TablePairs
+	}
+	return 0
+}
+
+func (x *TranslationReadiness) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
 type RegisterContractRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Contract      *v1.Contract           `protobuf:"bytes,1,opt,name=contract,proto3" json:"contract,omitempty"`
 	EffectiveTime *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=effective_time,json=effectiveTime,proto3" json:"effective_time,omitempty"`
 	Override      *NoticeOverride        `protobuf:"bytes,3,opt,name=override,proto3" json:"override,omitempty"`
+	// Document, instead of contract, is the contract as written in another
+	// format (ODCS, JSON Schema) or as Seam YAML text.
+	Document *ContractDocument `protobuf:"bytes,4,opt,name=document,proto3" json:"document,omitempty"`
 	// DataEffectiveTime makes the version judge partitions from this data
 	// time on (contracts with a partition time only). A time before now
 	// needs the admin role and data_effective_reason, kept in the audit
 	// history.
-	DataEffectiveTime   *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=data_effective_time,json=dataEffectiveTime,proto3" json:"data_effective_time,omitempty"`
-	DataEffectiveReason string                 `protobuf:"bytes,5,opt,name=data_effective_reason,json=dataEffectiveReason,proto3" json:"data_effective_reason,omitempty"`
+	DataEffectiveTime   *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=data_effective_time,json=dataEffectiveTime,proto3" json:"data_effective_time,omitempty"`
+	DataEffectiveReason string                 `protobuf:"bytes,6,opt,name=data_effective_reason,json=dataEffectiveReason,proto3" json:"data_effective_reason,omitempty"`
 	unknownFields       protoimpl.UnknownFields
 	sizeCache           protoimpl.SizeCache
 }
 
 func (x *RegisterContractRequest) Reset() {
 	*x = RegisterContractRequest{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[8]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1109,7 +1659,7 @@ func (x *RegisterContractRequest) String() string {
 func (*RegisterContractRequest) ProtoMessage() {}
 
 func (x *RegisterContractRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[8]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1122,7 +1672,7 @@ func (x *RegisterContractRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterContractRequest.ProtoReflect.Descriptor instead.
 func (*RegisterContractRequest) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{8}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *RegisterContractRequest) GetContract() *v1.Contract {
@@ -1142,6 +1692,13 @@ func (x *RegisterContractRequest) GetEffectiveTime() *timestamppb.Timestamp {
 func (x *RegisterContractRequest) GetOverride() *NoticeOverride {
 	if x != nil {
 		return x.Override
+	}
+	return nil
+}
+
+func (x *RegisterContractRequest) GetDocument() *ContractDocument {
+	if x != nil {
+		return x.Document
 	}
 	return nil
 }
@@ -1166,14 +1723,20 @@ type RegisterContractResponse struct {
 	AffectedConsumers []*AffectedConsumer    `protobuf:"bytes,2,rep,name=affected_consumers,json=affectedConsumers,proto3" json:"affected_consumers,omitempty"`
 	// Unchanged is true when the contract equals the latest version, which is
 	// returned and nothing is registered.
-	Unchanged     bool `protobuf:"varint,3,opt,name=unchanged,proto3" json:"unchanged,omitempty"`
+	Unchanged bool `protobuf:"varint,3,opt,name=unchanged,proto3" json:"unchanged,omitempty"`
+	// ImportNotes lists what of a document did not carry over exactly.
+	ImportNotes []*ImportNote `protobuf:"bytes,4,rep,name=import_notes,json=importNotes,proto3" json:"import_notes,omitempty"`
+	// Migration says, per identifier translation of the mapping, whether
+	// idmap can run it now. A SCHEDULED version whose migration is not ready
+	// at its effective time stays SCHEDULED until it is.
+	Migration     []*TranslationReadiness `protobuf:"bytes,5,rep,name=migration,proto3" json:"migration,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RegisterContractResponse) Reset() {
 	*x = RegisterContractResponse{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[9]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1185,7 +1748,7 @@ func (x *RegisterContractResponse) String() string {
 func (*RegisterContractResponse) ProtoMessage() {}
 
 func (x *RegisterContractResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[9]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1198,7 +1761,7 @@ func (x *RegisterContractResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterContractResponse.ProtoReflect.Descriptor instead.
 func (*RegisterContractResponse) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{9}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *RegisterContractResponse) GetVersion() *ContractVersion {
@@ -1222,6 +1785,20 @@ func (x *RegisterContractResponse) GetUnchanged() bool {
 	return false
 }
 
+func (x *RegisterContractResponse) GetImportNotes() []*ImportNote {
+	if x != nil {
+		return x.ImportNotes
+	}
+	return nil
+}
+
+func (x *RegisterContractResponse) GetMigration() []*TranslationReadiness {
+	if x != nil {
+		return x.Migration
+	}
+	return nil
+}
+
 type GetContractRequest struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	Subject string                 `protobuf:"bytes,1,opt,name=subject,proto3" json:"subject,omitempty"`
@@ -1235,7 +1812,7 @@ type GetContractRequest struct {
 
 func (x *GetContractRequest) Reset() {
 	*x = GetContractRequest{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[10]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1247,7 +1824,7 @@ func (x *GetContractRequest) String() string {
 func (*GetContractRequest) ProtoMessage() {}
 
 func (x *GetContractRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[10]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1260,7 +1837,7 @@ func (x *GetContractRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetContractRequest.ProtoReflect.Descriptor instead.
 func (*GetContractRequest) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{10}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *GetContractRequest) GetSubject() string {
@@ -1293,7 +1870,7 @@ type GetContractResponse struct {
 
 func (x *GetContractResponse) Reset() {
 	*x = GetContractResponse{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[11]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1305,7 +1882,7 @@ func (x *GetContractResponse) String() string {
 func (*GetContractResponse) ProtoMessage() {}
 
 func (x *GetContractResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[11]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1318,7 +1895,7 @@ func (x *GetContractResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetContractResponse.ProtoReflect.Descriptor instead.
 func (*GetContractResponse) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{11}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *GetContractResponse) GetVersion() *ContractVersion {
@@ -1337,7 +1914,7 @@ type ListContractsRequest struct {
 
 func (x *ListContractsRequest) Reset() {
 	*x = ListContractsRequest{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[12]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1349,7 +1926,7 @@ func (x *ListContractsRequest) String() string {
 func (*ListContractsRequest) ProtoMessage() {}
 
 func (x *ListContractsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[12]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1362,7 +1939,7 @@ func (x *ListContractsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListContractsRequest.ProtoReflect.Descriptor instead.
 func (*ListContractsRequest) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{12}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ListContractsRequest) GetSubject() string {
@@ -1381,7 +1958,7 @@ type ListContractsResponse struct {
 
 func (x *ListContractsResponse) Reset() {
 	*x = ListContractsResponse{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[13]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1393,7 +1970,7 @@ func (x *ListContractsResponse) String() string {
 func (*ListContractsResponse) ProtoMessage() {}
 
 func (x *ListContractsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[13]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1406,7 +1983,7 @@ func (x *ListContractsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListContractsResponse.ProtoReflect.Descriptor instead.
 func (*ListContractsResponse) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{13}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ListContractsResponse) GetVersions() []*ContractVersion {
@@ -1426,7 +2003,7 @@ type ListSubjectsRequest struct {
 
 func (x *ListSubjectsRequest) Reset() {
 	*x = ListSubjectsRequest{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[14]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1438,7 +2015,7 @@ func (x *ListSubjectsRequest) String() string {
 func (*ListSubjectsRequest) ProtoMessage() {}
 
 func (x *ListSubjectsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[14]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1451,7 +2028,7 @@ func (x *ListSubjectsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSubjectsRequest.ProtoReflect.Descriptor instead.
 func (*ListSubjectsRequest) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{14}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ListSubjectsRequest) GetPrefix() string {
@@ -1470,7 +2047,7 @@ type ListSubjectsResponse struct {
 
 func (x *ListSubjectsResponse) Reset() {
 	*x = ListSubjectsResponse{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[15]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1482,7 +2059,7 @@ func (x *ListSubjectsResponse) String() string {
 func (*ListSubjectsResponse) ProtoMessage() {}
 
 func (x *ListSubjectsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[15]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1495,7 +2072,7 @@ func (x *ListSubjectsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSubjectsResponse.ProtoReflect.Descriptor instead.
 func (*ListSubjectsResponse) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{15}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ListSubjectsResponse) GetSubjects() []*Subject {
@@ -1516,7 +2093,7 @@ type DiffContractsRequest struct {
 
 func (x *DiffContractsRequest) Reset() {
 	*x = DiffContractsRequest{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[16]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1528,7 +2105,7 @@ func (x *DiffContractsRequest) String() string {
 func (*DiffContractsRequest) ProtoMessage() {}
 
 func (x *DiffContractsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[16]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1541,7 +2118,7 @@ func (x *DiffContractsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiffContractsRequest.ProtoReflect.Descriptor instead.
 func (*DiffContractsRequest) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{16}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *DiffContractsRequest) GetSubject() string {
@@ -1575,7 +2152,7 @@ type DiffContractsResponse struct {
 
 func (x *DiffContractsResponse) Reset() {
 	*x = DiffContractsResponse{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[17]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1587,7 +2164,7 @@ func (x *DiffContractsResponse) String() string {
 func (*DiffContractsResponse) ProtoMessage() {}
 
 func (x *DiffContractsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[17]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1600,7 +2177,7 @@ func (x *DiffContractsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiffContractsResponse.ProtoReflect.Descriptor instead.
 func (*DiffContractsResponse) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{17}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *DiffContractsResponse) GetChanges() []*Change {
@@ -1630,7 +2207,7 @@ type SetVersionStatusRequest struct {
 
 func (x *SetVersionStatusRequest) Reset() {
 	*x = SetVersionStatusRequest{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[18]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1642,7 +2219,7 @@ func (x *SetVersionStatusRequest) String() string {
 func (*SetVersionStatusRequest) ProtoMessage() {}
 
 func (x *SetVersionStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[18]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1655,7 +2232,7 @@ func (x *SetVersionStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetVersionStatusRequest.ProtoReflect.Descriptor instead.
 func (*SetVersionStatusRequest) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{18}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *SetVersionStatusRequest) GetSubject() string {
@@ -1695,7 +2272,7 @@ type SetVersionStatusResponse struct {
 
 func (x *SetVersionStatusResponse) Reset() {
 	*x = SetVersionStatusResponse{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[19]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1707,7 +2284,7 @@ func (x *SetVersionStatusResponse) String() string {
 func (*SetVersionStatusResponse) ProtoMessage() {}
 
 func (x *SetVersionStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[19]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1720,7 +2297,7 @@ func (x *SetVersionStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetVersionStatusResponse.ProtoReflect.Descriptor instead.
 func (*SetVersionStatusResponse) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{19}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *SetVersionStatusResponse) GetVersion() *ContractVersion {
@@ -1745,7 +2322,7 @@ type AuditEntry struct {
 
 func (x *AuditEntry) Reset() {
 	*x = AuditEntry{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[20]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1757,7 +2334,7 @@ func (x *AuditEntry) String() string {
 func (*AuditEntry) ProtoMessage() {}
 
 func (x *AuditEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[20]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1770,7 +2347,7 @@ func (x *AuditEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuditEntry.ProtoReflect.Descriptor instead.
 func (*AuditEntry) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{20}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *AuditEntry) GetSequence() int64 {
@@ -1824,7 +2401,7 @@ type GetHistoryRequest struct {
 
 func (x *GetHistoryRequest) Reset() {
 	*x = GetHistoryRequest{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[21]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1836,7 +2413,7 @@ func (x *GetHistoryRequest) String() string {
 func (*GetHistoryRequest) ProtoMessage() {}
 
 func (x *GetHistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[21]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1849,7 +2426,7 @@ func (x *GetHistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetHistoryRequest.ProtoReflect.Descriptor instead.
 func (*GetHistoryRequest) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{21}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *GetHistoryRequest) GetSubject() string {
@@ -1868,7 +2445,7 @@ type GetHistoryResponse struct {
 
 func (x *GetHistoryResponse) Reset() {
 	*x = GetHistoryResponse{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[22]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1880,7 +2457,7 @@ func (x *GetHistoryResponse) String() string {
 func (*GetHistoryResponse) ProtoMessage() {}
 
 func (x *GetHistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[22]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1893,7 +2470,7 @@ func (x *GetHistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetHistoryResponse.ProtoReflect.Descriptor instead.
 func (*GetHistoryResponse) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{22}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *GetHistoryResponse) GetEntries() []*AuditEntry {
@@ -1918,7 +2495,7 @@ type CanonicalModelVersion struct {
 
 func (x *CanonicalModelVersion) Reset() {
 	*x = CanonicalModelVersion{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[23]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1930,7 +2507,7 @@ func (x *CanonicalModelVersion) String() string {
 func (*CanonicalModelVersion) ProtoMessage() {}
 
 func (x *CanonicalModelVersion) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[23]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1943,7 +2520,7 @@ func (x *CanonicalModelVersion) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CanonicalModelVersion.ProtoReflect.Descriptor instead.
 func (*CanonicalModelVersion) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{23}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *CanonicalModelVersion) GetName() string {
@@ -1989,15 +2566,18 @@ func (x *CanonicalModelVersion) GetChanges() []*Change {
 }
 
 type RegisterCanonicalModelRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Model         *v1.CanonicalModel     `protobuf:"bytes,1,opt,name=model,proto3" json:"model,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Model *v1.CanonicalModel     `protobuf:"bytes,1,opt,name=model,proto3" json:"model,omitempty"`
+	// Document, instead of model, is the model as Seam YAML or JSON text
+	// (format SEAM).
+	Document      *ContractDocument `protobuf:"bytes,2,opt,name=document,proto3" json:"document,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RegisterCanonicalModelRequest) Reset() {
 	*x = RegisterCanonicalModelRequest{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[24]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2009,7 +2589,7 @@ func (x *RegisterCanonicalModelRequest) String() string {
 func (*RegisterCanonicalModelRequest) ProtoMessage() {}
 
 func (x *RegisterCanonicalModelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[24]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2022,12 +2602,19 @@ func (x *RegisterCanonicalModelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterCanonicalModelRequest.ProtoReflect.Descriptor instead.
 func (*RegisterCanonicalModelRequest) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{24}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *RegisterCanonicalModelRequest) GetModel() *v1.CanonicalModel {
 	if x != nil {
 		return x.Model
+	}
+	return nil
+}
+
+func (x *RegisterCanonicalModelRequest) GetDocument() *ContractDocument {
+	if x != nil {
+		return x.Document
 	}
 	return nil
 }
@@ -2042,7 +2629,7 @@ type RegisterCanonicalModelResponse struct {
 
 func (x *RegisterCanonicalModelResponse) Reset() {
 	*x = RegisterCanonicalModelResponse{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[25]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2054,7 +2641,7 @@ func (x *RegisterCanonicalModelResponse) String() string {
 func (*RegisterCanonicalModelResponse) ProtoMessage() {}
 
 func (x *RegisterCanonicalModelResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[25]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2067,7 +2654,7 @@ func (x *RegisterCanonicalModelResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterCanonicalModelResponse.ProtoReflect.Descriptor instead.
 func (*RegisterCanonicalModelResponse) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{25}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *RegisterCanonicalModelResponse) GetVersion() *CanonicalModelVersion {
@@ -2094,7 +2681,7 @@ type GetCanonicalModelRequest struct {
 
 func (x *GetCanonicalModelRequest) Reset() {
 	*x = GetCanonicalModelRequest{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[26]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2106,7 +2693,7 @@ func (x *GetCanonicalModelRequest) String() string {
 func (*GetCanonicalModelRequest) ProtoMessage() {}
 
 func (x *GetCanonicalModelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[26]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2119,7 +2706,7 @@ func (x *GetCanonicalModelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetCanonicalModelRequest.ProtoReflect.Descriptor instead.
 func (*GetCanonicalModelRequest) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{26}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *GetCanonicalModelRequest) GetName() string {
@@ -2145,7 +2732,7 @@ type GetCanonicalModelResponse struct {
 
 func (x *GetCanonicalModelResponse) Reset() {
 	*x = GetCanonicalModelResponse{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[27]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2157,7 +2744,7 @@ func (x *GetCanonicalModelResponse) String() string {
 func (*GetCanonicalModelResponse) ProtoMessage() {}
 
 func (x *GetCanonicalModelResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[27]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2170,7 +2757,7 @@ func (x *GetCanonicalModelResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetCanonicalModelResponse.ProtoReflect.Descriptor instead.
 func (*GetCanonicalModelResponse) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{27}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *GetCanonicalModelResponse) GetVersion() *CanonicalModelVersion {
@@ -2188,7 +2775,7 @@ type ListCanonicalModelsRequest struct {
 
 func (x *ListCanonicalModelsRequest) Reset() {
 	*x = ListCanonicalModelsRequest{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[28]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2200,7 +2787,7 @@ func (x *ListCanonicalModelsRequest) String() string {
 func (*ListCanonicalModelsRequest) ProtoMessage() {}
 
 func (x *ListCanonicalModelsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[28]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2213,7 +2800,7 @@ func (x *ListCanonicalModelsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCanonicalModelsRequest.ProtoReflect.Descriptor instead.
 func (*ListCanonicalModelsRequest) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{28}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{31}
 }
 
 type ListCanonicalModelsResponse struct {
@@ -2225,7 +2812,7 @@ type ListCanonicalModelsResponse struct {
 
 func (x *ListCanonicalModelsResponse) Reset() {
 	*x = ListCanonicalModelsResponse{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[29]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2237,7 +2824,7 @@ func (x *ListCanonicalModelsResponse) String() string {
 func (*ListCanonicalModelsResponse) ProtoMessage() {}
 
 func (x *ListCanonicalModelsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[29]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2250,7 +2837,7 @@ func (x *ListCanonicalModelsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCanonicalModelsResponse.ProtoReflect.Descriptor instead.
 func (*ListCanonicalModelsResponse) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{29}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ListCanonicalModelsResponse) GetModels() []*CanonicalModelVersion {
@@ -2260,16 +2847,18 @@ func (x *ListCanonicalModelsResponse) GetModels() []*CanonicalModelVersion {
 	return nil
 }
 
-// Input is one thing a consumer reads: fields of a subject, or a dataset
-// produced by another consumer.
+// Input is one thing a consumer reads: fields of a subject, fields of a
+// canonical model (whatever sources map into it), or a dataset produced by
+// another consumer.
 type Input struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Types that are valid to be assigned to Source:
 	//
 	//	*Input_Subject
 	//	*Input_Dataset
+	//	*Input_Canonical
 	Source isInput_Source `protobuf_oneof:"source"`
-	// Fields read from the subject; empty means all.
+	// Fields read from the subject or canonical model; empty means all.
 	Fields        []string  `protobuf:"bytes,3,rep,name=fields,proto3" json:"fields,omitempty"`
 	Usage         UsageKind `protobuf:"varint,4,opt,name=usage,proto3,enum=seam.registry.v1.UsageKind" json:"usage,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -2278,7 +2867,7 @@ type Input struct {
 
 func (x *Input) Reset() {
 	*x = Input{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[30]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2290,7 +2879,7 @@ func (x *Input) String() string {
 func (*Input) ProtoMessage() {}
 
 func (x *Input) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[30]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2303,7 +2892,7 @@ func (x *Input) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Input.ProtoReflect.Descriptor instead.
 func (*Input) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{30}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *Input) GetSource() isInput_Source {
@@ -2326,6 +2915,15 @@ func (x *Input) GetDataset() string {
 	if x != nil {
 		if x, ok := x.Source.(*Input_Dataset); ok {
 			return x.Dataset
+		}
+	}
+	return ""
+}
+
+func (x *Input) GetCanonical() string {
+	if x != nil {
+		if x, ok := x.Source.(*Input_Canonical); ok {
+			return x.Canonical
 		}
 	}
 	return ""
@@ -2357,9 +2955,97 @@ type Input_Dataset struct {
 	Dataset string `protobuf:"bytes,2,opt,name=dataset,proto3,oneof"`
 }
 
+type Input_Canonical struct {
+	// Canonical names a canonical model, for example "commerce.order".
+	Canonical string `protobuf:"bytes,5,opt,name=canonical,proto3,oneof"`
+}
+
 func (*Input_Subject) isInput_Source() {}
 
 func (*Input_Dataset) isInput_Source() {}
+
+func (*Input_Canonical) isInput_Source() {}
+
+// LearnedLineage says where a learned consumer came from.
+type LearnedLineage struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// JobNamespace and JobName identify the OpenLineage job.
+	JobNamespace string `protobuf:"bytes,1,opt,name=job_namespace,json=jobNamespace,proto3" json:"job_namespace,omitempty"`
+	JobName      string `protobuf:"bytes,2,opt,name=job_name,json=jobName,proto3" json:"job_name,omitempty"`
+	// RunId is the run whose events the consumer now reflects.
+	RunId string `protobuf:"bytes,3,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	// EventTime is the time of the latest event applied.
+	EventTime *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=event_time,json=eventTime,proto3" json:"event_time,omitempty"`
+	// Producer is the emitter of that event (a URI naming dbt, Airflow…).
+	Producer      string `protobuf:"bytes,5,opt,name=producer,proto3" json:"producer,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LearnedLineage) Reset() {
+	*x = LearnedLineage{}
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LearnedLineage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LearnedLineage) ProtoMessage() {}
+
+func (x *LearnedLineage) ProtoReflect() protoreflect.Message {
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LearnedLineage.ProtoReflect.Descriptor instead.
+func (*LearnedLineage) Descriptor() ([]byte, []int) {
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *LearnedLineage) GetJobNamespace() string {
+	if x != nil {
+		return x.JobNamespace
+	}
+	return ""
+}
+
+func (x *LearnedLineage) GetJobName() string {
+	if x != nil {
+		return x.JobName
+	}
+	return ""
+}
+
+func (x *LearnedLineage) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+func (x *LearnedLineage) GetEventTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.EventTime
+	}
+	return nil
+}
+
+func (x *LearnedLineage) GetProducer() string {
+	if x != nil {
+		return x.Producer
+	}
+	return ""
+}
 
 // Consumer is a downstream reader of subjects and datasets.
 type Consumer struct {
@@ -2369,15 +3055,19 @@ type Consumer struct {
 	Description string                 `protobuf:"bytes,3,opt,name=description,proto3" json:"description,omitempty"`
 	Inputs      []*Input               `protobuf:"bytes,4,rep,name=inputs,proto3" json:"inputs,omitempty"`
 	// Produces lists the datasets this consumer writes.
-	Produces      []string               `protobuf:"bytes,5,rep,name=produces,proto3" json:"produces,omitempty"`
-	UpdateTime    *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=update_time,json=updateTime,proto3" json:"update_time,omitempty"`
+	Produces   []string               `protobuf:"bytes,5,rep,name=produces,proto3" json:"produces,omitempty"`
+	UpdateTime *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=update_time,json=updateTime,proto3" json:"update_time,omitempty"`
+	// Origin says whether the consumer was declared or learned.
+	Origin ConsumerOrigin `protobuf:"varint,7,opt,name=origin,proto3,enum=seam.registry.v1.ConsumerOrigin" json:"origin,omitempty"`
+	// Learned is set for consumers learned from OpenLineage.
+	Learned       *LearnedLineage `protobuf:"bytes,8,opt,name=learned,proto3" json:"learned,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Consumer) Reset() {
 	*x = Consumer{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[31]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2389,7 +3079,7 @@ func (x *Consumer) String() string {
 func (*Consumer) ProtoMessage() {}
 
 func (x *Consumer) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[31]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2402,7 +3092,7 @@ func (x *Consumer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Consumer.ProtoReflect.Descriptor instead.
 func (*Consumer) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{31}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *Consumer) GetName() string {
@@ -2447,6 +3137,20 @@ func (x *Consumer) GetUpdateTime() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *Consumer) GetOrigin() ConsumerOrigin {
+	if x != nil {
+		return x.Origin
+	}
+	return ConsumerOrigin_CONSUMER_ORIGIN_UNSPECIFIED
+}
+
+func (x *Consumer) GetLearned() *LearnedLineage {
+	if x != nil {
+		return x.Learned
+	}
+	return nil
+}
+
 type RegisterConsumerRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Consumer      *Consumer              `protobuf:"bytes,1,opt,name=consumer,proto3" json:"consumer,omitempty"`
@@ -2456,7 +3160,7 @@ type RegisterConsumerRequest struct {
 
 func (x *RegisterConsumerRequest) Reset() {
 	*x = RegisterConsumerRequest{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[32]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2468,7 +3172,7 @@ func (x *RegisterConsumerRequest) String() string {
 func (*RegisterConsumerRequest) ProtoMessage() {}
 
 func (x *RegisterConsumerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[32]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2481,7 +3185,7 @@ func (x *RegisterConsumerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterConsumerRequest.ProtoReflect.Descriptor instead.
 func (*RegisterConsumerRequest) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{32}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *RegisterConsumerRequest) GetConsumer() *Consumer {
@@ -2500,7 +3204,7 @@ type RegisterConsumerResponse struct {
 
 func (x *RegisterConsumerResponse) Reset() {
 	*x = RegisterConsumerResponse{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[33]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2512,7 +3216,7 @@ func (x *RegisterConsumerResponse) String() string {
 func (*RegisterConsumerResponse) ProtoMessage() {}
 
 func (x *RegisterConsumerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[33]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2525,7 +3229,7 @@ func (x *RegisterConsumerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterConsumerResponse.ProtoReflect.Descriptor instead.
 func (*RegisterConsumerResponse) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{33}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *RegisterConsumerResponse) GetConsumer() *Consumer {
@@ -2544,7 +3248,7 @@ type GetConsumerRequest struct {
 
 func (x *GetConsumerRequest) Reset() {
 	*x = GetConsumerRequest{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[34]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2556,7 +3260,7 @@ func (x *GetConsumerRequest) String() string {
 func (*GetConsumerRequest) ProtoMessage() {}
 
 func (x *GetConsumerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[34]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2569,7 +3273,7 @@ func (x *GetConsumerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetConsumerRequest.ProtoReflect.Descriptor instead.
 func (*GetConsumerRequest) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{34}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *GetConsumerRequest) GetName() string {
@@ -2588,7 +3292,7 @@ type GetConsumerResponse struct {
 
 func (x *GetConsumerResponse) Reset() {
 	*x = GetConsumerResponse{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[35]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2600,7 +3304,7 @@ func (x *GetConsumerResponse) String() string {
 func (*GetConsumerResponse) ProtoMessage() {}
 
 func (x *GetConsumerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[35]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2613,7 +3317,7 @@ func (x *GetConsumerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetConsumerResponse.ProtoReflect.Descriptor instead.
 func (*GetConsumerResponse) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{35}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *GetConsumerResponse) GetConsumer() *Consumer {
@@ -2633,7 +3337,7 @@ type ListConsumersRequest struct {
 
 func (x *ListConsumersRequest) Reset() {
 	*x = ListConsumersRequest{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[36]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2645,7 +3349,7 @@ func (x *ListConsumersRequest) String() string {
 func (*ListConsumersRequest) ProtoMessage() {}
 
 func (x *ListConsumersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[36]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2658,7 +3362,7 @@ func (x *ListConsumersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListConsumersRequest.ProtoReflect.Descriptor instead.
 func (*ListConsumersRequest) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{36}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ListConsumersRequest) GetSubject() string {
@@ -2677,7 +3381,7 @@ type ListConsumersResponse struct {
 
 func (x *ListConsumersResponse) Reset() {
 	*x = ListConsumersResponse{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[37]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2689,7 +3393,7 @@ func (x *ListConsumersResponse) String() string {
 func (*ListConsumersResponse) ProtoMessage() {}
 
 func (x *ListConsumersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[37]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2702,7 +3406,7 @@ func (x *ListConsumersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListConsumersResponse.ProtoReflect.Descriptor instead.
 func (*ListConsumersResponse) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{37}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ListConsumersResponse) GetConsumers() []*Consumer {
@@ -2721,7 +3425,7 @@ type DeleteConsumerRequest struct {
 
 func (x *DeleteConsumerRequest) Reset() {
 	*x = DeleteConsumerRequest{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[38]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2733,7 +3437,7 @@ func (x *DeleteConsumerRequest) String() string {
 func (*DeleteConsumerRequest) ProtoMessage() {}
 
 func (x *DeleteConsumerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[38]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2746,7 +3450,7 @@ func (x *DeleteConsumerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteConsumerRequest.ProtoReflect.Descriptor instead.
 func (*DeleteConsumerRequest) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{38}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *DeleteConsumerRequest) GetName() string {
@@ -2764,7 +3468,7 @@ type DeleteConsumerResponse struct {
 
 func (x *DeleteConsumerResponse) Reset() {
 	*x = DeleteConsumerResponse{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[39]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2776,7 +3480,7 @@ func (x *DeleteConsumerResponse) String() string {
 func (*DeleteConsumerResponse) ProtoMessage() {}
 
 func (x *DeleteConsumerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[39]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2789,7 +3493,7 @@ func (x *DeleteConsumerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteConsumerResponse.ProtoReflect.Descriptor instead.
 func (*DeleteConsumerResponse) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{39}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{43}
 }
 
 type GetBlastRadiusRequest struct {
@@ -2806,7 +3510,7 @@ type GetBlastRadiusRequest struct {
 
 func (x *GetBlastRadiusRequest) Reset() {
 	*x = GetBlastRadiusRequest{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[40]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2818,7 +3522,7 @@ func (x *GetBlastRadiusRequest) String() string {
 func (*GetBlastRadiusRequest) ProtoMessage() {}
 
 func (x *GetBlastRadiusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[40]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2831,7 +3535,7 @@ func (x *GetBlastRadiusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetBlastRadiusRequest.ProtoReflect.Descriptor instead.
 func (*GetBlastRadiusRequest) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{40}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *GetBlastRadiusRequest) GetSubject() string {
@@ -2866,7 +3570,7 @@ type GetBlastRadiusResponse struct {
 
 func (x *GetBlastRadiusResponse) Reset() {
 	*x = GetBlastRadiusResponse{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[41]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2878,7 +3582,7 @@ func (x *GetBlastRadiusResponse) String() string {
 func (*GetBlastRadiusResponse) ProtoMessage() {}
 
 func (x *GetBlastRadiusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[41]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2891,7 +3595,7 @@ func (x *GetBlastRadiusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetBlastRadiusResponse.ProtoReflect.Descriptor instead.
 func (*GetBlastRadiusResponse) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{41}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *GetBlastRadiusResponse) GetConsumers() []*AffectedConsumer {
@@ -2914,6 +3618,7 @@ type GetRerunOrderRequest struct {
 	//
 	//	*GetRerunOrderRequest_Subject
 	//	*GetRerunOrderRequest_Dataset
+	//	*GetRerunOrderRequest_Canonical
 	Root          isGetRerunOrderRequest_Root `protobuf_oneof:"root"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2921,7 +3626,7 @@ type GetRerunOrderRequest struct {
 
 func (x *GetRerunOrderRequest) Reset() {
 	*x = GetRerunOrderRequest{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[42]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2933,7 +3638,7 @@ func (x *GetRerunOrderRequest) String() string {
 func (*GetRerunOrderRequest) ProtoMessage() {}
 
 func (x *GetRerunOrderRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[42]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2946,7 +3651,7 @@ func (x *GetRerunOrderRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRerunOrderRequest.ProtoReflect.Descriptor instead.
 func (*GetRerunOrderRequest) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{42}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *GetRerunOrderRequest) GetRoot() isGetRerunOrderRequest_Root {
@@ -2974,11 +3679,22 @@ func (x *GetRerunOrderRequest) GetDataset() string {
 	return ""
 }
 
+func (x *GetRerunOrderRequest) GetCanonical() string {
+	if x != nil {
+		if x, ok := x.Root.(*GetRerunOrderRequest_Canonical); ok {
+			return x.Canonical
+		}
+	}
+	return ""
+}
+
 type isGetRerunOrderRequest_Root interface {
 	isGetRerunOrderRequest_Root()
 }
 
 type GetRerunOrderRequest_Subject struct {
+	// Subject roots the order at a source: its direct readers and the
+	// readers of the canonical models its versions map into.
 	Subject string `protobuf:"bytes,1,opt,name=subject,proto3,oneof"`
 }
 
@@ -2986,9 +3702,15 @@ type GetRerunOrderRequest_Dataset struct {
 	Dataset string `protobuf:"bytes,2,opt,name=dataset,proto3,oneof"`
 }
 
+type GetRerunOrderRequest_Canonical struct {
+	Canonical string `protobuf:"bytes,3,opt,name=canonical,proto3,oneof"`
+}
+
 func (*GetRerunOrderRequest_Subject) isGetRerunOrderRequest_Root() {}
 
 func (*GetRerunOrderRequest_Dataset) isGetRerunOrderRequest_Root() {}
+
+func (*GetRerunOrderRequest_Canonical) isGetRerunOrderRequest_Root() {}
 
 type GetRerunOrderResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -3000,7 +3722,7 @@ type GetRerunOrderResponse struct {
 
 func (x *GetRerunOrderResponse) Reset() {
 	*x = GetRerunOrderResponse{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[43]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3012,7 +3734,7 @@ func (x *GetRerunOrderResponse) String() string {
 func (*GetRerunOrderResponse) ProtoMessage() {}
 
 func (x *GetRerunOrderResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[43]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3025,12 +3747,172 @@ func (x *GetRerunOrderResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRerunOrderResponse.ProtoReflect.Descriptor instead.
 func (*GetRerunOrderResponse) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{43}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *GetRerunOrderResponse) GetConsumers() []string {
 	if x != nil {
 		return x.Consumers
+	}
+	return nil
+}
+
+type RecordLineageRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Events is one OpenLineage RunEvent (a JSON object) or a list of them;
+	// over REST it is the whole request body.
+	Events        *structpb.Value `protobuf:"bytes,1,opt,name=events,proto3" json:"events,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RecordLineageRequest) Reset() {
+	*x = RecordLineageRequest{}
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[48]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RecordLineageRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RecordLineageRequest) ProtoMessage() {}
+
+func (x *RecordLineageRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[48]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RecordLineageRequest.ProtoReflect.Descriptor instead.
+func (*RecordLineageRequest) Descriptor() ([]byte, []int) {
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{48}
+}
+
+func (x *RecordLineageRequest) GetEvents() *structpb.Value {
+	if x != nil {
+		return x.Events
+	}
+	return nil
+}
+
+// LineageOutcome is what one event of a RecordLineage call did.
+type LineageOutcome struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Index is the event's position in the request, from 0.
+	Index         int32         `protobuf:"varint,1,opt,name=index,proto3" json:"index,omitempty"`
+	Consumer      string        `protobuf:"bytes,2,opt,name=consumer,proto3" json:"consumer,omitempty"`
+	Action        LineageAction `protobuf:"varint,3,opt,name=action,proto3,enum=seam.registry.v1.LineageAction" json:"action,omitempty"`
+	Message       string        `protobuf:"bytes,4,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LineageOutcome) Reset() {
+	*x = LineageOutcome{}
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[49]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LineageOutcome) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LineageOutcome) ProtoMessage() {}
+
+func (x *LineageOutcome) ProtoReflect() protoreflect.Message {
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[49]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LineageOutcome.ProtoReflect.Descriptor instead.
+func (*LineageOutcome) Descriptor() ([]byte, []int) {
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{49}
+}
+
+func (x *LineageOutcome) GetIndex() int32 {
+	if x != nil {
+		return x.Index
+	}
+	return 0
+}
+
+func (x *LineageOutcome) GetConsumer() string {
+	if x != nil {
+		return x.Consumer
+	}
+	return ""
+}
+
+func (x *LineageOutcome) GetAction() LineageAction {
+	if x != nil {
+		return x.Action
+	}
+	return LineageAction_LINEAGE_ACTION_UNSPECIFIED
+}
+
+func (x *LineageOutcome) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+type RecordLineageResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Outcomes      []*LineageOutcome      `protobuf:"bytes,1,rep,name=outcomes,proto3" json:"outcomes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RecordLineageResponse) Reset() {
+	*x = RecordLineageResponse{}
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[50]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RecordLineageResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RecordLineageResponse) ProtoMessage() {}
+
+func (x *RecordLineageResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[50]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RecordLineageResponse.ProtoReflect.Descriptor instead.
+func (*RecordLineageResponse) Descriptor() ([]byte, []int) {
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{50}
+}
+
+func (x *RecordLineageResponse) GetOutcomes() []*LineageOutcome {
+	if x != nil {
+		return x.Outcomes
 	}
 	return nil
 }
@@ -3062,7 +3944,7 @@ type Event struct {
 
 func (x *Event) Reset() {
 	*x = Event{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[44]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3074,7 +3956,7 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[44]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3087,7 +3969,7 @@ func (x *Event) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Event.ProtoReflect.Descriptor instead.
 func (*Event) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{44}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *Event) GetSequence() int64 {
@@ -3190,7 +4072,7 @@ type PublishEventRequest struct {
 
 func (x *PublishEventRequest) Reset() {
 	*x = PublishEventRequest{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[45]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3202,7 +4084,7 @@ func (x *PublishEventRequest) String() string {
 func (*PublishEventRequest) ProtoMessage() {}
 
 func (x *PublishEventRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[45]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3215,7 +4097,7 @@ func (x *PublishEventRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PublishEventRequest.ProtoReflect.Descriptor instead.
 func (*PublishEventRequest) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{45}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *PublishEventRequest) GetEvent() *Event {
@@ -3234,7 +4116,7 @@ type PublishEventResponse struct {
 
 func (x *PublishEventResponse) Reset() {
 	*x = PublishEventResponse{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[46]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3246,7 +4128,7 @@ func (x *PublishEventResponse) String() string {
 func (*PublishEventResponse) ProtoMessage() {}
 
 func (x *PublishEventResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[46]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3259,7 +4141,7 @@ func (x *PublishEventResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PublishEventResponse.ProtoReflect.Descriptor instead.
 func (*PublishEventResponse) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{46}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *PublishEventResponse) GetEvent() *Event {
@@ -3282,7 +4164,7 @@ type ListEventsRequest struct {
 
 func (x *ListEventsRequest) Reset() {
 	*x = ListEventsRequest{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[47]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3294,7 +4176,7 @@ func (x *ListEventsRequest) String() string {
 func (*ListEventsRequest) ProtoMessage() {}
 
 func (x *ListEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[47]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3307,7 +4189,7 @@ func (x *ListEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEventsRequest.ProtoReflect.Descriptor instead.
 func (*ListEventsRequest) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{47}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *ListEventsRequest) GetAfterSequence() int64 {
@@ -3348,7 +4230,7 @@ type ListEventsResponse struct {
 
 func (x *ListEventsResponse) Reset() {
 	*x = ListEventsResponse{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[48]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3360,7 +4242,7 @@ func (x *ListEventsResponse) String() string {
 func (*ListEventsResponse) ProtoMessage() {}
 
 func (x *ListEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[48]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3373,7 +4255,7 @@ func (x *ListEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEventsResponse.ProtoReflect.Descriptor instead.
 func (*ListEventsResponse) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{48}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *ListEventsResponse) GetEvents() []*Event {
@@ -3401,7 +4283,7 @@ type WatchEventsRequest struct {
 
 func (x *WatchEventsRequest) Reset() {
 	*x = WatchEventsRequest{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[49]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3413,7 +4295,7 @@ func (x *WatchEventsRequest) String() string {
 func (*WatchEventsRequest) ProtoMessage() {}
 
 func (x *WatchEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[49]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3426,7 +4308,7 @@ func (x *WatchEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchEventsRequest.ProtoReflect.Descriptor instead.
 func (*WatchEventsRequest) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{49}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *WatchEventsRequest) GetAfterSequence() int64 {
@@ -3459,7 +4341,7 @@ type WatchEventsResponse struct {
 
 func (x *WatchEventsResponse) Reset() {
 	*x = WatchEventsResponse{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[50]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3471,7 +4353,7 @@ func (x *WatchEventsResponse) String() string {
 func (*WatchEventsResponse) ProtoMessage() {}
 
 func (x *WatchEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[50]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3484,7 +4366,7 @@ func (x *WatchEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchEventsResponse.ProtoReflect.Descriptor instead.
 func (*WatchEventsResponse) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{50}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *WatchEventsResponse) GetEvent() *Event {
@@ -3498,7 +4380,7 @@ var File_seam_registry_v1_registry_proto protoreflect.FileDescriptor
 
 const file_seam_registry_v1_registry_proto_rawDesc = "" +
 	"\n" +
-	"\x1fseam/registry/v1/registry.proto\x12\x10seam.registry.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1fseam/contract/v1/contract.proto\"\xe4\x01\n" +
+	"\x1fseam/registry/v1/registry.proto\x12\x10seam.registry.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1fseam/contract/v1/contract.proto\"\xe4\x01\n" +
 	"\x06Change\x12\x12\n" +
 	"\x04rule\x18\x01 \x01(\tR\x04rule\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x1b\n" +
@@ -3508,7 +4390,7 @@ const file_seam_registry_v1_registry_proto_rawDesc = "" +
 	"\amessage\x18\x06 \x01(\tR\amessage\x12)\n" +
 	"\x10compared_version\x18\a \x01(\x05R\x0fcomparedVersion\"(\n" +
 	"\x0eNoticeOverride\x12\x16\n" +
-	"\x06reason\x18\x01 \x01(\tR\x06reason\"\xcb\x05\n" +
+	"\x06reason\x18\x01 \x01(\tR\x06reason\"\xf4\x05\n" +
 	"\x0fContractVersion\x12\x18\n" +
 	"\asubject\x18\x01 \x01(\tR\asubject\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\x05R\aversion\x126\n" +
@@ -3524,10 +4406,11 @@ const file_seam_registry_v1_registry_proto_rawDesc = "" +
 	" \x01(\v2 .seam.registry.v1.NoticeOverrideR\boverride\x12\x1f\n" +
 	"\voverride_by\x18\v \x01(\tR\n" +
 	"overrideBy\x12 \n" +
-	"\vfingerprint\x18\f \x01(\tR\vfingerprint\x12J\n" +
-	"\x13data_effective_time\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\x11dataEffectiveTime\x122\n" +
-	"\x15data_effective_reason\x18\x0e \x01(\tR\x13dataEffectiveReason\x12*\n" +
-	"\x11data_effective_by\x18\x0f \x01(\tR\x0fdataEffectiveBy\"\xaa\x02\n" +
+	"\vfingerprint\x18\f \x01(\tR\vfingerprint\x12'\n" +
+	"\x0factivation_hold\x18\r \x01(\tR\x0eactivationHold\x12J\n" +
+	"\x13data_effective_time\x18\x0e \x01(\v2\x1a.google.protobuf.TimestampR\x11dataEffectiveTime\x122\n" +
+	"\x15data_effective_reason\x18\x0f \x01(\tR\x13dataEffectiveReason\x12*\n" +
+	"\x11data_effective_by\x18\x10 \x01(\tR\x0fdataEffectiveBy\"\xaa\x02\n" +
 	"\aSubject\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05owner\x18\x02 \x01(\tR\x05owner\x12E\n" +
@@ -3547,13 +4430,26 @@ const file_seam_registry_v1_registry_proto_rawDesc = "" +
 	"\x05depth\x18\x03 \x01(\x05R\x05depth\x12\x16\n" +
 	"\x06fields\x18\x04 \x03(\tR\x06fields\x123\n" +
 	"\x06usages\x18\x05 \x03(\x0e2\x1b.seam.registry.v1.UsageKindR\x06usages\x12\x14\n" +
-	"\x05owner\x18\x06 \x01(\tR\x05owner\"\xcf\x02\n" +
+	"\x05owner\x18\x06 \x01(\tR\x05owner\"\xc6\x01\n" +
+	"\x10ContractDocument\x128\n" +
+	"\x06format\x18\x01 \x01(\x0e2 .seam.registry.v1.ContractFormatR\x06format\x12\x18\n" +
+	"\acontent\x18\x02 \x01(\tR\acontent\x12\x18\n" +
+	"\asubject\x18\x03 \x01(\tR\asubject\x12\x14\n" +
+	"\x05owner\x18\x04 \x01(\tR\x05owner\x12\x16\n" +
+	"\x06object\x18\x05 \x01(\tR\x06object\x12\x16\n" +
+	"\x06strict\x18\x06 \x01(\bR\x06strict\"p\n" +
+	"\n" +
+	"ImportNote\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x124\n" +
+	"\x04kind\x18\x02 \x01(\x0e2 .seam.registry.v1.ImportNoteKindR\x04kind\x12\x18\n" +
+	"\amessage\x18\x03 \x01(\tR\amessage\"\x8f\x03\n" +
 	"\x14CheckContractRequest\x126\n" +
 	"\bcontract\x18\x01 \x01(\v2\x1a.seam.contract.v1.ContractR\bcontract\x12A\n" +
 	"\x0eeffective_time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\reffectiveTime\x12<\n" +
-	"\boverride\x18\x03 \x01(\v2 .seam.registry.v1.NoticeOverrideR\boverride\x12J\n" +
-	"\x13data_effective_time\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x11dataEffectiveTime\x122\n" +
-	"\x15data_effective_reason\x18\x05 \x01(\tR\x13dataEffectiveReason\"\xc0\x03\n" +
+	"\boverride\x18\x03 \x01(\v2 .seam.registry.v1.NoticeOverrideR\boverride\x12>\n" +
+	"\bdocument\x18\x04 \x01(\v2\".seam.registry.v1.ContractDocumentR\bdocument\x12J\n" +
+	"\x13data_effective_time\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x11dataEffectiveTime\x122\n" +
+	"\x15data_effective_reason\x18\x06 \x01(\tR\x13dataEffectiveReason\"\xff\x04\n" +
 	"\x15CheckContractResponse\x123\n" +
 	"\averdict\x18\x01 \x01(\x0e2\x19.seam.registry.v1.VerdictR\averdict\x122\n" +
 	"\achanges\x18\x02 \x03(\v2\x18.seam.registry.v1.ChangeR\achanges\x125\n" +
@@ -3563,17 +4459,33 @@ const file_seam_registry_v1_registry_proto_rawDesc = "" +
 	"\x17earliest_effective_time\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x15earliestEffectiveTime\x12Q\n" +
 	"\x12affected_consumers\x18\x06 \x03(\v2\".seam.registry.v1.AffectedConsumerR\x11affectedConsumers\x12\x18\n" +
 	"\aversion\x18\a \x01(\x05R\aversion\x12%\n" +
-	"\x0elatest_version\x18\b \x01(\x05R\rlatestVersion\"\xd2\x02\n" +
+	"\x0elatest_version\x18\b \x01(\x05R\rlatestVersion\x12?\n" +
+	"\fimport_notes\x18\t \x03(\v2\x1c.seam.registry.v1.ImportNoteR\vimportNotes\x126\n" +
+	"\bcontract\x18\n" +
+	" \x01(\v2\x1a.seam.contract.v1.ContractR\bcontract\x12D\n" +
+	"\tmigration\x18\v \x03(\v2&.seam.registry.v1.TranslationReadinessR\tmigration\"\xbd\x01\n" +
+	"\x14TranslationReadiness\x12\x14\n" +
+	"\x05field\x18\x01 \x01(\tR\x05field\x12\x12\n" +
+	"\x04from\x18\x02 \x01(\tR\x04from\x12\x0e\n" +
+	"\x02to\x18\x03 \x01(\tR\x02to\x12\x14\n" +
+	"\x05ready\x18\x04 \x01(\bR\x05ready\x12\x1a\n" +
+	"\bstrategy\x18\x05 \x01(\tR\bstrategy\x12\x1f\n" +
+	"\vtable_pairs\x18\x06 \x01(\x03R\n" +
+	"tablePairs\x12\x18\n" +
+	"\amessage\x18\a \x01(\tR\amessage\"\x92\x03\n" +
 	"\x17RegisterContractRequest\x126\n" +
 	"\bcontract\x18\x01 \x01(\v2\x1a.seam.contract.v1.ContractR\bcontract\x12A\n" +
 	"\x0eeffective_time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\reffectiveTime\x12<\n" +
-	"\boverride\x18\x03 \x01(\v2 .seam.registry.v1.NoticeOverrideR\boverride\x12J\n" +
-	"\x13data_effective_time\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x11dataEffectiveTime\x122\n" +
-	"\x15data_effective_reason\x18\x05 \x01(\tR\x13dataEffectiveReason\"\xc8\x01\n" +
+	"\boverride\x18\x03 \x01(\v2 .seam.registry.v1.NoticeOverrideR\boverride\x12>\n" +
+	"\bdocument\x18\x04 \x01(\v2\".seam.registry.v1.ContractDocumentR\bdocument\x12J\n" +
+	"\x13data_effective_time\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x11dataEffectiveTime\x122\n" +
+	"\x15data_effective_reason\x18\x06 \x01(\tR\x13dataEffectiveReason\"\xcf\x02\n" +
 	"\x18RegisterContractResponse\x12;\n" +
 	"\aversion\x18\x01 \x01(\v2!.seam.registry.v1.ContractVersionR\aversion\x12Q\n" +
 	"\x12affected_consumers\x18\x02 \x03(\v2\".seam.registry.v1.AffectedConsumerR\x11affectedConsumers\x12\x1c\n" +
-	"\tunchanged\x18\x03 \x01(\bR\tunchanged\"}\n" +
+	"\tunchanged\x18\x03 \x01(\bR\tunchanged\x12?\n" +
+	"\fimport_notes\x18\x04 \x03(\v2\x1c.seam.registry.v1.ImportNoteR\vimportNotes\x12D\n" +
+	"\tmigration\x18\x05 \x03(\v2&.seam.registry.v1.TranslationReadinessR\tmigration\"}\n" +
 	"\x12GetContractRequest\x12\x18\n" +
 	"\asubject\x18\x01 \x01(\tR\asubject\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\x05R\aversion\x123\n" +
@@ -3622,9 +4534,10 @@ const file_seam_registry_v1_registry_proto_rawDesc = "" +
 	"\vcreate_time\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"createTime\x12\x16\n" +
 	"\x06author\x18\x05 \x01(\tR\x06author\x122\n" +
-	"\achanges\x18\x06 \x03(\v2\x18.seam.registry.v1.ChangeR\achanges\"W\n" +
+	"\achanges\x18\x06 \x03(\v2\x18.seam.registry.v1.ChangeR\achanges\"\x97\x01\n" +
 	"\x1dRegisterCanonicalModelRequest\x126\n" +
-	"\x05model\x18\x01 \x01(\v2 .seam.contract.v1.CanonicalModelR\x05model\"\x81\x01\n" +
+	"\x05model\x18\x01 \x01(\v2 .seam.contract.v1.CanonicalModelR\x05model\x12>\n" +
+	"\bdocument\x18\x02 \x01(\v2\".seam.registry.v1.ContractDocumentR\bdocument\"\x81\x01\n" +
 	"\x1eRegisterCanonicalModelResponse\x12A\n" +
 	"\aversion\x18\x01 \x01(\v2'.seam.registry.v1.CanonicalModelVersionR\aversion\x12\x1c\n" +
 	"\tunchanged\x18\x02 \x01(\bR\tunchanged\"H\n" +
@@ -3635,13 +4548,21 @@ const file_seam_registry_v1_registry_proto_rawDesc = "" +
 	"\aversion\x18\x01 \x01(\v2'.seam.registry.v1.CanonicalModelVersionR\aversion\"\x1c\n" +
 	"\x1aListCanonicalModelsRequest\"^\n" +
 	"\x1bListCanonicalModelsResponse\x12?\n" +
-	"\x06models\x18\x01 \x03(\v2'.seam.registry.v1.CanonicalModelVersionR\x06models\"\x94\x01\n" +
+	"\x06models\x18\x01 \x03(\v2'.seam.registry.v1.CanonicalModelVersionR\x06models\"\xb4\x01\n" +
 	"\x05Input\x12\x1a\n" +
 	"\asubject\x18\x01 \x01(\tH\x00R\asubject\x12\x1a\n" +
-	"\adataset\x18\x02 \x01(\tH\x00R\adataset\x12\x16\n" +
+	"\adataset\x18\x02 \x01(\tH\x00R\adataset\x12\x1e\n" +
+	"\tcanonical\x18\x05 \x01(\tH\x00R\tcanonical\x12\x16\n" +
 	"\x06fields\x18\x03 \x03(\tR\x06fields\x121\n" +
 	"\x05usage\x18\x04 \x01(\x0e2\x1b.seam.registry.v1.UsageKindR\x05usageB\b\n" +
-	"\x06source\"\xe0\x01\n" +
+	"\x06source\"\xbe\x01\n" +
+	"\x0eLearnedLineage\x12#\n" +
+	"\rjob_namespace\x18\x01 \x01(\tR\fjobNamespace\x12\x19\n" +
+	"\bjob_name\x18\x02 \x01(\tR\ajobName\x12\x15\n" +
+	"\x06run_id\x18\x03 \x01(\tR\x05runId\x129\n" +
+	"\n" +
+	"event_time\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\teventTime\x12\x1a\n" +
+	"\bproducer\x18\x05 \x01(\tR\bproducer\"\xd6\x02\n" +
 	"\bConsumer\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05owner\x18\x02 \x01(\tR\x05owner\x12 \n" +
@@ -3649,7 +4570,9 @@ const file_seam_registry_v1_registry_proto_rawDesc = "" +
 	"\x06inputs\x18\x04 \x03(\v2\x17.seam.registry.v1.InputR\x06inputs\x12\x1a\n" +
 	"\bproduces\x18\x05 \x03(\tR\bproduces\x12;\n" +
 	"\vupdate_time\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"updateTime\"Q\n" +
+	"updateTime\x128\n" +
+	"\x06origin\x18\a \x01(\x0e2 .seam.registry.v1.ConsumerOriginR\x06origin\x12:\n" +
+	"\alearned\x18\b \x01(\v2 .seam.registry.v1.LearnedLineageR\alearned\"Q\n" +
 	"\x17RegisterConsumerRequest\x126\n" +
 	"\bconsumer\x18\x01 \x01(\v2\x1a.seam.registry.v1.ConsumerR\bconsumer\"R\n" +
 	"\x18RegisterConsumerResponse\x126\n" +
@@ -3671,13 +4594,23 @@ const file_seam_registry_v1_registry_proto_rawDesc = "" +
 	"\bproposed\x18\x03 \x01(\v2\x1a.seam.contract.v1.ContractR\bproposed\"\x81\x01\n" +
 	"\x16GetBlastRadiusResponse\x12@\n" +
 	"\tconsumers\x18\x01 \x03(\v2\".seam.registry.v1.AffectedConsumerR\tconsumers\x12%\n" +
-	"\x0echanged_fields\x18\x02 \x03(\tR\rchangedFields\"V\n" +
+	"\x0echanged_fields\x18\x02 \x03(\tR\rchangedFields\"v\n" +
 	"\x14GetRerunOrderRequest\x12\x1a\n" +
 	"\asubject\x18\x01 \x01(\tH\x00R\asubject\x12\x1a\n" +
-	"\adataset\x18\x02 \x01(\tH\x00R\adatasetB\x06\n" +
+	"\adataset\x18\x02 \x01(\tH\x00R\adataset\x12\x1e\n" +
+	"\tcanonical\x18\x03 \x01(\tH\x00R\tcanonicalB\x06\n" +
 	"\x04root\"5\n" +
 	"\x15GetRerunOrderResponse\x12\x1c\n" +
-	"\tconsumers\x18\x01 \x03(\tR\tconsumers\"\xd7\x04\n" +
+	"\tconsumers\x18\x01 \x03(\tR\tconsumers\"F\n" +
+	"\x14RecordLineageRequest\x12.\n" +
+	"\x06events\x18\x01 \x01(\v2\x16.google.protobuf.ValueR\x06events\"\x95\x01\n" +
+	"\x0eLineageOutcome\x12\x14\n" +
+	"\x05index\x18\x01 \x01(\x05R\x05index\x12\x1a\n" +
+	"\bconsumer\x18\x02 \x01(\tR\bconsumer\x127\n" +
+	"\x06action\x18\x03 \x01(\x0e2\x1f.seam.registry.v1.LineageActionR\x06action\x12\x18\n" +
+	"\amessage\x18\x04 \x01(\tR\amessage\"U\n" +
+	"\x15RecordLineageResponse\x12<\n" +
+	"\boutcomes\x18\x01 \x03(\v2 .seam.registry.v1.LineageOutcomeR\boutcomes\"\xd7\x04\n" +
 	"\x05Event\x12\x1a\n" +
 	"\bsequence\x18\x01 \x01(\x03R\bsequence\x12/\n" +
 	"\x04type\x18\x02 \x01(\x0e2\x1b.seam.registry.v1.EventTypeR\x04type\x12.\n" +
@@ -3733,13 +4666,34 @@ const file_seam_registry_v1_registry_proto_rawDesc = "" +
 	"\x10VERDICT_ADDITIVE\x10\x02\x12 \n" +
 	"\x1cVERDICT_BREAKING_SCHEDULABLE\x10\x03\x12\x13\n" +
 	"\x0fVERDICT_REFUSED\x10\x04\x12\x13\n" +
-	"\x0fVERDICT_INVALID\x10\x05*\x8b\x01\n" +
+	"\x0fVERDICT_INVALID\x10\x05*\x86\x01\n" +
+	"\x0eContractFormat\x12\x1f\n" +
+	"\x1bCONTRACT_FORMAT_UNSPECIFIED\x10\x00\x12\x18\n" +
+	"\x14CONTRACT_FORMAT_SEAM\x10\x01\x12\x18\n" +
+	"\x14CONTRACT_FORMAT_ODCS\x10\x02\x12\x1f\n" +
+	"\x1bCONTRACT_FORMAT_JSON_SCHEMA\x10\x03*\x8e\x01\n" +
+	"\x0eImportNoteKind\x12 \n" +
+	"\x1cIMPORT_NOTE_KIND_UNSPECIFIED\x10\x00\x12\x1c\n" +
+	"\x18IMPORT_NOTE_KIND_DROPPED\x10\x01\x12!\n" +
+	"\x1dIMPORT_NOTE_KIND_APPROXIMATED\x10\x02\x12\x19\n" +
+	"\x15IMPORT_NOTE_KIND_KEPT\x10\x03*\x8b\x01\n" +
 	"\tUsageKind\x12\x1a\n" +
 	"\x16USAGE_KIND_UNSPECIFIED\x10\x00\x12\x17\n" +
 	"\x13USAGE_KIND_JOIN_KEY\x10\x01\x12\x16\n" +
 	"\x12USAGE_KIND_FEATURE\x10\x02\x12\x15\n" +
 	"\x11USAGE_KIND_FILTER\x10\x03\x12\x1a\n" +
-	"\x16USAGE_KIND_PASSTHROUGH\x10\x04*\xc3\x03\n" +
+	"\x16USAGE_KIND_PASSTHROUGH\x10\x04*p\n" +
+	"\x0eConsumerOrigin\x12\x1f\n" +
+	"\x1bCONSUMER_ORIGIN_UNSPECIFIED\x10\x00\x12\x1c\n" +
+	"\x18CONSUMER_ORIGIN_DECLARED\x10\x01\x12\x1f\n" +
+	"\x1bCONSUMER_ORIGIN_OPENLINEAGE\x10\x02*\xc3\x01\n" +
+	"\rLineageAction\x12\x1e\n" +
+	"\x1aLINEAGE_ACTION_UNSPECIFIED\x10\x00\x12\x1a\n" +
+	"\x16LINEAGE_ACTION_CREATED\x10\x01\x12\x1a\n" +
+	"\x16LINEAGE_ACTION_UPDATED\x10\x02\x12\x1c\n" +
+	"\x18LINEAGE_ACTION_UNCHANGED\x10\x03\x12 \n" +
+	"\x1cLINEAGE_ACTION_KEPT_DECLARED\x10\x04\x12\x1a\n" +
+	"\x16LINEAGE_ACTION_IGNORED\x10\x05*\xe3\x03\n" +
 	"\tEventType\x12\x1a\n" +
 	"\x16EVENT_TYPE_UNSPECIFIED\x10\x00\x12!\n" +
 	"\x1dEVENT_TYPE_VERSION_REGISTERED\x10\x01\x12\x1f\n" +
@@ -3754,7 +4708,8 @@ const file_seam_registry_v1_registry_proto_rawDesc = "" +
 	"\x1dEVENT_TYPE_BACKFILL_COMPLETED\x10\n" +
 	"\x12!\n" +
 	"\x1dEVENT_TYPE_UNANNOUNCED_CHANGE\x10\v\x12\x1b\n" +
-	"\x17EVENT_TYPE_ALERT_RAISED\x10\f2\xb1\x10\n" +
+	"\x17EVENT_TYPE_ALERT_RAISED\x10\f\x12\x1e\n" +
+	"\x1aEVENT_TYPE_ACTIVATION_HELD\x10\r2\x93\x11\n" +
 	"\x0fRegistryService\x12e\n" +
 	"\rCheckContract\x12&.seam.registry.v1.CheckContractRequest\x1a'.seam.registry.v1.CheckContractResponse\"\x03\x90\x02\x01\x12i\n" +
 	"\x10RegisterContract\x12).seam.registry.v1.RegisterContractRequest\x1a*.seam.registry.v1.RegisterContractResponse\x12_\n" +
@@ -3773,7 +4728,8 @@ const file_seam_registry_v1_registry_proto_rawDesc = "" +
 	"\rListConsumers\x12&.seam.registry.v1.ListConsumersRequest\x1a'.seam.registry.v1.ListConsumersResponse\"\x03\x90\x02\x01\x12c\n" +
 	"\x0eDeleteConsumer\x12'.seam.registry.v1.DeleteConsumerRequest\x1a(.seam.registry.v1.DeleteConsumerResponse\x12h\n" +
 	"\x0eGetBlastRadius\x12'.seam.registry.v1.GetBlastRadiusRequest\x1a(.seam.registry.v1.GetBlastRadiusResponse\"\x03\x90\x02\x01\x12e\n" +
-	"\rGetRerunOrder\x12&.seam.registry.v1.GetRerunOrderRequest\x1a'.seam.registry.v1.GetRerunOrderResponse\"\x03\x90\x02\x01\x12]\n" +
+	"\rGetRerunOrder\x12&.seam.registry.v1.GetRerunOrderRequest\x1a'.seam.registry.v1.GetRerunOrderResponse\"\x03\x90\x02\x01\x12`\n" +
+	"\rRecordLineage\x12&.seam.registry.v1.RecordLineageRequest\x1a'.seam.registry.v1.RecordLineageResponse\x12]\n" +
 	"\fPublishEvent\x12%.seam.registry.v1.PublishEventRequest\x1a&.seam.registry.v1.PublishEventResponse\x12\\\n" +
 	"\n" +
 	"ListEvents\x12#.seam.registry.v1.ListEventsRequest\x1a$.seam.registry.v1.ListEventsResponse\"\x03\x90\x02\x01\x12a\n" +
@@ -3791,179 +4747,209 @@ func file_seam_registry_v1_registry_proto_rawDescGZIP() []byte {
 	return file_seam_registry_v1_registry_proto_rawDescData
 }
 
-var file_seam_registry_v1_registry_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_seam_registry_v1_registry_proto_msgTypes = make([]protoimpl.MessageInfo, 52)
+var file_seam_registry_v1_registry_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
+var file_seam_registry_v1_registry_proto_msgTypes = make([]protoimpl.MessageInfo, 59)
 var file_seam_registry_v1_registry_proto_goTypes = []any{
 	(VersionStatus)(0),                     // 0: seam.registry.v1.VersionStatus
 	(ChangeLevel)(0),                       // 1: seam.registry.v1.ChangeLevel
 	(Verdict)(0),                           // 2: seam.registry.v1.Verdict
-	(UsageKind)(0),                         // 3: seam.registry.v1.UsageKind
-	(EventType)(0),                         // 4: seam.registry.v1.EventType
-	(*Change)(nil),                         // 5: seam.registry.v1.Change
-	(*NoticeOverride)(nil),                 // 6: seam.registry.v1.NoticeOverride
-	(*ContractVersion)(nil),                // 7: seam.registry.v1.ContractVersion
-	(*Subject)(nil),                        // 8: seam.registry.v1.Subject
-	(*Problem)(nil),                        // 9: seam.registry.v1.Problem
-	(*AffectedConsumer)(nil),               // 10: seam.registry.v1.AffectedConsumer
-	(*CheckContractRequest)(nil),           // 11: seam.registry.v1.CheckContractRequest
-	(*CheckContractResponse)(nil),          // 12: seam.registry.v1.CheckContractResponse
-	(*RegisterContractRequest)(nil),        // 13: seam.registry.v1.RegisterContractRequest
-	(*RegisterContractResponse)(nil),       // 14: seam.registry.v1.RegisterContractResponse
-	(*GetContractRequest)(nil),             // 15: seam.registry.v1.GetContractRequest
-	(*GetContractResponse)(nil),            // 16: seam.registry.v1.GetContractResponse
-	(*ListContractsRequest)(nil),           // 17: seam.registry.v1.ListContractsRequest
-	(*ListContractsResponse)(nil),          // 18: seam.registry.v1.ListContractsResponse
-	(*ListSubjectsRequest)(nil),            // 19: seam.registry.v1.ListSubjectsRequest
-	(*ListSubjectsResponse)(nil),           // 20: seam.registry.v1.ListSubjectsResponse
-	(*DiffContractsRequest)(nil),           // 21: seam.registry.v1.DiffContractsRequest
-	(*DiffContractsResponse)(nil),          // 22: seam.registry.v1.DiffContractsResponse
-	(*SetVersionStatusRequest)(nil),        // 23: seam.registry.v1.SetVersionStatusRequest
-	(*SetVersionStatusResponse)(nil),       // 24: seam.registry.v1.SetVersionStatusResponse
-	(*AuditEntry)(nil),                     // 25: seam.registry.v1.AuditEntry
-	(*GetHistoryRequest)(nil),              // 26: seam.registry.v1.GetHistoryRequest
-	(*GetHistoryResponse)(nil),             // 27: seam.registry.v1.GetHistoryResponse
-	(*CanonicalModelVersion)(nil),          // 28: seam.registry.v1.CanonicalModelVersion
-	(*RegisterCanonicalModelRequest)(nil),  // 29: seam.registry.v1.RegisterCanonicalModelRequest
-	(*RegisterCanonicalModelResponse)(nil), // 30: seam.registry.v1.RegisterCanonicalModelResponse
-	(*GetCanonicalModelRequest)(nil),       // 31: seam.registry.v1.GetCanonicalModelRequest
-	(*GetCanonicalModelResponse)(nil),      // 32: seam.registry.v1.GetCanonicalModelResponse
-	(*ListCanonicalModelsRequest)(nil),     // 33: seam.registry.v1.ListCanonicalModelsRequest
-	(*ListCanonicalModelsResponse)(nil),    // 34: seam.registry.v1.ListCanonicalModelsResponse
-	(*Input)(nil),                          // 35: seam.registry.v1.Input
-	(*Consumer)(nil),                       // 36: seam.registry.v1.Consumer
-	(*RegisterConsumerRequest)(nil),        // 37: seam.registry.v1.RegisterConsumerRequest
-	(*RegisterConsumerResponse)(nil),       // 38: seam.registry.v1.RegisterConsumerResponse
-	(*GetConsumerRequest)(nil),             // 39: seam.registry.v1.GetConsumerRequest
-	(*GetConsumerResponse)(nil),            // 40: seam.registry.v1.GetConsumerResponse
-	(*ListConsumersRequest)(nil),           // 41: seam.registry.v1.ListConsumersRequest
-	(*ListConsumersResponse)(nil),          // 42: seam.registry.v1.ListConsumersResponse
-	(*DeleteConsumerRequest)(nil),          // 43: seam.registry.v1.DeleteConsumerRequest
-	(*DeleteConsumerResponse)(nil),         // 44: seam.registry.v1.DeleteConsumerResponse
-	(*GetBlastRadiusRequest)(nil),          // 45: seam.registry.v1.GetBlastRadiusRequest
-	(*GetBlastRadiusResponse)(nil),         // 46: seam.registry.v1.GetBlastRadiusResponse
-	(*GetRerunOrderRequest)(nil),           // 47: seam.registry.v1.GetRerunOrderRequest
-	(*GetRerunOrderResponse)(nil),          // 48: seam.registry.v1.GetRerunOrderResponse
-	(*Event)(nil),                          // 49: seam.registry.v1.Event
-	(*PublishEventRequest)(nil),            // 50: seam.registry.v1.PublishEventRequest
-	(*PublishEventResponse)(nil),           // 51: seam.registry.v1.PublishEventResponse
-	(*ListEventsRequest)(nil),              // 52: seam.registry.v1.ListEventsRequest
-	(*ListEventsResponse)(nil),             // 53: seam.registry.v1.ListEventsResponse
-	(*WatchEventsRequest)(nil),             // 54: seam.registry.v1.WatchEventsRequest
-	(*WatchEventsResponse)(nil),            // 55: seam.registry.v1.WatchEventsResponse
-	nil,                                    // 56: seam.registry.v1.Event.AttributesEntry
-	(*v1.Contract)(nil),                    // 57: seam.contract.v1.Contract
-	(*timestamppb.Timestamp)(nil),          // 58: google.protobuf.Timestamp
-	(v1.Compatibility)(0),                  // 59: seam.contract.v1.Compatibility
-	(*v1.CanonicalModel)(nil),              // 60: seam.contract.v1.CanonicalModel
+	(ContractFormat)(0),                    // 3: seam.registry.v1.ContractFormat
+	(ImportNoteKind)(0),                    // 4: seam.registry.v1.ImportNoteKind
+	(UsageKind)(0),                         // 5: seam.registry.v1.UsageKind
+	(ConsumerOrigin)(0),                    // 6: seam.registry.v1.ConsumerOrigin
+	(LineageAction)(0),                     // 7: seam.registry.v1.LineageAction
+	(EventType)(0),                         // 8: seam.registry.v1.EventType
+	(*Change)(nil),                         // 9: seam.registry.v1.Change
+	(*NoticeOverride)(nil),                 // 10: seam.registry.v1.NoticeOverride
+	(*ContractVersion)(nil),                // 11: seam.registry.v1.ContractVersion
+	(*Subject)(nil),                        // 12: seam.registry.v1.Subject
+	(*Problem)(nil),                        // 13: seam.registry.v1.Problem
+	(*AffectedConsumer)(nil),               // 14: seam.registry.v1.AffectedConsumer
+	(*ContractDocument)(nil),               // 15: seam.registry.v1.ContractDocument
+	(*ImportNote)(nil),                     // 16: seam.registry.v1.ImportNote
+	(*CheckContractRequest)(nil),           // 17: seam.registry.v1.CheckContractRequest
+	(*CheckContractResponse)(nil),          // 18: seam.registry.v1.CheckContractResponse
+	(*TranslationReadiness)(nil),           // 19: seam.registry.v1.TranslationReadiness
+	(*RegisterContractRequest)(nil),        // 20: seam.registry.v1.RegisterContractRequest
+	(*RegisterContractResponse)(nil),       // 21: seam.registry.v1.RegisterContractResponse
+	(*GetContractRequest)(nil),             // 22: seam.registry.v1.GetContractRequest
+	(*GetContractResponse)(nil),            // 23: seam.registry.v1.GetContractResponse
+	(*ListContractsRequest)(nil),           // 24: seam.registry.v1.ListContractsRequest
+	(*ListContractsResponse)(nil),          // 25: seam.registry.v1.ListContractsResponse
+	(*ListSubjectsRequest)(nil),            // 26: seam.registry.v1.ListSubjectsRequest
+	(*ListSubjectsResponse)(nil),           // 27: seam.registry.v1.ListSubjectsResponse
+	(*DiffContractsRequest)(nil),           // 28: seam.registry.v1.DiffContractsRequest
+	(*DiffContractsResponse)(nil),          // 29: seam.registry.v1.DiffContractsResponse
+	(*SetVersionStatusRequest)(nil),        // 30: seam.registry.v1.SetVersionStatusRequest
+	(*SetVersionStatusResponse)(nil),       // 31: seam.registry.v1.SetVersionStatusResponse
+	(*AuditEntry)(nil),                     // 32: seam.registry.v1.AuditEntry
+	(*GetHistoryRequest)(nil),              // 33: seam.registry.v1.GetHistoryRequest
+	(*GetHistoryResponse)(nil),             // 34: seam.registry.v1.GetHistoryResponse
+	(*CanonicalModelVersion)(nil),          // 35: seam.registry.v1.CanonicalModelVersion
+	(*RegisterCanonicalModelRequest)(nil),  // 36: seam.registry.v1.RegisterCanonicalModelRequest
+	(*RegisterCanonicalModelResponse)(nil), // 37: seam.registry.v1.RegisterCanonicalModelResponse
+	(*GetCanonicalModelRequest)(nil),       // 38: seam.registry.v1.GetCanonicalModelRequest
+	(*GetCanonicalModelResponse)(nil),      // 39: seam.registry.v1.GetCanonicalModelResponse
+	(*ListCanonicalModelsRequest)(nil),     // 40: seam.registry.v1.ListCanonicalModelsRequest
+	(*ListCanonicalModelsResponse)(nil),    // 41: seam.registry.v1.ListCanonicalModelsResponse
+	(*Input)(nil),                          // 42: seam.registry.v1.Input
+	(*LearnedLineage)(nil),                 // 43: seam.registry.v1.LearnedLineage
+	(*Consumer)(nil),                       // 44: seam.registry.v1.Consumer
+	(*RegisterConsumerRequest)(nil),        // 45: seam.registry.v1.RegisterConsumerRequest
+	(*RegisterConsumerResponse)(nil),       // 46: seam.registry.v1.RegisterConsumerResponse
+	(*GetConsumerRequest)(nil),             // 47: seam.registry.v1.GetConsumerRequest
+	(*GetConsumerResponse)(nil),            // 48: seam.registry.v1.GetConsumerResponse
+	(*ListConsumersRequest)(nil),           // 49: seam.registry.v1.ListConsumersRequest
+	(*ListConsumersResponse)(nil),          // 50: seam.registry.v1.ListConsumersResponse
+	(*DeleteConsumerRequest)(nil),          // 51: seam.registry.v1.DeleteConsumerRequest
+	(*DeleteConsumerResponse)(nil),         // 52: seam.registry.v1.DeleteConsumerResponse
+	(*GetBlastRadiusRequest)(nil),          // 53: seam.registry.v1.GetBlastRadiusRequest
+	(*GetBlastRadiusResponse)(nil),         // 54: seam.registry.v1.GetBlastRadiusResponse
+	(*GetRerunOrderRequest)(nil),           // 55: seam.registry.v1.GetRerunOrderRequest
+	(*GetRerunOrderResponse)(nil),          // 56: seam.registry.v1.GetRerunOrderResponse
+	(*RecordLineageRequest)(nil),           // 57: seam.registry.v1.RecordLineageRequest
+	(*LineageOutcome)(nil),                 // 58: seam.registry.v1.LineageOutcome
+	(*RecordLineageResponse)(nil),          // 59: seam.registry.v1.RecordLineageResponse
+	(*Event)(nil),                          // 60: seam.registry.v1.Event
+	(*PublishEventRequest)(nil),            // 61: seam.registry.v1.PublishEventRequest
+	(*PublishEventResponse)(nil),           // 62: seam.registry.v1.PublishEventResponse
+	(*ListEventsRequest)(nil),              // 63: seam.registry.v1.ListEventsRequest
+	(*ListEventsResponse)(nil),             // 64: seam.registry.v1.ListEventsResponse
+	(*WatchEventsRequest)(nil),             // 65: seam.registry.v1.WatchEventsRequest
+	(*WatchEventsResponse)(nil),            // 66: seam.registry.v1.WatchEventsResponse
+	nil,                                    // 67: seam.registry.v1.Event.AttributesEntry
+	(*v1.Contract)(nil),                    // 68: seam.contract.v1.Contract
+	(*timestamppb.Timestamp)(nil),          // 69: google.protobuf.Timestamp
+	(v1.Compatibility)(0),                  // 70: seam.contract.v1.Compatibility
+	(*v1.CanonicalModel)(nil),              // 71: seam.contract.v1.CanonicalModel
+	(*structpb.Value)(nil),                 // 72: google.protobuf.Value
 }
 var file_seam_registry_v1_registry_proto_depIdxs = []int32{
 	1,  // 0: seam.registry.v1.Change.level:type_name -> seam.registry.v1.ChangeLevel
-	57, // 1: seam.registry.v1.ContractVersion.contract:type_name -> seam.contract.v1.Contract
+	68, // 1: seam.registry.v1.ContractVersion.contract:type_name -> seam.contract.v1.Contract
 	0,  // 2: seam.registry.v1.ContractVersion.status:type_name -> seam.registry.v1.VersionStatus
-	58, // 3: seam.registry.v1.ContractVersion.create_time:type_name -> google.protobuf.Timestamp
-	58, // 4: seam.registry.v1.ContractVersion.effective_time:type_name -> google.protobuf.Timestamp
-	5,  // 5: seam.registry.v1.ContractVersion.changes:type_name -> seam.registry.v1.Change
-	6,  // 6: seam.registry.v1.ContractVersion.override:type_name -> seam.registry.v1.NoticeOverride
-	58, // 7: seam.registry.v1.ContractVersion.data_effective_time:type_name -> google.protobuf.Timestamp
-	59, // 8: seam.registry.v1.Subject.compatibility:type_name -> seam.contract.v1.Compatibility
-	58, // 9: seam.registry.v1.Subject.create_time:type_name -> google.protobuf.Timestamp
-	3,  // 10: seam.registry.v1.AffectedConsumer.usages:type_name -> seam.registry.v1.UsageKind
-	57, // 11: seam.registry.v1.CheckContractRequest.contract:type_name -> seam.contract.v1.Contract
-	58, // 12: seam.registry.v1.CheckContractRequest.effective_time:type_name -> google.protobuf.Timestamp
-	6,  // 13: seam.registry.v1.CheckContractRequest.override:type_name -> seam.registry.v1.NoticeOverride
-	58, // 14: seam.registry.v1.CheckContractRequest.data_effective_time:type_name -> google.protobuf.Timestamp
-	2,  // 15: seam.registry.v1.CheckContractResponse.verdict:type_name -> seam.registry.v1.Verdict
-	5,  // 16: seam.registry.v1.CheckContractResponse.changes:type_name -> seam.registry.v1.Change
-	9,  // 17: seam.registry.v1.CheckContractResponse.problems:type_name -> seam.registry.v1.Problem
-	58, // 18: seam.registry.v1.CheckContractResponse.earliest_effective_time:type_name -> google.protobuf.Timestamp
-	10, // 19: seam.registry.v1.CheckContractResponse.affected_consumers:type_name -> seam.registry.v1.AffectedConsumer
-	57, // 20: seam.registry.v1.RegisterContractRequest.contract:type_name -> seam.contract.v1.Contract
-	58, // 21: seam.registry.v1.RegisterContractRequest.effective_time:type_name -> google.protobuf.Timestamp
-	6,  // 22: seam.registry.v1.RegisterContractRequest.override:type_name -> seam.registry.v1.NoticeOverride
-	58, // 23: seam.registry.v1.RegisterContractRequest.data_effective_time:type_name -> google.protobuf.Timestamp
-	7,  // 24: seam.registry.v1.RegisterContractResponse.version:type_name -> seam.registry.v1.ContractVersion
-	10, // 25: seam.registry.v1.RegisterContractResponse.affected_consumers:type_name -> seam.registry.v1.AffectedConsumer
-	58, // 26: seam.registry.v1.GetContractRequest.at_time:type_name -> google.protobuf.Timestamp
-	7,  // 27: seam.registry.v1.GetContractResponse.version:type_name -> seam.registry.v1.ContractVersion
-	7,  // 28: seam.registry.v1.ListContractsResponse.versions:type_name -> seam.registry.v1.ContractVersion
-	8,  // 29: seam.registry.v1.ListSubjectsResponse.subjects:type_name -> seam.registry.v1.Subject
-	5,  // 30: seam.registry.v1.DiffContractsResponse.changes:type_name -> seam.registry.v1.Change
-	0,  // 31: seam.registry.v1.SetVersionStatusRequest.status:type_name -> seam.registry.v1.VersionStatus
-	7,  // 32: seam.registry.v1.SetVersionStatusResponse.version:type_name -> seam.registry.v1.ContractVersion
-	58, // 33: seam.registry.v1.AuditEntry.time:type_name -> google.protobuf.Timestamp
-	25, // 34: seam.registry.v1.GetHistoryResponse.entries:type_name -> seam.registry.v1.AuditEntry
-	60, // 35: seam.registry.v1.CanonicalModelVersion.model:type_name -> seam.contract.v1.CanonicalModel
-	58, // 36: seam.registry.v1.CanonicalModelVersion.create_time:type_name -> google.protobuf.Timestamp
-	5,  // 37: seam.registry.v1.CanonicalModelVersion.changes:type_name -> seam.registry.v1.Change
-	60, // 38: seam.registry.v1.RegisterCanonicalModelRequest.model:type_name -> seam.contract.v1.CanonicalModel
-	28, // 39: seam.registry.v1.RegisterCanonicalModelResponse.version:type_name -> seam.registry.v1.CanonicalModelVersion
-	28, // 40: seam.registry.v1.GetCanonicalModelResponse.version:type_name -> seam.registry.v1.CanonicalModelVersion
-	28, // 41: seam.registry.v1.ListCanonicalModelsResponse.models:type_name -> seam.registry.v1.CanonicalModelVersion
-	3,  // 42: seam.registry.v1.Input.usage:type_name -> seam.registry.v1.UsageKind
-	35, // 43: seam.registry.v1.Consumer.inputs:type_name -> seam.registry.v1.Input
-	58, // 44: seam.registry.v1.Consumer.update_time:type_name -> google.protobuf.Timestamp
-	36, // 45: seam.registry.v1.RegisterConsumerRequest.consumer:type_name -> seam.registry.v1.Consumer
-	36, // 46: seam.registry.v1.RegisterConsumerResponse.consumer:type_name -> seam.registry.v1.Consumer
-	36, // 47: seam.registry.v1.GetConsumerResponse.consumer:type_name -> seam.registry.v1.Consumer
-	36, // 48: seam.registry.v1.ListConsumersResponse.consumers:type_name -> seam.registry.v1.Consumer
-	57, // 49: seam.registry.v1.GetBlastRadiusRequest.proposed:type_name -> seam.contract.v1.Contract
-	10, // 50: seam.registry.v1.GetBlastRadiusResponse.consumers:type_name -> seam.registry.v1.AffectedConsumer
-	4,  // 51: seam.registry.v1.Event.type:type_name -> seam.registry.v1.EventType
-	58, // 52: seam.registry.v1.Event.time:type_name -> google.protobuf.Timestamp
-	5,  // 53: seam.registry.v1.Event.changes:type_name -> seam.registry.v1.Change
-	58, // 54: seam.registry.v1.Event.effective_time:type_name -> google.protobuf.Timestamp
-	56, // 55: seam.registry.v1.Event.attributes:type_name -> seam.registry.v1.Event.AttributesEntry
-	49, // 56: seam.registry.v1.PublishEventRequest.event:type_name -> seam.registry.v1.Event
-	49, // 57: seam.registry.v1.PublishEventResponse.event:type_name -> seam.registry.v1.Event
-	4,  // 58: seam.registry.v1.ListEventsRequest.types:type_name -> seam.registry.v1.EventType
-	49, // 59: seam.registry.v1.ListEventsResponse.events:type_name -> seam.registry.v1.Event
-	4,  // 60: seam.registry.v1.WatchEventsRequest.types:type_name -> seam.registry.v1.EventType
-	49, // 61: seam.registry.v1.WatchEventsResponse.event:type_name -> seam.registry.v1.Event
-	11, // 62: seam.registry.v1.RegistryService.CheckContract:input_type -> seam.registry.v1.CheckContractRequest
-	13, // 63: seam.registry.v1.RegistryService.RegisterContract:input_type -> seam.registry.v1.RegisterContractRequest
-	15, // 64: seam.registry.v1.RegistryService.GetContract:input_type -> seam.registry.v1.GetContractRequest
-	17, // 65: seam.registry.v1.RegistryService.ListContracts:input_type -> seam.registry.v1.ListContractsRequest
-	19, // 66: seam.registry.v1.RegistryService.ListSubjects:input_type -> seam.registry.v1.ListSubjectsRequest
-	21, // 67: seam.registry.v1.RegistryService.DiffContracts:input_type -> seam.registry.v1.DiffContractsRequest
-	23, // 68: seam.registry.v1.RegistryService.SetVersionStatus:input_type -> seam.registry.v1.SetVersionStatusRequest
-	26, // 69: seam.registry.v1.RegistryService.GetHistory:input_type -> seam.registry.v1.GetHistoryRequest
-	29, // 70: seam.registry.v1.RegistryService.RegisterCanonicalModel:input_type -> seam.registry.v1.RegisterCanonicalModelRequest
-	31, // 71: seam.registry.v1.RegistryService.GetCanonicalModel:input_type -> seam.registry.v1.GetCanonicalModelRequest
-	33, // 72: seam.registry.v1.RegistryService.ListCanonicalModels:input_type -> seam.registry.v1.ListCanonicalModelsRequest
-	37, // 73: seam.registry.v1.RegistryService.RegisterConsumer:input_type -> seam.registry.v1.RegisterConsumerRequest
-	39, // 74: seam.registry.v1.RegistryService.GetConsumer:input_type -> seam.registry.v1.GetConsumerRequest
-	41, // 75: seam.registry.v1.RegistryService.ListConsumers:input_type -> seam.registry.v1.ListConsumersRequest
-	43, // 76: seam.registry.v1.RegistryService.DeleteConsumer:input_type -> seam.registry.v1.DeleteConsumerRequest
-	45, // 77: seam.registry.v1.RegistryService.GetBlastRadius:input_type -> seam.registry.v1.GetBlastRadiusRequest
-	47, // 78: seam.registry.v1.RegistryService.GetRerunOrder:input_type -> seam.registry.v1.GetRerunOrderRequest
-	50, // 79: seam.registry.v1.RegistryService.PublishEvent:input_type -> seam.registry.v1.PublishEventRequest
-	52, // 80: seam.registry.v1.RegistryService.ListEvents:input_type -> seam.registry.v1.ListEventsRequest
-	54, // 81: seam.registry.v1.RegistryService.WatchEvents:input_type -> seam.registry.v1.WatchEventsRequest
-	12, // 82: seam.registry.v1.RegistryService.CheckContract:output_type -> seam.registry.v1.CheckContractResponse
-	14, // 83: seam.registry.v1.RegistryService.RegisterContract:output_type -> seam.registry.v1.RegisterContractResponse
-	16, // 84: seam.registry.v1.RegistryService.GetContract:output_type -> seam.registry.v1.GetContractResponse
-	18, // 85: seam.registry.v1.RegistryService.ListContracts:output_type -> seam.registry.v1.ListContractsResponse
-	20, // 86: seam.registry.v1.RegistryService.ListSubjects:output_type -> seam.registry.v1.ListSubjectsResponse
-	22, // 87: seam.registry.v1.RegistryService.DiffContracts:output_type -> seam.registry.v1.DiffContractsResponse
-	24, // 88: seam.registry.v1.RegistryService.SetVersionStatus:output_type -> seam.registry.v1.SetVersionStatusResponse
-	27, // 89: seam.registry.v1.RegistryService.GetHistory:output_type -> seam.registry.v1.GetHistoryResponse
-	30, // 90: seam.registry.v1.RegistryService.RegisterCanonicalModel:output_type -> seam.registry.v1.RegisterCanonicalModelResponse
-	32, // 91: seam.registry.v1.RegistryService.GetCanonicalModel:output_type -> seam.registry.v1.GetCanonicalModelResponse
-	34, // 92: seam.registry.v1.RegistryService.ListCanonicalModels:output_type -> seam.registry.v1.ListCanonicalModelsResponse
-	38, // 93: seam.registry.v1.RegistryService.RegisterConsumer:output_type -> seam.registry.v1.RegisterConsumerResponse
-	40, // 94: seam.registry.v1.RegistryService.GetConsumer:output_type -> seam.registry.v1.GetConsumerResponse
-	42, // 95: seam.registry.v1.RegistryService.ListConsumers:output_type -> seam.registry.v1.ListConsumersResponse
-	44, // 96: seam.registry.v1.RegistryService.DeleteConsumer:output_type -> seam.registry.v1.DeleteConsumerResponse
-	46, // 97: seam.registry.v1.RegistryService.GetBlastRadius:output_type -> seam.registry.v1.GetBlastRadiusResponse
-	48, // 98: seam.registry.v1.RegistryService.GetRerunOrder:output_type -> seam.registry.v1.GetRerunOrderResponse
-	51, // 99: seam.registry.v1.RegistryService.PublishEvent:output_type -> seam.registry.v1.PublishEventResponse
-	53, // 100: seam.registry.v1.RegistryService.ListEvents:output_type -> seam.registry.v1.ListEventsResponse
-	55, // 101: seam.registry.v1.RegistryService.WatchEvents:output_type -> seam.registry.v1.WatchEventsResponse
-	82, // [82:102] is the sub-list for method output_type
-	62, // [62:82] is the sub-list for method input_type
-	62, // [62:62] is the sub-list for extension type_name
-	62, // [62:62] is the sub-list for extension extendee
-	0,  // [0:62] is the sub-list for field type_name
+	69, // 3: seam.registry.v1.ContractVersion.create_time:type_name -> google.protobuf.Timestamp
+	69, // 4: seam.registry.v1.ContractVersion.effective_time:type_name -> google.protobuf.Timestamp
+	9,  // 5: seam.registry.v1.ContractVersion.changes:type_name -> seam.registry.v1.Change
+	10, // 6: seam.registry.v1.ContractVersion.override:type_name -> seam.registry.v1.NoticeOverride
+	69, // 7: seam.registry.v1.ContractVersion.data_effective_time:type_name -> google.protobuf.Timestamp
+	70, // 8: seam.registry.v1.Subject.compatibility:type_name -> seam.contract.v1.Compatibility
+	69, // 9: seam.registry.v1.Subject.create_time:type_name -> google.protobuf.Timestamp
+	5,  // 10: seam.registry.v1.AffectedConsumer.usages:type_name -> seam.registry.v1.UsageKind
+	3,  // 11: seam.registry.v1.ContractDocument.format:type_name -> seam.registry.v1.ContractFormat
+	4,  // 12: seam.registry.v1.ImportNote.kind:type_name -> seam.registry.v1.ImportNoteKind
+	68, // 13: seam.registry.v1.CheckContractRequest.contract:type_name -> seam.contract.v1.Contract
+	69, // 14: seam.registry.v1.CheckContractRequest.effective_time:type_name -> google.protobuf.Timestamp
+	10, // 15: seam.registry.v1.CheckContractRequest.override:type_name -> seam.registry.v1.NoticeOverride
+	15, // 16: seam.registry.v1.CheckContractRequest.document:type_name -> seam.registry.v1.ContractDocument
+	69, // 17: seam.registry.v1.CheckContractRequest.data_effective_time:type_name -> google.protobuf.Timestamp
+	2,  // 18: seam.registry.v1.CheckContractResponse.verdict:type_name -> seam.registry.v1.Verdict
+	9,  // 19: seam.registry.v1.CheckContractResponse.changes:type_name -> seam.registry.v1.Change
+	13, // 20: seam.registry.v1.CheckContractResponse.problems:type_name -> seam.registry.v1.Problem
+	69, // 21: seam.registry.v1.CheckContractResponse.earliest_effective_time:type_name -> google.protobuf.Timestamp
+	14, // 22: seam.registry.v1.CheckContractResponse.affected_consumers:type_name -> seam.registry.v1.AffectedConsumer
+	16, // 23: seam.registry.v1.CheckContractResponse.import_notes:type_name -> seam.registry.v1.ImportNote
+	68, // 24: seam.registry.v1.CheckContractResponse.contract:type_name -> seam.contract.v1.Contract
+	19, // 25: seam.registry.v1.CheckContractResponse.migration:type_name -> seam.registry.v1.TranslationReadiness
+	68, // 26: seam.registry.v1.RegisterContractRequest.contract:type_name -> seam.contract.v1.Contract
+	69, // 27: seam.registry.v1.RegisterContractRequest.effective_time:type_name -> google.protobuf.Timestamp
+	10, // 28: seam.registry.v1.RegisterContractRequest.override:type_name -> seam.registry.v1.NoticeOverride
+	15, // 29: seam.registry.v1.RegisterContractRequest.document:type_name -> seam.registry.v1.ContractDocument
+	69, // 30: seam.registry.v1.RegisterContractRequest.data_effective_time:type_name -> google.protobuf.Timestamp
+	11, // 31: seam.registry.v1.RegisterContractResponse.version:type_name -> seam.registry.v1.ContractVersion
+	14, // 32: seam.registry.v1.RegisterContractResponse.affected_consumers:type_name -> seam.registry.v1.AffectedConsumer
+	16, // 33: seam.registry.v1.RegisterContractResponse.import_notes:type_name -> seam.registry.v1.ImportNote
+	19, // 34: seam.registry.v1.RegisterContractResponse.migration:type_name -> seam.registry.v1.TranslationReadiness
+	69, // 35: seam.registry.v1.GetContractRequest.at_time:type_name -> google.protobuf.Timestamp
+	11, // 36: seam.registry.v1.GetContractResponse.version:type_name -> seam.registry.v1.ContractVersion
+	11, // 37: seam.registry.v1.ListContractsResponse.versions:type_name -> seam.registry.v1.ContractVersion
+	12, // 38: seam.registry.v1.ListSubjectsResponse.subjects:type_name -> seam.registry.v1.Subject
+	9,  // 39: seam.registry.v1.DiffContractsResponse.changes:type_name -> seam.registry.v1.Change
+	0,  // 40: seam.registry.v1.SetVersionStatusRequest.status:type_name -> seam.registry.v1.VersionStatus
+	11, // 41: seam.registry.v1.SetVersionStatusResponse.version:type_name -> seam.registry.v1.ContractVersion
+	69, // 42: seam.registry.v1.AuditEntry.time:type_name -> google.protobuf.Timestamp
+	32, // 43: seam.registry.v1.GetHistoryResponse.entries:type_name -> seam.registry.v1.AuditEntry
+	71, // 44: seam.registry.v1.CanonicalModelVersion.model:type_name -> seam.contract.v1.CanonicalModel
+	69, // 45: seam.registry.v1.CanonicalModelVersion.create_time:type_name -> google.protobuf.Timestamp
+	9,  // 46: seam.registry.v1.CanonicalModelVersion.changes:type_name -> seam.registry.v1.Change
+	71, // 47: seam.registry.v1.RegisterCanonicalModelRequest.model:type_name -> seam.contract.v1.CanonicalModel
+	15, // 48: seam.registry.v1.RegisterCanonicalModelRequest.document:type_name -> seam.registry.v1.ContractDocument
+	35, // 49: seam.registry.v1.RegisterCanonicalModelResponse.version:type_name -> seam.registry.v1.CanonicalModelVersion
+	35, // 50: seam.registry.v1.GetCanonicalModelResponse.version:type_name -> seam.registry.v1.CanonicalModelVersion
+	35, // 51: seam.registry.v1.ListCanonicalModelsResponse.models:type_name -> seam.registry.v1.CanonicalModelVersion
+	5,  // 52: seam.registry.v1.Input.usage:type_name -> seam.registry.v1.UsageKind
+	69, // 53: seam.registry.v1.LearnedLineage.event_time:type_name -> google.protobuf.Timestamp
+	42, // 54: seam.registry.v1.Consumer.inputs:type_name -> seam.registry.v1.Input
+	69, // 55: seam.registry.v1.Consumer.update_time:type_name -> google.protobuf.Timestamp
+	6,  // 56: seam.registry.v1.Consumer.origin:type_name -> seam.registry.v1.ConsumerOrigin
+	43, // 57: seam.registry.v1.Consumer.learned:type_name -> seam.registry.v1.LearnedLineage
+	44, // 58: seam.registry.v1.RegisterConsumerRequest.consumer:type_name -> seam.registry.v1.Consumer
+	44, // 59: seam.registry.v1.RegisterConsumerResponse.consumer:type_name -> seam.registry.v1.Consumer
+	44, // 60: seam.registry.v1.GetConsumerResponse.consumer:type_name -> seam.registry.v1.Consumer
+	44, // 61: seam.registry.v1.ListConsumersResponse.consumers:type_name -> seam.registry.v1.Consumer
+	68, // 62: seam.registry.v1.GetBlastRadiusRequest.proposed:type_name -> seam.contract.v1.Contract
+	14, // 63: seam.registry.v1.GetBlastRadiusResponse.consumers:type_name -> seam.registry.v1.AffectedConsumer
+	72, // 64: seam.registry.v1.RecordLineageRequest.events:type_name -> google.protobuf.Value
+	7,  // 65: seam.registry.v1.LineageOutcome.action:type_name -> seam.registry.v1.LineageAction
+	58, // 66: seam.registry.v1.RecordLineageResponse.outcomes:type_name -> seam.registry.v1.LineageOutcome
+	8,  // 67: seam.registry.v1.Event.type:type_name -> seam.registry.v1.EventType
+	69, // 68: seam.registry.v1.Event.time:type_name -> google.protobuf.Timestamp
+	9,  // 69: seam.registry.v1.Event.changes:type_name -> seam.registry.v1.Change
+	69, // 70: seam.registry.v1.Event.effective_time:type_name -> google.protobuf.Timestamp
+	67, // 71: seam.registry.v1.Event.attributes:type_name -> seam.registry.v1.Event.AttributesEntry
+	60, // 72: seam.registry.v1.PublishEventRequest.event:type_name -> seam.registry.v1.Event
+	60, // 73: seam.registry.v1.PublishEventResponse.event:type_name -> seam.registry.v1.Event
+	8,  // 74: seam.registry.v1.ListEventsRequest.types:type_name -> seam.registry.v1.EventType
+	60, // 75: seam.registry.v1.ListEventsResponse.events:type_name -> seam.registry.v1.Event
+	8,  // 76: seam.registry.v1.WatchEventsRequest.types:type_name -> seam.registry.v1.EventType
+	60, // 77: seam.registry.v1.WatchEventsResponse.event:type_name -> seam.registry.v1.Event
+	17, // 78: seam.registry.v1.RegistryService.CheckContract:input_type -> seam.registry.v1.CheckContractRequest
+	20, // 79: seam.registry.v1.RegistryService.RegisterContract:input_type -> seam.registry.v1.RegisterContractRequest
+	22, // 80: seam.registry.v1.RegistryService.GetContract:input_type -> seam.registry.v1.GetContractRequest
+	24, // 81: seam.registry.v1.RegistryService.ListContracts:input_type -> seam.registry.v1.ListContractsRequest
+	26, // 82: seam.registry.v1.RegistryService.ListSubjects:input_type -> seam.registry.v1.ListSubjectsRequest
+	28, // 83: seam.registry.v1.RegistryService.DiffContracts:input_type -> seam.registry.v1.DiffContractsRequest
+	30, // 84: seam.registry.v1.RegistryService.SetVersionStatus:input_type -> seam.registry.v1.SetVersionStatusRequest
+	33, // 85: seam.registry.v1.RegistryService.GetHistory:input_type -> seam.registry.v1.GetHistoryRequest
+	36, // 86: seam.registry.v1.RegistryService.RegisterCanonicalModel:input_type -> seam.registry.v1.RegisterCanonicalModelRequest
+	38, // 87: seam.registry.v1.RegistryService.GetCanonicalModel:input_type -> seam.registry.v1.GetCanonicalModelRequest
+	40, // 88: seam.registry.v1.RegistryService.ListCanonicalModels:input_type -> seam.registry.v1.ListCanonicalModelsRequest
+	45, // 89: seam.registry.v1.RegistryService.RegisterConsumer:input_type -> seam.registry.v1.RegisterConsumerRequest
+	47, // 90: seam.registry.v1.RegistryService.GetConsumer:input_type -> seam.registry.v1.GetConsumerRequest
+	49, // 91: seam.registry.v1.RegistryService.ListConsumers:input_type -> seam.registry.v1.ListConsumersRequest
+	51, // 92: seam.registry.v1.RegistryService.DeleteConsumer:input_type -> seam.registry.v1.DeleteConsumerRequest
+	53, // 93: seam.registry.v1.RegistryService.GetBlastRadius:input_type -> seam.registry.v1.GetBlastRadiusRequest
+	55, // 94: seam.registry.v1.RegistryService.GetRerunOrder:input_type -> seam.registry.v1.GetRerunOrderRequest
+	57, // 95: seam.registry.v1.RegistryService.RecordLineage:input_type -> seam.registry.v1.RecordLineageRequest
+	61, // 96: seam.registry.v1.RegistryService.PublishEvent:input_type -> seam.registry.v1.PublishEventRequest
+	63, // 97: seam.registry.v1.RegistryService.ListEvents:input_type -> seam.registry.v1.ListEventsRequest
+	65, // 98: seam.registry.v1.RegistryService.WatchEvents:input_type -> seam.registry.v1.WatchEventsRequest
+	18, // 99: seam.registry.v1.RegistryService.CheckContract:output_type -> seam.registry.v1.CheckContractResponse
+	21, // 100: seam.registry.v1.RegistryService.RegisterContract:output_type -> seam.registry.v1.RegisterContractResponse
+	23, // 101: seam.registry.v1.RegistryService.GetContract:output_type -> seam.registry.v1.GetContractResponse
+	25, // 102: seam.registry.v1.RegistryService.ListContracts:output_type -> seam.registry.v1.ListContractsResponse
+	27, // 103: seam.registry.v1.RegistryService.ListSubjects:output_type -> seam.registry.v1.ListSubjectsResponse
+	29, // 104: seam.registry.v1.RegistryService.DiffContracts:output_type -> seam.registry.v1.DiffContractsResponse
+	31, // 105: seam.registry.v1.RegistryService.SetVersionStatus:output_type -> seam.registry.v1.SetVersionStatusResponse
+	34, // 106: seam.registry.v1.RegistryService.GetHistory:output_type -> seam.registry.v1.GetHistoryResponse
+	37, // 107: seam.registry.v1.RegistryService.RegisterCanonicalModel:output_type -> seam.registry.v1.RegisterCanonicalModelResponse
+	39, // 108: seam.registry.v1.RegistryService.GetCanonicalModel:output_type -> seam.registry.v1.GetCanonicalModelResponse
+	41, // 109: seam.registry.v1.RegistryService.ListCanonicalModels:output_type -> seam.registry.v1.ListCanonicalModelsResponse
+	46, // 110: seam.registry.v1.RegistryService.RegisterConsumer:output_type -> seam.registry.v1.RegisterConsumerResponse
+	48, // 111: seam.registry.v1.RegistryService.GetConsumer:output_type -> seam.registry.v1.GetConsumerResponse
+	50, // 112: seam.registry.v1.RegistryService.ListConsumers:output_type -> seam.registry.v1.ListConsumersResponse
+	52, // 113: seam.registry.v1.RegistryService.DeleteConsumer:output_type -> seam.registry.v1.DeleteConsumerResponse
+	54, // 114: seam.registry.v1.RegistryService.GetBlastRadius:output_type -> seam.registry.v1.GetBlastRadiusResponse
+	56, // 115: seam.registry.v1.RegistryService.GetRerunOrder:output_type -> seam.registry.v1.GetRerunOrderResponse
+	59, // 116: seam.registry.v1.RegistryService.RecordLineage:output_type -> seam.registry.v1.RecordLineageResponse
+	62, // 117: seam.registry.v1.RegistryService.PublishEvent:output_type -> seam.registry.v1.PublishEventResponse
+	64, // 118: seam.registry.v1.RegistryService.ListEvents:output_type -> seam.registry.v1.ListEventsResponse
+	66, // 119: seam.registry.v1.RegistryService.WatchEvents:output_type -> seam.registry.v1.WatchEventsResponse
+	99, // [99:120] is the sub-list for method output_type
+	78, // [78:99] is the sub-list for method input_type
+	78, // [78:78] is the sub-list for extension type_name
+	78, // [78:78] is the sub-list for extension extendee
+	0,  // [0:78] is the sub-list for field type_name
 }
 
 func init() { file_seam_registry_v1_registry_proto_init() }
@@ -3971,21 +4957,23 @@ func file_seam_registry_v1_registry_proto_init() {
 	if File_seam_registry_v1_registry_proto != nil {
 		return
 	}
-	file_seam_registry_v1_registry_proto_msgTypes[30].OneofWrappers = []any{
+	file_seam_registry_v1_registry_proto_msgTypes[33].OneofWrappers = []any{
 		(*Input_Subject)(nil),
 		(*Input_Dataset)(nil),
+		(*Input_Canonical)(nil),
 	}
-	file_seam_registry_v1_registry_proto_msgTypes[42].OneofWrappers = []any{
+	file_seam_registry_v1_registry_proto_msgTypes[46].OneofWrappers = []any{
 		(*GetRerunOrderRequest_Subject)(nil),
 		(*GetRerunOrderRequest_Dataset)(nil),
+		(*GetRerunOrderRequest_Canonical)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_seam_registry_v1_registry_proto_rawDesc), len(file_seam_registry_v1_registry_proto_rawDesc)),
-			NumEnums:      5,
-			NumMessages:   52,
+			NumEnums:      9,
+			NumMessages:   59,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -40,6 +40,7 @@ const (
 	RegistryService_DeleteConsumer_FullMethodName         = "/seam.registry.v1.RegistryService/DeleteConsumer"
 	RegistryService_GetBlastRadius_FullMethodName         = "/seam.registry.v1.RegistryService/GetBlastRadius"
 	RegistryService_GetRerunOrder_FullMethodName          = "/seam.registry.v1.RegistryService/GetRerunOrder"
+	RegistryService_RecordLineage_FullMethodName          = "/seam.registry.v1.RegistryService/RecordLineage"
 	RegistryService_PublishEvent_FullMethodName           = "/seam.registry.v1.RegistryService/PublishEvent"
 	RegistryService_ListEvents_FullMethodName             = "/seam.registry.v1.RegistryService/ListEvents"
 	RegistryService_WatchEvents_FullMethodName            = "/seam.registry.v1.RegistryService/WatchEvents"
@@ -89,6 +90,11 @@ type RegistryServiceClient interface {
 	// GetRerunOrder lists the downstream consumers of a subject or dataset in
 	// dependency order: what must rerun after a backfill.
 	GetRerunOrder(ctx context.Context, in *GetRerunOrderRequest, opts ...grpc.CallOption) (*GetRerunOrderResponse, error)
+	// RecordLineage learns consumers from OpenLineage run events (one event
+	// or a list, as Marquez's POST /api/v1/lineage takes them): each job
+	// becomes a consumer whose inputs and produced datasets follow its latest
+	// run. Consumers declared by hand are never changed by it.
+	RecordLineage(ctx context.Context, in *RecordLineageRequest, opts ...grpc.CallOption) (*RecordLineageResponse, error)
 	// PublishEvent appends an event reported by another service (source
 	// contained or released, backfill completed, unannounced change).
 	PublishEvent(ctx context.Context, in *PublishEventRequest, opts ...grpc.CallOption) (*PublishEventResponse, error)
@@ -277,6 +283,16 @@ func (c *registryServiceClient) GetRerunOrder(ctx context.Context, in *GetRerunO
 	return out, nil
 }
 
+func (c *registryServiceClient) RecordLineage(ctx context.Context, in *RecordLineageRequest, opts ...grpc.CallOption) (*RecordLineageResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RecordLineageResponse)
+	err := c.cc.Invoke(ctx, RegistryService_RecordLineage_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *registryServiceClient) PublishEvent(ctx context.Context, in *PublishEventRequest, opts ...grpc.CallOption) (*PublishEventResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(PublishEventResponse)
@@ -360,6 +376,11 @@ type RegistryServiceServer interface {
 	// GetRerunOrder lists the downstream consumers of a subject or dataset in
 	// dependency order: what must rerun after a backfill.
 	GetRerunOrder(context.Context, *GetRerunOrderRequest) (*GetRerunOrderResponse, error)
+	// RecordLineage learns consumers from OpenLineage run events (one event
+	// or a list, as Marquez's POST /api/v1/lineage takes them): each job
+	// becomes a consumer whose inputs and produced datasets follow its latest
+	// run. Consumers declared by hand are never changed by it.
+	RecordLineage(context.Context, *RecordLineageRequest) (*RecordLineageResponse, error)
 	// PublishEvent appends an event reported by another service (source
 	// contained or released, backfill completed, unannounced change).
 	PublishEvent(context.Context, *PublishEventRequest) (*PublishEventResponse, error)
@@ -428,6 +449,9 @@ func (UnimplementedRegistryServiceServer) GetBlastRadius(context.Context, *GetBl
 }
 func (UnimplementedRegistryServiceServer) GetRerunOrder(context.Context, *GetRerunOrderRequest) (*GetRerunOrderResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetRerunOrder not implemented")
+}
+func (UnimplementedRegistryServiceServer) RecordLineage(context.Context, *RecordLineageRequest) (*RecordLineageResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RecordLineage not implemented")
 }
 func (UnimplementedRegistryServiceServer) PublishEvent(context.Context, *PublishEventRequest) (*PublishEventResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method PublishEvent not implemented")
@@ -765,6 +789,24 @@ func _RegistryService_GetRerunOrder_Handler(srv interface{}, ctx context.Context
 	return interceptor(ctx, in, info, handler)
 }
 
+func _RegistryService_RecordLineage_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RecordLineageRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RegistryServiceServer).RecordLineage(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RegistryService_RecordLineage_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RegistryServiceServer).RecordLineage(ctx, req.(*RecordLineageRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _RegistryService_PublishEvent_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(PublishEventRequest)
 	if err := dec(in); err != nil {
@@ -886,6 +928,10 @@ var RegistryService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetRerunOrder",
 			Handler:    _RegistryService_GetRerunOrder_Handler,
+		},
+		{
+			MethodName: "RecordLineage",
+			Handler:    _RegistryService_RecordLineage_Handler,
 		},
 		{
 			MethodName: "PublishEvent",

@@ -1,0 +1,58 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/seamdata/seam/cmd/seam/internal/exit"
+	"github.com/seamdata/seam/cmd/seam/internal/seamtest"
+	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
+)
+
+// The watch commands print what is already there, then follow, until
+// interrupted (here, a deadline), and exit 0.
+func TestCLIWatch(t *testing.T) {
+	t.Parallel()
+	n := seamtest.StartNode(t)
+	n.SetupOrders(t)
+	lines := seamtest.OrderLines(3)
+	lines[0] = strings.Replace(lines[0], `"customer_id":100000,`, ``, 1)
+	file := seamtest.WriteFile(t, "blocked.ndjson", strings.Join(lines, "\n")+"\n")
+	n.MustCLI(t, exit.Failed, "gate", "ingest", file, "--subject", "shop.orders", "--partition", "2026-03-01")
+	n.MustCLI(t, 0, "gate", "ingest", seamtest.WriteFile(t, "ok.ndjson", strings.Join(seamtest.OrderLines(3)[1:], "\n")+"\n"), "--subject", "shop.orders", "--partition", "2026-03-02")
+	// Sealed, the first day is judged whole and raises its alerts.
+	if _, err := gatev1.NewGateServiceClient(n.Conn(t, n.Admin)).SealPartition(context.Background(),
+		&gatev1.SealPartitionRequest{Subject: "shop.orders", Partition: "2026-03-01"}); err != nil {
+		t.Fatalf("SealPartition: %v", err)
+	}
+
+	watch := func(args ...string) []map[string]any {
+		ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+		defer cancel()
+		var out, errOut bytes.Buffer
+		if code := seamtest.RunTo(ctx, append([]string{"--addr", n.GRPCAddr, "--token", n.Admin, "-o", "json"}, args...), &out, &errOut); code != exit.OK {
+			t.Fatalf("seam %v: exit %d (%s)", args, code, errOut.String())
+		}
+		var got []map[string]any
+		for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+			m := map[string]any{}
+			if err := json.Unmarshal([]byte(line), &m); err != nil {
+				t.Fatalf("seam %v: line %q is not JSON: %v", args, line, err)
+			}
+			got = append(got, m)
+		}
+		return got
+	}
+	events := watch("events", "watch", "--subject", "shop.orders")
+	if len(events) == 0 || events[0]["type"] != "EVENT_TYPE_VERSION_REGISTERED" {
+		t.Errorf("events watch = %v, want the history of shop.orders from its registration", events)
+	}
+	alerts := watch("alerts", "watch", "--subject", "shop.orders")
+	if len(alerts) == 0 || alerts[0]["subject"] != "shop.orders" {
+		t.Errorf("alerts watch = %v, want the alerts of shop.orders", alerts)
+	}
+}

@@ -1,0 +1,61 @@
+package contract
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/seamdata/seam/cmd/seam/internal/client"
+	"github.com/seamdata/seam/cmd/seam/internal/exit"
+	"github.com/seamdata/seam/cmd/seam/internal/output"
+	"github.com/seamdata/seam/core/contract"
+	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
+	"github.com/spf13/cobra"
+	"google.golang.org/grpc"
+)
+
+// NewBlastRadius returns `seam blast-radius`.
+func NewBlastRadius(g *client.Globals) *cobra.Command {
+	var fields []string
+	var file string
+	cmd := &cobra.Command{
+		Use:   "blast-radius SUBJECT",
+		Short: "Every consumer, direct and transitive, a change to a subject reaches",
+		Example: `  seam blast-radius shop.orders
+  seam blast-radius shop.orders --field customer_id
+  seam blast-radius shop.orders -f shop_orders_v2.yaml`,
+		Args: cobra.ExactArgs(1),
+		RunE: g.Run(func(cmd *cobra.Command, args []string, conn *grpc.ClientConn) error {
+			req := &registryv1.GetBlastRadiusRequest{Subject: args[0], Fields: fields}
+			if file != "" {
+				data, err := client.ReadInput(cmd, file)
+				if err != nil {
+					return err
+				}
+				c, err := contract.Load(data, file)
+				if err != nil {
+					return exit.Failf("%w", err)
+				}
+				req.Proposed = c
+			}
+			ctx, cancel := g.CallCtx(cmd.Context())
+			defer cancel()
+			resp, err := registryv1.NewRegistryServiceClient(conn).GetBlastRadius(ctx, req)
+			if err != nil {
+				return g.RPCError("blast radius of "+args[0], err)
+			}
+			if g.JSON() {
+				return output.Proto(cmd.OutOrStdout(), resp)
+			}
+			w := cmd.OutOrStdout()
+			scope := "the whole subject"
+			if len(resp.GetChangedFields()) > 0 {
+				scope = strings.Join(resp.GetChangedFields(), ", ")
+			}
+			fmt.Fprintf(w, "%s, changing %s: %d consumers\n", args[0], scope, len(resp.GetConsumers()))
+			return printAffected(w, "consumers affected", resp.GetConsumers())
+		}),
+	}
+	cmd.Flags().StringSliceVar(&fields, "field", nil, "changed fields (repeatable); default: the whole subject")
+	cmd.Flags().StringVarP(&file, "file", "f", "", "a proposed contract: the changed fields are its breaking changes")
+	return cmd
+}

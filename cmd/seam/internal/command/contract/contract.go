@@ -1,0 +1,396 @@
+// Package contract holds `seam contract` (check, register and read source
+// contracts) and `seam blast-radius`.
+package contract
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/seamdata/seam/cmd/seam/internal/client"
+	"github.com/seamdata/seam/cmd/seam/internal/dryrun"
+	"github.com/seamdata/seam/cmd/seam/internal/exit"
+	"github.com/seamdata/seam/cmd/seam/internal/output"
+	"github.com/seamdata/seam/core/contract"
+	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
+	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
+)
+
+// parseWhen reads an effective time: RFC 3339, or "+DURATION" from now
+// ("+336h", "+14d").
+func parseWhen(s string, now time.Time) (*timestamppb.Timestamp, error) {
+	if s == "" {
+		return nil, nil
+	}
+	if rest, ok := strings.CutPrefix(s, "+"); ok {
+		d, err := contract.ParseNoticePeriod(rest)
+		if err != nil {
+			return nil, exit.Usagef("--effective %q: %w", s, err)
+		}
+		return timestamppb.New(now.Add(d)), nil
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return nil, exit.Usagef("--effective %q: give RFC 3339 (2026-12-13T00:00:00Z) or +DURATION (+336h, +14d)", s)
+	}
+	return timestamppb.New(t), nil
+}
+
+// New returns the `seam contract` group.
+func New(g *client.Globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "contract",
+		Short: "Check, register and read source contracts",
+	}
+	cmd.AddCommand(newContractCheckCmd(g), newContractRegisterCmd(g), newContractGetCmd(g),
+		newContractListCmd(g), newContractHistoryCmd(g), newContractDiffCmd(g),
+		newContractImportCmd(g), newContractExportCmd(g))
+	return cmd
+}
+
+type registerFlags struct {
+	file      string
+	effective string
+	reason    string
+	doc       *registryv1.ContractDocument // set for ODCS and JSON Schema files
+}
+
+// sent is the contract to put in the request: none when the document goes.
+func (f *registerFlags) sent(c *contractv1.Contract) *contractv1.Contract {
+	if f.doc != nil {
+		return nil
+	}
+	return c
+}
+
+func (f *registerFlags) add(cmd *cobra.Command) {
+	cmd.Flags().StringVarP(&f.file, "file", "f", "", "contract YAML (- for standard input); *.odcs.yaml and *.schema.json are sent as ODCS and JSON Schema")
+	cmd.Flags().StringVar(&f.effective, "effective", "", "effective time: RFC 3339 or +DURATION from now (default: now)")
+	cmd.Flags().StringVar(&f.reason, "override-reason", "", "admin only: waive the notice period, with this reason (kept in the audit history)")
+}
+
+func (f *registerFlags) load(cmd *cobra.Command) (*contractv1.Contract, *timestamppb.Timestamp, *registryv1.NoticeOverride, error) {
+	data, err := client.ReadInput(cmd, f.file)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	c, doc, err := loadDocument(cmd, data, f.file)
+	if err != nil {
+		return nil, nil, nil, exit.Failf("%w", err)
+	}
+	f.doc = doc
+	when, err := parseWhen(f.effective, time.Now())
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	var ov *registryv1.NoticeOverride
+	if f.reason != "" {
+		ov = &registryv1.NoticeOverride{Reason: f.reason}
+	}
+	return c, when, ov, nil
+}
+
+func newContractCheckCmd(g *client.Globals) *cobra.Command {
+	var f registerFlags
+	var sample int
+	cmd := &cobra.Command{
+		Use:   "check -f FILE",
+		Short: "Dry-run a contract version: changes, verdict, notice owed, consumers affected",
+		Long: `Classify a proposed contract version against the registered ones without
+registering it. Exits 0 when it could be registered as it stands (additive,
+or breaking with enough notice and a migration), 1 when it could not, 2 on
+usage or connection errors — so a source team can run it in its own CI.
+
+For a registered subject it also runs the proposed version (its checks,
+mapping and identifier translations) on a sample of the subject's
+quarantined records, the newest first, and says how many would pass; the
+dry run does not change the exit code.`,
+		Example: `  seam contract check -f shop_orders_v2.yaml
+  seam contract check -f shop_orders_v2.yaml --effective +14d -o json`,
+		Args: cobra.NoArgs,
+		RunE: g.Run(func(cmd *cobra.Command, _ []string, conn *grpc.ClientConn) error {
+			c, when, ov, err := f.load(cmd)
+			if err != nil {
+				return err
+			}
+			ctx, cancel := g.CallCtx(cmd.Context())
+			defer cancel()
+			resp, err := registryv1.NewRegistryServiceClient(conn).CheckContract(ctx, &registryv1.CheckContractRequest{Contract: f.sent(c), Document: f.doc, EffectiveTime: when, Override: ov})
+			if err != nil {
+				return g.RPCError("check "+c.GetSubject(), err)
+			}
+			dry := runCheckDryRun(ctx, conn, c, resp, sample)
+			if g.JSON() {
+				if err := printCheckJSON(cmd.OutOrStdout(), resp, dry); err != nil {
+					return err
+				}
+			} else {
+				if err := printCheck(cmd.OutOrStdout(), c.GetSubject(), resp); err != nil {
+					return err
+				}
+				printDryRun(cmd.OutOrStdout(), dry)
+			}
+			switch resp.GetVerdict() {
+			case registryv1.Verdict_VERDICT_REFUSED, registryv1.Verdict_VERDICT_INVALID:
+				return exit.Failf("%s v%d could not be registered as it stands (%s)", c.GetSubject(), resp.GetVersion(), output.Enum(resp.GetVerdict(), "VERDICT_"))
+			}
+			return nil
+		}),
+	}
+	f.add(cmd)
+	cmd.Flags().IntVar(&sample, "dry-run", dryrun.DefaultSample, "run the version on this many of the subject's quarantined records and say how many would pass (0: skip)")
+	return cmd
+}
+
+func printCheck(w io.Writer, subject string, r *registryv1.CheckContractResponse) error {
+	fmt.Fprintf(w, "%s: proposed v%d against v%d: %s\n", subject, r.GetVersion(), r.GetLatestVersion(), output.Enum(r.GetVerdict(), "VERDICT_"))
+	if r.GetNoticeOwed() != "" {
+		fmt.Fprintf(w, "notice owed: %s (earliest effective time %s)\n", r.GetNoticeOwed(), output.Time(r.GetEarliestEffectiveTime()))
+	}
+	if len(r.GetChanges()) > 0 {
+		fmt.Fprintln(w, "\nchanges:")
+		t := output.NewTable(w, "LEVEL", "RULE", "PATH", "OLD", "NEW")
+		for _, c := range r.GetChanges() {
+			t.Row(output.Enum(c.GetLevel(), "CHANGE_LEVEL_"), c.GetRule(), c.GetPath(), output.OrDash(c.GetOldValue()), output.OrDash(c.GetNewValue()))
+		}
+		if err := t.Flush(); err != nil {
+			return err
+		}
+	}
+	if len(r.GetProblems()) > 0 {
+		fmt.Fprintln(w, "\nwhat stops it:")
+		for _, p := range r.GetProblems() {
+			fmt.Fprintf(w, "  %s at %s: %s\n", p.GetReason(), output.OrDash(p.GetPath()), p.GetMessage())
+		}
+	}
+	printMigration(w, r.GetMigration())
+	return printAffected(w, "consumers affected", r.GetAffectedConsumers())
+}
+
+// printMigration lists the translations idmap cannot run yet.
+func printMigration(w io.Writer, trs []*registryv1.TranslationReadiness) {
+	for _, t := range trs {
+		if !t.GetReady() {
+			fmt.Fprintf(w, "\nmigration not ready: %s (%s→%s): %s\n  a version scheduled later waits SCHEDULED past its effective time until it is\n",
+				t.GetField(), t.GetFrom(), t.GetTo(), t.GetMessage())
+		}
+	}
+}
+
+func printAffected(w io.Writer, title string, consumers []*registryv1.AffectedConsumer) error {
+	if len(consumers) == 0 {
+		return nil
+	}
+	fmt.Fprintf(w, "\n%s:\n", title)
+	t := output.NewTable(w, "CONSUMER", "DEPTH", "VIA", "USAGE", "OWNER")
+	for _, c := range consumers {
+		var usages []string
+		for _, u := range c.GetUsages() {
+			usages = append(usages, strings.ToLower(output.Enum(u, "USAGE_KIND_")))
+		}
+		t.Row(c.GetConsumer(), strconv.Itoa(int(c.GetDepth())), strings.Join(c.GetPath(), " → "), output.OrDash(strings.Join(usages, ",")), output.OrDash(c.GetOwner()))
+	}
+	return t.Flush()
+}
+
+func newContractRegisterCmd(g *client.Globals) *cobra.Command {
+	var f registerFlags
+	cmd := &cobra.Command{
+		Use:   "register -f FILE",
+		Short: "Register a new contract version",
+		Long: `Register a contract version. An additive version takes effect at once (or
+at --effective). A breaking version needs --effective at least the subject's
+notice period ahead and a mapping to the canonical model; it is SCHEDULED and
+becomes ACTIVE on its own at that time. An admin may waive the notice with
+--override-reason.`,
+		Example: `  seam contract register -f shop_orders_v1.yaml
+  seam contract register -f shop_orders_v2.yaml --effective +14d
+  seam contract register -f shop_orders_v2.yaml --override-reason "INC-42: source already switched to UUIDs"`,
+		Args: cobra.NoArgs,
+		RunE: g.Run(func(cmd *cobra.Command, _ []string, conn *grpc.ClientConn) error {
+			c, when, ov, err := f.load(cmd)
+			if err != nil {
+				return err
+			}
+			ctx, cancel := g.CallCtx(cmd.Context())
+			defer cancel()
+			resp, err := registryv1.NewRegistryServiceClient(conn).RegisterContract(ctx, &registryv1.RegisterContractRequest{Contract: f.sent(c), Document: f.doc, EffectiveTime: when, Override: ov})
+			if err != nil {
+				return g.RPCError("register "+c.GetSubject(), err)
+			}
+			if g.JSON() {
+				return output.Proto(cmd.OutOrStdout(), resp)
+			}
+			v := resp.GetVersion()
+			w := cmd.OutOrStdout()
+			if resp.GetUnchanged() {
+				fmt.Fprintf(w, "%s v%d is unchanged; nothing registered\n", v.GetSubject(), v.GetVersion())
+				return nil
+			}
+			fmt.Fprintf(w, "%s v%d registered: %s, effective %s\n", v.GetSubject(), v.GetVersion(), output.Enum(v.GetStatus(), "VERSION_STATUS_"), output.Time(v.GetEffectiveTime()))
+			if v.GetOverride() != nil {
+				fmt.Fprintf(w, "notice waived by %s: %s\n", v.GetOverrideBy(), v.GetOverride().GetReason())
+			}
+			printMigration(w, resp.GetMigration())
+			return printAffected(w, "announced to", resp.GetAffectedConsumers())
+		}),
+	}
+	f.add(cmd)
+	return cmd
+}
+
+func newContractGetCmd(g *client.Globals) *cobra.Command {
+	var version int32
+	var at string
+	cmd := &cobra.Command{
+		Use:   "get SUBJECT",
+		Short: "Show a contract version (default: the one active now)",
+		Example: `  seam contract get shop.orders
+  seam contract get shop.orders --version 1 -o json
+  seam contract get shop.orders --at 2026-11-01T00:00:00Z`,
+		Args: cobra.ExactArgs(1),
+		RunE: g.Run(func(cmd *cobra.Command, args []string, conn *grpc.ClientConn) error {
+			req := &registryv1.GetContractRequest{Subject: args[0], Version: version}
+			if at != "" {
+				t, err := time.Parse(time.RFC3339, at)
+				if err != nil {
+					return exit.Usagef("--at %q: give an RFC 3339 time", at)
+				}
+				req.AtTime = timestamppb.New(t)
+			}
+			ctx, cancel := g.CallCtx(cmd.Context())
+			defer cancel()
+			resp, err := registryv1.NewRegistryServiceClient(conn).GetContract(ctx, req)
+			if err != nil {
+				return g.RPCError("get "+args[0], err)
+			}
+			if g.JSON() {
+				return output.Proto(cmd.OutOrStdout(), resp)
+			}
+			v := resp.GetVersion()
+			w := cmd.OutOrStdout()
+			fmt.Fprintf(w, "%s v%d  %s  effective %s  by %s\n", v.GetSubject(), v.GetVersion(), output.Enum(v.GetStatus(), "VERSION_STATUS_"), output.Time(v.GetEffectiveTime()), v.GetAuthor())
+			c := v.GetContract()
+			fmt.Fprintf(w, "owner %s, compatibility %s, notice %s\n\n", c.GetOwner(), output.Enum(c.GetCompatibility(), "COMPATIBILITY_"), output.OrDash(c.GetNoticePeriod()))
+			t := output.NewTable(w, "FIELD", "TYPE", "REQUIRED", "KEY", "IDENTIFIER")
+			for ref := range contract.Fields(c.GetFields()) {
+				f := ref.Field
+				t.Row(ref.Name, output.Enum(f.GetType(), "FIELD_TYPE_"), output.YesNo(f.GetRequired()), output.YesNo(f.GetKey()), output.OrDash(contract.IdentifierString(f.GetIdentifier())))
+			}
+			return t.Flush()
+		}),
+	}
+	cmd.Flags().Int32Var(&version, "version", 0, "version number (default: the active one)")
+	cmd.Flags().StringVar(&at, "at", "", "the version active at this RFC 3339 time")
+	return cmd
+}
+
+func newContractListCmd(g *client.Globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "list [SUBJECT]",
+		Short: "List subjects, or the versions of one subject",
+		Example: `  seam contract list
+  seam contract list shop.orders -o json`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: g.Run(func(cmd *cobra.Command, args []string, conn *grpc.ClientConn) error {
+			ctx, cancel := g.CallCtx(cmd.Context())
+			defer cancel()
+			rc := registryv1.NewRegistryServiceClient(conn)
+			w := cmd.OutOrStdout()
+			if len(args) == 0 {
+				resp, err := rc.ListSubjects(ctx, &registryv1.ListSubjectsRequest{})
+				if err != nil {
+					return g.RPCError("list subjects", err)
+				}
+				if g.JSON() {
+					return output.Proto(w, resp)
+				}
+				t := output.NewTable(w, "SUBJECT", "OWNER", "COMPATIBILITY", "NOTICE", "ACTIVE", "LATEST")
+				for _, s := range resp.GetSubjects() {
+					t.Row(s.GetName(), s.GetOwner(), output.Enum(s.GetCompatibility(), "COMPATIBILITY_"), output.OrDash(s.GetNoticePeriod()),
+						"v"+strconv.Itoa(int(s.GetActiveVersion())), "v"+strconv.Itoa(int(s.GetLatestVersion())))
+				}
+				return t.Flush()
+			}
+			resp, err := rc.ListContracts(ctx, &registryv1.ListContractsRequest{Subject: args[0]})
+			if err != nil {
+				return g.RPCError("list "+args[0], err)
+			}
+			if g.JSON() {
+				return output.Proto(w, resp)
+			}
+			t := output.NewTable(w, "VERSION", "STATUS", "EFFECTIVE", "CREATED", "AUTHOR", "BREAKING")
+			for _, v := range resp.GetVersions() {
+				t.Row("v"+strconv.Itoa(int(v.GetVersion())), output.Enum(v.GetStatus(), "VERSION_STATUS_"), output.Time(v.GetEffectiveTime()), output.Time(v.GetCreateTime()), v.GetAuthor(), output.YesNo(v.GetBreaking()))
+			}
+			return t.Flush()
+		}),
+	}
+}
+
+func newContractHistoryCmd(g *client.Globals) *cobra.Command {
+	return &cobra.Command{
+		Use:     "history SUBJECT",
+		Short:   "Show the audit history of a subject",
+		Example: "  seam contract history shop.orders",
+		Args:    cobra.ExactArgs(1),
+		RunE: g.Run(func(cmd *cobra.Command, args []string, conn *grpc.ClientConn) error {
+			ctx, cancel := g.CallCtx(cmd.Context())
+			defer cancel()
+			resp, err := registryv1.NewRegistryServiceClient(conn).GetHistory(ctx, &registryv1.GetHistoryRequest{Subject: args[0]})
+			if err != nil {
+				return g.RPCError("history of "+args[0], err)
+			}
+			if g.JSON() {
+				return output.Proto(cmd.OutOrStdout(), resp)
+			}
+			t := output.NewTable(cmd.OutOrStdout(), "TIME", "WHO", "ACTION", "VERSION", "DETAIL")
+			for _, e := range resp.GetEntries() {
+				t.Row(output.Time(e.GetTime()), e.GetPrincipal(), e.GetAction(), "v"+strconv.Itoa(int(e.GetVersion())), output.OrDash(e.GetDetail()))
+			}
+			return t.Flush()
+		}),
+	}
+}
+
+func newContractDiffCmd(g *client.Globals) *cobra.Command {
+	return &cobra.Command{
+		Use:     "diff SUBJECT FROM TO",
+		Short:   "Classify the changes between two registered versions",
+		Example: "  seam contract diff shop.orders 1 2",
+		Args:    cobra.ExactArgs(3),
+		RunE: g.Run(func(cmd *cobra.Command, args []string, conn *grpc.ClientConn) error {
+			from, err1 := strconv.Atoi(strings.TrimPrefix(args[1], "v"))
+			to, err2 := strconv.Atoi(strings.TrimPrefix(args[2], "v"))
+			if err1 != nil || err2 != nil {
+				return exit.Usagef("FROM and TO are version numbers, for example: seam contract diff %s 1 2", args[0])
+			}
+			ctx, cancel := g.CallCtx(cmd.Context())
+			defer cancel()
+			resp, err := registryv1.NewRegistryServiceClient(conn).DiffContracts(ctx, &registryv1.DiffContractsRequest{Subject: args[0], FromVersion: int32(from), ToVersion: int32(to)})
+			if err != nil {
+				return g.RPCError("diff "+args[0], err)
+			}
+			if g.JSON() {
+				return output.Proto(cmd.OutOrStdout(), resp)
+			}
+			w := cmd.OutOrStdout()
+			verdict := "additive"
+			if resp.GetBreaking() {
+				verdict = "BREAKING"
+			}
+			fmt.Fprintf(w, "%s v%d → v%d: %s\n", args[0], from, to, verdict)
+			t := output.NewTable(w, "LEVEL", "RULE", "PATH", "OLD", "NEW")
+			for _, c := range resp.GetChanges() {
+				t.Row(output.Enum(c.GetLevel(), "CHANGE_LEVEL_"), c.GetRule(), c.GetPath(), output.OrDash(c.GetOldValue()), output.OrDash(c.GetNewValue()))
+			}
+			return t.Flush()
+		}),
+	}
+}

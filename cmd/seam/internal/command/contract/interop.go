@@ -1,0 +1,235 @@
+package contract
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"go.yaml.in/yaml/v3"
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/seamdata/seam/cmd/seam/internal/client"
+	"github.com/seamdata/seam/cmd/seam/internal/exit"
+	"github.com/seamdata/seam/cmd/seam/internal/output"
+	"github.com/seamdata/seam/core/contract"
+	"github.com/seamdata/seam/core/interop"
+	"github.com/seamdata/seam/core/interop/jsonschema"
+	"github.com/seamdata/seam/core/interop/odcs"
+	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
+	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
+)
+
+// importFlags choose what a foreign document becomes.
+type importFlags struct {
+	from, subject, owner, object string
+	strict                       bool
+}
+
+func (f *importFlags) add(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.from, "from", "", "format of FILE: odcs or jsonschema (default: by its name, *.odcs.yaml or *.schema.json)")
+	cmd.Flags().StringVar(&f.subject, "subject", "", "subject, when the document does not name one (JSON Schema, ODCS without seamSubject)")
+	cmd.Flags().StringVar(&f.owner, "owner", "", "owner, when the document names no team")
+	cmd.Flags().StringVar(&f.object, "object", "", "ODCS: import only the schema object of this name")
+	cmd.Flags().BoolVar(&f.strict, "strict", false, "refuse the document if anything of it is dropped or approximated")
+}
+
+// convert turns a document into contracts and the report of what did not
+// carry over; it is the whole of `seam contract import`, and what
+// register and check do locally for a file in a foreign format.
+func (f *importFlags) convert(data []byte, file string, format interop.Format) ([]*contractv1.Contract, interop.Report, error) {
+	switch format {
+	case interop.FormatODCS:
+		res, err := odcs.Import(data, odcs.ImportOptions{Source: file, Subject: f.subject, Owner: f.owner, Object: f.object, Strict: f.strict})
+		if res == nil {
+			return nil, interop.Report{}, err
+		}
+		var out []*contractv1.Contract
+		for _, c := range res.Contracts {
+			out = append(out, c.Contract)
+		}
+		return out, res.Report, err
+	case interop.FormatJSONSchema:
+		res, err := jsonschema.Import(data, jsonschema.ImportOptions{Source: file, Subject: f.subject, Owner: f.owner, Strict: f.strict})
+		if res == nil {
+			return nil, interop.Report{}, err
+		}
+		return []*contractv1.Contract{res.Contract}, res.Report, err
+	}
+	c, err := contract.Load(data, file)
+	if err != nil {
+		return nil, interop.Report{}, err
+	}
+	return []*contractv1.Contract{c}, interop.Report{}, nil
+}
+
+var documentFormats = map[interop.Format]registryv1.ContractFormat{
+	interop.FormatODCS:       registryv1.ContractFormat_CONTRACT_FORMAT_ODCS,
+	interop.FormatJSONSchema: registryv1.ContractFormat_CONTRACT_FORMAT_JSON_SCHEMA,
+}
+
+// loadDocument reads a contract file for register and check: Seam YAML is
+// sent as a contract; ODCS (*.odcs.yaml) and JSON Schema (*.schema.json)
+// are sent as the document itself, which the registry converts, and are
+// converted here too for the subject and the report (on stderr).
+func loadDocument(cmd *cobra.Command, data []byte, file string) (*contractv1.Contract, *registryv1.ContractDocument, error) {
+	format := interop.FormatOf(file)
+	if format == interop.FormatSeam {
+		c, err := contract.Load(data, file)
+		return c, nil, err
+	}
+	var f importFlags
+	cs, rep, err := f.convert(data, file, format)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(cs) != 1 {
+		return nil, nil, fmt.Errorf("%s has %d schema objects; import it with seam contract import --object NAME and register the result", file, len(cs))
+	}
+	printNotes(cmd.ErrOrStderr(), file, rep.Notes)
+	return cs[0], &registryv1.ContractDocument{Format: documentFormats[format], Content: string(data)}, nil
+}
+
+func printNotes(w io.Writer, file string, notes []interop.Note) {
+	if len(notes) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "%s: %d part(s) did not carry over exactly:\n", file, len(notes))
+	t := output.NewTable(w, "KIND", "PATH", "NOTE")
+	for _, n := range notes {
+		t.Row(n.Kind.String(), n.Path, n.Message)
+	}
+	_ = t.Flush()
+}
+
+func newContractImportCmd(g *client.Globals) *cobra.Command {
+	var f importFlags
+	cmd := &cobra.Command{
+		Use:   "import FILE",
+		Short: "Convert an ODCS contract or a JSON Schema into Seam contracts",
+		Long: `Convert an Open Data Contract Standard v3 contract (each schema object
+becomes one Seam contract) or a JSON Schema of one record (draft 2020-12 or
+draft-07) into Seam contract YAML on standard output. What Seam cannot
+represent is listed on standard error, never dropped silently; --strict
+exits 1 instead when anything would be dropped or approximated. Runs
+offline: register the result with seam contract register, or register the
+document directly (seam contract register -f orders.odcs.yaml).`,
+		Example: `  seam contract import orders.odcs.yaml > shop_orders.yaml
+  seam contract import --from jsonschema orders.schema.json --subject shop.orders --owner team-checkout
+  seam contract import --strict --object orders contract.odcs.yaml`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := g.ValidateOutput(); err != nil {
+				return err
+			}
+			format := interop.FormatOf(args[0])
+			if f.from != "" {
+				var err error
+				if format, err = interop.ParseFormat(f.from); err != nil || format == interop.FormatSeam {
+					return exit.Usagef("--from %q: want odcs or jsonschema", f.from)
+				}
+			}
+			if format == interop.FormatSeam {
+				return exit.Usagef("%s: say what it is with --from odcs or --from jsonschema (or name it *.odcs.yaml or *.schema.json)", args[0])
+			}
+			data, err := client.ReadInput(cmd, args[0])
+			if err != nil {
+				return err
+			}
+			cs, rep, err := f.convert(data, args[0], format)
+			var loss *interop.LossError
+			if errors.As(err, &loss) {
+				printNotes(cmd.ErrOrStderr(), args[0], rep.Notes)
+				return exit.Failf("%s: strict import refused: %d part(s) have no exact Seam equivalent", args[0], len(loss.Notes))
+			}
+			if err != nil {
+				return exit.Failf("%w", err)
+			}
+			printNotes(cmd.ErrOrStderr(), args[0], rep.Notes)
+			return printContracts(cmd.OutOrStdout(), g.JSON(), cs)
+		},
+	}
+	f.add(cmd)
+	return cmd
+}
+
+// printContracts writes contracts as Seam YAML documents (or a JSON list).
+func printContracts(w io.Writer, asJSON bool, cs []*contractv1.Contract) error {
+	var all []any
+	for _, c := range cs {
+		js, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(c)
+		if err != nil {
+			return err
+		}
+		var v any
+		if err := json.Unmarshal(js, &v); err != nil {
+			return err
+		}
+		all = append(all, v)
+	}
+	if asJSON {
+		return output.Value(w, all)
+	}
+	for i, v := range all {
+		if i > 0 {
+			fmt.Fprintln(w, "---")
+		}
+		out, err := yaml.Marshal(v)
+		if err != nil {
+			return err
+		}
+		if _, err := w.Write(out); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func newContractExportCmd(g *client.Globals) *cobra.Command {
+	var to string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "export --to odcs SUBJECT[@VERSION]",
+		Short: "Write a registered contract as an ODCS v3.1.0 contract",
+		Long: `Write a registered contract version (default: the one active now) as an
+Open Data Contract Standard v3.1.0 contract. Seam-only parts (identifiers,
+layouts, the mapping, policies) travel as seam* custom properties, so
+importing the export gives back the same contract.`,
+		Example: `  seam contract export --to odcs shop.orders > shop_orders.odcs.yaml
+  seam contract export --to odcs shop.orders@2 --json`,
+		Args: cobra.ExactArgs(1),
+		RunE: g.Run(func(cmd *cobra.Command, args []string, conn *grpc.ClientConn) error {
+			if strings.ToLower(to) != "odcs" {
+				return exit.Usagef("--to %q: Seam exports to odcs", to)
+			}
+			subject, ver, _ := strings.Cut(args[0], "@")
+			var version int64
+			if ver != "" {
+				var err error
+				if version, err = strconv.ParseInt(ver, 10, 32); err != nil || version < 1 {
+					return exit.Usagef("%q: the version after @ is a number from 1", args[0])
+				}
+			}
+			ctx, cancel := g.CallCtx(cmd.Context())
+			defer cancel()
+			resp, err := registryv1.NewRegistryServiceClient(conn).GetContract(ctx, &registryv1.GetContractRequest{Subject: subject, Version: int32(version)})
+			if err != nil {
+				return g.RPCError("get "+args[0], err)
+			}
+			v := resp.GetVersion()
+			out, _, err := odcs.Export(v.GetContract(), odcs.ExportOptions{Version: v.GetVersion(), JSON: asJSON})
+			if err != nil {
+				return exit.Failf("%w", err)
+			}
+			_, err = cmd.OutOrStdout().Write(out)
+			return err
+		}),
+	}
+	cmd.Flags().StringVar(&to, "to", "odcs", "target format: odcs")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "write JSON instead of YAML")
+	return cmd
+}

@@ -1,0 +1,531 @@
+// Package idmap holds idmap's client commands under `seam idmap`:
+// namespaces, rules, lookup-table imports, translation and statistics.
+package idmap
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"google.golang.org/grpc"
+
+	"github.com/seamdata/seam/cmd/seam/internal/client"
+	"github.com/seamdata/seam/cmd/seam/internal/exit"
+	"github.com/seamdata/seam/cmd/seam/internal/output"
+	"github.com/seamdata/seam/core/contract"
+	idmapv1 "github.com/seamdata/seam/proto/seam/idmap/v1"
+)
+
+// AddCommands adds the client commands to the `seam idmap` group.
+func AddCommands(group *cobra.Command, g *client.Globals) {
+	ns := &cobra.Command{Use: "namespace", Short: "Create and read identifier namespaces"}
+	ns.AddCommand(newNamespaceCreateCmd(g), newNamespaceGetCmd(g), newNamespaceListCmd(g))
+	rule := &cobra.Command{Use: "rule", Short: "Set translation rules between formats"}
+	rule.AddCommand(newRuleSetCmd(g))
+	group.AddCommand(ns, rule, newImportCmd(g), newTranslateCmd(g), newIdmapStatsCmd(g))
+}
+
+func newNamespaceCreateCmd(g *client.Globals) *cobra.Command {
+	var file, description string
+	var formats []string
+	cmd := &cobra.Command{
+		Use:   "create NAME --format NAME:KIND[:PATTERN]... | -f FILE",
+		Short: "Create a namespace with its formats",
+		Example: `  seam idmap namespace create customer --format legacy-int:int --format uuid:uuid
+  seam idmap namespace create customer --format crm-code:string:'^CRM-[0-9]{8}$'
+  seam idmap namespace create -f customer.yaml`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: g.Run(func(cmd *cobra.Command, args []string, conn *grpc.ClientConn) error {
+			n := &idmapv1.Namespace{}
+			if file != "" {
+				data, err := client.ReadInput(cmd, file)
+				if err != nil {
+					return err
+				}
+				if err := contract.Decode(data, file, n); err != nil {
+					return exit.Failf("%w", err)
+				}
+			}
+			if len(args) == 1 {
+				n.Name = args[0]
+			}
+			if description != "" {
+				n.Description = description
+			}
+			for _, f := range formats {
+				pf, err := parseFormatFlag(f)
+				if err != nil {
+					return err
+				}
+				n.Formats = append(n.Formats, pf)
+			}
+			if n.GetName() == "" {
+				return exit.Usagef("name the namespace: seam idmap namespace create NAME --format …")
+			}
+			ctx, cancel := g.CallCtx(cmd.Context())
+			defer cancel()
+			resp, err := idmapv1.NewIdMapServiceClient(conn).CreateNamespace(ctx, &idmapv1.CreateNamespaceRequest{Namespace: n})
+			if err != nil {
+				return g.RPCError("create namespace "+n.GetName(), err)
+			}
+			if g.JSON() {
+				return output.Proto(cmd.OutOrStdout(), resp)
+			}
+			return printNamespace(cmd.OutOrStdout(), resp.GetNamespace())
+		}),
+	}
+	cmd.Flags().StringVarP(&file, "file", "f", "", "namespace YAML (- for standard input)")
+	cmd.Flags().StringVar(&description, "description", "", "what the namespace identifies")
+	cmd.Flags().StringArrayVar(&formats, "format", nil, "a format as NAME:KIND[:PATTERN], KIND one of int, uuid, string (repeatable)")
+	return cmd
+}
+
+func parseFormatFlag(s string) (*idmapv1.Format, error) {
+	parts := strings.SplitN(s, ":", 3)
+	if len(parts) < 2 {
+		return nil, exit.Usagef("--format %q: want NAME:KIND[:PATTERN], for example legacy-int:int", s)
+	}
+	kind, ok := idmapv1.FormatKind_value["FORMAT_KIND_"+strings.ToUpper(parts[1])]
+	if !ok || kind == 0 {
+		return nil, exit.Usagef("--format %q: kind %q is not one of int, uuid, string", s, parts[1])
+	}
+	f := &idmapv1.Format{Name: parts[0], Kind: idmapv1.FormatKind(kind)}
+	if len(parts) == 3 {
+		f.Pattern = parts[2]
+	}
+	return f, nil
+}
+
+func printNamespace(w io.Writer, n *idmapv1.Namespace) error {
+	fmt.Fprintf(w, "namespace %s", n.GetName())
+	if n.GetDescription() != "" {
+		fmt.Fprintf(w, ": %s", n.GetDescription())
+	}
+	fmt.Fprintln(w)
+	t := output.NewTable(w, "FORMAT", "KIND", "PATTERN")
+	for _, f := range n.GetFormats() {
+		t.Row(f.GetName(), strings.ToLower(output.Enum(f.GetKind(), "FORMAT_KIND_")), output.OrDash(f.GetPattern()))
+	}
+	if err := t.Flush(); err != nil {
+		return err
+	}
+	if len(n.GetRules()) > 0 {
+		fmt.Fprintln(w)
+		t = output.NewTable(w, "FROM", "TO", "STRATEGY", "REVERSIBLE")
+		for _, r := range n.GetRules() {
+			t.Row(r.GetFromFormat(), r.GetToFormat(), describeRule(r), output.YesNo(r.GetReversible()))
+		}
+		if err := t.Flush(); err != nil {
+			return err
+		}
+	}
+	if len(n.GetTables()) > 0 {
+		fmt.Fprintln(w)
+		t = output.NewTable(w, "TABLE", "PAIRS", "GENERATION", "UPDATED")
+		for _, tb := range n.GetTables() {
+			name := tb.GetFromFormat() + " ↔ " + tb.GetToFormat()
+			if tb.GetMembers() {
+				name = tb.GetFromFormat() + " members"
+			}
+			t.Row(name, strconv.FormatInt(tb.GetPairs(), 10), strconv.FormatInt(tb.GetGeneration(), 10), output.Time(tb.GetUpdateTime()))
+		}
+		return t.Flush()
+	}
+	return nil
+}
+
+func describeRule(r *idmapv1.Rule) string {
+	switch s := r.GetStrategy().(type) {
+	case *idmapv1.Rule_Template:
+		return "template " + s.Template.GetTemplate()
+	case *idmapv1.Rule_UuidEmbed:
+		return "uuid-embed prefix " + s.UuidEmbed.GetPrefix()
+	case *idmapv1.Rule_UuidV5:
+		return "uuid-v5 namespace " + s.UuidV5.GetNamespaceUuid()
+	case *idmapv1.Rule_Normalize:
+		return fmt.Sprintf("normalize case=%s trim=%v", output.OrDash(s.Normalize.GetCase()), s.Normalize.GetTrimSpace())
+	case *idmapv1.Rule_Lookup:
+		return "lookup table"
+	}
+	return "-"
+}
+
+func newNamespaceGetCmd(g *client.Globals) *cobra.Command {
+	return &cobra.Command{
+		Use:     "get NAME",
+		Short:   "Show a namespace with its formats, rules and tables",
+		Example: "  seam idmap namespace get customer",
+		Args:    cobra.ExactArgs(1),
+		RunE: g.Run(func(cmd *cobra.Command, args []string, conn *grpc.ClientConn) error {
+			ctx, cancel := g.CallCtx(cmd.Context())
+			defer cancel()
+			resp, err := idmapv1.NewIdMapServiceClient(conn).GetNamespace(ctx, &idmapv1.GetNamespaceRequest{Name: args[0]})
+			if err != nil {
+				return g.RPCError("get namespace "+args[0], err)
+			}
+			if g.JSON() {
+				return output.Proto(cmd.OutOrStdout(), resp)
+			}
+			return printNamespace(cmd.OutOrStdout(), resp.GetNamespace())
+		}),
+	}
+}
+
+func newNamespaceListCmd(g *client.Globals) *cobra.Command {
+	return &cobra.Command{
+		Use:     "list",
+		Short:   "List namespaces",
+		Example: "  seam idmap namespace list -o json",
+		Args:    cobra.NoArgs,
+		RunE: g.Run(func(cmd *cobra.Command, _ []string, conn *grpc.ClientConn) error {
+			ctx, cancel := g.CallCtx(cmd.Context())
+			defer cancel()
+			resp, err := idmapv1.NewIdMapServiceClient(conn).ListNamespaces(ctx, &idmapv1.ListNamespacesRequest{})
+			if err != nil {
+				return g.RPCError("list namespaces", err)
+			}
+			if g.JSON() {
+				return output.Proto(cmd.OutOrStdout(), resp)
+			}
+			t := output.NewTable(cmd.OutOrStdout(), "NAMESPACE", "FORMATS", "RULES", "TABLES")
+			for _, n := range resp.GetNamespaces() {
+				var fs []string
+				for _, f := range n.GetFormats() {
+					fs = append(fs, f.GetName())
+				}
+				t.Row(n.GetName(), strings.Join(fs, ","), strconv.Itoa(len(n.GetRules())), strconv.Itoa(len(n.GetTables())))
+			}
+			return t.Flush()
+		}),
+	}
+}
+
+func newRuleSetCmd(g *client.Globals) *cobra.Command {
+	var from, to, template, embed, v5, normalize string
+	var lookup bool
+	var samples []string
+	cmd := &cobra.Command{
+		Use:   "set NAMESPACE --from FORMAT --to FORMAT (--template T | --uuid-embed PREFIX | --uuid-v5 UUID | --normalize MODE | --lookup)",
+		Short: "Set how one format translates into another, validated on samples",
+		Example: `  seam idmap rule set customer --from legacy-int --to crm-code --template 'CRM-{int:08}' --sample 42 --sample 1234567
+  seam idmap rule set customer --from legacy-int --to uuid --uuid-embed 00000000deadbeef --sample 7
+  seam idmap rule set customer --from uuid --to legacy-int --lookup`,
+		Args: cobra.ExactArgs(1),
+		RunE: g.Run(func(cmd *cobra.Command, args []string, conn *grpc.ClientConn) error {
+			r := &idmapv1.Rule{FromFormat: from, ToFormat: to}
+			n := 0
+			if template != "" {
+				r.Strategy, n = &idmapv1.Rule_Template{Template: &idmapv1.TemplateRule{Template: template}}, n+1
+			}
+			if embed != "" {
+				r.Strategy, n = &idmapv1.Rule_UuidEmbed{UuidEmbed: &idmapv1.UuidEmbedRule{Prefix: embed}}, n+1
+			}
+			if v5 != "" {
+				r.Strategy, n = &idmapv1.Rule_UuidV5{UuidV5: &idmapv1.UuidV5Rule{NamespaceUuid: v5}}, n+1
+			}
+			if normalize != "" {
+				nr := &idmapv1.NormalizeRule{}
+				for _, m := range strings.Split(normalize, ",") {
+					switch strings.TrimSpace(m) {
+					case "lower", "upper":
+						nr.Case = strings.TrimSpace(m)
+					case "trim":
+						nr.TrimSpace = true
+					default:
+						return exit.Usagef("--normalize %q: use lower, upper and/or trim, comma separated", normalize)
+					}
+				}
+				r.Strategy, n = &idmapv1.Rule_Normalize{Normalize: nr}, n+1
+			}
+			if lookup {
+				r.Strategy, n = &idmapv1.Rule_Lookup{Lookup: &idmapv1.LookupRule{}}, n+1
+			}
+			if n != 1 || from == "" || to == "" {
+				return exit.Usagef("give --from, --to and exactly one of --template, --uuid-embed, --uuid-v5, --normalize, --lookup")
+			}
+			ctx, cancel := g.CallCtx(cmd.Context())
+			defer cancel()
+			resp, err := idmapv1.NewIdMapServiceClient(conn).SetRule(ctx, &idmapv1.SetRuleRequest{Namespace: args[0], Rule: r, Samples: samples})
+			if err != nil {
+				return g.RPCError("set rule "+from+" → "+to, err)
+			}
+			if g.JSON() {
+				return output.Proto(cmd.OutOrStdout(), resp)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: %s → %s by %s (reversible: %s), checked on %d samples\n",
+				args[0], from, to, describeRule(resp.GetRule()), output.YesNo(resp.GetRule().GetReversible()), resp.GetChecked())
+			return nil
+		}),
+	}
+	cmd.Flags().StringVar(&from, "from", "", "source format")
+	cmd.Flags().StringVar(&to, "to", "", "target format")
+	cmd.Flags().StringVar(&template, "template", "", "template with typed placeholder, e.g. CUST-{int:08}")
+	cmd.Flags().StringVar(&embed, "uuid-embed", "", "UUID prefix (16 hex digits) whose low 64 bits hold the integer")
+	cmd.Flags().StringVar(&v5, "uuid-v5", "", "namespace UUID for UUIDv5 derivation (forward only)")
+	cmd.Flags().StringVar(&normalize, "normalize", "", "lower|upper[,trim]")
+	cmd.Flags().BoolVar(&lookup, "lookup", false, "translate through the lookup table")
+	cmd.Flags().StringArrayVar(&samples, "sample", nil, "a source id the rule is validated on (repeatable)")
+	return cmd
+}
+
+// PairsPerMessage is how many pairs one message of an import stream carries.
+const PairsPerMessage = 10000
+
+func newImportCmd(g *client.Globals) *cobra.Command {
+	var from, to, onConflict, members string
+	var replace, noHeader bool
+	cmd := &cobra.Command{
+		Use:   "import NAMESPACE FILE.csv (--from FORMAT --to FORMAT | --members FORMAT)",
+		Short: "Bulk-load a lookup table from a two-column CSV, atomically",
+		Long: `Stream a CSV of pairs (from-id,to-id; a header row is skipped unless
+--no-header) into the namespace's lookup table. The import is committed
+atomically: readers see the old table or the new one. Re-importing the same
+pairs changes nothing. A pair that would map one id to two, in either
+direction, is a conflict: by default the whole import fails; with
+--on-conflict skip the clean pairs are committed and every conflict listed.
+Exits 1 when conflicts stopped or trimmed the import.
+
+With --members the CSV has one column: the known ids of one format, the
+population the match rate measures against. A member list coexists with
+deterministic rules, which translate any valid id but cannot say which
+ids exist.`,
+		Example: `  seam idmap import customer customer_ids.csv --from uuid --to legacy-int
+  seam idmap import customer ids.csv --from uuid --to legacy-int --on-conflict skip -o json
+  seam idmap import account known_accounts.csv --members acc-ref`,
+		Args: cobra.ExactArgs(2),
+		RunE: g.Run(func(cmd *cobra.Command, args []string, conn *grpc.ClientConn) error {
+			policy := idmapv1.ConflictPolicy_CONFLICT_POLICY_FAIL
+			switch onConflict {
+			case "fail":
+			case "skip":
+				policy = idmapv1.ConflictPolicy_CONFLICT_POLICY_SKIP
+			default:
+				return exit.Usagef("--on-conflict %q: use fail or skip", onConflict)
+			}
+			switch {
+			case members != "" && (from != "" || to != ""):
+				return exit.Usagef("--members imports one format's ids; leave out --from and --to")
+			case members != "":
+				from = members
+			case from == "" || to == "":
+				return exit.Usagef("give --from and --to: the formats of the CSV's first and second column (or --members FORMAT for a one-column list of known ids)")
+			}
+			f, err := os.Open(args[1])
+			if err != nil {
+				return exit.Usagef("%w", err)
+			}
+			defer f.Close()
+			info, err := f.Stat()
+			if err != nil {
+				return exit.Usagef("%w", err)
+			}
+			bar := output.Progress(cmd.ErrOrStderr(), info.Size(), "importing "+args[1])
+			resp, err := importCSV(cmd, idmapv1.NewIdMapServiceClient(conn), io.TeeReader(f, bar), &idmapv1.ImportHeader{
+				Namespace: args[0], FromFormat: from, ToFormat: to, OnConflict: policy, Replace: replace, Members: members != "",
+			}, !noHeader, args[1])
+			bar.Finish()
+			if err != nil {
+				return g.RPCError("import "+args[1], err)
+			}
+			if g.JSON() {
+				if err := output.Proto(cmd.OutOrStdout(), resp); err != nil {
+					return err
+				}
+			} else {
+				printImport(cmd.OutOrStdout(), resp)
+			}
+			if len(resp.GetConflicts()) > 0 {
+				if resp.GetCommitted() {
+					return exit.Failf("%d conflicting pairs were left out", len(resp.GetConflicts()))
+				}
+				return exit.Failf("%d conflicting pairs: nothing was imported (use --on-conflict skip to import the clean pairs)", len(resp.GetConflicts()))
+			}
+			return nil
+		}),
+	}
+	cmd.Flags().StringVar(&from, "from", "", "format of the first column")
+	cmd.Flags().StringVar(&to, "to", "", "format of the second column")
+	cmd.Flags().StringVar(&onConflict, "on-conflict", "fail", "fail: abort the whole import on a conflict; skip: import the clean pairs")
+	cmd.Flags().BoolVar(&replace, "replace", false, "make the file the whole table (pairs not in it are removed)")
+	cmd.Flags().BoolVar(&noHeader, "no-header", false, "the first row is data, not a header")
+	cmd.Flags().StringVar(&members, "members", "", "import a one-column list of the known ids of this format (a member list)")
+	return cmd
+}
+
+// importCSV streams the pairs of r to ImportPairs.
+func importCSV(cmd *cobra.Command, c idmapv1.IdMapServiceClient, r io.Reader, h *idmapv1.ImportHeader, header bool, name string) (*idmapv1.ImportPairsResponse, error) {
+	stream, err := c.ImportPairs(cmd.Context())
+	if err != nil {
+		return nil, err
+	}
+	if err := stream.Send(&idmapv1.ImportPairsRequest{Message: &idmapv1.ImportPairsRequest_Header{Header: h}}); err != nil {
+		return nil, streamErr(stream, err)
+	}
+	cr := csv.NewReader(bufio.NewReaderSize(r, 1<<20))
+	cr.FieldsPerRecord = 2
+	columns := "two columns: from-id,to-id"
+	if h.GetMembers() {
+		cr.FieldsPerRecord, columns = 1, "one column: the id"
+	}
+	cr.ReuseRecord = true
+	chunk := make([]*idmapv1.Pair, 0, PairsPerMessage)
+	flush := func() error {
+		if len(chunk) == 0 {
+			return nil
+		}
+		err := stream.Send(&idmapv1.ImportPairsRequest{Message: &idmapv1.ImportPairsRequest_Chunk{Chunk: &idmapv1.PairChunk{Pairs: chunk}}})
+		chunk = make([]*idmapv1.Pair, 0, PairsPerMessage)
+		return err
+	}
+	for line := 1; ; line++ {
+		rec, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			stream.CloseSend()
+			return nil, exit.Failf("%s: %w (want %s)", name, err, columns)
+		}
+		if line == 1 && header {
+			continue
+		}
+		p := &idmapv1.Pair{From: strings.TrimSpace(rec[0])}
+		if !h.GetMembers() {
+			p.To = strings.TrimSpace(rec[1])
+		}
+		chunk = append(chunk, p)
+		if len(chunk) == PairsPerMessage {
+			if err := flush(); err != nil {
+				return nil, streamErr(stream, err)
+			}
+		}
+	}
+	if err := flush(); err != nil {
+		return nil, streamErr(stream, err)
+	}
+	return stream.CloseAndRecv()
+}
+
+// streamErr returns the server's status when a Send fails because the
+// server ended the stream.
+func streamErr(stream idmapv1.IdMapService_ImportPairsClient, err error) error {
+	if errors.Is(err, io.EOF) {
+		if _, rerr := stream.CloseAndRecv(); rerr != nil {
+			return rerr
+		}
+	}
+	return err
+}
+
+func printImport(w io.Writer, r *idmapv1.ImportPairsResponse) {
+	state := "committed"
+	if !r.GetCommitted() {
+		state = "NOT committed"
+	}
+	fmt.Fprintf(w, "%s: %d pairs received, %d inserted, %d unchanged, %d removed; table now %d pairs (generation %d)\n",
+		state, r.GetReceived(), r.GetInserted(), r.GetUnchanged(), r.GetRemoved(), r.GetTableSize(), r.GetGeneration())
+	if len(r.GetConflicts()) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n%d conflicts:\n", len(r.GetConflicts()))
+	t := output.NewTable(w, "LINE", "PAIR", "CLASHES WITH", "WHY")
+	for i, c := range r.GetConflicts() {
+		if i == 20 {
+			t.Row("…", fmt.Sprintf("%d more (use -o json for all)", len(r.GetConflicts())-20), "", "")
+			break
+		}
+		t.Row(strconv.FormatInt(c.GetLine(), 10), c.GetPair().GetFrom()+" → "+c.GetPair().GetTo(),
+			c.GetExisting().GetFrom()+" → "+c.GetExisting().GetTo(), c.GetMessage())
+	}
+	t.Flush()
+}
+
+func newTranslateCmd(g *client.Globals) *cobra.Command {
+	var from, to, file string
+	cmd := &cobra.Command{
+		Use:   "translate NAMESPACE --from FORMAT --to FORMAT [ID...]",
+		Short: "Translate ids (arguments, or one per line of --file)",
+		Example: `  seam idmap translate customer --from uuid --to legacy-int 0b9e5c8e-3f0d-4a4e-9d43-1f3c2a6f6b01
+  seam idmap translate customer --from legacy-int --to crm-code --file ids.txt -o json`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: g.Run(func(cmd *cobra.Command, args []string, conn *grpc.ClientConn) error {
+			ids := args[1:]
+			if file != "" {
+				data, err := client.ReadInput(cmd, file)
+				if err != nil {
+					return err
+				}
+				for _, l := range bytes.Split(data, []byte("\n")) {
+					if s := strings.TrimSpace(string(l)); s != "" {
+						ids = append(ids, s)
+					}
+				}
+			}
+			if len(ids) == 0 {
+				return exit.Usagef("give ids as arguments or --file")
+			}
+			ctx, cancel := g.CallCtx(cmd.Context())
+			defer cancel()
+			resp, err := idmapv1.NewIdMapServiceClient(conn).Translate(ctx, &idmapv1.TranslateRequest{Namespace: args[0], FromFormat: from, ToFormat: to, Ids: ids})
+			if err != nil {
+				return g.RPCError("translate", err)
+			}
+			if g.JSON() {
+				return output.Proto(cmd.OutOrStdout(), resp)
+			}
+			t := output.NewTable(cmd.OutOrStdout(), strings.ToUpper(from), strings.ToUpper(to), "STATUS")
+			for i, id := range ids {
+				t.Row(id, output.OrDash(resp.GetValues()[i]), output.Enum(resp.GetStatuses()[i], "TRANSLATE_STATUS_"))
+			}
+			if err := t.Flush(); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%d hits, %d misses, %d invalid\n", resp.GetHits(), resp.GetMisses(), resp.GetInvalid())
+			return nil
+		}),
+	}
+	cmd.Flags().StringVar(&from, "from", "", "format of the ids given")
+	cmd.Flags().StringVar(&to, "to", "", "format to translate into")
+	cmd.Flags().StringVar(&file, "file", "", "file with one id per line (- for standard input)")
+	return cmd
+}
+
+func newIdmapStatsCmd(g *client.Globals) *cobra.Command {
+	var namespace string
+	cmd := &cobra.Command{
+		Use:     "stats",
+		Short:   "Hit, miss and invalid counts per namespace, format pair and direction",
+		Example: "  seam idmap stats --namespace customer",
+		Args:    cobra.NoArgs,
+		RunE: g.Run(func(cmd *cobra.Command, _ []string, conn *grpc.ClientConn) error {
+			ctx, cancel := g.CallCtx(cmd.Context())
+			defer cancel()
+			resp, err := idmapv1.NewIdMapServiceClient(conn).GetStats(ctx, &idmapv1.GetStatsRequest{Namespace: namespace})
+			if err != nil {
+				return g.RPCError("idmap stats", err)
+			}
+			if g.JSON() {
+				return output.Proto(cmd.OutOrStdout(), resp)
+			}
+			t := output.NewTable(cmd.OutOrStdout(), "NAMESPACE", "FROM", "TO", "HITS", "MISSES", "INVALID", "HIT RATE")
+			for _, c := range resp.GetCounters() {
+				total := c.GetHits() + c.GetMisses() + c.GetInvalid()
+				rate := "-"
+				if total > 0 {
+					rate = fmt.Sprintf("%.1f%%", 100*float64(c.GetHits())/float64(total))
+				}
+				t.Row(c.GetNamespace(), c.GetFromFormat(), c.GetToFormat(), strconv.FormatInt(c.GetHits(), 10), strconv.FormatInt(c.GetMisses(), 10), strconv.FormatInt(c.GetInvalid(), 10), rate)
+			}
+			return t.Flush()
+		}),
+	}
+	cmd.Flags().StringVar(&namespace, "namespace", "", "only this namespace")
+	return cmd
+}

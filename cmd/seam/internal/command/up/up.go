@@ -1,0 +1,106 @@
+// Package up holds the commands that run Seam: `seam up` (every service in
+// one process), `seam <service> serve` (one service) and `seam migrate`.
+package up
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/seamdata/seam/cmd/seam/internal/client"
+	"github.com/seamdata/seam/cmd/seam/internal/node"
+	"github.com/seamdata/seam/platform/server"
+)
+
+// addServeFlags declares the flags every serving command shares.
+// The data directory and --tls-ca are global flags: the client reads the
+// same directory for the local token and trusts the same CA.
+func addServeFlags(fs *pflag.FlagSet, c *node.Config, grpcDefault, httpDefault string) {
+	fs.StringVar(&c.GRPCAddr, "grpc-addr", grpcDefault, "gRPC listen address (port 0 picks a free port)")
+	fs.StringVar(&c.HTTPAddr, "http-addr", httpDefault, "REST listen address (empty: no REST)")
+	fs.StringVar(&c.Store, "store", "", "store URL: postgres://… for a shared PostgreSQL; empty: an SQLite file per service in --data-dir")
+	fs.StringVar(&c.TLSCert, "tls-cert", "", "PEM certificate: serve gRPC and REST over TLS")
+	fs.StringVar(&c.TLSKey, "tls-key", "", "PEM private key of --tls-cert")
+	fs.StringVar(&c.TokensFile, "tokens-file", "", "tokens file (default: <data-dir>/tokens.json)")
+	fs.StringVar(&c.ServiceToken, "service-token", "", "token the services use to call each other (default: <data-dir>/service.token)")
+	fs.StringVar(&c.LogFormat, "log-format", "text", "log format: text or json")
+	fs.StringVar(&c.LogLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", server.DefaultShutdownTimeout, "how long running calls may take to finish on shutdown")
+	fs.DurationVar(&c.DrainDelay, "drain-delay", 0, "how long to report NOT_SERVING before stopping, so balancers notice")
+	fs.IntVar(&c.MaxMessageBytes, "max-message-bytes", server.DefaultMaxMessageBytes, "largest gRPC message accepted or sent")
+	fs.DurationVar(&c.MaxConnectionAge, "max-connection-age", 0, "make clients reconnect after this long, so dns:/// balancing reaches new replicas (0: never)")
+}
+
+func addPeerFlags(fs *pflag.FlagSet, c *node.Config, peers ...string) {
+	for _, p := range peers {
+		var dst *string
+		switch p {
+		case "registry":
+			dst = &c.RegistryAddr
+		case "adapter":
+			dst = &c.AdapterAddr
+		case "idmap":
+			dst = &c.IdmapAddr
+		}
+		fs.StringVar(dst, p+"-addr", "", fmt.Sprintf("gRPC address of the %s: host:port, several separated by commas (round robin), or dns:///name:port", p))
+	}
+}
+
+// New returns `seam up`.
+func New(g *client.Globals) *cobra.Command {
+	cfg := node.Config{Services: node.ServiceNames, Bootstrap: true}
+	cmd := &cobra.Command{
+		Use:   "up",
+		Short: "Run all four services in one process on the embedded store",
+		Long: `Run the registry, adapter, idmap and gate in one process, on an embedded
+store under --data-dir. All gRPC services share one port and REST another;
+inside the process the services still call each other over gRPC.
+
+On its first start it creates an admin token in the data directory and
+prints how to use it; the seam client finds it there without flags.`,
+		Example: `  seam up
+  seam up --data-dir /var/lib/seam --grpc-addr 0.0.0.0:7070 --http-addr 0.0.0.0:8080
+  SEAM_LOG_FORMAT=json seam up`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg.DataDir, cfg.TLSCA, cfg.Version = g.DataDir, g.TLSCA, g.Version
+			return node.Run(cmd.Context(), cfg, node.Hooks{Notes: cmd.OutOrStdout(), Log: cmd.ErrOrStderr()})
+		},
+	}
+	addServeFlags(cmd.Flags(), &cfg, "127.0.0.1:7070", "127.0.0.1:8080")
+	return cmd
+}
+
+// ServeGroup returns the `seam <service>` group with its `serve` command;
+// the service's client commands are added to it by their own package.
+func ServeGroup(g *client.Globals, service, what string) *cobra.Command {
+	group := &cobra.Command{
+		Use:   service,
+		Short: fmt.Sprintf("Commands of %s", what),
+	}
+	cfg := node.Config{Services: []string{service}}
+	serve := &cobra.Command{
+		Use:   "serve",
+		Short: fmt.Sprintf("Run %s as its own process", what),
+		Example: fmt.Sprintf(`  seam %s serve --store postgres://seam@db:5432/seam --tokens-file /etc/seam/tokens.json \
+    --service-token "$SEAM_SERVICE_TOKEN"%s`, service, peerExample(service)),
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg.DataDir, cfg.TLSCA, cfg.Version = g.DataDir, g.TLSCA, g.Version
+			return node.Run(cmd.Context(), cfg, node.Hooks{Notes: cmd.OutOrStdout(), Log: cmd.ErrOrStderr()})
+		},
+	}
+	addServeFlags(serve.Flags(), &cfg, "127.0.0.1:7070", "127.0.0.1:8080")
+	addPeerFlags(serve.Flags(), &cfg, node.Peers(service)...)
+	group.AddCommand(serve)
+	return group
+}
+
+func peerExample(service string) string {
+	s := ""
+	for _, p := range node.Peers(service) {
+		s += fmt.Sprintf(" \\\n    --%s-addr %s-1:7070,%s-2:7070", p, p, p)
+	}
+	return s
+}

@@ -1,0 +1,371 @@
+// Package node runs Seam's services in one process: `seam up` runs all
+// four, `seam <service> serve` one, and `seam demo` and `seam bench` a
+// temporary one. Services inside one process still call each other over
+// gRPC, so one process behaves like separate ones.
+package node
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"golang.org/x/sync/errgroup"
+	"google.golang.org/grpc"
+
+	"github.com/seamdata/seam/cmd/seam/internal/exit"
+	"github.com/seamdata/seam/platform/auth"
+	"github.com/seamdata/seam/platform/dial"
+	"github.com/seamdata/seam/platform/server"
+	"github.com/seamdata/seam/platform/telemetry"
+)
+
+// The services a node can run, in the order they start: each after the
+// peers it calls.
+var ServiceNames = []string{"idmap", "registry", "adapter", "gate"}
+
+// Peers lists the services service calls.
+func Peers(service string) []string {
+	switch service {
+	case "registry":
+		return []string{"idmap"}
+	case "adapter":
+		return []string{"registry", "idmap"}
+	case "gate":
+		return []string{"registry", "idmap", "adapter"}
+	}
+	return nil
+}
+
+// Config is everything a Seam process needs, from flags and SEAM_*
+// variables.
+type Config struct {
+	Services []string
+	DataDir  string
+	GRPCAddr string
+	HTTPAddr string
+	// Store is the store URL; empty means an SQLite file per service in
+	// DataDir.
+	Store   string
+	TLSCert string
+	TLSKey  string
+	// TLSCA verifies peers (and is what clients trust); empty trusts the
+	// system roots, or the server's own certificate inside `seam up`.
+	TLSCA string
+	// TokensFile authenticates callers; empty means DataDir/tokens.json.
+	TokensFile string
+	// ServiceToken is the token services use to call each other; empty
+	// means DataDir/service.token.
+	ServiceToken string
+	RegistryAddr string
+	AdapterAddr  string
+	IdmapAddr    string
+	LogFormat    string
+	LogLevel     string
+	// Bootstrap creates the tokens file with an admin token on first start.
+	Bootstrap        bool
+	ShutdownTimeout  time.Duration
+	DrainDelay       time.Duration
+	MaxConnectionAge time.Duration
+	MaxMessageBytes  int
+	// Version is the seam build's version, reported in telemetry.
+	Version string
+}
+
+// Validate checks cfg and names the flag to fix.
+func (c *Config) Validate() error {
+	var errs []error
+	if len(c.Services) == 0 {
+		errs = append(errs, errors.New("no service to run"))
+	}
+	for _, s := range c.Services {
+		if !slices.Contains(ServiceNames, s) {
+			errs = append(errs, fmt.Errorf("unknown service %q; services are %s", s, strings.Join(ServiceNames, ", ")))
+		}
+	}
+	if c.GRPCAddr == "" {
+		errs = append(errs, errors.New("--grpc-addr is empty; give host:port (port 0 picks a free one)"))
+	}
+	if c.DataDir == "" && (c.Store == "" || c.TokensFile == "") {
+		errs = append(errs, errors.New("--data-dir is empty; it holds the embedded store and the tokens unless --store and --tokens-file are given"))
+	}
+	if (c.TLSCert == "") != (c.TLSKey == "") {
+		errs = append(errs, errors.New("--tls-cert and --tls-key go together; give both or neither"))
+	}
+	for _, s := range c.Services {
+		for _, peer := range Peers(s) {
+			if !slices.Contains(c.Services, peer) && c.peerAddr(peer) == "" {
+				errs = append(errs, fmt.Errorf("%s calls %s: give --%s-addr (host:port, or several separated by commas)", s, peer, peer))
+			}
+		}
+	}
+	if c.ShutdownTimeout < 0 || c.DrainDelay < 0 {
+		errs = append(errs, errors.New("--shutdown-timeout and --drain-delay must not be negative"))
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	// One line, as every seam error: "a; b; c".
+	msgs := make([]string, len(errs))
+	for i, e := range errs {
+		msgs[i] = e.Error()
+	}
+	return errors.New(strings.Join(msgs, "; "))
+}
+
+func (c *Config) peerAddr(name string) string {
+	switch name {
+	case "registry":
+		return c.RegistryAddr
+	case "adapter":
+		return c.AdapterAddr
+	case "idmap":
+		return c.IdmapAddr
+	}
+	return ""
+}
+
+// StoreURL is the store of one service.
+func (c *Config) StoreURL(service string) string {
+	if c.Store != "" {
+		return c.Store
+	}
+	return "sqlite:" + filepath.Join(c.DataDir, service+".db")
+}
+
+// Hooks let tests and `seam demo` watch a node.
+type Hooks struct {
+	// SpanProcessors receive every span.
+	SpanProcessors []sdktrace.SpanProcessor
+	// Ready is called with the bound addresses once the node serves.
+	Ready func(grpcAddr, httpAddr string)
+	// Notes receives what a person starting the node should read.
+	Notes io.Writer
+	// Log receives the logs; nil means stderr.
+	Log io.Writer
+}
+
+// built is one service ready to serve.
+type built struct {
+	svc   server.Service
+	run   func(ctx context.Context) error
+	close func() error
+}
+
+// Run serves cfg.Services until ctx ends.
+func Run(ctx context.Context, cfg Config, hooks Hooks) (err error) {
+	if err := cfg.Validate(); err != nil {
+		return exit.Usagef("%w", err)
+	}
+	logOut := hooks.Log
+	if logOut == nil {
+		logOut = os.Stderr
+	}
+	notes := hooks.Notes
+	if notes == nil {
+		notes = io.Discard
+	}
+	log, err := telemetry.NewLogger(logOut, cfg.LogFormat, cfg.LogLevel)
+	if err != nil {
+		return exit.Usagef("%w", err)
+	}
+	name := "seam"
+	if len(cfg.Services) == 1 {
+		name = "seam-" + cfg.Services[0]
+	}
+	tel, err := telemetry.Setup(ctx, telemetry.Config{ServiceName: name, Version: cfg.Version, SpanProcessors: hooks.SpanProcessors})
+	if err != nil {
+		return exit.Usagef("%w", err)
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if serr := tel.Shutdown(sctx); serr != nil {
+			log.Warn("telemetry flush failed", "error", serr)
+		}
+	}()
+
+	tokens, serviceToken, err := loadTokens(&cfg, notes)
+	if err != nil {
+		return err
+	}
+	serverTLS, clientTLS, err := loadTLS(&cfg)
+	if err != nil {
+		return exit.Usagef("%w", err)
+	}
+
+	grpcLis, err := net.Listen("tcp", cfg.GRPCAddr)
+	if err != nil {
+		return exit.Usagef("listen on --grpc-addr %s: %w (is another seam already running? stop it, or pick another address with --grpc-addr)", cfg.GRPCAddr, err)
+	}
+	defer grpcLis.Close()
+	var httpLis net.Listener
+	if cfg.HTTPAddr != "" {
+		httpLis, err = net.Listen("tcp", cfg.HTTPAddr)
+		if err != nil {
+			return exit.Usagef("listen on --http-addr %s: %w (is another seam already running? stop it, or pick another address with --http-addr)", cfg.HTTPAddr, err)
+		}
+		defer httpLis.Close()
+	}
+
+	// Services inside one process still call each other over gRPC, on this
+	// node's own listener, so `seam up` behaves like separate services.
+	self := grpcLis.Addr().String()
+	conns := map[string]*grpc.ClientConn{}
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	peer := func(service string) (*grpc.ClientConn, error) {
+		if c, ok := conns[service]; ok {
+			return c, nil
+		}
+		addr := cfg.peerAddr(service)
+		if addr == "" && slices.Contains(cfg.Services, service) {
+			addr = self
+		}
+		c, err := dial.Conn(addr, dial.Options{Token: serviceToken, TLS: clientTLS, Telemetry: tel, MaxMessageBytes: cfg.MaxMessageBytes})
+		if err != nil {
+			return nil, fmt.Errorf("connect to %s at %s: %w", service, addr, err)
+		}
+		conns[service] = c
+		return c, nil
+	}
+
+	env := serviceEnv{cfg: &cfg, log: log, tel: tel, peer: peer}
+	var services []built
+	defer func() {
+		for i := len(services) - 1; i >= 0; i-- {
+			if services[i].close != nil {
+				if cerr := services[i].close(); cerr != nil {
+					log.Warn("close service", "error", cerr)
+				}
+			}
+		}
+	}()
+	for _, s := range ServiceNames {
+		if !slices.Contains(cfg.Services, s) {
+			continue
+		}
+		b, err := buildService(ctx, s, env)
+		if err != nil {
+			return fmt.Errorf("start %s: %w", s, err)
+		}
+		services = append(services, b)
+	}
+
+	var svcs []server.Service
+	for _, b := range services {
+		svcs = append(svcs, b.svc)
+	}
+	srv, err := server.New(server.Config{
+		TLS: serverTLS, Tokens: tokens, Logger: log, Telemetry: tel,
+		MaxMessageBytes: cfg.MaxMessageBytes, ShutdownTimeout: cfg.ShutdownTimeout, DrainDelay: cfg.DrainDelay,
+		MaxConnectionAge: cfg.MaxConnectionAge, Version: cfg.Version,
+	}, svcs...)
+	if err != nil {
+		return err
+	}
+
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return srv.Serve(gctx, grpcLis, httpLis) })
+	for _, b := range services {
+		if b.run != nil {
+			g.Go(func() error { return b.run(gctx) })
+		}
+	}
+	httpAddr := ""
+	if httpLis != nil {
+		httpAddr = httpLis.Addr().String()
+	}
+	log.Info("seam serving", "services", strings.Join(cfg.Services, ","), "grpc", self, "http", httpAddr, "traces", tel.Exporting)
+	if hooks.Ready != nil {
+		hooks.Ready(self, httpAddr)
+	}
+	return g.Wait()
+}
+
+// loadTokens returns the caller tokens and the services' own token,
+// creating both on the first start of `seam up`.
+func loadTokens(cfg *Config, notes io.Writer) (*auth.Tokens, string, error) {
+	if cfg.Bootstrap && cfg.TokensFile == "" {
+		boot, err := auth.EnsureLocalTokens(cfg.DataDir)
+		if err != nil {
+			return nil, "", err
+		}
+		if boot.Created {
+			fmt.Fprintf(notes, `First start: created an admin token in %s.
+The seam command in this directory finds it by itself; other clients send it:
+  grpcurl -H 'authorization: Bearer %s' -plaintext %s list
+  curl -H 'Authorization: Bearer %s' http://%s/v1/subjects
+`, filepath.Join(cfg.DataDir, auth.AdminTokenFileName), boot.AdminToken, cfg.GRPCAddr, boot.AdminToken, cfg.HTTPAddr)
+		}
+		if cfg.ServiceToken == "" {
+			cfg.ServiceToken = boot.ServiceToken
+		}
+	}
+	path := cfg.TokensFile
+	if path == "" {
+		path = filepath.Join(cfg.DataDir, auth.TokensFileName)
+	}
+	tokens, err := auth.LoadTokens(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, "", exit.Usagef("no tokens file at %s: run `seam up` once to create one, or give --tokens-file", path)
+		}
+		return nil, "", exit.Usagef("%w", err)
+	}
+	svcToken := cfg.ServiceToken
+	if svcToken == "" {
+		data, err := os.ReadFile(filepath.Join(cfg.DataDir, auth.ServiceTokenFileName))
+		if err != nil {
+			return nil, "", exit.Usagef("no service token: give --service-token (the token these services use to call each other): %w", err)
+		}
+		svcToken = strings.TrimSpace(string(data))
+	}
+	return tokens, svcToken, nil
+}
+
+// loadTLS returns the server's TLS config and the one its clients use.
+func loadTLS(cfg *Config) (*tls.Config, *tls.Config, error) {
+	if cfg.TLSCert == "" {
+		return nil, nil, nil
+	}
+	cert, err := tls.LoadX509KeyPair(cfg.TLSCert, cfg.TLSKey)
+	if err != nil {
+		return nil, nil, fmt.Errorf("load --tls-cert/--tls-key: %w", err)
+	}
+	srv := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"h2", "http/1.1"}}
+	caFile := cfg.TLSCA
+	if caFile == "" {
+		caFile = cfg.TLSCert
+	}
+	pem, err := os.ReadFile(caFile)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read --tls-ca: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, nil, fmt.Errorf("--tls-ca %s holds no PEM certificate", caFile)
+	}
+	return srv, &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}, nil
+}
+
+// serviceEnv is what building a service may use.
+type serviceEnv struct {
+	cfg  *Config
+	log  *slog.Logger
+	tel  *telemetry.Telemetry
+	peer func(service string) (*grpc.ClientConn, error)
+}

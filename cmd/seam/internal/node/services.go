@@ -1,0 +1,133 @@
+package node
+
+import (
+	"context"
+	"fmt"
+
+	"google.golang.org/grpc"
+
+	"github.com/seamdata/seam/platform/auth"
+	"github.com/seamdata/seam/platform/server"
+	adapterv1 "github.com/seamdata/seam/proto/seam/adapter/v1"
+	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
+	idmapv1 "github.com/seamdata/seam/proto/seam/idmap/v1"
+	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
+	"github.com/seamdata/seam/services/adapter"
+	"github.com/seamdata/seam/services/gate"
+	"github.com/seamdata/seam/services/idmap"
+	"github.com/seamdata/seam/services/registry"
+)
+
+// buildService constructs one service with its store and peers.
+func buildService(ctx context.Context, name string, env serviceEnv) (built, error) {
+	log := env.log.With("service", name)
+	meter := env.tel.Meter("github.com/seamdata/seam/services/" + name)
+	switch name {
+	case "registry":
+		// The registry asks idmap whether a migration can run; the
+		// connection is lazy, so a registry may start before idmap.
+		idm, err := env.peer("idmap")
+		if err != nil {
+			return built{}, err
+		}
+		s, err := registry.New(ctx, registry.Config{StoreURL: env.cfg.StoreURL(name), Logger: log, Meter: meter, Idmap: idm})
+		if err != nil {
+			return built{}, err
+		}
+		return built{
+			svc: server.Service{
+				Name:     registryv1.RegistryService_ServiceDesc.ServiceName,
+				Register: s.Register,
+				Gateway:  registryv1.RegisterRegistryServiceHandler,
+				Access:   registry.Access,
+			},
+			run:   s.Run,
+			close: s.Close,
+		}, nil
+	case "idmap":
+		s, err := idmap.New(ctx, idmap.Config{StoreURL: env.cfg.StoreURL(name), Logger: log, Meter: meter, Principal: auth.NameFromContext})
+		if err != nil {
+			return built{}, err
+		}
+		return built{
+			svc: server.Service{
+				Name:     idmapv1.IdMapService_ServiceDesc.ServiceName,
+				Register: s.Register,
+				Gateway:  idmapv1.RegisterIdMapServiceHandler,
+				Access:   idmap.Access,
+			},
+			close: s.Close,
+		}, nil
+	case "adapter":
+		reg, idm, err := peers2(env, "registry", "idmap")
+		if err != nil {
+			return built{}, err
+		}
+		s, err := adapter.New(ctx, adapter.Config{Registry: reg, Idmap: idm, Logger: log, Meter: meter})
+		if err != nil {
+			return built{}, err
+		}
+		return built{
+			svc: server.Service{
+				Name:     adapterv1.AdapterService_ServiceDesc.ServiceName,
+				Register: s.Register,
+				Gateway:  adapterv1.RegisterAdapterServiceHandler,
+				Access:   adapter.Access,
+			},
+			run:   s.Run,
+			close: s.Close,
+		}, nil
+	case "gate":
+		reg, idm, err := peers2(env, "registry", "idmap")
+		if err != nil {
+			return built{}, err
+		}
+		adp, err := env.peer("adapter")
+		if err != nil {
+			return built{}, err
+		}
+		s, err := gate.New(ctx, gate.Config{StoreURL: env.cfg.StoreURL(name), Registry: reg, Adapter: adp, Idmap: idm, Logger: log, Meter: meter})
+		if err != nil {
+			return built{}, err
+		}
+		return built{
+			svc: server.Service{
+				Name:     gatev1.GateService_ServiceDesc.ServiceName,
+				Register: s.Register,
+				Gateway:  gatev1.RegisterGateServiceHandler,
+				Access:   gate.Access,
+			},
+			run:   s.Run,
+			close: s.Close,
+		}, nil
+	}
+	return built{}, fmt.Errorf("unknown service %q", name)
+}
+
+func peers2(env serviceEnv, a, b string) (*grpc.ClientConn, *grpc.ClientConn, error) {
+	ca, err := env.peer(a)
+	if err != nil {
+		return nil, nil, err
+	}
+	cb, err := env.peer(b)
+	if err != nil {
+		return nil, nil, err
+	}
+	return ca, cb, nil
+}
+
+// HealthName returns the gRPC health service name a service reports, from
+// its generated descriptor; "" for an unknown service.
+func HealthName(service string) string {
+	switch service {
+	case "registry":
+		return registryv1.RegistryService_ServiceDesc.ServiceName
+	case "idmap":
+		return idmapv1.IdMapService_ServiceDesc.ServiceName
+	case "adapter":
+		return adapterv1.AdapterService_ServiceDesc.ServiceName
+	case "gate":
+		return gatev1.GateService_ServiceDesc.ServiceName
+	}
+	return ""
+}

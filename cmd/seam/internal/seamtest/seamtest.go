@@ -1,0 +1,256 @@
+// Package seamtest runs Seam inside a test: an all-in-one node on free
+// ports with admin and viewer tokens, the seam command run in-process
+// against it, and the small fixtures the command's tests share (the
+// reference contracts of core/examples as files, shop.orders records).
+package seamtest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"google.golang.org/grpc"
+
+	"github.com/seamdata/seam/cmd/seam/internal/cli"
+	"github.com/seamdata/seam/cmd/seam/internal/node"
+	"github.com/seamdata/seam/core/examples"
+	"github.com/seamdata/seam/core/record/recordtest"
+	"github.com/seamdata/seam/platform/auth"
+	"github.com/seamdata/seam/platform/dial"
+)
+
+// Node is an all-in-one Seam running in the test process.
+type Node struct {
+	GRPCAddr, HTTPAddr string
+	Admin, Viewer      string
+	DataDir            string
+	Spans              *tracetest.SpanRecorder
+	Notes              *bytes.Buffer
+	// Stop shuts the node down (once); the test's cleanup calls it too.
+	Stop func()
+}
+
+// StartNode runs `seam up` in-process on free ports with an admin and a
+// viewer token, and stops it when the test ends.
+func StartNode(t *testing.T) *Node {
+	t.Helper()
+	dir := t.TempDir()
+	admin, adminEntry, err := auth.NewToken("admin", []auth.Role{auth.RoleAdmin}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	viewer, viewerEntry, err := auth.NewToken("viewer", []auth.Role{auth.RoleViewer}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, svcEntry, err := auth.NewToken("seam-services", []auth.Role{auth.RoleOperator, auth.RolePipeline}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := auth.WriteTokensFile(filepath.Join(dir, auth.TokensFileName), auth.TokensFile{Tokens: []auth.TokenEntry{adminEntry, viewerEntry, svcEntry}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, auth.ServiceTokenFileName), []byte(svc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	n := &Node{Admin: admin, Viewer: viewer, DataDir: dir, Spans: tracetest.NewSpanRecorder(), Notes: &bytes.Buffer{}}
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan struct{})
+	done := make(chan error, 1)
+	cfg := node.Config{
+		Services: node.ServiceNames, Bootstrap: true, DataDir: dir,
+		GRPCAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:0",
+		LogFormat: "text", LogLevel: "warn", ShutdownTimeout: 5 * time.Second,
+	}
+	go func() {
+		done <- node.Run(ctx, cfg, node.Hooks{
+			SpanProcessors: []sdktrace.SpanProcessor{n.Spans},
+			Ready: func(g, h string) {
+				n.GRPCAddr, n.HTTPAddr = g, h
+				close(ready)
+			},
+			Notes: n.Notes,
+			Log:   io.Discard,
+		})
+	}()
+	select {
+	case <-ready:
+	case err := <-done:
+		cancel()
+		t.Fatalf("seam up stopped before serving: %v", err)
+	case <-time.After(30 * time.Second):
+		cancel()
+		t.Fatal("seam up did not start within 30s")
+	}
+	var once sync.Once
+	n.Stop = func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("seam up returned %v on shutdown, want nil", err)
+				}
+			case <-time.After(30 * time.Second):
+				t.Error("seam up did not stop within 30s of cancel")
+			}
+		})
+	}
+	t.Cleanup(n.Stop)
+	return n
+}
+
+// Conn dials the node with token ("" for none).
+func (n *Node) Conn(t *testing.T, token string) *grpc.ClientConn {
+	t.Helper()
+	c, err := dial.Conn(n.GRPCAddr, dial.Options{Token: token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// REST sends one REST request and returns the status and decoded body (a
+// body that is not a JSON object is under "text").
+func (n *Node) REST(t *testing.T, method, path, token, body string) (int, map[string]any) {
+	t.Helper()
+	req, err := http.NewRequest(method, "http://"+n.HTTPAddr+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]any{}
+	if len(raw) > 0 && raw[0] == '{' {
+		if err := json.Unmarshal(raw, &out); err != nil {
+			t.Fatalf("%s %s: body is not JSON: %v\n%s", method, path, err, raw)
+		}
+	} else {
+		out["text"] = string(raw)
+	}
+	return resp.StatusCode, out
+}
+
+// Run runs the seam command in-process with args, no environment and
+// empty standard input, and returns stdout, stderr and the exit code.
+func Run(ctx context.Context, args ...string) (string, string, int) {
+	var out, errOut bytes.Buffer
+	code := cli.Run(ctx, args, cli.Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut})
+	return out.String(), errOut.String(), code
+}
+
+// CLI runs the seam command against n as admin (flags given later win)
+// and returns stdout, stderr and the exit code.
+func (n *Node) CLI(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	return Run(context.Background(), append([]string{"--addr", n.GRPCAddr, "--token", n.Admin}, args...)...)
+}
+
+// MustCLI runs a command that must exit with want, and returns its
+// stdout and stderr together.
+func (n *Node) MustCLI(t *testing.T, want int, args ...string) string {
+	t.Helper()
+	out, errOut, code := n.CLI(t, args...)
+	if code != want {
+		t.Fatalf("seam %s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), code, want, out, errOut)
+	}
+	return out + errOut
+}
+
+// MustJSON runs a command with -o json that must exit 0 and decodes its
+// output, which must be one JSON object.
+func (n *Node) MustJSON(t *testing.T, args ...string) map[string]any {
+	t.Helper()
+	out := n.MustCLI(t, 0, append(args, "-o", "json")...)
+	m := map[string]any{}
+	if err := json.Unmarshal([]byte(out), &m); err != nil {
+		t.Fatalf("seam %s -o json: output is not one JSON object: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return m
+}
+
+// SetupOrders registers commerce.order, shop.orders v1 and the customer
+// namespace through the CLI.
+func (n *Node) SetupOrders(t *testing.T) {
+	t.Helper()
+	n.MustCLI(t, 0, "canonical", "register", "-f", ExampleFile(t, "commerce_order.yaml"))
+	n.MustCLI(t, 0, "idmap", "namespace", "create", "customer", "--format", "legacy-int:int", "--format", "uuid:uuid")
+	n.MustCLI(t, 0, "contract", "register", "-f", ExampleFile(t, "shop_orders_v1.yaml"))
+}
+
+// ExampleFile writes one of core/examples' reference files
+// (shop_orders_v1.yaml, shop_orders_v2.yaml, commerce_order.yaml) into a
+// temporary directory and returns its path, for commands that read files.
+func ExampleFile(t testing.TB, name string) string {
+	t.Helper()
+	data, ok := map[string][]byte{
+		"shop_orders_v1.yaml": examples.ShopOrdersV1YAML,
+		"shop_orders_v2.yaml": examples.ShopOrdersV2YAML,
+		"commerce_order.yaml": examples.CommerceOrderYAML,
+	}[name]
+	if !ok {
+		t.Fatalf("core/examples has no %s", name)
+	}
+	return WriteFile(t, name, string(data))
+}
+
+// WriteFile writes content to a new file name in a temporary directory.
+func WriteFile(t testing.TB, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// OrderLines returns n valid shop.orders v1 records as NDJSON lines.
+func OrderLines(n int) []string {
+	lines := make([]string, n)
+	for i := range n {
+		lines[i] = strings.Replace(string(recordtest.OrderJSON(nil, i)), `"status":"new"`, `"status":"placed"`, 1)
+	}
+	return lines
+}
+
+// JSONInt reads an integer from decoded JSON: a number, or a string as
+// protojson writes 64-bit integers.
+func JSONInt(v any) int64 {
+	switch x := v.(type) {
+	case float64:
+		return int64(x)
+	case string:
+		var n int64
+		json.Unmarshal([]byte(x), &n)
+		return n
+	}
+	return 0
+}
+
+// RunTo runs the seam command in-process with args, writing to out and
+// errOut, and returns the exit code.
+func RunTo(ctx context.Context, args []string, out, errOut io.Writer) int {
+	return cli.Run(ctx, args, cli.Env{Stdin: strings.NewReader(""), Stdout: out, Stderr: errOut})
+}

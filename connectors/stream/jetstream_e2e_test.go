@@ -1,0 +1,180 @@
+package stream_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	seamjs "github.com/seamdata/seam/connectors/stream/jetstream"
+)
+
+// natsURL is the JetStream server the tests use.
+const natsURL = "nats://127.0.0.1:4222"
+
+// jsBroker is a source and an output stream of its own on the real
+// JetStream server, deleted after the test with the connector's journal.
+type jsBroker struct {
+	js                         jetstream.JetStream
+	src, out                   string
+	srcSubject, outSubj, other string
+}
+
+func newJSBroker(t testing.TB, connector string) *jsBroker {
+	t.Helper()
+	nc, err := nats.Connect(natsURL, nats.Timeout(2*time.Second))
+	if err != nil {
+		t.Skipf("no NATS server at %s (%v): start one with JetStream (nats-server -js) to run this test", natsURL, err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := strconv.Itoa(rand.IntN(1 << 30))
+	b := &jsBroker{js: js, src: "T_SRC_" + id, out: "T_OUT_" + id, srcSubject: "t." + id + ".src", outSubj: "t." + id + ".out", other: "t." + id + ".other"}
+	ctx := context.Background()
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: b.src, Subjects: []string{b.srcSubject, b.other}}); err != nil {
+		t.Fatalf("create source stream: %v", err)
+	}
+	// A 100 ms duplicate window: exactly-once must hold without it,
+	// through the connector's restart check.
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: b.out, Subjects: []string{b.outSubj}, Duplicates: 100 * time.Millisecond}); err != nil {
+		t.Fatalf("create output stream: %v", err)
+	}
+	t.Cleanup(func() {
+		for _, s := range []string{b.src, b.out, seamjs.JournalStream(connector)} {
+			if err := js.DeleteStream(context.Background(), s); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
+				t.Errorf("delete stream %s: %v", s, err)
+			}
+		}
+	})
+	return b
+}
+
+func (b *jsBroker) args() []string {
+	return []string{"jetstream", "--nats-url", natsURL, "--stream", b.src, "--source-subject", b.srcSubject,
+		"--output-stream", b.out, "--output-subject", b.outSubj}
+}
+
+func (b *jsBroker) produce(t testing.TB, ps []payment) {
+	t.Helper()
+	ctx := context.Background()
+	for i, p := range ps {
+		if _, err := b.js.Publish(ctx, b.srcSubject, p.value()); err != nil {
+			t.Fatalf("publish source record %d: %v", p.seq, err)
+		}
+		// Messages on another subject of the same stream leave gaps in
+		// the positions the connector reads.
+		if i%97 == 0 {
+			if _, err := b.js.Publish(ctx, b.other, []byte(`{"noise":true}`)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+func (b *jsBroker) produceRaw(t testing.TB, values [][]byte) {
+	t.Helper()
+	for _, v := range values {
+		if _, err := b.js.Publish(context.Background(), b.srcSubject, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func (b *jsBroker) output(t testing.TB) []outRecord {
+	t.Helper()
+	ctx := context.Background()
+	s, err := b.js.Stream(ctx, b.out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.State.Msgs == 0 {
+		return nil
+	}
+	cons, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []outRecord
+	for len(out) < int(info.State.Msgs) {
+		batch, err := cons.Fetch(int(info.State.Msgs)-len(out), jetstream.FetchMaxWait(5*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for m := range batch.Messages() {
+			n++
+			out = append(out, decodeOut(t, m.Data(), m.Headers().Get("Seam-Seq"), 0))
+		}
+		if batch.Error() != nil && !errors.Is(batch.Error(), nats.ErrTimeout) {
+			t.Fatal(batch.Error())
+		}
+		if n == 0 {
+			t.Fatalf("read %d of %d output messages, then nothing", len(out), info.State.Msgs)
+		}
+	}
+	return out
+}
+
+func decodeOut(t testing.TB, data []byte, seq string, partition int32) outRecord {
+	t.Helper()
+	var r outRecord
+	if err := jsonUnmarshal(data, &r); err != nil {
+		t.Fatalf("output record %s is not JSON: %v", data, err)
+	}
+	r.seamSeq, r.partition = seq, partition
+	return r
+}
+
+func TestJetStreamConnectorSurvivesSIGKILL(t *testing.T) {
+	name := fmt.Sprintf("t-js-%d", rand.IntN(1<<30))
+	b := newJSBroker(t, name)
+	scenario(t, b, name)
+}
+
+// A partition one of whose batches the gate BLOCKED is held, not
+// published; the partitions around it are.
+func TestJetStreamBlockedPartitionIsHeld(t *testing.T) {
+	name := fmt.Sprintf("t-jsb-%d", rand.IntN(1<<30))
+	b := newJSBroker(t, name)
+	n := startSeam(t)
+	n.run(t, "idmap", "namespace", "create", "account", "--format", "legacy-int:int", "--format", "uuid:uuid")
+	n.run(t, "canonical", "register", "-f", "testdata/finance_payment.yaml")
+	n.run(t, "contract", "register", "-f", "testdata/bank_cards.yaml")
+	startConnector(t, n, append(b.args(), "--name", name, "--subject", "bank.cards", "--event-time", "booked_at",
+		"--granularity", "minute", "--batch-records", "50", "--batch-wait", "50ms")...)
+	ps := payments(0, 300, false)
+	bad := ps[130] // minute 2
+	b.produce(t, ps[:130])
+	b.js.Publish(context.Background(), b.srcSubject, []byte(strings.Replace(string(bad.value()), `"amount":`, `"amount":5000`, 1)))
+	b.produce(t, ps[131:])
+	b.produce(t, []payment{{seq: 99999999, account: 1, at: base.Add(time.Hour)}})
+	var out []outRecord
+	deadline := time.Now().Add(60 * time.Second)
+	for len(out) < 239 && time.Now().Before(deadline) {
+		time.Sleep(300 * time.Millisecond)
+		out = b.output(t)
+	}
+	time.Sleep(2 * time.Second)
+	out = b.output(t)
+	want := map[string]bool{}
+	for _, p := range ps {
+		if p.at.Minute() != 2 {
+			want[p.id()] = true
+		}
+	}
+	checkOutput(t, out, want)
+}

@@ -1,0 +1,227 @@
+package registry
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	memdb "github.com/hashicorp/go-memdb"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/seamdata/seam/core/openlineage"
+	"github.com/seamdata/seam/platform/auth"
+	"github.com/seamdata/seam/platform/rpcerr"
+	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
+)
+
+// Labels that bind a subject to the OpenLineage dataset its data lands in,
+// so jobs reading that table are consumers of the subject.
+const (
+	LabelOpenLineageNamespace = "openlineage.namespace"
+	LabelOpenLineageName      = "openlineage.name"
+)
+
+// lineageResolver maps OpenLineage datasets to subjects, in this order:
+// a subject whose active contract carries the labels openlineage.namespace
+// and openlineage.name of the dataset; in namespace "seam", the subject or
+// canonical model of that name; in any namespace, a dataset named exactly
+// like a subject or canonical model. A canonical model stands for every
+// subject whose active contract maps into it, with fields read through the
+// mapping.
+type lineageResolver struct {
+	bound     map[[2]string]string
+	subjects  map[string]bool
+	canonical map[string][]openlineage.Binding
+}
+
+func newLineageResolver(txn *memdb.Txn) (*lineageResolver, error) {
+	r := &lineageResolver{bound: map[[2]string]string{}, subjects: map[string]bool{}, canonical: map[string][]openlineage.Binding{}}
+	subjects, err := subjectsWithPrefix(txn, nil, "")
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range subjects {
+		r.subjects[s.GetName()] = true
+		v, err := activeVersionOf(txn, nil, s.GetName())
+		if err != nil {
+			return nil, err
+		}
+		c := v.GetContract()
+		if ns, name := c.GetLabels()[LabelOpenLineageNamespace], c.GetLabels()[LabelOpenLineageName]; ns != "" && name != "" {
+			r.bound[[2]string{ns, name}] = s.GetName()
+		}
+		if m := c.GetMapping(); m.GetCanonical() != "" {
+			fields := m.GetFields()
+			r.canonical[m.GetCanonical()] = append(r.canonical[m.GetCanonical()], openlineage.Binding{
+				Subject: s.GetName(),
+				Field: func(f string) (string, bool) {
+					fm, ok := fields[f]
+					if !ok || fm.GetFrom() == "" {
+						return "", false
+					}
+					return fm.GetFrom(), true
+				},
+			})
+		}
+	}
+	return r, nil
+}
+
+// Resolve implements openlineage.Resolver.
+func (r *lineageResolver) Resolve(namespace, name string) []openlineage.Binding {
+	if s, ok := r.bound[[2]string{namespace, name}]; ok {
+		return []openlineage.Binding{{Subject: s}}
+	}
+	if r.subjects[name] {
+		return []openlineage.Binding{{Subject: name}}
+	}
+	return r.canonical[name]
+}
+
+// recordLineage applies each event in order: a learned consumer follows
+// its job's latest run; events of the same run add to it; a declared
+// consumer of the same name is left as it is.
+func (s *Server) recordLineage(ctx context.Context, p *auth.Principal, req *registryv1.RecordLineageRequest) (*registryv1.RecordLineageResponse, error) {
+	if req.GetEvents() == nil {
+		return nil, required("events", "an OpenLineage RunEvent or a list of them")
+	}
+	js, err := protojson.Marshal(req.GetEvents())
+	if err != nil {
+		return nil, invalid("the events cannot be read", rpcerr.FieldViolation{Field: "events", Description: err.Error()})
+	}
+	events, err := openlineage.Parse(js)
+	if err != nil {
+		return nil, invalid("the events are not OpenLineage events", rpcerr.FieldViolation{Field: "events", Description: err.Error()})
+	}
+	resolver, err := newLineageResolver(s.model.snapshot())
+	if err != nil {
+		return nil, err
+	}
+	resp := &registryv1.RecordLineageResponse{}
+	for i := range events {
+		out, err := s.applyLineage(ctx, p, &events[i], resolver)
+		if err != nil {
+			return nil, fmt.Errorf("event %d: %w", i, err)
+		}
+		out.Index = int32(i)
+		resp.Outcomes = append(resp.Outcomes, out)
+	}
+	s.sync(ctx)
+	return resp, nil
+}
+
+func (s *Server) applyLineage(ctx context.Context, p *auth.Principal, e *openlineage.Event, r openlineage.Resolver) (*registryv1.LineageOutcome, error) {
+	draft, notes := openlineage.Consumer(e, r)
+	if draft == nil {
+		msg := "the event names no input dataset"
+		if e.Job == nil {
+			msg = "a dataset event; only run and job events describe consumers"
+		}
+		if len(notes) > 0 {
+			msg += ": " + strings.Join(notes, "; ")
+		}
+		return &registryv1.LineageOutcome{Action: registryv1.LineageAction_LINEAGE_ACTION_IGNORED, Message: msg}, nil
+	}
+	when, _ := e.Time()
+	draft.Learned.EventTime = timestamppb.New(when)
+	if draft.GetOwner() == "" {
+		draft.Owner = e.Job.Namespace
+	}
+	out := &registryv1.LineageOutcome{Consumer: draft.GetName(), Message: strings.Join(notes, "; ")}
+	err := s.store.Write(ctx, func(tx StoreTx) error {
+		all, err := tx.Consumers()
+		if err != nil {
+			return err
+		}
+		idx := slices.IndexFunc(all, func(c *registryv1.Consumer) bool { return c.GetName() == draft.GetName() })
+		next := proto.Clone(draft).(*registryv1.Consumer)
+		action := registryv1.LineageAction_LINEAGE_ACTION_CREATED
+		if idx >= 0 {
+			have := all[idx]
+			switch {
+			case have.GetOrigin() != registryv1.ConsumerOrigin_CONSUMER_ORIGIN_OPENLINEAGE:
+				out.Action, out.Message = registryv1.LineageAction_LINEAGE_ACTION_KEPT_DECLARED,
+					"a consumer of this name was declared by hand; declared lineage wins over learned lineage"
+				return nil
+			case have.GetLearned().GetRunId() == draft.GetLearned().GetRunId() && draft.GetLearned().GetRunId() != "":
+				next = proto.Clone(have).(*registryv1.Consumer)
+				openlineage.Merge(next, draft)
+				if when.After(have.GetLearned().GetEventTime().AsTime()) {
+					next.Learned.EventTime = draft.Learned.EventTime
+				}
+			case when.Before(have.GetLearned().GetEventTime().AsTime()):
+				out.Action, out.Message = registryv1.LineageAction_LINEAGE_ACTION_IGNORED,
+					fmt.Sprintf("older than run %s, which the consumer already follows", have.GetLearned().GetRunId())
+				return nil
+			}
+			action = registryv1.LineageAction_LINEAGE_ACTION_UPDATED
+			if sameLineage(have, next) {
+				action = registryv1.LineageAction_LINEAGE_ACTION_UNCHANGED
+			}
+		}
+		if vs := validateConsumer(next); len(vs) > 0 {
+			return invalid("the event does not describe a valid consumer", vs...)
+		}
+		next.UpdateTime = timestamppb.New(s.clock())
+		if action != registryv1.LineageAction_LINEAGE_ACTION_UNCHANGED {
+			rest := slices.DeleteFunc(slices.Clone(all), func(c *registryv1.Consumer) bool { return c.GetName() == next.GetName() })
+			if err := lineageCycle(append(rest, next)); err != nil {
+				return cycleRefusal(err)
+			}
+		}
+		if err := tx.PutConsumer(next); err != nil {
+			return err
+		}
+		out.Action = action
+		if action == registryv1.LineageAction_LINEAGE_ACTION_UNCHANGED {
+			return nil
+		}
+		var subjects []string
+		for _, in := range next.GetInputs() {
+			if in.GetSubject() != "" && !slices.Contains(subjects, in.GetSubject()) {
+				subjects = append(subjects, in.GetSubject())
+			}
+		}
+		return tx.AppendEvent(&registryv1.Event{
+			Type: registryv1.EventType_EVENT_TYPE_CONSUMER_REGISTERED, Time: next.GetUpdateTime(), Principal: p.Name,
+			Consumers: []string{next.GetName()},
+			Message: fmt.Sprintf("consumer %s learned from OpenLineage (run %s), reading %s", next.GetName(), next.GetLearned().GetRunId(),
+				orNone(strings.Join(subjects, ", "))),
+			Attributes: map[string]string{"origin": "openlineage", "job_namespace": e.Job.Namespace, "job_name": e.Job.Name},
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "no subject"
+	}
+	return s
+}
+
+// sameLineage compares what a consumer reads and writes.
+func sameLineage(a, b *registryv1.Consumer) bool {
+	x := &registryv1.Consumer{Inputs: a.GetInputs(), Produces: a.GetProduces(), Owner: a.GetOwner(), Description: a.GetDescription()}
+	y := &registryv1.Consumer{Inputs: b.GetInputs(), Produces: b.GetProduces(), Owner: b.GetOwner(), Description: b.GetDescription()}
+	return proto.Equal(x, y)
+}
+
+// RecordLineage learns consumers from OpenLineage events.
+func (s *Server) RecordLineage(ctx context.Context, req *registryv1.RecordLineageRequest) (*registryv1.RecordLineageResponse, error) {
+	p, err := principalOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := s.recordLineage(ctx, p, req)
+	if err != nil {
+		return nil, s.fail(ctx, err)
+	}
+	return resp, nil
+}

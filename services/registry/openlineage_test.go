@@ -1,0 +1,263 @@
+package registry
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/seamdata/seam/core/interop/interoptest"
+	"github.com/seamdata/seam/platform/storage/storagetest"
+	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
+	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
+)
+
+func lineageEvents(t *testing.T, js []byte) *registryv1.RecordLineageRequest {
+	t.Helper()
+	v := &structpb.Value{}
+	if err := protojson.Unmarshal(js, v); err != nil {
+		t.Fatal(err)
+	}
+	return &registryv1.RecordLineageRequest{Events: v}
+}
+
+// rawTable registers a subject whose data lands in a PostgreSQL table that
+// dbt reads, bound to it by the openlineage.* labels.
+func rawTable(t *testing.T, e *env, subject, table string) {
+	t.Helper()
+	c := &contractv1.Contract{Subject: subject, Owner: "team-jaffle",
+		Labels: map[string]string{LabelOpenLineageNamespace: "postgres://postgres:5432", LabelOpenLineageName: "postgres.public." + table},
+		Fields: []*contractv1.Field{{Name: "id", Type: contractv1.FieldType_FIELD_TYPE_INT64, Required: true, Key: true}}}
+	if _, err := e.as("admin").RegisterContract(context.Background(), &registryv1.RegisterContractRequest{Contract: c}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestDbtRunLineage sends the events of a real dbt run (from the corpus)
+// and checks the consumers it describes, then the blast radius and rerun
+// order that follow.
+func TestDbtRunLineage(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(interoptest.CorpusDir(t), "openlineage", "events", "dbt_postgres_run_expected_events.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, storagetest.SQLiteURL(t), newFakeClock())
+	ctx := context.Background()
+	for _, s := range []string{"customers", "orders", "payments"} {
+		rawTable(t, e, "jaffle.raw_"+s, "raw_"+s)
+	}
+	resp, err := e.as("gate").RecordLineage(ctx, lineageEvents(t, data))
+	if err != nil {
+		t.Fatalf("RecordLineage: %v", err)
+	}
+	if len(resp.GetOutcomes()) != 72 {
+		t.Fatalf("%d outcomes, want one per event (72)", len(resp.GetOutcomes()))
+	}
+	created := map[string]bool{}
+	for _, o := range resp.GetOutcomes() {
+		if o.GetAction() == registryv1.LineageAction_LINEAGE_ACTION_CREATED {
+			created[o.GetConsumer()] = true
+		}
+	}
+	const ns, pg = "dbt-test-namespace/model.jaffle_shop.", "postgres://postgres:5432/postgres.public."
+	want := map[string]struct {
+		inputs   []string
+		produces string
+	}{
+		ns + "stg_customers": {[]string{"subject:jaffle.raw_customers"}, pg + "stg_customers"},
+		ns + "stg_orders":    {[]string{"subject:jaffle.raw_orders"}, pg + "stg_orders"},
+		ns + "stg_payments":  {[]string{"subject:jaffle.raw_payments"}, pg + "stg_payments"},
+		ns + "customers":     {[]string{"dataset:" + pg + "stg_customers", "dataset:" + pg + "stg_orders", "dataset:" + pg + "stg_payments"}, pg + "customers"},
+		ns + "orders":        {[]string{"dataset:" + pg + "stg_orders", "dataset:" + pg + "stg_payments"}, pg + "orders"},
+	}
+	list, err := e.as("viewer").ListConsumers(ctx, &registryv1.ListConsumersRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.GetConsumers()) != len(want) || len(created) != len(want) {
+		t.Errorf("got %d consumers (%d created), want %d: %v", len(list.GetConsumers()), len(created), len(want), list.GetConsumers())
+	}
+	for _, c := range list.GetConsumers() {
+		w, ok := want[c.GetName()]
+		if !ok {
+			t.Errorf("unexpected consumer %s", c.GetName())
+			continue
+		}
+		var inputs []string
+		for _, in := range c.GetInputs() {
+			if in.GetSubject() != "" {
+				inputs = append(inputs, "subject:"+in.GetSubject())
+			} else {
+				inputs = append(inputs, "dataset:"+in.GetDataset())
+			}
+		}
+		slices.Sort(inputs)
+		if !slices.Equal(inputs, w.inputs) || !slices.Equal(c.GetProduces(), []string{w.produces}) {
+			t.Errorf("%s reads %v and produces %v; want %v and %v", c.GetName(), inputs, c.GetProduces(), w.inputs, w.produces)
+		}
+		if c.GetOrigin() != registryv1.ConsumerOrigin_CONSUMER_ORIGIN_OPENLINEAGE || c.GetLearned().GetJobNamespace() != "dbt-test-namespace" {
+			t.Errorf("%s: origin %v learned %v, want OPENLINEAGE from dbt-test-namespace", c.GetName(), c.GetOrigin(), c.GetLearned())
+		}
+	}
+	br, err := e.as("viewer").GetBlastRadius(ctx, &registryv1.GetBlastRadiusRequest{Subject: "jaffle.raw_orders"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, a := range br.GetConsumers() {
+		got = append(got, strings.TrimPrefix(a.GetConsumer(), ns)+"@"+string(rune('0'+a.GetDepth())))
+	}
+	if w := []string{"stg_orders@1", "customers@2", "orders@2"}; !slices.Equal(got, w) {
+		t.Errorf("blast radius of jaffle.raw_orders = %v, want %v", got, w)
+	}
+	order, err := e.as("viewer").GetRerunOrder(ctx, &registryv1.GetRerunOrderRequest{Root: &registryv1.GetRerunOrderRequest_Subject{Subject: "jaffle.raw_payments"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := []string{ns + "stg_payments", ns + "customers", ns + "orders"}; !slices.Equal(order.GetConsumers(), w) {
+		t.Errorf("rerun order after jaffle.raw_payments = %v, want %v", order.GetConsumers(), w)
+	}
+	// The same run sent again changes nothing.
+	again, err := e.as("gate").RecordLineage(ctx, lineageEvents(t, data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range again.GetOutcomes() {
+		if o.GetAction() == registryv1.LineageAction_LINEAGE_ACTION_CREATED || o.GetAction() == registryv1.LineageAction_LINEAGE_ACTION_UPDATED {
+			t.Errorf("event %d resent: %s, want UNCHANGED or IGNORED", o.GetIndex(), o.GetAction())
+		}
+	}
+}
+
+// TestCorpusEventsAccepted sends the corpus's client example events.
+func TestCorpusEventsAccepted(t *testing.T) {
+	dir := filepath.Join(interoptest.CorpusDir(t), "openlineage", "events")
+	e := newEnv(t, storagetest.SQLiteURL(t), newFakeClock())
+	for file, want := range map[string]registryv1.LineageAction{
+		"example_full_event.json":      registryv1.LineageAction_LINEAGE_ACTION_IGNORED, // reads and writes one table
+		"serde_example_run_event.json": registryv1.LineageAction_LINEAGE_ACTION_IGNORED,
+	} {
+		data, err := os.ReadFile(filepath.Join(dir, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := e.as("gate").RecordLineage(context.Background(), lineageEvents(t, data))
+		if err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		if got := resp.GetOutcomes()[0].GetAction(); got != want {
+			t.Errorf("%s: %s (%s), want %s", file, got, resp.GetOutcomes()[0].GetMessage(), want)
+		}
+	}
+}
+
+const ltvEvent = `{"eventType": "COMPLETE", "eventTime": "%s", "producer": "https://example.com/spark", "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
+  "run": {"runId": "%s"}, "job": {"namespace": "spark", "name": "features.customer_ltv",
+    "facets": {"ownership": {"owners": [{"name": "team-ml"}]}}},
+  "inputs": [{"namespace": "seam", "name": "commerce.order"}%s],
+  "outputs": [{"namespace": "s3://features", "name": "customer_ltv", "facets": {"columnLineage": {
+    "fields": {"ltv": {"inputFields": [{"namespace": "seam", "name": "commerce.order", "field": "amount",
+      "transformations": [{"type": "DIRECT", "subtype": "AGGREGATION"}]}]}},
+    "dataset": [{"namespace": "seam", "name": "commerce.order", "field": "customer_id",
+      "transformations": [{"type": "INDIRECT", "subtype": "JOIN"}]}]}}}]}`
+
+// TestColumnLineageJoinKey: a job reading the canonical model joins on
+// customer_id; it becomes a consumer of shop.orders (mapped into the model)
+// with customer_id as a join key, so the breaking v2 reaches it. A new run
+// replaces the lineage, an older one is ignored, and a consumer declared
+// by hand wins.
+func TestColumnLineageJoinKey(t *testing.T) {
+	e := newEnv(t, storagetest.SQLiteURL(t), newFakeClock())
+	e.seed(t)
+	ctx := context.Background()
+	send := func(when, run, extra string) *registryv1.LineageOutcome {
+		t.Helper()
+		js := []byte(strings.NewReplacer("%s", "\x00").Replace(ltvEvent))
+		js = []byte(strings.Replace(string(js), "\x00", when, 1))
+		js = []byte(strings.Replace(string(js), "\x00", run, 1))
+		js = []byte(strings.Replace(string(js), "\x00", extra, 1))
+		resp, err := e.as("gate").RecordLineage(ctx, lineageEvents(t, js))
+		if err != nil {
+			t.Fatalf("RecordLineage: %v", err)
+		}
+		return resp.GetOutcomes()[0]
+	}
+	if o := send("2026-03-01T10:00:00Z", "0195b0d6-0000-7000-8000-000000000001", ""); o.GetAction() != registryv1.LineageAction_LINEAGE_ACTION_CREATED {
+		t.Fatalf("first run: %v", o)
+	}
+	c, err := e.as("viewer").GetConsumer(ctx, &registryv1.GetConsumerRequest{Name: "spark/features.customer_ltv"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `inputs:{subject:"shop.orders" fields:"customer_id" usage:USAGE_KIND_JOIN_KEY} inputs:{subject:"shop.orders" fields:"amount" usage:USAGE_KIND_FEATURE}`
+	if got := strings.Join(strings.Fields(inputsText(c.GetConsumer())), " "); got != want {
+		t.Errorf("inputs\ngot  %s\nwant %s", got, want)
+	}
+	if c.GetConsumer().GetOwner() != "team-ml" {
+		t.Errorf("owner %q, want team-ml from the ownership facet", c.GetConsumer().GetOwner())
+	}
+	check, err := e.as("checkout").CheckContract(ctx, &registryv1.CheckContractRequest{Contract: loadContract(t, "shop_orders_v2.yaml")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := consumerNames(check.GetAffectedConsumers()); !slices.Contains(got, "spark/features.customer_ltv") {
+		t.Errorf("v2 affects %v, want the learned consumer among them", got)
+	}
+	// A newer run reading one more dataset replaces the lineage.
+	o := send("2026-03-02T10:00:00Z", "0195b0d6-0000-7000-8000-000000000002", `, {"namespace": "s3://ref", "name": "fx_rates"}`)
+	if o.GetAction() != registryv1.LineageAction_LINEAGE_ACTION_UPDATED {
+		t.Errorf("second run: %v, want UPDATED", o)
+	}
+	// An event of an older run does not undo it.
+	if o := send("2026-02-28T10:00:00Z", "0195b0d6-0000-7000-8000-000000000000", ""); o.GetAction() != registryv1.LineageAction_LINEAGE_ACTION_IGNORED {
+		t.Errorf("older run: %v, want IGNORED", o)
+	}
+	// Declared by hand, the consumer is no longer changed by events.
+	declared := &registryv1.Consumer{Name: "spark/features.customer_ltv", Owner: "team-ml", Inputs: []*registryv1.Input{
+		{Source: &registryv1.Input_Subject{Subject: "shop.orders"}, Fields: []string{"customer_id"}, Usage: registryv1.UsageKind_USAGE_KIND_JOIN_KEY}}}
+	if _, err := e.as("operator").RegisterConsumer(ctx, &registryv1.RegisterConsumerRequest{Consumer: declared}); err != nil {
+		t.Fatal(err)
+	}
+	if o := send("2026-03-03T10:00:00Z", "0195b0d6-0000-7000-8000-000000000003", ""); o.GetAction() != registryv1.LineageAction_LINEAGE_ACTION_KEPT_DECLARED {
+		t.Errorf("after a declaration: %v, want KEPT_DECLARED", o)
+	}
+	c, err = e.as("viewer").GetConsumer(ctx, &registryv1.GetConsumerRequest{Name: "spark/features.customer_ltv"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.GetConsumer().GetOrigin() != registryv1.ConsumerOrigin_CONSUMER_ORIGIN_DECLARED || len(c.GetConsumer().GetInputs()) != 1 {
+		t.Errorf("declared consumer changed: %v", c.GetConsumer())
+	}
+}
+
+func inputsText(c *registryv1.Consumer) string {
+	var b strings.Builder
+	for _, in := range c.GetInputs() {
+		b.WriteString("inputs:{" + strings.Join(strings.Fields((&registryv1.Input{Source: in.GetSource(), Fields: in.GetFields(), Usage: in.GetUsage()}).String()), " ") + "} ")
+	}
+	return b.String()
+}
+
+// TestBadLineage: malformed events are refused whole, naming the event.
+func TestBadLineage(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, storagetest.SQLiteURL(t), newFakeClock())
+	for _, doc := range []string{
+		`[{"eventTime": "2026-03-01T10:00:00Z", "run": {"runId": "r"}, "job": {"namespace": "a", "name": "b"}}, {"eventTime": "yesterday", "run": {"runId": "r"}, "job": {"namespace": "a", "name": "b"}}]`,
+		`{"eventTime": "2026-03-01T10:00:00Z", "run": {"runId": ""}, "job": {"namespace": "a", "name": "b"}}`,
+		`"just a string"`,
+	} {
+		_, err := e.as("gate").RecordLineage(context.Background(), lineageEvents(t, []byte(doc)))
+		if err == nil || !strings.Contains(err.Error(), "event") {
+			t.Errorf("%s: got %v, want an invalid-argument error naming the event", doc, err)
+		}
+	}
+	if _, err := e.as("viewer").RecordLineage(context.Background(), lineageEvents(t, []byte(`[]`))); err == nil {
+		t.Errorf("a viewer may not record lineage")
+	}
+}

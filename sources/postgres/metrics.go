@@ -1,0 +1,169 @@
+package postgres
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+)
+
+// metrics are the source's instruments: snapshot progress, staged and
+// applied changes, held changes, lag, gate latency, schema changes.
+type metrics struct {
+	snapRows, snapBytes, stagedC, appliedC, schemaC, alertC metric.Int64Counter
+	gateLatency                                             metric.Float64Histogram
+	reg                                                     metric.Registration
+
+	serverEnd, captured atomic.Uint64
+	mu                  sync.Mutex
+	heldBy              map[string]int64
+	pendingBy           map[string]int64
+	lastCommit          map[string]time.Time
+	sourceLag           atomic.Int64
+}
+
+func newMetrics(m metric.Meter, s *Source) (*metrics, error) {
+	x := &metrics{heldBy: map[string]int64{}, pendingBy: map[string]int64{}, lastCommit: map[string]time.Time{}}
+	var err error
+	counter := func(name, desc, unit string) metric.Int64Counter {
+		if err != nil {
+			return nil
+		}
+		var c metric.Int64Counter
+		c, err = m.Int64Counter(name, metric.WithDescription(desc), metric.WithUnit(unit))
+		return c
+	}
+	x.snapRows = counter("seam.cdc.snapshot.rows", "Rows read by the snapshot and applied.", "{row}")
+	x.snapBytes = counter("seam.cdc.snapshot.bytes", "Bytes of column text read by the snapshot.", "By")
+	x.stagedC = counter("seam.cdc.changes.staged", "Changes staged from the replication stream.", "{change}")
+	x.appliedC = counter("seam.cdc.changes.applied", "Changes accepted by the gate and applied to the replica.", "{change}")
+	x.schemaC = counter("seam.cdc.schema_changes", "Schema changes seen in the stream, by level.", "{change}")
+	x.alertC = counter("seam.cdc.halts", "Tables halted, by reason.", "{halt}")
+	if err != nil {
+		return nil, err
+	}
+	x.gateLatency, err = m.Float64Histogram("seam.cdc.gate.duration", metric.WithDescription("Time to get a batch through the gate."), metric.WithUnit("s"))
+	if err != nil {
+		return nil, err
+	}
+	held, err := m.Int64ObservableGauge("seam.cdc.changes.held", metric.WithDescription("Changes held for a halted table, by table."), metric.WithUnit("{change}"))
+	if err != nil {
+		return nil, err
+	}
+	pending, err := m.Int64ObservableGauge("seam.cdc.changes.pending", metric.WithDescription("Changes staged and not yet applied, by table (held ones included)."), metric.WithUnit("{change}"))
+	if err != nil {
+		return nil, err
+	}
+	lagBytes, err := m.Int64ObservableGauge("seam.cdc.lag.bytes", metric.WithDescription("WAL bytes between the source's current position and what is staged."), metric.WithUnit("By"))
+	if err != nil {
+		return nil, err
+	}
+	lagSeconds, err := m.Float64ObservableGauge("seam.cdc.lag.seconds", metric.WithDescription("Age of the oldest change not yet applied, by table."), metric.WithUnit("s"))
+	if err != nil {
+		return nil, err
+	}
+	x.reg, err = m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+		x.mu.Lock()
+		defer x.mu.Unlock()
+		for t, n := range x.heldBy {
+			o.ObserveInt64(held, n, metric.WithAttributes(attribute.String("table", t)))
+		}
+		for t, n := range x.pendingBy {
+			o.ObserveInt64(pending, n, metric.WithAttributes(attribute.String("table", t)))
+			lag := 0.0
+			if n > 0 && !x.lastCommit[t].IsZero() {
+				lag = time.Since(x.lastCommit[t]).Seconds()
+			}
+			o.ObserveFloat64(lagSeconds, lag, metric.WithAttributes(attribute.String("table", t)))
+		}
+		o.ObserveInt64(lagBytes, x.sourceLag.Load())
+		return nil
+	}, held, pending, lagBytes, lagSeconds)
+	return x, err
+}
+
+func (x *metrics) close() {
+	if x != nil && x.reg != nil {
+		_ = x.reg.Unregister()
+	}
+}
+
+func tableAttr(t string) metric.MeasurementOption {
+	return metric.WithAttributes(attribute.String("table", t))
+}
+
+func (x *metrics) snapshotRows(ctx context.Context, t string, rows, bytes int64) {
+	x.snapRows.Add(ctx, rows, tableAttr(t))
+	x.snapBytes.Add(ctx, bytes, tableAttr(t))
+}
+
+func (x *metrics) staged(ctx context.Context, n int64) {
+	if n > 0 {
+		x.stagedC.Add(ctx, n)
+	}
+}
+
+func (x *metrics) applied(ctx context.Context, t string, n int64, commit time.Time) {
+	x.appliedC.Add(ctx, n, tableAttr(t))
+	x.mu.Lock()
+	x.lastCommit[t] = commit
+	x.mu.Unlock()
+}
+
+func (x *metrics) gateCall(ctx context.Context, t string, d time.Duration) {
+	x.gateLatency.Record(ctx, d.Seconds(), tableAttr(t))
+}
+
+func (x *metrics) schemaChange(ctx context.Context, t, level string) {
+	x.schemaC.Add(ctx, 1, metric.WithAttributes(attribute.String("table", t), attribute.String("level", level)))
+}
+
+func (x *metrics) alert(ctx context.Context, t, reason string) {
+	x.alertC.Add(ctx, 1, metric.WithAttributes(attribute.String("table", t), attribute.String("reason", reason)))
+}
+
+func (x *metrics) held(t string, n int64) {
+	x.mu.Lock()
+	x.heldBy[t] = n
+	x.mu.Unlock()
+}
+
+func (x *metrics) serverPosition(lsn uint64) {
+	if lsn > x.serverEnd.Load() {
+		x.serverEnd.Store(lsn)
+	}
+}
+
+func (x *metrics) capturePosition(lsn uint64) { x.captured.Store(lsn) }
+
+// watchLag refreshes the lag and pending counts every PollInterval.
+func (s *Source) watchLag(ctx context.Context) error {
+	tick := time.NewTicker(s.cfg.PollInterval)
+	defer tick.Stop()
+	for {
+		st, err := ReadStatus(ctx, s.target, s.source, s.cfg.Name)
+		if err == nil {
+			s.metrics.mu.Lock()
+			for _, t := range st.Tables {
+				s.metrics.pendingBy[t.Table] = t.Pending
+				if t.Phase != "halted" {
+					s.metrics.heldBy[t.Table] = 0
+				} else {
+					s.metrics.heldBy[t.Table] = t.Pending
+				}
+			}
+			s.metrics.mu.Unlock()
+			s.metrics.sourceLag.Store(st.LagBytes)
+		} else if ctx.Err() == nil {
+			s.log.Warn("read the source's status", "error", err)
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return nil
+		}
+	}
+}

@@ -1,0 +1,218 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
+	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
+)
+
+// evolve handles the first staged change of a table in a new shape (the
+// stream's Relation message changed): a shape the active contract already
+// carries (a migration registered ahead: an announced change) is adopted;
+// an additive one registers a new version at once; a breaking one halts
+// the table and raises the alert.
+func (s *Source) evolve(ctx context.Context, t *table, first *change) error {
+	shape, err := loadShape(ctx, s.target, s.cfg.Name, t.key, first.shapeID)
+	if err != nil {
+		return err
+	}
+	if shape.sameAs(t.shape) {
+		return s.setVersion(ctx, t, t.version, first.shapeID)
+	}
+	// An announced change: a newer active version already carries it.
+	active, err := s.cfg.Registry.GetContract(ctx, &registryv1.GetContractRequest{Subject: t.subject})
+	if err != nil {
+		return fmt.Errorf("read the active contract of %s: %w", t.subject, err)
+	}
+	if v := active.GetVersion(); v.GetVersion() > t.version {
+		if ok, _ := accepts(v.GetContract(), shape); ok {
+			s.log.Info("table changed as announced by a registered version", "table", t.key, "version", v.GetVersion())
+			return s.setVersion(ctx, t, v.GetVersion(), first.shapeID)
+		}
+	}
+	ev := classifyShape(t.contract, shape)
+	if len(ev.changes) == 0 {
+		return s.setVersion(ctx, t, t.version, first.shapeID)
+	}
+	if !ev.breaking {
+		version, model, err := s.registerAdditive(ctx, t, ev)
+		if err != nil {
+			return err
+		}
+		tx, err := s.target.Begin(ctx)
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback(ctx)
+		if err := ensureReplica(ctx, tx, s.cfg.TargetSchema, t.target, model); err != nil {
+			return err
+		}
+		if err := tx.Commit(ctx); err != nil {
+			return err
+		}
+		s.log.Info("additive change registered", "table", t.key, "subject", t.subject, "version", version, "changes", strings.Join(changeLines(ev.changes), "; "))
+		s.metrics.schemaChange(ctx, t.key, "additive")
+		return s.setVersion(ctx, t, version, first.shapeID)
+	}
+	lines := breakingLines(ev.changes)
+	h := &Halt{
+		Reason: "SCHEMA_CHANGE", ShapeID: first.shapeID, FromVersion: t.version, AtLSN: first.lsn,
+		Changes: lines, Proposed: proposedJSON(ev.proposed),
+		Message: fmt.Sprintf("table %s changed at the source at %s without a migration: %s; its changes are held in order until a version of %s that carries the new columns (with a mapping to %s) is registered and active",
+			t.key, lsnText(first.lsn), strings.Join(lines, "; "), t.subject, t.contract.GetMapping().GetCanonical()),
+	}
+	s.metrics.schemaChange(ctx, t.key, "breaking")
+	return s.halt(ctx, t, h)
+}
+
+// setVersion records the table's contract version and shape.
+func (s *Source) setVersion(ctx context.Context, t *table, version int32, shapeID int) error {
+	if err := s.adopt(ctx, t, version, shapeID); err != nil {
+		return err
+	}
+	if _, err := s.target.Exec(ctx, `UPDATE seam_cdc.tables SET contract_version = $3, shape_id = $4, phase = 'stream', halt = NULL, updated_at = now()
+ WHERE connector = $1 AND source_table = $2`, s.cfg.Name, t.key, version, shapeID); err != nil {
+		return fmt.Errorf("record version %d of %s: %w", version, t.subject, err)
+	}
+	return nil
+}
+
+// halt stops applying a table: the halt is recorded first, then the alert
+// raised (a restart raises it if the first attempt did not).
+func (s *Source) halt(ctx context.Context, t *table, h *Halt) error {
+	raw, err := json.Marshal(h)
+	if err != nil {
+		return err
+	}
+	// The batch in flight keeps its identity through a containment (it may
+	// be in the gate already); a blocked one is sent again under the next
+	// version, so its record goes.
+	clear := h.Reason == "BATCH_BLOCKED"
+	if _, err := s.target.Exec(ctx, `UPDATE seam_cdc.tables SET phase = 'halted', halt = $3,
+       inflight_lsn = CASE WHEN $4 THEN NULL ELSE inflight_lsn END, inflight_seq = CASE WHEN $4 THEN NULL ELSE inflight_seq END, updated_at = now()
+ WHERE connector = $1 AND source_table = $2`, s.cfg.Name, t.key, raw, clear); err != nil {
+		return fmt.Errorf("record the halt of %s: %w", t.key, err)
+	}
+	s.metrics.alert(ctx, t.key, h.Reason)
+	if h.Reason != "SCHEMA_CHANGE" {
+		// The gate raised its own alert (the block, the containment).
+		s.log.Warn("table held", "table", t.key, "reason", h.Reason, "message", h.Message)
+		return nil
+	}
+	s.log.Error("table halted", "table", t.key, "reason", h.Reason, "message", h.Message)
+	return s.raise(ctx, t, h)
+}
+
+// raise publishes a recorded halt's alert once and records its sequence.
+func (s *Source) raise(ctx context.Context, t *table, h *Halt) error {
+	seq, err := s.announceHalt(ctx, t, h)
+	if err != nil {
+		return err
+	}
+	h.AlertSequence = seq
+	raw, _ := json.Marshal(h)
+	if _, err := s.target.Exec(ctx, "UPDATE seam_cdc.tables SET halt = $3 WHERE connector = $1 AND source_table = $2 AND halt IS NOT NULL",
+		s.cfg.Name, t.key, raw); err != nil {
+		return fmt.Errorf("record the alert of %s: %w", t.key, err)
+	}
+	return nil
+}
+
+// whileHalted counts the held changes and resumes the table once a newer
+// active version carries its shape.
+func (s *Source) whileHalted(ctx context.Context, t *table, st tableState) (bool, error) {
+	h := st.Halt
+	if h.AlertSequence == 0 && h.Reason == "SCHEMA_CHANGE" {
+		if err := s.raise(ctx, t, h); err != nil {
+			return false, err
+		}
+	}
+	var held int64
+	if err := s.target.QueryRow(ctx, "SELECT count(*) FROM seam_cdc.log WHERE connector = $1 AND source_table = $2", s.cfg.Name, t.key).Scan(&held); err != nil {
+		return false, err
+	}
+	s.metrics.held(t.key, held)
+	if h.Reason == "CONTAINED" {
+		contained, err := s.contained(ctx, t.subject, true)
+		if err != nil || contained {
+			return false, err
+		}
+		if _, err := s.target.Exec(ctx, "UPDATE seam_cdc.tables SET phase = 'stream', halt = NULL, updated_at = now() WHERE connector = $1 AND source_table = $2",
+			s.cfg.Name, t.key); err != nil {
+			return false, fmt.Errorf("record the release of %s: %w", t.key, err)
+		}
+		s.log.Info("source released; held changes apply in log order", "table", t.key, "held", held)
+		return true, nil
+	}
+	active, err := s.cfg.Registry.GetContract(ctx, &registryv1.GetContractRequest{Subject: t.subject})
+	if err != nil {
+		return false, fmt.Errorf("read the active contract of %s: %w", t.subject, err)
+	}
+	v := active.GetVersion()
+	if v.GetVersion() <= h.FromVersion {
+		return false, nil
+	}
+	shapeID := t.shapeID
+	if h.Reason == "SCHEMA_CHANGE" {
+		shapeID = h.ShapeID
+	}
+	shape, err := loadShape(ctx, s.target, s.cfg.Name, t.key, shapeID)
+	if err != nil {
+		return false, err
+	}
+	if ok, why := accepts(v.GetContract(), shape); !ok {
+		s.log.Warn("the active version does not carry the table's columns; still halted", "table", t.key, "version", v.GetVersion(), "why", why)
+		return false, nil
+	}
+	model, err := s.canonicalOf(ctx, v.GetContract())
+	if err != nil {
+		return false, err
+	}
+	tx, err := s.target.Begin(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer tx.Rollback(ctx)
+	if err := ensureReplica(ctx, tx, s.cfg.TargetSchema, t.target, model); err != nil {
+		return false, err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return false, err
+	}
+	if err := s.setVersion(ctx, t, v.GetVersion(), shapeID); err != nil {
+		return false, err
+	}
+	s.log.Info("table resumed through the migration version; held changes apply in log order", "table", t.key, "version", v.GetVersion(), "held", held)
+	return true, nil
+}
+
+// contained reports whether the gate contains subject. Answers are cached
+// for a second unless fresh is asked.
+func (s *Source) contained(ctx context.Context, subject string, fresh bool) (bool, error) {
+	s.mu.Lock()
+	stale := fresh || time.Since(s.containAt) > time.Second
+	s.mu.Unlock()
+	if stale {
+		resp, err := s.cfg.Gate.ListContainments(ctx, &gatev1.ListContainmentsRequest{})
+		if err != nil {
+			return false, fmt.Errorf("read the gate's containments: %w", err)
+		}
+		set := map[string]bool{}
+		for _, c := range resp.GetContainments() {
+			if c.GetContained() {
+				set[c.GetSubject()] = true
+			}
+		}
+		s.mu.Lock()
+		s.containSet, s.containAt = set, time.Now()
+		s.mu.Unlock()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.containSet[subject], nil
+}

@@ -1,0 +1,232 @@
+package postgres_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/encoding/protojson"
+
+	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
+	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
+	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
+	"github.com/seamdata/seam/sources/postgres"
+)
+
+// tableStatus reads one table's status.
+func tableStatus(t testing.TB, e *env, name, table string) postgres.TableStatus {
+	t.Helper()
+	st, err := postgres.ReadStatus(context.Background(), e.tgt, nil, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ts := range st.Tables {
+		if ts.Table == table {
+			return ts
+		}
+	}
+	t.Fatalf("no table %s in the status of %s", table, name)
+	return postgres.TableStatus{}
+}
+
+// haltEvents lists the UNANNOUNCED_CHANGE events of a subject.
+func haltEvents(t testing.TB, e *env, subject string) []*registryv1.Event {
+	t.Helper()
+	resp, err := e.seam.registry.ListEvents(context.Background(), &registryv1.ListEventsRequest{Subjects: []string{subject},
+		Types: []registryv1.EventType{registryv1.EventType_EVENT_TYPE_UNANNOUNCED_CHANGE}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.GetEvents()
+}
+
+// registerMigration registers the migration version of a halted table:
+// the contract the source proposes, edited by fix, with the notice waived
+// by an admin as an operator would during an incident.
+func registerMigration(t testing.TB, e *env, h *postgres.Halt, fix func(*contractv1.Contract)) int32 {
+	t.Helper()
+	var c contractv1.Contract
+	if err := protojson.Unmarshal(h.Proposed, &c); err != nil {
+		t.Fatalf("the halt's proposed contract: %v", err)
+	}
+	if fix != nil {
+		fix(&c)
+	}
+	resp, err := e.seam.registry.RegisterContract(context.Background(), &registryv1.RegisterContractRequest{Contract: &c,
+		Override: &registryv1.NoticeOverride{Reason: "migration of a source schema change (test)"}})
+	if err != nil {
+		t.Fatalf("register the migration version: %v", err)
+	}
+	if resp.GetVersion().GetStatus() != registryv1.VersionStatus_VERSION_STATUS_ACTIVE {
+		t.Fatalf("migration version %d is %s, want ACTIVE", resp.GetVersion().GetVersion(), resp.GetVersion().GetStatus())
+	}
+	return resp.GetVersion().GetVersion()
+}
+
+func without(cols []string, drop string) []string {
+	return slices.DeleteFunc(slices.Clone(cols), func(c string) bool { return c == drop })
+}
+
+// An added nullable column flows through by itself; a dropped column
+// halts its table while the other table goes on, raises the alert, and
+// after a migration version the held changes apply in order; a retyped
+// column does the same the other way round.
+func TestSchemaChangesAdditiveFlowBreakingHalt(t *testing.T) {
+	t.Parallel()
+	sm := startSeam(t)
+	e := newEnv(t, sm)
+	loadPayments(e, 300)
+	r := e.start(e.config("schema", "payments", "accounts"))
+	r.waitReady(t)
+	db := dbName(e.source)
+	paySubject, accSubject := "pg."+db+".public.payments", "pg."+db+".public.accounts"
+	converged(t, e, "replica")
+
+	// 1. Additive: a new nullable column.
+	e.exec(e.src, "ALTER TABLE payments ADD COLUMN channel text")
+	e.exec(e.src, "INSERT INTO payments VALUES (9001, 'FR01', 5.00, 'EUR', 'with channel', now(), false, 0.5, 'web')")
+	e.exec(e.src, "UPDATE payments SET channel = 'app' WHERE id <= 10")
+	withChannel := append(slices.Clone(paymentCols), "channel")
+	eventually(t, "the new column reaches the replica", 30*time.Second, func() (bool, string) {
+		return sameRows(t, e, "payments", "replica.payments", withChannel)
+	})
+	active, err := e.seam.registry.GetContract(context.Background(), &registryv1.GetContractRequest{Subject: paySubject})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := active.GetVersion(); v.GetVersion() != 2 || v.GetBreaking() {
+		t.Fatalf("after the added column %s is at version %d (breaking %v), want version 2, additive", paySubject, v.GetVersion(), v.GetBreaking())
+	}
+	if ts := tableStatus(t, e, "schema", "public.payments"); ts.Phase != "stream" || ts.Halt != nil {
+		t.Fatalf("payments after an additive change: phase %s halt %+v, want streaming", ts.Phase, ts.Halt)
+	}
+
+	// 2. Breaking: a dropped column halts payments; accounts goes on.
+	e.exec(e.src, "ALTER TABLE payments DROP COLUMN memo")
+	for i := 1; i <= 5; i++ {
+		e.exec(e.src, "UPDATE payments SET amount = $1 WHERE id = 7", i) // held, applied in this order
+	}
+	e.exec(e.src, "INSERT INTO payments VALUES (9002, 'FR02', 6.00, 'EUR', now(), true, NULL, 'web')")
+	e.exec(e.src, "DELETE FROM payments WHERE id = 8")
+	e.exec(e.src, "UPDATE accounts SET holder = 'moved on' WHERE ref = 'ACC-000001'")
+	eventually(t, "payments halts", 30*time.Second, func() (bool, string) {
+		ts := tableStatus(t, e, "schema", "public.payments")
+		return ts.Phase == "halted" && ts.Held() == 7 && ts.Halt.AlertSequence > 0, fmt.Sprintf("phase %s, %d held, halt %+v", ts.Phase, ts.Held(), ts.Halt)
+	})
+	eventually(t, "accounts goes on while payments is halted", 30*time.Second, func() (bool, string) {
+		return sameRows(t, e, "accounts", "replica.accounts", accountCols)
+	})
+	h := tableStatus(t, e, "schema", "public.payments").Halt
+	if h.Reason != "SCHEMA_CHANGE" || !strings.Contains(strings.Join(h.Changes, ";"), "FIELD_REMOVED") {
+		t.Fatalf("halt = %+v, want SCHEMA_CHANGE naming FIELD_REMOVED", h)
+	}
+	evs := haltEvents(t, e, paySubject)
+	if len(evs) != 1 || evs[0].GetSequence() != h.AlertSequence || !strings.Contains(evs[0].GetMessage(), "memo") {
+		t.Fatalf("UNANNOUNCED_CHANGE events of %s = %v, want one naming memo (sequence %d)", paySubject, evs, h.AlertSequence)
+	}
+	var n int
+	if err := e.tgt.QueryRow(context.Background(), "SELECT count(*) FROM replica.payments WHERE id = 9002").Scan(&n); err != nil || n != 0 {
+		t.Fatalf("the replica holds %d rows of id 9002 (%v); a halted table applies nothing", n, err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if evs := haltEvents(t, e, paySubject); len(evs) != 1 {
+		t.Fatalf("the halt was announced %d times, want once", len(evs))
+	}
+
+	// The migration version: the proposal as it is (memo no longer
+	// produced). The held changes then apply in log order.
+	registerMigration(t, e, h, nil)
+	eventually(t, "payments resumes and matches the source", 30*time.Second, func() (bool, string) {
+		return sameRows(t, e, "payments", "replica.payments", without(withChannel, "memo"))
+	})
+	var amounts []string
+	rows, err := e.tgt.Query(context.Background(), `SELECT record->>'amount' FROM seam_cdc.outbox
+ WHERE connector = 'schema' AND source_table = 'public.payments' AND record->>'id' = '7' AND op = 'u' AND lsn >= $1 ORDER BY id`, int64(h.AtLSN))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var a string
+		if err := rows.Scan(&a); err != nil {
+			t.Fatal(err)
+		}
+		amounts = append(amounts, a)
+	}
+	if want := []string{"1.00", "2.00", "3.00", "4.00", "5.00"}; !slices.Equal(amounts, want) {
+		t.Fatalf("held updates of payment 7 published as %v, want %v (log order)", amounts, want)
+	}
+
+	// 3. A retyped column halts accounts; payments goes on.
+	e.exec(e.src, "ALTER TABLE accounts ALTER COLUMN balance TYPE numeric(14,2)")
+	e.exec(e.src, "UPDATE accounts SET balance = 12.25 WHERE ref = 'ACC-000002'")
+	e.exec(e.src, "UPDATE payments SET settled = true WHERE id = 9")
+	eventually(t, "accounts halts", 30*time.Second, func() (bool, string) {
+		ts := tableStatus(t, e, "schema", "public.accounts")
+		return ts.Phase == "halted" && ts.Held() == 1 && ts.Halt.AlertSequence > 0, fmt.Sprintf("phase %s, %d held, halt %+v", ts.Phase, ts.Held(), ts.Halt)
+	})
+	eventually(t, "payments goes on while accounts is halted", 30*time.Second, func() (bool, string) {
+		return sameRows(t, e, "payments", "replica.payments", without(withChannel, "memo"))
+	})
+	ah := tableStatus(t, e, "schema", "public.accounts").Halt
+	if !strings.Contains(strings.Join(ah.Changes, ";"), "FIELD_TYPE_CHANGED") || len(haltEvents(t, e, accSubject)) != 1 {
+		t.Fatalf("accounts halt = %+v with %d events, want FIELD_TYPE_CHANGED announced once", ah, len(haltEvents(t, e, accSubject)))
+	}
+	// The migration casts the new DECIMAL back to the canonical DOUBLE.
+	registerMigration(t, e, ah, func(c *contractv1.Contract) {
+		c.Mapping.Fields["balance"] = &contractv1.FieldMapping{From: "balance", Cast: &contractv1.Cast{To: contractv1.FieldType_FIELD_TYPE_DOUBLE}}
+	})
+	asFloat := []string{"ref", "holder", "balance::float8", "opened"}
+	eventually(t, "accounts resumes and matches the source", 30*time.Second, func() (bool, string) {
+		return sameRows(t, e, "accounts", "replica.accounts", asFloat)
+	})
+	if ts := tableStatus(t, e, "schema", "public.accounts"); ts.Phase != "stream" || ts.Held() != 0 {
+		t.Fatalf("accounts after its migration: phase %s, %d held; want streaming, none held", ts.Phase, ts.Held())
+	}
+	raw, _ := json.Marshal(tableStatus(t, e, "schema", "public.payments"))
+	t.Logf("payments status: %s", raw)
+}
+
+// A contained source's changes wait in the source, in order, instead of
+// piling up in the gate's quarantine; release resumes them.
+func TestContainmentHoldsChangesUntilRelease(t *testing.T) {
+	t.Parallel()
+	sm := startSeam(t)
+	e := newEnv(t, sm)
+	loadPayments(e, 200)
+	r := e.start(e.config("contain", "payments", "accounts"))
+	r.waitReady(t)
+	converged(t, e, "replica")
+	subject := "pg." + dbName(e.source) + ".public.payments"
+	ctx := context.Background()
+	if _, err := e.seam.gate.Contain(ctx, &gatev1.ContainRequest{Subject: subject, Reason: "INC-3: bad amounts upstream"}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond) // the source's containment cache
+	e.exec(e.src, "UPDATE payments SET amount = amount * 10 WHERE id <= 20")
+	e.exec(e.src, "UPDATE accounts SET holder = 'still flowing' WHERE ref = 'ACC-000003'")
+	eventually(t, "payments is held while contained", 20*time.Second, func() (bool, string) {
+		ts := tableStatus(t, e, "contain", "public.payments")
+		return ts.Phase == "halted" && ts.Halt.Reason == "CONTAINED" && ts.Held() == 20, fmt.Sprintf("phase %s, %d held", ts.Phase, ts.Held())
+	})
+	eventually(t, "accounts goes on", 20*time.Second, func() (bool, string) {
+		return sameRows(t, e, "accounts", "replica.accounts", accountCols)
+	})
+	stats, err := e.seam.gate.GetQuarantineStats(ctx, &gatev1.GetQuarantineStatsRequest{Filter: &gatev1.QuarantineFilter{Subject: subject}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stats.GetTotal() != 0 {
+		t.Fatalf("the gate quarantined %d changes of the contained source, want 0 (held at the source)", stats.GetTotal())
+	}
+	if _, err := e.seam.gate.Release(ctx, &gatev1.ReleaseRequest{Subject: subject, Reason: "INC-3 fixed"}); err != nil {
+		t.Fatal(err)
+	}
+	converged(t, e, "replica")
+	if evs := haltEvents(t, e, subject); len(evs) != 0 {
+		t.Fatalf("a containment raised %d UNANNOUNCED_CHANGE events, want none (the gate announces containment)", len(evs))
+	}
+}

@@ -1,0 +1,390 @@
+package postgres
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/jackc/pgx/v5"
+	"golang.org/x/sync/errgroup"
+)
+
+// chunkBounds is one primary-key range of a snapshot: lo < key <= hi, each
+// the text forms of the key columns; nil is open.
+type chunkBounds struct{ lo, hi []string }
+
+// planChunks splits a table into ranges of about size rows by its primary
+// key, in the snapshot tx sees. It returns the ranges and the row count.
+func planChunks(ctx context.Context, tx pgx.Tx, t TableName, s Shape, size int) ([]chunkBounds, int64, error) {
+	var rows int64
+	if err := tx.QueryRow(ctx, "SELECT count(*) FROM "+t.ident()).Scan(&rows); err != nil {
+		return nil, 0, fmt.Errorf("count the rows of %s: %w", t, err)
+	}
+	if rows <= int64(size) {
+		return []chunkBounds{{}}, rows, nil
+	}
+	keys := keyList(s)
+	var text []string
+	for _, k := range s.keys() {
+		text = append(text, pgx.Identifier{k.Name}.Sanitize()+"::text")
+	}
+	q := fmt.Sprintf("SELECT %s FROM (SELECT %s, row_number() OVER (ORDER BY %s) AS rn FROM %s) s WHERE rn %% $1 = 0 ORDER BY rn",
+		strings.Join(text, ", "), keys, keys, t.ident())
+	res, err := tx.Query(ctx, q, size)
+	if err != nil {
+		return nil, 0, fmt.Errorf("split %s into chunks: %w", t, err)
+	}
+	var bounds [][]string
+	for res.Next() {
+		vals := make([]string, len(s.keys()))
+		ptrs := make([]any, len(vals))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := res.Scan(ptrs...); err != nil {
+			res.Close()
+			return nil, 0, fmt.Errorf("split %s into chunks: %w", t, err)
+		}
+		bounds = append(bounds, vals)
+	}
+	if err := res.Err(); err != nil {
+		return nil, 0, fmt.Errorf("split %s into chunks: %w", t, err)
+	}
+	out := make([]chunkBounds, 0, len(bounds)+1)
+	var lo []string
+	for _, b := range bounds {
+		out = append(out, chunkBounds{lo: lo, hi: b})
+		lo = b
+	}
+	out = append(out, chunkBounds{lo: lo})
+	return out, rows, nil
+}
+
+// keyList is the primary key columns, quoted and comma separated.
+func keyList(s Shape) string {
+	var q []string
+	for _, k := range s.keys() {
+		q = append(q, pgx.Identifier{k.Name}.Sanitize())
+	}
+	return strings.Join(q, ", ")
+}
+
+// keyCompare is "(k1, k2) op ($n::text::type1, $n+1::text::type2)".
+func keyCompare(s Shape, op string, first int) string {
+	var params []string
+	for i, k := range s.keys() {
+		params = append(params, fmt.Sprintf("$%d::text::%s", first+i, k.TypeName))
+	}
+	return fmt.Sprintf("(%s) %s (%s)", keyList(s), op, strings.Join(params, ", "))
+}
+
+// pendingChunk is a chunk not yet read whole.
+type pendingChunk struct {
+	table *table
+	chunk int
+	lo    []string
+	hi    []string
+	last  []string
+}
+
+// snapshot reads every pending chunk in the exported snapshot with
+// SnapshotWorkers workers, each in one repeatable-read transaction that
+// imported the snapshot, and sends the rows through the gate to the
+// replica. A table's stream is applied once all its chunks are done.
+func (s *Source) snapshot(ctx context.Context, snap *exportedSnapshot) error {
+	states, err := loadTables(ctx, s.target, s.cfg.Name)
+	if err != nil {
+		return err
+	}
+	shapes := map[string]Shape{}
+	versions := map[string]int32{}
+	for _, st := range states {
+		if st.Phase != "snapshot" {
+			continue
+		}
+		sh, err := loadShape(ctx, s.target, s.cfg.Name, st.Source, st.ShapeID)
+		if err != nil {
+			return err
+		}
+		shapes[st.Source] = sh
+		versions[st.Source] = st.Version
+	}
+	// The snapshot must show the tables as their contracts describe them;
+	// after a restart the fresh snapshot may not.
+	if err := s.inSnapshot(ctx, snap, func(tx pgx.Tx) error {
+		for key, sh := range shapes {
+			now, err := readShape(ctx, tx, s.tables[key].name)
+			if err != nil {
+				return err
+			}
+			if !now.sameAs(sh) {
+				return fmt.Errorf("table %s changed its columns while its snapshot was interrupted; the remaining chunks cannot be read as its contract describes them: drop the source (seam source postgres drop --name %s) and start it again", key, s.cfg.Name)
+			}
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+
+	rows, err := s.target.Query(ctx, `SELECT source_table, chunk, lo, hi, last FROM seam_cdc.chunks
+ WHERE connector = $1 AND NOT done ORDER BY source_table, chunk`, s.cfg.Name)
+	if err != nil {
+		return fmt.Errorf("read the pending chunks: %w", err)
+	}
+	var work []pendingChunk
+	left := map[string]int{}
+	for rows.Next() {
+		var p pendingChunk
+		var name string
+		if err := rows.Scan(&name, &p.chunk, &p.lo, &p.hi, &p.last); err != nil {
+			rows.Close()
+			return fmt.Errorf("read the pending chunks: %w", err)
+		}
+		p.table = s.tables[name]
+		if p.table == nil {
+			continue
+		}
+		work = append(work, p)
+		left[name]++
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read the pending chunks: %w", err)
+	}
+	// Tables whose chunks were all done before a crash finish now.
+	for key := range shapes {
+		if left[key] == 0 {
+			if err := s.finishTableSnapshot(ctx, s.tables[key]); err != nil {
+				return err
+			}
+		}
+	}
+	s.reportProgress(ctx)
+
+	var mu sync.Mutex
+	queue := make(chan pendingChunk)
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		defer close(queue)
+		for _, w := range work {
+			select {
+			case queue <- w:
+			case <-gctx.Done():
+				return nil
+			}
+		}
+		return nil
+	})
+	for range min(s.cfg.SnapshotWorkers, max(len(work), 1)) {
+		g.Go(func() error {
+			return s.inSnapshot(gctx, snap, func(tx pgx.Tx) error {
+				for p := range queue {
+					if err := s.readChunk(gctx, tx, snap.lsn, p, shapes[p.table.key], versions[p.table.key]); err != nil {
+						return err
+					}
+					mu.Lock()
+					left[p.table.key]--
+					last := left[p.table.key] == 0
+					mu.Unlock()
+					if last {
+						if err := s.finishTableSnapshot(gctx, p.table); err != nil {
+							return err
+						}
+					}
+					s.reportProgress(gctx)
+				}
+				return nil
+			})
+		})
+	}
+	if err := g.Wait(); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	if _, err := s.target.Exec(ctx, "UPDATE seam_cdc.connectors SET phase = 'stream', updated_at = now() WHERE name = $1 AND phase = 'snapshot'", s.cfg.Name); err != nil {
+		return fmt.Errorf("record the end of the snapshot: %w", err)
+	}
+	s.log.Info("snapshot done; every table streams from the handoff position")
+	return nil
+}
+
+// readChunk reads one chunk, resuming after its last applied key, in
+// batches sent through the gate; each batch lands in the replica with the
+// chunk's progress in one transaction.
+func (s *Source) readChunk(ctx context.Context, tx pgx.Tx, lsn uint64, p pendingChunk, shape Shape, version int32) error {
+	var where []string
+	var args []any
+	add := func(op string, vals []string) {
+		if vals == nil {
+			return
+		}
+		where = append(where, keyCompare(shape, op, len(args)+1))
+		for _, v := range vals {
+			args = append(args, v)
+		}
+	}
+	add(">", p.lo)
+	add("<=", p.hi)
+	add(">", p.last)
+	var cols []string
+	for _, c := range shape {
+		cols = append(cols, pgx.Identifier{c.Name}.Sanitize())
+	}
+	q := fmt.Sprintf("SELECT %s FROM %s", strings.Join(cols, ", "), p.table.name.ident())
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	q += " ORDER BY " + keyList(shape)
+	rows, err := tx.Query(ctx, q, append([]any{pgx.QueryResultFormats{pgx.TextFormatCode}}, args...)...)
+	if err != nil {
+		return fmt.Errorf("read chunk %d of %s: %w", p.chunk, p.table.name, err)
+	}
+	defer rows.Close()
+	keyIdx := []int{}
+	for i, c := range shape {
+		if c.Key {
+			keyIdx = append(keyIdx, i)
+		}
+	}
+	b := newBatchBuilder(shape)
+	part := 0
+	var lastKey []string
+	send := func() error {
+		if b.count == 0 {
+			return nil
+		}
+		id := fmt.Sprintf("snapshot-%s-chunk%d-part%d-after-%s@v%d", lsnText(lsn), p.chunk, part, keyText(p.last), version)
+		if err := s.applySnapshotPart(ctx, p, b, id, version, lastKey); err != nil {
+			return err
+		}
+		part++
+		p.last = lastKey
+		b.reset()
+		return nil
+	}
+	for rows.Next() {
+		raw := rows.RawValues()
+		// Position (snapshot LSN, -1): before any change committed at that
+		// LSN, which the stream carries (a commit may start exactly there).
+		ch := change{op: 'r', lsn: lsn, seq: -1}
+		ch.flags = make([]byte, len(raw))
+		ch.vals = make([][]byte, len(raw))
+		for i, v := range raw {
+			if v == nil {
+				ch.flags[i] = 'n'
+				continue
+			}
+			ch.flags[i] = 't'
+			ch.vals[i] = append([]byte(nil), v...)
+		}
+		b.add(&ch)
+		lastKey = make([]string, len(keyIdx))
+		for j, i := range keyIdx {
+			lastKey[j] = string(ch.vals[i])
+		}
+		if b.count >= s.cfg.BatchRecords || b.size() >= s.cfg.BatchBytes {
+			if err := send(); err != nil {
+				return err
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read chunk %d of %s: %w", p.chunk, p.table.name, err)
+	}
+	if err := send(); err != nil {
+		return err
+	}
+	if _, err := s.target.Exec(ctx, "UPDATE seam_cdc.chunks SET done = true WHERE connector = $1 AND source_table = $2 AND chunk = $3",
+		s.cfg.Name, p.table.key, p.chunk); err != nil {
+		return fmt.Errorf("record chunk %d of %s done: %w", p.chunk, p.table.name, err)
+	}
+	return nil
+}
+
+// keyText names a resumption point in a batch id: a short hash of the key.
+func keyText(k []string) string {
+	if k == nil {
+		return "start"
+	}
+	sum := sha256.Sum256([]byte(strings.Join(k, "\x00")))
+	return hex.EncodeToString(sum[:8])
+}
+
+// applySnapshotPart sends one batch of snapshot rows through the gate and
+// writes what it accepted to the replica and the outbox, with the chunk's
+// progress, in one transaction.
+func (s *Source) applySnapshotPart(ctx context.Context, p pendingChunk, b *batchBuilder, batchID string, version int32, lastKey []string) error {
+	t := p.table
+	rep, err := s.replicaFor(ctx, t, version)
+	if err != nil {
+		return err
+	}
+	accepted, quarantined, err := s.ingest(ctx, t, rep, "snapshot", batchID, version, b)
+	if err != nil {
+		return err
+	}
+	tx, err := s.target.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(ctx)
+	if err := rep.apply(ctx, tx, accepted); err != nil {
+		return err
+	}
+	if err := s.publish(ctx, tx, t, version, accepted); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, "UPDATE seam_cdc.chunks SET last = $4, rows_done = rows_done + $5 WHERE connector = $1 AND source_table = $2 AND chunk = $3",
+		s.cfg.Name, t.key, p.chunk, lastKey, b.count); err != nil {
+		return fmt.Errorf("record progress of chunk %d of %s: %w", p.chunk, t.name, err)
+	}
+	if _, err := tx.Exec(ctx, `UPDATE seam_cdc.tables SET rows_done = rows_done + $3, bytes_done = bytes_done + $4, quarantined = quarantined + $5, updated_at = now()
+ WHERE connector = $1 AND source_table = $2`, s.cfg.Name, t.key, b.count, b.textBytes, quarantined); err != nil {
+		return fmt.Errorf("record progress of %s: %w", t.name, err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("write snapshot rows of %s: %w", t.name, err)
+	}
+	s.metrics.snapshotRows(ctx, t.key, int64(b.count), int64(b.textBytes))
+	s.reportProgress(ctx)
+	return nil
+}
+
+// finishTableSnapshot marks a table's snapshot done: its staged changes
+// may now be applied.
+func (s *Source) finishTableSnapshot(ctx context.Context, t *table) error {
+	if _, err := s.target.Exec(ctx, "UPDATE seam_cdc.tables SET phase = 'stream', updated_at = now() WHERE connector = $1 AND source_table = $2 AND phase = 'snapshot'",
+		s.cfg.Name, t.key); err != nil {
+		return fmt.Errorf("record the end of the snapshot of %s: %w", t.name, err)
+	}
+	s.log.Info("snapshot of table done", "table", t.key)
+	select {
+	case <-t.snapshotDone:
+	default:
+		close(t.snapshotDone)
+	}
+	return nil
+}
+
+// reportProgress calls the Progress hook with the totals.
+func (s *Source) reportProgress(ctx context.Context) {
+	if s.cfg.Progress == nil {
+		return
+	}
+	var p SnapshotProgress
+	err := s.target.QueryRow(ctx, `SELECT coalesce(sum(rows_total), 0), coalesce(sum(rows_done), 0), coalesce(sum(bytes_done), 0),
+       count(*) FILTER (WHERE phase <> 'snapshot'), count(*) FROM seam_cdc.tables WHERE connector = $1`, s.cfg.Name).
+		Scan(&p.RowsTotal, &p.RowsDone, &p.BytesDone, &p.TablesDone, &p.Tables)
+	if err != nil {
+		if !errors.Is(err, context.Canceled) {
+			s.log.Warn("read snapshot progress", "error", err)
+		}
+		return
+	}
+	s.cfg.Progress(p)
+}

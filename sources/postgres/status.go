@@ -1,0 +1,186 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pglogrepl"
+	"github.com/jackc/pgx/v5"
+)
+
+// Status is what `seam source postgres status` and `seam monitor` show.
+type Status struct {
+	Name          string        `json:"name"`
+	Slot          string        `json:"slot"`
+	Phase         string        `json:"phase"`
+	ConsistentLSN string        `json:"handoff_lsn"`
+	CaptureLSN    string        `json:"capture_lsn"`
+	SourceLSN     string        `json:"source_lsn,omitempty"`
+	LagBytes      int64         `json:"lag_bytes"`
+	Tables        []TableStatus `json:"tables"`
+	// Outbox is the last sequence of the change stream.
+	Outbox int64 `json:"outbox_sequence"`
+}
+
+// TableStatus is one table's state.
+type TableStatus struct {
+	Table           string `json:"table"`
+	Subject         string `json:"subject"`
+	Phase           string `json:"phase"`
+	ContractVersion int32  `json:"contract_version"`
+	RowsTotal       int64  `json:"snapshot_rows_total"`
+	RowsDone        int64  `json:"snapshot_rows_done"`
+	BytesDone       int64  `json:"snapshot_bytes"`
+	AppliedLSN      string `json:"applied_lsn"`
+	Applied         int64  `json:"changes_applied"`
+	Quarantined     int64  `json:"changes_quarantined"`
+	Skipped         int64  `json:"changes_skipped"`
+	// Pending counts staged changes not yet applied; for a halted table
+	// they are the held changes.
+	Pending int64 `json:"changes_pending"`
+	// OldestPending is the commit time of the oldest pending change.
+	OldestPending *time.Time `json:"oldest_pending,omitempty"`
+	Halt          *Halt      `json:"halt,omitempty"`
+}
+
+// Held is the number of changes held by a halt (0 when not halted).
+func (t TableStatus) Held() int64 {
+	if t.Phase == "halted" {
+		return t.Pending
+	}
+	return 0
+}
+
+// ErrNoSource is returned by ReadStatus for a name with no state.
+var ErrNoSource = errors.New("no such source")
+
+// ReadStatus reads a source's state from the target and, when source is
+// not nil, the lag from the source's current WAL position.
+func ReadStatus(ctx context.Context, target queryer, source queryer, name string) (*Status, error) {
+	c, found, err := loadConnector(ctx, target, name)
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		return nil, fmt.Errorf("source %s: %w in this target (start it with seam source postgres run)", name, ErrNoSource)
+	}
+	st := &Status{Name: c.Name, Slot: c.Slot, Phase: c.Phase, ConsistentLSN: lsnText(c.ConsistentLSN), CaptureLSN: lsnText(c.CaptureLSN)}
+	tables, err := loadTables(ctx, target, name)
+	if err != nil {
+		return nil, err
+	}
+	pending := map[string]int64{}
+	oldest := map[string]time.Time{}
+	rows, err := target.Query(ctx, "SELECT source_table, count(*), min(commit_time) FROM seam_cdc.log WHERE connector = $1 GROUP BY source_table", name)
+	if err != nil {
+		return nil, fmt.Errorf("count staged changes: %w", err)
+	}
+	for rows.Next() {
+		var t string
+		var n int64
+		var at time.Time
+		if err := rows.Scan(&t, &n, &at); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		pending[t], oldest[t] = n, at
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	for _, t := range tables {
+		ts := TableStatus{Table: t.Source, Subject: t.Subject, Phase: t.Phase, ContractVersion: t.Version,
+			RowsTotal: t.RowsTotal, RowsDone: t.RowsDone, BytesDone: t.BytesDone, AppliedLSN: lsnText(t.AppliedLSN),
+			Applied: t.AppliedCount, Quarantined: t.Quarantined, Skipped: t.Skipped, Pending: pending[t.Source], Halt: t.Halt}
+		if at, ok := oldest[t.Source]; ok {
+			ts.OldestPending = &at
+		}
+		st.Tables = append(st.Tables, ts)
+	}
+	if err := target.QueryRow(ctx, "SELECT coalesce(max(id), 0) FROM seam_cdc.outbox WHERE connector = $1", name).Scan(&st.Outbox); err != nil {
+		return nil, err
+	}
+	if source != nil {
+		var cur string
+		if err := source.QueryRow(ctx, "SELECT pg_current_wal_lsn()::text").Scan(&cur); err != nil {
+			return nil, fmt.Errorf("read the source's WAL position: %w", err)
+		}
+		lsn, err := pglogrepl.ParseLSN(cur)
+		if err != nil {
+			return nil, err
+		}
+		st.SourceLSN = cur
+		if uint64(lsn) > c.CaptureLSN {
+			st.LagBytes = int64(uint64(lsn) - c.CaptureLSN)
+		}
+	}
+	return st, nil
+}
+
+// Change is one entry of the change stream pipelines read.
+type Change struct {
+	Sequence        int64  `json:"sequence"`
+	Table           string `json:"table"`
+	Subject         string `json:"subject"`
+	Op              string `json:"op"`
+	LSN             string `json:"lsn"`
+	Seq             int64  `json:"seq"`
+	ContractVersion int32  `json:"contract_version"`
+	RecordID        string `json:"record_id"`
+	Record          []byte `json:"-"`
+}
+
+// ReadChanges returns up to limit changes of the stream after sequence
+// after, in order.
+func ReadChanges(ctx context.Context, target queryer, name string, after int64, limit int) ([]Change, error) {
+	rows, err := target.Query(ctx, `SELECT id, source_table, subject, op, lsn, seq, contract_version, record_id, record::text
+  FROM seam_cdc.outbox WHERE connector = $1 AND id > $2 ORDER BY id LIMIT $3`, name, after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("read the change stream of %s: %w", name, err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Change, error) {
+		var c Change
+		var lsn int64
+		var rec string
+		err := r.Scan(&c.Sequence, &c.Table, &c.Subject, &c.Op, &lsn, &c.Seq, &c.ContractVersion, &c.RecordID, &rec)
+		c.LSN, c.Record = lsnText(uint64(lsn)), []byte(rec)
+		return c, err
+	})
+}
+
+// Drop removes a source: its slot and publication at the source and its
+// state in the target. The replica tables stay.
+func Drop(ctx context.Context, target, source queryer, name string) error {
+	slot := "seam_" + name
+	if source != nil {
+		if _, err := execQ(ctx, source, "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1", slot); err != nil {
+			return fmt.Errorf("drop slot %s (stop the running source first): %w", slot, err)
+		}
+		if _, err := execQ(ctx, source, "DROP PUBLICATION IF EXISTS "+pgx.Identifier{slot}.Sanitize()); err != nil {
+			return fmt.Errorf("drop publication %s: %w", slot, err)
+		}
+	}
+	for _, q := range []string{
+		"DELETE FROM seam_cdc.log WHERE connector = $1",
+		"DELETE FROM seam_cdc.outbox WHERE connector = $1",
+		"DELETE FROM seam_cdc.connectors WHERE name = $1",
+	} {
+		if _, err := execQ(ctx, target, q, name); err != nil {
+			return fmt.Errorf("drop the state of source %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// execQ runs a statement through a queryer.
+func execQ(ctx context.Context, q queryer, sql string, args ...any) (int64, error) {
+	rows, err := q.Query(ctx, sql, args...)
+	if err != nil {
+		return 0, err
+	}
+	rows.Close()
+	return rows.CommandTag().RowsAffected(), rows.Err()
+}

@@ -1,0 +1,144 @@
+package postgres
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
+	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
+)
+
+func TestAppendJSON(t *testing.T) {
+	t.Parallel()
+	const (
+		str  = contractv1.FieldType_FIELD_TYPE_STRING
+		i64  = contractv1.FieldType_FIELD_TYPE_INT64
+		dbl  = contractv1.FieldType_FIELD_TYPE_DOUBLE
+		dec  = contractv1.FieldType_FIELD_TYPE_DECIMAL
+		bl   = contractv1.FieldType_FIELD_TYPE_BOOL
+		ts   = contractv1.FieldType_FIELD_TYPE_TIMESTAMP
+		date = contractv1.FieldType_FIELD_TYPE_DATE
+	)
+	for _, tc := range []struct {
+		typ        contractv1.FieldType
+		text, want string
+	}{
+		{i64, "9007199254740993", "9007199254740993"}, // every digit kept
+		{i64, "-42", "-42"},
+		{i64, "4.2", `"4.2"`}, // not an integer: sent as text, the gate refuses it by name
+		{dbl, "1.5e-07", "1.5e-07"},
+		{dbl, "NaN", `"NaN"`},
+		{dbl, "-Infinity", `"-Infinity"`},
+		{dec, "12.50", `"12.50"`},
+		{bl, "t", "true"},
+		{bl, "f", "false"},
+		{ts, "2026-03-01 09:12:00", `"2026-03-01T09:12:00Z"`},
+		{ts, "2026-03-01 09:12:00.123456+00", `"2026-03-01T09:12:00.123456Z"`},
+		{ts, "2026-03-01 09:12:00+05:30", `"2026-03-01T09:12:00+05:30"`},
+		{ts, "2026-03-01 09:12:00-08", `"2026-03-01T09:12:00-08:00"`},
+		{ts, "infinity", `"infinity"`},
+		{date, "2026-03-01", `"2026-03-01"`},
+		{str, "a \"quoted\"\nline\t\x01", `"a \"quoted\"\nline\t\u0001"`},
+		{str, "caf\xc3\xa9 \xff", `"café \ufffd"`},
+	} {
+		got := string(appendJSON(nil, tc.typ, []byte(tc.text)))
+		if got != tc.want {
+			t.Errorf("appendJSON(%s, %q) = %s, want %s", tc.typ, tc.text, got, tc.want)
+		}
+		if !json.Valid([]byte(got)) {
+			t.Errorf("appendJSON(%s, %q) = %s is not JSON", tc.typ, tc.text, got)
+		}
+	}
+}
+
+// Whatever a text value holds, the record stays valid JSON and valid
+// UTF-8: nothing a source sends can break a batch for the others.
+func FuzzAppendJSON(f *testing.F) {
+	for _, s := range []string{"", "x", "\xff\xfe", "2026-03-01 09:12:00+05:30", "NaN", "\"\\"} {
+		f.Add(s, int32(contractv1.FieldType_FIELD_TYPE_STRING))
+	}
+	f.Fuzz(func(t *testing.T, s string, typ int32) {
+		got := appendJSON(nil, contractv1.FieldType(typ%13), []byte(s))
+		if !json.Valid(got) || !utf8.Valid(got) {
+			t.Fatalf("appendJSON(%d, %q) = %q: not valid JSON in UTF-8", typ%13, s, got)
+		}
+	})
+}
+
+func shape(cols ...Column) Shape { return cols }
+
+func TestContractFromCatalog(t *testing.T) {
+	t.Parallel()
+	s := shape(
+		Column{Name: "id", Type: oidInt8, Key: true, NotNull: true, TypeName: "bigint"},
+		Column{Name: "iban", Type: oidVarchar, TypMod: 34 + 4, NotNull: true, TypeName: "character varying(34)"},
+		Column{Name: "memo", Type: oidText, TypeName: "text"},
+	)
+	c := deriveContract("bank.transfers", "team-bank", TableName{"public", "transfers"}, s)
+	if c.GetCompatibility() != contractv1.Compatibility_COMPATIBILITY_FULL {
+		t.Fatalf("compatibility %s, want FULL", c.GetCompatibility())
+	}
+	byName := map[string]*contractv1.Field{}
+	for _, f := range c.GetFields() {
+		byName[f.GetName()] = f
+	}
+	if f := byName["iban"]; f.GetType() != contractv1.FieldType_FIELD_TYPE_STRING || f.GetMaxLength() != 34 || !f.GetRequired() {
+		t.Fatalf("iban field %v, want a required STRING of at most 34", f)
+	}
+	if f := byName["memo"]; f.GetRequired() {
+		t.Fatalf("nullable memo is required")
+	}
+	var keys []string
+	for _, f := range c.GetFields() {
+		if f.GetKey() {
+			keys = append(keys, f.GetName())
+		}
+	}
+	if got := strings.Join(keys, ","); got != "id,_seam_lsn,_seam_seq" {
+		t.Fatalf("key %s, want id,_seam_lsn,_seam_seq: every change its own record", got)
+	}
+	if ok, why := accepts(c, s); !ok {
+		t.Fatalf("the derived contract does not accept its own shape: %s", why)
+	}
+
+	level := func(next Shape) (bool, []string) {
+		ev := classifyShape(c, next)
+		var rules []string
+		for _, ch := range ev.changes {
+			if ch.GetLevel() == registryv1.ChangeLevel_CHANGE_LEVEL_BREAKING {
+				rules = append(rules, ch.GetRule())
+			}
+		}
+		return ev.breaking, rules
+	}
+	for _, tc := range []struct {
+		name     string
+		next     Shape
+		breaking bool
+		rule     string
+	}{
+		{"new nullable column", append(s.clone(), Column{Name: "channel", Type: oidText}), false, ""},
+		{"new NOT NULL column", append(s.clone(), Column{Name: "channel", Type: oidText, NotNull: true}), true, "FIELD_ADDED_REQUIRED"},
+		{"dropped column", s.clone()[:2], true, "FIELD_REMOVED"},
+		{"retyped column", shape(s[0], s[1], Column{Name: "memo", Type: oidInt4}), true, "FIELD_TYPE_CHANGED"},
+		{"shorter varchar", shape(s[0], Column{Name: "iban", Type: oidVarchar, TypMod: 20 + 4, NotNull: true}, s[2]), true, "CONSTRAINT_TIGHTENED"},
+		{"renamed column", shape(s[0], s[1], Column{Name: "note", Type: oidText}), true, "FIELD_REMOVED"},
+	} {
+		breaking, rules := level(tc.next)
+		if breaking != tc.breaking || (tc.rule != "" && !strings.Contains(strings.Join(rules, ","), tc.rule)) {
+			t.Errorf("%s: breaking %v with %v, want breaking %v naming %q", tc.name, breaking, rules, tc.breaking, tc.rule)
+		}
+	}
+	// The proposal for a dropped column maps nothing from it.
+	proposed := applyShape(c, s.clone()[:2])
+	if _, ok := proposed.GetMapping().GetFields()["memo"]; ok {
+		t.Fatal("the proposal still maps the dropped column memo")
+	}
+	if ok, _ := accepts(proposed, s.clone()[:2]); !ok {
+		t.Fatal("the proposal does not accept the shape it was made for")
+	}
+}
+
+func (s Shape) clone() Shape { return append(Shape(nil), s...) }
