@@ -15,7 +15,7 @@ GRPC_GATEWAY_VERSION     := v2.33.0
 MODULES = $(shell go list -f '{{.Dir}}' -m)
 PACKAGES = $(addsuffix /...,$(MODULES))
 
-.PHONY: all tools generate check-generated lint fmt vet test test-race fuzz bench build clean
+.PHONY: all tools generate check-generated lint fmt vet test test-race fuzz bench build clean console check-console console-test console-e2e
 
 all: build test
 
@@ -71,6 +71,33 @@ bench:
 
 build:
 	go build -o bin/seam ./cmd/seam
+
+# The web console (web/) is built into platform/console/dist, which the seam
+# binary embeds; the built files are committed so building Seam needs no
+# Node.js. Rebuild them after changing web/ and commit the result.
+console:
+	cd web && npm ci --no-audit --no-fund && npm run build
+
+# check-console rebuilds the console and fails if that changed any
+# committed file: the build is reproducible, so a difference means the
+# committed assets are stale.
+check-console: console
+	@git add -N platform/console/dist >/dev/null 2>&1 || true
+	@if ! git diff --quiet -- platform/console/dist; then \
+		echo "console assets are stale: run 'make console' and commit platform/console/dist"; \
+		git diff --stat -- platform/console/dist; exit 1; fi
+
+# console-test runs the console's unit tests (the numbers behind its plots
+# and graphs).
+console-test:
+	cd web && npm run test
+
+# console-e2e drives the console in headless Chromium against a real
+# `seam up` loaded by the incident drill. It needs Debian's chromium at
+# /usr/bin/chromium (or CHROMIUM=path) and `npm ci` run in web/.
+console-e2e:
+	go build -o web/.e2e/seam ./cmd/seam
+	cd web && SEAM_BIN=$$PWD/.e2e/seam npm run e2e
 
 clean:
 	rm -rf bin

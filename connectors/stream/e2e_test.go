@@ -391,9 +391,8 @@ func scenario(t *testing.T, b broker, name string) {
 		t.Fatalf("output holds %d records while contained, want fewer than the 2000 accepted: the staged tail was published", during)
 	}
 
-	// The fix: v2 with a migration, the id table, release, then a replay
-	// of the affected window. v2 records flow again.
-	n.run(t, "contract", "register", "-f", "testdata/bank_payments_v2.yaml", "--override-reason", "INC-21: the bank already sends UUIDs")
+	// The fix: the id table, v2 with a migration that can now run,
+	// release, then a replay of the affected window. v2 records flow again.
 	pairs := "uuid,legacy_int\n"
 	for a := 1; a <= 37; a++ {
 		pairs += fmt.Sprintf("%s,%d\n", accountUUID(a), a)
@@ -403,6 +402,7 @@ func scenario(t *testing.T, b broker, name string) {
 		t.Fatal(err)
 	}
 	n.run(t, "idmap", "import", "account", csv, "--from", "uuid", "--to", "legacy-int")
+	n.run(t, "contract", "register", "-f", "testdata/bank_payments_v2.yaml", "--override-reason", "INC-21: the bank already sends UUIDs")
 	n.run(t, "gate", "release", "bank.payments", "--reason", "v2 maps account UUIDs back")
 	produce(payments(3000, 3500, true))
 	if got := replay(t, n); got != 1000 {

@@ -1,8 +1,9 @@
 // Package server runs Seam services: one gRPC server with health,
 // reflection, tracing, panic recovery, authentication and limits, and one
-// HTTP server with the REST gateway for every RPC, the OpenAPI document,
-// /healthz, /readyz and /metrics. Every service binary, and `seam up`, is
-// this package plus the services it registers.
+// HTTP server with the REST gateway for every RPC, /v1/whoami, the web
+// console at /ui/, the OpenAPI document, /healthz, /readyz and /metrics.
+// Every service binary, and `seam up`, is this package plus the services it
+// registers.
 package server
 
 import (
@@ -31,6 +32,7 @@ import (
 	"google.golang.org/grpc/test/bufconn"
 
 	"github.com/seamdata/seam/platform/auth"
+	"github.com/seamdata/seam/platform/console"
 	"github.com/seamdata/seam/platform/rpcerr"
 	"github.com/seamdata/seam/platform/telemetry"
 )
@@ -107,6 +109,7 @@ type Server struct {
 	services []Service
 	grpc     *grpc.Server
 	health   *health.Server
+	access   auth.Access
 }
 
 // New builds a server for services.
@@ -118,7 +121,8 @@ func New(cfg Config, services ...Service) (*Server, error) {
 	for _, s := range services {
 		access = append(access, s.Access)
 	}
-	authz := auth.NewAuthorizer(cfg.Tokens, auth.Merge(access...))
+	merged := auth.Merge(access...)
+	authz := auth.NewAuthorizer(cfg.Tokens, merged)
 	tel := cfg.Telemetry
 	opts := []grpc.ServerOption{
 		grpc.StatsHandler(otelgrpc.NewServerHandler(
@@ -148,7 +152,7 @@ func New(cfg Config, services ...Service) (*Server, error) {
 		s.Register(g)
 		h.SetServingStatus(s.Name, healthpb.HealthCheckResponse_SERVING)
 	}
-	return &Server{cfg: cfg, services: services, grpc: g, health: h}, nil
+	return &Server{cfg: cfg, services: services, grpc: g, health: h, access: merged}, nil
 }
 
 // SetServing reports service (a full name, or "" for the whole server) as
@@ -314,6 +318,9 @@ func (s *Server) httpHandler(ctx context.Context, conn *grpc.ClientConn) (http.H
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/v1/", gw)
+	mux.HandleFunc("GET /v1/whoami", s.whoami)
+	mux.Handle(console.Prefix, console.Handler())
+	mux.Handle("GET /{$}", http.RedirectHandler(console.Prefix, http.StatusFound))
 	if err := s.routeStandards(mux, gw); err != nil {
 		return nil, err
 	}

@@ -44,13 +44,15 @@ func partitionMonitor(subject string, pu partUnits) *gatev1.PartitionMonitor {
 	for _, u := range pu.units {
 		c := u.counts
 		m.Received += c.received
-		m.Accepted += c.accepted
 		m.Quarantined += c.quarantined
 		m.Duplicates += c.duplicates
 		m.Released += c.released
 		m.Batches += c.batches
 		if u.verdict == gatev1.PartitionVerdict_PARTITION_VERDICT_BLOCKED {
-			m.Blocked += c.received
+			// Held back: accepted, but not to be published.
+			m.Blocked += c.accepted
+		} else {
+			m.Accepted += c.accepted
 		}
 		checked += c.idChecked
 		matched += c.idMatched

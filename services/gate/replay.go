@@ -251,6 +251,9 @@ func (s *Server) PlanReplay(ctx context.Context, req *gatev1.PlanReplayRequest) 
 	return resp, nil
 }
 
+// maxReplayReason bounds the reason a replay carries into its event.
+const maxReplayReason = 1024
+
 // Replay releases the held records of a window that pass today, partition
 // by partition in order. Each page is marked released (keyed by record
 // and replay id) in one transaction and then sent; a retry with the same
@@ -265,6 +268,11 @@ func (s *Server) Replay(req *gatev1.ReplayRequest, stream gatev1.GateService_Rep
 	replayID := strings.TrimSpace(req.GetReplayId())
 	if replayID == "" {
 		replayID = uuid.NewString()
+	}
+	reason := strings.TrimSpace(req.GetReason())
+	if len(reason) > maxReplayReason {
+		return rpcerr.InvalidArgument("replay reason too long", rpcerr.FieldViolation{Field: "reason",
+			Description: fmt.Sprintf("%d bytes; say why in at most %d", len(reason), maxReplayReason)})
 	}
 	rctx, cancel := context.WithTimeout(ctx, s.cfg.RegistryTimeout)
 	rerun, err := s.registry.GetRerunOrder(rctx, &registryv1.GetRerunOrderRequest{Root: &registryv1.GetRerunOrderRequest_Subject{Subject: w.GetSubject()}})
@@ -346,14 +354,14 @@ func (s *Server) Replay(req *gatev1.ReplayRequest, stream gatev1.GateService_Rep
 	sum.Held = sum.Released + sum.Remaining
 	s.metrics.released.Add(ctx, releasedNow)
 	if sum.Released > 0 {
-		seq, err := s.backfillCompleted(ctx, w, cv.version, replayID, principal, sum)
+		seq, err := s.backfillCompleted(ctx, w, cv.version, replayID, principal, reason, sum)
 		if err != nil {
 			return err
 		}
 		sum.EventSequence = seq
 	}
 	s.cfg.Logger.InfoContext(ctx, "replay finished", "subject", w.GetSubject(), "from", w.GetPartitionFrom(), "to", w.GetPartitionTo(),
-		"replay_id", replayID, "released", sum.Released, "remaining", sum.Remaining, "by", principal)
+		"replay_id", replayID, "released", sum.Released, "remaining", sum.Remaining, "by", principal, "reason", reason)
 	return stream.Send(&gatev1.ReplayResponse{Message: &gatev1.ReplayResponse_Summary{Summary: sum}})
 }
 
@@ -497,14 +505,21 @@ func (s *Server) reseal(ctx context.Context, subject, part, principal string, am
 // through the outbox. The event id derives from the replay id, so a
 // retried replay queues it once; the registry's sequence is returned when
 // the registry took the event at once, 0 while it is unreachable.
-func (s *Server) backfillCompleted(ctx context.Context, w *gatev1.ReplayWindow, version int32, replayID, principal string, sum *gatev1.ReplaySummary) (int64, error) {
+func (s *Server) backfillCompleted(ctx context.Context, w *gatev1.ReplayWindow, version int32, replayID, principal, reason string, sum *gatev1.ReplaySummary) (int64, error) {
 	now := s.cfg.Clock()
+	why := ""
+	if reason != "" {
+		why = "; reason: " + reason
+	}
 	ev := &registryv1.Event{Type: registryv1.EventType_EVENT_TYPE_BACKFILL_COMPLETED, Time: timestamppb.New(now), Subject: w.GetSubject(),
 		Version: version, Principal: principal, PartitionFrom: w.GetPartitionFrom(), PartitionTo: w.GetPartitionTo(),
 		Consumers: sum.GetRerunConsumers(),
-		Message: fmt.Sprintf("backfill of %s partitions %s..%s released %d records (replay %s); rerun in order: %s",
-			w.GetSubject(), w.GetPartitionFrom(), w.GetPartitionTo(), sum.GetReleased(), replayID, strings.Join(sum.GetRerunConsumers(), ", ")),
+		Message: fmt.Sprintf("backfill of %s partitions %s..%s released %d records (replay %s%s); rerun in order: %s",
+			w.GetSubject(), w.GetPartitionFrom(), w.GetPartitionTo(), sum.GetReleased(), replayID, why, strings.Join(sum.GetRerunConsumers(), ", ")),
 		Attributes: map[string]string{eventIDAttribute: "gate-backfill-" + replayID, "replay_id": replayID, "released": fmt.Sprint(sum.GetReleased())}}
+	if reason != "" {
+		ev.Attributes["reason"] = reason
+	}
 	payload, err := proto.Marshal(ev)
 	if err != nil {
 		return 0, fmt.Errorf("encode backfill event: %w", err)

@@ -96,9 +96,9 @@ func TestScenarioMissingKeyBlocksPartition(t *testing.T) {
 		t.Fatalf("seal alerts = %v, want one PARTITION_BLOCKED", sealed.GetAlerts())
 	}
 	m := monitorOf(t, e, "shop.orders", "2025-03-01")
-	if m.GetBlocked() != 10000 || m.GetAccepted() != 9960 || m.GetQuarantined() != 40 || m.GetBatches() != 1 ||
+	if m.GetReceived() != 10000 || m.GetBlocked() != 9960 || m.GetAccepted() != 0 || m.GetQuarantined() != 40 || m.GetBatches() != 1 ||
 		m.GetVerdict() != gatev1.PartitionVerdict_PARTITION_VERDICT_BLOCKED {
-		t.Fatalf("monitor = %v, want 10000 records of a BLOCKED partition in 1 batch", m)
+		t.Fatalf("monitor = %v, want the 9960 accepted records of a BLOCKED partition held back, 40 quarantined, in 1 batch", m)
 	}
 }
 
@@ -327,6 +327,9 @@ func TestScenarioIdentifierChange(t *testing.T) {
 	if len(bf) != 1 || bf[0].GetPartitionFrom() != the || strings.Join(bf[0].GetConsumers(), ",") != "features.customer_ltv,reports.weekly" {
 		t.Fatalf("BACKFILL_COMPLETED events = %v, want one for %s naming the consumers in order", bf, the)
 	}
+	if got := bf[0].GetAttributes()["reason"]; got != "fix r1" || !strings.Contains(bf[0].GetMessage(), "reason: fix r1") {
+		t.Fatalf("BACKFILL_COMPLETED reason = %q in %q, want the replay's reason \"fix r1\"", got, bf[0].GetMessage())
+	}
 	if released.summary.GetEventSequence() != bf[0].GetSequence() {
 		t.Fatalf("summary event sequence = %d, want the registry's %d", released.summary.GetEventSequence(), bf[0].GetSequence())
 	}
@@ -339,7 +342,7 @@ type replayed struct {
 
 func replay(t *testing.T, e *gateEnv, w *gatev1.ReplayWindow, id string) replayed {
 	t.Helper()
-	stream, err := e.as("operator").Replay(context.Background(), &gatev1.ReplayRequest{Window: w, ReplayId: id})
+	stream, err := e.as("operator").Replay(context.Background(), &gatev1.ReplayRequest{Window: w, ReplayId: id, Reason: "fix " + id})
 	if err != nil {
 		t.Fatalf("Replay: %v", err)
 	}

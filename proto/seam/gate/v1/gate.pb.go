@@ -3293,8 +3293,11 @@ type ReplayRequest struct {
 	Window *ReplayWindow          `protobuf:"bytes,1,opt,name=window,proto3" json:"window,omitempty"`
 	// ReplayId makes a retried replay idempotent; records released under it
 	// before are sent again, never released twice.
-	ReplayId      string `protobuf:"bytes,2,opt,name=replay_id,json=replayId,proto3" json:"replay_id,omitempty"`
-	SummaryOnly   bool   `protobuf:"varint,3,opt,name=summary_only,json=summaryOnly,proto3" json:"summary_only,omitempty"`
+	ReplayId    string `protobuf:"bytes,2,opt,name=replay_id,json=replayId,proto3" json:"replay_id,omitempty"`
+	SummaryOnly bool   `protobuf:"varint,3,opt,name=summary_only,json=summaryOnly,proto3" json:"summary_only,omitempty"`
+	// Reason says why the window is replayed, for example the fix it follows;
+	// it is kept in the backfill's event. Optional.
+	Reason        string `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3348,6 +3351,13 @@ func (x *ReplayRequest) GetSummaryOnly() bool {
 		return x.SummaryOnly
 	}
 	return false
+}
+
+func (x *ReplayRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
 }
 
 // ReplaySummary is the final message of a replay.
@@ -3528,7 +3538,9 @@ func (*ReplayResponse_Record) isReplayResponse_Message() {}
 func (*ReplayResponse_Summary) isReplayResponse_Message() {}
 
 // PartitionMonitor is the counters of one partition, all its amendments
-// together (blocked counts the records of those sealed BLOCKED).
+// together. Blocked counts the accepted records of those sealed BLOCKED
+// (held back, not to be published), which accepted leaves out: received is
+// accepted + quarantined + blocked.
 type PartitionMonitor struct {
 	state       protoimpl.MessageState `protogen:"open.v1"`
 	Subject     string                 `protobuf:"bytes,1,opt,name=subject,proto3" json:"subject,omitempty"`
@@ -4737,11 +4749,12 @@ const file_seam_gate_v1_gate_proto_rawDesc = "" +
 	"\x0eremain_reasons\x18\x04 \x03(\v2\x1d.seam.gate.v1.QuarantineCountR\rremainReasons\x12;\n" +
 	"\n" +
 	"partitions\x18\x05 \x03(\v2\x1b.seam.gate.v1.PartitionPlanR\n" +
-	"partitions\"\x83\x01\n" +
+	"partitions\"\x9b\x01\n" +
 	"\rReplayRequest\x122\n" +
 	"\x06window\x18\x01 \x01(\v2\x1a.seam.gate.v1.ReplayWindowR\x06window\x12\x1b\n" +
 	"\treplay_id\x18\x02 \x01(\tR\breplayId\x12!\n" +
-	"\fsummary_only\x18\x03 \x01(\bR\vsummaryOnly\"\xea\x01\n" +
+	"\fsummary_only\x18\x03 \x01(\bR\vsummaryOnly\x12\x16\n" +
+	"\x06reason\x18\x04 \x01(\tR\x06reason\"\xea\x01\n" +
 	"\rReplaySummary\x12\x1b\n" +
 	"\treplay_id\x18\x01 \x01(\tR\breplayId\x12\x12\n" +
 	"\x04held\x18\x02 \x01(\x03R\x04held\x12\x1a\n" +

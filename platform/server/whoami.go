@@ -1,0 +1,71 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strings"
+
+	"google.golang.org/grpc/codes"
+
+	"github.com/seamdata/seam/platform/auth"
+)
+
+// WhoAmI answers GET /v1/whoami: who the bearer token is, its roles, the
+// services this process serves and the methods the caller may call on
+// them. The console shows the role after sign-in and offers a button only
+// when the caller may call its method; any REST client may ask too.
+type WhoAmI struct {
+	Name     string   `json:"name"`
+	Roles    []string `json:"roles"`
+	Subjects []string `json:"subjects,omitempty"`
+	// Services are the full names of the gRPC services this process serves.
+	Services []string `json:"services"`
+	// Methods are the full method names ("seam.gate.v1.GateService/Replay")
+	// the caller may call here, sorted.
+	Methods []string `json:"methods"`
+}
+
+// whoami answers with the caller's WhoAmI, or with the REST error body of
+// an Unauthenticated status (HTTP 401) when the token is missing or
+// unknown, the same answer any other route gives.
+func (s *Server) whoami(w http.ResponseWriter, r *http.Request) {
+	scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+	token = strings.TrimSpace(token)
+	if !strings.EqualFold(scheme, "bearer") || token == "" {
+		// The same challenge the gateway's routes send (RFC 6750).
+		w.Header().Set("WWW-Authenticate", `Bearer realm="seam"`)
+		writeStatus(w, http.StatusUnauthorized, codes.Unauthenticated, "missing bearer token: send 'Authorization: Bearer <token>'")
+		return
+	}
+	p, ok := s.cfg.Tokens.Authenticate(token)
+	if !ok {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="seam", error="invalid_token"`)
+		writeStatus(w, http.StatusUnauthorized, codes.Unauthenticated, "the bearer token is not known to this server")
+		return
+	}
+	out := WhoAmI{Name: p.Name, Subjects: p.Subjects, Services: []string{}, Methods: []string{}}
+	for _, r := range p.Roles {
+		out.Roles = append(out.Roles, string(r))
+	}
+	for _, svc := range s.services {
+		out.Services = append(out.Services, svc.Name)
+	}
+	for method, roles := range s.access {
+		// The interceptor lets admins call everything it serves.
+		if p.Has(auth.RoleAdmin) || p.HasAny(roles) {
+			out.Methods = append(out.Methods, strings.TrimPrefix(method, "/"))
+		}
+	}
+	slices.Sort(out.Methods)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	_ = json.NewEncoder(w).Encode(out)
+}
+
+// writeStatus writes an error in the gateway's JSON shape.
+func writeStatus(w http.ResponseWriter, httpStatus int, code codes.Code, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(httpStatus)
+	_ = json.NewEncoder(w).Encode(map[string]any{"code": int(code), "message": msg, "details": []any{}})
+}
