@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sync/errgroup"
 	"google.golang.org/grpc"
 
+	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
 	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
 )
@@ -55,8 +56,8 @@ type Config struct {
 	IgnoreReplays bool
 	// TrimEvery trims the journal after this many appended entries.
 	TrimEvery int
-	// Sealer decides the verdict of a sealed partition; nil uses
-	// LocalSealer.
+	// Sealer decides the verdict of a sealed partition; nil asks the
+	// gate (SealPartition).
 	Sealer Sealer
 	// Crash, when set, is called at the points where a crash is most
 	// dangerous (CrashPoints); fault-injection tests kill the process there.
@@ -94,9 +95,6 @@ func (c *Config) setDefaults() {
 	}
 	if c.TrimEvery == 0 {
 		c.TrimEvery = 256
-	}
-	if c.Sealer == nil {
-		c.Sealer = LocalSealer{}
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -160,15 +158,51 @@ const (
 )
 
 // Sealer seals a partition whose watermark has passed and says whether
-// it may be published. This is the one place that changes when the gate
-// judges whole partitions (SealPartition): see docs/streaming.md.
+// it may be published. The default asks the gate (SealPartition): see
+// docs/streaming.md.
 type Sealer interface {
 	Seal(ctx context.Context, subject, part string) (Verdict, string, error)
 }
 
-// LocalSealer is the sealer for a gate that judges batches, not
-// partitions: every partition passes here, and a partition one of whose
-// batches the gate BLOCKED is held by the engine before it asks.
+// gateSealer seals through the gate, which judges the whole partition:
+// its partition-level checks (BLOCK thresholds, row count, null rate,
+// drift) decide the verdict.
+type gateSealer struct{ c *Connector }
+
+func (g gateSealer) Seal(ctx context.Context, subject, part string) (Verdict, string, error) {
+	var resp *gatev1.SealPartitionResponse
+	err := g.c.retry(ctx, "seal partition "+part, func(ctx context.Context) error {
+		var err error
+		resp, err = g.c.gate.SealPartition(ctx, &gatev1.SealPartitionRequest{Subject: subject, Partition: part})
+		return err
+	})
+	if err != nil {
+		return "", "", err
+	}
+	st := resp.GetPartition()
+	switch st.GetVerdict() {
+	case gatev1.PartitionVerdict_PARTITION_VERDICT_PASSED:
+		return Passed, "", nil
+	case gatev1.PartitionVerdict_PARTITION_VERDICT_PASSED_WITH_ALERTS:
+		return PassedWithAlerts, st.GetNotice(), nil
+	case gatev1.PartitionVerdict_PARTITION_VERDICT_BLOCKED:
+		var deciding []string
+		for _, o := range st.GetChecks() {
+			if o.GetExceeded() && o.GetPolicy() == contractv1.Policy_POLICY_BLOCK {
+				deciding = append(deciding, o.GetMessage())
+			}
+		}
+		if len(deciding) == 0 {
+			deciding = append(deciding, st.GetNotice())
+		}
+		return Blocked, strings.Join(deciding, "; "), nil
+	}
+	return "", "", fmt.Errorf("%w: the gate sealed partition %s without a verdict (status %s)", errFatal, part, st.GetStatus())
+}
+
+// LocalSealer passes every partition without asking the gate; a partition
+// one of whose batches the gate BLOCKED is held by the engine before it
+// asks.
 type LocalSealer struct{}
 
 // Seal passes every partition.
@@ -213,6 +247,9 @@ func New(cfg Config, conn grpc.ClientConnInterface, parts []Partition) (*Connect
 	}
 	c := &Connector{cfg: cfg, gate: gatev1.NewGateServiceClient(conn), registry: registryv1.NewRegistryServiceClient(conn),
 		log: cfg.Logger.With("connector", cfg.Name, "subject", cfg.Subject), marks: NewWatermarks(cfg.Idle, cfg.Now)}
+	if c.cfg.Sealer == nil {
+		c.cfg.Sealer = gateSealer{c}
+	}
 	for _, p := range parts {
 		c.engines = append(c.engines, &engine{c: c, p: p, name: p.Source.Name(), st: newState()})
 	}

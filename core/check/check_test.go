@@ -424,7 +424,7 @@ func TestMonitor(t *testing.T) {
 		&contractv1.Check{Name: "volume", Rule: "row_count(max_relative_change: 0.5, baseline: 7)"},
 	))
 	mean := func(m float64) check.Stats {
-		return stats(1000, "amount", check.FieldStats{Count: 1000, Numbers: 1000, Sum: m * 1000})
+		return stats(1000, "amount", check.FieldStats{Count: 1000, Numbers: 1000, Mean: m})
 	}
 	match := func(r float64) check.Stats {
 		return stats(500_000, "customer_id", check.FieldStats{Count: 500_000, IDs: 500_000, Matched: int64(r * 500_000)})
@@ -482,7 +482,7 @@ func TestBaselineWindow(t *testing.T) {
 	t.Parallel()
 	p := compile(t, orders(&contractv1.Check{Name: "aov", Rule: "mean_drift(amount, max_relative_change: 0.15, baseline: 2)"}))
 	mean := func(m float64) check.Stats {
-		return stats(10, "amount", check.FieldStats{Count: 10, Numbers: 10, Sum: m * 10})
+		return stats(10, "amount", check.FieldStats{Count: 10, Numbers: 10, Mean: m})
 	}
 	// Old partitions at 50 fall outside the 2-partition window; 100 and 102 form it.
 	alerts := p.Monitor(mean(103), []check.Stats{mean(50), mean(50), mean(100), mean(102)})
@@ -503,8 +503,8 @@ func TestValidateStats(t *testing.T) {
 		order(`amount=30`, `-customer_id`, `order_id="ORD-0000000003"`, `-coupon`),
 	}, "\n")))
 	a := res.Stats.Fields["amount"]
-	if a.Numbers != 3 || a.Sum != 60 || res.Stats.Rows != 3 {
-		t.Errorf("amount stats %+v rows %d, want 3 numbers summing to 60", a, res.Stats.Rows)
+	if a.Numbers != 3 || math.Abs(a.Mean-20) > 1e-12 || res.Stats.Rows != 3 {
+		t.Errorf("amount stats %+v rows %d, want 3 numbers with the mean 20", a, res.Stats.Rows)
 	}
 	if c := res.Stats.Fields["coupon"]; c.Nulls != 2 || c.Count != 3 {
 		t.Errorf("coupon stats %+v, want 2 nulls of 3", c)
@@ -519,8 +519,42 @@ func TestValidateStats(t *testing.T) {
 	var merged check.Stats
 	merged.Merge(res.Stats)
 	merged.Merge(res.Stats)
-	if merged.Rows != 6 || merged.Fields["amount"].Sum != 120 {
-		t.Errorf("merged %+v, want rows 6 and amount sum 120", merged)
+	if merged.Rows != 6 || merged.Fields["amount"].Numbers != 6 || math.Abs(merged.Fields["amount"].Mean-20) > 1e-12 {
+		t.Errorf("merged %+v, want rows 6 and amount's mean 20 over 6 numbers", merged)
+	}
+}
+
+// Means are kept so that no run of legal values overflows: two amounts of
+// 1.7e308 have the mean 1.7e308, not +Inf, batch by batch, merged, and as
+// a baseline.
+func TestMeanDoesNotOverflow(t *testing.T) {
+	t.Parallel()
+	p := compile(t, orders(&contractv1.Check{Name: "d", Rule: "mean_drift(amount, max_relative_change: 0.5, baseline: 3)"}))
+	huge := func(first int) check.Stats {
+		return p.Validate(decode(t, p, recordv1.Format_FORMAT_NDJSON, strings.Join([]string{
+			order(`amount=1.7e308`, fmt.Sprintf(`order_id="ORD-%010d"`, first)),
+			order(`amount=1.7e308`, fmt.Sprintf(`order_id="ORD-%010d"`, first+1)),
+		}, "\n"))).Stats
+	}
+	one := huge(1)
+	if f := one.Fields["amount"]; f.Numbers != 2 || f.Mean != 1.7e308 {
+		t.Fatalf("mean of two 1.7e308 = %v over %d, want 1.7e308 over 2", f.Mean, f.Numbers)
+	}
+	var day check.Stats
+	for i := range 3 {
+		day.Merge(huge(10 * i))
+	}
+	if f := day.Fields["amount"]; f.Numbers != 6 || math.IsInf(f.Mean, 0) || math.Abs(f.Mean-1.7e308)/1.7e308 > 1e-12 {
+		t.Fatalf("merged mean = %v over %d, want 1.7e308 over 6", f.Mean, f.Numbers)
+	}
+	mixed := p.Validate(decode(t, p, recordv1.Format_FORMAT_NDJSON, strings.Join([]string{
+		order(`amount=1.7e308`, `order_id="ORD-0000000001"`), order(`amount=-1.7e308`, `order_id="ORD-0000000002"`),
+	}, "\n"))).Stats
+	if f := mixed.Fields["amount"]; f.Mean != 0 {
+		t.Fatalf("mean of 1.7e308 and -1.7e308 = %v, want 0", f.Mean)
+	}
+	if alerts := p.Monitor(day, []check.Stats{one, one, one}); len(alerts) != 0 {
+		t.Fatalf("alerts %+v against a baseline of the same huge mean, want none", alerts)
 	}
 }
 

@@ -15,13 +15,37 @@ type FieldStats struct {
 	Count int64
 	// Nulls counts absent or null values.
 	Nulls int64
-	// Numbers and Sum give the mean of a numeric field's values.
+	// Numbers counts a numeric field's values and Mean is their mean. The
+	// mean is kept rather than the sum so that no partition of legal
+	// values overflows: two amounts of 1.7e308 have the mean 1.7e308,
+	// while their sum is infinite.
 	Numbers int64
-	Sum     float64
+	Mean    float64
 	// IDs counts identifier values sent for lookup; Matched those that
 	// resolved in their idmap namespace (set by the gate after its lookup).
 	IDs     int64
 	Matched int64
+}
+
+// AddNumber adds one numeric value to the mean. Each step weighs the old
+// mean and the value by their shares, (n-1)/n and 1/n, so every term stays
+// within the range of the values and nothing overflows.
+func (f *FieldStats) AddNumber(x float64) {
+	f.Numbers++
+	f.Mean = mergeMeans(f.Mean, f.Numbers-1, x, 1)
+}
+
+// mergeMeans is the mean of a values with mean ma and b values with mean
+// mb, computed by weights so that it cannot overflow.
+func mergeMeans(ma float64, a int64, mb float64, b int64) float64 {
+	switch {
+	case b == 0:
+		return ma
+	case a == 0:
+		return mb
+	}
+	n := float64(a) + float64(b)
+	return ma*(float64(a)/n) + mb*(float64(b)/n)
 }
 
 // Stats are a batch's or a partition's counters for the statistical checks.
@@ -41,8 +65,8 @@ func (s *Stats) Merge(o Stats) {
 		g := s.Fields[k]
 		g.Count += f.Count
 		g.Nulls += f.Nulls
+		g.Mean = mergeMeans(g.Mean, g.Numbers, f.Mean, f.Numbers)
 		g.Numbers += f.Numbers
-		g.Sum += f.Sum
 		g.IDs += f.IDs
 		g.Matched += f.Matched
 		s.Fields[k] = g
@@ -98,7 +122,7 @@ func metric(ch *Check, s Stats) (float64, bool) {
 		if f.Numbers == 0 {
 			return 0, false
 		}
-		return f.Sum / float64(f.Numbers), true
+		return f.Mean, true
 	case KindMatchRate:
 		if f.IDs == 0 {
 			return 0, false
@@ -153,17 +177,17 @@ func (ch *Check) BaselineOf(window []Stats) Baseline {
 	if ch.Baseline <= 0 {
 		return NoBaseline
 	}
-	sum, n := 0.0, 0
+	mean, n := 0.0, 0
 	for i := len(window) - 1; i >= 0 && n < ch.Baseline; i-- {
 		if m, ok := ch.Measure(window[i]); ok {
-			sum += m
+			mean = mergeMeans(mean, int64(n), m, 1) // an average of huge means does not overflow
 			n++
 		}
 	}
 	if n == 0 {
 		return NoBaseline
 	}
-	return Baseline{Value: sum / float64(n), Partitions: n}
+	return Baseline{Value: mean, Partitions: n}
 }
 
 // Judgement is one statistical check's verdict on one partition.

@@ -220,8 +220,7 @@ func (v *validator) fields(r *record.Record) {
 		}
 		if numericType(fp.typ) {
 			if f, ok := numeric(val); ok {
-				st.Numbers++
-				st.Sum += f
+				st.AddNumber(f)
 			}
 		}
 		if fp.patternCheck >= 0 && val.Kind() == record.KindString && !fp.pattern.Match(val.Bytes()) {
@@ -292,8 +291,7 @@ func (v *validator) oneOf(fp *fieldPlan, val record.Value, st *FieldStats, pos i
 	}
 	if numericType(fp.typ) && typeOK(fp.typ, fp.layout, fp.items, val) {
 		if f, ok := numeric(val); ok {
-			st.Numbers++
-			st.Sum += f
+			st.AddNumber(f)
 		}
 	}
 }

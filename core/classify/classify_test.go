@@ -86,6 +86,7 @@ var breaks = map[string][2]bool{
 	classify.OwnerChanged:               {false, false},
 	classify.SubjectChanged:             {true, true},
 	classify.LabelChanged:               {false, false},
+	classify.PartitionTimeChanged:       {false, false},
 }
 
 var modes = []contractv1.Compatibility{
@@ -462,6 +463,14 @@ func ruleCases() []ruleCase {
 			reverse: []want{{classify.LabelChanged, "labels.domain"}, {classify.LabelChanged, "labels.tier"}},
 		},
 		{
+			name: "partition time declared",
+			edit: func(t testing.TB, c *contractv1.Contract) {
+				c.PartitionTime = &contractv1.PartitionTime{Field: "created_at", Granularity: contractv1.Granularity_GRANULARITY_DAY, AllowedLateness: "2d"}
+			},
+			forward: []want{{classify.PartitionTimeChanged, "partition_time"}},
+			reverse: []want{{classify.PartitionTimeChanged, "partition_time"}},
+		},
+		{
 			name:    "subject changed",
 			edit:    func(t testing.TB, c *contractv1.Contract) { c.Subject = "test.other" },
 			forward: []want{{classify.SubjectChanged, "subject"}},
@@ -667,5 +676,21 @@ func TestCompareNilContracts(t *testing.T) {
 	}
 	if g := classify.Compare(nil, base); len(g) == 0 {
 		t.Errorf("Compare(nil, base) found no changes, want every field added")
+	}
+}
+
+// A changed partition time is one change per attribute that changed.
+func TestPartitionTimeAttributes(t *testing.T) {
+	t.Parallel()
+	pt := func(g contractv1.Granularity, late string) *contractv1.Contract {
+		return &contractv1.Contract{Subject: "bank.payments", PartitionTime: &contractv1.PartitionTime{Field: "booked_at", Granularity: g, AllowedLateness: late}}
+	}
+	changes := classify.Compare(pt(contractv1.Granularity_GRANULARITY_DAY, "2d"), pt(contractv1.Granularity_GRANULARITY_HOUR, "2d"))
+	if len(changes) != 1 || changes[0].GetRule() != classify.PartitionTimeChanged || changes[0].GetPath() != "partition_time.granularity" ||
+		changes[0].GetOldValue() != "DAY" || changes[0].GetNewValue() != "HOUR" {
+		t.Fatalf("changes = %v, want one PARTITION_TIME_CHANGED of partition_time.granularity DAY -> HOUR", changes)
+	}
+	if changes := classify.Compare(pt(contractv1.Granularity_GRANULARITY_DAY, "2d"), pt(contractv1.Granularity_GRANULARITY_DAY, "2d")); len(changes) != 0 {
+		t.Fatalf("an unchanged partition time gave %v", changes)
 	}
 }

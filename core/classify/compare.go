@@ -93,6 +93,7 @@ func (c *comparer) contract(old, new *contractv1.Contract) {
 	c.notice(old.GetNoticePeriod(), new.GetNoticePeriod())
 	c.additionalFields(old.GetAdditionalFields(), new.GetAdditionalFields())
 	c.labels(old.GetLabels(), new.GetLabels())
+	c.partitionTime(old.GetPartitionTime(), new.GetPartitionTime())
 	c.fields(old.GetFields(), new.GetFields(), "fields", "")
 	c.keys(old, new)
 	c.checks(old.GetChecks(), new.GetChecks())
@@ -155,6 +156,37 @@ func (c *comparer) labels(o, n map[string]string) {
 			c.add(LabelChanged, path, ov, "", "label %q removed", k)
 		case ov != nv:
 			c.add(LabelChanged, path, ov, nv, "label %q changes from %q to %q", k, ov, nv)
+		}
+	}
+}
+
+// partitionTime reports a declared, changed or removed partition time, one
+// change per attribute. It changes how the gate places, seals and dates
+// partitions, not what a record holds, so it never breaks readers.
+func (c *comparer) partitionTime(o, n *contractv1.PartitionTime) {
+	if proto.Equal(o, n) {
+		return
+	}
+	describe := func(pt *contractv1.PartitionTime) string {
+		if pt == nil {
+			return ""
+		}
+		return fmt.Sprintf("%s by %s, lateness %q", pt.GetField(), contract.ShortName(pt.GetGranularity()), pt.GetAllowedLateness())
+	}
+	switch {
+	case o == nil:
+		c.add(PartitionTimeChanged, "partition_time", "", describe(n), "partition time declared: %s; partitions are placed, sealed and dated by it", describe(n))
+	case n == nil:
+		c.add(PartitionTimeChanged, "partition_time", describe(o), "", "partition time removed; partitions are named by their senders and versions apply by wall clock")
+	default:
+		for _, d := range []struct{ path, o, n string }{
+			{"partition_time.field", o.GetField(), n.GetField()},
+			{"partition_time.granularity", contract.ShortName(o.GetGranularity()), contract.ShortName(n.GetGranularity())},
+			{"partition_time.allowed_lateness", o.GetAllowedLateness(), n.GetAllowedLateness()},
+		} {
+			if d.o != d.n {
+				c.add(PartitionTimeChanged, d.path, d.o, d.n, "%s changes from %q to %q", d.path, d.o, d.n)
+			}
 		}
 	}
 }

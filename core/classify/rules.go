@@ -39,6 +39,7 @@ const (
 	OwnerChanged               = "OWNER_CHANGED"
 	SubjectChanged             = "SUBJECT_CHANGED"
 	LabelChanged               = "LABEL_CHANGED"
+	PartitionTimeChanged       = "PARTITION_TIME_CHANGED"
 )
 
 // Rule is one kind of change and the directions in which it breaks readers.
@@ -91,6 +92,7 @@ var ruleTable = [...]Rule{
 	{OwnerChanged, false, false, "the owning team changed"},
 	{SubjectChanged, true, true, "the versions belong to different subjects"},
 	{LabelChanged, false, false, "a label was added, removed or changed"},
+	{PartitionTimeChanged, false, false, "the partition time (field, granularity or allowed lateness) was declared, changed or removed"},
 }
 
 // ruleIndex finds a rule's position in ruleTable by id. It is never modified.

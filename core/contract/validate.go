@@ -53,6 +53,7 @@ const (
 	ReasonCheckPolicyInvalid   = "CHECK_POLICY_INVALID"
 	ReasonThresholdInvalid     = "THRESHOLD_INVALID"
 	ReasonAdditionalInvalid    = "ADDITIONAL_FIELDS_INVALID"
+	ReasonPartitionTimeInvalid = "PARTITION_TIME_INVALID"
 )
 
 // Problem is one reason a contract or canonical model is invalid.
@@ -142,7 +143,49 @@ func Validate(c *contractv1.Contract) Problems {
 	}
 	v.topFields(c.GetFields())
 	v.checks(c.GetChecks())
+	v.partitionTime(c)
 	return v.problems
+}
+
+// partitionTime checks the field that places records in partitions: a
+// required top-level TIMESTAMP or DATE field, a granularity its type can
+// express, and an allowed lateness that is a duration.
+func (v *validator) partitionTime(c *contractv1.Contract) {
+	pt := c.GetPartitionTime()
+	if pt == nil {
+		return
+	}
+	bad := func(path, format string, args ...any) {
+		v.add("partition_time."+path, ReasonPartitionTimeInvalid, fmt.Sprintf(format, args...))
+	}
+	name := pt.GetField()
+	var f *contractv1.Field
+	for _, g := range c.GetFields() {
+		if g.GetName() == name {
+			f = g
+		}
+	}
+	switch {
+	case name == "":
+		bad("field", "empty; name the TIMESTAMP or DATE field whose value places a record in its partition, such as booked_at")
+	case f == nil:
+		bad("field", "%q is not a top-level field of the contract; declare it, or name one that is", name)
+	case f.GetType() != contractv1.FieldType_FIELD_TYPE_TIMESTAMP && f.GetType() != contractv1.FieldType_FIELD_TYPE_DATE:
+		bad("field", "%q is %s; a partition time is a TIMESTAMP or DATE field", name, typeName(f.GetType()))
+	case !f.GetRequired():
+		bad("field", "%q is optional; a record without it could not be placed in a partition, so declare it required: true", name)
+	}
+	switch g := pt.GetGranularity(); {
+	case g == contractv1.Granularity_GRANULARITY_UNSPECIFIED:
+		bad("granularity", "missing; declare HOUR, DAY or MONTH")
+	case contractv1.Granularity_name[int32(g)] == "":
+		bad("granularity", "unknown granularity %d; declare HOUR, DAY or MONTH", g)
+	case g == contractv1.Granularity_GRANULARITY_HOUR && f != nil && f.GetType() == contractv1.FieldType_FIELD_TYPE_DATE:
+		bad("granularity", "HOUR partitions need a TIMESTAMP field; %q is a DATE, so declare DAY or MONTH", name)
+	}
+	if d, err := ParseNoticePeriod(pt.GetAllowedLateness()); err != nil || d < 0 {
+		bad("allowed_lateness", "%q is not a duration; write it as \"6h\", \"2d\" or \"1d12h\"", pt.GetAllowedLateness())
+	}
 }
 
 // ValidateCanonicalModel reports every structural problem of m with its

@@ -3,7 +3,9 @@ package record
 import (
 	"bytes"
 	"fmt"
+	"math"
 
+	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
 	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -171,10 +173,14 @@ func (d *Decoder) Decode(format recordv1.Format, data []byte, firstOffset int64)
 	return b, err
 }
 
-// DecodeObjects decodes JSON objects sent as structpb (the REST form). Each
-// object is rendered to JSON and decoded like a JSON record, so limits and
-// typing are the same as for raw bytes; structpb numbers are float64, so an
-// integral number renders as an integer literal.
+// DecodeObjects decodes JSON objects sent as structpb. Each object is
+// rendered to JSON and decoded like a JSON record, so limits and typing are
+// the same as for raw bytes. structpb numbers are float64: an integral
+// number renders as an integer literal, exactly while it is below 2^53. At
+// or beyond 2^53 a double no longer holds every integer (9007199254740993
+// arrives as 9007199254740992), so a record with such a value in an integer
+// or identifier field fails with MALFORMED instead of passing with other
+// digits; such records must travel as raw JSON, which keeps literals.
 func (d *Decoder) DecodeObjects(objs []*structpb.Struct, firstOffset int64) (*Batch, error) {
 	d.forget()
 	b := &Batch{Records: make([]Record, 0, len(objs))}
@@ -187,9 +193,63 @@ func (d *Decoder) DecodeObjects(objs []*structpb.Struct, firstOffset int64) (*Ba
 		d.s.data, d.s.pos, d.s.base = raw, 0, 0
 		d.s.ws()
 		d.one(&r, where{"record", int64(i)})
+		if r.Err == nil {
+			if msg := d.inexactIntegers(r.Values); msg != "" {
+				r.Values, r.Unknown = nil, nil
+				r.Err = &recordv1.RecordError{Code: recordv1.ErrorCode_ERROR_CODE_MALFORMED, Message: fmt.Sprintf("record %d, %s", i, msg)}
+			}
+		}
 		b.Records = append(b.Records, r)
 	}
 	return b, nil
+}
+
+// maxExactDouble is 2^53: every integer of smaller magnitude is exactly a
+// double; at and beyond it, neighbouring integers share one.
+const maxExactDouble = 1 << 53
+
+// inexactIntegers names the first integer or identifier field whose value
+// (or array element) came through a double at or beyond 2^53.
+func (d *Decoder) inexactIntegers(vals []Value) string {
+	for i := range d.schema.fields {
+		f := &d.schema.fields[i]
+		decl := f.Decl
+		intType := func(t contractv1.FieldType) bool {
+			switch t {
+			case contractv1.FieldType_FIELD_TYPE_INT32, contractv1.FieldType_FIELD_TYPE_INT64, contractv1.FieldType_FIELD_TYPE_DECIMAL:
+				return true
+			}
+			return false
+		}
+		v := vals[i]
+		switch {
+		case intType(decl.GetType()) || decl.GetIdentifier() != nil:
+			if inexact(v) {
+				return inexactMessage(f.Path, v)
+			}
+		case decl.GetType() == contractv1.FieldType_FIELD_TYPE_ARRAY && intType(decl.GetItems().GetType()):
+			msg := ""
+			_ = Elements(v, func(j int, e Value) bool {
+				if inexact(e) {
+					msg = inexactMessage(fmt.Sprintf("%s[%d]", f.Path, j), e)
+				}
+				return msg == ""
+			})
+			if msg != "" {
+				return msg
+			}
+		}
+	}
+	return ""
+}
+
+func inexact(v Value) bool {
+	f, ok := v.Float()
+	return ok && f == math.Trunc(f) && math.Abs(f) >= maxExactDouble
+}
+
+func inexactMessage(path string, v Value) string {
+	return fmt.Sprintf("field %s: number %s arrived as a protobuf Struct double, which cannot hold every integer at or beyond 2^53 (9007199254740992); its digits cannot be trusted — send such records as raw JSON (batch.raw, FORMAT_JSON or FORMAT_NDJSON) or over REST, which keep number literals exactly", path, v.Bytes())
 }
 
 // where names a record for messages ("line 7", "record 3"); it is formatted

@@ -450,6 +450,44 @@ func TestDecodeObjects(t *testing.T) {
 	}
 }
 
+// A protobuf Struct carries numbers as doubles: an integer field's value
+// at or beyond 2^53 cannot be trusted (9007199254740993 arrives as
+// 9007199254740992), so the record fails with MALFORMED naming the field;
+// below 2^53, and in floating-point fields, numbers pass exactly.
+func TestDecodeObjectsRefusesInexactIntegers(t *testing.T) {
+	t.Parallel()
+	s := testSchema(t)
+	tests := []struct {
+		name string
+		obj  map[string]any
+		bad  string // the field the error names; "" when the record decodes
+	}{
+		{"2^53-1", map[string]any{"i": float64(1<<53 - 1)}, ""},
+		{"2^53", map[string]any{"i": float64(1 << 53)}, "i"},
+		{"9007199254740993", map[string]any{"i": 9007199254740993.0}, "i"},
+		{"-2^53", map[string]any{"i": -float64(1 << 53)}, "i"},
+		{"1234567890123456789", map[string]any{"i": 1234567890123456789.0}, "i"},
+		{"1e300 in a double field", map[string]any{"f": 1e300}, ""},
+	}
+	for _, tt := range tests {
+		o, err := structpb.NewStruct(tt.obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := record.NewDecoder(s, record.Options{}).DecodeObjects([]*structpb.Struct{o}, 0)
+		if err != nil {
+			t.Fatalf("%s: DecodeObjects: %v", tt.name, err)
+		}
+		e := b.Records[0].Err
+		switch {
+		case tt.bad == "" && e != nil:
+			t.Errorf("%s: error %v, want the record decoded", tt.name, e)
+		case tt.bad != "" && (e == nil || e.GetCode() != recordv1.ErrorCode_ERROR_CODE_MALFORMED || !strings.Contains(e.GetMessage(), "field "+tt.bad+": ") || !strings.Contains(e.GetMessage(), "2^53")):
+			t.Errorf("%s: error %v, want MALFORMED naming field %s and 2^53", tt.name, e, tt.bad)
+		}
+	}
+}
+
 func TestAppendJSONRoundTrip(t *testing.T) {
 	t.Parallel()
 	s := testSchema(t)

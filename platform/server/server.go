@@ -31,7 +31,6 @@ import (
 	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/test/bufconn"
-	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/seamdata/seam/platform/auth"
 	"github.com/seamdata/seam/platform/console"
@@ -365,11 +364,9 @@ func (s *Server) inprocCredentials() credentials.TransportCredentials {
 }
 
 // gatewayMarshaler renders REST JSON with proto field names, matching the
-// YAML people author and the CLI's -o json.
-var gatewayMarshaler = &runtime.JSONPb{
-	MarshalOptions:   protojson.MarshalOptions{UseProtoNames: true},
-	UnmarshalOptions: protojson.UnmarshalOptions{},
-}
+// YAML people author and the CLI's -o json, and keeps record numbers exact
+// (records.go).
+var gatewayMarshaler = newRecordsMarshaler()
 
 // httpHandler serves REST (behind the guard that bounds it), the OpenAPI
 // documents, the console, the probes and, with withMetrics, /metrics.

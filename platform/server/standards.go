@@ -50,7 +50,7 @@ func (s *Server) gatewayOptions(errors runtime.ErrorHandlerFunc) []runtime.Serve
 	// servers in one process (tests, tools) do not race on it.
 	setQueryParser.Do(func() { runtime.SetQueryParameterParser(shortEnumQuery{})(nil) })
 	return []runtime.ServeMuxOption{
-		runtime.WithMarshalerOption(runtime.MIMEWildcard, &shortEnumMarshaler{JSONPb: gatewayMarshaler}),
+		runtime.WithMarshalerOption(runtime.MIMEWildcard, &shortEnumMarshaler{recordsMarshaler: gatewayMarshaler}),
 		runtime.WithRoutingErrorHandler(routingError),
 		runtime.WithErrorHandler(errors),
 	}
@@ -285,7 +285,7 @@ func OpenAPI3(version string) ([]byte, error) {
 // takes the fast path; only a body protojson refuses is rewritten and
 // decoded again.
 type shortEnumMarshaler struct {
-	*runtime.JSONPb
+	*recordsMarshaler
 }
 
 // NewDecoder implements runtime.Marshaler. It reads one JSON value per
@@ -305,7 +305,7 @@ func (m *shortEnumMarshaler) NewDecoder(r io.Reader) runtime.Decoder {
 
 // Unmarshal implements runtime.Marshaler.
 func (m *shortEnumMarshaler) Unmarshal(data []byte, v any) error {
-	err := m.JSONPb.Unmarshal(data, v)
+	err := m.recordsMarshaler.Unmarshal(data, v)
 	if err == nil || !strings.Contains(err.Error(), "enum") {
 		return err
 	}
@@ -338,7 +338,7 @@ func (m *shortEnumMarshaler) Unmarshal(data []byte, v any) error {
 		return err
 	}
 	proto.Reset(msg)
-	return m.JSONPb.Unmarshal(fixed, v)
+	return m.recordsMarshaler.Unmarshal(fixed, v)
 }
 
 // expandEnums rewrites short enum names in a decoded JSON body to their

@@ -10,11 +10,15 @@ var (
 	operators = []auth.Role{auth.RoleAdmin, auth.RoleOperator}
 )
 
-// Access says which roles may call each gate method: pipelines ingest;
-// operators contain, release, discard and replay; everyone may read.
+// Access says which roles may call each gate method: pipelines ingest and
+// seal their partitions; operators contain, release, discard and replay;
+// everyone may read.
 var Access = auth.Access{
 	svc + "Ingest":               ingesters,
 	svc + "IngestStream":         ingesters,
+	svc + "SealPartition":        ingesters,
+	svc + "GetPartition":         readers,
+	svc + "WaitPartition":        readers,
 	svc + "ListQuarantine":       readers,
 	svc + "GetQuarantinedRecord": readers,
 	svc + "GetQuarantineStats":   readers,

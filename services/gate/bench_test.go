@@ -103,7 +103,9 @@ func BenchmarkIngestGRPC(b *testing.B) {
 			i := 0
 			for b.Loop() {
 				i++
-				req := &gatev1.IngestRequest{Subject: "shop.orders", Partition: "2025-03-01", SummaryOnly: true,
+				// One partition per batch: the same records twice in one
+				// partition would be duplicates.
+				req := &gatev1.IngestRequest{Subject: "shop.orders", Partition: fmt.Sprintf("bench-%d-%d", run, i), SummaryOnly: true,
 					Identity: &gatev1.IngestRequest_BatchId{BatchId: fmt.Sprintf("bench-%d-%d", run, i)}, Batch: batch}
 				resp, err := c.Ingest(ctx, req)
 				if err != nil {

@@ -37,6 +37,38 @@ type Config struct {
 	// automatic containment floor applies, so one odd first batch does not
 	// contain a source.
 	MinMatchSample int64
+	// MaxMessageBytes is the largest gRPC message the gate sends or takes
+	// (the server's limit, 64 MiB by default). The gate splits its calls
+	// to the adapter to stay under it, and refuses an answer that would
+	// exceed it with ResourceExhausted rather than fail to send it.
+	MaxMessageBytes int
+	// QuarantineMaxRaw is how many bytes of a quarantined record are kept.
+	// A longer record keeps its first QuarantineMaxRaw bytes, its size and
+	// its SHA-256, marked truncated, so a few huge records cannot make the
+	// quarantine unreadable.
+	QuarantineMaxRaw int
+	// MaxPageBytes bounds the raw bytes of one page of quarantine list:
+	// a page ends after the record that reaches it.
+	MaxPageBytes int
+	// AnswerTTL is how long the canonical records of a batch's answer are
+	// kept for its retries, when the batch asked for them (summary-only
+	// batches keep none): a retry after it gets ANSWER_EXPIRED, never the
+	// records written twice.
+	AnswerTTL time.Duration
+	// BatchRetention is how long idempotency rows are kept: a batch retried
+	// within it is recognised and written once (after it, its records'
+	// keys are still in their partition, so they count as duplicates).
+	BatchRetention time.Duration
+	// QuarantineRetention is how long released, discarded and superseded
+	// quarantine is kept after it settled; held records are kept until
+	// they are released or discarded.
+	QuarantineRetention time.Duration
+	// RetentionInterval is how often the retention job runs.
+	RetentionInterval time.Duration
+	// RegistryTimeout bounds each call to the registry. A registry that
+	// does not answer within it counts as unreachable: ingest then serves
+	// the last known contract instead of waiting on a hung peer.
+	RegistryTimeout time.Duration
 	// UnannouncedShare is the share of a batch's values of one field that
 	// must fail with one shape before the gate reports an unannounced
 	// change of that field.
@@ -45,9 +77,17 @@ type Config struct {
 
 // Defaults of Config.
 const (
-	DefaultContractRefresh  = time.Second
-	DefaultMinMatchSample   = 100
-	DefaultUnannouncedShare = 0.5
+	DefaultContractRefresh     = time.Second
+	DefaultRegistryTimeout     = 2 * time.Second
+	DefaultMaxMessageBytes     = 64 << 20
+	DefaultQuarantineMaxRaw    = 1 << 20
+	DefaultMaxPageBytes        = 4 << 20
+	DefaultAnswerTTL           = 24 * time.Hour
+	DefaultBatchRetention      = 30 * 24 * time.Hour
+	DefaultQuarantineRetention = 90 * 24 * time.Hour
+	DefaultRetentionInterval   = time.Hour
+	DefaultMinMatchSample      = 100
+	DefaultUnannouncedShare    = 0.5
 )
 
 // DefaultRelayInterval is how often the outbox relay retries when no
@@ -69,6 +109,30 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ContractRefresh == 0 {
 		c.ContractRefresh = DefaultContractRefresh
+	}
+	if c.MaxMessageBytes == 0 {
+		c.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	if c.QuarantineMaxRaw == 0 {
+		c.QuarantineMaxRaw = DefaultQuarantineMaxRaw
+	}
+	if c.MaxPageBytes == 0 {
+		c.MaxPageBytes = DefaultMaxPageBytes
+	}
+	if c.AnswerTTL == 0 {
+		c.AnswerTTL = DefaultAnswerTTL
+	}
+	if c.BatchRetention == 0 {
+		c.BatchRetention = DefaultBatchRetention
+	}
+	if c.QuarantineRetention == 0 {
+		c.QuarantineRetention = DefaultQuarantineRetention
+	}
+	if c.RetentionInterval == 0 {
+		c.RetentionInterval = DefaultRetentionInterval
+	}
+	if c.RegistryTimeout == 0 {
+		c.RegistryTimeout = DefaultRegistryTimeout
 	}
 	if c.MinMatchSample == 0 {
 		c.MinMatchSample = DefaultMinMatchSample
@@ -99,6 +163,21 @@ func (c Config) Validate() error {
 	}
 	if c.ContractRefresh < 0 {
 		errs = append(errs, errors.New("gate config: ContractRefresh must be positive (or 0 for the default 1s)"))
+	}
+	if c.MaxMessageBytes < 0 || (c.MaxMessageBytes > 0 && c.MaxMessageBytes < 1<<20) {
+		errs = append(errs, errors.New("gate config: MaxMessageBytes must be at least 1 MiB (or 0 for the default 64 MiB)"))
+	}
+	if c.QuarantineMaxRaw < 0 || c.MaxPageBytes < 0 {
+		errs = append(errs, errors.New("gate config: QuarantineMaxRaw and MaxPageBytes must be positive (or 0 for their defaults)"))
+	}
+	if c.AnswerTTL < 0 || c.BatchRetention < 0 || c.QuarantineRetention < 0 || c.RetentionInterval < 0 {
+		errs = append(errs, errors.New("gate config: AnswerTTL, BatchRetention, QuarantineRetention and RetentionInterval must be positive (or 0 for their defaults)"))
+	}
+	if c.AnswerTTL > c.BatchRetention && c.BatchRetention > 0 {
+		errs = append(errs, errors.New("gate config: AnswerTTL must not exceed BatchRetention: an answer is kept only with its idempotency row"))
+	}
+	if c.RegistryTimeout < 0 {
+		errs = append(errs, errors.New("gate config: RegistryTimeout must be positive (or 0 for the default 2s)"))
 	}
 	if c.MatchRateFloor < 0 || c.MatchRateFloor > 1 {
 		errs = append(errs, errors.New("gate config: MatchRateFloor must be between 0 (off) and 1"))

@@ -28,6 +28,7 @@ func TestStoreConformance(t *testing.T) {
 		a := startGate(t, p, url, nil)
 		b := startGate(t, p, url, nil) // a second replica on the same store
 		t.Run("replicas race one batch", func(t *testing.T) { raceReplicas(t, a, b) })
+		t.Run("replicas race one partition's keys and seal", func(t *testing.T) { raceKeys(t, a, b) })
 		t.Run("quarantine list, filter, page, stats, discard", func(t *testing.T) { quarantineQueries(t, a, b) })
 		t.Run("alerts list and watch across replicas", func(t *testing.T) { watchAlerts(t, a, b) })
 		t.Run("replicas race one replay", func(t *testing.T) { raceReplays(t, a, b) })
@@ -73,6 +74,53 @@ func raceReplicas(t *testing.T, a, b *gateEnv) {
 	m := monitorOf(t, a, "shop.orders", "2025-02-01")
 	if m.GetReceived() != 200 || m.GetBatches() != 1 || m.GetQuarantined() != 20 {
 		t.Fatalf("monitor = %v, want the batch once: 200 received, 20 quarantined", m)
+	}
+}
+
+// raceKeys sends the same records under eight batch ids to one partition
+// through two replicas at once: the partition's key index, not a cache,
+// decides, so each record is accepted exactly once and the rest are
+// duplicates; two replicas sealing it at once agree on its verdict.
+func raceKeys(t *testing.T, a, b *gateEnv) {
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	answers := make([]*gatev1.IngestResponse, 8)
+	errs := make([]error, 8)
+	for i := range answers {
+		e := a
+		if i%2 == 1 {
+			e = b
+		}
+		wg.Go(func() {
+			req := ingest("shop.orders", "2025-02-02", fmt.Sprint("keys-", i), orders{first: 1, n: 200, amount: 85})
+			req.SummaryOnly = true
+			answers[i], errs[i] = e.as("pipeline").Ingest(ctx, req)
+		})
+	}
+	wg.Wait()
+	var accepted, duplicates int64
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("Ingest %d: %v", i, err)
+		}
+		accepted += answers[i].GetSummary().GetAccepted()
+		duplicates += answers[i].GetSummary().GetDuplicates()
+	}
+	if accepted != 200 || duplicates != 1400 {
+		t.Fatalf("accepted %d and %d duplicates over 8 sendings of 200 records, want 200 and 1400", accepted, duplicates)
+	}
+	states := make([]*gatev1.SealPartitionResponse, 2)
+	for i, e := range []*gateEnv{a, b} {
+		wg.Go(func() {
+			states[i], errs[i] = e.as("pipeline").SealPartition(ctx, &gatev1.SealPartitionRequest{Subject: "shop.orders", Partition: "2025-02-02"})
+		})
+	}
+	wg.Wait()
+	for i, st := range states {
+		if p := st.GetPartition(); errs[i] != nil || p.GetStatus() != gatev1.PartitionStatus_PARTITION_STATUS_SEALED || p.GetCounts().GetAccepted() != 200 ||
+			p.GetVerdict() != gatev1.PartitionVerdict_PARTITION_VERDICT_PASSED {
+			t.Fatalf("seal on replica %d = %v (%v), want the partition sealed PASSED with 200 accepted", i, p, errs[i])
+		}
 	}
 }
 
@@ -126,6 +174,19 @@ func quarantineQueries(t *testing.T, a, b *gateEnv) {
 	if err != nil || len(byReason.GetRecords()) != 30 {
 		t.Fatalf("filter by reason/check/partition = %d records (%v), want 30", len(byReason.GetRecords()), err)
 	}
+	// A check filter matches one check name exactly: LIKE wildcards in it
+	// match only themselves, and a discard through them discards nothing.
+	for _, pattern := range []string{"%", "customer_id%", "c_stomer_id.type", "customer_id.typ"} {
+		f := &gatev1.QuarantineFilter{Subject: "shop.orders", Check: pattern}
+		got, err := b.as("viewer").ListQuarantine(ctx, &gatev1.ListQuarantineRequest{Filter: f})
+		if err != nil || len(got.GetRecords()) != 0 {
+			t.Fatalf("check filter %q listed %d records (%v), want 0", pattern, len(got.GetRecords()), err)
+		}
+		d, err := a.as("operator").DiscardQuarantined(ctx, &gatev1.DiscardQuarantinedRequest{Filter: f, Reason: "pattern test"})
+		if err != nil || d.GetDiscarded() != 0 {
+			t.Fatalf("discard by check filter %q = %v (%v), want 0", pattern, d, err)
+		}
+	}
 	if _, err := b.as("viewer").ListQuarantine(ctx, &gatev1.ListQuarantineRequest{Filter: &gatev1.QuarantineFilter{Reason: "NOPE"}}); status.Code(err) != codes.InvalidArgument {
 		t.Fatalf("unknown reason = %v, want InvalidArgument", err)
 	}
@@ -153,8 +214,8 @@ func quarantineQueries(t *testing.T, a, b *gateEnv) {
 		t.Fatalf("discarded records = %d (%v), want 30 with reason and operator", len(gone.GetRecords()), err)
 	}
 	var audited int
-	if err := a.srv.store.db.SQL.QueryRowContext(ctx, `SELECT COUNT(*) FROM gate_audit WHERE action = 'DISCARD' AND principal = 'operator'`).Scan(&audited); err != nil || audited != 2 {
-		t.Fatalf("audit rows = %d (%v), want 2", audited, err)
+	if err := a.srv.store.(*sqlStore).db.SQL.QueryRowContext(ctx, `SELECT COUNT(*) FROM gate_audit WHERE action = 'DISCARD' AND principal = 'operator'`).Scan(&audited); err != nil || audited != 6 {
+		t.Fatalf("audit rows = %d (%v), want 6 (four pattern discards of nothing, two real ones)", audited, err)
 	}
 }
 
@@ -174,8 +235,10 @@ func watchAlerts(t *testing.T, a, b *gateEnv) {
 		t.Fatalf("WatchAlerts: %v", err)
 	}
 	// A new partition whose identifiers all miss raises a match-rate alert
-	// on replica a; the watcher on replica b must see it.
-	if _, err := a.as("pipeline").Ingest(ctx, ingest("shop.orders", "2025-02-20", "w", orders{first: 20000, n: 50, amount: 85, unknown: 1})); err != nil {
+	// at its seal on replica a; the watcher on replica b must see it.
+	req := ingest("shop.orders", "2025-02-20", "w", orders{first: 20000, n: 50, amount: 85, unknown: 1})
+	req.Seal = true
+	if _, err := a.as("pipeline").Ingest(ctx, req); err != nil {
 		t.Fatalf("Ingest: %v", err)
 	}
 	msg, err := stream.Recv()

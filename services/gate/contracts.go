@@ -2,8 +2,6 @@ package gate
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -15,6 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/seamdata/seam/core/check"
+	"github.com/seamdata/seam/core/partition"
 	"github.com/seamdata/seam/core/record"
 	"github.com/seamdata/seam/platform/rpcerr"
 	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
@@ -28,6 +27,8 @@ type compiled struct {
 	version  int32
 	contract *contractv1.Contract
 	plan     *check.Plan
+	// spec is the contract's partition time, nil when it declares none.
+	spec *partition.Spec
 	// decoders pools record decoders, which keep scratch space and are not
 	// safe for concurrent use.
 	decoders sync.Pool
@@ -61,16 +62,25 @@ type activeEntry struct {
 type contracts struct {
 	cfg      Config
 	registry registryv1.RegistryServiceClient
-	store    *store
+	store    gateStore
 
 	mu       sync.Mutex
 	versions map[versionKey]*compiled
 	active   map[string]activeEntry
+	// listed caches, per subject, the registry's list of versions, for
+	// picking a version by data date.
+	listed map[string]listedEntry
 }
 
-func newContracts(ctx context.Context, cfg Config, reg registryv1.RegistryServiceClient, st *store) (*contracts, error) {
-	c := &contracts{cfg: cfg, registry: reg, store: st, versions: map[versionKey]*compiled{}, active: map[string]activeEntry{}}
-	known, err := st.activeContracts(ctx)
+// listedEntry is a subject's versions as the registry last listed them.
+type listedEntry struct {
+	versions []storedVersion
+	fetched  time.Time
+}
+
+func newContracts(ctx context.Context, cfg Config, reg registryv1.RegistryServiceClient, st gateStore) (*contracts, error) {
+	c := &contracts{cfg: cfg, registry: reg, store: st, versions: map[versionKey]*compiled{}, active: map[string]activeEntry{}, listed: map[string]listedEntry{}}
+	known, err := st.ActiveContracts(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +133,9 @@ func (c *contracts) resolve(ctx context.Context, subject string, version int32, 
 			return cv, nil
 		}
 	}
-	resp, err := c.registry.GetContract(ctx, &registryv1.GetContractRequest{Subject: subject})
+	rctx, cancel := context.WithTimeout(ctx, c.cfg.RegistryTimeout)
+	resp, err := c.registry.GetContract(rctx, &registryv1.GetContractRequest{Subject: subject})
+	cancel()
 	if err != nil {
 		if status.Code(err) == codes.NotFound {
 			return nil, rpcerr.NotFound("subject", subject, "it has no active contract; register one with seam contract register")
@@ -137,7 +149,7 @@ func (c *contracts) resolve(ctx context.Context, subject string, version int32, 
 	if err != nil {
 		return nil, err
 	}
-	if err := c.store.setActive(ctx, subject, cv.version, now); err != nil {
+	if err := c.store.SetActive(ctx, subject, cv.version, now); err != nil {
 		return nil, err
 	}
 	c.mu.Lock()
@@ -172,7 +184,9 @@ func (c *contracts) pinned(ctx context.Context, subject string, version int32) (
 	if cv := c.cached(subject, version); cv != nil {
 		return cv, nil
 	}
-	resp, err := c.registry.GetContract(ctx, &registryv1.GetContractRequest{Subject: subject, Version: version})
+	rctx, cancel := context.WithTimeout(ctx, c.cfg.RegistryTimeout)
+	resp, err := c.registry.GetContract(rctx, &registryv1.GetContractRequest{Subject: subject, Version: version})
+	cancel()
 	if err == nil {
 		v := resp.GetVersion()
 		switch v.GetStatus() {
@@ -194,12 +208,16 @@ func (c *contracts) pinned(ctx context.Context, subject string, version int32) (
 	if !unreachable(err) {
 		return nil, rpcerr.Unavailable("registry", err)
 	}
-	ct, ok, serr := c.store.contract(ctx, subject, version)
+	blob, ok, serr := c.store.Contract(ctx, subject, version)
 	if serr != nil {
 		return nil, serr
 	}
 	if !ok {
 		return nil, rpcerr.Unavailable("registry", fmt.Errorf("%s version %d was never seen by this gate: %w", subject, version, err))
+	}
+	ct := &contractv1.Contract{}
+	if err := proto.Unmarshal(blob, ct); err != nil {
+		return nil, fmt.Errorf("decode stored %s version %d: %w", subject, version, err)
 	}
 	return c.compile(subject, version, ct)
 }
@@ -210,10 +228,28 @@ func (c *contracts) install(ctx context.Context, v *registryv1.ContractVersion) 
 	if cv := c.cached(v.GetSubject(), v.GetVersion()); cv != nil {
 		return cv, nil
 	}
-	if err := c.store.putContract(ctx, v.GetSubject(), v.GetVersion(), v.GetContract(), c.cfg.Clock()); err != nil {
+	if err := c.keep(ctx, v); err != nil {
 		return nil, err
 	}
 	return c.compile(v.GetSubject(), v.GetVersion(), v.GetContract())
+}
+
+// keep stores a version and what the gate needs to pick versions by data
+// date while the registry is unreachable.
+func (c *contracts) keep(ctx context.Context, v *registryv1.ContractVersion) error {
+	b, err := proto.Marshal(v.GetContract())
+	if err != nil {
+		return fmt.Errorf("encode %s version %d: %w", v.GetSubject(), v.GetVersion(), err)
+	}
+	return c.store.PutContract(ctx, storedVersionOf(v), b, c.cfg.Clock())
+}
+
+func storedVersionOf(v *registryv1.ContractVersion) storedVersion {
+	sv := storedVersion{subject: v.GetSubject(), version: v.GetVersion(), status: v.GetStatus(), effective: v.GetEffectiveTime().AsTime()}
+	if t := v.GetDataEffectiveTime(); t != nil {
+		sv.dataEffective = t.AsTime()
+	}
+	return sv
 }
 
 func (c *contracts) compile(subject string, version int32, ct *contractv1.Contract) (*compiled, error) {
@@ -224,7 +260,11 @@ func (c *contracts) compile(subject string, version int32, ct *contractv1.Contra
 		// operator must see, not the pipeline.
 		return nil, fmt.Errorf("compile checks of %s version %d: %w", subject, version, err)
 	}
-	cv := &compiled{subject: subject, version: version, contract: ct, plan: plan}
+	spec, err := partition.Compile(ct)
+	if err != nil {
+		return nil, fmt.Errorf("compile the partition time of %s version %d: %w", subject, version, err)
+	}
+	cv := &compiled{subject: subject, version: version, contract: ct, plan: plan, spec: spec}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if prev := c.versions[versionKey{subject, version}]; prev != nil {
@@ -234,59 +274,79 @@ func (c *contracts) compile(subject string, version int32, ct *contractv1.Contra
 	return cv, nil
 }
 
-// putContract stores a contract version the registry returned.
-func (s *store) putContract(ctx context.Context, subject string, version int32, ct *contractv1.Contract, at time.Time) error {
-	b, err := proto.Marshal(ct)
+// forData returns the version that judges a partition ending at end: the
+// highest version in effect (neither scheduled nor retired) whose data
+// effective time is before end, a version without one applying to all
+// earlier data. A version an admin made effective from a past data date
+// thus judges the partitions from that date, and a late file for an old
+// partition is judged by the version in force for it. The registry's list
+// is asked again after Config.ContractRefresh; while it is unreachable
+// the versions this gate kept decide.
+func (c *contracts) forData(ctx context.Context, subject string, end time.Time) (*compiled, error) {
+	versions, err := c.list(ctx, subject)
 	if err != nil {
-		return fmt.Errorf("encode %s version %d: %w", subject, version, err)
+		return nil, err
 	}
-	if _, err := s.db.SQL.ExecContext(ctx, `INSERT INTO gate_contracts (subject, version, contract, fetched_at) VALUES ($1, $2, $3, $4)
-ON CONFLICT (subject, version) DO NOTHING`, subject, version, b, at.UnixNano()); err != nil {
-		return fmt.Errorf("store %s version %d: %w", subject, version, err)
-	}
-	return nil
-}
-
-// setActive records which version the registry last said was active.
-func (s *store) setActive(ctx context.Context, subject string, version int32, at time.Time) error {
-	if _, err := s.db.SQL.ExecContext(ctx, `INSERT INTO gate_active (subject, version, fetched_at) VALUES ($1, $2, $3)
-ON CONFLICT (subject) DO UPDATE SET version = excluded.version, fetched_at = excluded.fetched_at`, subject, version, at.UnixNano()); err != nil {
-		return fmt.Errorf("store active version of %s: %w", subject, err)
-	}
-	return nil
-}
-
-func (s *store) contract(ctx context.Context, subject string, version int32) (*contractv1.Contract, bool, error) {
-	var b []byte
-	err := s.db.SQL.QueryRowContext(ctx, `SELECT contract FROM gate_contracts WHERE subject = $1 AND version = $2`, subject, version).Scan(&b)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, false, nil
-	}
-	if err != nil {
-		return nil, false, fmt.Errorf("read stored %s version %d: %w", subject, version, err)
-	}
-	ct := &contractv1.Contract{}
-	if err := proto.Unmarshal(b, ct); err != nil {
-		return nil, false, fmt.Errorf("decode stored %s version %d: %w", subject, version, err)
-	}
-	return ct, true, nil
-}
-
-func (s *store) activeContracts(ctx context.Context) (map[string]activeEntry, error) {
-	rows, err := s.db.SQL.QueryContext(ctx, `SELECT subject, version, fetched_at FROM gate_active`)
-	if err != nil {
-		return nil, fmt.Errorf("read last known contracts: %w", err)
-	}
-	defer rows.Close()
-	out := map[string]activeEntry{}
-	for rows.Next() {
-		var subject string
-		var version int32
-		var at int64
-		if err := rows.Scan(&subject, &version, &at); err != nil {
-			return nil, fmt.Errorf("read last known contracts: %w", err)
+	var pick, lowest *storedVersion
+	for i := range versions {
+		v := &versions[i]
+		if v.status == registryv1.VersionStatus_VERSION_STATUS_SCHEDULED || v.status == registryv1.VersionStatus_VERSION_STATUS_RETIRED {
+			continue
 		}
-		out[subject] = activeEntry{version: version, fetched: time.Unix(0, at)}
+		if lowest == nil || v.version < lowest.version {
+			lowest = v
+		}
+		if (v.dataEffective.IsZero() || v.dataEffective.Before(end)) && (pick == nil || v.version > pick.version) {
+			pick = v
+		}
 	}
-	return out, rows.Err()
+	if pick == nil {
+		pick = lowest
+	}
+	if pick == nil {
+		return nil, rpcerr.NotFound("subject", subject, "it has no version in effect; register one with seam contract register")
+	}
+	return c.pinned(ctx, subject, pick.version)
+}
+
+// list returns a subject's versions, from the registry or, when it cannot
+// answer, from the store.
+func (c *contracts) list(ctx context.Context, subject string) ([]storedVersion, error) {
+	now := c.cfg.Clock()
+	c.mu.Lock()
+	e, ok := c.listed[subject]
+	c.mu.Unlock()
+	if ok && now.Sub(e.fetched) < c.cfg.ContractRefresh {
+		return e.versions, nil
+	}
+	rctx, cancel := context.WithTimeout(ctx, c.cfg.RegistryTimeout)
+	resp, err := c.registry.ListContracts(rctx, &registryv1.ListContractsRequest{Subject: subject})
+	cancel()
+	switch {
+	case status.Code(err) == codes.NotFound:
+		return nil, rpcerr.NotFound("subject", subject, "it has no active contract; register one with seam contract register")
+	case err != nil && unreachable(err):
+		kept, serr := c.store.Versions(ctx, subject)
+		if serr != nil {
+			return nil, serr
+		}
+		if len(kept) == 0 {
+			return nil, rpcerr.Unavailable("registry", fmt.Errorf("no version of %s is known locally: %w", subject, err))
+		}
+		c.cfg.Logger.WarnContext(ctx, "registry unreachable; picking the version by data date from the versions kept", "subject", subject, "error", err)
+		return kept, nil
+	case err != nil:
+		return nil, rpcerr.Unavailable("registry", err)
+	}
+	out := make([]storedVersion, 0, len(resp.GetVersions()))
+	for _, v := range resp.GetVersions() {
+		if err := c.keep(ctx, v); err != nil {
+			return nil, err
+		}
+		out = append(out, storedVersionOf(v))
+	}
+	c.mu.Lock()
+	c.listed[subject] = listedEntry{versions: out, fetched: now}
+	c.mu.Unlock()
+	return out, nil
 }

@@ -92,8 +92,12 @@ func TestRegistryOutageServesLastKnownContractAcrossRestart(t *testing.T) {
 	}
 }
 
-// A load sent as a stream of chunks: each chunk is its own batch, and a
-// resent stream writes nothing twice.
+// A load sent as a stream of chunks: each chunk is its own batch, a
+// resent stream writes nothing twice, and the answer carries every
+// chunk's verdicts with canonical records like Ingest. A chunk with
+// records missing the key does not block anything by itself: its records
+// are quarantined, the partition is told it will be BLOCKED, and its seal
+// blocks it whole.
 func TestIngestStreamChunksAreBatches(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -121,16 +125,34 @@ func TestIngestStreamChunksAreBatches(t *testing.T) {
 		return resp
 	}
 	r := send()
-	if r.GetChunks() != 3 || r.GetBlockedChunks() != 1 || r.GetSummary().GetReceived() != 300 || r.GetSummary().GetAccepted() != 190 || r.GetSummary().GetQuarantined() != 10 || r.GetSummary().GetRetried() {
-		t.Fatalf("stream = %v, want 3 chunks, 1 blocked, 190 accepted and 10 quarantined of 300", r)
+	if s := r.GetSummary(); r.GetChunks() != 3 || s.GetReceived() != 300 || s.GetAccepted() != 287 || s.GetQuarantined() != 13 || s.GetRetried() {
+		t.Fatalf("stream = %v, want 3 chunks, 287 accepted and 13 quarantined of 300", s)
+	}
+	if len(r.GetRecords()) != 300 || len(r.GetChunkResults()) != 3 || !r.GetPartition().GetWillBlock() {
+		t.Fatalf("stream answered %d records, %d chunk results, partition %v; want 300, 3, and told it will be BLOCKED", len(r.GetRecords()), len(r.GetChunkResults()), r.GetPartition())
+	}
+	canonical := 0
+	for _, v := range r.GetRecords() {
+		if v.GetStatus() == gatev1.RecordStatus_RECORD_STATUS_ACCEPTED && len(v.GetRecord().GetJson()) > 0 {
+			canonical++
+		}
+	}
+	if canonical != 287 {
+		t.Fatalf("%d accepted records came with canonical JSON, want all 287", canonical)
 	}
 	again := send()
-	if again.GetSummary().GetAccepted() != 190 || again.GetBlockedChunks() != 1 {
-		t.Fatalf("resent stream = %v, want the stored verdicts", again)
+	if again.GetSummary().GetAccepted() != 287 || !again.GetSummary().GetRetried() || len(again.GetRecords()) != 300 {
+		t.Fatalf("resent stream = %v with %d records, want the stored verdicts", again.GetSummary(), len(again.GetRecords()))
 	}
 	m := monitorOf(t, e, "shop.orders", "2025-03-01")
-	if m.GetBatches() != 3 || m.GetReceived() != 300 || m.GetBlocked() != 100 {
-		t.Fatalf("monitor = %v, want 3 batches and 300 records counted once", m)
+	if m.GetBatches() != 3 || m.GetReceived() != 300 || m.GetBlocked() != 0 {
+		t.Fatalf("monitor = %v, want 3 batches and 300 records counted once, none blocked before the seal", m)
+	}
+	if s := sealOf(t, e, "shop.orders", "2025-03-01"); s.GetVerdict() != gatev1.PartitionVerdict_PARTITION_VERDICT_BLOCKED {
+		t.Fatalf("sealed = %v, want BLOCKED", s)
+	}
+	if m := monitorOf(t, e, "shop.orders", "2025-03-01"); m.GetBlocked() != 287 || m.GetAccepted() != 0 {
+		t.Fatalf("monitor after the seal = %v, want the partition's 287 accepted records blocked", m)
 	}
 }
 

@@ -67,6 +67,7 @@ var principals = []struct {
 type peers struct {
 	clock    *fakeClock
 	tokens   map[string]string
+	tokenSet *auth.Tokens
 	authz    func(access auth.Access) *auth.Authorizer
 	registry registryv1.RegistryServiceClient // as admin
 	owner    registryv1.RegistryServiceClient // as checkout
@@ -142,6 +143,7 @@ func newPeers(t testing.TB) *peers {
 	if err != nil {
 		t.Fatalf("NewTokens: %v", err)
 	}
+	p.tokenSet = set
 	p.authz = func(access auth.Access) *auth.Authorizer { return auth.NewAuthorizer(set, access) }
 
 	reg, err := registry.New(context.Background(), registry.Config{StoreURL: storagetest.SQLiteURL(t), Clock: p.clock.Now, SchedulerInterval: 20 * time.Millisecond})
@@ -312,4 +314,14 @@ func (p *peers) loadLookup(except ...int) {
 
 func ingest(subject, partition, batchID string, o orders) *gatev1.IngestRequest {
 	return &gatev1.IngestRequest{Subject: subject, Partition: partition, Identity: &gatev1.IngestRequest_BatchId{BatchId: batchID}, Batch: o.batch()}
+}
+
+// sealOf seals a partition as the pipeline would and returns its state.
+func sealOf(t testing.TB, e *gateEnv, subject, partition string) *gatev1.PartitionState {
+	t.Helper()
+	resp, err := e.as("pipeline").SealPartition(context.Background(), &gatev1.SealPartitionRequest{Subject: subject, Partition: partition})
+	if err != nil {
+		t.Fatalf("SealPartition %s/%s: %v", subject, partition, err)
+	}
+	return resp.GetPartition()
 }

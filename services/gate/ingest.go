@@ -4,18 +4,22 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/seamdata/seam/core/check"
 	"github.com/seamdata/seam/core/record"
+	"github.com/seamdata/seam/platform/auth"
 	"github.com/seamdata/seam/platform/rpcerr"
 	adapterv1 "github.com/seamdata/seam/proto/seam/adapter/v1"
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
@@ -28,6 +32,17 @@ type batchInput struct {
 	subject, partition, batchID string
 	version                     int32
 	batch                       *recordv1.RecordBatch
+	// withRecords is set when the answer carries canonical records; it
+	// must then fit in one message, and they are kept for retries.
+	withRecords bool
+	// replace makes the batch start a new sending of its partition, once
+	// per replaceKey (the batch id, or a stream's id for all its chunks).
+	replace    bool
+	replaceKey string
+	// seal seals the partition after the batch.
+	seal bool
+	// sequence is the stream chunk's sequence (0 for a unary batch).
+	sequence int64
 }
 
 // idState says whether a quarantined record's identifier was counted in
@@ -49,36 +64,49 @@ type quarantined struct {
 	idState  int
 }
 
+// keyed is an accepted record's contract key, for the partition's key
+// index.
+type keyed struct {
+	index   int64
+	hash    []byte
+	idState int
+}
+
 // outcome is everything a batch writes, decided before the write
-// transaction so the transaction does no network I/O.
+// transaction so the transaction does no network I/O. Only the key index
+// (duplicates) is decided inside it.
 type outcome struct {
-	in      batchInput
-	cv      *compiled
-	format  recordv1.Format
-	resp    *gatev1.IngestResponse
-	blocked *gatev1.BlockedDetail
-	quar    []quarantined
-	// stats is nil when the batch was not validated (blocked or contained).
-	stats *check.Stats
-	// idField is the identifier field whose match rate the partition
-	// reports; idChecked and idMatched its counts in this batch.
-	idField              string
+	in     batchInput
+	cv     *compiled
+	format recordv1.Format
+	header []byte
+	raws   [][]byte // each record's raw bytes, by index, for duplicates
+	resp   *gatev1.IngestResponse
+	quar   []quarantined
+	// figures are the batch's additions to its partition's figures.
+	figures unitFigures
+	// idChecked and idMatched count the identifiers of the partition's
+	// match rate field in this batch.
 	idChecked, idMatched int64
-	// shapes are the clustered failure shapes of this batch, by field.
-	shapes []shapeCluster
-	// recordAlerts counts, by check index, the records that failed an
-	// ALERT check.
-	recordAlerts map[int]int64
+	// keys are the accepted records' keys; maxTime is the latest event
+	// time among the accepted records (with a partition time).
+	keys    []keyed
+	maxTime time.Time
 }
 
 // errDuplicateBatch aborts a write transaction that lost the race for a
 // batch's idempotency key to another request or replica.
 var errDuplicateBatch = errors.New("batch already ingested")
 
+// errTargetMoved aborts a write transaction whose partition changed since
+// the batch was validated for it (sealed, replaced, or judged by another
+// version): the batch is validated again.
+var errTargetMoved = errors.New("the partition changed while the batch was validated")
+
 // Ingest validates, adapts and routes one batch.
 func (s *Server) Ingest(ctx context.Context, req *gatev1.IngestRequest) (*gatev1.IngestResponse, error) {
 	in := batchInput{subject: strings.TrimSpace(req.GetSubject()), partition: strings.TrimSpace(req.GetPartition()),
-		version: req.GetContractVersion(), batch: req.GetBatch()}
+		version: req.GetContractVersion(), batch: req.GetBatch(), withRecords: !req.GetSummaryOnly(), replace: req.GetReplace(), seal: req.GetSeal()}
 	switch id := req.GetIdentity().(type) {
 	case *gatev1.IngestRequest_BatchId:
 		in.batchID = strings.TrimSpace(id.BatchId)
@@ -89,17 +117,11 @@ func (s *Server) Ingest(ctx context.Context, req *gatev1.IngestRequest) (*gatev1
 		}
 		in.batchID = fmt.Sprintf("offsets:%d-%d", id.Offsets.GetStart(), id.Offsets.GetEnd())
 	}
+	in.replaceKey = in.batchID
 	if err := validateInput(in, "batch_id or offsets"); err != nil {
 		return nil, err
 	}
-	resp, err := s.ingest(ctx, in)
-	if err != nil {
-		return nil, err
-	}
-	if req.GetSummaryOnly() {
-		resp = summaryOnly(resp)
-	}
-	return resp, nil
+	return s.ingest(ctx, in)
 }
 
 func validateInput(in batchInput, idField string) error {
@@ -132,13 +154,32 @@ func validateInput(in batchInput, idField string) error {
 	return nil
 }
 
-// summaryOnly drops canonical records from a response.
-func summaryOnly(r *gatev1.IngestResponse) *gatev1.IngestResponse {
-	out := &gatev1.IngestResponse{Summary: r.GetSummary(), Alerts: r.GetAlerts(), Records: make([]*gatev1.RecordVerdict, len(r.GetRecords()))}
-	for i, v := range r.GetRecords() {
-		out.Records[i] = &gatev1.RecordVerdict{Index: v.GetIndex(), Position: v.GetPosition(), Status: v.GetStatus(), Reasons: v.GetReasons(), Alerts: v.GetAlerts()}
+// digestOf binds a batch id to what it carries: its records (bytes and
+// format, or objects), where they start, the version it pins and whether
+// it replaces its partition. A retry carries the same; another batch
+// under the same id does not.
+func digestOf(in batchInput) ([]byte, error) {
+	h := sha256.New()
+	var n [8]byte
+	field := func(b []byte) {
+		binary.BigEndian.PutUint64(n[:], uint64(len(b)))
+		h.Write(n[:])
+		h.Write(b)
 	}
-	return out
+	switch b := in.batch.GetBody().(type) {
+	case *recordv1.RecordBatch_Raw:
+		field([]byte(b.Raw.GetFormat().String()))
+		field(b.Raw.GetData())
+	case *recordv1.RecordBatch_Objects:
+		enc, err := proto.MarshalOptions{Deterministic: true}.Marshal(b.Objects)
+		if err != nil {
+			return nil, rpcerr.InvalidArgument("the batch's objects cannot be encoded: "+err.Error(), rpcerr.FieldViolation{Field: "batch.objects", Description: err.Error()})
+		}
+		field([]byte("objects"))
+		field(enc)
+	}
+	field(fmt.Appendf(nil, "%d/%d/%t", in.batch.GetFirstOffset(), in.version, in.replace))
+	return h.Sum(nil), nil
 }
 
 // ingest runs one batch through the gate. The idempotency row is read
@@ -146,16 +187,44 @@ func summaryOnly(r *gatev1.IngestResponse) *gatev1.IngestResponse {
 // again under its unique key, so concurrent duplicates (other requests,
 // other replicas) are decided by the database.
 func (s *Server) ingest(ctx context.Context, in batchInput) (*gatev1.IngestResponse, error) {
-	if stored, ok, err := s.store.batch(ctx, in.subject, in.partition, in.batchID); err != nil {
-		return nil, err
-	} else if ok {
-		return s.storedAnswer(in, stored)
-	}
-	cv, err := s.contracts.resolve(ctx, in.subject, in.version, false)
+	digest, err := digestOf(in)
 	if err != nil {
 		return nil, err
 	}
-	cont, contained, err := s.store.getContainment(ctx, in.subject)
+	key := batchKey{in.subject, in.partition, in.batchID}
+	if stored, ok, err := s.store.Batch(ctx, key); err != nil {
+		return nil, err
+	} else if ok {
+		return s.storedAnswer(ctx, in, digest, stored)
+	}
+	for attempt := 0; ; attempt++ {
+		resp, err := s.ingestOnce(ctx, in, digest)
+		switch {
+		case errors.Is(err, errTargetMoved) && attempt < 3:
+			continue
+		case errors.Is(err, errTargetMoved):
+			return nil, rpcerr.WithReason(codes.Aborted, "PARTITION_BUSY", fmt.Sprintf("partition %s of %s kept changing (sealed, replaced) while batch %s was validated; send it again",
+				in.partition, in.subject, in.batchID), map[string]string{"subject": in.subject, "partition": in.partition})
+		case errors.Is(err, errDuplicateBatch):
+			stored, ok, err := s.store.Batch(ctx, key)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				return nil, fmt.Errorf("batch %s of %s/%s: lost the idempotency race but found no stored row", in.batchID, in.subject, in.partition)
+			}
+			return s.storedAnswer(ctx, in, digest, stored)
+		}
+		return resp, err
+	}
+}
+
+func (s *Server) ingestOnce(ctx context.Context, in batchInput, digest []byte) (*gatev1.IngestResponse, error) {
+	cv, err := s.targetVersion(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	cont, contained, err := s.store.Containment(ctx, in.subject)
 	if err != nil {
 		return nil, err
 	}
@@ -168,44 +237,183 @@ func (s *Server) ingest(ctx context.Context, in batchInput) (*gatev1.IngestRespo
 	var o *outcome
 	if contained && cont.Contained {
 		o = containedOutcome(in, cv, format, decoded, cont)
-	} else {
-		o, err = s.validate(ctx, in, cv, format, decoded)
-		if err != nil {
+	} else if o, err = s.validate(ctx, in, cv, format, decoded); err != nil {
+		return nil, err
+	}
+	if in.withRecords {
+		if err := s.fits(o.resp, in); err != nil {
 			return nil, err
 		}
 	}
-	alerts, err := s.store.commitBatch(ctx, s, o)
-	if errors.Is(err, errDuplicateBatch) {
-		stored, ok, err := s.store.batch(ctx, in.subject, in.partition, in.batchID)
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			return nil, fmt.Errorf("batch %s of %s/%s: lost the idempotency race but found no stored row", in.batchID, in.subject, in.partition)
-		}
-		return s.storedAnswer(in, stored)
-	}
+	resp, err := s.commitBatch(ctx, o, digest)
 	if err != nil {
 		return nil, err
 	}
-	s.metrics.batch(ctx, o)
-	for _, a := range alerts {
-		s.metrics.alert(ctx, a.GetSubject(), a.GetKind())
-	}
-	if o.blocked != nil {
-		return nil, blockedError(in, o.blocked)
-	}
-	o.resp.Alerts = alerts
-	return o.resp, nil
+	s.metrics.batch(ctx, o.in.subject, resp.GetSummary())
+	s.sealDue(ctx, cv, in.subject)
+	return resp, nil
 }
 
-// storedAnswer repeats a stored batch's verdicts.
-func (s *Server) storedAnswer(in batchInput, b storedBatch) (*gatev1.IngestResponse, error) {
-	if b.status == gatev1.BatchStatus_BATCH_STATUS_BLOCKED {
+// targetVersion is the contract version a batch is validated with: that
+// of the open partition (or amendment) it goes into, so one partition is
+// judged by one version; for a batch that opens one, the pinned version,
+// else the version in force for the partition's data date when the
+// contract declares a partition time, else the active version. Without a
+// partition time, a batch pinning a later version than the open
+// partition's seals it (SEAL_CAUSE_VERSION) and opens an amendment.
+func (s *Server) targetVersion(ctx context.Context, in batchInput) (*compiled, error) {
+	if !in.replace {
+		_, u, ok, err := s.store.Head(ctx, in.subject, in.partition, nil)
+		if err != nil {
+			return nil, err
+		}
+		if ok && u.status == gatev1.PartitionStatus_PARTITION_STATUS_OPEN && u.version > 0 {
+			if in.version > u.version {
+				cv, err := s.contracts.resolve(ctx, in.subject, in.version, false)
+				if err != nil {
+					return nil, err
+				}
+				if cv.spec == nil {
+					// Versions by wall clock: the later version closes the
+					// open part and judges what follows, as an amendment.
+					if _, err := s.seal(ctx, in.subject, in.partition, gatev1.SealCause_SEAL_CAUSE_VERSION, auth.NameFromContext(ctx)); err != nil {
+						return nil, err
+					}
+					return cv, nil
+				}
+			}
+			if in.version > 0 && in.version != u.version {
+				return nil, rpcerr.FailedPrecondition("PARTITION_VERSION_MISMATCH",
+					fmt.Sprintf("partition %s of %s is judged by version %d (its first batch's); send its batches with version %d or 0, or resend the partition with replace to judge it by version %d",
+						in.partition, in.subject, u.version, u.version, in.version),
+					map[string]string{"subject": in.subject, "partition": in.partition, "version": fmt.Sprint(u.version)})
+			}
+			return s.contracts.resolve(ctx, in.subject, u.version, false)
+		}
+	}
+	return s.versionFor(ctx, in.subject, in.partition, in.version)
+}
+
+// versionFor picks the version that judges a new partition (or amendment).
+func (s *Server) versionFor(ctx context.Context, subject, part string, pinned int32) (*compiled, error) {
+	if pinned > 0 {
+		return s.contracts.resolve(ctx, subject, pinned, false)
+	}
+	active, err := s.contracts.resolve(ctx, subject, 0, false)
+	if err != nil || active.spec == nil {
+		return active, err
+	}
+	_, end, err := active.spec.Bounds(part)
+	if err != nil {
+		return nil, rpcerr.InvalidArgument(err.Error(), rpcerr.FieldViolation{Field: "partition", Description: err.Error()})
+	}
+	return s.contracts.forData(ctx, subject, end)
+}
+
+// fits refuses, before anything is written, an answer with canonical
+// records that could not be sent in one message: a pipeline retrying
+// Unavailable forever is worse than being told to ask for less.
+func (s *Server) fits(resp *gatev1.IngestResponse, in batchInput) error {
+	limit := s.cfg.MaxMessageBytes - s.cfg.MaxMessageBytes/16 // room for alerts and the partition's state
+	if n := proto.Size(resp); n > limit {
+		return rpcerr.WithReason(codes.ResourceExhausted, "ANSWER_TOO_LARGE",
+			fmt.Sprintf("the answer to batch %s with its canonical records would be %d bytes, over the gate's message limit of %d bytes; nothing was written — send the batch with summary_only, or in smaller batches",
+				in.batchID, n, s.cfg.MaxMessageBytes),
+			map[string]string{"limit_bytes": fmt.Sprint(s.cfg.MaxMessageBytes), "answer_bytes": fmt.Sprint(n), "batch_id": in.batchID})
+	}
+	return nil
+}
+
+// storedAnswer repeats a stored batch's verdicts, after checking that the
+// retry carries what the batch carried. A batch sent with seal seals its
+// partition again if it is open (the seal is an action, not content).
+func (s *Server) storedAnswer(ctx context.Context, in batchInput, digest []byte, b storedBatch) (*gatev1.IngestResponse, error) {
+	key := batchKey{in.subject, in.partition, in.batchID}
+	if b.digest != nil && !bytes.Equal(b.digest, digest) {
+		return nil, rpcerr.FailedPrecondition("BATCH_ID_REUSED",
+			fmt.Sprintf("batch id reused with different content: %s of %s partition %s was ingested at %s with other records (or another first offset, version or replace); a retry must send the same batch — send new content under a new batch id",
+				in.batchID, in.subject, in.partition, b.at.UTC().Format(time.RFC3339)),
+			map[string]string{"subject": in.subject, "partition": in.partition, "batch_id": in.batchID})
+	}
+	if b.blocked != nil {
 		return nil, blockedError(in, b.blocked)
 	}
-	b.resp.Summary.Retried = true
-	return b.resp, nil
+	var resp *gatev1.IngestResponse
+	if b.legacy != nil {
+		resp = b.legacy
+		if !in.withRecords {
+			resp = summaryOnly(resp)
+		}
+	} else {
+		cv, err := s.contracts.resolve(ctx, in.subject, b.version, false)
+		if err != nil {
+			return nil, err
+		}
+		reasons, err := s.store.QuarantineReasons(ctx, key)
+		if err != nil {
+			return nil, err
+		}
+		recs, err := decodeVerdicts(cv.plan, b.verdicts, reasons)
+		if err != nil {
+			return nil, fmt.Errorf("batch %s of %s/%s: %w", in.batchID, in.subject, in.partition, err)
+		}
+		for _, r := range recs {
+			r.Sequence = in.sequence
+		}
+		if in.withRecords && b.accepted > 0 {
+			kept, ok, err := s.store.Answer(ctx, key, s.cfg.Clock())
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				return nil, rpcerr.FailedPrecondition("ANSWER_EXPIRED",
+					fmt.Sprintf("batch %s of %s partition %s was ingested at %s; its canonical records are kept only for batches that asked for them, for %s, and are gone — nothing was written twice; ask with summary_only for its verdicts",
+						in.batchID, in.subject, in.partition, b.at.UTC().Format(time.RFC3339), s.cfg.AnswerTTL),
+					map[string]string{"subject": in.subject, "partition": in.partition, "batch_id": in.batchID})
+			}
+			if err := decodeRecords(kept, recs); err != nil {
+				return nil, fmt.Errorf("batch %s of %s/%s: %w", in.batchID, in.subject, in.partition, err)
+			}
+		}
+		resp = &gatev1.IngestResponse{Records: recs, Summary: &gatev1.BatchSummary{Received: b.received, Accepted: b.accepted, Quarantined: b.quarantined,
+			Duplicates: b.duplicates, ContractVersion: b.version, Status: b.status}}
+		if len(b.alertSeqs) > 0 {
+			if resp.Alerts, err = s.alertsBySeq(ctx, in.subject, b.alertSeqs); err != nil {
+				return nil, err
+			}
+		}
+	}
+	resp.Summary.Retried = true
+	state, err := s.sealIfAsked(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	resp.Partition = state
+	return resp, nil
+}
+
+// alertsBySeq reads stored alerts of a subject by sequence.
+func (s *Server) alertsBySeq(ctx context.Context, subject string, seqs []int64) ([]*gatev1.Alert, error) {
+	var out []*gatev1.Alert
+	for _, seq := range seqs {
+		as, err := s.store.Alerts(ctx, subject, seq-1, 1)
+		if err != nil {
+			return nil, err
+		}
+		if len(as) == 1 && as[0].GetSequence() == seq {
+			out = append(out, as[0])
+		}
+	}
+	return out, nil
+}
+
+// summaryOnly drops canonical records from a response.
+func summaryOnly(r *gatev1.IngestResponse) *gatev1.IngestResponse {
+	out := &gatev1.IngestResponse{Summary: r.GetSummary(), Alerts: r.GetAlerts(), Partition: r.GetPartition(), Records: make([]*gatev1.RecordVerdict, len(r.GetRecords()))}
+	for i, v := range r.GetRecords() {
+		out.Records[i] = &gatev1.RecordVerdict{Index: v.GetIndex(), Position: v.GetPosition(), Status: v.GetStatus(), Reasons: v.GetReasons(), Alerts: v.GetAlerts(), Sequence: v.GetSequence()}
+	}
+	return out
 }
 
 // decode decodes a batch. A batch whose records cannot be delimited is
@@ -242,14 +450,14 @@ func quarantineID(subject, partition, batchID string, index int64) string {
 // rawOf returns what a quarantined record keeps as its raw bytes: the
 // record as sent, and for CSV the header line first so the row can be
 // read (and replayed) on its own.
-func rawOf(format recordv1.Format, header []byte, r *record.Record) []byte {
+func rawOf(format recordv1.Format, header []byte, raw []byte) []byte {
 	if format != recordv1.Format_FORMAT_CSV {
-		return r.Raw
+		return raw
 	}
-	out := make([]byte, 0, len(header)+1+len(r.Raw))
+	out := make([]byte, 0, len(header)+1+len(raw))
 	out = append(out, header...)
 	out = append(out, '\n')
-	return append(out, r.Raw...)
+	return append(out, raw...)
 }
 
 // csvHeader returns a CSV batch's header line.
@@ -261,17 +469,23 @@ func csvHeader(b *recordv1.RecordBatch) []byte {
 	return bytes.TrimSuffix(data, []byte("\r"))
 }
 
-func newOutcome(in batchInput, cv *compiled, format recordv1.Format, n int) *outcome {
-	return &outcome{in: in, cv: cv, format: format, resp: &gatev1.IngestResponse{
+func newOutcome(in batchInput, cv *compiled, format recordv1.Format, b *record.Batch) *outcome {
+	n := len(b.Records)
+	o := &outcome{in: in, cv: cv, format: format, header: csvHeader(in.batch), raws: make([][]byte, n), resp: &gatev1.IngestResponse{
 		Summary: &gatev1.BatchSummary{Received: int64(n), ContractVersion: cv.version},
 		Records: make([]*gatev1.RecordVerdict, n),
 	}}
+	for i := range b.Records {
+		o.raws[i] = b.Records[i].Raw
+	}
+	return o
 }
 
-func (o *outcome) quarantine(header []byte, r *record.Record, reasons []*recordv1.RecordError, idState int) {
-	o.resp.Records[r.Index] = &gatev1.RecordVerdict{Index: r.Index, Position: r.Position, Status: gatev1.RecordStatus_RECORD_STATUS_QUARANTINED, Reasons: reasons}
-	o.quar = append(o.quar, quarantined{id: quarantineID(o.in.subject, o.in.partition, o.in.batchID, r.Index), index: r.Index,
-		position: r.Position, raw: rawOf(o.format, header, r), reasons: reasons, idState: idState})
+func (o *outcome) quarantine(index, position int64, reasons []*recordv1.RecordError, idState int) {
+	o.resp.Records[index] = &gatev1.RecordVerdict{Index: index, Position: position, Status: gatev1.RecordStatus_RECORD_STATUS_QUARANTINED, Reasons: reasons,
+		Sequence: o.in.sequence}
+	o.quar = append(o.quar, quarantined{id: quarantineID(o.in.subject, o.in.partition, o.in.batchID, index), index: index,
+		position: position, raw: rawOf(o.format, o.header, o.raws[index]), reasons: reasons, idState: idState})
 }
 
 func (o *outcome) finish() {
@@ -288,6 +502,47 @@ func (o *outcome) finish() {
 	}
 }
 
+// withDuplicates is the outcome once the partition's key index has
+// spoken: the accepted records whose key was already accepted or released
+// in the partition are duplicates. By the contract's key check's policy
+// (QUARANTINE unless declared otherwise) they are quarantined with
+// DUPLICATE_KEY, counted against that check, and their keys stay out of
+// the index; under ALERT they pass, counted. The outcome it is called on
+// is not changed (the transaction may run again).
+func (o *outcome) withDuplicates(dup []keyed) *outcome {
+	if len(dup) == 0 {
+		return o
+	}
+	out := *o
+	out.resp = &gatev1.IngestResponse{Summary: proto.CloneOf(o.resp.GetSummary()), Records: append([]*gatev1.RecordVerdict(nil), o.resp.GetRecords()...)}
+	out.quar = append([]quarantined(nil), o.quar...)
+	out.figures = unitFigures{}
+	out.figures.add(o.figures)
+	idx, _ := o.cv.plan.KeyCheck()
+	ch := o.cv.plan.Checks()[idx]
+	var samples []int64
+	for _, d := range dup {
+		v := o.resp.GetRecords()[d.index]
+		samples = append(samples, v.GetPosition())
+		if ch.Policy == contractPolicyAlert {
+			nv := proto.CloneOf(v)
+			nv.Alerts = append(nv.Alerts, ch.Name)
+			out.resp.Records[d.index] = nv
+			continue
+		}
+		reason := &recordv1.RecordError{Code: recordv1.ErrorCode_ERROR_CODE_DUPLICATE_KEY, Field: ch.Field, Check: ch.Name,
+			Message: fmt.Sprintf("duplicate key: a record with this %s was already accepted (or released) in partition %s; resend the partition with replace to correct it, or leave the duplicate held",
+				strings.Join(ch.Fields, ", "), o.in.partition)}
+		out.quarantine(d.index, v.GetPosition(), []*recordv1.RecordError{reason}, d.idState)
+	}
+	out.figures.AddFailures(ch.Name, int64(len(dup)), samples)
+	out.finish()
+	if ch.Policy != contractPolicyAlert {
+		out.resp.Summary.Duplicates = int64(len(dup))
+	}
+	return &out
+}
+
 // containedOutcome quarantines every record of a contained source's batch
 // without validating or adapting it: nothing of it may propagate.
 //
@@ -296,13 +551,14 @@ func (o *outcome) finish() {
 // unmatched, and a replay that releases it adds only the match. Otherwise
 // containing a source would hide the very drop that made someone contain it.
 func containedOutcome(in batchInput, cv *compiled, format recordv1.Format, b *record.Batch, c containment) *outcome {
-	o := newOutcome(in, cv, format, len(b.Records))
-	header := csvHeader(in.batch)
+	o := newOutcome(in, cv, format, b)
 	msg := fmt.Sprintf("source %s is contained (by %s: %s); its records are held until it is released and they are replayed", in.subject, c.Principal, c.Reason)
+	o.figures.Stats.Rows = int64(len(b.Records))
 	idState := idUncounted
 	if field := matchRateField(cv); field != "" {
 		idState = idUnmatched
-		o.idField, o.idChecked = field, int64(len(b.Records))
+		o.idChecked = int64(len(b.Records))
+		o.figures.Stats.Fields = map[string]check.FieldStats{field: {IDs: o.idChecked}}
 	}
 	for i := range b.Records {
 		r := &b.Records[i]
@@ -310,7 +566,7 @@ func containedOutcome(in batchInput, cv *compiled, format recordv1.Format, b *re
 		if r.Err != nil {
 			reasons = append(reasons, r.Err)
 		}
-		o.quarantine(header, r, reasons, idState)
+		o.quarantine(r.Index, r.Position, reasons, idState)
 	}
 	o.finish()
 	return o
@@ -327,50 +583,42 @@ func matchRateField(cv *compiled) string {
 	return ""
 }
 
-// validate runs the checks, and for a batch that is not blocked the
-// adapter and the identifier lookups, which are the only network calls of
-// a batch; they run concurrently.
+// validate runs the checks, the placement of each record in the partition
+// (with a partition time), and for the records that pass them the adapter
+// and the identifier lookups, which are the only network calls of a
+// batch; they run concurrently.
 func (s *Server) validate(ctx context.Context, in batchInput, cv *compiled, format recordv1.Format, b *record.Batch) (*outcome, error) {
 	plan := cv.plan
-	res := plan.Validate(b.Records)
-	o := newOutcome(in, cv, format, len(b.Records))
-	if res.Blocked {
-		o.blocked = blockedDetail(plan, res)
-		o.blocked.ContractVersion = cv.version
-		o.resp.Summary.Status = gatev1.BatchStatus_BATCH_STATUS_BLOCKED
-		return o, nil
-	}
+	res := plan.ValidatePartition(b.Records, in.partition)
+	o := newOutcome(in, cv, format, b)
 	checks := plan.Checks()
-	pass := 0
+	misplaced, times := s.place(cv, in.partition, b, res)
+	var passing []*record.Record
 	for i := range res.Records {
-		if !res.Records[i].Quarantined {
-			pass++
+		if !res.Records[i].Quarantined && misplaced[i] == nil {
+			passing = append(passing, &b.Records[i])
 		}
 	}
 	var (
 		wg       sync.WaitGroup
-		adapted  *adapterv1.AdaptResponse
+		results  map[int64]*adapterv1.AdaptResult
 		adaptErr error
 		present  [][]bool
 		idErr    error
 	)
-	if pass > 0 {
+	if len(passing) > 0 {
 		wg.Go(func() {
-			adapted, adaptErr = s.adapter.Adapt(ctx, &adapterv1.AdaptRequest{Subject: in.subject, Version: cv.version, Batch: in.batch,
-				Partition: in.partition, BatchId: in.batchID})
+			results, adaptErr = s.adaptRecords(ctx, adaptTarget{subject: in.subject, partition: in.partition, batchID: in.batchID, version: cv.version},
+				format, o.header, passing)
 		})
 	}
 	wg.Go(func() { present, idErr = s.lookupIdentifiers(ctx, res.Identifiers) })
 	wg.Wait()
 	if adaptErr != nil {
-		return nil, peerError("adapter", adaptErr)
+		return nil, adaptErr
 	}
 	if idErr != nil {
 		return nil, peerError("idmap", idErr)
-	}
-	results := map[int64]*adapterv1.AdaptResult{}
-	for _, r := range adapted.GetResults() {
-		results[r.GetIndex()] = r
 	}
 
 	// Identifier match: per record of the first match-rate field, and the
@@ -393,12 +641,14 @@ func (s *Server) validate(ctx context.Context, in batchInput, cv *compiled, form
 		fs.Matched = matched
 		res.Stats.Fields[ids.Field] = fs
 		if k == 0 {
-			o.idField, o.idChecked, o.idMatched = ids.Field, int64(len(ids.Values)), matched
+			o.idChecked, o.idMatched = int64(len(ids.Values)), matched
 		}
 	}
-	o.stats = &res.Stats
+	o.figures.AddBatch(plan, res)
+	o.figures.Shapes = shapes(plan, b, res)
 
-	header := csvHeader(in.batch)
+	var mapping, placement []int64
+	var key []byte
 	for i := range b.Records {
 		r := &b.Records[i]
 		rr := &res.Records[i]
@@ -408,16 +658,18 @@ func (s *Server) validate(ctx context.Context, in batchInput, cv *compiled, form
 			ch := &checks[f.Check]
 			if ch.Policy == contractPolicyAlert {
 				alerts = append(alerts, ch.Name)
-				if o.recordAlerts == nil {
-					o.recordAlerts = map[int]int64{}
-				}
-				o.recordAlerts[f.Check]++
 				continue
 			}
 			reasons = append(reasons, &recordv1.RecordError{Code: f.Code, Field: f.Field, Message: f.Message, Check: ch.Name})
 		}
 		if rr.Quarantined {
-			o.quarantine(header, r, reasons, recIDState[i])
+			o.quarantine(r.Index, r.Position, reasons, recIDState[i])
+			o.resp.Records[i].Alerts = alerts
+			continue
+		}
+		if m := misplaced[i]; m != nil {
+			placement = append(placement, r.Position)
+			o.quarantine(r.Index, r.Position, []*recordv1.RecordError{m}, recIDState[i])
 			o.resp.Records[i].Alerts = alerts
 			continue
 		}
@@ -431,16 +683,63 @@ func (s *Server) validate(ctx context.Context, in batchInput, cv *compiled, form
 					e.Check = "mapping"
 				}
 			}
-			o.quarantine(header, r, ar.GetErrors(), recIDState[i])
+			mapping = append(mapping, r.Position)
+			o.quarantine(r.Index, r.Position, ar.GetErrors(), recIDState[i])
 			o.resp.Records[i].Alerts = alerts
 		default:
 			o.resp.Records[i] = &gatev1.RecordVerdict{Index: r.Index, Position: r.Position, Status: gatev1.RecordStatus_RECORD_STATUS_ACCEPTED,
-				Record: ar.GetRecord(), Alerts: alerts}
+				Record: ar.GetRecord(), Alerts: alerts, Sequence: in.sequence}
+			if times != nil && times[i].After(o.maxTime) {
+				o.maxTime = times[i]
+			}
+			var ok bool
+			if key, ok = plan.AppendKey(key[:0], r.Values); ok {
+				sum := sha256.Sum256(key)
+				o.keys = append(o.keys, keyed{index: r.Index, hash: sum[:16], idState: recIDState[i]})
+			}
 		}
 	}
-	o.shapes = clusters(plan, b, res, s.cfg.UnannouncedShare)
+	if len(mapping) > 0 {
+		o.figures.AddFailures("mapping", int64(len(mapping)), mapping)
+	}
+	if len(placement) > 0 {
+		o.figures.AddFailures("partition_time", int64(len(placement)), placement)
+	}
 	o.finish()
 	return o, nil
+}
+
+// place checks, with a partition time, that each record that passed the
+// checks belongs to the partition it was sent for, and returns the
+// misplaced ones' reasons and every record's event time, by index.
+func (s *Server) place(cv *compiled, part string, b *record.Batch, res *check.BatchResult) (map[int]*recordv1.RecordError, []time.Time) {
+	spec := cv.spec
+	if spec == nil {
+		return nil, nil
+	}
+	slot, ok := cv.plan.Schema().Lookup(spec.Field)
+	if !ok {
+		return nil, nil
+	}
+	misplaced := map[int]*recordv1.RecordError{}
+	times := make([]time.Time, len(b.Records))
+	for i := range b.Records {
+		if res.Records[i].Quarantined {
+			continue
+		}
+		t, err := spec.Time(b.Records[i].Values[slot])
+		switch {
+		case err != nil:
+			misplaced[i] = &recordv1.RecordError{Code: recordv1.ErrorCode_ERROR_CODE_OUTSIDE_PARTITION, Field: spec.Field, Check: "partition_time", Message: err.Error()}
+		case spec.Name(t) != part:
+			misplaced[i] = &recordv1.RecordError{Code: recordv1.ErrorCode_ERROR_CODE_OUTSIDE_PARTITION, Field: spec.Field, Check: "partition_time",
+				Message: fmt.Sprintf("field %s: %s places the record in partition %s, but its batch was sent for partition %s; send it with its own partition",
+					spec.Field, t.Format(time.RFC3339Nano), spec.Name(t), part)}
+		default:
+			times[i] = t
+		}
+	}
+	return misplaced, times
 }
 
 // peerError turns a failed call to a peer service into the gate's answer:
@@ -482,26 +781,8 @@ func (s *Server) lookupIdentifiers(ctx context.Context, ids []check.IdentifierVa
 	return out, nil
 }
 
-// blockedDetail describes the first blocking check of a batch.
-func blockedDetail(plan *check.Plan, res *check.BatchResult) *gatev1.BlockedDetail {
-	for i, cr := range res.Checks {
-		if !cr.Blocked {
-			continue
-		}
-		ch := plan.Checks()[i]
-		d := &gatev1.BlockedDetail{Check: ch.Name, Failures: cr.Failures, Received: int64(len(res.Records)), SamplePositions: cr.Samples}
-		if ch.Threshold.IsFraction {
-			d.Threshold = thresholdFraction(ch.Threshold.Fraction)
-		} else {
-			d.Threshold = thresholdCount(ch.Threshold.Count)
-		}
-		return d
-	}
-	return &gatev1.BlockedDetail{Received: int64(len(res.Records))}
-}
-
-// blockedError is the FAILED_PRECONDITION answer to a blocked batch. It is
-// built from the stored detail alone, so a retry gets the same answer.
+// blockedError is the FAILED_PRECONDITION answer to a batch that an
+// earlier version of the gate stored BLOCKED, when it is retried.
 func blockedError(in batchInput, d *gatev1.BlockedDetail) error {
 	pos := make([]string, len(d.GetSamplePositions()))
 	for i, p := range d.GetSamplePositions() {

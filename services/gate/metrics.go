@@ -6,6 +6,8 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
+
+	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
 )
 
 // metrics are the gate's OpenTelemetry instruments: the partition
@@ -20,7 +22,7 @@ type metrics struct {
 func newMetrics(m metric.Meter) (*metrics, error) {
 	var out metrics
 	var err error
-	if out.records, err = m.Int64Counter("seam.gate.records", metric.WithDescription("Records ingested, by subject and verdict (accepted, quarantined, blocked).")); err != nil {
+	if out.records, err = m.Int64Counter("seam.gate.records", metric.WithDescription("Records ingested, by subject and verdict (accepted, quarantined).")); err != nil {
 		return nil, fmt.Errorf("gate: create metric: %w", err)
 	}
 	if out.batches, err = m.Int64Counter("seam.gate.batches", metric.WithDescription("Batches ingested, by subject and status.")); err != nil {
@@ -35,14 +37,9 @@ func newMetrics(m metric.Meter) (*metrics, error) {
 	return &out, nil
 }
 
-func (m *metrics) batch(ctx context.Context, o *outcome) {
-	subj := attribute.String("subject", o.in.subject)
-	sum := o.resp.GetSummary()
+func (m *metrics) batch(ctx context.Context, subject string, sum *gatev1.BatchSummary) {
+	subj := attribute.String("subject", subject)
 	m.batches.Add(ctx, 1, metric.WithAttributes(subj, attribute.String("status", sum.GetStatus().String())))
-	if o.blocked != nil {
-		m.records.Add(ctx, sum.GetReceived(), metric.WithAttributes(subj, attribute.String("verdict", "blocked")))
-		return
-	}
 	m.records.Add(ctx, sum.GetAccepted(), metric.WithAttributes(subj, attribute.String("verdict", "accepted")))
 	m.records.Add(ctx, sum.GetQuarantined(), metric.WithAttributes(subj, attribute.String("verdict", "quarantined")))
 }

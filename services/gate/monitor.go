@@ -2,14 +2,13 @@ package gate
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
-	"math"
 	"sort"
 	"time"
 
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/seamdata/seam/core/check"
 	"github.com/seamdata/seam/platform/rpcerr"
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
 )
@@ -24,99 +23,56 @@ func (s *Server) GetMonitor(ctx context.Context, req *gatev1.GetMonitorRequest) 
 	if to == "" {
 		to = "\U0010FFFF"
 	}
-	rows, err := s.store.db.SQL.QueryContext(ctx, `SELECT part, received, accepted, quarantined, blocked, released, batches, id_checked, id_matched, updated_at
-FROM gate_partitions WHERE subject = $1 AND part >= $2 AND part <= $3 ORDER BY part`, req.GetSubject(), from, to)
+	parts, err := s.store.Units(ctx, req.GetSubject(), from, to)
 	if err != nil {
-		return nil, fmt.Errorf("read monitor of %s: %w", req.GetSubject(), err)
-	}
-	resp := &gatev1.GetMonitorResponse{}
-	byPart := map[string]*gatev1.PartitionMonitor{}
-	for rows.Next() {
-		m := &gatev1.PartitionMonitor{Subject: req.GetSubject()}
-		var checked, matched, at int64
-		if err := rows.Scan(&m.Partition, &m.Received, &m.Accepted, &m.Quarantined, &m.Blocked, &m.Released, &m.Batches, &checked, &matched, &at); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("read monitor of %s: %w", req.GetSubject(), err)
-		}
-		m.MatchRate = -1
-		if checked > 0 {
-			m.MatchRate = float64(matched) / float64(checked)
-		}
-		m.UpdateTime = timestamppb.New(time.Unix(0, at))
-		resp.Partitions = append(resp.Partitions, m)
-		byPart[m.Partition] = m
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read monitor of %s: %w", req.GetSubject(), err)
-	}
-	frows, err := s.store.db.SQL.QueryContext(ctx, `SELECT part, field, count, nulls, numbers, total, ids, matched FROM gate_field_stats
-WHERE subject = $1 AND part >= $2 AND part <= $3 ORDER BY part, field`, req.GetSubject(), from, to)
-	if err != nil {
-		return nil, fmt.Errorf("read field statistics of %s: %w", req.GetSubject(), err)
-	}
-	defer frows.Close()
-	for frows.Next() {
-		var part string
-		var numbers int64
-		var total float64
-		f := &gatev1.FieldMonitor{}
-		if err := frows.Scan(&part, &f.Field, &f.Count, &f.Nulls, &numbers, &total, &f.IdChecked, &f.IdMatched); err != nil {
-			return nil, fmt.Errorf("read field statistics of %s: %w", req.GetSubject(), err)
-		}
-		if numbers > 0 {
-			f.Mean = total / float64(numbers)
-		}
-		if m := byPart[part]; m != nil {
-			m.Fields = append(m.Fields, f)
-		}
-	}
-	return resp, frows.Err()
-}
-
-const alertColumns = `seq, at, subject, part, check_name, kind, severity, message, observed, baseline, field, count, first_seen, batch_id`
-
-func scanAlert(rows interface{ Scan(...any) error }) (*gatev1.Alert, error) {
-	a := &gatev1.Alert{}
-	var at, first int64
-	var sev int32
-	var observed, baseline sql.NullFloat64
-	if err := rows.Scan(&a.Sequence, &at, &a.Subject, &a.Partition, &a.Check, &a.Kind, &sev, &a.Message, &observed, &baseline, &a.Field, &a.Count, &first, &a.BatchId); err != nil {
 		return nil, err
 	}
-	a.Severity = gatev1.Severity(sev)
-	a.Time = timestamppb.New(time.Unix(0, at))
-	a.FirstSeen = timestamppb.New(time.Unix(0, first))
-	a.Observed, a.Baseline = math.NaN(), math.NaN()
-	if observed.Valid {
-		a.Observed = observed.Float64
+	resp := &gatev1.GetMonitorResponse{}
+	for _, pu := range parts {
+		resp.Partitions = append(resp.Partitions, partitionMonitor(req.GetSubject(), pu))
 	}
-	if baseline.Valid {
-		a.Baseline = baseline.Float64
-	}
-	return a, nil
+	return resp, nil
 }
 
-func (s *store) alerts(ctx context.Context, subject string, after int64, limit int) ([]*gatev1.Alert, error) {
-	w := &where{}
-	w.add("seq > ?", after)
-	if subject != "" {
-		w.add("subject = ?", subject)
-	}
-	rows, err := s.db.SQL.QueryContext(ctx, `SELECT `+alertColumns+` FROM gate_alerts`+w.String()+fmt.Sprintf(` ORDER BY seq LIMIT %d`, limit), w.args...)
-	if err != nil {
-		return nil, fmt.Errorf("list alerts: %w", err)
-	}
-	defer rows.Close()
-	var out []*gatev1.Alert
-	for rows.Next() {
-		a, err := scanAlert(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list alerts: %w", err)
+// partitionMonitor adds up a partition's units (the partition itself and its
+// amendments) of its current sending.
+func partitionMonitor(subject string, pu partUnits) *gatev1.PartitionMonitor {
+	m := &gatev1.PartitionMonitor{Subject: subject, Partition: pu.part.part, MatchRate: -1, Attempt: pu.part.attempt, Amendments: pu.part.amendment}
+	var stats check.Stats
+	var checked, matched int64
+	var updated time.Time
+	for _, u := range pu.units {
+		c := u.counts
+		m.Received += c.received
+		m.Quarantined += c.quarantined
+		m.Duplicates += c.duplicates
+		m.Released += c.released
+		m.Batches += c.batches
+		if u.verdict == gatev1.PartitionVerdict_PARTITION_VERDICT_BLOCKED {
+			// Held back: accepted, but not to be published.
+			m.Blocked += c.accepted
+		} else {
+			m.Accepted += c.accepted
 		}
-		out = append(out, a)
+		checked += c.idChecked
+		matched += c.idMatched
+		stats.Merge(u.figures.Stats)
+		if u.updatedAt.After(updated) {
+			updated = u.updatedAt
+		}
+		m.Status, m.Verdict = u.status, u.verdict
 	}
-	return out, rows.Err()
+	if checked > 0 {
+		m.MatchRate = float64(matched) / float64(checked)
+	}
+	if !updated.IsZero() {
+		m.UpdateTime = timestamppb.New(updated)
+	}
+	for _, name := range sortedKeys(stats.Fields) {
+		f := stats.Fields[name]
+		m.Fields = append(m.Fields, &gatev1.FieldMonitor{Field: name, Count: f.Count, Nulls: f.Nulls, Mean: f.Mean, IdChecked: f.IDs, IdMatched: f.Matched})
+	}
+	return m
 }
 
 // ListAlerts lists alerts after a sequence number, oldest first.
@@ -130,7 +86,7 @@ func (s *Server) ListAlerts(ctx context.Context, req *gatev1.ListAlertsRequest) 
 	case limit > maxPageSize:
 		limit = maxPageSize
 	}
-	out, err := s.store.alerts(ctx, req.GetSubject(), req.GetAfterSequence(), limit)
+	out, err := s.store.Alerts(ctx, req.GetSubject(), req.GetAfterSequence(), limit)
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +98,7 @@ func (s *Server) ListAlerts(ctx context.Context, req *gatev1.ListAlertsRequest) 
 // notifications only wake the reader).
 func (s *Server) WatchAlerts(req *gatev1.WatchAlertsRequest, stream gatev1.GateService_WatchAlertsServer) error {
 	ctx := stream.Context()
-	wake, err := s.store.db.Listen(ctx, alertChannel)
+	wake, err := s.store.Listen(ctx, alertChannel)
 	if err != nil {
 		return fmt.Errorf("watch alerts: %w", err)
 	}
@@ -151,7 +107,7 @@ func (s *Server) WatchAlerts(req *gatev1.WatchAlertsRequest, stream gatev1.GateS
 	defer tick.Stop()
 	for {
 		for {
-			batch, err := s.store.alerts(ctx, req.GetSubject(), after, maxPageSize)
+			batch, err := s.store.Alerts(ctx, req.GetSubject(), after, maxPageSize)
 			if err != nil {
 				return err
 			}

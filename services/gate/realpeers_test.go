@@ -95,7 +95,9 @@ func TestScenarioIdentifierChangeRealPeers(t *testing.T) {
 		t.Fatalf("RegisterConsumer: %v", err)
 	}
 	for i := range 7 {
-		if _, err := e.as("pipeline").Ingest(ctx, ingest("shop.orders", day(i), "b", orders{first: i * 1000, n: 200, amount: 85, unknown: 50})); err != nil {
+		req := ingest("shop.orders", day(i), "b", orders{first: i * 1000, n: 200, amount: 85, unknown: 50})
+		req.Seal = true
+		if _, err := e.as("pipeline").Ingest(ctx, req); err != nil {
 			t.Fatalf("baseline day %d: %v", i, err)
 		}
 	}
@@ -110,14 +112,14 @@ func TestScenarioIdentifierChangeRealPeers(t *testing.T) {
 	if s := b1.GetSummary(); s.GetAccepted() != 10 || s.GetQuarantined() != 490 {
 		t.Fatalf("summary = %v, want 10 accepted and 490 quarantined", s)
 	}
-	if len(alertsOf(b1.GetAlerts(), "UNANNOUNCED_CHANGE")) != 1 || len(alertsOf(b1.GetAlerts(), "MATCH_RATE")) != 1 {
-		t.Fatalf("alerts = %v, want an unannounced change and a match-rate alert", b1.GetAlerts())
-	}
 	if _, err := e.as("operator").Contain(ctx, &gatev1.ContainRequest{Subject: "shop.orders", Reason: "INC-1"}); err != nil {
 		t.Fatalf("Contain: %v", err)
 	}
 	if _, err := e.as("pipeline").Ingest(ctx, ingest("shop.orders", the, "b2", orders{first: 501, n: 100, amount: 85, uuids: 100})); err != nil {
 		t.Fatalf("Ingest while contained: %v", err)
+	}
+	if sealed := sealOf(t, e, "shop.orders", the); len(alertsOf(sealed.GetAlerts(), "UNANNOUNCED_CHANGE")) != 1 || len(alertsOf(sealed.GetAlerts(), "MATCH_RATE")) != 1 {
+		t.Fatalf("alerts at the seal = %v, want an unannounced change and a match-rate alert", sealed.GetAlerts())
 	}
 	e.registerV2(t)
 	window := &gatev1.ReplayWindow{Subject: "shop.orders", PartitionFrom: the, PartitionTo: the}
@@ -139,7 +141,7 @@ func TestScenarioIdentifierChangeRealPeers(t *testing.T) {
 	if again := replay(t, e, window, "real-2"); again.summary.GetReleased() != 0 {
 		t.Fatalf("second replay released %d, want 0", again.summary.GetReleased())
 	}
-	if m := monitorOf(t, e, "shop.orders", the); m.GetMatchRate() < 0.97 || m.GetMatchRate() > 0.995 {
-		t.Fatalf("match rate after the replay = %v (monitor %v), want back near 0.98", m.GetMatchRate(), m)
+	if m := monitorOf(t, e, "shop.orders", the); m.GetMatchRate() < 0.97 || m.GetMatchRate() > 0.995 || m.GetVerdict() != gatev1.PartitionVerdict_PARTITION_VERDICT_PASSED {
+		t.Fatalf("match rate after the replay = %v (monitor %v), want back near 0.98 and the day re-sealed PASSED", m.GetMatchRate(), m)
 	}
 }

@@ -3,7 +3,7 @@ package gate
 import (
 	"bytes"
 	"context"
-	"database/sql"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -14,9 +14,10 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/seamdata/seam/core/check"
+	"github.com/seamdata/seam/core/record"
 	"github.com/seamdata/seam/platform/auth"
 	"github.com/seamdata/seam/platform/rpcerr"
-	adapterv1 "github.com/seamdata/seam/proto/seam/adapter/v1"
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
 	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
 	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
@@ -26,18 +27,6 @@ import (
 // and releases in one transaction.
 const replayPage = 500
 
-// heldRow is a held record read for a replay.
-type heldRow struct {
-	id       string
-	part     string
-	batchID  string
-	index    int64
-	position int64
-	format   recordv1.Format
-	raw      []byte
-	idState  int
-}
-
 // replayVerdict is what today's contract, mapping and id tables say about
 // a held record.
 type replayVerdict struct {
@@ -46,6 +35,9 @@ type replayVerdict struct {
 	record  *recordv1.CanonicalRecord
 	matched bool // its identifier resolves now
 	checked bool // it has an identifier value to count
+	// key is the hash of its contract key (nil without one), which the
+	// partition's key index must not hold yet for it to be released.
+	key []byte
 }
 
 func validateWindow(w *gatev1.ReplayWindow) error {
@@ -67,59 +59,11 @@ func validateWindow(w *gatev1.ReplayWindow) error {
 	return nil
 }
 
-// heldPartitions lists the partitions of the window that hold records, by
-// the (subject, state, part) index: the cost is the window's, not the
-// quarantine's.
-func (s *store) heldPartitions(ctx context.Context, w *gatev1.ReplayWindow, replayID string) ([]string, error) {
-	q := `SELECT DISTINCT part FROM gate_quarantine WHERE subject = $1 AND state = $2 AND part >= $3 AND part <= $4`
-	args := []any{w.GetSubject(), int32(gatev1.QuarantineState_QUARANTINE_STATE_HELD), w.GetPartitionFrom(), w.GetPartitionTo()}
-	if replayID != "" {
-		q += ` UNION SELECT DISTINCT part FROM gate_quarantine WHERE replay_id = $5 AND subject = $1 AND part >= $3 AND part <= $4`
-		args = append(args, replayID)
-	}
-	rows, err := s.db.SQL.QueryContext(ctx, q+` ORDER BY part`, args...)
-	if err != nil {
-		return nil, fmt.Errorf("list partitions of the replay window: %w", err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var p string
-		if err := rows.Scan(&p); err != nil {
-			return nil, fmt.Errorf("list partitions of the replay window: %w", err)
-		}
-		out = append(out, p)
-	}
-	return out, rows.Err()
-}
-
-// heldPage reads up to replayPage held records of one partition after
-// (batchID, index).
-func (s *store) heldPage(ctx context.Context, subject, part, afterBatch string, afterIndex int64) ([]heldRow, error) {
-	rows, err := s.db.SQL.QueryContext(ctx, `SELECT id, part, batch_id, idx, position, format, raw, id_state FROM gate_quarantine
-WHERE subject = $1 AND state = $2 AND part = $3 AND (batch_id, idx) > ($4, $5) ORDER BY batch_id, idx LIMIT $6`,
-		subject, int32(gatev1.QuarantineState_QUARANTINE_STATE_HELD), part, afterBatch, afterIndex, replayPage)
-	if err != nil {
-		return nil, fmt.Errorf("read held records of %s/%s: %w", subject, part, err)
-	}
-	defer rows.Close()
-	var out []heldRow
-	for rows.Next() {
-		var h heldRow
-		var f int32
-		if err := rows.Scan(&h.id, &h.part, &h.batchID, &h.index, &h.position, &f, &h.raw, &h.idState); err != nil {
-			return nil, fmt.Errorf("read held records of %s/%s: %w", subject, part, err)
-		}
-		h.format = recordv1.Format(f)
-		out = append(out, h)
-	}
-	return out, rows.Err()
-}
-
 // replayGroup is held records re-encoded as one batch: JSON records as
 // NDJSON lines, CSV rows under their header.
 type replayGroup struct {
 	format recordv1.Format
+	header []byte // of a CSV group
 	data   bytes.Buffer
 	rows   []int // index into the page, per record of the batch
 }
@@ -132,6 +76,11 @@ func (s *Server) evaluate(ctx context.Context, cv *compiled, subject, replayID s
 	groups := map[string]*replayGroup{}
 	var order []string
 	for i, h := range page {
+		if h.truncated {
+			out[i].reasons = []*recordv1.RecordError{{Code: recordv1.ErrorCode_ERROR_CODE_TOO_LARGE, Check: "quarantine.size",
+				Message: fmt.Sprintf("the record at position %d was larger than the quarantine keeps (its first bytes, size and SHA-256 are kept); it cannot be replayed — discard it, and have the source resend it", h.position)}}
+			continue
+		}
 		key, line, err := replayLine(h)
 		if err != nil {
 			out[i].reasons = []*recordv1.RecordError{{Code: recordv1.ErrorCode_ERROR_CODE_MALFORMED, Message: err.Error(), Check: "record.decode"}}
@@ -142,7 +91,8 @@ func (s *Server) evaluate(ctx context.Context, cv *compiled, subject, replayID s
 			g = &replayGroup{format: recordv1.Format_FORMAT_NDJSON}
 			if strings.HasPrefix(key, "csv:") {
 				g.format = recordv1.Format_FORMAT_CSV
-				g.data.WriteString(strings.TrimPrefix(key, "csv:"))
+				g.header = []byte(strings.TrimPrefix(key, "csv:"))
+				g.data.Write(g.header)
 				g.data.WriteByte('\n')
 			}
 			groups[key] = g
@@ -177,7 +127,6 @@ func replayLine(h heldRow) (string, []byte, error) {
 }
 
 func (s *Server) evaluateGroup(ctx context.Context, cv *compiled, subject, replayID string, g *replayGroup, page []heldRow, out []replayVerdict) error {
-	batch := &recordv1.RecordBatch{Body: &recordv1.RecordBatch_Raw{Raw: &recordv1.RawRecords{Format: g.format, Data: g.data.Bytes()}}}
 	dec := cv.decoder()
 	decoded, err := dec.Decode(g.format, g.data.Bytes(), 0)
 	cv.release(dec)
@@ -188,28 +137,21 @@ func (s *Server) evaluateGroup(ctx context.Context, cv *compiled, subject, repla
 		return fmt.Errorf("re-decode held records of %s: %d records from %d held rows", subject, len(decoded.Records), len(g.rows))
 	}
 	plan := cv.plan
-	res := plan.Validate(decoded.Records)
+	res := plan.ValidatePartition(decoded.Records, page[g.rows[0]].part) // a page holds one partition's records
 	checks := plan.Checks()
-	pass := false
+	var passing []*record.Record
 	for i := range res.Records {
 		if !res.Records[i].Quarantined {
-			pass = true
+			passing = append(passing, &decoded.Records[i])
 		}
 	}
-	var adapted *adapterv1.AdaptResponse
-	if pass {
-		adapted, err = s.adapter.Adapt(ctx, &adapterv1.AdaptRequest{Subject: subject, Version: cv.version, Batch: batch, BatchId: "replay:" + replayID})
-		if err != nil {
-			return peerError("adapter", err)
-		}
+	results, err := s.adaptRecords(ctx, adaptTarget{subject: subject, batchID: "replay:" + replayID, version: cv.version}, g.format, g.header, passing)
+	if err != nil {
+		return err
 	}
 	present, err := s.lookupIdentifiers(ctx, res.Identifiers)
 	if err != nil {
 		return peerError("idmap", err)
-	}
-	results := map[int64]*adapterv1.AdaptResult{}
-	for _, r := range adapted.GetResults() {
-		results[r.GetIndex()] = r
 	}
 	if len(res.Identifiers) > 0 {
 		ids := res.Identifiers[0]
@@ -244,6 +186,10 @@ func (s *Server) evaluateGroup(ctx context.Context, cv *compiled, subject, repla
 			p := rec.Provenance
 			p.Subject, p.ContractVersion, p.Partition, p.BatchId, p.Index, p.Position = subject, cv.version, h.part, h.batchID, h.index, h.position
 			v.ok, v.record = true, rec
+			if k, ok := cv.plan.AppendKey(nil, decoded.Records[i].Values); ok {
+				sum := sha256.Sum256(k)
+				v.key = sum[:16]
+			}
 		}
 	}
 	return nil
@@ -260,7 +206,7 @@ func (s *Server) PlanReplay(ctx context.Context, req *gatev1.PlanReplayRequest) 
 	if err != nil {
 		return nil, err
 	}
-	parts, err := s.store.heldPartitions(ctx, w, "")
+	parts, err := s.store.HeldPartitions(ctx, w.GetSubject(), w.GetPartitionFrom(), w.GetPartitionTo(), "")
 	if err != nil {
 		return nil, err
 	}
@@ -270,7 +216,7 @@ func (s *Server) PlanReplay(ctx context.Context, req *gatev1.PlanReplayRequest) 
 		pp := &gatev1.PartitionPlan{Partition: part}
 		afterBatch, afterIndex := "", int64(-1)
 		for {
-			page, err := s.store.heldPage(ctx, w.GetSubject(), part, afterBatch, afterIndex)
+			page, err := s.store.HeldPage(ctx, w.GetSubject(), part, afterBatch, afterIndex, replayPage)
 			if err != nil {
 				return nil, err
 			}
@@ -328,7 +274,9 @@ func (s *Server) Replay(req *gatev1.ReplayRequest, stream gatev1.GateService_Rep
 		return rpcerr.InvalidArgument("replay reason too long", rpcerr.FieldViolation{Field: "reason",
 			Description: fmt.Sprintf("%d bytes; say why in at most %d", len(reason), maxReplayReason)})
 	}
-	rerun, err := s.registry.GetRerunOrder(ctx, &registryv1.GetRerunOrderRequest{Root: &registryv1.GetRerunOrderRequest_Subject{Subject: w.GetSubject()}})
+	rctx, cancel := context.WithTimeout(ctx, s.cfg.RegistryTimeout)
+	rerun, err := s.registry.GetRerunOrder(rctx, &registryv1.GetRerunOrderRequest{Root: &registryv1.GetRerunOrderRequest_Subject{Subject: w.GetSubject()}})
+	cancel()
 	if err != nil {
 		// Without the rerun order the backfill could not tell anyone to
 		// rerun; refuse before releasing anything.
@@ -338,7 +286,7 @@ func (s *Server) Replay(req *gatev1.ReplayRequest, stream gatev1.GateService_Rep
 	if err != nil {
 		return err
 	}
-	parts, err := s.store.heldPartitions(ctx, w, replayID)
+	parts, err := s.store.HeldPartitions(ctx, w.GetSubject(), w.GetPartitionFrom(), w.GetPartitionTo(), replayID)
 	if err != nil {
 		return err
 	}
@@ -352,7 +300,7 @@ func (s *Server) Replay(req *gatev1.ReplayRequest, stream gatev1.GateService_Rep
 		return stream.Send(&gatev1.ReplayResponse{Message: &gatev1.ReplayResponse_Record{Record: rec}})
 	}
 	for _, part := range parts {
-		before, err := s.store.releasedBy(ctx, w.GetSubject(), part, replayID)
+		before, err := s.store.ReleasedBy(ctx, w.GetSubject(), part, replayID)
 		if err != nil {
 			return err
 		}
@@ -362,22 +310,30 @@ func (s *Server) Replay(req *gatev1.ReplayRequest, stream gatev1.GateService_Rep
 			}
 		}
 		sum.Released += int64(len(before))
+		touched := map[int32]bool{}
 		afterBatch, afterIndex := "", int64(-1)
 		for {
-			page, err := s.store.heldPage(ctx, w.GetSubject(), part, afterBatch, afterIndex)
+			page, err := s.store.HeldPage(ctx, w.GetSubject(), part, afterBatch, afterIndex, replayPage)
 			if err != nil {
 				return err
 			}
 			if len(page) == 0 {
+				if err := s.reseal(ctx, w.GetSubject(), part, principal, touched); err != nil {
+					return err
+				}
 				break
 			}
 			verdicts, err := s.evaluate(ctx, cv, w.GetSubject(), replayID, page)
 			if err != nil {
 				return err
 			}
-			released, err := s.store.release(ctx, s, cv, w.GetSubject(), part, replayID, principal, page, verdicts)
+			released, dups, amended, err := s.release(ctx, cv, w.GetSubject(), part, replayID, principal, page, verdicts)
 			if err != nil {
 				return err
+			}
+			sum.Remaining += dups
+			for a := range amended {
+				touched[a] = true
 			}
 			for _, rec := range released {
 				if err := send(rec); err != nil {
@@ -409,92 +365,140 @@ func (s *Server) Replay(req *gatev1.ReplayRequest, stream gatev1.GateService_Rep
 	return stream.Send(&gatev1.ReplayResponse{Message: &gatev1.ReplayResponse_Summary{Summary: sum}})
 }
 
-// releasedBy returns the canonical records a replay id released in a
-// partition before, for a retried replay to send again.
-func (s *store) releasedBy(ctx context.Context, subject, part, replayID string) ([]*recordv1.CanonicalRecord, error) {
-	rows, err := s.db.SQL.QueryContext(ctx, `SELECT canonical FROM gate_quarantine WHERE replay_id = $1 AND subject = $2 AND part = $3 ORDER BY batch_id, idx`,
-		replayID, subject, part)
-	if err != nil {
-		return nil, fmt.Errorf("read records replay %s released in %s: %w", replayID, part, err)
-	}
-	defer rows.Close()
-	var out []*recordv1.CanonicalRecord
-	for rows.Next() {
-		var b []byte
-		if err := rows.Scan(&b); err != nil {
-			return nil, fmt.Errorf("read records replay %s released in %s: %w", replayID, part, err)
-		}
-		rec := &recordv1.CanonicalRecord{}
-		if err := proto.Unmarshal(b, rec); err != nil {
-			return nil, fmt.Errorf("decode a record replay %s released in %s: %w", replayID, part, err)
-		}
-		out = append(out, rec)
-	}
-	return out, rows.Err()
-}
-
 // release marks the passing records of a page released in one
-// transaction, with their canonical record and replay id, and counts them
-// in the partition's monitor. A record another replay released meanwhile
-// is skipped: the conditional update decides, not this process.
-func (s *store) release(ctx context.Context, srv *Server, cv *compiled, subject, part, replayID, principal string, page []heldRow, verdicts []replayVerdict) ([]*recordv1.CanonicalRecord, error) {
+// transaction, with their canonical record and replay id, into the
+// partition (and amendment) each came from: its key enters the
+// partition's key index (a record whose key is already there stays held,
+// a duplicate), its unit counts it released, its identifier counts once
+// in the match rate, and the checks it failed no longer count it. A
+// record another replay released meanwhile is skipped: the conditional
+// update decides, not this process. It returns the released records, the
+// duplicates kept held, and the amendments that released records.
+func (s *Server) release(ctx context.Context, cv *compiled, subject, part, replayID, principal string, page []heldRow, verdicts []replayVerdict) ([]*recordv1.CanonicalRecord, int64, map[int32]bool, error) {
 	var out []*recordv1.CanonicalRecord
-	now := srv.cfg.Clock().UnixNano()
+	var dups int64
+	var touched map[int32]bool
+	now := s.cfg.Clock()
 	idField := matchRateField(cv)
-	err := s.db.InTx(ctx, func(tx *sql.Tx) error {
-		out = out[:0]
-		var checked, matched int64
+	err := s.store.InTx(ctx, func(tx storeTx) error {
+		out, dups, touched = out[:0], 0, map[int32]bool{}
+		p, ok, err := tx.LockPartition(ctx, subject, part, false, now)
+		if err != nil || !ok {
+			return err
+		}
+		units := map[int32]*unitRow{}
 		for i, v := range verdicts {
 			if !v.ok {
 				continue
 			}
 			h := page[i]
+			if v.key != nil {
+				fresh, err := tx.InsertKeys(ctx, p.pid, [][]byte{v.key})
+				if err != nil {
+					return err
+				}
+				if !fresh[0] {
+					dups++
+					continue
+				}
+			}
 			blob, err := proto.Marshal(v.record)
 			if err != nil {
 				return fmt.Errorf("encode released record %s: %w", h.id, err)
 			}
-			res, err := tx.ExecContext(ctx, `UPDATE gate_quarantine SET state = $1, state_at = $2, state_reason = $3, state_by = $4, replay_id = $5, record_id = $6, canonical = $7
-WHERE id = $8 AND state = $9`, int32(gatev1.QuarantineState_QUARANTINE_STATE_RELEASED), now, "replay "+replayID, principal, replayID,
-				v.record.GetRecordId(), blob, h.id, int32(gatev1.QuarantineState_QUARANTINE_STATE_HELD))
+			ok, err := tx.Release(ctx, releaseRow{id: h.id, replayID: replayID, principal: principal, recordID: v.record.GetRecordId(), canonical: blob, at: now})
 			if err != nil {
-				return fmt.Errorf("release record %s: %w", h.id, err)
+				return err
 			}
-			if n, err := res.RowsAffected(); err != nil {
-				return fmt.Errorf("release record %s: %w", h.id, err)
-			} else if n == 0 {
+			if !ok {
 				continue
 			}
 			out = append(out, v.record)
+			u := units[h.amendment]
+			if u == nil {
+				got, ok, err := tx.Unit(ctx, p.pid, h.amendment)
+				if err != nil {
+					return err
+				}
+				if !ok {
+					got = unitRow{pid: p.pid, amendment: h.amendment, status: gatev1.PartitionStatus_PARTITION_STATUS_OPEN, version: cv.version, openedAt: now}
+				}
+				u = &got
+				units[h.amendment] = u
+			}
+			u.counts.released++
+			u.figures.removeFailures(h.failed)
 			// The identifier counts once in the match rate: records counted
 			// as unmatched at ingest now count as matched if they resolve.
+			var checked, matched int64
 			switch {
 			case h.idState == idUncounted && v.checked:
-				checked++
+				checked = 1
 				if v.matched {
-					matched++
+					matched = 1
 				}
 			case h.idState == idUnmatched && v.matched:
-				matched++
+				matched = 1
 			}
+			u.counts.idChecked += checked
+			u.counts.idMatched += matched
+			if idField != "" && (checked > 0 || matched > 0) {
+				if u.figures.Stats.Fields == nil {
+					u.figures.Stats.Fields = map[string]check.FieldStats{}
+				}
+				f := u.figures.Stats.Fields[idField]
+				f.IDs += checked
+				f.Matched += matched
+				u.figures.Stats.Fields[idField] = f
+			}
+			u.updatedAt = now
 		}
-		if len(out) == 0 {
-			return nil
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE gate_partitions SET released = released + $1, id_checked = id_checked + $2, id_matched = id_matched + $3, updated_at = $4
-WHERE subject = $5 AND part = $6`, len(out), checked, matched, now, subject, part); err != nil {
-			return fmt.Errorf("count released records of %s/%s: %w", subject, part, err)
-		}
-		if idField != "" && (checked > 0 || matched > 0) {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO gate_field_stats (subject, part, field, count, nulls, numbers, total, ids, matched)
-VALUES ($1, $2, $3, 0, 0, 0, 0, $4, $5)
-ON CONFLICT (subject, part, field) DO UPDATE SET ids = gate_field_stats.ids + excluded.ids, matched = gate_field_stats.matched + excluded.matched`,
-				subject, part, idField, checked, matched); err != nil {
-				return fmt.Errorf("count released identifiers of %s/%s: %w", subject, part, err)
+		for a, u := range units {
+			touched[a] = true
+			if err := tx.PutUnit(ctx, *u); err != nil {
+				return err
 			}
 		}
 		return nil
 	})
-	return out, err
+	return out, dups, touched, err
+}
+
+// reseal judges again the sealed units a replay released records into,
+// so their verdict and figures read as the partition now stands.
+func (s *Server) reseal(ctx context.Context, subject, part, principal string, amendments map[int32]bool) error {
+	for a := range amendments {
+		_, u, ok, err := s.store.Head(ctx, subject, part, &a)
+		if err != nil {
+			return err
+		}
+		if !ok || u.status != gatev1.PartitionStatus_PARTITION_STATUS_SEALED {
+			continue
+		}
+		cv, err := s.contracts.resolve(ctx, subject, u.version, false)
+		if err != nil {
+			return err
+		}
+		now := s.cfg.Clock()
+		err = s.store.InTx(ctx, func(tx storeTx) error {
+			p, ok, err := tx.LockPartition(ctx, subject, part, false, now)
+			if err != nil || !ok {
+				return err
+			}
+			u, ok, err := tx.Unit(ctx, p.pid, a)
+			if err != nil || !ok || u.status != gatev1.PartitionStatus_PARTITION_STATUS_SEALED {
+				return err
+			}
+			if _, err := s.sealUnit(ctx, tx, cv, p, &u, gatev1.SealCause_SEAL_CAUSE_REPLAY, principal, "", now); err != nil {
+				return err
+			}
+			return tx.PutUnit(ctx, u)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // backfillCompleted records the backfill in the registry's event stream
@@ -521,19 +525,38 @@ func (s *Server) backfillCompleted(ctx context.Context, w *gatev1.ReplayWindow, 
 		return 0, fmt.Errorf("encode backfill event: %w", err)
 	}
 	id := "gate-backfill-" + replayID
-	if err := s.store.db.InTx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO gate_outbox (event_id, payload, created_at) VALUES ($1, $2, $3) ON CONFLICT (event_id) DO NOTHING`,
-			id, payload, now.UnixNano()); err != nil {
-			return fmt.Errorf("queue backfill event of replay %s: %w", replayID, err)
-		}
-		return s.store.db.Notify(ctx, tx, outboxChannel)
-	}); err != nil {
+	if err := s.store.QueueEventOnce(ctx, outboxEvent{EventID: id, Payload: payload}, now); err != nil {
 		return 0, err
 	}
-	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	if err := s.deliverPending(dctx); err != nil {
-		s.cfg.Logger.WarnContext(ctx, "backfill event queued; the registry will get it when reachable", "replay_id", replayID, "error", err)
+	return s.awaitDelivery(ctx, id, backfillDeliveryWait)
+}
+
+// backfillDeliveryWait is how long a replay waits for the relay to deliver
+// its BACKFILL_COMPLETED event before answering without its sequence.
+const backfillDeliveryWait = 5 * time.Second
+
+// awaitDelivery waits, up to limit, until the relay (of this replica or
+// another) has delivered event id, and returns its registry sequence, or
+// 0 when it still waits in the outbox.
+func (s *Server) awaitDelivery(ctx context.Context, id string, limit time.Duration) (int64, error) {
+	deadline := time.NewTimer(limit)
+	defer deadline.Stop()
+	tick := time.NewTicker(s.cfg.RelayInterval / 4)
+	defer tick.Stop()
+	for {
+		woken := s.delivered.wait()
+		seq, err := s.store.RegistrySeq(ctx, id)
+		if err != nil || seq > 0 {
+			return seq, err
+		}
+		select {
+		case <-woken:
+		case <-tick.C:
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-deadline.C:
+			s.cfg.Logger.WarnContext(ctx, "backfill event queued; the registry will get it when reachable", "event_id", id)
+			return 0, nil
+		}
 	}
-	return s.store.registrySeq(ctx, id)
 }

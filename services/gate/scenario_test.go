@@ -8,10 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
-	"github.com/seamdata/seam/platform/rpcerr"
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
 	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
 	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
@@ -55,62 +51,70 @@ func alertsOf(alerts []*gatev1.Alert, kind string) []*gatev1.Alert {
 	return out
 }
 
-// Scenario 2: a batch in which 0.4% of the orders lack the required
-// customer_id is BLOCKED whole, and nothing of it propagates.
-func TestScenarioMissingKeyBlocksBatch(t *testing.T) {
+// Scenario 2: a partition in which 0.4% of the orders lack the required
+// customer_id (a BLOCK check tolerating no failure) is BLOCKED whole at its
+// seal. The batch that crosses the threshold is told at once that the
+// partition will be blocked, so a pipeline can stop; the failing records
+// are quarantined, the others judged as usual, and the verdict says which
+// check decided, with its counts and first positions.
+func TestScenarioMissingKeyBlocksPartition(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.knowCustomers()
 	ctx := context.Background()
 	req := ingest("shop.orders", "2025-03-01", "big", orders{first: 1, n: 10000, amount: 85, missing: 40})
-	var details []*gatev1.BlockedDetail
+	req.SummaryOnly = true
 	for attempt := range 2 {
-		_, err := e.as("pipeline").Ingest(ctx, req)
-		if status.Code(err) != codes.FailedPrecondition || rpcerr.Reason(err) != "BATCH_BLOCKED" {
-			t.Fatalf("attempt %d: Ingest = %v, want FailedPrecondition BATCH_BLOCKED", attempt, err)
+		resp, err := e.as("pipeline").Ingest(ctx, req)
+		if err != nil {
+			t.Fatalf("attempt %d: Ingest: %v", attempt, err)
 		}
-		for _, d := range status.Convert(err).Details() {
-			if bd, ok := d.(*gatev1.BlockedDetail); ok {
-				details = append(details, bd)
-			}
+		if s := resp.GetSummary(); s.GetAccepted() != 9960 || s.GetQuarantined() != 40 || s.GetRetried() != (attempt == 1) {
+			t.Fatalf("attempt %d: summary = %v, want 9960 accepted and 40 quarantined", attempt, s)
 		}
-		if msg := status.Convert(err).Message(); !strings.Contains(msg, "40 of 10000") {
-			t.Fatalf("message %q does not name the count", msg)
+		p := resp.GetPartition()
+		if !p.GetWillBlock() || p.GetStatus() != gatev1.PartitionStatus_PARTITION_STATUS_OPEN || !strings.Contains(p.GetNotice(), "will be BLOCKED") ||
+			len(p.GetChecks()) != 1 || p.GetChecks()[0].GetFailures() != 40 || p.GetChecks()[0].GetRows() != 10000 {
+			t.Fatalf("attempt %d: partition = %v, want it open and told it will be BLOCKED by 40 of 10000", attempt, p)
 		}
 	}
-	if len(details) != 2 {
-		t.Fatalf("BlockedDetail on %d of 2 answers", len(details))
+	sealed := sealOf(t, e, "shop.orders", "2025-03-01")
+	if sealed.GetVerdict() != gatev1.PartitionVerdict_PARTITION_VERDICT_BLOCKED || sealed.GetCounts().GetReceived() != 10000 {
+		t.Fatalf("sealed = %v, want BLOCKED with 10000 records", sealed)
 	}
-	d := details[0]
-	if !strings.Contains(d.GetCheck(), "customer") || d.GetFailures() != 40 || d.GetReceived() != 10000 || len(d.GetSamplePositions()) == 0 || d.GetSamplePositions()[0] != 1 {
-		t.Fatalf("BlockedDetail = %v, want a customer_id check failing 40 of 10000 from position 1", d)
+	var decided *gatev1.CheckOutcome
+	for _, c := range sealed.GetChecks() {
+		if c.GetExceeded() && c.GetPolicy() == 1 {
+			decided = c
+		}
 	}
-	if details[1].String() != d.String() {
-		t.Fatalf("retry got detail %v, want the same %v", details[1], d)
+	if decided == nil || !strings.Contains(decided.GetCheck(), "customer") || decided.GetFailures() != 40 || decided.GetRows() != 10000 ||
+		len(decided.GetSamplePositions()) == 0 || decided.GetSamplePositions()[0] != 1 {
+		t.Fatalf("deciding check = %v, want a customer_id check failing 40 of 10000 from position 1", decided)
 	}
-	if n := e.adapter.Records(); n != 0 {
-		t.Fatalf("adapter saw %d records of a blocked batch, want 0", n)
+	if len(alertsOf(sealed.GetAlerts(), "PARTITION_BLOCKED")) != 1 {
+		t.Fatalf("seal alerts = %v, want one PARTITION_BLOCKED", sealed.GetAlerts())
 	}
 	m := monitorOf(t, e, "shop.orders", "2025-03-01")
-	if m.GetBlocked() != 10000 || m.GetAccepted() != 0 || m.GetQuarantined() != 0 || m.GetBatches() != 1 {
-		t.Fatalf("monitor = %v, want 10000 blocked in 1 batch, none accepted or quarantined", m)
-	}
-	stats, err := e.as("viewer").GetQuarantineStats(ctx, &gatev1.GetQuarantineStatsRequest{Filter: &gatev1.QuarantineFilter{Subject: "shop.orders"}})
-	if err != nil || stats.GetTotal() != 0 {
-		t.Fatalf("quarantine after a blocked batch = %v (%v), want empty", stats, err)
+	if m.GetReceived() != 10000 || m.GetBlocked() != 9960 || m.GetAccepted() != 0 || m.GetQuarantined() != 40 || m.GetBatches() != 1 ||
+		m.GetVerdict() != gatev1.PartitionVerdict_PARTITION_VERDICT_BLOCKED {
+		t.Fatalf("monitor = %v, want the 9960 accepted records of a BLOCKED partition held back, 40 quarantined, in 1 batch", m)
 	}
 }
 
-// baseline ingests seven ordinary days before partition 2025-01-08.
+// baseline ingests and seals seven ordinary days before partition
+// 2025-01-08.
 func baseline(t *testing.T, e *gateEnv) {
 	t.Helper()
 	for i := range 7 {
-		resp, err := e.as("pipeline").Ingest(context.Background(), ingest("shop.orders", day(i), "b", orders{first: i * 1000, n: 200, amount: 85, unknown: 50}))
+		req := ingest("shop.orders", day(i), "b", orders{first: i * 1000, n: 200, amount: 85, unknown: 50})
+		req.Seal = true
+		resp, err := e.as("pipeline").Ingest(context.Background(), req)
 		if err != nil {
 			t.Fatalf("baseline day %s: %v", day(i), err)
 		}
-		if n := len(resp.GetAlerts()); n != 0 {
-			t.Fatalf("baseline day %s raised %d alerts (%v), want none", day(i), n, resp.GetAlerts())
+		if n := len(resp.GetAlerts()); n != 0 || resp.GetPartition().GetVerdict() != gatev1.PartitionVerdict_PARTITION_VERDICT_PASSED {
+			t.Fatalf("baseline day %s raised %d alerts (%v), verdict %v; want none, PASSED", day(i), n, resp.GetAlerts(), resp.GetPartition().GetVerdict())
 		}
 	}
 }
@@ -123,12 +127,17 @@ func TestScenarioDriftAlertsAndPasses(t *testing.T) {
 	e := newEnv(t)
 	e.knowCustomers()
 	baseline(t, e)
-	resp, err := e.as("pipeline").Ingest(context.Background(), ingest("shop.orders", day(7), "b", orders{first: 7000, n: 200, amount: 102, unknown: 50}))
+	req := ingest("shop.orders", day(7), "b", orders{first: 7000, n: 200, amount: 102, unknown: 50})
+	req.Seal = true
+	resp, err := e.as("pipeline").Ingest(context.Background(), req)
 	if err != nil {
 		t.Fatalf("Ingest: %v", err)
 	}
 	if s := resp.GetSummary(); s.GetAccepted() != 200 || s.GetStatus() != gatev1.BatchStatus_BATCH_STATUS_ACCEPTED {
 		t.Fatalf("summary = %v, want all 200 accepted", s)
+	}
+	if v := resp.GetPartition().GetVerdict(); v != gatev1.PartitionVerdict_PARTITION_VERDICT_PASSED_WITH_ALERTS {
+		t.Fatalf("verdict = %v, want PASSED_WITH_ALERTS", v)
 	}
 	drift := alertsOf(resp.GetAlerts(), "MEAN_DRIFT")
 	if len(drift) != 1 {
@@ -150,9 +159,10 @@ func TestScenarioDriftAlertsAndPasses(t *testing.T) {
 
 // Scenario 1: the source switches customer_id to UUIDs unannounced. The
 // records are quarantined, not nulled; the unannounced-change and match
-// rate alerts are raised the same day; the operator contains the source;
-// after v2 and the lookup table, a replay of the day releases every
-// releasable record exactly once and the match rate is back near 98%.
+// rate alerts are raised when the day is sealed, judged whole; the
+// operator contains the source; after v2 and the lookup table, a replay of
+// the day releases every releasable record exactly once, re-seals the day,
+// and its match rate is back near 98% and its verdict PASSED.
 func TestScenarioIdentifierChange(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -193,26 +203,17 @@ func TestScenarioIdentifierChange(t *testing.T) {
 			}
 		}
 	}
-	change := alertsOf(b1.GetAlerts(), "UNANNOUNCED_CHANGE")
-	rate := alertsOf(b1.GetAlerts(), "MATCH_RATE")
-	if len(change) != 1 || change[0].GetField() != "customer_id" || !strings.Contains(change[0].GetMessage(), "uuid") || change[0].GetCount() != 490 || change[0].GetFirstSeen() == nil {
-		t.Fatalf("unannounced-change alerts = %v, want one naming customer_id as uuid, 490 records", change)
-	}
-	if len(rate) != 1 || rate[0].GetObserved() != 0.02 || rate[0].GetSeverity() != gatev1.Severity_SEVERITY_CRITICAL {
-		t.Fatalf("match-rate alerts = %v, want one observing 0.02", rate)
+	if len(b1.GetAlerts()) != 0 {
+		t.Fatalf("b1 raised %v; nothing statistical is judged on a partial partition", b1.GetAlerts())
 	}
 
-	// Batch 2, the same day: no second alert for the same change.
+	// Batch 2, the same day.
 	b2, err := e.as("pipeline").Ingest(ctx, ingest("shop.orders", the, "b2", orders{first: 501, n: 200, amount: 85, uuids: 200}))
 	if err != nil {
 		t.Fatalf("Ingest b2: %v", err)
 	}
 	if b2.GetSummary().GetQuarantined() != 200 || len(b2.GetAlerts()) != 0 {
-		t.Fatalf("b2 = %v with alerts %v, want 200 quarantined and no new alert", b2.GetSummary(), b2.GetAlerts())
-	}
-	ev := waitEvent(t, e.peers, registryv1.EventType_EVENT_TYPE_UNANNOUNCED_CHANGE)
-	if len(ev) != 1 || ev[0].GetAttributes()["field"] != "customer_id" {
-		t.Fatalf("UNANNOUNCED_CHANGE events = %v, want one for customer_id", ev)
+		t.Fatalf("b2 = %v with alerts %v, want 200 quarantined and no alert yet", b2.GetSummary(), b2.GetAlerts())
 	}
 
 	// The operator contains the source; what it sends now is held.
@@ -236,6 +237,25 @@ func TestScenarioIdentifierChange(t *testing.T) {
 		t.Fatalf("match rate while contained = %v, want 10/800 = %v", m.GetMatchRate(), 10.0/800)
 	}
 	waitEvent(t, e.peers, registryv1.EventType_EVENT_TYPE_SOURCE_CONTAINED)
+
+	// The day is sealed: judged whole, the change is caught the day it
+	// starts.
+	day7 := sealOf(t, e, "shop.orders", the)
+	change := alertsOf(day7.GetAlerts(), "UNANNOUNCED_CHANGE")
+	rate := alertsOf(day7.GetAlerts(), "MATCH_RATE")
+	if len(change) != 1 || change[0].GetField() != "customer_id" || !strings.Contains(change[0].GetMessage(), "uuid") || change[0].GetCount() != 690 || change[0].GetFirstSeen() == nil {
+		t.Fatalf("unannounced-change alerts = %v, want one naming customer_id as uuid, 690 records", change)
+	}
+	if len(rate) != 1 || rate[0].GetObserved() != 10.0/800 || rate[0].GetSeverity() != gatev1.Severity_SEVERITY_CRITICAL {
+		t.Fatalf("match-rate alerts = %v, want one observing the day's 10 of 800", rate)
+	}
+	if day7.GetVerdict() != gatev1.PartitionVerdict_PARTITION_VERDICT_PASSED_WITH_ALERTS {
+		t.Fatalf("verdict of the day = %v, want PASSED_WITH_ALERTS", day7.GetVerdict())
+	}
+	ev := waitEvent(t, e.peers, registryv1.EventType_EVENT_TYPE_UNANNOUNCED_CHANGE)
+	if len(ev) != 1 || ev[0].GetAttributes()["field"] != "customer_id" {
+		t.Fatalf("UNANNOUNCED_CHANGE events = %v, want one for customer_id", ev)
+	}
 
 	// Before the fix nothing would pass.
 	window := &gatev1.ReplayWindow{Subject: "shop.orders", PartitionFrom: the, PartitionTo: the}
@@ -296,6 +316,12 @@ func TestScenarioIdentifierChange(t *testing.T) {
 	m := monitorOf(t, e, "shop.orders", the)
 	if m.GetReleased() != 780 || m.GetMatchRate() < 0.97 || m.GetMatchRate() > 0.99 {
 		t.Fatalf("monitor after the replay = %v, want 780 released and a match rate near 0.98", m)
+	}
+	// The replay re-sealed the day: it reads as the backfill left it.
+	got, err := e.as("viewer").GetPartition(ctx, &gatev1.GetPartitionRequest{Subject: "shop.orders", Partition: the})
+	if p := got.GetPartition(); err != nil || p.GetVerdict() != gatev1.PartitionVerdict_PARTITION_VERDICT_PASSED || p.GetSealCause() != gatev1.SealCause_SEAL_CAUSE_REPLAY ||
+		p.GetMatchRate() < 0.97 || p.GetCounts().GetReleased() != 780 {
+		t.Fatalf("day after the replay = %v (%v), want PASSED, re-sealed by the replay, match rate near 0.98", p, err)
 	}
 	bf := waitEvent(t, e.peers, registryv1.EventType_EVENT_TYPE_BACKFILL_COMPLETED)
 	if len(bf) != 1 || bf[0].GetPartitionFrom() != the || strings.Join(bf[0].GetConsumers(), ",") != "features.customer_ltv,reports.weekly" {
@@ -388,7 +414,7 @@ func TestScenarioScopedBackfill(t *testing.T) {
 
 	// The window's rows are found by the (subject, state, part) index, not
 	// by scanning the quarantine.
-	rows, err := e.srv.store.db.SQL.QueryContext(ctx, `EXPLAIN QUERY PLAN SELECT id FROM gate_quarantine WHERE subject = $1 AND state = $2 AND part = $3 AND (batch_id, idx) > ($4, $5) ORDER BY batch_id, idx LIMIT 10`,
+	rows, err := e.srv.store.(*sqlStore).db.SQL.QueryContext(ctx, `EXPLAIN QUERY PLAN SELECT id FROM gate_quarantine WHERE subject = $1 AND state = $2 AND part = $3 AND (batch_id, idx) > ($4, $5) ORDER BY batch_id, idx LIMIT 10`,
 		"shop.orders", 1, day(360), "", -1)
 	if err != nil {
 		t.Fatalf("explain: %v", err)

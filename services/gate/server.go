@@ -27,13 +27,42 @@ type Server struct {
 	gatev1.UnimplementedGateServiceServer
 
 	cfg       Config
-	store     *store
+	store     gateStore
 	registry  registryv1.RegistryServiceClient
 	adapter   adapterv1.AdapterServiceClient
 	idmap     idmapv1.IdMapServiceClient
 	contracts *contracts
 	metrics   *metrics
-	deliverMu sync.Mutex
+	// delivered is signalled after each round of the outbox relay, so a
+	// replay waiting for its event's registry sequence wakes without
+	// delivering itself.
+	delivered signal
+}
+
+// signal wakes every goroutine waiting on it when fired. Its lock guards
+// only the channel swap, never a call.
+type signal struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+// wait returns a channel closed at the next fire.
+func (s *signal) wait() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ch == nil {
+		s.ch = make(chan struct{})
+	}
+	return s.ch
+}
+
+func (s *signal) fire() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ch != nil {
+		close(s.ch)
+		s.ch = nil
+	}
 }
 
 // New opens the gate's store and returns a server.
@@ -44,6 +73,10 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	st, err := openStore(ctx, cfg.StoreURL)
 	if err != nil {
+		return nil, err
+	}
+	if err := st.FoldLegacyFields(ctx); err != nil {
+		st.Close()
 		return nil, err
 	}
 	s := &Server{cfg: cfg, store: st, registry: registryv1.NewRegistryServiceClient(cfg.Registry),
@@ -62,8 +95,39 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 // Register registers the gate on a gRPC server.
 func (s *Server) Register(r grpc.ServiceRegistrar) { gatev1.RegisterGateServiceServer(r, s) }
 
-// Run delivers queued registry events until ctx ends.
-func (s *Server) Run(ctx context.Context) error { return s.relay(ctx) }
+// Run delivers queued registry events and enforces retention until ctx
+// ends.
+func (s *Server) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	wg.Go(func() { s.retain(ctx) })
+	err := s.relay(ctx)
+	wg.Wait()
+	return err
+}
+
+// retain deletes, every Config.RetentionInterval, what the retention
+// settings no longer keep: canonical answers past Config.AnswerTTL,
+// idempotency rows past Config.BatchRetention, and settled quarantine
+// past Config.QuarantineRetention.
+func (s *Server) retain(ctx context.Context) {
+	tick := time.NewTicker(s.cfg.RetentionInterval)
+	defer tick.Stop()
+	for {
+		now := s.cfg.Clock()
+		n, err := s.store.Expire(ctx, now, now.Add(-s.cfg.BatchRetention), now.Add(-s.cfg.QuarantineRetention))
+		switch {
+		case err != nil && ctx.Err() == nil:
+			s.cfg.Logger.WarnContext(ctx, "retention failed; it runs again at the next interval", "error", err)
+		case n > 0:
+			s.cfg.Logger.InfoContext(ctx, "retention deleted expired rows", "rows", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
 
 // Close closes the store.
 func (s *Server) Close() error { return s.store.Close() }
@@ -89,7 +153,7 @@ func (s *Server) Release(ctx context.Context, req *gatev1.ReleaseRequest) (*gate
 // ListContainments lists every source that was ever contained, with its
 // current state.
 func (s *Server) ListContainments(ctx context.Context, _ *gatev1.ListContainmentsRequest) (*gatev1.ListContainmentsResponse, error) {
-	rows, err := s.store.listContainments(ctx)
+	rows, err := s.store.Containments(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -121,7 +185,7 @@ func (s *Server) setContainment(ctx context.Context, subject, reason string, con
 		action, typ = "CONTAIN", registryv1.EventType_EVENT_TYPE_SOURCE_CONTAINED
 	}
 	if !contain {
-		cur, ok, err := s.store.getContainment(ctx, subject)
+		cur, ok, err := s.store.Containment(ctx, subject)
 		if err != nil {
 			return nil, err
 		}
@@ -142,7 +206,7 @@ func (s *Server) setContainment(ctx context.Context, subject, reason string, con
 	if err != nil {
 		return nil, err
 	}
-	if err := s.store.setContainment(ctx, c, action, ev); err != nil {
+	if err := s.store.SetContainment(ctx, c, action, ev); err != nil {
 		return nil, err
 	}
 	s.cfg.Logger.InfoContext(ctx, "containment changed", "subject", subject, "contained", contain, "by", principal, "reason", reason)
@@ -154,7 +218,9 @@ func (s *Server) setContainment(ctx context.Context, subject, reason string, con
 // a source is the safe action in an incident, and the event is delivered
 // once the registry is back.
 func (s *Server) checkSubject(ctx context.Context, subject string) error {
-	_, err := s.registry.ListContracts(ctx, &registryv1.ListContractsRequest{Subject: subject})
+	rctx, cancel := context.WithTimeout(ctx, s.cfg.RegistryTimeout)
+	defer cancel()
+	_, err := s.registry.ListContracts(rctx, &registryv1.ListContractsRequest{Subject: subject})
 	switch status.Code(err) {
 	case codes.OK:
 		return nil
@@ -192,17 +258,21 @@ func newEvent(e *registryv1.Event) (outboxEvent, error) {
 
 // relay delivers outbox events to the registry in order, waking on each
 // commit that queues one and retrying on a timer while the registry is
-// unreachable. Delivery is at least once; the event id attribute lets
+// unreachable. It is the only sender of this process: a replay that wants
+// its event delivered wakes it and waits (no lock is held across the
+// registry call). Delivery is at least once; the event id attribute lets
 // readers drop a repeat.
 func (s *Server) relay(ctx context.Context) error {
-	wake, err := s.store.db.Listen(ctx, outboxChannel)
+	wake, err := s.store.Listen(ctx, outboxChannel)
 	if err != nil {
 		return fmt.Errorf("gate outbox relay: %w", err)
 	}
 	tick := time.NewTicker(s.cfg.RelayInterval)
 	defer tick.Stop()
 	for {
-		if err := s.deliverPending(ctx); err != nil && ctx.Err() == nil {
+		err := s.deliverPending(ctx)
+		s.delivered.fire()
+		if err != nil && ctx.Err() == nil {
 			s.cfg.Logger.WarnContext(ctx, "registry event delivery failed; will retry", "error", err)
 		}
 		select {
@@ -214,13 +284,13 @@ func (s *Server) relay(ctx context.Context) error {
 	}
 }
 
+// publishTimeout bounds one registry PublishEvent call of the relay, so
+// a hung registry delays delivery instead of stopping it.
+const publishTimeout = 10 * time.Second
+
 func (s *Server) deliverPending(ctx context.Context) error {
-	// One delivery at a time per process: the relay and a finishing replay
-	// both deliver, and a second sender would only publish duplicates.
-	s.deliverMu.Lock()
-	defer s.deliverMu.Unlock()
 	for {
-		events, err := s.store.pendingEvents(ctx, 100)
+		events, err := s.store.PendingEvents(ctx, 100)
 		if err != nil || len(events) == 0 {
 			return err
 		}
@@ -229,11 +299,13 @@ func (s *Server) deliverPending(ctx context.Context) error {
 			if err := proto.Unmarshal(e.Payload, ev); err != nil {
 				return fmt.Errorf("decode outbox event %s: %w", e.EventID, err)
 			}
-			resp, err := s.registry.PublishEvent(ctx, &registryv1.PublishEventRequest{Event: ev})
+			pctx, cancel := context.WithTimeout(ctx, publishTimeout)
+			resp, err := s.registry.PublishEvent(pctx, &registryv1.PublishEventRequest{Event: ev})
+			cancel()
 			if err != nil {
 				return fmt.Errorf("publish %s: %w", e.EventID, err)
 			}
-			if err := s.store.markDelivered(ctx, e.Seq, resp.GetEvent().GetSequence(), s.cfg.Clock()); err != nil {
+			if err := s.store.MarkDelivered(ctx, e.Seq, resp.GetEvent().GetSequence(), s.cfg.Clock()); err != nil {
 				return err
 			}
 		}

@@ -2,7 +2,6 @@ package gate
 
 import (
 	"fmt"
-	"sort"
 
 	"github.com/seamdata/seam/core/lexical"
 
@@ -17,25 +16,13 @@ const contractPolicyAlert = contractv1.Policy_POLICY_ALERT
 // as a cluster: a handful of odd records is noise, not a changed source.
 const minClusterRecords = 10
 
-// shapeCluster is a field whose failing values share one shape in a large
-// share of a batch: the sign of a source that changed what it sends
-// without announcing it.
-type shapeCluster struct {
-	field    string
-	declared string
-	shape    string
-	count    int64
-	total    int64
-	sample   string
-}
-
-// clusters finds fields where at least share of the batch's records
-// failed a type or identifier-format check with values of one shape.
-func clusters(plan *check.Plan, b *record.Batch, res *check.BatchResult, share float64) []shapeCluster {
+// shapes counts, by field and shape, the values of a batch that failed a
+// type or identifier-format check. A partition adds them up; its seal
+// reports a field whose failing values share one shape in a large share
+// of its records as an unannounced change (figures.go).
+func shapes(plan *check.Plan, b *record.Batch, res *check.BatchResult) map[string]shapeFigure {
 	checks := plan.Checks()
-	type key struct{ field, shape string }
-	counts := map[key]int64{}
-	samples := map[key]string{}
+	var out map[string]shapeFigure
 	for i := range res.Records {
 		for _, f := range res.Records[i].Failures {
 			k := checks[f.Check].Kind
@@ -47,33 +34,24 @@ func clusters(plan *check.Plan, b *record.Batch, res *check.BatchResult, share f
 				continue
 			}
 			v := b.Records[i].Values[slot]
-			kk := key{f.Field, shapeOf(v)}
-			counts[kk]++
-			if _, ok := samples[kk]; !ok {
-				samples[kk] = sampleOf(v)
+			shape := shapeOf(v)
+			key := f.Field + "\x00" + shape
+			if out == nil {
+				out = map[string]shapeFigure{}
 			}
+			sf, ok := out[key]
+			if !ok {
+				decl := plan.Schema().Field(slot).Decl
+				declared := decl.GetType().String()[len("FIELD_TYPE_"):]
+				if id := decl.GetIdentifier(); id != nil {
+					declared += " (" + id.GetNamespace() + "/" + id.GetFormat() + ")"
+				}
+				sf = shapeFigure{Field: f.Field, Shape: shape, Declared: declared, Sample: sampleOf(v)}
+			}
+			sf.Count++
+			out[key] = sf
 		}
 	}
-	total := int64(len(b.Records))
-	var out []shapeCluster
-	for k, n := range counts {
-		if n < minClusterRecords || float64(n) < share*float64(total) {
-			continue
-		}
-		slot, _ := plan.Schema().Lookup(k.field)
-		decl := plan.Schema().Field(slot).Decl
-		declared := decl.GetType().String()[len("FIELD_TYPE_"):]
-		if id := decl.GetIdentifier(); id != nil {
-			declared += " (" + id.GetNamespace() + "/" + id.GetFormat() + ")"
-		}
-		out = append(out, shapeCluster{field: k.field, declared: declared, shape: k.shape, count: n, total: total, sample: samples[k]})
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].field != out[j].field {
-			return out[i].field < out[j].field
-		}
-		return out[i].shape < out[j].shape
-	})
 	return out
 }
 

@@ -2,192 +2,258 @@ package gate
 
 import (
 	"context"
-	"database/sql"
-	"errors"
-	"fmt"
-	"strings"
 	"time"
 
-	"github.com/seamdata/seam/platform/storage"
+	"github.com/seamdata/seam/core/check"
+	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
+	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
+	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
 )
 
-// outboxChannel wakes the relay when a transaction adds registry events.
-const outboxChannel = "seam_gate_outbox"
+// Notification channels: a commit that adds rows wakes the readers of
+// that channel on every replica (PostgreSQL LISTEN/NOTIFY, in-process on
+// SQLite). A wake-up says "look again"; the tables are the truth.
+const (
+	// outboxChannel wakes the relay when a transaction queues registry events.
+	outboxChannel = "seam_gate_outbox"
+	// alertChannel wakes alert watchers when a transaction stores alerts.
+	alertChannel = "seam_gate_alerts"
+	// partitionChannel wakes partition waiters when a partition is sealed.
+	partitionChannel = "seam_gate_partitions"
+)
 
-// migrations is the gate's schema, oldest first. Never edit a released
-// version; add a new one.
-var migrations = []storage.Migration{{
-	Version: 1,
-	Name:    "containment and outbox",
-	SQLite: `
-CREATE TABLE gate_containments (
-	subject    TEXT PRIMARY KEY,
-	contained  INTEGER NOT NULL,
-	reason     TEXT NOT NULL,
-	principal  TEXT NOT NULL,
-	changed_at INTEGER NOT NULL,
-	automatic  INTEGER NOT NULL DEFAULT 0
-);
-CREATE TABLE gate_audit (
-	seq        INTEGER PRIMARY KEY AUTOINCREMENT,
-	at         INTEGER NOT NULL,
-	principal  TEXT NOT NULL,
-	subject    TEXT NOT NULL,
-	action     TEXT NOT NULL,
-	detail     TEXT NOT NULL
-);
-CREATE TABLE gate_outbox (
-	seq          INTEGER PRIMARY KEY AUTOINCREMENT,
-	event_id     TEXT NOT NULL UNIQUE,
-	payload      BLOB NOT NULL,
-	created_at   INTEGER NOT NULL,
-	delivered_at INTEGER
-);
-CREATE INDEX gate_outbox_pending ON gate_outbox (seq) WHERE delivered_at IS NULL;`,
-	Postgres: `
-CREATE TABLE gate_containments (
-	subject    TEXT PRIMARY KEY,
-	contained  BOOLEAN NOT NULL,
-	reason     TEXT NOT NULL,
-	principal  TEXT NOT NULL,
-	changed_at BIGINT NOT NULL,
-	automatic  BOOLEAN NOT NULL DEFAULT FALSE
-);
-CREATE TABLE gate_audit (
-	seq        BIGSERIAL PRIMARY KEY,
-	at         BIGINT NOT NULL,
-	principal  TEXT NOT NULL,
-	subject    TEXT NOT NULL,
-	action     TEXT NOT NULL,
-	detail     TEXT NOT NULL
-);
-CREATE TABLE gate_outbox (
-	seq          BIGSERIAL PRIMARY KEY,
-	event_id     TEXT NOT NULL UNIQUE,
-	payload      BYTEA NOT NULL,
-	created_at   BIGINT NOT NULL,
-	delivered_at BIGINT
-);
-CREATE INDEX gate_outbox_pending ON gate_outbox (seq) WHERE delivered_at IS NULL;`,
-}, {
-	Version:  2,
-	Name:     "ingest, quarantine, monitors, alerts and contract cache",
-	SQLite:   schemaV2("INTEGER", "BLOB", "REAL", "INTEGER PRIMARY KEY AUTOINCREMENT"),
-	Postgres: schemaV2("BIGINT", "BYTEA", "DOUBLE PRECISION", "BIGSERIAL PRIMARY KEY"),
-}}
+// gateStore is the gate's durable state. Handlers use only this interface
+// and storeTx; the SQL behind it (sqlStore) serves the embedded SQLite
+// file and PostgreSQL alike, and the conformance tests run on both.
+type gateStore interface {
+	// InTx runs fn in one transaction, retrying it on transient conflicts;
+	// fn must have no effect outside tx.
+	InTx(ctx context.Context, fn func(tx storeTx) error) error
+	// Listen returns a channel that receives a value after each commit
+	// that notified channel, on any replica; it closes when ctx ends.
+	Listen(ctx context.Context, channel string) (<-chan struct{}, error)
+	Close() error
 
-// schemaV2 is migration 2 in either dialect: the types differ, the tables
-// do not. The column "part" holds the partition (PARTITION is a keyword).
-func schemaV2(integer, blob, real, serial string) string {
-	return strings.NewReplacer("$INT", integer, "$BLOB", blob, "$REAL", real, "$SERIAL", serial).Replace(`
-CREATE TABLE gate_contracts (
-	subject    TEXT NOT NULL,
-	version    $INT NOT NULL,
-	contract   $BLOB NOT NULL,
-	fetched_at $INT NOT NULL,
-	PRIMARY KEY (subject, version)
-);
-CREATE TABLE gate_active (
-	subject    TEXT PRIMARY KEY,
-	version    $INT NOT NULL,
-	fetched_at $INT NOT NULL
-);
-CREATE TABLE gate_batches (
-	subject          TEXT NOT NULL,
-	part             TEXT NOT NULL,
-	batch_id         TEXT NOT NULL,
-	status           $INT NOT NULL,
-	contract_version $INT NOT NULL,
-	received         $INT NOT NULL,
-	accepted         $INT NOT NULL,
-	quarantined      $INT NOT NULL,
-	response         $BLOB NOT NULL,
-	created_at       $INT NOT NULL,
-	PRIMARY KEY (subject, part, batch_id)
-);
-CREATE TABLE gate_quarantine (
-	id               TEXT PRIMARY KEY,
-	subject          TEXT NOT NULL,
-	part             TEXT NOT NULL,
-	batch_id         TEXT NOT NULL,
-	idx              $INT NOT NULL,
-	position         $INT NOT NULL,
-	contract_version $INT NOT NULL,
-	format           $INT NOT NULL,
-	raw              $BLOB NOT NULL,
-	reasons          $BLOB NOT NULL,
-	reason           TEXT NOT NULL,
-	reason_codes     TEXT NOT NULL,
-	check_name       TEXT NOT NULL,
-	check_names      TEXT NOT NULL,
-	id_state         $INT NOT NULL,
-	created_at       $INT NOT NULL,
-	state            $INT NOT NULL,
-	state_at         $INT NOT NULL,
-	state_reason     TEXT NOT NULL DEFAULT '',
-	state_by         TEXT NOT NULL DEFAULT '',
-	replay_id        TEXT,
-	record_id        TEXT,
-	canonical        $BLOB
-);
-CREATE INDEX gate_quarantine_window ON gate_quarantine (subject, state, part, batch_id, idx);
-CREATE INDEX gate_quarantine_replay ON gate_quarantine (replay_id, part) WHERE replay_id IS NOT NULL;
-CREATE TABLE gate_partitions (
-	subject     TEXT NOT NULL,
-	part        TEXT NOT NULL,
-	received    $INT NOT NULL DEFAULT 0,
-	accepted    $INT NOT NULL DEFAULT 0,
-	quarantined $INT NOT NULL DEFAULT 0,
-	blocked     $INT NOT NULL DEFAULT 0,
-	released    $INT NOT NULL DEFAULT 0,
-	batches     $INT NOT NULL DEFAULT 0,
-	id_checked  $INT NOT NULL DEFAULT 0,
-	id_matched  $INT NOT NULL DEFAULT 0,
-	updated_at  $INT NOT NULL,
-	PRIMARY KEY (subject, part)
-);
-CREATE TABLE gate_field_stats (
-	subject  TEXT NOT NULL,
-	part     TEXT NOT NULL,
-	field    TEXT NOT NULL,
-	count    $INT NOT NULL,
-	nulls    $INT NOT NULL,
-	numbers  $INT NOT NULL,
-	total    $REAL NOT NULL,
-	ids      $INT NOT NULL,
-	matched  $INT NOT NULL,
-	PRIMARY KEY (subject, part, field)
-);
-CREATE TABLE gate_alerts (
-	seq        $SERIAL,
-	dedupe     TEXT NOT NULL UNIQUE,
-	at         $INT NOT NULL,
-	subject    TEXT NOT NULL,
-	part       TEXT NOT NULL,
-	check_name TEXT NOT NULL,
-	kind       TEXT NOT NULL,
-	severity   $INT NOT NULL,
-	message    TEXT NOT NULL,
-	observed   $REAL,
-	baseline   $REAL,
-	field      TEXT NOT NULL,
-	count      $INT NOT NULL,
-	first_seen $INT NOT NULL,
-	batch_id   TEXT NOT NULL
-);
-CREATE INDEX gate_alerts_subject ON gate_alerts (subject, seq);
-CREATE TABLE gate_shapes (
-	subject    TEXT NOT NULL,
-	field      TEXT NOT NULL,
-	shape      TEXT NOT NULL,
-	first_seen $INT NOT NULL,
-	batch_id   TEXT NOT NULL,
-	PRIMARY KEY (subject, field, shape)
-);
-ALTER TABLE gate_outbox ADD COLUMN registry_seq $INT;`)
+	// Batch reads a batch's idempotency row.
+	Batch(ctx context.Context, k batchKey) (storedBatch, bool, error)
+	// Answer reads the canonical records kept for a batch's answer; false
+	// when none are kept (asked summary-only, or expired).
+	Answer(ctx context.Context, k batchKey, now time.Time) ([]byte, bool, error)
+	// QuarantineReasons reads the reasons of a batch's quarantined records
+	// still kept, by record index.
+	QuarantineReasons(ctx context.Context, k batchKey) (map[int64][]*recordv1.RecordError, error)
+
+	// Head reads a partition's row and its latest unit (or the unit of an
+	// amendment); false when the partition was never sent.
+	Head(ctx context.Context, subject, part string, amendment *int32) (partRow, unitRow, bool, error)
+	// PartitionAlerts lists the alerts raised for a partition's amendment
+	// in its current sending.
+	PartitionAlerts(ctx context.Context, subject, part string, amendment int32, since time.Time) ([]*gatev1.Alert, error)
+	// Watermark reads a subject's watermark; false when it has none.
+	Watermark(ctx context.Context, subject string) (time.Time, bool, error)
+	// OpenBefore lists the partitions of subject named before cutoff whose
+	// original unit (amendment 0) is open.
+	OpenBefore(ctx context.Context, subject, cutoff string) ([]string, error)
+	// FoldLegacyFields folds the field statistics kept by schema 4 into
+	// the units' figures, once.
+	FoldLegacyFields(ctx context.Context) error
+	// Expire deletes what retention no longer keeps: canonical answers
+	// past their time, idempotency rows created before batchesBefore, and
+	// released, discarded or superseded quarantine settled before
+	// quarantineBefore. It returns how many rows it deleted.
+	Expire(ctx context.Context, now, batchesBefore, quarantineBefore time.Time) (int64, error)
+
+	Containment(ctx context.Context, subject string) (containment, bool, error)
+	Containments(ctx context.Context) ([]containment, error)
+	// SetContainment records a containment change, its audit entry and the
+	// registry event announcing it, in one transaction.
+	SetContainment(ctx context.Context, c containment, action string, event outboxEvent) error
+
+	// PendingEvents returns up to limit undelivered registry events,
+	// oldest first.
+	PendingEvents(ctx context.Context, limit int) ([]outboxEvent, error)
+	// MarkDelivered records that the registry took event seq as registrySeq.
+	MarkDelivered(ctx context.Context, seq, registrySeq int64, at time.Time) error
+	// QueueEventOnce queues an event unless one with its id was queued before.
+	QueueEventOnce(ctx context.Context, e outboxEvent, at time.Time) error
+	// RegistrySeq is the registry's sequence of a delivered event, or 0
+	// while it waits in the outbox.
+	RegistrySeq(ctx context.Context, eventID string) (int64, error)
+
+	// PutContract keeps a contract version the registry returned, for
+	// outages; SetActive records which version the registry last said was
+	// active. Contract and ActiveContracts read them back.
+	PutContract(ctx context.Context, v storedVersion, contract []byte, at time.Time) error
+	SetActive(ctx context.Context, subject string, version int32, at time.Time) error
+	Contract(ctx context.Context, subject string, version int32) ([]byte, bool, error)
+	// Versions lists what the store knows of a subject's versions.
+	Versions(ctx context.Context, subject string) ([]storedVersion, error)
+	ActiveContracts(ctx context.Context) (map[string]activeEntry, error)
+
+	// ListQuarantine lists up to limit records matching f after the page
+	// position (nil for the first page), in partition order, stopping after
+	// the record whose raw bytes reach maxBytes.
+	ListQuarantine(ctx context.Context, f quarantineFilter, after *quarantineKey, limit, maxBytes int) ([]*gatev1.QuarantinedRecord, error)
+	QuarantinedRecord(ctx context.Context, id string) (*gatev1.QuarantinedRecord, bool, error)
+	// QuarantineCounts counts records matching f grouped by by ("reason",
+	// "check" or "partition").
+	QuarantineCounts(ctx context.Context, f quarantineFilter, by string) ([]*gatev1.QuarantineCount, error)
+	// Discard marks the held records of sel DISCARDED and audits it.
+	Discard(ctx context.Context, sel discardSelection, reason, principal string, at time.Time) (int64, error)
+
+	// Units reads the partitions of a subject in [from, to] with the
+	// units of their current sending, oldest first.
+	Units(ctx context.Context, subject, from, to string) ([]partUnits, error)
+	// Alerts lists up to limit alerts after a sequence, oldest first.
+	Alerts(ctx context.Context, subject string, after int64, limit int) ([]*gatev1.Alert, error)
+
+	// HeldPartitions lists the partitions of a window that hold records
+	// (or that replayID released records in).
+	HeldPartitions(ctx context.Context, subject, from, to, replayID string) ([]string, error)
+	// HeldPage reads up to limit held records of a partition after
+	// (afterBatch, afterIndex), with the amendment each came in.
+	HeldPage(ctx context.Context, subject, part, afterBatch string, afterIndex int64, limit int) ([]heldRow, error)
+	// ReleasedBy returns the canonical records replayID released in a
+	// partition.
+	ReleasedBy(ctx context.Context, subject, part, replayID string) ([]*recordv1.CanonicalRecord, error)
 }
 
-// containment is a row of gate_containments.
+// storeTx is what a handler may do inside one of the store's transactions.
+type storeTx interface {
+	// ClaimBatch inserts a batch's idempotency row (its digest and time);
+	// false when the key is taken (another request or replica ingested the
+	// batch).
+	ClaimBatch(ctx context.Context, k batchKey, digest []byte, at time.Time) (bool, error)
+	// FinishBatch records a claimed batch's verdicts.
+	FinishBatch(ctx context.Context, k batchKey, b batchRow) error
+	// PutAnswer keeps a batch's canonical records until expires.
+	PutAnswer(ctx context.Context, k batchKey, records []byte, expires time.Time) error
+	InsertQuarantine(ctx context.Context, rows []quarantineRow) error
+
+	// LockPartition reads a partition's row, locking it until the
+	// transaction ends (batches, seals and replays of one partition go one
+	// after the other); with create it creates the row of a partition
+	// never sent. false when it does not exist.
+	LockPartition(ctx context.Context, subject, part string, create bool, at time.Time) (partRow, bool, error)
+	// SetPartition writes a locked partition's attempt and latest amendment.
+	SetPartition(ctx context.Context, p partRow, at time.Time) error
+	// Unit reads a unit; false when it does not exist.
+	Unit(ctx context.Context, pid int64, amendment int32) (unitRow, bool, error)
+	// PutUnit writes a unit whole.
+	PutUnit(ctx context.Context, u unitRow) error
+	// Supersede drops a partition's units and keys and marks its held
+	// quarantine SUPERSEDED, for a new sending; it returns how many held
+	// records it superseded.
+	Supersede(ctx context.Context, p partRow, at time.Time) (int64, error)
+	// InsertKeys adds contract key hashes to a partition's key index and
+	// reports, per hash, whether it was new (false: a duplicate).
+	InsertKeys(ctx context.Context, pid int64, hashes [][]byte) ([]bool, error)
+	// Baseline reads the figures of the n sealed partitions of subject
+	// before part (all units of each, in their current sending), oldest
+	// first.
+	Baseline(ctx context.Context, subject, part string, n int) ([]check.Stats, error)
+	// AdvanceWatermark raises a subject's watermark to t; it never lowers
+	// it, and takes no lock when t is not later.
+	AdvanceWatermark(ctx context.Context, subject string, t time.Time) error
+	// InsertAlert stores an alert once under its dedupe key and sets its
+	// sequence; false when it had been raised before.
+	InsertAlert(ctx context.Context, a *gatev1.Alert, dedupe string) (bool, error)
+	// NewShape records a failure shape of a field; false when it had been
+	// seen before.
+	NewShape(ctx context.Context, subject, field, shape, batchID string, at time.Time) (bool, error)
+	Enqueue(ctx context.Context, e outboxEvent, at time.Time) error
+	// Audit appends an entry to the gate's audit trail.
+	Audit(ctx context.Context, at time.Time, principal, subject, action, detail string) error
+	Containment(ctx context.Context, subject string) (containment, bool, error)
+	WriteContainment(ctx context.Context, c containment, action string, event outboxEvent) error
+	// Release marks a held record released by a replay with its canonical
+	// record; false when it was no longer held.
+	Release(ctx context.Context, r releaseRow) (bool, error)
+	// Notify wakes the listeners of channel once the transaction commits.
+	Notify(ctx context.Context, channel string) error
+}
+
+// batchKey is a batch's idempotency key.
+type batchKey struct{ subject, part, batchID string }
+
+// batchRow is what an idempotency row records about a batch: its summary,
+// where it went, and its per-record verdicts in compact form (verdicts.go);
+// the canonical records, when asked for, are kept apart (PutAnswer).
+type batchRow struct {
+	status                                      gatev1.BatchStatus
+	version                                     int32
+	received, accepted, quarantined, duplicates int64
+	amendment, attempt                          int32
+	verdicts                                    []byte
+	alertSeqs                                   []int64
+}
+
+// storedBatch is an ingested batch's idempotency row.
+type storedBatch struct {
+	batchRow
+	digest []byte
+	at     time.Time
+	// legacy and blocked hold the whole answer of a row written before
+	// rows were compact (schema 4 and earlier).
+	legacy  *gatev1.IngestResponse
+	blocked *gatev1.BlockedDetail
+}
+
+// storedVersion is what the gate keeps of a contract version besides the
+// contract: enough to pick a version by data date while the registry is
+// unreachable.
+type storedVersion struct {
+	subject       string
+	version       int32
+	status        registryv1.VersionStatus
+	effective     time.Time
+	dataEffective time.Time // zero: no data date (all earlier data)
+}
+
+// partRow is a partition: which sending of it is current and its latest
+// amendment.
+type partRow struct {
+	pid           int64
+	subject, part string
+	attempt       int32
+	amendment     int32
+	// replacedBy is the batch (or stream) id that started the current
+	// sending by replacing the previous one; a retry of it does not
+	// replace again.
+	replacedBy string
+}
+
+// unitRow is one amendment of a partition (0: the partition itself).
+type unitRow struct {
+	pid       int64
+	amendment int32
+	status    gatev1.PartitionStatus
+	verdict   gatev1.PartitionVerdict
+	version   int32
+	counts    unitCounts
+	figures   unitFigures
+	// decision is the outcomes of the seal.
+	decision  []*gatev1.CheckOutcome
+	openedAt  time.Time
+	updatedAt time.Time
+	sealedAt  time.Time
+	sealCause gatev1.SealCause
+	sealedBy  string
+}
+
+// unitCounts are a unit's record counters.
+type unitCounts struct {
+	received, accepted, quarantined, duplicates, released, batches int64
+	idChecked, idMatched                                           int64
+}
+
+// partUnits is a partition with the units of its current sending.
+type partUnits struct {
+	part  partRow
+	units []unitRow
+}
+
+// containment is a source's containment state.
 type containment struct {
 	Subject   string
 	Contained bool
@@ -204,137 +270,66 @@ type outboxEvent struct {
 	Payload []byte
 }
 
-// store is the gate's durable state over platform/storage; one
-// implementation serves SQLite and PostgreSQL.
-type store struct {
-	db *storage.DB
+// quarantineRow is one record set aside by a batch.
+type quarantineRow struct {
+	id, subject, part, batchID string
+	index, position            int64
+	version, amendment         int32
+	format                     recordv1.Format
+	// raw is the record's bytes, or their first bytes when rawSize is
+	// larger; rawSHA256 is the hex digest of all of them.
+	raw       []byte
+	rawSize   int64
+	rawSHA256 string
+	reasons   []*recordv1.RecordError
+	idState   int
+	at        time.Time
 }
 
-func openStore(ctx context.Context, url string) (*store, error) {
-	db, err := storage.Open(ctx, url)
-	if err != nil {
-		return nil, err
-	}
-	if err := Migrate(ctx, db); err != nil {
-		db.Close()
-		return nil, err
-	}
-	return &store{db: db}, nil
+// quarantineFilter selects quarantined records; empty fields match all.
+type quarantineFilter struct {
+	subject, from, to string
+	// reason is an error code's short name ("ID_UNMAPPED").
+	reason  string
+	check   string
+	version int32
+	state   gatev1.QuarantineState
 }
 
-func (s *store) Close() error { return s.db.Close() }
-
-// setContainment records a containment change, its audit entry and the
-// registry event announcing it, in one transaction.
-func (s *store) setContainment(ctx context.Context, c containment, action string, event outboxEvent) error {
-	return s.db.InTx(ctx, func(tx *sql.Tx) error { return s.writeContainment(ctx, tx, c, action, event) })
+// quarantineKey is a record's position in list order, for paging.
+type quarantineKey struct {
+	subject, part, batchID string
+	index                  int64
 }
 
-// writeContainment is setContainment inside a caller's transaction (the
-// gate contains a source automatically inside a batch's transaction).
-func (s *store) writeContainment(ctx context.Context, tx *sql.Tx, c containment, action string, event outboxEvent) error {
-	{
-		at := c.Changed.UnixNano()
-		if _, err := tx.ExecContext(ctx, `
-INSERT INTO gate_containments (subject, contained, reason, principal, changed_at, automatic)
-VALUES ($1, $2, $3, $4, $5, $6)
-ON CONFLICT (subject) DO UPDATE SET contained = excluded.contained, reason = excluded.reason,
-	principal = excluded.principal, changed_at = excluded.changed_at, automatic = excluded.automatic`,
-			c.Subject, c.Contained, c.Reason, c.Principal, at, c.Automatic); err != nil {
-			return fmt.Errorf("store containment of %s: %w", c.Subject, err)
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO gate_audit (at, principal, subject, action, detail) VALUES ($1, $2, $3, $4, $5)`,
-			at, c.Principal, c.Subject, action, c.Reason); err != nil {
-			return fmt.Errorf("audit %s of %s: %w", action, c.Subject, err)
-		}
-		return s.enqueue(ctx, tx, event, at)
-	}
+// discardSelection is what a discard applies to: ids (when set) or a filter.
+type discardSelection struct {
+	ids    []string
+	filter quarantineFilter
+	// subject names the selection in the audit trail.
+	subject string
 }
 
-// enqueue adds an event to the outbox inside tx.
-func (s *store) enqueue(ctx context.Context, tx *sql.Tx, e outboxEvent, at int64) error {
-	if _, err := tx.ExecContext(ctx, `INSERT INTO gate_outbox (event_id, payload, created_at) VALUES ($1, $2, $3)`,
-		e.EventID, e.Payload, at); err != nil {
-		return fmt.Errorf("queue registry event %s: %w", e.EventID, err)
-	}
-	return s.db.Notify(ctx, tx, outboxChannel)
+// heldRow is a held record read for a replay.
+type heldRow struct {
+	id        string
+	part      string
+	amendment int32
+	batchID   string
+	index     int64
+	position  int64
+	format    recordv1.Format
+	raw       []byte
+	idState   int
+	// truncated is set when raw is only the first bytes of the record.
+	truncated bool
+	// failed counts the checks its reasons name.
+	failed map[string]int64
 }
 
-// getContainment returns the containment row of subject, or ok=false.
-func (s *store) getContainment(ctx context.Context, subject string) (containment, bool, error) {
-	var c containment
-	var at int64
-	err := s.db.SQL.QueryRowContext(ctx, `SELECT subject, contained, reason, principal, changed_at, automatic FROM gate_containments WHERE subject = $1`, subject).
-		Scan(&c.Subject, &c.Contained, &c.Reason, &c.Principal, &at, &c.Automatic)
-	if errors.Is(err, sql.ErrNoRows) {
-		return containment{}, false, nil
-	}
-	if err != nil {
-		return containment{}, false, fmt.Errorf("read containment of %s: %w", subject, err)
-	}
-	c.Changed = time.Unix(0, at)
-	return c, true, nil
-}
-
-// listContainments returns every subject that was ever contained.
-func (s *store) listContainments(ctx context.Context) ([]containment, error) {
-	rows, err := s.db.SQL.QueryContext(ctx, `SELECT subject, contained, reason, principal, changed_at, automatic FROM gate_containments ORDER BY subject`)
-	if err != nil {
-		return nil, fmt.Errorf("list containments: %w", err)
-	}
-	defer rows.Close()
-	var out []containment
-	for rows.Next() {
-		var c containment
-		var at int64
-		if err := rows.Scan(&c.Subject, &c.Contained, &c.Reason, &c.Principal, &at, &c.Automatic); err != nil {
-			return nil, fmt.Errorf("list containments: %w", err)
-		}
-		c.Changed = time.Unix(0, at)
-		out = append(out, c)
-	}
-	return out, rows.Err()
-}
-
-// pendingEvents returns up to limit undelivered events, oldest first.
-func (s *store) pendingEvents(ctx context.Context, limit int) ([]outboxEvent, error) {
-	rows, err := s.db.SQL.QueryContext(ctx, `SELECT seq, event_id, payload FROM gate_outbox WHERE delivered_at IS NULL ORDER BY seq LIMIT $1`, limit)
-	if err != nil {
-		return nil, fmt.Errorf("read outbox: %w", err)
-	}
-	defer rows.Close()
-	var out []outboxEvent
-	for rows.Next() {
-		var e outboxEvent
-		if err := rows.Scan(&e.Seq, &e.EventID, &e.Payload); err != nil {
-			return nil, fmt.Errorf("read outbox: %w", err)
-		}
-		out = append(out, e)
-	}
-	return out, rows.Err()
-}
-
-// markDelivered records that the registry acknowledged event seq.
-func (s *store) markDelivered(ctx context.Context, seq, registrySeq int64, at time.Time) error {
-	if _, err := s.db.SQL.ExecContext(ctx, `UPDATE gate_outbox SET delivered_at = $1, registry_seq = $2 WHERE seq = $3`, at.UnixNano(), registrySeq, seq); err != nil {
-		return fmt.Errorf("mark outbox event %d delivered: %w", seq, err)
-	}
-	return nil
-}
-
-// registrySeq returns the registry's sequence of a delivered event, or 0
-// while it waits in the outbox.
-func (s *store) registrySeq(ctx context.Context, eventID string) (int64, error) {
-	var seq sql.NullInt64
-	if err := s.db.SQL.QueryRowContext(ctx, `SELECT registry_seq FROM gate_outbox WHERE event_id = $1`, eventID).Scan(&seq); err != nil {
-		return 0, fmt.Errorf("read delivery of event %s: %w", eventID, err)
-	}
-	return seq.Int64, nil
-}
-
-// Migrate applies the gate's schema migrations to db: versioned,
-// forward-only, idempotent, and safe when replicas start at once. Opening
-// the store does it too; `seam migrate` calls it before a rollout.
-func Migrate(ctx context.Context, db *storage.DB) error {
-	return db.Migrate(ctx, "gate", migrations)
+// releaseRow is a held record a replay releases.
+type releaseRow struct {
+	id, replayID, principal, recordID string
+	canonical                         []byte
+	at                                time.Time
 }

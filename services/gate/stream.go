@@ -8,18 +8,23 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
+	"github.com/seamdata/seam/platform/auth"
 	"github.com/seamdata/seam/platform/rpcerr"
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
 	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
 )
 
-// IngestStream ingests a large load: each chunk is a batch of its own,
-// keyed by the header's batch id and the chunk's sequence, so a load
-// resent after a failure writes each chunk once. A blocked chunk does not
-// end the stream: it is counted in blocked_chunks, explained in blocked
-// (check, counts, first positions), and nothing of it propagates. A CSV chunk is decoded on its own, so every chunk of a CSV
-// load starts with the header row.
+// IngestStream ingests a large load of one partition: each chunk is a
+// batch of its own, keyed by the header's batch id and the chunk's
+// sequence, so a load resent after a failure writes each chunk once.
+// Sequences must increase by one from chunk to chunk: a repeated or
+// skipped one is refused, naming it, so no chunk is silently stored under
+// another's key. The answer adds up the chunks as stored and carries
+// their verdicts (with canonical records unless the header asked for a
+// summary only). A CSV chunk is decoded on its own, so every chunk of a
+// CSV load starts with the header row.
 func (s *Server) IngestStream(stream gatev1.GateService_IngestStreamServer) error {
 	ctx := stream.Context()
 	first, err := stream.Recv()
@@ -34,13 +39,17 @@ func (s *Server) IngestStream(stream gatev1.GateService_IngestStreamServer) erro
 		return rpcerr.InvalidArgument("the ingest stream must open with a header", rpcerr.FieldViolation{Field: "header", Description: "send the header (subject, partition, batch id, format) before any chunk"})
 	}
 	base := batchInput{subject: strings.TrimSpace(h.GetSubject()), partition: strings.TrimSpace(h.GetPartition()),
-		batchID: strings.TrimSpace(h.GetBatchId()), version: h.GetContractVersion(),
+		batchID: strings.TrimSpace(h.GetBatchId()), version: h.GetContractVersion(), withRecords: !h.GetSummaryOnly(), replace: h.GetReplace(),
 		batch: &recordv1.RecordBatch{Body: &recordv1.RecordBatch_Raw{Raw: &recordv1.RawRecords{Format: h.GetFormat()}}}}
+	base.replaceKey = "stream:" + base.batchID
 	if err := validateInput(base, "header.batch_id"); err != nil {
 		return err
 	}
 	resp := &gatev1.IngestStreamResponse{Summary: &gatev1.BatchSummary{}}
+	limit := s.cfg.MaxMessageBytes - s.cfg.MaxMessageBytes/16
+	size := 0
 	allRetried := true
+	prev := int64(-1)
 	for {
 		msg, err := stream.Recv()
 		if errors.Is(err, io.EOF) {
@@ -54,49 +63,73 @@ func (s *Server) IngestStream(stream gatev1.GateService_IngestStreamServer) erro
 			return rpcerr.InvalidArgument(fmt.Sprintf("message %d of the stream is a second header", resp.GetChunks()+2),
 				rpcerr.FieldViolation{Field: "chunk", Description: "send one header, then chunks"})
 		}
+		seq := c.GetSequence()
+		switch {
+		case seq < 0:
+			return rpcerr.InvalidArgument(fmt.Sprintf("chunk %d has the negative sequence %d", resp.GetChunks()+1, seq),
+				rpcerr.FieldViolation{Field: "chunk.sequence", Description: "number chunks from 0 (or from where a resent load resumes), each the previous plus one"})
+		case prev >= 0 && seq != prev+1:
+			what := "repeats"
+			if seq > prev+1 {
+				what = "skips"
+			} else if seq < prev {
+				what = "goes back to"
+			}
+			return rpcerr.InvalidArgument(fmt.Sprintf("chunk %d has sequence %d, which %s a sequence: after sequence %d the next chunk is %d; chunks before it are stored, this one and later ones are not",
+				resp.GetChunks()+1, seq, what, prev, prev+1),
+				rpcerr.FieldViolation{Field: "chunk.sequence", Description: fmt.Sprintf("send sequence %d: each chunk's sequence is the previous plus one, so every chunk is stored under a key of its own", prev+1)})
+		}
+		prev = seq
 		in := base
-		in.batchID = fmt.Sprintf("%s#%d", base.batchID, c.GetSequence())
+		in.batchID = fmt.Sprintf("%s#%d", base.batchID, seq)
+		in.sequence = seq
+		in.replace = base.replace // applies once per stream: its replace key is the stream's
 		in.batch = &recordv1.RecordBatch{FirstOffset: c.GetFirstOffset(),
 			Body: &recordv1.RecordBatch_Raw{Raw: &recordv1.RawRecords{Format: h.GetFormat(), Data: c.GetData()}}}
 		r, err := s.ingest(ctx, in)
-		resp.Chunks++
-		sum := resp.Summary
 		if err != nil {
-			if st, ok := status.FromError(err); ok && st.Code() == codes.FailedPrecondition && rpcerr.Reason(err) == "BATCH_BLOCKED" {
-				resp.BlockedChunks++
-				for _, d := range st.Details() {
-					if bd, ok := d.(*gatev1.BlockedDetail); ok {
-						sum.Received += bd.GetReceived()
-						resp.Blocked = append(resp.Blocked, &gatev1.BlockedChunk{Sequence: c.GetSequence(), FirstOffset: c.GetFirstOffset(), Detail: bd})
-						if sum.ContractVersion == 0 {
-							sum.ContractVersion = bd.GetContractVersion()
-						}
-					}
-				}
-				allRetried = false
-				continue
-			}
-			return status.Errorf(status.Code(err), "chunk %d (sequence %d): %s", resp.GetChunks(), c.GetSequence(), status.Convert(err).Message())
+			return status.Errorf(status.Code(err), "chunk %d (sequence %d): %s", resp.GetChunks()+1, seq, status.Convert(err).Message())
 		}
+		resp.Chunks++
 		rs := r.GetSummary()
+		resp.ChunkResults = append(resp.ChunkResults, &gatev1.ChunkResult{Sequence: seq, Summary: rs})
+		sum := resp.Summary
 		sum.Received += rs.GetReceived()
 		sum.Accepted += rs.GetAccepted()
 		sum.Quarantined += rs.GetQuarantined()
+		sum.Duplicates += rs.GetDuplicates()
 		sum.ContractVersion = rs.GetContractVersion()
 		allRetried = allRetried && rs.GetRetried()
 		resp.Alerts = append(resp.Alerts, r.GetAlerts()...)
+		resp.Partition = r.GetPartition()
+		for _, v := range r.GetRecords() {
+			size += proto.Size(v)
+		}
+		if size > limit {
+			return rpcerr.WithReason(codes.ResourceExhausted, "ANSWER_TOO_LARGE",
+				fmt.Sprintf("the answer to stream %s would be over the gate's message limit of %d bytes after chunk %d (sequence %d); chunks up to it are stored — send the stream again with summary_only in its header (stored chunks are recognised, not written twice)",
+					base.batchID, s.cfg.MaxMessageBytes, resp.GetChunks(), seq),
+				map[string]string{"limit_bytes": fmt.Sprint(s.cfg.MaxMessageBytes), "batch_id": base.batchID, "sequence": fmt.Sprint(seq)})
+		}
+		resp.Records = append(resp.Records, r.GetRecords()...)
 	}
 	sum := resp.Summary
 	sum.Retried = allRetried && resp.GetChunks() > 0
 	switch {
-	case resp.GetBlockedChunks() > 0 && resp.GetBlockedChunks() == resp.GetChunks():
-		sum.Status = gatev1.BatchStatus_BATCH_STATUS_BLOCKED
-	case resp.GetBlockedChunks() > 0 || (sum.GetQuarantined() > 0 && sum.GetAccepted() > 0):
+	case sum.GetQuarantined() > 0 && sum.GetAccepted() > 0:
 		sum.Status = gatev1.BatchStatus_BATCH_STATUS_PARTIAL
 	case sum.GetQuarantined() > 0:
 		sum.Status = gatev1.BatchStatus_BATCH_STATUS_QUARANTINED
 	default:
 		sum.Status = gatev1.BatchStatus_BATCH_STATUS_ACCEPTED
+	}
+	if h.GetSeal() {
+		state, err := s.seal(ctx, base.subject, base.partition, gatev1.SealCause_SEAL_CAUSE_REQUEST, auth.NameFromContext(ctx))
+		if err != nil {
+			return err
+		}
+		resp.Partition = state
+		resp.Alerts = append(resp.Alerts, state.GetAlerts()...)
 	}
 	return stream.SendAndClose(resp)
 }

@@ -22,6 +22,7 @@ import (
 const (
 	auditRegister  = "REGISTER"
 	auditOverride  = "NOTICE_OVERRIDE"
+	auditBackdate  = "DATA_DATE_BACKDATED"
 	auditActivate  = "ACTIVATE"
 	auditSupersede = "SUPERSEDE"
 	auditDeprecate = "DEPRECATE"
@@ -90,6 +91,7 @@ func (s *Server) checkContract(ctx context.Context, p *auth.Principal, req *regi
 	}
 	d, err := decide(proposal{
 		principal: p, now: s.clock(), contract: c, effective: req.GetEffectiveTime(), effectiveIn: req.GetEffectiveIn(), override: req.GetOverride(),
+		dataEffective: req.GetDataEffectiveTime(), dataReason: req.GetDataEffectiveReason(),
 		subject: subj, history: history, model: model,
 	})
 	if err != nil {
@@ -174,6 +176,7 @@ func (s *Server) registerContract(ctx context.Context, p *auth.Principal, req *r
 		var modelErr error
 		d, err := decide(proposal{
 			principal: p, now: s.clock(), contract: c, effective: req.GetEffectiveTime(), effectiveIn: req.GetEffectiveIn(), override: req.GetOverride(),
+			dataEffective: req.GetDataEffectiveTime(), dataReason: req.GetDataEffectiveReason(),
 			subject: subj, history: history,
 			model: func(name string, version int32) *registryv1.CanonicalModelVersion {
 				ms, err := tx.Model(name)
@@ -279,6 +282,10 @@ func (s *Server) recordRegistration(tx StoreTx, p *auth.Principal, subj *registr
 	if v.GetOverride() != nil {
 		audits = append(audits, &registryv1.AuditEntry{Time: now, Principal: p.Name, Action: auditOverride, Version: v.GetVersion(),
 			Detail: "notice period waived: " + v.GetOverride().GetReason()})
+	}
+	if v.GetDataEffectiveReason() != "" {
+		audits = append(audits, &registryv1.AuditEntry{Time: now, Principal: p.Name, Action: auditBackdate, Version: v.GetVersion(),
+			Detail: fmt.Sprintf("v%d judges partitions from data date %s: %s", v.GetVersion(), v.GetDataEffectiveTime().AsTime().Format(time.RFC3339), v.GetDataEffectiveReason())})
 	}
 	if active {
 		audits = append(audits, &registryv1.AuditEntry{Time: now, Principal: p.Name, Action: auditActivate, Version: v.GetVersion(),

@@ -16,6 +16,7 @@ const (
 	ReasonEffectiveBeforePrev   = "EFFECTIVE_TIME_BEFORE_PREVIOUS_VERSION"
 	ReasonNotOwner              = "NOT_SUBJECT_OWNER"
 	ReasonOverrideNeedsAdmin    = "OVERRIDE_REQUIRES_ADMIN"
+	ReasonBackdateNeedsAdmin    = "BACKDATE_REQUIRES_ADMIN"
 	ReasonLineageCycle          = "LINEAGE_CYCLE"
 	ReasonVersionScheduled      = "VERSION_SCHEDULED"
 	ReasonVersionActive         = "VERSION_IS_ACTIVE"

@@ -31,6 +31,10 @@ type proposal struct {
 	// the registry's clock, not the caller's, decides what "+14d" means.
 	effectiveIn string
 	override    *registryv1.NoticeOverride
+	// dataEffective and dataReason set the data date from which the
+	// version judges partitions (contracts with a partition time).
+	dataEffective *timestamppb.Timestamp
+	dataReason    string
 	// subject and history are the subject's current state (nil and empty
 	// for a new subject).
 	subject *registryv1.Subject
@@ -83,6 +87,11 @@ func decide(p proposal) (*decision, error) {
 				rpcerr.FieldViolation{Field: "override.reason", Description: "empty; say why the notice period is waived (it is kept in the audit history)"})
 			return d, nil
 		}
+	}
+	if problem, refusal := decideDataDate(p); refusal != nil {
+		d.refusal = refusal
+		d.problems = append(d.problems, problem)
+		return d, nil
 	}
 	fingerprint, err := contract.Fingerprint(p.contract)
 	if err != nil {
@@ -198,7 +207,48 @@ func decide(p proposal) (*decision, error) {
 	if p.override != nil && d.breaking {
 		d.version.Override, d.version.OverrideBy = p.override, p.principal.Name
 	}
+	if p.contract.GetPartitionTime() != nil {
+		switch {
+		case p.dataEffective != nil:
+			d.version.DataEffectiveTime = p.dataEffective
+			if p.dataEffective.AsTime().Before(now) {
+				d.version.DataEffectiveReason, d.version.DataEffectiveBy = strings.TrimSpace(p.dataReason), p.principal.Name
+			}
+		case d.latest != nil:
+			// A subject's first version applies to all earlier data; a
+			// later one from the data date of its effective time.
+			d.version.DataEffectiveTime = timestamppb.New(effective)
+		}
+	}
 	return d, nil
+}
+
+// decideDataDate checks a requested data effective time: only for a
+// contract that declares a partition time, and in the past (the incident
+// fix: "v2 applies from the data date the source changed") only for an
+// admin giving a reason, kept in the audit history.
+func decideDataDate(p proposal) (*registryv1.Problem, error) {
+	if p.dataEffective == nil {
+		return nil, nil
+	}
+	if p.contract.GetPartitionTime() == nil {
+		v := rpcerr.FieldViolation{Field: "data_effective_time", Description: "applies to contracts that declare partition_time; without one, versions take effect by wall clock"}
+		return &registryv1.Problem{Reason: ReasonInvalidContract, Path: v.Field, Message: v.Description}, invalid("a data effective time needs a partition time", v)
+	}
+	if !p.dataEffective.AsTime().Before(p.now) {
+		return nil, nil
+	}
+	if !p.principal.Has(auth.RoleAdmin) {
+		err := rpcerr.PermissionDenied(ReasonBackdateNeedsAdmin, fmt.Sprintf(
+			"only an admin may make a version of %q judge partitions from a past data date (%s); ask an admin, giving the reason",
+			p.contract.GetSubject(), p.dataEffective.AsTime().Format(time.RFC3339)))
+		return &registryv1.Problem{Reason: ReasonBackdateNeedsAdmin, Path: "data_effective_time", Message: err.Error()}, err
+	}
+	if strings.TrimSpace(p.dataReason) == "" {
+		v := rpcerr.FieldViolation{Field: "data_effective_reason", Description: "empty; say why the version applies from a past data date (it is kept in the audit history)"}
+		return &registryv1.Problem{Reason: ReasonInvalidContract, Path: v.Field, Message: v.Description}, invalid("a past data effective time needs a reason", v)
+	}
+	return nil, nil
 }
 
 // refusal builds the FailedPrecondition of a refused breaking version; its

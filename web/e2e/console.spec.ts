@@ -358,8 +358,14 @@ test('a source of our own: bank.transfers, no identifier, a blocked day and a qu
     const r = await send(d, `d${d}`, [...Array(20)].map((_, i) => rec(d, i, `ACC-${String(d * 100 + i).padStart(8, '0')}`)));
     expect(r.status).toBe(200);
   }
-  // Day 2: a batch without account references is refused whole (BLOCK).
-  expect((await send(2, 'd2-bad', [rec(2, 90), rec(2, 91, 'ACC-00000091')])).status).toBe(400);
+  // Day 2: a record without an account reference fails a BLOCK check with
+  // no failure allowed: the answer says the day will be BLOCKED, and
+  // sealed, the gate judges it BLOCKED whole.
+  const bad = await send(2, 'd2-bad', [rec(2, 90), rec(2, 91, 'ACC-00000091')]);
+  expect(bad.status).toBe(200);
+  expect((await bad.json()).partition.will_block).toBe(true);
+  const sealed = await api<{ partition: { verdict: string } }>(admin, 'POST', `/v1/subjects/bank.transfers/partitions/${day(2)}:seal`, {});
+  expect(sealed.partition.verdict).toMatch(/BLOCKED$/);
   // Day 3: references that became UUIDs are quarantined, not passed.
   expect((await send(3, 'd3-uuid', [rec(3, 95, '7c9e6679-7425-40de-944b-e07fc1f90ae7'), rec(3, 96, '0b9e5c8e-3f0d-4a4e-9d43-1f3c2a6f6b01')])).status).toBe(200);
 
@@ -401,9 +407,9 @@ test('a source of our own: bank.transfers, no identifier, a blocked day and a qu
     await expect(cells.nth(3)).toHaveText(intText(n(p.blocked)));
     await expect(cells.nth(5)).toHaveText('–');
   }
-  expect(n(parts[1].blocked)).toBe(2);
+  expect(n(parts[1].blocked)).toBe(21);
   expect(n(parts[2].quarantined)).toBe(2);
-  await expect(table.locator(`tr[data-partition="${day(2)}"]`)).toContainText('2 blocked');
+  await expect(table.locator(`tr[data-partition="${day(2)}"]`)).toContainText('BLOCKED');
 });
 
 test('keyboard: skip link, navigation and a dialog work without a mouse', async ({ page }) => {

@@ -27,6 +27,7 @@ import (
 	"github.com/seamdata/seam/core/record/recordtest"
 	"github.com/seamdata/seam/platform/auth"
 	"github.com/seamdata/seam/platform/dial"
+	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
 )
 
 // Node is an all-in-one Seam running in the test process.
@@ -189,6 +190,18 @@ func (n *Node) MustJSON(t *testing.T, args ...string) map[string]any {
 		t.Fatalf("seam %s -o json: output is not one JSON object: %v\n%s", strings.Join(args, " "), err, out)
 	}
 	return m
+}
+
+// Seal seals a partition as the admin and returns its sealed state.
+func (n *Node) Seal(t *testing.T, subject, partition string) *gatev1.PartitionState {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	resp, err := gatev1.NewGateServiceClient(n.Conn(t, n.Admin)).SealPartition(ctx, &gatev1.SealPartitionRequest{Subject: subject, Partition: partition})
+	if err != nil {
+		t.Fatalf("seal %s/%s: %v", subject, partition, err)
+	}
+	return resp.GetPartition()
 }
 
 // SetupOrders registers commerce.order, shop.orders v1 and the customer

@@ -36,7 +36,8 @@ const (
 	AdditionalFields_ADDITIONAL_FIELDS_ALLOW AdditionalFields = 1
 	// ADDITIONAL_FIELDS_QUARANTINE sets the record aside (UNDECLARED_FIELD).
 	AdditionalFields_ADDITIONAL_FIELDS_QUARANTINE AdditionalFields = 2
-	// ADDITIONAL_FIELDS_REJECT blocks the batch that carries such a record.
+	// ADDITIONAL_FIELDS_REJECT fails a BLOCK check: the partition that
+	// carries such a record is BLOCKED at its seal.
 	AdditionalFields_ADDITIONAL_FIELDS_REJECT AdditionalFields = 3
 )
 
@@ -81,6 +82,59 @@ func (x AdditionalFields) Number() protoreflect.EnumNumber {
 // Deprecated: Use AdditionalFields.Descriptor instead.
 func (AdditionalFields) EnumDescriptor() ([]byte, []int) {
 	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{0}
+}
+
+// Granularity is the length of a partition.
+type Granularity int32
+
+const (
+	Granularity_GRANULARITY_UNSPECIFIED Granularity = 0
+	Granularity_GRANULARITY_HOUR        Granularity = 1
+	Granularity_GRANULARITY_DAY         Granularity = 2
+	Granularity_GRANULARITY_MONTH       Granularity = 3
+)
+
+// Enum value maps for Granularity.
+var (
+	Granularity_name = map[int32]string{
+		0: "GRANULARITY_UNSPECIFIED",
+		1: "GRANULARITY_HOUR",
+		2: "GRANULARITY_DAY",
+		3: "GRANULARITY_MONTH",
+	}
+	Granularity_value = map[string]int32{
+		"GRANULARITY_UNSPECIFIED": 0,
+		"GRANULARITY_HOUR":        1,
+		"GRANULARITY_DAY":         2,
+		"GRANULARITY_MONTH":       3,
+	}
+)
+
+func (x Granularity) Enum() *Granularity {
+	p := new(Granularity)
+	*p = x
+	return p
+}
+
+func (x Granularity) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Granularity) Descriptor() protoreflect.EnumDescriptor {
+	return file_seam_contract_v1_contract_proto_enumTypes[1].Descriptor()
+}
+
+func (Granularity) Type() protoreflect.EnumType {
+	return &file_seam_contract_v1_contract_proto_enumTypes[1]
+}
+
+func (x Granularity) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Granularity.Descriptor instead.
+func (Granularity) EnumDescriptor() ([]byte, []int) {
+	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{1}
 }
 
 // Compatibility has the meaning it has in schema registries, applied to record
@@ -136,11 +190,11 @@ func (x Compatibility) String() string {
 }
 
 func (Compatibility) Descriptor() protoreflect.EnumDescriptor {
-	return file_seam_contract_v1_contract_proto_enumTypes[1].Descriptor()
+	return file_seam_contract_v1_contract_proto_enumTypes[2].Descriptor()
 }
 
 func (Compatibility) Type() protoreflect.EnumType {
-	return &file_seam_contract_v1_contract_proto_enumTypes[1]
+	return &file_seam_contract_v1_contract_proto_enumTypes[2]
 }
 
 func (x Compatibility) Number() protoreflect.EnumNumber {
@@ -149,7 +203,7 @@ func (x Compatibility) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Compatibility.Descriptor instead.
 func (Compatibility) EnumDescriptor() ([]byte, []int) {
-	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{1}
+	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{2}
 }
 
 // FieldType is the type a field's values must have. Values of another type
@@ -217,11 +271,11 @@ func (x FieldType) String() string {
 }
 
 func (FieldType) Descriptor() protoreflect.EnumDescriptor {
-	return file_seam_contract_v1_contract_proto_enumTypes[2].Descriptor()
+	return file_seam_contract_v1_contract_proto_enumTypes[3].Descriptor()
 }
 
 func (FieldType) Type() protoreflect.EnumType {
-	return &file_seam_contract_v1_contract_proto_enumTypes[2]
+	return &file_seam_contract_v1_contract_proto_enumTypes[3]
 }
 
 func (x FieldType) Number() protoreflect.EnumNumber {
@@ -230,7 +284,7 @@ func (x FieldType) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use FieldType.Descriptor instead.
 func (FieldType) EnumDescriptor() ([]byte, []int) {
-	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{2}
+	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{3}
 }
 
 // Policy is what the gate does when a check fails.
@@ -273,11 +327,11 @@ func (x Policy) String() string {
 }
 
 func (Policy) Descriptor() protoreflect.EnumDescriptor {
-	return file_seam_contract_v1_contract_proto_enumTypes[3].Descriptor()
+	return file_seam_contract_v1_contract_proto_enumTypes[4].Descriptor()
 }
 
 func (Policy) Type() protoreflect.EnumType {
-	return &file_seam_contract_v1_contract_proto_enumTypes[3]
+	return &file_seam_contract_v1_contract_proto_enumTypes[4]
 }
 
 func (x Policy) Number() protoreflect.EnumNumber {
@@ -286,7 +340,7 @@ func (x Policy) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Policy.Descriptor instead.
 func (Policy) EnumDescriptor() ([]byte, []int) {
-	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{3}
+	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{4}
 }
 
 // Rounding says how a cast to an integer type rounds.
@@ -333,11 +387,11 @@ func (x Rounding) String() string {
 }
 
 func (Rounding) Descriptor() protoreflect.EnumDescriptor {
-	return file_seam_contract_v1_contract_proto_enumTypes[4].Descriptor()
+	return file_seam_contract_v1_contract_proto_enumTypes[5].Descriptor()
 }
 
 func (Rounding) Type() protoreflect.EnumType {
-	return &file_seam_contract_v1_contract_proto_enumTypes[4]
+	return &file_seam_contract_v1_contract_proto_enumTypes[5]
 }
 
 func (x Rounding) Number() protoreflect.EnumNumber {
@@ -346,7 +400,7 @@ func (x Rounding) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Rounding.Descriptor instead.
 func (Rounding) EnumDescriptor() ([]byte, []int) {
-	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{4}
+	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{5}
 }
 
 // Contract is one version of one source's data contract.
@@ -372,8 +426,14 @@ type Contract struct {
 	// AdditionalFields says what the gate does with a record that carries
 	// top-level fields the contract does not declare. Unspecified is ALLOW.
 	AdditionalFields AdditionalFields `protobuf:"varint,10,opt,name=additional_fields,json=additionalFields,proto3,enum=seam.contract.v1.AdditionalFields" json:"additional_fields,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// PartitionTime, when set, declares which field places a record in its
+	// partition. The gate then checks that every record belongs to the
+	// partition it was sent for, seals partitions by event-time watermark,
+	// and judges a partition with the contract version in force for its
+	// data date.
+	PartitionTime *PartitionTime `protobuf:"bytes,11,opt,name=partition_time,json=partitionTime,proto3" json:"partition_time,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Contract) Reset() {
@@ -476,6 +536,83 @@ func (x *Contract) GetAdditionalFields() AdditionalFields {
 	return AdditionalFields_ADDITIONAL_FIELDS_UNSPECIFIED
 }
 
+func (x *Contract) GetPartitionTime() *PartitionTime {
+	if x != nil {
+		return x.PartitionTime
+	}
+	return nil
+}
+
+// PartitionTime says how records map to partitions by their event time.
+type PartitionTime struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Field is a required top-level TIMESTAMP or DATE field.
+	Field string `protobuf:"bytes,1,opt,name=field,proto3" json:"field,omitempty"`
+	// Granularity is the length of a partition. Partitions are named by
+	// their start in UTC: "2026-10-01T13" (hour), "2026-10-01" (day),
+	// "2026-10" (month).
+	Granularity Granularity `protobuf:"varint,2,opt,name=granularity,proto3,enum=seam.contract.v1.Granularity" json:"granularity,omitempty"`
+	// AllowedLateness is how long after a partition ends its records may
+	// still arrive before the gate seals it by watermark (the latest event
+	// time among accepted records of the subject), as a duration such as
+	// "6h" or "2d"; empty means none. Records arriving for a sealed
+	// partition open an amendment of it.
+	AllowedLateness string `protobuf:"bytes,3,opt,name=allowed_lateness,json=allowedLateness,proto3" json:"allowed_lateness,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *PartitionTime) Reset() {
+	*x = PartitionTime{}
+	mi := &file_seam_contract_v1_contract_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PartitionTime) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PartitionTime) ProtoMessage() {}
+
+func (x *PartitionTime) ProtoReflect() protoreflect.Message {
+	mi := &file_seam_contract_v1_contract_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PartitionTime.ProtoReflect.Descriptor instead.
+func (*PartitionTime) Descriptor() ([]byte, []int) {
+	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *PartitionTime) GetField() string {
+	if x != nil {
+		return x.Field
+	}
+	return ""
+}
+
+func (x *PartitionTime) GetGranularity() Granularity {
+	if x != nil {
+		return x.Granularity
+	}
+	return Granularity_GRANULARITY_UNSPECIFIED
+}
+
+func (x *PartitionTime) GetAllowedLateness() string {
+	if x != nil {
+		return x.AllowedLateness
+	}
+	return ""
+}
+
 // Field is one field of a contract or canonical model.
 type Field struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
@@ -509,7 +646,7 @@ type Field struct {
 
 func (x *Field) Reset() {
 	*x = Field{}
-	mi := &file_seam_contract_v1_contract_proto_msgTypes[1]
+	mi := &file_seam_contract_v1_contract_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -521,7 +658,7 @@ func (x *Field) String() string {
 func (*Field) ProtoMessage() {}
 
 func (x *Field) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_contract_v1_contract_proto_msgTypes[1]
+	mi := &file_seam_contract_v1_contract_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -534,7 +671,7 @@ func (x *Field) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Field.ProtoReflect.Descriptor instead.
 func (*Field) Descriptor() ([]byte, []int) {
-	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{1}
+	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *Field) GetName() string {
@@ -653,7 +790,7 @@ type Identifier struct {
 
 func (x *Identifier) Reset() {
 	*x = Identifier{}
-	mi := &file_seam_contract_v1_contract_proto_msgTypes[2]
+	mi := &file_seam_contract_v1_contract_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -665,7 +802,7 @@ func (x *Identifier) String() string {
 func (*Identifier) ProtoMessage() {}
 
 func (x *Identifier) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_contract_v1_contract_proto_msgTypes[2]
+	mi := &file_seam_contract_v1_contract_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -678,7 +815,7 @@ func (x *Identifier) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Identifier.ProtoReflect.Descriptor instead.
 func (*Identifier) Descriptor() ([]byte, []int) {
-	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{2}
+	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *Identifier) GetNamespace() string {
@@ -707,7 +844,8 @@ type Check struct {
 	Rule        string `protobuf:"bytes,2,opt,name=rule,proto3" json:"rule,omitempty"`
 	Policy      Policy `protobuf:"varint,3,opt,name=policy,proto3,enum=seam.contract.v1.Policy" json:"policy,omitempty"`
 	Description string `protobuf:"bytes,4,opt,name=description,proto3" json:"description,omitempty"`
-	// Threshold is how many failures a BLOCK check tolerates in one batch.
+	// Threshold is how many failures a BLOCK check tolerates in one
+	// partition.
 	Threshold     *Threshold `protobuf:"bytes,5,opt,name=threshold,proto3" json:"threshold,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -715,7 +853,7 @@ type Check struct {
 
 func (x *Check) Reset() {
 	*x = Check{}
-	mi := &file_seam_contract_v1_contract_proto_msgTypes[3]
+	mi := &file_seam_contract_v1_contract_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -727,7 +865,7 @@ func (x *Check) String() string {
 func (*Check) ProtoMessage() {}
 
 func (x *Check) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_contract_v1_contract_proto_msgTypes[3]
+	mi := &file_seam_contract_v1_contract_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -740,7 +878,7 @@ func (x *Check) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Check.ProtoReflect.Descriptor instead.
 func (*Check) Descriptor() ([]byte, []int) {
-	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{3}
+	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Check) GetName() string {
@@ -778,8 +916,9 @@ func (x *Check) GetThreshold() *Threshold {
 	return nil
 }
 
-// Threshold bounds the failures of a check in one batch: the check blocks
-// when the failures exceed the count or the fraction of the batch.
+// Threshold bounds the failures of a check in one partition (all of its
+// batches): the check blocks the partition when the failures exceed the
+// count or the fraction of the partition's records.
 type Threshold struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Types that are valid to be assigned to Limit:
@@ -793,7 +932,7 @@ type Threshold struct {
 
 func (x *Threshold) Reset() {
 	*x = Threshold{}
-	mi := &file_seam_contract_v1_contract_proto_msgTypes[4]
+	mi := &file_seam_contract_v1_contract_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -805,7 +944,7 @@ func (x *Threshold) String() string {
 func (*Threshold) ProtoMessage() {}
 
 func (x *Threshold) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_contract_v1_contract_proto_msgTypes[4]
+	mi := &file_seam_contract_v1_contract_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -818,7 +957,7 @@ func (x *Threshold) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Threshold.ProtoReflect.Descriptor instead.
 func (*Threshold) Descriptor() ([]byte, []int) {
-	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{4}
+	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Threshold) GetLimit() isThreshold_Limit {
@@ -880,7 +1019,7 @@ type Mapping struct {
 
 func (x *Mapping) Reset() {
 	*x = Mapping{}
-	mi := &file_seam_contract_v1_contract_proto_msgTypes[5]
+	mi := &file_seam_contract_v1_contract_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -892,7 +1031,7 @@ func (x *Mapping) String() string {
 func (*Mapping) ProtoMessage() {}
 
 func (x *Mapping) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_contract_v1_contract_proto_msgTypes[5]
+	mi := &file_seam_contract_v1_contract_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -905,7 +1044,7 @@ func (x *Mapping) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Mapping.ProtoReflect.Descriptor instead.
 func (*Mapping) Descriptor() ([]byte, []int) {
-	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{5}
+	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Mapping) GetCanonical() string {
@@ -958,7 +1097,7 @@ type FieldMapping struct {
 
 func (x *FieldMapping) Reset() {
 	*x = FieldMapping{}
-	mi := &file_seam_contract_v1_contract_proto_msgTypes[6]
+	mi := &file_seam_contract_v1_contract_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -970,7 +1109,7 @@ func (x *FieldMapping) String() string {
 func (*FieldMapping) ProtoMessage() {}
 
 func (x *FieldMapping) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_contract_v1_contract_proto_msgTypes[6]
+	mi := &file_seam_contract_v1_contract_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -983,7 +1122,7 @@ func (x *FieldMapping) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FieldMapping.ProtoReflect.Descriptor instead.
 func (*FieldMapping) Descriptor() ([]byte, []int) {
-	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{6}
+	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *FieldMapping) GetFrom() string {
@@ -1052,7 +1191,7 @@ type Cast struct {
 
 func (x *Cast) Reset() {
 	*x = Cast{}
-	mi := &file_seam_contract_v1_contract_proto_msgTypes[7]
+	mi := &file_seam_contract_v1_contract_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1064,7 +1203,7 @@ func (x *Cast) String() string {
 func (*Cast) ProtoMessage() {}
 
 func (x *Cast) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_contract_v1_contract_proto_msgTypes[7]
+	mi := &file_seam_contract_v1_contract_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1077,7 +1216,7 @@ func (x *Cast) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Cast.ProtoReflect.Descriptor instead.
 func (*Cast) Descriptor() ([]byte, []int) {
-	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{7}
+	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Cast) GetTo() FieldType {
@@ -1126,7 +1265,7 @@ type Translate struct {
 
 func (x *Translate) Reset() {
 	*x = Translate{}
-	mi := &file_seam_contract_v1_contract_proto_msgTypes[8]
+	mi := &file_seam_contract_v1_contract_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1138,7 +1277,7 @@ func (x *Translate) String() string {
 func (*Translate) ProtoMessage() {}
 
 func (x *Translate) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_contract_v1_contract_proto_msgTypes[8]
+	mi := &file_seam_contract_v1_contract_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1151,7 +1290,7 @@ func (x *Translate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Translate.ProtoReflect.Descriptor instead.
 func (*Translate) Descriptor() ([]byte, []int) {
-	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{8}
+	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Translate) GetFrom() string {
@@ -1181,7 +1320,7 @@ type CanonicalModel struct {
 
 func (x *CanonicalModel) Reset() {
 	*x = CanonicalModel{}
-	mi := &file_seam_contract_v1_contract_proto_msgTypes[9]
+	mi := &file_seam_contract_v1_contract_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1193,7 +1332,7 @@ func (x *CanonicalModel) String() string {
 func (*CanonicalModel) ProtoMessage() {}
 
 func (x *CanonicalModel) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_contract_v1_contract_proto_msgTypes[9]
+	mi := &file_seam_contract_v1_contract_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1206,7 +1345,7 @@ func (x *CanonicalModel) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CanonicalModel.ProtoReflect.Descriptor instead.
 func (*CanonicalModel) Descriptor() ([]byte, []int) {
-	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{9}
+	return file_seam_contract_v1_contract_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *CanonicalModel) GetName() string {
@@ -1241,7 +1380,7 @@ var File_seam_contract_v1_contract_proto protoreflect.FileDescriptor
 
 const file_seam_contract_v1_contract_proto_rawDesc = "" +
 	"\n" +
-	"\x1fseam/contract/v1/contract.proto\x12\x10seam.contract.v1\x1a\x1cgoogle/protobuf/struct.proto\"\xab\x04\n" +
+	"\x1fseam/contract/v1/contract.proto\x12\x10seam.contract.v1\x1a\x1cgoogle/protobuf/struct.proto\"\xf3\x04\n" +
 	"\bContract\x12\x18\n" +
 	"\asubject\x18\x01 \x01(\tR\asubject\x12\x14\n" +
 	"\x05owner\x18\x02 \x01(\tR\x05owner\x12 \n" +
@@ -1253,10 +1392,15 @@ const file_seam_contract_v1_contract_proto_rawDesc = "" +
 	"\amapping\x18\b \x01(\v2\x19.seam.contract.v1.MappingR\amapping\x12>\n" +
 	"\x06labels\x18\t \x03(\v2&.seam.contract.v1.Contract.LabelsEntryR\x06labels\x12O\n" +
 	"\x11additional_fields\x18\n" +
-	" \x01(\x0e2\".seam.contract.v1.AdditionalFieldsR\x10additionalFields\x1a9\n" +
+	" \x01(\x0e2\".seam.contract.v1.AdditionalFieldsR\x10additionalFields\x12F\n" +
+	"\x0epartition_time\x18\v \x01(\v2\x1f.seam.contract.v1.PartitionTimeR\rpartitionTime\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xa4\x04\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x91\x01\n" +
+	"\rPartitionTime\x12\x14\n" +
+	"\x05field\x18\x01 \x01(\tR\x05field\x12?\n" +
+	"\vgranularity\x18\x02 \x01(\x0e2\x1d.seam.contract.v1.GranularityR\vgranularity\x12)\n" +
+	"\x10allowed_lateness\x18\x03 \x01(\tR\x0fallowedLateness\"\xa4\x04\n" +
 	"\x05Field\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12/\n" +
 	"\x04type\x18\x02 \x01(\x0e2\x1b.seam.contract.v1.FieldTypeR\x04type\x12\x1a\n" +
@@ -1336,7 +1480,12 @@ const file_seam_contract_v1_contract_proto_rawDesc = "" +
 	"\x1dADDITIONAL_FIELDS_UNSPECIFIED\x10\x00\x12\x1b\n" +
 	"\x17ADDITIONAL_FIELDS_ALLOW\x10\x01\x12 \n" +
 	"\x1cADDITIONAL_FIELDS_QUARANTINE\x10\x02\x12\x1c\n" +
-	"\x18ADDITIONAL_FIELDS_REJECT\x10\x03*\x85\x02\n" +
+	"\x18ADDITIONAL_FIELDS_REJECT\x10\x03*l\n" +
+	"\vGranularity\x12\x1b\n" +
+	"\x17GRANULARITY_UNSPECIFIED\x10\x00\x12\x14\n" +
+	"\x10GRANULARITY_HOUR\x10\x01\x12\x13\n" +
+	"\x0fGRANULARITY_DAY\x10\x02\x12\x15\n" +
+	"\x11GRANULARITY_MONTH\x10\x03*\x85\x02\n" +
 	"\rCompatibility\x12\x1d\n" +
 	"\x19COMPATIBILITY_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12COMPATIBILITY_NONE\x10\x01\x12\x1a\n" +
@@ -1386,59 +1535,63 @@ func file_seam_contract_v1_contract_proto_rawDescGZIP() []byte {
 	return file_seam_contract_v1_contract_proto_rawDescData
 }
 
-var file_seam_contract_v1_contract_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_seam_contract_v1_contract_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
+var file_seam_contract_v1_contract_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
+var file_seam_contract_v1_contract_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
 var file_seam_contract_v1_contract_proto_goTypes = []any{
 	(AdditionalFields)(0),  // 0: seam.contract.v1.AdditionalFields
-	(Compatibility)(0),     // 1: seam.contract.v1.Compatibility
-	(FieldType)(0),         // 2: seam.contract.v1.FieldType
-	(Policy)(0),            // 3: seam.contract.v1.Policy
-	(Rounding)(0),          // 4: seam.contract.v1.Rounding
-	(*Contract)(nil),       // 5: seam.contract.v1.Contract
-	(*Field)(nil),          // 6: seam.contract.v1.Field
-	(*Identifier)(nil),     // 7: seam.contract.v1.Identifier
-	(*Check)(nil),          // 8: seam.contract.v1.Check
-	(*Threshold)(nil),      // 9: seam.contract.v1.Threshold
-	(*Mapping)(nil),        // 10: seam.contract.v1.Mapping
-	(*FieldMapping)(nil),   // 11: seam.contract.v1.FieldMapping
-	(*Cast)(nil),           // 12: seam.contract.v1.Cast
-	(*Translate)(nil),      // 13: seam.contract.v1.Translate
-	(*CanonicalModel)(nil), // 14: seam.contract.v1.CanonicalModel
-	nil,                    // 15: seam.contract.v1.Contract.LabelsEntry
-	nil,                    // 16: seam.contract.v1.Mapping.FieldsEntry
-	nil,                    // 17: seam.contract.v1.Mapping.RenamedFromEntry
-	nil,                    // 18: seam.contract.v1.FieldMapping.ValuesEntry
-	(*structpb.Value)(nil), // 19: google.protobuf.Value
+	(Granularity)(0),       // 1: seam.contract.v1.Granularity
+	(Compatibility)(0),     // 2: seam.contract.v1.Compatibility
+	(FieldType)(0),         // 3: seam.contract.v1.FieldType
+	(Policy)(0),            // 4: seam.contract.v1.Policy
+	(Rounding)(0),          // 5: seam.contract.v1.Rounding
+	(*Contract)(nil),       // 6: seam.contract.v1.Contract
+	(*PartitionTime)(nil),  // 7: seam.contract.v1.PartitionTime
+	(*Field)(nil),          // 8: seam.contract.v1.Field
+	(*Identifier)(nil),     // 9: seam.contract.v1.Identifier
+	(*Check)(nil),          // 10: seam.contract.v1.Check
+	(*Threshold)(nil),      // 11: seam.contract.v1.Threshold
+	(*Mapping)(nil),        // 12: seam.contract.v1.Mapping
+	(*FieldMapping)(nil),   // 13: seam.contract.v1.FieldMapping
+	(*Cast)(nil),           // 14: seam.contract.v1.Cast
+	(*Translate)(nil),      // 15: seam.contract.v1.Translate
+	(*CanonicalModel)(nil), // 16: seam.contract.v1.CanonicalModel
+	nil,                    // 17: seam.contract.v1.Contract.LabelsEntry
+	nil,                    // 18: seam.contract.v1.Mapping.FieldsEntry
+	nil,                    // 19: seam.contract.v1.Mapping.RenamedFromEntry
+	nil,                    // 20: seam.contract.v1.FieldMapping.ValuesEntry
+	(*structpb.Value)(nil), // 21: google.protobuf.Value
 }
 var file_seam_contract_v1_contract_proto_depIdxs = []int32{
-	1,  // 0: seam.contract.v1.Contract.compatibility:type_name -> seam.contract.v1.Compatibility
-	6,  // 1: seam.contract.v1.Contract.fields:type_name -> seam.contract.v1.Field
-	8,  // 2: seam.contract.v1.Contract.checks:type_name -> seam.contract.v1.Check
-	10, // 3: seam.contract.v1.Contract.mapping:type_name -> seam.contract.v1.Mapping
-	15, // 4: seam.contract.v1.Contract.labels:type_name -> seam.contract.v1.Contract.LabelsEntry
+	2,  // 0: seam.contract.v1.Contract.compatibility:type_name -> seam.contract.v1.Compatibility
+	8,  // 1: seam.contract.v1.Contract.fields:type_name -> seam.contract.v1.Field
+	10, // 2: seam.contract.v1.Contract.checks:type_name -> seam.contract.v1.Check
+	12, // 3: seam.contract.v1.Contract.mapping:type_name -> seam.contract.v1.Mapping
+	17, // 4: seam.contract.v1.Contract.labels:type_name -> seam.contract.v1.Contract.LabelsEntry
 	0,  // 5: seam.contract.v1.Contract.additional_fields:type_name -> seam.contract.v1.AdditionalFields
-	2,  // 6: seam.contract.v1.Field.type:type_name -> seam.contract.v1.FieldType
-	7,  // 7: seam.contract.v1.Field.identifier:type_name -> seam.contract.v1.Identifier
-	6,  // 8: seam.contract.v1.Field.fields:type_name -> seam.contract.v1.Field
-	6,  // 9: seam.contract.v1.Field.items:type_name -> seam.contract.v1.Field
-	3,  // 10: seam.contract.v1.Check.policy:type_name -> seam.contract.v1.Policy
-	9,  // 11: seam.contract.v1.Check.threshold:type_name -> seam.contract.v1.Threshold
-	16, // 12: seam.contract.v1.Mapping.fields:type_name -> seam.contract.v1.Mapping.FieldsEntry
-	17, // 13: seam.contract.v1.Mapping.renamed_from:type_name -> seam.contract.v1.Mapping.RenamedFromEntry
-	12, // 14: seam.contract.v1.FieldMapping.cast:type_name -> seam.contract.v1.Cast
-	18, // 15: seam.contract.v1.FieldMapping.values:type_name -> seam.contract.v1.FieldMapping.ValuesEntry
-	19, // 16: seam.contract.v1.FieldMapping.default:type_name -> google.protobuf.Value
-	19, // 17: seam.contract.v1.FieldMapping.constant:type_name -> google.protobuf.Value
-	13, // 18: seam.contract.v1.FieldMapping.translate:type_name -> seam.contract.v1.Translate
-	2,  // 19: seam.contract.v1.Cast.to:type_name -> seam.contract.v1.FieldType
-	4,  // 20: seam.contract.v1.Cast.rounding:type_name -> seam.contract.v1.Rounding
-	6,  // 21: seam.contract.v1.CanonicalModel.fields:type_name -> seam.contract.v1.Field
-	11, // 22: seam.contract.v1.Mapping.FieldsEntry.value:type_name -> seam.contract.v1.FieldMapping
-	23, // [23:23] is the sub-list for method output_type
-	23, // [23:23] is the sub-list for method input_type
-	23, // [23:23] is the sub-list for extension type_name
-	23, // [23:23] is the sub-list for extension extendee
-	0,  // [0:23] is the sub-list for field type_name
+	7,  // 6: seam.contract.v1.Contract.partition_time:type_name -> seam.contract.v1.PartitionTime
+	1,  // 7: seam.contract.v1.PartitionTime.granularity:type_name -> seam.contract.v1.Granularity
+	3,  // 8: seam.contract.v1.Field.type:type_name -> seam.contract.v1.FieldType
+	9,  // 9: seam.contract.v1.Field.identifier:type_name -> seam.contract.v1.Identifier
+	8,  // 10: seam.contract.v1.Field.fields:type_name -> seam.contract.v1.Field
+	8,  // 11: seam.contract.v1.Field.items:type_name -> seam.contract.v1.Field
+	4,  // 12: seam.contract.v1.Check.policy:type_name -> seam.contract.v1.Policy
+	11, // 13: seam.contract.v1.Check.threshold:type_name -> seam.contract.v1.Threshold
+	18, // 14: seam.contract.v1.Mapping.fields:type_name -> seam.contract.v1.Mapping.FieldsEntry
+	19, // 15: seam.contract.v1.Mapping.renamed_from:type_name -> seam.contract.v1.Mapping.RenamedFromEntry
+	14, // 16: seam.contract.v1.FieldMapping.cast:type_name -> seam.contract.v1.Cast
+	20, // 17: seam.contract.v1.FieldMapping.values:type_name -> seam.contract.v1.FieldMapping.ValuesEntry
+	21, // 18: seam.contract.v1.FieldMapping.default:type_name -> google.protobuf.Value
+	21, // 19: seam.contract.v1.FieldMapping.constant:type_name -> google.protobuf.Value
+	15, // 20: seam.contract.v1.FieldMapping.translate:type_name -> seam.contract.v1.Translate
+	3,  // 21: seam.contract.v1.Cast.to:type_name -> seam.contract.v1.FieldType
+	5,  // 22: seam.contract.v1.Cast.rounding:type_name -> seam.contract.v1.Rounding
+	8,  // 23: seam.contract.v1.CanonicalModel.fields:type_name -> seam.contract.v1.Field
+	13, // 24: seam.contract.v1.Mapping.FieldsEntry.value:type_name -> seam.contract.v1.FieldMapping
+	25, // [25:25] is the sub-list for method output_type
+	25, // [25:25] is the sub-list for method input_type
+	25, // [25:25] is the sub-list for extension type_name
+	25, // [25:25] is the sub-list for extension extendee
+	0,  // [0:25] is the sub-list for field type_name
 }
 
 func init() { file_seam_contract_v1_contract_proto_init() }
@@ -1446,8 +1599,8 @@ func file_seam_contract_v1_contract_proto_init() {
 	if File_seam_contract_v1_contract_proto != nil {
 		return
 	}
-	file_seam_contract_v1_contract_proto_msgTypes[1].OneofWrappers = []any{}
-	file_seam_contract_v1_contract_proto_msgTypes[4].OneofWrappers = []any{
+	file_seam_contract_v1_contract_proto_msgTypes[2].OneofWrappers = []any{}
+	file_seam_contract_v1_contract_proto_msgTypes[5].OneofWrappers = []any{
 		(*Threshold_Count)(nil),
 		(*Threshold_Fraction)(nil),
 	}
@@ -1456,8 +1609,8 @@ func file_seam_contract_v1_contract_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_seam_contract_v1_contract_proto_rawDesc), len(file_seam_contract_v1_contract_proto_rawDesc)),
-			NumEnums:      5,
-			NumMessages:   14,
+			NumEnums:      6,
+			NumMessages:   15,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

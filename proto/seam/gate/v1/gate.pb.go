@@ -10,10 +10,11 @@
 package gatev1
 
 import (
-	v11 "github.com/seamdata/seam/proto/seam/contract/v1"
-	v1 "github.com/seamdata/seam/proto/seam/record/v1"
+	v1 "github.com/seamdata/seam/proto/seam/contract/v1"
+	v11 "github.com/seamdata/seam/proto/seam/record/v1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	durationpb "google.golang.org/protobuf/types/known/durationpb"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
 	sync "sync"
@@ -88,7 +89,10 @@ const (
 	BatchStatus_BATCH_STATUS_PARTIAL BatchStatus = 2
 	// BATCH_STATUS_QUARANTINED: every record quarantined.
 	BatchStatus_BATCH_STATUS_QUARANTINED BatchStatus = 3
-	// BATCH_STATUS_BLOCKED: refused whole; nothing propagated.
+	// BATCH_STATUS_BLOCKED: refused whole. BLOCK thresholds are now judged
+	// on the whole partition at its seal (PartitionVerdict), so no batch is
+	// blocked any more; batches stored blocked by earlier versions of the
+	// gate are answered as they were.
 	BatchStatus_BATCH_STATUS_BLOCKED BatchStatus = 4
 )
 
@@ -137,6 +141,183 @@ func (BatchStatus) EnumDescriptor() ([]byte, []int) {
 	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{1}
 }
 
+// PartitionStatus is where a partition (or an amendment of it) stands.
+type PartitionStatus int32
+
+const (
+	PartitionStatus_PARTITION_STATUS_UNSPECIFIED PartitionStatus = 0
+	// PARTITION_STATUS_OPEN: batches may still arrive; nothing is judged.
+	PartitionStatus_PARTITION_STATUS_OPEN PartitionStatus = 1
+	// PARTITION_STATUS_SEALED: judged whole; the verdict is final (a replay
+	// into it re-seals it).
+	PartitionStatus_PARTITION_STATUS_SEALED PartitionStatus = 2
+)
+
+// Enum value maps for PartitionStatus.
+var (
+	PartitionStatus_name = map[int32]string{
+		0: "PARTITION_STATUS_UNSPECIFIED",
+		1: "PARTITION_STATUS_OPEN",
+		2: "PARTITION_STATUS_SEALED",
+	}
+	PartitionStatus_value = map[string]int32{
+		"PARTITION_STATUS_UNSPECIFIED": 0,
+		"PARTITION_STATUS_OPEN":        1,
+		"PARTITION_STATUS_SEALED":      2,
+	}
+)
+
+func (x PartitionStatus) Enum() *PartitionStatus {
+	p := new(PartitionStatus)
+	*p = x
+	return p
+}
+
+func (x PartitionStatus) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (PartitionStatus) Descriptor() protoreflect.EnumDescriptor {
+	return file_seam_gate_v1_gate_proto_enumTypes[2].Descriptor()
+}
+
+func (PartitionStatus) Type() protoreflect.EnumType {
+	return &file_seam_gate_v1_gate_proto_enumTypes[2]
+}
+
+func (x PartitionStatus) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use PartitionStatus.Descriptor instead.
+func (PartitionStatus) EnumDescriptor() ([]byte, []int) {
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{2}
+}
+
+// PartitionVerdict is the judgment of a sealed partition. A pipeline
+// publishes a partition it staged only when the verdict is not BLOCKED.
+type PartitionVerdict int32
+
+const (
+	PartitionVerdict_PARTITION_VERDICT_UNSPECIFIED PartitionVerdict = 0
+	PartitionVerdict_PARTITION_VERDICT_PASSED      PartitionVerdict = 1
+	// PARTITION_VERDICT_PASSED_WITH_ALERTS: no BLOCK check failed, but an
+	// ALERT check did (drift, match rate, records failing ALERT checks...).
+	PartitionVerdict_PARTITION_VERDICT_PASSED_WITH_ALERTS PartitionVerdict = 2
+	// PARTITION_VERDICT_BLOCKED: a BLOCK check failed over its threshold on
+	// the whole partition; none of it should be published.
+	PartitionVerdict_PARTITION_VERDICT_BLOCKED PartitionVerdict = 3
+)
+
+// Enum value maps for PartitionVerdict.
+var (
+	PartitionVerdict_name = map[int32]string{
+		0: "PARTITION_VERDICT_UNSPECIFIED",
+		1: "PARTITION_VERDICT_PASSED",
+		2: "PARTITION_VERDICT_PASSED_WITH_ALERTS",
+		3: "PARTITION_VERDICT_BLOCKED",
+	}
+	PartitionVerdict_value = map[string]int32{
+		"PARTITION_VERDICT_UNSPECIFIED":        0,
+		"PARTITION_VERDICT_PASSED":             1,
+		"PARTITION_VERDICT_PASSED_WITH_ALERTS": 2,
+		"PARTITION_VERDICT_BLOCKED":            3,
+	}
+)
+
+func (x PartitionVerdict) Enum() *PartitionVerdict {
+	p := new(PartitionVerdict)
+	*p = x
+	return p
+}
+
+func (x PartitionVerdict) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (PartitionVerdict) Descriptor() protoreflect.EnumDescriptor {
+	return file_seam_gate_v1_gate_proto_enumTypes[3].Descriptor()
+}
+
+func (PartitionVerdict) Type() protoreflect.EnumType {
+	return &file_seam_gate_v1_gate_proto_enumTypes[3]
+}
+
+func (x PartitionVerdict) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use PartitionVerdict.Descriptor instead.
+func (PartitionVerdict) EnumDescriptor() ([]byte, []int) {
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{3}
+}
+
+// SealCause says what sealed a partition.
+type SealCause int32
+
+const (
+	SealCause_SEAL_CAUSE_UNSPECIFIED SealCause = 0
+	// SEAL_CAUSE_REQUEST: SealPartition, or a batch or stream sent with seal.
+	SealCause_SEAL_CAUSE_REQUEST SealCause = 1
+	// SEAL_CAUSE_WATERMARK: the subject's event time passed the partition's
+	// end plus the contract's allowed lateness.
+	SealCause_SEAL_CAUSE_WATERMARK SealCause = 2
+	// SEAL_CAUSE_REPLAY: re-sealed after a replay released records into it.
+	SealCause_SEAL_CAUSE_REPLAY SealCause = 3
+	// SEAL_CAUSE_VERSION: a batch pinned a later contract version while the
+	// partition was open under an earlier one (contracts without a partition
+	// time, whose versions take effect by wall clock, as when a change-data
+	// capture stream's schema changes mid-partition): the open part is
+	// judged by its version and the batch opens an amendment judged by the
+	// later one.
+	SealCause_SEAL_CAUSE_VERSION SealCause = 4
+)
+
+// Enum value maps for SealCause.
+var (
+	SealCause_name = map[int32]string{
+		0: "SEAL_CAUSE_UNSPECIFIED",
+		1: "SEAL_CAUSE_REQUEST",
+		2: "SEAL_CAUSE_WATERMARK",
+		3: "SEAL_CAUSE_REPLAY",
+		4: "SEAL_CAUSE_VERSION",
+	}
+	SealCause_value = map[string]int32{
+		"SEAL_CAUSE_UNSPECIFIED": 0,
+		"SEAL_CAUSE_REQUEST":     1,
+		"SEAL_CAUSE_WATERMARK":   2,
+		"SEAL_CAUSE_REPLAY":      3,
+		"SEAL_CAUSE_VERSION":     4,
+	}
+)
+
+func (x SealCause) Enum() *SealCause {
+	p := new(SealCause)
+	*p = x
+	return p
+}
+
+func (x SealCause) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (SealCause) Descriptor() protoreflect.EnumDescriptor {
+	return file_seam_gate_v1_gate_proto_enumTypes[4].Descriptor()
+}
+
+func (SealCause) Type() protoreflect.EnumType {
+	return &file_seam_gate_v1_gate_proto_enumTypes[4]
+}
+
+func (x SealCause) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use SealCause.Descriptor instead.
+func (SealCause) EnumDescriptor() ([]byte, []int) {
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{4}
+}
+
 // Severity ranks alerts.
 type Severity int32
 
@@ -174,11 +355,11 @@ func (x Severity) String() string {
 }
 
 func (Severity) Descriptor() protoreflect.EnumDescriptor {
-	return file_seam_gate_v1_gate_proto_enumTypes[2].Descriptor()
+	return file_seam_gate_v1_gate_proto_enumTypes[5].Descriptor()
 }
 
 func (Severity) Type() protoreflect.EnumType {
-	return &file_seam_gate_v1_gate_proto_enumTypes[2]
+	return &file_seam_gate_v1_gate_proto_enumTypes[5]
 }
 
 func (x Severity) Number() protoreflect.EnumNumber {
@@ -187,7 +368,7 @@ func (x Severity) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Severity.Descriptor instead.
 func (Severity) EnumDescriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{2}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{5}
 }
 
 // QuarantineState is where a quarantined record stands.
@@ -198,6 +379,9 @@ const (
 	QuarantineState_QUARANTINE_STATE_HELD        QuarantineState = 1
 	QuarantineState_QUARANTINE_STATE_RELEASED    QuarantineState = 2
 	QuarantineState_QUARANTINE_STATE_DISCARDED   QuarantineState = 3
+	// QUARANTINE_STATE_SUPERSEDED: held when its partition was replaced by a
+	// new sending; kept for inspection, counted nowhere, never replayed.
+	QuarantineState_QUARANTINE_STATE_SUPERSEDED QuarantineState = 4
 )
 
 // Enum value maps for QuarantineState.
@@ -207,12 +391,14 @@ var (
 		1: "QUARANTINE_STATE_HELD",
 		2: "QUARANTINE_STATE_RELEASED",
 		3: "QUARANTINE_STATE_DISCARDED",
+		4: "QUARANTINE_STATE_SUPERSEDED",
 	}
 	QuarantineState_value = map[string]int32{
 		"QUARANTINE_STATE_UNSPECIFIED": 0,
 		"QUARANTINE_STATE_HELD":        1,
 		"QUARANTINE_STATE_RELEASED":    2,
 		"QUARANTINE_STATE_DISCARDED":   3,
+		"QUARANTINE_STATE_SUPERSEDED":  4,
 	}
 )
 
@@ -227,11 +413,11 @@ func (x QuarantineState) String() string {
 }
 
 func (QuarantineState) Descriptor() protoreflect.EnumDescriptor {
-	return file_seam_gate_v1_gate_proto_enumTypes[3].Descriptor()
+	return file_seam_gate_v1_gate_proto_enumTypes[6].Descriptor()
 }
 
 func (QuarantineState) Type() protoreflect.EnumType {
-	return &file_seam_gate_v1_gate_proto_enumTypes[3]
+	return &file_seam_gate_v1_gate_proto_enumTypes[6]
 }
 
 func (x QuarantineState) Number() protoreflect.EnumNumber {
@@ -240,7 +426,442 @@ func (x QuarantineState) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use QuarantineState.Descriptor instead.
 func (QuarantineState) EnumDescriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{3}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{6}
+}
+
+// CheckOutcome is one check's result on a partition.
+type CheckOutcome struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Check  string                 `protobuf:"bytes,1,opt,name=check,proto3" json:"check,omitempty"`
+	Rule   string                 `protobuf:"bytes,2,opt,name=rule,proto3" json:"rule,omitempty"`
+	Policy v1.Policy              `protobuf:"varint,3,opt,name=policy,proto3,enum=seam.contract.v1.Policy" json:"policy,omitempty"`
+	Field  string                 `protobuf:"bytes,4,opt,name=field,proto3" json:"field,omitempty"`
+	// Kind is the check's kind: a record check ("required", "type", "unique",
+	// ...) or a partition metric ("row_count", "null_rate", "mean",
+	// "match_rate").
+	Kind string `protobuf:"bytes,5,opt,name=kind,proto3" json:"kind,omitempty"`
+	// Failures is how many records failed a record check; Rows the
+	// partition's records it is weighed against.
+	Failures  int64         `protobuf:"varint,6,opt,name=failures,proto3" json:"failures,omitempty"`
+	Rows      int64         `protobuf:"varint,7,opt,name=rows,proto3" json:"rows,omitempty"`
+	Threshold *v1.Threshold `protobuf:"bytes,8,opt,name=threshold,proto3" json:"threshold,omitempty"`
+	// Exceeded is set when a BLOCK check is over its threshold, or a metric
+	// out of its bounds.
+	Exceeded bool `protobuf:"varint,9,opt,name=exceeded,proto3" json:"exceeded,omitempty"`
+	// Observed and Baseline are a metric's value and its trailing baseline
+	// (NaN when there is none).
+	Observed float64 `protobuf:"fixed64,10,opt,name=observed,proto3" json:"observed,omitempty"`
+	Baseline float64 `protobuf:"fixed64,11,opt,name=baseline,proto3" json:"baseline,omitempty"`
+	// SamplePositions are source positions of the first failing records.
+	SamplePositions []int64 `protobuf:"varint,12,rep,packed,name=sample_positions,json=samplePositions,proto3" json:"sample_positions,omitempty"`
+	Message         string  `protobuf:"bytes,13,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *CheckOutcome) Reset() {
+	*x = CheckOutcome{}
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CheckOutcome) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CheckOutcome) ProtoMessage() {}
+
+func (x *CheckOutcome) ProtoReflect() protoreflect.Message {
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CheckOutcome.ProtoReflect.Descriptor instead.
+func (*CheckOutcome) Descriptor() ([]byte, []int) {
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *CheckOutcome) GetCheck() string {
+	if x != nil {
+		return x.Check
+	}
+	return ""
+}
+
+func (x *CheckOutcome) GetRule() string {
+	if x != nil {
+		return x.Rule
+	}
+	return ""
+}
+
+func (x *CheckOutcome) GetPolicy() v1.Policy {
+	if x != nil {
+		return x.Policy
+	}
+	return v1.Policy(0)
+}
+
+func (x *CheckOutcome) GetField() string {
+	if x != nil {
+		return x.Field
+	}
+	return ""
+}
+
+func (x *CheckOutcome) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *CheckOutcome) GetFailures() int64 {
+	if x != nil {
+		return x.Failures
+	}
+	return 0
+}
+
+func (x *CheckOutcome) GetRows() int64 {
+	if x != nil {
+		return x.Rows
+	}
+	return 0
+}
+
+func (x *CheckOutcome) GetThreshold() *v1.Threshold {
+	if x != nil {
+		return x.Threshold
+	}
+	return nil
+}
+
+func (x *CheckOutcome) GetExceeded() bool {
+	if x != nil {
+		return x.Exceeded
+	}
+	return false
+}
+
+func (x *CheckOutcome) GetObserved() float64 {
+	if x != nil {
+		return x.Observed
+	}
+	return 0
+}
+
+func (x *CheckOutcome) GetBaseline() float64 {
+	if x != nil {
+		return x.Baseline
+	}
+	return 0
+}
+
+func (x *CheckOutcome) GetSamplePositions() []int64 {
+	if x != nil {
+		return x.SamplePositions
+	}
+	return nil
+}
+
+func (x *CheckOutcome) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+// PartitionCounts counts a partition's records.
+type PartitionCounts struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Received int64                  `protobuf:"varint,1,opt,name=received,proto3" json:"received,omitempty"`
+	Accepted int64                  `protobuf:"varint,2,opt,name=accepted,proto3" json:"accepted,omitempty"`
+	// Quarantined includes duplicates.
+	Quarantined int64 `protobuf:"varint,3,opt,name=quarantined,proto3" json:"quarantined,omitempty"`
+	// Duplicates are records whose contract key was already accepted or
+	// released in the partition (DUPLICATE_KEY).
+	Duplicates int64 `protobuf:"varint,4,opt,name=duplicates,proto3" json:"duplicates,omitempty"`
+	// Released are quarantined records a replay released since.
+	Released      int64 `protobuf:"varint,5,opt,name=released,proto3" json:"released,omitempty"`
+	Batches       int64 `protobuf:"varint,6,opt,name=batches,proto3" json:"batches,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PartitionCounts) Reset() {
+	*x = PartitionCounts{}
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PartitionCounts) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PartitionCounts) ProtoMessage() {}
+
+func (x *PartitionCounts) ProtoReflect() protoreflect.Message {
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PartitionCounts.ProtoReflect.Descriptor instead.
+func (*PartitionCounts) Descriptor() ([]byte, []int) {
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *PartitionCounts) GetReceived() int64 {
+	if x != nil {
+		return x.Received
+	}
+	return 0
+}
+
+func (x *PartitionCounts) GetAccepted() int64 {
+	if x != nil {
+		return x.Accepted
+	}
+	return 0
+}
+
+func (x *PartitionCounts) GetQuarantined() int64 {
+	if x != nil {
+		return x.Quarantined
+	}
+	return 0
+}
+
+func (x *PartitionCounts) GetDuplicates() int64 {
+	if x != nil {
+		return x.Duplicates
+	}
+	return 0
+}
+
+func (x *PartitionCounts) GetReleased() int64 {
+	if x != nil {
+		return x.Released
+	}
+	return 0
+}
+
+func (x *PartitionCounts) GetBatches() int64 {
+	if x != nil {
+		return x.Batches
+	}
+	return 0
+}
+
+// PartitionState is a partition's state: the original partition
+// (amendment 0) or one of its amendments.
+type PartitionState struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Subject   string                 `protobuf:"bytes,1,opt,name=subject,proto3" json:"subject,omitempty"`
+	Partition string                 `protobuf:"bytes,2,opt,name=partition,proto3" json:"partition,omitempty"`
+	// Amendment is 0 for the partition itself and n for the n-th amendment:
+	// records that arrived after it was sealed, judged and sealed on their own.
+	Amendment int32 `protobuf:"varint,3,opt,name=amendment,proto3" json:"amendment,omitempty"`
+	// Attempt counts the partition's sendings: 1, plus one per replacement.
+	Attempt         int32            `protobuf:"varint,4,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	Status          PartitionStatus  `protobuf:"varint,5,opt,name=status,proto3,enum=seam.gate.v1.PartitionStatus" json:"status,omitempty"`
+	Verdict         PartitionVerdict `protobuf:"varint,6,opt,name=verdict,proto3,enum=seam.gate.v1.PartitionVerdict" json:"verdict,omitempty"`
+	ContractVersion int32            `protobuf:"varint,7,opt,name=contract_version,json=contractVersion,proto3" json:"contract_version,omitempty"`
+	Counts          *PartitionCounts `protobuf:"bytes,8,opt,name=counts,proto3" json:"counts,omitempty"`
+	// MatchRate is the share of identifiers that resolved; -1 without one.
+	MatchRate float64 `protobuf:"fixed64,9,opt,name=match_rate,json=matchRate,proto3" json:"match_rate,omitempty"`
+	// Checks are the checks that decided: at the seal every check that
+	// failed or fired; while open, the BLOCK checks failing so far.
+	Checks []*CheckOutcome `protobuf:"bytes,10,rep,name=checks,proto3" json:"checks,omitempty"`
+	// WillBlock is set while open when a BLOCK check is over a count
+	// threshold, which more records cannot undo: the partition will be
+	// BLOCKED at its seal, and a pipeline can stop sending it.
+	WillBlock bool `protobuf:"varint,11,opt,name=will_block,json=willBlock,proto3" json:"will_block,omitempty"`
+	// Notice says in a sentence what a pipeline should know, for example
+	// "partition 2026-10-07 of payments will be BLOCKED: ...".
+	Notice     string                 `protobuf:"bytes,12,opt,name=notice,proto3" json:"notice,omitempty"`
+	OpenTime   *timestamppb.Timestamp `protobuf:"bytes,13,opt,name=open_time,json=openTime,proto3" json:"open_time,omitempty"`
+	SealTime   *timestamppb.Timestamp `protobuf:"bytes,14,opt,name=seal_time,json=sealTime,proto3" json:"seal_time,omitempty"`
+	UpdateTime *timestamppb.Timestamp `protobuf:"bytes,15,opt,name=update_time,json=updateTime,proto3" json:"update_time,omitempty"`
+	SealCause  SealCause              `protobuf:"varint,16,opt,name=seal_cause,json=sealCause,proto3,enum=seam.gate.v1.SealCause" json:"seal_cause,omitempty"`
+	// SealedBy is the principal that sealed it ("gate" for the watermark).
+	SealedBy string `protobuf:"bytes,17,opt,name=sealed_by,json=sealedBy,proto3" json:"sealed_by,omitempty"`
+	// Alerts are the alerts raised for this partition (or amendment).
+	Alerts        []*Alert `protobuf:"bytes,18,rep,name=alerts,proto3" json:"alerts,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PartitionState) Reset() {
+	*x = PartitionState{}
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PartitionState) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PartitionState) ProtoMessage() {}
+
+func (x *PartitionState) ProtoReflect() protoreflect.Message {
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PartitionState.ProtoReflect.Descriptor instead.
+func (*PartitionState) Descriptor() ([]byte, []int) {
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *PartitionState) GetSubject() string {
+	if x != nil {
+		return x.Subject
+	}
+	return ""
+}
+
+func (x *PartitionState) GetPartition() string {
+	if x != nil {
+		return x.Partition
+	}
+	return ""
+}
+
+func (x *PartitionState) GetAmendment() int32 {
+	if x != nil {
+		return x.Amendment
+	}
+	return 0
+}
+
+func (x *PartitionState) GetAttempt() int32 {
+	if x != nil {
+		return x.Attempt
+	}
+	return 0
+}
+
+func (x *PartitionState) GetStatus() PartitionStatus {
+	if x != nil {
+		return x.Status
+	}
+	return PartitionStatus_PARTITION_STATUS_UNSPECIFIED
+}
+
+func (x *PartitionState) GetVerdict() PartitionVerdict {
+	if x != nil {
+		return x.Verdict
+	}
+	return PartitionVerdict_PARTITION_VERDICT_UNSPECIFIED
+}
+
+func (x *PartitionState) GetContractVersion() int32 {
+	if x != nil {
+		return x.ContractVersion
+	}
+	return 0
+}
+
+func (x *PartitionState) GetCounts() *PartitionCounts {
+	if x != nil {
+		return x.Counts
+	}
+	return nil
+}
+
+func (x *PartitionState) GetMatchRate() float64 {
+	if x != nil {
+		return x.MatchRate
+	}
+	return 0
+}
+
+func (x *PartitionState) GetChecks() []*CheckOutcome {
+	if x != nil {
+		return x.Checks
+	}
+	return nil
+}
+
+func (x *PartitionState) GetWillBlock() bool {
+	if x != nil {
+		return x.WillBlock
+	}
+	return false
+}
+
+func (x *PartitionState) GetNotice() string {
+	if x != nil {
+		return x.Notice
+	}
+	return ""
+}
+
+func (x *PartitionState) GetOpenTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.OpenTime
+	}
+	return nil
+}
+
+func (x *PartitionState) GetSealTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.SealTime
+	}
+	return nil
+}
+
+func (x *PartitionState) GetUpdateTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.UpdateTime
+	}
+	return nil
+}
+
+func (x *PartitionState) GetSealCause() SealCause {
+	if x != nil {
+		return x.SealCause
+	}
+	return SealCause_SEAL_CAUSE_UNSPECIFIED
+}
+
+func (x *PartitionState) GetSealedBy() string {
+	if x != nil {
+		return x.SealedBy
+	}
+	return ""
+}
+
+func (x *PartitionState) GetAlerts() []*Alert {
+	if x != nil {
+		return x.Alerts
+	}
+	return nil
 }
 
 // OffsetRange identifies a batch by the source offsets it covers.
@@ -254,7 +875,7 @@ type OffsetRange struct {
 
 func (x *OffsetRange) Reset() {
 	*x = OffsetRange{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[0]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -266,7 +887,7 @@ func (x *OffsetRange) String() string {
 func (*OffsetRange) ProtoMessage() {}
 
 func (x *OffsetRange) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[0]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -279,7 +900,7 @@ func (x *OffsetRange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OffsetRange.ProtoReflect.Descriptor instead.
 func (*OffsetRange) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{0}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *OffsetRange) GetStart() int64 {
@@ -309,18 +930,26 @@ type IngestRequest struct {
 	//	*IngestRequest_Offsets
 	Identity isIngestRequest_Identity `protobuf_oneof:"identity"`
 	// ContractVersion pins a version; 0 uses the version active now.
-	ContractVersion int32           `protobuf:"varint,5,opt,name=contract_version,json=contractVersion,proto3" json:"contract_version,omitempty"`
-	Batch           *v1.RecordBatch `protobuf:"bytes,6,opt,name=batch,proto3" json:"batch,omitempty"`
+	ContractVersion int32            `protobuf:"varint,5,opt,name=contract_version,json=contractVersion,proto3" json:"contract_version,omitempty"`
+	Batch           *v11.RecordBatch `protobuf:"bytes,6,opt,name=batch,proto3" json:"batch,omitempty"`
 	// Summary, when true, leaves canonical records out of the response (for
 	// callers that only need counts).
-	SummaryOnly   bool `protobuf:"varint,7,opt,name=summary_only,json=summaryOnly,proto3" json:"summary_only,omitempty"`
+	SummaryOnly bool `protobuf:"varint,7,opt,name=summary_only,json=summaryOnly,proto3" json:"summary_only,omitempty"`
+	// Replace makes this batch the first of a new sending of the partition:
+	// it atomically supersedes everything sent before (counters,
+	// statistics, keys; held quarantine is kept, marked SUPERSEDED, and
+	// counted nowhere). Later batches of the new sending are sent without
+	// replace.
+	Replace bool `protobuf:"varint,8,opt,name=replace,proto3" json:"replace,omitempty"`
+	// Seal seals the partition after this batch.
+	Seal          bool `protobuf:"varint,9,opt,name=seal,proto3" json:"seal,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *IngestRequest) Reset() {
 	*x = IngestRequest{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[1]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -332,7 +961,7 @@ func (x *IngestRequest) String() string {
 func (*IngestRequest) ProtoMessage() {}
 
 func (x *IngestRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[1]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -345,7 +974,7 @@ func (x *IngestRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IngestRequest.ProtoReflect.Descriptor instead.
 func (*IngestRequest) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{1}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *IngestRequest) GetSubject() string {
@@ -394,7 +1023,7 @@ func (x *IngestRequest) GetContractVersion() int32 {
 	return 0
 }
 
-func (x *IngestRequest) GetBatch() *v1.RecordBatch {
+func (x *IngestRequest) GetBatch() *v11.RecordBatch {
 	if x != nil {
 		return x.Batch
 	}
@@ -404,6 +1033,20 @@ func (x *IngestRequest) GetBatch() *v1.RecordBatch {
 func (x *IngestRequest) GetSummaryOnly() bool {
 	if x != nil {
 		return x.SummaryOnly
+	}
+	return false
+}
+
+func (x *IngestRequest) GetReplace() bool {
+	if x != nil {
+		return x.Replace
+	}
+	return false
+}
+
+func (x *IngestRequest) GetSeal() bool {
+	if x != nil {
+		return x.Seal
 	}
 	return false
 }
@@ -426,23 +1069,26 @@ func (*IngestRequest_Offsets) isIngestRequest_Identity() {}
 
 // RecordVerdict is the verdict on one record.
 type RecordVerdict struct {
-	state    protoimpl.MessageState `protogen:"open.v1"`
-	Index    int64                  `protobuf:"varint,1,opt,name=index,proto3" json:"index,omitempty"`
-	Position int64                  `protobuf:"varint,2,opt,name=position,proto3" json:"position,omitempty"`
-	Status   RecordStatus           `protobuf:"varint,3,opt,name=status,proto3,enum=seam.gate.v1.RecordStatus" json:"status,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Index is the record's index in its batch (its chunk, in a stream).
+	Index    int64        `protobuf:"varint,1,opt,name=index,proto3" json:"index,omitempty"`
+	Position int64        `protobuf:"varint,2,opt,name=position,proto3" json:"position,omitempty"`
+	Status   RecordStatus `protobuf:"varint,3,opt,name=status,proto3,enum=seam.gate.v1.RecordStatus" json:"status,omitempty"`
 	// Record is set for ACCEPTED records.
-	Record *v1.CanonicalRecord `protobuf:"bytes,4,opt,name=record,proto3" json:"record,omitempty"`
+	Record *v11.CanonicalRecord `protobuf:"bytes,4,opt,name=record,proto3" json:"record,omitempty"`
 	// Reasons are set for QUARANTINED records.
-	Reasons []*v1.RecordError `protobuf:"bytes,5,rep,name=reasons,proto3" json:"reasons,omitempty"`
+	Reasons []*v11.RecordError `protobuf:"bytes,5,rep,name=reasons,proto3" json:"reasons,omitempty"`
 	// Alerts names the ALERT checks this record failed.
-	Alerts        []string `protobuf:"bytes,6,rep,name=alerts,proto3" json:"alerts,omitempty"`
+	Alerts []string `protobuf:"bytes,6,rep,name=alerts,proto3" json:"alerts,omitempty"`
+	// Sequence is the stream chunk the record came in (0 for Ingest).
+	Sequence      int64 `protobuf:"varint,7,opt,name=sequence,proto3" json:"sequence,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RecordVerdict) Reset() {
 	*x = RecordVerdict{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[2]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -454,7 +1100,7 @@ func (x *RecordVerdict) String() string {
 func (*RecordVerdict) ProtoMessage() {}
 
 func (x *RecordVerdict) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[2]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -467,7 +1113,7 @@ func (x *RecordVerdict) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordVerdict.ProtoReflect.Descriptor instead.
 func (*RecordVerdict) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{2}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *RecordVerdict) GetIndex() int64 {
@@ -491,14 +1137,14 @@ func (x *RecordVerdict) GetStatus() RecordStatus {
 	return RecordStatus_RECORD_STATUS_UNSPECIFIED
 }
 
-func (x *RecordVerdict) GetRecord() *v1.CanonicalRecord {
+func (x *RecordVerdict) GetRecord() *v11.CanonicalRecord {
 	if x != nil {
 		return x.Record
 	}
 	return nil
 }
 
-func (x *RecordVerdict) GetReasons() []*v1.RecordError {
+func (x *RecordVerdict) GetReasons() []*v11.RecordError {
 	if x != nil {
 		return x.Reasons
 	}
@@ -510,6 +1156,13 @@ func (x *RecordVerdict) GetAlerts() []string {
 		return x.Alerts
 	}
 	return nil
+}
+
+func (x *RecordVerdict) GetSequence() int64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
 }
 
 // Alert is a raised alert.
@@ -530,16 +1183,19 @@ type Alert struct {
 	// "UNANNOUNCED_CHANGE", "RECORD_CHECK".
 	Kind string `protobuf:"bytes,11,opt,name=kind,proto3" json:"kind,omitempty"`
 	// Count is how many records the alert concerns.
-	Count         int64                  `protobuf:"varint,12,opt,name=count,proto3" json:"count,omitempty"`
-	FirstSeen     *timestamppb.Timestamp `protobuf:"bytes,13,opt,name=first_seen,json=firstSeen,proto3" json:"first_seen,omitempty"`
-	BatchId       string                 `protobuf:"bytes,14,opt,name=batch_id,json=batchId,proto3" json:"batch_id,omitempty"`
+	Count     int64                  `protobuf:"varint,12,opt,name=count,proto3" json:"count,omitempty"`
+	FirstSeen *timestamppb.Timestamp `protobuf:"bytes,13,opt,name=first_seen,json=firstSeen,proto3" json:"first_seen,omitempty"`
+	BatchId   string                 `protobuf:"bytes,14,opt,name=batch_id,json=batchId,proto3" json:"batch_id,omitempty"`
+	// Amendment is the partition's amendment the alert concerns (0: the
+	// partition itself).
+	Amendment     int32 `protobuf:"varint,15,opt,name=amendment,proto3" json:"amendment,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Alert) Reset() {
 	*x = Alert{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[3]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -551,7 +1207,7 @@ func (x *Alert) String() string {
 func (*Alert) ProtoMessage() {}
 
 func (x *Alert) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[3]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -564,7 +1220,7 @@ func (x *Alert) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Alert.ProtoReflect.Descriptor instead.
 func (*Alert) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{3}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Alert) GetSequence() int64 {
@@ -665,6 +1321,13 @@ func (x *Alert) GetBatchId() string {
 	return ""
 }
 
+func (x *Alert) GetAmendment() int32 {
+	if x != nil {
+		return x.Amendment
+	}
+	return 0
+}
+
 // BatchSummary counts a batch's verdicts.
 type BatchSummary struct {
 	state       protoimpl.MessageState `protogen:"open.v1"`
@@ -676,13 +1339,16 @@ type BatchSummary struct {
 	Retried         bool        `protobuf:"varint,4,opt,name=retried,proto3" json:"retried,omitempty"`
 	ContractVersion int32       `protobuf:"varint,5,opt,name=contract_version,json=contractVersion,proto3" json:"contract_version,omitempty"`
 	Status          BatchStatus `protobuf:"varint,6,opt,name=status,proto3,enum=seam.gate.v1.BatchStatus" json:"status,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// Duplicates counts the quarantined records whose key was already in the
+	// partition.
+	Duplicates    int64 `protobuf:"varint,7,opt,name=duplicates,proto3" json:"duplicates,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *BatchSummary) Reset() {
 	*x = BatchSummary{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[4]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -694,7 +1360,7 @@ func (x *BatchSummary) String() string {
 func (*BatchSummary) ProtoMessage() {}
 
 func (x *BatchSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[4]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -707,7 +1373,7 @@ func (x *BatchSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchSummary.ProtoReflect.Descriptor instead.
 func (*BatchSummary) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{4}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *BatchSummary) GetReceived() int64 {
@@ -752,18 +1418,29 @@ func (x *BatchSummary) GetStatus() BatchStatus {
 	return BatchStatus_BATCH_STATUS_UNSPECIFIED
 }
 
+func (x *BatchSummary) GetDuplicates() int64 {
+	if x != nil {
+		return x.Duplicates
+	}
+	return 0
+}
+
 type IngestResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Summary       *BatchSummary          `protobuf:"bytes,1,opt,name=summary,proto3" json:"summary,omitempty"`
-	Records       []*RecordVerdict       `protobuf:"bytes,2,rep,name=records,proto3" json:"records,omitempty"`
-	Alerts        []*Alert               `protobuf:"bytes,3,rep,name=alerts,proto3" json:"alerts,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Summary *BatchSummary          `protobuf:"bytes,1,opt,name=summary,proto3" json:"summary,omitempty"`
+	Records []*RecordVerdict       `protobuf:"bytes,2,rep,name=records,proto3" json:"records,omitempty"`
+	Alerts  []*Alert               `protobuf:"bytes,3,rep,name=alerts,proto3" json:"alerts,omitempty"`
+	// Partition is the state of the partition (or amendment) the batch went
+	// into, after it: running counts, and while open whether a BLOCK check
+	// already dooms it; sealed with its verdict when the batch asked to seal.
+	Partition     *PartitionState `protobuf:"bytes,4,opt,name=partition,proto3" json:"partition,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *IngestResponse) Reset() {
 	*x = IngestResponse{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[5]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -775,7 +1452,7 @@ func (x *IngestResponse) String() string {
 func (*IngestResponse) ProtoMessage() {}
 
 func (x *IngestResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[5]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -788,7 +1465,7 @@ func (x *IngestResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IngestResponse.ProtoReflect.Descriptor instead.
 func (*IngestResponse) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{5}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *IngestResponse) GetSummary() *BatchSummary {
@@ -812,6 +1489,13 @@ func (x *IngestResponse) GetAlerts() []*Alert {
 	return nil
 }
 
+func (x *IngestResponse) GetPartition() *PartitionState {
+	if x != nil {
+		return x.Partition
+	}
+	return nil
+}
+
 // IngestHeader opens an ingest stream.
 type IngestHeader struct {
 	state           protoimpl.MessageState `protogen:"open.v1"`
@@ -819,14 +1503,22 @@ type IngestHeader struct {
 	Partition       string                 `protobuf:"bytes,2,opt,name=partition,proto3" json:"partition,omitempty"`
 	BatchId         string                 `protobuf:"bytes,3,opt,name=batch_id,json=batchId,proto3" json:"batch_id,omitempty"`
 	ContractVersion int32                  `protobuf:"varint,4,opt,name=contract_version,json=contractVersion,proto3" json:"contract_version,omitempty"`
-	Format          v1.Format              `protobuf:"varint,5,opt,name=format,proto3,enum=seam.record.v1.Format" json:"format,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	Format          v11.Format             `protobuf:"varint,5,opt,name=format,proto3,enum=seam.record.v1.Format" json:"format,omitempty"`
+	// Replace makes the stream a new sending of the partition, superseding
+	// what was sent before (see IngestRequest.replace); it applies once per
+	// stream batch id, so a resent stream does not supersede itself.
+	Replace bool `protobuf:"varint,6,opt,name=replace,proto3" json:"replace,omitempty"`
+	// Seal seals the partition after the last chunk.
+	Seal bool `protobuf:"varint,7,opt,name=seal,proto3" json:"seal,omitempty"`
+	// SummaryOnly leaves canonical records out of the response.
+	SummaryOnly   bool `protobuf:"varint,8,opt,name=summary_only,json=summaryOnly,proto3" json:"summary_only,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *IngestHeader) Reset() {
 	*x = IngestHeader{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[6]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -838,7 +1530,7 @@ func (x *IngestHeader) String() string {
 func (*IngestHeader) ProtoMessage() {}
 
 func (x *IngestHeader) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[6]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -851,7 +1543,7 @@ func (x *IngestHeader) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IngestHeader.ProtoReflect.Descriptor instead.
 func (*IngestHeader) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{6}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *IngestHeader) GetSubject() string {
@@ -882,26 +1574,50 @@ func (x *IngestHeader) GetContractVersion() int32 {
 	return 0
 }
 
-func (x *IngestHeader) GetFormat() v1.Format {
+func (x *IngestHeader) GetFormat() v11.Format {
 	if x != nil {
 		return x.Format
 	}
-	return v1.Format(0)
+	return v11.Format(0)
+}
+
+func (x *IngestHeader) GetReplace() bool {
+	if x != nil {
+		return x.Replace
+	}
+	return false
+}
+
+func (x *IngestHeader) GetSeal() bool {
+	if x != nil {
+		return x.Seal
+	}
+	return false
+}
+
+func (x *IngestHeader) GetSummaryOnly() bool {
+	if x != nil {
+		return x.SummaryOnly
+	}
+	return false
 }
 
 // IngestChunk is one chunk of raw records of the stream's format.
 type IngestChunk struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Sequence      int64                  `protobuf:"varint,1,opt,name=sequence,proto3" json:"sequence,omitempty"`
-	Data          []byte                 `protobuf:"bytes,2,opt,name=data,proto3" json:"data,omitempty"`
-	FirstOffset   int64                  `protobuf:"varint,3,opt,name=first_offset,json=firstOffset,proto3" json:"first_offset,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Sequence numbers the chunks of a stream: each is the previous plus one
+	// (the first may start anywhere, to resume a load). A repeated or
+	// skipped sequence is refused with INVALID_ARGUMENT naming it.
+	Sequence      int64  `protobuf:"varint,1,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	Data          []byte `protobuf:"bytes,2,opt,name=data,proto3" json:"data,omitempty"`
+	FirstOffset   int64  `protobuf:"varint,3,opt,name=first_offset,json=firstOffset,proto3" json:"first_offset,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *IngestChunk) Reset() {
 	*x = IngestChunk{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[7]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -913,7 +1629,7 @@ func (x *IngestChunk) String() string {
 func (*IngestChunk) ProtoMessage() {}
 
 func (x *IngestChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[7]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -926,7 +1642,7 @@ func (x *IngestChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IngestChunk.ProtoReflect.Descriptor instead.
 func (*IngestChunk) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{7}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *IngestChunk) GetSequence() int64 {
@@ -950,6 +1666,59 @@ func (x *IngestChunk) GetFirstOffset() int64 {
 	return 0
 }
 
+// ChunkResult is one chunk's summary, as stored.
+type ChunkResult struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Sequence      int64                  `protobuf:"varint,1,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	Summary       *BatchSummary          `protobuf:"bytes,2,opt,name=summary,proto3" json:"summary,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ChunkResult) Reset() {
+	*x = ChunkResult{}
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChunkResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChunkResult) ProtoMessage() {}
+
+func (x *ChunkResult) ProtoReflect() protoreflect.Message {
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChunkResult.ProtoReflect.Descriptor instead.
+func (*ChunkResult) Descriptor() ([]byte, []int) {
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *ChunkResult) GetSequence() int64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
+}
+
+func (x *ChunkResult) GetSummary() *BatchSummary {
+	if x != nil {
+		return x.Summary
+	}
+	return nil
+}
+
 type IngestStreamRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Types that are valid to be assigned to Message:
@@ -963,7 +1732,7 @@ type IngestStreamRequest struct {
 
 func (x *IngestStreamRequest) Reset() {
 	*x = IngestStreamRequest{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[8]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -975,7 +1744,7 @@ func (x *IngestStreamRequest) String() string {
 func (*IngestStreamRequest) ProtoMessage() {}
 
 func (x *IngestStreamRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[8]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -988,7 +1757,7 @@ func (x *IngestStreamRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IngestStreamRequest.ProtoReflect.Descriptor instead.
 func (*IngestStreamRequest) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{8}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *IngestStreamRequest) GetMessage() isIngestStreamRequest_Message {
@@ -1033,21 +1802,30 @@ func (*IngestStreamRequest_Header) isIngestStreamRequest_Message() {}
 func (*IngestStreamRequest_Chunk) isIngestStreamRequest_Message() {}
 
 type IngestStreamResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Summary       *BatchSummary          `protobuf:"bytes,1,opt,name=summary,proto3" json:"summary,omitempty"`
-	Chunks        int64                  `protobuf:"varint,2,opt,name=chunks,proto3" json:"chunks,omitempty"`
-	BlockedChunks int64                  `protobuf:"varint,3,opt,name=blocked_chunks,json=blockedChunks,proto3" json:"blocked_chunks,omitempty"`
-	Alerts        []*Alert               `protobuf:"bytes,4,rep,name=alerts,proto3" json:"alerts,omitempty"`
-	// Blocked says, for each blocked chunk, why: the check, its counts and
-	// the first failing positions.
-	Blocked       []*BlockedChunk `protobuf:"bytes,5,rep,name=blocked,proto3" json:"blocked,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Summary adds up the chunk results.
+	Summary *BatchSummary `protobuf:"bytes,1,opt,name=summary,proto3" json:"summary,omitempty"`
+	Chunks  int64         `protobuf:"varint,2,opt,name=chunks,proto3" json:"chunks,omitempty"`
+	// BlockedChunks is always 0: BLOCK thresholds are judged on the whole
+	// partition at its seal (see partition).
+	//
+	// Deprecated: Marked as deprecated in seam/gate/v1/gate.proto.
+	BlockedChunks int64    `protobuf:"varint,3,opt,name=blocked_chunks,json=blockedChunks,proto3" json:"blocked_chunks,omitempty"`
+	Alerts        []*Alert `protobuf:"bytes,4,rep,name=alerts,proto3" json:"alerts,omitempty"`
+	// Records are every chunk's verdicts, with canonical records unless the
+	// header asked for summary_only; each names its chunk's sequence.
+	Records []*RecordVerdict `protobuf:"bytes,5,rep,name=records,proto3" json:"records,omitempty"`
+	// Partition is the partition's state after the last chunk (sealed when
+	// the header asked to seal).
+	Partition     *PartitionState `protobuf:"bytes,6,opt,name=partition,proto3" json:"partition,omitempty"`
+	ChunkResults  []*ChunkResult  `protobuf:"bytes,7,rep,name=chunk_results,json=chunkResults,proto3" json:"chunk_results,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *IngestStreamResponse) Reset() {
 	*x = IngestStreamResponse{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[9]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1059,7 +1837,7 @@ func (x *IngestStreamResponse) String() string {
 func (*IngestStreamResponse) ProtoMessage() {}
 
 func (x *IngestStreamResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[9]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1072,7 +1850,7 @@ func (x *IngestStreamResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IngestStreamResponse.ProtoReflect.Descriptor instead.
 func (*IngestStreamResponse) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{9}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *IngestStreamResponse) GetSummary() *BatchSummary {
@@ -1089,6 +1867,7 @@ func (x *IngestStreamResponse) GetChunks() int64 {
 	return 0
 }
 
+// Deprecated: Marked as deprecated in seam/gate/v1/gate.proto.
 func (x *IngestStreamResponse) GetBlockedChunks() int64 {
 	if x != nil {
 		return x.BlockedChunks
@@ -1103,72 +1882,23 @@ func (x *IngestStreamResponse) GetAlerts() []*Alert {
 	return nil
 }
 
-func (x *IngestStreamResponse) GetBlocked() []*BlockedChunk {
+func (x *IngestStreamResponse) GetRecords() []*RecordVerdict {
 	if x != nil {
-		return x.Blocked
+		return x.Records
 	}
 	return nil
 }
 
-// BlockedChunk is one chunk of an ingest stream that was BLOCKED.
-type BlockedChunk struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// Sequence is the chunk's sequence in the stream.
-	Sequence int64 `protobuf:"varint,1,opt,name=sequence,proto3" json:"sequence,omitempty"`
-	// FirstOffset is the source position the chunk's first record had.
-	FirstOffset   int64          `protobuf:"varint,2,opt,name=first_offset,json=firstOffset,proto3" json:"first_offset,omitempty"`
-	Detail        *BlockedDetail `protobuf:"bytes,3,opt,name=detail,proto3" json:"detail,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *BlockedChunk) Reset() {
-	*x = BlockedChunk{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[10]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *BlockedChunk) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*BlockedChunk) ProtoMessage() {}
-
-func (x *BlockedChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[10]
+func (x *IngestStreamResponse) GetPartition() *PartitionState {
 	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
+		return x.Partition
 	}
-	return mi.MessageOf(x)
+	return nil
 }
 
-// Deprecated: Use BlockedChunk.ProtoReflect.Descriptor instead.
-func (*BlockedChunk) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{10}
-}
-
-func (x *BlockedChunk) GetSequence() int64 {
+func (x *IngestStreamResponse) GetChunkResults() []*ChunkResult {
 	if x != nil {
-		return x.Sequence
-	}
-	return 0
-}
-
-func (x *BlockedChunk) GetFirstOffset() int64 {
-	if x != nil {
-		return x.FirstOffset
-	}
-	return 0
-}
-
-func (x *BlockedChunk) GetDetail() *BlockedDetail {
-	if x != nil {
-		return x.Detail
+		return x.ChunkResults
 	}
 	return nil
 }
@@ -1183,23 +1913,34 @@ type QuarantinedRecord struct {
 	Index           int64                  `protobuf:"varint,5,opt,name=index,proto3" json:"index,omitempty"`
 	Position        int64                  `protobuf:"varint,6,opt,name=position,proto3" json:"position,omitempty"`
 	ContractVersion int32                  `protobuf:"varint,7,opt,name=contract_version,json=contractVersion,proto3" json:"contract_version,omitempty"`
-	Format          v1.Format              `protobuf:"varint,8,opt,name=format,proto3,enum=seam.record.v1.Format" json:"format,omitempty"`
+	Format          v11.Format             `protobuf:"varint,8,opt,name=format,proto3,enum=seam.record.v1.Format" json:"format,omitempty"`
 	// Raw is the record's bytes as received (for CSV, the header line and the
-	// record's line).
-	Raw           []byte                 `protobuf:"bytes,9,opt,name=raw,proto3" json:"raw,omitempty"`
-	Reasons       []*v1.RecordError      `protobuf:"bytes,10,rep,name=reasons,proto3" json:"reasons,omitempty"`
-	Time          *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=time,proto3" json:"time,omitempty"`
-	State         QuarantineState        `protobuf:"varint,12,opt,name=state,proto3,enum=seam.gate.v1.QuarantineState" json:"state,omitempty"`
-	StateTime     *timestamppb.Timestamp `protobuf:"bytes,13,opt,name=state_time,json=stateTime,proto3" json:"state_time,omitempty"`
-	StateReason   string                 `protobuf:"bytes,14,opt,name=state_reason,json=stateReason,proto3" json:"state_reason,omitempty"`
-	StateBy       string                 `protobuf:"bytes,15,opt,name=state_by,json=stateBy,proto3" json:"state_by,omitempty"`
+	// record's line), up to the gate's quarantine size limit; a longer record
+	// keeps its first bytes here, with raw_truncated set.
+	Raw         []byte                 `protobuf:"bytes,9,opt,name=raw,proto3" json:"raw,omitempty"`
+	Reasons     []*v11.RecordError     `protobuf:"bytes,10,rep,name=reasons,proto3" json:"reasons,omitempty"`
+	Time        *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=time,proto3" json:"time,omitempty"`
+	State       QuarantineState        `protobuf:"varint,12,opt,name=state,proto3,enum=seam.gate.v1.QuarantineState" json:"state,omitempty"`
+	StateTime   *timestamppb.Timestamp `protobuf:"bytes,13,opt,name=state_time,json=stateTime,proto3" json:"state_time,omitempty"`
+	StateReason string                 `protobuf:"bytes,14,opt,name=state_reason,json=stateReason,proto3" json:"state_reason,omitempty"`
+	StateBy     string                 `protobuf:"bytes,15,opt,name=state_by,json=stateBy,proto3" json:"state_by,omitempty"`
+	// RawSize is the record's full size in bytes.
+	RawSize int64 `protobuf:"varint,16,opt,name=raw_size,json=rawSize,proto3" json:"raw_size,omitempty"`
+	// RawTruncated is set when raw holds only the first bytes of a record
+	// larger than the quarantine size limit; such a record cannot be
+	// replayed, only inspected (raw_sha256 identifies it) and discarded.
+	RawTruncated bool `protobuf:"varint,17,opt,name=raw_truncated,json=rawTruncated,proto3" json:"raw_truncated,omitempty"`
+	// RawSha256 is the hex SHA-256 of the record's full bytes.
+	RawSha256 string `protobuf:"bytes,18,opt,name=raw_sha256,json=rawSha256,proto3" json:"raw_sha256,omitempty"`
+	// Amendment is the partition's amendment the record came in.
+	Amendment     int32 `protobuf:"varint,19,opt,name=amendment,proto3" json:"amendment,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *QuarantinedRecord) Reset() {
 	*x = QuarantinedRecord{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[11]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1211,7 +1952,7 @@ func (x *QuarantinedRecord) String() string {
 func (*QuarantinedRecord) ProtoMessage() {}
 
 func (x *QuarantinedRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[11]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1224,7 +1965,7 @@ func (x *QuarantinedRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QuarantinedRecord.ProtoReflect.Descriptor instead.
 func (*QuarantinedRecord) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{11}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *QuarantinedRecord) GetId() string {
@@ -1276,11 +2017,11 @@ func (x *QuarantinedRecord) GetContractVersion() int32 {
 	return 0
 }
 
-func (x *QuarantinedRecord) GetFormat() v1.Format {
+func (x *QuarantinedRecord) GetFormat() v11.Format {
 	if x != nil {
 		return x.Format
 	}
-	return v1.Format(0)
+	return v11.Format(0)
 }
 
 func (x *QuarantinedRecord) GetRaw() []byte {
@@ -1290,7 +2031,7 @@ func (x *QuarantinedRecord) GetRaw() []byte {
 	return nil
 }
 
-func (x *QuarantinedRecord) GetReasons() []*v1.RecordError {
+func (x *QuarantinedRecord) GetReasons() []*v11.RecordError {
 	if x != nil {
 		return x.Reasons
 	}
@@ -1332,6 +2073,34 @@ func (x *QuarantinedRecord) GetStateBy() string {
 	return ""
 }
 
+func (x *QuarantinedRecord) GetRawSize() int64 {
+	if x != nil {
+		return x.RawSize
+	}
+	return 0
+}
+
+func (x *QuarantinedRecord) GetRawTruncated() bool {
+	if x != nil {
+		return x.RawTruncated
+	}
+	return false
+}
+
+func (x *QuarantinedRecord) GetRawSha256() string {
+	if x != nil {
+		return x.RawSha256
+	}
+	return ""
+}
+
+func (x *QuarantinedRecord) GetAmendment() int32 {
+	if x != nil {
+		return x.Amendment
+	}
+	return 0
+}
+
 // QuarantineFilter selects quarantined records.
 type QuarantineFilter struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1350,7 +2119,7 @@ type QuarantineFilter struct {
 
 func (x *QuarantineFilter) Reset() {
 	*x = QuarantineFilter{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[12]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1362,7 +2131,7 @@ func (x *QuarantineFilter) String() string {
 func (*QuarantineFilter) ProtoMessage() {}
 
 func (x *QuarantineFilter) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[12]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1375,7 +2144,7 @@ func (x *QuarantineFilter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QuarantineFilter.ProtoReflect.Descriptor instead.
 func (*QuarantineFilter) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{12}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *QuarantineFilter) GetSubject() string {
@@ -1428,17 +2197,19 @@ func (x *QuarantineFilter) GetState() QuarantineState {
 }
 
 type ListQuarantineRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Filter        *QuarantineFilter      `protobuf:"bytes,1,opt,name=filter,proto3" json:"filter,omitempty"`
-	PageSize      int32                  `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
-	PageToken     string                 `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Filter *QuarantineFilter      `protobuf:"bytes,1,opt,name=filter,proto3" json:"filter,omitempty"`
+	// PageSize bounds the records of a page (default 100, at most 1000); a
+	// page also ends once its records reach the gate's page byte limit.
+	PageSize      int32  `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	PageToken     string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ListQuarantineRequest) Reset() {
 	*x = ListQuarantineRequest{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[13]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1450,7 +2221,7 @@ func (x *ListQuarantineRequest) String() string {
 func (*ListQuarantineRequest) ProtoMessage() {}
 
 func (x *ListQuarantineRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[13]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1463,7 +2234,7 @@ func (x *ListQuarantineRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListQuarantineRequest.ProtoReflect.Descriptor instead.
 func (*ListQuarantineRequest) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{13}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ListQuarantineRequest) GetFilter() *QuarantineFilter {
@@ -1497,7 +2268,7 @@ type ListQuarantineResponse struct {
 
 func (x *ListQuarantineResponse) Reset() {
 	*x = ListQuarantineResponse{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[14]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1509,7 +2280,7 @@ func (x *ListQuarantineResponse) String() string {
 func (*ListQuarantineResponse) ProtoMessage() {}
 
 func (x *ListQuarantineResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[14]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1522,7 +2293,7 @@ func (x *ListQuarantineResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListQuarantineResponse.ProtoReflect.Descriptor instead.
 func (*ListQuarantineResponse) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{14}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ListQuarantineResponse) GetRecords() []*QuarantinedRecord {
@@ -1548,7 +2319,7 @@ type GetQuarantinedRecordRequest struct {
 
 func (x *GetQuarantinedRecordRequest) Reset() {
 	*x = GetQuarantinedRecordRequest{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[15]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1560,7 +2331,7 @@ func (x *GetQuarantinedRecordRequest) String() string {
 func (*GetQuarantinedRecordRequest) ProtoMessage() {}
 
 func (x *GetQuarantinedRecordRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[15]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1573,7 +2344,7 @@ func (x *GetQuarantinedRecordRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetQuarantinedRecordRequest.ProtoReflect.Descriptor instead.
 func (*GetQuarantinedRecordRequest) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{15}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *GetQuarantinedRecordRequest) GetId() string {
@@ -1592,7 +2363,7 @@ type GetQuarantinedRecordResponse struct {
 
 func (x *GetQuarantinedRecordResponse) Reset() {
 	*x = GetQuarantinedRecordResponse{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[16]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1604,7 +2375,7 @@ func (x *GetQuarantinedRecordResponse) String() string {
 func (*GetQuarantinedRecordResponse) ProtoMessage() {}
 
 func (x *GetQuarantinedRecordResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[16]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1617,7 +2388,7 @@ func (x *GetQuarantinedRecordResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetQuarantinedRecordResponse.ProtoReflect.Descriptor instead.
 func (*GetQuarantinedRecordResponse) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{16}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *GetQuarantinedRecordResponse) GetRecord() *QuarantinedRecord {
@@ -1636,7 +2407,7 @@ type GetQuarantineStatsRequest struct {
 
 func (x *GetQuarantineStatsRequest) Reset() {
 	*x = GetQuarantineStatsRequest{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[17]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1648,7 +2419,7 @@ func (x *GetQuarantineStatsRequest) String() string {
 func (*GetQuarantineStatsRequest) ProtoMessage() {}
 
 func (x *GetQuarantineStatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[17]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1661,7 +2432,7 @@ func (x *GetQuarantineStatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetQuarantineStatsRequest.ProtoReflect.Descriptor instead.
 func (*GetQuarantineStatsRequest) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{17}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *GetQuarantineStatsRequest) GetFilter() *QuarantineFilter {
@@ -1682,7 +2453,7 @@ type QuarantineCount struct {
 
 func (x *QuarantineCount) Reset() {
 	*x = QuarantineCount{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[18]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1694,7 +2465,7 @@ func (x *QuarantineCount) String() string {
 func (*QuarantineCount) ProtoMessage() {}
 
 func (x *QuarantineCount) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[18]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1707,7 +2478,7 @@ func (x *QuarantineCount) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QuarantineCount.ProtoReflect.Descriptor instead.
 func (*QuarantineCount) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{18}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *QuarantineCount) GetKey() string {
@@ -1736,7 +2507,7 @@ type GetQuarantineStatsResponse struct {
 
 func (x *GetQuarantineStatsResponse) Reset() {
 	*x = GetQuarantineStatsResponse{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[19]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1748,7 +2519,7 @@ func (x *GetQuarantineStatsResponse) String() string {
 func (*GetQuarantineStatsResponse) ProtoMessage() {}
 
 func (x *GetQuarantineStatsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[19]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1761,7 +2532,7 @@ func (x *GetQuarantineStatsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetQuarantineStatsResponse.ProtoReflect.Descriptor instead.
 func (*GetQuarantineStatsResponse) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{19}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *GetQuarantineStatsResponse) GetTotal() int64 {
@@ -1804,7 +2575,7 @@ type DiscardQuarantinedRequest struct {
 
 func (x *DiscardQuarantinedRequest) Reset() {
 	*x = DiscardQuarantinedRequest{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[20]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1816,7 +2587,7 @@ func (x *DiscardQuarantinedRequest) String() string {
 func (*DiscardQuarantinedRequest) ProtoMessage() {}
 
 func (x *DiscardQuarantinedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[20]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1829,7 +2600,7 @@ func (x *DiscardQuarantinedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiscardQuarantinedRequest.ProtoReflect.Descriptor instead.
 func (*DiscardQuarantinedRequest) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{20}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *DiscardQuarantinedRequest) GetIds() []string {
@@ -1862,7 +2633,7 @@ type DiscardQuarantinedResponse struct {
 
 func (x *DiscardQuarantinedResponse) Reset() {
 	*x = DiscardQuarantinedResponse{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[21]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1874,7 +2645,7 @@ func (x *DiscardQuarantinedResponse) String() string {
 func (*DiscardQuarantinedResponse) ProtoMessage() {}
 
 func (x *DiscardQuarantinedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[21]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1887,7 +2658,7 @@ func (x *DiscardQuarantinedResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiscardQuarantinedResponse.ProtoReflect.Descriptor instead.
 func (*DiscardQuarantinedResponse) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{21}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *DiscardQuarantinedResponse) GetDiscarded() int64 {
@@ -1914,7 +2685,7 @@ type Containment struct {
 
 func (x *Containment) Reset() {
 	*x = Containment{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[22]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1926,7 +2697,7 @@ func (x *Containment) String() string {
 func (*Containment) ProtoMessage() {}
 
 func (x *Containment) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[22]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1939,7 +2710,7 @@ func (x *Containment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Containment.ProtoReflect.Descriptor instead.
 func (*Containment) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{22}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *Containment) GetSubject() string {
@@ -1994,7 +2765,7 @@ type ContainRequest struct {
 
 func (x *ContainRequest) Reset() {
 	*x = ContainRequest{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[23]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2006,7 +2777,7 @@ func (x *ContainRequest) String() string {
 func (*ContainRequest) ProtoMessage() {}
 
 func (x *ContainRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[23]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2019,7 +2790,7 @@ func (x *ContainRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainRequest.ProtoReflect.Descriptor instead.
 func (*ContainRequest) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{23}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ContainRequest) GetSubject() string {
@@ -2045,7 +2816,7 @@ type ContainResponse struct {
 
 func (x *ContainResponse) Reset() {
 	*x = ContainResponse{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[24]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2057,7 +2828,7 @@ func (x *ContainResponse) String() string {
 func (*ContainResponse) ProtoMessage() {}
 
 func (x *ContainResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[24]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2070,7 +2841,7 @@ func (x *ContainResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainResponse.ProtoReflect.Descriptor instead.
 func (*ContainResponse) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{24}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ContainResponse) GetContainment() *Containment {
@@ -2090,7 +2861,7 @@ type ReleaseRequest struct {
 
 func (x *ReleaseRequest) Reset() {
 	*x = ReleaseRequest{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[25]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2102,7 +2873,7 @@ func (x *ReleaseRequest) String() string {
 func (*ReleaseRequest) ProtoMessage() {}
 
 func (x *ReleaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[25]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2115,7 +2886,7 @@ func (x *ReleaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseRequest.ProtoReflect.Descriptor instead.
 func (*ReleaseRequest) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{25}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ReleaseRequest) GetSubject() string {
@@ -2141,7 +2912,7 @@ type ReleaseResponse struct {
 
 func (x *ReleaseResponse) Reset() {
 	*x = ReleaseResponse{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[26]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2153,7 +2924,7 @@ func (x *ReleaseResponse) String() string {
 func (*ReleaseResponse) ProtoMessage() {}
 
 func (x *ReleaseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[26]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2166,7 +2937,7 @@ func (x *ReleaseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseResponse.ProtoReflect.Descriptor instead.
 func (*ReleaseResponse) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{26}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ReleaseResponse) GetContainment() *Containment {
@@ -2184,7 +2955,7 @@ type ListContainmentsRequest struct {
 
 func (x *ListContainmentsRequest) Reset() {
 	*x = ListContainmentsRequest{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[27]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2196,7 +2967,7 @@ func (x *ListContainmentsRequest) String() string {
 func (*ListContainmentsRequest) ProtoMessage() {}
 
 func (x *ListContainmentsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[27]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2209,7 +2980,7 @@ func (x *ListContainmentsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListContainmentsRequest.ProtoReflect.Descriptor instead.
 func (*ListContainmentsRequest) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{27}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{30}
 }
 
 type ListContainmentsResponse struct {
@@ -2221,7 +2992,7 @@ type ListContainmentsResponse struct {
 
 func (x *ListContainmentsResponse) Reset() {
 	*x = ListContainmentsResponse{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[28]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2233,7 +3004,7 @@ func (x *ListContainmentsResponse) String() string {
 func (*ListContainmentsResponse) ProtoMessage() {}
 
 func (x *ListContainmentsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[28]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2246,7 +3017,7 @@ func (x *ListContainmentsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListContainmentsResponse.ProtoReflect.Descriptor instead.
 func (*ListContainmentsResponse) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{28}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ListContainmentsResponse) GetContainments() []*Containment {
@@ -2271,7 +3042,7 @@ type ReplayWindow struct {
 
 func (x *ReplayWindow) Reset() {
 	*x = ReplayWindow{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[29]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2283,7 +3054,7 @@ func (x *ReplayWindow) String() string {
 func (*ReplayWindow) ProtoMessage() {}
 
 func (x *ReplayWindow) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[29]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2296,7 +3067,7 @@ func (x *ReplayWindow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReplayWindow.ProtoReflect.Descriptor instead.
 func (*ReplayWindow) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{29}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ReplayWindow) GetSubject() string {
@@ -2336,7 +3107,7 @@ type PlanReplayRequest struct {
 
 func (x *PlanReplayRequest) Reset() {
 	*x = PlanReplayRequest{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[30]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2348,7 +3119,7 @@ func (x *PlanReplayRequest) String() string {
 func (*PlanReplayRequest) ProtoMessage() {}
 
 func (x *PlanReplayRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[30]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2361,7 +3132,7 @@ func (x *PlanReplayRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanReplayRequest.ProtoReflect.Descriptor instead.
 func (*PlanReplayRequest) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{30}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *PlanReplayRequest) GetWindow() *ReplayWindow {
@@ -2384,7 +3155,7 @@ type PartitionPlan struct {
 
 func (x *PartitionPlan) Reset() {
 	*x = PartitionPlan{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[31]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2396,7 +3167,7 @@ func (x *PartitionPlan) String() string {
 func (*PartitionPlan) ProtoMessage() {}
 
 func (x *PartitionPlan) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[31]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2409,7 +3180,7 @@ func (x *PartitionPlan) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PartitionPlan.ProtoReflect.Descriptor instead.
 func (*PartitionPlan) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{31}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *PartitionPlan) GetPartition() string {
@@ -2454,7 +3225,7 @@ type PlanReplayResponse struct {
 
 func (x *PlanReplayResponse) Reset() {
 	*x = PlanReplayResponse{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[32]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2466,7 +3237,7 @@ func (x *PlanReplayResponse) String() string {
 func (*PlanReplayResponse) ProtoMessage() {}
 
 func (x *PlanReplayResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[32]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2479,7 +3250,7 @@ func (x *PlanReplayResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanReplayResponse.ProtoReflect.Descriptor instead.
 func (*PlanReplayResponse) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{32}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *PlanReplayResponse) GetHeld() int64 {
@@ -2533,7 +3304,7 @@ type ReplayRequest struct {
 
 func (x *ReplayRequest) Reset() {
 	*x = ReplayRequest{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[33]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2545,7 +3316,7 @@ func (x *ReplayRequest) String() string {
 func (*ReplayRequest) ProtoMessage() {}
 
 func (x *ReplayRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[33]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2558,7 +3329,7 @@ func (x *ReplayRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReplayRequest.ProtoReflect.Descriptor instead.
 func (*ReplayRequest) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{33}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ReplayRequest) GetWindow() *ReplayWindow {
@@ -2606,7 +3377,7 @@ type ReplaySummary struct {
 
 func (x *ReplaySummary) Reset() {
 	*x = ReplaySummary{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[34]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2618,7 +3389,7 @@ func (x *ReplaySummary) String() string {
 func (*ReplaySummary) ProtoMessage() {}
 
 func (x *ReplaySummary) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[34]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2631,7 +3402,7 @@ func (x *ReplaySummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReplaySummary.ProtoReflect.Descriptor instead.
 func (*ReplaySummary) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{34}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ReplaySummary) GetReplayId() string {
@@ -2696,7 +3467,7 @@ type ReplayResponse struct {
 
 func (x *ReplayResponse) Reset() {
 	*x = ReplayResponse{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[35]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2708,7 +3479,7 @@ func (x *ReplayResponse) String() string {
 func (*ReplayResponse) ProtoMessage() {}
 
 func (x *ReplayResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[35]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2721,7 +3492,7 @@ func (x *ReplayResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReplayResponse.ProtoReflect.Descriptor instead.
 func (*ReplayResponse) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{35}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ReplayResponse) GetMessage() isReplayResponse_Message {
@@ -2731,7 +3502,7 @@ func (x *ReplayResponse) GetMessage() isReplayResponse_Message {
 	return nil
 }
 
-func (x *ReplayResponse) GetRecord() *v1.CanonicalRecord {
+func (x *ReplayResponse) GetRecord() *v11.CanonicalRecord {
 	if x != nil {
 		if x, ok := x.Message.(*ReplayResponse_Record); ok {
 			return x.Record
@@ -2755,7 +3526,7 @@ type isReplayResponse_Message interface {
 
 type ReplayResponse_Record struct {
 	// Record is one released canonical record.
-	Record *v1.CanonicalRecord `protobuf:"bytes,1,opt,name=record,proto3,oneof"`
+	Record *v11.CanonicalRecord `protobuf:"bytes,1,opt,name=record,proto3,oneof"`
 }
 
 type ReplayResponse_Summary struct {
@@ -2766,7 +3537,10 @@ func (*ReplayResponse_Record) isReplayResponse_Message() {}
 
 func (*ReplayResponse_Summary) isReplayResponse_Message() {}
 
-// PartitionMonitor is the counters of one partition.
+// PartitionMonitor is the counters of one partition, all its amendments
+// together. Blocked counts the accepted records of those sealed BLOCKED
+// (held back, not to be published), which accepted leaves out: received is
+// accepted + quarantined + blocked.
 type PartitionMonitor struct {
 	state       protoimpl.MessageState `protogen:"open.v1"`
 	Subject     string                 `protobuf:"bytes,1,opt,name=subject,proto3" json:"subject,omitempty"`
@@ -2782,14 +3556,21 @@ type PartitionMonitor struct {
 	Batches    int64                  `protobuf:"varint,9,opt,name=batches,proto3" json:"batches,omitempty"`
 	UpdateTime *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=update_time,json=updateTime,proto3" json:"update_time,omitempty"`
 	// Fields are per-field statistics.
-	Fields        []*FieldMonitor `protobuf:"bytes,11,rep,name=fields,proto3" json:"fields,omitempty"`
+	Fields []*FieldMonitor `protobuf:"bytes,11,rep,name=fields,proto3" json:"fields,omitempty"`
+	// Status and Verdict are those of the partition's latest amendment (of
+	// the partition itself when it has none).
+	Status        PartitionStatus  `protobuf:"varint,12,opt,name=status,proto3,enum=seam.gate.v1.PartitionStatus" json:"status,omitempty"`
+	Verdict       PartitionVerdict `protobuf:"varint,13,opt,name=verdict,proto3,enum=seam.gate.v1.PartitionVerdict" json:"verdict,omitempty"`
+	Attempt       int32            `protobuf:"varint,14,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	Amendments    int32            `protobuf:"varint,15,opt,name=amendments,proto3" json:"amendments,omitempty"`
+	Duplicates    int64            `protobuf:"varint,16,opt,name=duplicates,proto3" json:"duplicates,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PartitionMonitor) Reset() {
 	*x = PartitionMonitor{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[36]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2801,7 +3582,7 @@ func (x *PartitionMonitor) String() string {
 func (*PartitionMonitor) ProtoMessage() {}
 
 func (x *PartitionMonitor) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[36]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2814,7 +3595,7 @@ func (x *PartitionMonitor) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PartitionMonitor.ProtoReflect.Descriptor instead.
 func (*PartitionMonitor) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{36}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *PartitionMonitor) GetSubject() string {
@@ -2894,6 +3675,41 @@ func (x *PartitionMonitor) GetFields() []*FieldMonitor {
 	return nil
 }
 
+func (x *PartitionMonitor) GetStatus() PartitionStatus {
+	if x != nil {
+		return x.Status
+	}
+	return PartitionStatus_PARTITION_STATUS_UNSPECIFIED
+}
+
+func (x *PartitionMonitor) GetVerdict() PartitionVerdict {
+	if x != nil {
+		return x.Verdict
+	}
+	return PartitionVerdict_PARTITION_VERDICT_UNSPECIFIED
+}
+
+func (x *PartitionMonitor) GetAttempt() int32 {
+	if x != nil {
+		return x.Attempt
+	}
+	return 0
+}
+
+func (x *PartitionMonitor) GetAmendments() int32 {
+	if x != nil {
+		return x.Amendments
+	}
+	return 0
+}
+
+func (x *PartitionMonitor) GetDuplicates() int64 {
+	if x != nil {
+		return x.Duplicates
+	}
+	return 0
+}
+
 // FieldMonitor is a field's statistics in one partition.
 type FieldMonitor struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -2909,7 +3725,7 @@ type FieldMonitor struct {
 
 func (x *FieldMonitor) Reset() {
 	*x = FieldMonitor{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[37]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2921,7 +3737,7 @@ func (x *FieldMonitor) String() string {
 func (*FieldMonitor) ProtoMessage() {}
 
 func (x *FieldMonitor) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[37]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2934,7 +3750,7 @@ func (x *FieldMonitor) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FieldMonitor.ProtoReflect.Descriptor instead.
 func (*FieldMonitor) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{37}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *FieldMonitor) GetField() string {
@@ -2990,7 +3806,7 @@ type GetMonitorRequest struct {
 
 func (x *GetMonitorRequest) Reset() {
 	*x = GetMonitorRequest{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[38]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3002,7 +3818,7 @@ func (x *GetMonitorRequest) String() string {
 func (*GetMonitorRequest) ProtoMessage() {}
 
 func (x *GetMonitorRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[38]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3015,7 +3831,7 @@ func (x *GetMonitorRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetMonitorRequest.ProtoReflect.Descriptor instead.
 func (*GetMonitorRequest) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{38}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *GetMonitorRequest) GetSubject() string {
@@ -3048,7 +3864,7 @@ type GetMonitorResponse struct {
 
 func (x *GetMonitorResponse) Reset() {
 	*x = GetMonitorResponse{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[39]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3060,7 +3876,7 @@ func (x *GetMonitorResponse) String() string {
 func (*GetMonitorResponse) ProtoMessage() {}
 
 func (x *GetMonitorResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[39]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3073,7 +3889,7 @@ func (x *GetMonitorResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetMonitorResponse.ProtoReflect.Descriptor instead.
 func (*GetMonitorResponse) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{39}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *GetMonitorResponse) GetPartitions() []*PartitionMonitor {
@@ -3094,7 +3910,7 @@ type ListAlertsRequest struct {
 
 func (x *ListAlertsRequest) Reset() {
 	*x = ListAlertsRequest{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[40]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3106,7 +3922,7 @@ func (x *ListAlertsRequest) String() string {
 func (*ListAlertsRequest) ProtoMessage() {}
 
 func (x *ListAlertsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[40]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3119,7 +3935,7 @@ func (x *ListAlertsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAlertsRequest.ProtoReflect.Descriptor instead.
 func (*ListAlertsRequest) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{40}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ListAlertsRequest) GetSubject() string {
@@ -3152,7 +3968,7 @@ type ListAlertsResponse struct {
 
 func (x *ListAlertsResponse) Reset() {
 	*x = ListAlertsResponse{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[41]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3164,7 +3980,7 @@ func (x *ListAlertsResponse) String() string {
 func (*ListAlertsResponse) ProtoMessage() {}
 
 func (x *ListAlertsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[41]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3177,7 +3993,7 @@ func (x *ListAlertsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAlertsResponse.ProtoReflect.Descriptor instead.
 func (*ListAlertsResponse) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{41}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *ListAlertsResponse) GetAlerts() []*Alert {
@@ -3197,7 +4013,7 @@ type WatchAlertsRequest struct {
 
 func (x *WatchAlertsRequest) Reset() {
 	*x = WatchAlertsRequest{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[42]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3209,7 +4025,7 @@ func (x *WatchAlertsRequest) String() string {
 func (*WatchAlertsRequest) ProtoMessage() {}
 
 func (x *WatchAlertsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[42]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3222,7 +4038,7 @@ func (x *WatchAlertsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchAlertsRequest.ProtoReflect.Descriptor instead.
 func (*WatchAlertsRequest) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{42}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *WatchAlertsRequest) GetSubject() string {
@@ -3248,7 +4064,7 @@ type WatchAlertsResponse struct {
 
 func (x *WatchAlertsResponse) Reset() {
 	*x = WatchAlertsResponse{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[43]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3260,7 +4076,7 @@ func (x *WatchAlertsResponse) String() string {
 func (*WatchAlertsResponse) ProtoMessage() {}
 
 func (x *WatchAlertsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[43]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3273,7 +4089,7 @@ func (x *WatchAlertsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchAlertsResponse.ProtoReflect.Descriptor instead.
 func (*WatchAlertsResponse) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{43}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *WatchAlertsResponse) GetAlert() *Alert {
@@ -3283,14 +4099,14 @@ func (x *WatchAlertsResponse) GetAlert() *Alert {
 	return nil
 }
 
-// BlockedDetail is attached to the FAILED_PRECONDITION status of a BLOCKED
-// batch.
+// BlockedDetail is attached to the FAILED_PRECONDITION status of a batch
+// stored BLOCKED by earlier versions of the gate, when it is retried.
 type BlockedDetail struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	Check     string                 `protobuf:"bytes,1,opt,name=check,proto3" json:"check,omitempty"`
 	Failures  int64                  `protobuf:"varint,2,opt,name=failures,proto3" json:"failures,omitempty"`
 	Received  int64                  `protobuf:"varint,3,opt,name=received,proto3" json:"received,omitempty"`
-	Threshold *v11.Threshold         `protobuf:"bytes,4,opt,name=threshold,proto3" json:"threshold,omitempty"`
+	Threshold *v1.Threshold          `protobuf:"bytes,4,opt,name=threshold,proto3" json:"threshold,omitempty"`
 	// SamplePositions are source positions of some failing records.
 	SamplePositions []int64 `protobuf:"varint,5,rep,packed,name=sample_positions,json=samplePositions,proto3" json:"sample_positions,omitempty"`
 	// ContractVersion is the version whose check blocked the batch.
@@ -3301,7 +4117,7 @@ type BlockedDetail struct {
 
 func (x *BlockedDetail) Reset() {
 	*x = BlockedDetail{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[44]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3313,7 +4129,7 @@ func (x *BlockedDetail) String() string {
 func (*BlockedDetail) ProtoMessage() {}
 
 func (x *BlockedDetail) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[44]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3326,7 +4142,7 @@ func (x *BlockedDetail) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockedDetail.ProtoReflect.Descriptor instead.
 func (*BlockedDetail) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{44}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *BlockedDetail) GetCheck() string {
@@ -3350,7 +4166,7 @@ func (x *BlockedDetail) GetReceived() int64 {
 	return 0
 }
 
-func (x *BlockedDetail) GetThreshold() *v11.Threshold {
+func (x *BlockedDetail) GetThreshold() *v1.Threshold {
 	if x != nil {
 		return x.Threshold
 	}
@@ -3371,14 +4187,398 @@ func (x *BlockedDetail) GetContractVersion() int32 {
 	return 0
 }
 
+type SealPartitionRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Subject       string                 `protobuf:"bytes,1,opt,name=subject,proto3" json:"subject,omitempty"`
+	Partition     string                 `protobuf:"bytes,2,opt,name=partition,proto3" json:"partition,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SealPartitionRequest) Reset() {
+	*x = SealPartitionRequest{}
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[48]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SealPartitionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SealPartitionRequest) ProtoMessage() {}
+
+func (x *SealPartitionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[48]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SealPartitionRequest.ProtoReflect.Descriptor instead.
+func (*SealPartitionRequest) Descriptor() ([]byte, []int) {
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{48}
+}
+
+func (x *SealPartitionRequest) GetSubject() string {
+	if x != nil {
+		return x.Subject
+	}
+	return ""
+}
+
+func (x *SealPartitionRequest) GetPartition() string {
+	if x != nil {
+		return x.Partition
+	}
+	return ""
+}
+
+type SealPartitionResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Partition is the sealed partition, or its open amendment, judged.
+	Partition     *PartitionState `protobuf:"bytes,1,opt,name=partition,proto3" json:"partition,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SealPartitionResponse) Reset() {
+	*x = SealPartitionResponse{}
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[49]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SealPartitionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SealPartitionResponse) ProtoMessage() {}
+
+func (x *SealPartitionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[49]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SealPartitionResponse.ProtoReflect.Descriptor instead.
+func (*SealPartitionResponse) Descriptor() ([]byte, []int) {
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{49}
+}
+
+func (x *SealPartitionResponse) GetPartition() *PartitionState {
+	if x != nil {
+		return x.Partition
+	}
+	return nil
+}
+
+type GetPartitionRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Subject   string                 `protobuf:"bytes,1,opt,name=subject,proto3" json:"subject,omitempty"`
+	Partition string                 `protobuf:"bytes,2,opt,name=partition,proto3" json:"partition,omitempty"`
+	// Amendment selects an amendment; unset is the latest (the partition
+	// itself when it has none).
+	Amendment     *int32 `protobuf:"varint,3,opt,name=amendment,proto3,oneof" json:"amendment,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetPartitionRequest) Reset() {
+	*x = GetPartitionRequest{}
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[50]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetPartitionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetPartitionRequest) ProtoMessage() {}
+
+func (x *GetPartitionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[50]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetPartitionRequest.ProtoReflect.Descriptor instead.
+func (*GetPartitionRequest) Descriptor() ([]byte, []int) {
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{50}
+}
+
+func (x *GetPartitionRequest) GetSubject() string {
+	if x != nil {
+		return x.Subject
+	}
+	return ""
+}
+
+func (x *GetPartitionRequest) GetPartition() string {
+	if x != nil {
+		return x.Partition
+	}
+	return ""
+}
+
+func (x *GetPartitionRequest) GetAmendment() int32 {
+	if x != nil && x.Amendment != nil {
+		return *x.Amendment
+	}
+	return 0
+}
+
+type GetPartitionResponse struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Partition *PartitionState        `protobuf:"bytes,1,opt,name=partition,proto3" json:"partition,omitempty"`
+	// Amendments is how many amendments the partition has.
+	Amendments    int32 `protobuf:"varint,2,opt,name=amendments,proto3" json:"amendments,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetPartitionResponse) Reset() {
+	*x = GetPartitionResponse{}
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[51]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetPartitionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetPartitionResponse) ProtoMessage() {}
+
+func (x *GetPartitionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[51]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetPartitionResponse.ProtoReflect.Descriptor instead.
+func (*GetPartitionResponse) Descriptor() ([]byte, []int) {
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{51}
+}
+
+func (x *GetPartitionResponse) GetPartition() *PartitionState {
+	if x != nil {
+		return x.Partition
+	}
+	return nil
+}
+
+func (x *GetPartitionResponse) GetAmendments() int32 {
+	if x != nil {
+		return x.Amendments
+	}
+	return 0
+}
+
+type WaitPartitionRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Subject   string                 `protobuf:"bytes,1,opt,name=subject,proto3" json:"subject,omitempty"`
+	Partition string                 `protobuf:"bytes,2,opt,name=partition,proto3" json:"partition,omitempty"`
+	// Amendment selects an amendment; unset waits for the latest one.
+	Amendment *int32 `protobuf:"varint,3,opt,name=amendment,proto3,oneof" json:"amendment,omitempty"`
+	// Timeout bounds the wait (default 30s, at most 5m); an answer that is
+	// still open says so rather than failing.
+	Timeout       *durationpb.Duration `protobuf:"bytes,4,opt,name=timeout,proto3" json:"timeout,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WaitPartitionRequest) Reset() {
+	*x = WaitPartitionRequest{}
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[52]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WaitPartitionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WaitPartitionRequest) ProtoMessage() {}
+
+func (x *WaitPartitionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[52]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WaitPartitionRequest.ProtoReflect.Descriptor instead.
+func (*WaitPartitionRequest) Descriptor() ([]byte, []int) {
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{52}
+}
+
+func (x *WaitPartitionRequest) GetSubject() string {
+	if x != nil {
+		return x.Subject
+	}
+	return ""
+}
+
+func (x *WaitPartitionRequest) GetPartition() string {
+	if x != nil {
+		return x.Partition
+	}
+	return ""
+}
+
+func (x *WaitPartitionRequest) GetAmendment() int32 {
+	if x != nil && x.Amendment != nil {
+		return *x.Amendment
+	}
+	return 0
+}
+
+func (x *WaitPartitionRequest) GetTimeout() *durationpb.Duration {
+	if x != nil {
+		return x.Timeout
+	}
+	return nil
+}
+
+type WaitPartitionResponse struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Partition *PartitionState        `protobuf:"bytes,1,opt,name=partition,proto3" json:"partition,omitempty"`
+	// Sealed is false when the timeout passed first.
+	Sealed        bool `protobuf:"varint,2,opt,name=sealed,proto3" json:"sealed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WaitPartitionResponse) Reset() {
+	*x = WaitPartitionResponse{}
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[53]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WaitPartitionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WaitPartitionResponse) ProtoMessage() {}
+
+func (x *WaitPartitionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[53]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WaitPartitionResponse.ProtoReflect.Descriptor instead.
+func (*WaitPartitionResponse) Descriptor() ([]byte, []int) {
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{53}
+}
+
+func (x *WaitPartitionResponse) GetPartition() *PartitionState {
+	if x != nil {
+		return x.Partition
+	}
+	return nil
+}
+
+func (x *WaitPartitionResponse) GetSealed() bool {
+	if x != nil {
+		return x.Sealed
+	}
+	return false
+}
+
 var File_seam_gate_v1_gate_proto protoreflect.FileDescriptor
 
 const file_seam_gate_v1_gate_proto_rawDesc = "" +
 	"\n" +
-	"\x17seam/gate/v1/gate.proto\x12\fseam.gate.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1fseam/contract/v1/contract.proto\x1a\x1bseam/record/v1/record.proto\"5\n" +
+	"\x17seam/gate/v1/gate.proto\x12\fseam.gate.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1fseam/contract/v1/contract.proto\x1a\x1bseam/record/v1/record.proto\"\x98\x03\n" +
+	"\fCheckOutcome\x12\x14\n" +
+	"\x05check\x18\x01 \x01(\tR\x05check\x12\x12\n" +
+	"\x04rule\x18\x02 \x01(\tR\x04rule\x120\n" +
+	"\x06policy\x18\x03 \x01(\x0e2\x18.seam.contract.v1.PolicyR\x06policy\x12\x14\n" +
+	"\x05field\x18\x04 \x01(\tR\x05field\x12\x12\n" +
+	"\x04kind\x18\x05 \x01(\tR\x04kind\x12\x1a\n" +
+	"\bfailures\x18\x06 \x01(\x03R\bfailures\x12\x12\n" +
+	"\x04rows\x18\a \x01(\x03R\x04rows\x129\n" +
+	"\tthreshold\x18\b \x01(\v2\x1b.seam.contract.v1.ThresholdR\tthreshold\x12\x1a\n" +
+	"\bexceeded\x18\t \x01(\bR\bexceeded\x12\x1a\n" +
+	"\bobserved\x18\n" +
+	" \x01(\x01R\bobserved\x12\x1a\n" +
+	"\bbaseline\x18\v \x01(\x01R\bbaseline\x12)\n" +
+	"\x10sample_positions\x18\f \x03(\x03R\x0fsamplePositions\x12\x18\n" +
+	"\amessage\x18\r \x01(\tR\amessage\"\xc1\x01\n" +
+	"\x0fPartitionCounts\x12\x1a\n" +
+	"\breceived\x18\x01 \x01(\x03R\breceived\x12\x1a\n" +
+	"\baccepted\x18\x02 \x01(\x03R\baccepted\x12 \n" +
+	"\vquarantined\x18\x03 \x01(\x03R\vquarantined\x12\x1e\n" +
+	"\n" +
+	"duplicates\x18\x04 \x01(\x03R\n" +
+	"duplicates\x12\x1a\n" +
+	"\breleased\x18\x05 \x01(\x03R\breleased\x12\x18\n" +
+	"\abatches\x18\x06 \x01(\x03R\abatches\"\x8e\x06\n" +
+	"\x0ePartitionState\x12\x18\n" +
+	"\asubject\x18\x01 \x01(\tR\asubject\x12\x1c\n" +
+	"\tpartition\x18\x02 \x01(\tR\tpartition\x12\x1c\n" +
+	"\tamendment\x18\x03 \x01(\x05R\tamendment\x12\x18\n" +
+	"\aattempt\x18\x04 \x01(\x05R\aattempt\x125\n" +
+	"\x06status\x18\x05 \x01(\x0e2\x1d.seam.gate.v1.PartitionStatusR\x06status\x128\n" +
+	"\averdict\x18\x06 \x01(\x0e2\x1e.seam.gate.v1.PartitionVerdictR\averdict\x12)\n" +
+	"\x10contract_version\x18\a \x01(\x05R\x0fcontractVersion\x125\n" +
+	"\x06counts\x18\b \x01(\v2\x1d.seam.gate.v1.PartitionCountsR\x06counts\x12\x1d\n" +
+	"\n" +
+	"match_rate\x18\t \x01(\x01R\tmatchRate\x122\n" +
+	"\x06checks\x18\n" +
+	" \x03(\v2\x1a.seam.gate.v1.CheckOutcomeR\x06checks\x12\x1d\n" +
+	"\n" +
+	"will_block\x18\v \x01(\bR\twillBlock\x12\x16\n" +
+	"\x06notice\x18\f \x01(\tR\x06notice\x127\n" +
+	"\topen_time\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\bopenTime\x127\n" +
+	"\tseal_time\x18\x0e \x01(\v2\x1a.google.protobuf.TimestampR\bsealTime\x12;\n" +
+	"\vupdate_time\x18\x0f \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"updateTime\x126\n" +
+	"\n" +
+	"seal_cause\x18\x10 \x01(\x0e2\x17.seam.gate.v1.SealCauseR\tsealCause\x12\x1b\n" +
+	"\tsealed_by\x18\x11 \x01(\tR\bsealedBy\x12+\n" +
+	"\x06alerts\x18\x12 \x03(\v2\x13.seam.gate.v1.AlertR\x06alerts\"5\n" +
 	"\vOffsetRange\x12\x14\n" +
 	"\x05start\x18\x01 \x01(\x03R\x05start\x12\x10\n" +
-	"\x03end\x18\x02 \x01(\x03R\x03end\"\xa8\x02\n" +
+	"\x03end\x18\x02 \x01(\x03R\x03end\"\xd6\x02\n" +
 	"\rIngestRequest\x12\x18\n" +
 	"\asubject\x18\x01 \x01(\tR\asubject\x12\x1c\n" +
 	"\tpartition\x18\x02 \x01(\tR\tpartition\x12\x1b\n" +
@@ -3386,16 +4586,19 @@ const file_seam_gate_v1_gate_proto_rawDesc = "" +
 	"\aoffsets\x18\x04 \x01(\v2\x19.seam.gate.v1.OffsetRangeH\x00R\aoffsets\x12)\n" +
 	"\x10contract_version\x18\x05 \x01(\x05R\x0fcontractVersion\x121\n" +
 	"\x05batch\x18\x06 \x01(\v2\x1b.seam.record.v1.RecordBatchR\x05batch\x12!\n" +
-	"\fsummary_only\x18\a \x01(\bR\vsummaryOnlyB\n" +
+	"\fsummary_only\x18\a \x01(\bR\vsummaryOnly\x12\x18\n" +
+	"\areplace\x18\b \x01(\bR\areplace\x12\x12\n" +
+	"\x04seal\x18\t \x01(\bR\x04sealB\n" +
 	"\n" +
-	"\bidentity\"\xfd\x01\n" +
+	"\bidentity\"\x99\x02\n" +
 	"\rRecordVerdict\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\x03R\x05index\x12\x1a\n" +
 	"\bposition\x18\x02 \x01(\x03R\bposition\x122\n" +
 	"\x06status\x18\x03 \x01(\x0e2\x1a.seam.gate.v1.RecordStatusR\x06status\x127\n" +
 	"\x06record\x18\x04 \x01(\v2\x1f.seam.record.v1.CanonicalRecordR\x06record\x125\n" +
 	"\areasons\x18\x05 \x03(\v2\x1b.seam.record.v1.RecordErrorR\areasons\x12\x16\n" +
-	"\x06alerts\x18\x06 \x03(\tR\x06alerts\"\xbd\x03\n" +
+	"\x06alerts\x18\x06 \x03(\tR\x06alerts\x12\x1a\n" +
+	"\bsequence\x18\a \x01(\x03R\bsequence\"\xdb\x03\n" +
 	"\x05Alert\x12\x1a\n" +
 	"\bsequence\x18\x01 \x01(\x03R\bsequence\x12.\n" +
 	"\x04time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x12\x18\n" +
@@ -3412,42 +4615,51 @@ const file_seam_gate_v1_gate_proto_rawDesc = "" +
 	"\x05count\x18\f \x01(\x03R\x05count\x129\n" +
 	"\n" +
 	"first_seen\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\tfirstSeen\x12\x19\n" +
-	"\bbatch_id\x18\x0e \x01(\tR\abatchId\"\xe0\x01\n" +
+	"\bbatch_id\x18\x0e \x01(\tR\abatchId\x12\x1c\n" +
+	"\tamendment\x18\x0f \x01(\x05R\tamendment\"\x80\x02\n" +
 	"\fBatchSummary\x12\x1a\n" +
 	"\breceived\x18\x01 \x01(\x03R\breceived\x12\x1a\n" +
 	"\baccepted\x18\x02 \x01(\x03R\baccepted\x12 \n" +
 	"\vquarantined\x18\x03 \x01(\x03R\vquarantined\x12\x18\n" +
 	"\aretried\x18\x04 \x01(\bR\aretried\x12)\n" +
 	"\x10contract_version\x18\x05 \x01(\x05R\x0fcontractVersion\x121\n" +
-	"\x06status\x18\x06 \x01(\x0e2\x19.seam.gate.v1.BatchStatusR\x06status\"\xaa\x01\n" +
+	"\x06status\x18\x06 \x01(\x0e2\x19.seam.gate.v1.BatchStatusR\x06status\x12\x1e\n" +
+	"\n" +
+	"duplicates\x18\a \x01(\x03R\n" +
+	"duplicates\"\xe6\x01\n" +
 	"\x0eIngestResponse\x124\n" +
 	"\asummary\x18\x01 \x01(\v2\x1a.seam.gate.v1.BatchSummaryR\asummary\x125\n" +
 	"\arecords\x18\x02 \x03(\v2\x1b.seam.gate.v1.RecordVerdictR\arecords\x12+\n" +
-	"\x06alerts\x18\x03 \x03(\v2\x13.seam.gate.v1.AlertR\x06alerts\"\xbc\x01\n" +
+	"\x06alerts\x18\x03 \x03(\v2\x13.seam.gate.v1.AlertR\x06alerts\x12:\n" +
+	"\tpartition\x18\x04 \x01(\v2\x1c.seam.gate.v1.PartitionStateR\tpartition\"\x8d\x02\n" +
 	"\fIngestHeader\x12\x18\n" +
 	"\asubject\x18\x01 \x01(\tR\asubject\x12\x1c\n" +
 	"\tpartition\x18\x02 \x01(\tR\tpartition\x12\x19\n" +
 	"\bbatch_id\x18\x03 \x01(\tR\abatchId\x12)\n" +
 	"\x10contract_version\x18\x04 \x01(\x05R\x0fcontractVersion\x12.\n" +
-	"\x06format\x18\x05 \x01(\x0e2\x16.seam.record.v1.FormatR\x06format\"`\n" +
+	"\x06format\x18\x05 \x01(\x0e2\x16.seam.record.v1.FormatR\x06format\x12\x18\n" +
+	"\areplace\x18\x06 \x01(\bR\areplace\x12\x12\n" +
+	"\x04seal\x18\a \x01(\bR\x04seal\x12!\n" +
+	"\fsummary_only\x18\b \x01(\bR\vsummaryOnly\"`\n" +
 	"\vIngestChunk\x12\x1a\n" +
 	"\bsequence\x18\x01 \x01(\x03R\bsequence\x12\x12\n" +
 	"\x04data\x18\x02 \x01(\fR\x04data\x12!\n" +
-	"\ffirst_offset\x18\x03 \x01(\x03R\vfirstOffset\"\x89\x01\n" +
+	"\ffirst_offset\x18\x03 \x01(\x03R\vfirstOffset\"_\n" +
+	"\vChunkResult\x12\x1a\n" +
+	"\bsequence\x18\x01 \x01(\x03R\bsequence\x124\n" +
+	"\asummary\x18\x02 \x01(\v2\x1a.seam.gate.v1.BatchSummaryR\asummary\"\x89\x01\n" +
 	"\x13IngestStreamRequest\x124\n" +
 	"\x06header\x18\x01 \x01(\v2\x1a.seam.gate.v1.IngestHeaderH\x00R\x06header\x121\n" +
 	"\x05chunk\x18\x02 \x01(\v2\x19.seam.gate.v1.IngestChunkH\x00R\x05chunkB\t\n" +
-	"\amessage\"\xee\x01\n" +
+	"\amessage\"\xef\x02\n" +
 	"\x14IngestStreamResponse\x124\n" +
 	"\asummary\x18\x01 \x01(\v2\x1a.seam.gate.v1.BatchSummaryR\asummary\x12\x16\n" +
-	"\x06chunks\x18\x02 \x01(\x03R\x06chunks\x12%\n" +
-	"\x0eblocked_chunks\x18\x03 \x01(\x03R\rblockedChunks\x12+\n" +
-	"\x06alerts\x18\x04 \x03(\v2\x13.seam.gate.v1.AlertR\x06alerts\x124\n" +
-	"\ablocked\x18\x05 \x03(\v2\x1a.seam.gate.v1.BlockedChunkR\ablocked\"\x82\x01\n" +
-	"\fBlockedChunk\x12\x1a\n" +
-	"\bsequence\x18\x01 \x01(\x03R\bsequence\x12!\n" +
-	"\ffirst_offset\x18\x02 \x01(\x03R\vfirstOffset\x123\n" +
-	"\x06detail\x18\x03 \x01(\v2\x1b.seam.gate.v1.BlockedDetailR\x06detail\"\xaa\x04\n" +
+	"\x06chunks\x18\x02 \x01(\x03R\x06chunks\x12)\n" +
+	"\x0eblocked_chunks\x18\x03 \x01(\x03B\x02\x18\x01R\rblockedChunks\x12+\n" +
+	"\x06alerts\x18\x04 \x03(\v2\x13.seam.gate.v1.AlertR\x06alerts\x125\n" +
+	"\arecords\x18\x05 \x03(\v2\x1b.seam.gate.v1.RecordVerdictR\arecords\x12:\n" +
+	"\tpartition\x18\x06 \x01(\v2\x1c.seam.gate.v1.PartitionStateR\tpartition\x12>\n" +
+	"\rchunk_results\x18\a \x03(\v2\x19.seam.gate.v1.ChunkResultR\fchunkResults\"\xa7\x05\n" +
 	"\x11QuarantinedRecord\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x18\n" +
 	"\asubject\x18\x02 \x01(\tR\asubject\x12\x1c\n" +
@@ -3465,7 +4677,12 @@ const file_seam_gate_v1_gate_proto_rawDesc = "" +
 	"\n" +
 	"state_time\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\tstateTime\x12!\n" +
 	"\fstate_reason\x18\x0e \x01(\tR\vstateReason\x12\x19\n" +
-	"\bstate_by\x18\x0f \x01(\tR\astateBy\"\x84\x02\n" +
+	"\bstate_by\x18\x0f \x01(\tR\astateBy\x12\x19\n" +
+	"\braw_size\x18\x10 \x01(\x03R\arawSize\x12#\n" +
+	"\rraw_truncated\x18\x11 \x01(\bR\frawTruncated\x12\x1d\n" +
+	"\n" +
+	"raw_sha256\x18\x12 \x01(\tR\trawSha256\x12\x1c\n" +
+	"\tamendment\x18\x13 \x01(\x05R\tamendment\"\x84\x02\n" +
 	"\x10QuarantineFilter\x12\x18\n" +
 	"\asubject\x18\x01 \x01(\tR\asubject\x12%\n" +
 	"\x0epartition_from\x18\x02 \x01(\tR\rpartitionFrom\x12!\n" +
@@ -3560,7 +4777,7 @@ const file_seam_gate_v1_gate_proto_rawDesc = "" +
 	"\x0eReplayResponse\x129\n" +
 	"\x06record\x18\x01 \x01(\v2\x1f.seam.record.v1.CanonicalRecordH\x00R\x06record\x127\n" +
 	"\asummary\x18\x02 \x01(\v2\x1b.seam.gate.v1.ReplaySummaryH\x00R\asummaryB\t\n" +
-	"\amessage\"\x84\x03\n" +
+	"\amessage\"\xcf\x04\n" +
 	"\x10PartitionMonitor\x12\x18\n" +
 	"\asubject\x18\x01 \x01(\tR\asubject\x12\x1c\n" +
 	"\tpartition\x18\x02 \x01(\tR\tpartition\x12\x1a\n" +
@@ -3575,7 +4792,16 @@ const file_seam_gate_v1_gate_proto_rawDesc = "" +
 	"\vupdate_time\x18\n" +
 	" \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"updateTime\x122\n" +
-	"\x06fields\x18\v \x03(\v2\x1a.seam.gate.v1.FieldMonitorR\x06fields\"\xa2\x01\n" +
+	"\x06fields\x18\v \x03(\v2\x1a.seam.gate.v1.FieldMonitorR\x06fields\x125\n" +
+	"\x06status\x18\f \x01(\x0e2\x1d.seam.gate.v1.PartitionStatusR\x06status\x128\n" +
+	"\averdict\x18\r \x01(\x0e2\x1e.seam.gate.v1.PartitionVerdictR\averdict\x12\x18\n" +
+	"\aattempt\x18\x0e \x01(\x05R\aattempt\x12\x1e\n" +
+	"\n" +
+	"amendments\x18\x0f \x01(\x05R\n" +
+	"amendments\x12\x1e\n" +
+	"\n" +
+	"duplicates\x18\x10 \x01(\x03R\n" +
+	"duplicates\"\xa2\x01\n" +
 	"\fFieldMonitor\x12\x14\n" +
 	"\x05field\x18\x01 \x01(\tR\x05field\x12\x14\n" +
 	"\x05count\x18\x02 \x01(\x03R\x05count\x12\x14\n" +
@@ -3610,7 +4836,33 @@ const file_seam_gate_v1_gate_proto_rawDesc = "" +
 	"\breceived\x18\x03 \x01(\x03R\breceived\x129\n" +
 	"\tthreshold\x18\x04 \x01(\v2\x1b.seam.contract.v1.ThresholdR\tthreshold\x12)\n" +
 	"\x10sample_positions\x18\x05 \x03(\x03R\x0fsamplePositions\x12)\n" +
-	"\x10contract_version\x18\x06 \x01(\x05R\x0fcontractVersion*h\n" +
+	"\x10contract_version\x18\x06 \x01(\x05R\x0fcontractVersion\"N\n" +
+	"\x14SealPartitionRequest\x12\x18\n" +
+	"\asubject\x18\x01 \x01(\tR\asubject\x12\x1c\n" +
+	"\tpartition\x18\x02 \x01(\tR\tpartition\"S\n" +
+	"\x15SealPartitionResponse\x12:\n" +
+	"\tpartition\x18\x01 \x01(\v2\x1c.seam.gate.v1.PartitionStateR\tpartition\"~\n" +
+	"\x13GetPartitionRequest\x12\x18\n" +
+	"\asubject\x18\x01 \x01(\tR\asubject\x12\x1c\n" +
+	"\tpartition\x18\x02 \x01(\tR\tpartition\x12!\n" +
+	"\tamendment\x18\x03 \x01(\x05H\x00R\tamendment\x88\x01\x01B\f\n" +
+	"\n" +
+	"_amendment\"r\n" +
+	"\x14GetPartitionResponse\x12:\n" +
+	"\tpartition\x18\x01 \x01(\v2\x1c.seam.gate.v1.PartitionStateR\tpartition\x12\x1e\n" +
+	"\n" +
+	"amendments\x18\x02 \x01(\x05R\n" +
+	"amendments\"\xb4\x01\n" +
+	"\x14WaitPartitionRequest\x12\x18\n" +
+	"\asubject\x18\x01 \x01(\tR\asubject\x12\x1c\n" +
+	"\tpartition\x18\x02 \x01(\tR\tpartition\x12!\n" +
+	"\tamendment\x18\x03 \x01(\x05H\x00R\tamendment\x88\x01\x01\x123\n" +
+	"\atimeout\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\atimeoutB\f\n" +
+	"\n" +
+	"_amendment\"k\n" +
+	"\x15WaitPartitionResponse\x12:\n" +
+	"\tpartition\x18\x01 \x01(\v2\x1c.seam.gate.v1.PartitionStateR\tpartition\x12\x16\n" +
+	"\x06sealed\x18\x02 \x01(\bR\x06sealed*h\n" +
 	"\fRecordStatus\x12\x1d\n" +
 	"\x19RECORD_STATUS_UNSPECIFIED\x10\x00\x12\x1a\n" +
 	"\x16RECORD_STATUS_ACCEPTED\x10\x01\x12\x1d\n" +
@@ -3620,20 +4872,39 @@ const file_seam_gate_v1_gate_proto_rawDesc = "" +
 	"\x15BATCH_STATUS_ACCEPTED\x10\x01\x12\x18\n" +
 	"\x14BATCH_STATUS_PARTIAL\x10\x02\x12\x1c\n" +
 	"\x18BATCH_STATUS_QUARANTINED\x10\x03\x12\x18\n" +
-	"\x14BATCH_STATUS_BLOCKED\x10\x04*d\n" +
+	"\x14BATCH_STATUS_BLOCKED\x10\x04*k\n" +
+	"\x0fPartitionStatus\x12 \n" +
+	"\x1cPARTITION_STATUS_UNSPECIFIED\x10\x00\x12\x19\n" +
+	"\x15PARTITION_STATUS_OPEN\x10\x01\x12\x1b\n" +
+	"\x17PARTITION_STATUS_SEALED\x10\x02*\x9c\x01\n" +
+	"\x10PartitionVerdict\x12!\n" +
+	"\x1dPARTITION_VERDICT_UNSPECIFIED\x10\x00\x12\x1c\n" +
+	"\x18PARTITION_VERDICT_PASSED\x10\x01\x12(\n" +
+	"$PARTITION_VERDICT_PASSED_WITH_ALERTS\x10\x02\x12\x1d\n" +
+	"\x19PARTITION_VERDICT_BLOCKED\x10\x03*\x88\x01\n" +
+	"\tSealCause\x12\x1a\n" +
+	"\x16SEAL_CAUSE_UNSPECIFIED\x10\x00\x12\x16\n" +
+	"\x12SEAL_CAUSE_REQUEST\x10\x01\x12\x18\n" +
+	"\x14SEAL_CAUSE_WATERMARK\x10\x02\x12\x15\n" +
+	"\x11SEAL_CAUSE_REPLAY\x10\x03\x12\x16\n" +
+	"\x12SEAL_CAUSE_VERSION\x10\x04*d\n" +
 	"\bSeverity\x12\x18\n" +
 	"\x14SEVERITY_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rSEVERITY_INFO\x10\x01\x12\x14\n" +
 	"\x10SEVERITY_WARNING\x10\x02\x12\x15\n" +
-	"\x11SEVERITY_CRITICAL\x10\x03*\x8d\x01\n" +
+	"\x11SEVERITY_CRITICAL\x10\x03*\xae\x01\n" +
 	"\x0fQuarantineState\x12 \n" +
 	"\x1cQUARANTINE_STATE_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15QUARANTINE_STATE_HELD\x10\x01\x12\x1d\n" +
 	"\x19QUARANTINE_STATE_RELEASED\x10\x02\x12\x1e\n" +
-	"\x1aQUARANTINE_STATE_DISCARDED\x10\x032\xf4\t\n" +
+	"\x1aQUARANTINE_STATE_DISCARDED\x10\x03\x12\x1f\n" +
+	"\x1bQUARANTINE_STATE_SUPERSEDED\x10\x042\x89\f\n" +
 	"\vGateService\x12C\n" +
 	"\x06Ingest\x12\x1b.seam.gate.v1.IngestRequest\x1a\x1c.seam.gate.v1.IngestResponse\x12W\n" +
-	"\fIngestStream\x12!.seam.gate.v1.IngestStreamRequest\x1a\".seam.gate.v1.IngestStreamResponse(\x01\x12`\n" +
+	"\fIngestStream\x12!.seam.gate.v1.IngestStreamRequest\x1a\".seam.gate.v1.IngestStreamResponse(\x01\x12X\n" +
+	"\rSealPartition\x12\".seam.gate.v1.SealPartitionRequest\x1a#.seam.gate.v1.SealPartitionResponse\x12Z\n" +
+	"\fGetPartition\x12!.seam.gate.v1.GetPartitionRequest\x1a\".seam.gate.v1.GetPartitionResponse\"\x03\x90\x02\x01\x12]\n" +
+	"\rWaitPartition\x12\".seam.gate.v1.WaitPartitionRequest\x1a#.seam.gate.v1.WaitPartitionResponse\"\x03\x90\x02\x01\x12`\n" +
 	"\x0eListQuarantine\x12#.seam.gate.v1.ListQuarantineRequest\x1a$.seam.gate.v1.ListQuarantineResponse\"\x03\x90\x02\x01\x12r\n" +
 	"\x14GetQuarantinedRecord\x12).seam.gate.v1.GetQuarantinedRecordRequest\x1a*.seam.gate.v1.GetQuarantinedRecordResponse\"\x03\x90\x02\x01\x12l\n" +
 	"\x12GetQuarantineStats\x12'.seam.gate.v1.GetQuarantineStatsRequest\x1a(.seam.gate.v1.GetQuarantineStatsResponse\"\x03\x90\x02\x01\x12g\n" +
@@ -3662,148 +4933,188 @@ func file_seam_gate_v1_gate_proto_rawDescGZIP() []byte {
 	return file_seam_gate_v1_gate_proto_rawDescData
 }
 
-var file_seam_gate_v1_gate_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_seam_gate_v1_gate_proto_msgTypes = make([]protoimpl.MessageInfo, 45)
+var file_seam_gate_v1_gate_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
+var file_seam_gate_v1_gate_proto_msgTypes = make([]protoimpl.MessageInfo, 54)
 var file_seam_gate_v1_gate_proto_goTypes = []any{
 	(RecordStatus)(0),                    // 0: seam.gate.v1.RecordStatus
 	(BatchStatus)(0),                     // 1: seam.gate.v1.BatchStatus
-	(Severity)(0),                        // 2: seam.gate.v1.Severity
-	(QuarantineState)(0),                 // 3: seam.gate.v1.QuarantineState
-	(*OffsetRange)(nil),                  // 4: seam.gate.v1.OffsetRange
-	(*IngestRequest)(nil),                // 5: seam.gate.v1.IngestRequest
-	(*RecordVerdict)(nil),                // 6: seam.gate.v1.RecordVerdict
-	(*Alert)(nil),                        // 7: seam.gate.v1.Alert
-	(*BatchSummary)(nil),                 // 8: seam.gate.v1.BatchSummary
-	(*IngestResponse)(nil),               // 9: seam.gate.v1.IngestResponse
-	(*IngestHeader)(nil),                 // 10: seam.gate.v1.IngestHeader
-	(*IngestChunk)(nil),                  // 11: seam.gate.v1.IngestChunk
-	(*IngestStreamRequest)(nil),          // 12: seam.gate.v1.IngestStreamRequest
-	(*IngestStreamResponse)(nil),         // 13: seam.gate.v1.IngestStreamResponse
-	(*BlockedChunk)(nil),                 // 14: seam.gate.v1.BlockedChunk
-	(*QuarantinedRecord)(nil),            // 15: seam.gate.v1.QuarantinedRecord
-	(*QuarantineFilter)(nil),             // 16: seam.gate.v1.QuarantineFilter
-	(*ListQuarantineRequest)(nil),        // 17: seam.gate.v1.ListQuarantineRequest
-	(*ListQuarantineResponse)(nil),       // 18: seam.gate.v1.ListQuarantineResponse
-	(*GetQuarantinedRecordRequest)(nil),  // 19: seam.gate.v1.GetQuarantinedRecordRequest
-	(*GetQuarantinedRecordResponse)(nil), // 20: seam.gate.v1.GetQuarantinedRecordResponse
-	(*GetQuarantineStatsRequest)(nil),    // 21: seam.gate.v1.GetQuarantineStatsRequest
-	(*QuarantineCount)(nil),              // 22: seam.gate.v1.QuarantineCount
-	(*GetQuarantineStatsResponse)(nil),   // 23: seam.gate.v1.GetQuarantineStatsResponse
-	(*DiscardQuarantinedRequest)(nil),    // 24: seam.gate.v1.DiscardQuarantinedRequest
-	(*DiscardQuarantinedResponse)(nil),   // 25: seam.gate.v1.DiscardQuarantinedResponse
-	(*Containment)(nil),                  // 26: seam.gate.v1.Containment
-	(*ContainRequest)(nil),               // 27: seam.gate.v1.ContainRequest
-	(*ContainResponse)(nil),              // 28: seam.gate.v1.ContainResponse
-	(*ReleaseRequest)(nil),               // 29: seam.gate.v1.ReleaseRequest
-	(*ReleaseResponse)(nil),              // 30: seam.gate.v1.ReleaseResponse
-	(*ListContainmentsRequest)(nil),      // 31: seam.gate.v1.ListContainmentsRequest
-	(*ListContainmentsResponse)(nil),     // 32: seam.gate.v1.ListContainmentsResponse
-	(*ReplayWindow)(nil),                 // 33: seam.gate.v1.ReplayWindow
-	(*PlanReplayRequest)(nil),            // 34: seam.gate.v1.PlanReplayRequest
-	(*PartitionPlan)(nil),                // 35: seam.gate.v1.PartitionPlan
-	(*PlanReplayResponse)(nil),           // 36: seam.gate.v1.PlanReplayResponse
-	(*ReplayRequest)(nil),                // 37: seam.gate.v1.ReplayRequest
-	(*ReplaySummary)(nil),                // 38: seam.gate.v1.ReplaySummary
-	(*ReplayResponse)(nil),               // 39: seam.gate.v1.ReplayResponse
-	(*PartitionMonitor)(nil),             // 40: seam.gate.v1.PartitionMonitor
-	(*FieldMonitor)(nil),                 // 41: seam.gate.v1.FieldMonitor
-	(*GetMonitorRequest)(nil),            // 42: seam.gate.v1.GetMonitorRequest
-	(*GetMonitorResponse)(nil),           // 43: seam.gate.v1.GetMonitorResponse
-	(*ListAlertsRequest)(nil),            // 44: seam.gate.v1.ListAlertsRequest
-	(*ListAlertsResponse)(nil),           // 45: seam.gate.v1.ListAlertsResponse
-	(*WatchAlertsRequest)(nil),           // 46: seam.gate.v1.WatchAlertsRequest
-	(*WatchAlertsResponse)(nil),          // 47: seam.gate.v1.WatchAlertsResponse
-	(*BlockedDetail)(nil),                // 48: seam.gate.v1.BlockedDetail
-	(*v1.RecordBatch)(nil),               // 49: seam.record.v1.RecordBatch
-	(*v1.CanonicalRecord)(nil),           // 50: seam.record.v1.CanonicalRecord
-	(*v1.RecordError)(nil),               // 51: seam.record.v1.RecordError
-	(*timestamppb.Timestamp)(nil),        // 52: google.protobuf.Timestamp
-	(v1.Format)(0),                       // 53: seam.record.v1.Format
-	(*v11.Threshold)(nil),                // 54: seam.contract.v1.Threshold
+	(PartitionStatus)(0),                 // 2: seam.gate.v1.PartitionStatus
+	(PartitionVerdict)(0),                // 3: seam.gate.v1.PartitionVerdict
+	(SealCause)(0),                       // 4: seam.gate.v1.SealCause
+	(Severity)(0),                        // 5: seam.gate.v1.Severity
+	(QuarantineState)(0),                 // 6: seam.gate.v1.QuarantineState
+	(*CheckOutcome)(nil),                 // 7: seam.gate.v1.CheckOutcome
+	(*PartitionCounts)(nil),              // 8: seam.gate.v1.PartitionCounts
+	(*PartitionState)(nil),               // 9: seam.gate.v1.PartitionState
+	(*OffsetRange)(nil),                  // 10: seam.gate.v1.OffsetRange
+	(*IngestRequest)(nil),                // 11: seam.gate.v1.IngestRequest
+	(*RecordVerdict)(nil),                // 12: seam.gate.v1.RecordVerdict
+	(*Alert)(nil),                        // 13: seam.gate.v1.Alert
+	(*BatchSummary)(nil),                 // 14: seam.gate.v1.BatchSummary
+	(*IngestResponse)(nil),               // 15: seam.gate.v1.IngestResponse
+	(*IngestHeader)(nil),                 // 16: seam.gate.v1.IngestHeader
+	(*IngestChunk)(nil),                  // 17: seam.gate.v1.IngestChunk
+	(*ChunkResult)(nil),                  // 18: seam.gate.v1.ChunkResult
+	(*IngestStreamRequest)(nil),          // 19: seam.gate.v1.IngestStreamRequest
+	(*IngestStreamResponse)(nil),         // 20: seam.gate.v1.IngestStreamResponse
+	(*QuarantinedRecord)(nil),            // 21: seam.gate.v1.QuarantinedRecord
+	(*QuarantineFilter)(nil),             // 22: seam.gate.v1.QuarantineFilter
+	(*ListQuarantineRequest)(nil),        // 23: seam.gate.v1.ListQuarantineRequest
+	(*ListQuarantineResponse)(nil),       // 24: seam.gate.v1.ListQuarantineResponse
+	(*GetQuarantinedRecordRequest)(nil),  // 25: seam.gate.v1.GetQuarantinedRecordRequest
+	(*GetQuarantinedRecordResponse)(nil), // 26: seam.gate.v1.GetQuarantinedRecordResponse
+	(*GetQuarantineStatsRequest)(nil),    // 27: seam.gate.v1.GetQuarantineStatsRequest
+	(*QuarantineCount)(nil),              // 28: seam.gate.v1.QuarantineCount
+	(*GetQuarantineStatsResponse)(nil),   // 29: seam.gate.v1.GetQuarantineStatsResponse
+	(*DiscardQuarantinedRequest)(nil),    // 30: seam.gate.v1.DiscardQuarantinedRequest
+	(*DiscardQuarantinedResponse)(nil),   // 31: seam.gate.v1.DiscardQuarantinedResponse
+	(*Containment)(nil),                  // 32: seam.gate.v1.Containment
+	(*ContainRequest)(nil),               // 33: seam.gate.v1.ContainRequest
+	(*ContainResponse)(nil),              // 34: seam.gate.v1.ContainResponse
+	(*ReleaseRequest)(nil),               // 35: seam.gate.v1.ReleaseRequest
+	(*ReleaseResponse)(nil),              // 36: seam.gate.v1.ReleaseResponse
+	(*ListContainmentsRequest)(nil),      // 37: seam.gate.v1.ListContainmentsRequest
+	(*ListContainmentsResponse)(nil),     // 38: seam.gate.v1.ListContainmentsResponse
+	(*ReplayWindow)(nil),                 // 39: seam.gate.v1.ReplayWindow
+	(*PlanReplayRequest)(nil),            // 40: seam.gate.v1.PlanReplayRequest
+	(*PartitionPlan)(nil),                // 41: seam.gate.v1.PartitionPlan
+	(*PlanReplayResponse)(nil),           // 42: seam.gate.v1.PlanReplayResponse
+	(*ReplayRequest)(nil),                // 43: seam.gate.v1.ReplayRequest
+	(*ReplaySummary)(nil),                // 44: seam.gate.v1.ReplaySummary
+	(*ReplayResponse)(nil),               // 45: seam.gate.v1.ReplayResponse
+	(*PartitionMonitor)(nil),             // 46: seam.gate.v1.PartitionMonitor
+	(*FieldMonitor)(nil),                 // 47: seam.gate.v1.FieldMonitor
+	(*GetMonitorRequest)(nil),            // 48: seam.gate.v1.GetMonitorRequest
+	(*GetMonitorResponse)(nil),           // 49: seam.gate.v1.GetMonitorResponse
+	(*ListAlertsRequest)(nil),            // 50: seam.gate.v1.ListAlertsRequest
+	(*ListAlertsResponse)(nil),           // 51: seam.gate.v1.ListAlertsResponse
+	(*WatchAlertsRequest)(nil),           // 52: seam.gate.v1.WatchAlertsRequest
+	(*WatchAlertsResponse)(nil),          // 53: seam.gate.v1.WatchAlertsResponse
+	(*BlockedDetail)(nil),                // 54: seam.gate.v1.BlockedDetail
+	(*SealPartitionRequest)(nil),         // 55: seam.gate.v1.SealPartitionRequest
+	(*SealPartitionResponse)(nil),        // 56: seam.gate.v1.SealPartitionResponse
+	(*GetPartitionRequest)(nil),          // 57: seam.gate.v1.GetPartitionRequest
+	(*GetPartitionResponse)(nil),         // 58: seam.gate.v1.GetPartitionResponse
+	(*WaitPartitionRequest)(nil),         // 59: seam.gate.v1.WaitPartitionRequest
+	(*WaitPartitionResponse)(nil),        // 60: seam.gate.v1.WaitPartitionResponse
+	(v1.Policy)(0),                       // 61: seam.contract.v1.Policy
+	(*v1.Threshold)(nil),                 // 62: seam.contract.v1.Threshold
+	(*timestamppb.Timestamp)(nil),        // 63: google.protobuf.Timestamp
+	(*v11.RecordBatch)(nil),              // 64: seam.record.v1.RecordBatch
+	(*v11.CanonicalRecord)(nil),          // 65: seam.record.v1.CanonicalRecord
+	(*v11.RecordError)(nil),              // 66: seam.record.v1.RecordError
+	(v11.Format)(0),                      // 67: seam.record.v1.Format
+	(*durationpb.Duration)(nil),          // 68: google.protobuf.Duration
 }
 var file_seam_gate_v1_gate_proto_depIdxs = []int32{
-	4,  // 0: seam.gate.v1.IngestRequest.offsets:type_name -> seam.gate.v1.OffsetRange
-	49, // 1: seam.gate.v1.IngestRequest.batch:type_name -> seam.record.v1.RecordBatch
-	0,  // 2: seam.gate.v1.RecordVerdict.status:type_name -> seam.gate.v1.RecordStatus
-	50, // 3: seam.gate.v1.RecordVerdict.record:type_name -> seam.record.v1.CanonicalRecord
-	51, // 4: seam.gate.v1.RecordVerdict.reasons:type_name -> seam.record.v1.RecordError
-	52, // 5: seam.gate.v1.Alert.time:type_name -> google.protobuf.Timestamp
-	2,  // 6: seam.gate.v1.Alert.severity:type_name -> seam.gate.v1.Severity
-	52, // 7: seam.gate.v1.Alert.first_seen:type_name -> google.protobuf.Timestamp
-	1,  // 8: seam.gate.v1.BatchSummary.status:type_name -> seam.gate.v1.BatchStatus
-	8,  // 9: seam.gate.v1.IngestResponse.summary:type_name -> seam.gate.v1.BatchSummary
-	6,  // 10: seam.gate.v1.IngestResponse.records:type_name -> seam.gate.v1.RecordVerdict
-	7,  // 11: seam.gate.v1.IngestResponse.alerts:type_name -> seam.gate.v1.Alert
-	53, // 12: seam.gate.v1.IngestHeader.format:type_name -> seam.record.v1.Format
-	10, // 13: seam.gate.v1.IngestStreamRequest.header:type_name -> seam.gate.v1.IngestHeader
-	11, // 14: seam.gate.v1.IngestStreamRequest.chunk:type_name -> seam.gate.v1.IngestChunk
-	8,  // 15: seam.gate.v1.IngestStreamResponse.summary:type_name -> seam.gate.v1.BatchSummary
-	7,  // 16: seam.gate.v1.IngestStreamResponse.alerts:type_name -> seam.gate.v1.Alert
-	14, // 17: seam.gate.v1.IngestStreamResponse.blocked:type_name -> seam.gate.v1.BlockedChunk
-	48, // 18: seam.gate.v1.BlockedChunk.detail:type_name -> seam.gate.v1.BlockedDetail
-	53, // 19: seam.gate.v1.QuarantinedRecord.format:type_name -> seam.record.v1.Format
-	51, // 20: seam.gate.v1.QuarantinedRecord.reasons:type_name -> seam.record.v1.RecordError
-	52, // 21: seam.gate.v1.QuarantinedRecord.time:type_name -> google.protobuf.Timestamp
-	3,  // 22: seam.gate.v1.QuarantinedRecord.state:type_name -> seam.gate.v1.QuarantineState
-	52, // 23: seam.gate.v1.QuarantinedRecord.state_time:type_name -> google.protobuf.Timestamp
-	3,  // 24: seam.gate.v1.QuarantineFilter.state:type_name -> seam.gate.v1.QuarantineState
-	16, // 25: seam.gate.v1.ListQuarantineRequest.filter:type_name -> seam.gate.v1.QuarantineFilter
-	15, // 26: seam.gate.v1.ListQuarantineResponse.records:type_name -> seam.gate.v1.QuarantinedRecord
-	15, // 27: seam.gate.v1.GetQuarantinedRecordResponse.record:type_name -> seam.gate.v1.QuarantinedRecord
-	16, // 28: seam.gate.v1.GetQuarantineStatsRequest.filter:type_name -> seam.gate.v1.QuarantineFilter
-	22, // 29: seam.gate.v1.GetQuarantineStatsResponse.by_reason:type_name -> seam.gate.v1.QuarantineCount
-	22, // 30: seam.gate.v1.GetQuarantineStatsResponse.by_check:type_name -> seam.gate.v1.QuarantineCount
-	22, // 31: seam.gate.v1.GetQuarantineStatsResponse.by_partition:type_name -> seam.gate.v1.QuarantineCount
-	16, // 32: seam.gate.v1.DiscardQuarantinedRequest.filter:type_name -> seam.gate.v1.QuarantineFilter
-	52, // 33: seam.gate.v1.Containment.time:type_name -> google.protobuf.Timestamp
-	26, // 34: seam.gate.v1.ContainResponse.containment:type_name -> seam.gate.v1.Containment
-	26, // 35: seam.gate.v1.ReleaseResponse.containment:type_name -> seam.gate.v1.Containment
-	26, // 36: seam.gate.v1.ListContainmentsResponse.containments:type_name -> seam.gate.v1.Containment
-	33, // 37: seam.gate.v1.PlanReplayRequest.window:type_name -> seam.gate.v1.ReplayWindow
-	22, // 38: seam.gate.v1.PlanReplayResponse.remain_reasons:type_name -> seam.gate.v1.QuarantineCount
-	35, // 39: seam.gate.v1.PlanReplayResponse.partitions:type_name -> seam.gate.v1.PartitionPlan
-	33, // 40: seam.gate.v1.ReplayRequest.window:type_name -> seam.gate.v1.ReplayWindow
-	50, // 41: seam.gate.v1.ReplayResponse.record:type_name -> seam.record.v1.CanonicalRecord
-	38, // 42: seam.gate.v1.ReplayResponse.summary:type_name -> seam.gate.v1.ReplaySummary
-	52, // 43: seam.gate.v1.PartitionMonitor.update_time:type_name -> google.protobuf.Timestamp
-	41, // 44: seam.gate.v1.PartitionMonitor.fields:type_name -> seam.gate.v1.FieldMonitor
-	40, // 45: seam.gate.v1.GetMonitorResponse.partitions:type_name -> seam.gate.v1.PartitionMonitor
-	7,  // 46: seam.gate.v1.ListAlertsResponse.alerts:type_name -> seam.gate.v1.Alert
-	7,  // 47: seam.gate.v1.WatchAlertsResponse.alert:type_name -> seam.gate.v1.Alert
-	54, // 48: seam.gate.v1.BlockedDetail.threshold:type_name -> seam.contract.v1.Threshold
-	5,  // 49: seam.gate.v1.GateService.Ingest:input_type -> seam.gate.v1.IngestRequest
-	12, // 50: seam.gate.v1.GateService.IngestStream:input_type -> seam.gate.v1.IngestStreamRequest
-	17, // 51: seam.gate.v1.GateService.ListQuarantine:input_type -> seam.gate.v1.ListQuarantineRequest
-	19, // 52: seam.gate.v1.GateService.GetQuarantinedRecord:input_type -> seam.gate.v1.GetQuarantinedRecordRequest
-	21, // 53: seam.gate.v1.GateService.GetQuarantineStats:input_type -> seam.gate.v1.GetQuarantineStatsRequest
-	24, // 54: seam.gate.v1.GateService.DiscardQuarantined:input_type -> seam.gate.v1.DiscardQuarantinedRequest
-	27, // 55: seam.gate.v1.GateService.Contain:input_type -> seam.gate.v1.ContainRequest
-	29, // 56: seam.gate.v1.GateService.Release:input_type -> seam.gate.v1.ReleaseRequest
-	31, // 57: seam.gate.v1.GateService.ListContainments:input_type -> seam.gate.v1.ListContainmentsRequest
-	34, // 58: seam.gate.v1.GateService.PlanReplay:input_type -> seam.gate.v1.PlanReplayRequest
-	37, // 59: seam.gate.v1.GateService.Replay:input_type -> seam.gate.v1.ReplayRequest
-	42, // 60: seam.gate.v1.GateService.GetMonitor:input_type -> seam.gate.v1.GetMonitorRequest
-	44, // 61: seam.gate.v1.GateService.ListAlerts:input_type -> seam.gate.v1.ListAlertsRequest
-	46, // 62: seam.gate.v1.GateService.WatchAlerts:input_type -> seam.gate.v1.WatchAlertsRequest
-	9,  // 63: seam.gate.v1.GateService.Ingest:output_type -> seam.gate.v1.IngestResponse
-	13, // 64: seam.gate.v1.GateService.IngestStream:output_type -> seam.gate.v1.IngestStreamResponse
-	18, // 65: seam.gate.v1.GateService.ListQuarantine:output_type -> seam.gate.v1.ListQuarantineResponse
-	20, // 66: seam.gate.v1.GateService.GetQuarantinedRecord:output_type -> seam.gate.v1.GetQuarantinedRecordResponse
-	23, // 67: seam.gate.v1.GateService.GetQuarantineStats:output_type -> seam.gate.v1.GetQuarantineStatsResponse
-	25, // 68: seam.gate.v1.GateService.DiscardQuarantined:output_type -> seam.gate.v1.DiscardQuarantinedResponse
-	28, // 69: seam.gate.v1.GateService.Contain:output_type -> seam.gate.v1.ContainResponse
-	30, // 70: seam.gate.v1.GateService.Release:output_type -> seam.gate.v1.ReleaseResponse
-	32, // 71: seam.gate.v1.GateService.ListContainments:output_type -> seam.gate.v1.ListContainmentsResponse
-	36, // 72: seam.gate.v1.GateService.PlanReplay:output_type -> seam.gate.v1.PlanReplayResponse
-	39, // 73: seam.gate.v1.GateService.Replay:output_type -> seam.gate.v1.ReplayResponse
-	43, // 74: seam.gate.v1.GateService.GetMonitor:output_type -> seam.gate.v1.GetMonitorResponse
-	45, // 75: seam.gate.v1.GateService.ListAlerts:output_type -> seam.gate.v1.ListAlertsResponse
-	47, // 76: seam.gate.v1.GateService.WatchAlerts:output_type -> seam.gate.v1.WatchAlertsResponse
-	63, // [63:77] is the sub-list for method output_type
-	49, // [49:63] is the sub-list for method input_type
-	49, // [49:49] is the sub-list for extension type_name
-	49, // [49:49] is the sub-list for extension extendee
-	0,  // [0:49] is the sub-list for field type_name
+	61, // 0: seam.gate.v1.CheckOutcome.policy:type_name -> seam.contract.v1.Policy
+	62, // 1: seam.gate.v1.CheckOutcome.threshold:type_name -> seam.contract.v1.Threshold
+	2,  // 2: seam.gate.v1.PartitionState.status:type_name -> seam.gate.v1.PartitionStatus
+	3,  // 3: seam.gate.v1.PartitionState.verdict:type_name -> seam.gate.v1.PartitionVerdict
+	8,  // 4: seam.gate.v1.PartitionState.counts:type_name -> seam.gate.v1.PartitionCounts
+	7,  // 5: seam.gate.v1.PartitionState.checks:type_name -> seam.gate.v1.CheckOutcome
+	63, // 6: seam.gate.v1.PartitionState.open_time:type_name -> google.protobuf.Timestamp
+	63, // 7: seam.gate.v1.PartitionState.seal_time:type_name -> google.protobuf.Timestamp
+	63, // 8: seam.gate.v1.PartitionState.update_time:type_name -> google.protobuf.Timestamp
+	4,  // 9: seam.gate.v1.PartitionState.seal_cause:type_name -> seam.gate.v1.SealCause
+	13, // 10: seam.gate.v1.PartitionState.alerts:type_name -> seam.gate.v1.Alert
+	10, // 11: seam.gate.v1.IngestRequest.offsets:type_name -> seam.gate.v1.OffsetRange
+	64, // 12: seam.gate.v1.IngestRequest.batch:type_name -> seam.record.v1.RecordBatch
+	0,  // 13: seam.gate.v1.RecordVerdict.status:type_name -> seam.gate.v1.RecordStatus
+	65, // 14: seam.gate.v1.RecordVerdict.record:type_name -> seam.record.v1.CanonicalRecord
+	66, // 15: seam.gate.v1.RecordVerdict.reasons:type_name -> seam.record.v1.RecordError
+	63, // 16: seam.gate.v1.Alert.time:type_name -> google.protobuf.Timestamp
+	5,  // 17: seam.gate.v1.Alert.severity:type_name -> seam.gate.v1.Severity
+	63, // 18: seam.gate.v1.Alert.first_seen:type_name -> google.protobuf.Timestamp
+	1,  // 19: seam.gate.v1.BatchSummary.status:type_name -> seam.gate.v1.BatchStatus
+	14, // 20: seam.gate.v1.IngestResponse.summary:type_name -> seam.gate.v1.BatchSummary
+	12, // 21: seam.gate.v1.IngestResponse.records:type_name -> seam.gate.v1.RecordVerdict
+	13, // 22: seam.gate.v1.IngestResponse.alerts:type_name -> seam.gate.v1.Alert
+	9,  // 23: seam.gate.v1.IngestResponse.partition:type_name -> seam.gate.v1.PartitionState
+	67, // 24: seam.gate.v1.IngestHeader.format:type_name -> seam.record.v1.Format
+	14, // 25: seam.gate.v1.ChunkResult.summary:type_name -> seam.gate.v1.BatchSummary
+	16, // 26: seam.gate.v1.IngestStreamRequest.header:type_name -> seam.gate.v1.IngestHeader
+	17, // 27: seam.gate.v1.IngestStreamRequest.chunk:type_name -> seam.gate.v1.IngestChunk
+	14, // 28: seam.gate.v1.IngestStreamResponse.summary:type_name -> seam.gate.v1.BatchSummary
+	13, // 29: seam.gate.v1.IngestStreamResponse.alerts:type_name -> seam.gate.v1.Alert
+	12, // 30: seam.gate.v1.IngestStreamResponse.records:type_name -> seam.gate.v1.RecordVerdict
+	9,  // 31: seam.gate.v1.IngestStreamResponse.partition:type_name -> seam.gate.v1.PartitionState
+	18, // 32: seam.gate.v1.IngestStreamResponse.chunk_results:type_name -> seam.gate.v1.ChunkResult
+	67, // 33: seam.gate.v1.QuarantinedRecord.format:type_name -> seam.record.v1.Format
+	66, // 34: seam.gate.v1.QuarantinedRecord.reasons:type_name -> seam.record.v1.RecordError
+	63, // 35: seam.gate.v1.QuarantinedRecord.time:type_name -> google.protobuf.Timestamp
+	6,  // 36: seam.gate.v1.QuarantinedRecord.state:type_name -> seam.gate.v1.QuarantineState
+	63, // 37: seam.gate.v1.QuarantinedRecord.state_time:type_name -> google.protobuf.Timestamp
+	6,  // 38: seam.gate.v1.QuarantineFilter.state:type_name -> seam.gate.v1.QuarantineState
+	22, // 39: seam.gate.v1.ListQuarantineRequest.filter:type_name -> seam.gate.v1.QuarantineFilter
+	21, // 40: seam.gate.v1.ListQuarantineResponse.records:type_name -> seam.gate.v1.QuarantinedRecord
+	21, // 41: seam.gate.v1.GetQuarantinedRecordResponse.record:type_name -> seam.gate.v1.QuarantinedRecord
+	22, // 42: seam.gate.v1.GetQuarantineStatsRequest.filter:type_name -> seam.gate.v1.QuarantineFilter
+	28, // 43: seam.gate.v1.GetQuarantineStatsResponse.by_reason:type_name -> seam.gate.v1.QuarantineCount
+	28, // 44: seam.gate.v1.GetQuarantineStatsResponse.by_check:type_name -> seam.gate.v1.QuarantineCount
+	28, // 45: seam.gate.v1.GetQuarantineStatsResponse.by_partition:type_name -> seam.gate.v1.QuarantineCount
+	22, // 46: seam.gate.v1.DiscardQuarantinedRequest.filter:type_name -> seam.gate.v1.QuarantineFilter
+	63, // 47: seam.gate.v1.Containment.time:type_name -> google.protobuf.Timestamp
+	32, // 48: seam.gate.v1.ContainResponse.containment:type_name -> seam.gate.v1.Containment
+	32, // 49: seam.gate.v1.ReleaseResponse.containment:type_name -> seam.gate.v1.Containment
+	32, // 50: seam.gate.v1.ListContainmentsResponse.containments:type_name -> seam.gate.v1.Containment
+	39, // 51: seam.gate.v1.PlanReplayRequest.window:type_name -> seam.gate.v1.ReplayWindow
+	28, // 52: seam.gate.v1.PlanReplayResponse.remain_reasons:type_name -> seam.gate.v1.QuarantineCount
+	41, // 53: seam.gate.v1.PlanReplayResponse.partitions:type_name -> seam.gate.v1.PartitionPlan
+	39, // 54: seam.gate.v1.ReplayRequest.window:type_name -> seam.gate.v1.ReplayWindow
+	65, // 55: seam.gate.v1.ReplayResponse.record:type_name -> seam.record.v1.CanonicalRecord
+	44, // 56: seam.gate.v1.ReplayResponse.summary:type_name -> seam.gate.v1.ReplaySummary
+	63, // 57: seam.gate.v1.PartitionMonitor.update_time:type_name -> google.protobuf.Timestamp
+	47, // 58: seam.gate.v1.PartitionMonitor.fields:type_name -> seam.gate.v1.FieldMonitor
+	2,  // 59: seam.gate.v1.PartitionMonitor.status:type_name -> seam.gate.v1.PartitionStatus
+	3,  // 60: seam.gate.v1.PartitionMonitor.verdict:type_name -> seam.gate.v1.PartitionVerdict
+	46, // 61: seam.gate.v1.GetMonitorResponse.partitions:type_name -> seam.gate.v1.PartitionMonitor
+	13, // 62: seam.gate.v1.ListAlertsResponse.alerts:type_name -> seam.gate.v1.Alert
+	13, // 63: seam.gate.v1.WatchAlertsResponse.alert:type_name -> seam.gate.v1.Alert
+	62, // 64: seam.gate.v1.BlockedDetail.threshold:type_name -> seam.contract.v1.Threshold
+	9,  // 65: seam.gate.v1.SealPartitionResponse.partition:type_name -> seam.gate.v1.PartitionState
+	9,  // 66: seam.gate.v1.GetPartitionResponse.partition:type_name -> seam.gate.v1.PartitionState
+	68, // 67: seam.gate.v1.WaitPartitionRequest.timeout:type_name -> google.protobuf.Duration
+	9,  // 68: seam.gate.v1.WaitPartitionResponse.partition:type_name -> seam.gate.v1.PartitionState
+	11, // 69: seam.gate.v1.GateService.Ingest:input_type -> seam.gate.v1.IngestRequest
+	19, // 70: seam.gate.v1.GateService.IngestStream:input_type -> seam.gate.v1.IngestStreamRequest
+	55, // 71: seam.gate.v1.GateService.SealPartition:input_type -> seam.gate.v1.SealPartitionRequest
+	57, // 72: seam.gate.v1.GateService.GetPartition:input_type -> seam.gate.v1.GetPartitionRequest
+	59, // 73: seam.gate.v1.GateService.WaitPartition:input_type -> seam.gate.v1.WaitPartitionRequest
+	23, // 74: seam.gate.v1.GateService.ListQuarantine:input_type -> seam.gate.v1.ListQuarantineRequest
+	25, // 75: seam.gate.v1.GateService.GetQuarantinedRecord:input_type -> seam.gate.v1.GetQuarantinedRecordRequest
+	27, // 76: seam.gate.v1.GateService.GetQuarantineStats:input_type -> seam.gate.v1.GetQuarantineStatsRequest
+	30, // 77: seam.gate.v1.GateService.DiscardQuarantined:input_type -> seam.gate.v1.DiscardQuarantinedRequest
+	33, // 78: seam.gate.v1.GateService.Contain:input_type -> seam.gate.v1.ContainRequest
+	35, // 79: seam.gate.v1.GateService.Release:input_type -> seam.gate.v1.ReleaseRequest
+	37, // 80: seam.gate.v1.GateService.ListContainments:input_type -> seam.gate.v1.ListContainmentsRequest
+	40, // 81: seam.gate.v1.GateService.PlanReplay:input_type -> seam.gate.v1.PlanReplayRequest
+	43, // 82: seam.gate.v1.GateService.Replay:input_type -> seam.gate.v1.ReplayRequest
+	48, // 83: seam.gate.v1.GateService.GetMonitor:input_type -> seam.gate.v1.GetMonitorRequest
+	50, // 84: seam.gate.v1.GateService.ListAlerts:input_type -> seam.gate.v1.ListAlertsRequest
+	52, // 85: seam.gate.v1.GateService.WatchAlerts:input_type -> seam.gate.v1.WatchAlertsRequest
+	15, // 86: seam.gate.v1.GateService.Ingest:output_type -> seam.gate.v1.IngestResponse
+	20, // 87: seam.gate.v1.GateService.IngestStream:output_type -> seam.gate.v1.IngestStreamResponse
+	56, // 88: seam.gate.v1.GateService.SealPartition:output_type -> seam.gate.v1.SealPartitionResponse
+	58, // 89: seam.gate.v1.GateService.GetPartition:output_type -> seam.gate.v1.GetPartitionResponse
+	60, // 90: seam.gate.v1.GateService.WaitPartition:output_type -> seam.gate.v1.WaitPartitionResponse
+	24, // 91: seam.gate.v1.GateService.ListQuarantine:output_type -> seam.gate.v1.ListQuarantineResponse
+	26, // 92: seam.gate.v1.GateService.GetQuarantinedRecord:output_type -> seam.gate.v1.GetQuarantinedRecordResponse
+	29, // 93: seam.gate.v1.GateService.GetQuarantineStats:output_type -> seam.gate.v1.GetQuarantineStatsResponse
+	31, // 94: seam.gate.v1.GateService.DiscardQuarantined:output_type -> seam.gate.v1.DiscardQuarantinedResponse
+	34, // 95: seam.gate.v1.GateService.Contain:output_type -> seam.gate.v1.ContainResponse
+	36, // 96: seam.gate.v1.GateService.Release:output_type -> seam.gate.v1.ReleaseResponse
+	38, // 97: seam.gate.v1.GateService.ListContainments:output_type -> seam.gate.v1.ListContainmentsResponse
+	42, // 98: seam.gate.v1.GateService.PlanReplay:output_type -> seam.gate.v1.PlanReplayResponse
+	45, // 99: seam.gate.v1.GateService.Replay:output_type -> seam.gate.v1.ReplayResponse
+	49, // 100: seam.gate.v1.GateService.GetMonitor:output_type -> seam.gate.v1.GetMonitorResponse
+	51, // 101: seam.gate.v1.GateService.ListAlerts:output_type -> seam.gate.v1.ListAlertsResponse
+	53, // 102: seam.gate.v1.GateService.WatchAlerts:output_type -> seam.gate.v1.WatchAlertsResponse
+	86, // [86:103] is the sub-list for method output_type
+	69, // [69:86] is the sub-list for method input_type
+	69, // [69:69] is the sub-list for extension type_name
+	69, // [69:69] is the sub-list for extension extendee
+	0,  // [0:69] is the sub-list for field type_name
 }
 
 func init() { file_seam_gate_v1_gate_proto_init() }
@@ -3811,25 +5122,27 @@ func file_seam_gate_v1_gate_proto_init() {
 	if File_seam_gate_v1_gate_proto != nil {
 		return
 	}
-	file_seam_gate_v1_gate_proto_msgTypes[1].OneofWrappers = []any{
+	file_seam_gate_v1_gate_proto_msgTypes[4].OneofWrappers = []any{
 		(*IngestRequest_BatchId)(nil),
 		(*IngestRequest_Offsets)(nil),
 	}
-	file_seam_gate_v1_gate_proto_msgTypes[8].OneofWrappers = []any{
+	file_seam_gate_v1_gate_proto_msgTypes[12].OneofWrappers = []any{
 		(*IngestStreamRequest_Header)(nil),
 		(*IngestStreamRequest_Chunk)(nil),
 	}
-	file_seam_gate_v1_gate_proto_msgTypes[35].OneofWrappers = []any{
+	file_seam_gate_v1_gate_proto_msgTypes[38].OneofWrappers = []any{
 		(*ReplayResponse_Record)(nil),
 		(*ReplayResponse_Summary)(nil),
 	}
+	file_seam_gate_v1_gate_proto_msgTypes[50].OneofWrappers = []any{}
+	file_seam_gate_v1_gate_proto_msgTypes[52].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_seam_gate_v1_gate_proto_rawDesc), len(file_seam_gate_v1_gate_proto_rawDesc)),
-			NumEnums:      4,
-			NumMessages:   45,
+			NumEnums:      7,
+			NumMessages:   54,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -24,6 +24,9 @@ const _ = grpc.SupportPackageIsVersion9
 const (
 	GateService_Ingest_FullMethodName               = "/seam.gate.v1.GateService/Ingest"
 	GateService_IngestStream_FullMethodName         = "/seam.gate.v1.GateService/IngestStream"
+	GateService_SealPartition_FullMethodName        = "/seam.gate.v1.GateService/SealPartition"
+	GateService_GetPartition_FullMethodName         = "/seam.gate.v1.GateService/GetPartition"
+	GateService_WaitPartition_FullMethodName        = "/seam.gate.v1.GateService/WaitPartition"
 	GateService_ListQuarantine_FullMethodName       = "/seam.gate.v1.GateService/ListQuarantine"
 	GateService_GetQuarantinedRecord_FullMethodName = "/seam.gate.v1.GateService/GetQuarantinedRecord"
 	GateService_GetQuarantineStats_FullMethodName   = "/seam.gate.v1.GateService/GetQuarantineStats"
@@ -44,14 +47,28 @@ const (
 //
 // GateService validates, adapts and routes batches from sources.
 type GateServiceClient interface {
-	// Ingest validates one batch. A retried batch (same subject, partition and
-	// batch id) gets the stored verdicts and writes nothing twice. A BLOCKED
-	// batch fails with FAILED_PRECONDITION.
+	// Ingest validates one batch of a partition. Each record is judged at
+	// once (accepted, or quarantined with its reasons); the partition-level
+	// checks accumulate over every batch of the partition and are judged
+	// when it is sealed. A retried batch (same subject, partition and batch
+	// id, same content) gets the stored verdicts and writes nothing twice;
+	// the same id with other content is refused with FAILED_PRECONDITION.
 	Ingest(ctx context.Context, in *IngestRequest, opts ...grpc.CallOption) (*IngestResponse, error)
 	// IngestStream ingests a large load: a header, then chunks of records. Each
 	// chunk is a batch of its own, identified by the header's batch id and the
-	// chunk's sequence; the response summarises all chunks.
+	// chunk's sequence (distinct and increasing by one); the response carries
+	// every chunk's verdicts like Ingest does.
 	IngestStream(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[IngestStreamRequest, IngestStreamResponse], error)
+	// SealPartition closes a partition (or its open amendment) and judges it
+	// whole: PASSED, PASSED_WITH_ALERTS or BLOCKED. Sealing a sealed
+	// partition returns its verdict.
+	SealPartition(ctx context.Context, in *SealPartitionRequest, opts ...grpc.CallOption) (*SealPartitionResponse, error)
+	// GetPartition returns a partition's status, verdict, counts, contract
+	// version and the checks that decided.
+	GetPartition(ctx context.Context, in *GetPartitionRequest, opts ...grpc.CallOption) (*GetPartitionResponse, error)
+	// WaitPartition waits until a partition is sealed (or the wait's timeout
+	// passes) and returns its state.
+	WaitPartition(ctx context.Context, in *WaitPartitionRequest, opts ...grpc.CallOption) (*WaitPartitionResponse, error)
 	// ListQuarantine lists quarantined records matching a filter.
 	ListQuarantine(ctx context.Context, in *ListQuarantineRequest, opts ...grpc.CallOption) (*ListQuarantineResponse, error)
 	// GetQuarantinedRecord returns one quarantined record with its raw bytes.
@@ -112,6 +129,36 @@ func (c *gateServiceClient) IngestStream(ctx context.Context, opts ...grpc.CallO
 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type GateService_IngestStreamClient = grpc.ClientStreamingClient[IngestStreamRequest, IngestStreamResponse]
+
+func (c *gateServiceClient) SealPartition(ctx context.Context, in *SealPartitionRequest, opts ...grpc.CallOption) (*SealPartitionResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SealPartitionResponse)
+	err := c.cc.Invoke(ctx, GateService_SealPartition_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *gateServiceClient) GetPartition(ctx context.Context, in *GetPartitionRequest, opts ...grpc.CallOption) (*GetPartitionResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetPartitionResponse)
+	err := c.cc.Invoke(ctx, GateService_GetPartition_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *gateServiceClient) WaitPartition(ctx context.Context, in *WaitPartitionRequest, opts ...grpc.CallOption) (*WaitPartitionResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(WaitPartitionResponse)
+	err := c.cc.Invoke(ctx, GateService_WaitPartition_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
 
 func (c *gateServiceClient) ListQuarantine(ctx context.Context, in *ListQuarantineRequest, opts ...grpc.CallOption) (*ListQuarantineResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
@@ -257,14 +304,28 @@ type GateService_WatchAlertsClient = grpc.ServerStreamingClient[WatchAlertsRespo
 //
 // GateService validates, adapts and routes batches from sources.
 type GateServiceServer interface {
-	// Ingest validates one batch. A retried batch (same subject, partition and
-	// batch id) gets the stored verdicts and writes nothing twice. A BLOCKED
-	// batch fails with FAILED_PRECONDITION.
+	// Ingest validates one batch of a partition. Each record is judged at
+	// once (accepted, or quarantined with its reasons); the partition-level
+	// checks accumulate over every batch of the partition and are judged
+	// when it is sealed. A retried batch (same subject, partition and batch
+	// id, same content) gets the stored verdicts and writes nothing twice;
+	// the same id with other content is refused with FAILED_PRECONDITION.
 	Ingest(context.Context, *IngestRequest) (*IngestResponse, error)
 	// IngestStream ingests a large load: a header, then chunks of records. Each
 	// chunk is a batch of its own, identified by the header's batch id and the
-	// chunk's sequence; the response summarises all chunks.
+	// chunk's sequence (distinct and increasing by one); the response carries
+	// every chunk's verdicts like Ingest does.
 	IngestStream(grpc.ClientStreamingServer[IngestStreamRequest, IngestStreamResponse]) error
+	// SealPartition closes a partition (or its open amendment) and judges it
+	// whole: PASSED, PASSED_WITH_ALERTS or BLOCKED. Sealing a sealed
+	// partition returns its verdict.
+	SealPartition(context.Context, *SealPartitionRequest) (*SealPartitionResponse, error)
+	// GetPartition returns a partition's status, verdict, counts, contract
+	// version and the checks that decided.
+	GetPartition(context.Context, *GetPartitionRequest) (*GetPartitionResponse, error)
+	// WaitPartition waits until a partition is sealed (or the wait's timeout
+	// passes) and returns its state.
+	WaitPartition(context.Context, *WaitPartitionRequest) (*WaitPartitionResponse, error)
 	// ListQuarantine lists quarantined records matching a filter.
 	ListQuarantine(context.Context, *ListQuarantineRequest) (*ListQuarantineResponse, error)
 	// GetQuarantinedRecord returns one quarantined record with its raw bytes.
@@ -308,6 +369,15 @@ func (UnimplementedGateServiceServer) Ingest(context.Context, *IngestRequest) (*
 }
 func (UnimplementedGateServiceServer) IngestStream(grpc.ClientStreamingServer[IngestStreamRequest, IngestStreamResponse]) error {
 	return status.Error(codes.Unimplemented, "method IngestStream not implemented")
+}
+func (UnimplementedGateServiceServer) SealPartition(context.Context, *SealPartitionRequest) (*SealPartitionResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SealPartition not implemented")
+}
+func (UnimplementedGateServiceServer) GetPartition(context.Context, *GetPartitionRequest) (*GetPartitionResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetPartition not implemented")
+}
+func (UnimplementedGateServiceServer) WaitPartition(context.Context, *WaitPartitionRequest) (*WaitPartitionResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method WaitPartition not implemented")
 }
 func (UnimplementedGateServiceServer) ListQuarantine(context.Context, *ListQuarantineRequest) (*ListQuarantineResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListQuarantine not implemented")
@@ -390,6 +460,60 @@ func _GateService_IngestStream_Handler(srv interface{}, stream grpc.ServerStream
 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type GateService_IngestStreamServer = grpc.ClientStreamingServer[IngestStreamRequest, IngestStreamResponse]
+
+func _GateService_SealPartition_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SealPartitionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GateServiceServer).SealPartition(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: GateService_SealPartition_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GateServiceServer).SealPartition(ctx, req.(*SealPartitionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _GateService_GetPartition_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetPartitionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GateServiceServer).GetPartition(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: GateService_GetPartition_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GateServiceServer).GetPartition(ctx, req.(*GetPartitionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _GateService_WaitPartition_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(WaitPartitionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GateServiceServer).WaitPartition(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: GateService_WaitPartition_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GateServiceServer).WaitPartition(ctx, req.(*WaitPartitionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
 
 func _GateService_ListQuarantine_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ListQuarantineRequest)
@@ -603,6 +727,18 @@ var GateService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Ingest",
 			Handler:    _GateService_Ingest_Handler,
+		},
+		{
+			MethodName: "SealPartition",
+			Handler:    _GateService_SealPartition_Handler,
+		},
+		{
+			MethodName: "GetPartition",
+			Handler:    _GateService_GetPartition_Handler,
+		},
+		{
+			MethodName: "WaitPartition",
+			Handler:    _GateService_WaitPartition_Handler,
 		},
 		{
 			MethodName: "ListQuarantine",

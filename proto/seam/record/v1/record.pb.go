@@ -109,7 +109,8 @@ const (
 	// QUARANTINE or REJECT.
 	ErrorCode_ERROR_CODE_UNDECLARED_FIELD ErrorCode = 16
 	// ERROR_CODE_OUTSIDE_PARTITION: the record's event time lies outside the
-	// partition it was sent in (an in_partition check).
+	// partition it was sent in (an in_partition check, or the contract's
+	// partition_time).
 	ErrorCode_ERROR_CODE_OUTSIDE_PARTITION ErrorCode = 17
 )
 

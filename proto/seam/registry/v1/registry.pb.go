@@ -751,8 +751,19 @@ type ContractVersion struct {
 	// empty, a rule is missing); empty otherwise. The registry activates the
 	// version as soon as the migration is ready.
 	ActivationHold string `protobuf:"bytes,13,opt,name=activation_hold,json=activationHold,proto3" json:"activation_hold,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// DataEffectiveTime, for a contract that declares a partition time, is
+	// the data time from which the version judges partitions: the gate
+	// judges a partition with the highest version in effect whose data
+	// effective time is before the partition's end. It defaults to the
+	// effective time (unset for a subject's first version, which applies to
+	// all earlier data); an admin may set it in the past, with a reason.
+	DataEffectiveTime *timestamppb.Timestamp `protobuf:"bytes,14,opt,name=data_effective_time,json=dataEffectiveTime,proto3" json:"data_effective_time,omitempty"`
+	// DataEffectiveReason and DataEffectiveBy record why and by whom a
+	// version was made effective from a past data date.
+	DataEffectiveReason string `protobuf:"bytes,15,opt,name=data_effective_reason,json=dataEffectiveReason,proto3" json:"data_effective_reason,omitempty"`
+	DataEffectiveBy     string `protobuf:"bytes,16,opt,name=data_effective_by,json=dataEffectiveBy,proto3" json:"data_effective_by,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
 }
 
 func (x *ContractVersion) Reset() {
@@ -872,6 +883,27 @@ func (x *ContractVersion) GetFingerprint() string {
 func (x *ContractVersion) GetActivationHold() string {
 	if x != nil {
 		return x.ActivationHold
+	}
+	return ""
+}
+
+func (x *ContractVersion) GetDataEffectiveTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.DataEffectiveTime
+	}
+	return nil
+}
+
+func (x *ContractVersion) GetDataEffectiveReason() string {
+	if x != nil {
+		return x.DataEffectiveReason
+	}
+	return ""
+}
+
+func (x *ContractVersion) GetDataEffectiveBy() string {
+	if x != nil {
+		return x.DataEffectiveBy
 	}
 	return ""
 }
@@ -1289,9 +1321,15 @@ type CheckContractRequest struct {
 	// EffectiveIn asks for an effective time this long after the registry's
 	// own now ("14d", "336h"), instead of effective_time: a version owing
 	// 14d notice registered with "14d" owes nothing more.
-	EffectiveIn   string `protobuf:"bytes,5,opt,name=effective_in,json=effectiveIn,proto3" json:"effective_in,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	EffectiveIn string `protobuf:"bytes,5,opt,name=effective_in,json=effectiveIn,proto3" json:"effective_in,omitempty"`
+	// DataEffectiveTime makes the version judge partitions from this data
+	// time on (contracts with a partition time only). A time before now
+	// needs the admin role and data_effective_reason, kept in the audit
+	// history.
+	DataEffectiveTime   *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=data_effective_time,json=dataEffectiveTime,proto3" json:"data_effective_time,omitempty"`
+	DataEffectiveReason string                 `protobuf:"bytes,7,opt,name=data_effective_reason,json=dataEffectiveReason,proto3" json:"data_effective_reason,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
 }
 
 func (x *CheckContractRequest) Reset() {
@@ -1355,6 +1393,20 @@ func (x *CheckContractRequest) GetDocument() *ContractDocument {
 func (x *CheckContractRequest) GetEffectiveIn() string {
 	if x != nil {
 		return x.EffectiveIn
+	}
+	return ""
+}
+
+func (x *CheckContractRequest) GetDataEffectiveTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.DataEffectiveTime
+	}
+	return nil
+}
+
+func (x *CheckContractRequest) GetDataEffectiveReason() string {
+	if x != nil {
+		return x.DataEffectiveReason
 	}
 	return ""
 }
@@ -1602,9 +1654,15 @@ type RegisterContractRequest struct {
 	Document *ContractDocument `protobuf:"bytes,4,opt,name=document,proto3" json:"document,omitempty"`
 	// EffectiveIn asks for an effective time this long after the registry's
 	// own now ("14d", "336h"), instead of effective_time.
-	EffectiveIn   string `protobuf:"bytes,5,opt,name=effective_in,json=effectiveIn,proto3" json:"effective_in,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	EffectiveIn string `protobuf:"bytes,5,opt,name=effective_in,json=effectiveIn,proto3" json:"effective_in,omitempty"`
+	// DataEffectiveTime makes the version judge partitions from this data
+	// time on (contracts with a partition time only). A time before now
+	// needs the admin role and data_effective_reason, kept in the audit
+	// history.
+	DataEffectiveTime   *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=data_effective_time,json=dataEffectiveTime,proto3" json:"data_effective_time,omitempty"`
+	DataEffectiveReason string                 `protobuf:"bytes,7,opt,name=data_effective_reason,json=dataEffectiveReason,proto3" json:"data_effective_reason,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
 }
 
 func (x *RegisterContractRequest) Reset() {
@@ -1668,6 +1726,20 @@ func (x *RegisterContractRequest) GetDocument() *ContractDocument {
 func (x *RegisterContractRequest) GetEffectiveIn() string {
 	if x != nil {
 		return x.EffectiveIn
+	}
+	return ""
+}
+
+func (x *RegisterContractRequest) GetDataEffectiveTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.DataEffectiveTime
+	}
+	return nil
+}
+
+func (x *RegisterContractRequest) GetDataEffectiveReason() string {
+	if x != nil {
+		return x.DataEffectiveReason
 	}
 	return ""
 }
@@ -4345,7 +4417,7 @@ const file_seam_registry_v1_registry_proto_rawDesc = "" +
 	"\amessage\x18\x06 \x01(\tR\amessage\x12)\n" +
 	"\x10compared_version\x18\a \x01(\x05R\x0fcomparedVersion\"(\n" +
 	"\x0eNoticeOverride\x12\x16\n" +
-	"\x06reason\x18\x01 \x01(\tR\x06reason\"\xc8\x04\n" +
+	"\x06reason\x18\x01 \x01(\tR\x06reason\"\xf4\x05\n" +
 	"\x0fContractVersion\x12\x18\n" +
 	"\asubject\x18\x01 \x01(\tR\asubject\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\x05R\aversion\x126\n" +
@@ -4362,7 +4434,10 @@ const file_seam_registry_v1_registry_proto_rawDesc = "" +
 	"\voverride_by\x18\v \x01(\tR\n" +
 	"overrideBy\x12 \n" +
 	"\vfingerprint\x18\f \x01(\tR\vfingerprint\x12'\n" +
-	"\x0factivation_hold\x18\r \x01(\tR\x0eactivationHold\"\xaa\x02\n" +
+	"\x0factivation_hold\x18\r \x01(\tR\x0eactivationHold\x12J\n" +
+	"\x13data_effective_time\x18\x0e \x01(\v2\x1a.google.protobuf.TimestampR\x11dataEffectiveTime\x122\n" +
+	"\x15data_effective_reason\x18\x0f \x01(\tR\x13dataEffectiveReason\x12*\n" +
+	"\x11data_effective_by\x18\x10 \x01(\tR\x0fdataEffectiveBy\"\xaa\x02\n" +
 	"\aSubject\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05owner\x18\x02 \x01(\tR\x05owner\x12E\n" +
@@ -4394,13 +4469,15 @@ const file_seam_registry_v1_registry_proto_rawDesc = "" +
 	"ImportNote\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x124\n" +
 	"\x04kind\x18\x02 \x01(\x0e2 .seam.registry.v1.ImportNoteKindR\x04kind\x12\x18\n" +
-	"\amessage\x18\x03 \x01(\tR\amessage\"\xb2\x02\n" +
+	"\amessage\x18\x03 \x01(\tR\amessage\"\xb2\x03\n" +
 	"\x14CheckContractRequest\x126\n" +
 	"\bcontract\x18\x01 \x01(\v2\x1a.seam.contract.v1.ContractR\bcontract\x12A\n" +
 	"\x0eeffective_time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\reffectiveTime\x12<\n" +
 	"\boverride\x18\x03 \x01(\v2 .seam.registry.v1.NoticeOverrideR\boverride\x12>\n" +
 	"\bdocument\x18\x04 \x01(\v2\".seam.registry.v1.ContractDocumentR\bdocument\x12!\n" +
-	"\feffective_in\x18\x05 \x01(\tR\veffectiveIn\"\xff\x04\n" +
+	"\feffective_in\x18\x05 \x01(\tR\veffectiveIn\x12J\n" +
+	"\x13data_effective_time\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\x11dataEffectiveTime\x122\n" +
+	"\x15data_effective_reason\x18\a \x01(\tR\x13dataEffectiveReason\"\xff\x04\n" +
 	"\x15CheckContractResponse\x123\n" +
 	"\averdict\x18\x01 \x01(\x0e2\x19.seam.registry.v1.VerdictR\averdict\x122\n" +
 	"\achanges\x18\x02 \x03(\v2\x18.seam.registry.v1.ChangeR\achanges\x125\n" +
@@ -4423,13 +4500,15 @@ const file_seam_registry_v1_registry_proto_rawDesc = "" +
 	"\bstrategy\x18\x05 \x01(\tR\bstrategy\x12\x1f\n" +
 	"\vtable_pairs\x18\x06 \x01(\x03R\n" +
 	"tablePairs\x12\x18\n" +
-	"\amessage\x18\a \x01(\tR\amessage\"\xb5\x02\n" +
+	"\amessage\x18\a \x01(\tR\amessage\"\xb5\x03\n" +
 	"\x17RegisterContractRequest\x126\n" +
 	"\bcontract\x18\x01 \x01(\v2\x1a.seam.contract.v1.ContractR\bcontract\x12A\n" +
 	"\x0eeffective_time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\reffectiveTime\x12<\n" +
 	"\boverride\x18\x03 \x01(\v2 .seam.registry.v1.NoticeOverrideR\boverride\x12>\n" +
 	"\bdocument\x18\x04 \x01(\v2\".seam.registry.v1.ContractDocumentR\bdocument\x12!\n" +
-	"\feffective_in\x18\x05 \x01(\tR\veffectiveIn\"\xcf\x02\n" +
+	"\feffective_in\x18\x05 \x01(\tR\veffectiveIn\x12J\n" +
+	"\x13data_effective_time\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\x11dataEffectiveTime\x122\n" +
+	"\x15data_effective_reason\x18\a \x01(\tR\x13dataEffectiveReason\"\xcf\x02\n" +
 	"\x18RegisterContractResponse\x12;\n" +
 	"\aversion\x18\x01 \x01(\v2!.seam.registry.v1.ContractVersionR\aversion\x12Q\n" +
 	"\x12affected_consumers\x18\x02 \x03(\v2\".seam.registry.v1.AffectedConsumerR\x11affectedConsumers\x12\x1c\n" +
@@ -4783,121 +4862,124 @@ var file_seam_registry_v1_registry_proto_depIdxs = []int32{
 	69, // 4: seam.registry.v1.ContractVersion.effective_time:type_name -> google.protobuf.Timestamp
 	9,  // 5: seam.registry.v1.ContractVersion.changes:type_name -> seam.registry.v1.Change
 	10, // 6: seam.registry.v1.ContractVersion.override:type_name -> seam.registry.v1.NoticeOverride
-	70, // 7: seam.registry.v1.Subject.compatibility:type_name -> seam.contract.v1.Compatibility
-	69, // 8: seam.registry.v1.Subject.create_time:type_name -> google.protobuf.Timestamp
-	5,  // 9: seam.registry.v1.AffectedConsumer.usages:type_name -> seam.registry.v1.UsageKind
-	3,  // 10: seam.registry.v1.ContractDocument.format:type_name -> seam.registry.v1.ContractFormat
-	4,  // 11: seam.registry.v1.ImportNote.kind:type_name -> seam.registry.v1.ImportNoteKind
-	68, // 12: seam.registry.v1.CheckContractRequest.contract:type_name -> seam.contract.v1.Contract
-	69, // 13: seam.registry.v1.CheckContractRequest.effective_time:type_name -> google.protobuf.Timestamp
-	10, // 14: seam.registry.v1.CheckContractRequest.override:type_name -> seam.registry.v1.NoticeOverride
-	15, // 15: seam.registry.v1.CheckContractRequest.document:type_name -> seam.registry.v1.ContractDocument
-	2,  // 16: seam.registry.v1.CheckContractResponse.verdict:type_name -> seam.registry.v1.Verdict
-	9,  // 17: seam.registry.v1.CheckContractResponse.changes:type_name -> seam.registry.v1.Change
-	13, // 18: seam.registry.v1.CheckContractResponse.problems:type_name -> seam.registry.v1.Problem
-	69, // 19: seam.registry.v1.CheckContractResponse.earliest_effective_time:type_name -> google.protobuf.Timestamp
-	14, // 20: seam.registry.v1.CheckContractResponse.affected_consumers:type_name -> seam.registry.v1.AffectedConsumer
-	16, // 21: seam.registry.v1.CheckContractResponse.import_notes:type_name -> seam.registry.v1.ImportNote
-	68, // 22: seam.registry.v1.CheckContractResponse.contract:type_name -> seam.contract.v1.Contract
-	19, // 23: seam.registry.v1.CheckContractResponse.migration:type_name -> seam.registry.v1.TranslationReadiness
-	68, // 24: seam.registry.v1.RegisterContractRequest.contract:type_name -> seam.contract.v1.Contract
-	69, // 25: seam.registry.v1.RegisterContractRequest.effective_time:type_name -> google.protobuf.Timestamp
-	10, // 26: seam.registry.v1.RegisterContractRequest.override:type_name -> seam.registry.v1.NoticeOverride
-	15, // 27: seam.registry.v1.RegisterContractRequest.document:type_name -> seam.registry.v1.ContractDocument
-	11, // 28: seam.registry.v1.RegisterContractResponse.version:type_name -> seam.registry.v1.ContractVersion
-	14, // 29: seam.registry.v1.RegisterContractResponse.affected_consumers:type_name -> seam.registry.v1.AffectedConsumer
-	16, // 30: seam.registry.v1.RegisterContractResponse.import_notes:type_name -> seam.registry.v1.ImportNote
-	19, // 31: seam.registry.v1.RegisterContractResponse.migration:type_name -> seam.registry.v1.TranslationReadiness
-	69, // 32: seam.registry.v1.GetContractRequest.at_time:type_name -> google.protobuf.Timestamp
-	11, // 33: seam.registry.v1.GetContractResponse.version:type_name -> seam.registry.v1.ContractVersion
-	11, // 34: seam.registry.v1.ListContractsResponse.versions:type_name -> seam.registry.v1.ContractVersion
-	12, // 35: seam.registry.v1.ListSubjectsResponse.subjects:type_name -> seam.registry.v1.Subject
-	9,  // 36: seam.registry.v1.DiffContractsResponse.changes:type_name -> seam.registry.v1.Change
-	0,  // 37: seam.registry.v1.SetVersionStatusRequest.status:type_name -> seam.registry.v1.VersionStatus
-	11, // 38: seam.registry.v1.SetVersionStatusResponse.version:type_name -> seam.registry.v1.ContractVersion
-	69, // 39: seam.registry.v1.AuditEntry.time:type_name -> google.protobuf.Timestamp
-	32, // 40: seam.registry.v1.GetHistoryResponse.entries:type_name -> seam.registry.v1.AuditEntry
-	71, // 41: seam.registry.v1.CanonicalModelVersion.model:type_name -> seam.contract.v1.CanonicalModel
-	69, // 42: seam.registry.v1.CanonicalModelVersion.create_time:type_name -> google.protobuf.Timestamp
-	9,  // 43: seam.registry.v1.CanonicalModelVersion.changes:type_name -> seam.registry.v1.Change
-	71, // 44: seam.registry.v1.RegisterCanonicalModelRequest.model:type_name -> seam.contract.v1.CanonicalModel
-	15, // 45: seam.registry.v1.RegisterCanonicalModelRequest.document:type_name -> seam.registry.v1.ContractDocument
-	35, // 46: seam.registry.v1.RegisterCanonicalModelResponse.version:type_name -> seam.registry.v1.CanonicalModelVersion
-	35, // 47: seam.registry.v1.GetCanonicalModelResponse.version:type_name -> seam.registry.v1.CanonicalModelVersion
-	35, // 48: seam.registry.v1.ListCanonicalModelsResponse.models:type_name -> seam.registry.v1.CanonicalModelVersion
-	5,  // 49: seam.registry.v1.Input.usage:type_name -> seam.registry.v1.UsageKind
-	69, // 50: seam.registry.v1.LearnedLineage.event_time:type_name -> google.protobuf.Timestamp
-	42, // 51: seam.registry.v1.Consumer.inputs:type_name -> seam.registry.v1.Input
-	69, // 52: seam.registry.v1.Consumer.update_time:type_name -> google.protobuf.Timestamp
-	6,  // 53: seam.registry.v1.Consumer.origin:type_name -> seam.registry.v1.ConsumerOrigin
-	43, // 54: seam.registry.v1.Consumer.learned:type_name -> seam.registry.v1.LearnedLineage
-	44, // 55: seam.registry.v1.RegisterConsumerRequest.consumer:type_name -> seam.registry.v1.Consumer
-	44, // 56: seam.registry.v1.RegisterConsumerResponse.consumer:type_name -> seam.registry.v1.Consumer
-	44, // 57: seam.registry.v1.GetConsumerResponse.consumer:type_name -> seam.registry.v1.Consumer
-	44, // 58: seam.registry.v1.ListConsumersResponse.consumers:type_name -> seam.registry.v1.Consumer
-	68, // 59: seam.registry.v1.GetBlastRadiusRequest.proposed:type_name -> seam.contract.v1.Contract
-	14, // 60: seam.registry.v1.GetBlastRadiusResponse.consumers:type_name -> seam.registry.v1.AffectedConsumer
-	72, // 61: seam.registry.v1.RecordLineageRequest.events:type_name -> google.protobuf.Value
-	7,  // 62: seam.registry.v1.LineageOutcome.action:type_name -> seam.registry.v1.LineageAction
-	58, // 63: seam.registry.v1.RecordLineageResponse.outcomes:type_name -> seam.registry.v1.LineageOutcome
-	8,  // 64: seam.registry.v1.Event.type:type_name -> seam.registry.v1.EventType
-	69, // 65: seam.registry.v1.Event.time:type_name -> google.protobuf.Timestamp
-	9,  // 66: seam.registry.v1.Event.changes:type_name -> seam.registry.v1.Change
-	69, // 67: seam.registry.v1.Event.effective_time:type_name -> google.protobuf.Timestamp
-	67, // 68: seam.registry.v1.Event.attributes:type_name -> seam.registry.v1.Event.AttributesEntry
-	60, // 69: seam.registry.v1.PublishEventRequest.event:type_name -> seam.registry.v1.Event
-	60, // 70: seam.registry.v1.PublishEventResponse.event:type_name -> seam.registry.v1.Event
-	8,  // 71: seam.registry.v1.ListEventsRequest.types:type_name -> seam.registry.v1.EventType
-	60, // 72: seam.registry.v1.ListEventsResponse.events:type_name -> seam.registry.v1.Event
-	8,  // 73: seam.registry.v1.WatchEventsRequest.types:type_name -> seam.registry.v1.EventType
-	60, // 74: seam.registry.v1.WatchEventsResponse.event:type_name -> seam.registry.v1.Event
-	17, // 75: seam.registry.v1.RegistryService.CheckContract:input_type -> seam.registry.v1.CheckContractRequest
-	20, // 76: seam.registry.v1.RegistryService.RegisterContract:input_type -> seam.registry.v1.RegisterContractRequest
-	22, // 77: seam.registry.v1.RegistryService.GetContract:input_type -> seam.registry.v1.GetContractRequest
-	24, // 78: seam.registry.v1.RegistryService.ListContracts:input_type -> seam.registry.v1.ListContractsRequest
-	26, // 79: seam.registry.v1.RegistryService.ListSubjects:input_type -> seam.registry.v1.ListSubjectsRequest
-	28, // 80: seam.registry.v1.RegistryService.DiffContracts:input_type -> seam.registry.v1.DiffContractsRequest
-	30, // 81: seam.registry.v1.RegistryService.SetVersionStatus:input_type -> seam.registry.v1.SetVersionStatusRequest
-	33, // 82: seam.registry.v1.RegistryService.GetHistory:input_type -> seam.registry.v1.GetHistoryRequest
-	36, // 83: seam.registry.v1.RegistryService.RegisterCanonicalModel:input_type -> seam.registry.v1.RegisterCanonicalModelRequest
-	38, // 84: seam.registry.v1.RegistryService.GetCanonicalModel:input_type -> seam.registry.v1.GetCanonicalModelRequest
-	40, // 85: seam.registry.v1.RegistryService.ListCanonicalModels:input_type -> seam.registry.v1.ListCanonicalModelsRequest
-	45, // 86: seam.registry.v1.RegistryService.RegisterConsumer:input_type -> seam.registry.v1.RegisterConsumerRequest
-	47, // 87: seam.registry.v1.RegistryService.GetConsumer:input_type -> seam.registry.v1.GetConsumerRequest
-	49, // 88: seam.registry.v1.RegistryService.ListConsumers:input_type -> seam.registry.v1.ListConsumersRequest
-	51, // 89: seam.registry.v1.RegistryService.DeleteConsumer:input_type -> seam.registry.v1.DeleteConsumerRequest
-	53, // 90: seam.registry.v1.RegistryService.GetBlastRadius:input_type -> seam.registry.v1.GetBlastRadiusRequest
-	55, // 91: seam.registry.v1.RegistryService.GetRerunOrder:input_type -> seam.registry.v1.GetRerunOrderRequest
-	57, // 92: seam.registry.v1.RegistryService.RecordLineage:input_type -> seam.registry.v1.RecordLineageRequest
-	61, // 93: seam.registry.v1.RegistryService.PublishEvent:input_type -> seam.registry.v1.PublishEventRequest
-	63, // 94: seam.registry.v1.RegistryService.ListEvents:input_type -> seam.registry.v1.ListEventsRequest
-	65, // 95: seam.registry.v1.RegistryService.WatchEvents:input_type -> seam.registry.v1.WatchEventsRequest
-	18, // 96: seam.registry.v1.RegistryService.CheckContract:output_type -> seam.registry.v1.CheckContractResponse
-	21, // 97: seam.registry.v1.RegistryService.RegisterContract:output_type -> seam.registry.v1.RegisterContractResponse
-	23, // 98: seam.registry.v1.RegistryService.GetContract:output_type -> seam.registry.v1.GetContractResponse
-	25, // 99: seam.registry.v1.RegistryService.ListContracts:output_type -> seam.registry.v1.ListContractsResponse
-	27, // 100: seam.registry.v1.RegistryService.ListSubjects:output_type -> seam.registry.v1.ListSubjectsResponse
-	29, // 101: seam.registry.v1.RegistryService.DiffContracts:output_type -> seam.registry.v1.DiffContractsResponse
-	31, // 102: seam.registry.v1.RegistryService.SetVersionStatus:output_type -> seam.registry.v1.SetVersionStatusResponse
-	34, // 103: seam.registry.v1.RegistryService.GetHistory:output_type -> seam.registry.v1.GetHistoryResponse
-	37, // 104: seam.registry.v1.RegistryService.RegisterCanonicalModel:output_type -> seam.registry.v1.RegisterCanonicalModelResponse
-	39, // 105: seam.registry.v1.RegistryService.GetCanonicalModel:output_type -> seam.registry.v1.GetCanonicalModelResponse
-	41, // 106: seam.registry.v1.RegistryService.ListCanonicalModels:output_type -> seam.registry.v1.ListCanonicalModelsResponse
-	46, // 107: seam.registry.v1.RegistryService.RegisterConsumer:output_type -> seam.registry.v1.RegisterConsumerResponse
-	48, // 108: seam.registry.v1.RegistryService.GetConsumer:output_type -> seam.registry.v1.GetConsumerResponse
-	50, // 109: seam.registry.v1.RegistryService.ListConsumers:output_type -> seam.registry.v1.ListConsumersResponse
-	52, // 110: seam.registry.v1.RegistryService.DeleteConsumer:output_type -> seam.registry.v1.DeleteConsumerResponse
-	54, // 111: seam.registry.v1.RegistryService.GetBlastRadius:output_type -> seam.registry.v1.GetBlastRadiusResponse
-	56, // 112: seam.registry.v1.RegistryService.GetRerunOrder:output_type -> seam.registry.v1.GetRerunOrderResponse
-	59, // 113: seam.registry.v1.RegistryService.RecordLineage:output_type -> seam.registry.v1.RecordLineageResponse
-	62, // 114: seam.registry.v1.RegistryService.PublishEvent:output_type -> seam.registry.v1.PublishEventResponse
-	64, // 115: seam.registry.v1.RegistryService.ListEvents:output_type -> seam.registry.v1.ListEventsResponse
-	66, // 116: seam.registry.v1.RegistryService.WatchEvents:output_type -> seam.registry.v1.WatchEventsResponse
-	96, // [96:117] is the sub-list for method output_type
-	75, // [75:96] is the sub-list for method input_type
-	75, // [75:75] is the sub-list for extension type_name
-	75, // [75:75] is the sub-list for extension extendee
-	0,  // [0:75] is the sub-list for field type_name
+	69, // 7: seam.registry.v1.ContractVersion.data_effective_time:type_name -> google.protobuf.Timestamp
+	70, // 8: seam.registry.v1.Subject.compatibility:type_name -> seam.contract.v1.Compatibility
+	69, // 9: seam.registry.v1.Subject.create_time:type_name -> google.protobuf.Timestamp
+	5,  // 10: seam.registry.v1.AffectedConsumer.usages:type_name -> seam.registry.v1.UsageKind
+	3,  // 11: seam.registry.v1.ContractDocument.format:type_name -> seam.registry.v1.ContractFormat
+	4,  // 12: seam.registry.v1.ImportNote.kind:type_name -> seam.registry.v1.ImportNoteKind
+	68, // 13: seam.registry.v1.CheckContractRequest.contract:type_name -> seam.contract.v1.Contract
+	69, // 14: seam.registry.v1.CheckContractRequest.effective_time:type_name -> google.protobuf.Timestamp
+	10, // 15: seam.registry.v1.CheckContractRequest.override:type_name -> seam.registry.v1.NoticeOverride
+	15, // 16: seam.registry.v1.CheckContractRequest.document:type_name -> seam.registry.v1.ContractDocument
+	69, // 17: seam.registry.v1.CheckContractRequest.data_effective_time:type_name -> google.protobuf.Timestamp
+	2,  // 18: seam.registry.v1.CheckContractResponse.verdict:type_name -> seam.registry.v1.Verdict
+	9,  // 19: seam.registry.v1.CheckContractResponse.changes:type_name -> seam.registry.v1.Change
+	13, // 20: seam.registry.v1.CheckContractResponse.problems:type_name -> seam.registry.v1.Problem
+	69, // 21: seam.registry.v1.CheckContractResponse.earliest_effective_time:type_name -> google.protobuf.Timestamp
+	14, // 22: seam.registry.v1.CheckContractResponse.affected_consumers:type_name -> seam.registry.v1.AffectedConsumer
+	16, // 23: seam.registry.v1.CheckContractResponse.import_notes:type_name -> seam.registry.v1.ImportNote
+	68, // 24: seam.registry.v1.CheckContractResponse.contract:type_name -> seam.contract.v1.Contract
+	19, // 25: seam.registry.v1.CheckContractResponse.migration:type_name -> seam.registry.v1.TranslationReadiness
+	68, // 26: seam.registry.v1.RegisterContractRequest.contract:type_name -> seam.contract.v1.Contract
+	69, // 27: seam.registry.v1.RegisterContractRequest.effective_time:type_name -> google.protobuf.Timestamp
+	10, // 28: seam.registry.v1.RegisterContractRequest.override:type_name -> seam.registry.v1.NoticeOverride
+	15, // 29: seam.registry.v1.RegisterContractRequest.document:type_name -> seam.registry.v1.ContractDocument
+	69, // 30: seam.registry.v1.RegisterContractRequest.data_effective_time:type_name -> google.protobuf.Timestamp
+	11, // 31: seam.registry.v1.RegisterContractResponse.version:type_name -> seam.registry.v1.ContractVersion
+	14, // 32: seam.registry.v1.RegisterContractResponse.affected_consumers:type_name -> seam.registry.v1.AffectedConsumer
+	16, // 33: seam.registry.v1.RegisterContractResponse.import_notes:type_name -> seam.registry.v1.ImportNote
+	19, // 34: seam.registry.v1.RegisterContractResponse.migration:type_name -> seam.registry.v1.TranslationReadiness
+	69, // 35: seam.registry.v1.GetContractRequest.at_time:type_name -> google.protobuf.Timestamp
+	11, // 36: seam.registry.v1.GetContractResponse.version:type_name -> seam.registry.v1.ContractVersion
+	11, // 37: seam.registry.v1.ListContractsResponse.versions:type_name -> seam.registry.v1.ContractVersion
+	12, // 38: seam.registry.v1.ListSubjectsResponse.subjects:type_name -> seam.registry.v1.Subject
+	9,  // 39: seam.registry.v1.DiffContractsResponse.changes:type_name -> seam.registry.v1.Change
+	0,  // 40: seam.registry.v1.SetVersionStatusRequest.status:type_name -> seam.registry.v1.VersionStatus
+	11, // 41: seam.registry.v1.SetVersionStatusResponse.version:type_name -> seam.registry.v1.ContractVersion
+	69, // 42: seam.registry.v1.AuditEntry.time:type_name -> google.protobuf.Timestamp
+	32, // 43: seam.registry.v1.GetHistoryResponse.entries:type_name -> seam.registry.v1.AuditEntry
+	71, // 44: seam.registry.v1.CanonicalModelVersion.model:type_name -> seam.contract.v1.CanonicalModel
+	69, // 45: seam.registry.v1.CanonicalModelVersion.create_time:type_name -> google.protobuf.Timestamp
+	9,  // 46: seam.registry.v1.CanonicalModelVersion.changes:type_name -> seam.registry.v1.Change
+	71, // 47: seam.registry.v1.RegisterCanonicalModelRequest.model:type_name -> seam.contract.v1.CanonicalModel
+	15, // 48: seam.registry.v1.RegisterCanonicalModelRequest.document:type_name -> seam.registry.v1.ContractDocument
+	35, // 49: seam.registry.v1.RegisterCanonicalModelResponse.version:type_name -> seam.registry.v1.CanonicalModelVersion
+	35, // 50: seam.registry.v1.GetCanonicalModelResponse.version:type_name -> seam.registry.v1.CanonicalModelVersion
+	35, // 51: seam.registry.v1.ListCanonicalModelsResponse.models:type_name -> seam.registry.v1.CanonicalModelVersion
+	5,  // 52: seam.registry.v1.Input.usage:type_name -> seam.registry.v1.UsageKind
+	69, // 53: seam.registry.v1.LearnedLineage.event_time:type_name -> google.protobuf.Timestamp
+	42, // 54: seam.registry.v1.Consumer.inputs:type_name -> seam.registry.v1.Input
+	69, // 55: seam.registry.v1.Consumer.update_time:type_name -> google.protobuf.Timestamp
+	6,  // 56: seam.registry.v1.Consumer.origin:type_name -> seam.registry.v1.ConsumerOrigin
+	43, // 57: seam.registry.v1.Consumer.learned:type_name -> seam.registry.v1.LearnedLineage
+	44, // 58: seam.registry.v1.RegisterConsumerRequest.consumer:type_name -> seam.registry.v1.Consumer
+	44, // 59: seam.registry.v1.RegisterConsumerResponse.consumer:type_name -> seam.registry.v1.Consumer
+	44, // 60: seam.registry.v1.GetConsumerResponse.consumer:type_name -> seam.registry.v1.Consumer
+	44, // 61: seam.registry.v1.ListConsumersResponse.consumers:type_name -> seam.registry.v1.Consumer
+	68, // 62: seam.registry.v1.GetBlastRadiusRequest.proposed:type_name -> seam.contract.v1.Contract
+	14, // 63: seam.registry.v1.GetBlastRadiusResponse.consumers:type_name -> seam.registry.v1.AffectedConsumer
+	72, // 64: seam.registry.v1.RecordLineageRequest.events:type_name -> google.protobuf.Value
+	7,  // 65: seam.registry.v1.LineageOutcome.action:type_name -> seam.registry.v1.LineageAction
+	58, // 66: seam.registry.v1.RecordLineageResponse.outcomes:type_name -> seam.registry.v1.LineageOutcome
+	8,  // 67: seam.registry.v1.Event.type:type_name -> seam.registry.v1.EventType
+	69, // 68: seam.registry.v1.Event.time:type_name -> google.protobuf.Timestamp
+	9,  // 69: seam.registry.v1.Event.changes:type_name -> seam.registry.v1.Change
+	69, // 70: seam.registry.v1.Event.effective_time:type_name -> google.protobuf.Timestamp
+	67, // 71: seam.registry.v1.Event.attributes:type_name -> seam.registry.v1.Event.AttributesEntry
+	60, // 72: seam.registry.v1.PublishEventRequest.event:type_name -> seam.registry.v1.Event
+	60, // 73: seam.registry.v1.PublishEventResponse.event:type_name -> seam.registry.v1.Event
+	8,  // 74: seam.registry.v1.ListEventsRequest.types:type_name -> seam.registry.v1.EventType
+	60, // 75: seam.registry.v1.ListEventsResponse.events:type_name -> seam.registry.v1.Event
+	8,  // 76: seam.registry.v1.WatchEventsRequest.types:type_name -> seam.registry.v1.EventType
+	60, // 77: seam.registry.v1.WatchEventsResponse.event:type_name -> seam.registry.v1.Event
+	17, // 78: seam.registry.v1.RegistryService.CheckContract:input_type -> seam.registry.v1.CheckContractRequest
+	20, // 79: seam.registry.v1.RegistryService.RegisterContract:input_type -> seam.registry.v1.RegisterContractRequest
+	22, // 80: seam.registry.v1.RegistryService.GetContract:input_type -> seam.registry.v1.GetContractRequest
+	24, // 81: seam.registry.v1.RegistryService.ListContracts:input_type -> seam.registry.v1.ListContractsRequest
+	26, // 82: seam.registry.v1.RegistryService.ListSubjects:input_type -> seam.registry.v1.ListSubjectsRequest
+	28, // 83: seam.registry.v1.RegistryService.DiffContracts:input_type -> seam.registry.v1.DiffContractsRequest
+	30, // 84: seam.registry.v1.RegistryService.SetVersionStatus:input_type -> seam.registry.v1.SetVersionStatusRequest
+	33, // 85: seam.registry.v1.RegistryService.GetHistory:input_type -> seam.registry.v1.GetHistoryRequest
+	36, // 86: seam.registry.v1.RegistryService.RegisterCanonicalModel:input_type -> seam.registry.v1.RegisterCanonicalModelRequest
+	38, // 87: seam.registry.v1.RegistryService.GetCanonicalModel:input_type -> seam.registry.v1.GetCanonicalModelRequest
+	40, // 88: seam.registry.v1.RegistryService.ListCanonicalModels:input_type -> seam.registry.v1.ListCanonicalModelsRequest
+	45, // 89: seam.registry.v1.RegistryService.RegisterConsumer:input_type -> seam.registry.v1.RegisterConsumerRequest
+	47, // 90: seam.registry.v1.RegistryService.GetConsumer:input_type -> seam.registry.v1.GetConsumerRequest
+	49, // 91: seam.registry.v1.RegistryService.ListConsumers:input_type -> seam.registry.v1.ListConsumersRequest
+	51, // 92: seam.registry.v1.RegistryService.DeleteConsumer:input_type -> seam.registry.v1.DeleteConsumerRequest
+	53, // 93: seam.registry.v1.RegistryService.GetBlastRadius:input_type -> seam.registry.v1.GetBlastRadiusRequest
+	55, // 94: seam.registry.v1.RegistryService.GetRerunOrder:input_type -> seam.registry.v1.GetRerunOrderRequest
+	57, // 95: seam.registry.v1.RegistryService.RecordLineage:input_type -> seam.registry.v1.RecordLineageRequest
+	61, // 96: seam.registry.v1.RegistryService.PublishEvent:input_type -> seam.registry.v1.PublishEventRequest
+	63, // 97: seam.registry.v1.RegistryService.ListEvents:input_type -> seam.registry.v1.ListEventsRequest
+	65, // 98: seam.registry.v1.RegistryService.WatchEvents:input_type -> seam.registry.v1.WatchEventsRequest
+	18, // 99: seam.registry.v1.RegistryService.CheckContract:output_type -> seam.registry.v1.CheckContractResponse
+	21, // 100: seam.registry.v1.RegistryService.RegisterContract:output_type -> seam.registry.v1.RegisterContractResponse
+	23, // 101: seam.registry.v1.RegistryService.GetContract:output_type -> seam.registry.v1.GetContractResponse
+	25, // 102: seam.registry.v1.RegistryService.ListContracts:output_type -> seam.registry.v1.ListContractsResponse
+	27, // 103: seam.registry.v1.RegistryService.ListSubjects:output_type -> seam.registry.v1.ListSubjectsResponse
+	29, // 104: seam.registry.v1.RegistryService.DiffContracts:output_type -> seam.registry.v1.DiffContractsResponse
+	31, // 105: seam.registry.v1.RegistryService.SetVersionStatus:output_type -> seam.registry.v1.SetVersionStatusResponse
+	34, // 106: seam.registry.v1.RegistryService.GetHistory:output_type -> seam.registry.v1.GetHistoryResponse
+	37, // 107: seam.registry.v1.RegistryService.RegisterCanonicalModel:output_type -> seam.registry.v1.RegisterCanonicalModelResponse
+	39, // 108: seam.registry.v1.RegistryService.GetCanonicalModel:output_type -> seam.registry.v1.GetCanonicalModelResponse
+	41, // 109: seam.registry.v1.RegistryService.ListCanonicalModels:output_type -> seam.registry.v1.ListCanonicalModelsResponse
+	46, // 110: seam.registry.v1.RegistryService.RegisterConsumer:output_type -> seam.registry.v1.RegisterConsumerResponse
+	48, // 111: seam.registry.v1.RegistryService.GetConsumer:output_type -> seam.registry.v1.GetConsumerResponse
+	50, // 112: seam.registry.v1.RegistryService.ListConsumers:output_type -> seam.registry.v1.ListConsumersResponse
+	52, // 113: seam.registry.v1.RegistryService.DeleteConsumer:output_type -> seam.registry.v1.DeleteConsumerResponse
+	54, // 114: seam.registry.v1.RegistryService.GetBlastRadius:output_type -> seam.registry.v1.GetBlastRadiusResponse
+	56, // 115: seam.registry.v1.RegistryService.GetRerunOrder:output_type -> seam.registry.v1.GetRerunOrderResponse
+	59, // 116: seam.registry.v1.RegistryService.RecordLineage:output_type -> seam.registry.v1.RecordLineageResponse
+	62, // 117: seam.registry.v1.RegistryService.PublishEvent:output_type -> seam.registry.v1.PublishEventResponse
+	64, // 118: seam.registry.v1.RegistryService.ListEvents:output_type -> seam.registry.v1.ListEventsResponse
+	66, // 119: seam.registry.v1.RegistryService.WatchEvents:output_type -> seam.registry.v1.WatchEventsResponse
+	99, // [99:120] is the sub-list for method output_type
+	78, // [78:99] is the sub-list for method input_type
+	78, // [78:78] is the sub-list for extension type_name
+	78, // [78:78] is the sub-list for extension extendee
+	0,  // [0:78] is the sub-list for field type_name
 }
 
 func init() { file_seam_registry_v1_registry_proto_init() }

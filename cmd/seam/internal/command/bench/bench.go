@@ -319,7 +319,9 @@ func runBench(ctx context.Context, o benchOptions, progress io.Writer) ([]Result
 		err := add(measure("ingest (gRPC, gate+adapter+idmap)", o.duration, o.concurrency, int64(o.batch), func() error {
 			k := seq.Add(1)
 			resp, err := gc.Ingest(ctx, &gatev1.IngestRequest{
-				Subject: "shop.orders", Partition: "2026-11-29", Identity: &gatev1.IngestRequest_BatchId{BatchId: fmt.Sprintf("bench-%d", k)},
+				// A partition per batch: the same records twice in one
+				// partition would be duplicates.
+				Subject: "shop.orders", Partition: fmt.Sprintf("bench-%d", k), Identity: &gatev1.IngestRequest_BatchId{BatchId: fmt.Sprintf("bench-%d", k)},
 				Batch:       &recordv1.RecordBatch{Body: &recordv1.RecordBatch_Raw{Raw: &recordv1.RawRecords{Format: recordv1.Format_FORMAT_NDJSON, Data: data}}},
 				SummaryOnly: true,
 			})

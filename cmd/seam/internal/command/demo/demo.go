@@ -77,11 +77,13 @@ func New(g *client.Globals) *cobra.Command {
 running one with --addr): shop.orders sends 500,000 orders a day whose
 customer_id matches the customer master about 98% of the time. On day 5 a
 promotion lifts the average order value from 85 to 102 (an ALERT; the
-records pass). On day 6 a batch where 0.4% of orders lack customer_id is
-BLOCKED whole and resent corrected. On day 8 the source switches customer_id
-to UUIDs without notice: Seam quarantines instead of emitting nulls, raises
-the unannounced-change and match-rate alerts the same day, the operator
-contains the source, an admin registers v2 (UUID, with a migration back to
+records pass). On day 6 a batch where 0.4% of orders lack customer_id dooms
+the day (a BLOCK check is judged on the whole partition), so the source
+resends the day corrected as a replacement. Each day is sealed after its
+last batch and judged whole. On day 8 the source switches customer_id to
+UUIDs without notice: Seam quarantines instead of emitting nulls, raises
+the unannounced-change and match-rate alerts when the day is sealed, the
+operator contains the source, an admin registers v2 (UUID, with a migration back to
 the integer) waiving the notice for the incident, consumers are told, the
 uuid→int table is loaded, and day 8 is replayed. It ends with the
 reconciliation: records sent = accepted + released + still quarantined,
@@ -302,6 +304,8 @@ type drill struct {
 	released bitset
 	next     int // next order number
 	batchSeq int
+	// replaceNext makes the next batch start a new sending of its day.
+	replaceNext bool
 }
 
 // runDemo plays the drill and prints it to w.
@@ -430,7 +434,6 @@ func (d *drill) playDay(ctx context.Context, day int) error {
 		mean = 102 // a promotion
 	}
 	broken := day >= d.cfg.breakDay
-	contained := false
 	for sent := 0; sent < d.cfg.perDay; sent += d.cfg.batch {
 		n := min(d.cfg.batch, d.cfg.perDay-sent)
 		spec := orderSpec{first: d.next, n: n, meanAmount: mean, uuidFrom: n, date: part}
@@ -444,7 +447,7 @@ func (d *drill) playDay(ctx context.Context, day int) error {
 				spec.uuidFrom = switchAt - sent
 			}
 		}
-		if day == 6 && sent == d.cfg.batch {
+		if day == 6 && sent == 0 {
 			// Scenario 2: a batch where 0.4% of orders lack customer_id.
 			bad := spec
 			bad.missingKeys = max(1, n*4/1000)
@@ -460,13 +463,22 @@ func (d *drill) playDay(ctx context.Context, day int) error {
 		for _, a := range resp.GetAlerts() {
 			d.alert(day, a)
 		}
-		if broken && !contained && day == d.cfg.breakDay && (d.out.AlertDays["UNANNOUNCED_CHANGE"] == day || d.out.AlertDays["MATCH_RATE"] == day) {
-			if _, err := d.gate.Contain(ctx, &gatev1.ContainRequest{Subject: "shop.orders", Reason: "INC-8: customer_id arrives as UUIDs without notice"}); err != nil {
-				return fmt.Errorf("contain: %w", err)
-			}
-			contained, d.out.ContainedDay = true, day
-			d.note("day %d: operator CONTAINS shop.orders (INC-8); what it sends now is held in quarantine", day)
+	}
+	// The day is complete: the pipeline seals it, and the gate judges it
+	// whole.
+	sealed, err := d.gate.SealPartition(ctx, &gatev1.SealPartitionRequest{Subject: "shop.orders", Partition: part})
+	if err != nil {
+		return fmt.Errorf("day %d: seal: %w", day, err)
+	}
+	for _, a := range sealed.GetPartition().GetAlerts() {
+		d.alert(day, a)
+	}
+	if broken && day == d.cfg.breakDay && (d.out.AlertDays["UNANNOUNCED_CHANGE"] == day || d.out.AlertDays["MATCH_RATE"] == day) {
+		if _, err := d.gate.Contain(ctx, &gatev1.ContainRequest{Subject: "shop.orders", Reason: "INC-8: customer_id arrives as UUIDs without notice"}); err != nil {
+			return fmt.Errorf("contain: %w", err)
 		}
+		d.out.ContainedDay = day
+		d.note("day %d: operator CONTAINS shop.orders (INC-8); what it sends now is held in quarantine", day)
 	}
 	rate, err := d.matchRate(ctx, part)
 	if err != nil {
@@ -480,30 +492,39 @@ func (d *drill) ingest(ctx context.Context, part string, spec orderSpec) (*gatev
 	d.batchSeq++
 	data := d.data.batch(d.rng, spec)
 	d.next += spec.n
+	replace := d.replaceNext
+	d.replaceNext = false
 	return d.gate.Ingest(ctx, &gatev1.IngestRequest{
-		Subject: "shop.orders", Partition: part, Identity: &gatev1.IngestRequest_BatchId{BatchId: fmt.Sprintf("%s-%06d", part, d.batchSeq)},
+		Subject: "shop.orders", Partition: part, Identity: &gatev1.IngestRequest_BatchId{BatchId: fmt.Sprintf("%s-%06d", part, d.batchSeq)}, Replace: replace,
 		Batch: &recordv1.RecordBatch{Body: &recordv1.RecordBatch_Raw{Raw: &recordv1.RawRecords{Format: recordv1.Format_FORMAT_NDJSON, Data: data}}, FirstOffset: int64(spec.first)},
 	})
 }
 
-// sendBlocked sends scenario 2's batch, which must be refused whole; the
-// source then resends it corrected (the caller sends the next batch).
+// sendBlocked sends scenario 2's batch, which dooms its day: the gate
+// answers that the partition will be BLOCKED, so the source stops and
+// resends the day corrected as a replacement (the caller sends it,
+// starting with the next batch).
 func (d *drill) sendBlocked(ctx context.Context, day int, part string, spec orderSpec, t *dayTotals) error {
 	saved := d.next
-	_, err := d.ingest(ctx, part, spec)
+	resp, err := d.ingest(ctx, part, spec)
 	d.next = saved // the corrected resend reuses the order numbers
-	if status.Code(err) != codes.FailedPrecondition {
-		return fmt.Errorf("day %d: a batch with %d of %d orders lacking customer_id was not blocked (%v)", day, spec.missingKeys, spec.n, err)
+	if err != nil {
+		return fmt.Errorf("day %d: %w", day, err)
+	}
+	p := resp.GetPartition()
+	if !p.GetWillBlock() {
+		return fmt.Errorf("day %d: a batch with %d of %d orders lacking customer_id did not doom its day (%v)", day, spec.missingKeys, spec.n, p)
 	}
 	d.out.BlockedBatches++
 	t.blocked += int64(spec.n)
 	detail := ""
-	for _, det := range status.Convert(err).Details() {
-		if b, ok := det.(*gatev1.BlockedDetail); ok {
-			detail = fmt.Sprintf("check %s failed %d of %d records, first at position %v", b.GetCheck(), b.GetFailures(), b.GetReceived(), firstOf(b.GetSamplePositions()))
+	for _, c := range p.GetChecks() {
+		if c.GetExceeded() {
+			detail = fmt.Sprintf("check %s failed %d of %d records, first at position %v", c.GetCheck(), c.GetFailures(), c.GetRows(), firstOf(c.GetSamplePositions()))
 		}
 	}
-	d.note("day %d: BLOCKED a batch of %d orders, %d without customer_id (%s); nothing of it propagated; the source resends it corrected", day, spec.n, spec.missingKeys, detail)
+	d.note("day %d: a batch of %d orders, %d without customer_id: the day will be BLOCKED (%s); nothing of it is published; the source resends the day corrected, replacing it", day, spec.n, spec.missingKeys, detail)
+	d.replaceNext = true
 	return nil
 }
 
@@ -700,7 +721,7 @@ func (d *drill) reconcile(ctx context.Context) error {
 	} else {
 		fmt.Fprintf(d.w, "  ✗ (%d unaccounted)\n", o.Sent-o.Accepted-o.Released-o.Held)
 	}
-	fmt.Fprintf(d.w, "duplicates: %d; blocked batches: %d (refused whole, resent corrected)\n", o.Duplicates, o.BlockedBatches)
+	fmt.Fprintf(d.w, "duplicates: %d; blocked batches: %d (their day resent corrected, replacing them)\n", o.Duplicates, o.BlockedBatches)
 	fmt.Fprintf(d.w, "match rate: %.1f%% on day 1, %.1f%% on day %d after the backfill, %.1f%% on day %d\n",
 		100*o.MatchRates[0], 100*o.MatchRates[d.cfg.breakDay-1], d.cfg.breakDay, 100*o.MatchRates[d.cfg.days-1], d.cfg.days)
 	if o.Sent != o.Accepted+o.Released+o.Held || o.Duplicates != 0 {

@@ -61,9 +61,10 @@ func TestCLIGateCommands(t *testing.T) {
 	}
 }
 
-// A blocked chunk is explained in the table, the JSON and the error: the
-// check, its counts, the contract version and the first failing lines.
-func TestIngestExplainsBlockedChunks(t *testing.T) {
+// A partition over a BLOCK threshold is explained in the table, the JSON
+// and the error: the check, its counts, the contract version and the first
+// failing lines, and the exit code says "no" before the seal.
+func TestIngestExplainsBlockedPartition(t *testing.T) {
 	t.Parallel()
 	n := seamtest.StartNode(t)
 	n.SetupOrders(t)
@@ -74,9 +75,9 @@ func TestIngestExplainsBlockedChunks(t *testing.T) {
 	file := seamtest.WriteFile(t, "day.ndjson", strings.Join(lines, "\n")+"\n")
 
 	out := n.MustCLI(t, exit.Failed, "gate", "ingest", "shop.orders", file, "--partition", "2026-03-01", "--chunk-records", "10")
-	for _, want := range []string{"blocked chunks", "customer_present", "13, 18", "chunk 1 by check customer_present (2 of 10 records failed, first at line 13)"} {
+	for _, want := range []string{"will be BLOCKED", "customer_present", "2 of 30 records", "first at line 13"} {
 		if !strings.Contains(out, want) {
-			t.Errorf("ingest of a chunk missing customer_id does not say %q:\n%s", want, out)
+			t.Errorf("ingest of a day missing customer_id twice does not say %q:\n%s", want, out)
 		}
 	}
 	jsonOut, _, code := n.CLI(t, "gate", "ingest", file, "--subject", "shop.orders", "--partition", "2026-03-02", "--chunk-records", "10", "-o", "json")
@@ -84,15 +85,22 @@ func TestIngestExplainsBlockedChunks(t *testing.T) {
 	if err := json.Unmarshal([]byte(jsonOut), &resp); err != nil || code != exit.Failed {
 		t.Fatalf("ingest -o json: exit %d, %v\n%s", code, err, jsonOut)
 	}
-	blocked, _ := resp["blocked"].([]any)
-	if len(blocked) != 1 {
-		t.Fatalf("ingest -o json blocked = %v, want the one blocked chunk", resp["blocked"])
+	p, _ := resp["partition"].(map[string]any)
+	if p["will_block"] != true || p["contract_version"] != float64(1) {
+		t.Fatalf("ingest -o json partition = %v, want will_block under v1", p)
 	}
-	b := blocked[0].(map[string]any)
-	d := b["detail"].(map[string]any)
-	if seamtest.JSONInt(b["sequence"]) != 1 || d["check"] != "customer_present" || seamtest.JSONInt(d["failures"]) != 2 ||
-		fmt.Sprint(d["sample_positions"]) != "[13 18]" || d["contract_version"] != float64(1) {
-		t.Errorf("blocked chunk = %v, want sequence 1, customer_present failing 2 records at lines 13 and 18 under v1", b)
+	var found bool
+	for _, c := range p["checks"].([]any) {
+		c := c.(map[string]any)
+		if c["check"] == "customer_present" {
+			found = true
+			if seamtest.JSONInt(c["failures"]) != 2 || fmt.Sprint(c["sample_positions"]) != "[13 18]" || c["exceeded"] != true {
+				t.Errorf("check customer_present = %v, want 2 failures at lines 13 and 18, exceeded", c)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("partition checks = %v, want customer_present among them", p["checks"])
 	}
 }
 

@@ -45,10 +45,12 @@ seam validate cuts it (NDJSON at line feeds, CSV where a CSV reader ends a
 row) while earlier chunks are on their way. The batch id defaults to a hash
 of the file, so sending the same file again is recognised and written once.
 
-Prints the verdict counts and the alerts raised, and for every BLOCKED
-chunk the check that blocked it, its counts and the first failing lines.
-Exits 1 when any chunk was BLOCKED (nothing of a blocked chunk
-propagates), 3 when the file holds no records.`,
+Prints the verdict counts, the partition's state and the alerts raised.
+BLOCK thresholds are judged on the whole partition: when a BLOCK check is
+over its threshold the partition is, or will be at its seal, BLOCKED, and
+the command names the check, its counts and the first failing lines.
+Exits 1 when the partition is or will be BLOCKED (publish nothing of it),
+3 when the file holds no records.`,
 		Example: `  seam gate ingest shop.orders orders-2025-03-01.ndjson --partition 2025-03-01
   seam gate ingest orders.csv --subject shop.orders --partition 2025-03-01 --batch-id nightly-0301 -o json`,
 		Args: cobra.RangeArgs(1, 2),
@@ -105,9 +107,9 @@ propagates), 3 when the file holds no records.`,
 			} else {
 				printIngest(cmd.OutOrStdout(), batchID, resp)
 			}
-			if resp.GetBlockedChunks() > 0 {
-				return exit.Failf("%d of %d chunks were BLOCKED: %s; nothing of them propagated — fix those records and send the file again",
-					resp.GetBlockedChunks(), resp.GetChunks(), blockedSummary(resp.GetBlocked()))
+			if p := resp.GetPartition(); p.GetWillBlock() || p.GetVerdict() == gatev1.PartitionVerdict_PARTITION_VERDICT_BLOCKED {
+				return exit.Failf("partition %s of %s is BLOCKED: %s; publish nothing of it — fix the records and send the partition again as a replacement",
+					p.GetPartition(), p.GetSubject(), blockedSummary(p))
 			}
 			return nil
 		}),
@@ -220,39 +222,44 @@ func (u *upload) run(ctx context.Context, g *client.Globals, c gatev1.GateServic
 
 func printIngest(w io.Writer, batchID string, r *gatev1.IngestStreamResponse) {
 	s := r.GetSummary()
-	t := output.NewTable(w, "BATCH", "STATUS", "VERSION", "RECEIVED", "ACCEPTED", "QUARANTINED", "CHUNKS", "BLOCKED CHUNKS", "RETRIED")
+	p := r.GetPartition()
+	part := output.Enum(p.GetStatus(), "PARTITION_STATUS_")
+	switch {
+	case p == nil:
+		part = "-"
+	case p.GetVerdict() != gatev1.PartitionVerdict_PARTITION_VERDICT_UNSPECIFIED:
+		part += " " + output.Enum(p.GetVerdict(), "PARTITION_VERDICT_")
+	case p.GetWillBlock():
+		part += " (will be BLOCKED)"
+	}
+	t := output.NewTable(w, "BATCH", "STATUS", "VERSION", "RECEIVED", "ACCEPTED", "QUARANTINED", "CHUNKS", "PARTITION", "RETRIED")
 	t.Row(batchID, output.Enum(s.GetStatus(), "BATCH_STATUS_"), fmt.Sprint(s.GetContractVersion()), fmt.Sprint(s.GetReceived()), fmt.Sprint(s.GetAccepted()),
-		fmt.Sprint(s.GetQuarantined()), fmt.Sprint(r.GetChunks()), fmt.Sprint(r.GetBlockedChunks()), fmt.Sprint(s.GetRetried()))
+		fmt.Sprint(s.GetQuarantined()), fmt.Sprint(r.GetChunks()), part, fmt.Sprint(s.GetRetried()))
 	_ = t.Flush()
-	if len(r.GetBlocked()) > 0 {
-		fmt.Fprintln(w, "\nblocked chunks (nothing of them propagated):")
-		bt := output.NewTable(w, "CHUNK", "CHECK", "FAILED", "OF", "THRESHOLD", "FIRST FAILING LINES")
-		for _, b := range r.GetBlocked() {
-			d := b.GetDetail()
-			bt.Row(fmt.Sprint(b.GetSequence()), output.OrDash(d.GetCheck()), fmt.Sprint(d.GetFailures()), fmt.Sprint(d.GetReceived()),
-				thresholdText(d.GetThreshold()), output.OrDash(positions(d.GetSamplePositions())))
-		}
-		_ = bt.Flush()
+	if n := p.GetNotice(); n != "" {
+		fmt.Fprintln(w, n)
 	}
 	for _, a := range r.GetAlerts() {
 		monitor.PrintAlert(w, a)
 	}
 }
 
-// blockedSummary names the checks that blocked chunks and where.
-func blockedSummary(bs []*gatev1.BlockedChunk) string {
+// blockedSummary names the BLOCK checks over their thresholds, their
+// counts and where their first failures are.
+func blockedSummary(p *gatev1.PartitionState) string {
 	var parts []string
-	for i, b := range bs {
-		if i == 3 {
-			parts = append(parts, fmt.Sprintf("and %d more", len(bs)-3))
-			break
+	for _, c := range p.GetChecks() {
+		if !c.GetExceeded() || c.GetPolicy() != contractv1.Policy_POLICY_BLOCK {
+			continue
 		}
-		d := b.GetDetail()
-		p := fmt.Sprintf("chunk %d by check %s (%d of %d records failed", b.GetSequence(), d.GetCheck(), d.GetFailures(), d.GetReceived())
-		if pos := d.GetSamplePositions(); len(pos) > 0 {
-			p += fmt.Sprintf(", first at line %d", pos[0])
+		s := fmt.Sprintf("check %s failed for %d of %d records", c.GetCheck(), c.GetFailures(), c.GetRows())
+		if pos := c.GetSamplePositions(); len(pos) > 0 {
+			s += fmt.Sprintf(", first at line %d", pos[0])
 		}
-		parts = append(parts, p+")")
+		parts = append(parts, s)
+	}
+	if len(parts) == 0 {
+		return p.GetNotice()
 	}
 	return strings.Join(parts, "; ")
 }

@@ -79,7 +79,10 @@ func setupSettlements(t *testing.T, n *seamtest.Node, merchant func(i int) strin
 	n.MustCLI(t, 0, "contract", "register", "-f", seamtest.WriteFile(t, "v1.yaml", settlementsV1))
 	n.MustCLI(t, 0, "consumer", "register", "-f", seamtest.WriteFile(t, "payouts.yaml", payouts))
 	n.MustCLI(t, 0, "gate", "ingest", settlements(t, 7, 50, func(i int) string { return fmt.Sprint(1000 + i) }), "--subject", "pay.settlements", "--partition", "2026-03-07")
+	n.Seal(t, "pay.settlements", "2026-03-07")
 	n.MustCLI(t, 0, "gate", "ingest", settlements(t, 8, 200, merchant), "--subject", "pay.settlements", "--partition", "2026-03-08")
+	// The gate judges a day whole when it is sealed: then the change alert.
+	n.Seal(t, "pay.settlements", "2026-03-08")
 }
 
 func changeRules(t *testing.T, changes any) []string {

@@ -1,0 +1,459 @@
+package gate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/seamdata/seam/core/check"
+	"github.com/seamdata/seam/platform/auth"
+	"github.com/seamdata/seam/platform/rpcerr"
+	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
+	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
+)
+
+// A partition is judged whole. Its batches add their records' figures to
+// it (every record is judged at once, accepted or quarantined); its seal
+// judges the figures against the partition's contract version: BLOCK
+// thresholds against all its records, statistics against the trailing
+// sealed partitions. A record that arrives for a sealed partition opens
+// an amendment of it, judged and sealed on its own. A batch sent with
+// replace supersedes the partition's previous sending.
+
+// Wait bounds of WaitPartition.
+const (
+	defaultWait = 30 * time.Second
+	maxWait     = 5 * time.Minute
+)
+
+// sealUnit judges an open unit and seals it (or re-judges a sealed one
+// after a replay), raising the alerts of its judgment once each. It
+// changes u; the caller writes it.
+func (s *Server) sealUnit(ctx context.Context, tx storeTx, cv *compiled, p partRow, u *unitRow, cause gatev1.SealCause, by, batchID string, now time.Time) ([]*gatev1.Alert, error) {
+	plan := cv.plan
+	window := 0
+	for _, ch := range plan.Checks() {
+		window = max(window, ch.Baseline)
+	}
+	baseline, err := tx.Baseline(ctx, p.subject, p.part, window)
+	if err != nil {
+		return nil, err
+	}
+	j := plan.Judge(u.figures.Figures, baseline, check.JudgeOptions{Amendment: u.amendment > 0})
+	var out []*gatev1.Alert
+	raise := func(a *gatev1.Alert, dedupe string, typ registryv1.EventType) error {
+		ok, err := s.storeAlert(ctx, tx, a, dedupe, typ)
+		if ok {
+			out = append(out, a)
+		}
+		return err
+	}
+	base := func(kind, name, field, msg string, sev gatev1.Severity) *gatev1.Alert {
+		return &gatev1.Alert{Time: timestamppb.New(now), Subject: p.subject, Partition: p.part, Amendment: u.amendment, Check: name, Severity: sev,
+			Message: msg, Field: field, Kind: kind, FirstSeen: timestamppb.New(now), BatchId: batchID, Observed: math.NaN(), Baseline: math.NaN()}
+	}
+	scope := fmt.Sprintf("%s/%s/%d/%d", p.subject, p.part, p.attempt, u.amendment)
+	what := "partition " + p.part
+	if u.amendment > 0 {
+		what = fmt.Sprintf("amendment %d of partition %s", u.amendment, p.part)
+	}
+	var blocking []string
+	for _, o := range j.Outcomes {
+		if !o.Exceeded {
+			continue
+		}
+		switch {
+		case o.Policy == contractPolicyBlock:
+			blocking = append(blocking, o.Message)
+		case o.Check >= 0 && !plan.Checks()[o.Check].Kind.Statistical():
+			a := base("RECORD_CHECK", o.Name, o.Field, fmt.Sprintf("%s of %s: %s", what, p.subject, o.Message), gatev1.Severity_SEVERITY_WARNING)
+			a.Count, a.Observed = o.Failures, float64(o.Failures)
+			if err := raise(a, "record/"+scope+"/"+o.Name, registryv1.EventType_EVENT_TYPE_ALERT_RAISED); err != nil {
+				return nil, err
+			}
+		default:
+			kind, sev := statKind(o.Kind)
+			a := base(kind, o.Name, o.Field, fmt.Sprintf("%s of %s: %s", what, p.subject, o.Message), sev)
+			a.Observed, a.Baseline, a.Count = o.Observed, o.Baseline, o.Rows
+			if o.Kind == "match_rate" {
+				a.Count = u.figures.Stats.Fields[o.Field].IDs
+			}
+			if err := raise(a, "stat/"+scope+"/"+o.Name, registryv1.EventType_EVENT_TYPE_ALERT_RAISED); err != nil {
+				return nil, err
+			}
+		}
+	}
+	verdict := j.Verdict
+	for _, c := range u.figures.clusters(s.cfg.UnannouncedShare) {
+		if verdict < check.PassedWithAlerts {
+			verdict = check.PassedWithAlerts
+		}
+		j.Outcomes = append(j.Outcomes, check.Outcome{Check: -1, Name: c.Field + ".type", Kind: "shape", Policy: contractPolicyAlert, Field: c.Field,
+			Failures: c.Count, Rows: u.figures.Stats.Rows, Exceeded: true, Observed: float64(c.Count) / float64(u.figures.Stats.Rows), Baseline: math.NaN(),
+			Message: fmt.Sprintf("%d of %d records send %s as %s", c.Count, u.figures.Stats.Rows, c.Field, c.Shape)})
+		fresh, err := tx.NewShape(ctx, p.subject, c.Field, c.Shape, batchID, now)
+		if err != nil {
+			return nil, err
+		}
+		if !fresh {
+			continue // one alert per field and shape, not one per partition
+		}
+		msg := fmt.Sprintf("unannounced change: %d of %d records of %s of %s send %s as %s (for example %s) where the contract (version %d) declares %s; they are quarantined, not passed with the value nulled — announce a new contract version with a mapping, or contain the source",
+			c.Count, u.figures.Stats.Rows, what, p.subject, c.Field, c.Shape, c.Sample, cv.version, c.Declared)
+		a := base("UNANNOUNCED_CHANGE", c.Field+".type", c.Field, msg, gatev1.Severity_SEVERITY_CRITICAL)
+		a.Count, a.Observed = c.Count, float64(c.Count)/float64(u.figures.Stats.Rows)
+		if err := raise(a, "shape/"+p.subject+"/"+c.Field+"/"+c.Shape, registryv1.EventType_EVENT_TYPE_UNANNOUNCED_CHANGE); err != nil {
+			return nil, err
+		}
+	}
+	if len(blocking) > 0 {
+		first := ""
+		for _, o := range j.Outcomes {
+			if o.Exceeded && o.Policy == contractPolicyBlock {
+				first = o.Name
+				break
+			}
+		}
+		a := base("PARTITION_BLOCKED", first, "", fmt.Sprintf("%s of %s is BLOCKED: %s; publish none of it, and resend it corrected with replace",
+			what, p.subject, strings.Join(blocking, "; ")), gatev1.Severity_SEVERITY_CRITICAL)
+		a.Count = u.counts.received
+		if err := raise(a, "blocked/"+scope, registryv1.EventType_EVENT_TYPE_ALERT_RAISED); err != nil {
+			return nil, err
+		}
+	}
+	u.status = gatev1.PartitionStatus_PARTITION_STATUS_SEALED
+	u.verdict = verdictProto(verdict)
+	u.decision = outcomesProto(j.Outcomes)
+	u.sealedAt, u.sealCause, u.sealedBy, u.updatedAt = now, cause, by, now
+	if err := tx.Notify(ctx, partitionChannel); err != nil {
+		return nil, err
+	}
+	s.cfg.Logger.InfoContext(ctx, "partition sealed", "subject", p.subject, "partition", p.part, "amendment", u.amendment,
+		"verdict", u.verdict.String(), "cause", cause.String(), "by", by)
+	return out, nil
+}
+
+const contractPolicyBlock = 1 // contractv1.Policy_POLICY_BLOCK
+
+func verdictProto(v check.Verdict) gatev1.PartitionVerdict {
+	switch v {
+	case check.Blocked:
+		return gatev1.PartitionVerdict_PARTITION_VERDICT_BLOCKED
+	case check.PassedWithAlerts:
+		return gatev1.PartitionVerdict_PARTITION_VERDICT_PASSED_WITH_ALERTS
+	}
+	return gatev1.PartitionVerdict_PARTITION_VERDICT_PASSED
+}
+
+func outcomesProto(outcomes []check.Outcome) []*gatev1.CheckOutcome {
+	out := make([]*gatev1.CheckOutcome, len(outcomes))
+	for i, o := range outcomes {
+		c := &gatev1.CheckOutcome{Check: o.Name, Rule: o.Rule, Policy: o.Policy, Field: o.Field, Kind: o.Kind, Failures: o.Failures, Rows: o.Rows,
+			Exceeded: o.Exceeded, Observed: o.Observed, Baseline: o.Baseline, SamplePositions: o.Samples, Message: o.Message}
+		if o.Policy == contractPolicyBlock {
+			if o.Threshold.IsFraction {
+				c.Threshold = thresholdFraction(o.Threshold.Fraction)
+			} else {
+				c.Threshold = thresholdCount(o.Threshold.Count)
+			}
+		}
+		out[i] = c
+	}
+	return out
+}
+
+// stateOf is a unit's state as the API shows it: while open, with the
+// BLOCK checks failing so far and whether they already doom it.
+func (s *Server) stateOf(cv *compiled, p partRow, u unitRow, alerts []*gatev1.Alert) *gatev1.PartitionState {
+	c := u.counts
+	st := &gatev1.PartitionState{Subject: p.subject, Partition: p.part, Amendment: u.amendment, Attempt: p.attempt, Status: u.status, Verdict: u.verdict,
+		ContractVersion: u.version, Counts: &gatev1.PartitionCounts{Received: c.received, Accepted: c.accepted, Quarantined: c.quarantined,
+			Duplicates: c.duplicates, Released: c.released, Batches: c.batches},
+		MatchRate: -1, SealCause: u.sealCause, SealedBy: u.sealedBy, Alerts: alerts}
+	if st.Status == gatev1.PartitionStatus_PARTITION_STATUS_UNSPECIFIED {
+		st.Status = gatev1.PartitionStatus_PARTITION_STATUS_OPEN // sealed by nobody yet, and empty
+	}
+	if c.idChecked > 0 {
+		st.MatchRate = float64(c.idMatched) / float64(c.idChecked)
+	}
+	if !u.openedAt.IsZero() {
+		st.OpenTime, st.UpdateTime = timestamppb.New(u.openedAt), timestamppb.New(u.updatedAt)
+	}
+	if !u.sealedAt.IsZero() {
+		st.SealTime = timestamppb.New(u.sealedAt)
+	}
+	what := fmt.Sprintf("partition %s of %s", p.part, p.subject)
+	if u.amendment > 0 {
+		what = fmt.Sprintf("amendment %d of partition %s of %s", u.amendment, p.part, p.subject)
+	}
+	if u.status == gatev1.PartitionStatus_PARTITION_STATUS_SEALED {
+		st.Checks = u.decision
+		var msgs []string
+		for _, o := range u.decision {
+			if o.GetExceeded() {
+				msgs = append(msgs, o.GetMessage())
+			}
+		}
+		switch u.verdict {
+		case gatev1.PartitionVerdict_PARTITION_VERDICT_BLOCKED:
+			st.Notice = fmt.Sprintf("%s is BLOCKED: %s; publish none of it, and resend it corrected with replace", what, strings.Join(msgs, "; "))
+		case gatev1.PartitionVerdict_PARTITION_VERDICT_PASSED_WITH_ALERTS:
+			st.Notice = fmt.Sprintf("%s passed with alerts: %s", what, strings.Join(msgs, "; "))
+		default:
+			st.Notice = what + " passed"
+		}
+		return st
+	}
+	if cv == nil {
+		return st
+	}
+	progress := cv.plan.Progress(u.figures.Figures)
+	st.Checks = outcomesProto(progress)
+	for _, o := range progress {
+		if !o.Exceeded {
+			continue
+		}
+		if o.Final {
+			st.WillBlock = true
+			st.Notice = fmt.Sprintf("%s will be BLOCKED: %s, and more records cannot undo that; stop sending it and resend it corrected with replace", what, o.Message)
+			break
+		}
+		st.Notice = fmt.Sprintf("%s is over a BLOCK threshold so far: %s; unless enough further records pass, it will be BLOCKED at its seal", what, o.Message)
+	}
+	return st
+}
+
+// seal seals the latest unit of a partition (creating the partition, empty,
+// when it was never sent: an empty partition is judged too).
+func (s *Server) seal(ctx context.Context, subject, part string, cause gatev1.SealCause, by string) (*gatev1.PartitionState, error) {
+	for attempt := 0; ; attempt++ {
+		_, head, ok, err := s.store.Head(ctx, subject, part, nil)
+		if err != nil {
+			return nil, err
+		}
+		var cv *compiled
+		if ok && head.version > 0 && head.status == gatev1.PartitionStatus_PARTITION_STATUS_OPEN {
+			cv, err = s.contracts.resolve(ctx, subject, head.version, false)
+		} else {
+			cv, err = s.versionFor(ctx, subject, part, 0)
+		}
+		if err != nil {
+			return nil, err
+		}
+		now := s.cfg.Clock()
+		var state *gatev1.PartitionState
+		err = s.store.InTx(ctx, func(tx storeTx) error {
+			p, _, err := tx.LockPartition(ctx, subject, part, true, now)
+			if err != nil {
+				return err
+			}
+			u, ok, err := tx.Unit(ctx, p.pid, p.amendment)
+			if err != nil {
+				return err
+			}
+			switch {
+			case ok && u.status == gatev1.PartitionStatus_PARTITION_STATUS_SEALED:
+				alerts, err := s.store.PartitionAlerts(ctx, subject, part, u.amendment, u.openedAt)
+				if err != nil {
+					return err
+				}
+				state = s.stateOf(cv, p, u, alerts)
+				return nil
+			case !ok:
+				u = unitRow{pid: p.pid, amendment: p.amendment, status: gatev1.PartitionStatus_PARTITION_STATUS_OPEN, version: cv.version, openedAt: now, updatedAt: now}
+			case u.version == 0:
+				u.version = cv.version
+			case u.version != cv.version:
+				return errTargetMoved
+			}
+			alerts, err := s.sealUnit(ctx, tx, cv, p, &u, cause, by, "", now)
+			if err != nil {
+				return err
+			}
+			if err := tx.PutUnit(ctx, u); err != nil {
+				return err
+			}
+			state = s.stateOf(cv, p, u, alerts)
+			return nil
+		})
+		if errors.Is(err, errTargetMoved) && attempt < 3 {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		for _, a := range state.GetAlerts() {
+			s.metrics.alert(ctx, a.GetSubject(), a.GetKind())
+		}
+		return state, nil
+	}
+}
+
+// sealIfAsked seals a batch's partition when the batch asked, and returns
+// its partition's state either way.
+func (s *Server) sealIfAsked(ctx context.Context, in batchInput) (*gatev1.PartitionState, error) {
+	if in.seal {
+		return s.seal(ctx, in.subject, in.partition, gatev1.SealCause_SEAL_CAUSE_REQUEST, auth.NameFromContext(ctx))
+	}
+	return s.partitionState(ctx, in.subject, in.partition, nil)
+}
+
+// sealDue seals, with a partition time, the partitions the subject's
+// watermark has passed. A failure is logged, not returned: the batch that
+// moved the watermark is stored, and the next one tries again.
+func (s *Server) sealDue(ctx context.Context, cv *compiled, subject string) {
+	if cv.spec == nil {
+		return
+	}
+	w, ok, err := s.store.Watermark(ctx, subject)
+	if err != nil || !ok {
+		if err != nil {
+			s.cfg.Logger.WarnContext(ctx, "could not read the watermark", "subject", subject, "error", err)
+		}
+		return
+	}
+	due, err := s.store.OpenBefore(ctx, subject, cv.spec.Cutoff(w))
+	if err != nil {
+		s.cfg.Logger.WarnContext(ctx, "could not find the partitions the watermark passed", "subject", subject, "error", err)
+		return
+	}
+	for _, part := range due {
+		if _, err := s.seal(ctx, subject, part, gatev1.SealCause_SEAL_CAUSE_WATERMARK, "gate"); err != nil {
+			s.cfg.Logger.WarnContext(ctx, "sealing by watermark failed; the next batch tries again", "subject", subject, "partition", part, "error", err)
+		}
+	}
+}
+
+// partitionState reads a unit's state (the latest when amendment is nil).
+func (s *Server) partitionState(ctx context.Context, subject, part string, amendment *int32) (*gatev1.PartitionState, error) {
+	p, u, ok, err := s.store.Head(ctx, subject, part, amendment)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		what := "partition"
+		name := subject + "/" + part
+		if amendment != nil {
+			what, name = "amendment", fmt.Sprintf("%s/%s amendment %d", subject, part, *amendment)
+		}
+		return nil, rpcerr.NotFound(what, name, "send a batch for it first (seam gate ingest)")
+	}
+	var cv *compiled
+	if u.version > 0 && u.status != gatev1.PartitionStatus_PARTITION_STATUS_SEALED {
+		if cv, err = s.contracts.resolve(ctx, subject, u.version, false); err != nil {
+			return nil, err
+		}
+	}
+	alerts, err := s.store.PartitionAlerts(ctx, subject, part, u.amendment, u.openedAt)
+	if err != nil {
+		return nil, err
+	}
+	return s.stateOf(cv, p, u, alerts), nil
+}
+
+func partitionArgs(subject, part string) error {
+	var bad []rpcerr.FieldViolation
+	if strings.TrimSpace(subject) == "" {
+		bad = append(bad, rpcerr.FieldViolation{Field: "subject", Description: "name the source subject, for example shop.orders"})
+	}
+	if strings.TrimSpace(part) == "" {
+		bad = append(bad, rpcerr.FieldViolation{Field: "partition", Description: "name the partition, for example 2026-10-01"})
+	}
+	if len(bad) > 0 {
+		return rpcerr.InvalidArgument("no partition named", bad...)
+	}
+	return nil
+}
+
+// SealPartition seals a partition (or its open amendment) and judges it.
+func (s *Server) SealPartition(ctx context.Context, req *gatev1.SealPartitionRequest) (*gatev1.SealPartitionResponse, error) {
+	subject, part := strings.TrimSpace(req.GetSubject()), strings.TrimSpace(req.GetPartition())
+	if err := partitionArgs(subject, part); err != nil {
+		return nil, err
+	}
+	state, err := s.seal(ctx, subject, part, gatev1.SealCause_SEAL_CAUSE_REQUEST, auth.NameFromContext(ctx))
+	if err != nil {
+		return nil, err
+	}
+	return &gatev1.SealPartitionResponse{Partition: state}, nil
+}
+
+// GetPartition returns a partition's state.
+func (s *Server) GetPartition(ctx context.Context, req *gatev1.GetPartitionRequest) (*gatev1.GetPartitionResponse, error) {
+	subject, part := strings.TrimSpace(req.GetSubject()), strings.TrimSpace(req.GetPartition())
+	if err := partitionArgs(subject, part); err != nil {
+		return nil, err
+	}
+	state, err := s.partitionState(ctx, subject, part, req.Amendment)
+	if err != nil {
+		return nil, err
+	}
+	p, _, _, err := s.store.Head(ctx, subject, part, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &gatev1.GetPartitionResponse{Partition: state, Amendments: p.amendment}, nil
+}
+
+// WaitPartition waits until a partition is sealed, woken by seals on any
+// replica, and answers its state; after the timeout it answers the state
+// as it is (sealed false). A partition not sent yet is waited for too.
+func (s *Server) WaitPartition(ctx context.Context, req *gatev1.WaitPartitionRequest) (*gatev1.WaitPartitionResponse, error) {
+	subject, part := strings.TrimSpace(req.GetSubject()), strings.TrimSpace(req.GetPartition())
+	if err := partitionArgs(subject, part); err != nil {
+		return nil, err
+	}
+	wait := defaultWait
+	if d := req.GetTimeout(); d != nil {
+		if err := d.CheckValid(); err != nil || d.AsDuration() < 0 {
+			return nil, rpcerr.InvalidArgument("bad timeout", rpcerr.FieldViolation{Field: "timeout", Description: "send a positive duration, at most 5m"})
+		}
+		wait = min(d.AsDuration(), maxWait)
+	}
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	wake, err := s.store.Listen(wctx, partitionChannel)
+	if err != nil {
+		return nil, fmt.Errorf("wait for partition %s/%s: %w", subject, part, err)
+	}
+	tick := time.NewTicker(s.cfg.RelayInterval)
+	defer tick.Stop()
+	amendment := req.Amendment
+	for {
+		state, err := s.partitionState(ctx, subject, part, amendment)
+		if err != nil && !isNotFound(err) {
+			return nil, err
+		}
+		if state != nil {
+			if state.GetStatus() == gatev1.PartitionStatus_PARTITION_STATUS_SEALED {
+				return &gatev1.WaitPartitionResponse{Partition: state, Sealed: true}, nil
+			}
+			if amendment == nil {
+				// Wait for this unit, not for amendments opened later.
+				a := state.GetAmendment()
+				amendment = &a
+			}
+		}
+		select {
+		case <-wctx.Done():
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			if state == nil {
+				return nil, err
+			}
+			return &gatev1.WaitPartitionResponse{Partition: state}, nil
+		case <-wake:
+		case <-tick.C:
+		}
+	}
+}
+
+func isNotFound(err error) bool { return status.Code(err) == codes.NotFound }

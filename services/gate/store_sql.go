@@ -1,0 +1,233 @@
+package gate
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/seamdata/seam/platform/storage"
+)
+
+// sqlStore is gateStore over platform/storage: one implementation, one
+// schema (schema.go), for the embedded SQLite file and PostgreSQL.
+type sqlStore struct {
+	db *storage.DB
+}
+
+// sqlTx is storeTx inside one of sqlStore's transactions.
+type sqlTx struct {
+	db *storage.DB
+	tx *sql.Tx
+}
+
+// querier is what both *sql.DB and *sql.Tx offer.
+type querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+func openStore(ctx context.Context, url string) (*sqlStore, error) {
+	db, err := storage.Open(ctx, url)
+	if err != nil {
+		return nil, err
+	}
+	if err := Migrate(ctx, db); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return &sqlStore{db: db}, nil
+}
+
+func (s *sqlStore) Close() error { return s.db.Close() }
+
+func (s *sqlStore) InTx(ctx context.Context, fn func(tx storeTx) error) error {
+	return s.db.InTx(ctx, func(tx *sql.Tx) error { return fn(&sqlTx{db: s.db, tx: tx}) })
+}
+
+func (s *sqlStore) Listen(ctx context.Context, channel string) (<-chan struct{}, error) {
+	return s.db.Listen(ctx, channel)
+}
+
+func (t *sqlTx) Notify(ctx context.Context, channel string) error {
+	return t.db.Notify(ctx, t.tx, channel)
+}
+
+func (s *sqlStore) SetContainment(ctx context.Context, c containment, action string, event outboxEvent) error {
+	return s.InTx(ctx, func(tx storeTx) error { return tx.WriteContainment(ctx, c, action, event) })
+}
+
+func (t *sqlTx) WriteContainment(ctx context.Context, c containment, action string, event outboxEvent) error {
+	at := c.Changed.UnixNano()
+	if _, err := t.tx.ExecContext(ctx, `
+INSERT INTO gate_containments (subject, contained, reason, principal, changed_at, automatic)
+VALUES ($1, $2, $3, $4, $5, $6)
+ON CONFLICT (subject) DO UPDATE SET contained = excluded.contained, reason = excluded.reason,
+	principal = excluded.principal, changed_at = excluded.changed_at, automatic = excluded.automatic`,
+		c.Subject, c.Contained, c.Reason, c.Principal, at, c.Automatic); err != nil {
+		return fmt.Errorf("store containment of %s: %w", c.Subject, err)
+	}
+	if err := audit(ctx, t.tx, c.Changed, c.Principal, c.Subject, action, c.Reason); err != nil {
+		return err
+	}
+	return t.Enqueue(ctx, event, c.Changed)
+}
+
+func (t *sqlTx) Audit(ctx context.Context, at time.Time, principal, subject, action, detail string) error {
+	return audit(ctx, t.tx, at, principal, subject, action, detail)
+}
+
+// audit appends an entry to the gate's audit trail.
+func audit(ctx context.Context, q querier, at time.Time, principal, subject, action, detail string) error {
+	if _, err := q.ExecContext(ctx, `INSERT INTO gate_audit (at, principal, subject, action, detail) VALUES ($1, $2, $3, $4, $5)`,
+		at.UnixNano(), principal, subject, action, detail); err != nil {
+		return fmt.Errorf("audit %s of %s: %w", action, subject, err)
+	}
+	return nil
+}
+
+func (t *sqlTx) Enqueue(ctx context.Context, e outboxEvent, at time.Time) error {
+	if _, err := t.tx.ExecContext(ctx, `INSERT INTO gate_outbox (event_id, payload, created_at) VALUES ($1, $2, $3)`,
+		e.EventID, e.Payload, at.UnixNano()); err != nil {
+		return fmt.Errorf("queue registry event %s: %w", e.EventID, err)
+	}
+	return t.Notify(ctx, outboxChannel)
+}
+
+func (s *sqlStore) QueueEventOnce(ctx context.Context, e outboxEvent, at time.Time) error {
+	return s.db.InTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO gate_outbox (event_id, payload, created_at) VALUES ($1, $2, $3) ON CONFLICT (event_id) DO NOTHING`,
+			e.EventID, e.Payload, at.UnixNano()); err != nil {
+			return fmt.Errorf("queue registry event %s: %w", e.EventID, err)
+		}
+		return s.db.Notify(ctx, tx, outboxChannel)
+	})
+}
+
+func (s *sqlStore) Containment(ctx context.Context, subject string) (containment, bool, error) {
+	return readContainment(ctx, s.db.SQL, subject)
+}
+
+func (t *sqlTx) Containment(ctx context.Context, subject string) (containment, bool, error) {
+	return readContainment(ctx, t.tx, subject)
+}
+
+func readContainment(ctx context.Context, q querier, subject string) (containment, bool, error) {
+	var c containment
+	var at int64
+	err := q.QueryRowContext(ctx, `SELECT subject, contained, reason, principal, changed_at, automatic FROM gate_containments WHERE subject = $1`, subject).
+		Scan(&c.Subject, &c.Contained, &c.Reason, &c.Principal, &at, &c.Automatic)
+	if errors.Is(err, sql.ErrNoRows) {
+		return containment{}, false, nil
+	}
+	if err != nil {
+		return containment{}, false, fmt.Errorf("read containment of %s: %w", subject, err)
+	}
+	c.Changed = time.Unix(0, at)
+	return c, true, nil
+}
+
+func (s *sqlStore) Containments(ctx context.Context) ([]containment, error) {
+	rows, err := s.db.SQL.QueryContext(ctx, `SELECT subject, contained, reason, principal, changed_at, automatic FROM gate_containments ORDER BY subject`)
+	if err != nil {
+		return nil, fmt.Errorf("list containments: %w", err)
+	}
+	defer rows.Close()
+	var out []containment
+	for rows.Next() {
+		var c containment
+		var at int64
+		if err := rows.Scan(&c.Subject, &c.Contained, &c.Reason, &c.Principal, &at, &c.Automatic); err != nil {
+			return nil, fmt.Errorf("list containments: %w", err)
+		}
+		c.Changed = time.Unix(0, at)
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+func (s *sqlStore) PendingEvents(ctx context.Context, limit int) ([]outboxEvent, error) {
+	rows, err := s.db.SQL.QueryContext(ctx, `SELECT seq, event_id, payload FROM gate_outbox WHERE delivered_at IS NULL ORDER BY seq LIMIT $1`, limit)
+	if err != nil {
+		return nil, fmt.Errorf("read outbox: %w", err)
+	}
+	defer rows.Close()
+	var out []outboxEvent
+	for rows.Next() {
+		var e outboxEvent
+		if err := rows.Scan(&e.Seq, &e.EventID, &e.Payload); err != nil {
+			return nil, fmt.Errorf("read outbox: %w", err)
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+func (s *sqlStore) MarkDelivered(ctx context.Context, seq, registrySeq int64, at time.Time) error {
+	if _, err := s.db.SQL.ExecContext(ctx, `UPDATE gate_outbox SET delivered_at = $1, registry_seq = $2 WHERE seq = $3`, at.UnixNano(), registrySeq, seq); err != nil {
+		return fmt.Errorf("mark outbox event %d delivered: %w", seq, err)
+	}
+	return nil
+}
+
+func (s *sqlStore) RegistrySeq(ctx context.Context, eventID string) (int64, error) {
+	var seq sql.NullInt64
+	if err := s.db.SQL.QueryRowContext(ctx, `SELECT registry_seq FROM gate_outbox WHERE event_id = $1`, eventID).Scan(&seq); err != nil {
+		return 0, fmt.Errorf("read delivery of event %s: %w", eventID, err)
+	}
+	return seq.Int64, nil
+}
+
+func (s *sqlStore) PutContract(ctx context.Context, v storedVersion, contract []byte, at time.Time) error {
+	var data int64
+	if !v.dataEffective.IsZero() {
+		data = v.dataEffective.UnixNano()
+	}
+	if _, err := s.db.SQL.ExecContext(ctx, `INSERT INTO gate_contracts (subject, version, contract, fetched_at, status, effective_at, data_effective_at) VALUES ($1, $2, $3, $4, $5, $6, $7)
+ON CONFLICT (subject, version) DO UPDATE SET status = excluded.status, effective_at = excluded.effective_at, data_effective_at = excluded.data_effective_at`,
+		v.subject, v.version, contract, at.UnixNano(), int32(v.status), v.effective.UnixNano(), data); err != nil {
+		return fmt.Errorf("store %s version %d: %w", v.subject, v.version, err)
+	}
+	return nil
+}
+
+func (s *sqlStore) SetActive(ctx context.Context, subject string, version int32, at time.Time) error {
+	if _, err := s.db.SQL.ExecContext(ctx, `INSERT INTO gate_active (subject, version, fetched_at) VALUES ($1, $2, $3)
+ON CONFLICT (subject) DO UPDATE SET version = excluded.version, fetched_at = excluded.fetched_at`, subject, version, at.UnixNano()); err != nil {
+		return fmt.Errorf("store active version of %s: %w", subject, err)
+	}
+	return nil
+}
+
+func (s *sqlStore) Contract(ctx context.Context, subject string, version int32) ([]byte, bool, error) {
+	var b []byte
+	err := s.db.SQL.QueryRowContext(ctx, `SELECT contract FROM gate_contracts WHERE subject = $1 AND version = $2`, subject, version).Scan(&b)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("read stored %s version %d: %w", subject, version, err)
+	}
+	return b, true, nil
+}
+
+func (s *sqlStore) ActiveContracts(ctx context.Context) (map[string]activeEntry, error) {
+	rows, err := s.db.SQL.QueryContext(ctx, `SELECT subject, version, fetched_at FROM gate_active`)
+	if err != nil {
+		return nil, fmt.Errorf("read last known contracts: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]activeEntry{}
+	for rows.Next() {
+		var subject string
+		var version int32
+		var at int64
+		if err := rows.Scan(&subject, &version, &at); err != nil {
+			return nil, fmt.Errorf("read last known contracts: %w", err)
+		}
+		out[subject] = activeEntry{version: version, fetched: time.Unix(0, at)}
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,95 @@
+package gate
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
+	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
+)
+
+// codeName is an error code's short name ("ID_UNMAPPED").
+func codeName(c recordv1.ErrorCode) string { return strings.TrimPrefix(c.String(), "ERROR_CODE_") }
+
+// listColumn joins names as "|a|b|", each with "%" and "|" escaped, so
+// "|name|" occurs in it exactly when name is one of them.
+func listColumn(names []string) string {
+	var b strings.Builder
+	b.WriteByte('|')
+	for _, n := range names {
+		b.WriteString(listEscaper.Replace(n))
+		b.WriteByte('|')
+	}
+	return b.String()
+}
+
+var listEscaper = strings.NewReplacer("%", "%25", "|", "%7C")
+
+func (t *sqlTx) InsertQuarantine(ctx context.Context, rows []quarantineRow) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	stmt, err := t.tx.PrepareContext(ctx, `INSERT INTO gate_quarantine (id, subject, part, batch_id, idx, position, contract_version, format, raw,
+	reasons, reason, reason_codes, check_name, check_names, id_state, created_at, state, state_at, raw_size, raw_sha256, amendment)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $16, $18, $19, $20)`)
+	if err != nil {
+		return fmt.Errorf("prepare quarantine insert: %w", err)
+	}
+	defer stmt.Close()
+	for _, q := range rows {
+		reasons, err := proto.Marshal(&gatev1.RecordVerdict{Reasons: q.reasons})
+		if err != nil {
+			return fmt.Errorf("encode reasons of quarantined record %d: %w", q.index, err)
+		}
+		var codes, checks []string
+		for _, r := range q.reasons {
+			codes = append(codes, codeName(r.GetCode()))
+			checks = append(checks, r.GetCheck())
+		}
+		if _, err := stmt.ExecContext(ctx, q.id, q.subject, q.part, q.batchID, q.index, q.position, q.version, int32(q.format), q.raw,
+			reasons, codes[0], listColumn(codes), checks[0], listColumn(checks), q.idState, q.at.UnixNano(), int32(gatev1.QuarantineState_QUARANTINE_STATE_HELD),
+			q.rawSize, q.rawSHA256, q.amendment); err != nil {
+			return fmt.Errorf("quarantine record %d of batch %s: %w", q.index, q.batchID, err)
+		}
+	}
+	return nil
+}
+
+func (t *sqlTx) InsertAlert(ctx context.Context, a *gatev1.Alert, dedupe string) (bool, error) {
+	err := t.tx.QueryRowContext(ctx, `INSERT INTO gate_alerts (dedupe, at, subject, part, check_name, kind, severity, message, observed, baseline, field, count, first_seen, batch_id, amendment)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) ON CONFLICT (dedupe) DO NOTHING RETURNING seq`,
+		dedupe, a.GetTime().AsTime().UnixNano(), a.GetSubject(), a.GetPartition(), a.GetCheck(), a.GetKind(), int32(a.GetSeverity()), a.GetMessage(),
+		nullFloat(a.GetObserved()), nullFloat(a.GetBaseline()), a.GetField(), a.GetCount(), a.GetFirstSeen().AsTime().UnixNano(), a.GetBatchId(), a.GetAmendment()).Scan(&a.Sequence)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("store alert %s: %w", dedupe, err)
+	}
+	return true, nil
+}
+
+// nullFloat stores NaN (no value) as NULL, which both dialects keep.
+func nullFloat(f float64) sql.NullFloat64 {
+	return sql.NullFloat64{Float64: f, Valid: !math.IsNaN(f)}
+}
+
+func (t *sqlTx) NewShape(ctx context.Context, subject, field, shape, batchID string, at time.Time) (bool, error) {
+	res, err := t.tx.ExecContext(ctx, `INSERT INTO gate_shapes (subject, field, shape, first_seen, batch_id) VALUES ($1, $2, $3, $4, $5)
+ON CONFLICT (subject, field, shape) DO NOTHING`, subject, field, shape, at.UnixNano(), batchID)
+	if err != nil {
+		return false, fmt.Errorf("record shape %s of %s.%s: %w", shape, subject, field, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("record shape %s of %s.%s: %w", shape, subject, field, err)
+	}
+	return n == 1, nil
+}

@@ -1,0 +1,181 @@
+package gate
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/seamdata/seam/core/check"
+	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
+	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
+)
+
+// An idempotency row keeps a batch's per-record verdicts compactly, about
+// two bytes per accepted record: for each record its position (as the
+// difference to the previous one, usually 1), its status, the ALERT checks
+// it failed (by their index in the contract's checks) and, when
+// quarantined, its error codes. The reasons' messages are the quarantine's
+// (read back from it); canonical records are kept apart, only when the
+// caller asked for them, for Config.AnswerTTL.
+
+const (
+	verdictAccepted    = 1
+	verdictQuarantined = 2
+	verdictAlerts      = 0x10
+)
+
+// encodeVerdicts encodes a batch's verdicts.
+func encodeVerdicts(plan *check.Plan, recs []*gatev1.RecordVerdict) ([]byte, error) {
+	checkIndex := make(map[string]int, len(plan.Checks()))
+	for i, ch := range plan.Checks() {
+		checkIndex[ch.Name] = i
+	}
+	out := binary.AppendUvarint(make([]byte, 0, 2*len(recs)+8), uint64(len(recs)))
+	prev := int64(0)
+	for i, v := range recs {
+		if v.GetIndex() != int64(i) {
+			return nil, fmt.Errorf("verdict %d has index %d", i, v.GetIndex())
+		}
+		out = binary.AppendVarint(out, v.GetPosition()-prev)
+		prev = v.GetPosition()
+		flags := byte(verdictAccepted)
+		if v.GetStatus() == gatev1.RecordStatus_RECORD_STATUS_QUARANTINED {
+			flags = verdictQuarantined
+		}
+		if len(v.GetAlerts()) > 0 {
+			flags |= verdictAlerts
+		}
+		out = append(out, flags)
+		if flags&verdictAlerts != 0 {
+			out = binary.AppendUvarint(out, uint64(len(v.GetAlerts())))
+			for _, name := range v.GetAlerts() {
+				idx, ok := checkIndex[name]
+				if !ok {
+					return nil, fmt.Errorf("record %d failed ALERT check %q, which version %s does not have", i, name, "of its contract")
+				}
+				out = binary.AppendUvarint(out, uint64(idx))
+			}
+		}
+		if flags&verdictQuarantined != 0 {
+			out = binary.AppendUvarint(out, uint64(len(v.GetReasons())))
+			for _, r := range v.GetReasons() {
+				out = binary.AppendUvarint(out, uint64(r.GetCode()))
+			}
+		}
+	}
+	return out, nil
+}
+
+var errVerdicts = errors.New("stored verdicts are corrupt")
+
+// decodeVerdicts rebuilds a batch's verdicts. reasons holds the quarantine's
+// reasons by record index; a record whose quarantine row retention removed
+// gets its error codes only.
+func decodeVerdicts(plan *check.Plan, b []byte, reasons map[int64][]*recordv1.RecordError) ([]*gatev1.RecordVerdict, error) {
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n > uint64(len(b)) {
+		return nil, errVerdicts
+	}
+	b = b[k:]
+	out := make([]*gatev1.RecordVerdict, n)
+	pos := int64(0)
+	checks := plan.Checks()
+	for i := range out {
+		d, k := binary.Varint(b)
+		if k <= 0 || len(b) <= k {
+			return nil, errVerdicts
+		}
+		pos += d
+		flags := b[k]
+		b = b[k+1:]
+		v := &gatev1.RecordVerdict{Index: int64(i), Position: pos, Status: gatev1.RecordStatus_RECORD_STATUS_ACCEPTED}
+		if flags&verdictAlerts != 0 {
+			m, k := binary.Uvarint(b)
+			if k <= 0 || m > uint64(len(b)) {
+				return nil, errVerdicts
+			}
+			b = b[k:]
+			for range m {
+				idx, k := binary.Uvarint(b)
+				if k <= 0 || idx >= uint64(len(checks)) {
+					return nil, errVerdicts
+				}
+				b = b[k:]
+				v.Alerts = append(v.Alerts, checks[idx].Name)
+			}
+		}
+		if flags&verdictQuarantined != 0 {
+			v.Status = gatev1.RecordStatus_RECORD_STATUS_QUARANTINED
+			m, k := binary.Uvarint(b)
+			if k <= 0 || m > uint64(len(b)) {
+				return nil, errVerdicts
+			}
+			b = b[k:]
+			var codes []recordv1.ErrorCode
+			for range m {
+				c, k := binary.Uvarint(b)
+				if k <= 0 {
+					return nil, errVerdicts
+				}
+				b = b[k:]
+				codes = append(codes, recordv1.ErrorCode(c))
+			}
+			if kept, ok := reasons[int64(i)]; ok {
+				v.Reasons = kept
+			} else {
+				for _, c := range codes {
+					v.Reasons = append(v.Reasons, &recordv1.RecordError{Code: c,
+						Message: "the quarantined record was removed by retention after it was settled; only its error code is kept"})
+				}
+			}
+		}
+		out[i] = v
+	}
+	if len(b) != 0 {
+		return nil, errVerdicts
+	}
+	return out, nil
+}
+
+// encodeRecords keeps the canonical records of a batch's accepted records,
+// in record order, each length-prefixed.
+func encodeRecords(recs []*gatev1.RecordVerdict) ([]byte, error) {
+	var out []byte
+	for _, v := range recs {
+		if v.GetRecord() == nil {
+			continue
+		}
+		b, err := proto.Marshal(v.GetRecord())
+		if err != nil {
+			return nil, fmt.Errorf("encode the canonical record of record %d: %w", v.GetIndex(), err)
+		}
+		out = binary.AppendUvarint(out, uint64(v.GetIndex()))
+		out = binary.AppendUvarint(out, uint64(len(b)))
+		out = append(out, b...)
+	}
+	return out, nil
+}
+
+// decodeRecords puts kept canonical records back into their verdicts.
+func decodeRecords(b []byte, recs []*gatev1.RecordVerdict) error {
+	for len(b) > 0 {
+		idx, k := binary.Uvarint(b)
+		if k <= 0 || idx >= uint64(len(recs)) {
+			return errVerdicts
+		}
+		b = b[k:]
+		n, k := binary.Uvarint(b)
+		if k <= 0 || n > uint64(len(b)-k) {
+			return errVerdicts
+		}
+		rec := &recordv1.CanonicalRecord{}
+		if err := proto.Unmarshal(b[k:k+int(n)], rec); err != nil {
+			return fmt.Errorf("decode the kept canonical record %d: %w", idx, err)
+		}
+		recs[idx].Record = rec
+		b = b[k+int(n):]
+	}
+	return nil
+}
