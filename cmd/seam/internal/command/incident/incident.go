@@ -20,7 +20,6 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/seamdata/seam/cmd/seam/internal/client"
-	contractcmd "github.com/seamdata/seam/cmd/seam/internal/command/contract"
 	"github.com/seamdata/seam/cmd/seam/internal/exit"
 	"github.com/seamdata/seam/cmd/seam/internal/output"
 	"github.com/seamdata/seam/cmd/seam/internal/proposal"
@@ -29,7 +28,7 @@ import (
 
 // New returns `seam incident`.
 func New(g *client.Globals) *cobra.Command {
-	var f contractcmd.InferFlags
+	var f proposal.Flags
 	var o options
 	var apply bool
 	cmd := &cobra.Command{
@@ -160,7 +159,7 @@ func (inc *Incident) print(w io.Writer, applying bool) {
 			inc.Active, p.After.Passed, p.After.Records)
 	default:
 		fmt.Fprintln(w)
-		contractcmd.PrintProposal(w, p, "")
+		proposal.Print(w, p, "")
 	}
 	if len(inc.BlastRadius) > 0 {
 		fmt.Fprintln(w, "\nblast radius (consumers the fix reaches, in order):")
@@ -291,7 +290,7 @@ func (inc *Incident) json(rec *reconciliation, applyErr error) map[string]any {
 	}
 	out["blast_radius"] = radius
 	if p := inc.Proposal; p != nil {
-		out["proposal"] = contractcmd.ProposalJSON(&proposal.Gathered{Partitions: inc.Window, HeldTotal: inc.Held}, p)
+		out["proposal"] = proposal.JSON(&proposal.Gathered{Partitions: inc.Window, HeldTotal: inc.Held}, p)
 	}
 	if ck := inc.Check; ck != nil {
 		var problems []string

@@ -12,7 +12,6 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	contractcmd "github.com/seamdata/seam/cmd/seam/internal/command/contract"
 	idmapcmd "github.com/seamdata/seam/cmd/seam/internal/command/idmap"
 	"github.com/seamdata/seam/cmd/seam/internal/exit"
 	"github.com/seamdata/seam/cmd/seam/internal/proposal"
@@ -93,7 +92,7 @@ type MigrationPlan struct {
 
 // MarshalJSON writes the migration with its plan.
 func (mp *MigrationPlan) MarshalJSON() ([]byte, error) {
-	j := contractcmd.MigrationsJSON([]*infer.Migration{mp.Migration})[0]
+	j := proposal.MigrationsJSON([]*infer.Migration{mp.Migration})[0]
 	j["format_exists"], j["ready"], j["how"] = mp.FormatExists, mp.Ready, mp.How
 	if mp.RuleText != "" {
 		j["rule_to_set"], j["samples"] = mp.RuleText, mp.Samples

@@ -1,4 +1,4 @@
-package node_test
+package replicas_test
 
 import (
 	"bytes"
