@@ -15,6 +15,7 @@ import (
 
 	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
+	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
 	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
 	"github.com/seamdata/seam/sources/postgres"
 )
@@ -206,8 +207,8 @@ func TestStreamSealsTheDayItLeaves(t *testing.T) {
 
 // A partition that will be BLOCKED halts its table: the batch that doomed
 // it is in, the changes after it are held in order, the alert is in the
-// status, and the other table goes on. A newer version releases the held
-// changes.
+// status, and the other table goes on. A replacement of the partition
+// releases the held changes.
 func TestBlockingPartitionHaltsTheTable(t *testing.T) {
 	t.Parallel()
 	sm := startSeam(t)
@@ -215,26 +216,12 @@ func TestBlockingPartitionHaltsTheTable(t *testing.T) {
 	loadPayments(e, 200)
 	ctx := context.Background()
 	subject := "pg." + dbName(e.source) + ".public.accounts"
-	// The owner registers the accounts contract ahead, with a BLOCK check:
-	// more than 2 "bad" holders in a partition block it.
-	c, model, err := postgres.DeriveContract(ctx, e.source, subject, "cdc-blocks", "accounts")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.Checks = append(c.Checks, &contractv1.Check{Name: "holder_not_bad", Rule: `cel(holder != "bad")`, Policy: contractv1.Policy_POLICY_BLOCK,
-		Threshold: &contractv1.Threshold{Limit: &contractv1.Threshold_Count{Count: 2}}})
-	if _, err := e.seam.registry.RegisterCanonicalModel(ctx, &registryv1.RegisterCanonicalModelRequest{Model: model}); err != nil {
-		t.Fatal(err)
-	}
-	reg, err := e.seam.registry.RegisterContract(ctx, &registryv1.RegisterContractRequest{Contract: c})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, version := registerBlocking(t, e, subject)
 	r := e.start(e.config("blocks", "payments", "accounts"))
 	r.waitReady(t)
 	converged(t, e, "replica")
-	if v := tableStatus(t, e, "blocks", "public.accounts").ContractVersion; v != reg.GetVersion().GetVersion() {
-		t.Fatalf("accounts runs version %d, want the registered %d", v, reg.GetVersion().GetVersion())
+	if v := tableStatus(t, e, "blocks", "public.accounts").ContractVersion; v != version {
+		t.Fatalf("accounts runs version %d, want the registered %d", v, version)
 	}
 
 	e.exec(e.src, "UPDATE accounts SET holder = 'bad' WHERE ref IN ('ACC-000001', 'ACC-000002', 'ACC-000003')")
@@ -264,12 +251,15 @@ func TestBlockingPartitionHaltsTheTable(t *testing.T) {
 		t.Fatalf("a held change reached the replica (balance %v)", balance)
 	}
 
-	// A newer version without the check releases the table: the held
-	// changes apply in log order.
-	next := proto.Clone(c).(*contractv1.Contract)
-	next.Checks = nil
-	if _, err := e.seam.registry.RegisterContract(ctx, &registryv1.RegisterContractRequest{Contract: next,
-		Override: &registryv1.NoticeOverride{Reason: "INC-7: the check was wrong (test)"}}); err != nil {
+	// The owner sends the day corrected, as a replacement: the partition
+	// is no longer doomed, and the held changes apply in log order under
+	// the same version.
+	day := ts.Halt.Partitions[0]
+	fixed := `{"ref":"ACC-000001","holder":"corrected","balance":1.5,"opened":"2020-01-02","_seam_op":"u","_seam_lsn":1,"_seam_seq":0,"_seam_commit_time":"` +
+		time.Now().UTC().Format(time.RFC3339) + `"}` + "\n"
+	if _, err := e.seam.gate.Ingest(ctx, &gatev1.IngestRequest{Subject: subject, Partition: day, Replace: true, SummaryOnly: true,
+		Identity: &gatev1.IngestRequest_BatchId{BatchId: "owner-correction-1"}, ContractVersion: version,
+		Batch: &recordv1.RecordBatch{Body: &recordv1.RecordBatch_Raw{Raw: &recordv1.RawRecords{Format: recordv1.Format_FORMAT_NDJSON, Data: []byte(fixed)}}}}); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, "the held changes apply in order", 30*time.Second, func() (bool, string) {
@@ -286,4 +276,71 @@ func TestBlockingPartitionHaltsTheTable(t *testing.T) {
 	// source, they flow.
 	e.exec(e.src, "UPDATE accounts SET holder = 'fixed' WHERE holder = 'bad'")
 	converged(t, e, "replica")
+}
+
+// registerBlocking registers the accounts contract ahead of the source,
+// with a BLOCK check: more than 2 "bad" holders in a partition block it.
+func registerBlocking(t testing.TB, e *env, subject string) (*contractv1.Contract, int32) {
+	t.Helper()
+	ctx := context.Background()
+	c, model, err := postgres.DeriveContract(ctx, e.source, subject, "cdc-blocks", "accounts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Checks = append(c.Checks, &contractv1.Check{Name: "holder_not_bad", Rule: `cel(holder != "bad")`, Policy: contractv1.Policy_POLICY_BLOCK,
+		Threshold: &contractv1.Threshold{Limit: &contractv1.Threshold_Count{Count: 2}}})
+	if _, err := e.seam.registry.RegisterCanonicalModel(ctx, &registryv1.RegisterCanonicalModelRequest{Model: model}); err != nil {
+		t.Fatal(err)
+	}
+	reg, err := e.seam.registry.RegisterContract(ctx, &registryv1.RegisterContractRequest{Contract: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, reg.GetVersion().GetVersion()
+}
+
+// A snapshot chunk sealed BLOCKED: the snapshot is read whole, then the
+// table halts with its stream held, the other table goes on, and a newer
+// version releases it.
+func TestBlockedSnapshotChunkHaltsTheTable(t *testing.T) {
+	t.Parallel()
+	sm := startSeam(t)
+	e := newEnv(t, sm)
+	loadPayments(e, 200)
+	e.exec(e.src, "UPDATE accounts SET holder = 'bad' WHERE ref IN ('ACC-000001', 'ACC-000002', 'ACC-000003')")
+	ctx := context.Background()
+	subject := "pg." + dbName(e.source) + ".public.accounts"
+	c, _ := registerBlocking(t, e, subject)
+	r := e.start(e.config("snapblock", "payments", "accounts"))
+	r.waitReady(t)
+	ts := tableStatus(t, e, "snapblock", "public.accounts")
+	if ts.Phase != "halted" || ts.Halt == nil || ts.Halt.Reason != "PARTITION_BLOCKED" || len(ts.Halt.Partitions) != 1 {
+		t.Fatalf("accounts after its snapshot: phase %s, halt %v; want halted by its blocked chunk", ts.Phase, ts.Halt)
+	}
+	if ts.RowsDone != 20 {
+		t.Fatalf("accounts snapshot read %d rows, want all 20", ts.RowsDone)
+	}
+	part := partitionState(t, e, subject, ts.Halt.Partitions[0])
+	if part.GetVerdict() != gatev1.PartitionVerdict_PARTITION_VERDICT_BLOCKED || part.GetCounts().GetQuarantined() != 3 {
+		t.Fatalf("chunk partition %s is %s with %d quarantined, want BLOCKED with 3", ts.Halt.Partitions[0], part.GetVerdict(), part.GetCounts().GetQuarantined())
+	}
+	e.exec(e.src, "UPDATE accounts SET holder = 'fixed' WHERE holder = 'bad'")
+	e.exec(e.src, "UPDATE payments SET memo = 'still flowing' WHERE id <= 5")
+	eventually(t, "payments goes on", 20*time.Second, func() (bool, string) {
+		return sameRows(t, e, "payments", "replica.payments", paymentCols)
+	})
+	eventually(t, "accounts holds its changes", 20*time.Second, func() (bool, string) {
+		ts := tableStatus(t, e, "snapblock", "public.accounts")
+		return ts.Held() == 3, fmt.Sprintf("%d held", ts.Held())
+	})
+	next := proto.Clone(c).(*contractv1.Contract)
+	next.Checks = nil
+	if _, err := e.seam.registry.RegisterContract(ctx, &registryv1.RegisterContractRequest{Contract: next,
+		Override: &registryv1.NoticeOverride{Reason: "INC-7: the check was wrong (test)"}}); err != nil {
+		t.Fatal(err)
+	}
+	converged(t, e, "replica")
+	if ts := tableStatus(t, e, "snapblock", "public.accounts"); ts.Phase != "stream" {
+		t.Fatalf("accounts is %s after the new version, want stream", ts.Phase)
+	}
 }
