@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
 )
 
 // Apply moves each table's staged changes, in log order, through the gate
@@ -116,6 +118,11 @@ func (s *Source) step(ctx context.Context, t *table) (bool, error) {
 		return true, s.halt(ctx, t, &Halt{Reason: "CONTAINED", FromVersion: t.version, AtLSN: first.lsn,
 			Message: fmt.Sprintf("the gate contains %s: the changes of table %s are held in order until it is released", t.subject, t.key)})
 	}
+	// The stream passed into a new commit day: the day before is over,
+	// and its partition is sealed before the new day's first batch.
+	if day := s.dayOf(first.commitTime); st.OpenPartition != "" && st.OpenPartition != day {
+		return true, s.sealDay(ctx, t, st.OpenPartition, day, first)
+	}
 	batch := rows
 	if st.InflightLSN == nil {
 		batch = s.cut(rows)
@@ -172,13 +179,13 @@ func (s *Source) nextRows(ctx context.Context, t *table, st tableState) ([]*chan
 // day (a partition of the gate) or the byte bound.
 func (s *Source) cut(rows []*change) []*change {
 	first := rows[0]
-	day := first.commitTime.UTC().Format(time.DateOnly)
+	day := s.dayOf(first.commitTime)
 	size := 0
 	for i, ch := range rows {
 		for _, v := range ch.vals {
 			size += len(v)
 		}
-		if i > 0 && (ch.shapeID != first.shapeID || ch.op == 't' || ch.commitTime.UTC().Format(time.DateOnly) != day || size > s.cfg.BatchBytes) {
+		if i > 0 && (ch.shapeID != first.shapeID || ch.op == 't' || s.dayOf(ch.commitTime) != day || size > s.cfg.BatchBytes) {
 			return rows[:i]
 		}
 	}
@@ -195,15 +202,15 @@ func (s *Source) applyBatch(ctx context.Context, t *table, st tableState, batch 
 	if err != nil {
 		return err
 	}
-	var accepted []canonicalRow
-	var quarantined int64
+	var ans gateAnswer
+	day := s.dayOf(first.commitTime)
+	id := fmt.Sprintf("wal-%s.%d-%s.%d@v%d", lsnText(first.lsn), first.seq, lsnText(last.lsn), last.seq, t.version)
 	if len(send) > 0 {
 		b := newBatchBuilder(t.shape)
 		for _, ch := range send {
 			b.add(ch)
 		}
-		id := fmt.Sprintf("wal-%s.%d-%s.%d@v%d", lsnText(first.lsn), first.seq, lsnText(last.lsn), last.seq, t.version)
-		accepted, quarantined, err = s.ingest(ctx, t, t.replica, first.commitTime.UTC().Format(time.DateOnly), id, t.version, b)
+		ans, err = s.ingest(ctx, t, t.replica, day, id, t.version, false, b)
 		var blocked *blockedError
 		if errors.As(err, &blocked) {
 			return s.halt(ctx, t, &Halt{Reason: "BATCH_BLOCKED", FromVersion: t.version, AtLSN: first.lsn,
@@ -218,20 +225,61 @@ func (s *Source) applyBatch(ctx context.Context, t *table, st tableState, batch 
 		return err
 	}
 	defer tx.Rollback(ctx)
-	if err := t.replica.apply(ctx, tx, accepted); err != nil {
+	if err := t.replica.apply(ctx, tx, ans.accepted); err != nil {
 		return err
 	}
-	if err := s.publish(ctx, tx, t, t.version, accepted); err != nil {
+	if err := s.publish(ctx, tx, t, t.version, ans.accepted); err != nil {
 		return err
 	}
-	if err := s.markApplied(ctx, tx, t, last, int64(len(accepted)), quarantined, skipped); err != nil {
+	if err := s.markApplied(ctx, tx, t, last, int64(len(ans.accepted)), ans.quarantined, skipped); err != nil {
 		return err
+	}
+	if _, err := tx.Exec(ctx, "UPDATE seam_cdc.tables SET open_partition = $3 WHERE connector = $1 AND source_table = $2", s.cfg.Name, t.key, day); err != nil {
+		return fmt.Errorf("record the open partition of %s: %w", t.key, err)
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("apply changes up to %s.%d: %w", lsnText(last.lsn), last.seq, err)
 	}
-	s.metrics.applied(ctx, t.key, int64(len(accepted)), last.commitTime)
+	s.metrics.applied(ctx, t.key, int64(len(ans.accepted)), last.commitTime)
+	// The batch is in, like the day's batches before it; the partition
+	// is doomed, so the changes after it are held. (A stop before this
+	// halt is recorded finds the partition doomed again with the next
+	// batch: will_block stays set while the partition is open.)
+	if blocking(ans.partition) {
+		return s.halt(ctx, t, &Halt{Reason: "PARTITION_BLOCKED", FromVersion: t.version, AtLSN: last.lsn, Partitions: []string{day},
+			Message: fmt.Sprintf("table %s halted after batch %s: %s; its changes are held in order until a replay or a replacement clears the partition, or a newer version of %s is active",
+				t.key, id, ans.partition.GetNotice(), t.subject)})
+	}
 	return nil
+}
+
+// dayOf is the stream partition of a commit time: its date in UTC.
+func (s *Source) dayOf(commit time.Time) string {
+	if s.cfg.partitionOf != nil {
+		return s.cfg.partitionOf(commit)
+	}
+	return commit.UTC().Format(time.DateOnly)
+}
+
+// sealDay seals the table's day partition once the stream has passed into
+// the next commit day, and records the new day as the open partition in
+// the same statement as a halt when the day was sealed BLOCKED: the
+// changes of the new day are then held.
+func (s *Source) sealDay(ctx context.Context, t *table, day, next string, first *change) error {
+	st, err := s.sealPartition(ctx, t, day)
+	if err != nil {
+		return err
+	}
+	if st.GetVerdict() != gatev1.PartitionVerdict_PARTITION_VERDICT_BLOCKED {
+		if _, err := s.target.Exec(ctx, "UPDATE seam_cdc.tables SET open_partition = $3, updated_at = now() WHERE connector = $1 AND source_table = $2",
+			s.cfg.Name, t.key, next); err != nil {
+			return fmt.Errorf("record the open partition of %s: %w", t.key, err)
+		}
+		return nil
+	}
+	return s.haltWith(ctx, t, &Halt{Reason: "PARTITION_BLOCKED", FromVersion: t.version, AtLSN: first.lsn, Partitions: []string{day},
+		Message: fmt.Sprintf("table %s halted at the end of commit day %s: %s; its changes are held in order until a replay or a replacement clears the partition, or a newer version of %s is active",
+			t.key, day, st.GetNotice(), t.subject)}, next)
 }
 
 // markApplied moves the table's position past last and drops the staged

@@ -27,6 +27,11 @@ type change struct {
 	// flags has one letter per column: t value, n null, u not sent.
 	flags []byte
 	vals  [][]byte
+	// resent marks a snapshot row at or before the key its chunk had
+	// applied when a restart resends the chunk whole: it goes to the gate
+	// (so the chunk's partition holds every row once) but not again to the
+	// replica and the stream, unless the replica lacks its key.
+	resent bool
 }
 
 // batchBuilder writes changes as NDJSON records for the gate: the columns
@@ -112,15 +117,25 @@ func transient(err error) bool {
 	return false
 }
 
+// gateAnswer is what the gate said of a batch: the accepted changes in
+// canonical form, how many it quarantined, and the state of the partition
+// after the batch.
+type gateAnswer struct {
+	accepted    []canonicalRow
+	quarantined int64
+	partition   *gatev1.PartitionState
+}
+
 // ingest sends a batch through the gate under its identity, repeating it
 // while the gate is unreachable (the identity makes a repeat write
-// nothing twice), and returns the accepted changes in canonical form and
-// how many were quarantined.
-func (s *Source) ingest(ctx context.Context, t *table, rep *replica, partition, batchID string, version int32, b *batchBuilder) ([]canonicalRow, int64, error) {
+// nothing twice). With replace the batch starts a new sending of its
+// partition.
+func (s *Source) ingest(ctx context.Context, t *table, rep *replica, partition, batchID string, version int32, replace bool, b *batchBuilder) (gateAnswer, error) {
 	req := &gatev1.IngestRequest{
-		Subject: t.subject, Partition: partition, Identity: &gatev1.IngestRequest_BatchId{BatchId: batchID}, ContractVersion: version,
+		Subject: t.subject, Partition: partition, Identity: &gatev1.IngestRequest_BatchId{BatchId: batchID}, ContractVersion: version, Replace: replace,
 		Batch: &recordv1.RecordBatch{Body: &recordv1.RecordBatch_Raw{Raw: &recordv1.RawRecords{Format: recordv1.Format_FORMAT_NDJSON, Data: b.buf}}},
 	}
+	var none gateAnswer
 	var resp *gatev1.IngestResponse
 	backoff := 100 * time.Millisecond
 	start := time.Now()
@@ -131,19 +146,19 @@ func (s *Source) ingest(ctx context.Context, t *table, rep *replica, partition, 
 			break
 		}
 		if ctx.Err() != nil {
-			return nil, 0, errStopped
+			return none, errStopped
 		}
 		if rpcerr.Reason(err) == "BATCH_BLOCKED" {
-			return nil, 0, &blockedError{msg: status.Convert(err).Message()}
+			return none, &blockedError{msg: status.Convert(err).Message()}
 		}
 		if !transient(err) {
-			return nil, 0, fmt.Errorf("gate refused batch %s of %s: %w", batchID, t.subject, err)
+			return none, fmt.Errorf("gate refused batch %s of %s: %w", batchID, t.subject, err)
 		}
 		s.log.Warn("gate unreachable; sending the batch again", "table", t.key, "batch", batchID, "error", err)
 		select {
 		case <-time.After(backoff):
 		case <-ctx.Done():
-			return nil, 0, errStopped
+			return none, errStopped
 		}
 		backoff = min(2*backoff, 5*time.Second)
 	}
@@ -152,7 +167,7 @@ func (s *Source) ingest(ctx context.Context, t *table, rep *replica, partition, 
 	var quarantined int64
 	recs := resp.GetRecords()
 	if int64(len(recs)) != int64(b.count) {
-		return nil, 0, fmt.Errorf("gate answered %d verdicts for %d records of batch %s", len(recs), b.count, batchID)
+		return none, fmt.Errorf("gate answered %d verdicts for %d records of batch %s", len(recs), b.count, batchID)
 	}
 	for i, v := range recs {
 		if v.GetStatus() != gatev1.RecordStatus_RECORD_STATUS_ACCEPTED {
@@ -163,14 +178,47 @@ func (s *Source) ingest(ctx context.Context, t *table, rep *replica, partition, 
 		data := v.GetRecord().GetJson()
 		vals, err := rep.decodeCanonical(data)
 		if err != nil {
-			return nil, 0, fmt.Errorf("batch %s record %d: %w", batchID, i, err)
+			return none, fmt.Errorf("batch %s record %d: %w", batchID, i, err)
 		}
-		out = append(out, canonicalRow{op: ch.op, lsn: ch.lsn, seq: ch.seq, recordID: v.GetRecord().GetRecordId(), json: data, vals: vals})
+		out = append(out, canonicalRow{op: ch.op, lsn: ch.lsn, seq: ch.seq, recordID: v.GetRecord().GetRecordId(), json: data, vals: vals, resent: ch.resent})
 	}
 	if quarantined > 0 {
 		s.log.Warn("the gate quarantined changes; they are not applied to the replica", "table", t.key, "batch", batchID, "quarantined", quarantined)
 	}
-	return out, quarantined, nil
+	return gateAnswer{accepted: out, quarantined: quarantined, partition: resp.GetPartition()}, nil
+}
+
+// blocking reports whether a partition state dooms the partition: sealed
+// BLOCKED, or open with a BLOCK check over a count threshold (will_block).
+func blocking(p *gatev1.PartitionState) bool {
+	return p.GetWillBlock() || p.GetVerdict() == gatev1.PartitionVerdict_PARTITION_VERDICT_BLOCKED
+}
+
+// sealPartition seals one of the table's partitions, repeating the call
+// while the gate is unreachable (sealing a sealed partition returns its
+// verdict, so a repeat is harmless).
+func (s *Source) sealPartition(ctx context.Context, t *table, partition string) (*gatev1.PartitionState, error) {
+	backoff := 100 * time.Millisecond
+	for {
+		resp, err := s.cfg.Gate.SealPartition(ctx, &gatev1.SealPartitionRequest{Subject: t.subject, Partition: partition})
+		if err == nil {
+			s.log.Info("partition sealed", "table", t.key, "partition", partition, "verdict", resp.GetPartition().GetVerdict().String())
+			return resp.GetPartition(), nil
+		}
+		if ctx.Err() != nil {
+			return nil, errStopped
+		}
+		if !transient(err) {
+			return nil, fmt.Errorf("seal partition %s of %s: %w", partition, t.subject, err)
+		}
+		s.log.Warn("gate unreachable; sealing the partition again", "table", t.key, "partition", partition, "error", err)
+		select {
+		case <-time.After(backoff):
+		case <-ctx.Done():
+			return nil, errStopped
+		}
+		backoff = min(2*backoff, 5*time.Second)
+	}
 }
 
 // publish appends accepted changes to the outbox pipelines read.

@@ -64,6 +64,10 @@ type Config struct {
 	// Ready, when set, is called once the snapshot of every table is done
 	// and every table streams (or is halted).
 	Ready func()
+
+	// partitionOf names the stream partition of a commit time; unset, its
+	// date in UTC. Tests set it to cross a day without waiting for one.
+	partitionOf func(time.Time) string
 }
 
 // SnapshotProgress is the snapshot's progress over all tables.

@@ -85,6 +85,12 @@ func (s *Source) setVersion(ctx context.Context, t *table, version int32, shapeI
 // halt stops applying a table: the halt is recorded first, then the alert
 // raised (a restart raises it if the first attempt did not).
 func (s *Source) halt(ctx context.Context, t *table, h *Halt) error {
+	return s.haltWith(ctx, t, h, "")
+}
+
+// haltWith halts the table and, when openPartition is set, records it as
+// the table's open partition in the same statement.
+func (s *Source) haltWith(ctx context.Context, t *table, h *Halt, openPartition string) error {
 	raw, err := json.Marshal(h)
 	if err != nil {
 		return err
@@ -94,13 +100,15 @@ func (s *Source) halt(ctx context.Context, t *table, h *Halt) error {
 	// version, so its record goes.
 	clear := h.Reason == "BATCH_BLOCKED"
 	if _, err := s.target.Exec(ctx, `UPDATE seam_cdc.tables SET phase = 'halted', halt = $3,
-       inflight_lsn = CASE WHEN $4 THEN NULL ELSE inflight_lsn END, inflight_seq = CASE WHEN $4 THEN NULL ELSE inflight_seq END, updated_at = now()
- WHERE connector = $1 AND source_table = $2`, s.cfg.Name, t.key, raw, clear); err != nil {
+       inflight_lsn = CASE WHEN $4 THEN NULL ELSE inflight_lsn END, inflight_seq = CASE WHEN $4 THEN NULL ELSE inflight_seq END,
+       open_partition = coalesce(nullif($5, ''), open_partition), updated_at = now()
+ WHERE connector = $1 AND source_table = $2`, s.cfg.Name, t.key, raw, clear, openPartition); err != nil {
 		return fmt.Errorf("record the halt of %s: %w", t.key, err)
 	}
 	s.metrics.alert(ctx, t.key, h.Reason)
 	if h.Reason != "SCHEMA_CHANGE" {
-		// The gate raised its own alert (the block, the containment).
+		// The gate raised its own alert (the block, the containment); the
+		// halt's message, in status, carries the gate's notice.
 		s.log.Warn("table held", "table", t.key, "reason", h.Reason, "message", h.Message)
 		return nil
 	}
@@ -149,6 +157,21 @@ func (s *Source) whileHalted(ctx context.Context, t *table, st tableState) (bool
 		s.log.Info("source released; held changes apply in log order", "table", t.key, "held", held)
 		return true, nil
 	}
+	if h.Reason == "PARTITION_BLOCKED" {
+		cleared, why, err := s.partitionsCleared(ctx, t, h.Partitions)
+		if err != nil {
+			return false, err
+		}
+		if cleared {
+			if _, err := s.target.Exec(ctx, "UPDATE seam_cdc.tables SET phase = 'stream', halt = NULL, updated_at = now() WHERE connector = $1 AND source_table = $2",
+				s.cfg.Name, t.key); err != nil {
+				return false, fmt.Errorf("record the release of %s: %w", t.key, err)
+			}
+			s.log.Info("blocked partition cleared; held changes apply in log order", "table", t.key, "partitions", strings.Join(h.Partitions, ","), "held", held)
+			return true, nil
+		}
+		s.log.Debug("partition still blocked", "table", t.key, "why", why)
+	}
 	active, err := s.cfg.Registry.GetContract(ctx, &registryv1.GetContractRequest{Subject: t.subject})
 	if err != nil {
 		return false, fmt.Errorf("read the active contract of %s: %w", t.subject, err)
@@ -189,6 +212,25 @@ func (s *Source) whileHalted(ctx context.Context, t *table, st tableState) (bool
 	}
 	s.log.Info("table resumed through the migration version; held changes apply in log order", "table", t.key, "version", v.GetVersion(), "held", held)
 	return true, nil
+}
+
+// partitionsCleared reports whether none of the partitions is doomed any
+// more: a replay released its failing records (re-sealing it when it was
+// sealed), or a replacement sent it corrected.
+func (s *Source) partitionsCleared(ctx context.Context, t *table, parts []string) (bool, string, error) {
+	for _, p := range parts {
+		resp, err := s.cfg.Gate.GetPartition(ctx, &gatev1.GetPartitionRequest{Subject: t.subject, Partition: p})
+		if err != nil {
+			if transient(err) {
+				return false, err.Error(), nil
+			}
+			return false, "", fmt.Errorf("read partition %s of %s: %w", p, t.subject, err)
+		}
+		if blocking(resp.GetPartition()) {
+			return false, resp.GetPartition().GetNotice(), nil
+		}
+	}
+	return true, "", nil
 }
 
 // contained reports whether the gate contains subject. Answers are cached

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"golang.org/x/sync/errgroup"
+
+	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
 )
 
 // chunkBounds is one primary-key range of a snapshot: lo < key <= hi, each
@@ -89,6 +92,18 @@ type pendingChunk struct {
 	lo    []string
 	hi    []string
 	last  []string
+	// started: batches of the chunk may have reached the gate in an
+	// earlier run, so the chunk is resent whole, with replace.
+	started bool
+	// partition is the chunk's gate partition.
+	partition string
+}
+
+// chunkPartition names the gate partition of a snapshot chunk: the
+// handoff position (the consistent point, the same for every run of a
+// source) and the chunk's number.
+func chunkPartition(consistent uint64, chunk int) string {
+	return fmt.Sprintf("snapshot-%s-chunk%d", strings.ReplaceAll(lsnText(consistent), "/", "-"), chunk)
 }
 
 // snapshot reads every pending chunk in the exported snapshot with
@@ -130,7 +145,11 @@ func (s *Source) snapshot(ctx context.Context, snap *exportedSnapshot) error {
 		return err
 	}
 
-	rows, err := s.target.Query(ctx, `SELECT source_table, chunk, lo, hi, last FROM seam_cdc.chunks
+	conn, _, err := loadConnector(ctx, s.target, s.cfg.Name)
+	if err != nil {
+		return err
+	}
+	rows, err := s.target.Query(ctx, `SELECT source_table, chunk, lo, hi, last, started FROM seam_cdc.chunks
  WHERE connector = $1 AND NOT done ORDER BY source_table, chunk`, s.cfg.Name)
 	if err != nil {
 		return fmt.Errorf("read the pending chunks: %w", err)
@@ -140,7 +159,7 @@ func (s *Source) snapshot(ctx context.Context, snap *exportedSnapshot) error {
 	for rows.Next() {
 		var p pendingChunk
 		var name string
-		if err := rows.Scan(&name, &p.chunk, &p.lo, &p.hi, &p.last); err != nil {
+		if err := rows.Scan(&name, &p.chunk, &p.lo, &p.hi, &p.last, &p.started); err != nil {
 			rows.Close()
 			return fmt.Errorf("read the pending chunks: %w", err)
 		}
@@ -148,6 +167,7 @@ func (s *Source) snapshot(ctx context.Context, snap *exportedSnapshot) error {
 		if p.table == nil {
 			continue
 		}
+		p.partition = chunkPartition(conn.ConsistentLSN, p.chunk)
 		work = append(work, p)
 		left[name]++
 	}
@@ -213,9 +233,14 @@ func (s *Source) snapshot(ctx context.Context, snap *exportedSnapshot) error {
 	return nil
 }
 
-// readChunk reads one chunk, resuming after its last applied key, in
-// batches sent through the gate; each batch lands in the replica with the
-// chunk's progress in one transaction.
+// readChunk reads one chunk in batches sent through the gate to the
+// chunk's partition; each batch lands in the replica with the chunk's
+// progress in one transaction. A chunk started in an earlier run is read
+// whole again and its first batch replaces the partition's earlier
+// sending, so the gate counts each row of the chunk once; the rows up to
+// the key the chunk had applied go to the gate only (the replica and the
+// stream have them), unless the replica lacks their key. A read chunk's
+// partition is sealed.
 func (s *Source) readChunk(ctx context.Context, tx pgx.Tx, lsn uint64, p pendingChunk, shape Shape, version int32) error {
 	var where []string
 	var args []any
@@ -230,10 +255,21 @@ func (s *Source) readChunk(ctx context.Context, tx pgx.Tx, lsn uint64, p pending
 	}
 	add(">", p.lo)
 	add("<=", p.hi)
-	add(">", p.last)
+	if !p.started {
+		add(">", p.last)
+	}
 	var cols []string
 	for _, c := range shape {
 		cols = append(cols, pgx.Identifier{c.Name}.Sanitize())
+	}
+	resend := p.started && p.last != nil
+	if resend {
+		// The last column says whether the row is at or before the key the
+		// chunk had applied.
+		cols = append(cols, keyCompare(shape, "<=", len(args)+1))
+		for _, v := range p.last {
+			args = append(args, v)
+		}
 	}
 	q := fmt.Sprintf("SELECT %s FROM %s", strings.Join(cols, ", "), p.table.name.ident())
 	if len(where) > 0 {
@@ -254,24 +290,50 @@ func (s *Source) readChunk(ctx context.Context, tx pgx.Tx, lsn uint64, p pending
 	b := newBatchBuilder(shape)
 	part := 0
 	var lastKey []string
+	replace := p.started
+	warned := false
 	send := func() error {
 		if b.count == 0 {
 			return nil
 		}
+		if !p.started {
+			// Recorded before the first batch can reach the gate: a restart
+			// then knows the partition may hold a sending to replace.
+			if _, err := s.target.Exec(ctx, "UPDATE seam_cdc.chunks SET started = true WHERE connector = $1 AND source_table = $2 AND chunk = $3",
+				s.cfg.Name, p.table.key, p.chunk); err != nil {
+				return fmt.Errorf("record chunk %d of %s started: %w", p.chunk, p.table.name, err)
+			}
+			p.started = true
+		}
 		id := fmt.Sprintf("snapshot-%s-chunk%d-part%d-after-%s@v%d", lsnText(lsn), p.chunk, part, keyText(p.last), version)
-		if err := s.applySnapshotPart(ctx, p, b, id, version, lastKey); err != nil {
+		advance := !b.changes[len(b.changes)-1].resent
+		state, err := s.applySnapshotPart(ctx, p, b, id, version, replace, advance, lastKey)
+		if err != nil {
 			return err
 		}
+		if blocking(state) && !warned {
+			warned = true
+			s.log.Warn("a snapshot chunk's partition will be BLOCKED; the chunk is read to its end and sealed, and the table halts when its snapshot is done",
+				"table", p.table.key, "partition", p.partition, "notice", state.GetNotice())
+		}
+		replace = false
 		part++
-		p.last = lastKey
+		if advance {
+			p.last = lastKey
+		}
 		b.reset()
 		return nil
 	}
 	for rows.Next() {
 		raw := rows.RawValues()
+		resent := false
+		if resend {
+			resent = string(raw[len(raw)-1]) == "t"
+			raw = raw[:len(raw)-1]
+		}
 		// Position (snapshot LSN, -1): before any change committed at that
 		// LSN, which the stream carries (a commit may start exactly there).
-		ch := change{op: 'r', lsn: lsn, seq: -1}
+		ch := change{op: 'r', lsn: lsn, seq: -1, resent: resent}
 		ch.flags = make([]byte, len(raw))
 		ch.vals = make([][]byte, len(raw))
 		for i, v := range raw {
@@ -303,6 +365,27 @@ func (s *Source) readChunk(ctx context.Context, tx pgx.Tx, lsn uint64, p pending
 		s.cfg.Name, p.table.key, p.chunk); err != nil {
 		return fmt.Errorf("record chunk %d of %s done: %w", p.chunk, p.table.name, err)
 	}
+	return s.sealChunk(ctx, p.table, p.chunk, p.partition, p.started)
+}
+
+// sealChunk seals a read chunk's partition and records its verdict. A
+// chunk that sent nothing (no rows in its range) has no partition.
+func (s *Source) sealChunk(ctx context.Context, t *table, chunk int, partition string, started bool) error {
+	verdict := ""
+	if started {
+		st, err := s.sealPartition(ctx, t, partition)
+		if err != nil {
+			return err
+		}
+		verdict = st.GetVerdict().String()
+		if blocking(st) {
+			s.log.Warn("snapshot chunk sealed BLOCKED", "table", t.key, "partition", partition, "notice", st.GetNotice())
+		}
+	}
+	if _, err := s.target.Exec(ctx, "UPDATE seam_cdc.chunks SET sealed = true, verdict = $4 WHERE connector = $1 AND source_table = $2 AND chunk = $3",
+		s.cfg.Name, t.key, chunk, verdict); err != nil {
+		return fmt.Errorf("record the seal of chunk %d of %s: %w", chunk, t.name, err)
+	}
 	return nil
 }
 
@@ -317,49 +400,147 @@ func keyText(k []string) string {
 
 // applySnapshotPart sends one batch of snapshot rows through the gate and
 // writes what it accepted to the replica and the outbox, with the chunk's
-// progress, in one transaction.
-func (s *Source) applySnapshotPart(ctx context.Context, p pendingChunk, b *batchBuilder, batchID string, version int32, lastKey []string) error {
+// progress, in one transaction. A batch that replaces the chunk's
+// partition takes the chunk's earlier figures back from the table's, as
+// the gate does with its counters. It returns the partition's state.
+func (s *Source) applySnapshotPart(ctx context.Context, p pendingChunk, b *batchBuilder, batchID string, version int32, replace, advance bool, lastKey []string) (*gatev1.PartitionState, error) {
 	t := p.table
 	rep, err := s.replicaFor(ctx, t, version)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	accepted, quarantined, err := s.ingest(ctx, t, rep, "snapshot", batchID, version, b)
+	ans, err := s.ingest(ctx, t, rep, p.partition, batchID, version, replace, b)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	tx, err := s.target.Begin(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer tx.Rollback(ctx)
-	if err := rep.apply(ctx, tx, accepted); err != nil {
-		return err
+	apply := ans.accepted
+	if b.changes[0].resent {
+		var fresh, resent []canonicalRow
+		for _, r := range ans.accepted {
+			if r.resent {
+				resent = append(resent, r)
+			} else {
+				fresh = append(fresh, r)
+			}
+		}
+		// A resent row the replica lacks was quarantined in the earlier
+		// sending (which the replacement superseded): it lands now.
+		lacking, err := rep.missing(ctx, tx, resent)
+		if err != nil {
+			return nil, err
+		}
+		apply = append(lacking, fresh...)
 	}
-	if err := s.publish(ctx, tx, t, version, accepted); err != nil {
-		return err
+	if err := rep.apply(ctx, tx, apply); err != nil {
+		return nil, err
 	}
-	if _, err := tx.Exec(ctx, "UPDATE seam_cdc.chunks SET last = $4, rows_done = rows_done + $5 WHERE connector = $1 AND source_table = $2 AND chunk = $3",
-		s.cfg.Name, t.key, p.chunk, lastKey, b.count); err != nil {
-		return fmt.Errorf("record progress of chunk %d of %s: %w", p.chunk, t.name, err)
+	if err := s.publish(ctx, tx, t, version, apply); err != nil {
+		return nil, err
+	}
+	if replace {
+		if _, err := tx.Exec(ctx, `UPDATE seam_cdc.tables t SET rows_done = t.rows_done - c.rows_done, bytes_done = t.bytes_done - c.bytes_done,
+       quarantined = t.quarantined - c.quarantined
+  FROM seam_cdc.chunks c WHERE t.connector = $1 AND t.source_table = $2 AND c.connector = t.connector AND c.source_table = t.source_table AND c.chunk = $3`,
+			s.cfg.Name, t.key, p.chunk); err != nil {
+			return nil, fmt.Errorf("take back the earlier sending of chunk %d of %s: %w", p.chunk, t.name, err)
+		}
+		if _, err := tx.Exec(ctx, "UPDATE seam_cdc.chunks SET rows_done = 0, bytes_done = 0, quarantined = 0 WHERE connector = $1 AND source_table = $2 AND chunk = $3",
+			s.cfg.Name, t.key, p.chunk); err != nil {
+			return nil, fmt.Errorf("take back the earlier sending of chunk %d of %s: %w", p.chunk, t.name, err)
+		}
+	}
+	if _, err := tx.Exec(ctx, `UPDATE seam_cdc.chunks SET last = CASE WHEN $4 THEN $5 ELSE last END, rows_done = rows_done + $6, bytes_done = bytes_done + $7,
+       quarantined = quarantined + $8 WHERE connector = $1 AND source_table = $2 AND chunk = $3`,
+		s.cfg.Name, t.key, p.chunk, advance, lastKey, b.count, b.textBytes, ans.quarantined); err != nil {
+		return nil, fmt.Errorf("record progress of chunk %d of %s: %w", p.chunk, t.name, err)
 	}
 	if _, err := tx.Exec(ctx, `UPDATE seam_cdc.tables SET rows_done = rows_done + $3, bytes_done = bytes_done + $4, quarantined = quarantined + $5, updated_at = now()
- WHERE connector = $1 AND source_table = $2`, s.cfg.Name, t.key, b.count, b.textBytes, quarantined); err != nil {
-		return fmt.Errorf("record progress of %s: %w", t.name, err)
+ WHERE connector = $1 AND source_table = $2`, s.cfg.Name, t.key, b.count, b.textBytes, ans.quarantined); err != nil {
+		return nil, fmt.Errorf("record progress of %s: %w", t.name, err)
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return fmt.Errorf("write snapshot rows of %s: %w", t.name, err)
+		return nil, fmt.Errorf("write snapshot rows of %s: %w", t.name, err)
 	}
 	s.metrics.snapshotRows(ctx, t.key, int64(b.count), int64(b.textBytes))
 	s.reportProgress(ctx)
-	return nil
+	return ans.partition, nil
 }
 
-// finishTableSnapshot marks a table's snapshot done: its staged changes
-// may now be applied.
+// finishTableSnapshot marks a table's snapshot done once every chunk's
+// partition is sealed (a seal a stop cut short is made here): its staged
+// changes may now be applied. When a chunk was sealed BLOCKED the table
+// halts instead (PARTITION_BLOCKED), its changes held.
 func (s *Source) finishTableSnapshot(ctx context.Context, t *table) error {
-	if _, err := s.target.Exec(ctx, "UPDATE seam_cdc.tables SET phase = 'stream', updated_at = now() WHERE connector = $1 AND source_table = $2 AND phase = 'snapshot'",
-		s.cfg.Name, t.key); err != nil {
+	conn, _, err := loadConnector(ctx, s.target, s.cfg.Name)
+	if err != nil {
+		return err
+	}
+	rows, err := s.target.Query(ctx, "SELECT chunk, started FROM seam_cdc.chunks WHERE connector = $1 AND source_table = $2 AND done AND NOT sealed ORDER BY chunk",
+		s.cfg.Name, t.key)
+	if err != nil {
+		return fmt.Errorf("read the chunks of %s: %w", t.name, err)
+	}
+	type unsealed struct {
+		chunk   int
+		started bool
+	}
+	var todo []unsealed
+	for rows.Next() {
+		var u unsealed
+		if err := rows.Scan(&u.chunk, &u.started); err != nil {
+			rows.Close()
+			return fmt.Errorf("read the chunks of %s: %w", t.name, err)
+		}
+		todo = append(todo, u)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read the chunks of %s: %w", t.name, err)
+	}
+	for _, u := range todo {
+		if err := s.sealChunk(ctx, t, u.chunk, chunkPartition(conn.ConsistentLSN, u.chunk), u.started); err != nil {
+			return err
+		}
+	}
+	var blocked []string
+	res, err := s.target.Query(ctx, "SELECT chunk FROM seam_cdc.chunks WHERE connector = $1 AND source_table = $2 AND verdict = $3 ORDER BY chunk",
+		s.cfg.Name, t.key, gatev1.PartitionVerdict_PARTITION_VERDICT_BLOCKED.String())
+	if err != nil {
+		return fmt.Errorf("read the verdicts of the chunks of %s: %w", t.name, err)
+	}
+	for res.Next() {
+		var c int
+		if err := res.Scan(&c); err != nil {
+			res.Close()
+			return fmt.Errorf("read the verdicts of the chunks of %s: %w", t.name, err)
+		}
+		blocked = append(blocked, chunkPartition(conn.ConsistentLSN, c))
+	}
+	res.Close()
+	if err := res.Err(); err != nil {
+		return fmt.Errorf("read the verdicts of the chunks of %s: %w", t.name, err)
+	}
+	var halt []byte
+	if len(blocked) > 0 {
+		st, err := loadTable(ctx, s.target, s.cfg.Name, t.key)
+		if err != nil {
+			return err
+		}
+		h := &Halt{Reason: "PARTITION_BLOCKED", FromVersion: st.Version, Partitions: blocked,
+			Message: fmt.Sprintf("table %s halted: the gate sealed snapshot partition(s) %s of %s BLOCKED; its changes are held in order until a replay or a replacement clears the verdict, or a newer version of %s is active",
+				t.key, strings.Join(blocked, ", "), t.subject, t.subject)}
+		halt, _ = json.Marshal(h)
+		s.metrics.alert(ctx, t.key, h.Reason)
+		s.log.Warn("table held", "table", t.key, "reason", h.Reason, "message", h.Message)
+	}
+	if _, err := s.target.Exec(ctx, `UPDATE seam_cdc.tables SET phase = CASE WHEN $3::jsonb IS NULL THEN 'stream' ELSE 'halted' END, halt = $3::jsonb, updated_at = now()
+ WHERE connector = $1 AND source_table = $2 AND phase = 'snapshot'`,
+		s.cfg.Name, t.key, halt); err != nil {
 		return fmt.Errorf("record the end of the snapshot of %s: %w", t.name, err)
 	}
 	s.log.Info("snapshot of table done", "table", t.key)

@@ -123,6 +123,20 @@ CREATE TABLE IF NOT EXISTS seam_cdc.outbox (
 	PRIMARY KEY (connector, id)
 );
 `,
+	// 2: gate partitions. Each snapshot chunk is a partition of its own:
+	// started says its partition may hold a sending (a restart resends the
+	// chunk whole, with replace), the chunk's figures are taken back from
+	// the table's when it is resent, and sealed/verdict record its seal.
+	// open_partition is the stream day partition the table sends to; it
+	// is sealed once the stream passes into the next commit day.
+	`
+ALTER TABLE seam_cdc.chunks ADD COLUMN IF NOT EXISTS started boolean NOT NULL DEFAULT false;
+ALTER TABLE seam_cdc.chunks ADD COLUMN IF NOT EXISTS bytes_done bigint NOT NULL DEFAULT 0;
+ALTER TABLE seam_cdc.chunks ADD COLUMN IF NOT EXISTS quarantined bigint NOT NULL DEFAULT 0;
+ALTER TABLE seam_cdc.chunks ADD COLUMN IF NOT EXISTS sealed boolean NOT NULL DEFAULT false;
+ALTER TABLE seam_cdc.chunks ADD COLUMN IF NOT EXISTS verdict text;
+ALTER TABLE seam_cdc.tables ADD COLUMN IF NOT EXISTS open_partition text;
+`,
 }
 
 // migrateState brings the state schema up to date.
@@ -187,7 +201,8 @@ func loadConnector(ctx context.Context, q queryer, name string) (connectorState,
 
 // Halt says why a table stopped and what resumes it.
 type Halt struct {
-	// Reason is SCHEMA_CHANGE, BATCH_BLOCKED or CONTAINED.
+	// Reason is SCHEMA_CHANGE, PARTITION_BLOCKED, BATCH_BLOCKED (a batch
+	// the gate refused whole, as gates before partitions did) or CONTAINED.
 	Reason  string `json:"reason"`
 	Message string `json:"message"`
 	// ShapeID is the shape the table changed to; FromVersion the contract
@@ -201,8 +216,13 @@ type Halt struct {
 	Proposed json.RawMessage `json:"proposed,omitempty"`
 	// AlertSequence is the registry event that announced the halt.
 	AlertSequence int64 `json:"alert_sequence,omitempty"`
-	// AtLSN is the commit LSN of the first held change.
+	// AtLSN is the commit LSN of the first held change (for a partition
+	// halt, of the last change applied before it).
 	AtLSN uint64 `json:"at_lsn,omitempty"`
+	// Partitions are the gate partitions of a PARTITION_BLOCKED halt: a
+	// stream day that will be (or was sealed) BLOCKED, or snapshot chunks
+	// sealed BLOCKED.
+	Partitions []string `json:"partitions,omitempty"`
 }
 
 // tableState is a table's row.
@@ -220,21 +240,27 @@ type tableState struct {
 	InflightLSN                        *uint64
 	InflightSeq                        *int64
 	Halt                               *Halt
+	// OpenPartition is the stream day partition the table sends to.
+	OpenPartition string
 }
 
 const tableColumns = `source_table, subject, target_table, phase, contract_version, shape_id, snapshot_lsn,
-	rows_total, rows_done, bytes_done, applied_lsn, applied_seq, applied_count, quarantined, skipped, inflight_lsn, inflight_seq, halt`
+	rows_total, rows_done, bytes_done, applied_lsn, applied_seq, applied_count, quarantined, skipped, inflight_lsn, inflight_seq, halt, open_partition`
 
 func scanTable(row pgx.Row) (tableState, error) {
 	var t tableState
 	var snap, applied int64
 	var inLSN, inSeq *int64
 	var halt []byte
+	var open *string
 	if err := row.Scan(&t.Source, &t.Subject, &t.Target, &t.Phase, &t.Version, &t.ShapeID, &snap,
-		&t.RowsTotal, &t.RowsDone, &t.BytesDone, &applied, &t.AppliedSeq, &t.AppliedCount, &t.Quarantined, &t.Skipped, &inLSN, &inSeq, &halt); err != nil {
+		&t.RowsTotal, &t.RowsDone, &t.BytesDone, &applied, &t.AppliedSeq, &t.AppliedCount, &t.Quarantined, &t.Skipped, &inLSN, &inSeq, &halt, &open); err != nil {
 		return t, err
 	}
 	t.SnapshotLSN, t.AppliedLSN = uint64(snap), uint64(applied)
+	if open != nil {
+		t.OpenPartition = *open
+	}
 	if inLSN != nil {
 		v := uint64(*inLSN)
 		t.InflightLSN, t.InflightSeq = &v, inSeq

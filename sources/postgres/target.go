@@ -140,6 +140,53 @@ type canonicalRow struct {
 	recordID string
 	json     []byte
 	vals     []*string // per replica field; nil is NULL
+	// resent: a snapshot row a resent chunk had applied before (see
+	// change.resent).
+	resent bool
+}
+
+// missing returns the rows whose primary key the replica does not hold.
+func (r *replica) missing(ctx context.Context, q queryer, rows []canonicalRow) ([]canonicalRow, error) {
+	if len(rows) == 0 {
+		return nil, nil
+	}
+	var args []any
+	var un, alias, on []string
+	for j, k := range r.keys {
+		col := make([]*string, len(rows))
+		for i := range rows {
+			col[i] = rows[i].vals[k]
+		}
+		args = append(args, col)
+		un = append(un, fmt.Sprintf("$%d::text[]", j+1))
+		alias = append(alias, fmt.Sprintf("k%d", j))
+		on = append(on, fmt.Sprintf("t.%s = u.k%d::%s", pgx.Identifier{r.fields[k].GetName()}.Sanitize(), j, targetType(r.fields[k].GetType())))
+	}
+	sql := fmt.Sprintf("SELECT u.ord FROM unnest(%s) WITH ORDINALITY AS u(%s, ord) JOIN %s t ON %s",
+		strings.Join(un, ", "), strings.Join(alias, ", "), r.ident, strings.Join(on, " AND "))
+	res, err := q.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, fmt.Errorf("look up rows of %s: %w", r.ident, err)
+	}
+	defer res.Close()
+	held := map[int64]bool{}
+	for res.Next() {
+		var ord int64
+		if err := res.Scan(&ord); err != nil {
+			return nil, fmt.Errorf("look up rows of %s: %w", r.ident, err)
+		}
+		held[ord] = true
+	}
+	if err := res.Err(); err != nil {
+		return nil, fmt.Errorf("look up rows of %s: %w", r.ident, err)
+	}
+	var out []canonicalRow
+	for i := range rows {
+		if !held[int64(i+1)] {
+			out = append(out, rows[i])
+		}
+	}
+	return out, nil
 }
 
 // decodeCanonical reads a canonical record's values in the replica's

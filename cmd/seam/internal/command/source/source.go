@@ -269,6 +269,9 @@ func newSourceStatusCmd(g *client.Globals) *cobra.Command {
 			for _, t := range st.Tables {
 				if t.Halt != nil {
 					fmt.Fprintf(w, "\n%s HALTED (%s): %s\n", t.Table, t.Halt.Reason, t.Halt.Message)
+					if len(t.Halt.Partitions) > 0 {
+						fmt.Fprintf(w, "  gate partitions: %s (seam monitor %s)\n", strings.Join(t.Halt.Partitions, ", "), t.Subject)
+					}
 					if t.Halt.Reason == "SCHEMA_CHANGE" {
 						fmt.Fprintf(w, "  the migration starts from: seam source postgres proposal %s --name %s --target ... > migration.yaml\n", t.Table, st.Name)
 					}
