@@ -452,8 +452,10 @@ func (k *corpus) restCases(ctx context.Context) {
 		return answer(code, body, err, 413)
 	})
 	k.check("80 MB with a token, chunked", "REST", "413 once the body passes 64 MiB", 0, func() (string, bool) {
+		began := time.Now()
 		code, body, err := httpAnswer(addr, head(k.c.tokens["pipeline"], "Transfer-Encoding: chunked\r\n"), chunked(io.LimitReader(&spaces{}, 80*mb)))
-		return answer(code, body, err, 413)
+		got, ok := answer(code, body, err, 413)
+		return fmt.Sprintf("%s (after %s)", got, time.Since(began).Round(100*time.Millisecond)), ok
 	})
 	k.check("a request without a token", "REST", "401", 0, func() (string, bool) {
 		code, body := post("", ingestPath, `{}`)

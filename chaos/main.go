@@ -45,7 +45,10 @@ func parse(args []string) (options, error) {
 	fs.IntVar(&o.kills, "kills", 0, "SIGKILLs in the kill loop, spread over the four services (default 120, -short 8)")
 	fs.DurationVar(&o.outage, "outage", 0, "how long a peer stays down in the outage run (default 90s, -short 5s)")
 	fs.DurationVar(&o.peerTimeout, "peer-timeout", 0, "the services' --peer-timeout (default 30s, -short 2s)")
-	fs.DurationVar(&o.readTimeout, "http-read-timeout", 5*time.Second, "the corpus node's --http-read-timeout")
+	// Long enough for the node to read 64 MiB on a busy machine (the 80 MB
+	// body must be refused for its size, not its time), short enough that
+	// the trickling body does not take the server's minute.
+	fs.DurationVar(&o.readTimeout, "http-read-timeout", 20*time.Second, "the corpus node's --http-read-timeout")
 	fs.IntVar(&o.workers, "workers", 0, "load workers (default 4, -short 2)")
 	fs.IntVar(&o.batchSize, "batch", 50, "records per load batch")
 	fs.StringVar(&o.report, "report", "", "also write the report (Markdown) to this file")
