@@ -211,6 +211,7 @@ func (c *cluster) start(ctx context.Context, p *proc) error {
 	p.log = &tail{}
 	p.exited = make(chan struct{})
 	p.cmd = exec.Command(c.bin, p.args...)
+	dieWithSuite(p.cmd)
 	p.cmd.Env = c.env
 	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
 	if err := p.cmd.Start(); err != nil {

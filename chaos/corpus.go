@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +20,7 @@ import (
 	"syscall"
 	"time"
 
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -36,9 +38,6 @@ type caseResult struct {
 	name, transport string
 	want, got       string
 	pass            bool
-	// gateBranch marks inputs whose right answer comes with the gate's own
-	// hardening (chunk accounting, exact numbers, idempotency digests).
-	gateBranch bool
 	// rssGrowth is how far the server's RSS rose above where it was when
 	// the case began (the client's, for CLI cases); rssLimit, when set,
 	// is the most it may.
@@ -80,10 +79,10 @@ func (k *corpus) close() {
 
 // check runs one case: fn sends the input and says what came back and
 // whether that is the answer wanted. The server must still serve after.
-func (k *corpus) check(name, transport, want string, gateBranch bool, rssLimit int64, fn func() (got string, pass bool)) {
+func (k *corpus) check(name, transport, want string, rssLimit int64, fn func() (got string, pass bool)) {
 	base := k.rss.mark()
 	got, pass := fn()
-	r := caseResult{name: name, transport: transport, want: want, got: got, gateBranch: gateBranch, rssLimit: rssLimit,
+	r := caseResult{name: name, transport: transport, want: want, got: got, rssLimit: rssLimit,
 		rssGrowth: k.rss.peakSinceMark() - base}
 	r.alive = k.c.alive(context.Background(), k.node)
 	r.pass = pass && r.alive && (rssLimit == 0 || r.rssGrowth < rssLimit)
@@ -102,6 +101,30 @@ func codeIs(err error, want codes.Code) (string, bool) {
 		got += ": " + clip(st.Message(), 120)
 	}
 	return got, st.Code() == want
+}
+
+// reason is the ErrorInfo reason an error carries ("" without one).
+func reason(err error) string {
+	for _, d := range status.Convert(err).Details() {
+		if info, ok := d.(*errdetails.ErrorInfo); ok {
+			return info.GetReason()
+		}
+	}
+	return ""
+}
+
+// received is how many records the gate's monitor counts in a partition
+// of the corpus's subject.
+func (k *corpus) received(ctx context.Context, partition string) (int64, error) {
+	mon, err := k.pipeline.GetMonitor(ctx, &gatev1.GetMonitorRequest{Subject: subject, PartitionFrom: partition, PartitionTo: partition})
+	if err != nil {
+		return 0, fmt.Errorf("GetMonitor: %w", err)
+	}
+	var n int64
+	for _, p := range mon.GetPartitions() {
+		n += p.GetReceived()
+	}
+	return n, nil
 }
 
 func clip(s string, n int) string {
@@ -139,27 +162,27 @@ func (k *corpus) grpcCases(ctx context.Context) {
 	k.pipelineConn = k.conns[len(k.conns)-1]
 	k.viewer = k.client("viewer", 0)
 	k.noToken = k.client("", 0)
-	k.check("ingest without a token", "gRPC", "Unauthenticated", false, 0, func() (string, bool) {
+	k.check("ingest without a token", "gRPC", "Unauthenticated", 0, func() (string, bool) {
 		_, err := k.noToken.Ingest(ctx, ingest("c-notoken", []byte(good(1))))
 		return codeIs(err, codes.Unauthenticated)
 	})
-	k.check("ingest with a viewer token", "gRPC", "PermissionDenied", false, 0, func() (string, bool) {
+	k.check("ingest with a viewer token", "gRPC", "PermissionDenied", 0, func() (string, bool) {
 		_, err := k.viewer.Ingest(ctx, ingest("c-viewer", []byte(good(2))))
 		return codeIs(err, codes.PermissionDenied)
 	})
-	k.check("unknown subject", "gRPC", "NotFound", false, 0, func() (string, bool) {
+	k.check("unknown subject", "gRPC", "NotFound", 0, func() (string, bool) {
 		req := ingest("c-unknown", []byte(good(3)))
 		req.Subject = "pay.nothing"
 		_, err := k.pipeline.Ingest(ctx, req)
 		return codeIs(err, codes.NotFound)
 	})
-	k.check("unknown contract version", "gRPC", "NotFound", false, 0, func() (string, bool) {
+	k.check("unknown contract version", "gRPC", "NotFound", 0, func() (string, bool) {
 		req := ingest("c-version", []byte(good(4)))
 		req.ContractVersion = 99
 		_, err := k.pipeline.Ingest(ctx, req)
 		return codeIs(err, codes.NotFound)
 	})
-	k.check("a malformed NDJSON line", "gRPC", "that line quarantined as MALFORMED with its bytes, the good one accepted", false, 0, func() (string, bool) {
+	k.check("a malformed NDJSON line", "gRPC", "that line quarantined as MALFORMED with its bytes, the good one accepted", 0, func() (string, bool) {
 		resp, err := k.pipeline.Ingest(ctx, ingest("c-malformed", []byte(good(5)+"\n{\"settlement_id\": \"STL-00\n")))
 		if err != nil {
 			return codeIs(err, codes.OK)
@@ -174,17 +197,17 @@ func (k *corpus) grpcCases(ctx context.Context) {
 		return fmt.Sprintf("accepted %d, quarantined %d %s", s.GetAccepted(), s.GetQuarantined(), reason),
 			s.GetAccepted() == 1 && s.GetQuarantined() == 1 && strings.Contains(reason, "MALFORMED")
 	})
-	k.check("a JSON batch cut off mid-array", "gRPC", "InvalidArgument naming the offset", false, 0, func() (string, bool) {
+	k.check("a JSON batch cut off mid-array", "gRPC", "InvalidArgument naming the offset", 0, func() (string, bool) {
 		req := ingest("c-malformed-json", []byte("["+good(6)+",\n{\"settlement_id\": "))
 		req.Batch.GetRaw().Format = recordv1.Format_FORMAT_JSON
 		_, err := k.pipeline.Ingest(ctx, req)
 		return codeIs(err, codes.InvalidArgument)
 	})
-	k.check("empty batch", "gRPC", "InvalidArgument", false, 0, func() (string, bool) {
+	k.check("empty batch", "gRPC", "InvalidArgument", 0, func() (string, bool) {
 		_, err := k.pipeline.Ingest(ctx, ingest("c-empty", nil))
 		return codeIs(err, codes.InvalidArgument)
 	})
-	k.check("invalid UTF-8 in the request's subject", "gRPC", "InvalidArgument naming subject", false, 0, func() (string, bool) {
+	k.check("invalid UTF-8 in the request's subject", "gRPC", "InvalidArgument naming subject", 0, func() (string, bool) {
 		req := ingest("c-utf8", []byte(good(6)))
 		req.Subject = "pay.settlementsZ"
 		b, err := proto.Marshal(req)
@@ -197,7 +220,7 @@ func (k *corpus) grpcCases(ctx context.Context) {
 		got, ok := codeIs(err, codes.InvalidArgument)
 		return got, ok && strings.Contains(got, "subject")
 	})
-	k.check("invalid UTF-8 inside a record", "gRPC", "the record quarantined, the others accepted (or InvalidArgument); never Internal", false, 0, func() (string, bool) {
+	k.check("invalid UTF-8 inside a record", "gRPC", "the record quarantined, the others accepted (or InvalidArgument); never Internal", 0, func() (string, bool) {
 		data := good(7) + "\n" + strings.Replace(good(8), "MER-000001", "MER-00\xff001", 1) + "\n"
 		resp, err := k.pipeline.Ingest(ctx, ingest("c-utf8-record", []byte(data)))
 		if err != nil {
@@ -206,7 +229,7 @@ func (k *corpus) grpcCases(ctx context.Context) {
 		s := resp.GetSummary()
 		return fmt.Sprintf("accepted %d, quarantined %d", s.GetAccepted(), s.GetQuarantined()), s.GetAccepted() == 1 && s.GetQuarantined() == 1
 	})
-	k.check("a record nested 100,000 levels deep", "gRPC", "the record quarantined (or InvalidArgument); never a crash", false, 0, func() (string, bool) {
+	k.check("a record nested 100,000 levels deep", "gRPC", "the record quarantined (or InvalidArgument); never a crash", 0, func() (string, bool) {
 		deep := strings.Replace(good(9), `"reference":1`, `"reference":1,"extra":`+strings.Repeat("[", 100_000)+strings.Repeat("]", 100_000), 1)
 		resp, err := k.pipeline.Ingest(ctx, ingest("c-deep", []byte(good(10)+"\n"+deep+"\n")))
 		if err != nil {
@@ -215,14 +238,14 @@ func (k *corpus) grpcCases(ctx context.Context) {
 		s := resp.GetSummary()
 		return fmt.Sprintf("accepted %d, quarantined %d", s.GetAccepted(), s.GetQuarantined()), s.GetQuarantined() == 1 && s.GetAccepted() == 1
 	})
-	k.check("a message over the 64 MiB limit", "gRPC", "ResourceExhausted", false, 0, func() (string, bool) {
+	k.check("a message over the 64 MiB limit", "gRPC", "ResourceExhausted", 0, func() (string, bool) {
 		big := k.client("pipeline", 128*mb)
 		line := good(11) + "\n"
 		data := bytes.Repeat([]byte(line), 65*mb/len(line)+1)
 		_, err := big.Ingest(ctx, ingest("c-huge", data))
 		return codeIs(err, codes.ResourceExhausted)
 	})
-	k.check("an ingest stream with no message", "gRPC", "InvalidArgument", false, 0, func() (string, bool) {
+	k.check("an ingest stream with no message", "gRPC", "InvalidArgument", 0, func() (string, bool) {
 		stream, err := k.pipeline.IngestStream(ctx)
 		if err != nil {
 			return err.Error(), false
@@ -230,13 +253,14 @@ func (k *corpus) grpcCases(ctx context.Context) {
 		_, err = stream.CloseAndRecv()
 		return codeIs(err, codes.InvalidArgument)
 	})
-	k.check("two stream chunks with the same sequence (0)", "gRPC", "InvalidArgument naming the sequence (not \"accepted 2\" with one stored)", true, 0, func() (string, bool) {
+	k.check("two stream chunks with the same sequence (0)", "gRPC", "InvalidArgument naming sequence 0; the first chunk's record stored, the second's not (never \"accepted 2\" with one stored)", 0, func() (string, bool) {
+		const partition = "2026-04-02"
 		stream, err := k.pipeline.IngestStream(ctx)
 		if err != nil {
 			return err.Error(), false
 		}
 		_ = stream.Send(&gatev1.IngestStreamRequest{Message: &gatev1.IngestStreamRequest_Header{Header: &gatev1.IngestHeader{
-			Subject: subject, Partition: "2026-04-02", BatchId: "c-stream-seq", Format: recordv1.Format_FORMAT_NDJSON}}})
+			Subject: subject, Partition: partition, BatchId: "c-stream-seq", Format: recordv1.Format_FORMAT_NDJSON}}})
 		for i := range 2 {
 			_ = stream.Send(&gatev1.IngestStreamRequest{Message: &gatev1.IngestStreamRequest_Chunk{Chunk: &gatev1.IngestChunk{Sequence: 0, Data: []byte(good(20 + i))}}})
 		}
@@ -244,9 +268,14 @@ func (k *corpus) grpcCases(ctx context.Context) {
 		if err == nil {
 			return fmt.Sprintf("OK, accepted %d", resp.GetSummary().GetAccepted()), false
 		}
-		return codeIs(err, codes.InvalidArgument)
+		got, ok := codeIs(err, codes.InvalidArgument)
+		stored, serr := k.received(ctx, partition)
+		if serr != nil {
+			return got + "; " + serr.Error(), false
+		}
+		return fmt.Sprintf("%s; %d record stored", got, stored), ok && strings.Contains(got, "sequence 0") && stored == 1
 	})
-	k.check("a batch id reused with different content", "gRPC", "FailedPrecondition (batch id reused with different content)", true, 0, func() (string, bool) {
+	k.check("a batch id reused with different content", "gRPC", "FailedPrecondition BATCH_ID_REUSED (batch id reused with different content)", 0, func() (string, bool) {
 		if _, err := k.pipeline.Ingest(ctx, ingest("c-reused", []byte(good(30)))); err != nil {
 			return "first send: " + err.Error(), false
 		}
@@ -254,14 +283,20 @@ func (k *corpus) grpcCases(ctx context.Context) {
 		if err == nil {
 			return fmt.Sprintf("OK, retried=%v with the first send's verdicts", resp.GetSummary().GetRetried()), false
 		}
-		return codeIs(err, codes.FailedPrecondition)
+		got, ok := codeIs(err, codes.FailedPrecondition)
+		r := reason(err)
+		return r + " " + got, ok && r == "BATCH_ID_REUSED"
 	})
-	k.check("two amounts of 1.7e308 in a partition", "gRPC", "accepted, and the partition's mean of amount finite", true, 0, func() (string, bool) {
+	k.check("two amounts of 1.7e308 in a partition", "gRPC", "accepted, and the partition's mean of amount 1.7e308 (finite)", 0, func() (string, bool) {
 		data := strings.Replace(good(40), `"amount":12.5`, `"amount":1.7e308`, 1) + "\n" + strings.Replace(good(41), `"amount":12.5`, `"amount":1.7e308`, 1)
 		req := ingest("c-overflow", []byte(data))
 		req.Partition = "2026-04-03"
-		if _, err := k.pipeline.Ingest(ctx, req); err != nil {
+		resp, err := k.pipeline.Ingest(ctx, req)
+		if err != nil {
 			return codeIs(err, codes.OK)
+		}
+		if a := resp.GetSummary().GetAccepted(); a != 2 {
+			return fmt.Sprintf("accepted %d of 2", a), false
 		}
 		mon, err := k.pipeline.GetMonitor(ctx, &gatev1.GetMonitorRequest{Subject: subject, PartitionFrom: "2026-04-03", PartitionTo: "2026-04-03"})
 		if err != nil {
@@ -270,7 +305,8 @@ func (k *corpus) grpcCases(ctx context.Context) {
 		for _, p := range mon.GetPartitions() {
 			for _, f := range p.GetFields() {
 				if f.GetField() == "amount" {
-					return fmt.Sprintf("mean %g", f.GetMean()), !math.IsInf(f.GetMean(), 0) && !math.IsNaN(f.GetMean())
+					m := f.GetMean()
+					return fmt.Sprintf("accepted 2, mean %g", m), math.Abs(m-1.7e308) <= 1e-9*1.7e308
 				}
 			}
 		}
@@ -284,12 +320,12 @@ func (k *corpus) grpcCases(ctx context.Context) {
 		k.conns = append(k.conns, conn)
 		return registryv1.NewRegistryServiceClient(conn)
 	}
-	k.check("a pipeline publishes BACKFILL_COMPLETED", "gRPC", "PermissionDenied", false, 0, func() (string, bool) {
+	k.check("a pipeline publishes BACKFILL_COMPLETED", "gRPC", "PermissionDenied", 0, func() (string, bool) {
 		_, err := registry("pipeline").PublishEvent(ctx, &registryv1.PublishEventRequest{Event: &registryv1.Event{
 			Type: registryv1.EventType_EVENT_TYPE_BACKFILL_COMPLETED, Subject: subject, Message: "forged"}})
 		return codeIs(err, codes.PermissionDenied)
 	})
-	k.check("a team overwrites another team's consumer", "gRPC", "PermissionDenied", false, 0, func() (string, bool) {
+	k.check("a team overwrites another team's consumer", "gRPC", "PermissionDenied", 0, func() (string, bool) {
 		ledgerConsumer := &registryv1.Consumer{Name: "finance.ledger", Owner: "team-payments",
 			Inputs: []*registryv1.Input{{Source: &registryv1.Input_Subject{Subject: subject}, Fields: []string{"amount"}}}}
 		if _, err := registry("team-payments").RegisterConsumer(ctx, &registryv1.RegisterConsumerRequest{Consumer: ledgerConsumer}); err != nil {
@@ -403,54 +439,63 @@ func (k *corpus) restCases(ctx context.Context) {
 	}
 	const offered = 200 * mb
 	declared := fmt.Sprintf("Content-Length: %d\r\n", offered)
-	k.check("200 MB without a token, length declared", "REST", "401, without reading the body", false, 64*mb, func() (string, bool) {
+	k.check("200 MB without a token, length declared", "REST", "401, without reading the body", 64*mb, func() (string, bool) {
 		code, body, err := httpAnswer(addr, head("", declared), io.LimitReader(&spaces{}, offered))
 		return answer(code, body, err, 401)
 	})
-	k.check("200 MB without a token, chunked", "REST", "401, without reading the body", false, 64*mb, func() (string, bool) {
+	k.check("200 MB without a token, chunked", "REST", "401, without reading the body", 64*mb, func() (string, bool) {
 		code, body, err := httpAnswer(addr, head("", "Transfer-Encoding: chunked\r\n"), chunked(io.LimitReader(&spaces{}, offered)))
 		return answer(code, body, err, 401)
 	})
-	k.check("200 MB with a token, length declared", "REST", "413, without reading the body", false, 64*mb, func() (string, bool) {
+	k.check("200 MB with a token, length declared", "REST", "413, without reading the body", 64*mb, func() (string, bool) {
 		code, body, err := httpAnswer(addr, head(k.c.tokens["pipeline"], declared), io.LimitReader(&spaces{}, offered))
 		return answer(code, body, err, 413)
 	})
-	k.check("80 MB with a token, chunked", "REST", "413 once the body passes 64 MiB", false, 0, func() (string, bool) {
+	k.check("80 MB with a token, chunked", "REST", "413 once the body passes 64 MiB", 0, func() (string, bool) {
+		began := time.Now()
 		code, body, err := httpAnswer(addr, head(k.c.tokens["pipeline"], "Transfer-Encoding: chunked\r\n"), chunked(io.LimitReader(&spaces{}, 80*mb)))
-		return answer(code, body, err, 413)
+		got, ok := answer(code, body, err, 413)
+		return fmt.Sprintf("%s (after %s)", got, time.Since(began).Round(100*time.Millisecond)), ok
 	})
-	k.check("a request without a token", "REST", "401", false, 0, func() (string, bool) {
+	k.check("a request without a token", "REST", "401", 0, func() (string, bool) {
 		code, body := post("", ingestPath, `{}`)
 		return answer(code, body, nil, 401)
 	})
-	k.check("malformed JSON", "REST", "400", false, 0, func() (string, bool) {
+	k.check("malformed JSON", "REST", "400", 0, func() (string, bool) {
 		code, body := post(k.c.tokens["pipeline"], ingestPath, `{"partition": "2026-04-01", "batch_id": `)
 		return answer(code, body, nil, 400)
 	})
-	k.check("invalid UTF-8 in the JSON body", "REST", "400", false, 0, func() (string, bool) {
+	k.check("invalid UTF-8 in the JSON body", "REST", "400", 0, func() (string, bool) {
 		code, body := post(k.c.tokens["pipeline"], ingestPath, "{\"partition\": \"2026-04-01\xff\", \"batch_id\": \"r-utf8\"}")
 		return answer(code, body, nil, 400)
 	})
-	k.check("a pipeline publishes an event", "REST", "403", false, 0, func() (string, bool) {
+	k.check("a pipeline publishes an event", "REST", "403", 0, func() (string, bool) {
 		code, body := post(k.c.tokens["pipeline"], "/v1/events", `{"event": {"type": "EVENT_TYPE_SOURCE_RELEASED", "subject": "pay.settlements"}}`)
 		return answer(code, body, nil, 403)
 	})
-	objects := func(id, reference string) string {
-		return fmt.Sprintf(`{"partition": "2026-04-04", "batch_id": %q, "batch": {"objects": {"records": [{"settlement_id": "STL-6000000001",
-			"merchant_ref": "MER-000001", "amount": 12.5, "currency": "EUR", "settled_at": "2026-04-04T10:00:00Z", "reference": %s}]}}}`, id, reference)
+	// objects is a REST batch of one record, settlement n, with reference
+	// written as given.
+	objects := func(id string, n int, reference string) string {
+		return fmt.Sprintf(`{"partition": "2026-04-04", "batch_id": %q, "batch": {"objects": {"records": [{"settlement_id": "STL-%010d",
+			"merchant_ref": "MER-000001", "amount": 12.5, "currency": "EUR", "settled_at": "2026-04-04T10:00:00Z", "reference": %s}]}}}`, id, 6_000_000_000+n, reference)
 	}
-	k.check("INT64 9007199254740993 in a REST object", "REST", "200 with 9007199254740993 in the canonical record, or 400; never …992", true, 0, func() (string, bool) {
-		code, body := post(k.c.tokens["pipeline"], ingestPath, objects("r-int64", "9007199254740993"))
-		switch {
-		case code == 400:
-			return answer(code, body, nil, 400)
-		case code == 200 && strings.Contains(body, "9007199254740993"):
-			return "200 with the value exact", true
-		}
-		return answer(code, body, nil, -1)
-	})
-	k.check("1001.0 for an INT64, REST object and NDJSON", "REST", "the same answer on both paths", true, 0, func() (string, bool) {
-		restCode, restText := post(k.c.tokens["pipeline"], ingestPath, objects("r-float-int", "1001.0"))
+	for i, v := range []string{"9007199254740993", "1234567890123456789"} {
+		k.check("INT64 "+v+" in a REST object", "REST", "200, accepted, with "+v+" in the canonical record; or 400; never rounded", 0, func() (string, bool) {
+			code, body := post(k.c.tokens["pipeline"], ingestPath, objects(fmt.Sprint("r-int64-", i), i, v))
+			switch {
+			case code == 400:
+				return answer(code, body, nil, 400)
+			case code == 200 && strings.Contains(body, `"reference":`+v) && !strings.Contains(body, "QUARANTINED"):
+				return "200, accepted, the value exact", true
+			}
+			if i := strings.Index(body, `"reasons"`); i >= 0 {
+				return fmt.Sprintf("%d, quarantined: %s", code, clip(body[i:], 200)), false
+			}
+			return answer(code, body, nil, -1)
+		})
+	}
+	k.check("1001.0 for an INT64, REST object and NDJSON", "REST", "the same answer on both paths: quarantined (a type mismatch)", 0, func() (string, bool) {
+		restCode, restText := post(k.c.tokens["pipeline"], ingestPath, objects("r-float-int", 10, "1001.0"))
 		line := strings.Replace(good(50), `"reference":1`, `"reference":1001.0`, 1)
 		resp, err := k.pipeline.Ingest(ctx, ingest("c-float-int", []byte(line)))
 		ndjson := "quarantined"
@@ -466,9 +511,19 @@ func (k *corpus) restCases(ctx context.Context) {
 				restVerdict = "quarantined"
 			}
 		}
-		return fmt.Sprintf("REST %s, NDJSON %s", restVerdict, ndjson), restVerdict == ndjson
+		return fmt.Sprintf("REST %s, NDJSON %s", restVerdict, ndjson), restVerdict == ndjson && ndjson == "quarantined"
 	})
-	k.check("/metrics on the REST address with --metrics-addr set", "REST", "404 there, 200 on the metrics address", false, 0, func() (string, bool) {
+	k.check("POST /v1/ingest:stream with two chunks of sequence 0", "REST", "400 naming sequence 0 (never \"accepted 2\" with one stored)", 0, func() (string, bool) {
+		chunk := func(i int) string {
+			return fmt.Sprintf(`{"chunk": {"sequence": 0, "data": %q}}`, base64.StdEncoding.EncodeToString([]byte(good(60+i))))
+		}
+		body := fmt.Sprintf(`{"header": {"subject": %q, "partition": "2026-04-05", "batch_id": "r-stream-seq", "format": "FORMAT_NDJSON"}}`, subject) +
+			"\n" + chunk(0) + "\n" + chunk(1) + "\n"
+		code, text := post(k.c.tokens["pipeline"], "/v1/ingest:stream", body)
+		got, ok := answer(code, text, nil, 400)
+		return got, ok && strings.Contains(text, "sequence 0")
+	})
+	k.check("/metrics on the REST address with --metrics-addr set", "REST", "404 there, 200 on the metrics address", 0, func() (string, bool) {
 		get := func(a string) int {
 			resp, err := http.Get("http://" + a + "/metrics")
 			if err != nil {
@@ -485,10 +540,10 @@ func (k *corpus) restCases(ctx context.Context) {
 	if k.short {
 		conns = 100
 	}
-	k.check(fmt.Sprintf("%d connections trickling their headers", conns), "REST", "every one closed within the 10 s header timeout (+3 s)", false, 0, func() (string, bool) {
+	k.check(fmt.Sprintf("%d connections trickling their headers", conns), "REST", "every one closed within the 10 s header timeout (+3 s)", 0, func() (string, bool) {
 		return trickle(addr, k.node.pid(), conns, "POST "+ingestPath+" HTTP/1.1\r\nHost: seam\r\n", 13*time.Second)
 	})
-	k.check("an authenticated body trickling", "REST", fmt.Sprintf("closed within --http-read-timeout %s (+3 s)", k.c.readTimeout), false, 0, func() (string, bool) {
+	k.check("an authenticated body trickling", "REST", fmt.Sprintf("closed within --http-read-timeout %s (+3 s)", k.c.readTimeout), 0, func() (string, bool) {
 		return trickle(addr, k.node.pid(), 1, head(k.c.tokens["pipeline"], "Content-Length: 100000\r\n")+`{"partition":`, k.c.readTimeout+3*time.Second)
 	})
 }
@@ -590,15 +645,15 @@ func (k *corpus) cliCases() {
 		k.results = append(k.results, r)
 		fmt.Printf("  %-4s CLI   %s: got %s (want %s)\n", map[bool]string{true: "ok", false: "FAIL"}[r.pass], name, r.got, want)
 	}
-	cli(fmt.Sprintf("seam validate with a %d KB YAML alias bomb", len(aliasBomb())>>10), "exit 1 (a contract error) naming the alias, under +64 MB", 64*mb,
+	cli(fmt.Sprintf("seam validate with a %d KB YAML alias bomb", len(aliasBomb())>>10), "exit 3 (the contract is not valid) naming the alias, under +64 MB", 64*mb,
 		[]string{"validate", "--contract", bomb, data},
-		func(code int, out string) bool { return code == 1 && strings.Contains(out, "alias") })
-	cli("seam contract register with the alias bomb", "exit 1 (a contract error) naming the alias", 64*mb,
+		func(code int, out string) bool { return code == 3 && strings.Contains(out, "alias") })
+	cli("seam contract register with the alias bomb", "exit 3 (the contract is not valid) naming the alias", 64*mb,
 		[]string{"contract", "register", "-f", bomb},
-		func(code int, out string) bool { return code == 1 && strings.Contains(out, "alias") })
-	cli("seam validate with a 2 MB contract", "exit 1: larger than the 1 MiB limit", 64*mb,
+		func(code int, out string) bool { return code == 3 && strings.Contains(out, "alias") })
+	cli("seam validate with a 2 MB contract", "exit 3 (the contract is not valid): larger than the 1 MiB limit", 64*mb,
 		[]string{"validate", "--contract", huge, data},
-		func(code int, out string) bool { return code == 1 && strings.Contains(out, "larger than") })
+		func(code int, out string) bool { return code == 3 && strings.Contains(out, "larger than") })
 }
 
 func lastLine(s string) string {

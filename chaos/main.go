@@ -32,7 +32,6 @@ type options struct {
 	workers      int
 	batchSize    int
 	report       string
-	requireGate  bool
 	keep         bool
 	commandShown string
 }
@@ -46,11 +45,13 @@ func parse(args []string) (options, error) {
 	fs.IntVar(&o.kills, "kills", 0, "SIGKILLs in the kill loop, spread over the four services (default 120, -short 8)")
 	fs.DurationVar(&o.outage, "outage", 0, "how long a peer stays down in the outage run (default 90s, -short 5s)")
 	fs.DurationVar(&o.peerTimeout, "peer-timeout", 0, "the services' --peer-timeout (default 30s, -short 2s)")
-	fs.DurationVar(&o.readTimeout, "http-read-timeout", 5*time.Second, "the corpus node's --http-read-timeout")
+	// Long enough for the node to read 64 MiB on a busy machine (the 80 MB
+	// body must be refused for its size, not its time), short enough that
+	// the trickling body does not take the server's minute.
+	fs.DurationVar(&o.readTimeout, "http-read-timeout", 20*time.Second, "the corpus node's --http-read-timeout")
 	fs.IntVar(&o.workers, "workers", 0, "load workers (default 4, -short 2)")
 	fs.IntVar(&o.batchSize, "batch", 50, "records per load batch")
 	fs.StringVar(&o.report, "report", "", "also write the report (Markdown) to this file")
-	fs.BoolVar(&o.requireGate, "require-gate-hardening", false, "fail on the inputs whose answer comes with the gate's hardening too")
 	fs.BoolVar(&o.keep, "keep", false, "keep the temporary directory (stores, logs)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -119,7 +120,7 @@ func run(args []string) int {
 			return 2
 		}
 	}
-	if !rep.passed(o.requireGate) {
+	if !rep.passed() {
 		fmt.Println("chaos: FAILED (see above)")
 		return 1
 	}
@@ -167,11 +168,13 @@ func suite(ctx context.Context, o options, dir string) (*report, error) {
 		return nil, err
 	}
 	defer c.stopAll()
-	reg, _ := c.add("registry", "registry", nil)
+	// Each process starts after the peers it calls (the registry calls
+	// idmap to check a contract's lookups).
 	idm, _ := c.add("idmap", "idmap", nil)
+	reg, _ := c.add("registry", "registry", map[string]string{"idmap": idm.grpcAddr})
 	adp, _ := c.add("adapter", "adapter", map[string]string{"registry": reg.grpcAddr, "idmap": idm.grpcAddr})
 	gate, _ := c.add("gate", "gate", map[string]string{"registry": reg.grpcAddr, "idmap": idm.grpcAddr, "adapter": adp.grpcAddr})
-	for _, p := range []*proc{reg, idm, adp, gate} {
+	for _, p := range []*proc{idm, reg, adp, gate} {
 		if err := c.start(ctx, p); err != nil {
 			return nil, err
 		}

@@ -37,9 +37,8 @@ func (r *report) recoveries() []time.Duration {
 	return out
 }
 
-// passed reports whether every target was met; inputs marked gateBranch
-// count only with requireGate.
-func (r *report) passed(requireGate bool) bool {
+// passed reports whether every target was met.
+func (r *report) passed() bool {
 	if r.reconciled == nil || r.reconciled.lost != 0 || r.reconciled.duplicated != 0 {
 		return false
 	}
@@ -60,7 +59,7 @@ func (r *report) passed(requireGate bool) bool {
 		}
 	}
 	for _, c := range r.corpus {
-		if !c.pass && (!c.gateBranch || requireGate) {
+		if !c.pass {
 			return false
 		}
 	}
@@ -130,14 +129,10 @@ func (r *report) markdown() string {
 		b.WriteString("\n")
 	}
 	if len(r.corpus) > 0 {
-		b.WriteString("### Bad inputs\n\nEach against a `seam up` node whose RSS is sampled every 10 ms; after each, the node must still serve. ")
-		b.WriteString("*Gate* marks answers that come with the gate's own hardening (branch gate-partitions).\n\n")
+		b.WriteString("### Bad inputs\n\nEach against a `seam up` node whose RSS is sampled every 10 ms; after each, the node must still serve.\n\n")
 		b.WriteString("| via | input | wanted | got | RSS growth | met |\n| --- | --- | --- | --- | ---: | --- |\n")
 		for _, c := range r.corpus {
 			name := c.name
-			if c.gateBranch {
-				name += " (*gate*)"
-			}
 			growth := mib(c.rssGrowth)
 			if c.rssLimit > 0 {
 				growth += fmt.Sprintf(" (limit +%d MB)", c.rssLimit>>20)

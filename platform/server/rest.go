@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"sync/atomic"
 	"time"
 
@@ -69,12 +70,22 @@ func (g *restGuard) refuse(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 // errorHandler is the gateway's error handler: a body cut at the size limit
-// is answered 413 whatever error decoding it then produced, and a 401
-// carries the Bearer challenge.
+// is answered 413 and one cut by the read timeout 408, whatever error
+// decoding it then produced, and a 401 carries the Bearer challenge.
 func (g *restGuard) errorHandler(ctx context.Context, mux *runtime.ServeMux, m runtime.Marshaler, w http.ResponseWriter, r *http.Request, err error) {
-	if b, ok := r.Context().Value(guardedBodyKey{}).(*guardedBody); ok && b.exceeded.Load() {
-		closeAfter(w, r)
-		err = tooLarge(g.maxBody, "")
+	if b, ok := r.Context().Value(guardedBodyKey{}).(*guardedBody); ok {
+		switch {
+		case b.exceeded.Load():
+			closeAfter(w, r)
+			err = tooLarge(g.maxBody, "")
+		case b.timedOut.Load():
+			// The decoder's error is the connection's ("read tcp
+			// host:port->host:port: i/o timeout"): say what happened
+			// instead, without addresses.
+			closeAfter(w, r)
+			err = &runtime.HTTPStatusError{HTTPStatus: http.StatusRequestTimeout, Err: status.Errorf(codes.DeadlineExceeded,
+				"the request body was not read within the read timeout of %s (--http-read-timeout); send it at once, or split the batch", g.readTimeout)}
+		}
 	}
 	challenge(ctx, mux, m, w, r, err)
 }
@@ -99,13 +110,15 @@ func tooLarge(limit int64, size string) error {
 
 type guardedBodyKey struct{}
 
-// guardedBody notes when the size limit cut the body, and lifts the read
-// deadline once the body is read to its end, so an answer streamed after
-// it (a replay) is not cut when the deadline passes.
+// guardedBody notes when the size limit or the read deadline cut the
+// body, and lifts the read deadline once the body is read to its end, so
+// an answer streamed after it (a replay) is not cut when the deadline
+// passes.
 type guardedBody struct {
 	io.ReadCloser
 	rc       *http.ResponseController
 	exceeded atomic.Bool
+	timedOut atomic.Bool
 }
 
 func (b *guardedBody) Read(p []byte) (int, error) {
@@ -114,6 +127,8 @@ func (b *guardedBody) Read(p []byte) (int, error) {
 	switch {
 	case errors.As(err, &tooBig):
 		b.exceeded.Store(true)
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		b.timedOut.Store(true)
 	case errors.Is(err, io.EOF):
 		_ = b.rc.SetReadDeadline(time.Time{})
 	}
