@@ -7,6 +7,8 @@ import (
 
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/metric/noop"
+	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 	"google.golang.org/grpc"
 )
 
@@ -20,6 +22,9 @@ type Config struct {
 	Idmap    grpc.ClientConnInterface
 	Logger   *slog.Logger
 	Meter    metric.Meter
+	// TracerProvider makes the gate's own spans (gate.ingest, gate.seal,
+	// gate.publish_event); nil means none.
+	TracerProvider trace.TracerProvider
 	// Clock returns the current time; tests inject one.
 	Clock func() time.Time
 	// RelayInterval is how often undelivered registry events are retried.
@@ -100,6 +105,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Meter == nil {
 		c.Meter = noop.NewMeterProvider().Meter("github.com/seamdata/seam/services/gate")
+	}
+	if c.TracerProvider == nil {
+		c.TracerProvider = tracenoop.NewTracerProvider()
 	}
 	if c.Clock == nil {
 		c.Clock = time.Now
