@@ -104,9 +104,37 @@ func (s *Server) Register(r grpc.ServiceRegistrar) { gatev1.RegisterGateServiceS
 func (s *Server) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	wg.Go(func() { s.retain(ctx) })
+	wg.Go(func() { s.confirmContracts(ctx) })
 	err := s.relay(ctx)
 	wg.Wait()
 	return err
+}
+
+// confirmContracts confirms the subjects' active contracts with the
+// registry every Config.ContractCheck, logging when the registry stops
+// and starts answering rather than at every round.
+func (s *Server) confirmContracts(ctx context.Context) {
+	tick := time.NewTicker(s.cfg.ContractCheck)
+	defer tick.Stop()
+	failing := false
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		n, err := s.contracts.confirm(ctx)
+		switch {
+		case ctx.Err() != nil:
+			return
+		case n > 0 && !failing:
+			s.cfg.Logger.WarnContext(ctx, "cannot confirm the active contracts with the registry; serving the last known ones (seam_gate_contract_age_seconds grows)",
+				"subjects", n, "error", err)
+		case n == 0 && failing:
+			s.cfg.Logger.InfoContext(ctx, "the registry confirms the active contracts again")
+		}
+		failing = n > 0
+	}
 }
 
 // retain deletes, every Config.RetentionInterval, what the retention
