@@ -158,17 +158,23 @@ func (c *contracts) resolve(ctx context.Context, subject string, version int32, 
 	return cv, nil
 }
 
+// subjects lists the subjects whose active contract the gate knows.
+func (c *contracts) subjects() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]string, 0, len(c.active))
+	for subject := range c.active {
+		out = append(out, subject)
+	}
+	return out
+}
+
 // confirm asks the registry for the active version of every subject the
 // gate knows, as resolve does for a batch, and records the answer; it
 // returns how many subjects it could not confirm and the last error. A
 // subject the registry no longer knows is forgotten (its gauge goes).
 func (c *contracts) confirm(ctx context.Context) (int, error) {
-	c.mu.Lock()
-	subjects := make([]string, 0, len(c.active))
-	for subject := range c.active {
-		subjects = append(subjects, subject)
-	}
-	c.mu.Unlock()
+	subjects := c.subjects()
 	failed := 0
 	var last error
 	for _, subject := range subjects {

@@ -148,6 +148,7 @@ func (s *Server) sealUnit(ctx context.Context, tx storeTx, cv *compiled, p partR
 	if err := tx.Notify(ctx, partitionChannel); err != nil {
 		return nil, err
 	}
+	s.metrics.sealed(ctx, p.subject, u)
 	c := u.counts
 	s.cfg.Logger.InfoContext(ctx, "partition sealed", "subject", p.subject, "partition", p.part, "amendment", u.amendment,
 		"version", cv.version, "verdict", u.verdict.String(), "cause", cause.String(), "by", by, "batch", batchID,

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -352,7 +354,7 @@ func (s *Server) Replay(req *gatev1.ReplayRequest, stream gatev1.GateService_Rep
 		}
 	}
 	sum.Held = sum.Released + sum.Remaining
-	s.metrics.released.Add(ctx, releasedNow)
+	s.metrics.released.Add(ctx, releasedNow, metric.WithAttributes(attribute.String("subject", w.GetSubject())))
 	if sum.Released > 0 {
 		seq, err := s.backfillCompleted(ctx, w, cv.version, replayID, principal, reason, sum)
 		if err != nil {

@@ -89,7 +89,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		st.Close()
 		return nil, err
 	}
-	if s.metrics, err = newMetrics(cfg.Meter); err != nil {
+	if s.metrics, err = newMetrics(cfg.Meter, st, s.contracts.subjects, func() int64 { return cfg.Clock().UnixNano() }); err != nil {
 		st.Close()
 		return nil, err
 	}
