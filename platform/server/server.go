@@ -144,7 +144,7 @@ func New(cfg Config, services ...Service) (*Server, error) {
 		access = append(access, s.Access)
 	}
 	merged := auth.Merge(access...)
-	authz := auth.NewAuthorizer(cfg.Tokens, merged)
+	authz := auth.NewAuthorizer(cfg.Tokens, merged).WithAudit(cfg.Logger)
 	boundary := rpcerr.NewBoundary(cfg.Logger)
 	tel := cfg.Telemetry
 	opts := []grpc.ServerOption{

@@ -241,7 +241,7 @@ func (s *Server) setContainment(ctx context.Context, subject, reason string, con
 	if err := s.store.SetContainment(ctx, c, action, ev); err != nil {
 		return nil, err
 	}
-	s.cfg.Logger.InfoContext(ctx, "containment changed", "subject", subject, "contained", contain, "by", principal, "reason", reason)
+	s.cfg.Logger.InfoContext(ctx, "containment changed", "audit", true, "event", "containment", "subject", subject, "contained", contain, "by", principal, "reason", reason)
 	return containmentProto(c), nil
 }
 
