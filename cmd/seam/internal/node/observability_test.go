@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/rulefmt"
 	"github.com/prometheus/prometheus/promql/parser"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/seamdata/seam/cmd/seam/internal/seamtest"
 	"github.com/seamdata/seam/core/examples"
@@ -260,5 +261,32 @@ func TestRulesAndDashboard(t *testing.T) {
 	}
 	if exprs < 6 {
 		t.Errorf("the dashboard has %d queries, want its panels (match rate, verdicts, quarantine, latency, ...)", exprs)
+	}
+}
+
+// Scrapes and probes make no traces; a REST call does.
+func TestProbesMakeNoSpans(t *testing.T) {
+	t.Parallel()
+	n := seamtest.StartNode(t)
+	for _, path := range []string{"/metrics", "/healthz", "/readyz"} {
+		if code, _ := n.REST(t, "GET", path, "", ""); code != 200 {
+			t.Fatalf("GET %s = %d", path, code)
+		}
+	}
+	if _, err := healthpb.NewHealthClient(n.Conn(t, "")).Check(context.Background(), &healthpb.HealthCheckRequest{}); err != nil {
+		t.Fatalf("health check: %v", err)
+	}
+	n.REST(t, "GET", "/v1/whoami", n.Admin, "")
+	n.Stop()
+	var whoami bool
+	for _, s := range n.Spans.Ended() {
+		name := s.Name()
+		if strings.Contains(name, "/metrics") || strings.Contains(name, "/healthz") || strings.Contains(name, "/readyz") || strings.Contains(name, "grpc.health.v1") {
+			t.Errorf("probe span %q", name)
+		}
+		whoami = whoami || strings.Contains(name, "/v1/whoami")
+	}
+	if !whoami {
+		t.Error("no span for GET /v1/whoami: the HTTP server is not traced at all")
 	}
 }
