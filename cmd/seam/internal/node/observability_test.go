@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/rulefmt"
 	"github.com/prometheus/prometheus/promql/parser"
+	"go.opentelemetry.io/otel/attribute"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/seamdata/seam/cmd/seam/internal/seamtest"
@@ -288,5 +289,71 @@ func TestProbesMakeNoSpans(t *testing.T) {
 	}
 	if !whoami {
 		t.Error("no span for GET /v1/whoami: the HTTP server is not traced at all")
+	}
+}
+
+// One ingest through the real services is one trace in which the gate's
+// span names the batch, the adapter's says how many records it adapted
+// and idmap's how many identifiers it found.
+func TestIngestTraceTellsTheStory(t *testing.T) {
+	t.Parallel()
+	n := seamtest.StartNode(t)
+	n.SetupOrders(t)
+	gate := gatev1.NewGateServiceClient(n.Conn(t, n.Admin))
+	lines := strings.Join(seamtest.OrderLines(3), "\n")
+	if _, err := gate.Ingest(context.Background(), &gatev1.IngestRequest{
+		Subject: "shop.orders", Partition: "p001", Identity: &gatev1.IngestRequest_BatchId{BatchId: "trace-me"}, SummaryOnly: true,
+		Batch: &recordv1.RecordBatch{Body: &recordv1.RecordBatch_Raw{Raw: &recordv1.RawRecords{Format: recordv1.Format_FORMAT_NDJSON, Data: []byte(lines)}}},
+	}); err != nil {
+		t.Fatalf("ingest: %v", err)
+	}
+	n.Stop()
+	spans := n.Spans.Ended()
+	attrsOf := func(s interface {
+		Attributes() []attribute.KeyValue
+	}) map[string]attribute.Value {
+		out := map[string]attribute.Value{}
+		for _, kv := range s.Attributes() {
+			out[string(kv.Key)] = kv.Value
+		}
+		return out
+	}
+	var traceID string
+	for _, s := range spans {
+		if a := attrsOf(s); s.Name() == "gate.ingest" && a["seam.batch.id"].AsString() == "trace-me" {
+			traceID = s.SpanContext().TraceID().String()
+			if a["seam.records.accepted"].AsInt64() != 3 || a["seam.contract.version"].AsInt64() != 1 {
+				t.Errorf("gate.ingest attributes = %v, want 3 accepted under version 1", s.Attributes())
+			}
+		}
+	}
+	if traceID == "" {
+		t.Fatal("no gate.ingest span with seam.batch.id=trace-me")
+	}
+	var adapted, looked bool
+	for _, s := range spans {
+		if s.SpanContext().TraceID().String() != traceID {
+			continue
+		}
+		a := attrsOf(s)
+		if v, ok := a["seam.records.adapted"]; ok && v.AsInt64() == 3 {
+			adapted = true
+		}
+		for _, ev := range s.Events() {
+			for _, kv := range ev.Attributes {
+				if kv.Key == "seam.records.adapted" && kv.Value.AsInt64() == 3 {
+					adapted = true
+				}
+			}
+		}
+		if v, ok := a["seam.ids.hits"]; ok && a["seam.ids"].AsInt64() == 3 && v.AsInt64() >= 0 {
+			looked = true
+		}
+	}
+	if !adapted {
+		t.Error("no span of the ingest's trace says the adapter adapted 3 records (seam.records.adapted)")
+	}
+	if !looked {
+		t.Error("no span of the ingest's trace says idmap looked up 3 identifiers (seam.ids, seam.ids.hits)")
 	}
 }
