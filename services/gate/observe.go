@@ -40,6 +40,11 @@ const (
 	attrEventID     = attribute.Key("seam.event.id")
 	attrEventType   = attribute.Key("seam.event.type")
 	attrReplayID    = attribute.Key("seam.replay.id")
+	attrFrom        = attribute.Key("seam.partition.from")
+	attrTo          = attribute.Key("seam.partition.to")
+	attrPartitions  = attribute.Key("seam.partitions")
+	attrHeld        = attribute.Key("seam.records.held")
+	attrRemaining   = attribute.Key("seam.records.remaining")
 )
 
 // Span and event names.
@@ -47,6 +52,7 @@ const (
 	spanIngest  = "gate.ingest"
 	spanSeal    = "gate.seal"
 	spanPublish = "gate.publish_event"
+	spanReplay  = "gate.replay"
 	eventAlert  = "seam.alert"
 )
 
@@ -107,6 +113,21 @@ func endSeal(span trace.Span, u *unitRow, notice string) {
 	if u.verdict == gatev1.PartitionVerdict_PARTITION_VERDICT_BLOCKED {
 		span.SetStatus(otelcodes.Error, notice)
 	}
+}
+
+// startReplay starts the span of one replay of a window.
+func (s *Server) startReplay(ctx context.Context, w *gatev1.ReplayWindow, replayID string) (context.Context, trace.Span) {
+	return s.tracer.Start(ctx, spanReplay, trace.WithAttributes(attrSubject.String(w.GetSubject()), attrFrom.String(w.GetPartitionFrom()),
+		attrTo.String(w.GetPartitionTo()), attrReplayID.String(replayID)))
+}
+
+// endSpan ends a span, with status Error when err is set.
+func endSpan(span trace.Span, err error) {
+	if err != nil {
+		span.RecordError(err)
+		span.SetStatus(otelcodes.Error, status.Convert(err).Message())
+	}
+	span.End()
 }
 
 // alertEvent adds an alert raised to the span it was raised in.

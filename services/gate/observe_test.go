@@ -161,3 +161,32 @@ func TestIngestSpanRefused(t *testing.T) {
 		t.Errorf("%d seal spans for a refused batch, want 0", n)
 	}
 }
+
+// A replay is a span naming its window, the version it replays through
+// and what it released.
+func TestReplaySpan(t *testing.T) {
+	t.Parallel()
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	t.Cleanup(func() { _ = tp.Shutdown(t.Context()) })
+	e := startGate(t, newPeers(t), storagetest.SQLiteURL(t), func(c *Config) { c.TracerProvider = tp })
+	e.knowCustomers()
+	resp, err := e.as("pipeline").Ingest(t.Context(), ingest("shop.orders", "2025-03-01", "b1", orders{first: 1, n: 10, amount: 85, uuids: 2}))
+	if err != nil || resp.GetSummary().GetQuarantined() != 2 {
+		t.Fatalf("Ingest = %v, %v; want 2 UUID customer ids quarantined under v1", resp.GetSummary(), err)
+	}
+	e.registerV2(t)
+	e.loadLookup()
+	got := replay(t, e, &gatev1.ReplayWindow{Subject: "shop.orders", PartitionFrom: "2025-03-01", PartitionTo: "2025-03-01"}, "r1")
+	if got.summary.GetReleased() != 2 {
+		t.Fatalf("replay summary = %v, want 2 released", got.summary)
+	}
+	spans := spansNamed(rec.Ended(), spanReplay)
+	if len(spans) != 1 {
+		t.Fatalf("%d %s spans, want 1", len(spans), spanReplay)
+	}
+	wantAttrs(t, spans[0], map[attribute.Key]any{
+		attrSubject: "shop.orders", attrFrom: "2025-03-01", attrTo: "2025-03-01", attrReplayID: "r1", attrVersion: int64(2),
+		attrReleased: int64(2), attrRemaining: int64(0), attrHeld: int64(2), attrPartitions: int64(1),
+	})
+}
