@@ -1,7 +1,10 @@
 package auth_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -172,5 +175,52 @@ func TestLocalServiceTokenGetsTheServiceRole(t *testing.T) {
 	}
 	if p, ok := tokens.Authenticate(boot.ServiceToken); !ok || !p.Has(auth.RoleService) || p.Has(auth.RolePipeline) || p.Has(auth.RoleOperator) {
 		t.Errorf("a new service token authenticates as %+v, want the service role alone", p)
+	}
+}
+
+// The audit log names who was refused what: an unknown token and a role
+// denial as warnings, each call a token made at debug level, never the
+// token itself.
+func TestAuditLog(t *testing.T) {
+	t.Parallel()
+	viewerTok, viewer, _ := auth.NewToken("dashboards", []auth.Role{auth.RoleViewer}, nil)
+	tokens, err := auth.NewTokens([]auth.TokenEntry{viewer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	log := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	a := auth.NewAuthorizer(tokens, auth.Access{"/s.v1.S/Read": auth.AllRoles, "/s.v1.S/Write": {auth.RoleOperator}}).WithAudit(log)
+	ctxWith := func(h string) context.Context {
+		return metadata.NewIncomingContext(context.Background(), metadata.Pairs("authorization", h))
+	}
+	_, _ = a.Authorize(ctxWith("Bearer seam_stolen"), "/s.v1.S/Read")
+	_, _ = a.Authorize(ctxWith("Bearer "+viewerTok), "/s.v1.S/Write")
+	_, _ = a.Authorize(ctxWith("Bearer "+viewerTok), "/s.v1.S/Read")
+
+	var lines []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("audit line %q: %v", l, err)
+		}
+		lines = append(lines, m)
+	}
+	want := []struct{ level, event, principal, method string }{
+		{"WARN", "token_refused", "", "/s.v1.S/Read"},
+		{"WARN", "role_denied", "dashboards", "/s.v1.S/Write"},
+		{"DEBUG", "token_used", "dashboards", "/s.v1.S/Read"},
+	}
+	if len(lines) != len(want) {
+		t.Fatalf("audit log:\n%s\nwant %d lines", buf.String(), len(want))
+	}
+	for i, w := range want {
+		l := lines[i]
+		if l["level"] != w.level || l["event"] != w.event || l["method"] != w.method || l["audit"] != true || (w.principal != "" && l["principal"] != w.principal) {
+			t.Errorf("audit line %d = %v, want level %s event %s principal %q method %s audit=true", i, l, w.level, w.event, w.principal, w.method)
+		}
+	}
+	if strings.Contains(buf.String(), viewerTok) || strings.Contains(buf.String(), "seam_stolen") {
+		t.Errorf("the audit log contains a token:\n%s", buf.String())
 	}
 }

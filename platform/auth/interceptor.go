@@ -2,11 +2,13 @@ package auth
 
 import (
 	"context"
+	"log/slog"
 	"strings"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 )
 
@@ -37,11 +39,30 @@ var publicServices = []string{
 type Authorizer struct {
 	tokens *Tokens
 	access Access
+	audit  *slog.Logger
 }
 
 // NewAuthorizer returns an Authorizer over tokens and access.
 func NewAuthorizer(tokens *Tokens, access Access) *Authorizer {
-	return &Authorizer{tokens: tokens, access: access}
+	return &Authorizer{tokens: tokens, access: access, audit: slog.New(slog.DiscardHandler)}
+}
+
+// WithAudit makes the authorizer write the audit log to log: a warning
+// for each refused token and each role denial, and at debug level each
+// call a token was used for, by principal and role. Each line has
+// audit=true and an event name (token_refused, role_denied, token_used).
+func (a *Authorizer) WithAudit(log *slog.Logger) *Authorizer {
+	out := *a
+	out.audit = log.With("audit", true)
+	return &out
+}
+
+// peerAddr is the caller's network address, when known.
+func peerAddr(ctx context.Context) string {
+	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
+		return p.Addr.String()
+	}
+	return ""
 }
 
 // Authorize returns ctx with the caller's principal, Unauthenticated for a
@@ -58,17 +79,20 @@ func (a *Authorizer) Authorize(ctx context.Context, method string) (context.Cont
 	if vals := md.Get("authorization"); len(vals) > 0 {
 		header = vals[0]
 	}
-	p, err := a.Authenticate(header)
+	p, err := a.authenticate(header)
 	if err != nil {
+		a.audit.WarnContext(ctx, "token refused", "event", "token_refused", "method", method, "peer", peerAddr(ctx), "reason", status.Convert(err).Message())
 		return nil, err
 	}
-	if p.Has(RoleAdmin) {
-		return WithPrincipal(ctx, p), nil
+	if !p.Has(RoleAdmin) {
+		roles, ok := a.access[method]
+		if !ok || !p.HasAny(roles) {
+			a.audit.WarnContext(ctx, "role denied", "event", "role_denied", "principal", p.Name, "roles", p.Roles, "method", method,
+				"peer", peerAddr(ctx), "needs", rolesOrAdmin(roles))
+			return nil, status.Errorf(codes.PermissionDenied, "%s (roles %v) may not call %s; it needs one of %v", p.Name, p.Roles, method, rolesOrAdmin(roles))
+		}
 	}
-	roles, ok := a.access[method]
-	if !ok || !p.HasAny(roles) {
-		return nil, status.Errorf(codes.PermissionDenied, "%s (roles %v) may not call %s; it needs one of %v", p.Name, p.Roles, method, rolesOrAdmin(roles))
-	}
+	a.audit.DebugContext(ctx, "token used", "event", "token_used", "principal", p.Name, "roles", p.Roles, "method", method)
 	return WithPrincipal(ctx, p), nil
 }
 
@@ -96,6 +120,14 @@ func ParseBearer(header string) (string, error) {
 // an Unauthenticated status. REST checks it from the headers alone, before
 // a byte of the request body is read.
 func (a *Authorizer) Authenticate(header string) (*Principal, error) {
+	p, err := a.authenticate(header)
+	if err != nil {
+		a.audit.Warn("token refused", "event", "token_refused", "reason", status.Convert(err).Message())
+	}
+	return p, err
+}
+
+func (a *Authorizer) authenticate(header string) (*Principal, error) {
 	token, err := ParseBearer(header)
 	if err != nil {
 		return nil, err

@@ -22,6 +22,7 @@ import (
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
+	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc/filters"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
@@ -144,14 +145,16 @@ func New(cfg Config, services ...Service) (*Server, error) {
 		access = append(access, s.Access)
 	}
 	merged := auth.Merge(access...)
-	authz := auth.NewAuthorizer(cfg.Tokens, merged)
+	authz := auth.NewAuthorizer(cfg.Tokens, merged).WithAudit(cfg.Logger)
 	boundary := rpcerr.NewBoundary(cfg.Logger)
 	tel := cfg.Telemetry
 	opts := []grpc.ServerOption{
 		grpc.StatsHandler(otelgrpc.NewServerHandler(
 			otelgrpc.WithTracerProvider(tel.TracerProvider),
 			otelgrpc.WithMeterProvider(tel.MeterProvider),
-			otelgrpc.WithPropagators(tel.Propagator))),
+			otelgrpc.WithPropagators(tel.Propagator),
+			// Health probes every few seconds would bury the traces that matter.
+			otelgrpc.WithFilter(filters.Not(filters.HealthCheck())))),
 		// Recovery and error mapping run outermost so a panic in auth or a
 		// handler still becomes an Internal status; the boundary's codec
 		// reports undecodable requests to them as InvalidArgument.
@@ -404,7 +407,19 @@ func (s *Server) httpHandler(ctx context.Context, conn *grpc.ClientConn, withMet
 		otelhttp.WithMeterProvider(tel.MeterProvider),
 		otelhttp.WithPropagators(tel.Propagator),
 		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return r.Method + " " + r.URL.Path }),
+		otelhttp.WithFilter(traced),
 	), nil
+}
+
+// traced reports whether an HTTP request is worth a trace: scrapes and
+// liveness and readiness probes are not (they come every few seconds and
+// carry no story).
+func traced(r *http.Request) bool {
+	switch r.URL.Path {
+	case "/metrics", "/healthz", "/readyz":
+		return false
+	}
+	return true
 }
 
 // ready answers 200 when every service reports SERVING, 503 otherwise.

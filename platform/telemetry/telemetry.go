@@ -12,6 +12,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -47,6 +48,10 @@ type Telemetry struct {
 	Propagator     propagation.TextMapPropagator
 	// Metrics serves the Prometheus exposition of every OTel metric.
 	Metrics http.Handler
+	// Resource describes the process on every span and metric: its
+	// service name and version, and a service.instance.id that tells
+	// replicas apart (OTEL_RESOURCE_ATTRIBUTES overrides each).
+	Resource *resource.Resource
 	// Exporting names the trace exporter in use ("none", "otlp/grpc",
 	// "otlp/http").
 	Exporting string
@@ -63,7 +68,8 @@ func Setup(ctx context.Context, cfg Config) (*Telemetry, error) {
 		getenv = os.Getenv
 	}
 	res, err := resource.New(ctx,
-		resource.WithAttributes(semconv.ServiceName(cfg.ServiceName), semconv.ServiceVersion(cfg.Version)),
+		resource.WithAttributes(semconv.ServiceName(cfg.ServiceName), semconv.ServiceVersion(cfg.Version),
+			semconv.ServiceInstanceID(uuid.NewString())),
 		resource.WithFromEnv(),
 		resource.WithTelemetrySDK(),
 	)
@@ -109,6 +115,7 @@ func Setup(ctx context.Context, cfg Config) (*Telemetry, error) {
 		MeterProvider:  mp,
 		Propagator:     propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}),
 		Metrics:        promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}),
+		Resource:       res,
 		Exporting:      exporting,
 	}, nil
 }

@@ -80,10 +80,14 @@ func (r *fakeRegistry) add(c *contractv1.Contract, activate bool) int32 {
 	return v
 }
 
+// setDown stops (or restarts) the registry: every call fails and open
+// event streams end, as when its process stops.
 func (r *fakeRegistry) setDown(down bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.down = down
+	close(r.wake)
+	r.wake = make(chan struct{})
 }
 
 func (r *fakeRegistry) setUnaryDown(down bool) {

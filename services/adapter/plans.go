@@ -56,8 +56,10 @@ type entry struct {
 	*compiled
 	// fetched is when the plan was last fetched successfully.
 	fetched time.Time
-	// stale is set when an event said the plan may have changed.
-	stale bool
+	// stale is set when an event said the plan may have changed, at
+	// staleSince: until then the plan was known current.
+	stale      bool
+	staleSince time.Time
 }
 
 // plans caches compiled plans per subject version. Registry events mark
@@ -80,11 +82,13 @@ type plans struct {
 	// streamLost when it last went down (or the cache was made).
 	streamUp   bool
 	streamLost time.Time
+	// kick wakes keepFresh after an invalidation.
+	kick chan struct{}
 }
 
 func newPlans(reg registryv1.RegistryServiceClient, idm idmapv1.IdMapServiceClient, log *slog.Logger, refresh time.Duration) *plans {
 	return &plans{registry: reg, idmap: idm, log: log, refresh: refresh, now: time.Now,
-		entries: map[planKey]*entry{}, streamLost: time.Now()}
+		entries: map[planKey]*entry{}, streamLost: time.Now(), kick: make(chan struct{}, 1)}
 }
 
 // get returns the plan for subject and version (0: active).
@@ -108,27 +112,100 @@ func (c *plans) get(ctx context.Context, subject string, version int32) (*compil
 		return nil, err
 	}
 	c.mu.Lock()
-	c.entries[key] = &entry{compiled: got, fetched: c.now(), stale: c.gen != gen}
+	c.entries[key] = c.fetched(got, gen)
 	c.mu.Unlock()
 	return got, nil
 }
 
-// invalidate marks the plans an event may have changed as stale.
+// fetched is the entry of a plan just fetched; it is stale already when
+// an event arrived since the fetch began (gen). c.mu is held.
+func (c *plans) fetched(got *compiled, gen uint64) *entry {
+	now := c.now()
+	return &entry{compiled: got, fetched: now, stale: c.gen != gen, staleSince: now}
+}
+
+// invalidate marks the plans an event may have changed as stale and
+// wakes keepFresh to fetch them again. A registered version never
+// changes, so version events touch only a subject's active-version plan;
+// a new canonical model touches every plan mapping to it.
 func (c *plans) invalidate(ev *registryv1.Event) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.gen++
+	marked := false
+	now := c.now()
+	mark := func(e *entry) {
+		if !e.stale {
+			e.stale, e.staleSince = true, now
+		}
+		marked = true
+	}
 	for k, e := range c.entries {
 		switch ev.GetType() {
 		case registryv1.EventType_EVENT_TYPE_CANONICAL_MODEL_REGISTERED:
 			if ev.GetSubject() == "" || e.canonical == ev.GetSubject() {
-				e.stale = true
+				mark(e)
 			}
 		default:
-			if k.subject == ev.GetSubject() {
-				e.stale = true
+			if k.subject == ev.GetSubject() && k.version == 0 {
+				mark(e)
 			}
 		}
+	}
+	if marked {
+		select {
+		case c.kick <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// keepFresh fetches stale plans again as soon as an event marks them, and
+// retries every retry while the registry cannot answer, so a plan nobody
+// used since a version change is current anyway and the staleness gauge
+// measures the registry, not the traffic. It returns when ctx ends.
+func (c *plans) keepFresh(ctx context.Context, timeout, retry time.Duration) {
+	tick := time.NewTicker(retry)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.kick:
+		case <-tick.C:
+		}
+		c.refreshStale(ctx, timeout)
+	}
+}
+
+// refreshStale fetches every stale plan once; a failed fetch leaves the
+// last good plan serving, stale.
+func (c *plans) refreshStale(ctx context.Context, timeout time.Duration) {
+	c.mu.Lock()
+	var keys []planKey
+	for k, e := range c.entries {
+		if e.stale {
+			keys = append(keys, k)
+		}
+	}
+	gen := c.gen
+	c.mu.Unlock()
+	for _, k := range keys {
+		fctx, cancel := context.WithTimeout(ctx, timeout)
+		got, err := c.fetch(fctx, k.subject, k.version)
+		cancel()
+		if err != nil {
+			if ctx.Err() == nil {
+				c.log.DebugContext(ctx, "could not refresh a stale plan; it is tried again", "subject", k.subject, "version", k.version, "error", err)
+			}
+			continue
+		}
+		c.mu.Lock()
+		if old := c.entries[k]; old != nil && old.compiled.version != got.version {
+			c.log.InfoContext(ctx, "plan refreshed to a new version", "subject", k.subject, "from_version", old.compiled.version, "to_version", got.version)
+		}
+		c.entries[k] = c.fetched(got, gen)
+		c.mu.Unlock()
 	}
 }
 
@@ -144,8 +221,10 @@ func (c *plans) setStream(up bool) {
 
 // staleness is, over the cached plans, the longest time since the cache
 // last knew a plan was current: zero for plans the connected event stream
-// vouches for, else the time since the later of its fetch and the stream's
-// loss.
+// vouches for; for a plan an event marked stale, the time since that
+// event (keepFresh fetches it again at once, so this stays near zero while
+// the registry answers); else the time since the later of its fetch and
+// the stream's loss.
 func (c *plans) staleness() (time.Duration, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -155,7 +234,7 @@ func (c *plans) staleness() (time.Duration, bool) {
 		var d time.Duration
 		switch {
 		case e.stale:
-			d = now.Sub(e.fetched)
+			d = now.Sub(later(e.fetched, e.staleSince))
 		case !c.streamUp:
 			d = now.Sub(later(e.fetched, c.streamLost))
 		}

@@ -8,6 +8,7 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 
 	"github.com/seamdata/seam/core/record"
@@ -179,7 +180,23 @@ func (s *Server) adapt(ctx context.Context, req *adapterv1.AdaptRequest, where s
 		ar.Record = cr
 	}
 	s.count(ctx, req.GetSubject(), resp.Adapted, resp.Failed)
+	traceAdapt(ctx, req, resp, where != "")
 	return resp, nil
+}
+
+// traceAdapt puts what a batch became on the call's span: attributes for
+// a unary call, an event per request on a stream's span.
+func traceAdapt(ctx context.Context, req *adapterv1.AdaptRequest, resp *adapterv1.AdaptResponse, stream bool) {
+	attrs := []attribute.KeyValue{attribute.String("seam.subject", req.GetSubject()), attribute.Int64("seam.contract.version", int64(resp.GetVersion())),
+		attribute.String("seam.partition", req.GetPartition()), attribute.String("seam.batch.id", req.GetBatchId()),
+		attribute.Int64("seam.records.received", int64(len(resp.GetResults()))), attribute.Int64("seam.records.adapted", resp.GetAdapted()),
+		attribute.Int64("seam.records.failed", resp.GetFailed())}
+	span := trace.SpanFromContext(ctx)
+	if stream {
+		span.AddEvent("seam.adapt", trace.WithAttributes(attrs...))
+		return
+	}
+	span.SetAttributes(attrs...)
 }
 
 func (s *Server) count(ctx context.Context, subject string, adapted, failed int64) {

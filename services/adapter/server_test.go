@@ -494,3 +494,51 @@ func TestPreviewValidate(t *testing.T) {
 		t.Fatalf("validate with checks that do not compile = %v, want InvalidArgument", err)
 	}
 }
+
+// TestPlanAgeWithoutTraffic: the plan staleness gauge measures the
+// registry, not the traffic. A version change is picked up at once with
+// no batch asking for it, the gauge stays 0 while the registry answers
+// and nothing is adapted, and it rises once the registry is gone.
+func TestPlanAgeWithoutTraffic(t *testing.T) {
+	t.Parallel()
+	reader := sdkmetric.NewManualReader()
+	meter := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)).Meter("test")
+	e := newEnv(t, adapter.Config{RefreshInterval: time.Hour}, meter)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.srv.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+	waitFor(t, "the event stream to connect", func() bool { return e.reg.watchers.Load() == 1 })
+	in1, _ := orders(2)
+	adapt(t, e, 0, rawBatch(recordv1.Format_FORMAT_NDJSON, ndjson(in1)))    // the active version's plan
+	adapt(t, e, e.v1, rawBatch(recordv1.Format_FORMAT_NDJSON, ndjson(in1))) // a pinned version's plan
+	calls := e.reg.getContract.Load()
+
+	e.reg.activate("shop.orders", e.v2)
+	waitFor(t, "the active plan to be fetched again with no batch asking", func() bool { return e.reg.getContract.Load() > calls })
+	waitFor(t, "staleness back to 0", func() bool { return gauge(t, reader, "seam.adapter.plan.staleness") == 0 })
+	time.Sleep(50 * time.Millisecond) // idle: no batch, a healthy registry
+	if got := gauge(t, reader, "seam.adapter.plan.staleness"); got != 0 {
+		t.Errorf("staleness %v s with the registry healthy and no traffic after a version change, want 0", got)
+	}
+	calls = e.reg.getContract.Load()
+	if r := adapt(t, e, 0, rawBatch(recordv1.Format_FORMAT_NDJSON, ndjson(in1))); r.GetVersion() != e.v2 {
+		t.Errorf("active version after the change = %d, want %d", r.GetVersion(), e.v2)
+	}
+	if got := e.reg.getContract.Load(); got != calls {
+		t.Errorf("%d GetContract calls for the first batch after the change, want none: the plan was refreshed already", got-calls)
+	}
+
+	e.reg.setDown(true)
+	waitFor(t, "the stream to be reported down", func() bool { return gauge(t, reader, "seam.adapter.registry.stream.connected") == 0 })
+	first := gauge(t, reader, "seam.adapter.plan.staleness")
+	time.Sleep(50 * time.Millisecond)
+	if got := gauge(t, reader, "seam.adapter.plan.staleness"); got <= first || got <= 0 {
+		t.Errorf("staleness with the registry stopped: %v s then %v s, want it rising", first, got)
+	}
+}

@@ -18,6 +18,10 @@ var watchedEvents = []registryv1.EventType{
 	registryv1.EventType_EVENT_TYPE_CANONICAL_MODEL_REGISTERED,
 }
 
+// planFetchTimeout bounds one background refresh of a stale plan, so a
+// hung registry delays it instead of stopping it.
+const planFetchTimeout = 10 * time.Second
+
 // Backoff bounds of the event stream's reconnection.
 const (
 	watchBackoffMin = 100 * time.Millisecond
@@ -31,6 +35,12 @@ const (
 // fetched again after Config.RefreshInterval and the last good plan keeps
 // serving when the registry cannot be reached.
 func (s *Server) Run(ctx context.Context) error {
+	refreshed := make(chan struct{})
+	go func() {
+		defer close(refreshed)
+		s.plans.keepFresh(ctx, planFetchTimeout, watchBackoffMax)
+	}()
+	defer func() { <-refreshed }()
 	var after int64
 	retry := backoff.Backoff{Min: watchBackoffMin, Max: watchBackoffMax}
 	for {

@@ -223,7 +223,8 @@ func (s *Server) storeAlert(ctx context.Context, tx storeTx, a *gatev1.Alert, de
 	if err != nil || !ok {
 		return false, err
 	}
-	ev, err := newEvent(&registryv1.Event{Type: typ, Time: a.GetTime(), Subject: a.GetSubject(), Principal: "gate",
+	alertEvent(ctx, a)
+	ev, err := newEvent(ctx, &registryv1.Event{Type: typ, Time: a.GetTime(), Subject: a.GetSubject(), Principal: "gate",
 		Message: a.GetMessage(), PartitionFrom: a.GetPartition(), PartitionTo: a.GetPartition(),
 		Attributes: map[string]string{"kind": a.GetKind(), "check": a.GetCheck(), "field": a.GetField(), "severity": a.GetSeverity().String(),
 			"observed": fmt.Sprint(a.GetObserved()), "baseline": fmt.Sprint(a.GetBaseline()), "alert_sequence": fmt.Sprint(a.GetSequence()),
@@ -255,7 +256,7 @@ func (s *Server) autoContain(ctx context.Context, tx storeTx, subject, part, idF
 	reason := fmt.Sprintf("automatic: match rate of %s in partition %s is %.4f (%d of %d), below the floor %g",
 		idField, part, float64(c.idMatched)/float64(c.idChecked), c.idMatched, c.idChecked, floor)
 	cont := containment{Subject: subject, Contained: true, Reason: reason, Principal: "gate", Changed: now, Automatic: true}
-	ev, err := newEvent(&registryv1.Event{Type: registryv1.EventType_EVENT_TYPE_SOURCE_CONTAINED, Time: timestamppb.New(now),
+	ev, err := newEvent(ctx, &registryv1.Event{Type: registryv1.EventType_EVENT_TYPE_SOURCE_CONTAINED, Time: timestamppb.New(now),
 		Subject: subject, Principal: "gate", Message: "contain " + subject + ": " + reason,
 		Attributes: map[string]string{"automatic": "true"}})
 	if err != nil {

@@ -7,6 +7,8 @@ import (
 
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/metric/noop"
+	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 	"google.golang.org/grpc"
 )
 
@@ -20,6 +22,9 @@ type Config struct {
 	Idmap    grpc.ClientConnInterface
 	Logger   *slog.Logger
 	Meter    metric.Meter
+	// TracerProvider makes the gate's own spans (gate.ingest, gate.seal,
+	// gate.publish_event); nil means none.
+	TracerProvider trace.TracerProvider
 	// Clock returns the current time; tests inject one.
 	Clock func() time.Time
 	// RelayInterval is how often undelivered registry events are retried.
@@ -28,6 +33,11 @@ type Config struct {
 	// trusted before the registry is asked again. Pinned versions are
 	// immutable and cached for the life of the process.
 	ContractRefresh time.Duration
+	// ContractCheck is how often the gate confirms, in the background, the
+	// active version of every subject it knows with the registry, so a
+	// version change is seen and seam.gate.contract.age measures the
+	// registry's reachability whether or not batches flow.
+	ContractCheck time.Duration
 	// MatchRateFloor, when above zero, contains a source automatically as
 	// soon as a partition's identifier match rate falls below it (after at
 	// least MinMatchSample identifiers). Off by default: containing stops a
@@ -78,6 +88,7 @@ type Config struct {
 // Defaults of Config.
 const (
 	DefaultContractRefresh     = time.Second
+	DefaultContractCheck       = 15 * time.Second
 	DefaultRegistryTimeout     = 2 * time.Second
 	DefaultMaxMessageBytes     = 64 << 20
 	DefaultQuarantineMaxRaw    = 1 << 20
@@ -101,6 +112,9 @@ func (c Config) withDefaults() Config {
 	if c.Meter == nil {
 		c.Meter = noop.NewMeterProvider().Meter("github.com/seamdata/seam/services/gate")
 	}
+	if c.TracerProvider == nil {
+		c.TracerProvider = tracenoop.NewTracerProvider()
+	}
 	if c.Clock == nil {
 		c.Clock = time.Now
 	}
@@ -109,6 +123,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ContractRefresh == 0 {
 		c.ContractRefresh = DefaultContractRefresh
+	}
+	if c.ContractCheck == 0 {
+		c.ContractCheck = DefaultContractCheck
 	}
 	if c.MaxMessageBytes == 0 {
 		c.MaxMessageBytes = DefaultMaxMessageBytes
@@ -163,6 +180,9 @@ func (c Config) Validate() error {
 	}
 	if c.ContractRefresh < 0 {
 		errs = append(errs, errors.New("gate config: ContractRefresh must be positive (or 0 for the default 1s)"))
+	}
+	if c.ContractCheck < 0 {
+		errs = append(errs, errors.New("gate config: ContractCheck must be positive (or 0 for the default 15s)"))
 	}
 	if c.MaxMessageBytes < 0 || (c.MaxMessageBytes > 0 && c.MaxMessageBytes < 1<<20) {
 		errs = append(errs, errors.New("gate config: MaxMessageBytes must be at least 1 MiB (or 0 for the default 64 MiB)"))

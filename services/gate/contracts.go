@@ -158,6 +158,54 @@ func (c *contracts) resolve(ctx context.Context, subject string, version int32, 
 	return cv, nil
 }
 
+// subjects lists the subjects whose active contract the gate knows.
+func (c *contracts) subjects() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]string, 0, len(c.active))
+	for subject := range c.active {
+		out = append(out, subject)
+	}
+	return out
+}
+
+// confirm asks the registry for the active version of every subject the
+// gate knows, as resolve does for a batch, and records the answer; it
+// returns how many subjects it could not confirm and the last error. A
+// subject the registry no longer knows is forgotten (its gauge goes).
+func (c *contracts) confirm(ctx context.Context) (int, error) {
+	subjects := c.subjects()
+	failed := 0
+	var last error
+	for _, subject := range subjects {
+		now := c.cfg.Clock()
+		rctx, cancel := context.WithTimeout(ctx, c.cfg.RegistryTimeout)
+		resp, err := c.registry.GetContract(rctx, &registryv1.GetContractRequest{Subject: subject})
+		cancel()
+		if status.Code(err) == codes.NotFound {
+			c.mu.Lock()
+			delete(c.active, subject)
+			c.mu.Unlock()
+			continue
+		}
+		if err == nil {
+			var cv *compiled
+			if cv, err = c.install(ctx, resp.GetVersion()); err == nil {
+				err = c.store.SetActive(ctx, subject, cv.version, now)
+			}
+			if err == nil {
+				c.mu.Lock()
+				c.active[subject] = activeEntry{version: cv.version, fetched: now}
+				c.mu.Unlock()
+				continue
+			}
+		}
+		failed++
+		last = fmt.Errorf("confirm the active contract of %s: %w", subject, err)
+	}
+	return failed, last
+}
+
 // lastKnown serves the last active version the registry confirmed when
 // it cannot be asked now.
 func (c *contracts) lastKnown(ctx context.Context, subject string, cause error) (*compiled, error) {

@@ -186,7 +186,10 @@ func digestOf(in batchInput) ([]byte, error) {
 // first so a retry costs one query; the write transaction inserts it
 // again under its unique key, so concurrent duplicates (other requests,
 // other replicas) are decided by the database.
-func (s *Server) ingest(ctx context.Context, in batchInput) (*gatev1.IngestResponse, error) {
+func (s *Server) ingest(ctx context.Context, in batchInput) (resp *gatev1.IngestResponse, err error) {
+	began := s.cfg.Clock()
+	ctx, span := s.startIngest(ctx, in)
+	defer func() { s.endIngest(ctx, span, in, began, resp, err) }()
 	digest, err := digestOf(in)
 	if err != nil {
 		return nil, err

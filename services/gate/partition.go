@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	otelcodes "go.opentelemetry.io/otel/codes"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -36,7 +37,18 @@ const (
 // sealUnit judges an open unit and seals it (or re-judges a sealed one
 // after a replay), raising the alerts of its judgment once each. It
 // changes u; the caller writes it.
-func (s *Server) sealUnit(ctx context.Context, tx storeTx, cv *compiled, p partRow, u *unitRow, cause gatev1.SealCause, by, batchID string, now time.Time) ([]*gatev1.Alert, error) {
+func (s *Server) sealUnit(ctx context.Context, tx storeTx, cv *compiled, p partRow, u *unitRow, cause gatev1.SealCause, by, batchID string, now time.Time) (_ []*gatev1.Alert, err error) {
+	ctx, span := s.startSeal(ctx, p.subject, p.part, u.amendment, cv.version, cause, batchID)
+	var blockedNotice string
+	defer func() {
+		if err != nil {
+			span.RecordError(err)
+			span.SetStatus(otelcodes.Error, "seal failed: "+err.Error())
+		} else {
+			endSeal(span, u, blockedNotice)
+		}
+		span.End()
+	}()
 	plan := cv.plan
 	window := 0
 	for _, ch := range plan.Checks() {
@@ -121,8 +133,9 @@ func (s *Server) sealUnit(ctx context.Context, tx storeTx, cv *compiled, p partR
 				break
 			}
 		}
-		a := base("PARTITION_BLOCKED", first, "", fmt.Sprintf("%s of %s is BLOCKED: %s; publish none of it, and resend it corrected with replace",
-			what, p.subject, strings.Join(blocking, "; ")), gatev1.Severity_SEVERITY_CRITICAL)
+		blockedNotice = fmt.Sprintf("%s of %s is BLOCKED: %s; publish none of it, and resend it corrected with replace",
+			what, p.subject, strings.Join(blocking, "; "))
+		a := base("PARTITION_BLOCKED", first, "", blockedNotice, gatev1.Severity_SEVERITY_CRITICAL)
 		a.Count = u.counts.received
 		if err := raise(a, "blocked/"+scope, registryv1.EventType_EVENT_TYPE_ALERT_RAISED); err != nil {
 			return nil, err
@@ -135,8 +148,12 @@ func (s *Server) sealUnit(ctx context.Context, tx storeTx, cv *compiled, p partR
 	if err := tx.Notify(ctx, partitionChannel); err != nil {
 		return nil, err
 	}
+	s.metrics.sealed(ctx, p.subject, u)
+	c := u.counts
 	s.cfg.Logger.InfoContext(ctx, "partition sealed", "subject", p.subject, "partition", p.part, "amendment", u.amendment,
-		"verdict", u.verdict.String(), "cause", cause.String(), "by", by)
+		"version", cv.version, "verdict", u.verdict.String(), "cause", cause.String(), "by", by, "batch", batchID,
+		"received", c.received, "accepted", c.accepted, "quarantined", c.quarantined, "duplicates", c.duplicates, "released", c.released,
+		"alerts", len(out))
 	return out, nil
 }
 

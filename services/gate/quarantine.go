@@ -177,6 +177,6 @@ func (s *Server) DiscardQuarantined(ctx context.Context, req *gatev1.DiscardQuar
 	if err != nil {
 		return nil, err
 	}
-	s.cfg.Logger.InfoContext(ctx, "quarantined records discarded", "subject", sel.subject, "count", n, "by", principal, "reason", reason)
+	s.cfg.Logger.InfoContext(ctx, "quarantined records discarded", "audit", true, "event", "discard", "subject", sel.subject, "count", n, "by", principal, "reason", reason)
 	return &gatev1.DiscardQuarantinedResponse{Discarded: n}, nil
 }

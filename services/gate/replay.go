@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -259,7 +261,7 @@ const maxReplayReason = 1024
 // and replay id) in one transaction and then sent; a retry with the same
 // replay id first re-sends what that id released, and only held records
 // are ever released, so nothing is released twice.
-func (s *Server) Replay(req *gatev1.ReplayRequest, stream gatev1.GateService_ReplayServer) error {
+func (s *Server) Replay(req *gatev1.ReplayRequest, stream gatev1.GateService_ReplayServer) (err error) {
 	ctx := stream.Context()
 	w := req.GetWindow()
 	if err := validateWindow(w); err != nil {
@@ -269,6 +271,8 @@ func (s *Server) Replay(req *gatev1.ReplayRequest, stream gatev1.GateService_Rep
 	if replayID == "" {
 		replayID = uuid.NewString()
 	}
+	ctx, span := s.startReplay(ctx, w, replayID)
+	defer func() { endSpan(span, err) }()
 	reason := strings.TrimSpace(req.GetReason())
 	if len(reason) > maxReplayReason {
 		return rpcerr.InvalidArgument("replay reason too long", rpcerr.FieldViolation{Field: "reason",
@@ -352,7 +356,7 @@ func (s *Server) Replay(req *gatev1.ReplayRequest, stream gatev1.GateService_Rep
 		}
 	}
 	sum.Held = sum.Released + sum.Remaining
-	s.metrics.released.Add(ctx, releasedNow)
+	s.metrics.released.Add(ctx, releasedNow, metric.WithAttributes(attribute.String("subject", w.GetSubject())))
 	if sum.Released > 0 {
 		seq, err := s.backfillCompleted(ctx, w, cv.version, replayID, principal, reason, sum)
 		if err != nil {
@@ -360,8 +364,11 @@ func (s *Server) Replay(req *gatev1.ReplayRequest, stream gatev1.GateService_Rep
 		}
 		sum.EventSequence = seq
 	}
+	span.SetAttributes(attrVersion.Int64(int64(cv.version)), attrPartitions.Int64(sum.GetPartitions()), attrHeld.Int64(sum.GetHeld()),
+		attrReleased.Int64(sum.GetReleased()), attrRemaining.Int64(sum.GetRemaining()))
 	s.cfg.Logger.InfoContext(ctx, "replay finished", "subject", w.GetSubject(), "from", w.GetPartitionFrom(), "to", w.GetPartitionTo(),
-		"replay_id", replayID, "released", sum.Released, "remaining", sum.Remaining, "by", principal, "reason", reason)
+		"version", cv.version, "partitions", sum.GetPartitions(), "replay_id", replayID, "released", sum.Released, "remaining", sum.Remaining,
+		"by", principal, "reason", reason)
 	return stream.Send(&gatev1.ReplayResponse{Message: &gatev1.ReplayResponse_Summary{Summary: sum}})
 }
 

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	otelcodes "go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -33,6 +35,7 @@ type Server struct {
 	idmap     idmapv1.IdMapServiceClient
 	contracts *contracts
 	metrics   *metrics
+	tracer    trace.Tracer
 	// delivered is signalled after each round of the outbox relay, so a
 	// replay waiting for its event's registry sequence wakes without
 	// delivering itself.
@@ -80,12 +83,13 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, store: st, registry: registryv1.NewRegistryServiceClient(cfg.Registry),
-		adapter: adapterv1.NewAdapterServiceClient(cfg.Adapter), idmap: idmapv1.NewIdMapServiceClient(cfg.Idmap)}
+		adapter: adapterv1.NewAdapterServiceClient(cfg.Adapter), idmap: idmapv1.NewIdMapServiceClient(cfg.Idmap),
+		tracer: cfg.TracerProvider.Tracer("github.com/seamdata/seam/services/gate")}
 	if s.contracts, err = newContracts(ctx, cfg, s.registry, st); err != nil {
 		st.Close()
 		return nil, err
 	}
-	if s.metrics, err = newMetrics(cfg.Meter); err != nil {
+	if s.metrics, err = newMetrics(cfg.Meter, st, s.contracts.subjects, func() int64 { return cfg.Clock().UnixNano() }); err != nil {
 		st.Close()
 		return nil, err
 	}
@@ -100,9 +104,37 @@ func (s *Server) Register(r grpc.ServiceRegistrar) { gatev1.RegisterGateServiceS
 func (s *Server) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	wg.Go(func() { s.retain(ctx) })
+	wg.Go(func() { s.confirmContracts(ctx) })
 	err := s.relay(ctx)
 	wg.Wait()
 	return err
+}
+
+// confirmContracts confirms the subjects' active contracts with the
+// registry every Config.ContractCheck, logging when the registry stops
+// and starts answering rather than at every round.
+func (s *Server) confirmContracts(ctx context.Context) {
+	tick := time.NewTicker(s.cfg.ContractCheck)
+	defer tick.Stop()
+	failing := false
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		n, err := s.contracts.confirm(ctx)
+		switch {
+		case ctx.Err() != nil:
+			return
+		case n > 0 && !failing:
+			s.cfg.Logger.WarnContext(ctx, "cannot confirm the active contracts with the registry; serving the last known ones (seam_gate_contract_age_seconds grows)",
+				"subjects", n, "error", err)
+		case n == 0 && failing:
+			s.cfg.Logger.InfoContext(ctx, "the registry confirms the active contracts again")
+		}
+		failing = n > 0
+	}
 }
 
 // retain deletes, every Config.RetentionInterval, what the retention
@@ -196,7 +228,7 @@ func (s *Server) setContainment(ctx context.Context, subject, reason string, con
 	principal := auth.NameFromContext(ctx)
 	now := s.cfg.Clock()
 	c := containment{Subject: subject, Contained: contain, Reason: reason, Principal: principal, Changed: now}
-	ev, err := newEvent(&registryv1.Event{
+	ev, err := newEvent(ctx, &registryv1.Event{
 		Type:      typ,
 		Time:      timestamppb.New(now),
 		Subject:   subject,
@@ -209,7 +241,7 @@ func (s *Server) setContainment(ctx context.Context, subject, reason string, con
 	if err := s.store.SetContainment(ctx, c, action, ev); err != nil {
 		return nil, err
 	}
-	s.cfg.Logger.InfoContext(ctx, "containment changed", "subject", subject, "contained", contain, "by", principal, "reason", reason)
+	s.cfg.Logger.InfoContext(ctx, "containment changed", "audit", true, "event", "containment", "subject", subject, "contained", contain, "by", principal, "reason", reason)
 	return containmentProto(c), nil
 }
 
@@ -243,12 +275,13 @@ func containmentProto(c containment) *gatev1.Containment {
 // consumer can tell a redelivered event from a new one.
 const eventIDAttribute = "gate_event_id"
 
-func newEvent(e *registryv1.Event) (outboxEvent, error) {
+func newEvent(ctx context.Context, e *registryv1.Event) (outboxEvent, error) {
 	id := "gate-" + uuid.NewString()
 	if e.Attributes == nil {
 		e.Attributes = map[string]string{}
 	}
 	e.Attributes[eventIDAttribute] = id
+	stampTrace(ctx, e)
 	payload, err := proto.Marshal(e)
 	if err != nil {
 		return outboxEvent{}, fmt.Errorf("encode registry event: %w", err)
@@ -299,12 +332,17 @@ func (s *Server) deliverPending(ctx context.Context) error {
 			if err := proto.Unmarshal(e.Payload, ev); err != nil {
 				return fmt.Errorf("decode outbox event %s: %w", e.EventID, err)
 			}
-			pctx, cancel := context.WithTimeout(ctx, publishTimeout)
+			sctx, span := s.startPublish(ctx, e.EventID, ev)
+			pctx, cancel := context.WithTimeout(sctx, publishTimeout)
 			resp, err := s.registry.PublishEvent(pctx, &registryv1.PublishEventRequest{Event: ev})
 			cancel()
 			if err != nil {
+				span.RecordError(err)
+				span.SetStatus(otelcodes.Error, "registry unreachable; the event stays queued")
+				span.End()
 				return fmt.Errorf("publish %s: %w", e.EventID, err)
 			}
+			span.End()
 			if err := s.store.MarkDelivered(ctx, e.Seq, resp.GetEvent().GetSequence(), s.cfg.Clock()); err != nil {
 				return err
 			}

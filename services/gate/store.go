@@ -72,6 +72,9 @@ type gateStore interface {
 	// PendingEvents returns up to limit undelivered registry events,
 	// oldest first.
 	PendingEvents(ctx context.Context, limit int) ([]outboxEvent, error)
+	// OutboxBacklog counts the undelivered registry events and returns
+	// when the oldest was queued (zero when none wait).
+	OutboxBacklog(ctx context.Context) (int64, time.Time, error)
 	// MarkDelivered records that the registry took event seq as registrySeq.
 	MarkDelivered(ctx context.Context, seq, registrySeq int64, at time.Time) error
 	// QueueEventOnce queues an event unless one with its id was queued before.

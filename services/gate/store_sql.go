@@ -165,6 +165,18 @@ func (s *sqlStore) PendingEvents(ctx context.Context, limit int) ([]outboxEvent,
 	return out, rows.Err()
 }
 
+func (s *sqlStore) OutboxBacklog(ctx context.Context) (int64, time.Time, error) {
+	var n int64
+	var oldest sql.NullInt64
+	if err := s.db.SQL.QueryRowContext(ctx, `SELECT COUNT(*), MIN(created_at) FROM gate_outbox WHERE delivered_at IS NULL`).Scan(&n, &oldest); err != nil {
+		return 0, time.Time{}, fmt.Errorf("count the outbox: %w", err)
+	}
+	if !oldest.Valid {
+		return n, time.Time{}, nil
+	}
+	return n, time.Unix(0, oldest.Int64), nil
+}
+
 func (s *sqlStore) MarkDelivered(ctx context.Context, seq, registrySeq int64, at time.Time) error {
 	if _, err := s.db.SQL.ExecContext(ctx, `UPDATE gate_outbox SET delivered_at = $1, registry_seq = $2 WHERE seq = $3`, at.UnixNano(), registrySeq, seq); err != nil {
 		return fmt.Errorf("mark outbox event %d delivered: %w", seq, err)

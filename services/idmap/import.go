@@ -177,7 +177,7 @@ func (s *Server) commitImport(ctx context.Context, ns *nsState, key TableKey, sw
 	plan.resp.Generation, plan.resp.TableSize = state.Generation, state.Pairs
 	if plan.table.Len() != int(state.Pairs) {
 		// The index and the store disagree: serve what the store says.
-		s.cfg.Logger.Error("idmap: import index size differs from store; reloading", "index", plan.table.Len(), "store", state.Pairs)
+		s.cfg.Logger.ErrorContext(ctx, "idmap: import index size differs from store; reloading", "index", plan.table.Len(), "store", state.Pairs)
 		next, err := load(ctx, s.store, s.snap.Load())
 		if err != nil {
 			return nil, internal("import", err)

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 
@@ -116,7 +118,7 @@ func (s *Server) follow(ctx context.Context, wake <-chan struct{}) {
 			retry, backoff = nil, reloadBackoffMin
 			continue
 		}
-		s.cfg.Logger.Error("idmap: reload after a committed change failed; serving the previous snapshot until a retry succeeds",
+		s.cfg.Logger.ErrorContext(ctx, "idmap: reload after a committed change failed; serving the previous snapshot until a retry succeeds",
 			"retry_in", backoff, "error", err)
 		retry = time.After(backoff)
 		backoff = min(2*backoff, reloadBackoffMax)
@@ -482,6 +484,10 @@ func (s *Server) translate(ctx context.Context, req *idmapv1.TranslateRequest, f
 	}
 	resp := r.translate(req.GetIds())
 	s.stats.add(ctx, req.GetNamespace(), req.GetFromFormat(), req.GetToFormat(), resp.Hits, resp.Misses, resp.Invalid)
+	trace.SpanFromContext(ctx).SetAttributes(attribute.String("seam.idmap.namespace", req.GetNamespace()),
+		attribute.String("seam.idmap.from_format", req.GetFromFormat()), attribute.String("seam.idmap.to_format", req.GetToFormat()),
+		attribute.Int("seam.ids", len(req.GetIds())), attribute.Int64("seam.ids.hits", resp.Hits), attribute.Int64("seam.ids.misses", resp.Misses),
+		attribute.Int64("seam.ids.invalid", resp.Invalid))
 	return resp, nil
 }
 
@@ -507,7 +513,7 @@ func (s *Server) TranslateStream(stream grpc.BidiStreamingServer[idmapv1.Transla
 }
 
 // Contains reports whether each id is in a lookup table of the format.
-func (s *Server) Contains(_ context.Context, req *idmapv1.ContainsRequest) (*idmapv1.ContainsResponse, error) {
+func (s *Server) Contains(ctx context.Context, req *idmapv1.ContainsRequest) (*idmapv1.ContainsResponse, error) {
 	if len(req.GetIds()) > s.cfg.MaxTranslateIDs {
 		return nil, rpcerr.InvalidArgument(fmt.Sprintf("%d ids in one call, the limit is %d", len(req.GetIds()), s.cfg.MaxTranslateIDs),
 			rpcerr.FieldViolation{Field: "ids", Description: fmt.Sprintf("split into batches of at most %d", s.cfg.MaxTranslateIDs)})
@@ -545,6 +551,8 @@ func (s *Server) Contains(_ context.Context, req *idmapv1.ContainsRequest) (*idm
 			}
 		}
 	}
+	trace.SpanFromContext(ctx).SetAttributes(attribute.String("seam.idmap.namespace", req.GetNamespace()), attribute.String("seam.idmap.format", req.GetFormat()),
+		attribute.Int("seam.ids", len(req.GetIds())), attribute.Int64("seam.ids.hits", resp.Found), attribute.Int64("seam.ids.misses", int64(len(req.GetIds()))-resp.Found))
 	return resp, nil
 }
 

@@ -186,6 +186,12 @@ func TestDeployFilesMatchTheBinary(t *testing.T) {
 				kinds["compose"]++
 			case deploycheck.Obj(doc, "receivers") != nil:
 				kinds["collector"]++ // checked from the compose file that mounts it
+			case deploycheck.List(doc, "groups") != nil:
+				kinds["rules"]++ // Prometheus rules: node's TestRulesAndDashboard parses them and checks their metrics
+			case deploycheck.List(doc, "scrape_configs") != nil:
+				kinds["prometheus"]++
+			case deploycheck.List(doc, "datasources") != nil || deploycheck.List(doc, "providers") != nil:
+				kinds["grafana"]++
 			case deploycheck.Str(doc, "subject") != "":
 				if _, err := contract.Load(mustYAML(t, doc), where); err != nil {
 					t.Errorf("%s: not a valid contract: %v", where, err)
@@ -207,7 +213,7 @@ func TestDeployFilesMatchTheBinary(t *testing.T) {
 	}
 	// The test must have seen what deploy/ is meant to hold, or it checks
 	// nothing when files move.
-	for _, k := range []string{"compose", "collector", "Deployment", "Service", "PodDisruptionBudget", "Secret", "ConfigMap", "Job", "Kustomization"} {
+	for _, k := range []string{"compose", "collector", "rules", "prometheus", "grafana", "Deployment", "Service", "PodDisruptionBudget", "Secret", "ConfigMap", "Job", "Kustomization"} {
 		if kinds[k] == 0 {
 			t.Errorf("deploy/ has no %s (saw %v)", k, kinds)
 		}

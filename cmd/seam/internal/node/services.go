@@ -86,7 +86,8 @@ func buildService(ctx context.Context, name string, env serviceEnv) (built, erro
 		if err != nil {
 			return built{}, err
 		}
-		s, err := gate.New(ctx, gate.Config{StoreURL: env.cfg.StoreURL(name), Registry: reg, Adapter: adp, Idmap: idm, Logger: log, Meter: meter})
+		s, err := gate.New(ctx, gate.Config{StoreURL: env.cfg.StoreURL(name), Registry: reg, Adapter: adp, Idmap: idm, Logger: log, Meter: meter,
+			TracerProvider: env.tel.TracerProvider})
 		if err != nil {
 			return built{}, err
 		}
