@@ -318,7 +318,7 @@ func (s *Server) Replay(req *gatev1.ReplayRequest, stream gatev1.GateService_Rep
 				return err
 			}
 			if len(page) == 0 {
-				if err := s.reseal(ctx, w.GetSubject(), part, principal, touched); err != nil {
+				if err := s.reseal(ctx, w.GetSubject(), part, principal, replayID, touched); err != nil {
 					return err
 				}
 				break
@@ -465,8 +465,9 @@ func (s *Server) release(ctx context.Context, cv *compiled, subject, part, repla
 }
 
 // reseal judges again the sealed units a replay released records into,
-// so their verdict and figures read as the partition now stands.
-func (s *Server) reseal(ctx context.Context, subject, part, principal string, amendments map[int32]bool) error {
+// so their verdict and figures read as the partition now stands, and
+// their alerts that no longer hold are resolved by "replay <id>".
+func (s *Server) reseal(ctx context.Context, subject, part, principal, replayID string, amendments map[int32]bool) error {
 	for a := range amendments {
 		_, u, ok, err := s.store.Head(ctx, subject, part, &a)
 		if err != nil {
@@ -489,7 +490,7 @@ func (s *Server) reseal(ctx context.Context, subject, part, principal string, am
 			if err != nil || !ok || u.status != gatev1.PartitionStatus_PARTITION_STATUS_SEALED {
 				return err
 			}
-			if _, err := s.sealUnit(ctx, tx, cv, p, &u, gatev1.SealCause_SEAL_CAUSE_REPLAY, principal, "", now); err != nil {
+			if _, err := s.sealUnit(ctx, tx, cv, p, &u, gatev1.SealCause_SEAL_CAUSE_REPLAY, principal, "", "replay "+replayID, now); err != nil {
 				return err
 			}
 			return tx.PutUnit(ctx, u)

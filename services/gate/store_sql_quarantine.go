@@ -309,23 +309,6 @@ WHERE id = $8 AND state = $9`, int32(gatev1.QuarantineState_QUARANTINE_STATE_REL
 	return n == 1, nil
 }
 
-const alertColumns = `seq, at, subject, part, check_name, kind, severity, message, observed, baseline, field, count, first_seen, batch_id, amendment`
-
-func scanAlert(rows interface{ Scan(...any) error }) (*gatev1.Alert, error) {
-	a := &gatev1.Alert{}
-	var at, first int64
-	var sev int32
-	var observed, baseline sql.NullFloat64
-	if err := rows.Scan(&a.Sequence, &at, &a.Subject, &a.Partition, &a.Check, &a.Kind, &sev, &a.Message, &observed, &baseline, &a.Field, &a.Count, &first, &a.BatchId, &a.Amendment); err != nil {
-		return nil, err
-	}
-	a.Severity = gatev1.Severity(sev)
-	a.Time = timestamppb.New(time.Unix(0, at))
-	a.FirstSeen = timestamppb.New(time.Unix(0, first))
-	a.Observed, a.Baseline = nanOr(observed), nanOr(baseline)
-	return a, nil
-}
-
 func nanOr(f sql.NullFloat64) float64 {
 	if f.Valid {
 		return f.Float64
@@ -333,24 +316,3 @@ func nanOr(f sql.NullFloat64) float64 {
 	return math.NaN()
 }
 
-func (s *sqlStore) Alerts(ctx context.Context, subject string, after int64, limit int) ([]*gatev1.Alert, error) {
-	w := &where{}
-	w.add("seq > ?", after)
-	if subject != "" {
-		w.add("subject = ?", subject)
-	}
-	rows, err := s.db.SQL.QueryContext(ctx, `SELECT `+alertColumns+` FROM gate_alerts`+w.String()+fmt.Sprintf(` ORDER BY seq LIMIT %d`, limit), w.args...)
-	if err != nil {
-		return nil, fmt.Errorf("list alerts: %w", err)
-	}
-	defer rows.Close()
-	var out []*gatev1.Alert
-	for rows.Next() {
-		a, err := scanAlert(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list alerts: %w", err)
-		}
-		out = append(out, a)
-	}
-	return out, rows.Err()
-}
