@@ -185,6 +185,9 @@ type storeTx interface {
 	Audit(ctx context.Context, at time.Time, principal, subject, action, detail string) error
 	Containment(ctx context.Context, subject string) (containment, bool, error)
 	WriteContainment(ctx context.Context, c containment, action string, event outboxEvent) error
+	// Rewrite replaces a held record's reasons with those a replay found,
+	// keeping the reasons its partition's figures counted.
+	Rewrite(ctx context.Context, id string, reasons []*recordv1.RecordError) error
 	// Release marks a held record released by a replay with its canonical
 	// record; false when it was no longer held.
 	Release(ctx context.Context, r releaseRow) (bool, error)
@@ -342,7 +345,10 @@ type heldRow struct {
 	idState   int
 	// truncated is set when raw is only the first bytes of the record.
 	truncated bool
-	// failed counts the checks its reasons name.
+	// reasons are why it is held now.
+	reasons []*recordv1.RecordError
+	// failed counts the checks its reasons at ingest named: what its
+	// partition's figures counted.
 	failed map[string]int64
 }
 

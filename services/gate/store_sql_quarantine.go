@@ -240,7 +240,7 @@ func (s *sqlStore) HeldPartitions(ctx context.Context, subject, from, to, replay
 }
 
 func (s *sqlStore) HeldPage(ctx context.Context, subject, part, afterBatch string, afterIndex int64, limit int) ([]heldRow, error) {
-	rows, err := s.db.SQL.QueryContext(ctx, `SELECT id, part, amendment, batch_id, idx, position, format, raw, id_state, raw_size, reasons FROM gate_quarantine
+	rows, err := s.db.SQL.QueryContext(ctx, `SELECT id, part, amendment, batch_id, idx, position, format, raw, id_state, raw_size, COALESCE(ingest_reasons, reasons), reasons FROM gate_quarantine
 WHERE subject = $1 AND state = $2 AND part = $3 AND (batch_id, idx) > ($4, $5) ORDER BY batch_id, idx LIMIT $6`,
 		subject, int32(gatev1.QuarantineState_QUARANTINE_STATE_HELD), part, afterBatch, afterIndex, limit)
 	if err != nil {
@@ -252,14 +252,18 @@ WHERE subject = $1 AND state = $2 AND part = $3 AND (batch_id, idx) > ($4, $5) O
 		var h heldRow
 		var f int32
 		var size int64
-		var reasons []byte
-		if err := rows.Scan(&h.id, &h.part, &h.amendment, &h.batchID, &h.index, &h.position, &f, &h.raw, &h.idState, &size, &reasons); err != nil {
+		var reasons, current []byte
+		if err := rows.Scan(&h.id, &h.part, &h.amendment, &h.batchID, &h.index, &h.position, &f, &h.raw, &h.idState, &size, &reasons, &current); err != nil {
 			return nil, fmt.Errorf("read held records of %s/%s: %w", subject, part, err)
 		}
-		v := &gatev1.RecordVerdict{}
+		v, now := &gatev1.RecordVerdict{}, &gatev1.RecordVerdict{}
 		if err := proto.Unmarshal(reasons, v); err != nil {
 			return nil, fmt.Errorf("decode reasons of %s: %w", h.id, err)
 		}
+		if err := proto.Unmarshal(current, now); err != nil {
+			return nil, fmt.Errorf("decode reasons of %s: %w", h.id, err)
+		}
+		h.reasons = now.GetReasons()
 		h.failed = map[string]int64{}
 		for _, r := range v.GetReasons() {
 			if r.GetCheck() != "" {
