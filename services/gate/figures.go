@@ -19,6 +19,15 @@ type unitFigures struct {
 	// (profile), and how many passed: what the seal learns from and
 	// compares with what the subject showed before.
 	Values map[string]shapeFigure `json:"values,omitempty"`
+	// AsSealed is the judgment of the unit's first seal, which re-judgments
+	// after a replay do not change.
+	AsSealed *asSealed `json:"as_sealed,omitempty"`
+}
+
+// asSealed is what a unit's first seal found.
+type asSealed struct {
+	Verdict   int32   `json:"verdict"`
+	MatchRate float64 `json:"match_rate"`
 }
 
 // shapeFigure counts the values of one field that had one shape.

@@ -145,6 +145,13 @@ func (s *Server) sealUnit(ctx context.Context, tx storeTx, cv *compiled, p partR
 			return nil, err
 		}
 	}
+	if u.status != gatev1.PartitionStatus_PARTITION_STATUS_SEALED {
+		rate := -1.0
+		if u.counts.idChecked > 0 {
+			rate = float64(u.counts.idMatched) / float64(u.counts.idChecked)
+		}
+		u.figures.AsSealed = &asSealed{Verdict: int32(verdictProto(verdict)), MatchRate: rate}
+	}
 	u.status = gatev1.PartitionStatus_PARTITION_STATUS_SEALED
 	u.verdict = verdictProto(verdict)
 	u.decision = outcomesProto(j.Outcomes)
@@ -209,6 +216,10 @@ func (s *Server) stateOf(cv *compiled, p partRow, u unitRow, alerts []*gatev1.Al
 	what := fmt.Sprintf("partition %s of %s", p.part, p.subject)
 	if u.amendment > 0 {
 		what = fmt.Sprintf("amendment %d of partition %s of %s", u.amendment, p.part, p.subject)
+	}
+	st.SealedMatchRate = -1
+	if a := u.figures.AsSealed; a != nil { // unset while open, and for units sealed before the gate kept it
+		st.SealedVerdict, st.SealedMatchRate = gatev1.PartitionVerdict(a.Verdict), a.MatchRate
 	}
 	if u.status == gatev1.PartitionStatus_PARTITION_STATUS_SEALED {
 		st.Checks = u.decision

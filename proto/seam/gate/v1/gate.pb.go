@@ -760,9 +760,15 @@ type PartitionState struct {
 	// SealedBy is the principal that sealed it ("gate" for the watermark).
 	SealedBy string `protobuf:"bytes,17,opt,name=sealed_by,json=sealedBy,proto3" json:"sealed_by,omitempty"`
 	// Alerts are the alerts raised for this partition (or amendment).
-	Alerts        []*Alert `protobuf:"bytes,18,rep,name=alerts,proto3" json:"alerts,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Alerts []*Alert `protobuf:"bytes,18,rep,name=alerts,proto3" json:"alerts,omitempty"`
+	// SealedVerdict and SealedMatchRate are the verdict and match rate as
+	// the partition was first sealed. A replay re-judges the partition
+	// (verdict, match_rate and checks read as it now stands); these keep
+	// what the source sent on the day (-1 without an identifier).
+	SealedVerdict   PartitionVerdict `protobuf:"varint,19,opt,name=sealed_verdict,json=sealedVerdict,proto3,enum=seam.gate.v1.PartitionVerdict" json:"sealed_verdict,omitempty"`
+	SealedMatchRate float64          `protobuf:"fixed64,20,opt,name=sealed_match_rate,json=sealedMatchRate,proto3" json:"sealed_match_rate,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *PartitionState) Reset() {
@@ -919,6 +925,20 @@ func (x *PartitionState) GetAlerts() []*Alert {
 		return x.Alerts
 	}
 	return nil
+}
+
+func (x *PartitionState) GetSealedVerdict() PartitionVerdict {
+	if x != nil {
+		return x.SealedVerdict
+	}
+	return PartitionVerdict_PARTITION_VERDICT_UNSPECIFIED
+}
+
+func (x *PartitionState) GetSealedMatchRate() float64 {
+	if x != nil {
+		return x.SealedMatchRate
+	}
+	return 0
 }
 
 // OffsetRange identifies a batch by the source offsets it covers.
@@ -4873,7 +4893,7 @@ const file_seam_gate_v1_gate_proto_rawDesc = "" +
 	"duplicates\x18\x04 \x01(\x03R\n" +
 	"duplicates\x12\x1a\n" +
 	"\breleased\x18\x05 \x01(\x03R\breleased\x12\x18\n" +
-	"\abatches\x18\x06 \x01(\x03R\abatches\"\x8e\x06\n" +
+	"\abatches\x18\x06 \x01(\x03R\abatches\"\x81\a\n" +
 	"\x0ePartitionState\x12\x18\n" +
 	"\asubject\x18\x01 \x01(\tR\asubject\x12\x1c\n" +
 	"\tpartition\x18\x02 \x01(\tR\tpartition\x12\x1c\n" +
@@ -4897,7 +4917,9 @@ const file_seam_gate_v1_gate_proto_rawDesc = "" +
 	"\n" +
 	"seal_cause\x18\x10 \x01(\x0e2\x17.seam.gate.v1.SealCauseR\tsealCause\x12\x1b\n" +
 	"\tsealed_by\x18\x11 \x01(\tR\bsealedBy\x12+\n" +
-	"\x06alerts\x18\x12 \x03(\v2\x13.seam.gate.v1.AlertR\x06alerts\"5\n" +
+	"\x06alerts\x18\x12 \x03(\v2\x13.seam.gate.v1.AlertR\x06alerts\x12E\n" +
+	"\x0esealed_verdict\x18\x13 \x01(\x0e2\x1e.seam.gate.v1.PartitionVerdictR\rsealedVerdict\x12*\n" +
+	"\x11sealed_match_rate\x18\x14 \x01(\x01R\x0fsealedMatchRate\"5\n" +
 	"\vOffsetRange\x12\x14\n" +
 	"\x05start\x18\x01 \x01(\x03R\x05start\x12\x10\n" +
 	"\x03end\x18\x02 \x01(\x03R\x03end\"\xd6\x02\n" +
@@ -5374,113 +5396,114 @@ var file_seam_gate_v1_gate_proto_depIdxs = []int32{
 	68, // 8: seam.gate.v1.PartitionState.update_time:type_name -> google.protobuf.Timestamp
 	4,  // 9: seam.gate.v1.PartitionState.seal_cause:type_name -> seam.gate.v1.SealCause
 	14, // 10: seam.gate.v1.PartitionState.alerts:type_name -> seam.gate.v1.Alert
-	11, // 11: seam.gate.v1.IngestRequest.offsets:type_name -> seam.gate.v1.OffsetRange
-	69, // 12: seam.gate.v1.IngestRequest.batch:type_name -> seam.record.v1.RecordBatch
-	0,  // 13: seam.gate.v1.RecordVerdict.status:type_name -> seam.gate.v1.RecordStatus
-	70, // 14: seam.gate.v1.RecordVerdict.record:type_name -> seam.record.v1.CanonicalRecord
-	71, // 15: seam.gate.v1.RecordVerdict.reasons:type_name -> seam.record.v1.RecordError
-	68, // 16: seam.gate.v1.Alert.time:type_name -> google.protobuf.Timestamp
-	5,  // 17: seam.gate.v1.Alert.severity:type_name -> seam.gate.v1.Severity
-	68, // 18: seam.gate.v1.Alert.first_seen:type_name -> google.protobuf.Timestamp
-	6,  // 19: seam.gate.v1.Alert.state:type_name -> seam.gate.v1.AlertState
-	68, // 20: seam.gate.v1.Alert.acknowledge_time:type_name -> google.protobuf.Timestamp
-	68, // 21: seam.gate.v1.Alert.resolve_time:type_name -> google.protobuf.Timestamp
-	1,  // 22: seam.gate.v1.BatchSummary.status:type_name -> seam.gate.v1.BatchStatus
-	15, // 23: seam.gate.v1.IngestResponse.summary:type_name -> seam.gate.v1.BatchSummary
-	13, // 24: seam.gate.v1.IngestResponse.records:type_name -> seam.gate.v1.RecordVerdict
-	14, // 25: seam.gate.v1.IngestResponse.alerts:type_name -> seam.gate.v1.Alert
-	10, // 26: seam.gate.v1.IngestResponse.partition:type_name -> seam.gate.v1.PartitionState
-	72, // 27: seam.gate.v1.IngestHeader.format:type_name -> seam.record.v1.Format
-	15, // 28: seam.gate.v1.ChunkResult.summary:type_name -> seam.gate.v1.BatchSummary
-	17, // 29: seam.gate.v1.IngestStreamRequest.header:type_name -> seam.gate.v1.IngestHeader
-	18, // 30: seam.gate.v1.IngestStreamRequest.chunk:type_name -> seam.gate.v1.IngestChunk
-	15, // 31: seam.gate.v1.IngestStreamResponse.summary:type_name -> seam.gate.v1.BatchSummary
-	14, // 32: seam.gate.v1.IngestStreamResponse.alerts:type_name -> seam.gate.v1.Alert
-	13, // 33: seam.gate.v1.IngestStreamResponse.records:type_name -> seam.gate.v1.RecordVerdict
-	10, // 34: seam.gate.v1.IngestStreamResponse.partition:type_name -> seam.gate.v1.PartitionState
-	19, // 35: seam.gate.v1.IngestStreamResponse.chunk_results:type_name -> seam.gate.v1.ChunkResult
-	72, // 36: seam.gate.v1.QuarantinedRecord.format:type_name -> seam.record.v1.Format
-	71, // 37: seam.gate.v1.QuarantinedRecord.reasons:type_name -> seam.record.v1.RecordError
-	68, // 38: seam.gate.v1.QuarantinedRecord.time:type_name -> google.protobuf.Timestamp
-	7,  // 39: seam.gate.v1.QuarantinedRecord.state:type_name -> seam.gate.v1.QuarantineState
-	68, // 40: seam.gate.v1.QuarantinedRecord.state_time:type_name -> google.protobuf.Timestamp
-	7,  // 41: seam.gate.v1.QuarantineFilter.state:type_name -> seam.gate.v1.QuarantineState
-	23, // 42: seam.gate.v1.ListQuarantineRequest.filter:type_name -> seam.gate.v1.QuarantineFilter
-	22, // 43: seam.gate.v1.ListQuarantineResponse.records:type_name -> seam.gate.v1.QuarantinedRecord
-	22, // 44: seam.gate.v1.GetQuarantinedRecordResponse.record:type_name -> seam.gate.v1.QuarantinedRecord
-	23, // 45: seam.gate.v1.GetQuarantineStatsRequest.filter:type_name -> seam.gate.v1.QuarantineFilter
-	29, // 46: seam.gate.v1.GetQuarantineStatsResponse.by_reason:type_name -> seam.gate.v1.QuarantineCount
-	29, // 47: seam.gate.v1.GetQuarantineStatsResponse.by_check:type_name -> seam.gate.v1.QuarantineCount
-	29, // 48: seam.gate.v1.GetQuarantineStatsResponse.by_partition:type_name -> seam.gate.v1.QuarantineCount
-	23, // 49: seam.gate.v1.DiscardQuarantinedRequest.filter:type_name -> seam.gate.v1.QuarantineFilter
-	68, // 50: seam.gate.v1.Containment.time:type_name -> google.protobuf.Timestamp
-	33, // 51: seam.gate.v1.ContainResponse.containment:type_name -> seam.gate.v1.Containment
-	33, // 52: seam.gate.v1.ReleaseResponse.containment:type_name -> seam.gate.v1.Containment
-	33, // 53: seam.gate.v1.ListContainmentsResponse.containments:type_name -> seam.gate.v1.Containment
-	40, // 54: seam.gate.v1.PlanReplayRequest.window:type_name -> seam.gate.v1.ReplayWindow
-	29, // 55: seam.gate.v1.PlanReplayResponse.remain_reasons:type_name -> seam.gate.v1.QuarantineCount
-	42, // 56: seam.gate.v1.PlanReplayResponse.partitions:type_name -> seam.gate.v1.PartitionPlan
-	40, // 57: seam.gate.v1.ReplayRequest.window:type_name -> seam.gate.v1.ReplayWindow
-	70, // 58: seam.gate.v1.ReplayResponse.record:type_name -> seam.record.v1.CanonicalRecord
-	45, // 59: seam.gate.v1.ReplayResponse.summary:type_name -> seam.gate.v1.ReplaySummary
-	68, // 60: seam.gate.v1.PartitionMonitor.update_time:type_name -> google.protobuf.Timestamp
-	48, // 61: seam.gate.v1.PartitionMonitor.fields:type_name -> seam.gate.v1.FieldMonitor
-	2,  // 62: seam.gate.v1.PartitionMonitor.status:type_name -> seam.gate.v1.PartitionStatus
-	3,  // 63: seam.gate.v1.PartitionMonitor.verdict:type_name -> seam.gate.v1.PartitionVerdict
-	47, // 64: seam.gate.v1.GetMonitorResponse.partitions:type_name -> seam.gate.v1.PartitionMonitor
-	6,  // 65: seam.gate.v1.ListAlertsRequest.states:type_name -> seam.gate.v1.AlertState
-	14, // 66: seam.gate.v1.ListAlertsResponse.alerts:type_name -> seam.gate.v1.Alert
-	14, // 67: seam.gate.v1.WatchAlertsResponse.alert:type_name -> seam.gate.v1.Alert
-	14, // 68: seam.gate.v1.AcknowledgeAlertResponse.alert:type_name -> seam.gate.v1.Alert
-	14, // 69: seam.gate.v1.ResolveAlertResponse.alert:type_name -> seam.gate.v1.Alert
-	67, // 70: seam.gate.v1.BlockedDetail.threshold:type_name -> seam.contract.v1.Threshold
-	10, // 71: seam.gate.v1.SealPartitionResponse.partition:type_name -> seam.gate.v1.PartitionState
-	10, // 72: seam.gate.v1.GetPartitionResponse.partition:type_name -> seam.gate.v1.PartitionState
-	73, // 73: seam.gate.v1.WaitPartitionRequest.timeout:type_name -> google.protobuf.Duration
-	10, // 74: seam.gate.v1.WaitPartitionResponse.partition:type_name -> seam.gate.v1.PartitionState
-	12, // 75: seam.gate.v1.GateService.Ingest:input_type -> seam.gate.v1.IngestRequest
-	20, // 76: seam.gate.v1.GateService.IngestStream:input_type -> seam.gate.v1.IngestStreamRequest
-	60, // 77: seam.gate.v1.GateService.SealPartition:input_type -> seam.gate.v1.SealPartitionRequest
-	62, // 78: seam.gate.v1.GateService.GetPartition:input_type -> seam.gate.v1.GetPartitionRequest
-	64, // 79: seam.gate.v1.GateService.WaitPartition:input_type -> seam.gate.v1.WaitPartitionRequest
-	24, // 80: seam.gate.v1.GateService.ListQuarantine:input_type -> seam.gate.v1.ListQuarantineRequest
-	26, // 81: seam.gate.v1.GateService.GetQuarantinedRecord:input_type -> seam.gate.v1.GetQuarantinedRecordRequest
-	28, // 82: seam.gate.v1.GateService.GetQuarantineStats:input_type -> seam.gate.v1.GetQuarantineStatsRequest
-	31, // 83: seam.gate.v1.GateService.DiscardQuarantined:input_type -> seam.gate.v1.DiscardQuarantinedRequest
-	34, // 84: seam.gate.v1.GateService.Contain:input_type -> seam.gate.v1.ContainRequest
-	36, // 85: seam.gate.v1.GateService.Release:input_type -> seam.gate.v1.ReleaseRequest
-	38, // 86: seam.gate.v1.GateService.ListContainments:input_type -> seam.gate.v1.ListContainmentsRequest
-	41, // 87: seam.gate.v1.GateService.PlanReplay:input_type -> seam.gate.v1.PlanReplayRequest
-	44, // 88: seam.gate.v1.GateService.Replay:input_type -> seam.gate.v1.ReplayRequest
-	49, // 89: seam.gate.v1.GateService.GetMonitor:input_type -> seam.gate.v1.GetMonitorRequest
-	51, // 90: seam.gate.v1.GateService.ListAlerts:input_type -> seam.gate.v1.ListAlertsRequest
-	53, // 91: seam.gate.v1.GateService.WatchAlerts:input_type -> seam.gate.v1.WatchAlertsRequest
-	55, // 92: seam.gate.v1.GateService.AcknowledgeAlert:input_type -> seam.gate.v1.AcknowledgeAlertRequest
-	57, // 93: seam.gate.v1.GateService.ResolveAlert:input_type -> seam.gate.v1.ResolveAlertRequest
-	16, // 94: seam.gate.v1.GateService.Ingest:output_type -> seam.gate.v1.IngestResponse
-	21, // 95: seam.gate.v1.GateService.IngestStream:output_type -> seam.gate.v1.IngestStreamResponse
-	61, // 96: seam.gate.v1.GateService.SealPartition:output_type -> seam.gate.v1.SealPartitionResponse
-	63, // 97: seam.gate.v1.GateService.GetPartition:output_type -> seam.gate.v1.GetPartitionResponse
-	65, // 98: seam.gate.v1.GateService.WaitPartition:output_type -> seam.gate.v1.WaitPartitionResponse
-	25, // 99: seam.gate.v1.GateService.ListQuarantine:output_type -> seam.gate.v1.ListQuarantineResponse
-	27, // 100: seam.gate.v1.GateService.GetQuarantinedRecord:output_type -> seam.gate.v1.GetQuarantinedRecordResponse
-	30, // 101: seam.gate.v1.GateService.GetQuarantineStats:output_type -> seam.gate.v1.GetQuarantineStatsResponse
-	32, // 102: seam.gate.v1.GateService.DiscardQuarantined:output_type -> seam.gate.v1.DiscardQuarantinedResponse
-	35, // 103: seam.gate.v1.GateService.Contain:output_type -> seam.gate.v1.ContainResponse
-	37, // 104: seam.gate.v1.GateService.Release:output_type -> seam.gate.v1.ReleaseResponse
-	39, // 105: seam.gate.v1.GateService.ListContainments:output_type -> seam.gate.v1.ListContainmentsResponse
-	43, // 106: seam.gate.v1.GateService.PlanReplay:output_type -> seam.gate.v1.PlanReplayResponse
-	46, // 107: seam.gate.v1.GateService.Replay:output_type -> seam.gate.v1.ReplayResponse
-	50, // 108: seam.gate.v1.GateService.GetMonitor:output_type -> seam.gate.v1.GetMonitorResponse
-	52, // 109: seam.gate.v1.GateService.ListAlerts:output_type -> seam.gate.v1.ListAlertsResponse
-	54, // 110: seam.gate.v1.GateService.WatchAlerts:output_type -> seam.gate.v1.WatchAlertsResponse
-	56, // 111: seam.gate.v1.GateService.AcknowledgeAlert:output_type -> seam.gate.v1.AcknowledgeAlertResponse
-	58, // 112: seam.gate.v1.GateService.ResolveAlert:output_type -> seam.gate.v1.ResolveAlertResponse
-	94, // [94:113] is the sub-list for method output_type
-	75, // [75:94] is the sub-list for method input_type
-	75, // [75:75] is the sub-list for extension type_name
-	75, // [75:75] is the sub-list for extension extendee
-	0,  // [0:75] is the sub-list for field type_name
+	3,  // 11: seam.gate.v1.PartitionState.sealed_verdict:type_name -> seam.gate.v1.PartitionVerdict
+	11, // 12: seam.gate.v1.IngestRequest.offsets:type_name -> seam.gate.v1.OffsetRange
+	69, // 13: seam.gate.v1.IngestRequest.batch:type_name -> seam.record.v1.RecordBatch
+	0,  // 14: seam.gate.v1.RecordVerdict.status:type_name -> seam.gate.v1.RecordStatus
+	70, // 15: seam.gate.v1.RecordVerdict.record:type_name -> seam.record.v1.CanonicalRecord
+	71, // 16: seam.gate.v1.RecordVerdict.reasons:type_name -> seam.record.v1.RecordError
+	68, // 17: seam.gate.v1.Alert.time:type_name -> google.protobuf.Timestamp
+	5,  // 18: seam.gate.v1.Alert.severity:type_name -> seam.gate.v1.Severity
+	68, // 19: seam.gate.v1.Alert.first_seen:type_name -> google.protobuf.Timestamp
+	6,  // 20: seam.gate.v1.Alert.state:type_name -> seam.gate.v1.AlertState
+	68, // 21: seam.gate.v1.Alert.acknowledge_time:type_name -> google.protobuf.Timestamp
+	68, // 22: seam.gate.v1.Alert.resolve_time:type_name -> google.protobuf.Timestamp
+	1,  // 23: seam.gate.v1.BatchSummary.status:type_name -> seam.gate.v1.BatchStatus
+	15, // 24: seam.gate.v1.IngestResponse.summary:type_name -> seam.gate.v1.BatchSummary
+	13, // 25: seam.gate.v1.IngestResponse.records:type_name -> seam.gate.v1.RecordVerdict
+	14, // 26: seam.gate.v1.IngestResponse.alerts:type_name -> seam.gate.v1.Alert
+	10, // 27: seam.gate.v1.IngestResponse.partition:type_name -> seam.gate.v1.PartitionState
+	72, // 28: seam.gate.v1.IngestHeader.format:type_name -> seam.record.v1.Format
+	15, // 29: seam.gate.v1.ChunkResult.summary:type_name -> seam.gate.v1.BatchSummary
+	17, // 30: seam.gate.v1.IngestStreamRequest.header:type_name -> seam.gate.v1.IngestHeader
+	18, // 31: seam.gate.v1.IngestStreamRequest.chunk:type_name -> seam.gate.v1.IngestChunk
+	15, // 32: seam.gate.v1.IngestStreamResponse.summary:type_name -> seam.gate.v1.BatchSummary
+	14, // 33: seam.gate.v1.IngestStreamResponse.alerts:type_name -> seam.gate.v1.Alert
+	13, // 34: seam.gate.v1.IngestStreamResponse.records:type_name -> seam.gate.v1.RecordVerdict
+	10, // 35: seam.gate.v1.IngestStreamResponse.partition:type_name -> seam.gate.v1.PartitionState
+	19, // 36: seam.gate.v1.IngestStreamResponse.chunk_results:type_name -> seam.gate.v1.ChunkResult
+	72, // 37: seam.gate.v1.QuarantinedRecord.format:type_name -> seam.record.v1.Format
+	71, // 38: seam.gate.v1.QuarantinedRecord.reasons:type_name -> seam.record.v1.RecordError
+	68, // 39: seam.gate.v1.QuarantinedRecord.time:type_name -> google.protobuf.Timestamp
+	7,  // 40: seam.gate.v1.QuarantinedRecord.state:type_name -> seam.gate.v1.QuarantineState
+	68, // 41: seam.gate.v1.QuarantinedRecord.state_time:type_name -> google.protobuf.Timestamp
+	7,  // 42: seam.gate.v1.QuarantineFilter.state:type_name -> seam.gate.v1.QuarantineState
+	23, // 43: seam.gate.v1.ListQuarantineRequest.filter:type_name -> seam.gate.v1.QuarantineFilter
+	22, // 44: seam.gate.v1.ListQuarantineResponse.records:type_name -> seam.gate.v1.QuarantinedRecord
+	22, // 45: seam.gate.v1.GetQuarantinedRecordResponse.record:type_name -> seam.gate.v1.QuarantinedRecord
+	23, // 46: seam.gate.v1.GetQuarantineStatsRequest.filter:type_name -> seam.gate.v1.QuarantineFilter
+	29, // 47: seam.gate.v1.GetQuarantineStatsResponse.by_reason:type_name -> seam.gate.v1.QuarantineCount
+	29, // 48: seam.gate.v1.GetQuarantineStatsResponse.by_check:type_name -> seam.gate.v1.QuarantineCount
+	29, // 49: seam.gate.v1.GetQuarantineStatsResponse.by_partition:type_name -> seam.gate.v1.QuarantineCount
+	23, // 50: seam.gate.v1.DiscardQuarantinedRequest.filter:type_name -> seam.gate.v1.QuarantineFilter
+	68, // 51: seam.gate.v1.Containment.time:type_name -> google.protobuf.Timestamp
+	33, // 52: seam.gate.v1.ContainResponse.containment:type_name -> seam.gate.v1.Containment
+	33, // 53: seam.gate.v1.ReleaseResponse.containment:type_name -> seam.gate.v1.Containment
+	33, // 54: seam.gate.v1.ListContainmentsResponse.containments:type_name -> seam.gate.v1.Containment
+	40, // 55: seam.gate.v1.PlanReplayRequest.window:type_name -> seam.gate.v1.ReplayWindow
+	29, // 56: seam.gate.v1.PlanReplayResponse.remain_reasons:type_name -> seam.gate.v1.QuarantineCount
+	42, // 57: seam.gate.v1.PlanReplayResponse.partitions:type_name -> seam.gate.v1.PartitionPlan
+	40, // 58: seam.gate.v1.ReplayRequest.window:type_name -> seam.gate.v1.ReplayWindow
+	70, // 59: seam.gate.v1.ReplayResponse.record:type_name -> seam.record.v1.CanonicalRecord
+	45, // 60: seam.gate.v1.ReplayResponse.summary:type_name -> seam.gate.v1.ReplaySummary
+	68, // 61: seam.gate.v1.PartitionMonitor.update_time:type_name -> google.protobuf.Timestamp
+	48, // 62: seam.gate.v1.PartitionMonitor.fields:type_name -> seam.gate.v1.FieldMonitor
+	2,  // 63: seam.gate.v1.PartitionMonitor.status:type_name -> seam.gate.v1.PartitionStatus
+	3,  // 64: seam.gate.v1.PartitionMonitor.verdict:type_name -> seam.gate.v1.PartitionVerdict
+	47, // 65: seam.gate.v1.GetMonitorResponse.partitions:type_name -> seam.gate.v1.PartitionMonitor
+	6,  // 66: seam.gate.v1.ListAlertsRequest.states:type_name -> seam.gate.v1.AlertState
+	14, // 67: seam.gate.v1.ListAlertsResponse.alerts:type_name -> seam.gate.v1.Alert
+	14, // 68: seam.gate.v1.WatchAlertsResponse.alert:type_name -> seam.gate.v1.Alert
+	14, // 69: seam.gate.v1.AcknowledgeAlertResponse.alert:type_name -> seam.gate.v1.Alert
+	14, // 70: seam.gate.v1.ResolveAlertResponse.alert:type_name -> seam.gate.v1.Alert
+	67, // 71: seam.gate.v1.BlockedDetail.threshold:type_name -> seam.contract.v1.Threshold
+	10, // 72: seam.gate.v1.SealPartitionResponse.partition:type_name -> seam.gate.v1.PartitionState
+	10, // 73: seam.gate.v1.GetPartitionResponse.partition:type_name -> seam.gate.v1.PartitionState
+	73, // 74: seam.gate.v1.WaitPartitionRequest.timeout:type_name -> google.protobuf.Duration
+	10, // 75: seam.gate.v1.WaitPartitionResponse.partition:type_name -> seam.gate.v1.PartitionState
+	12, // 76: seam.gate.v1.GateService.Ingest:input_type -> seam.gate.v1.IngestRequest
+	20, // 77: seam.gate.v1.GateService.IngestStream:input_type -> seam.gate.v1.IngestStreamRequest
+	60, // 78: seam.gate.v1.GateService.SealPartition:input_type -> seam.gate.v1.SealPartitionRequest
+	62, // 79: seam.gate.v1.GateService.GetPartition:input_type -> seam.gate.v1.GetPartitionRequest
+	64, // 80: seam.gate.v1.GateService.WaitPartition:input_type -> seam.gate.v1.WaitPartitionRequest
+	24, // 81: seam.gate.v1.GateService.ListQuarantine:input_type -> seam.gate.v1.ListQuarantineRequest
+	26, // 82: seam.gate.v1.GateService.GetQuarantinedRecord:input_type -> seam.gate.v1.GetQuarantinedRecordRequest
+	28, // 83: seam.gate.v1.GateService.GetQuarantineStats:input_type -> seam.gate.v1.GetQuarantineStatsRequest
+	31, // 84: seam.gate.v1.GateService.DiscardQuarantined:input_type -> seam.gate.v1.DiscardQuarantinedRequest
+	34, // 85: seam.gate.v1.GateService.Contain:input_type -> seam.gate.v1.ContainRequest
+	36, // 86: seam.gate.v1.GateService.Release:input_type -> seam.gate.v1.ReleaseRequest
+	38, // 87: seam.gate.v1.GateService.ListContainments:input_type -> seam.gate.v1.ListContainmentsRequest
+	41, // 88: seam.gate.v1.GateService.PlanReplay:input_type -> seam.gate.v1.PlanReplayRequest
+	44, // 89: seam.gate.v1.GateService.Replay:input_type -> seam.gate.v1.ReplayRequest
+	49, // 90: seam.gate.v1.GateService.GetMonitor:input_type -> seam.gate.v1.GetMonitorRequest
+	51, // 91: seam.gate.v1.GateService.ListAlerts:input_type -> seam.gate.v1.ListAlertsRequest
+	53, // 92: seam.gate.v1.GateService.WatchAlerts:input_type -> seam.gate.v1.WatchAlertsRequest
+	55, // 93: seam.gate.v1.GateService.AcknowledgeAlert:input_type -> seam.gate.v1.AcknowledgeAlertRequest
+	57, // 94: seam.gate.v1.GateService.ResolveAlert:input_type -> seam.gate.v1.ResolveAlertRequest
+	16, // 95: seam.gate.v1.GateService.Ingest:output_type -> seam.gate.v1.IngestResponse
+	21, // 96: seam.gate.v1.GateService.IngestStream:output_type -> seam.gate.v1.IngestStreamResponse
+	61, // 97: seam.gate.v1.GateService.SealPartition:output_type -> seam.gate.v1.SealPartitionResponse
+	63, // 98: seam.gate.v1.GateService.GetPartition:output_type -> seam.gate.v1.GetPartitionResponse
+	65, // 99: seam.gate.v1.GateService.WaitPartition:output_type -> seam.gate.v1.WaitPartitionResponse
+	25, // 100: seam.gate.v1.GateService.ListQuarantine:output_type -> seam.gate.v1.ListQuarantineResponse
+	27, // 101: seam.gate.v1.GateService.GetQuarantinedRecord:output_type -> seam.gate.v1.GetQuarantinedRecordResponse
+	30, // 102: seam.gate.v1.GateService.GetQuarantineStats:output_type -> seam.gate.v1.GetQuarantineStatsResponse
+	32, // 103: seam.gate.v1.GateService.DiscardQuarantined:output_type -> seam.gate.v1.DiscardQuarantinedResponse
+	35, // 104: seam.gate.v1.GateService.Contain:output_type -> seam.gate.v1.ContainResponse
+	37, // 105: seam.gate.v1.GateService.Release:output_type -> seam.gate.v1.ReleaseResponse
+	39, // 106: seam.gate.v1.GateService.ListContainments:output_type -> seam.gate.v1.ListContainmentsResponse
+	43, // 107: seam.gate.v1.GateService.PlanReplay:output_type -> seam.gate.v1.PlanReplayResponse
+	46, // 108: seam.gate.v1.GateService.Replay:output_type -> seam.gate.v1.ReplayResponse
+	50, // 109: seam.gate.v1.GateService.GetMonitor:output_type -> seam.gate.v1.GetMonitorResponse
+	52, // 110: seam.gate.v1.GateService.ListAlerts:output_type -> seam.gate.v1.ListAlertsResponse
+	54, // 111: seam.gate.v1.GateService.WatchAlerts:output_type -> seam.gate.v1.WatchAlertsResponse
+	56, // 112: seam.gate.v1.GateService.AcknowledgeAlert:output_type -> seam.gate.v1.AcknowledgeAlertResponse
+	58, // 113: seam.gate.v1.GateService.ResolveAlert:output_type -> seam.gate.v1.ResolveAlertResponse
+	95, // [95:114] is the sub-list for method output_type
+	76, // [76:95] is the sub-list for method input_type
+	76, // [76:76] is the sub-list for extension type_name
+	76, // [76:76] is the sub-list for extension extendee
+	0,  // [0:76] is the sub-list for field type_name
 }
 
 func init() { file_seam_gate_v1_gate_proto_init() }
