@@ -319,4 +319,3 @@ func nanOr(f sql.NullFloat64) float64 {
 	}
 	return math.NaN()
 }
-
