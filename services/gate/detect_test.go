@@ -177,6 +177,10 @@ func listAlerts(t *testing.T, e *gateEnv, states ...gatev1.AlertState) []*gatev1
 // RESOLVED by the replay; the others stay listed as holding.
 func TestUnannouncedChangesAndAlertLifecycle(t *testing.T) {
 	t.Parallel()
+	storagetest.Each(t, testUnannouncedChanges)
+}
+
+func testUnannouncedChanges(t *testing.T, url string) {
 	p := newPeers(t)
 	useRealPeers(t, p)
 	m, err := contract.LoadCanonicalModel([]byte(tripModelYAML), "fleet_trip.yaml")
@@ -187,7 +191,7 @@ func TestUnannouncedChangesAndAlertLifecycle(t *testing.T) {
 		t.Fatalf("register fleet.trip: %v", err)
 	}
 	registerTrips(t, p, tripsV1YAML, false)
-	e := startGate(t, p, storagetest.SQLiteURL(t), nil)
+	e := startGate(t, p, url, nil)
 	ctx := context.Background()
 
 	changes := func() []string { return kindsAndFields(alertsOf(listAlerts(t, e), "UNANNOUNCED_CHANGE")) }
