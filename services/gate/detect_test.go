@@ -2,8 +2,10 @@ package gate
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -331,6 +333,34 @@ func testUnannouncedChanges(t *testing.T, url string) {
 	if got := kindsAndFields(listAlerts(t, e, holding...)); !slices.Equal(got, want) {
 		t.Fatalf("holding alerts at the end = %v, want %v", got, want)
 	}
+	// Over REST: the holding alerts by state, and a resolution.
+	base := startREST(t, e)
+	req, err := http.NewRequest(http.MethodGet, base+"/v1/alerts?subject=fleet.trips&states=ALERT_STATE_OPEN&states=ALERT_STATE_ACKNOWLEDGED", nil)
+	if err != nil {
+		t.Fatalf("request: %v", err)
+	}
+	req.Header.Set("Authorization", "Bearer "+e.tokens["viewer"])
+	hresp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("GET /v1/alerts: %v", err)
+	}
+	var listed struct{ Alerts []struct{ Kind, Field, State string } }
+	err = json.NewDecoder(hresp.Body).Decode(&listed)
+	hresp.Body.Close()
+	if err != nil || len(listed.Alerts) != 2 || listed.Alerts[1].Field != "odometer_km" || listed.Alerts[1].State != "ALERT_STATE_ACKNOWLEDGED" {
+		t.Fatalf("GET /v1/alerts holding = %+v (%v), want the block and the acknowledged odometer change", listed, err)
+	}
+	var resolvedREST struct {
+		Alert struct {
+			State      string
+			ResolvedBy string `json:"resolved_by"`
+		}
+	}
+	if code := postJSON(t, e, fmt.Sprintf("%s/v1/alerts/%d:resolve", base, odometer.GetSequence()), "operator", map[string]string{"reason": "fleet team resends"}, &resolvedREST); code != http.StatusOK ||
+		resolvedREST.Alert.State != "ALERT_STATE_RESOLVED" || resolvedREST.Alert.ResolvedBy != "operator" {
+		t.Fatalf("POST :resolve = %d %+v, want 200 and RESOLVED by operator", code, resolvedREST)
+	}
+
 	// Each change is an event in the registry's stream: the replay's
 	// resolution, day 5's, and the operator's.
 	deadline := time.Now().Add(10 * time.Second)
@@ -345,7 +375,7 @@ func testUnannouncedChanges(t *testing.T, url string) {
 			by = append(by, strings.TrimPrefix(e.GetType().String(), "EVENT_TYPE_")+" by "+e.GetAttributes()["by"])
 		}
 		slices.Sort(by)
-		want := []string{"ALERT_ACKNOWLEDGED by operator", "ALERT_RESOLVED by operator", "ALERT_RESOLVED by partition " + tripsPart(5), "ALERT_RESOLVED by replay fix-1"}
+		want := []string{"ALERT_ACKNOWLEDGED by operator", "ALERT_RESOLVED by operator", "ALERT_RESOLVED by operator", "ALERT_RESOLVED by partition " + tripsPart(5), "ALERT_RESOLVED by replay fix-1"}
 		if slices.Equal(by, want) {
 			break
 		}
