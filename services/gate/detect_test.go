@@ -344,7 +344,9 @@ func testUnannouncedChanges(t *testing.T, url string) {
 	if err != nil {
 		t.Fatalf("GET /v1/alerts: %v", err)
 	}
-	var listed struct{ Alerts []struct{ Kind, Field, State string } }
+	var listed struct {
+		Alerts []struct{ Kind, Field, State string }
+	}
 	err = json.NewDecoder(hresp.Body).Decode(&listed)
 	hresp.Body.Close()
 	if err != nil || len(listed.Alerts) != 2 || listed.Alerts[1].Field != "odometer_km" || listed.Alerts[1].State != "ALERT_STATE_ACKNOWLEDGED" {
