@@ -3,6 +3,7 @@ package gate
 import (
 	"bytes"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/seamdata/seam/core/lexical"
@@ -76,42 +77,58 @@ const maxShapesPerField = 16
 // learned.
 func profile(plan *check.Plan, b *record.Batch, passed func(i int) bool) map[string]shapeFigure {
 	schema := plan.Schema()
+	ok := make([]bool, len(b.Records))
+	for i := range ok {
+		ok[i] = passed(i)
+	}
 	var out map[string]shapeFigure
-	perField := map[int]int{}
+	var buf []byte
 	for slot := range schema.Len() {
 		f := schema.Field(slot)
 		switch f.Type() {
 		case contractv1.FieldType_FIELD_TYPE_OBJECT, contractv1.FieldType_FIELD_TYPE_ARRAY:
 			continue
 		}
+		// Per field, by shape; the lookup by the scratch bytes does not
+		// allocate, only a shape seen first does.
+		var byShape map[string]*shapeFigure
+		var last *shapeFigure // values in a row mostly share a shape
 		for i := range b.Records {
 			vals := b.Records[i].Values
 			if slot >= len(vals) || !vals[slot].Present() {
 				continue
 			}
 			v := vals[slot]
-			shape := shapeOf(v)
-			key := f.Path + "\x00" + shape
+			buf = appendShape(buf[:0], v)
+			sf := last
+			if sf == nil || sf.Shape != string(buf) {
+				sf = byShape[string(buf)]
+			}
+			if sf == nil {
+				shape := string(buf)
+				if len(byShape) >= maxShapesPerField {
+					shape = "mixed"
+					sf = byShape[shape]
+				}
+				if sf == nil {
+					if byShape == nil {
+						byShape = map[string]*shapeFigure{}
+					}
+					sf = &shapeFigure{Field: f.Path, Shape: shape, Declared: declaredShape(f.Decl), Sample: sampleOf(v)}
+					byShape[shape] = sf
+				}
+			}
+			last = sf
+			sf.Count++
+			if ok[i] {
+				sf.Passed++
+			}
+		}
+		for shape, sf := range byShape {
 			if out == nil {
 				out = map[string]shapeFigure{}
 			}
-			sf, ok := out[key]
-			if !ok {
-				if perField[slot] >= maxShapesPerField {
-					shape = "mixed"
-					key = f.Path + "\x00" + shape
-					sf, ok = out[key]
-				}
-				if !ok {
-					perField[slot]++
-					sf = shapeFigure{Field: f.Path, Shape: shape, Declared: declaredShape(f.Decl), Sample: sampleOf(v)}
-				}
-			}
-			sf.Count++
-			if passed(i) {
-				sf.Passed++
-			}
-			out[key] = sf
+			out[f.Path+"\x00"+shape] = *sf
 		}
 	}
 	return out
@@ -121,59 +138,65 @@ func profile(plan *check.Plan, b *record.Batch, passed func(i int) bool) map[str
 // changed source produces one shape: a UUID, a digit string, a date, an
 // e-mail address, hex, a template of letters and digit runs such as
 // "ACC-{digits:8}", or text.
-func shapeOf(v record.Value) string {
+func shapeOf(v record.Value) string { return string(appendShape(nil, v)) }
+
+// appendShape appends the name of v's shape to buf.
+func appendShape(buf []byte, v record.Value) []byte {
 	switch v.Kind() {
 	case record.KindString, record.KindRaw:
 		b := v.Bytes()
 		switch {
 		case len(b) == 0:
-			return "empty string"
+			return append(buf, "empty string"...)
 		case lexical.IsUUID(b):
-			return "uuid"
+			return append(buf, "uuid"...)
 		case allDigits(b):
-			return "digit string"
+			return append(buf, "digit string"...)
 		case lexical.ParseDate(b):
-			return "date"
+			return append(buf, "date"...)
 		}
 		if _, ok := lexical.ParseRFC3339(b); ok {
-			return "timestamp"
+			return append(buf, "timestamp"...)
 		}
 		if isEmail(b) {
-			return "email"
+			return append(buf, "email"...)
 		}
 		if isHex(b) {
-			return "hex"
+			return append(buf, "hex"...)
 		}
-		if t, ok := template(b); ok {
+		if t, ok := appendTemplate(buf, b); ok {
 			return t
 		}
-		return "text"
+		return append(buf, "text"...)
 	case record.KindNumber:
-		return "number"
+		return append(buf, "number"...)
 	case record.KindBool:
-		return "boolean"
+		return append(buf, "boolean"...)
 	case record.KindObject:
-		return "object"
+		return append(buf, "object"...)
 	case record.KindArray:
-		return "array"
+		return append(buf, "array"...)
 	}
-	return v.Kind().String()
+	return append(buf, v.Kind().String()...)
 }
 
-// template writes a short code of letters, digits and separators as its
-// letters and separators with each run of digits as {digits:N}
+// appendTemplate appends a short code of letters, digits and separators
+// as its letters and separators with each run of digits as {digits:N}
 // ("ACC-00012345" is "ACC-{digits:8}"). Values without a digit, longer
-// than 40 bytes or with other characters are not codes.
-func template(b []byte) (string, bool) {
+// than 40 bytes or with other characters are not codes: buf comes back
+// unchanged and false.
+func appendTemplate(buf, b []byte) ([]byte, bool) {
 	if len(b) > 40 {
-		return "", false
+		return buf, false
 	}
-	var sb strings.Builder
+	start := len(buf)
 	digits := 0
 	seen := false
 	flush := func() {
 		if digits > 0 {
-			fmt.Fprintf(&sb, "{digits:%d}", digits)
+			buf = append(buf, "{digits:"...)
+			buf = strconv.AppendInt(buf, int64(digits), 10)
+			buf = append(buf, '}')
 			digits = 0
 		}
 	}
@@ -184,13 +207,16 @@ func template(b []byte) (string, bool) {
 			seen = true
 		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c == '-', c == '_', c == '.', c == '/', c == ':', c == '#':
 			flush()
-			sb.WriteByte(c)
+			buf = append(buf, c)
 		default:
-			return "", false
+			return buf[:start], false
 		}
 	}
 	flush()
-	return sb.String(), seen
+	if !seen {
+		return buf[:start], false
+	}
+	return buf, true
 }
 
 func isEmail(b []byte) bool {
