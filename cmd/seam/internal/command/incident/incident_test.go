@@ -293,6 +293,10 @@ func TestRandomUUIDIncident(t *testing.T) {
 	if !strings.Contains(again, "20 records held") || !strings.Contains(again, "need no change to v2") {
 		t.Errorf("incident after the fix:\n%s", again)
 	}
+	// The change alerts the replay resolved are no longer what changed.
+	if strings.Contains(again, "what changed:") {
+		t.Errorf("incident after the fix still lists resolved alerts as what changed:\n%s", again)
+	}
 }
 
 // A shipments feed of our own, for a renamed field and a widened type.
