@@ -29,9 +29,10 @@ const maxAlertReason = 1024
 // settleAlerts resolves the alerts a judgment no longer upholds. On a
 // re-judgment (the unit was sealed before) the unit's own holding alerts
 // whose check now passes are resolved by resolver; on the first seal of a
-// partition, the holding alerts of earlier partitions on each statistical
-// check this partition measured and passed are resolved by it.
-func (s *Server) settleAlerts(ctx context.Context, tx storeTx, cv *compiled, p partRow, u *unitRow, outcomes []check.Outcome, verdict check.Verdict, resolver string, now time.Time) error {
+// replacing sending, the alerts of the sendings it replaced; on the first
+// seal of a partition, the holding alerts of earlier partitions on each
+// statistical check this partition measured and passed.
+func (s *Server) settleAlerts(ctx context.Context, tx storeTx, cv *compiled, p partRow, u *unitRow, outcomes []check.Outcome, verdict check.Verdict, raised []*gatev1.Alert, resolver string, now time.Time) error {
 	exceeded := map[string]bool{}
 	shapes := map[string]bool{}
 	for _, o := range outcomes {
@@ -70,6 +71,29 @@ func (s *Server) settleAlerts(ctx context.Context, tx storeTx, cv *compiled, p p
 			}
 		}
 		return nil
+	}
+	if p.attempt > 1 {
+		// A replacement: the alerts of the sendings it replaced (all of
+		// the unit's but those this judgment raised: alerts are raised
+		// only at a seal) judged records that no longer count.
+		held, err := tx.HoldingAlerts(ctx, p.subject, p.part, u.amendment, time.Time{})
+		if err != nil {
+			return err
+		}
+		fresh := map[int64]bool{}
+		for _, a := range raised {
+			fresh[a.GetSequence()] = true
+		}
+		by := fmt.Sprintf("partition %s attempt %d", p.part, p.attempt)
+		for _, a := range held {
+			if fresh[a.GetSequence()] {
+				continue // raised by this judgment
+			}
+			why := fmt.Sprintf("partition %s of %s was sent again with replace (attempt %d), judged on its own", p.part, p.subject, p.attempt)
+			if _, _, err := s.setAlertState(ctx, tx, a.GetSequence(), gatev1.AlertState_ALERT_STATE_RESOLVED, by, why, now); err != nil {
+				return err
+			}
+		}
 	}
 	if u.amendment > 0 {
 		return nil // an amendment's few records say nothing of later days

@@ -135,7 +135,7 @@ func (s *Server) sealUnit(ctx context.Context, tx storeTx, cv *compiled, p partR
 			return nil, err
 		}
 	}
-	if err := s.settleAlerts(ctx, tx, cv, p, u, j.Outcomes, verdict, resolver, now); err != nil {
+	if err := s.settleAlerts(ctx, tx, cv, p, u, j.Outcomes, verdict, out, resolver, now); err != nil {
 		return nil, err
 	}
 	// Learn the shapes of what passed, once, at the first seal, and only

@@ -1272,7 +1272,8 @@ type Alert struct {
 	AcknowledgeTime *timestamppb.Timestamp `protobuf:"bytes,18,opt,name=acknowledge_time,json=acknowledgeTime,proto3" json:"acknowledge_time,omitempty"`
 	// ResolvedBy is who or what resolved it: a principal, "replay <id>" when
 	// a replay re-judged its partition and the check passed, or
-	// "partition <p>" when a later partition passed the same check.
+	// "partition <p>" when a later partition passed the same check, or
+	// "partition <p> attempt <n>" when a replacing sending was sealed.
 	ResolvedBy string `protobuf:"bytes,19,opt,name=resolved_by,json=resolvedBy,proto3" json:"resolved_by,omitempty"`
 	// Resolution says why it was resolved.
 	Resolution    string                 `protobuf:"bytes,20,opt,name=resolution,proto3" json:"resolution,omitempty"`
