@@ -31,4 +31,6 @@ var Access = auth.Access{
 	svc + "GetMonitor":           readers,
 	svc + "ListAlerts":           readers,
 	svc + "WatchAlerts":          readers,
+	svc + "AcknowledgeAlert":     operators,
+	svc + "ResolveAlert":         operators,
 }

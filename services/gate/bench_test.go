@@ -60,6 +60,19 @@ func BenchmarkValidateOrders(b *testing.B) {
 		}
 		recordsPerSecond(b, benchBatch)
 	})
+	// profile is the value-shape count the gate adds to each batch for
+	// unannounced-change detection (shape.go).
+	b.Run("profile", func(b *testing.B) {
+		batch, err := record.NewDecoder(plan.Schema(), record.Options{}).Decode(recordv1.Format_FORMAT_NDJSON, data, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			profile(plan, batch, func(int) bool { return true })
+		}
+		recordsPerSecond(b, benchBatch)
+	})
 }
 
 // noop is a gate that answers every batch without looking at it: the

@@ -92,7 +92,7 @@ func (s *Server) commitBatch(ctx context.Context, o *outcome, digest []byte) (*g
 		}
 		var alerts []*gatev1.Alert
 		if in.seal {
-			if alerts, err = s.sealUnit(ctx, tx, o.cv, p, &u, gatev1.SealCause_SEAL_CAUSE_REQUEST, by, in.batchID, now); err != nil {
+			if alerts, err = s.sealUnit(ctx, tx, o.cv, p, &u, gatev1.SealCause_SEAL_CAUSE_REQUEST, by, in.batchID, "", now); err != nil {
 				return err
 			}
 		}
@@ -219,6 +219,7 @@ func statKind(metric string) (string, gatev1.Severity) {
 // storeAlert stores a once under its dedupe key and queues its registry
 // event; ok is false when the alert had been raised before.
 func (s *Server) storeAlert(ctx context.Context, tx storeTx, a *gatev1.Alert, dedupe string, typ registryv1.EventType) (bool, error) {
+	a.State = gatev1.AlertState_ALERT_STATE_OPEN
 	ok, err := tx.InsertAlert(ctx, a, dedupe)
 	if err != nil || !ok {
 		return false, err

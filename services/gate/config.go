@@ -79,9 +79,10 @@ type Config struct {
 	// does not answer within it counts as unreachable: ingest then serves
 	// the last known contract instead of waiting on a hung peer.
 	RegistryTimeout time.Duration
-	// UnannouncedShare is the share of a batch's values of one field that
-	// must fail with one shape before the gate reports an unannounced
-	// change of that field.
+	// UnannouncedShare is the share of a partition's values of one field
+	// that must move to one shape (failing the field's checks, or never
+	// learned from what passed) before the gate reports an unannounced
+	// change of that field (docs/alerts.md).
 	UnannouncedShare float64
 }
 

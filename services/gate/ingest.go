@@ -399,7 +399,7 @@ func (s *Server) storedAnswer(ctx context.Context, in batchInput, digest []byte,
 func (s *Server) alertsBySeq(ctx context.Context, subject string, seqs []int64) ([]*gatev1.Alert, error) {
 	var out []*gatev1.Alert
 	for _, seq := range seqs {
-		as, err := s.store.Alerts(ctx, subject, seq-1, 1)
+		as, err := s.store.Alerts(ctx, alertFilter{subject: subject}, seq-1, 1)
 		if err != nil {
 			return nil, err
 		}
@@ -571,6 +571,8 @@ func containedOutcome(in batchInput, cv *compiled, format recordv1.Format, b *re
 		}
 		o.quarantine(r.Index, r.Position, reasons, idState)
 	}
+	// Measured while contained, never learned from: nothing of it passed.
+	o.figures.Values = profile(cv.plan, b, func(int) bool { return false })
 	o.finish()
 	return o
 }
@@ -708,6 +710,7 @@ func (s *Server) validate(ctx context.Context, in batchInput, cv *compiled, form
 	if len(placement) > 0 {
 		o.figures.AddFailures("partition_time", int64(len(placement)), placement)
 	}
+	o.figures.Values = profile(plan, b, func(i int) bool { return o.resp.Records[i].GetStatus() == gatev1.RecordStatus_RECORD_STATUS_ACCEPTED })
 	o.finish()
 	return o, nil
 }

@@ -75,7 +75,8 @@ func partitionMonitor(subject string, pu partUnits) *gatev1.PartitionMonitor {
 	return m
 }
 
-// ListAlerts lists alerts after a sequence number, oldest first.
+// ListAlerts lists alerts after a sequence number, oldest first, in the
+// states asked for (all when none).
 func (s *Server) ListAlerts(ctx context.Context, req *gatev1.ListAlertsRequest) (*gatev1.ListAlertsResponse, error) {
 	limit := int(req.GetLimit())
 	switch {
@@ -86,7 +87,13 @@ func (s *Server) ListAlerts(ctx context.Context, req *gatev1.ListAlertsRequest) 
 	case limit > maxPageSize:
 		limit = maxPageSize
 	}
-	out, err := s.store.Alerts(ctx, req.GetSubject(), req.GetAfterSequence(), limit)
+	for i, st := range req.GetStates() {
+		if _, ok := gatev1.AlertState_name[int32(st)]; !ok || st == gatev1.AlertState_ALERT_STATE_UNSPECIFIED {
+			return nil, rpcerr.InvalidArgument("bad alert state", rpcerr.FieldViolation{Field: fmt.Sprintf("states[%d]", i), Description: "send OPEN, ACKNOWLEDGED or RESOLVED"})
+		}
+	}
+	f := alertFilter{subject: req.GetSubject(), kind: req.GetKind(), states: req.GetStates()}
+	out, err := s.store.Alerts(ctx, f, req.GetAfterSequence(), limit)
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +114,7 @@ func (s *Server) WatchAlerts(req *gatev1.WatchAlertsRequest, stream gatev1.GateS
 	defer tick.Stop()
 	for {
 		for {
-			batch, err := s.store.Alerts(ctx, req.GetSubject(), after, maxPageSize)
+			batch, err := s.store.Alerts(ctx, alertFilter{subject: req.GetSubject()}, after, maxPageSize)
 			if err != nil {
 				return err
 			}

@@ -35,9 +35,10 @@ const (
 )
 
 // sealUnit judges an open unit and seals it (or re-judges a sealed one
-// after a replay), raising the alerts of its judgment once each. It
-// changes u; the caller writes it.
-func (s *Server) sealUnit(ctx context.Context, tx storeTx, cv *compiled, p partRow, u *unitRow, cause gatev1.SealCause, by, batchID string, now time.Time) (_ []*gatev1.Alert, err error) {
+// after a replay), raising the alerts of its judgment once each and
+// resolving, as resolver ("replay <id>"), the unit's alerts a re-judgment
+// no longer upholds. It changes u; the caller writes it.
+func (s *Server) sealUnit(ctx context.Context, tx storeTx, cv *compiled, p partRow, u *unitRow, cause gatev1.SealCause, by, batchID, resolver string, now time.Time) (_ []*gatev1.Alert, err error) {
 	ctx, span := s.startSeal(ctx, p.subject, p.part, u.amendment, cv.version, cause, batchID)
 	var blockedNotice string
 	defer func() {
@@ -103,13 +104,19 @@ func (s *Server) sealUnit(ctx context.Context, tx storeTx, cv *compiled, p partR
 		}
 	}
 	verdict := j.Verdict
-	for _, c := range u.figures.clusters(s.cfg.UnannouncedShare) {
+	learned, err := tx.LearnedShapes(ctx, p.subject)
+	if err != nil {
+		return nil, err
+	}
+	changes := u.figures.changes(learned, u.version, s.cfg.UnannouncedShare)
+	for _, c := range changes {
 		if verdict < check.PassedWithAlerts {
 			verdict = check.PassedWithAlerts
 		}
-		j.Outcomes = append(j.Outcomes, check.Outcome{Check: -1, Name: c.Field + ".type", Kind: "shape", Policy: contractPolicyAlert, Field: c.Field,
-			Failures: c.Count, Rows: u.figures.Stats.Rows, Exceeded: true, Observed: float64(c.Count) / float64(u.figures.Stats.Rows), Baseline: math.NaN(),
-			Message: fmt.Sprintf("%d of %d records send %s as %s", c.Count, u.figures.Stats.Rows, c.Field, c.Shape)})
+		rows := u.figures.Stats.Rows
+		j.Outcomes = append(j.Outcomes, check.Outcome{Check: -1, Name: c.Field + ".shape", Kind: "shape", Policy: contractPolicyAlert, Field: c.Field,
+			Failures: c.Moved, Rows: rows, Exceeded: true, Observed: c.share(), Baseline: math.NaN(),
+			Message: fmt.Sprintf("%d of %d values of %s are %s%s", c.Moved, c.Values, c.Field, c.Shape, c.was())})
 		fresh, err := tx.NewShape(ctx, p.subject, c.Field, c.Shape, batchID, now)
 		if err != nil {
 			return nil, err
@@ -117,10 +124,10 @@ func (s *Server) sealUnit(ctx context.Context, tx storeTx, cv *compiled, p partR
 		if !fresh {
 			continue // one alert per field and shape, not one per partition
 		}
-		msg := fmt.Sprintf("unannounced change: %d of %d records of %s of %s send %s as %s (for example %s) where the contract (version %d) declares %s; they are quarantined, not passed with the value nulled — announce a new contract version with a mapping, or contain the source",
-			c.Count, u.figures.Stats.Rows, what, p.subject, c.Field, c.Shape, c.Sample, cv.version, c.Declared)
-		a := base("UNANNOUNCED_CHANGE", c.Field+".type", c.Field, msg, gatev1.Severity_SEVERITY_CRITICAL)
-		a.Count, a.Observed = c.Count, float64(c.Count)/float64(u.figures.Stats.Rows)
+		msg := fmt.Sprintf("unannounced change: %d of %d values of %s in %s of %s are %s (for example %s)%s, where the contract (version %d) declares %s; %s — announce a new contract version with a mapping, or contain the source",
+			c.Moved, c.Values, c.Field, what, p.subject, c.Shape, c.Sample, c.was(), cv.version, c.Declared, c.fate())
+		a := base("UNANNOUNCED_CHANGE", c.Field+".shape", c.Field, msg, gatev1.Severity_SEVERITY_CRITICAL)
+		a.Count, a.Observed = c.Moved, c.share()
 		if err := raise(a, "shape/"+p.subject+"/"+c.Field+"/"+c.Shape, registryv1.EventType_EVENT_TYPE_UNANNOUNCED_CHANGE); err != nil {
 			return nil, err
 		}
@@ -140,6 +147,23 @@ func (s *Server) sealUnit(ctx context.Context, tx storeTx, cv *compiled, p partR
 		if err := raise(a, "blocked/"+scope, registryv1.EventType_EVENT_TYPE_ALERT_RAISED); err != nil {
 			return nil, err
 		}
+	}
+	if err := s.settleAlerts(ctx, tx, cv, p, u, j.Outcomes, verdict, out, resolver, now); err != nil {
+		return nil, err
+	}
+	// Learn the shapes of what passed, once, at the first seal, and only
+	// from a partition that may be published: a blocked day is no baseline.
+	if u.status != gatev1.PartitionStatus_PARTITION_STATUS_SEALED && verdict != check.Blocked && u.figures.Stats.Rows >= minClusterRecords {
+		if err := tx.LearnShapes(ctx, p.subject, p.part, u.version, u.figures.learnable()); err != nil {
+			return nil, err
+		}
+	}
+	if u.status != gatev1.PartitionStatus_PARTITION_STATUS_SEALED {
+		rate := -1.0
+		if u.counts.idChecked > 0 {
+			rate = float64(u.counts.idMatched) / float64(u.counts.idChecked)
+		}
+		u.figures.AsSealed = &asSealed{Verdict: int32(verdictProto(verdict)), MatchRate: rate}
 	}
 	u.status = gatev1.PartitionStatus_PARTITION_STATUS_SEALED
 	u.verdict = verdictProto(verdict)
@@ -209,6 +233,10 @@ func (s *Server) stateOf(cv *compiled, p partRow, u unitRow, alerts []*gatev1.Al
 	what := fmt.Sprintf("partition %s of %s", p.part, p.subject)
 	if u.amendment > 0 {
 		what = fmt.Sprintf("amendment %d of partition %s of %s", u.amendment, p.part, p.subject)
+	}
+	st.SealedMatchRate = -1
+	if a := u.figures.AsSealed; a != nil { // unset while open, and for units sealed before the gate kept it
+		st.SealedVerdict, st.SealedMatchRate = gatev1.PartitionVerdict(a.Verdict), a.MatchRate
 	}
 	if u.status == gatev1.PartitionStatus_PARTITION_STATUS_SEALED {
 		st.Checks = u.decision
@@ -290,7 +318,7 @@ func (s *Server) seal(ctx context.Context, subject, part string, cause gatev1.Se
 			case u.version != cv.version:
 				return errTargetMoved
 			}
-			alerts, err := s.sealUnit(ctx, tx, cv, p, &u, cause, by, "", now)
+			alerts, err := s.sealUnit(ctx, tx, cv, p, &u, cause, by, "", "", now)
 			if err != nil {
 				return err
 			}

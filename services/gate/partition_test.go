@@ -64,6 +64,13 @@ func TestReplaceAndDuplicates(t *testing.T) {
 			p.GetCounts().GetAccepted() != 1000 || p.GetCounts().GetDuplicates() != 0 {
 			t.Fatalf("the corrected day = %v, want PASSED with 1000 records counted once", p)
 		}
+		// The first sending's block no longer holds: the replacement
+		// resolved it.
+		alerts, err := e.as("viewer").ListAlerts(ctx, &gatev1.ListAlertsRequest{Subject: "bank.payments", Kind: "PARTITION_BLOCKED"})
+		if err != nil || len(alerts.GetAlerts()) != 1 || alerts.GetAlerts()[0].GetState() != gatev1.AlertState_ALERT_STATE_RESOLVED ||
+			alerts.GetAlerts()[0].GetResolvedBy() != "partition "+payDay(3)+" attempt 2" {
+			t.Fatalf("PARTITION_BLOCKED alerts after the replacement = %v (%v), want the first sending's, RESOLVED by partition %s attempt 2", alerts.GetAlerts(), err, payDay(3))
+		}
 		if m := monitorOf(t, e, "bank.payments", payDay(3)); m.GetReceived() != 1000 || m.GetQuarantined() != 0 || m.GetBlocked() != 0 || m.GetAttempt() != 2 {
 			t.Fatalf("monitor = %v, want the second sending only", m)
 		}

@@ -272,8 +272,8 @@ func checkReference(t *testing.T, ref scenario, n int) {
 			t.Errorf("day %d: %v, want %v", d, o, want)
 		}
 	}
-	if c := ref.changeFirst; c.version != 1 || c.verdict != gatev1.PartitionVerdict_PARTITION_VERDICT_PASSED_WITH_ALERTS || !slices.Equal(c.alerts, []string{"MATCH_RATE"}) {
-		t.Errorf("day %d first sent: %v, want the change caught that day: a MATCH_RATE alert under v1", changeDay, c)
+	if c := ref.changeFirst; c.version != 1 || c.verdict != gatev1.PartitionVerdict_PARTITION_VERDICT_PASSED_WITH_ALERTS || !slices.Equal(c.alerts, []string{"MATCH_RATE", "UNANNOUNCED_CHANGE"}) {
+		t.Errorf("day %d first sent: %v, want the change caught that day: a MATCH_RATE and an UNANNOUNCED_CHANGE alert under v1", changeDay, c)
 	}
 	if ref.published[missingDay] != 0 {
 		t.Errorf("the blocked day published %d payments, want 0", ref.published[missingDay])

@@ -180,6 +180,11 @@ func (s *Server) evaluateGroup(ctx context.Context, cv *compiled, subject, repla
 			return peerError("adapter", fmt.Errorf("the adapter returned no result for replayed record %d", i))
 		case len(ar.GetErrors()) > 0:
 			v.reasons = ar.GetErrors()
+			for _, e := range v.reasons {
+				if e.GetCheck() == "" {
+					e.Check = "mapping"
+				}
+			}
 		default:
 			rec := proto.CloneOf(ar.GetRecord())
 			if rec.Provenance == nil {
@@ -322,7 +327,7 @@ func (s *Server) Replay(req *gatev1.ReplayRequest, stream gatev1.GateService_Rep
 				return err
 			}
 			if len(page) == 0 {
-				if err := s.reseal(ctx, w.GetSubject(), part, principal, touched); err != nil {
+				if err := s.reseal(ctx, w.GetSubject(), part, principal, replayID, touched); err != nil {
 					return err
 				}
 				break
@@ -373,7 +378,7 @@ func (s *Server) Replay(req *gatev1.ReplayRequest, stream gatev1.GateService_Rep
 }
 
 // release marks the passing records of a page released in one
-// transaction, with their canonical record and replay id, into the
+// transaction (and rewrites the reasons of those it leaves held), with their canonical record and replay id, into the
 // partition (and amendment) each came from: its key enters the
 // partition's key index (a record whose key is already there stays held,
 // a duplicate), its unit counts it released, its identifier counts once
@@ -396,6 +401,13 @@ func (s *Server) release(ctx context.Context, cv *compiled, subject, part, repla
 		units := map[int32]*unitRow{}
 		for i, v := range verdicts {
 			if !v.ok {
+				// Held still: say why today, so filters by reason find it.
+				// A truncated record keeps the reasons it was held for.
+				if h := page[i]; !h.truncated && len(v.reasons) > 0 && !sameReasons(h.reasons, v.reasons) {
+					if err := tx.Rewrite(ctx, h.id, v.reasons); err != nil {
+						return err
+					}
+				}
 				continue
 			}
 			h := page[i]
@@ -471,9 +483,24 @@ func (s *Server) release(ctx context.Context, cv *compiled, subject, part, repla
 	return out, dups, touched, err
 }
 
+// sameReasons reports whether two reason lists name the same codes,
+// checks and fields in order.
+func sameReasons(a, b []*recordv1.RecordError) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].GetCode() != b[i].GetCode() || a[i].GetCheck() != b[i].GetCheck() || a[i].GetField() != b[i].GetField() || a[i].GetMessage() != b[i].GetMessage() {
+			return false
+		}
+	}
+	return true
+}
+
 // reseal judges again the sealed units a replay released records into,
-// so their verdict and figures read as the partition now stands.
-func (s *Server) reseal(ctx context.Context, subject, part, principal string, amendments map[int32]bool) error {
+// so their verdict and figures read as the partition now stands, and
+// their alerts that no longer hold are resolved by "replay <id>".
+func (s *Server) reseal(ctx context.Context, subject, part, principal, replayID string, amendments map[int32]bool) error {
 	for a := range amendments {
 		_, u, ok, err := s.store.Head(ctx, subject, part, &a)
 		if err != nil {
@@ -496,7 +523,7 @@ func (s *Server) reseal(ctx context.Context, subject, part, principal string, am
 			if err != nil || !ok || u.status != gatev1.PartitionStatus_PARTITION_STATUS_SEALED {
 				return err
 			}
-			if _, err := s.sealUnit(ctx, tx, cv, p, &u, gatev1.SealCause_SEAL_CAUSE_REPLAY, principal, "", now); err != nil {
+			if _, err := s.sealUnit(ctx, tx, cv, p, &u, gatev1.SealCause_SEAL_CAUSE_REPLAY, principal, "", "replay "+replayID, now); err != nil {
 				return err
 			}
 			return tx.PutUnit(ctx, u)

@@ -323,6 +323,11 @@ func TestScenarioIdentifierChange(t *testing.T) {
 		p.GetMatchRate() < 0.97 || p.GetCounts().GetReleased() != 780 {
 		t.Fatalf("day after the replay = %v (%v), want PASSED, re-sealed by the replay, match rate near 0.98", p, err)
 	}
+	// What the source sent on the day stays readable: the verdict and
+	// match rate of the first seal.
+	if p := got.GetPartition(); p.GetSealedVerdict() != gatev1.PartitionVerdict_PARTITION_VERDICT_PASSED_WITH_ALERTS || p.GetSealedMatchRate() > 0.2 {
+		t.Fatalf("day after the replay as sealed = %s, match rate %v; want PASSED_WITH_ALERTS and the day's low match rate", p.GetSealedVerdict(), p.GetSealedMatchRate())
+	}
 	bf := waitEvent(t, e.peers, registryv1.EventType_EVENT_TYPE_BACKFILL_COMPLETED)
 	if len(bf) != 1 || bf[0].GetPartitionFrom() != the || strings.Join(bf[0].GetConsumers(), ",") != "features.customer_ltv,reports.weekly" {
 		t.Fatalf("BACKFILL_COMPLETED events = %v, want one for %s naming the consumers in order", bf, the)

@@ -100,7 +100,39 @@ UPDATE gate_quarantine SET raw_size = octet_length(raw);`,
 	Name:     "partitions judged whole",
 	SQLite:   schemaV5("INTEGER", "BLOB", "INTEGER PRIMARY KEY AUTOINCREMENT", " WITHOUT ROWID"),
 	Postgres: schemaV5("BIGINT", "BYTEA", "BIGSERIAL PRIMARY KEY", ""),
+}, {
+	// Alerts have a lifecycle (open, acknowledged, resolved, with who or
+	// what resolved them); a held record's reasons are rewritten by each
+	// replay that leaves it held (ingest_reasons keeps those its
+	// partition's figures counted); and the gate keeps the value shapes each field
+	// of a subject showed in accepted records of partitions that were not
+	// blocked: the baseline of unannounced-change detection.
+	Version:  6,
+	Name:     "alert lifecycle and learned value shapes",
+	SQLite:   schemaV6("INTEGER", "BLOB"),
+	Postgres: schemaV6("BIGINT", "BYTEA"),
 }}
+
+func schemaV6(integer, blob string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(`ALTER TABLE gate_quarantine ADD COLUMN ingest_reasons $BLOB;
+ALTER TABLE gate_alerts ADD COLUMN state $INT NOT NULL DEFAULT 1;
+ALTER TABLE gate_alerts ADD COLUMN acked_by TEXT NOT NULL DEFAULT '';
+ALTER TABLE gate_alerts ADD COLUMN acked_at $INT NOT NULL DEFAULT 0;
+ALTER TABLE gate_alerts ADD COLUMN resolved_by TEXT NOT NULL DEFAULT '';
+ALTER TABLE gate_alerts ADD COLUMN resolution TEXT NOT NULL DEFAULT '';
+ALTER TABLE gate_alerts ADD COLUMN resolved_at $INT NOT NULL DEFAULT 0;
+CREATE INDEX gate_alerts_state ON gate_alerts (subject, state, seq);
+CREATE TABLE gate_learned_shapes (
+	subject    TEXT NOT NULL,
+	field      TEXT NOT NULL,
+	shape      TEXT NOT NULL,
+	records    $INT NOT NULL,
+	version    $INT NOT NULL,
+	first_part TEXT NOT NULL,
+	last_part  TEXT NOT NULL,
+	PRIMARY KEY (subject, field, shape)
+);`, "$INT", integer), "$BLOB", blob)
+}
 
 func schemaV5(integer, blob, serial, withoutRowid string) string {
 	return strings.NewReplacer("$INT", integer, "$BLOB", blob, "$SERIAL", serial, "$NOROWID", withoutRowid).Replace(`

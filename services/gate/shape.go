@@ -1,7 +1,10 @@
 package gate
 
 import (
+	"bytes"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/seamdata/seam/core/lexical"
 
@@ -17,16 +20,16 @@ const contractPolicyAlert = contractv1.Policy_POLICY_ALERT
 const minClusterRecords = 10
 
 // shapes counts, by field and shape, the values of a batch that failed a
-// type or identifier-format check. A partition adds them up; its seal
-// reports a field whose failing values share one shape in a large share
-// of its records as an unannounced change (figures.go).
+// type, pattern or identifier-format check. A partition adds them up; its
+// seal reports a field whose failing values share one shape in a large
+// share of its records as an unannounced change (figures.go).
 func shapes(plan *check.Plan, b *record.Batch, res *check.BatchResult) map[string]shapeFigure {
 	checks := plan.Checks()
 	var out map[string]shapeFigure
 	for i := range res.Records {
 		for _, f := range res.Records[i].Failures {
 			k := checks[f.Check].Kind
-			if k != check.KindType && k != check.KindFormat {
+			if k != check.KindType && k != check.KindFormat && k != check.KindPattern {
 				continue
 			}
 			slot, ok := plan.Schema().Lookup(f.Field)
@@ -41,12 +44,7 @@ func shapes(plan *check.Plan, b *record.Batch, res *check.BatchResult) map[strin
 			}
 			sf, ok := out[key]
 			if !ok {
-				decl := plan.Schema().Field(slot).Decl
-				declared := decl.GetType().String()[len("FIELD_TYPE_"):]
-				if id := decl.GetIdentifier(); id != nil {
-					declared += " (" + id.GetNamespace() + "/" + id.GetFormat() + ")"
-				}
-				sf = shapeFigure{Field: f.Field, Shape: shape, Declared: declared, Sample: sampleOf(v)}
+				sf = shapeFigure{Field: f.Field, Shape: shape, Declared: declaredShape(plan.Schema().Field(slot).Decl), Sample: sampleOf(v)}
 			}
 			sf.Count++
 			out[key] = sf
@@ -55,34 +53,195 @@ func shapes(plan *check.Plan, b *record.Batch, res *check.BatchResult) map[strin
 	return out
 }
 
+// declaredShape says what the contract declares a field to be.
+func declaredShape(decl *contractv1.Field) string {
+	declared := strings.TrimPrefix(decl.GetType().String(), "FIELD_TYPE_")
+	if id := decl.GetIdentifier(); id != nil {
+		declared += " (" + id.GetNamespace() + "/" + id.GetFormat() + ")"
+	}
+	if p := decl.GetPattern(); p != "" {
+		declared += " matching " + p
+	}
+	return declared
+}
+
+// maxShapesPerField bounds the distinct shapes a unit keeps per field;
+// values of further shapes count as "mixed", so free-form values cannot
+// grow a partition's figures without bound.
+const maxShapesPerField = 16
+
+// profile counts, by field and shape, every present value of the batch's
+// scalar fields, and how many of them were in records that passed: the
+// seal learns a subject's shapes from what passed in partitions that were
+// not blocked, and tells a field whose values moved to a shape never
+// learned.
+func profile(plan *check.Plan, b *record.Batch, passed func(i int) bool) map[string]shapeFigure {
+	schema := plan.Schema()
+	ok := make([]bool, len(b.Records))
+	for i := range ok {
+		ok[i] = passed(i)
+	}
+	var out map[string]shapeFigure
+	var buf []byte
+	for slot := range schema.Len() {
+		f := schema.Field(slot)
+		switch f.Type() {
+		case contractv1.FieldType_FIELD_TYPE_OBJECT, contractv1.FieldType_FIELD_TYPE_ARRAY:
+			continue
+		}
+		// Per field, by shape; the lookup by the scratch bytes does not
+		// allocate, only a shape seen first does.
+		var byShape map[string]*shapeFigure
+		var last *shapeFigure // values in a row mostly share a shape
+		for i := range b.Records {
+			vals := b.Records[i].Values
+			if slot >= len(vals) || !vals[slot].Present() {
+				continue
+			}
+			v := vals[slot]
+			buf = appendShape(buf[:0], v)
+			sf := last
+			if sf == nil || sf.Shape != string(buf) {
+				sf = byShape[string(buf)]
+			}
+			if sf == nil {
+				shape := string(buf)
+				if len(byShape) >= maxShapesPerField {
+					shape = "mixed"
+					sf = byShape[shape]
+				}
+				if sf == nil {
+					if byShape == nil {
+						byShape = map[string]*shapeFigure{}
+					}
+					sf = &shapeFigure{Field: f.Path, Shape: shape, Declared: declaredShape(f.Decl), Sample: sampleOf(v)}
+					byShape[shape] = sf
+				}
+			}
+			last = sf
+			sf.Count++
+			if ok[i] {
+				sf.Passed++
+			}
+		}
+		for shape, sf := range byShape {
+			if out == nil {
+				out = map[string]shapeFigure{}
+			}
+			out[f.Path+"\x00"+shape] = *sf
+		}
+	}
+	return out
+}
+
 // shapeOf names what a value looks like, coarsely enough that one
-// changed source produces one shape.
-func shapeOf(v record.Value) string {
+// changed source produces one shape: a UUID, a digit string, a date, an
+// e-mail address, hex, a template of letters and digit runs such as
+// "ACC-{digits:8}", or text.
+func shapeOf(v record.Value) string { return string(appendShape(nil, v)) }
+
+// appendShape appends the name of v's shape to buf.
+func appendShape(buf []byte, v record.Value) []byte {
 	switch v.Kind() {
 	case record.KindString, record.KindRaw:
 		b := v.Bytes()
 		switch {
-		case lexical.IsUUID(b):
-			return "uuid"
-		case allDigits(b):
-			return "digit string"
 		case len(b) == 0:
-			return "empty string"
+			return append(buf, "empty string"...)
+		case lexical.IsUUID(b):
+			return append(buf, "uuid"...)
+		case allDigits(b):
+			return append(buf, "digit string"...)
+		case lexical.ParseDate(b):
+			return append(buf, "date"...)
 		}
-		return "string"
+		if _, ok := lexical.ParseRFC3339(b); ok {
+			return append(buf, "timestamp"...)
+		}
+		if isEmail(b) {
+			return append(buf, "email"...)
+		}
+		if isHex(b) {
+			return append(buf, "hex"...)
+		}
+		if t, ok := appendTemplate(buf, b); ok {
+			return t
+		}
+		return append(buf, "text"...)
 	case record.KindNumber:
-		if v.IsInt() {
-			return "integer"
-		}
-		return "number"
+		return append(buf, "number"...)
 	case record.KindBool:
-		return "boolean"
+		return append(buf, "boolean"...)
 	case record.KindObject:
-		return "object"
+		return append(buf, "object"...)
 	case record.KindArray:
-		return "array"
+		return append(buf, "array"...)
 	}
-	return v.Kind().String()
+	return append(buf, v.Kind().String()...)
+}
+
+// appendTemplate appends a short code of letters, digits and separators
+// as its letters and separators with each run of digits as {digits:N}
+// ("ACC-00012345" is "ACC-{digits:8}"). Values without a digit, longer
+// than 40 bytes or with other characters are not codes: buf comes back
+// unchanged and false.
+func appendTemplate(buf, b []byte) ([]byte, bool) {
+	if len(b) > 40 {
+		return buf, false
+	}
+	start := len(buf)
+	digits := 0
+	seen := false
+	flush := func() {
+		if digits > 0 {
+			buf = append(buf, "{digits:"...)
+			buf = strconv.AppendInt(buf, int64(digits), 10)
+			buf = append(buf, '}')
+			digits = 0
+		}
+	}
+	for _, c := range b {
+		switch {
+		case c >= '0' && c <= '9':
+			digits++
+			seen = true
+		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c == '-', c == '_', c == '.', c == '/', c == ':', c == '#':
+			flush()
+			buf = append(buf, c)
+		default:
+			return buf[:start], false
+		}
+	}
+	flush()
+	if !seen {
+		return buf[:start], false
+	}
+	return buf, true
+}
+
+func isEmail(b []byte) bool {
+	at := bytes.IndexByte(b, '@')
+	return at > 0 && bytes.IndexByte(b[at+1:], '.') > 0 && bytes.IndexByte(b, ' ') < 0 && bytes.Count(b, []byte("@")) == 1
+}
+
+// isHex reports a hex string of at least 8 digits with letters and digits
+// both (all digits is a digit string, all letters a word).
+func isHex(b []byte) bool {
+	if len(b) < 8 {
+		return false
+	}
+	var letters, digits bool
+	for _, c := range b {
+		switch {
+		case c >= '0' && c <= '9':
+			digits = true
+		case c >= 'a' && c <= 'f', c >= 'A' && c <= 'F':
+			letters = true
+		default:
+			return false
+		}
+	}
+	return letters && digits
 }
 
 func sampleOf(v record.Value) string {

@@ -107,8 +107,11 @@ type gateStore interface {
 	// Units reads the partitions of a subject in [from, to] with the
 	// units of their current sending, oldest first.
 	Units(ctx context.Context, subject, from, to string) ([]partUnits, error)
-	// Alerts lists up to limit alerts after a sequence, oldest first.
-	Alerts(ctx context.Context, subject string, after int64, limit int) ([]*gatev1.Alert, error)
+	// Alerts lists up to limit alerts matching f after a sequence, oldest
+	// first.
+	Alerts(ctx context.Context, f alertFilter, after int64, limit int) ([]*gatev1.Alert, error)
+	// Alert reads one alert; false when no alert has the sequence.
+	Alert(ctx context.Context, seq int64) (*gatev1.Alert, bool, error)
 
 	// HeldPartitions lists the partitions of a window that hold records
 	// (or that replayID released records in).
@@ -164,11 +167,30 @@ type storeTx interface {
 	// NewShape records a failure shape of a field; false when it had been
 	// seen before.
 	NewShape(ctx context.Context, subject, field, shape, batchID string, at time.Time) (bool, error)
+	// LearnedShapes reads the value shapes learned for a subject's fields.
+	LearnedShapes(ctx context.Context, subject string) (map[string]learnedField, error)
+	// LearnShapes adds the shapes of a sealed partition's accepted values,
+	// under the partition's contract version, to what the subject showed.
+	LearnShapes(ctx context.Context, subject, part string, version int32, learned []shapeFigure) error
+	// HoldingAlerts lists the alerts of a unit (raised since it opened)
+	// that still hold: OPEN or ACKNOWLEDGED.
+	HoldingAlerts(ctx context.Context, subject, part string, amendment int32, since time.Time) ([]*gatev1.Alert, error)
+	// HoldingChecks lists the holding alerts of a check raised for
+	// partitions named before part.
+	HoldingChecks(ctx context.Context, subject, check, before string) ([]*gatev1.Alert, error)
+	// SetAlertState acknowledges or resolves an alert and returns it;
+	// false when it was not in a state that moves there (an acknowledged
+	// or resolved alert is not acknowledged again, a resolved one not
+	// resolved again). errAlertNotFound when no alert has seq.
+	SetAlertState(ctx context.Context, seq int64, state gatev1.AlertState, by, reason string, at time.Time) (*gatev1.Alert, bool, error)
 	Enqueue(ctx context.Context, e outboxEvent, at time.Time) error
 	// Audit appends an entry to the gate's audit trail.
 	Audit(ctx context.Context, at time.Time, principal, subject, action, detail string) error
 	Containment(ctx context.Context, subject string) (containment, bool, error)
 	WriteContainment(ctx context.Context, c containment, action string, event outboxEvent) error
+	// Rewrite replaces a held record's reasons with those a replay found,
+	// keeping the reasons its partition's figures counted.
+	Rewrite(ctx context.Context, id string, reasons []*recordv1.RecordError) error
 	// Release marks a held record released by a replay with its canonical
 	// record; false when it was no longer held.
 	Release(ctx context.Context, r releaseRow) (bool, error)
@@ -326,7 +348,10 @@ type heldRow struct {
 	idState   int
 	// truncated is set when raw is only the first bytes of the record.
 	truncated bool
-	// failed counts the checks its reasons name.
+	// reasons are why it is held now.
+	reasons []*recordv1.RecordError
+	// failed counts the checks its reasons at ingest named: what its
+	// partition's figures counted.
 	failed map[string]int64
 }
 

@@ -240,7 +240,7 @@ func (s *sqlStore) HeldPartitions(ctx context.Context, subject, from, to, replay
 }
 
 func (s *sqlStore) HeldPage(ctx context.Context, subject, part, afterBatch string, afterIndex int64, limit int) ([]heldRow, error) {
-	rows, err := s.db.SQL.QueryContext(ctx, `SELECT id, part, amendment, batch_id, idx, position, format, raw, id_state, raw_size, reasons FROM gate_quarantine
+	rows, err := s.db.SQL.QueryContext(ctx, `SELECT id, part, amendment, batch_id, idx, position, format, raw, id_state, raw_size, COALESCE(ingest_reasons, reasons), reasons FROM gate_quarantine
 WHERE subject = $1 AND state = $2 AND part = $3 AND (batch_id, idx) > ($4, $5) ORDER BY batch_id, idx LIMIT $6`,
 		subject, int32(gatev1.QuarantineState_QUARANTINE_STATE_HELD), part, afterBatch, afterIndex, limit)
 	if err != nil {
@@ -252,14 +252,18 @@ WHERE subject = $1 AND state = $2 AND part = $3 AND (batch_id, idx) > ($4, $5) O
 		var h heldRow
 		var f int32
 		var size int64
-		var reasons []byte
-		if err := rows.Scan(&h.id, &h.part, &h.amendment, &h.batchID, &h.index, &h.position, &f, &h.raw, &h.idState, &size, &reasons); err != nil {
+		var reasons, current []byte
+		if err := rows.Scan(&h.id, &h.part, &h.amendment, &h.batchID, &h.index, &h.position, &f, &h.raw, &h.idState, &size, &reasons, &current); err != nil {
 			return nil, fmt.Errorf("read held records of %s/%s: %w", subject, part, err)
 		}
-		v := &gatev1.RecordVerdict{}
+		v, now := &gatev1.RecordVerdict{}, &gatev1.RecordVerdict{}
 		if err := proto.Unmarshal(reasons, v); err != nil {
 			return nil, fmt.Errorf("decode reasons of %s: %w", h.id, err)
 		}
+		if err := proto.Unmarshal(current, now); err != nil {
+			return nil, fmt.Errorf("decode reasons of %s: %w", h.id, err)
+		}
+		h.reasons = now.GetReasons()
 		h.failed = map[string]int64{}
 		for _, r := range v.GetReasons() {
 			if r.GetCheck() != "" {
@@ -309,48 +313,9 @@ WHERE id = $8 AND state = $9`, int32(gatev1.QuarantineState_QUARANTINE_STATE_REL
 	return n == 1, nil
 }
 
-const alertColumns = `seq, at, subject, part, check_name, kind, severity, message, observed, baseline, field, count, first_seen, batch_id, amendment`
-
-func scanAlert(rows interface{ Scan(...any) error }) (*gatev1.Alert, error) {
-	a := &gatev1.Alert{}
-	var at, first int64
-	var sev int32
-	var observed, baseline sql.NullFloat64
-	if err := rows.Scan(&a.Sequence, &at, &a.Subject, &a.Partition, &a.Check, &a.Kind, &sev, &a.Message, &observed, &baseline, &a.Field, &a.Count, &first, &a.BatchId, &a.Amendment); err != nil {
-		return nil, err
-	}
-	a.Severity = gatev1.Severity(sev)
-	a.Time = timestamppb.New(time.Unix(0, at))
-	a.FirstSeen = timestamppb.New(time.Unix(0, first))
-	a.Observed, a.Baseline = nanOr(observed), nanOr(baseline)
-	return a, nil
-}
-
 func nanOr(f sql.NullFloat64) float64 {
 	if f.Valid {
 		return f.Float64
 	}
 	return math.NaN()
-}
-
-func (s *sqlStore) Alerts(ctx context.Context, subject string, after int64, limit int) ([]*gatev1.Alert, error) {
-	w := &where{}
-	w.add("seq > ?", after)
-	if subject != "" {
-		w.add("subject = ?", subject)
-	}
-	rows, err := s.db.SQL.QueryContext(ctx, `SELECT `+alertColumns+` FROM gate_alerts`+w.String()+fmt.Sprintf(` ORDER BY seq LIMIT %d`, limit), w.args...)
-	if err != nil {
-		return nil, fmt.Errorf("list alerts: %w", err)
-	}
-	defer rows.Close()
-	var out []*gatev1.Alert
-	for rows.Next() {
-		a, err := scanAlert(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list alerts: %w", err)
-		}
-		out = append(out, a)
-	}
-	return out, rows.Err()
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/seamdata/seam/cmd/seam/internal/client"
 	"github.com/seamdata/seam/cmd/seam/internal/command/adapter"
+	"github.com/seamdata/seam/cmd/seam/internal/command/alerts"
 	"github.com/seamdata/seam/cmd/seam/internal/command/bench"
 	"github.com/seamdata/seam/cmd/seam/internal/command/canonical"
 	"github.com/seamdata/seam/cmd/seam/internal/command/consumer"
@@ -170,7 +171,7 @@ Exit codes, the same for every command:
 		events.New(g),
 		quarantine.New(g),
 		monitor.New(g),
-		monitor.NewAlerts(g),
+		alerts.New(g),
 		demo.New(g),
 		source.New(g),
 		stream.New(g),

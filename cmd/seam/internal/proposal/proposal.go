@@ -81,6 +81,9 @@ type Gathered struct {
 	Partitions []string
 	Held       []infer.Record
 	HeldTotal  int64
+	// Truncated counts the held records read whose raw bytes the gate
+	// kept only the beginning of: left out of Held.
+	Truncated int
 	// Monitor is the gate's counters of the partitions read.
 	Monitor []*gatev1.PartitionMonitor
 	// Context are lines for the proposal's header: where the records came
@@ -202,9 +205,7 @@ func (g *Gathered) readHeld(ctx context.Context, gate gatev1.GateServiceClient, 
 			if err != nil {
 				return Wrap(fmt.Sprintf("read the held records of %s partition %s", g.Subject, parts[i]), err)
 			}
-			for _, q := range resp.GetRecords() {
-				g.Held = append(g.Held, infer.Record{Format: q.GetFormat(), Raw: q.GetRaw(), Partition: q.GetPartition(), ID: q.GetId(), Position: q.GetPosition()})
-			}
+			g.addHeld(resp.GetRecords())
 			if tok = resp.GetNextPageToken(); tok == "" {
 				break
 			}
@@ -224,6 +225,19 @@ func (g *Gathered) readHeld(ctx context.Context, gate gatev1.GateServiceClient, 
 	return nil
 }
 
+// addHeld adds held records to infer from. A record whose raw bytes the
+// gate kept only the beginning of is counted, not added: there is nothing
+// to infer from, and no replay can release it.
+func (g *Gathered) addHeld(records []*gatev1.QuarantinedRecord) {
+	for _, q := range records {
+		if q.GetRawTruncated() {
+			g.Truncated++
+			continue
+		}
+		g.Held = append(g.Held, infer.Record{Format: q.GetFormat(), Raw: q.GetRaw(), Partition: q.GetPartition(), ID: q.GetId(), Position: q.GetPosition()})
+	}
+}
+
 // describe writes the context lines of the proposal's header.
 func (g *Gathered) describe() {
 	read := fmt.Sprintf("Read %d of the %d records the gate holds", len(g.Held), g.HeldTotal)
@@ -231,6 +245,9 @@ func (g *Gathered) describe() {
 		read += " in partitions " + strings.Join(g.Partitions, ", ")
 	}
 	g.Context = append(g.Context, read+".")
+	if g.Truncated > 0 {
+		g.Context = append(g.Context, fmt.Sprintf("Left out %d held records larger than the quarantine keeps (only their first bytes are kept; no replay can release them: discard them and have the source resend them).", g.Truncated))
+	}
 	var accepted, received int64
 	for _, m := range g.Monitor {
 		accepted += m.GetAccepted()

@@ -3,13 +3,38 @@ package proposal
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
+	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
 )
+
+// A held record kept truncated is left out of what a proposal infers
+// from, and the proposal says how many were.
+func TestTruncatedRecordsLeftOut(t *testing.T) {
+	t.Parallel()
+	g := &Gathered{Subject: "fleet.trips"}
+	g.addHeld([]*gatev1.QuarantinedRecord{{Id: "a", Raw: []byte(`{"x":1}`)}, {Id: "b", Raw: []byte(`{"x":"`), RawTruncated: true}, {Id: "c", Raw: []byte(`{"x":2}`)}})
+	var ids []string
+	for _, r := range g.Held {
+		ids = append(ids, r.ID)
+	}
+	if !slices.Equal(ids, []string{"a", "c"}) || g.Truncated != 1 {
+		t.Fatalf("held = %v, truncated %d; want a and c, 1 truncated", ids, g.Truncated)
+	}
+	g.describe()
+	found := false
+	for _, c := range g.Context {
+		found = found || strings.Contains(c, "Left out 1 held records larger than the quarantine keeps")
+	}
+	if !found {
+		t.Errorf("context = %q, want it to say the truncated record was left out", g.Context)
+	}
+}
 
 func TestNamespacesOf(t *testing.T) {
 	t.Parallel()

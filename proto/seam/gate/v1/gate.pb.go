@@ -371,6 +371,63 @@ func (Severity) EnumDescriptor() ([]byte, []int) {
 	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{5}
 }
 
+// AlertState is where an alert stands.
+type AlertState int32
+
+const (
+	AlertState_ALERT_STATE_UNSPECIFIED AlertState = 0
+	// ALERT_STATE_OPEN: raised, and nobody has taken it.
+	AlertState_ALERT_STATE_OPEN AlertState = 1
+	// ALERT_STATE_ACKNOWLEDGED: someone took it; it still holds.
+	AlertState_ALERT_STATE_ACKNOWLEDGED AlertState = 2
+	// ALERT_STATE_RESOLVED: it no longer holds, or someone closed it;
+	// resolved_by says who or what.
+	AlertState_ALERT_STATE_RESOLVED AlertState = 3
+)
+
+// Enum value maps for AlertState.
+var (
+	AlertState_name = map[int32]string{
+		0: "ALERT_STATE_UNSPECIFIED",
+		1: "ALERT_STATE_OPEN",
+		2: "ALERT_STATE_ACKNOWLEDGED",
+		3: "ALERT_STATE_RESOLVED",
+	}
+	AlertState_value = map[string]int32{
+		"ALERT_STATE_UNSPECIFIED":  0,
+		"ALERT_STATE_OPEN":         1,
+		"ALERT_STATE_ACKNOWLEDGED": 2,
+		"ALERT_STATE_RESOLVED":     3,
+	}
+)
+
+func (x AlertState) Enum() *AlertState {
+	p := new(AlertState)
+	*p = x
+	return p
+}
+
+func (x AlertState) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (AlertState) Descriptor() protoreflect.EnumDescriptor {
+	return file_seam_gate_v1_gate_proto_enumTypes[6].Descriptor()
+}
+
+func (AlertState) Type() protoreflect.EnumType {
+	return &file_seam_gate_v1_gate_proto_enumTypes[6]
+}
+
+func (x AlertState) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use AlertState.Descriptor instead.
+func (AlertState) EnumDescriptor() ([]byte, []int) {
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{6}
+}
+
 // QuarantineState is where a quarantined record stands.
 type QuarantineState int32
 
@@ -413,11 +470,11 @@ func (x QuarantineState) String() string {
 }
 
 func (QuarantineState) Descriptor() protoreflect.EnumDescriptor {
-	return file_seam_gate_v1_gate_proto_enumTypes[6].Descriptor()
+	return file_seam_gate_v1_gate_proto_enumTypes[7].Descriptor()
 }
 
 func (QuarantineState) Type() protoreflect.EnumType {
-	return &file_seam_gate_v1_gate_proto_enumTypes[6]
+	return &file_seam_gate_v1_gate_proto_enumTypes[7]
 }
 
 func (x QuarantineState) Number() protoreflect.EnumNumber {
@@ -426,7 +483,7 @@ func (x QuarantineState) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use QuarantineState.Descriptor instead.
 func (QuarantineState) EnumDescriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{6}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{7}
 }
 
 // CheckOutcome is one check's result on a partition.
@@ -703,9 +760,15 @@ type PartitionState struct {
 	// SealedBy is the principal that sealed it ("gate" for the watermark).
 	SealedBy string `protobuf:"bytes,17,opt,name=sealed_by,json=sealedBy,proto3" json:"sealed_by,omitempty"`
 	// Alerts are the alerts raised for this partition (or amendment).
-	Alerts        []*Alert `protobuf:"bytes,18,rep,name=alerts,proto3" json:"alerts,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Alerts []*Alert `protobuf:"bytes,18,rep,name=alerts,proto3" json:"alerts,omitempty"`
+	// SealedVerdict and SealedMatchRate are the verdict and match rate as
+	// the partition was first sealed. A replay re-judges the partition
+	// (verdict, match_rate and checks read as it now stands); these keep
+	// what the source sent on the day (-1 without an identifier).
+	SealedVerdict   PartitionVerdict `protobuf:"varint,19,opt,name=sealed_verdict,json=sealedVerdict,proto3,enum=seam.gate.v1.PartitionVerdict" json:"sealed_verdict,omitempty"`
+	SealedMatchRate float64          `protobuf:"fixed64,20,opt,name=sealed_match_rate,json=sealedMatchRate,proto3" json:"sealed_match_rate,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *PartitionState) Reset() {
@@ -862,6 +925,20 @@ func (x *PartitionState) GetAlerts() []*Alert {
 		return x.Alerts
 	}
 	return nil
+}
+
+func (x *PartitionState) GetSealedVerdict() PartitionVerdict {
+	if x != nil {
+		return x.SealedVerdict
+	}
+	return PartitionVerdict_PARTITION_VERDICT_UNSPECIFIED
+}
+
+func (x *PartitionState) GetSealedMatchRate() float64 {
+	if x != nil {
+		return x.SealedMatchRate
+	}
+	return 0
 }
 
 // OffsetRange identifies a batch by the source offsets it covers.
@@ -1188,7 +1265,19 @@ type Alert struct {
 	BatchId   string                 `protobuf:"bytes,14,opt,name=batch_id,json=batchId,proto3" json:"batch_id,omitempty"`
 	// Amendment is the partition's amendment the alert concerns (0: the
 	// partition itself).
-	Amendment     int32 `protobuf:"varint,15,opt,name=amendment,proto3" json:"amendment,omitempty"`
+	Amendment int32      `protobuf:"varint,15,opt,name=amendment,proto3" json:"amendment,omitempty"`
+	State     AlertState `protobuf:"varint,16,opt,name=state,proto3,enum=seam.gate.v1.AlertState" json:"state,omitempty"`
+	// AcknowledgedBy is who acknowledged it, with acknowledge_time.
+	AcknowledgedBy  string                 `protobuf:"bytes,17,opt,name=acknowledged_by,json=acknowledgedBy,proto3" json:"acknowledged_by,omitempty"`
+	AcknowledgeTime *timestamppb.Timestamp `protobuf:"bytes,18,opt,name=acknowledge_time,json=acknowledgeTime,proto3" json:"acknowledge_time,omitempty"`
+	// ResolvedBy is who or what resolved it: a principal, "replay <id>" when
+	// a replay re-judged its partition and the check passed, or
+	// "partition <p>" when a later partition passed the same check, or
+	// "partition <p> attempt <n>" when a replacing sending was sealed.
+	ResolvedBy string `protobuf:"bytes,19,opt,name=resolved_by,json=resolvedBy,proto3" json:"resolved_by,omitempty"`
+	// Resolution says why it was resolved.
+	Resolution    string                 `protobuf:"bytes,20,opt,name=resolution,proto3" json:"resolution,omitempty"`
+	ResolveTime   *timestamppb.Timestamp `protobuf:"bytes,21,opt,name=resolve_time,json=resolveTime,proto3" json:"resolve_time,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1326,6 +1415,48 @@ func (x *Alert) GetAmendment() int32 {
 		return x.Amendment
 	}
 	return 0
+}
+
+func (x *Alert) GetState() AlertState {
+	if x != nil {
+		return x.State
+	}
+	return AlertState_ALERT_STATE_UNSPECIFIED
+}
+
+func (x *Alert) GetAcknowledgedBy() string {
+	if x != nil {
+		return x.AcknowledgedBy
+	}
+	return ""
+}
+
+func (x *Alert) GetAcknowledgeTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.AcknowledgeTime
+	}
+	return nil
+}
+
+func (x *Alert) GetResolvedBy() string {
+	if x != nil {
+		return x.ResolvedBy
+	}
+	return ""
+}
+
+func (x *Alert) GetResolution() string {
+	if x != nil {
+		return x.Resolution
+	}
+	return ""
+}
+
+func (x *Alert) GetResolveTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ResolveTime
+	}
+	return nil
 }
 
 // BatchSummary counts a batch's verdicts.
@@ -3904,6 +4035,10 @@ type ListAlertsRequest struct {
 	Subject       string                 `protobuf:"bytes,1,opt,name=subject,proto3" json:"subject,omitempty"`
 	AfterSequence int64                  `protobuf:"varint,2,opt,name=after_sequence,json=afterSequence,proto3" json:"after_sequence,omitempty"`
 	Limit         int32                  `protobuf:"varint,3,opt,name=limit,proto3" json:"limit,omitempty"`
+	// States keeps only alerts in these states; empty: every state.
+	States []AlertState `protobuf:"varint,4,rep,packed,name=states,proto3,enum=seam.gate.v1.AlertState" json:"states,omitempty"`
+	// Kind keeps only alerts of this kind ("UNANNOUNCED_CHANGE"); empty: all.
+	Kind          string `protobuf:"bytes,5,opt,name=kind,proto3" json:"kind,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3957,6 +4092,20 @@ func (x *ListAlertsRequest) GetLimit() int32 {
 		return x.Limit
 	}
 	return 0
+}
+
+func (x *ListAlertsRequest) GetStates() []AlertState {
+	if x != nil {
+		return x.States
+	}
+	return nil
+}
+
+func (x *ListAlertsRequest) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
 }
 
 type ListAlertsResponse struct {
@@ -4099,6 +4248,200 @@ func (x *WatchAlertsResponse) GetAlert() *Alert {
 	return nil
 }
 
+type AcknowledgeAlertRequest struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Sequence int64                  `protobuf:"varint,1,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	// Reason says what is being done about it (audited).
+	Reason        string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AcknowledgeAlertRequest) Reset() {
+	*x = AcknowledgeAlertRequest{}
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[47]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AcknowledgeAlertRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AcknowledgeAlertRequest) ProtoMessage() {}
+
+func (x *AcknowledgeAlertRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[47]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AcknowledgeAlertRequest.ProtoReflect.Descriptor instead.
+func (*AcknowledgeAlertRequest) Descriptor() ([]byte, []int) {
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{47}
+}
+
+func (x *AcknowledgeAlertRequest) GetSequence() int64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
+}
+
+func (x *AcknowledgeAlertRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+type AcknowledgeAlertResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Alert         *Alert                 `protobuf:"bytes,1,opt,name=alert,proto3" json:"alert,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AcknowledgeAlertResponse) Reset() {
+	*x = AcknowledgeAlertResponse{}
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[48]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AcknowledgeAlertResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AcknowledgeAlertResponse) ProtoMessage() {}
+
+func (x *AcknowledgeAlertResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[48]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AcknowledgeAlertResponse.ProtoReflect.Descriptor instead.
+func (*AcknowledgeAlertResponse) Descriptor() ([]byte, []int) {
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{48}
+}
+
+func (x *AcknowledgeAlertResponse) GetAlert() *Alert {
+	if x != nil {
+		return x.Alert
+	}
+	return nil
+}
+
+type ResolveAlertRequest struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Sequence int64                  `protobuf:"varint,1,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	// Reason says why it no longer needs attention; required.
+	Reason        string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResolveAlertRequest) Reset() {
+	*x = ResolveAlertRequest{}
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[49]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResolveAlertRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResolveAlertRequest) ProtoMessage() {}
+
+func (x *ResolveAlertRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[49]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResolveAlertRequest.ProtoReflect.Descriptor instead.
+func (*ResolveAlertRequest) Descriptor() ([]byte, []int) {
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{49}
+}
+
+func (x *ResolveAlertRequest) GetSequence() int64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
+}
+
+func (x *ResolveAlertRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+type ResolveAlertResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Alert         *Alert                 `protobuf:"bytes,1,opt,name=alert,proto3" json:"alert,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResolveAlertResponse) Reset() {
+	*x = ResolveAlertResponse{}
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[50]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResolveAlertResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResolveAlertResponse) ProtoMessage() {}
+
+func (x *ResolveAlertResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[50]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResolveAlertResponse.ProtoReflect.Descriptor instead.
+func (*ResolveAlertResponse) Descriptor() ([]byte, []int) {
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{50}
+}
+
+func (x *ResolveAlertResponse) GetAlert() *Alert {
+	if x != nil {
+		return x.Alert
+	}
+	return nil
+}
+
 // BlockedDetail is attached to the FAILED_PRECONDITION status of a batch
 // stored BLOCKED by earlier versions of the gate, when it is retried.
 type BlockedDetail struct {
@@ -4117,7 +4460,7 @@ type BlockedDetail struct {
 
 func (x *BlockedDetail) Reset() {
 	*x = BlockedDetail{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[47]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4129,7 +4472,7 @@ func (x *BlockedDetail) String() string {
 func (*BlockedDetail) ProtoMessage() {}
 
 func (x *BlockedDetail) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[47]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4142,7 +4485,7 @@ func (x *BlockedDetail) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockedDetail.ProtoReflect.Descriptor instead.
 func (*BlockedDetail) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{47}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *BlockedDetail) GetCheck() string {
@@ -4197,7 +4540,7 @@ type SealPartitionRequest struct {
 
 func (x *SealPartitionRequest) Reset() {
 	*x = SealPartitionRequest{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[48]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4209,7 +4552,7 @@ func (x *SealPartitionRequest) String() string {
 func (*SealPartitionRequest) ProtoMessage() {}
 
 func (x *SealPartitionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[48]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4222,7 +4565,7 @@ func (x *SealPartitionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SealPartitionRequest.ProtoReflect.Descriptor instead.
 func (*SealPartitionRequest) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{48}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *SealPartitionRequest) GetSubject() string {
@@ -4249,7 +4592,7 @@ type SealPartitionResponse struct {
 
 func (x *SealPartitionResponse) Reset() {
 	*x = SealPartitionResponse{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[49]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4261,7 +4604,7 @@ func (x *SealPartitionResponse) String() string {
 func (*SealPartitionResponse) ProtoMessage() {}
 
 func (x *SealPartitionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[49]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4274,7 +4617,7 @@ func (x *SealPartitionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SealPartitionResponse.ProtoReflect.Descriptor instead.
 func (*SealPartitionResponse) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{49}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *SealPartitionResponse) GetPartition() *PartitionState {
@@ -4297,7 +4640,7 @@ type GetPartitionRequest struct {
 
 func (x *GetPartitionRequest) Reset() {
 	*x = GetPartitionRequest{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[50]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4309,7 +4652,7 @@ func (x *GetPartitionRequest) String() string {
 func (*GetPartitionRequest) ProtoMessage() {}
 
 func (x *GetPartitionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[50]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4322,7 +4665,7 @@ func (x *GetPartitionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPartitionRequest.ProtoReflect.Descriptor instead.
 func (*GetPartitionRequest) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{50}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *GetPartitionRequest) GetSubject() string {
@@ -4357,7 +4700,7 @@ type GetPartitionResponse struct {
 
 func (x *GetPartitionResponse) Reset() {
 	*x = GetPartitionResponse{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[51]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4369,7 +4712,7 @@ func (x *GetPartitionResponse) String() string {
 func (*GetPartitionResponse) ProtoMessage() {}
 
 func (x *GetPartitionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[51]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4382,7 +4725,7 @@ func (x *GetPartitionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPartitionResponse.ProtoReflect.Descriptor instead.
 func (*GetPartitionResponse) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{51}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *GetPartitionResponse) GetPartition() *PartitionState {
@@ -4414,7 +4757,7 @@ type WaitPartitionRequest struct {
 
 func (x *WaitPartitionRequest) Reset() {
 	*x = WaitPartitionRequest{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[52]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4426,7 +4769,7 @@ func (x *WaitPartitionRequest) String() string {
 func (*WaitPartitionRequest) ProtoMessage() {}
 
 func (x *WaitPartitionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[52]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4439,7 +4782,7 @@ func (x *WaitPartitionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitPartitionRequest.ProtoReflect.Descriptor instead.
 func (*WaitPartitionRequest) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{52}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *WaitPartitionRequest) GetSubject() string {
@@ -4481,7 +4824,7 @@ type WaitPartitionResponse struct {
 
 func (x *WaitPartitionResponse) Reset() {
 	*x = WaitPartitionResponse{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[53]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4493,7 +4836,7 @@ func (x *WaitPartitionResponse) String() string {
 func (*WaitPartitionResponse) ProtoMessage() {}
 
 func (x *WaitPartitionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[53]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4506,7 +4849,7 @@ func (x *WaitPartitionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitPartitionResponse.ProtoReflect.Descriptor instead.
 func (*WaitPartitionResponse) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{53}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *WaitPartitionResponse) GetPartition() *PartitionState {
@@ -4551,7 +4894,7 @@ const file_seam_gate_v1_gate_proto_rawDesc = "" +
 	"duplicates\x18\x04 \x01(\x03R\n" +
 	"duplicates\x12\x1a\n" +
 	"\breleased\x18\x05 \x01(\x03R\breleased\x12\x18\n" +
-	"\abatches\x18\x06 \x01(\x03R\abatches\"\x8e\x06\n" +
+	"\abatches\x18\x06 \x01(\x03R\abatches\"\x81\a\n" +
 	"\x0ePartitionState\x12\x18\n" +
 	"\asubject\x18\x01 \x01(\tR\asubject\x12\x1c\n" +
 	"\tpartition\x18\x02 \x01(\tR\tpartition\x12\x1c\n" +
@@ -4575,7 +4918,9 @@ const file_seam_gate_v1_gate_proto_rawDesc = "" +
 	"\n" +
 	"seal_cause\x18\x10 \x01(\x0e2\x17.seam.gate.v1.SealCauseR\tsealCause\x12\x1b\n" +
 	"\tsealed_by\x18\x11 \x01(\tR\bsealedBy\x12+\n" +
-	"\x06alerts\x18\x12 \x03(\v2\x13.seam.gate.v1.AlertR\x06alerts\"5\n" +
+	"\x06alerts\x18\x12 \x03(\v2\x13.seam.gate.v1.AlertR\x06alerts\x12E\n" +
+	"\x0esealed_verdict\x18\x13 \x01(\x0e2\x1e.seam.gate.v1.PartitionVerdictR\rsealedVerdict\x12*\n" +
+	"\x11sealed_match_rate\x18\x14 \x01(\x01R\x0fsealedMatchRate\"5\n" +
 	"\vOffsetRange\x12\x14\n" +
 	"\x05start\x18\x01 \x01(\x03R\x05start\x12\x10\n" +
 	"\x03end\x18\x02 \x01(\x03R\x03end\"\xd6\x02\n" +
@@ -4598,7 +4943,7 @@ const file_seam_gate_v1_gate_proto_rawDesc = "" +
 	"\x06record\x18\x04 \x01(\v2\x1f.seam.record.v1.CanonicalRecordR\x06record\x125\n" +
 	"\areasons\x18\x05 \x03(\v2\x1b.seam.record.v1.RecordErrorR\areasons\x12\x16\n" +
 	"\x06alerts\x18\x06 \x03(\tR\x06alerts\x12\x1a\n" +
-	"\bsequence\x18\a \x01(\x03R\bsequence\"\xdb\x03\n" +
+	"\bsequence\x18\a \x01(\x03R\bsequence\"\xfb\x05\n" +
 	"\x05Alert\x12\x1a\n" +
 	"\bsequence\x18\x01 \x01(\x03R\bsequence\x12.\n" +
 	"\x04time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x12\x18\n" +
@@ -4616,7 +4961,16 @@ const file_seam_gate_v1_gate_proto_rawDesc = "" +
 	"\n" +
 	"first_seen\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\tfirstSeen\x12\x19\n" +
 	"\bbatch_id\x18\x0e \x01(\tR\abatchId\x12\x1c\n" +
-	"\tamendment\x18\x0f \x01(\x05R\tamendment\"\x80\x02\n" +
+	"\tamendment\x18\x0f \x01(\x05R\tamendment\x12.\n" +
+	"\x05state\x18\x10 \x01(\x0e2\x18.seam.gate.v1.AlertStateR\x05state\x12'\n" +
+	"\x0facknowledged_by\x18\x11 \x01(\tR\x0eacknowledgedBy\x12E\n" +
+	"\x10acknowledge_time\x18\x12 \x01(\v2\x1a.google.protobuf.TimestampR\x0facknowledgeTime\x12\x1f\n" +
+	"\vresolved_by\x18\x13 \x01(\tR\n" +
+	"resolvedBy\x12\x1e\n" +
+	"\n" +
+	"resolution\x18\x14 \x01(\tR\n" +
+	"resolution\x12=\n" +
+	"\fresolve_time\x18\x15 \x01(\v2\x1a.google.protobuf.TimestampR\vresolveTime\"\x80\x02\n" +
 	"\fBatchSummary\x12\x1a\n" +
 	"\breceived\x18\x01 \x01(\x03R\breceived\x12\x1a\n" +
 	"\baccepted\x18\x02 \x01(\x03R\baccepted\x12 \n" +
@@ -4818,17 +5172,29 @@ const file_seam_gate_v1_gate_proto_rawDesc = "" +
 	"\x12GetMonitorResponse\x12>\n" +
 	"\n" +
 	"partitions\x18\x01 \x03(\v2\x1e.seam.gate.v1.PartitionMonitorR\n" +
-	"partitions\"j\n" +
+	"partitions\"\xb0\x01\n" +
 	"\x11ListAlertsRequest\x12\x18\n" +
 	"\asubject\x18\x01 \x01(\tR\asubject\x12%\n" +
 	"\x0eafter_sequence\x18\x02 \x01(\x03R\rafterSequence\x12\x14\n" +
-	"\x05limit\x18\x03 \x01(\x05R\x05limit\"A\n" +
+	"\x05limit\x18\x03 \x01(\x05R\x05limit\x120\n" +
+	"\x06states\x18\x04 \x03(\x0e2\x18.seam.gate.v1.AlertStateR\x06states\x12\x12\n" +
+	"\x04kind\x18\x05 \x01(\tR\x04kind\"A\n" +
 	"\x12ListAlertsResponse\x12+\n" +
 	"\x06alerts\x18\x01 \x03(\v2\x13.seam.gate.v1.AlertR\x06alerts\"U\n" +
 	"\x12WatchAlertsRequest\x12\x18\n" +
 	"\asubject\x18\x01 \x01(\tR\asubject\x12%\n" +
 	"\x0eafter_sequence\x18\x02 \x01(\x03R\rafterSequence\"@\n" +
 	"\x13WatchAlertsResponse\x12)\n" +
+	"\x05alert\x18\x01 \x01(\v2\x13.seam.gate.v1.AlertR\x05alert\"M\n" +
+	"\x17AcknowledgeAlertRequest\x12\x1a\n" +
+	"\bsequence\x18\x01 \x01(\x03R\bsequence\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\"E\n" +
+	"\x18AcknowledgeAlertResponse\x12)\n" +
+	"\x05alert\x18\x01 \x01(\v2\x13.seam.gate.v1.AlertR\x05alert\"I\n" +
+	"\x13ResolveAlertRequest\x12\x1a\n" +
+	"\bsequence\x18\x01 \x01(\x03R\bsequence\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\"A\n" +
+	"\x14ResolveAlertResponse\x12)\n" +
 	"\x05alert\x18\x01 \x01(\v2\x13.seam.gate.v1.AlertR\x05alert\"\xee\x01\n" +
 	"\rBlockedDetail\x12\x14\n" +
 	"\x05check\x18\x01 \x01(\tR\x05check\x12\x1a\n" +
@@ -4892,13 +5258,19 @@ const file_seam_gate_v1_gate_proto_rawDesc = "" +
 	"\x14SEVERITY_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rSEVERITY_INFO\x10\x01\x12\x14\n" +
 	"\x10SEVERITY_WARNING\x10\x02\x12\x15\n" +
-	"\x11SEVERITY_CRITICAL\x10\x03*\xae\x01\n" +
+	"\x11SEVERITY_CRITICAL\x10\x03*w\n" +
+	"\n" +
+	"AlertState\x12\x1b\n" +
+	"\x17ALERT_STATE_UNSPECIFIED\x10\x00\x12\x14\n" +
+	"\x10ALERT_STATE_OPEN\x10\x01\x12\x1c\n" +
+	"\x18ALERT_STATE_ACKNOWLEDGED\x10\x02\x12\x18\n" +
+	"\x14ALERT_STATE_RESOLVED\x10\x03*\xae\x01\n" +
 	"\x0fQuarantineState\x12 \n" +
 	"\x1cQUARANTINE_STATE_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15QUARANTINE_STATE_HELD\x10\x01\x12\x1d\n" +
 	"\x19QUARANTINE_STATE_RELEASED\x10\x02\x12\x1e\n" +
 	"\x1aQUARANTINE_STATE_DISCARDED\x10\x03\x12\x1f\n" +
-	"\x1bQUARANTINE_STATE_SUPERSEDED\x10\x042\x89\f\n" +
+	"\x1bQUARANTINE_STATE_SUPERSEDED\x10\x042\xc3\r\n" +
 	"\vGateService\x12C\n" +
 	"\x06Ingest\x12\x1b.seam.gate.v1.IngestRequest\x1a\x1c.seam.gate.v1.IngestResponse\x12W\n" +
 	"\fIngestStream\x12!.seam.gate.v1.IngestStreamRequest\x1a\".seam.gate.v1.IngestStreamResponse(\x01\x12X\n" +
@@ -4919,7 +5291,9 @@ const file_seam_gate_v1_gate_proto_rawDesc = "" +
 	"GetMonitor\x12\x1f.seam.gate.v1.GetMonitorRequest\x1a .seam.gate.v1.GetMonitorResponse\"\x03\x90\x02\x01\x12T\n" +
 	"\n" +
 	"ListAlerts\x12\x1f.seam.gate.v1.ListAlertsRequest\x1a .seam.gate.v1.ListAlertsResponse\"\x03\x90\x02\x01\x12Y\n" +
-	"\vWatchAlerts\x12 .seam.gate.v1.WatchAlertsRequest\x1a!.seam.gate.v1.WatchAlertsResponse\"\x03\x90\x02\x010\x01B4Z2github.com/seamdata/seam/proto/seam/gate/v1;gatev1b\x06proto3"
+	"\vWatchAlerts\x12 .seam.gate.v1.WatchAlertsRequest\x1a!.seam.gate.v1.WatchAlertsResponse\"\x03\x90\x02\x010\x01\x12a\n" +
+	"\x10AcknowledgeAlert\x12%.seam.gate.v1.AcknowledgeAlertRequest\x1a&.seam.gate.v1.AcknowledgeAlertResponse\x12U\n" +
+	"\fResolveAlert\x12!.seam.gate.v1.ResolveAlertRequest\x1a\".seam.gate.v1.ResolveAlertResponseB4Z2github.com/seamdata/seam/proto/seam/gate/v1;gatev1b\x06proto3"
 
 var (
 	file_seam_gate_v1_gate_proto_rawDescOnce sync.Once
@@ -4933,8 +5307,8 @@ func file_seam_gate_v1_gate_proto_rawDescGZIP() []byte {
 	return file_seam_gate_v1_gate_proto_rawDescData
 }
 
-var file_seam_gate_v1_gate_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
-var file_seam_gate_v1_gate_proto_msgTypes = make([]protoimpl.MessageInfo, 54)
+var file_seam_gate_v1_gate_proto_enumTypes = make([]protoimpl.EnumInfo, 8)
+var file_seam_gate_v1_gate_proto_msgTypes = make([]protoimpl.MessageInfo, 58)
 var file_seam_gate_v1_gate_proto_goTypes = []any{
 	(RecordStatus)(0),                    // 0: seam.gate.v1.RecordStatus
 	(BatchStatus)(0),                     // 1: seam.gate.v1.BatchStatus
@@ -4942,179 +5316,195 @@ var file_seam_gate_v1_gate_proto_goTypes = []any{
 	(PartitionVerdict)(0),                // 3: seam.gate.v1.PartitionVerdict
 	(SealCause)(0),                       // 4: seam.gate.v1.SealCause
 	(Severity)(0),                        // 5: seam.gate.v1.Severity
-	(QuarantineState)(0),                 // 6: seam.gate.v1.QuarantineState
-	(*CheckOutcome)(nil),                 // 7: seam.gate.v1.CheckOutcome
-	(*PartitionCounts)(nil),              // 8: seam.gate.v1.PartitionCounts
-	(*PartitionState)(nil),               // 9: seam.gate.v1.PartitionState
-	(*OffsetRange)(nil),                  // 10: seam.gate.v1.OffsetRange
-	(*IngestRequest)(nil),                // 11: seam.gate.v1.IngestRequest
-	(*RecordVerdict)(nil),                // 12: seam.gate.v1.RecordVerdict
-	(*Alert)(nil),                        // 13: seam.gate.v1.Alert
-	(*BatchSummary)(nil),                 // 14: seam.gate.v1.BatchSummary
-	(*IngestResponse)(nil),               // 15: seam.gate.v1.IngestResponse
-	(*IngestHeader)(nil),                 // 16: seam.gate.v1.IngestHeader
-	(*IngestChunk)(nil),                  // 17: seam.gate.v1.IngestChunk
-	(*ChunkResult)(nil),                  // 18: seam.gate.v1.ChunkResult
-	(*IngestStreamRequest)(nil),          // 19: seam.gate.v1.IngestStreamRequest
-	(*IngestStreamResponse)(nil),         // 20: seam.gate.v1.IngestStreamResponse
-	(*QuarantinedRecord)(nil),            // 21: seam.gate.v1.QuarantinedRecord
-	(*QuarantineFilter)(nil),             // 22: seam.gate.v1.QuarantineFilter
-	(*ListQuarantineRequest)(nil),        // 23: seam.gate.v1.ListQuarantineRequest
-	(*ListQuarantineResponse)(nil),       // 24: seam.gate.v1.ListQuarantineResponse
-	(*GetQuarantinedRecordRequest)(nil),  // 25: seam.gate.v1.GetQuarantinedRecordRequest
-	(*GetQuarantinedRecordResponse)(nil), // 26: seam.gate.v1.GetQuarantinedRecordResponse
-	(*GetQuarantineStatsRequest)(nil),    // 27: seam.gate.v1.GetQuarantineStatsRequest
-	(*QuarantineCount)(nil),              // 28: seam.gate.v1.QuarantineCount
-	(*GetQuarantineStatsResponse)(nil),   // 29: seam.gate.v1.GetQuarantineStatsResponse
-	(*DiscardQuarantinedRequest)(nil),    // 30: seam.gate.v1.DiscardQuarantinedRequest
-	(*DiscardQuarantinedResponse)(nil),   // 31: seam.gate.v1.DiscardQuarantinedResponse
-	(*Containment)(nil),                  // 32: seam.gate.v1.Containment
-	(*ContainRequest)(nil),               // 33: seam.gate.v1.ContainRequest
-	(*ContainResponse)(nil),              // 34: seam.gate.v1.ContainResponse
-	(*ReleaseRequest)(nil),               // 35: seam.gate.v1.ReleaseRequest
-	(*ReleaseResponse)(nil),              // 36: seam.gate.v1.ReleaseResponse
-	(*ListContainmentsRequest)(nil),      // 37: seam.gate.v1.ListContainmentsRequest
-	(*ListContainmentsResponse)(nil),     // 38: seam.gate.v1.ListContainmentsResponse
-	(*ReplayWindow)(nil),                 // 39: seam.gate.v1.ReplayWindow
-	(*PlanReplayRequest)(nil),            // 40: seam.gate.v1.PlanReplayRequest
-	(*PartitionPlan)(nil),                // 41: seam.gate.v1.PartitionPlan
-	(*PlanReplayResponse)(nil),           // 42: seam.gate.v1.PlanReplayResponse
-	(*ReplayRequest)(nil),                // 43: seam.gate.v1.ReplayRequest
-	(*ReplaySummary)(nil),                // 44: seam.gate.v1.ReplaySummary
-	(*ReplayResponse)(nil),               // 45: seam.gate.v1.ReplayResponse
-	(*PartitionMonitor)(nil),             // 46: seam.gate.v1.PartitionMonitor
-	(*FieldMonitor)(nil),                 // 47: seam.gate.v1.FieldMonitor
-	(*GetMonitorRequest)(nil),            // 48: seam.gate.v1.GetMonitorRequest
-	(*GetMonitorResponse)(nil),           // 49: seam.gate.v1.GetMonitorResponse
-	(*ListAlertsRequest)(nil),            // 50: seam.gate.v1.ListAlertsRequest
-	(*ListAlertsResponse)(nil),           // 51: seam.gate.v1.ListAlertsResponse
-	(*WatchAlertsRequest)(nil),           // 52: seam.gate.v1.WatchAlertsRequest
-	(*WatchAlertsResponse)(nil),          // 53: seam.gate.v1.WatchAlertsResponse
-	(*BlockedDetail)(nil),                // 54: seam.gate.v1.BlockedDetail
-	(*SealPartitionRequest)(nil),         // 55: seam.gate.v1.SealPartitionRequest
-	(*SealPartitionResponse)(nil),        // 56: seam.gate.v1.SealPartitionResponse
-	(*GetPartitionRequest)(nil),          // 57: seam.gate.v1.GetPartitionRequest
-	(*GetPartitionResponse)(nil),         // 58: seam.gate.v1.GetPartitionResponse
-	(*WaitPartitionRequest)(nil),         // 59: seam.gate.v1.WaitPartitionRequest
-	(*WaitPartitionResponse)(nil),        // 60: seam.gate.v1.WaitPartitionResponse
-	(v1.Policy)(0),                       // 61: seam.contract.v1.Policy
-	(*v1.Threshold)(nil),                 // 62: seam.contract.v1.Threshold
-	(*timestamppb.Timestamp)(nil),        // 63: google.protobuf.Timestamp
-	(*v11.RecordBatch)(nil),              // 64: seam.record.v1.RecordBatch
-	(*v11.CanonicalRecord)(nil),          // 65: seam.record.v1.CanonicalRecord
-	(*v11.RecordError)(nil),              // 66: seam.record.v1.RecordError
-	(v11.Format)(0),                      // 67: seam.record.v1.Format
-	(*durationpb.Duration)(nil),          // 68: google.protobuf.Duration
+	(AlertState)(0),                      // 6: seam.gate.v1.AlertState
+	(QuarantineState)(0),                 // 7: seam.gate.v1.QuarantineState
+	(*CheckOutcome)(nil),                 // 8: seam.gate.v1.CheckOutcome
+	(*PartitionCounts)(nil),              // 9: seam.gate.v1.PartitionCounts
+	(*PartitionState)(nil),               // 10: seam.gate.v1.PartitionState
+	(*OffsetRange)(nil),                  // 11: seam.gate.v1.OffsetRange
+	(*IngestRequest)(nil),                // 12: seam.gate.v1.IngestRequest
+	(*RecordVerdict)(nil),                // 13: seam.gate.v1.RecordVerdict
+	(*Alert)(nil),                        // 14: seam.gate.v1.Alert
+	(*BatchSummary)(nil),                 // 15: seam.gate.v1.BatchSummary
+	(*IngestResponse)(nil),               // 16: seam.gate.v1.IngestResponse
+	(*IngestHeader)(nil),                 // 17: seam.gate.v1.IngestHeader
+	(*IngestChunk)(nil),                  // 18: seam.gate.v1.IngestChunk
+	(*ChunkResult)(nil),                  // 19: seam.gate.v1.ChunkResult
+	(*IngestStreamRequest)(nil),          // 20: seam.gate.v1.IngestStreamRequest
+	(*IngestStreamResponse)(nil),         // 21: seam.gate.v1.IngestStreamResponse
+	(*QuarantinedRecord)(nil),            // 22: seam.gate.v1.QuarantinedRecord
+	(*QuarantineFilter)(nil),             // 23: seam.gate.v1.QuarantineFilter
+	(*ListQuarantineRequest)(nil),        // 24: seam.gate.v1.ListQuarantineRequest
+	(*ListQuarantineResponse)(nil),       // 25: seam.gate.v1.ListQuarantineResponse
+	(*GetQuarantinedRecordRequest)(nil),  // 26: seam.gate.v1.GetQuarantinedRecordRequest
+	(*GetQuarantinedRecordResponse)(nil), // 27: seam.gate.v1.GetQuarantinedRecordResponse
+	(*GetQuarantineStatsRequest)(nil),    // 28: seam.gate.v1.GetQuarantineStatsRequest
+	(*QuarantineCount)(nil),              // 29: seam.gate.v1.QuarantineCount
+	(*GetQuarantineStatsResponse)(nil),   // 30: seam.gate.v1.GetQuarantineStatsResponse
+	(*DiscardQuarantinedRequest)(nil),    // 31: seam.gate.v1.DiscardQuarantinedRequest
+	(*DiscardQuarantinedResponse)(nil),   // 32: seam.gate.v1.DiscardQuarantinedResponse
+	(*Containment)(nil),                  // 33: seam.gate.v1.Containment
+	(*ContainRequest)(nil),               // 34: seam.gate.v1.ContainRequest
+	(*ContainResponse)(nil),              // 35: seam.gate.v1.ContainResponse
+	(*ReleaseRequest)(nil),               // 36: seam.gate.v1.ReleaseRequest
+	(*ReleaseResponse)(nil),              // 37: seam.gate.v1.ReleaseResponse
+	(*ListContainmentsRequest)(nil),      // 38: seam.gate.v1.ListContainmentsRequest
+	(*ListContainmentsResponse)(nil),     // 39: seam.gate.v1.ListContainmentsResponse
+	(*ReplayWindow)(nil),                 // 40: seam.gate.v1.ReplayWindow
+	(*PlanReplayRequest)(nil),            // 41: seam.gate.v1.PlanReplayRequest
+	(*PartitionPlan)(nil),                // 42: seam.gate.v1.PartitionPlan
+	(*PlanReplayResponse)(nil),           // 43: seam.gate.v1.PlanReplayResponse
+	(*ReplayRequest)(nil),                // 44: seam.gate.v1.ReplayRequest
+	(*ReplaySummary)(nil),                // 45: seam.gate.v1.ReplaySummary
+	(*ReplayResponse)(nil),               // 46: seam.gate.v1.ReplayResponse
+	(*PartitionMonitor)(nil),             // 47: seam.gate.v1.PartitionMonitor
+	(*FieldMonitor)(nil),                 // 48: seam.gate.v1.FieldMonitor
+	(*GetMonitorRequest)(nil),            // 49: seam.gate.v1.GetMonitorRequest
+	(*GetMonitorResponse)(nil),           // 50: seam.gate.v1.GetMonitorResponse
+	(*ListAlertsRequest)(nil),            // 51: seam.gate.v1.ListAlertsRequest
+	(*ListAlertsResponse)(nil),           // 52: seam.gate.v1.ListAlertsResponse
+	(*WatchAlertsRequest)(nil),           // 53: seam.gate.v1.WatchAlertsRequest
+	(*WatchAlertsResponse)(nil),          // 54: seam.gate.v1.WatchAlertsResponse
+	(*AcknowledgeAlertRequest)(nil),      // 55: seam.gate.v1.AcknowledgeAlertRequest
+	(*AcknowledgeAlertResponse)(nil),     // 56: seam.gate.v1.AcknowledgeAlertResponse
+	(*ResolveAlertRequest)(nil),          // 57: seam.gate.v1.ResolveAlertRequest
+	(*ResolveAlertResponse)(nil),         // 58: seam.gate.v1.ResolveAlertResponse
+	(*BlockedDetail)(nil),                // 59: seam.gate.v1.BlockedDetail
+	(*SealPartitionRequest)(nil),         // 60: seam.gate.v1.SealPartitionRequest
+	(*SealPartitionResponse)(nil),        // 61: seam.gate.v1.SealPartitionResponse
+	(*GetPartitionRequest)(nil),          // 62: seam.gate.v1.GetPartitionRequest
+	(*GetPartitionResponse)(nil),         // 63: seam.gate.v1.GetPartitionResponse
+	(*WaitPartitionRequest)(nil),         // 64: seam.gate.v1.WaitPartitionRequest
+	(*WaitPartitionResponse)(nil),        // 65: seam.gate.v1.WaitPartitionResponse
+	(v1.Policy)(0),                       // 66: seam.contract.v1.Policy
+	(*v1.Threshold)(nil),                 // 67: seam.contract.v1.Threshold
+	(*timestamppb.Timestamp)(nil),        // 68: google.protobuf.Timestamp
+	(*v11.RecordBatch)(nil),              // 69: seam.record.v1.RecordBatch
+	(*v11.CanonicalRecord)(nil),          // 70: seam.record.v1.CanonicalRecord
+	(*v11.RecordError)(nil),              // 71: seam.record.v1.RecordError
+	(v11.Format)(0),                      // 72: seam.record.v1.Format
+	(*durationpb.Duration)(nil),          // 73: google.protobuf.Duration
 }
 var file_seam_gate_v1_gate_proto_depIdxs = []int32{
-	61, // 0: seam.gate.v1.CheckOutcome.policy:type_name -> seam.contract.v1.Policy
-	62, // 1: seam.gate.v1.CheckOutcome.threshold:type_name -> seam.contract.v1.Threshold
+	66, // 0: seam.gate.v1.CheckOutcome.policy:type_name -> seam.contract.v1.Policy
+	67, // 1: seam.gate.v1.CheckOutcome.threshold:type_name -> seam.contract.v1.Threshold
 	2,  // 2: seam.gate.v1.PartitionState.status:type_name -> seam.gate.v1.PartitionStatus
 	3,  // 3: seam.gate.v1.PartitionState.verdict:type_name -> seam.gate.v1.PartitionVerdict
-	8,  // 4: seam.gate.v1.PartitionState.counts:type_name -> seam.gate.v1.PartitionCounts
-	7,  // 5: seam.gate.v1.PartitionState.checks:type_name -> seam.gate.v1.CheckOutcome
-	63, // 6: seam.gate.v1.PartitionState.open_time:type_name -> google.protobuf.Timestamp
-	63, // 7: seam.gate.v1.PartitionState.seal_time:type_name -> google.protobuf.Timestamp
-	63, // 8: seam.gate.v1.PartitionState.update_time:type_name -> google.protobuf.Timestamp
+	9,  // 4: seam.gate.v1.PartitionState.counts:type_name -> seam.gate.v1.PartitionCounts
+	8,  // 5: seam.gate.v1.PartitionState.checks:type_name -> seam.gate.v1.CheckOutcome
+	68, // 6: seam.gate.v1.PartitionState.open_time:type_name -> google.protobuf.Timestamp
+	68, // 7: seam.gate.v1.PartitionState.seal_time:type_name -> google.protobuf.Timestamp
+	68, // 8: seam.gate.v1.PartitionState.update_time:type_name -> google.protobuf.Timestamp
 	4,  // 9: seam.gate.v1.PartitionState.seal_cause:type_name -> seam.gate.v1.SealCause
-	13, // 10: seam.gate.v1.PartitionState.alerts:type_name -> seam.gate.v1.Alert
-	10, // 11: seam.gate.v1.IngestRequest.offsets:type_name -> seam.gate.v1.OffsetRange
-	64, // 12: seam.gate.v1.IngestRequest.batch:type_name -> seam.record.v1.RecordBatch
-	0,  // 13: seam.gate.v1.RecordVerdict.status:type_name -> seam.gate.v1.RecordStatus
-	65, // 14: seam.gate.v1.RecordVerdict.record:type_name -> seam.record.v1.CanonicalRecord
-	66, // 15: seam.gate.v1.RecordVerdict.reasons:type_name -> seam.record.v1.RecordError
-	63, // 16: seam.gate.v1.Alert.time:type_name -> google.protobuf.Timestamp
-	5,  // 17: seam.gate.v1.Alert.severity:type_name -> seam.gate.v1.Severity
-	63, // 18: seam.gate.v1.Alert.first_seen:type_name -> google.protobuf.Timestamp
-	1,  // 19: seam.gate.v1.BatchSummary.status:type_name -> seam.gate.v1.BatchStatus
-	14, // 20: seam.gate.v1.IngestResponse.summary:type_name -> seam.gate.v1.BatchSummary
-	12, // 21: seam.gate.v1.IngestResponse.records:type_name -> seam.gate.v1.RecordVerdict
-	13, // 22: seam.gate.v1.IngestResponse.alerts:type_name -> seam.gate.v1.Alert
-	9,  // 23: seam.gate.v1.IngestResponse.partition:type_name -> seam.gate.v1.PartitionState
-	67, // 24: seam.gate.v1.IngestHeader.format:type_name -> seam.record.v1.Format
-	14, // 25: seam.gate.v1.ChunkResult.summary:type_name -> seam.gate.v1.BatchSummary
-	16, // 26: seam.gate.v1.IngestStreamRequest.header:type_name -> seam.gate.v1.IngestHeader
-	17, // 27: seam.gate.v1.IngestStreamRequest.chunk:type_name -> seam.gate.v1.IngestChunk
-	14, // 28: seam.gate.v1.IngestStreamResponse.summary:type_name -> seam.gate.v1.BatchSummary
-	13, // 29: seam.gate.v1.IngestStreamResponse.alerts:type_name -> seam.gate.v1.Alert
-	12, // 30: seam.gate.v1.IngestStreamResponse.records:type_name -> seam.gate.v1.RecordVerdict
-	9,  // 31: seam.gate.v1.IngestStreamResponse.partition:type_name -> seam.gate.v1.PartitionState
-	18, // 32: seam.gate.v1.IngestStreamResponse.chunk_results:type_name -> seam.gate.v1.ChunkResult
-	67, // 33: seam.gate.v1.QuarantinedRecord.format:type_name -> seam.record.v1.Format
-	66, // 34: seam.gate.v1.QuarantinedRecord.reasons:type_name -> seam.record.v1.RecordError
-	63, // 35: seam.gate.v1.QuarantinedRecord.time:type_name -> google.protobuf.Timestamp
-	6,  // 36: seam.gate.v1.QuarantinedRecord.state:type_name -> seam.gate.v1.QuarantineState
-	63, // 37: seam.gate.v1.QuarantinedRecord.state_time:type_name -> google.protobuf.Timestamp
-	6,  // 38: seam.gate.v1.QuarantineFilter.state:type_name -> seam.gate.v1.QuarantineState
-	22, // 39: seam.gate.v1.ListQuarantineRequest.filter:type_name -> seam.gate.v1.QuarantineFilter
-	21, // 40: seam.gate.v1.ListQuarantineResponse.records:type_name -> seam.gate.v1.QuarantinedRecord
-	21, // 41: seam.gate.v1.GetQuarantinedRecordResponse.record:type_name -> seam.gate.v1.QuarantinedRecord
-	22, // 42: seam.gate.v1.GetQuarantineStatsRequest.filter:type_name -> seam.gate.v1.QuarantineFilter
-	28, // 43: seam.gate.v1.GetQuarantineStatsResponse.by_reason:type_name -> seam.gate.v1.QuarantineCount
-	28, // 44: seam.gate.v1.GetQuarantineStatsResponse.by_check:type_name -> seam.gate.v1.QuarantineCount
-	28, // 45: seam.gate.v1.GetQuarantineStatsResponse.by_partition:type_name -> seam.gate.v1.QuarantineCount
-	22, // 46: seam.gate.v1.DiscardQuarantinedRequest.filter:type_name -> seam.gate.v1.QuarantineFilter
-	63, // 47: seam.gate.v1.Containment.time:type_name -> google.protobuf.Timestamp
-	32, // 48: seam.gate.v1.ContainResponse.containment:type_name -> seam.gate.v1.Containment
-	32, // 49: seam.gate.v1.ReleaseResponse.containment:type_name -> seam.gate.v1.Containment
-	32, // 50: seam.gate.v1.ListContainmentsResponse.containments:type_name -> seam.gate.v1.Containment
-	39, // 51: seam.gate.v1.PlanReplayRequest.window:type_name -> seam.gate.v1.ReplayWindow
-	28, // 52: seam.gate.v1.PlanReplayResponse.remain_reasons:type_name -> seam.gate.v1.QuarantineCount
-	41, // 53: seam.gate.v1.PlanReplayResponse.partitions:type_name -> seam.gate.v1.PartitionPlan
-	39, // 54: seam.gate.v1.ReplayRequest.window:type_name -> seam.gate.v1.ReplayWindow
-	65, // 55: seam.gate.v1.ReplayResponse.record:type_name -> seam.record.v1.CanonicalRecord
-	44, // 56: seam.gate.v1.ReplayResponse.summary:type_name -> seam.gate.v1.ReplaySummary
-	63, // 57: seam.gate.v1.PartitionMonitor.update_time:type_name -> google.protobuf.Timestamp
-	47, // 58: seam.gate.v1.PartitionMonitor.fields:type_name -> seam.gate.v1.FieldMonitor
-	2,  // 59: seam.gate.v1.PartitionMonitor.status:type_name -> seam.gate.v1.PartitionStatus
-	3,  // 60: seam.gate.v1.PartitionMonitor.verdict:type_name -> seam.gate.v1.PartitionVerdict
-	46, // 61: seam.gate.v1.GetMonitorResponse.partitions:type_name -> seam.gate.v1.PartitionMonitor
-	13, // 62: seam.gate.v1.ListAlertsResponse.alerts:type_name -> seam.gate.v1.Alert
-	13, // 63: seam.gate.v1.WatchAlertsResponse.alert:type_name -> seam.gate.v1.Alert
-	62, // 64: seam.gate.v1.BlockedDetail.threshold:type_name -> seam.contract.v1.Threshold
-	9,  // 65: seam.gate.v1.SealPartitionResponse.partition:type_name -> seam.gate.v1.PartitionState
-	9,  // 66: seam.gate.v1.GetPartitionResponse.partition:type_name -> seam.gate.v1.PartitionState
-	68, // 67: seam.gate.v1.WaitPartitionRequest.timeout:type_name -> google.protobuf.Duration
-	9,  // 68: seam.gate.v1.WaitPartitionResponse.partition:type_name -> seam.gate.v1.PartitionState
-	11, // 69: seam.gate.v1.GateService.Ingest:input_type -> seam.gate.v1.IngestRequest
-	19, // 70: seam.gate.v1.GateService.IngestStream:input_type -> seam.gate.v1.IngestStreamRequest
-	55, // 71: seam.gate.v1.GateService.SealPartition:input_type -> seam.gate.v1.SealPartitionRequest
-	57, // 72: seam.gate.v1.GateService.GetPartition:input_type -> seam.gate.v1.GetPartitionRequest
-	59, // 73: seam.gate.v1.GateService.WaitPartition:input_type -> seam.gate.v1.WaitPartitionRequest
-	23, // 74: seam.gate.v1.GateService.ListQuarantine:input_type -> seam.gate.v1.ListQuarantineRequest
-	25, // 75: seam.gate.v1.GateService.GetQuarantinedRecord:input_type -> seam.gate.v1.GetQuarantinedRecordRequest
-	27, // 76: seam.gate.v1.GateService.GetQuarantineStats:input_type -> seam.gate.v1.GetQuarantineStatsRequest
-	30, // 77: seam.gate.v1.GateService.DiscardQuarantined:input_type -> seam.gate.v1.DiscardQuarantinedRequest
-	33, // 78: seam.gate.v1.GateService.Contain:input_type -> seam.gate.v1.ContainRequest
-	35, // 79: seam.gate.v1.GateService.Release:input_type -> seam.gate.v1.ReleaseRequest
-	37, // 80: seam.gate.v1.GateService.ListContainments:input_type -> seam.gate.v1.ListContainmentsRequest
-	40, // 81: seam.gate.v1.GateService.PlanReplay:input_type -> seam.gate.v1.PlanReplayRequest
-	43, // 82: seam.gate.v1.GateService.Replay:input_type -> seam.gate.v1.ReplayRequest
-	48, // 83: seam.gate.v1.GateService.GetMonitor:input_type -> seam.gate.v1.GetMonitorRequest
-	50, // 84: seam.gate.v1.GateService.ListAlerts:input_type -> seam.gate.v1.ListAlertsRequest
-	52, // 85: seam.gate.v1.GateService.WatchAlerts:input_type -> seam.gate.v1.WatchAlertsRequest
-	15, // 86: seam.gate.v1.GateService.Ingest:output_type -> seam.gate.v1.IngestResponse
-	20, // 87: seam.gate.v1.GateService.IngestStream:output_type -> seam.gate.v1.IngestStreamResponse
-	56, // 88: seam.gate.v1.GateService.SealPartition:output_type -> seam.gate.v1.SealPartitionResponse
-	58, // 89: seam.gate.v1.GateService.GetPartition:output_type -> seam.gate.v1.GetPartitionResponse
-	60, // 90: seam.gate.v1.GateService.WaitPartition:output_type -> seam.gate.v1.WaitPartitionResponse
-	24, // 91: seam.gate.v1.GateService.ListQuarantine:output_type -> seam.gate.v1.ListQuarantineResponse
-	26, // 92: seam.gate.v1.GateService.GetQuarantinedRecord:output_type -> seam.gate.v1.GetQuarantinedRecordResponse
-	29, // 93: seam.gate.v1.GateService.GetQuarantineStats:output_type -> seam.gate.v1.GetQuarantineStatsResponse
-	31, // 94: seam.gate.v1.GateService.DiscardQuarantined:output_type -> seam.gate.v1.DiscardQuarantinedResponse
-	34, // 95: seam.gate.v1.GateService.Contain:output_type -> seam.gate.v1.ContainResponse
-	36, // 96: seam.gate.v1.GateService.Release:output_type -> seam.gate.v1.ReleaseResponse
-	38, // 97: seam.gate.v1.GateService.ListContainments:output_type -> seam.gate.v1.ListContainmentsResponse
-	42, // 98: seam.gate.v1.GateService.PlanReplay:output_type -> seam.gate.v1.PlanReplayResponse
-	45, // 99: seam.gate.v1.GateService.Replay:output_type -> seam.gate.v1.ReplayResponse
-	49, // 100: seam.gate.v1.GateService.GetMonitor:output_type -> seam.gate.v1.GetMonitorResponse
-	51, // 101: seam.gate.v1.GateService.ListAlerts:output_type -> seam.gate.v1.ListAlertsResponse
-	53, // 102: seam.gate.v1.GateService.WatchAlerts:output_type -> seam.gate.v1.WatchAlertsResponse
-	86, // [86:103] is the sub-list for method output_type
-	69, // [69:86] is the sub-list for method input_type
-	69, // [69:69] is the sub-list for extension type_name
-	69, // [69:69] is the sub-list for extension extendee
-	0,  // [0:69] is the sub-list for field type_name
+	14, // 10: seam.gate.v1.PartitionState.alerts:type_name -> seam.gate.v1.Alert
+	3,  // 11: seam.gate.v1.PartitionState.sealed_verdict:type_name -> seam.gate.v1.PartitionVerdict
+	11, // 12: seam.gate.v1.IngestRequest.offsets:type_name -> seam.gate.v1.OffsetRange
+	69, // 13: seam.gate.v1.IngestRequest.batch:type_name -> seam.record.v1.RecordBatch
+	0,  // 14: seam.gate.v1.RecordVerdict.status:type_name -> seam.gate.v1.RecordStatus
+	70, // 15: seam.gate.v1.RecordVerdict.record:type_name -> seam.record.v1.CanonicalRecord
+	71, // 16: seam.gate.v1.RecordVerdict.reasons:type_name -> seam.record.v1.RecordError
+	68, // 17: seam.gate.v1.Alert.time:type_name -> google.protobuf.Timestamp
+	5,  // 18: seam.gate.v1.Alert.severity:type_name -> seam.gate.v1.Severity
+	68, // 19: seam.gate.v1.Alert.first_seen:type_name -> google.protobuf.Timestamp
+	6,  // 20: seam.gate.v1.Alert.state:type_name -> seam.gate.v1.AlertState
+	68, // 21: seam.gate.v1.Alert.acknowledge_time:type_name -> google.protobuf.Timestamp
+	68, // 22: seam.gate.v1.Alert.resolve_time:type_name -> google.protobuf.Timestamp
+	1,  // 23: seam.gate.v1.BatchSummary.status:type_name -> seam.gate.v1.BatchStatus
+	15, // 24: seam.gate.v1.IngestResponse.summary:type_name -> seam.gate.v1.BatchSummary
+	13, // 25: seam.gate.v1.IngestResponse.records:type_name -> seam.gate.v1.RecordVerdict
+	14, // 26: seam.gate.v1.IngestResponse.alerts:type_name -> seam.gate.v1.Alert
+	10, // 27: seam.gate.v1.IngestResponse.partition:type_name -> seam.gate.v1.PartitionState
+	72, // 28: seam.gate.v1.IngestHeader.format:type_name -> seam.record.v1.Format
+	15, // 29: seam.gate.v1.ChunkResult.summary:type_name -> seam.gate.v1.BatchSummary
+	17, // 30: seam.gate.v1.IngestStreamRequest.header:type_name -> seam.gate.v1.IngestHeader
+	18, // 31: seam.gate.v1.IngestStreamRequest.chunk:type_name -> seam.gate.v1.IngestChunk
+	15, // 32: seam.gate.v1.IngestStreamResponse.summary:type_name -> seam.gate.v1.BatchSummary
+	14, // 33: seam.gate.v1.IngestStreamResponse.alerts:type_name -> seam.gate.v1.Alert
+	13, // 34: seam.gate.v1.IngestStreamResponse.records:type_name -> seam.gate.v1.RecordVerdict
+	10, // 35: seam.gate.v1.IngestStreamResponse.partition:type_name -> seam.gate.v1.PartitionState
+	19, // 36: seam.gate.v1.IngestStreamResponse.chunk_results:type_name -> seam.gate.v1.ChunkResult
+	72, // 37: seam.gate.v1.QuarantinedRecord.format:type_name -> seam.record.v1.Format
+	71, // 38: seam.gate.v1.QuarantinedRecord.reasons:type_name -> seam.record.v1.RecordError
+	68, // 39: seam.gate.v1.QuarantinedRecord.time:type_name -> google.protobuf.Timestamp
+	7,  // 40: seam.gate.v1.QuarantinedRecord.state:type_name -> seam.gate.v1.QuarantineState
+	68, // 41: seam.gate.v1.QuarantinedRecord.state_time:type_name -> google.protobuf.Timestamp
+	7,  // 42: seam.gate.v1.QuarantineFilter.state:type_name -> seam.gate.v1.QuarantineState
+	23, // 43: seam.gate.v1.ListQuarantineRequest.filter:type_name -> seam.gate.v1.QuarantineFilter
+	22, // 44: seam.gate.v1.ListQuarantineResponse.records:type_name -> seam.gate.v1.QuarantinedRecord
+	22, // 45: seam.gate.v1.GetQuarantinedRecordResponse.record:type_name -> seam.gate.v1.QuarantinedRecord
+	23, // 46: seam.gate.v1.GetQuarantineStatsRequest.filter:type_name -> seam.gate.v1.QuarantineFilter
+	29, // 47: seam.gate.v1.GetQuarantineStatsResponse.by_reason:type_name -> seam.gate.v1.QuarantineCount
+	29, // 48: seam.gate.v1.GetQuarantineStatsResponse.by_check:type_name -> seam.gate.v1.QuarantineCount
+	29, // 49: seam.gate.v1.GetQuarantineStatsResponse.by_partition:type_name -> seam.gate.v1.QuarantineCount
+	23, // 50: seam.gate.v1.DiscardQuarantinedRequest.filter:type_name -> seam.gate.v1.QuarantineFilter
+	68, // 51: seam.gate.v1.Containment.time:type_name -> google.protobuf.Timestamp
+	33, // 52: seam.gate.v1.ContainResponse.containment:type_name -> seam.gate.v1.Containment
+	33, // 53: seam.gate.v1.ReleaseResponse.containment:type_name -> seam.gate.v1.Containment
+	33, // 54: seam.gate.v1.ListContainmentsResponse.containments:type_name -> seam.gate.v1.Containment
+	40, // 55: seam.gate.v1.PlanReplayRequest.window:type_name -> seam.gate.v1.ReplayWindow
+	29, // 56: seam.gate.v1.PlanReplayResponse.remain_reasons:type_name -> seam.gate.v1.QuarantineCount
+	42, // 57: seam.gate.v1.PlanReplayResponse.partitions:type_name -> seam.gate.v1.PartitionPlan
+	40, // 58: seam.gate.v1.ReplayRequest.window:type_name -> seam.gate.v1.ReplayWindow
+	70, // 59: seam.gate.v1.ReplayResponse.record:type_name -> seam.record.v1.CanonicalRecord
+	45, // 60: seam.gate.v1.ReplayResponse.summary:type_name -> seam.gate.v1.ReplaySummary
+	68, // 61: seam.gate.v1.PartitionMonitor.update_time:type_name -> google.protobuf.Timestamp
+	48, // 62: seam.gate.v1.PartitionMonitor.fields:type_name -> seam.gate.v1.FieldMonitor
+	2,  // 63: seam.gate.v1.PartitionMonitor.status:type_name -> seam.gate.v1.PartitionStatus
+	3,  // 64: seam.gate.v1.PartitionMonitor.verdict:type_name -> seam.gate.v1.PartitionVerdict
+	47, // 65: seam.gate.v1.GetMonitorResponse.partitions:type_name -> seam.gate.v1.PartitionMonitor
+	6,  // 66: seam.gate.v1.ListAlertsRequest.states:type_name -> seam.gate.v1.AlertState
+	14, // 67: seam.gate.v1.ListAlertsResponse.alerts:type_name -> seam.gate.v1.Alert
+	14, // 68: seam.gate.v1.WatchAlertsResponse.alert:type_name -> seam.gate.v1.Alert
+	14, // 69: seam.gate.v1.AcknowledgeAlertResponse.alert:type_name -> seam.gate.v1.Alert
+	14, // 70: seam.gate.v1.ResolveAlertResponse.alert:type_name -> seam.gate.v1.Alert
+	67, // 71: seam.gate.v1.BlockedDetail.threshold:type_name -> seam.contract.v1.Threshold
+	10, // 72: seam.gate.v1.SealPartitionResponse.partition:type_name -> seam.gate.v1.PartitionState
+	10, // 73: seam.gate.v1.GetPartitionResponse.partition:type_name -> seam.gate.v1.PartitionState
+	73, // 74: seam.gate.v1.WaitPartitionRequest.timeout:type_name -> google.protobuf.Duration
+	10, // 75: seam.gate.v1.WaitPartitionResponse.partition:type_name -> seam.gate.v1.PartitionState
+	12, // 76: seam.gate.v1.GateService.Ingest:input_type -> seam.gate.v1.IngestRequest
+	20, // 77: seam.gate.v1.GateService.IngestStream:input_type -> seam.gate.v1.IngestStreamRequest
+	60, // 78: seam.gate.v1.GateService.SealPartition:input_type -> seam.gate.v1.SealPartitionRequest
+	62, // 79: seam.gate.v1.GateService.GetPartition:input_type -> seam.gate.v1.GetPartitionRequest
+	64, // 80: seam.gate.v1.GateService.WaitPartition:input_type -> seam.gate.v1.WaitPartitionRequest
+	24, // 81: seam.gate.v1.GateService.ListQuarantine:input_type -> seam.gate.v1.ListQuarantineRequest
+	26, // 82: seam.gate.v1.GateService.GetQuarantinedRecord:input_type -> seam.gate.v1.GetQuarantinedRecordRequest
+	28, // 83: seam.gate.v1.GateService.GetQuarantineStats:input_type -> seam.gate.v1.GetQuarantineStatsRequest
+	31, // 84: seam.gate.v1.GateService.DiscardQuarantined:input_type -> seam.gate.v1.DiscardQuarantinedRequest
+	34, // 85: seam.gate.v1.GateService.Contain:input_type -> seam.gate.v1.ContainRequest
+	36, // 86: seam.gate.v1.GateService.Release:input_type -> seam.gate.v1.ReleaseRequest
+	38, // 87: seam.gate.v1.GateService.ListContainments:input_type -> seam.gate.v1.ListContainmentsRequest
+	41, // 88: seam.gate.v1.GateService.PlanReplay:input_type -> seam.gate.v1.PlanReplayRequest
+	44, // 89: seam.gate.v1.GateService.Replay:input_type -> seam.gate.v1.ReplayRequest
+	49, // 90: seam.gate.v1.GateService.GetMonitor:input_type -> seam.gate.v1.GetMonitorRequest
+	51, // 91: seam.gate.v1.GateService.ListAlerts:input_type -> seam.gate.v1.ListAlertsRequest
+	53, // 92: seam.gate.v1.GateService.WatchAlerts:input_type -> seam.gate.v1.WatchAlertsRequest
+	55, // 93: seam.gate.v1.GateService.AcknowledgeAlert:input_type -> seam.gate.v1.AcknowledgeAlertRequest
+	57, // 94: seam.gate.v1.GateService.ResolveAlert:input_type -> seam.gate.v1.ResolveAlertRequest
+	16, // 95: seam.gate.v1.GateService.Ingest:output_type -> seam.gate.v1.IngestResponse
+	21, // 96: seam.gate.v1.GateService.IngestStream:output_type -> seam.gate.v1.IngestStreamResponse
+	61, // 97: seam.gate.v1.GateService.SealPartition:output_type -> seam.gate.v1.SealPartitionResponse
+	63, // 98: seam.gate.v1.GateService.GetPartition:output_type -> seam.gate.v1.GetPartitionResponse
+	65, // 99: seam.gate.v1.GateService.WaitPartition:output_type -> seam.gate.v1.WaitPartitionResponse
+	25, // 100: seam.gate.v1.GateService.ListQuarantine:output_type -> seam.gate.v1.ListQuarantineResponse
+	27, // 101: seam.gate.v1.GateService.GetQuarantinedRecord:output_type -> seam.gate.v1.GetQuarantinedRecordResponse
+	30, // 102: seam.gate.v1.GateService.GetQuarantineStats:output_type -> seam.gate.v1.GetQuarantineStatsResponse
+	32, // 103: seam.gate.v1.GateService.DiscardQuarantined:output_type -> seam.gate.v1.DiscardQuarantinedResponse
+	35, // 104: seam.gate.v1.GateService.Contain:output_type -> seam.gate.v1.ContainResponse
+	37, // 105: seam.gate.v1.GateService.Release:output_type -> seam.gate.v1.ReleaseResponse
+	39, // 106: seam.gate.v1.GateService.ListContainments:output_type -> seam.gate.v1.ListContainmentsResponse
+	43, // 107: seam.gate.v1.GateService.PlanReplay:output_type -> seam.gate.v1.PlanReplayResponse
+	46, // 108: seam.gate.v1.GateService.Replay:output_type -> seam.gate.v1.ReplayResponse
+	50, // 109: seam.gate.v1.GateService.GetMonitor:output_type -> seam.gate.v1.GetMonitorResponse
+	52, // 110: seam.gate.v1.GateService.ListAlerts:output_type -> seam.gate.v1.ListAlertsResponse
+	54, // 111: seam.gate.v1.GateService.WatchAlerts:output_type -> seam.gate.v1.WatchAlertsResponse
+	56, // 112: seam.gate.v1.GateService.AcknowledgeAlert:output_type -> seam.gate.v1.AcknowledgeAlertResponse
+	58, // 113: seam.gate.v1.GateService.ResolveAlert:output_type -> seam.gate.v1.ResolveAlertResponse
+	95, // [95:114] is the sub-list for method output_type
+	76, // [76:95] is the sub-list for method input_type
+	76, // [76:76] is the sub-list for extension type_name
+	76, // [76:76] is the sub-list for extension extendee
+	0,  // [0:76] is the sub-list for field type_name
 }
 
 func init() { file_seam_gate_v1_gate_proto_init() }
@@ -5134,15 +5524,15 @@ func file_seam_gate_v1_gate_proto_init() {
 		(*ReplayResponse_Record)(nil),
 		(*ReplayResponse_Summary)(nil),
 	}
-	file_seam_gate_v1_gate_proto_msgTypes[50].OneofWrappers = []any{}
-	file_seam_gate_v1_gate_proto_msgTypes[52].OneofWrappers = []any{}
+	file_seam_gate_v1_gate_proto_msgTypes[54].OneofWrappers = []any{}
+	file_seam_gate_v1_gate_proto_msgTypes[56].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_seam_gate_v1_gate_proto_rawDesc), len(file_seam_gate_v1_gate_proto_rawDesc)),
-			NumEnums:      7,
-			NumMessages:   54,
+			NumEnums:      8,
+			NumMessages:   58,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -39,6 +39,8 @@ const (
 	GateService_GetMonitor_FullMethodName           = "/seam.gate.v1.GateService/GetMonitor"
 	GateService_ListAlerts_FullMethodName           = "/seam.gate.v1.GateService/ListAlerts"
 	GateService_WatchAlerts_FullMethodName          = "/seam.gate.v1.GateService/WatchAlerts"
+	GateService_AcknowledgeAlert_FullMethodName     = "/seam.gate.v1.GateService/AcknowledgeAlert"
+	GateService_ResolveAlert_FullMethodName         = "/seam.gate.v1.GateService/ResolveAlert"
 )
 
 // GateServiceClient is the client API for GateService service.
@@ -97,6 +99,13 @@ type GateServiceClient interface {
 	ListAlerts(ctx context.Context, in *ListAlertsRequest, opts ...grpc.CallOption) (*ListAlertsResponse, error)
 	// WatchAlerts streams alerts after a sequence number, then new ones.
 	WatchAlerts(ctx context.Context, in *WatchAlertsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchAlertsResponse], error)
+	// AcknowledgeAlert marks an open alert ACKNOWLEDGED: someone is on it.
+	// It still holds, and is still listed as holding.
+	AcknowledgeAlert(ctx context.Context, in *AcknowledgeAlertRequest, opts ...grpc.CallOption) (*AcknowledgeAlertResponse, error)
+	// ResolveAlert marks an alert RESOLVED by the caller, with a reason.
+	// The gate resolves alerts itself when they no longer hold (a replay
+	// re-judged their partition, or a later partition passed the check).
+	ResolveAlert(ctx context.Context, in *ResolveAlertRequest, opts ...grpc.CallOption) (*ResolveAlertResponse, error)
 }
 
 type gateServiceClient struct {
@@ -298,6 +307,26 @@ func (c *gateServiceClient) WatchAlerts(ctx context.Context, in *WatchAlertsRequ
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type GateService_WatchAlertsClient = grpc.ServerStreamingClient[WatchAlertsResponse]
 
+func (c *gateServiceClient) AcknowledgeAlert(ctx context.Context, in *AcknowledgeAlertRequest, opts ...grpc.CallOption) (*AcknowledgeAlertResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AcknowledgeAlertResponse)
+	err := c.cc.Invoke(ctx, GateService_AcknowledgeAlert_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *gateServiceClient) ResolveAlert(ctx context.Context, in *ResolveAlertRequest, opts ...grpc.CallOption) (*ResolveAlertResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ResolveAlertResponse)
+	err := c.cc.Invoke(ctx, GateService_ResolveAlert_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // GateServiceServer is the server API for GateService service.
 // All implementations must embed UnimplementedGateServiceServer
 // for forward compatibility.
@@ -354,6 +383,13 @@ type GateServiceServer interface {
 	ListAlerts(context.Context, *ListAlertsRequest) (*ListAlertsResponse, error)
 	// WatchAlerts streams alerts after a sequence number, then new ones.
 	WatchAlerts(*WatchAlertsRequest, grpc.ServerStreamingServer[WatchAlertsResponse]) error
+	// AcknowledgeAlert marks an open alert ACKNOWLEDGED: someone is on it.
+	// It still holds, and is still listed as holding.
+	AcknowledgeAlert(context.Context, *AcknowledgeAlertRequest) (*AcknowledgeAlertResponse, error)
+	// ResolveAlert marks an alert RESOLVED by the caller, with a reason.
+	// The gate resolves alerts itself when they no longer hold (a replay
+	// re-judged their partition, or a later partition passed the check).
+	ResolveAlert(context.Context, *ResolveAlertRequest) (*ResolveAlertResponse, error)
 	mustEmbedUnimplementedGateServiceServer()
 }
 
@@ -414,6 +450,12 @@ func (UnimplementedGateServiceServer) ListAlerts(context.Context, *ListAlertsReq
 }
 func (UnimplementedGateServiceServer) WatchAlerts(*WatchAlertsRequest, grpc.ServerStreamingServer[WatchAlertsResponse]) error {
 	return status.Error(codes.Unimplemented, "method WatchAlerts not implemented")
+}
+func (UnimplementedGateServiceServer) AcknowledgeAlert(context.Context, *AcknowledgeAlertRequest) (*AcknowledgeAlertResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method AcknowledgeAlert not implemented")
+}
+func (UnimplementedGateServiceServer) ResolveAlert(context.Context, *ResolveAlertRequest) (*ResolveAlertResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ResolveAlert not implemented")
 }
 func (UnimplementedGateServiceServer) mustEmbedUnimplementedGateServiceServer() {}
 func (UnimplementedGateServiceServer) testEmbeddedByValue()                     {}
@@ -717,6 +759,42 @@ func _GateService_WatchAlerts_Handler(srv interface{}, stream grpc.ServerStream)
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type GateService_WatchAlertsServer = grpc.ServerStreamingServer[WatchAlertsResponse]
 
+func _GateService_AcknowledgeAlert_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AcknowledgeAlertRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GateServiceServer).AcknowledgeAlert(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: GateService_AcknowledgeAlert_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GateServiceServer).AcknowledgeAlert(ctx, req.(*AcknowledgeAlertRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _GateService_ResolveAlert_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ResolveAlertRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GateServiceServer).ResolveAlert(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: GateService_ResolveAlert_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GateServiceServer).ResolveAlert(ctx, req.(*ResolveAlertRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // GateService_ServiceDesc is the grpc.ServiceDesc for GateService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -779,6 +857,14 @@ var GateService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListAlerts",
 			Handler:    _GateService_ListAlerts_Handler,
+		},
+		{
+			MethodName: "AcknowledgeAlert",
+			Handler:    _GateService_AcknowledgeAlert_Handler,
+		},
+		{
+			MethodName: "ResolveAlert",
+			Handler:    _GateService_ResolveAlert_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

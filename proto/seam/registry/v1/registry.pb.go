@@ -519,6 +519,11 @@ const (
 	// EVENT_TYPE_ACTIVATION_HELD: a SCHEDULED version reached its effective
 	// time but its migration cannot run yet; the message says why.
 	EventType_EVENT_TYPE_ACTIVATION_HELD EventType = 13
+	// EVENT_TYPE_ALERT_ACKNOWLEDGED: someone acknowledged a gate alert.
+	EventType_EVENT_TYPE_ALERT_ACKNOWLEDGED EventType = 14
+	// EVENT_TYPE_ALERT_RESOLVED: a gate alert was resolved, by someone or
+	// because it no longer holds; the attributes say by whom or what.
+	EventType_EVENT_TYPE_ALERT_RESOLVED EventType = 15
 )
 
 // Enum value maps for EventType.
@@ -538,6 +543,8 @@ var (
 		11: "EVENT_TYPE_UNANNOUNCED_CHANGE",
 		12: "EVENT_TYPE_ALERT_RAISED",
 		13: "EVENT_TYPE_ACTIVATION_HELD",
+		14: "EVENT_TYPE_ALERT_ACKNOWLEDGED",
+		15: "EVENT_TYPE_ALERT_RESOLVED",
 	}
 	EventType_value = map[string]int32{
 		"EVENT_TYPE_UNSPECIFIED":                0,
@@ -554,6 +561,8 @@ var (
 		"EVENT_TYPE_UNANNOUNCED_CHANGE":         11,
 		"EVENT_TYPE_ALERT_RAISED":               12,
 		"EVENT_TYPE_ACTIVATION_HELD":            13,
+		"EVENT_TYPE_ALERT_ACKNOWLEDGED":         14,
+		"EVENT_TYPE_ALERT_RESOLVED":             15,
 	}
 )
 
@@ -4723,7 +4732,7 @@ const file_seam_registry_v1_registry_proto_rawDesc = "" +
 	"\x16LINEAGE_ACTION_UPDATED\x10\x02\x12\x1c\n" +
 	"\x18LINEAGE_ACTION_UNCHANGED\x10\x03\x12 \n" +
 	"\x1cLINEAGE_ACTION_KEPT_DECLARED\x10\x04\x12\x1a\n" +
-	"\x16LINEAGE_ACTION_IGNORED\x10\x05*\xe3\x03\n" +
+	"\x16LINEAGE_ACTION_IGNORED\x10\x05*\xa5\x04\n" +
 	"\tEventType\x12\x1a\n" +
 	"\x16EVENT_TYPE_UNSPECIFIED\x10\x00\x12!\n" +
 	"\x1dEVENT_TYPE_VERSION_REGISTERED\x10\x01\x12\x1f\n" +
@@ -4739,7 +4748,9 @@ const file_seam_registry_v1_registry_proto_rawDesc = "" +
 	"\x12!\n" +
 	"\x1dEVENT_TYPE_UNANNOUNCED_CHANGE\x10\v\x12\x1b\n" +
 	"\x17EVENT_TYPE_ALERT_RAISED\x10\f\x12\x1e\n" +
-	"\x1aEVENT_TYPE_ACTIVATION_HELD\x10\r2\x93\x11\n" +
+	"\x1aEVENT_TYPE_ACTIVATION_HELD\x10\r\x12!\n" +
+	"\x1dEVENT_TYPE_ALERT_ACKNOWLEDGED\x10\x0e\x12\x1d\n" +
+	"\x19EVENT_TYPE_ALERT_RESOLVED\x10\x0f2\x93\x11\n" +
 	"\x0fRegistryService\x12e\n" +
 	"\rCheckContract\x12&.seam.registry.v1.CheckContractRequest\x1a'.seam.registry.v1.CheckContractResponse\"\x03\x90\x02\x01\x12i\n" +
 	"\x10RegisterContract\x12).seam.registry.v1.RegisterContractRequest\x1a*.seam.registry.v1.RegisterContractResponse\x12_\n" +

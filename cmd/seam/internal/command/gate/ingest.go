@@ -15,7 +15,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/seamdata/seam/cmd/seam/internal/client"
-	"github.com/seamdata/seam/cmd/seam/internal/command/monitor"
+	"github.com/seamdata/seam/cmd/seam/internal/command/alerts"
 	"github.com/seamdata/seam/cmd/seam/internal/exit"
 	"github.com/seamdata/seam/cmd/seam/internal/output"
 	"github.com/seamdata/seam/core/record"
@@ -240,7 +240,7 @@ func printIngest(w io.Writer, batchID string, r *gatev1.IngestStreamResponse) {
 		fmt.Fprintln(w, n)
 	}
 	for _, a := range r.GetAlerts() {
-		monitor.PrintAlert(w, a)
+		alerts.Print(w, a)
 	}
 }
 

@@ -143,9 +143,10 @@ func (inc *Incident) print(w io.Writer, applying bool) {
 	}
 	if len(inc.Partitions) > 0 {
 		fmt.Fprintln(w, "\nwindow:")
-		t := output.NewTable(w, "PARTITION", "RECEIVED", "ACCEPTED", "QUARANTINED", "RELEASED", "MATCH RATE")
+		t := output.NewTable(w, "PARTITION", "VERDICT", "AS SEALED", "RECEIVED", "ACCEPTED", "QUARANTINED", "RELEASED", "MATCH RATE", "AS SEALED")
 		for _, p := range inc.Partitions {
-			t.Row(p.Partition, fmt.Sprint(p.Received), fmt.Sprint(p.Accepted), fmt.Sprint(p.Quarantined), fmt.Sprint(p.Released), output.Rate(p.MatchRate))
+			t.Row(p.Partition, p.Verdict, output.OrDash(p.SealedVerdict), fmt.Sprint(p.Received), fmt.Sprint(p.Accepted), fmt.Sprint(p.Quarantined), fmt.Sprint(p.Released),
+				output.Rate(p.MatchRate), output.Rate(p.SealedMatchRate))
 		}
 		t.Flush()
 	}
@@ -327,6 +328,19 @@ type reconciliation struct {
 	StillHeld int64              `json:"still_held"`
 	AddsUp    bool               `json:"adds_up"`
 	MatchRate map[string]float64 `json:"match_rate_after"`
+	// Alerts are the incident's alerts as they stand after the fix: those
+	// the replay's re-judgment no longer upholds are RESOLVED by it.
+	Alerts []alertLine `json:"alerts_after"`
+}
+
+// alertLine is where one of the incident's alerts stands.
+type alertLine struct {
+	Sequence   int64  `json:"sequence"`
+	Kind       string `json:"kind"`
+	Field      string `json:"field,omitempty"`
+	Partition  string `json:"partition"`
+	State      string `json:"state"`
+	ResolvedBy string `json:"resolved_by,omitempty"`
 }
 
 func (inc *Incident) reconcile(ctx context.Context, c proposal.Clients) (*reconciliation, error) {
@@ -353,6 +367,33 @@ func (inc *Incident) reconcile(ctx context.Context, c proposal.Clients) (*reconc
 		r.MatchRate[p.Partition] = p.MatchRate
 	}
 	inc.Partitions = parts
+	if len(inc.Changed) > 0 {
+		now := map[int64]*gatev1.Alert{}
+		after := inc.Changed[0].GetSequence() - 1
+		for _, a := range inc.Changed {
+			after = min(after, a.GetSequence()-1)
+		}
+		for {
+			resp, err := c.Gate.ListAlerts(ctx, &gatev1.ListAlertsRequest{Subject: inc.Subject, AfterSequence: after, Limit: 1000})
+			if err != nil {
+				return nil, proposal.Wrap("list the alerts of "+inc.Subject, err)
+			}
+			for _, a := range resp.GetAlerts() {
+				now[a.GetSequence()] = a
+				after = a.GetSequence()
+			}
+			if len(resp.GetAlerts()) < 1000 {
+				break
+			}
+		}
+		for _, a := range inc.Changed {
+			if cur := now[a.GetSequence()]; cur != nil {
+				a = cur
+			}
+			r.Alerts = append(r.Alerts, alertLine{Sequence: a.GetSequence(), Kind: a.GetKind(), Field: a.GetField(), Partition: a.GetPartition(),
+				State: strings.TrimPrefix(a.GetState().String(), "ALERT_STATE_"), ResolvedBy: a.GetResolvedBy()})
+		}
+	}
 	return r, nil
 }
 
@@ -372,5 +413,15 @@ func (r *reconciliation) print(w io.Writer) {
 	}
 	if len(parts) > 0 {
 		fmt.Fprintf(w, "match rate after the fix: %s\n", strings.Join(parts, ", "))
+	}
+	if len(r.Alerts) > 0 {
+		fmt.Fprintln(w, "alerts of the incident:")
+		for _, a := range r.Alerts {
+			by := ""
+			if a.ResolvedBy != "" {
+				by = " by " + a.ResolvedBy
+			}
+			fmt.Fprintf(w, "  #%d %s %s %s: %s%s\n", a.Sequence, a.Partition, a.Kind, output.OrDash(a.Field), a.State, by)
+		}
 	}
 }

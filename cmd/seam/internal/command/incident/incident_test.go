@@ -257,6 +257,21 @@ func TestRandomUUIDIncident(t *testing.T) {
 	if rec["held_before"] != 200.0 || rec["released"] != 180.0 || rec["still_held"] != 20.0 || rec["adds_up"] != true {
 		t.Fatalf("reconciliation = %v, want 200 = 180 + 20", rec)
 	}
+	// The incident's alerts no longer hold after the replay: its
+	// re-judgment of the day resolved them, and says so.
+	var after []string
+	for _, a := range rec["alerts_after"].([]any) {
+		a := a.(map[string]any)
+		after = append(after, fmt.Sprintf("%s %v %s by %v", a["kind"], a["field"], a["state"], a["resolved_by"]))
+	}
+	slices.Sort(after)
+	replayBy := "replay incident-pay.settlements-v2-2026-03-08..2026-03-08"
+	if want := []string{"MATCH_RATE merchant_id RESOLVED by " + replayBy, "UNANNOUNCED_CHANGE merchant_id RESOLVED by " + replayBy}; !slices.Equal(after, want) {
+		t.Errorf("the incident's alerts after --apply = %q, want %q", after, want)
+	}
+	if out := n.MustCLI(t, 0, "alerts", "list", "pay.settlements"); strings.Contains(out, "2026-03-08") {
+		t.Errorf("seam alerts list after the fix still lists the incident's alerts:\n%s", out)
+	}
 	var names []string
 	for _, s := range res["steps"].([]any) {
 		st := s.(map[string]any)
@@ -277,6 +292,10 @@ func TestRandomUUIDIncident(t *testing.T) {
 	again := n.MustCLI(t, 0, "incident", "pay.settlements", "--pairs", file)
 	if !strings.Contains(again, "20 records held") || !strings.Contains(again, "need no change to v2") {
 		t.Errorf("incident after the fix:\n%s", again)
+	}
+	// The change alerts the replay resolved are no longer what changed.
+	if strings.Contains(again, "what changed:") {
+		t.Errorf("incident after the fix still lists resolved alerts as what changed:\n%s", again)
 	}
 }
 

@@ -2,47 +2,80 @@ package incident
 
 import (
 	"context"
+	"fmt"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/seamdata/seam/cmd/seam/internal/proposal"
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
 )
 
-// PartitionLine is where one partition of the window stands.
-//
-// This file is the one place the incident reads partition state. Today
-// the gate keeps per-partition counters (GetMonitor) and judges records as
-// they arrive. When the gate judges partitions whole (the partition work:
-// SealPartition, GetPartition, a replay re-sealing what it released
-// into), partitionStates should read each partition's sealed verdict
-// from GetPartition, and afterReplay wait for the re-seal the replay
-// causes, so the view says which partitions a pipeline may publish.
+// PartitionLine is where one partition of the window stands, as the
+// gate's GetPartition tells it: the partition itself (amendment 0) with
+// the counts of its amendments added. Verdict and MatchRate read as the
+// partition now stands (a replay re-judges what it released into);
+// SealedVerdict and SealedMatchRate are those of its first seal, what the
+// source sent on the day.
 type PartitionLine struct {
-	Partition   string  `json:"partition"`
-	Received    int64   `json:"received"`
-	Accepted    int64   `json:"accepted"`
-	Quarantined int64   `json:"quarantined"`
-	Released    int64   `json:"released"`
-	MatchRate   float64 `json:"match_rate"`
+	Partition       string  `json:"partition"`
+	Status          string  `json:"status"`
+	Verdict         string  `json:"verdict"`
+	SealedVerdict   string  `json:"sealed_verdict,omitempty"`
+	ContractVersion int32   `json:"contract_version"`
+	Amendments      int32   `json:"amendments"`
+	Received        int64   `json:"received"`
+	Accepted        int64   `json:"accepted"`
+	Quarantined     int64   `json:"quarantined"`
+	Released        int64   `json:"released"`
+	MatchRate       float64 `json:"match_rate"`
+	SealedMatchRate float64 `json:"sealed_match_rate"`
 }
 
-// partitionStates reads the window's partitions from the monitor.
+// partitionStates reads the window's partitions from the gate. A
+// partition the gate does not know (expired, or never sent) is left out.
+// A replay re-judges the partitions it released into before it answers,
+// so reading them after the replay step reads them re-judged.
 func partitionStates(ctx context.Context, gate gatev1.GateServiceClient, subject string, parts []string) ([]PartitionLine, error) {
-	if len(parts) == 0 {
-		return nil, nil
-	}
-	m, err := gate.GetMonitor(ctx, &gatev1.GetMonitorRequest{Subject: subject, PartitionFrom: parts[0], PartitionTo: parts[len(parts)-1]})
-	if err != nil {
-		return nil, proposal.Wrap("read the monitor of "+subject, err)
-	}
 	var out []PartitionLine
-	for _, p := range m.GetPartitions() {
-		out = append(out, PartitionLine{Partition: p.GetPartition(), Received: p.GetReceived(), Accepted: p.GetAccepted(),
-			Quarantined: p.GetQuarantined(), Released: p.GetReleased(), MatchRate: p.GetMatchRate()})
+	for _, part := range parts {
+		zero := int32(0)
+		resp, err := gate.GetPartition(ctx, &gatev1.GetPartitionRequest{Subject: subject, Partition: part, Amendment: &zero})
+		if status.Code(err) == codes.NotFound {
+			continue
+		}
+		if err != nil {
+			return nil, proposal.Wrap(fmt.Sprintf("read partition %s of %s", part, subject), err)
+		}
+		st := resp.GetPartition()
+		line := PartitionLine{Partition: part, Status: trim(st.GetStatus().String(), "PARTITION_STATUS_"), Verdict: trim(st.GetVerdict().String(), "PARTITION_VERDICT_"),
+			ContractVersion: st.GetContractVersion(), Amendments: resp.GetAmendments(), MatchRate: st.GetMatchRate(), SealedMatchRate: st.GetSealedMatchRate()}
+		if v := st.GetSealedVerdict(); v != gatev1.PartitionVerdict_PARTITION_VERDICT_UNSPECIFIED {
+			line.SealedVerdict = trim(v.String(), "PARTITION_VERDICT_")
+		}
+		line.add(st.GetCounts())
+		for a := int32(1); a <= resp.GetAmendments(); a++ {
+			am, err := gate.GetPartition(ctx, &gatev1.GetPartitionRequest{Subject: subject, Partition: part, Amendment: &a})
+			if err != nil {
+				return nil, proposal.Wrap(fmt.Sprintf("read amendment %d of partition %s of %s", a, part, subject), err)
+			}
+			line.add(am.GetPartition().GetCounts())
+		}
+		out = append(out, line)
 	}
 	return out, nil
 }
 
-// afterReplay is what follows a replay of the window. On today's gate
-// nothing does: the monitor counts released records as the replay marks
-// them. See PartitionLine for what the partition work changes here.
-func afterReplay(context.Context, gatev1.GateServiceClient, string, []string) error { return nil }
+func (l *PartitionLine) add(c *gatev1.PartitionCounts) {
+	l.Received += c.GetReceived()
+	l.Accepted += c.GetAccepted()
+	l.Quarantined += c.GetQuarantined()
+	l.Released += c.GetReleased()
+}
+
+func trim(s, prefix string) string {
+	if len(s) > len(prefix) && s[:len(prefix)] == prefix {
+		return s[len(prefix):]
+	}
+	return s
+}

@@ -199,7 +199,10 @@ func (inc *Incident) state(ctx context.Context, c proposal.Clients) error {
 			inc.Containment = ct
 		}
 	}
-	alerts, err := c.Gate.ListAlerts(ctx, &gatev1.ListAlertsRequest{Subject: inc.Subject, Limit: 1000})
+	// Only alerts that still hold: a resolved one belongs to a story that
+	// ended.
+	alerts, err := c.Gate.ListAlerts(ctx, &gatev1.ListAlertsRequest{Subject: inc.Subject, Limit: 1000,
+		States: []gatev1.AlertState{gatev1.AlertState_ALERT_STATE_OPEN, gatev1.AlertState_ALERT_STATE_ACKNOWLEDGED}})
 	if err != nil {
 		return proposal.Wrap(fmt.Sprintf("list the alerts of %s", inc.Subject), err)
 	}

@@ -143,9 +143,6 @@ func (inc *Incident) plan(c proposal.Clients, o options) {
 			return "", err
 		}
 		inc.Replay = sum
-		if err := afterReplay(ctx, c.Gate, subj, inc.Window); err != nil {
-			return "", err
-		}
 		return fmt.Sprintf("%d held, %d released, %d still held; rerun in order: %s", sum.GetHeld(), sum.GetReleased(), sum.GetRemaining(),
 			output.OrDash(strings.Join(sum.GetRerunConsumers(), " → "))), nil
 	}

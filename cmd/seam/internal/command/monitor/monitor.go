@@ -1,11 +1,8 @@
-// Package monitor holds `seam monitor` (a source's per-partition counters)
-// and `seam alerts` (list and watch the gate's alerts).
+// Package monitor holds `seam monitor`: a source's per-partition counters.
 package monitor
 
 import (
-	"context"
 	"fmt"
-	"io"
 
 	"github.com/seamdata/seam/cmd/seam/internal/client"
 	"github.com/seamdata/seam/cmd/seam/internal/command/source"
@@ -67,90 +64,4 @@ func New(g *client.Globals) *cobra.Command {
 	cmd.Flags().StringVar(&to, "to", "", "last partition (inclusive)")
 	cmd.Flags().BoolVar(&fields, "fields", false, "also show per-field statistics")
 	return cmd
-}
-
-// NewAlerts returns the `seam alerts` group.
-func NewAlerts(g *client.Globals) *cobra.Command {
-	cmd := &cobra.Command{Use: "alerts", Short: "List and watch the gate's alerts"}
-	var subject string
-	var after int64
-	var limit int32
-	list := &cobra.Command{
-		Use:     "list [SUBJECT]",
-		Short:   "List alerts after a sequence number",
-		Example: "  seam alerts list shop.orders -o json",
-		Args:    cobra.MaximumNArgs(1),
-		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
-			subject, err := client.Subject(args, subject)
-			if err != nil {
-				return err
-			}
-			ctx, cancel := g.CallCtx(cmd.Context())
-			defer cancel()
-			resp, err := gatev1.NewGateServiceClient(conn).ListAlerts(ctx, &gatev1.ListAlertsRequest{Subject: subject, AfterSequence: after, Limit: limit})
-			if err != nil {
-				return g.RPCError("list alerts", err)
-			}
-			if g.JSON() {
-				return output.Proto(cmd.OutOrStdout(), resp)
-			}
-			for _, a := range resp.GetAlerts() {
-				PrintAlert(cmd.OutOrStdout(), a)
-			}
-			return nil
-		}),
-	}
-	list.Flags().StringVar(&subject, "subject", "", "only this subject (or give it as the argument)")
-	list.Flags().Int64Var(&after, "after", 0, "start after this sequence number")
-	list.Flags().Int32Var(&limit, "limit", 100, "most alerts to list")
-
-	var wsubject string
-	var wafter int64
-	watch := &cobra.Command{
-		Use:   "watch [SUBJECT]",
-		Short: "Stream alerts as they are raised, resuming after a disconnect",
-		Long: `Print alerts from --after on, then new ones as any gate replica raises
-them, until interrupted. When the connection drops it reconnects and
-resumes after the last alert printed; when Seam cannot be reached for
---timeout it gives up (exit 2).
-
-With -o json the output is NDJSON: one JSON object per alert, one per
-line, as they come (a stream has no end to close one document with).`,
-		Example: `  seam alerts watch
-  seam alerts watch shop.orders --after 40 -o json`,
-		Args: cobra.MaximumNArgs(1),
-		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
-			wsubject, err := client.Subject(args, wsubject)
-			if err != nil {
-				return err
-			}
-			return watchAlerts(cmd.Context(), g, gatev1.NewGateServiceClient(conn), &gatev1.WatchAlertsRequest{Subject: wsubject, AfterSequence: wafter}, cmd.OutOrStdout())
-		}),
-	}
-	watch.Flags().StringVar(&wsubject, "subject", "", "only this subject (or give it as the argument)")
-	watch.Flags().Int64Var(&wafter, "after", 0, "start after this sequence number")
-	cmd.AddCommand(list, watch)
-	return cmd
-}
-
-// watchAlerts follows the alert stream, resuming after the last alert
-// printed.
-func watchAlerts(ctx context.Context, g *client.Globals, c gatev1.GateServiceClient, req *gatev1.WatchAlertsRequest, w io.Writer) error {
-	return client.Follow(ctx, g, "watch alerts",
-		func() (grpc.ServerStreamingClient[gatev1.WatchAlertsResponse], error) { return c.WatchAlerts(ctx, req) },
-		func(resp *gatev1.WatchAlertsResponse) error {
-			a := resp.GetAlert()
-			req.AfterSequence = a.GetSequence()
-			if g.JSON() {
-				return output.ProtoLine(w, a)
-			}
-			PrintAlert(w, a)
-			return nil
-		})
-}
-
-// PrintAlert writes one alert as one line.
-func PrintAlert(w io.Writer, a *gatev1.Alert) {
-	fmt.Fprintf(w, "#%d %s %s %s %s/%s %s: %s\n", a.GetSequence(), output.Time(a.GetTime()), output.Enum(a.GetSeverity(), "SEVERITY_"), a.GetKind(),
-		a.GetSubject(), a.GetPartition(), a.GetCheck(), a.GetMessage())
 }
