@@ -104,8 +104,8 @@ holds no records.`,
 			up := &upload{
 				header: &gatev1.IngestHeader{Subject: subject, Partition: partition, BatchId: batchID, ContractVersion: version, Format: f,
 					Replace: replace, Seal: !noSeal, SummaryOnly: out == ""},
-				split:  record.NewSplitter(file, f, chunk),
-				sent:   func(n int64) { _ = bar.Add64(n) },
+				split: record.NewSplitter(file, f, chunk),
+				sent:  func(n int64) { _ = bar.Add64(n) },
 			}
 			resp, err := up.run(cmd.Context(), g, gatev1.NewGateServiceClient(conn))
 			_ = bar.Finish()

@@ -362,7 +362,6 @@ func runReplay(ctx context.Context, c gatev1.GateServiceClient, req *gatev1.Repl
 	}
 }
 
-
 func printPlan(w io.Writer, p *gatev1.PlanReplayResponse) {
 	t := output.NewTable(w, "PARTITION", "HELD", "WOULD RELEASE", "WOULD REMAIN")
 	for _, pp := range p.GetPartitions() {
