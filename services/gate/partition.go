@@ -306,9 +306,14 @@ func (s *Server) sealIfAsked(ctx context.Context, in batchInput) (*gatev1.Partit
 }
 
 // sealDue seals, with a partition time, the partitions the subject's
-// watermark has passed. A failure is logged, not returned: the batch that
-// moved the watermark is stored, and the next one tries again.
-func (s *Server) sealDue(ctx context.Context, cv *compiled, subject string) {
+// watermark has passed, except current, the partition of the batch just
+// stored: a late partition (a replacement of an old day, or a day sent
+// for the first time after the watermark passed it) arrives in several
+// batches, and sealing it after the first would judge it in pieces, the
+// rest going into an amendment. It is sealed on request, or by the next
+// batch of another partition. A failure is logged, not returned: the
+// batch that moved the watermark is stored, and the next one tries again.
+func (s *Server) sealDue(ctx context.Context, cv *compiled, subject, current string) {
 	if cv.spec == nil {
 		return
 	}
@@ -325,6 +330,9 @@ func (s *Server) sealDue(ctx context.Context, cv *compiled, subject string) {
 		return
 	}
 	for _, part := range due {
+		if part == current {
+			continue
+		}
 		if _, err := s.seal(ctx, subject, part, gatev1.SealCause_SEAL_CAUSE_WATERMARK, "gate"); err != nil {
 			s.cfg.Logger.WarnContext(ctx, "sealing by watermark failed; the next batch tries again", "subject", subject, "partition", part, "error", err)
 		}
