@@ -212,8 +212,12 @@ func printPartition(w io.Writer, p *gatev1.PartitionState, amendments int32) {
 		fmt.Fprintln(w, "\nchecks that decided:")
 		t := output.NewTable(w, "CHECK", "KIND", "POLICY", "FIELD", "FAILED", "OF", "THRESHOLD", "OBSERVED", "BASELINE", "EXCEEDED", "FIRST LINES")
 		for _, ck := range p.GetChecks() {
-			t.Row(ck.GetCheck(), ck.GetKind(), output.Enum(ck.GetPolicy(), "POLICY_"), output.OrDash(ck.GetField()), fmt.Sprint(ck.GetFailures()), fmt.Sprint(ck.GetRows()),
-				thresholdText(ck.GetThreshold()), figure(ck, ck.GetObserved()), figure(ck, ck.GetBaseline()), output.YesNo(ck.GetExceeded()), output.OrDash(positions(ck.GetSamplePositions())))
+			failed, threshold := fmt.Sprint(ck.GetFailures()), thresholdText(ck.GetThreshold())
+			if metricKinds[ck.GetKind()] {
+				failed, threshold = "-", "-"
+			}
+			t.Row(ck.GetCheck(), ck.GetKind(), output.Enum(ck.GetPolicy(), "POLICY_"), output.OrDash(ck.GetField()), failed, fmt.Sprint(ck.GetRows()),
+				threshold, figure(ck, ck.GetObserved()), figure(ck, ck.GetBaseline()), output.YesNo(ck.GetExceeded()), output.OrDash(positions(ck.GetSamplePositions())))
 		}
 		_ = t.Flush()
 	}
