@@ -16,6 +16,7 @@ import (
 	"github.com/seamdata/seam/cmd/seam/internal/command/monitor"
 	"github.com/seamdata/seam/cmd/seam/internal/exit"
 	"github.com/seamdata/seam/cmd/seam/internal/output"
+	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
 )
 
@@ -215,6 +216,8 @@ func printPartition(w io.Writer, p *gatev1.PartitionState, amendments int32) {
 			failed, threshold := fmt.Sprint(ck.GetFailures()), thresholdText(ck.GetThreshold())
 			if metricKinds[ck.GetKind()] {
 				failed, threshold = "-", "-"
+			} else if ck.GetPolicy() != contractv1.Policy_POLICY_BLOCK {
+				threshold = "-"
 			}
 			t.Row(ck.GetCheck(), ck.GetKind(), output.Enum(ck.GetPolicy(), "POLICY_"), output.OrDash(ck.GetField()), failed, fmt.Sprint(ck.GetRows()),
 				threshold, figure(ck, ck.GetObserved()), figure(ck, ck.GetBaseline()), output.YesNo(ck.GetExceeded()), output.OrDash(positions(ck.GetSamplePositions())))
