@@ -86,6 +86,13 @@ holds no records.`,
 			if err != nil {
 				return err
 			}
+			if out != "" {
+				// Refused before anything is sent: the records would be
+				// accepted with nowhere to stage them.
+				if d, err := os.Stat(filepath.Dir(out)); err != nil || !d.IsDir() {
+					return exit.Usagef("--out %s: its directory %s does not exist; create it first", out, filepath.Dir(out))
+				}
+			}
 			file, err := os.Open(path)
 			if err != nil {
 				return exit.Usagef("%w", err)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -119,6 +120,12 @@ func TestSealPartitionWaitAndPublish(t *testing.T) {
 		t.Errorf("monitor after the duplicate resend = %v, want 30 duplicates counted", m)
 	}
 
+	// --out into a directory that does not exist is refused before
+	// anything is sent.
+	n.MustCLI(t, exit.Usage, "gate", "ingest", "shop.orders", good, "--partition", "2026-03-09", "--out", filepath.Join(dir, "nope", "x.ndjson"))
+	if m := n.MustJSON(t, "monitor", "shop.orders"); strings.Contains(fmt.Sprint(m), "2026-03-09") {
+		t.Errorf("ingest with an impossible --out sent records: %v", m)
+	}
 	n.MustCLI(t, exit.Usage, "gate", "wait", "shop.orders", "2026-03-01", "--max-wait", "0s")
 	n.MustCLI(t, exit.Usage, "gate", "partition", "shop.orders", "2026-03-01", "--amendment", "-1")
 	n.MustCLI(t, exit.Usage, "gate", "seal", "no.such", "2026-03-01")
