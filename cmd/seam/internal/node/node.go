@@ -91,6 +91,12 @@ type Config struct {
 	PeerTimeout time.Duration
 	// Version is the seam build's version, reported in telemetry.
 	Version string
+	// OpenLineageURL, when set, is the collector the gate sends an
+	// OpenLineage run to for every sealing of a partition; the API key
+	// is sent as a bearer token, the namespace names the jobs.
+	OpenLineageURL       string
+	OpenLineageAPIKey    string
+	OpenLineageNamespace string
 }
 
 // Validate checks cfg and names the flag to fix.

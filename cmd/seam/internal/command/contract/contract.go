@@ -67,7 +67,7 @@ type registerFlags struct {
 	reason        string
 	dataEffective string
 	dataReason    string
-	doc       *registryv1.ContractDocument // set for ODCS and JSON Schema files
+	doc           *registryv1.ContractDocument // set for ODCS and JSON Schema files
 }
 
 // sent is the contract to put in the request: none when the document goes.

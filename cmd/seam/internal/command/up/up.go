@@ -39,6 +39,9 @@ func addServeFlags(fs *pflag.FlagSet, c *node.Config, grpcDefault, httpDefault s
 	fs.DurationVar(&c.HTTPReadTimeout, "http-read-timeout", server.DefaultHTTPReadTimeout, "how long reading one REST request body may take")
 	fs.DurationVar(&c.PeerTimeout, "peer-timeout", dial.DefaultCallTimeout, "deadline of each call to a peer service; a hung peer is answered Unavailable after it")
 	fs.DurationVar(&c.MaxConnectionAge, "max-connection-age", 0, "make clients reconnect after this long, so dns:/// balancing reaches new replicas (0: never)")
+	fs.StringVar(&c.OpenLineageURL, "openlineage-url", "", "gate: send an OpenLineage run for every sealed partition to this collector, such as http://marquez:5000 (empty: none)")
+	fs.StringVar(&c.OpenLineageAPIKey, "openlineage-api-key", "", "gate: API key sent to the OpenLineage collector as a bearer token")
+	fs.StringVar(&c.OpenLineageNamespace, "openlineage-namespace", "seam", "gate: namespace of the OpenLineage jobs, one per installation")
 }
 
 func addPeerFlags(fs *pflag.FlagSet, c *node.Config, peers ...string) {
