@@ -97,7 +97,9 @@ func buildService(ctx context.Context, name string, env serviceEnv) (built, erro
 		if err != nil {
 			return built{}, err
 		}
-		s, err := gate.New(ctx, gate.Config{StoreURL: env.cfg.StoreURL(name), Registry: reg, Adapter: adp, Idmap: idm, Logger: log, Meter: meter, Lineage: em})
+		s, err := gate.New(ctx, gate.Config{StoreURL: env.cfg.StoreURL(name), Registry: reg, Adapter: adp, Idmap: idm, Logger: log, Meter: meter, Lineage: em,
+			AnswerTTL: env.cfg.Gate.AnswerTTL, BatchRetention: env.cfg.Gate.BatchRetention,
+			QuarantineRetention: env.cfg.Gate.QuarantineRetention, RetentionInterval: env.cfg.Gate.RetentionInterval})
 		if err != nil {
 			_ = closeLineage()
 			return built{}, err

@@ -247,10 +247,18 @@ func newContractRegisterCmd(g *client.Globals) *cobra.Command {
 at --effective). A breaking version needs --effective at least the subject's
 notice period ahead and a mapping to the canonical model; it is SCHEDULED and
 becomes ACTIVE on its own at that time. An admin may waive the notice with
---override-reason.`,
+--override-reason.
+
+For a contract with a partition time, --data-effective says from which
+data date the version judges partitions (default: its effective time); a
+date already past, the usual incident fix, needs the admin role and
+--data-effective-reason, kept in the audit history. Partitions before it
+stay judged by the earlier version, late files included.`,
 		Example: `  seam contract register shop_orders_v1.yaml
   seam contract register shop_orders_v2.yaml --effective +14d
-  seam contract register shop_orders_v2.yaml --override-reason "INC-42: source already switched to UUIDs"`,
+  seam contract register shop_orders_v2.yaml --override-reason "INC-42: source already switched to UUIDs"
+  seam contract register payments_v2.yaml --override-reason "INC-20: the source changed" \
+      --data-effective 2026-10-21 --data-effective-reason "INC-20: the change started on the 21st"`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
 			c, when, ov, err := f.load(cmd, args)

@@ -129,4 +129,9 @@ func TestSealPartitionWaitAndPublish(t *testing.T) {
 	n.MustCLI(t, exit.Usage, "gate", "wait", "shop.orders", "2026-03-01", "--max-wait", "0s")
 	n.MustCLI(t, exit.Usage, "gate", "partition", "shop.orders", "2026-03-01", "--amendment", "-1")
 	n.MustCLI(t, exit.Usage, "gate", "seal", "no.such", "2026-03-01")
+	v1 := seamtest.ExampleFile(t, "shop_orders_v1.yaml")
+	if out := n.MustCLI(t, exit.Usage, "contract", "register", v1, "--data-effective", "Oct 21"); !strings.Contains(out, "2026-10-21") {
+		t.Errorf("--data-effective with a bad date says:\n%s\nwant an example of a good one", out)
+	}
+	n.MustCLI(t, exit.Usage, "contract", "register", v1, "--data-effective-reason", "why")
 }

@@ -192,7 +192,9 @@ func sendCLI(t *testing.T, n *seamtest.Node, subject string, day gridDay, size i
 		size = len(day.lines)
 	}
 	file := seamtest.WriteFile(t, day.part+".ndjson", strings.Join(day.lines, "\n")+"\n")
-	_, errOut, code := n.CLI(t, "gate", "ingest", subject, file, "--partition", day.part, "--chunk-records", fmt.Sprint(size))
+	// One-record chunks of a whole day keep the gate busy long after the
+	// last is sent; --timeout bounds the wait for its answer.
+	_, errOut, code := n.CLI(t, "gate", "ingest", subject, file, "--partition", day.part, "--chunk-records", fmt.Sprint(size), "--timeout", "3m")
 	if code != exit.OK && code != exit.Failed {
 		t.Fatalf("gate ingest %s: exit %d\n%s", day.part, code, errOut)
 	}
