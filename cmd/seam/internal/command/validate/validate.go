@@ -91,8 +91,9 @@ func New(g *client.Globals) *cobra.Command {
 		Long: `Validate data files against a contract with the same compiled checks the
 gate runs, without a server: what a source team runs in its own CI next to
 'seam contract check'. Files are read streaming, in batches of --batch-size
-records (the batches 'seam gate ingest' sends, so per-batch thresholds and
-key uniqueness mean the same as at the gate), on every core.
+records cut as 'seam gate ingest' cuts them, on every core; the batch size
+changes no verdict (key uniqueness is checked within a batch here, across
+the whole partition at the gate).
 
 The contract itself is checked as the registry checks it before it may be
 registered: valid fields, checks that compile, and, given the canonical
