@@ -10,6 +10,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 	"google.golang.org/grpc"
+
+	"github.com/seamdata/seam/core/openlineage"
 )
 
 // Config configures a gate Server.
@@ -27,6 +29,10 @@ type Config struct {
 	TracerProvider trace.TracerProvider
 	// Clock returns the current time; tests inject one.
 	Clock func() time.Time
+	// Lineage emits an OpenLineage run for every sealing of a partition
+	// (START, then COMPLETE, or FAIL when it is BLOCKED); nil emits
+	// nothing. It never blocks and never fails a seal.
+	Lineage *openlineage.Emitter
 	// RelayInterval is how often undelivered registry events are retried.
 	RelayInterval time.Duration
 	// ContractRefresh is how long the active version of a subject is

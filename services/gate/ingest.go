@@ -253,7 +253,7 @@ func (s *Server) ingestOnce(ctx context.Context, in batchInput, digest []byte) (
 		return nil, err
 	}
 	s.metrics.batch(ctx, o.in.subject, resp.GetSummary())
-	s.sealDue(ctx, cv, in.subject)
+	s.sealDue(ctx, cv, in.subject, in.partition)
 	return resp, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/seamdata/seam/core/check"
+	"github.com/seamdata/seam/core/openlineage"
 	"github.com/seamdata/seam/platform/auth"
 	"github.com/seamdata/seam/platform/rpcerr"
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
@@ -294,7 +296,9 @@ func (s *Server) seal(ctx context.Context, subject, part string, cause gatev1.Se
 		}
 		now := s.cfg.Clock()
 		var state *gatev1.PartitionState
+		sealedNow := false
 		err = s.store.InTx(ctx, func(tx storeTx) error {
+			sealedNow = false
 			p, _, err := tx.LockPartition(ctx, subject, part, true, now)
 			if err != nil {
 				return err
@@ -326,6 +330,7 @@ func (s *Server) seal(ctx context.Context, subject, part string, cause gatev1.Se
 				return err
 			}
 			state = s.stateOf(cv, p, u, alerts)
+			sealedNow = true
 			return nil
 		})
 		if errors.Is(err, errTargetMoved) && attempt < 3 {
@@ -336,6 +341,9 @@ func (s *Server) seal(ctx context.Context, subject, part string, cause gatev1.Se
 		}
 		for _, a := range state.GetAlerts() {
 			s.metrics.alert(ctx, a.GetSubject(), a.GetKind())
+		}
+		if sealedNow {
+			s.emitSeal(ctx, cv, state, now)
 		}
 		return state, nil
 	}
@@ -351,9 +359,14 @@ func (s *Server) sealIfAsked(ctx context.Context, in batchInput) (*gatev1.Partit
 }
 
 // sealDue seals, with a partition time, the partitions the subject's
-// watermark has passed. A failure is logged, not returned: the batch that
-// moved the watermark is stored, and the next one tries again.
-func (s *Server) sealDue(ctx context.Context, cv *compiled, subject string) {
+// watermark has passed, except current, the partition of the batch just
+// stored: a late partition (a replacement of an old day, or a day sent
+// for the first time after the watermark passed it) arrives in several
+// batches, and sealing it after the first would judge it in pieces, the
+// rest going into an amendment. It is sealed on request, or by the next
+// batch of another partition. A failure is logged, not returned: the
+// batch that moved the watermark is stored, and the next one tries again.
+func (s *Server) sealDue(ctx context.Context, cv *compiled, subject, current string) {
 	if cv.spec == nil {
 		return
 	}
@@ -370,6 +383,9 @@ func (s *Server) sealDue(ctx context.Context, cv *compiled, subject string) {
 		return
 	}
 	for _, part := range due {
+		if part == current {
+			continue
+		}
 		if _, err := s.seal(ctx, subject, part, gatev1.SealCause_SEAL_CAUSE_WATERMARK, "gate"); err != nil {
 			s.cfg.Logger.WarnContext(ctx, "sealing by watermark failed; the next batch tries again", "subject", subject, "partition", part, "error", err)
 		}
@@ -502,3 +518,40 @@ func (s *Server) WaitPartition(ctx context.Context, req *gatev1.WaitPartitionReq
 }
 
 func isNotFound(err error) bool { return status.Code(err) == codes.NotFound }
+
+// emitSeal reports a sealing as an OpenLineage run, once it is committed
+// (a seal answered from a sealed partition is not a new run). A run that
+// cannot be described is logged; the seal stands either way.
+func (s *Server) emitSeal(ctx context.Context, cv *compiled, st *gatev1.PartitionState, started time.Time) {
+	if s.cfg.Lineage == nil {
+		return
+	}
+	c := st.GetCounts()
+	m := cv.contract.GetMapping()
+	seal := openlineage.Seal{
+		Source: openlineage.Source{Subject: st.GetSubject(), ContractVersion: int64(st.GetContractVersion()), Labels: cv.contract.GetLabels(),
+			Canonical: m.GetCanonical(), CanonicalVersion: int64(m.GetCanonicalVersion())},
+		Partition: st.GetPartition(),
+		// Each sealing is its own run: the partition's attempt, amendment
+		// and seal time tell them apart (a replay re-seals a unit).
+		Generation: st.GetSealTime().AsTime().UnixMilli(),
+		Verdict:    strings.TrimPrefix(st.GetVerdict().String(), "PARTITION_VERDICT_"),
+		Blocked:    st.GetVerdict() == gatev1.PartitionVerdict_PARTITION_VERDICT_BLOCKED,
+		Reason:     st.GetNotice(),
+		Received:   c.GetReceived(), Accepted: c.GetAccepted(), Quarantined: c.GetQuarantined(),
+		Metrics:  openlineage.Metrics{RowCount: c.GetReceived()},
+		Started:  started,
+		Finished: s.cfg.Clock(),
+	}
+	for _, o := range st.GetChecks() {
+		r := openlineage.CheckResult{Name: o.GetCheck(), Rule: o.GetRule(), Kind: o.GetKind(), Field: o.GetField(),
+			Policy: strings.TrimPrefix(o.GetPolicy().String(), "POLICY_"), Passed: !o.GetExceeded() && o.GetFailures() == 0, Failures: o.GetFailures()}
+		if !math.IsNaN(o.GetObserved()) && o.GetFailures() == 0 {
+			r.Actual = strconv.FormatFloat(o.GetObserved(), 'g', -1, 64)
+		}
+		seal.Checks = append(seal.Checks, r)
+	}
+	if err := s.cfg.Lineage.PartitionSealed(seal); err != nil {
+		s.cfg.Logger.WarnContext(ctx, "could not describe the seal as an OpenLineage run", "subject", st.GetSubject(), "partition", st.GetPartition(), "error", err)
+	}
+}

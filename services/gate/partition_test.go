@@ -2,6 +2,7 @@ package gate
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -104,6 +105,46 @@ func TestReplaceAndDuplicates(t *testing.T) {
 			t.Fatalf("duplicates in quarantine = %v (%v), want held DUPLICATE_KEY records of amendment 1", list.GetRecords(), err)
 		}
 	})
+}
+
+// A partition the watermark has already passed, sent in several batches
+// (a replacement of an old day, or an old day sent for the first time),
+// is one unit judged whole: the watermark does not seal it between its
+// own batches, and the seal judges all of it.
+func TestWatermarkDoesNotSealALatePartitionBetweenItsBatches(t *testing.T) {
+	t.Parallel()
+	e, _ := paymentsEnv(t, storagetest.SQLiteURL(t), nil)
+	for d := range 4 {
+		req := payIngest(payDay(d), "day", paymentsDay{day: d, n: 200}.lines())
+		req.Seal = true
+		mustIngest(t, e, req)
+	}
+	for _, tc := range []struct {
+		name    string
+		day     int
+		replace bool
+	}{{"replacement of a sealed day", 0, true}, {"first sending of a day the watermark passed", 5, false}} {
+		// Day 5 is sent after day 6 moved the watermark past it.
+		if tc.day == 5 {
+			mustIngest(t, e, payIngest(payDay(6), "day", paymentsDay{day: 6, n: 200}.lines()))
+		}
+		lines := paymentsDay{day: tc.day, n: 200}.lines()
+		for i, part := range [][]string{lines[:100], lines[100:]} {
+			req := payIngest(payDay(tc.day), fmt.Sprintf("again-%d", i), part)
+			req.Replace = tc.replace && i == 0
+			req.Seal = i == 1
+			r := mustIngest(t, e, req)
+			if i == 0 && r.GetPartition().GetStatus() != gatev1.PartitionStatus_PARTITION_STATUS_OPEN {
+				t.Fatalf("%s: after its first batch the partition is %v, want open", tc.name, r.GetPartition())
+			}
+			if i == 1 {
+				p := r.GetPartition()
+				if p.GetAmendment() != 0 || p.GetCounts().GetReceived() != 200 || p.GetSealCause() != gatev1.SealCause_SEAL_CAUSE_REQUEST {
+					t.Errorf("%s: sealed as %v, want amendment 0 holding all 200 records, sealed on request", tc.name, p)
+				}
+			}
+		}
+	}
 }
 
 // Records for a sealed partition open an amendment, judged and sealed on

@@ -105,17 +105,34 @@ class ReplayResult:
 
 @dataclass
 class PartitionVerdict:
-    """A sealed (or still open) partition's verdict."""
+    """A partition's state: status OPEN or SEALED, its verdict once sealed
+    (PASSED, PASSED_WITH_ALERTS or BLOCKED), its counts and the checks that
+    decided. A pipeline publishes a staged partition only when sealed and
+    not blocked."""
 
     subject: str
     partition: str
     state: str
     verdict: str
     raw: JSON
+    amendment: int = 0
+    attempt: int = 0
+    counts: JSON = field(default_factory=dict)
+    checks: List[JSON] = field(default_factory=list)
+    notice: str = ""
 
     @property
     def sealed(self) -> bool:
-        return "SEALED" in self.state.upper() or self.verdict not in ("", "UNSPECIFIED", "PARTITION_VERDICT_UNSPECIFIED")
+        return self.state == "SEALED"
+
+    @property
+    def blocked(self) -> bool:
+        return self.verdict == "BLOCKED"
+
+    @property
+    def publishable(self) -> bool:
+        """Sealed, and not BLOCKED."""
+        return self.sealed and not self.blocked
 
 
 class Client:
@@ -317,12 +334,15 @@ class Client:
     # -- gate -----------------------------------------------------------
 
     def ingest(self, subject: str, records: Union[Iterable[Record], Any], partition: str, batch_id: str = "",
-               summary_only: bool = False) -> IngestResult:
+               summary_only: bool = False, *, replace: bool = False, seal: bool = False) -> IngestResult:
         """Send a batch: a list of dicts, or a pandas DataFrame (one record
-        per row). The same batch_id sent again returns the stored verdicts."""
+        per row). The same batch_id sent again returns the stored verdicts.
+        replace makes the batch the first of a new sending of the partition,
+        superseding everything sent before; seal seals the partition after
+        the batch (the result's raw["partition"] then holds its verdict)."""
         rows = _records(records)
         body = {"partition": partition, "batch_id": batch_id, "summary_only": summary_only,
-                "batch": {"objects": {"records": rows}}}
+                "replace": replace, "seal": seal, "batch": {"objects": {"records": rows}}}
         return IngestResult.from_json(self.call("POST", f"/v1/subjects/{_q(subject)}:ingest", body))
 
     def contain(self, subject: str, reason: str) -> JSON:
@@ -365,34 +385,43 @@ class Client:
         q = {"subject": subject or None, "after_sequence": after or None, "limit": limit or None}
         return self.call("GET", "/v1/alerts", query=q).get("alerts", [])
 
-    # Partitions: write, audit, publish. These routes come with the gate's
-    # partition sealing (SealPartition, GetPartition).
+    # Partitions: write, audit, publish (docs/partitions.md).
 
     def seal(self, subject: str, partition: str) -> PartitionVerdict:
-        """Seal a partition: its partition-level checks are judged now."""
+        """Seal a partition: the gate judges it whole and gives its verdict."""
         j = self.call("POST", f"/v1/subjects/{_q(subject)}/partitions/{_q(partition)}:seal", {})
         return _verdict(subject, partition, j)
 
-    def partition(self, subject: str, partition: str) -> PartitionVerdict:
-        j = self.call("GET", f"/v1/subjects/{_q(subject)}/partitions/{_q(partition)}")
+    def partition(self, subject: str, partition: str, amendment: Optional[int] = None) -> PartitionVerdict:
+        """A partition's state (amendment None: the latest)."""
+        j = self.call("GET", f"/v1/subjects/{_q(subject)}/partitions/{_q(partition)}", query={"amendment": amendment})
         return _verdict(subject, partition, j)
 
-    def wait_for_verdict(self, subject: str, partition: str, timeout: float = 60.0, interval: float = 0.5) -> PartitionVerdict:
-        """Poll a partition until it is sealed, or raise TimeoutError."""
+    def wait_for_verdict(self, subject: str, partition: str, timeout: float = 60.0) -> PartitionVerdict:
+        """Wait until a partition is sealed, or raise TimeoutError. The gate
+        holds each request up to a minute and answers at the seal."""
         deadline = time.monotonic() + timeout
         while True:
-            v = self.partition(subject, partition)
+            left = max(deadline - time.monotonic(), 0.001)
+            # Each request waits less than the client's own timeout.
+            step = min(left, 60.0, max(self.timeout - 5.0, 1.0))
+            j = self.call("GET", f"/v1/subjects/{_q(subject)}/partitions/{_q(partition)}:wait",
+                          query={"timeout": f"{step:.3f}s"})
+            v = _verdict(subject, partition, j)
             if v.sealed:
                 return v
             if time.monotonic() >= deadline:
-                raise TimeoutError(f"partition {partition} of {subject} has no verdict after {timeout}s (state {v.state})")
-            time.sleep(interval)
+                raise TimeoutError(f"partition {partition} of {subject} has no verdict after {timeout}s (still {v.state})")
 
 
 def _verdict(subject: str, partition: str, j: JSON) -> PartitionVerdict:
     p = j.get("partition", j)
-    return PartitionVerdict(subject=subject, partition=partition, state=str(p.get("state", "")),
-                            verdict=str(p.get("verdict", "")), raw=j)
+    return PartitionVerdict(subject=subject, partition=partition,
+                            state=str(p.get("status", "")).replace("PARTITION_STATUS_", ""),
+                            verdict=str(p.get("verdict", "")).replace("PARTITION_VERDICT_", ""), raw=j,
+                            amendment=_int(p.get("amendment")), attempt=_int(p.get("attempt")),
+                            counts={k: _int(v) for k, v in p.get("counts", {}).items()},
+                            checks=p.get("checks", []), notice=str(p.get("notice", "")))
 
 
 def _canonical(rec: JSON) -> JSON:

@@ -212,3 +212,62 @@ def test_pip_install(tmp_path):
     out = subprocess.run([sys.executable, "-c", "import seam_client; print(seam_client.Client.__name__)"],
                          env={**os.environ, "PYTHONPATH": str(target)}, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "Client"
+
+
+LAB_MODEL = """name: lab.sample
+owner: team-lab
+fields:
+  - {name: sample_id, type: STRING, required: true, key: true}
+  - {name: site, type: STRING}
+  - {name: value, type: DOUBLE, required: true}
+"""
+
+LAB_CONTRACT = """subject: lab.samples
+owner: team-lab
+fields:
+  - {name: sample_id, type: STRING, required: true, key: true}
+  - {name: site, type: STRING}
+  - {name: value, type: DOUBLE, required: true}
+checks:
+  - {name: site_present, rule: required(site), policy: BLOCK}
+mapping:
+  canonical: lab.sample
+  fields:
+    sample_id: {from: sample_id}
+    site: {from: site}
+    value: {from: value}
+"""
+
+
+def test_partitions_write_audit_publish(seam):
+    """Write, audit, publish through the client: a day with a record
+    missing a BLOCK field is sealed BLOCKED whole; the corrected day sent
+    as a replacement is publishable and counted once; a plain resend of
+    accepted keys is quarantined as duplicates; wait_for_verdict answers at
+    the seal and times out on an open partition."""
+    base, token, _ = seam
+    c = Client(base, token)
+    c.register_canonical_model(LAB_MODEL)
+    c.register_contract(LAB_CONTRACT)
+    good = [{"sample_id": f"S-{i}", "site": "A", "value": i} for i in range(10)]
+    bad = [dict(r) for r in good]
+    del bad[4]["site"]
+
+    first = c.ingest("lab.samples", bad[:5], "2026-05-01", batch_id="part-1", summary_only=True)
+    assert first.raw["partition"]["status"] == "PARTITION_STATUS_OPEN"
+    with pytest.raises(TimeoutError):
+        c.wait_for_verdict("lab.samples", "2026-05-01", timeout=0.3)
+    c.ingest("lab.samples", bad[5:], "2026-05-01", batch_id="part-2", summary_only=True)
+    v = c.seal("lab.samples", "2026-05-01")
+    assert (v.state, v.verdict, v.blocked, v.publishable) == ("SEALED", "BLOCKED", True, False)
+    assert v.counts["received"] == 10 and v.counts["batches"] == 2
+    assert [ch["check"] for ch in v.checks if ch.get("exceeded")] == ["site_present"]
+
+    fixed = c.ingest("lab.samples", good, "2026-05-01", batch_id="fixed", replace=True, seal=True)
+    assert fixed.accepted == 10 and len(fixed.records) == 10
+    v = c.wait_for_verdict("lab.samples", "2026-05-01", timeout=10)
+    assert (v.verdict, v.publishable, v.attempt, v.counts["accepted"]) == ("PASSED", True, 2, 10)
+
+    again = c.ingest("lab.samples", good, "2026-05-01", batch_id="again", summary_only=True)
+    assert again.raw["summary"].get("duplicates") in (10, "10") and again.accepted == 0
+    assert c.partition("lab.samples", "2026-05-01", amendment=0).counts["accepted"] == 10

@@ -91,6 +91,21 @@ type Config struct {
 	PeerTimeout time.Duration
 	// Version is the seam build's version, reported in telemetry.
 	Version string
+	// OpenLineageURL, when set, is the collector the gate sends an
+	// OpenLineage run to for every sealing of a partition; the API key
+	// is sent as a bearer token, the namespace names the jobs.
+	OpenLineageURL       string
+	OpenLineageAPIKey    string
+	OpenLineageNamespace string
+	// Gate holds the gate's partition settings (0 takes the gate's
+	// default): how long answers, idempotency rows and settled
+	// quarantine are kept, and how often the retention job runs.
+	Gate GateSettings
+}
+
+// GateSettings are the gate's partition and retention settings.
+type GateSettings struct {
+	AnswerTTL, BatchRetention, QuarantineRetention, RetentionInterval time.Duration
 }
 
 // Validate checks cfg and names the flag to fix.
@@ -119,6 +134,11 @@ func (c *Config) Validate() error {
 				errs = append(errs, fmt.Errorf("%s calls %s: give --%s-addr (host:port, or several separated by commas)", s, peer, peer))
 			}
 		}
+	}
+	if g := c.Gate; g.AnswerTTL < 0 || g.BatchRetention < 0 || g.QuarantineRetention < 0 || g.RetentionInterval < 0 {
+		errs = append(errs, errors.New("--answer-ttl, --batch-retention, --quarantine-retention and --retention-interval must not be negative"))
+	} else if g.AnswerTTL > 0 && g.BatchRetention > 0 && g.AnswerTTL > g.BatchRetention {
+		errs = append(errs, fmt.Errorf("--answer-ttl %s exceeds --batch-retention %s: an answer is kept only with its batch", g.AnswerTTL, g.BatchRetention))
 	}
 	if c.ShutdownTimeout < 0 || c.DrainDelay < 0 {
 		errs = append(errs, errors.New("--shutdown-timeout and --drain-delay must not be negative"))

@@ -2,11 +2,18 @@ package node
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
+	"time"
+
+	"go.opentelemetry.io/otel/metric"
 
 	"google.golang.org/grpc"
 
+	"github.com/seamdata/seam/core/openlineage"
 	"github.com/seamdata/seam/platform/auth"
+	"github.com/seamdata/seam/platform/lineage"
 	"github.com/seamdata/seam/platform/server"
 	adapterv1 "github.com/seamdata/seam/proto/seam/adapter/v1"
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
@@ -86,9 +93,15 @@ func buildService(ctx context.Context, name string, env serviceEnv) (built, erro
 		if err != nil {
 			return built{}, err
 		}
-		s, err := gate.New(ctx, gate.Config{StoreURL: env.cfg.StoreURL(name), Registry: reg, Adapter: adp, Idmap: idm, Logger: log, Meter: meter,
-			TracerProvider: env.tel.TracerProvider})
+		em, closeLineage, err := lineageEmitter(env.cfg, log, meter)
 		if err != nil {
+			return built{}, err
+		}
+		s, err := gate.New(ctx, gate.Config{StoreURL: env.cfg.StoreURL(name), Registry: reg, Adapter: adp, Idmap: idm, Logger: log, Meter: meter, Lineage: em, TracerProvider: env.tel.TracerProvider,
+			AnswerTTL: env.cfg.Gate.AnswerTTL, BatchRetention: env.cfg.Gate.BatchRetention,
+			QuarantineRetention: env.cfg.Gate.QuarantineRetention, RetentionInterval: env.cfg.Gate.RetentionInterval})
+		if err != nil {
+			_ = closeLineage()
 			return built{}, err
 		}
 		return built{
@@ -98,8 +111,13 @@ func buildService(ctx context.Context, name string, env serviceEnv) (built, erro
 				Gateway:  gatev1.RegisterGateServiceHandler,
 				Access:   gate.Access,
 			},
-			run:   s.Run,
-			close: s.Close,
+			run: s.Run,
+			close: func() error {
+				// The gate first, so its last seals are queued, then the
+				// transport flushes them within the shutdown timeout.
+				err := s.Close()
+				return errors.Join(err, closeLineage())
+			},
 		}, nil
 	}
 	return built{}, fmt.Errorf("unknown service %q", name)
@@ -131,4 +149,28 @@ func HealthName(service string) string {
 		return gatev1.GateService_ServiceDesc.ServiceName
 	}
 	return ""
+}
+
+// lineageEmitter builds the gate's OpenLineage emitter and its HTTP
+// transport from --openlineage-url; without it, a nil emitter (emits
+// nothing) and a close that does nothing.
+func lineageEmitter(cfg *Config, log *slog.Logger, meter metric.Meter) (*openlineage.Emitter, func() error, error) {
+	if cfg.OpenLineageURL == "" {
+		return nil, func() error { return nil }, nil
+	}
+	tr, err := lineage.New(lineage.Config{URL: cfg.OpenLineageURL, APIKey: cfg.OpenLineageAPIKey, Logger: log, Meter: meter, Gzip: true})
+	if err != nil {
+		return nil, nil, fmt.Errorf("--openlineage-url: %w", err)
+	}
+	em := openlineage.NewEmitter(openlineage.EmitterConfig{Namespace: cfg.OpenLineageNamespace, Version: cfg.Version}, tr)
+	closeFn := func() error {
+		timeout := cfg.ShutdownTimeout
+		if timeout <= 0 {
+			timeout = 5 * time.Second
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		return tr.Close(ctx)
+	}
+	return em, closeFn, nil
 }

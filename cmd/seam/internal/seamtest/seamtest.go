@@ -45,6 +45,13 @@ type Node struct {
 // viewer token, and stops it when the test ends.
 func StartNode(t *testing.T) *Node {
 	t.Helper()
+	return StartNodeWith(t, nil)
+}
+
+// StartNodeWith is StartNode with settings of `seam up` changed by
+// configure (nil changes none), such as --openlineage-url.
+func StartNodeWith(t *testing.T, configure func(*node.Config)) *Node {
+	t.Helper()
 	dir := t.TempDir()
 	admin, adminEntry, err := auth.NewToken("admin", []auth.Role{auth.RoleAdmin}, nil)
 	if err != nil {
@@ -73,6 +80,9 @@ func StartNode(t *testing.T) *Node {
 		Services: node.ServiceNames, Bootstrap: true, DataDir: dir,
 		GRPCAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:0",
 		LogFormat: "text", LogLevel: "warn", ShutdownTimeout: 5 * time.Second,
+	}
+	if configure != nil {
+		configure(&cfg)
 	}
 	go func() {
 		done <- node.Run(ctx, cfg, node.Hooks{

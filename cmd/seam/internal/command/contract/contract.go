@@ -62,10 +62,12 @@ func New(g *client.Globals) *cobra.Command {
 }
 
 type registerFlags struct {
-	file      string
-	effective string
-	reason    string
-	doc       *registryv1.ContractDocument // set for ODCS and JSON Schema files
+	file          string
+	effective     string
+	reason        string
+	dataEffective string
+	dataReason    string
+	doc           *registryv1.ContractDocument // set for ODCS and JSON Schema files
 }
 
 // sent is the contract to put in the request: none when the document goes.
@@ -80,6 +82,24 @@ func (f *registerFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVarP(&f.file, "file", "f", "", "contract YAML (- for standard input), or give FILE as the argument; *.odcs.yaml and *.schema.json are sent as ODCS and JSON Schema")
 	cmd.Flags().StringVar(&f.effective, "effective", "", "effective time: RFC 3339, or +DURATION from the registry's now, such as +14d (default: now)")
 	cmd.Flags().StringVar(&f.reason, "override-reason", "", "admin only: waive the notice period, with this reason (kept in the audit history)")
+	cmd.Flags().StringVar(&f.dataEffective, "data-effective", "", "contracts with a partition time: judge partitions from this data date on (RFC 3339 or YYYY-MM-DD, UTC; default: the effective time)")
+	cmd.Flags().StringVar(&f.dataReason, "data-effective-reason", "", "admin only: why the version applies from a data date already past (kept in the audit history)")
+}
+
+// dataEffective is the --data-effective time: RFC 3339, or a UTC date.
+func (f *registerFlags) dataEffectiveTime() (*timestamppb.Timestamp, error) {
+	if f.dataEffective == "" {
+		if f.dataReason != "" {
+			return nil, exit.Usagef("--data-effective-reason without --data-effective: give the data date the version applies from")
+		}
+		return nil, nil
+	}
+	for _, layout := range []string{time.RFC3339, time.DateOnly} {
+		if t, err := time.Parse(layout, f.dataEffective); err == nil {
+			return timestamppb.New(t), nil
+		}
+	}
+	return nil, exit.Usagef("--data-effective %q: give an RFC 3339 time or a date such as 2026-10-21 (UTC)", f.dataEffective)
 }
 
 func (f *registerFlags) load(cmd *cobra.Command, args []string) (*contractv1.Contract, effective, *registryv1.NoticeOverride, error) {
@@ -131,9 +151,14 @@ dry run does not change the exit code.`,
 			if err != nil {
 				return err
 			}
+			dataAt, err := f.dataEffectiveTime()
+			if err != nil {
+				return err
+			}
 			ctx, cancel := g.CallCtx(cmd.Context())
 			defer cancel()
-			resp, err := registryv1.NewRegistryServiceClient(conn).CheckContract(ctx, &registryv1.CheckContractRequest{Contract: f.sent(c), Document: f.doc, EffectiveTime: when.at, EffectiveIn: when.in, Override: ov})
+			resp, err := registryv1.NewRegistryServiceClient(conn).CheckContract(ctx, &registryv1.CheckContractRequest{Contract: f.sent(c), Document: f.doc, EffectiveTime: when.at, EffectiveIn: when.in, Override: ov,
+				DataEffectiveTime: dataAt, DataEffectiveReason: f.dataReason})
 			if err != nil {
 				return g.DocumentError("check "+c.GetSubject(), err)
 			}
@@ -222,19 +247,32 @@ func newContractRegisterCmd(g *client.Globals) *cobra.Command {
 at --effective). A breaking version needs --effective at least the subject's
 notice period ahead and a mapping to the canonical model; it is SCHEDULED and
 becomes ACTIVE on its own at that time. An admin may waive the notice with
---override-reason.`,
+--override-reason.
+
+For a contract with a partition time, --data-effective says from which
+data date the version judges partitions (default: its effective time); a
+date already past, the usual incident fix, needs the admin role and
+--data-effective-reason, kept in the audit history. Partitions before it
+stay judged by the earlier version, late files included.`,
 		Example: `  seam contract register shop_orders_v1.yaml
   seam contract register shop_orders_v2.yaml --effective +14d
-  seam contract register shop_orders_v2.yaml --override-reason "INC-42: source already switched to UUIDs"`,
+  seam contract register shop_orders_v2.yaml --override-reason "INC-42: source already switched to UUIDs"
+  seam contract register payments_v2.yaml --override-reason "INC-20: the source changed" \
+      --data-effective 2026-10-21 --data-effective-reason "INC-20: the change started on the 21st"`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
 			c, when, ov, err := f.load(cmd, args)
 			if err != nil {
 				return err
 			}
+			dataAt, err := f.dataEffectiveTime()
+			if err != nil {
+				return err
+			}
 			ctx, cancel := g.CallCtx(cmd.Context())
 			defer cancel()
-			resp, err := registryv1.NewRegistryServiceClient(conn).RegisterContract(ctx, &registryv1.RegisterContractRequest{Contract: f.sent(c), Document: f.doc, EffectiveTime: when.at, EffectiveIn: when.in, Override: ov})
+			resp, err := registryv1.NewRegistryServiceClient(conn).RegisterContract(ctx, &registryv1.RegisterContractRequest{Contract: f.sent(c), Document: f.doc, EffectiveTime: when.at, EffectiveIn: when.in, Override: ov,
+				DataEffectiveTime: dataAt, DataEffectiveReason: f.dataReason})
 			if err != nil {
 				return g.DocumentError("register "+c.GetSubject(), err)
 			}
@@ -250,6 +288,9 @@ becomes ACTIVE on its own at that time. An admin may waive the notice with
 			fmt.Fprintf(w, "%s v%d registered: %s, effective %s\n", v.GetSubject(), v.GetVersion(), output.Enum(v.GetStatus(), "VERSION_STATUS_"), output.Time(v.GetEffectiveTime()))
 			if v.GetOverride() != nil {
 				fmt.Fprintf(w, "notice waived by %s: %s\n", v.GetOverrideBy(), v.GetOverride().GetReason())
+			}
+			if v.GetDataEffectiveReason() != "" {
+				fmt.Fprintf(w, "judges partitions from %s on, backdated by %s: %s\n", output.Time(v.GetDataEffectiveTime()), v.GetDataEffectiveBy(), v.GetDataEffectiveReason())
 			}
 			printMigration(w, resp.GetMigration())
 			return printAffected(w, "announced to", resp.GetAffectedConsumers())

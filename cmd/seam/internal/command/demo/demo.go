@@ -321,7 +321,7 @@ func runDemo(ctx context.Context, conn grpc.ClientConnInterface, admin string, c
 	if err := d.setup(ctx); err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(w, "\n%-4s %-10s %9s %9s %11s %8s %10s\n", "DAY", "PARTITION", "RECEIVED", "ACCEPTED", "QUARANTINED", "BLOCKED", "MATCH RATE")
+	fmt.Fprintf(w, "\n%-4s %-10s %9s %9s %11s %8s %10s  %s\n", "DAY", "PARTITION", "RECEIVED", "ACCEPTED", "QUARANTINED", "BLOCKED", "MATCH RATE", "SEALED")
 	for day := 1; day <= cfg.days; day++ {
 		if err := d.playDay(ctx, day); err != nil {
 			return nil, err
@@ -484,7 +484,8 @@ func (d *drill) playDay(ctx context.Context, day int) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(d.w, "%-4d %-10s %9d %9d %11d %8d %9.1f%%\n", day, part, t.received, t.accepted, t.quarantined, t.blocked, 100*rate)
+	fmt.Fprintf(d.w, "%-4d %-10s %9d %9d %11d %8d %9.1f%%  %s\n", day, part, t.received, t.accepted, t.quarantined, t.blocked, 100*rate,
+		strings.TrimPrefix(sealed.GetPartition().GetVerdict().String(), "PARTITION_VERDICT_"))
 	return nil
 }
 

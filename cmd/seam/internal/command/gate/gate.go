@@ -1,5 +1,6 @@
 // Package gate holds the gate's client commands under `seam gate`: ingest
-// a file, contain and release a source, list containments.
+// a file, seal a partition, show it and wait for its verdict, contain and
+// release a source, list containments.
 package gate
 
 import (
@@ -17,7 +18,7 @@ import (
 
 // AddCommands adds the gate's client commands to the `seam gate` group.
 func AddCommands(group *cobra.Command, g *client.Globals) {
-	group.AddCommand(newGateIngestCmd(g), newContainCmd(g, true), newContainCmd(g, false), newContainmentsCmd(g))
+	group.AddCommand(newGateIngestCmd(g), newSealCmd(g), newPartitionCmd(g), newWaitCmd(g), newContainCmd(g, true), newContainCmd(g, false), newContainmentsCmd(g))
 }
 
 func newContainCmd(g *client.Globals, contain bool) *cobra.Command {

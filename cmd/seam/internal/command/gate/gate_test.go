@@ -63,7 +63,8 @@ func TestCLIGateCommands(t *testing.T) {
 
 // A partition over a BLOCK threshold is explained in the table, the JSON
 // and the error: the check, its counts, the contract version and the first
-// failing lines, and the exit code says "no" before the seal.
+// failing lines, and the exit code says "no" before the seal (--no-seal)
+// as after it (the default).
 func TestIngestExplainsBlockedPartition(t *testing.T) {
 	t.Parallel()
 	n := seamtest.StartNode(t)
@@ -74,13 +75,13 @@ func TestIngestExplainsBlockedPartition(t *testing.T) {
 	}
 	file := seamtest.WriteFile(t, "day.ndjson", strings.Join(lines, "\n")+"\n")
 
-	out := n.MustCLI(t, exit.Failed, "gate", "ingest", "shop.orders", file, "--partition", "2026-03-01", "--chunk-records", "10")
-	for _, want := range []string{"will be BLOCKED", "customer_present", "2 of 30 records", "first at line 13"} {
+	out := n.MustCLI(t, exit.Failed, "gate", "ingest", "shop.orders", file, "--partition", "2026-03-01", "--chunk-records", "10", "--no-seal")
+	for _, want := range []string{"OPEN (will be BLOCKED)", "will be BLOCKED at its seal", "customer_present", "2 of 30 records", "first at line 13"} {
 		if !strings.Contains(out, want) {
-			t.Errorf("ingest of a day missing customer_id twice does not say %q:\n%s", want, out)
+			t.Errorf("ingest --no-seal of a day missing customer_id twice does not say %q:\n%s", want, out)
 		}
 	}
-	jsonOut, _, code := n.CLI(t, "gate", "ingest", file, "--subject", "shop.orders", "--partition", "2026-03-02", "--chunk-records", "10", "-o", "json")
+	jsonOut, _, code := n.CLI(t, "gate", "ingest", file, "--subject", "shop.orders", "--partition", "2026-03-02", "--chunk-records", "10", "--no-seal", "-o", "json")
 	var resp map[string]any
 	if err := json.Unmarshal([]byte(jsonOut), &resp); err != nil || code != exit.Failed {
 		t.Fatalf("ingest -o json: exit %d, %v\n%s", code, err, jsonOut)
@@ -101,6 +102,21 @@ func TestIngestExplainsBlockedPartition(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("partition checks = %v, want customer_present among them", p["checks"])
+	}
+
+	// Sealed by default: the verdict is final, and the table, the error
+	// and seam gate partition say so.
+	out = n.MustCLI(t, exit.Failed, "gate", "ingest", "shop.orders", file, "--partition", "2026-03-03", "--chunk-records", "10")
+	for _, want := range []string{"SEALED BLOCKED", "partition 2026-03-03 of shop.orders is BLOCKED", "customer_present failed for 2 of 30 records, first at line 13"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("ingest of a day missing customer_id twice does not say %q:\n%s", want, out)
+		}
+	}
+	show := n.MustCLI(t, exit.OK, "gate", "partition", "shop.orders", "2026-03-03")
+	for _, want := range []string{"SEALED BLOCKED", "customer_present", "required", "13, 18"} {
+		if !strings.Contains(show, want) {
+			t.Errorf("gate partition of the blocked day does not say %q:\n%s", want, show)
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -32,9 +33,10 @@ const defaultChunkRecords = 1000
 const chunksAhead = 4
 
 func newGateIngestCmd(g *client.Globals) *cobra.Command {
-	var subject, partition, batchID, format string
+	var subject, partition, batchID, format, out string
 	var version int32
 	var chunk int
+	var replace, noSeal bool
 	cmd := &cobra.Command{
 		Use:   "ingest [SUBJECT] FILE --partition P",
 		Short: "Send a file of records through the gate",
@@ -45,14 +47,28 @@ seam validate cuts it (NDJSON at line feeds, CSV where a CSV reader ends a
 row) while earlier chunks are on their way. The batch id defaults to a hash
 of the file, so sending the same file again is recognised and written once.
 
+The file is the partition: after its last chunk the gate seals the
+partition and judges it whole (BLOCK thresholds over all its records,
+drift and match rate against the trailing sealed partitions), unless
+--no-seal (the partition's other files are still to come; seal it with
+'seam gate seal' or wait for it with 'seam gate wait'). --replace makes the
+file a new sending of the partition that supersedes everything sent
+before (a corrected resend after a block); without it, a record whose key
+the partition already accepted is quarantined as a duplicate.
+
+--out FILE writes the accepted canonical records, one JSON object per line
+with their deterministic record id: only when the sealed verdict is not
+BLOCKED (the file is then left out, and an older one removed), or, with
+--no-seal, the records staged so far, to be published once
+'seam gate wait' says so.
+
 Prints the verdict counts, the partition's state and the alerts raised.
-BLOCK thresholds are judged on the whole partition: when a BLOCK check is
-over its threshold the partition is, or will be at its seal, BLOCKED, and
-the command names the check, its counts and the first failing lines.
-Exits 1 when the partition is or will be BLOCKED (publish nothing of it),
-3 when the file holds no records.`,
-		Example: `  seam gate ingest shop.orders orders-2025-03-01.ndjson --partition 2025-03-01
-  seam gate ingest orders.csv --subject shop.orders --partition 2025-03-01 --batch-id nightly-0301 -o json`,
+Exits 1 when the partition is BLOCKED or will be at its seal (a BLOCK
+check over a count threshold: publish nothing of it), 3 when the file
+holds no records.`,
+		Example: `  seam gate ingest shop.orders orders-2025-03-01.ndjson --partition 2025-03-01 --out publish/2025-03-01.ndjson
+  seam gate ingest shop.orders fixed-2025-03-01.ndjson --partition 2025-03-01 --replace
+  seam gate ingest orders.csv --subject shop.orders --partition 2025-03-01 --batch-id nightly-0301 --no-seal -o json`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
 			path := args[len(args)-1]
@@ -70,6 +86,13 @@ Exits 1 when the partition is or will be BLOCKED (publish nothing of it),
 			if err != nil {
 				return err
 			}
+			if out != "" {
+				// Refused before anything is sent: the records would be
+				// accepted with nowhere to stage them.
+				if d, err := os.Stat(filepath.Dir(out)); err != nil || !d.IsDir() {
+					return exit.Usagef("--out %s: its directory %s does not exist; create it first", out, filepath.Dir(out))
+				}
+			}
 			file, err := os.Open(path)
 			if err != nil {
 				return exit.Usagef("%w", err)
@@ -86,9 +109,10 @@ Exits 1 when the partition is or will be BLOCKED (publish nothing of it),
 			}
 			bar := output.Progress(cmd.ErrOrStderr(), info.Size(), "ingesting "+path)
 			up := &upload{
-				header: &gatev1.IngestHeader{Subject: subject, Partition: partition, BatchId: batchID, ContractVersion: version, Format: f},
-				split:  record.NewSplitter(file, f, chunk),
-				sent:   func(n int64) { _ = bar.Add64(n) },
+				header: &gatev1.IngestHeader{Subject: subject, Partition: partition, BatchId: batchID, ContractVersion: version, Format: f,
+					Replace: replace, Seal: !noSeal, SummaryOnly: out == ""},
+				split: record.NewSplitter(file, f, chunk),
+				sent:  func(n int64) { _ = bar.Add64(n) },
 			}
 			resp, err := up.run(cmd.Context(), g, gatev1.NewGateServiceClient(conn))
 			_ = bar.Finish()
@@ -100,6 +124,13 @@ Exits 1 when the partition is or will be BLOCKED (publish nothing of it),
 			case err != nil:
 				return err
 			}
+			if out != "" {
+				if err := writePublishable(out, resp); err != nil {
+					return err
+				}
+				// The records are in the file; the answer keeps the counts.
+				resp.Records = nil
+			}
 			if g.JSON() {
 				if err := output.Proto(cmd.OutOrStdout(), resp); err != nil {
 					return err
@@ -107,9 +138,8 @@ Exits 1 when the partition is or will be BLOCKED (publish nothing of it),
 			} else {
 				printIngest(cmd.OutOrStdout(), batchID, resp)
 			}
-			if p := resp.GetPartition(); p.GetWillBlock() || p.GetVerdict() == gatev1.PartitionVerdict_PARTITION_VERDICT_BLOCKED {
-				return exit.Failf("partition %s of %s is BLOCKED: %s; publish nothing of it — fix the records and send the partition again as a replacement",
-					p.GetPartition(), p.GetSubject(), blockedSummary(p))
+			if err := blockedError(resp.GetPartition()); err != nil {
+				return err
 			}
 			return nil
 		}),
@@ -120,6 +150,9 @@ Exits 1 when the partition is or will be BLOCKED (publish nothing of it),
 	cmd.Flags().StringVar(&format, "format", "", "ndjson, csv or json (default: from the file extension)")
 	cmd.Flags().Int32Var(&version, "contract-version", 0, "validate with this contract version (default: the active one)")
 	cmd.Flags().IntVar(&chunk, "chunk-records", defaultChunkRecords, "records per chunk (each chunk is one batch)")
+	cmd.Flags().BoolVar(&replace, "replace", false, "send the file as a new sending of the partition, superseding what was sent before")
+	cmd.Flags().BoolVar(&noSeal, "no-seal", false, "leave the partition open after the file (more files of it are to come)")
+	cmd.Flags().StringVar(&out, "out", "", "write the accepted canonical records here as NDJSON, only when the partition is not BLOCKED")
 	return cmd
 }
 
@@ -223,21 +256,16 @@ func (u *upload) run(ctx context.Context, g *client.Globals, c gatev1.GateServic
 func printIngest(w io.Writer, batchID string, r *gatev1.IngestStreamResponse) {
 	s := r.GetSummary()
 	p := r.GetPartition()
-	part := output.Enum(p.GetStatus(), "PARTITION_STATUS_")
-	switch {
-	case p == nil:
-		part = "-"
-	case p.GetVerdict() != gatev1.PartitionVerdict_PARTITION_VERDICT_UNSPECIFIED:
-		part += " " + output.Enum(p.GetVerdict(), "PARTITION_VERDICT_")
-	case p.GetWillBlock():
-		part += " (will be BLOCKED)"
-	}
-	t := output.NewTable(w, "BATCH", "STATUS", "VERSION", "RECEIVED", "ACCEPTED", "QUARANTINED", "CHUNKS", "PARTITION", "RETRIED")
+	part := partitionLabel(p)
+	t := output.NewTable(w, "BATCH", "STATUS", "VERSION", "RECEIVED", "ACCEPTED", "QUARANTINED", "DUPLICATES", "CHUNKS", "PARTITION", "RETRIED")
 	t.Row(batchID, output.Enum(s.GetStatus(), "BATCH_STATUS_"), fmt.Sprint(s.GetContractVersion()), fmt.Sprint(s.GetReceived()), fmt.Sprint(s.GetAccepted()),
-		fmt.Sprint(s.GetQuarantined()), fmt.Sprint(r.GetChunks()), part, fmt.Sprint(s.GetRetried()))
+		fmt.Sprint(s.GetQuarantined()), fmt.Sprint(s.GetDuplicates()), fmt.Sprint(r.GetChunks()), part, fmt.Sprint(s.GetRetried()))
 	_ = t.Flush()
 	if n := p.GetNotice(); n != "" {
 		fmt.Fprintln(w, n)
+	}
+	if p.GetStatus() == gatev1.PartitionStatus_PARTITION_STATUS_OPEN {
+		fmt.Fprintf(w, "partition %s is OPEN: seal it with seam gate seal %s %s when its last batch is in\n", p.GetPartition(), p.GetSubject(), p.GetPartition())
 	}
 	for _, a := range r.GetAlerts() {
 		alerts.Print(w, a)
@@ -280,11 +308,52 @@ func positions(ps []int64) string {
 func thresholdText(t *contractv1.Threshold) string {
 	switch l := t.GetLimit().(type) {
 	case *contractv1.Threshold_Fraction:
-		return fmt.Sprintf("> %g of the batch", l.Fraction)
+		return fmt.Sprintf("> %g of the partition", l.Fraction)
 	case *contractv1.Threshold_Count:
 		if l.Count > 0 {
 			return fmt.Sprintf("> %d records", l.Count)
 		}
 	}
 	return "any failure"
+}
+
+// writePublishable writes the answer's accepted canonical records to path
+// as NDJSON, through a temporary file renamed into place, so a reader
+// never sees half a partition. A partition BLOCKED (or doomed to be)
+// publishes nothing: path is not written, and an older file at path,
+// from an earlier sending, is removed.
+func writePublishable(path string, r *gatev1.IngestStreamResponse) error {
+	p := r.GetPartition()
+	if p.GetWillBlock() || p.GetVerdict() == gatev1.PartitionVerdict_PARTITION_VERDICT_BLOCKED {
+		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return exit.Usagef("--out %s: the partition is BLOCKED and the file of an earlier sending could not be removed: %w", path, err)
+		}
+		return nil
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return exit.Usagef("--out: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	w := bufio.NewWriter(tmp)
+	for _, v := range r.GetRecords() {
+		if v.GetStatus() != gatev1.RecordStatus_RECORD_STATUS_ACCEPTED || v.GetRecord() == nil {
+			continue
+		}
+		if err := output.Canonical(w, v.GetRecord()); err != nil {
+			tmp.Close()
+			return err
+		}
+	}
+	if err := w.Flush(); err != nil {
+		tmp.Close()
+		return exit.Usagef("--out %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return exit.Usagef("--out %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return exit.Usagef("--out %s: %w", path, err)
+	}
+	return nil
 }

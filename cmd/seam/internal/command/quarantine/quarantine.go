@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
 
 	"github.com/seamdata/seam/cmd/seam/internal/client"
@@ -257,7 +256,7 @@ the discard is kept in the gate's audit trail with who and why.`,
 }
 
 func newQuarantineReplayCmd(g *client.Globals) *cobra.Command {
-	var from, to, replayID, out string
+	var from, to, replayID, out, reason string
 	var version int32
 	var dryRun, summaryOnly bool
 	cmd := &cobra.Command{
@@ -271,9 +270,13 @@ object per line with their deterministic record id, to --out (- for
 standard output), and marked released with their delivery. Running the
 same --replay-id again re-sends what it released and releases nothing
 twice. When it ends, the registry records a backfill-completed event
-naming the downstream consumers to rerun, in order.`,
+naming the downstream consumers to rerun, in order, and --reason (the fix
+the backfill follows, say) in its text and attributes. Each partition
+records were released into is sealed again, so its verdict and match rate
+read as the backfill left them.`,
 		Example: `  seam quarantine replay shop.orders --from 2025-03-01 --to 2025-03-01 --dry-run
-  seam quarantine replay shop.orders --from 2025-03-01 --to 2025-03-07 --replay-id inc-1 --out released.ndjson`,
+  seam quarantine replay shop.orders --from 2025-03-01 --to 2025-03-07 --replay-id inc-1 --out released.ndjson \
+      --reason "INC-1: v2 maps the UUIDs back"`,
 		Args: cobra.ExactArgs(1),
 		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
 			if from == "" || to == "" {
@@ -311,7 +314,7 @@ naming the downstream consumers to rerun, in order.`,
 			}
 			sctx, progress, stop := g.Stream(cmd.Context())
 			defer stop()
-			sum, err := runReplay(sctx, c, &gatev1.ReplayRequest{Window: w, ReplayId: replayID, SummaryOnly: summaryOnly}, sink, progress)
+			sum, err := runReplay(sctx, c, &gatev1.ReplayRequest{Window: w, ReplayId: replayID, SummaryOnly: summaryOnly, Reason: reason}, sink, progress)
 			if err != nil {
 				return g.RPCError("replay", client.Cause(sctx, err))
 			}
@@ -331,6 +334,7 @@ naming the downstream consumers to rerun, in order.`,
 	cmd.Flags().Int32Var(&version, "contract-version", 0, "replay through this contract version (default: the active one)")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "only say what would pass and why the rest would not")
 	cmd.Flags().BoolVar(&summaryOnly, "summary-only", false, "release without receiving the records (they can be re-sent with the same --replay-id)")
+	cmd.Flags().StringVar(&reason, "reason", "", "why the window is replayed, for example the fix it follows (kept in the backfill event)")
 	return cmd
 }
 
@@ -352,36 +356,10 @@ func runReplay(ctx context.Context, c gatev1.GateServiceClient, req *gatev1.Repl
 		if s := msg.GetSummary(); s != nil {
 			return s, nil
 		}
-		if err := writeCanonical(sink, msg.GetRecord()); err != nil {
+		if err := output.Canonical(sink, msg.GetRecord()); err != nil {
 			return nil, err
 		}
 	}
-}
-
-// writeCanonical writes one released record as a line of JSON: its
-// deterministic id (the key of a downstream upsert), its provenance, and
-// the canonical record itself as a JSON object.
-func writeCanonical(w io.Writer, r *recordv1.CanonicalRecord) error {
-	prov, err := output.Line.Marshal(r.GetProvenance())
-	if err != nil {
-		return fmt.Errorf("encode provenance: %w", err)
-	}
-	body := r.GetJson()
-	if obj := r.GetObject(); obj != nil {
-		if body, err = output.Line.Marshal(obj); err != nil {
-			return fmt.Errorf("encode record: %w", err)
-		}
-	}
-	line := make([]byte, 0, len(body)+len(prov)+120)
-	line = append(line, `{"record_id":`...)
-	line = strconv.AppendQuote(line, r.GetRecordId())
-	line = append(line, `,"provenance":`...)
-	line = append(line, prov...)
-	line = append(line, `,"record":`...)
-	line = append(line, body...)
-	line = append(line, "}\n"...)
-	_, err = w.Write(line)
-	return err
 }
 
 func printPlan(w io.Writer, p *gatev1.PlanReplayResponse) {

@@ -13,6 +13,7 @@ import (
 	"github.com/seamdata/seam/platform/dial"
 	"github.com/seamdata/seam/platform/server"
 	"github.com/seamdata/seam/platform/storage"
+	"github.com/seamdata/seam/services/gate"
 )
 
 // addServeFlags declares the flags every serving command shares.
@@ -39,6 +40,13 @@ func addServeFlags(fs *pflag.FlagSet, c *node.Config, grpcDefault, httpDefault s
 	fs.DurationVar(&c.HTTPReadTimeout, "http-read-timeout", server.DefaultHTTPReadTimeout, "how long reading one REST request body may take")
 	fs.DurationVar(&c.PeerTimeout, "peer-timeout", dial.DefaultCallTimeout, "deadline of each call to a peer service; a hung peer is answered Unavailable after it")
 	fs.DurationVar(&c.MaxConnectionAge, "max-connection-age", 0, "make clients reconnect after this long, so dns:/// balancing reaches new replicas (0: never)")
+	fs.StringVar(&c.OpenLineageURL, "openlineage-url", "", "gate: send an OpenLineage run for every sealed partition to this collector, such as http://marquez:5000 (empty: none)")
+	fs.StringVar(&c.OpenLineageAPIKey, "openlineage-api-key", "", "gate: API key sent to the OpenLineage collector as a bearer token")
+	fs.StringVar(&c.OpenLineageNamespace, "openlineage-namespace", "seam", "gate: namespace of the OpenLineage jobs, one per installation")
+	fs.DurationVar(&c.Gate.AnswerTTL, "answer-ttl", gate.DefaultAnswerTTL, "gate: how long a batch's canonical records are kept for its retries")
+	fs.DurationVar(&c.Gate.BatchRetention, "batch-retention", gate.DefaultBatchRetention, "gate: how long a batch is recognised when retried (its keys stay in their partition)")
+	fs.DurationVar(&c.Gate.QuarantineRetention, "quarantine-retention", gate.DefaultQuarantineRetention, "gate: how long released, discarded and superseded quarantine is kept")
+	fs.DurationVar(&c.Gate.RetentionInterval, "retention-interval", gate.DefaultRetentionInterval, "gate: how often the retention job runs")
 }
 
 func addPeerFlags(fs *pflag.FlagSet, c *node.Config, peers ...string) {

@@ -31,18 +31,25 @@ import (
 
 // Report is the outcome of `seam validate`, also its JSON form.
 type Report struct {
-	Contract    string           `json:"contract"`
-	Files       []string         `json:"files"`
-	Records     int64            `json:"records"`
-	Passed      int64            `json:"passed"`
-	Quarantined int64            `json:"quarantined"`
-	Alerted     int64            `json:"alerted"`
-	Batches     int64            `json:"batches"`
-	Blocked     bool             `json:"blocked"`
-	Checks      []CheckTotal     `json:"checks"`
-	Failures    []FailureExample `json:"first_failures"`
-	Seconds     float64          `json:"seconds"`
-	PerSecond   float64          `json:"records_per_second"`
+	Contract    string   `json:"contract"`
+	Files       []string `json:"files"`
+	Records     int64    `json:"records"`
+	Passed      int64    `json:"passed"`
+	Quarantined int64    `json:"quarantined"`
+	Alerted     int64    `json:"alerted"`
+	Batches     int64    `json:"batches"`
+	// Verdict is the gate's verdict on the files as one partition, sealed
+	// whole: PASSED, PASSED_WITH_ALERTS or BLOCKED, from the checks that
+	// need no history (drift and match rate are judged at the gate only).
+	Verdict string `json:"verdict"`
+	// Decided are the checks that decided the verdict, with the
+	// partition's figures.
+	Decided   []Decision       `json:"decided,omitempty"`
+	Blocked   bool             `json:"blocked"`
+	Checks    []CheckTotal     `json:"checks"`
+	Failures  []FailureExample `json:"first_failures"`
+	Seconds   float64          `json:"seconds"`
+	PerSecond float64          `json:"records_per_second"`
 }
 
 // CheckTotal is one check's failures over every file.
@@ -52,6 +59,16 @@ type CheckTotal struct {
 	Policy         string `json:"policy"`
 	Failures       int64  `json:"failures"`
 	BlockedBatches int64  `json:"blocked_batches"`
+}
+
+// Decision is one check that decided the partition's verdict.
+type Decision struct {
+	Check    string `json:"check"`
+	Policy   string `json:"policy"`
+	Failures int64  `json:"failures"`
+	Rows     int64  `json:"rows"`
+	Exceeded bool   `json:"exceeded"`
+	Message  string `json:"message"`
 }
 
 // FailureExample is one failing record, named by file and line.
@@ -74,18 +91,25 @@ func New(g *client.Globals) *cobra.Command {
 		Long: `Validate data files against a contract with the same compiled checks the
 gate runs, without a server: what a source team runs in its own CI next to
 'seam contract check'. Files are read streaming, in batches of --batch-size
-records (the batches 'seam gate ingest' sends, so per-batch thresholds and
-key uniqueness mean the same as at the gate), on every core.
+records cut as 'seam gate ingest' cuts them, on every core; the batch size
+changes no verdict (key uniqueness is checked within a batch here, across
+the whole partition at the gate).
 
 The contract itself is checked as the registry checks it before it may be
 registered: valid fields, checks that compile, and, given the canonical
 model with --canonical, a mapping the adapter can run.
 
+The files are judged as one partition, as the gate judges a partition
+when it is sealed however it was chunked: the verdict PASSED,
+PASSED_WITH_ALERTS or BLOCKED, from BLOCK thresholds over all the
+records, ALERT checks and row-count bounds.
+
 Prints failures per check and the first failing records with their line
-numbers. Exits 1 when a BLOCK check fails (the gate would refuse a batch),
+numbers. Exits 1 when the partition would be BLOCKED,
 2 when a file cannot be read, 3 when the contract is invalid or a file is
-not valid input (empty, no CSV header). Statistical checks (drift, match
-rate) need a partition baseline and run only at the gate.`,
+not valid input (empty, no CSV header). Drift and match rate need the
+trailing partitions and identifier tables, and are judged only at the
+gate.`,
 		Example: `  seam validate --contract shop_orders_v1.yaml orders-2026-11-29.ndjson
   seam validate --contract shop_orders_v2.yaml --canonical commerce_order.yaml day.ndjson
   seam validate --contract shop_orders_v1.yaml export.csv -o json`,
@@ -141,7 +165,7 @@ rate) need a partition baseline and run only at the gate.`,
 				return err
 			}
 			if v.report.Blocked {
-				return exit.Failf("a BLOCK check failed: the gate would refuse the batches counted above")
+				return exit.Failf("the partition would be BLOCKED: %s", blockedText(v.report.Decided))
 			}
 			return nil
 		},
@@ -183,6 +207,7 @@ type validator struct {
 	workers int
 	report  Report
 	totals  []CheckTotal
+	figures check.Figures
 }
 
 // chunkResult is what validating one chunk contributes to the report.
@@ -191,6 +216,7 @@ type chunkResult struct {
 	failures                              []int64 // per check
 	blocked                               []bool  // per check
 	examples                              []FailureExample
+	figures                               check.Figures
 }
 
 func (v *validator) file(cmd *cobra.Command, path string, format recordv1.Format) error {
@@ -291,6 +317,7 @@ func (v *validator) validate(dec *record.Decoder, format recordv1.Format, c reco
 		}
 	}
 	res := v.plan.Validate(batch.Records)
+	r.figures.AddBatch(v.plan, res)
 	for i, cr := range res.Checks {
 		r.failures[i] = cr.Failures
 		r.blocked[i] = cr.Blocked
@@ -330,6 +357,10 @@ func (v *validator) merge(r chunkResult) {
 		}
 	}
 	v.report.Batches++
+	v.figures.Stats.Merge(r.figures.Stats)
+	for name, f := range r.figures.Failures {
+		v.figures.AddFailures(name, f.Count, f.Samples)
+	}
 	v.report.Records += r.records
 	v.report.Passed += r.passed
 	v.report.Quarantined += r.quarantined
@@ -338,7 +369,6 @@ func (v *validator) merge(r chunkResult) {
 		v.totals[i].Failures += r.failures[i]
 		if r.blocked[i] {
 			v.totals[i].BlockedBatches++
-			v.report.Blocked = true
 		}
 	}
 	// Keep the earliest failures whatever order chunks finish in.
@@ -365,6 +395,25 @@ func fileIndex(files []string, f string) int {
 }
 
 func (v *validator) finish(d time.Duration) {
+	// No baseline: a file has no trailing partitions. The match rate
+	// needs idmap's tables, so it is the gate's to judge.
+	j := v.plan.Judge(v.figures, nil, check.JudgeOptions{})
+	verdict := check.Passed
+	for _, o := range j.Outcomes {
+		if !o.Exceeded || o.Kind == "match_rate" {
+			continue
+		}
+		switch o.Policy {
+		case contractv1.Policy_POLICY_BLOCK:
+			verdict = max(verdict, check.Blocked)
+		case contractv1.Policy_POLICY_ALERT:
+			verdict = max(verdict, check.PassedWithAlerts)
+		}
+		v.report.Decided = append(v.report.Decided, Decision{Check: o.Name, Policy: strings.TrimPrefix(o.Policy.String(), "POLICY_"),
+			Failures: o.Failures, Rows: o.Rows, Exceeded: o.Exceeded, Message: o.Message})
+	}
+	v.report.Verdict = map[check.Verdict]string{check.Passed: "PASSED", check.PassedWithAlerts: "PASSED_WITH_ALERTS", check.Blocked: "BLOCKED"}[verdict]
+	v.report.Blocked = verdict == check.Blocked
 	for _, t := range v.totals {
 		if t.Failures > 0 || t.BlockedBatches > 0 {
 			v.report.Checks = append(v.report.Checks, t)
@@ -381,9 +430,9 @@ func printValidate(w io.Writer, r *Report) error {
 		r.Records, r.Batches, r.Passed, r.Alerted, r.Quarantined)
 	if len(r.Checks) > 0 {
 		fmt.Fprintln(w)
-		t := output.NewTable(w, "CHECK", "RULE", "POLICY", "FAILURES", "BLOCKED BATCHES")
+		t := output.NewTable(w, "CHECK", "RULE", "POLICY", "FAILURES")
 		for _, c := range r.Checks {
-			t.Row(c.Name, c.Rule, c.Policy, fmt.Sprint(c.Failures), fmt.Sprint(c.BlockedBatches))
+			t.Row(c.Name, c.Rule, c.Policy, fmt.Sprint(c.Failures))
 		}
 		if err := t.Flush(); err != nil {
 			return err
@@ -399,10 +448,20 @@ func printValidate(w io.Writer, r *Report) error {
 			return err
 		}
 	}
-	verdict := "no BLOCK check failed"
-	if r.Blocked {
-		verdict = "BLOCKED: a BLOCK check failed"
+	fmt.Fprintf(w, "\npartition verdict: %s (%.0f records/s)\n", r.Verdict, r.PerSecond)
+	for _, d := range r.Decided {
+		fmt.Fprintf(w, "  %s\n", d.Message)
 	}
-	fmt.Fprintf(w, "\n%s (%.0f records/s)\n", verdict, r.PerSecond)
 	return nil
+}
+
+// blockedText names the BLOCK checks over their thresholds.
+func blockedText(ds []Decision) string {
+	var s []string
+	for _, d := range ds {
+		if d.Policy == "BLOCK" {
+			s = append(s, d.Message)
+		}
+	}
+	return strings.Join(s, "; ")
 }

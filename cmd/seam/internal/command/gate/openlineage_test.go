@@ -1,0 +1,184 @@
+package gate_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	sjs "github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/seamdata/seam/cmd/seam/internal/exit"
+	"github.com/seamdata/seam/cmd/seam/internal/node"
+	"github.com/seamdata/seam/cmd/seam/internal/seamtest"
+	"github.com/seamdata/seam/core/interop/interoptest"
+)
+
+// collector is an OpenLineage endpoint that keeps what it is sent.
+type collector struct {
+	mu     sync.Mutex
+	events [][]byte
+	auth   []string
+}
+
+func (c *collector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var body io.Reader = r.Body
+	if r.Header.Get("Content-Encoding") == "gzip" {
+		z, err := gzip.NewReader(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		body = z
+	}
+	b, err := io.ReadAll(body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	c.mu.Lock()
+	c.events = append(c.events, b)
+	c.auth = append(c.auth, r.Method+" "+r.URL.Path+" "+r.Header.Get("Authorization"))
+	c.mu.Unlock()
+	w.WriteHeader(http.StatusCreated)
+}
+
+// await returns the events once there are n, or fails after 20s.
+func (c *collector) await(t *testing.T, n int) ([][]byte, []string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		c.mu.Lock()
+		got, auth := append([][]byte(nil), c.events...), append([]string(nil), c.auth...)
+		c.mu.Unlock()
+		if len(got) >= n || time.Now().After(deadline) {
+			if len(got) != n {
+				t.Fatalf("the collector got %d events, want %d", len(got), n)
+			}
+			return got, auth
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+const runEventSchema = "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent"
+
+// With --openlineage-url the gate reports every sealing of a partition as
+// an OpenLineage run: START, then COMPLETE when it passed or FAIL when it
+// is BLOCKED, valid against the spec and facet schemas of the corpus,
+// with the seal's verdict and counts; a seal answered again from a sealed
+// partition is no new run.
+func TestSealsEmitOpenLineageRuns(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(interoptest.CorpusDir(t), "openlineage", "spec")
+	facets, err := filepath.Glob(filepath.Join(dir, "facets", "*.json"))
+	if err != nil || len(facets) == 0 {
+		t.Fatalf("no facet schemas in %s: %v", dir, err)
+	}
+	schemas := interoptest.NewSchemas(t, append(facets, filepath.Join(dir, "OpenLineage.json"))...).AssertFormat()
+	compiled := map[string]*sjs.Schema{}
+	compile := func(url string) *sjs.Schema {
+		if s, ok := compiled[url]; ok {
+			return s
+		}
+		compiled[url] = schemas.Compile(t, url)
+		return compiled[url]
+	}
+
+	col := &collector{}
+	srv := httptest.NewServer(col)
+	t.Cleanup(srv.Close)
+	n := seamtest.StartNodeWith(t, func(c *node.Config) {
+		c.OpenLineageURL, c.OpenLineageAPIKey, c.OpenLineageNamespace = srv.URL, "ol-key", "seam-test"
+	})
+	n.SetupOrders(t)
+	good := seamtest.WriteFile(t, "good.ndjson", strings.Join(seamtest.OrderLines(20), "\n")+"\n")
+	n.MustCLI(t, exit.OK, "gate", "ingest", "shop.orders", good, "--partition", "2026-03-01")
+	lines := seamtest.OrderLines(20)
+	lines[3] = strings.Replace(lines[3], fmt.Sprintf(`"customer_id":%d,`, 100003), ``, 1)
+	bad := seamtest.WriteFile(t, "bad.ndjson", strings.Join(lines, "\n")+"\n")
+	n.MustCLI(t, exit.Failed, "gate", "ingest", "shop.orders", bad, "--partition", "2026-03-02")
+	// Sealing a sealed partition answers its verdict; it is no new run.
+	n.MustCLI(t, exit.OK, "gate", "seal", "shop.orders", "2026-03-01")
+
+	raw, auth := col.await(t, 4)
+	type event struct {
+		EventType string
+		Run       struct {
+			RunID  string
+			Facets map[string]json.RawMessage
+		}
+		Job struct{ Namespace, Name string }
+	}
+	var got []string
+	runs := map[string]bool{}
+	for i, b := range raw {
+		if auth[i] != "POST /api/v1/lineage Bearer ol-key" {
+			t.Errorf("event %d sent as %q, want POST /api/v1/lineage with the API key", i, auth[i])
+		}
+		inst, err := sjs.UnmarshalJSON(bytes.NewReader(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := compile(runEventSchema).Validate(inst); err != nil {
+			t.Fatalf("event %d does not validate against the RunEvent schema: %v\n%s", i, err, b)
+		}
+		var ev event
+		if err := json.Unmarshal(b, &ev); err != nil {
+			t.Fatal(err)
+		}
+		for name, f := range ev.Run.Facets {
+			var base struct {
+				SchemaURL string `json:"_schemaURL"`
+			}
+			if err := json.Unmarshal(f, &base); err != nil {
+				t.Fatal(err)
+			}
+			url, _, _ := strings.Cut(base.SchemaURL, "#")
+			doc := []byte(`{"` + name + `":` + string(f) + `}`)
+			if !strings.HasPrefix(url, "https://openlineage.io/") {
+				url, doc = "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunFacet", f
+			}
+			fi, err := sjs.UnmarshalJSON(bytes.NewReader(doc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := compile(url).Validate(fi); err != nil {
+				t.Fatalf("run facet %s of event %d does not validate against %s: %v\n%s", name, i, url, err, f)
+			}
+		}
+		runs[ev.Run.RunID] = true
+		desc := ev.EventType + " " + ev.Job.Namespace + "/" + ev.Job.Name
+		if s, ok := ev.Run.Facets["seam"]; ok {
+			var sf struct {
+				Partition, Verdict string
+				Received, Accepted int64
+			}
+			if err := json.Unmarshal(s, &sf); err != nil {
+				t.Fatal(err)
+			}
+			desc += fmt.Sprintf(" %s %s %d/%d", sf.Partition, sf.Verdict, sf.Accepted, sf.Received)
+		}
+		got = append(got, desc)
+	}
+	want := []string{
+		"START seam-test/shop.orders.seal",
+		"COMPLETE seam-test/shop.orders.seal 2026-03-01 PASSED_WITH_ALERTS 20/20",
+		"START seam-test/shop.orders.seal",
+		"FAIL seam-test/shop.orders.seal 2026-03-02 BLOCKED 19/20",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if len(runs) != 2 {
+		t.Errorf("%d run ids, want one per sealing (2)", len(runs))
+	}
+}
