@@ -6,7 +6,6 @@
 package incident
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"maps"
@@ -21,15 +20,15 @@ import (
 
 	"github.com/seamdata/seam/cmd/seam/internal/client"
 	"github.com/seamdata/seam/cmd/seam/internal/exit"
+	"github.com/seamdata/seam/cmd/seam/internal/incident"
 	"github.com/seamdata/seam/cmd/seam/internal/output"
 	"github.com/seamdata/seam/cmd/seam/internal/proposal"
-	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
 )
 
 // New returns `seam incident`.
 func New(g *client.Globals) *cobra.Command {
 	var f proposal.Flags
-	var o options
+	var o incident.Options
 	var apply bool
 	cmd := &cobra.Command{
 		Use:   "incident SUBJECT",
@@ -60,11 +59,11 @@ the reconciliation of the window: held before = released + still held.`,
 			if err != nil {
 				return err
 			}
-			o.proposal = popts
+			o.Proposal = popts
 			for _, p := range f.Partitions {
-				o.inferArgs += " --partition " + shellQuote(p)
+				o.InferArgs += " --partition " + incident.ShellQuote(p)
 			}
-			if apply && strings.TrimSpace(o.reason) == "" {
+			if apply && strings.TrimSpace(o.Reason) == "" {
 				return exit.Usagef("--apply needs --reason: it is kept with the containment, the notice waiver and the backfill")
 			}
 			c := proposal.NewClients(conn)
@@ -72,13 +71,13 @@ the reconciliation of the window: held before = released + still held.`,
 			// replaying a long window takes as long as it takes.
 			ctx := cmd.Context()
 			bctx, cancel := g.CallCtx(ctx)
-			inc, err := build(bctx, c, args[0], o)
+			inc, err := incident.Build(bctx, c, args[0], o)
 			cancel()
 			if err != nil {
 				return g.RPCError("incident "+args[0], err)
 			}
-			if o.out != "" && inc.Proposal != nil {
-				if err := os.WriteFile(o.out, inc.Proposal.YAML, 0o644); err != nil {
+			if o.Out != "" && inc.Proposal != nil {
+				if err := os.WriteFile(o.Out, inc.Proposal.YAML, 0o644); err != nil {
 					return exit.Usagef("write the proposal: %w", err)
 				}
 			}
@@ -86,25 +85,25 @@ the reconciliation of the window: held before = released + still held.`,
 			if g.JSON() {
 				w = io.Discard
 			}
-			inc.print(w, apply)
+			printView(w, inc, apply)
 			var applyErr error
-			var rec *reconciliation
+			var rec *incident.Reconciliation
 			if apply {
-				if err := inc.preflight(o.reason); err != nil {
+				if err := inc.Preflight(o.Reason); err != nil {
 					applyErr = exit.Failf("%w", err)
 				} else {
 					fmt.Fprintln(w, "\napplying:")
-					if applyErr = inc.apply(ctx, w); applyErr != nil {
+					if applyErr = inc.Apply(ctx, w); applyErr != nil {
 						applyErr = exit.Failf("%w", applyErr)
-					} else if rec, err = inc.reconcile(ctx, c); err != nil {
+					} else if rec, err = inc.Reconcile(ctx, c); err != nil {
 						applyErr = g.RPCError("reconcile "+args[0], err)
 					} else {
-						rec.print(w)
+						printReconciliation(w, rec)
 					}
 				}
 			}
 			if g.JSON() {
-				if err := output.Value(cmd.OutOrStdout(), inc.json(rec, applyErr)); err != nil {
+				if err := output.Value(cmd.OutOrStdout(), viewJSON(inc, rec, applyErr)); err != nil {
 					return err
 				}
 			}
@@ -112,17 +111,17 @@ the reconciliation of the window: held before = released + still held.`,
 		}),
 	}
 	f.Add(cmd)
-	cmd.Flags().StringVar(&o.pairs, "pairs", "", "CSV of new-id,target-id pairs from the source (a one-time sync), for an identifier no rule translates")
-	cmd.Flags().BoolVar(&o.noHeader, "no-header", false, "the first row of --pairs is data, not a header")
-	cmd.Flags().StringVar(&o.out, "out", "", "write the proposed version to this file (the register command then reads it)")
-	cmd.Flags().StringVar(&o.replayID, "replay-id", "", "replay id of the window (default: one made of the subject, version and window, so a second --apply releases nothing twice)")
+	cmd.Flags().StringVar(&o.Pairs, "pairs", "", "CSV of new-id,target-id pairs from the source (a one-time sync), for an identifier no rule translates")
+	cmd.Flags().BoolVar(&o.NoHeader, "no-header", false, "the first row of --pairs is data, not a header")
+	cmd.Flags().StringVar(&o.Out, "out", "", "write the proposed version to this file (the register command then reads it)")
+	cmd.Flags().StringVar(&o.ReplayID, "replay-id", "", "replay id of the window (default: one made of the subject, version and window, so a second --apply releases nothing twice)")
 	cmd.Flags().BoolVar(&apply, "apply", false, "carry the fix out, stopping at the first step that fails (admin; needs --reason)")
-	cmd.Flags().StringVar(&o.reason, "reason", "", "why, for the containment, the notice waiver and the backfill (kept in the audit history)")
+	cmd.Flags().StringVar(&o.Reason, "reason", "", "why, for the containment, the notice waiver and the backfill (kept in the audit history)")
 	return cmd
 }
 
-// print writes the view.
-func (inc *Incident) print(w io.Writer, applying bool) {
+// printView writes the view.
+func printView(w io.Writer, inc *incident.Incident, applying bool) {
 	state := "flowing"
 	if ct := inc.Containment; ct.GetContained() {
 		state = fmt.Sprintf("CONTAINED since %s by %s (%s)", output.Time(ct.GetTime()), ct.GetPrincipal(), ct.GetReason())
@@ -178,7 +177,7 @@ func (inc *Incident) print(w io.Writer, applying bool) {
 		fmt.Fprintln(w)
 		for _, pr := range ck.GetProblems() {
 			tag := "stops it"
-			if resolvedByFix[pr.GetReason()] {
+			if incident.ResolvedByFix[pr.GetReason()] {
 				tag = "resolved by the fix"
 			}
 			fmt.Fprintf(w, "  %s (%s): %s\n", pr.GetReason(), tag, pr.GetMessage())
@@ -232,10 +231,10 @@ func (inc *Incident) print(w io.Writer, applying bool) {
 	}
 }
 
-func pairsFlag(inc *Incident) string {
+func pairsFlag(inc *incident.Incident) string {
 	for _, mp := range inc.Migrations {
 		if strings.HasSuffix(mp.PairsFrom, ".csv") {
-			return " --pairs " + shellQuote(mp.PairsFrom)
+			return " --pairs " + incident.ShellQuote(mp.PairsFrom)
 		}
 	}
 	return ""
@@ -271,8 +270,8 @@ func counts(m map[string]int64, byKey bool) string {
 	return strings.Join(parts, ", ")
 }
 
-// json renders the incident for -o json.
-func (inc *Incident) json(rec *reconciliation, applyErr error) map[string]any {
+// viewJSON renders the incident for -o json.
+func viewJSON(inc *incident.Incident, rec *incident.Reconciliation, applyErr error) map[string]any {
 	out := map[string]any{
 		"subject": inc.Subject, "active_version": inc.Active, "next_version": inc.Next, "since": inc.Since,
 		"contained": inc.Containment.GetContained(), "held": inc.Held, "held_by_partition": inc.HeldByPart,
@@ -318,86 +317,8 @@ func (inc *Incident) json(rec *reconciliation, applyErr error) map[string]any {
 	return out
 }
 
-// reconciliation is the window after the fix: every record held before
-// it is released or still held.
-type reconciliation struct {
-	From      string             `json:"from"`
-	To        string             `json:"to"`
-	Before    int64              `json:"held_before"`
-	Released  int64              `json:"released"`
-	StillHeld int64              `json:"still_held"`
-	AddsUp    bool               `json:"adds_up"`
-	MatchRate map[string]float64 `json:"match_rate_after"`
-	// Alerts are the incident's alerts as they stand after the fix: those
-	// the replay's re-judgment no longer upholds are RESOLVED by it.
-	Alerts []alertLine `json:"alerts_after"`
-}
-
-// alertLine is where one of the incident's alerts stands.
-type alertLine struct {
-	Sequence   int64  `json:"sequence"`
-	Kind       string `json:"kind"`
-	Field      string `json:"field,omitempty"`
-	Partition  string `json:"partition"`
-	State      string `json:"state"`
-	ResolvedBy string `json:"resolved_by,omitempty"`
-}
-
-func (inc *Incident) reconcile(ctx context.Context, c proposal.Clients) (*reconciliation, error) {
-	from, to := inc.Window[0], inc.Window[len(inc.Window)-1]
-	r := &reconciliation{From: from, To: to, MatchRate: map[string]float64{}}
-	for _, p := range inc.Window {
-		r.Before += inc.HeldByPart[p]
-	}
-	if s := inc.Replay; s != nil {
-		r.Released = s.GetReleased()
-	}
-	st, err := c.Gate.GetQuarantineStats(ctx, &gatev1.GetQuarantineStatsRequest{Filter: &gatev1.QuarantineFilter{Subject: inc.Subject,
-		PartitionFrom: from, PartitionTo: to, State: gatev1.QuarantineState_QUARANTINE_STATE_HELD}})
-	if err != nil {
-		return nil, err
-	}
-	r.StillHeld = st.GetTotal()
-	r.AddsUp = r.Before == r.Released+r.StillHeld
-	parts, err := partitionStates(ctx, c.Gate, inc.Subject, inc.Window)
-	if err != nil {
-		return nil, err
-	}
-	for _, p := range parts {
-		r.MatchRate[p.Partition] = p.MatchRate
-	}
-	inc.Partitions = parts
-	if len(inc.Changed) > 0 {
-		now := map[int64]*gatev1.Alert{}
-		after := inc.Changed[0].GetSequence() - 1
-		for _, a := range inc.Changed {
-			after = min(after, a.GetSequence()-1)
-		}
-		for {
-			resp, err := c.Gate.ListAlerts(ctx, &gatev1.ListAlertsRequest{Subject: inc.Subject, AfterSequence: after, Limit: 1000})
-			if err != nil {
-				return nil, proposal.Wrap("list the alerts of "+inc.Subject, err)
-			}
-			for _, a := range resp.GetAlerts() {
-				now[a.GetSequence()] = a
-				after = a.GetSequence()
-			}
-			if len(resp.GetAlerts()) < 1000 {
-				break
-			}
-		}
-		for _, a := range inc.Changed {
-			if cur := now[a.GetSequence()]; cur != nil {
-				a = cur
-			}
-			r.Alerts = append(r.Alerts, alertLine{Sequence: a.GetSequence(), Kind: a.GetKind(), Field: a.GetField(), Partition: a.GetPartition(),
-				State: strings.TrimPrefix(a.GetState().String(), "ALERT_STATE_"), ResolvedBy: a.GetResolvedBy()})
-		}
-	}
-	return r, nil
-}
-
-func (r *reconciliation) print(w io.Writer) {
+// printReconciliation writes the window after the fix.
+func printReconciliation(w io.Writer, r *incident.Reconciliation) {
 	window := r.From
 	if r.To != r.From {
 		window += ".." + r.To

@@ -119,20 +119,20 @@ type Step struct {
 	run    func(ctx context.Context) (string, error)
 }
 
-// options are the command's choices.
-type options struct {
-	proposal  proposal.Options
-	pairs     string
-	noHeader  bool
-	reason    string
-	out       string
-	replayID  string
-	inferArgs string // the --partition flags, repeated in printed commands
+// Options are the choices of `seam incident`.
+type Options struct {
+	Proposal  proposal.Options
+	Pairs     string
+	NoHeader  bool
+	Reason    string
+	Out       string
+	ReplayID  string
+	InferArgs string // the --partition flags, repeated in printed commands
 }
 
-// build gathers everything and plans the steps.
-func build(ctx context.Context, c proposal.Clients, subject string, o options) (*Incident, error) {
-	g, err := proposal.Gather(ctx, c, subject, o.proposal)
+// Build gathers everything and plans the steps.
+func Build(ctx context.Context, c proposal.Clients, subject string, o Options) (*Incident, error) {
+	g, err := proposal.Gather(ctx, c, subject, o.Proposal)
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +142,7 @@ func build(ctx context.Context, c proposal.Clients, subject string, o options) (
 		return nil, err
 	}
 	if len(g.Held) > 0 {
-		if inc.Proposal, err = g.Propose(ctx, c, o.proposal.Options); err != nil {
+		if inc.Proposal, err = g.Propose(ctx, c, o.Proposal.Options); err != nil {
 			return nil, err
 		}
 	}
@@ -165,9 +165,9 @@ func build(ctx context.Context, c proposal.Clients, subject string, o options) (
 		if inc.Check, err = c.Registry.CheckContract(ctx, &registryv1.CheckContractRequest{Contract: p.Contract}); err != nil {
 			return nil, proposal.Wrap(fmt.Sprintf("check the proposed version of %s", subject), err)
 		}
-		if o.reason != "" && inc.Check.GetNoticeOwed() != "" {
+		if o.Reason != "" && inc.Check.GetNoticeOwed() != "" {
 			// Would the notice be waived for this caller? Only an admin may.
-			waived, err := c.Registry.CheckContract(ctx, &registryv1.CheckContractRequest{Contract: p.Contract, Override: &registryv1.NoticeOverride{Reason: o.reason}})
+			waived, err := c.Registry.CheckContract(ctx, &registryv1.CheckContractRequest{Contract: p.Contract, Override: &registryv1.NoticeOverride{Reason: o.Reason}})
 			if err != nil {
 				return nil, proposal.Wrap(fmt.Sprintf("check the proposed version of %s with the notice waived", subject), err)
 			}
@@ -182,8 +182,8 @@ func build(ctx context.Context, c proposal.Clients, subject string, o options) (
 		// Nothing a version or a replay would release: no fix to offer.
 		return inc, nil
 	}
-	inc.File = cmp.Or(o.out, fmt.Sprintf("%s.v%d.yaml", subject, inc.Next))
-	inc.ReplayID = cmp.Or(o.replayID, fmt.Sprintf("incident-%s-v%d-%s..%s", subject, version, g.Partitions[0], g.Partitions[len(g.Partitions)-1]))
+	inc.File = cmp.Or(o.Out, fmt.Sprintf("%s.v%d.yaml", subject, inc.Next))
+	inc.ReplayID = cmp.Or(o.ReplayID, fmt.Sprintf("incident-%s-v%d-%s..%s", subject, version, g.Partitions[0], g.Partitions[len(g.Partitions)-1]))
 	inc.plan(c, o)
 	return inc, nil
 }
@@ -252,15 +252,15 @@ func (inc *Incident) since(g *proposal.Gathered) {
 // migrations decides per migrated identifier what idmap needs: a format,
 // then a rule (read off the values, or off --pairs) or a table (from
 // --pairs, or generated from a UUIDv5 rule and the known ids).
-func (inc *Incident) migrations(ctx context.Context, c proposal.Clients, g *proposal.Gathered, o options) error {
+func (inc *Incident) migrations(ctx context.Context, c proposal.Clients, g *proposal.Gathered, o Options) error {
 	var filePairs []infer.Pair
-	if o.pairs != "" {
-		f, err := os.Open(o.pairs)
+	if o.Pairs != "" {
+		f, err := os.Open(o.Pairs)
 		if err != nil {
 			return exit.Usagef("--pairs: %w", err)
 		}
 		defer f.Close()
-		if filePairs, err = idmapcmd.ReadPairsCSV(f, !o.noHeader, o.pairs); err != nil {
+		if filePairs, err = idmapcmd.ReadPairsCSV(f, !o.NoHeader, o.Pairs); err != nil {
 			return err
 		}
 	}
@@ -292,11 +292,11 @@ func (inc *Incident) migrations(ctx context.Context, c proposal.Clients, g *prop
 			finding, err := infer.InferRule(infer.RuleQuery{Namespace: m.Namespace, From: formatOf(nsp, m.New), To: formatOf(nsp, m.Target), Pairs: filePairs})
 			if err == nil && finding.Rule != nil && finding.Answers && finding.Wrong == 0 {
 				mp.Rule, mp.Samples, mp.RuleText = finding.Rule, finding.Samples, infer.DescribeRule(finding.Rule)
-				mp.How = finding.Why + fmt.Sprintf(" (read off the %d pairs of %s)", len(filePairs), o.pairs)
+				mp.How = finding.Why + fmt.Sprintf(" (read off the %d pairs of %s)", len(filePairs), o.Pairs)
 				continue
 			}
-			mp.Pairs, mp.PairsFrom = filePairs, o.pairs
-			mp.How = fmt.Sprintf("a lookup table of the %d pairs of %s (%s)", len(filePairs), o.pairs, r.Reason)
+			mp.Pairs, mp.PairsFrom = filePairs, o.Pairs
+			mp.How = fmt.Sprintf("a lookup table of the %d pairs of %s (%s)", len(filePairs), o.Pairs, r.Reason)
 			continue
 		}
 		if v5 := r.Rule.GetUuidV5(); v5 != nil && m.Target == m.Old {

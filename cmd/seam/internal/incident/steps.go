@@ -20,9 +20,9 @@ import (
 	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
 )
 
-// Registry problem reasons the fix itself resolves: the formats it
+// ResolvedByFix are the registry problem reasons the fix itself resolves: the formats it
 // creates, the table or rule it loads, the notice its reason waives.
-var resolvedByFix = map[string]bool{
+var ResolvedByFix = map[string]bool{
 	"IDMAP_FORMAT_NOT_FOUND":       true,
 	"MIGRATION_NOT_READY":          true,
 	"BREAKING_CHANGE_NEEDS_NOTICE": true,
@@ -30,12 +30,12 @@ var resolvedByFix = map[string]bool{
 
 // plan lists the steps of the fix, each with the command that does it by
 // hand and what --apply runs for it.
-func (inc *Incident) plan(c proposal.Clients, o options) {
-	reason := o.reason
+func (inc *Incident) plan(c proposal.Clients, o Options) {
+	reason := o.Reason
 	if reason == "" {
 		reason = "REASON"
 	}
-	q := shellQuote
+	q := ShellQuote
 	subj := inc.Subject
 	p := inc.Proposal
 	add := func(s *Step) { inc.Steps = append(inc.Steps, s) }
@@ -45,7 +45,7 @@ func (inc *Incident) plan(c proposal.Clients, o options) {
 		contain.Done, contain.Why = true, fmt.Sprintf("contained since %s by %s: %s", output.Time(ct.GetTime()), ct.GetPrincipal(), ct.GetReason())
 	}
 	contain.run = func(ctx context.Context) (string, error) {
-		_, err := c.Gate.Contain(ctx, &gatev1.ContainRequest{Subject: subj, Reason: o.reason})
+		_, err := c.Gate.Contain(ctx, &gatev1.ContainRequest{Subject: subj, Reason: o.Reason})
 		return "contained: what it sends now is held", err
 	}
 	add(contain)
@@ -72,8 +72,8 @@ func (inc *Incident) plan(c proposal.Clients, o options) {
 	if len(p.Changes) > 0 {
 		reg := &Step{Name: fmt.Sprintf("register %s v%d", subj, inc.Next)}
 		waive := inc.Check.GetNoticeOwed() != ""
-		reg.Command = fmt.Sprintf("seam contract infer %s%s --out %s && seam contract register -f %s", subj, o.inferArgs, q(inc.File), q(inc.File))
-		if o.out != "" {
+		reg.Command = fmt.Sprintf("seam contract infer %s%s --out %s && seam contract register -f %s", subj, o.InferArgs, q(inc.File), q(inc.File))
+		if o.Out != "" {
 			reg.Command = fmt.Sprintf("seam contract register -f %s", q(inc.File))
 		}
 		if waive {
@@ -82,7 +82,7 @@ func (inc *Incident) plan(c proposal.Clients, o options) {
 		reg.run = func(ctx context.Context) (string, error) {
 			req := &registryv1.RegisterContractRequest{Contract: p.Contract}
 			if waive {
-				req.Override = &registryv1.NoticeOverride{Reason: o.reason}
+				req.Override = &registryv1.NoticeOverride{Reason: o.Reason}
 			}
 			resp, err := c.Registry.RegisterContract(ctx, req)
 			if err != nil {
@@ -115,7 +115,7 @@ func (inc *Incident) plan(c proposal.Clients, o options) {
 
 	release := &Step{Name: "release the source", Command: fmt.Sprintf("seam gate release %s --reason %s", subj, q(reason))}
 	release.run = func(ctx context.Context) (string, error) {
-		_, err := c.Gate.Release(ctx, &gatev1.ReleaseRequest{Subject: subj, Reason: o.reason})
+		_, err := c.Gate.Release(ctx, &gatev1.ReleaseRequest{Subject: subj, Reason: o.Reason})
 		return "released: what it sends now flows through the active version", err
 	}
 	add(release)
@@ -138,7 +138,7 @@ func (inc *Incident) plan(c proposal.Clients, o options) {
 		// from the number foreseen (the same version registered before).
 		sum, err := runReplay(ctx, c.Gate, &gatev1.ReplayRequest{
 			Window:   &gatev1.ReplayWindow{Subject: subj, PartitionFrom: from, PartitionTo: to, ContractVersion: cmp.Or(inc.Registered, version)},
-			ReplayId: inc.ReplayID, SummaryOnly: true, Reason: o.reason})
+			ReplayId: inc.ReplayID, SummaryOnly: true, Reason: o.Reason})
 		if err != nil {
 			return "", err
 		}
@@ -162,7 +162,7 @@ func (inc *Incident) translationStep(c proposal.Clients, mp *MigrationPlan) *Ste
 		s.Name = "set rule " + infer.DescribeRule(rule)
 		s.Command = fmt.Sprintf("seam idmap rule set %s %s", ns, infer.RuleFlags(rule))
 		for _, x := range samples {
-			s.Command += " --sample " + shellQuote(x)
+			s.Command += " --sample " + ShellQuote(x)
 		}
 		s.run = func(ctx context.Context) (string, error) {
 			resp, err := c.Idmap.SetRule(ctx, &idmapv1.SetRuleRequest{Namespace: ns, Rule: rule, Samples: samples})
@@ -179,7 +179,7 @@ func (inc *Incident) translationStep(c proposal.Clients, mp *MigrationPlan) *Ste
 			file = "PAIRS.csv"
 			s.Why = "--apply generates the pairs: " + mp.PairsFrom
 		}
-		s.Command = fmt.Sprintf("seam idmap import %s %s --from %s --to %s", ns, shellQuote(file), from, to)
+		s.Command = fmt.Sprintf("seam idmap import %s %s --from %s --to %s", ns, ShellQuote(file), from, to)
 		s.run = func(ctx context.Context) (string, error) {
 			resp, err := idmapcmd.ImportPairs(ctx, c.Idmap, ns, from, to, pairs)
 			if err != nil {
@@ -196,10 +196,10 @@ func (inc *Incident) translationStep(c proposal.Clients, mp *MigrationPlan) *Ste
 	return s
 }
 
-// preflight refuses to start a fix that would stop halfway for a reason
+// Preflight refuses to start a fix that would stop halfway for a reason
 // known now: no reason given, nothing to do, or a registry refusal the
 // fix does not resolve (not an admin, an invalid contract…).
-func (inc *Incident) preflight(reason string) error {
+func (inc *Incident) Preflight(reason string) error {
 	if strings.TrimSpace(reason) == "" {
 		return errors.New("--apply needs --reason: it is kept with the containment, the notice waiver and the backfill")
 	}
@@ -212,7 +212,7 @@ func (inc *Incident) preflight(reason string) error {
 		verdict = inc.Waived
 	}
 	for _, pr := range verdict.GetProblems() {
-		if !resolvedByFix[pr.GetReason()] {
+		if !ResolvedByFix[pr.GetReason()] {
 			stops = append(stops, fmt.Sprintf("%s at %s: %s", pr.GetReason(), output.OrDash(pr.GetPath()), pr.GetMessage()))
 		}
 	}
@@ -227,8 +227,8 @@ func (inc *Incident) preflight(reason string) error {
 	return nil
 }
 
-// apply runs the steps in order and stops at the first that fails.
-func (inc *Incident) apply(ctx context.Context, w io.Writer) error {
+// Apply runs the steps in order and stops at the first that fails.
+func (inc *Incident) Apply(ctx context.Context, w io.Writer) error {
 	for i, s := range inc.Steps {
 		if s.Done {
 			fmt.Fprintf(w, "  %d. %s: already done (%s)\n", i+1, s.Name, s.Why)
@@ -274,8 +274,8 @@ func runReplay(ctx context.Context, gate gatev1.GateServiceClient, req *gatev1.R
 	}
 }
 
-// shellQuote quotes s for a POSIX shell when it needs it.
-func shellQuote(s string) string {
+// ShellQuote quotes s for a POSIX shell when it needs it.
+func ShellQuote(s string) string {
 	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=@,+") == "" {
 		return s
 	}
