@@ -16,6 +16,7 @@ import (
 	"github.com/seamdata/seam/cmd/seam/internal/seamtest"
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
 	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
+	gateservice "github.com/seamdata/seam/services/gate"
 )
 
 // The scenario of issue 12 on a source the project has never seen: smart
@@ -417,6 +418,10 @@ func TestGridScenarioThroughCLI(t *testing.T) {
 	if !strings.Contains(fmt.Sprint(hist), "INC-22: the change started on the 22nd") {
 		t.Errorf("contract history does not keep the backdating reason: %v", hist)
 	}
+	// The gate asks the registry for a subject's versions again after
+	// gate.DefaultContractRefresh; a resend sooner would still be judged
+	// by v1 (docs/partitions.md says so).
+	time.Sleep(gateservice.DefaultContractRefresh + 100*time.Millisecond)
 	// The days since the change, resent as replacements, are judged by v2.
 	for d := gridIDChange; d <= gridDays; d++ {
 		day := days[d-1]
