@@ -68,12 +68,15 @@ fmt:
 	gofmt -w $(MODULES)
 
 # test is the README's test command and CI's: every module, with the race
-# detector wherever cgo can build it (RACE= turns it off).
+# detector wherever cgo can build it (RACE= turns it off). A package's
+# tests may take up to TEST_TIMEOUT: under the race detector on a loaded
+# two-core machine the gate's scenarios outgrow go test's default 10m.
 RACE ?= $(if $(filter 1,$(shell go env CGO_ENABLED)),-race,)
+TEST_TIMEOUT ?= 30m
 test:
 	@if [ -z "$$SEAM_TEST_POSTGRES_URL" ]; then \
 		echo "note: SEAM_TEST_POSTGRES_URL is not set, so the PostgreSQL tests skip; set it (for example postgres://postgres@127.0.0.1:5432/test?sslmode=disable) to run them"; fi
-	go test $(RACE) $(PACKAGES)
+	go test $(RACE) -timeout $(TEST_TIMEOUT) $(PACKAGES)
 
 test-race:
 	go test -race $(PACKAGES)
