@@ -95,10 +95,15 @@ func (s *Server) adaptSpan(ctx context.Context, t adaptTarget, format recordv1.F
 }
 
 // encodeForAdapter writes records as one raw batch: CSV rows under their
-// header, JSON records (from JSON, NDJSON or Struct objects) one compact
-// object per line.
+// header, JSON records (from JSON, NDJSON or Struct objects) one object
+// per line. A record without a line feed (every NDJSON line) is already a
+// line as it was sent; only the others are compacted.
 func encodeForAdapter(format recordv1.Format, header []byte, recs []*record.Record) ([]byte, recordv1.Format, error) {
-	var b bytes.Buffer
+	size := len(header) + 1
+	for _, r := range recs {
+		size += len(r.Raw) + 1
+	}
+	b := bytes.NewBuffer(make([]byte, 0, size))
 	if format == recordv1.Format_FORMAT_CSV {
 		b.Write(header)
 		b.WriteByte('\n')
@@ -109,7 +114,12 @@ func encodeForAdapter(format recordv1.Format, header []byte, recs []*record.Reco
 		return b.Bytes(), recordv1.Format_FORMAT_CSV, nil
 	}
 	for _, r := range recs {
-		if err := json.Compact(&b, r.Raw); err != nil {
+		if bytes.IndexByte(r.Raw, '\n') < 0 {
+			b.Write(r.Raw)
+			b.WriteByte('\n')
+			continue
+		}
+		if err := json.Compact(b, r.Raw); err != nil {
 			return nil, 0, fmt.Errorf("re-encode the record at position %d for the adapter: %w", r.Position, err)
 		}
 		b.WriteByte('\n')

@@ -35,6 +35,7 @@ func newGateIngestCmd(g *client.Globals) *cobra.Command {
 	var subject, partition, batchID, format string
 	var version int32
 	var chunk int
+	var withRecords bool
 	cmd := &cobra.Command{
 		Use:   "ingest [SUBJECT] FILE --partition P",
 		Short: "Send a file of records through the gate",
@@ -46,6 +47,9 @@ row) while earlier chunks are on their way. The batch id defaults to a hash
 of the file, so sending the same file again is recognised and written once.
 
 Prints the verdict counts, the partition's state and the alerts raised.
+The gate answers with counts only unless --records asks for every
+record's verdict and canonical record (-o json shows them); that answer
+must fit in one message, so ask for it only for small files.
 BLOCK thresholds are judged on the whole partition: when a BLOCK check is
 over its threshold the partition is, or will be at its seal, BLOCKED, and
 the command names the check, its counts and the first failing lines.
@@ -86,7 +90,8 @@ Exits 1 when the partition is or will be BLOCKED (publish nothing of it),
 			}
 			bar := output.Progress(cmd.ErrOrStderr(), info.Size(), "ingesting "+path)
 			up := &upload{
-				header: &gatev1.IngestHeader{Subject: subject, Partition: partition, BatchId: batchID, ContractVersion: version, Format: f},
+				header: &gatev1.IngestHeader{Subject: subject, Partition: partition, BatchId: batchID, ContractVersion: version, Format: f,
+					SummaryOnly: !withRecords},
 				split:  record.NewSplitter(file, f, chunk),
 				sent:   func(n int64) { _ = bar.Add64(n) },
 			}
@@ -120,6 +125,7 @@ Exits 1 when the partition is or will be BLOCKED (publish nothing of it),
 	cmd.Flags().StringVar(&format, "format", "", "ndjson, csv or json (default: from the file extension)")
 	cmd.Flags().Int32Var(&version, "contract-version", 0, "validate with this contract version (default: the active one)")
 	cmd.Flags().IntVar(&chunk, "chunk-records", defaultChunkRecords, "records per chunk (each chunk is one batch)")
+	cmd.Flags().BoolVar(&withRecords, "records", false, "answer with each record's verdict and canonical record, not only the counts (small files: the answer must fit in one message)")
 	return cmd
 }
 
