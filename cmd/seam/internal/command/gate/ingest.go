@@ -92,8 +92,8 @@ Exits 1 when the partition is or will be BLOCKED (publish nothing of it),
 			up := &upload{
 				header: &gatev1.IngestHeader{Subject: subject, Partition: partition, BatchId: batchID, ContractVersion: version, Format: f,
 					SummaryOnly: !withRecords},
-				split:  record.NewSplitter(file, f, chunk),
-				sent:   func(n int64) { _ = bar.Add64(n) },
+				split: record.NewSplitter(file, f, chunk),
+				sent:  func(n int64) { _ = bar.Add64(n) },
 			}
 			resp, err := up.run(cmd.Context(), g, gatev1.NewGateServiceClient(conn))
 			_ = bar.Finish()
