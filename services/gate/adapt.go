@@ -140,6 +140,10 @@ func unpack(t adaptTarget, resp *adapterv1.AdaptResponse, recs []*record.Record,
 			out[r.Index] = adaptedOK
 			continue
 		}
+		if k == len(ends) {
+			// More records left unanswered as failures than announced.
+			return peerError("adapter", fmt.Errorf("the adapter answered failures out of order or out of range (%d of %d placed) for a call of %d records", f, len(fails), len(recs)))
+		}
 		end := ends[k]
 		if end < start || int(end) > len(data) {
 			return peerError("adapter", fmt.Errorf("the adapter's canonical record %d ends at %d, outside %d..%d", k, end, start, len(data)))

@@ -161,17 +161,24 @@ const keysPerStatement = 1000
 // by name while it parses, so a statement of a thousand rows cost more to
 // parse than to run. Nothing in a literal comes from a caller.
 func (t *sqlTx) InsertKeys(ctx context.Context, pid int64, hashes [][]byte) ([]bool, error) {
+	// A key repeated within the batch is inserted once; the first of its
+	// records is the new one, so each hash maps to its first record.
 	fresh := make([]bool, len(hashes))
-	index := make(map[string][]int, len(hashes))
+	first := make(map[[16]byte]int, len(hashes))
 	for i, h := range hashes {
-		index[string(h)] = append(index[string(h)], i)
+		if len(h) != 16 {
+			return nil, fmt.Errorf("index the keys of partition %d: key hash %d is %d bytes, want 16", pid, i, len(h))
+		}
+		if _, ok := first[[16]byte(h)]; !ok {
+			first[[16]byte(h)] = i
+		}
 	}
 	blobOpen, blobClose := "X'", "'"
 	if t.db.Dialect == storage.Postgres {
 		blobOpen, blobClose = "'\\x", "'::bytea"
 	}
 	var b []byte
-	var h []byte
+	var h sql.RawBytes
 	for start := 0; start < len(hashes); start += keysPerStatement {
 		end := min(len(hashes), start+keysPerStatement)
 		b = append(b[:0], "INSERT INTO gate_keys (pid, key_hash) VALUES "...)
@@ -197,12 +204,15 @@ func (t *sqlTx) InsertKeys(ctx context.Context, pid int64, hashes [][]byte) ([]b
 				rows.Close()
 				return nil, fmt.Errorf("index the keys of partition %d: %w", pid, err)
 			}
-			// A key repeated within the statement is inserted once; the
-			// first of its records is the new one.
-			if is := index[string(h)]; len(is) > 0 {
-				fresh[is[0]] = true
-				index[string(h)] = is[1:]
+			i, ok := -1, false
+			if len(h) == 16 {
+				i, ok = first[[16]byte(h)]
 			}
+			if !ok {
+				rows.Close()
+				return nil, fmt.Errorf("index the keys of partition %d: the store returned a key hash that was not inserted", pid)
+			}
+			fresh[i] = true
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
