@@ -104,7 +104,7 @@ path through Seam costs against its parts, in one run:
   validate, adapt, chain   the 12-field shop.orders record decoded and
                            validated, decoded and adapted, and decoded once,
                            validated and adapted (the chain), in-process on
-                           one core, in --batch-record batches
+                           one core, in batches of --batch records
   validate-cli             CPU seconds of 'seam validate --workers 1' on a
                            --file-records NDJSON file, against Go's
                            json.Valid over the same lines (target: at most
