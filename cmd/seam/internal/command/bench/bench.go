@@ -89,6 +89,7 @@ type benchOptions struct {
 	fileRecords int
 	only        []string
 	cpuProfile  string
+	store       string
 	run         Runner
 }
 
@@ -121,10 +122,13 @@ path through Seam costs against its parts, in one run:
                            --table-size pairs, and adaptation, over gRPC
 
 Allocations are per record for the whole process. --cpuprofile writes a
-CPU profile of the whole run for 'go tool pprof -top'.`,
+CPU profile of the whole run for 'go tool pprof -top'. --store runs the
+instance on another store, such as an empty PostgreSQL database, to
+measure what its commits cost.`,
 		Example: `  seam bench
   seam bench --duration 5s --table-size 10000000 -o json
-  seam bench --only chain,ingest,ingest-cli,validate-cli --cpuprofile ingest.pprof`,
+  seam bench --only chain,ingest,ingest-cli,validate-cli --cpuprofile ingest.pprof
+  seam bench --only chain,ingest --store postgres://seam@db/seam_bench`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := g.ValidateOutput(); err != nil {
@@ -178,6 +182,7 @@ CPU profile of the whole run for 'go tool pprof -top'.`,
 	cmd.Flags().IntVar(&o.fileRecords, "file-records", 1_000_000, "records in the NDJSON file validate-cli and ingest-cli read")
 	cmd.Flags().StringSliceVar(&o.only, "only", nil, "run only these: validate, adapt, chain, validate-cli, translate, adapt-grpc, ingest, ingest-cli")
 	cmd.Flags().StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file")
+	cmd.Flags().StringVar(&o.store, "store", "", "store of the benchmark instance, such as an empty PostgreSQL database postgres://… (default: SQLite files in a temporary directory)")
 	g.AddOutputFlag(cmd.Flags())
 	return cmd
 }
@@ -346,7 +351,7 @@ func runBench(ctx context.Context, o benchOptions, progress io.Writer) ([]Result
 	ready := make(chan string, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- node.Run(nctx, node.Config{Services: node.ServiceNames, Bootstrap: true, DataDir: dir + "/node", GRPCAddr: "127.0.0.1:0", LogFormat: "text", LogLevel: "error"},
+		done <- node.Run(nctx, node.Config{Services: node.ServiceNames, Bootstrap: true, DataDir: dir + "/node", Store: o.store, GRPCAddr: "127.0.0.1:0", LogFormat: "text", LogLevel: "error"},
 			node.Hooks{Log: io.Discard, Ready: func(g, _ string) { ready <- g }})
 	}()
 	var addr string

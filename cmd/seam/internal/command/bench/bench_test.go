@@ -12,6 +12,7 @@ import (
 	"github.com/seamdata/seam/cmd/seam/internal/command/bench"
 	"github.com/seamdata/seam/cmd/seam/internal/exit"
 	"github.com/seamdata/seam/cmd/seam/internal/seamtest"
+	"github.com/seamdata/seam/platform/storage/storagetest"
 )
 
 // seam bench runs every benchmark against its own instance, reports a
@@ -83,5 +84,25 @@ func TestJSONValidLines(t *testing.T) {
 	got, err := bench.JSONValidLines(path)
 	if err != nil || got != 2 {
 		t.Fatalf("JSONValidLines = %d, %v; want 2", got, err)
+	}
+}
+
+// --store runs the instance on PostgreSQL (skipped without
+// SEAM_TEST_POSTGRES_URL): the ingest rows then measure its commits.
+func TestBenchOnPostgres(t *testing.T) {
+	t.Parallel()
+	url := storagetest.PostgresURL(t)
+	var out, errOut bytes.Buffer
+	code := seamtest.RunTo(context.Background(), []string{"bench", "--only", "chain,ingest", "--duration", "100ms", "--batch", "100", "--table-size", "100",
+		"--store", url, "-o", "json"}, &out, &errOut)
+	if code != exit.OK {
+		t.Fatalf("seam bench --store postgres: exit %d\n%s", code, errOut.String())
+	}
+	var rows []bench.Result
+	if err := json.Unmarshal(out.Bytes(), &rows); err != nil {
+		t.Fatalf("seam bench -o json: %v\n%s", err, out.String())
+	}
+	if len(rows) != 4 || rows[1].Name != bench.RowIngestSummary || rows[1].RecordsPerSec <= 0 || rows[1].RatioOf != bench.RowChain {
+		t.Fatalf("rows = %+v, want the chain and three ingest rows measured on PostgreSQL", rows)
 	}
 }
