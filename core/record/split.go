@@ -47,9 +47,12 @@ type Splitter struct {
 	err    error // sticky: io.EOF once the input is done
 	lines  int64 // lines of the input before the next chunk
 
-	// NDJSON: a record line read ahead that starts the next chunk.
+	// NDJSON: a record line read ahead that starts the next chunk, and
+	// the size of the last chunk, which the next one's buffer starts at so
+	// it is not grown (and copied) line by line.
 	carry      []byte
 	carryBytes int64
+	sizeHint   int
 
 	// CSV: the reader, the bytes it consumed that no chunk has taken yet,
 	// and the header row.
@@ -130,6 +133,9 @@ func (s *Splitter) readLine() ([]byte, error) {
 
 func (s *Splitter) nextNDJSON() (Chunk, error) {
 	c := Chunk{FirstOffset: -1}
+	if s.sizeHint > 0 {
+		c.Data = make([]byte, 0, s.sizeHint)
+	}
 	var gap []byte // blank lines after the last record taken
 	var gapLines int64
 	take := func(line []byte, size int64) {
@@ -162,6 +168,7 @@ func (s *Splitter) nextNDJSON() (Chunk, error) {
 			case c.Records == s.n:
 				s.carry, s.carryBytes = append([]byte(nil), line...), int64(len(line))
 				s.lines += gapLines
+				s.sizeHint = len(c.Data) + len(c.Data)/8
 				return c, nil
 			default:
 				take(line, int64(len(line)))

@@ -132,6 +132,11 @@ type DB struct {
 	// Pool is the connection pool's limits (PostgreSQL).
 	Pool Pool
 
+	// writer is held by the InTx transaction writing to a SQLite store, so
+	// this process's writers queue in order instead of polling SQLite's
+	// lock (its busy handler sleeps in steps of up to 100ms).
+	writer chan struct{}
+
 	mu sync.Mutex
 	// pending holds, per transaction InTx is running, the channels Notify
 	// was called for; they are broadcast once that transaction commits.
@@ -148,6 +153,7 @@ func Open(ctx context.Context, url string) (*DB, error) {
 		return nil, errors.New("storage: open: empty store URL; pass postgres://… or a SQLite file path")
 	}
 	db := &DB{
+		writer:    make(chan struct{}, 1),
 		url:       url,
 		pending:   make(map[*sql.Tx][]string),
 		listeners: make(map[string]map[chan struct{}]struct{}),
@@ -222,6 +228,11 @@ func sqliteDSN(raw string) (string, error) {
 	// loss, and an acknowledged write must survive.
 	q.Add("_pragma", "synchronous(FULL)")
 	q.Add("_pragma", "foreign_keys(1)")
+	// Statement journals (the undo of one statement inside a transaction,
+	// such as an INSERT … ON CONFLICT) stay in memory, not in temporary
+	// files; they never outlive their transaction, so nothing durable
+	// changes.
+	q.Add("_pragma", "temp_store(MEMORY)")
 	// Every transaction takes the write lock at BEGIN, so two writers never
 	// deadlock upgrading read locks; the second one waits for busy_timeout.
 	q.Set("_txlock", "immediate")

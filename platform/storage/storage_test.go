@@ -470,3 +470,51 @@ func expectClosed(t *testing.T, ch <-chan struct{}) {
 		}
 	}
 }
+
+// A SQLite writer waits in line behind this process's writer, and gives
+// up when its context ends, before it begins a transaction; once the
+// first commits, the next goes ahead.
+func TestSQLiteWritersQueue(t *testing.T) {
+	t.Parallel()
+	db := open(t, storagetest.SQLiteURL(t))
+	ctx := context.Background()
+	if _, err := db.SQL.ExecContext(ctx, `CREATE TABLE q (n INTEGER)`); err != nil {
+		t.Fatal(err)
+	}
+	holding, release := make(chan struct{}), make(chan struct{})
+	first := make(chan error, 1)
+	go func() {
+		first <- db.InTx(ctx, func(tx *sql.Tx) error {
+			close(holding)
+			<-release
+			_, err := tx.ExecContext(ctx, `INSERT INTO q VALUES (1)`)
+			return err
+		})
+	}()
+	<-holding
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	ran := false
+	err := db.InTx(short, func(*sql.Tx) error { ran = true; return nil })
+	if !errors.Is(err, context.DeadlineExceeded) || ran {
+		t.Fatalf("second writer while the first holds the lock: ran %v, err %v; want it to wait and give up with its context", ran, err)
+	}
+	second := make(chan error, 1)
+	go func() {
+		second <- db.InTx(ctx, func(tx *sql.Tx) error {
+			_, err := tx.ExecContext(ctx, `INSERT INTO q VALUES (2)`)
+			return err
+		})
+	}()
+	close(release)
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-second; err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := db.SQL.QueryRowContext(ctx, `SELECT count(*) FROM q`).Scan(&n); err != nil || n != 2 {
+		t.Fatalf("rows after both writers: %d, %v; want 2", n, err)
+	}
+}

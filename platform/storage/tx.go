@@ -54,6 +54,13 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 // runTx runs one attempt of fn and returns the channels to notify in-process
 // after its commit.
 func (db *DB) runTx(ctx context.Context, fn func(tx *sql.Tx) error) ([]string, error) {
+	if db.Dialect == SQLite {
+		release, err := db.queueWriter(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
+	}
 	tx, err := db.SQL.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, fmt.Errorf("storage: begin transaction: %w", err)
@@ -80,6 +87,25 @@ func (db *DB) runTx(ctx context.Context, fn func(tx *sql.Tx) error) ([]string, e
 		return nil, fmt.Errorf("storage: commit: %w", err)
 	}
 	return channels, nil
+}
+
+// queueWriter waits for this process's other SQLite writers: every
+// transaction takes SQLite's write lock at BEGIN, so waiting here in
+// order costs nothing and spares the busy handler's sleeps, which made
+// two concurrent writers slower than one. After the busy timeout the
+// transaction goes ahead and SQLite's own locking decides, as it does
+// for writers in other processes.
+func (db *DB) queueWriter(ctx context.Context) (release func(), err error) {
+	t := time.NewTimer(sqliteBusyTimeoutMS * time.Millisecond)
+	defer t.Stop()
+	select {
+	case db.writer <- struct{}{}:
+		return func() { <-db.writer }, nil
+	case <-t.C:
+		return func() {}, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("storage: wait for the write lock: %w", ctx.Err())
+	}
 }
 
 // retryable reports whether err is a transient conflict that rerunning the

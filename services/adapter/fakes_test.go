@@ -26,7 +26,7 @@ import (
 const maxMsg = 64 << 20
 
 // serve runs a gRPC server on bufconn and returns a client connection.
-func serve(t *testing.T, register func(*grpc.Server)) *grpc.ClientConn {
+func serve(t testing.TB, register func(*grpc.Server)) *grpc.ClientConn {
 	t.Helper()
 	lis := bufconn.Listen(1 << 20)
 	srv := grpc.NewServer(grpc.MaxRecvMsgSize(maxMsg), grpc.MaxSendMsgSize(maxMsg))
@@ -228,7 +228,7 @@ type env struct {
 
 // newEnv starts the doubles with shop.orders v1 (active) and v2, and an
 // adapter configured by cfg (connections filled in).
-func newEnv(t *testing.T, cfg adapter.Config, meter metric.Meter) *env {
+func newEnv(t testing.TB, cfg adapter.Config, meter metric.Meter) *env {
 	t.Helper()
 	e := &env{reg: newFakeRegistry(examples.CommerceOrder()), idm: &fakeIdmap{table: map[string]string{}}}
 	for i := range 50000 {

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 
+	"github.com/seamdata/seam/core/mapping"
 	"github.com/seamdata/seam/core/record"
 	"github.com/seamdata/seam/platform/rpcerr"
 	adapterv1 "github.com/seamdata/seam/proto/seam/adapter/v1"
@@ -145,6 +146,35 @@ func (s *Server) adapt(ctx context.Context, req *adapterv1.AdaptRequest, where s
 	if err != nil {
 		return nil, err
 	}
+	var resp *adapterv1.AdaptResponse
+	switch req.GetAnswer() {
+	case adapterv1.AdaptAnswer_ADAPT_ANSWER_PACKED, adapterv1.AdaptAnswer_ADAPT_ANSWER_FAILURES:
+		resp = packedResponse(c, results, req.GetAnswer() == adapterv1.AdaptAnswer_ADAPT_ANSWER_PACKED)
+	default:
+		resp = resultsResponse(c, req, results)
+	}
+	s.count(ctx, req.GetSubject(), resp.Adapted, resp.Failed)
+	traceAdapt(ctx, req, resp, where != "")
+	return resp, nil
+}
+
+// traceAdapt puts what a batch became on the call's span: attributes for
+// a unary call, an event per request on a stream's span.
+func traceAdapt(ctx context.Context, req *adapterv1.AdaptRequest, resp *adapterv1.AdaptResponse, stream bool) {
+	attrs := []attribute.KeyValue{attribute.String("seam.subject", req.GetSubject()), attribute.Int64("seam.contract.version", int64(resp.GetVersion())),
+		attribute.String("seam.partition", req.GetPartition()), attribute.String("seam.batch.id", req.GetBatchId()),
+		attribute.Int64("seam.records.received", resp.GetAdapted()+resp.GetFailed()), attribute.Int64("seam.records.adapted", resp.GetAdapted()),
+		attribute.Int64("seam.records.failed", resp.GetFailed())}
+	span := trace.SpanFromContext(ctx)
+	if stream {
+		span.AddEvent("seam.adapt", trace.WithAttributes(attrs...))
+		return
+	}
+	span.SetAttributes(attrs...)
+}
+
+// resultsResponse answers one AdaptResult per record.
+func resultsResponse(c *compiled, req *adapterv1.AdaptRequest, results []mapping.Result) *adapterv1.AdaptResponse {
 	resp := &adapterv1.AdaptResponse{Version: c.version, Results: make([]*adapterv1.AdaptResult, len(results))}
 	objects := req.GetBatch().GetObjects() != nil
 	var out []byte
@@ -179,24 +209,35 @@ func (s *Server) adapt(ctx context.Context, req *adapterv1.AdaptRequest, where s
 		}
 		ar.Record = cr
 	}
-	s.count(ctx, req.GetSubject(), resp.Adapted, resp.Failed)
-	traceAdapt(ctx, req, resp, where != "")
-	return resp, nil
+	return resp
 }
 
-// traceAdapt puts what a batch became on the call's span: attributes for
-// a unary call, an event per request on a stream's span.
-func traceAdapt(ctx context.Context, req *adapterv1.AdaptRequest, resp *adapterv1.AdaptResponse, stream bool) {
-	attrs := []attribute.KeyValue{attribute.String("seam.subject", req.GetSubject()), attribute.Int64("seam.contract.version", int64(resp.GetVersion())),
-		attribute.String("seam.partition", req.GetPartition()), attribute.String("seam.batch.id", req.GetBatchId()),
-		attribute.Int64("seam.records.received", int64(len(resp.GetResults()))), attribute.Int64("seam.records.adapted", resp.GetAdapted()),
-		attribute.Int64("seam.records.failed", resp.GetFailed())}
-	span := trace.SpanFromContext(ctx)
-	if stream {
-		span.AddEvent("seam.adapt", trace.WithAttributes(attrs...))
-		return
+// packedResponse answers the results packed: the adapted records' JSON
+// and ids each in one buffer (when records is set), the failures as
+// AdaptResults, so an adapted record costs no message of its own.
+func packedResponse(c *compiled, results []mapping.Result, records bool) *adapterv1.AdaptResponse {
+	p := &adapterv1.PackedResults{Canonical: c.canonical, CanonicalVersion: c.canonicalVersion}
+	resp := &adapterv1.AdaptResponse{Version: c.version, Packed: p}
+	if records {
+		p.Json = make([]byte, 0, 256*len(results))
+		p.JsonEnds = make([]uint32, 0, len(results))
+		p.RecordIds = make([]byte, 0, len(mapping.RecordID{})*len(results))
 	}
-	span.SetAttributes(attrs...)
+	for i := range results {
+		r := &results[i]
+		if !r.OK() {
+			p.Failures = append(p.Failures, &adapterv1.AdaptResult{Index: r.Index, Position: r.Position, Errors: r.RecordErrors()})
+			resp.Failed++
+			continue
+		}
+		resp.Adapted++
+		if records {
+			p.Json = c.plan.AppendJSON(p.Json, r.Values)
+			p.JsonEnds = append(p.JsonEnds, uint32(len(p.Json)))
+			p.RecordIds = append(p.RecordIds, r.ID[:]...)
+		}
+	}
+	return resp
 }
 
 func (s *Server) count(ctx context.Context, subject string, adapted, failed int64) {

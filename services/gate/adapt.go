@@ -3,12 +3,14 @@ package gate
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/seamdata/seam/core/mapping"
 	"github.com/seamdata/seam/core/record"
 	"github.com/seamdata/seam/platform/rpcerr"
 	adapterv1 "github.com/seamdata/seam/proto/seam/adapter/v1"
@@ -19,11 +21,17 @@ import (
 // size, so one call's answer (each record with its provenance) stays small.
 const maxAdaptRecords = 10000
 
-// adaptTarget names what the adapter maps records as.
+// adaptTarget names what the adapter maps records as, and whether the
+// canonical records are wanted or only which records fail.
 type adaptTarget struct {
 	subject, partition, batchID string
 	version                     int32
+	records                     bool
 }
+
+// adaptedOK is the result of a record adapted when its canonical record
+// was not asked for. It is shared: never modify it.
+var adaptedOK = &adapterv1.AdaptResult{}
 
 // adaptRecords asks the adapter to map recs (records that passed the
 // checks), in calls whose requests stay under a quarter of the message
@@ -31,7 +39,10 @@ type adaptTarget struct {
 // canonical records are than the source ones. Records travel as raw
 // bytes (CSV rows under their header, everything else as NDJSON lines),
 // so numbers keep their literals, objects included, and the answer holds
-// canonical JSON. A call the adapter cannot answer within the limit is
+// canonical JSON, packed (one buffer for the batch, not a message per
+// record; an adapter that predates packing answers per record). Without
+// t.records the adapter encodes no canonical record and an adapted
+// record's result is adaptedOK. A call the adapter cannot answer within the limit is
 // split in two until it can; a single record whose answer cannot fit is
 // refused with ResourceExhausted naming the limit. Results are keyed by
 // the records' indices, with their provenance set to the batch's.
@@ -57,8 +68,12 @@ func (s *Server) adaptSpan(ctx context.Context, t adaptTarget, format recordv1.F
 	if err != nil {
 		return err
 	}
+	answer := adapterv1.AdaptAnswer_ADAPT_ANSWER_FAILURES
+	if t.records {
+		answer = adapterv1.AdaptAnswer_ADAPT_ANSWER_PACKED
+	}
 	resp, err := s.adapter.Adapt(ctx, &adapterv1.AdaptRequest{Subject: t.subject, Version: t.version, Partition: t.partition, BatchId: t.batchID,
-		Batch: &recordv1.RecordBatch{Body: &recordv1.RecordBatch_Raw{Raw: &recordv1.RawRecords{Format: wire, Data: data}}}})
+		Batch: &recordv1.RecordBatch{Body: &recordv1.RecordBatch_Raw{Raw: &recordv1.RawRecords{Format: wire, Data: data}}}, Answer: answer})
 	if status.Code(err) == codes.ResourceExhausted {
 		if len(recs) > 1 {
 			half := len(recs) / 2
@@ -75,6 +90,9 @@ func (s *Server) adaptSpan(ctx context.Context, t adaptTarget, format recordv1.F
 	}
 	if err != nil {
 		return peerError("adapter", err)
+	}
+	if resp.GetPacked() != nil {
+		return unpack(t, resp, recs, out)
 	}
 	if len(resp.GetResults()) != len(recs) {
 		return peerError("adapter", fmt.Errorf("the adapter answered %d results for %d records", len(resp.GetResults()), len(recs)))
@@ -94,11 +112,67 @@ func (s *Server) adaptSpan(ctx context.Context, t adaptTarget, format recordv1.F
 	return nil
 }
 
+// unpack keys a packed answer's results by the records' indices, checking
+// that it answers each record once.
+func unpack(t adaptTarget, resp *adapterv1.AdaptResponse, recs []*record.Record, out map[int64]*adapterv1.AdaptResult) error {
+	p := resp.GetPacked()
+	fails := p.GetFailures()
+	adapted := len(recs) - len(fails)
+	ids, data, ends := p.GetRecordIds(), p.GetJson(), p.GetJsonEnds()
+	const idSize = len(mapping.RecordID{})
+	if adapted < 0 || t.records && (len(ends) != adapted || len(ids) != idSize*adapted) {
+		return peerError("adapter", fmt.Errorf("the adapter answered %d failures, %d canonical records and %d ids for %d records", len(fails), len(ends), len(ids)/idSize, len(recs)))
+	}
+	f, k := 0, 0
+	start := uint32(0)
+	for i, r := range recs {
+		if f < len(fails) && fails[f].GetIndex() == int64(i) {
+			ar := fails[f]
+			f++
+			if len(ar.GetErrors()) == 0 {
+				return peerError("adapter", fmt.Errorf("the adapter answered record %d as failed without an error", i))
+			}
+			ar.Index, ar.Position = r.Index, r.Position
+			out[r.Index] = ar
+			continue
+		}
+		if !t.records {
+			out[r.Index] = adaptedOK
+			continue
+		}
+		if k == len(ends) {
+			// More records left unanswered as failures than announced.
+			return peerError("adapter", fmt.Errorf("the adapter answered failures out of order or out of range (%d of %d placed) for a call of %d records", f, len(fails), len(recs)))
+		}
+		end := ends[k]
+		if end < start || int(end) > len(data) {
+			return peerError("adapter", fmt.Errorf("the adapter's canonical record %d ends at %d, outside %d..%d", k, end, start, len(data)))
+		}
+		out[r.Index] = &adapterv1.AdaptResult{Index: r.Index, Position: r.Position, Record: &recordv1.CanonicalRecord{
+			RecordId: hex.EncodeToString(ids[idSize*k : idSize*(k+1)]),
+			Body:     &recordv1.CanonicalRecord_Json{Json: data[start:end:end]},
+			Provenance: &recordv1.Provenance{Subject: t.subject, ContractVersion: resp.GetVersion(), Canonical: p.GetCanonical(), CanonicalVersion: p.GetCanonicalVersion(),
+				Index: r.Index, Position: r.Position, Partition: t.partition, BatchId: t.batchID},
+		}}
+		start = end
+		k++
+	}
+	if f != len(fails) {
+		return peerError("adapter", fmt.Errorf("the adapter answered failures out of order or out of range (%d of %d placed) for a call of %d records", f, len(fails), len(recs)))
+	}
+	return nil
+}
+
 // encodeForAdapter writes records as one raw batch: CSV rows under their
-// header, JSON records (from JSON, NDJSON or Struct objects) one compact
-// object per line.
+// header, JSON records (from JSON, NDJSON or Struct objects) one object
+// per line. A record without a line feed (every NDJSON line) is already a
+// line as it was sent; only the others are compacted.
 func encodeForAdapter(format recordv1.Format, header []byte, recs []*record.Record) ([]byte, recordv1.Format, error) {
-	var b bytes.Buffer
+	size := len(header) + 1
+	for _, r := range recs {
+		size += len(r.Raw) + 1
+	}
+	b := bytes.NewBuffer(make([]byte, 0, size))
 	if format == recordv1.Format_FORMAT_CSV {
 		b.Write(header)
 		b.WriteByte('\n')
@@ -109,7 +183,12 @@ func encodeForAdapter(format recordv1.Format, header []byte, recs []*record.Reco
 		return b.Bytes(), recordv1.Format_FORMAT_CSV, nil
 	}
 	for _, r := range recs {
-		if err := json.Compact(&b, r.Raw); err != nil {
+		if bytes.IndexByte(r.Raw, '\n') < 0 {
+			b.Write(r.Raw)
+			b.WriteByte('\n')
+			continue
+		}
+		if err := json.Compact(b, r.Raw); err != nil {
 			return nil, 0, fmt.Errorf("re-encode the record at position %d for the adapter: %w", r.Position, err)
 		}
 		b.WriteByte('\n')

@@ -3,6 +3,7 @@ package gate
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"testing"
 
 	"google.golang.org/grpc"
@@ -130,6 +131,36 @@ func BenchmarkIngestGRPC(b *testing.B) {
 			}
 			rates[name] = recordsPerSecond(b, benchBatch)
 		})
+	}
+	// Two callers at once through the real peers, each on its own
+	// partitions: what a second pipeline adds on two cores.
+	b.Run("gate-real-peers-2-callers", func(b *testing.B) {
+		run++
+		c := clients["gate-real-peers"]
+		b.SetBytes(int64(len(data)))
+		b.ReportAllocs()
+		b.SetParallelism(1) // GOMAXPROCS callers: two on two cores
+		var next atomic.Int64
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				i := next.Add(1)
+				req := &gatev1.IngestRequest{Subject: "shop.orders", Partition: fmt.Sprintf("bench-%d-%d", run, i), SummaryOnly: true,
+					Identity: &gatev1.IngestRequest_BatchId{BatchId: fmt.Sprintf("bench-%d-%d", run, i)}, Batch: batch}
+				resp, err := c.Ingest(context.Background(), req)
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				if resp.GetSummary().GetAccepted() != benchBatch {
+					b.Errorf("summary = %v", resp.GetSummary())
+					return
+				}
+			}
+		})
+		rates["gate-real-peers-2-callers"] = recordsPerSecond(b, benchBatch)
+	})
+	if rates["gate-real-peers"] > 0 && rates["gate-real-peers-2-callers"] > 0 {
+		b.Logf("two callers against one through the real peers: %.2fx", rates["gate-real-peers-2-callers"]/rates["gate-real-peers"])
 	}
 	if rates["noop"] > 0 {
 		b.Logf("throughput relative to the no-op service: gate %.3f, gate with the real adapter and idmap %.3f", rates["gate"]/rates["noop"], rates["gate-real-peers"]/rates["noop"])

@@ -131,7 +131,12 @@ func (s *Server) commitBatch(ctx context.Context, o *outcome, digest []byte) (*g
 		return nil, err
 	}
 	if !in.withRecords {
-		resp = summaryOnly(resp)
+		// The verdicts were built for this answer alone: drop their
+		// canonical records (an adapter that predates packed answers sends
+		// them anyway) in place.
+		for _, v := range resp.GetRecords() {
+			v.Record = nil
+		}
 	}
 	for _, a := range resp.GetAlerts() {
 		s.metrics.alert(ctx, a.GetSubject(), a.GetKind())

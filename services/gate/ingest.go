@@ -613,7 +613,7 @@ func (s *Server) validate(ctx context.Context, in batchInput, cv *compiled, form
 	)
 	if len(passing) > 0 {
 		wg.Go(func() {
-			results, adaptErr = s.adaptRecords(ctx, adaptTarget{subject: in.subject, partition: in.partition, batchID: in.batchID, version: cv.version},
+			results, adaptErr = s.adaptRecords(ctx, adaptTarget{subject: in.subject, partition: in.partition, batchID: in.batchID, version: cv.version, records: in.withRecords},
 				format, o.header, passing)
 		})
 	}
@@ -654,6 +654,10 @@ func (s *Server) validate(ctx context.Context, in batchInput, cv *compiled, form
 
 	var mapping, placement []int64
 	var key []byte
+	// The accepted records' verdicts and key hashes are cut from one
+	// allocation each rather than one per record.
+	accepted := make([]gatev1.RecordVerdict, len(b.Records))
+	hashes := make([]byte, 0, 16*len(b.Records))
 	for i := range b.Records {
 		r := &b.Records[i]
 		rr := &res.Records[i]
@@ -692,15 +696,17 @@ func (s *Server) validate(ctx context.Context, in batchInput, cv *compiled, form
 			o.quarantine(r.Index, r.Position, ar.GetErrors(), recIDState[i])
 			o.resp.Records[i].Alerts = alerts
 		default:
-			o.resp.Records[i] = &gatev1.RecordVerdict{Index: r.Index, Position: r.Position, Status: gatev1.RecordStatus_RECORD_STATUS_ACCEPTED,
-				Record: ar.GetRecord(), Alerts: alerts, Sequence: in.sequence}
+			v := &accepted[i]
+			v.Index, v.Position, v.Status, v.Record, v.Alerts, v.Sequence = r.Index, r.Position, gatev1.RecordStatus_RECORD_STATUS_ACCEPTED, ar.GetRecord(), alerts, in.sequence
+			o.resp.Records[i] = v
 			if times != nil && times[i].After(o.maxTime) {
 				o.maxTime = times[i]
 			}
 			var ok bool
 			if key, ok = plan.AppendKey(key[:0], r.Values); ok {
 				sum := sha256.Sum256(key)
-				o.keys = append(o.keys, keyed{index: r.Index, hash: sum[:16], idState: recIDState[i]})
+				hashes = append(hashes, sum[:16]...)
+				o.keys = append(o.keys, keyed{index: r.Index, hash: hashes[len(hashes)-16 : len(hashes) : len(hashes)], idState: recIDState[i]})
 			}
 		}
 	}

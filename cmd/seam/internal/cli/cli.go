@@ -189,7 +189,9 @@ Exit codes, the same for every command:
 	root.AddCommand(clientCmds...)
 	root.AddCommand(
 		validate.New(g),
-		bench.New(g),
+		bench.New(g, func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+			return Run(ctx, args, Env{Stdout: stdout, Stderr: stderr, Getenv: getenv, Version: linkedVersion})
+		}),
 		up.NewMigrate(g),
 		token.New(g),
 		version.New(g),

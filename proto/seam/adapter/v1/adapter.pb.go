@@ -27,6 +27,67 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// AdaptAnswer is the form of an Adapt response's results. An adapter that
+// predates a form answers ADAPT_ANSWER_RESULTS, so callers read both.
+type AdaptAnswer int32
+
+const (
+	AdaptAnswer_ADAPT_ANSWER_UNSPECIFIED AdaptAnswer = 0
+	// ADAPT_ANSWER_RESULTS is one AdaptResult per record, in results.
+	AdaptAnswer_ADAPT_ANSWER_RESULTS AdaptAnswer = 1
+	// ADAPT_ANSWER_PACKED is every result in packed: the canonical records
+	// of the adapted records side by side in one buffer, without a message
+	// per record.
+	AdaptAnswer_ADAPT_ANSWER_PACKED AdaptAnswer = 2
+	// ADAPT_ANSWER_FAILURES is packed without canonical records or ids: only
+	// which records failed and why, for a caller that passes no canonical
+	// record on (the gate answering summary-only).
+	AdaptAnswer_ADAPT_ANSWER_FAILURES AdaptAnswer = 3
+)
+
+// Enum value maps for AdaptAnswer.
+var (
+	AdaptAnswer_name = map[int32]string{
+		0: "ADAPT_ANSWER_UNSPECIFIED",
+		1: "ADAPT_ANSWER_RESULTS",
+		2: "ADAPT_ANSWER_PACKED",
+		3: "ADAPT_ANSWER_FAILURES",
+	}
+	AdaptAnswer_value = map[string]int32{
+		"ADAPT_ANSWER_UNSPECIFIED": 0,
+		"ADAPT_ANSWER_RESULTS":     1,
+		"ADAPT_ANSWER_PACKED":      2,
+		"ADAPT_ANSWER_FAILURES":    3,
+	}
+)
+
+func (x AdaptAnswer) Enum() *AdaptAnswer {
+	p := new(AdaptAnswer)
+	*p = x
+	return p
+}
+
+func (x AdaptAnswer) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (AdaptAnswer) Descriptor() protoreflect.EnumDescriptor {
+	return file_seam_adapter_v1_adapter_proto_enumTypes[0].Descriptor()
+}
+
+func (AdaptAnswer) Type() protoreflect.EnumType {
+	return &file_seam_adapter_v1_adapter_proto_enumTypes[0]
+}
+
+func (x AdaptAnswer) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use AdaptAnswer.Descriptor instead.
+func (AdaptAnswer) EnumDescriptor() ([]byte, []int) {
+	return file_seam_adapter_v1_adapter_proto_rawDescGZIP(), []int{0}
+}
+
 type AdaptRequest struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	Subject string                 `protobuf:"bytes,1,opt,name=subject,proto3" json:"subject,omitempty"`
@@ -34,8 +95,11 @@ type AdaptRequest struct {
 	Version int32           `protobuf:"varint,2,opt,name=version,proto3" json:"version,omitempty"`
 	Batch   *v1.RecordBatch `protobuf:"bytes,3,opt,name=batch,proto3" json:"batch,omitempty"`
 	// Partition and BatchId are copied into provenance.
-	Partition     string `protobuf:"bytes,4,opt,name=partition,proto3" json:"partition,omitempty"`
-	BatchId       string `protobuf:"bytes,5,opt,name=batch_id,json=batchId,proto3" json:"batch_id,omitempty"`
+	Partition string `protobuf:"bytes,4,opt,name=partition,proto3" json:"partition,omitempty"`
+	BatchId   string `protobuf:"bytes,5,opt,name=batch_id,json=batchId,proto3" json:"batch_id,omitempty"`
+	// Answer is how the response carries the results; unset is
+	// ADAPT_ANSWER_RESULTS.
+	Answer        AdaptAnswer `protobuf:"varint,6,opt,name=answer,proto3,enum=seam.adapter.v1.AdaptAnswer" json:"answer,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -105,6 +169,108 @@ func (x *AdaptRequest) GetBatchId() string {
 	return ""
 }
 
+func (x *AdaptRequest) GetAnswer() AdaptAnswer {
+	if x != nil {
+		return x.Answer
+	}
+	return AdaptAnswer_ADAPT_ANSWER_UNSPECIFIED
+}
+
+// PackedResults holds a batch's results without a message per adapted
+// record. Records are in index order; the ones in failures failed, each
+// other record was adapted, and the k-th adapted record's canonical JSON
+// is json[json_ends[k-1]:json_ends[k]] (from 0 for the first) and its id
+// record_ids[32k:32k+32]. With ADAPT_ANSWER_FAILURES json, json_ends and
+// record_ids are empty.
+type PackedResults struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Canonical and CanonicalVersion name the canonical model of every
+	// adapted record, for their provenance.
+	Canonical        string   `protobuf:"bytes,1,opt,name=canonical,proto3" json:"canonical,omitempty"`
+	CanonicalVersion int32    `protobuf:"varint,2,opt,name=canonical_version,json=canonicalVersion,proto3" json:"canonical_version,omitempty"`
+	Json             []byte   `protobuf:"bytes,3,opt,name=json,proto3" json:"json,omitempty"`
+	JsonEnds         []uint32 `protobuf:"varint,4,rep,packed,name=json_ends,json=jsonEnds,proto3" json:"json_ends,omitempty"`
+	// RecordIds are the adapted records' ids, 32 bytes each (hex in
+	// CanonicalRecord.record_id).
+	RecordIds []byte `protobuf:"bytes,5,opt,name=record_ids,json=recordIds,proto3" json:"record_ids,omitempty"`
+	// Failures are the records that failed, by index, with their errors.
+	Failures      []*AdaptResult `protobuf:"bytes,6,rep,name=failures,proto3" json:"failures,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PackedResults) Reset() {
+	*x = PackedResults{}
+	mi := &file_seam_adapter_v1_adapter_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PackedResults) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PackedResults) ProtoMessage() {}
+
+func (x *PackedResults) ProtoReflect() protoreflect.Message {
+	mi := &file_seam_adapter_v1_adapter_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PackedResults.ProtoReflect.Descriptor instead.
+func (*PackedResults) Descriptor() ([]byte, []int) {
+	return file_seam_adapter_v1_adapter_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *PackedResults) GetCanonical() string {
+	if x != nil {
+		return x.Canonical
+	}
+	return ""
+}
+
+func (x *PackedResults) GetCanonicalVersion() int32 {
+	if x != nil {
+		return x.CanonicalVersion
+	}
+	return 0
+}
+
+func (x *PackedResults) GetJson() []byte {
+	if x != nil {
+		return x.Json
+	}
+	return nil
+}
+
+func (x *PackedResults) GetJsonEnds() []uint32 {
+	if x != nil {
+		return x.JsonEnds
+	}
+	return nil
+}
+
+func (x *PackedResults) GetRecordIds() []byte {
+	if x != nil {
+		return x.RecordIds
+	}
+	return nil
+}
+
+func (x *PackedResults) GetFailures() []*AdaptResult {
+	if x != nil {
+		return x.Failures
+	}
+	return nil
+}
+
 // AdaptResult is the outcome for one record: a canonical record or errors,
 // never both and never neither.
 type AdaptResult struct {
@@ -119,7 +285,7 @@ type AdaptResult struct {
 
 func (x *AdaptResult) Reset() {
 	*x = AdaptResult{}
-	mi := &file_seam_adapter_v1_adapter_proto_msgTypes[1]
+	mi := &file_seam_adapter_v1_adapter_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -131,7 +297,7 @@ func (x *AdaptResult) String() string {
 func (*AdaptResult) ProtoMessage() {}
 
 func (x *AdaptResult) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_adapter_v1_adapter_proto_msgTypes[1]
+	mi := &file_seam_adapter_v1_adapter_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -144,7 +310,7 @@ func (x *AdaptResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdaptResult.ProtoReflect.Descriptor instead.
 func (*AdaptResult) Descriptor() ([]byte, []int) {
-	return file_seam_adapter_v1_adapter_proto_rawDescGZIP(), []int{1}
+	return file_seam_adapter_v1_adapter_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *AdaptResult) GetIndex() int64 {
@@ -176,18 +342,20 @@ func (x *AdaptResult) GetErrors() []*v1.RecordError {
 }
 
 type AdaptResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Results       []*AdaptResult         `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"`
-	Version       int32                  `protobuf:"varint,2,opt,name=version,proto3" json:"version,omitempty"`
-	Adapted       int64                  `protobuf:"varint,3,opt,name=adapted,proto3" json:"adapted,omitempty"`
-	Failed        int64                  `protobuf:"varint,4,opt,name=failed,proto3" json:"failed,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Results is set for ADAPT_ANSWER_RESULTS, packed for the other forms.
+	Results       []*AdaptResult `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"`
+	Version       int32          `protobuf:"varint,2,opt,name=version,proto3" json:"version,omitempty"`
+	Adapted       int64          `protobuf:"varint,3,opt,name=adapted,proto3" json:"adapted,omitempty"`
+	Failed        int64          `protobuf:"varint,4,opt,name=failed,proto3" json:"failed,omitempty"`
+	Packed        *PackedResults `protobuf:"bytes,5,opt,name=packed,proto3" json:"packed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *AdaptResponse) Reset() {
 	*x = AdaptResponse{}
-	mi := &file_seam_adapter_v1_adapter_proto_msgTypes[2]
+	mi := &file_seam_adapter_v1_adapter_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -199,7 +367,7 @@ func (x *AdaptResponse) String() string {
 func (*AdaptResponse) ProtoMessage() {}
 
 func (x *AdaptResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_adapter_v1_adapter_proto_msgTypes[2]
+	mi := &file_seam_adapter_v1_adapter_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -212,7 +380,7 @@ func (x *AdaptResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdaptResponse.ProtoReflect.Descriptor instead.
 func (*AdaptResponse) Descriptor() ([]byte, []int) {
-	return file_seam_adapter_v1_adapter_proto_rawDescGZIP(), []int{2}
+	return file_seam_adapter_v1_adapter_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *AdaptResponse) GetResults() []*AdaptResult {
@@ -243,6 +411,13 @@ func (x *AdaptResponse) GetFailed() int64 {
 	return 0
 }
 
+func (x *AdaptResponse) GetPacked() *PackedResults {
+	if x != nil {
+		return x.Packed
+	}
+	return nil
+}
+
 type AdaptStreamRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Sequence      int64                  `protobuf:"varint,1,opt,name=sequence,proto3" json:"sequence,omitempty"`
@@ -253,7 +428,7 @@ type AdaptStreamRequest struct {
 
 func (x *AdaptStreamRequest) Reset() {
 	*x = AdaptStreamRequest{}
-	mi := &file_seam_adapter_v1_adapter_proto_msgTypes[3]
+	mi := &file_seam_adapter_v1_adapter_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -265,7 +440,7 @@ func (x *AdaptStreamRequest) String() string {
 func (*AdaptStreamRequest) ProtoMessage() {}
 
 func (x *AdaptStreamRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_adapter_v1_adapter_proto_msgTypes[3]
+	mi := &file_seam_adapter_v1_adapter_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -278,7 +453,7 @@ func (x *AdaptStreamRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdaptStreamRequest.ProtoReflect.Descriptor instead.
 func (*AdaptStreamRequest) Descriptor() ([]byte, []int) {
-	return file_seam_adapter_v1_adapter_proto_rawDescGZIP(), []int{3}
+	return file_seam_adapter_v1_adapter_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *AdaptStreamRequest) GetSequence() int64 {
@@ -305,7 +480,7 @@ type AdaptStreamResponse struct {
 
 func (x *AdaptStreamResponse) Reset() {
 	*x = AdaptStreamResponse{}
-	mi := &file_seam_adapter_v1_adapter_proto_msgTypes[4]
+	mi := &file_seam_adapter_v1_adapter_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -317,7 +492,7 @@ func (x *AdaptStreamResponse) String() string {
 func (*AdaptStreamResponse) ProtoMessage() {}
 
 func (x *AdaptStreamResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_adapter_v1_adapter_proto_msgTypes[4]
+	mi := &file_seam_adapter_v1_adapter_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -330,7 +505,7 @@ func (x *AdaptStreamResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdaptStreamResponse.ProtoReflect.Descriptor instead.
 func (*AdaptStreamResponse) Descriptor() ([]byte, []int) {
-	return file_seam_adapter_v1_adapter_proto_rawDescGZIP(), []int{4}
+	return file_seam_adapter_v1_adapter_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *AdaptStreamResponse) GetSequence() int64 {
@@ -366,7 +541,7 @@ type PreviewRequest struct {
 
 func (x *PreviewRequest) Reset() {
 	*x = PreviewRequest{}
-	mi := &file_seam_adapter_v1_adapter_proto_msgTypes[5]
+	mi := &file_seam_adapter_v1_adapter_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -378,7 +553,7 @@ func (x *PreviewRequest) String() string {
 func (*PreviewRequest) ProtoMessage() {}
 
 func (x *PreviewRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_adapter_v1_adapter_proto_msgTypes[5]
+	mi := &file_seam_adapter_v1_adapter_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -391,7 +566,7 @@ func (x *PreviewRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreviewRequest.ProtoReflect.Descriptor instead.
 func (*PreviewRequest) Descriptor() ([]byte, []int) {
-	return file_seam_adapter_v1_adapter_proto_rawDescGZIP(), []int{5}
+	return file_seam_adapter_v1_adapter_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *PreviewRequest) GetSubject() string {
@@ -444,7 +619,7 @@ type PreviewField struct {
 
 func (x *PreviewField) Reset() {
 	*x = PreviewField{}
-	mi := &file_seam_adapter_v1_adapter_proto_msgTypes[6]
+	mi := &file_seam_adapter_v1_adapter_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -456,7 +631,7 @@ func (x *PreviewField) String() string {
 func (*PreviewField) ProtoMessage() {}
 
 func (x *PreviewField) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_adapter_v1_adapter_proto_msgTypes[6]
+	mi := &file_seam_adapter_v1_adapter_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -469,7 +644,7 @@ func (x *PreviewField) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreviewField.ProtoReflect.Descriptor instead.
 func (*PreviewField) Descriptor() ([]byte, []int) {
-	return file_seam_adapter_v1_adapter_proto_rawDescGZIP(), []int{6}
+	return file_seam_adapter_v1_adapter_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *PreviewField) GetField() string {
@@ -522,7 +697,7 @@ type PreviewRecord struct {
 
 func (x *PreviewRecord) Reset() {
 	*x = PreviewRecord{}
-	mi := &file_seam_adapter_v1_adapter_proto_msgTypes[7]
+	mi := &file_seam_adapter_v1_adapter_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -534,7 +709,7 @@ func (x *PreviewRecord) String() string {
 func (*PreviewRecord) ProtoMessage() {}
 
 func (x *PreviewRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_adapter_v1_adapter_proto_msgTypes[7]
+	mi := &file_seam_adapter_v1_adapter_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -547,7 +722,7 @@ func (x *PreviewRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreviewRecord.ProtoReflect.Descriptor instead.
 func (*PreviewRecord) Descriptor() ([]byte, []int) {
-	return file_seam_adapter_v1_adapter_proto_rawDescGZIP(), []int{7}
+	return file_seam_adapter_v1_adapter_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *PreviewRecord) GetIndex() int64 {
@@ -599,7 +774,7 @@ type PreviewResponse struct {
 
 func (x *PreviewResponse) Reset() {
 	*x = PreviewResponse{}
-	mi := &file_seam_adapter_v1_adapter_proto_msgTypes[8]
+	mi := &file_seam_adapter_v1_adapter_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -611,7 +786,7 @@ func (x *PreviewResponse) String() string {
 func (*PreviewResponse) ProtoMessage() {}
 
 func (x *PreviewResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_adapter_v1_adapter_proto_msgTypes[8]
+	mi := &file_seam_adapter_v1_adapter_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -624,7 +799,7 @@ func (x *PreviewResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreviewResponse.ProtoReflect.Descriptor instead.
 func (*PreviewResponse) Descriptor() ([]byte, []int) {
-	return file_seam_adapter_v1_adapter_proto_rawDescGZIP(), []int{8}
+	return file_seam_adapter_v1_adapter_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *PreviewResponse) GetRecords() []*PreviewRecord {
@@ -659,23 +834,33 @@ var File_seam_adapter_v1_adapter_proto protoreflect.FileDescriptor
 
 const file_seam_adapter_v1_adapter_proto_rawDesc = "" +
 	"\n" +
-	"\x1dseam/adapter/v1/adapter.proto\x12\x0fseam.adapter.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fseam/contract/v1/contract.proto\x1a\x1bseam/record/v1/record.proto\"\xae\x01\n" +
+	"\x1dseam/adapter/v1/adapter.proto\x12\x0fseam.adapter.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fseam/contract/v1/contract.proto\x1a\x1bseam/record/v1/record.proto\"\xe4\x01\n" +
 	"\fAdaptRequest\x12\x18\n" +
 	"\asubject\x18\x01 \x01(\tR\asubject\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\x05R\aversion\x121\n" +
 	"\x05batch\x18\x03 \x01(\v2\x1b.seam.record.v1.RecordBatchR\x05batch\x12\x1c\n" +
 	"\tpartition\x18\x04 \x01(\tR\tpartition\x12\x19\n" +
-	"\bbatch_id\x18\x05 \x01(\tR\abatchId\"\xad\x01\n" +
+	"\bbatch_id\x18\x05 \x01(\tR\abatchId\x124\n" +
+	"\x06answer\x18\x06 \x01(\x0e2\x1c.seam.adapter.v1.AdaptAnswerR\x06answer\"\xe4\x01\n" +
+	"\rPackedResults\x12\x1c\n" +
+	"\tcanonical\x18\x01 \x01(\tR\tcanonical\x12+\n" +
+	"\x11canonical_version\x18\x02 \x01(\x05R\x10canonicalVersion\x12\x12\n" +
+	"\x04json\x18\x03 \x01(\fR\x04json\x12\x1b\n" +
+	"\tjson_ends\x18\x04 \x03(\rR\bjsonEnds\x12\x1d\n" +
+	"\n" +
+	"record_ids\x18\x05 \x01(\fR\trecordIds\x128\n" +
+	"\bfailures\x18\x06 \x03(\v2\x1c.seam.adapter.v1.AdaptResultR\bfailures\"\xad\x01\n" +
 	"\vAdaptResult\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\x03R\x05index\x12\x1a\n" +
 	"\bposition\x18\x02 \x01(\x03R\bposition\x127\n" +
 	"\x06record\x18\x03 \x01(\v2\x1f.seam.record.v1.CanonicalRecordR\x06record\x123\n" +
-	"\x06errors\x18\x04 \x03(\v2\x1b.seam.record.v1.RecordErrorR\x06errors\"\x93\x01\n" +
+	"\x06errors\x18\x04 \x03(\v2\x1b.seam.record.v1.RecordErrorR\x06errors\"\xcb\x01\n" +
 	"\rAdaptResponse\x126\n" +
 	"\aresults\x18\x01 \x03(\v2\x1c.seam.adapter.v1.AdaptResultR\aresults\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\x05R\aversion\x12\x18\n" +
 	"\aadapted\x18\x03 \x01(\x03R\aadapted\x12\x16\n" +
-	"\x06failed\x18\x04 \x01(\x03R\x06failed\"i\n" +
+	"\x06failed\x18\x04 \x01(\x03R\x06failed\x126\n" +
+	"\x06packed\x18\x05 \x01(\v2\x1e.seam.adapter.v1.PackedResultsR\x06packed\"i\n" +
 	"\x12AdaptStreamRequest\x12\x1a\n" +
 	"\bsequence\x18\x01 \x01(\x03R\bsequence\x127\n" +
 	"\arequest\x18\x02 \x01(\v2\x1d.seam.adapter.v1.AdaptRequestR\arequest\"m\n" +
@@ -704,7 +889,12 @@ const file_seam_adapter_v1_adapter_proto_rawDesc = "" +
 	"\arecords\x18\x01 \x03(\v2\x1e.seam.adapter.v1.PreviewRecordR\arecords\x12\x1a\n" +
 	"\bproblems\x18\x02 \x03(\tR\bproblems\x12\x16\n" +
 	"\x06passed\x18\x03 \x01(\x03R\x06passed\x12\x16\n" +
-	"\x06failed\x18\x04 \x01(\x03R\x06failed2\x8e\x02\n" +
+	"\x06failed\x18\x04 \x01(\x03R\x06failed*y\n" +
+	"\vAdaptAnswer\x12\x1c\n" +
+	"\x18ADAPT_ANSWER_UNSPECIFIED\x10\x00\x12\x18\n" +
+	"\x14ADAPT_ANSWER_RESULTS\x10\x01\x12\x17\n" +
+	"\x13ADAPT_ANSWER_PACKED\x10\x02\x12\x19\n" +
+	"\x15ADAPT_ANSWER_FAILURES\x10\x032\x8e\x02\n" +
 	"\x0eAdapterService\x12K\n" +
 	"\x05Adapt\x12\x1d.seam.adapter.v1.AdaptRequest\x1a\x1e.seam.adapter.v1.AdaptResponse\"\x03\x90\x02\x01\x12\\\n" +
 	"\vAdaptStream\x12#.seam.adapter.v1.AdaptStreamRequest\x1a$.seam.adapter.v1.AdaptStreamResponse(\x010\x01\x12Q\n" +
@@ -722,49 +912,55 @@ func file_seam_adapter_v1_adapter_proto_rawDescGZIP() []byte {
 	return file_seam_adapter_v1_adapter_proto_rawDescData
 }
 
-var file_seam_adapter_v1_adapter_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
+var file_seam_adapter_v1_adapter_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_seam_adapter_v1_adapter_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
 var file_seam_adapter_v1_adapter_proto_goTypes = []any{
-	(*AdaptRequest)(nil),        // 0: seam.adapter.v1.AdaptRequest
-	(*AdaptResult)(nil),         // 1: seam.adapter.v1.AdaptResult
-	(*AdaptResponse)(nil),       // 2: seam.adapter.v1.AdaptResponse
-	(*AdaptStreamRequest)(nil),  // 3: seam.adapter.v1.AdaptStreamRequest
-	(*AdaptStreamResponse)(nil), // 4: seam.adapter.v1.AdaptStreamResponse
-	(*PreviewRequest)(nil),      // 5: seam.adapter.v1.PreviewRequest
-	(*PreviewField)(nil),        // 6: seam.adapter.v1.PreviewField
-	(*PreviewRecord)(nil),       // 7: seam.adapter.v1.PreviewRecord
-	(*PreviewResponse)(nil),     // 8: seam.adapter.v1.PreviewResponse
-	(*v1.RecordBatch)(nil),      // 9: seam.record.v1.RecordBatch
-	(*v1.CanonicalRecord)(nil),  // 10: seam.record.v1.CanonicalRecord
-	(*v1.RecordError)(nil),      // 11: seam.record.v1.RecordError
-	(*v11.Contract)(nil),        // 12: seam.contract.v1.Contract
-	(*structpb.Value)(nil),      // 13: google.protobuf.Value
+	(AdaptAnswer)(0),            // 0: seam.adapter.v1.AdaptAnswer
+	(*AdaptRequest)(nil),        // 1: seam.adapter.v1.AdaptRequest
+	(*PackedResults)(nil),       // 2: seam.adapter.v1.PackedResults
+	(*AdaptResult)(nil),         // 3: seam.adapter.v1.AdaptResult
+	(*AdaptResponse)(nil),       // 4: seam.adapter.v1.AdaptResponse
+	(*AdaptStreamRequest)(nil),  // 5: seam.adapter.v1.AdaptStreamRequest
+	(*AdaptStreamResponse)(nil), // 6: seam.adapter.v1.AdaptStreamResponse
+	(*PreviewRequest)(nil),      // 7: seam.adapter.v1.PreviewRequest
+	(*PreviewField)(nil),        // 8: seam.adapter.v1.PreviewField
+	(*PreviewRecord)(nil),       // 9: seam.adapter.v1.PreviewRecord
+	(*PreviewResponse)(nil),     // 10: seam.adapter.v1.PreviewResponse
+	(*v1.RecordBatch)(nil),      // 11: seam.record.v1.RecordBatch
+	(*v1.CanonicalRecord)(nil),  // 12: seam.record.v1.CanonicalRecord
+	(*v1.RecordError)(nil),      // 13: seam.record.v1.RecordError
+	(*v11.Contract)(nil),        // 14: seam.contract.v1.Contract
+	(*structpb.Value)(nil),      // 15: google.protobuf.Value
 }
 var file_seam_adapter_v1_adapter_proto_depIdxs = []int32{
-	9,  // 0: seam.adapter.v1.AdaptRequest.batch:type_name -> seam.record.v1.RecordBatch
-	10, // 1: seam.adapter.v1.AdaptResult.record:type_name -> seam.record.v1.CanonicalRecord
-	11, // 2: seam.adapter.v1.AdaptResult.errors:type_name -> seam.record.v1.RecordError
-	1,  // 3: seam.adapter.v1.AdaptResponse.results:type_name -> seam.adapter.v1.AdaptResult
-	0,  // 4: seam.adapter.v1.AdaptStreamRequest.request:type_name -> seam.adapter.v1.AdaptRequest
-	2,  // 5: seam.adapter.v1.AdaptStreamResponse.response:type_name -> seam.adapter.v1.AdaptResponse
-	12, // 6: seam.adapter.v1.PreviewRequest.proposed:type_name -> seam.contract.v1.Contract
-	9,  // 7: seam.adapter.v1.PreviewRequest.batch:type_name -> seam.record.v1.RecordBatch
-	13, // 8: seam.adapter.v1.PreviewField.source_value:type_name -> google.protobuf.Value
-	13, // 9: seam.adapter.v1.PreviewField.canonical_value:type_name -> google.protobuf.Value
-	11, // 10: seam.adapter.v1.PreviewField.error:type_name -> seam.record.v1.RecordError
-	6,  // 11: seam.adapter.v1.PreviewRecord.fields:type_name -> seam.adapter.v1.PreviewField
-	11, // 12: seam.adapter.v1.PreviewRecord.errors:type_name -> seam.record.v1.RecordError
-	7,  // 13: seam.adapter.v1.PreviewResponse.records:type_name -> seam.adapter.v1.PreviewRecord
-	0,  // 14: seam.adapter.v1.AdapterService.Adapt:input_type -> seam.adapter.v1.AdaptRequest
-	3,  // 15: seam.adapter.v1.AdapterService.AdaptStream:input_type -> seam.adapter.v1.AdaptStreamRequest
-	5,  // 16: seam.adapter.v1.AdapterService.Preview:input_type -> seam.adapter.v1.PreviewRequest
-	2,  // 17: seam.adapter.v1.AdapterService.Adapt:output_type -> seam.adapter.v1.AdaptResponse
-	4,  // 18: seam.adapter.v1.AdapterService.AdaptStream:output_type -> seam.adapter.v1.AdaptStreamResponse
-	8,  // 19: seam.adapter.v1.AdapterService.Preview:output_type -> seam.adapter.v1.PreviewResponse
-	17, // [17:20] is the sub-list for method output_type
-	14, // [14:17] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	11, // 0: seam.adapter.v1.AdaptRequest.batch:type_name -> seam.record.v1.RecordBatch
+	0,  // 1: seam.adapter.v1.AdaptRequest.answer:type_name -> seam.adapter.v1.AdaptAnswer
+	3,  // 2: seam.adapter.v1.PackedResults.failures:type_name -> seam.adapter.v1.AdaptResult
+	12, // 3: seam.adapter.v1.AdaptResult.record:type_name -> seam.record.v1.CanonicalRecord
+	13, // 4: seam.adapter.v1.AdaptResult.errors:type_name -> seam.record.v1.RecordError
+	3,  // 5: seam.adapter.v1.AdaptResponse.results:type_name -> seam.adapter.v1.AdaptResult
+	2,  // 6: seam.adapter.v1.AdaptResponse.packed:type_name -> seam.adapter.v1.PackedResults
+	1,  // 7: seam.adapter.v1.AdaptStreamRequest.request:type_name -> seam.adapter.v1.AdaptRequest
+	4,  // 8: seam.adapter.v1.AdaptStreamResponse.response:type_name -> seam.adapter.v1.AdaptResponse
+	14, // 9: seam.adapter.v1.PreviewRequest.proposed:type_name -> seam.contract.v1.Contract
+	11, // 10: seam.adapter.v1.PreviewRequest.batch:type_name -> seam.record.v1.RecordBatch
+	15, // 11: seam.adapter.v1.PreviewField.source_value:type_name -> google.protobuf.Value
+	15, // 12: seam.adapter.v1.PreviewField.canonical_value:type_name -> google.protobuf.Value
+	13, // 13: seam.adapter.v1.PreviewField.error:type_name -> seam.record.v1.RecordError
+	8,  // 14: seam.adapter.v1.PreviewRecord.fields:type_name -> seam.adapter.v1.PreviewField
+	13, // 15: seam.adapter.v1.PreviewRecord.errors:type_name -> seam.record.v1.RecordError
+	9,  // 16: seam.adapter.v1.PreviewResponse.records:type_name -> seam.adapter.v1.PreviewRecord
+	1,  // 17: seam.adapter.v1.AdapterService.Adapt:input_type -> seam.adapter.v1.AdaptRequest
+	5,  // 18: seam.adapter.v1.AdapterService.AdaptStream:input_type -> seam.adapter.v1.AdaptStreamRequest
+	7,  // 19: seam.adapter.v1.AdapterService.Preview:input_type -> seam.adapter.v1.PreviewRequest
+	4,  // 20: seam.adapter.v1.AdapterService.Adapt:output_type -> seam.adapter.v1.AdaptResponse
+	6,  // 21: seam.adapter.v1.AdapterService.AdaptStream:output_type -> seam.adapter.v1.AdaptStreamResponse
+	10, // 22: seam.adapter.v1.AdapterService.Preview:output_type -> seam.adapter.v1.PreviewResponse
+	20, // [20:23] is the sub-list for method output_type
+	17, // [17:20] is the sub-list for method input_type
+	17, // [17:17] is the sub-list for extension type_name
+	17, // [17:17] is the sub-list for extension extendee
+	0,  // [0:17] is the sub-list for field type_name
 }
 
 func init() { file_seam_adapter_v1_adapter_proto_init() }
@@ -777,13 +973,14 @@ func file_seam_adapter_v1_adapter_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_seam_adapter_v1_adapter_proto_rawDesc), len(file_seam_adapter_v1_adapter_proto_rawDesc)),
-			NumEnums:      0,
-			NumMessages:   9,
+			NumEnums:      1,
+			NumMessages:   10,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
 		GoTypes:           file_seam_adapter_v1_adapter_proto_goTypes,
 		DependencyIndexes: file_seam_adapter_v1_adapter_proto_depIdxs,
+		EnumInfos:         file_seam_adapter_v1_adapter_proto_enumTypes,
 		MessageInfos:      file_seam_adapter_v1_adapter_proto_msgTypes,
 	}.Build()
 	File_seam_adapter_v1_adapter_proto = out.File

@@ -3,15 +3,19 @@
 package bench
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	idmapcmd "github.com/seamdata/seam/cmd/seam/internal/command/idmap"
@@ -45,32 +49,86 @@ type Result struct {
 	NsPerRecord    float64 `json:"ns_per_record"`
 	AllocsPerRec   float64 `json:"allocs_per_record"`
 	BytesPerRecord float64 `json:"bytes_per_record"`
-	Note           string  `json:"note,omitempty"`
+	// CPUSeconds is the process's user and system CPU time over the run,
+	// reported by the rows that compare CPU rather than wall time.
+	CPUSeconds float64 `json:"cpu_seconds,omitempty"`
+	// Ratio is this row's figure relative to the row named by RatioOf
+	// (records/s, or CPU seconds for validate), and Target the bound the
+	// ingest issue sets for it: at least Target, or for CPU at most.
+	Ratio   float64 `json:"ratio,omitempty"`
+	RatioOf string  `json:"ratio_of,omitempty"`
+	Target  float64 `json:"target,omitempty"`
+	Note    string  `json:"note,omitempty"`
 }
+
+// Runner runs a seam command line in this process, as main would, and
+// returns its exit code; `seam bench` times `seam gate ingest` and
+// `seam validate` through it.
+type Runner func(ctx context.Context, args []string, stdout, stderr io.Writer) int
+
+// Row names, fixed so runs can be compared and tests can find them.
+const (
+	RowValidate      = "validate (in-process, 1 core)"
+	RowAdapt         = "adapt (in-process, 1 core)"
+	RowChain         = "chain (in-process, 1 core)"
+	RowValidateCLI   = "seam validate --workers 1 (CPU)"
+	RowJSONValid     = "json.Valid per line (CPU)"
+	RowIngestSummary = "ingest summary-only (gRPC, 1 caller)"
+	RowIngestRecords = "ingest with records (gRPC, 1 caller)"
+	RowIngestCallers = "ingest summary-only (gRPC, %d callers)"
+	RowIngestCLI     = "seam gate ingest (%d-record file)"
+	RowTranslate     = "translate (gRPC, %dk-id batches)"
+	RowAdaptGRPC     = "adapt (gRPC)"
+)
 
 type benchOptions struct {
 	duration    time.Duration
 	tableSize   int
 	concurrency int
 	batch       int
+	fileRecords int
 	only        []string
+	cpuProfile  string
+	store       string
+	run         Runner
 }
 
-// New returns `seam bench`.
-func New(g *client.Globals) *cobra.Command {
-	var o benchOptions
+// New returns `seam bench`; run runs the commands it times.
+func New(g *client.Globals, run Runner) *cobra.Command {
+	o := benchOptions{run: run}
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Run the standard benchmarks against an in-process Seam and print records/s",
-		Long: `Measure what a deployment can sustain on this machine: structural
-validation and adaptation of the 12-field shop.orders record in-process on
-one core, identifier translation over gRPC on a lookup table of
---table-size pairs, adaptation over gRPC, and end-to-end ingest over gRPC
-(gate, adapter and idmap in one process on loopback, 1,000-record batches).
-Allocations are per record for the whole process.`,
+		Long: `Measure what a deployment can sustain on this machine, and what the
+path through Seam costs against its parts, in one run:
+
+  validate, adapt, chain   the 12-field shop.orders record decoded and
+                           validated, decoded and adapted, and decoded once,
+                           validated and adapted (the chain), in-process on
+                           one core, in batches of --batch records
+  validate-cli             CPU seconds of 'seam validate --workers 1' on a
+                           --file-records NDJSON file, against Go's
+                           json.Valid over the same lines (target: at most
+                           1.4 times)
+  ingest                   ingest over gRPC (gate, adapter and idmap in this
+                           process on loopback, each its own gRPC service),
+                           summary-only and with canonical records, one
+                           caller, as a share of the chain (targets: 50% and
+                           35%); summary-only with --concurrency callers
+                           against one (target: 1.6 times with two)
+  ingest-cli               'seam gate ingest' of the --file-records file
+                           against the one-caller ingest (target: 80%)
+  translate, adapt-grpc    identifier translation on a lookup table of
+                           --table-size pairs, and adaptation, over gRPC
+
+Allocations are per record for the whole process. --cpuprofile writes a
+CPU profile of the whole run for 'go tool pprof -top'. --store runs the
+instance on another store, such as an empty PostgreSQL database, to
+measure what its commits cost.`,
 		Example: `  seam bench
   seam bench --duration 5s --table-size 10000000 -o json
-  seam bench --only validate,adapt`,
+  seam bench --only chain,ingest,ingest-cli,validate-cli --cpuprofile ingest.pprof
+  seam bench --only chain,ingest --store postgres://seam@db/seam_bench`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := g.ValidateOutput(); err != nil {
@@ -79,30 +137,52 @@ Allocations are per record for the whole process.`,
 			if o.duration <= 0 || o.batch < 1 || o.tableSize < o.batch {
 				return exit.Usagef("--duration must be positive, --batch at least 1 and --table-size at least --batch")
 			}
+			if o.fileRecords < 1 {
+				return exit.Usagef("--file-records must be at least 1")
+			}
 			if o.concurrency <= 0 {
-				o.concurrency = runtime.GOMAXPROCS(0)
+				o.concurrency = max(2, runtime.GOMAXPROCS(0))
+			}
+			if o.cpuProfile != "" {
+				f, err := os.Create(o.cpuProfile)
+				if err != nil {
+					return exit.Usagef("--cpuprofile: %w", err)
+				}
+				defer f.Close()
+				if err := pprof.StartCPUProfile(f); err != nil {
+					return fmt.Errorf("--cpuprofile: %w", err)
+				}
+				defer pprof.StopCPUProfile()
 			}
 			results, err := runBench(cmd.Context(), o, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
+			ratios(results)
 			if g.JSON() {
 				return output.Value(cmd.OutOrStdout(), results)
 			}
 			w := cmd.OutOrStdout()
 			fmt.Fprintf(w, "seam bench on %d cores (%s, %s/%s), %s per benchmark\n\n", runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH, o.duration)
-			t := output.NewTable(w, "BENCHMARK", "RECORDS/S", "NS/RECORD", "ALLOCS/RECORD", "BYTES/RECORD", "NOTE")
+			t := output.NewTable(w, "BENCHMARK", "RECORDS/S", "NS/RECORD", "ALLOCS/RECORD", "BYTES/RECORD", "RATIO", "NOTE")
 			for _, r := range results {
-				t.Row(r.Name, fmt.Sprintf("%.0f", r.RecordsPerSec), fmt.Sprintf("%.0f", r.NsPerRecord), fmt.Sprintf("%.2f", r.AllocsPerRec), fmt.Sprintf("%.0f", r.BytesPerRecord), r.Note)
+				ratio := ""
+				if r.RatioOf != "" {
+					ratio = fmt.Sprintf("%.2f", r.Ratio)
+				}
+				t.Row(r.Name, fmt.Sprintf("%.0f", r.RecordsPerSec), fmt.Sprintf("%.0f", r.NsPerRecord), fmt.Sprintf("%.2f", r.AllocsPerRec), fmt.Sprintf("%.0f", r.BytesPerRecord), ratio, r.Note)
 			}
 			return t.Flush()
 		},
 	}
 	cmd.Flags().DurationVar(&o.duration, "duration", 3*time.Second, "how long to run each benchmark")
 	cmd.Flags().IntVar(&o.tableSize, "table-size", 1_000_000, "pairs in the lookup table the translate benchmark reads")
-	cmd.Flags().IntVar(&o.concurrency, "concurrency", 0, "parallel gRPC callers (default: one per core)")
+	cmd.Flags().IntVar(&o.concurrency, "concurrency", 0, "parallel gRPC callers (default: one per core, at least 2)")
 	cmd.Flags().IntVar(&o.batch, "batch", 1000, "records per batch (translate uses 10x as many ids)")
-	cmd.Flags().StringSliceVar(&o.only, "only", nil, "run only these: validate, adapt, translate, adapt-grpc, ingest")
+	cmd.Flags().IntVar(&o.fileRecords, "file-records", 1_000_000, "records in the NDJSON file validate-cli and ingest-cli read")
+	cmd.Flags().StringSliceVar(&o.only, "only", nil, "run only these: validate, adapt, chain, validate-cli, translate, adapt-grpc, ingest, ingest-cli")
+	cmd.Flags().StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file")
+	cmd.Flags().StringVar(&o.store, "store", "", "store of the benchmark instance, such as an empty PostgreSQL database postgres://… (default: SQLite files in a temporary directory)")
 	g.AddOutputFlag(cmd.Flags())
 	return cmd
 }
@@ -173,81 +253,105 @@ func runBench(ctx context.Context, o benchOptions, progress io.Writer) ([]Result
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(progress, "  %-28s %12.0f records/s\n", r.Name, r.RecordsPerSec)
+		fmt.Fprintf(progress, "  %-40s %12.0f records/s\n", r.Name, r.RecordsPerSec)
 		out = append(out, r)
 		return nil
 	}
+	checks, err := check.Compile(v1)
+	if err != nil {
+		return nil, err
+	}
+	maps, err := mapping.CompileVersion(v1, examples.CommerceOrder(), 1, nil)
+	if err != nil {
+		return nil, err
+	}
 
 	if o.wants("validate") {
-		plan, err := check.Compile(v1)
-		if err != nil {
-			return nil, err
-		}
-		dec := record.NewDecoder(plan.Schema(), record.Options{})
-		err = add(measure("validate (in-process, 1 core)", o.duration, 1, int64(o.batch), func() error {
+		dec := record.NewDecoder(checks.Schema(), record.Options{})
+		if err := add(measure(RowValidate, o.duration, 1, int64(o.batch), func() error {
 			defer dec.Recycle()
 			b, err := dec.Decode(recordv1.Format_FORMAT_NDJSON, data, 0)
 			if err != nil {
 				return err
 			}
-			if res := plan.Validate(b.Records); res.Blocked {
-				return fmt.Errorf("benchmark batch blocked: %v", plan.BlockReasons(res))
-			}
-			return nil
-		}))
-		if err != nil {
+			return validated(checks, b)
+		})); err != nil {
 			return nil, err
 		}
 	}
 	if o.wants("adapt") {
-		plan, err := mapping.CompileVersion(v1, examples.CommerceOrder(), 1, nil)
-		if err != nil {
-			return nil, err
-		}
-		dec := record.NewDecoder(plan.Schema(), record.Options{})
+		dec := record.NewDecoder(maps.Schema(), record.Options{})
 		buf := make([]byte, 0, 400*o.batch)
-		err = add(measure("adapt (in-process, 1 core)", o.duration, 1, int64(o.batch), func() error {
+		if err := add(measure(RowAdapt, o.duration, 1, int64(o.batch), func() error {
+			defer dec.Recycle()
 			b, err := dec.Decode(recordv1.Format_FORMAT_NDJSON, data, 0)
 			if err != nil {
 				return err
 			}
-			// Buffers are reused batch after batch, as the adapter does.
-			mapped := plan.Map(b.Records)
-			defer dec.Recycle()
-			defer mapped.Release()
-			res, err := mapped.Results()
-			if err != nil {
-				return err
-			}
-			buf = buf[:0]
-			for i := range res {
-				if len(res[i].Errors) > 0 {
-					return fmt.Errorf("record %d failed: %v", i, res[i].Errors)
-				}
-				buf = plan.AppendJSON(buf, res[i].Values)
-			}
-			return nil
-		}))
-		if err != nil {
+			buf, err = adapted(maps, b, buf)
+			return err
+		})); err != nil {
 			return nil, err
 		}
 	}
-	if !o.wants("translate") && !o.wants("adapt-grpc") && !o.wants("ingest") {
-		return out, nil
+	if o.wants("chain") || o.wants("ingest") {
+		// The chain is what the path over gRPC does, without the path:
+		// each record decoded once, validated and adapted, on one core.
+		// Both plans compile the same contract fields, so they share the
+		// decoded records' layout.
+		dec := record.NewDecoder(checks.Schema(), record.Options{})
+		buf := make([]byte, 0, 400*o.batch)
+		if err := add(measure(RowChain, o.duration, 1, int64(o.batch), func() error {
+			defer dec.Recycle()
+			b, err := dec.Decode(recordv1.Format_FORMAT_NDJSON, data, 0)
+			if err != nil {
+				return err
+			}
+			if err := validated(checks, b); err != nil {
+				return err
+			}
+			buf, err = adapted(maps, b, buf)
+			return err
+		})); err != nil {
+			return nil, err
+		}
 	}
 
-	// The gRPC benchmarks run against a whole Seam in this process.
 	dir, err := os.MkdirTemp("", "seam-bench-")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
+	var file string
+	if o.wants("validate-cli") || o.wants("ingest-cli") {
+		fmt.Fprintf(progress, "  writing a %d-record NDJSON file…\n", o.fileRecords)
+		if file, err = writeOrders(dir, o.fileRecords); err != nil {
+			return nil, err
+		}
+	}
+	if o.wants("validate-cli") {
+		// Before the instance starts, so the process runs nothing else.
+		rows, err := validateCPU(ctx, o, dir, file)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rows {
+			if err := add(r, nil); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if !o.wants("translate") && !o.wants("adapt-grpc") && !o.wants("ingest") && !o.wants("ingest-cli") {
+		return out, nil
+	}
+
+	// The gRPC benchmarks run against a whole Seam in this process.
 	nctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	ready := make(chan string, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- node.Run(nctx, node.Config{Services: node.ServiceNames, Bootstrap: true, DataDir: dir, GRPCAddr: "127.0.0.1:0", LogFormat: "text", LogLevel: "error"},
+		done <- node.Run(nctx, node.Config{Services: node.ServiceNames, Bootstrap: true, DataDir: dir + "/node", Store: o.store, GRPCAddr: "127.0.0.1:0", LogFormat: "text", LogLevel: "error"},
 			node.Hooks{Log: io.Discard, Ready: func(g, _ string) { ready <- g }})
 	}()
 	var addr string
@@ -257,11 +361,12 @@ func runBench(ctx context.Context, o benchOptions, progress io.Writer) ([]Result
 		return nil, fmt.Errorf("start the benchmark instance: %w", err)
 	}
 	defer func() { cancel(); <-done }()
-	token, err := os.ReadFile(dir + "/admin.token")
+	tokenBytes, err := os.ReadFile(dir + "/node/admin.token")
 	if err != nil {
 		return nil, err
 	}
-	conn, err := dial.Conn(addr, dial.Options{Token: strings.TrimSpace(string(token))})
+	token := strings.TrimSpace(string(tokenBytes))
+	conn, err := dial.Conn(addr, dial.Options{Token: token})
 	if err != nil {
 		return nil, err
 	}
@@ -282,7 +387,7 @@ func runBench(ctx context.Context, o benchOptions, progress io.Writer) ([]Result
 			}
 		}
 		var next atomic.Int64
-		err := add(measure(fmt.Sprintf("translate (gRPC, %dk-id batches)", n/1000), o.duration, o.concurrency, int64(n), func() error {
+		err := add(measure(fmt.Sprintf(RowTranslate, n/1000), o.duration, o.concurrency, int64(n), func() error {
 			ids := pool[next.Add(1)%int64(len(pool))]
 			resp, err := ic.Translate(ctx, &idmapv1.TranslateRequest{Namespace: "customer", FromFormat: "uuid", ToFormat: "legacy-int", Ids: ids})
 			if err != nil {
@@ -299,7 +404,7 @@ func runBench(ctx context.Context, o benchOptions, progress io.Writer) ([]Result
 	}
 	if o.wants("adapt-grpc") {
 		ac := adapterv1.NewAdapterServiceClient(conn)
-		err := add(measure("adapt (gRPC)", o.duration, o.concurrency, int64(o.batch), func() error {
+		err := add(measure(RowAdaptGRPC, o.duration, o.concurrency, int64(o.batch), func() error {
 			resp, err := ac.Adapt(ctx, &adapterv1.AdaptRequest{Subject: "shop.orders", Batch: &recordv1.RecordBatch{Body: &recordv1.RecordBatch_Raw{Raw: &recordv1.RawRecords{Format: recordv1.Format_FORMAT_NDJSON, Data: data}}}})
 			if err != nil {
 				return err
@@ -316,28 +421,261 @@ func runBench(ctx context.Context, o benchOptions, progress io.Writer) ([]Result
 	if o.wants("ingest") {
 		gc := gatev1.NewGateServiceClient(conn)
 		var seq atomic.Int64
-		err := add(measure("ingest (gRPC, gate+adapter+idmap)", o.duration, o.concurrency, int64(o.batch), func() error {
-			k := seq.Add(1)
-			resp, err := gc.Ingest(ctx, &gatev1.IngestRequest{
-				// A partition per batch: the same records twice in one
-				// partition would be duplicates.
-				Subject: "shop.orders", Partition: fmt.Sprintf("bench-%d", k), Identity: &gatev1.IngestRequest_BatchId{BatchId: fmt.Sprintf("bench-%d", k)},
-				Batch:       &recordv1.RecordBatch{Body: &recordv1.RecordBatch_Raw{Raw: &recordv1.RawRecords{Format: recordv1.Format_FORMAT_NDJSON, Data: data}}},
-				SummaryOnly: true,
-			})
-			if err != nil {
-				return err
+		ingest := func(summaryOnly bool) func() error {
+			return func() error {
+				k := seq.Add(1)
+				resp, err := gc.Ingest(ctx, &gatev1.IngestRequest{
+					// A partition per batch: the same records twice in one
+					// partition would be duplicates.
+					Subject: "shop.orders", Partition: fmt.Sprintf("bench-%d", k), Identity: &gatev1.IngestRequest_BatchId{BatchId: fmt.Sprintf("bench-%d", k)},
+					Batch:       &recordv1.RecordBatch{Body: &recordv1.RecordBatch_Raw{Raw: &recordv1.RawRecords{Format: recordv1.Format_FORMAT_NDJSON, Data: data}}},
+					SummaryOnly: summaryOnly,
+				})
+				if err != nil {
+					return err
+				}
+				if resp.GetSummary().GetAccepted() != int64(o.batch) {
+					return fmt.Errorf("ingest: %d of %d records accepted", resp.GetSummary().GetAccepted(), o.batch)
+				}
+				if !summaryOnly && (len(resp.GetRecords()) != o.batch || resp.GetRecords()[0].GetRecord().GetRecordId() == "") {
+					return fmt.Errorf("ingest: %d canonical records returned for %d records", len(resp.GetRecords()), o.batch)
+				}
+				return nil
 			}
-			if resp.GetSummary().GetAccepted() != int64(o.batch) {
-				return fmt.Errorf("ingest: %d of %d records accepted", resp.GetSummary().GetAccepted(), o.batch)
-			}
-			return nil
-		}))
-		if err != nil {
+		}
+		if err := add(measure(RowIngestSummary, o.duration, 1, int64(o.batch), ingest(true))); err != nil {
+			return nil, err
+		}
+		if err := add(measure(RowIngestRecords, o.duration, 1, int64(o.batch), ingest(false))); err != nil {
+			return nil, err
+		}
+		if err := add(measure(fmt.Sprintf(RowIngestCallers, o.concurrency), o.duration, o.concurrency, int64(o.batch), ingest(true))); err != nil {
+			return nil, err
+		}
+	}
+	if o.wants("ingest-cli") {
+		if err := add(ingestCLI(ctx, o, addr, token, file)); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
+}
+
+// validated runs the checks on a decoded batch; the benchmark's records
+// all pass.
+func validated(plan *check.Plan, b *record.Batch) error {
+	res := plan.Validate(b.Records)
+	if res.Blocked {
+		return fmt.Errorf("benchmark batch blocked: %v", plan.BlockReasons(res))
+	}
+	return nil
+}
+
+// adapted maps a decoded batch and encodes each canonical record as JSON
+// into buf, reused batch after batch as the adapter reuses its buffers.
+func adapted(plan *mapping.Plan, b *record.Batch, buf []byte) ([]byte, error) {
+	mapped := plan.Map(b.Records)
+	defer mapped.Release()
+	res, err := mapped.Results()
+	if err != nil {
+		return buf, err
+	}
+	buf = buf[:0]
+	for i := range res {
+		if len(res[i].Errors) > 0 {
+			return buf, fmt.Errorf("record %d failed: %v", i, res[i].Errors)
+		}
+		buf = plan.AppendJSON(buf, res[i].Values)
+	}
+	return buf, nil
+}
+
+// writeOrders writes n distinct orders as NDJSON, and the contract that
+// judges them, into dir.
+func writeOrders(dir string, n int) (string, error) {
+	path := dir + "/orders.ndjson"
+	f, err := os.Create(path)
+	if err != nil {
+		return "", err
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	var line []byte
+	for i := range n {
+		line = recordtest.OrderJSON(line[:0], i)
+		line = append(line, '\n')
+		if _, err := w.Write(line); err != nil {
+			f.Close()
+			return "", err
+		}
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return "", err
+	}
+	if err := f.Close(); err != nil {
+		return "", err
+	}
+	return path, os.WriteFile(dir+"/shop_orders_v1.yaml", examples.ShopOrdersV1YAML, 0o600)
+}
+
+// cpuTime is the process's user and system CPU time so far.
+func cpuTime() (time.Duration, error) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0, fmt.Errorf("getrusage: %w", err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), nil
+}
+
+// timed runs op and reports its records/s, the CPU time it took and its
+// allocations per record.
+func timed(name string, n int64, op func() error) (Result, error) {
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	cpu0, err := cpuTime()
+	if err != nil {
+		return Result{}, err
+	}
+	start := time.Now()
+	if err := op(); err != nil {
+		return Result{}, fmt.Errorf("%s: %w", name, err)
+	}
+	elapsed := time.Since(start)
+	cpu1, err := cpuTime()
+	if err != nil {
+		return Result{}, err
+	}
+	runtime.ReadMemStats(&after)
+	return Result{Name: name, Records: n, Seconds: elapsed.Seconds(), RecordsPerSec: float64(n) / elapsed.Seconds(),
+		NsPerRecord: float64(elapsed.Nanoseconds()) / float64(n), CPUSeconds: (cpu1 - cpu0).Seconds(),
+		AllocsPerRec:   float64(after.Mallocs-before.Mallocs) / float64(n),
+		BytesPerRecord: float64(after.TotalAlloc-before.TotalAlloc) / float64(n)}, nil
+}
+
+// validateCPU times `seam validate --workers 1` on the file and, as the
+// floor it is held to, Go's json.Valid over the same lines read the same
+// way (the baseline of the ingest issue).
+func validateCPU(ctx context.Context, o benchOptions, dir, file string) ([]Result, error) {
+	n := int64(o.fileRecords)
+	var stdout, stderr strings.Builder
+	cli, err := timed(RowValidateCLI, n, func() error {
+		if code := o.run(ctx, []string{"validate", "--workers", "1", "--contract", dir + "/shop_orders_v1.yaml", "-o", "json", file}, &stdout, &stderr); code != exit.OK {
+			return fmt.Errorf("seam validate exited %d: %s", code, stderr.String())
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var rep struct {
+		Passed int64 `json:"passed"`
+	}
+	if err := json.Unmarshal([]byte(stdout.String()), &rep); err != nil || rep.Passed != n {
+		return nil, fmt.Errorf("seam validate: %d of %d records passed (%v)", rep.Passed, n, err)
+	}
+	base, err := timed(RowJSONValid, n, func() error {
+		valid, err := JSONValidLines(file)
+		if err == nil && valid != n {
+			err = fmt.Errorf("%d of %d lines are valid JSON", valid, n)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return []Result{cli, base}, nil
+}
+
+// JSONValidLines is the validation floor: it reads an NDJSON file as
+// seam validate does (buffered, cut at line feeds) and runs Go's
+// json.Valid on each non-empty line, returning how many are valid JSON.
+func JSONValidLines(path string) (int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
+	var valid int64
+	for sc.Scan() {
+		if line := sc.Bytes(); len(line) > 0 && json.Valid(line) {
+			valid++
+		}
+	}
+	return valid, sc.Err()
+}
+
+// ingestCLI times `seam gate ingest` of the file, into a partition of its
+// own, against the benchmark instance.
+func ingestCLI(ctx context.Context, o benchOptions, addr, token, file string) (Result, error) {
+	n := int64(o.fileRecords)
+	var stdout, stderr strings.Builder
+	r, err := timed(fmt.Sprintf(RowIngestCLI, n), n, func() error {
+		if code := o.run(ctx, []string{"gate", "ingest", "shop.orders", file, "--partition", "bench-file", "--addr", addr, "--token", token, "-o", "json"}, &stdout, &stderr); code != exit.OK {
+			return fmt.Errorf("seam gate ingest exited %d: %s", code, stderr.String())
+		}
+		return nil
+	})
+	if err != nil {
+		return r, err
+	}
+	var resp struct {
+		Summary struct {
+			Accepted json.Number `json:"accepted"`
+		} `json:"summary"`
+	}
+	if err := json.Unmarshal([]byte(stdout.String()), &resp); err != nil || resp.Summary.Accepted.String() != fmt.Sprint(n) {
+		return r, fmt.Errorf("seam gate ingest: %s of %d records accepted (%v)", resp.Summary.Accepted, n, err)
+	}
+	return r, nil
+}
+
+// ratios relates the rows to each other as the ingest issue states its
+// targets; rows whose reference did not run get none.
+func ratios(rows []Result) {
+	byName := map[string]*Result{}
+	for i := range rows {
+		byName[rows[i].Name] = &rows[i]
+	}
+	set := func(r *Result, of string, target float64, cpu bool) {
+		ref := byName[of]
+		if ref == nil {
+			return
+		}
+		switch {
+		case cpu && ref.CPUSeconds > 0:
+			r.Ratio = r.CPUSeconds / ref.CPUSeconds
+			r.Note = fmt.Sprintf("%.2fs CPU, %.2fx of %s (target <= %.1fx)", r.CPUSeconds, r.Ratio, of, target)
+		case !cpu && ref.RecordsPerSec > 0:
+			r.Ratio = r.RecordsPerSec / ref.RecordsPerSec
+			r.Note = fmt.Sprintf("%.0f%% of %s (target >= %.0f%%)", 100*r.Ratio, of, 100*target)
+		default:
+			return
+		}
+		r.RatioOf, r.Target = of, target
+	}
+	for i := range rows {
+		r := &rows[i]
+		switch {
+		case r.Name == RowValidateCLI:
+			set(r, RowJSONValid, 1.4, true)
+		case r.Name == RowJSONValid:
+			r.Note = fmt.Sprintf("%.2fs CPU", r.CPUSeconds)
+		case r.Name == RowIngestSummary:
+			set(r, RowChain, 0.5, false)
+		case r.Name == RowIngestRecords:
+			set(r, RowChain, 0.35, false)
+		case strings.HasPrefix(r.Name, "ingest summary-only (gRPC, ") && r.Name != RowIngestSummary:
+			set(r, RowIngestSummary, 1.6, false)
+			if r.RatioOf != "" {
+				r.Note = fmt.Sprintf("%.2fx of %s (target >= %.1fx with two)", r.Ratio, RowIngestSummary, r.Target)
+			}
+		case strings.HasPrefix(r.Name, "seam gate ingest ("):
+			set(r, RowIngestSummary, 0.8, false)
+		}
+	}
 }
 
 // benchUUID is the uuid of customer i in the benchmark table.

@@ -4,19 +4,26 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/seamdata/seam/cmd/seam/internal/command/bench"
 	"github.com/seamdata/seam/cmd/seam/internal/exit"
 	"github.com/seamdata/seam/cmd/seam/internal/seamtest"
+	"github.com/seamdata/seam/platform/storage/storagetest"
 )
 
-// seam bench runs every benchmark against its own instance and reports a
-// positive rate for each; tiny settings keep it fast.
+// seam bench runs every benchmark against its own instance, reports a
+// positive rate for each, and relates the rows as the ingest issue states
+// its targets; tiny settings keep it fast.
 func TestBenchCommand(t *testing.T) {
 	t.Parallel()
+	prof := filepath.Join(t.TempDir(), "cpu.pprof")
 	var out, errOut bytes.Buffer
-	code := seamtest.RunTo(context.Background(), []string{"bench", "--duration", "100ms", "--table-size", "5000", "--batch", "200", "-o", "json"}, &out, &errOut)
+	code := seamtest.RunTo(context.Background(), []string{"bench", "--duration", "100ms", "--table-size", "5000", "--batch", "200",
+		"--file-records", "3000", "--concurrency", "2", "--cpuprofile", prof, "-o", "json"}, &out, &errOut)
 	if code != exit.OK {
 		t.Fatalf("seam bench: exit %d\n%s", code, errOut.String())
 	}
@@ -24,19 +31,78 @@ func TestBenchCommand(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &rows); err != nil {
 		t.Fatalf("seam bench -o json: %v\n%s", err, out.String())
 	}
-	want := []string{"validate (in-process, 1 core)", "adapt (in-process, 1 core)", "translate (gRPC, 2k-id batches)", "adapt (gRPC)", "ingest (gRPC, gate+adapter+idmap)"}
-	if len(rows) != len(want) {
-		t.Fatalf("%d rows, want %d: %+v", len(rows), len(want), rows)
+	type want struct {
+		name, ratioOf string
+		target        float64
+	}
+	wants := []want{
+		{bench.RowValidate, "", 0},
+		{bench.RowAdapt, "", 0},
+		{bench.RowChain, "", 0},
+		{bench.RowValidateCLI, bench.RowJSONValid, 1.4},
+		{bench.RowJSONValid, "", 0},
+		{"translate (gRPC, 2k-id batches)", "", 0},
+		{bench.RowAdaptGRPC, "", 0},
+		{bench.RowIngestSummary, bench.RowChain, 0.5},
+		{bench.RowIngestRecords, bench.RowChain, 0.35},
+		{"ingest summary-only (gRPC, 2 callers)", bench.RowIngestSummary, 1.6},
+		{"seam gate ingest (3000-record file)", bench.RowIngestSummary, 0.8},
+	}
+	if len(rows) != len(wants) {
+		t.Fatalf("%d rows, want %d: %+v", len(rows), len(wants), rows)
 	}
 	for i, r := range rows {
-		if r.Name != want[i] || r.RecordsPerSec <= 0 || r.Records <= 0 {
-			t.Errorf("row %d = %+v, want %q with a positive rate", i, r, want[i])
+		w := wants[i]
+		if r.Name != w.name || r.RecordsPerSec <= 0 || r.Records <= 0 || r.RatioOf != w.ratioOf || r.Target != w.target {
+			t.Errorf("row %d = %+v, want %q with a positive rate, ratio of %q, target %v", i, r, w.name, w.ratioOf, w.target)
+		}
+		if w.ratioOf != "" && (r.Ratio <= 0 || !strings.Contains(r.Note, "target")) {
+			t.Errorf("row %q: ratio %v, note %q; want a positive ratio and its target", r.Name, r.Ratio, r.Note)
 		}
 	}
+	if rows[3].CPUSeconds <= 0 || rows[4].CPUSeconds <= 0 {
+		t.Errorf("validate rows report CPU %v and %v seconds, want both positive", rows[3].CPUSeconds, rows[4].CPUSeconds)
+	}
+	if info, err := os.Stat(prof); err != nil || info.Size() == 0 {
+		t.Errorf("--cpuprofile wrote nothing: %v", err)
+	}
 
-	for _, args := range [][]string{{"bench", "--duration", "0s"}, {"bench", "--batch", "0"}, {"bench", "-o", "yaml"}} {
+	for _, args := range [][]string{{"bench", "--duration", "0s"}, {"bench", "--batch", "0"}, {"bench", "--file-records", "0"}, {"bench", "-o", "yaml"}} {
 		if code := seamtest.RunTo(context.Background(), args, &out, &errOut); code != exit.Usage {
 			t.Errorf("seam %v: exit %d, want 2", args, code)
 		}
+	}
+}
+
+// JSONValidLines counts the lines that are JSON, skipping empty ones.
+func TestJSONValidLines(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "lines.ndjson")
+	if err := os.WriteFile(path, []byte("{\"a\":1}\n\n{\"a\":\n[1,2]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := bench.JSONValidLines(path)
+	if err != nil || got != 2 {
+		t.Fatalf("JSONValidLines = %d, %v; want 2", got, err)
+	}
+}
+
+// --store runs the instance on PostgreSQL (skipped without
+// SEAM_TEST_POSTGRES_URL): the ingest rows then measure its commits.
+func TestBenchOnPostgres(t *testing.T) {
+	t.Parallel()
+	url := storagetest.PostgresURL(t)
+	var out, errOut bytes.Buffer
+	code := seamtest.RunTo(context.Background(), []string{"bench", "--only", "chain,ingest", "--duration", "100ms", "--batch", "100", "--table-size", "100",
+		"--store", url, "-o", "json"}, &out, &errOut)
+	if code != exit.OK {
+		t.Fatalf("seam bench --store postgres: exit %d\n%s", code, errOut.String())
+	}
+	var rows []bench.Result
+	if err := json.Unmarshal(out.Bytes(), &rows); err != nil {
+		t.Fatalf("seam bench -o json: %v\n%s", err, out.String())
+	}
+	if len(rows) != 4 || rows[1].Name != bench.RowIngestSummary || rows[1].RecordsPerSec <= 0 || rows[1].RatioOf != bench.RowChain {
+		t.Fatalf("rows = %+v, want the chain and three ingest rows measured on PostgreSQL", rows)
 	}
 }

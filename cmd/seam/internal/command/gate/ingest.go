@@ -36,7 +36,7 @@ func newGateIngestCmd(g *client.Globals) *cobra.Command {
 	var subject, partition, batchID, format, out string
 	var version int32
 	var chunk int
-	var replace, noSeal bool
+	var replace, noSeal, withRecords bool
 	cmd := &cobra.Command{
 		Use:   "ingest [SUBJECT] FILE --partition P",
 		Short: "Send a file of records through the gate",
@@ -63,6 +63,10 @@ BLOCKED (the file is then left out, and an older one removed), or, with
 'seam gate wait' says so.
 
 Prints the verdict counts, the partition's state and the alerts raised.
+The gate answers with counts only unless --out or --records asks for
+every record's verdict and canonical record (-o json shows them with
+--records); that answer must fit in one message, so ask --records only of
+small files.
 Exits 1 when the partition is BLOCKED or will be at its seal (a BLOCK
 check over a count threshold: publish nothing of it), 3 when the file
 holds no records.`,
@@ -110,7 +114,7 @@ holds no records.`,
 			bar := output.Progress(cmd.ErrOrStderr(), info.Size(), "ingesting "+path)
 			up := &upload{
 				header: &gatev1.IngestHeader{Subject: subject, Partition: partition, BatchId: batchID, ContractVersion: version, Format: f,
-					Replace: replace, Seal: !noSeal, SummaryOnly: out == ""},
+					Replace: replace, Seal: !noSeal, SummaryOnly: out == "" && !withRecords},
 				split: record.NewSplitter(file, f, chunk),
 				sent:  func(n int64) { _ = bar.Add64(n) },
 			}
@@ -128,8 +132,11 @@ holds no records.`,
 				if err := writePublishable(out, resp); err != nil {
 					return err
 				}
-				// The records are in the file; the answer keeps the counts.
-				resp.Records = nil
+				// The records are in the file; the answer keeps the counts
+				// unless --records asked for them too.
+				if !withRecords {
+					resp.Records = nil
+				}
 			}
 			if g.JSON() {
 				if err := output.Proto(cmd.OutOrStdout(), resp); err != nil {
@@ -153,6 +160,7 @@ holds no records.`,
 	cmd.Flags().BoolVar(&replace, "replace", false, "send the file as a new sending of the partition, superseding what was sent before")
 	cmd.Flags().BoolVar(&noSeal, "no-seal", false, "leave the partition open after the file (more files of it are to come)")
 	cmd.Flags().StringVar(&out, "out", "", "write the accepted canonical records here as NDJSON, only when the partition is not BLOCKED")
+	cmd.Flags().BoolVar(&withRecords, "records", false, "answer with each record's verdict and canonical record, not only the counts (small files: the answer must fit in one message)")
 	return cmd
 }
 
