@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -34,6 +35,17 @@ type restGuard struct {
 }
 
 func (g *restGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// The gateway's route template (routeMiddleware) becomes the request's
+	// pattern, so REST metrics and spans name /v1/subjects/{subject}, not
+	// the /v1/ the outer mux matched. r is the request the telemetry
+	// handler reads after this returns.
+	outer, route := r, &restRoute{}
+	defer func() {
+		if route.pattern != "" {
+			outer.Pattern = outer.Method + " " + route.pattern
+		}
+	}()
+	r = r.WithContext(context.WithValue(r.Context(), restRouteKey{}, route))
 	if _, err := g.authz.Authenticate(r.Header.Get("Authorization")); err != nil {
 		g.refuse(w, r, err)
 		return
@@ -57,6 +69,26 @@ func (g *restGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body := &guardedBody{ReadCloser: http.MaxBytesReader(w, r.Body, g.maxBody), rc: rc}
 	r.Body = body
 	g.gateway.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), guardedBodyKey{}, body)))
+}
+
+// restRoute carries the gateway's route template of a request out to the
+// guard.
+type restRoute struct{ pattern string }
+
+type restRouteKey struct{}
+
+// routeMiddleware records the route template the gateway matched.
+func routeMiddleware(next runtime.HandlerFunc) runtime.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request, params map[string]string) {
+		if route, ok := r.Context().Value(restRouteKey{}).(*restRoute); ok {
+			if p, ok := runtime.HTTPPattern(r.Context()); ok {
+				// The gateway writes a one-segment variable {subject=*};
+				// routes name it {subject}, as the API configuration does.
+				route.pattern = strings.ReplaceAll(p.String(), "=*}", "}")
+			}
+		}
+		next(w, r, params)
+	}
 }
 
 // refuse answers err in the gateway's JSON error shape without reading

@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -406,9 +407,19 @@ func (s *Server) httpHandler(ctx context.Context, conn *grpc.ClientConn, withMet
 		otelhttp.WithTracerProvider(tel.TracerProvider),
 		otelhttp.WithMeterProvider(tel.MeterProvider),
 		otelhttp.WithPropagators(tel.Propagator),
-		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return r.Method + " " + r.URL.Path }),
+		otelhttp.WithSpanNameFormatter(spanName),
 		otelhttp.WithFilter(traced),
 	), nil
+}
+
+// spanName names a REST span by its route template once the gateway has
+// matched one ("POST /v1/ingest", "GET /v1/subjects/{subject}"), by its
+// path before that and for the other handlers.
+func spanName(_ string, r *http.Request) string {
+	if p := r.Pattern; strings.HasPrefix(p, r.Method+" /v1/") && p != r.Method+" /v1/" {
+		return p
+	}
+	return r.Method + " " + r.URL.Path
 }
 
 // traced reports whether an HTTP request is worth a trace: scrapes and

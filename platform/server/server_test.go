@@ -340,3 +340,62 @@ func TestMetricsAddr(t *testing.T) {
 		t.Errorf("GET /metrics on the REST address without --metrics-addr: %d, want 200", got)
 	}
 }
+
+// TestRESTMetricsNameTheRouteTemplate: REST requests are measured by the
+// gateway's route template, not the /v1/ prefix the outer mux matches,
+// and a 4xx is a client outcome (its status code), not a server error.
+func TestRESTMetricsNameTheRouteTemplate(t *testing.T) {
+	n := start(t, server.Config{}, false)
+	post := func(path, token string) int {
+		req, err := http.NewRequest(http.MethodPost, "http://"+n.http+path, strings.NewReader(`{"partition":"p","batch_id":"b"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if got := post("/v1/subjects/shop.orders:ingest", n.token); got != http.StatusOK {
+		t.Fatalf("ingest over REST: %d, want 200", got)
+	}
+	if got := post("/v1/subjects/bank.payments:ingest", "not-a-token"); got != http.StatusUnauthorized {
+		t.Fatalf("ingest over REST with a bad token: %d, want 401", got)
+	}
+	resp, err := http.Get("http://" + n.http + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, l := range strings.Split(string(body), "\n") {
+		if strings.HasPrefix(l, "http_server_request_duration_seconds_count{") {
+			lines = append(lines, l)
+		}
+	}
+	want := `http_route="/v1/subjects/{subject}:ingest"`
+	found := false
+	for _, l := range lines {
+		if strings.Contains(l, want) && strings.Contains(l, `http_response_status_code="200"`) {
+			found = true
+		}
+		if strings.Contains(l, "bank.payments") || strings.Contains(l, "shop.orders") {
+			t.Errorf("a REST metric names the request's path, not its route: %s", l)
+		}
+		if strings.Contains(l, `http_response_status_code="401"`) && strings.Contains(l, "error_type") {
+			t.Errorf("a 401 is counted as a server error: %s", l)
+		}
+	}
+	if !found {
+		t.Errorf("no http_server_request_duration_seconds_count with %s and status 200 among:\n%s", want, strings.Join(lines, "\n"))
+	}
+}

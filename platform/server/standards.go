@@ -53,6 +53,7 @@ func (s *Server) gatewayOptions(errors runtime.ErrorHandlerFunc) []runtime.Serve
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, &shortEnumMarshaler{recordsMarshaler: gatewayMarshaler}),
 		runtime.WithRoutingErrorHandler(routingError),
 		runtime.WithErrorHandler(errors),
+		runtime.WithMiddlewares(routeMiddleware),
 	}
 }
 
