@@ -143,6 +143,8 @@ type DB struct {
 	pending map[*sql.Tx][]string
 	// listeners are the in-process subscribers per channel (SQLite).
 	listeners map[string]map[chan struct{}]struct{}
+	// metrics measure InTx's transactions.
+	metrics *txMetrics
 }
 
 // Open opens url: "postgres://…" or "postgresql://…" selects PostgreSQL through pgx;
@@ -183,6 +185,7 @@ func Open(ctx context.Context, url string) (*DB, error) {
 			return nil, fmt.Errorf("storage: open SQLite %q: %w", url, err)
 		}
 	}
+	db.metrics = defaultTxMetrics(db.Dialect)
 	if err := db.SQL.PingContext(ctx); err != nil {
 		_ = db.SQL.Close()
 		return nil, fmt.Errorf("storage: connect to %s store: %w", db.Dialect, err)

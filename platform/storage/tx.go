@@ -30,8 +30,10 @@ var ErrNotInTx = errors.New("storage: transaction was not started by InTx")
 func (db *DB) InTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	// Full jitter keeps retrying writers from colliding again in step.
 	retry := backoff.Backoff{Min: 2 * time.Millisecond, Max: 500 * time.Millisecond, Jitter: true}
+	began, attempt := time.Now(), 0
 	var err error
-	for attempt := 1; ; attempt++ {
+	defer func() { db.metrics.record(ctx, began, attempt, err) }()
+	for attempt = 1; ; attempt++ {
 		var channels []string
 		channels, err = db.runTx(ctx, fn)
 		if err == nil {
@@ -42,11 +44,12 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 			break
 		}
 		if werr := retry.Wait(ctx); werr != nil {
-			return fmt.Errorf("storage: transaction retry abandoned: %w (last error: %w)", werr, err)
+			err = fmt.Errorf("storage: transaction retry abandoned: %w (last error: %w)", werr, err)
+			return err
 		}
 	}
 	if retryable(err) {
-		return fmt.Errorf("storage: transaction failed after %d attempts: %w", maxTxAttempts, err)
+		err = fmt.Errorf("storage: transaction failed after %d attempts: %w", maxTxAttempts, err)
 	}
 	return err
 }
