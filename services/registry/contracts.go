@@ -227,6 +227,7 @@ func (s *Server) registerContract(ctx context.Context, p *auth.Principal, req *r
 	}
 	if !resp.GetUnchanged() {
 		s.registrations.Add(ctx, 1, metric.WithAttributes(attribute.String("status", resp.GetVersion().GetStatus().String())))
+		s.logGovernance(ctx, p.Name, resp.GetVersion())
 		s.sync(ctx)
 	}
 	resp.ImportNotes = notes
@@ -297,6 +298,21 @@ func (s *Server) recordRegistration(tx StoreTx, p *auth.Principal, subj *registr
 		}
 	}
 	return nil
+}
+
+// logGovernance writes the audit log's lines of a registered version
+// that set a rule aside: a waived notice period and a backdated data
+// date, with who did it and why (the registry's audit history keeps them
+// too; the log is where an operator's tools look).
+func (s *Server) logGovernance(ctx context.Context, principal string, v *registryv1.ContractVersion) {
+	if o := v.GetOverride(); o != nil {
+		s.log.WarnContext(ctx, "notice period waived", "audit", true, "event", "notice_waived", "principal", principal,
+			"subject", v.GetSubject(), "version", v.GetVersion(), "breaking", v.GetBreaking(), "reason", o.GetReason())
+	}
+	if r := v.GetDataEffectiveReason(); r != "" {
+		s.log.WarnContext(ctx, "data date backdated", "audit", true, "event", "data_date_backdated", "principal", principal,
+			"subject", v.GetSubject(), "version", v.GetVersion(), "data_effective_time", v.GetDataEffectiveTime().AsTime().Format(time.RFC3339), "reason", r)
+	}
 }
 
 func breakingOnly(changes []*registryv1.Change) []*registryv1.Change {
