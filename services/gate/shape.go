@@ -152,6 +152,10 @@ func appendShape(buf []byte, v record.Value) []byte {
 			return append(buf, "uuid"...)
 		case allDigits(b):
 			return append(buf, "digit string"...)
+		case isDecimal(b):
+			// A decimal sent as text ("100.00", "-7.5"): how many digits
+			// it has is its value, not its shape.
+			return append(buf, "decimal string"...)
 		case lexical.ParseDate(b):
 			return append(buf, "date"...)
 		}
@@ -217,6 +221,42 @@ func appendTemplate(buf, b []byte) ([]byte, bool) {
 		return buf[:start], false
 	}
 	return buf, true
+}
+
+// isDecimal reports a decimal number written out: an optional sign,
+// digits, a point and digits, an optional exponent ("-12.50", "1.5e3").
+// Digits alone are a digit string.
+func isDecimal(b []byte) bool {
+	if len(b) > 0 && (b[0] == '-' || b[0] == '+') {
+		b = b[1:]
+	}
+	intPart := 0
+	for intPart < len(b) && b[intPart] >= '0' && b[intPart] <= '9' {
+		intPart++
+	}
+	if intPart == 0 || intPart == len(b) || b[intPart] != '.' {
+		return false
+	}
+	b = b[intPart+1:]
+	frac := 0
+	for frac < len(b) && b[frac] >= '0' && b[frac] <= '9' {
+		frac++
+	}
+	if frac == 0 {
+		return false
+	}
+	b = b[frac:]
+	if len(b) == 0 {
+		return true
+	}
+	if b[0] != 'e' && b[0] != 'E' {
+		return false
+	}
+	b = b[1:]
+	if len(b) > 0 && (b[0] == '-' || b[0] == '+') {
+		b = b[1:]
+	}
+	return len(b) > 0 && allDigits(b)
 }
 
 func isEmail(b []byte) bool {

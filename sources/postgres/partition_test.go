@@ -112,7 +112,7 @@ func TestCrashMidSnapshotCountsEachRowOnce(t *testing.T) {
 		for _, p := range parts {
 			c := p.GetCounts()
 			if p.GetStatus() != gatev1.PartitionStatus_PARTITION_STATUS_SEALED || p.GetVerdict() != gatev1.PartitionVerdict_PARTITION_VERDICT_PASSED {
-				t.Errorf("%s partition %s is %s %s, want sealed PASSED", tc.table, p.GetPartition(), p.GetStatus(), p.GetVerdict())
+				t.Errorf("%s partition %s is %s %s, want sealed PASSED; alerts: %v", tc.table, p.GetPartition(), p.GetStatus(), p.GetVerdict(), p.GetAlerts())
 			}
 			if c.GetAccepted() != c.GetReceived() || c.GetDuplicates() != 0 {
 				t.Errorf("%s partition %s: received %d, accepted %d, duplicates %d; want all accepted once", tc.table, p.GetPartition(), c.GetReceived(), c.GetAccepted(), c.GetDuplicates())
