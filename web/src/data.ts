@@ -45,8 +45,9 @@ export async function alerts(subject: string | undefined, signal?: AbortSignal):
 }
 
 /**
- * isOpen says whether an alert is not resolved yet (open or acknowledged):
- * every alert, until the gate has an alert lifecycle.
+ * isOpen says whether an alert is not resolved yet (open or acknowledged);
+ * the gate resolves an alert a replay or a later partition no longer
+ * upholds, and an operator may resolve one by hand.
  */
 export function isOpen(a: Alert): boolean {
   return !a.state || !/RESOLVED$/.test(a.state);

@@ -155,8 +155,10 @@ export interface Alert {
   count?: Int64;
   first_seen?: string;
   batch_id?: string;
-  /** The alert lifecycle (OPEN, ACKNOWLEDGED, RESOLVED), once it exists. */
+  /** The alert lifecycle: ALERT_STATE_OPEN, _ACKNOWLEDGED or _RESOLVED. */
   state?: string;
+  acknowledged_by?: string;
+  resolved_by?: string;
 }
 
 export interface Containment {
