@@ -216,7 +216,7 @@ func printCheck(w io.Writer, subject string, r *registryv1.CheckContractResponse
 func printMigration(w io.Writer, trs []*registryv1.TranslationReadiness) {
 	for _, t := range trs {
 		if !t.GetReady() {
-			fmt.Fprintf(w, "\nmigration not ready: %s (%s→%s): %s\n  a version scheduled later waits SCHEDULED past its effective time until it is\n",
+			fmt.Fprintf(w, "\nmigration not ready: %s (%s→%s): %s\n  a version scheduled later waits SCHEDULED past its effective time until idmap can run this migration\n",
 				t.GetField(), t.GetFrom(), t.GetTo(), t.GetMessage())
 		}
 	}
