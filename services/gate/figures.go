@@ -1,6 +1,8 @@
 package gate
 
 import (
+	"cmp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -100,12 +102,7 @@ func (f *unitFigures) clusters(share float64) []shapeFigure {
 			out = append(out, s)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Field != out[j].Field {
-			return out[i].Field < out[j].Field
-		}
-		return out[i].Shape < out[j].Shape
-	})
+	slices.SortFunc(out, byFieldAndShape)
 	return out
 }
 
@@ -165,12 +162,7 @@ func (f *unitFigures) shifted(learned map[string]learnedField, version int32, sh
 		sort.SliceStable(names, func(i, j int) bool { return known.shapes[names[i]] > known.shapes[names[j]] })
 		out = append(out, shiftedShape{shapeFigure: v, Values: totals[v.Field], Moved: moved, Known: names})
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Field != out[j].Field {
-			return out[i].Field < out[j].Field
-		}
-		return out[i].Shape < out[j].Shape
-	})
+	slices.SortFunc(out, func(a, b shiftedShape) int { return byFieldAndShape(a.shapeFigure, b.shapeFigure) })
 	return out
 }
 
@@ -189,12 +181,7 @@ func (f *unitFigures) learnable() []shapeFigure {
 		}
 		out = append(out, v)
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Field != out[j].Field {
-			return out[i].Field < out[j].Field
-		}
-		return out[i].Shape < out[j].Shape
-	})
+	slices.SortFunc(out, byFieldAndShape)
 	return out
 }
 
@@ -278,4 +265,10 @@ func (c shapeChange) fate() string {
 		return "they are quarantined, not passed with the value nulled"
 	}
 	return "they passed the contract's checks and reach consumers as they are"
+}
+
+// byFieldAndShape orders shape figures by field, then shape, so what a
+// seal reports reads the same every time.
+func byFieldAndShape(a, b shapeFigure) int {
+	return cmp.Or(cmp.Compare(a.Field, b.Field), cmp.Compare(a.Shape, b.Shape))
 }
