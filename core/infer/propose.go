@@ -389,7 +389,9 @@ func (pr *proposer) fields(fields *[]*contractv1.Field, prefix string, profiles 
 		pr.field(f, prefix+f.GetName())
 	}
 	for _, fp := range profiles {
-		if fp.Declared != nil || pr.isRenameTarget(fp.Path) || fp.Present == 0 {
+		// A member already in fields was declared by a retype to OBJECT
+		// in this proposal, though the active version never knew it.
+		if fp.Declared != nil || pr.isRenameTarget(fp.Path) || fp.Present == 0 || declares(*fields, fp.Name) {
 			continue
 		}
 		if !pr.significant(fp.Present, fp.Seen) {
@@ -406,6 +408,10 @@ func (pr *proposer) fields(fields *[]*contractv1.Field, prefix string, profiles 
 		*fields = append(*fields, nf)
 		pr.change(fp.Path, "added as an optional %s", contract.ShortName(nf.GetType()))
 	}
+}
+
+func declares(fields []*contractv1.Field, name string) bool {
+	return slices.ContainsFunc(fields, func(f *contractv1.Field) bool { return f.GetName() == name })
 }
 
 func (pr *proposer) isRenameTarget(path string) bool {
@@ -544,7 +550,7 @@ func (pr *proposer) field(f *contractv1.Field, path string) {
 			pr.identifier(f, path, fp, nt)
 			idChanged = true
 		} else if nt != f.GetType() && nt != contractv1.FieldType_FIELD_TYPE_UNSPECIFIED {
-			pr.retype(f, path, fp, nt)
+			pr.retypeOrHold(f, path, fp, nt, n)
 		}
 	} else if n > 0 {
 		pr.finding(path).Stays += n
@@ -572,13 +578,36 @@ func (pr *proposer) items(it *contractv1.Field, path string, fp *FieldProfile) {
 	pr.finding(path)
 	if n := fails[check.KindType]; pr.significant(n, fp.Present) {
 		if nt := observedType(fp, it); nt != it.GetType() && nt != contractv1.FieldType_FIELD_TYPE_UNSPECIFIED {
-			pr.retype(it, path, fp, nt)
+			pr.retypeOrHold(it, path, fp, nt, n)
 		}
 	}
 	pr.constraints(it, path, fp, fails)
 	if it.GetType() == contractv1.FieldType_FIELD_TYPE_OBJECT {
 		pr.fields(&it.Fields, path+".", fp.Members)
 	}
+}
+
+// retypeOrHold retypes a field whose n records failed on type, unless
+// no valid contract can declare the new type there: a key cannot become
+// an object or an array, and an object field needs members with values.
+// Then the proposal says why and the n records stay held for a person to
+// decide.
+func (pr *proposer) retypeOrHold(f *contractv1.Field, path string, fp *FieldProfile, nt contractv1.FieldType, n int) {
+	why := ""
+	switch {
+	case f.GetKey() && (nt == contractv1.FieldType_FIELD_TYPE_OBJECT || nt == contractv1.FieldType_FIELD_TYPE_ARRAY):
+		why = fmt.Sprintf("key field %s now carries %s values, and a key must be a single value", path, contract.ShortName(nt))
+	case nt == contractv1.FieldType_FIELD_TYPE_OBJECT:
+		if nf, reason := pr.newField(fp, 0); nf == nil {
+			why = fmt.Sprintf("%s now carries objects, but %s, so no declaration can be inferred", path, reason)
+		}
+	}
+	if why == "" {
+		pr.retype(f, path, fp, nt)
+		return
+	}
+	pr.note("%s; those %d records stay held", why, n)
+	pr.finding(path).Stays += n
 }
 
 // retype gives a field the type its values now have, dropping the

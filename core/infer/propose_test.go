@@ -523,3 +523,67 @@ func TestRenameNeedsEvidence(t *testing.T) {
 		"FIELD_RENAMED fields.mail",
 		"MAPPING_CHANGED mapping.fields.email")
 }
+
+// Where no valid contract can declare what the values became — a key
+// turned into objects, a field into objects with no members — the
+// proposal leaves the field as it was, says why, and the records stay
+// held. (Found by FuzzPropose: the proposal was an invalid contract.)
+func TestTypeNoContractCanDeclareStaysHeld(t *testing.T) {
+	t.Parallel()
+	var lines []string
+	for i := range 20 {
+		lines = append(lines, fmt.Sprintf(`{"settlement_id":{"n":%d},"merchant_id":"MER-%08d","amount":1.5,"currency":"EUR","settled_at":{}}`, i, i))
+	}
+	p := propose(t, infer.Input{Active: loadContract(t, settlementsV1), ActiveVersion: 1, Canonical: loadModel(t, settlementModel),
+		Namespaces: []*idmapv1.Namespace{merchantNS}, Held: ndjson("2026-03-08", lines...)})
+	for _, f := range p.Contract.GetFields() {
+		switch f.GetName() {
+		case "settlement_id":
+			if f.GetType().String() != "FIELD_TYPE_STRING" || !f.GetKey() {
+				t.Errorf("settlement_id became %v (key %v); want the STRING key it was", f.GetType(), f.GetKey())
+			}
+		case "settled_at":
+			if f.GetType().String() != "FIELD_TYPE_TIMESTAMP" {
+				t.Errorf("settled_at became %v; want the TIMESTAMP it was", f.GetType())
+			}
+		}
+	}
+	notes := strings.Join(p.Notes, "\n")
+	for _, want := range []string{
+		"key field settlement_id now carries OBJECT values, and a key must be a single value; those 20 records stay held",
+		"settled_at now carries objects, but its objects have no members with values",
+	} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes do not say %q:\n%s", want, notes)
+		}
+	}
+	if p.After.Passed != 0 {
+		t.Errorf("after: %+v; want every record still held", p.After)
+	}
+}
+
+// A field that became an object is declared with its members once: the
+// retype declares them, and they are not added a second time as members
+// the active version did not know. (Found by FuzzPropose.)
+func TestRetypeToObjectDeclaresMembersOnce(t *testing.T) {
+	t.Parallel()
+	var lines []string
+	for i := range 20 {
+		lines = append(lines, fmt.Sprintf(`{"settlement_id":"SET-%08d","merchant_id":"MER-%08d","amount":{"value":%d.5,"unit":"cent"},"currency":"EUR","settled_at":"2026-03-08T10:00:00Z"}`, i, i, i))
+	}
+	p := propose(t, infer.Input{Active: loadContract(t, settlementsV1), ActiveVersion: 1, Canonical: loadModel(t, settlementModel),
+		Namespaces: []*idmapv1.Namespace{merchantNS}, Held: ndjson("2026-03-08", lines...)})
+	var amount *contractv1.Field
+	for _, f := range p.Contract.GetFields() {
+		if f.GetName() == "amount" {
+			amount = f
+		}
+	}
+	var members []string
+	for _, m := range amount.GetFields() {
+		members = append(members, m.GetName()+" "+contract.ShortName(m.GetType()))
+	}
+	if amount.GetType() != contractv1.FieldType_FIELD_TYPE_OBJECT || !slices.Equal(members, []string{"value DOUBLE", "unit STRING"}) {
+		t.Errorf("amount: %v with members %q; want OBJECT with value DOUBLE, unit STRING", amount.GetType(), members)
+	}
+}

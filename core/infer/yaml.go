@@ -122,11 +122,12 @@ func (w *yamlWriter) line(s string) {
 func (w *yamlWriter) kv(indent, k, v string) { w.line(indent + k + ": " + v) }
 
 // comment writes text as comment lines at indent, wrapped; line breaks
-// and control characters in it become spaces, so nothing can end the
-// comment early.
+// and the characters YAML does not allow in a stream (controls, U+FFFE,
+// U+FFFF) become spaces, so nothing can end the comment early or make the
+// document unreadable.
 func (w *yamlWriter) comment(indent, text string) {
 	text = strings.Map(func(r rune) rune {
-		if r < ' ' || r == 0x7f || r == 0x85 || r == 0x2028 || r == 0x2029 {
+		if r < ' ' || r >= 0x7f && r <= 0x9f || r == 0x2028 || r == 0x2029 || r == 0xfffe || r == 0xffff {
 			return ' '
 		}
 		return r
@@ -382,17 +383,34 @@ func scalar(s string) string {
 
 func key(s string) string { return scalar(s) }
 
-// quoted writes s as a JSON string, which YAML reads as a double-quoted
-// scalar with the same content.
+// quoted writes s as a YAML double-quoted scalar with the same content.
+// Characters YAML does not allow unescaped in a stream (C0 and C1
+// controls, DEL, U+FFFE and U+FFFF) and those a reader could take for a
+// line break (NEL, U+2028, U+2029) are escaped; invalid UTF-8 becomes
+// U+FFFD, as it does everywhere else Seam prints a value.
 func quoted(s string) string {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(s); err != nil {
-		// A Go string always encodes; invalid UTF-8 is replaced.
-		return strconv.Quote(s)
+	var b strings.Builder
+	b.Grow(len(s) + 2)
+	b.WriteByte('"')
+	for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r < 0x20 || (r >= 0x7f && r <= 0x9f):
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case r == 0x2028 || r == 0x2029 || r == 0xfffe || r == 0xffff:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteRune(r)
+		}
 	}
-	return strings.TrimSuffix(buf.String(), "\n")
+	b.WriteByte('"')
+	return b.String()
 }
 
 func number(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }

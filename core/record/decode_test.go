@@ -95,6 +95,7 @@ func TestJSONStrictness(t *testing.T) {
 		{"bare dot", `{"f":1.}`, "expected a digit after '.'"},
 		{"empty exponent", `{"f":1e}`, "expected a digit in the exponent"},
 		{"invalid escape", `{"s":"a\x"}`, `invalid escape '\x'`},
+		{"escape of a non-ASCII byte", "{\"s\":\"a\\\x86\"}", `invalid escape '\' followed by byte 0x86`},
 		{"short unicode escape", `{"s":"\u12"}`, "expected four hex digits"},
 		{"lone high surrogate", `{"s":"\uD83D"}`, "unpaired high surrogate"},
 		{"lone low surrogate", `{"s":"\uDE00x"}`, "unpaired low surrogate"},

@@ -46,6 +46,15 @@ func (s *scanner) found() string {
 	return fmt.Sprintf("byte 0x%02x", c)
 }
 
+// escapeText names the escape '\\' e in an error message, which must
+// not carry the byte itself when it is not printable ASCII.
+func escapeText(e byte) string {
+	if e > 0x20 && e < 0x7f {
+		return "'\\" + string(rune(e)) + "'"
+	}
+	return fmt.Sprintf("'\\' followed by byte 0x%02x", e)
+}
+
 func (s *scanner) ws() {
 	for s.pos < len(s.data) {
 		switch s.data[s.pos] {
@@ -163,7 +172,7 @@ func (s *scanner) escaped(start int, keep bool) ([]byte, *scanError) {
 				continue
 			default:
 				s.pos++
-				return nil, s.fail("invalid escape '\\%c'; JSON allows \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX", e)
+				return nil, s.fail("invalid escape %s; JSON allows \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX", escapeText(e))
 			}
 			if keep {
 				out = append(out, b)
