@@ -165,3 +165,50 @@ func TestBatchIDReusedWithDifferentContent(t *testing.T) {
 		t.Fatalf("monitor = %v, want the first batch only", m)
 	}
 }
+
+// A summary_only stream is answered with counts and the verdicts of the
+// records not accepted, the first streamHeldVerdicts of them, the rest
+// counted: a load of millions of records never outgrows one message
+// (a verdict per accepted record used to be sent, and past about five
+// million records the answer was refused as too large after every chunk
+// was stored). Without summary_only every verdict comes back.
+func TestSummaryOnlyStreamCarriesHeldVerdicts(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.knowCustomers()
+	ctx := context.Background()
+	var chunks []streamChunk
+	for i := range 3 {
+		chunks = append(chunks, streamChunk{int64(i), orders{first: 1 + 500*i, n: 500, amount: 85, missing: 400}.ndjson()})
+	}
+	for _, summaryOnly := range []bool{true, false} {
+		part := fmt.Sprintf("held-%v", summaryOnly)
+		h := &gatev1.IngestHeader{Subject: "shop.orders", Partition: part, BatchId: "load", Format: recordv1.Format_FORMAT_NDJSON, SummaryOnly: summaryOnly}
+		for send := range 2 {
+			resp, err := sendStream(ctx, e, h, chunks)
+			if err != nil {
+				t.Fatalf("summary_only %v send %d: %v", summaryOnly, send, err)
+			}
+			if s := resp.GetSummary(); s.GetReceived() != 1500 || s.GetAccepted() != 300 || s.GetQuarantined() != 1200 {
+				t.Fatalf("summary_only %v send %d: summary %v, want 1500 received, 300 accepted, 1200 quarantined", summaryOnly, send, s)
+			}
+			held := 0
+			for _, v := range resp.GetRecords() {
+				if v.GetStatus() != gatev1.RecordStatus_RECORD_STATUS_ACCEPTED {
+					held++
+				}
+			}
+			want, wantHeld, omitted := 1500, 1200, int64(0)
+			if summaryOnly {
+				want, wantHeld, omitted = streamHeldVerdicts, streamHeldVerdicts, 1200-streamHeldVerdicts
+			}
+			if len(resp.GetRecords()) != want || held != wantHeld || resp.GetVerdictsOmitted() != omitted {
+				t.Fatalf("summary_only %v send %d: %d verdicts (%d not accepted), %d omitted; want %d (%d), %d",
+					summaryOnly, send, len(resp.GetRecords()), held, resp.GetVerdictsOmitted(), want, wantHeld, omitted)
+			}
+			if summaryOnly && resp.GetRecords()[0].GetPosition() != 1 {
+				t.Fatalf("the first held verdict is at position %d, want 1 (stream order)", resp.GetRecords()[0].GetPosition())
+			}
+		}
+	}
+}

@@ -16,15 +16,37 @@ import (
 	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
 )
 
+// streamHeldVerdicts is how many verdicts of records not accepted a
+// summary_only stream answer carries.
+const streamHeldVerdicts = 1000
+
+// heldVerdicts keeps the verdicts of records not accepted, at most room
+// of them, and counts the rest of those in omitted.
+func heldVerdicts(vs []*gatev1.RecordVerdict, room int, omitted *int64) []*gatev1.RecordVerdict {
+	var out []*gatev1.RecordVerdict
+	for _, v := range vs {
+		if v.GetStatus() == gatev1.RecordStatus_RECORD_STATUS_ACCEPTED {
+			continue
+		}
+		if len(out) < room {
+			out = append(out, v)
+		} else {
+			*omitted++
+		}
+	}
+	return out
+}
+
 // IngestStream ingests a large load of one partition: each chunk is a
 // batch of its own, keyed by the header's batch id and the chunk's
 // sequence, so a load resent after a failure writes each chunk once.
 // Sequences must increase by one from chunk to chunk: a repeated or
 // skipped one is refused, naming it, so no chunk is silently stored under
 // another's key. The answer adds up the chunks as stored and carries
-// their verdicts (with canonical records unless the header asked for a
-// summary only). A CSV chunk is decoded on its own, so every chunk of a
-// CSV load starts with the header row.
+// their verdicts with canonical records, or, when the header asked for a
+// summary only, the counts and the first verdicts of records not
+// accepted. A CSV chunk is decoded on its own, so every chunk of a CSV
+// load starts with the header row.
 func (s *Server) IngestStream(stream gatev1.GateService_IngestStreamServer) error {
 	ctx := stream.Context()
 	first, err := stream.Recv()
@@ -102,7 +124,11 @@ func (s *Server) IngestStream(stream gatev1.GateService_IngestStreamServer) erro
 		allRetried = allRetried && rs.GetRetried()
 		resp.Alerts = append(resp.Alerts, r.GetAlerts()...)
 		resp.Partition = r.GetPartition()
-		for _, v := range r.GetRecords() {
+		records := r.GetRecords()
+		if h.GetSummaryOnly() {
+			records = heldVerdicts(records, streamHeldVerdicts-len(resp.Records), &resp.VerdictsOmitted)
+		}
+		for _, v := range records {
 			size += proto.Size(v)
 		}
 		if size > limit {
@@ -111,7 +137,7 @@ func (s *Server) IngestStream(stream gatev1.GateService_IngestStreamServer) erro
 					base.batchID, s.cfg.MaxMessageBytes, resp.GetChunks(), seq),
 				map[string]string{"limit_bytes": fmt.Sprint(s.cfg.MaxMessageBytes), "batch_id": base.batchID, "sequence": fmt.Sprint(seq)})
 		}
-		resp.Records = append(resp.Records, r.GetRecords()...)
+		resp.Records = append(resp.Records, records...)
 	}
 	sum := resp.Summary
 	sum.Retried = allRetried && resp.GetChunks() > 0

@@ -1943,15 +1943,23 @@ type IngestStreamResponse struct {
 	// Deprecated: Marked as deprecated in seam/gate/v1/gate.proto.
 	BlockedChunks int64    `protobuf:"varint,3,opt,name=blocked_chunks,json=blockedChunks,proto3" json:"blocked_chunks,omitempty"`
 	Alerts        []*Alert `protobuf:"bytes,4,rep,name=alerts,proto3" json:"alerts,omitempty"`
-	// Records are every chunk's verdicts, with canonical records unless the
-	// header asked for summary_only; each names its chunk's sequence.
+	// Records are every chunk's verdicts with their canonical records; each
+	// names its chunk's sequence. When the header asked for summary_only
+	// they are only the verdicts of records not accepted (quarantined or
+	// duplicates), the first 1,000 of them in stream order: a load of
+	// millions of records is answered with counts, not a verdict per
+	// record, and never outgrows one message.
 	Records []*RecordVerdict `protobuf:"bytes,5,rep,name=records,proto3" json:"records,omitempty"`
 	// Partition is the partition's state after the last chunk (sealed when
 	// the header asked to seal).
-	Partition     *PartitionState `protobuf:"bytes,6,opt,name=partition,proto3" json:"partition,omitempty"`
-	ChunkResults  []*ChunkResult  `protobuf:"bytes,7,rep,name=chunk_results,json=chunkResults,proto3" json:"chunk_results,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Partition    *PartitionState `protobuf:"bytes,6,opt,name=partition,proto3" json:"partition,omitempty"`
+	ChunkResults []*ChunkResult  `protobuf:"bytes,7,rep,name=chunk_results,json=chunkResults,proto3" json:"chunk_results,omitempty"`
+	// VerdictsOmitted counts the verdicts of records not accepted that a
+	// summary_only answer left out of records past its first 1,000; the
+	// quarantine lists them all (ListQuarantine).
+	VerdictsOmitted int64 `protobuf:"varint,8,opt,name=verdicts_omitted,json=verdictsOmitted,proto3" json:"verdicts_omitted,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *IngestStreamResponse) Reset() {
@@ -2032,6 +2040,13 @@ func (x *IngestStreamResponse) GetChunkResults() []*ChunkResult {
 		return x.ChunkResults
 	}
 	return nil
+}
+
+func (x *IngestStreamResponse) GetVerdictsOmitted() int64 {
+	if x != nil {
+		return x.VerdictsOmitted
+	}
+	return 0
 }
 
 // QuarantinedRecord is a record set aside with why, where and what.
@@ -5005,7 +5020,7 @@ const file_seam_gate_v1_gate_proto_rawDesc = "" +
 	"\x13IngestStreamRequest\x124\n" +
 	"\x06header\x18\x01 \x01(\v2\x1a.seam.gate.v1.IngestHeaderH\x00R\x06header\x121\n" +
 	"\x05chunk\x18\x02 \x01(\v2\x19.seam.gate.v1.IngestChunkH\x00R\x05chunkB\t\n" +
-	"\amessage\"\xef\x02\n" +
+	"\amessage\"\x9a\x03\n" +
 	"\x14IngestStreamResponse\x124\n" +
 	"\asummary\x18\x01 \x01(\v2\x1a.seam.gate.v1.BatchSummaryR\asummary\x12\x16\n" +
 	"\x06chunks\x18\x02 \x01(\x03R\x06chunks\x12)\n" +
@@ -5013,7 +5028,8 @@ const file_seam_gate_v1_gate_proto_rawDesc = "" +
 	"\x06alerts\x18\x04 \x03(\v2\x13.seam.gate.v1.AlertR\x06alerts\x125\n" +
 	"\arecords\x18\x05 \x03(\v2\x1b.seam.gate.v1.RecordVerdictR\arecords\x12:\n" +
 	"\tpartition\x18\x06 \x01(\v2\x1c.seam.gate.v1.PartitionStateR\tpartition\x12>\n" +
-	"\rchunk_results\x18\a \x03(\v2\x19.seam.gate.v1.ChunkResultR\fchunkResults\"\xa7\x05\n" +
+	"\rchunk_results\x18\a \x03(\v2\x19.seam.gate.v1.ChunkResultR\fchunkResults\x12)\n" +
+	"\x10verdicts_omitted\x18\b \x01(\x03R\x0fverdictsOmitted\"\xa7\x05\n" +
 	"\x11QuarantinedRecord\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x18\n" +
 	"\asubject\x18\x02 \x01(\tR\asubject\x12\x1c\n" +

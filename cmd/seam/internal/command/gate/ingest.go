@@ -63,10 +63,11 @@ BLOCKED (the file is then left out, and an older one removed), or, with
 'seam gate wait' says so.
 
 Prints the verdict counts, the partition's state and the alerts raised.
-The gate answers with counts only unless --out or --records asks for
-every record's verdict and canonical record (-o json shows them with
---records); that answer must fit in one message, so ask --records only of
-small files.
+The gate answers with the counts and the verdicts of the first 1,000
+records it did not accept (-o json shows them; seam quarantine list has
+them all), unless --out or --records asks for every record's verdict and
+canonical record (-o json shows them with --records); that answer must
+fit in one message, so ask --records only of small files.
 Exits 1 when the partition is BLOCKED or will be at its seal (a BLOCK
 check over a count threshold: publish nothing of it), 3 when the file
 holds no records.`,
