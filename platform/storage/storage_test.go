@@ -66,6 +66,18 @@ func TestOpenSQLiteURLForms(t *testing.T) {
 			if fk != 1 {
 				t.Errorf("foreign_keys = %d, want 1", fk)
 			}
+			// A large partition's key index stays in the page cache, and
+			// checkpoints copy a page rewritten by many commits once.
+			var cache, checkpoint int
+			if err := db.SQL.QueryRow("PRAGMA cache_size").Scan(&cache); err != nil {
+				t.Fatalf("PRAGMA cache_size: %v", err)
+			}
+			if err := db.SQL.QueryRow("PRAGMA wal_autocheckpoint").Scan(&checkpoint); err != nil {
+				t.Fatalf("PRAGMA wal_autocheckpoint: %v", err)
+			}
+			if cache != -65536 || checkpoint != 10000 {
+				t.Errorf("cache_size = %d, wal_autocheckpoint = %d; want -65536 (64 MB) and 10000 pages", cache, checkpoint)
+			}
 			if _, err := db.SQL.Exec("CREATE TABLE t (x INTEGER)"); err != nil {
 				t.Fatalf("create table: %v", err)
 			}
