@@ -111,6 +111,10 @@ type Decoder struct {
 	slabs     [][]Value
 	next      int
 	recycling bool
+	// slabRecords is how many records the last new slab held: slabs
+	// start small and double up to maxSlabRecords, so a decoder of a
+	// handful of records does not allocate for hundreds.
+	slabRecords int
 	// recs is the records slice of the last batch, reusable once Recycle
 	// has been called (recsFree).
 	recs     []Record
@@ -312,13 +316,22 @@ func (d *Decoder) object(r *Record) *scanError {
 }
 
 // slots hands out one record's worth of zeroed values from the slab.
+// A value slab holds the values of minSlabRecords records at first,
+// twice as many each time the decoder needs another, up to
+// maxSlabRecords.
+const (
+	minSlabRecords = 8
+	maxSlabRecords = 256
+)
+
 func (d *Decoder) slots() []Value {
 	n := d.schema.Len()
 	if len(d.vals) < n {
 		if d.next < len(d.slabs) && len(d.slabs[d.next]) >= n {
 			d.vals = d.slabs[d.next]
 		} else {
-			d.vals = make([]Value, max(256*n, n))
+			d.slabRecords = min(max(2*d.slabRecords, minSlabRecords), maxSlabRecords)
+			d.vals = make([]Value, d.slabRecords*max(n, 1))
 			if d.recycling {
 				d.slabs = append(d.slabs[:d.next], d.vals)
 			}
