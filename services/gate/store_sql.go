@@ -14,12 +14,16 @@ import (
 // schema (schema.go), for the embedded SQLite file and PostgreSQL.
 type sqlStore struct {
 	db *storage.DB
+	// keys is the prepared key index insert of a SQLite store (nil on
+	// PostgreSQL); see sqlTx.InsertKeys.
+	keys *sql.Stmt
 }
 
 // sqlTx is storeTx inside one of sqlStore's transactions.
 type sqlTx struct {
-	db *storage.DB
-	tx *sql.Tx
+	db   *storage.DB
+	tx   *sql.Tx
+	keys *sql.Stmt
 }
 
 // querier is what both *sql.DB and *sql.Tx offer.
@@ -38,13 +42,25 @@ func openStore(ctx context.Context, url string) (*sqlStore, error) {
 		db.Close()
 		return nil, err
 	}
-	return &sqlStore{db: db}, nil
+	s := &sqlStore{db: db}
+	if db.Dialect == storage.SQLite {
+		if s.keys, err = db.SQL.PrepareContext(ctx, sqliteInsertKeys); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("prepare the key index insert: %w", err)
+		}
+	}
+	return s, nil
 }
 
-func (s *sqlStore) Close() error { return s.db.Close() }
+func (s *sqlStore) Close() error {
+	if s.keys != nil {
+		s.keys.Close()
+	}
+	return s.db.Close()
+}
 
 func (s *sqlStore) InTx(ctx context.Context, fn func(tx storeTx) error) error {
-	return s.db.InTx(ctx, func(tx *sql.Tx) error { return fn(&sqlTx{db: s.db, tx: tx}) })
+	return s.db.InTx(ctx, func(tx *sql.Tx) error { return fn(&sqlTx{db: s.db, tx: tx, keys: s.keys}) })
 }
 
 func (s *sqlStore) Listen(ctx context.Context, channel string) (<-chan struct{}, error) {

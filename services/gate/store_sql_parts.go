@@ -156,10 +156,20 @@ WHERE subject = $5 AND state = $6 AND part = $7`, int32(gatev1.QuarantineState_Q
 // keysPerStatement bounds the rows of one key insert.
 const keysPerStatement = 1000
 
-// InsertKeys writes the keys as literals (the partition's id and each
-// 16-byte hash in hex), not parameters: SQLite looks each $N parameter up
-// by name while it parses, so a statement of a thousand rows cost more to
-// parse than to run. Nothing in a literal comes from a caller.
+// sqliteInsertKeys is SQLite's key index insert: one statement, prepared
+// once, taking the hashes as one JSON array of hex strings. A statement
+// of a thousand VALUES rows had to be parsed and compiled for every batch
+// (a third of the insert's time), and with $N parameters SQLite's parse
+// was quadratic. ("WHERE true" tells SQLite's parser that ON CONFLICT
+// belongs to the INSERT, not to a join.)
+const sqliteInsertKeys = `INSERT INTO gate_keys (pid, key_hash)
+SELECT $1, unhex(value) FROM json_each($2) WHERE true
+ON CONFLICT (pid, key_hash) DO NOTHING RETURNING key_hash`
+
+// InsertKeys indexes a batch's key hashes and says which were new. On
+// SQLite it runs the prepared sqliteInsertKeys; on PostgreSQL it writes
+// the keys as literals (the partition's id and each 16-byte hash in hex).
+// Nothing in either comes from a caller.
 func (t *sqlTx) InsertKeys(ctx context.Context, pid int64, hashes [][]byte) ([]bool, error) {
 	// A key repeated within the batch is inserted once; the first of its
 	// records is the new one, so each hash maps to its first record.
@@ -173,29 +183,39 @@ func (t *sqlTx) InsertKeys(ctx context.Context, pid int64, hashes [][]byte) ([]b
 			first[[16]byte(h)] = i
 		}
 	}
-	blobOpen, blobClose := "X'", "'"
-	if t.db.Dialect == storage.Postgres {
-		blobOpen, blobClose = "'\\x", "'::bytea"
-	}
 	var b []byte
 	var h sql.RawBytes
 	for start := 0; start < len(hashes); start += keysPerStatement {
 		end := min(len(hashes), start+keysPerStatement)
-		b = append(b[:0], "INSERT INTO gate_keys (pid, key_hash) VALUES "...)
-		for i := start; i < end; i++ {
-			if i > start {
-				b = append(b, ", "...)
+		var rows *sql.Rows
+		var err error
+		if t.keys != nil {
+			b = append(b[:0], '[')
+			for i := start; i < end; i++ {
+				if i > start {
+					b = append(b, ',')
+				}
+				b = append(b, '"')
+				b = hex.AppendEncode(b, hashes[i])
+				b = append(b, '"')
 			}
-			b = append(b, '(')
-			b = strconv.AppendInt(b, pid, 10)
-			b = append(b, ", "...)
-			b = append(b, blobOpen...)
-			b = hex.AppendEncode(b, hashes[i])
-			b = append(b, blobClose...)
-			b = append(b, ')')
+			b = append(b, ']')
+			rows, err = t.tx.StmtContext(ctx, t.keys).QueryContext(ctx, pid, string(b))
+		} else {
+			b = append(b[:0], "INSERT INTO gate_keys (pid, key_hash) VALUES "...)
+			for i := start; i < end; i++ {
+				if i > start {
+					b = append(b, ", "...)
+				}
+				b = append(b, '(')
+				b = strconv.AppendInt(b, pid, 10)
+				b = append(b, ", '\\x"...)
+				b = hex.AppendEncode(b, hashes[i])
+				b = append(b, "'::bytea)"...)
+			}
+			b = append(b, " ON CONFLICT (pid, key_hash) DO NOTHING RETURNING key_hash"...)
+			rows, err = t.tx.QueryContext(ctx, string(b))
 		}
-		b = append(b, " ON CONFLICT (pid, key_hash) DO NOTHING RETURNING key_hash"...)
-		rows, err := t.tx.QueryContext(ctx, string(b))
 		if err != nil {
 			return nil, fmt.Errorf("index the keys of partition %d: %w", pid, err)
 		}
