@@ -318,3 +318,80 @@ func TestKillNineMidLoad(t *testing.T) {
 		t.Fatalf("quarantine = %v (%v), want %d rows", stats.GetTotal(), err, batches*5)
 	}
 }
+
+// A stream prepares each chunk while the one before it commits, yet
+// commits them in order as if one after another: the chunk after the one
+// whose commit contains the source is held whole, though it was validated
+// before the containment, and so is every chunk after it.
+func TestStreamChunkAfterContainmentIsHeld(t *testing.T) {
+	t.Parallel()
+	p := newPeers(t)
+	p.knowCustomers()
+	e := startGate(t, p, storagetest.SQLiteURL(t), func(c *Config) { c.MatchRateFloor = 0.5 })
+	ctx := context.Background()
+	chunks := []streamChunk{{0, orders{first: 1, n: 200, amount: 85, uuids: 190}.ndjson()}}
+	for i := 1; i <= 4; i++ {
+		chunks = append(chunks, streamChunk{int64(i), orders{first: 200*i + 1, n: 200, amount: 85}.ndjson()})
+	}
+	h := &gatev1.IngestHeader{Subject: "shop.orders", Partition: "2025-03-01", BatchId: "load", Format: recordv1.Format_FORMAT_NDJSON, SummaryOnly: true}
+	resp, err := sendStream(ctx, e, h, chunks)
+	if err != nil {
+		t.Fatalf("stream: %v", err)
+	}
+	for i, cr := range resp.GetChunkResults() {
+		s := cr.GetSummary()
+		if i > 0 && (s.GetQuarantined() != 200 || s.GetAccepted() != 0) {
+			t.Errorf("chunk %d after the containment: %v, want all 200 held", i, s)
+		}
+	}
+	held := 0
+	for _, v := range resp.GetRecords() {
+		for _, re := range v.GetReasons() {
+			if re.GetCode() == recordv1.ErrorCode_ERROR_CODE_SOURCE_CONTAINED {
+				held++
+				break
+			}
+		}
+	}
+	if held == 0 {
+		t.Errorf("no verdict says the source is contained: %v", resp.GetRecords()[:1])
+	}
+}
+
+// A chunk refused whole ends the stream: the chunks before it are
+// stored, it and the ones after it are not, though the next one was
+// already being prepared when it was refused.
+func TestStreamStoresNothingAfterARefusedChunk(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.knowCustomers()
+	ctx := context.Background()
+	arr := func(o orders) []byte {
+		lines := strings.Split(strings.TrimSpace(string(o.ndjson())), "\n")
+		return []byte("[" + strings.Join(lines, ",") + "]")
+	}
+	chunks := []streamChunk{
+		{0, arr(orders{first: 1, n: 50, amount: 85})},
+		{1, arr(orders{first: 51, n: 50, amount: 85})},
+		{2, []byte(`[{"order_id": "ORD-0000000101"`)}, // cannot be delimited: refused whole
+		{3, arr(orders{first: 151, n: 50, amount: 85})},
+		{4, arr(orders{first: 201, n: 50, amount: 85})},
+	}
+	h := &gatev1.IngestHeader{Subject: "shop.orders", Partition: "2025-03-01", BatchId: "load", Format: recordv1.Format_FORMAT_JSON, SummaryOnly: true}
+	_, err := sendStream(ctx, e, h, chunks)
+	if status.Code(err) != codes.InvalidArgument || !strings.Contains(status.Convert(err).Message(), "chunk 3 (sequence 2)") {
+		t.Fatalf("stream = %v, want InvalidArgument naming chunk 3 (sequence 2)", err)
+	}
+	for seq := range 5 {
+		_, ok, err := e.srv.store.Batch(ctx, batchKey{"shop.orders", "2025-03-01", fmt.Sprintf("load#%d", seq)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := seq < 2; ok != want {
+			t.Errorf("chunk of sequence %d stored = %v, want %v", seq, ok, want)
+		}
+	}
+	if m := monitorOf(t, e, "shop.orders", "2025-03-01"); m.GetReceived() != 100 || m.GetBatches() != 2 {
+		t.Errorf("monitor = %v, want the 100 records of the first two chunks", m)
+	}
+}

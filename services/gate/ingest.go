@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -92,6 +93,9 @@ type outcome struct {
 	// time among the accepted records (with a partition time).
 	keys    []keyed
 	maxTime time.Time
+	// contained is set when the batch was held whole because its subject
+	// was contained.
+	contained bool
 }
 
 // errDuplicateBatch aborts a write transaction that lost the race for a
@@ -182,26 +186,92 @@ func digestOf(in batchInput) ([]byte, error) {
 	return h.Sum(nil), nil
 }
 
-// ingest runs one batch through the gate. The idempotency row is read
-// first so a retry costs one query; the write transaction inserts it
-// again under its unique key, so concurrent duplicates (other requests,
-// other replicas) are decided by the database.
-func (s *Server) ingest(ctx context.Context, in batchInput) (resp *gatev1.IngestResponse, err error) {
-	began := s.cfg.Clock()
-	ctx, span := s.startIngest(ctx, in)
-	defer func() { s.endIngest(ctx, span, in, began, resp, err) }()
-	digest, err := digestOf(in)
-	if err != nil {
-		return nil, err
+// ingest runs one batch through the gate: prepare, then finish.
+func (s *Server) ingest(ctx context.Context, in batchInput) (*gatev1.IngestResponse, error) {
+	return s.finish(s.prepare(ctx, in))
+}
+
+// prepared is a batch taken as far as it goes without writing: its
+// idempotency row read, and unless it is a retry, decoded, validated,
+// adapted and its identifiers looked up. A stream prepares its next chunk
+// while the previous one commits; chunks still commit one after another,
+// in order.
+type prepared struct {
+	ctx    context.Context
+	span   trace.Span
+	began  time.Time
+	in     batchInput
+	digest []byte
+	stored *storedBatch // the batch is a retry of this stored one
+	cv     *compiled
+	dec    *record.Decoder
+	o      *outcome
+	err    error
+	// ahead is set for a stream chunk prepared while the chunk before it
+	// was committing: what that commit changed is checked again.
+	ahead bool
+}
+
+// prepare reads the batch's idempotency row first, so a retry costs one
+// query; the write transaction inserts the row again under its unique
+// key, so concurrent duplicates (other requests, other replicas) are
+// decided by the database.
+func (s *Server) prepare(ctx context.Context, in batchInput) *prepared {
+	p := &prepared{in: in, began: s.cfg.Clock()}
+	p.ctx, p.span = s.startIngest(ctx, in)
+	if p.digest, p.err = digestOf(in); p.err != nil {
+		return p
+	}
+	stored, ok, err := s.store.Batch(p.ctx, batchKey{in.subject, in.partition, in.batchID})
+	switch {
+	case err != nil:
+		p.err = err
+	case ok:
+		p.stored = &stored
+	default:
+		p.err = s.validateBatch(p)
+	}
+	return p
+}
+
+// release gives the batch's decoder back; its records are not used after.
+func (p *prepared) release() {
+	if p.dec != nil {
+		p.cv.release(p.dec)
+		p.dec = nil
+	}
+}
+
+// drop ends a prepared batch that is not committed because an earlier
+// chunk of its stream failed.
+func (p *prepared) drop() {
+	p.release()
+	p.span.End()
+}
+
+// finish commits a prepared batch, or answers a retry from the stored row.
+// A partition that moved since the batch was validated (sealed, replaced,
+// judged by another version), or a subject contained since, gets the
+// batch validated again.
+func (s *Server) finish(p *prepared) (resp *gatev1.IngestResponse, err error) {
+	ctx, in := p.ctx, p.in
+	defer func() { s.endIngest(ctx, p.span, in, p.began, resp, err) }()
+	defer p.release()
+	if p.err != nil {
+		return nil, p.err
+	}
+	if p.stored != nil {
+		return s.storedAnswer(ctx, in, p.digest, *p.stored)
 	}
 	key := batchKey{in.subject, in.partition, in.batchID}
-	if stored, ok, err := s.store.Batch(ctx, key); err != nil {
-		return nil, err
-	} else if ok {
-		return s.storedAnswer(ctx, in, digest, stored)
-	}
 	for attempt := 0; ; attempt++ {
-		resp, err := s.ingestOnce(ctx, in, digest)
+		if attempt > 0 || p.ahead && !p.o.contained && s.containedSince(ctx, p) {
+			p.release()
+			if err := s.validateBatch(p); err != nil {
+				return nil, err
+			}
+		}
+		resp, err := s.commitBatch(ctx, p.o, p.digest)
 		switch {
 		case errors.Is(err, errTargetMoved) && attempt < 3:
 			continue
@@ -216,45 +286,50 @@ func (s *Server) ingest(ctx context.Context, in batchInput) (resp *gatev1.Ingest
 			if !ok {
 				return nil, fmt.Errorf("batch %s of %s/%s: lost the idempotency race but found no stored row", in.batchID, in.subject, in.partition)
 			}
-			return s.storedAnswer(ctx, in, digest, stored)
+			return s.storedAnswer(ctx, in, p.digest, stored)
+		case err != nil:
+			return nil, err
 		}
-		return resp, err
+		s.metrics.batch(ctx, in.subject, resp.GetSummary())
+		s.sealDue(ctx, p.cv, in.subject, in.partition)
+		return resp, nil
 	}
 }
 
-func (s *Server) ingestOnce(ctx context.Context, in batchInput, digest []byte) (*gatev1.IngestResponse, error) {
+// containedSince says whether the batch's subject was contained after
+// the batch was validated (by an earlier chunk of its stream, say): it
+// is then validated again, and quarantined whole.
+func (s *Server) containedSince(ctx context.Context, p *prepared) bool {
+	cont, ok, err := s.store.Containment(ctx, p.in.subject)
+	return err == nil && ok && cont.Contained
+}
+
+// validateBatch decodes, validates and adapts the batch for the version
+// that judges it; what it decided is p.o.
+func (s *Server) validateBatch(p *prepared) error {
+	ctx, in := p.ctx, p.in
 	cv, err := s.targetVersion(ctx, in)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	cont, contained, err := s.store.Containment(ctx, in.subject)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	dec := cv.decoder()
-	defer cv.release(dec)
-	decoded, format, err := decode(dec, in.batch)
+	p.cv, p.dec = cv, cv.decoder()
+	decoded, format, err := decode(p.dec, in.batch)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var o *outcome
 	if contained && cont.Contained {
-		o = containedOutcome(in, cv, format, decoded, cont)
-	} else if o, err = s.validate(ctx, in, cv, format, decoded); err != nil {
-		return nil, err
+		p.o = containedOutcome(in, cv, format, decoded, cont)
+	} else if p.o, err = s.validate(ctx, in, cv, format, decoded); err != nil {
+		return err
 	}
 	if in.withRecords {
-		if err := s.fits(o.resp, in); err != nil {
-			return nil, err
-		}
+		return s.fits(p.o.resp, in)
 	}
-	resp, err := s.commitBatch(ctx, o, digest)
-	if err != nil {
-		return nil, err
-	}
-	s.metrics.batch(ctx, o.in.subject, resp.GetSummary())
-	s.sealDue(ctx, cv, in.subject, in.partition)
-	return resp, nil
+	return nil
 }
 
 // targetVersion is the contract version a batch is validated with: that
@@ -571,6 +646,7 @@ func containedOutcome(in batchInput, cv *compiled, format recordv1.Format, b *re
 		}
 		o.quarantine(r.Index, r.Position, reasons, idState)
 	}
+	o.contained = true
 	// Measured while contained, never learned from: nothing of it passed.
 	o.figures.Values = profile(cv.plan, b, func(int) bool { return false })
 	o.finish()

@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -71,44 +72,28 @@ func (s *Server) IngestStream(stream gatev1.GateService_IngestStreamServer) erro
 	limit := s.cfg.MaxMessageBytes - s.cfg.MaxMessageBytes/16
 	size := 0
 	allRetried := true
-	prev := int64(-1)
-	for {
-		msg, err := stream.Recv()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return err
-		}
-		c := msg.GetChunk()
-		if c == nil {
-			return rpcerr.InvalidArgument(fmt.Sprintf("message %d of the stream is a second header", resp.GetChunks()+2),
-				rpcerr.FieldViolation{Field: "chunk", Description: "send one header, then chunks"})
-		}
-		seq := c.GetSequence()
-		switch {
-		case seq < 0:
-			return rpcerr.InvalidArgument(fmt.Sprintf("chunk %d has the negative sequence %d", resp.GetChunks()+1, seq),
-				rpcerr.FieldViolation{Field: "chunk.sequence", Description: "number chunks from 0 (or from where a resent load resumes), each the previous plus one"})
-		case prev >= 0 && seq != prev+1:
-			what := "repeats"
-			if seq > prev+1 {
-				what = "skips"
-			} else if seq < prev {
-				what = "goes back to"
+	ctx, cancel := context.WithCancel(ctx)
+	jobs := s.receiveChunks(ctx, stream, base, h.GetFormat())
+	defer func() {
+		// What was prepared ahead and not committed is dropped, once the
+		// receiver has stopped (the stream ends with this handler).
+		cancel()
+		go func() {
+			for j := range jobs {
+				<-j.ready
+				if j.p != nil {
+					j.p.drop()
+				}
 			}
-			return rpcerr.InvalidArgument(fmt.Sprintf("chunk %d has sequence %d, which %s a sequence: after sequence %d the next chunk is %d; chunks before it are stored, this one and later ones are not",
-				resp.GetChunks()+1, seq, what, prev, prev+1),
-				rpcerr.FieldViolation{Field: "chunk.sequence", Description: fmt.Sprintf("send sequence %d: each chunk's sequence is the previous plus one, so every chunk is stored under a key of its own", prev+1)})
+		}()
+	}()
+	for j := range jobs {
+		<-j.ready
+		if j.err != nil {
+			return j.err
 		}
-		prev = seq
-		in := base
-		in.batchID = fmt.Sprintf("%s#%d", base.batchID, seq)
-		in.sequence = seq
-		in.replace = base.replace // applies once per stream: its replace key is the stream's
-		in.batch = &recordv1.RecordBatch{FirstOffset: c.GetFirstOffset(),
-			Body: &recordv1.RecordBatch_Raw{Raw: &recordv1.RawRecords{Format: h.GetFormat(), Data: c.GetData()}}}
-		r, err := s.ingest(ctx, in)
+		seq := j.p.in.sequence
+		r, err := s.finish(j.p)
 		if err != nil {
 			return status.Errorf(status.Code(err), "chunk %d (sequence %d): %s", resp.GetChunks()+1, seq, status.Convert(err).Message())
 		}
@@ -158,4 +143,96 @@ func (s *Server) IngestStream(stream gatev1.GateService_IngestStreamServer) erro
 		resp.Alerts = append(resp.Alerts, state.GetAlerts()...)
 	}
 	return stream.SendAndClose(resp)
+}
+
+// chunkJob is one message of an ingest stream in order: a chunk being
+// prepared (p, once ready is closed) or what ends the stream (err).
+type chunkJob struct {
+	p     *prepared
+	err   error
+	ready chan struct{}
+}
+
+// receiveChunks reads the stream's chunks and starts preparing each as it
+// arrives, so a chunk is decoded, validated and adapted while the one
+// before it commits; the jobs come out in stream order, at most two ahead
+// of the chunk committing. A message that is not the next chunk ends the
+// jobs with its error, after the chunks before it.
+func (s *Server) receiveChunks(ctx context.Context, stream gatev1.GateService_IngestStreamServer, base batchInput, format recordv1.Format) <-chan *chunkJob {
+	jobs := make(chan *chunkJob, 1)
+	go func() {
+		defer close(jobs)
+		prev := int64(-1)
+		for n := 0; ; n++ {
+			j := &chunkJob{ready: make(chan struct{})}
+			msg, err := stream.Recv()
+			if errors.Is(err, io.EOF) {
+				return
+			}
+			if err == nil {
+				var in batchInput
+				in, err = chunkInput(base, format, msg, n, prev)
+				if err == nil {
+					prev = in.sequence
+					go func() {
+						defer close(j.ready)
+						j.p = s.prepare(ctx, in)
+						j.p.ahead = true
+					}()
+				}
+			}
+			if err != nil {
+				j.err = err
+				close(j.ready)
+			}
+			select {
+			case jobs <- j:
+			case <-ctx.Done():
+				<-j.ready
+				if j.p != nil {
+					j.p.drop()
+				}
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return jobs
+}
+
+// chunkInput is the batch of the stream's message after n chunks, the
+// last with sequence prev (-1 before the first): a chunk whose sequence
+// is the previous plus one. Anything else is refused, naming it, so no
+// chunk is silently stored under another's key.
+func chunkInput(base batchInput, format recordv1.Format, msg *gatev1.IngestStreamRequest, n int, prev int64) (batchInput, error) {
+	c := msg.GetChunk()
+	if c == nil {
+		return batchInput{}, rpcerr.InvalidArgument(fmt.Sprintf("message %d of the stream is a second header", n+2),
+			rpcerr.FieldViolation{Field: "chunk", Description: "send one header, then chunks"})
+	}
+	seq := c.GetSequence()
+	switch {
+	case seq < 0:
+		return batchInput{}, rpcerr.InvalidArgument(fmt.Sprintf("chunk %d has the negative sequence %d", n+1, seq),
+			rpcerr.FieldViolation{Field: "chunk.sequence", Description: "number chunks from 0 (or from where a resent load resumes), each the previous plus one"})
+	case prev >= 0 && seq != prev+1:
+		what := "repeats"
+		if seq > prev+1 {
+			what = "skips"
+		} else if seq < prev {
+			what = "goes back to"
+		}
+		return batchInput{}, rpcerr.InvalidArgument(fmt.Sprintf("chunk %d has sequence %d, which %s a sequence: after sequence %d the next chunk is %d; chunks before it are stored, this one and later ones are not",
+			n+1, seq, what, prev, prev+1),
+			rpcerr.FieldViolation{Field: "chunk.sequence", Description: fmt.Sprintf("send sequence %d: each chunk's sequence is the previous plus one, so every chunk is stored under a key of its own", prev+1)})
+	}
+	in := base
+	in.batchID = fmt.Sprintf("%s#%d", base.batchID, seq)
+	in.sequence = seq
+	in.replace = base.replace // applies once per stream: its replace key is the stream's
+	in.batch = &recordv1.RecordBatch{FirstOffset: c.GetFirstOffset(),
+		Body: &recordv1.RecordBatch_Raw{Raw: &recordv1.RawRecords{Format: format, Data: c.GetData()}}}
+	return in, nil
 }
