@@ -15,14 +15,7 @@ import (
 // window of `seam contract infer`) whose merchant ids became template
 // strings: profile, checks before and after, rule, YAML.
 func BenchmarkPropose(b *testing.B) {
-	active, err := contract.Load([]byte(settlementsV1), "v1")
-	if err != nil {
-		b.Fatal(err)
-	}
-	model, err := contract.LoadCanonicalModel([]byte(settlementModel), "model")
-	if err != nil {
-		b.Fatal(err)
-	}
+	active, model := loadContract(b, settlementsV1), loadModel(b, settlementModel)
 	lines := make([]string, 10_000)
 	for i := range lines {
 		lines[i] = settlement(i, fmt.Sprintf(`"MER-%08d"`, 1000+i))
@@ -58,14 +51,7 @@ func BenchmarkInferRule(b *testing.B) {
 // fuzz target's executions a second (the house issue asks for 1,000 on a
 // two-core machine, two workers).
 func BenchmarkProposeFewRecords(b *testing.B) {
-	active, err := contract.Load([]byte(settlementsV1), "v1")
-	if err != nil {
-		b.Fatal(err)
-	}
-	model, err := contract.LoadCanonicalModel([]byte(settlementModel), "model")
-	if err != nil {
-		b.Fatal(err)
-	}
+	active, model := loadContract(b, settlementsV1), loadModel(b, settlementModel)
 	raw := []byte(`{"settlement_id":"SET-00000001","merchant_id":"MER-00000001","amount":1.5,"currency":"CHF","extra":{"a":[1,{"b":null}]}}`)
 	recs := make([]infer.Record, 5)
 	for i := range recs {

@@ -55,7 +55,7 @@ var merchantNS = &idmapv1.Namespace{Name: "merchant", Formats: []*idmapv1.Format
 	{Name: "legacy-int", Kind: idmapv1.FormatKind_FORMAT_KIND_INT},
 }}
 
-func loadContract(t *testing.T, doc string) *contractv1.Contract {
+func loadContract(t testing.TB, doc string) *contractv1.Contract {
 	t.Helper()
 	c, err := contract.Load([]byte(doc), t.Name())
 	if err != nil {
@@ -67,7 +67,7 @@ func loadContract(t *testing.T, doc string) *contractv1.Contract {
 	return c
 }
 
-func loadModel(t *testing.T, doc string) *contractv1.CanonicalModel {
+func loadModel(t testing.TB, doc string) *contractv1.CanonicalModel {
 	t.Helper()
 	m, err := contract.LoadCanonicalModel([]byte(doc), t.Name())
 	if err != nil {

@@ -156,12 +156,18 @@ func TestIngestStreamChunksAreBatches(t *testing.T) {
 	}
 }
 
+// containingGate is a gate that contains a source whose partition's match
+// rate falls under 0.5.
+func containingGate(t *testing.T) *gateEnv {
+	p := newPeers(t)
+	p.knowCustomers()
+	return startGate(t, p, storagetest.SQLiteURL(t), func(c *Config) { c.MatchRateFloor = 0.5 })
+}
+
 // With a floor configured, a collapsing match rate contains the source.
 func TestAutomaticContainmentBelowMatchRateFloor(t *testing.T) {
 	t.Parallel()
-	p := newPeers(t)
-	p.knowCustomers()
-	e := startGate(t, p, storagetest.SQLiteURL(t), func(c *Config) { c.MatchRateFloor = 0.5 })
+	e := containingGate(t)
 	ctx := context.Background()
 	if _, err := e.as("pipeline").Ingest(ctx, ingest("shop.orders", "2025-03-01", "b1", orders{first: 1, n: 200, amount: 85, uuids: 190})); err != nil {
 		t.Fatalf("Ingest: %v", err)
@@ -325,9 +331,7 @@ func TestKillNineMidLoad(t *testing.T) {
 // before the containment, and so is every chunk after it.
 func TestStreamChunkAfterContainmentIsHeld(t *testing.T) {
 	t.Parallel()
-	p := newPeers(t)
-	p.knowCustomers()
-	e := startGate(t, p, storagetest.SQLiteURL(t), func(c *Config) { c.MatchRateFloor = 0.5 })
+	e := containingGate(t)
 	ctx := context.Background()
 	chunks := []streamChunk{{0, orders{first: 1, n: 200, amount: 85, uuids: 190}.ndjson()}}
 	for i := 1; i <= 4; i++ {
