@@ -52,7 +52,9 @@ type Splitter struct {
 	// it is not grown (and copied) line by line.
 	carry      []byte
 	carryBytes int64
-	sizeHint   int
+	// maxBytes, when positive, bounds a chunk's data (see LimitBytes).
+	maxBytes int
+	sizeHint int
 
 	// CSV: the reader, the bytes it consumed that no chunk has taken yet,
 	// and the header row.
@@ -60,6 +62,10 @@ type Splitter struct {
 	tape       *tape
 	header     []byte
 	headerRead bool
+	// pending is a row read past a chunk's byte bound: the first record
+	// of the next chunk, ending at input offset pendingEnd.
+	pending    bool
+	pendingEnd int64
 }
 
 // NewSplitter returns a splitter of r in format with at most perChunk
@@ -77,6 +83,15 @@ func NewSplitter(r io.Reader, format recordv1.Format, perChunk int) *Splitter {
 	}
 	return s
 }
+
+// LimitBytes bounds a chunk's data to n bytes as well as to its record
+// count: a chunk ends before the record that would take it past n. A
+// chunk holds at least one record, however long. A JSON document stays
+// one chunk.
+func (s *Splitter) LimitBytes(n int) { s.maxBytes = n }
+
+// over reports whether a chunk of size bytes passes the byte bound.
+func (s *Splitter) over(size int) bool { return s.maxBytes > 0 && size > s.maxBytes }
 
 // Header returns the CSV header row as read (with its line break), once
 // the first chunk was returned; nil for other formats.
@@ -165,7 +180,7 @@ func (s *Splitter) nextNDJSON() (Chunk, error) {
 					gap = append(gap, line...)
 					gapLines++
 				}
-			case c.Records == s.n:
+			case c.Records == s.n || c.Records > 0 && s.over(len(c.Data)+len(gap)+len(line)):
 				s.carry, s.carryBytes = append([]byte(nil), line...), int64(len(line))
 				s.lines += gapLines
 				s.sizeHint = len(c.Data) + len(c.Data)/8
@@ -209,9 +224,16 @@ func (s *Splitter) nextCSV() (Chunk, error) {
 		// The header is the input's last line: there is no row.
 		return c, io.EOF
 	}
-	start := s.cr.InputOffset()
+	// The chunk starts where the last one ended (the reader may be a row
+	// further, when that row did not fit the last chunk's byte bound).
+	start := s.tape.base
 	end := start
+	if s.pending {
+		end, s.pending = s.pendingEnd, false
+		c.Records++
+	}
 	var err error
+	cut := false
 	for c.Records < s.n {
 		_, err = s.cr.Read()
 		if errors.Is(err, io.EOF) {
@@ -224,7 +246,12 @@ func (s *Splitter) nextCSV() (Chunk, error) {
 		// A row the reader refuses is still one record: the decoder
 		// reports it as malformed at the same place.
 		err = nil
-		end = s.cr.InputOffset()
+		next := s.cr.InputOffset()
+		if c.Records > 0 && s.over(len(s.header)+int(next-start)) {
+			s.pending, s.pendingEnd, cut = true, next, true
+			break
+		}
+		end = next
 		c.Records++
 	}
 	body := s.tape.slice(start, end)
@@ -239,7 +266,7 @@ func (s *Splitter) nextCSV() (Chunk, error) {
 	s.lines += int64(bytes.Count(body, []byte{'\n'}))
 	c.Bytes += end - start
 	s.tape.drop(end)
-	if err == nil && c.Records < s.n {
+	if err == nil && c.Records < s.n && !cut {
 		err = io.EOF
 	}
 	return c, err

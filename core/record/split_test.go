@@ -18,9 +18,10 @@ import (
 
 // splitAll splits data and returns every chunk; reads go one byte at a
 // time, so no record boundary depends on how the input arrives.
-func splitAll(t testing.TB, data []byte, format recordv1.Format, n int) ([]record.Chunk, error) {
+func splitAll(t testing.TB, data []byte, format recordv1.Format, n, maxBytes int) ([]record.Chunk, error) {
 	t.Helper()
 	s := record.NewSplitter(iotest.OneByteReader(bytes.NewReader(data)), format, n)
+	s.LimitBytes(maxBytes)
 	var out []record.Chunk
 	for {
 		c, err := s.Next()
@@ -72,9 +73,9 @@ func decodeSeen(t testing.TB, data []byte, format recordv1.Format, first int64) 
 // gives exactly the records, positions and errors of decoding the whole
 // input at once, no chunk holds more than n records, and no record is
 // lost or repeated.
-func checkSplit(t *testing.T, data []byte, format recordv1.Format, n int) []record.Chunk {
+func checkSplit(t *testing.T, data []byte, format recordv1.Format, n, maxBytes int) []record.Chunk {
 	t.Helper()
-	chunks, err := splitAll(t, data, format, n)
+	chunks, err := splitAll(t, data, format, n, maxBytes)
 	whole, wholeErr := decodeSeen(t, bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")), format, 0)
 	if err != nil {
 		if format == recordv1.Format_FORMAT_CSV && wholeErr != nil {
@@ -96,6 +97,9 @@ func checkSplit(t *testing.T, data []byte, format recordv1.Format, n int) []reco
 	for i, c := range chunks {
 		if c.Records > n || (format != recordv1.Format_FORMAT_JSON && c.Records < 1) {
 			t.Fatalf("chunk %d holds %d records, want 1..%d", i, c.Records, n)
+		}
+		if maxBytes > 0 && c.Records > 1 && len(c.Data) > maxBytes {
+			t.Fatalf("chunk %d holds %d records in %d bytes, over the bound of %d", i, c.Records, len(c.Data), maxBytes)
 		}
 		recs, err := decodeSeen(t, c.Data, format, c.FirstOffset)
 		if err != nil && format != recordv1.Format_FORMAT_JSON {
@@ -148,7 +152,7 @@ func TestSplitter(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			chunks := checkSplit(t, []byte(tt.data), tt.format, tt.n)
+			chunks := checkSplit(t, []byte(tt.data), tt.format, tt.n, 0)
 			var records []int
 			var lines []int64
 			for _, c := range chunks {
@@ -170,7 +174,7 @@ func TestSplitterChunkSizes(t *testing.T) {
 	t.Parallel()
 	data := recordtest.OrdersNDJSON(2500)
 	for _, n := range []int{1, 997, 1000, 2500, 5000} {
-		chunks, err := splitAll(t, data, recordv1.Format_FORMAT_NDJSON, n)
+		chunks, err := splitAll(t, data, recordv1.Format_FORMAT_NDJSON, n, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -184,7 +188,7 @@ func TestSplitterChunkSizes(t *testing.T) {
 		}
 	}
 	csvData := "s,i\n" + strings.Repeat("\"x,\"\"y\"\"\nz\",1\r\n", 10)
-	chunks, err := splitAll(t, []byte(csvData), recordv1.Format_FORMAT_CSV, 3)
+	chunks, err := splitAll(t, []byte(csvData), recordv1.Format_FORMAT_CSV, 3, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,6 +216,9 @@ func TestSplitterReadError(t *testing.T) {
 	}
 }
 
+// FuzzSplit: whatever the input, record count and byte bound, the chunks
+// decode to the records of the whole input, in order, each chunk within
+// both bounds (a single record may pass the byte bound).
 func FuzzSplit(f *testing.F) {
 	for _, s := range fuzzSeeds {
 		f.Add([]byte(s), uint8(1), true)
@@ -224,6 +231,45 @@ func FuzzSplit(f *testing.F) {
 		if csv {
 			format = recordv1.Format_FORMAT_CSV
 		}
-		checkSplit(t, data, format, int(n%7)+1)
+		// n also picks a byte bound: none for n < 7, else 8 to 288 bytes.
+		checkSplit(t, data, format, int(n%7)+1, int(n/7)*8)
 	})
+}
+
+// A byte bound cuts a chunk before the record that would pass it, in
+// both formats; a record longer than the bound is a chunk of its own.
+func TestSplitterLimitBytes(t *testing.T) {
+	t.Parallel()
+	nd := "{\"i\":1}\n{\"i\":2}\n{\"s\":\"" + strings.Repeat("x", 40) + "\"}\n{\"i\":3}\n{\"i\":4}\n"
+	csvData := "s,i\na,1\nb,2\n\"" + strings.Repeat("y", 40) + "\",3\nc,4\nd,5\n"
+	tests := []struct {
+		name     string
+		format   recordv1.Format
+		data     string
+		maxBytes int
+		records  []int
+		lines    []int64
+	}{
+		{"ndjson", recordv1.Format_FORMAT_NDJSON, nd, 20, []int{2, 1, 2}, []int64{1, 3, 4}},
+		{"ndjson unbounded", recordv1.Format_FORMAT_NDJSON, nd, 0, []int{5}, []int64{1}},
+		{"csv", recordv1.Format_FORMAT_CSV, csvData, 16, []int{2, 1, 2}, []int64{2, 4, 5}},
+		{"csv unbounded", recordv1.Format_FORMAT_CSV, csvData, 0, []int{5}, []int64{2}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			chunks := checkSplit(t, []byte(tt.data), tt.format, 100, tt.maxBytes)
+			var records []int
+			var lines []int64
+			for _, c := range chunks {
+				records = append(records, c.Records)
+				d := record.NewDecoder(testSchema(t), record.Options{})
+				b, _ := d.Decode(tt.format, c.Data, c.FirstOffset)
+				lines = append(lines, b.Records[0].Position)
+			}
+			if fmt.Sprint(records) != fmt.Sprint(tt.records) || fmt.Sprint(lines) != fmt.Sprint(tt.lines) {
+				t.Errorf("chunks of %v records starting at lines %v, want %v at %v", records, lines, tt.records, tt.lines)
+			}
+		})
+	}
 }

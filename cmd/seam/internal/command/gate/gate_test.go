@@ -121,8 +121,8 @@ func TestIngestExplainsBlockedPartition(t *testing.T) {
 }
 
 // The file is cut as seam validate cuts it: NDJSON at line feeds only, so
-// quotes inside strings never merge lines, and --chunk-records is
-// honoured.
+// quotes inside strings never merge lines, and --chunk-records and
+// --chunk-bytes are honoured.
 func TestIngestChunksNDJSONAtLineFeeds(t *testing.T) {
 	t.Parallel()
 	n := seamtest.StartNode(t)
@@ -142,6 +142,17 @@ func TestIngestChunksNDJSONAtLineFeeds(t *testing.T) {
 	sum := resp["summary"].(map[string]any)
 	if seamtest.JSONInt(resp["chunks"]) != 7 || seamtest.JSONInt(sum["received"]) != 25 || seamtest.JSONInt(sum["accepted"]) != 25 {
 		t.Errorf("25 records in chunks of 4: %v chunks, summary %v; want 7 chunks and 25 accepted", resp["chunks"], sum)
+	}
+	// --chunk-bytes cuts chunks by size too: with room for two of these
+	// lines and not three, 25 records go in 13 chunks.
+	size := 0
+	for _, l := range lines {
+		size = max(size, len(l)+1)
+	}
+	resp = n.MustJSON(t, "gate", "ingest", "shop.orders", file, "--partition", "2026-03-02", "--chunk-bytes", fmt.Sprint(2*size+size/2))
+	sum = resp["summary"].(map[string]any)
+	if seamtest.JSONInt(resp["chunks"]) != 13 || seamtest.JSONInt(sum["accepted"]) != 25 {
+		t.Errorf("25 records in chunks of %d bytes: %v chunks, summary %v; want 13 chunks and 25 accepted", 2*size+size/2, resp["chunks"], sum)
 	}
 }
 
