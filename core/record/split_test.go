@@ -116,6 +116,20 @@ func checkSplit(t *testing.T, data []byte, format recordv1.Format, n, maxBytes i
 	return chunks
 }
 
+// chunkShape is each chunk's record count and its first record's line.
+func chunkShape(t *testing.T, chunks []record.Chunk, format recordv1.Format) ([]int, []int64) {
+	t.Helper()
+	var records []int
+	var lines []int64
+	for _, c := range chunks {
+		records = append(records, c.Records)
+		d := record.NewDecoder(testSchema(t), record.Options{})
+		b, _ := d.Decode(format, c.Data, c.FirstOffset)
+		lines = append(lines, b.Records[0].Position)
+	}
+	return records, lines
+}
+
 func TestSplitter(t *testing.T) {
 	t.Parallel()
 	const (
@@ -152,15 +166,7 @@ func TestSplitter(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			chunks := checkSplit(t, []byte(tt.data), tt.format, tt.n, 0)
-			var records []int
-			var lines []int64
-			for _, c := range chunks {
-				records = append(records, c.Records)
-				d := record.NewDecoder(testSchema(t), record.Options{})
-				b, _ := d.Decode(tt.format, c.Data, c.FirstOffset)
-				lines = append(lines, b.Records[0].Position)
-			}
+			records, lines := chunkShape(t, checkSplit(t, []byte(tt.data), tt.format, tt.n, 0), tt.format)
 			if fmt.Sprint(records) != fmt.Sprint(tt.records) || fmt.Sprint(lines) != fmt.Sprint(tt.lines) {
 				t.Errorf("chunks of %v records starting at lines %v, want %v at %v", records, lines, tt.records, tt.lines)
 			}
@@ -258,15 +264,7 @@ func TestSplitterLimitBytes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			chunks := checkSplit(t, []byte(tt.data), tt.format, 100, tt.maxBytes)
-			var records []int
-			var lines []int64
-			for _, c := range chunks {
-				records = append(records, c.Records)
-				d := record.NewDecoder(testSchema(t), record.Options{})
-				b, _ := d.Decode(tt.format, c.Data, c.FirstOffset)
-				lines = append(lines, b.Records[0].Position)
-			}
+			records, lines := chunkShape(t, checkSplit(t, []byte(tt.data), tt.format, 100, tt.maxBytes), tt.format)
 			if fmt.Sprint(records) != fmt.Sprint(tt.records) || fmt.Sprint(lines) != fmt.Sprint(tt.lines) {
 				t.Errorf("chunks of %v records starting at lines %v, want %v at %v", records, lines, tt.records, tt.lines)
 			}
