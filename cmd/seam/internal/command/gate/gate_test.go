@@ -21,6 +21,12 @@ func TestCLIGateCommands(t *testing.T) {
 	lines[3] = strings.Replace(lines[3], `"currency":"USD"`, `"currency":"XXX"`, 1)
 	file := seamtest.WriteFile(t, "day.ndjson", strings.Join(lines, "\n")+"\n")
 	n.MustJSON(t, "gate", "ingest", file, "--subject", "shop.orders", "--partition", "2026-03-01")
+	// The table says where the held records are, and the command it
+	// names lists them.
+	table := n.MustCLI(t, exit.OK, "gate", "ingest", file, "--subject", "shop.orders", "--partition", "2026-03-01")
+	if !strings.Contains(table, "1 record held: seam quarantine list shop.orders --from 2026-03-01 --to 2026-03-01 shows why") {
+		t.Errorf("seam gate ingest does not say where the held record is:\n%s", table)
+	}
 
 	// One JSON object, like every other command; the subject as argument
 	// or flag.

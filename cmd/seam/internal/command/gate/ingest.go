@@ -284,6 +284,13 @@ func printIngest(w io.Writer, batchID string, r *gatev1.IngestStreamResponse) {
 	t.Row(batchID, output.Enum(s.GetStatus(), "BATCH_STATUS_"), fmt.Sprint(s.GetContractVersion()), fmt.Sprint(s.GetReceived()), fmt.Sprint(s.GetAccepted()),
 		fmt.Sprint(s.GetQuarantined()), fmt.Sprint(s.GetDuplicates()), fmt.Sprint(r.GetChunks()), part, fmt.Sprint(s.GetRetried()))
 	_ = t.Flush()
+	if n := s.GetQuarantined(); n > 0 && p.GetPartition() != "" {
+		what := fmt.Sprintf("%d records held", n)
+		if n == 1 {
+			what = "1 record held"
+		}
+		fmt.Fprintf(w, "%s: seam quarantine list %s --from %s --to %s shows why\n", what, p.GetSubject(), p.GetPartition(), p.GetPartition())
+	}
 	if n := p.GetNotice(); n != "" {
 		fmt.Fprintln(w, n)
 	}
