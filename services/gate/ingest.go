@@ -265,7 +265,13 @@ func (s *Server) finish(p *prepared) (resp *gatev1.IngestResponse, err error) {
 	}
 	key := batchKey{in.subject, in.partition, in.batchID}
 	for attempt := 0; ; attempt++ {
-		if attempt > 0 || p.ahead && !p.o.contained && s.containedSince(ctx, p) {
+		again := attempt > 0
+		if !again && p.ahead && !p.o.contained {
+			if again, err = s.containedSince(ctx, p); err != nil {
+				return nil, err
+			}
+		}
+		if again {
 			p.release()
 			if err := s.validateBatch(p); err != nil {
 				return nil, err
@@ -299,9 +305,9 @@ func (s *Server) finish(p *prepared) (resp *gatev1.IngestResponse, err error) {
 // containedSince says whether the batch's subject was contained after
 // the batch was validated (by an earlier chunk of its stream, say): it
 // is then validated again, and quarantined whole.
-func (s *Server) containedSince(ctx context.Context, p *prepared) bool {
+func (s *Server) containedSince(ctx context.Context, p *prepared) (bool, error) {
 	cont, ok, err := s.store.Containment(ctx, p.in.subject)
-	return err == nil && ok && cont.Contained
+	return ok && cont.Contained, err
 }
 
 // validateBatch decodes, validates and adapts the batch for the version
