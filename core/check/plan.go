@@ -297,7 +297,9 @@ func (c *compiler) impliedChecks() {
 	for i := range s.Fields() {
 		f := s.Field(i)
 		d := f.Decl
-		where := fieldWhere(s, i)
+		// where names the field in errors only; it scans the schema, so
+		// it is not computed for fields without one.
+		where := func() string { return fieldWhere(s, i) }
 		fp := fieldPlan{slot: i, parent: f.Parent, path: f.Path, typ: d.GetType(), layout: d.GetLayout(),
 			typeCheck: -1, required: -1, patternCheck: -1, enumCheck: -1, rangeCheck: -1, lengthCheck: -1, formatCheck: -1, oneOf: -1,
 			min: math.NaN(), max: math.NaN(), maxLen: -1}
@@ -305,7 +307,7 @@ func (c *compiler) impliedChecks() {
 			fp.items = d.GetItems().GetType()
 		}
 		if d.GetType() == contractv1.FieldType_FIELD_TYPE_UNSPECIFIED {
-			c.errorf(where+".type", "field %q has no type; declare one such as STRING or INT64", f.Path)
+			c.errorf(where()+".type", "field %q has no type; declare one such as STRING or INT64", f.Path)
 		} else {
 			fp.typeCheck = c.impliedCheck(f, KindType, recordv1.ErrorCode_ERROR_CODE_TYPE_MISMATCH, fmt.Sprintf("type(%s, %s)", f.Path, typeName(d.GetType())), q)
 		}
@@ -319,7 +321,7 @@ func (c *compiler) impliedChecks() {
 		if pat := d.GetPattern(); pat != "" {
 			re, err := newMatcher(pat)
 			if err != nil {
-				c.errorf(where+".pattern", "invalid RE2 pattern: %v", err)
+				c.errorf(where()+".pattern", "invalid RE2 pattern: %v", err)
 			} else {
 				fp.pattern = re
 				fp.patternCheck = c.impliedCheck(f, KindPattern, recordv1.ErrorCode_ERROR_CODE_PATTERN_MISMATCH, "pattern("+f.Path+")", q)
@@ -337,7 +339,7 @@ func (c *compiler) impliedChecks() {
 				fp.max = d.GetMax()
 			}
 			if fp.min > fp.max {
-				c.errorf(where+".min", "min %g is above max %g; no value could pass", fp.min, fp.max)
+				c.errorf(where()+".min", "min %g is above max %g; no value could pass", fp.min, fp.max)
 			}
 			fp.rangeCheck = c.impliedCheck(f, KindRange, recordv1.ErrorCode_ERROR_CODE_OUT_OF_RANGE, "range("+f.Path+")", q)
 		}
@@ -347,14 +349,14 @@ func (c *compiler) impliedChecks() {
 				fp.maxLen = d.GetMaxLength()
 			}
 			if fp.maxLen >= 0 && fp.minLen > fp.maxLen {
-				c.errorf(where+".min_length", "min_length %d is above max_length %d; no value could pass", fp.minLen, fp.maxLen)
+				c.errorf(where()+".min_length", "min_length %d is above max_length %d; no value could pass", fp.minLen, fp.maxLen)
 			}
 			fp.lengthCheck = c.impliedCheck(f, KindLength, recordv1.ErrorCode_ERROR_CODE_LENGTH, "length("+f.Path+")", q)
 		}
 		if id := d.GetIdentifier(); id != nil && c.formats != nil {
 			v, ok := c.formats.IdentifierFormat(id.GetNamespace(), id.GetFormat())
 			if !ok {
-				c.errorf(where+".identifier", "unknown identifier format %q of namespace %q; register it in idmap first", id.GetFormat(), id.GetNamespace())
+				c.errorf(where()+".identifier", "unknown identifier format %q of namespace %q; register it in idmap first", id.GetFormat(), id.GetNamespace())
 			} else {
 				fp.format = v
 				fp.formatCheck = c.impliedCheck(f, KindFormat, recordv1.ErrorCode_ERROR_CODE_ID_INVALID, "format("+f.Path+")", q)
@@ -362,7 +364,7 @@ func (c *compiler) impliedChecks() {
 		}
 		if d.GetKey() {
 			if f.Parent >= 0 {
-				c.errorf(where+".key", "key field %q is nested; only top-level fields can be keys", f.Path)
+				c.errorf(where()+".key", "key field %q is nested; only top-level fields can be keys", f.Path)
 			}
 			keys = append(keys, i)
 		}

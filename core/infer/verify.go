@@ -42,10 +42,18 @@ type failures struct {
 // proposal would create: check's identifier formats and mapping's catalog.
 type catalog struct {
 	namespaces map[string]*idmapv1.Namespace
+	// plans memoizes compileChecks by the contract's content: a proposal
+	// compiles the active version and its own draft several times over.
+	plans map[string]compiled
+}
+
+type compiled struct {
+	plan *check.Plan
+	err  error
 }
 
 func newCatalog(nss []*idmapv1.Namespace) *catalog {
-	c := &catalog{namespaces: map[string]*idmapv1.Namespace{}}
+	c := &catalog{namespaces: map[string]*idmapv1.Namespace{}, plans: map[string]compiled{}}
 	for _, ns := range nss {
 		if ns != nil {
 			c.namespaces[ns.GetName()] = &idmapv1.Namespace{Name: ns.GetName(), Formats: slices.Clone(ns.GetFormats())}
@@ -97,6 +105,19 @@ func (c *catalog) Formats(ns string) ([]*idmapv1.Format, bool, error) {
 // compileChecks compiles c's checks, with identifier format checks where
 // the catalog knows every namespace the contract names.
 func (c *catalog) compileChecks(ct *contractv1.Contract) (*check.Plan, error) {
+	key, err := proto.MarshalOptions{Deterministic: true}.Marshal(ct)
+	if err != nil {
+		return c.compile(ct)
+	}
+	if m, ok := c.plans[string(key)]; ok {
+		return m.plan, m.err
+	}
+	plan, err := c.compile(ct)
+	c.plans[string(key)] = compiled{plan, err}
+	return plan, err
+}
+
+func (c *catalog) compile(ct *contractv1.Contract) (*check.Plan, error) {
 	known := true
 	for ref := range idFields(ct.GetFields()) {
 		if c.format(ref.GetNamespace(), ref.GetFormat()) == nil {
