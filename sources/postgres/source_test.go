@@ -109,6 +109,9 @@ VALUES ($1::bigint, 'NL' || $1::bigint::text, $2, 'EUR', 'new', now(), false, $3
 				return
 			}
 			w.txs.Add(1)
+			if writerPause > 0 {
+				time.Sleep(writerPause)
+			}
 		}
 	}()
 	return w

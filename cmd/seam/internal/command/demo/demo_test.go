@@ -15,7 +15,7 @@ import (
 // print the same drill.
 func TestDemo(t *testing.T) {
 	t.Parallel()
-	cfg := demoConfig{days: 10, perDay: 2000, batch: 500, breakDay: 8, seed: 7, customers: 1000, knownShare: 0.98}
+	cfg := demoConfig{days: 10, perDay: testPerDay, batch: 500, breakDay: 8, seed: 7, customers: 1000, knownShare: 0.98}
 	play := func() (*demoOutcome, string) {
 		conn, _, admin, stop, err := demoConnection(context.Background(), &client.Globals{}, false)
 		if err != nil {

@@ -28,7 +28,7 @@ import (
 // reconciliation adds up.
 func TestDemoIncidentApply(t *testing.T) {
 	t.Parallel()
-	cfg := demoConfig{days: 10, perDay: 2000, batch: 500, breakDay: 8, seed: 11, customers: 1000, knownShare: 0.98}
+	cfg := demoConfig{days: 10, perDay: testPerDay, batch: 500, breakDay: 8, seed: 11, customers: 1000, knownShare: 0.98}
 	play := func(fix func(addr, admin string) func(*drill, context.Context, int) error) (*demoOutcome, string, *registryv1.ContractVersion) {
 		ctx := context.Background()
 		conn, addr, admin, stop, err := demoConnection(ctx, &client.Globals{}, false)
