@@ -68,3 +68,24 @@ func BenchmarkProposeFewRecords(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkInferRuleFewPairs is FuzzInferRule's seed inputs, one of each
+// kind of pair: its time bounds that target's executions a second.
+func BenchmarkInferRuleFewPairs(b *testing.B) {
+	queries := []infer.RuleQuery{
+		{Namespace: "ns", From: &idmapv1.Format{Name: "from", Kind: idmapv1.FormatKind_FORMAT_KIND_INT}, To: &idmapv1.Format{Name: "to", Kind: idmapv1.FormatKind_FORMAT_KIND_STRING},
+			Pairs: []infer.Pair{{From: "12", To: "ACC-00000012"}, {From: "13", To: "ACC-00000013"}}},
+		{Namespace: "ns", From: &idmapv1.Format{Name: "from", Kind: idmapv1.FormatKind_FORMAT_KIND_UUID}, To: &idmapv1.Format{Name: "to", Kind: idmapv1.FormatKind_FORMAT_KIND_INT},
+			Pairs: []infer.Pair{{From: "3f2504e0-4f89-41d3-9a0c-0305e82c3301", To: "7"}, {From: "0000cafe-0000-0001-0000-000000000001", To: "1"}}},
+		{Namespace: "ns", From: &idmapv1.Format{Name: "from", Kind: idmapv1.FormatKind_FORMAT_KIND_STRING}, To: &idmapv1.Format{Name: "to", Kind: idmapv1.FormatKind_FORMAT_KIND_STRING},
+			Pairs: []infer.Pair{{From: "a", To: "A"}, {From: "b ", To: "B"}}},
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, q := range queries {
+			if _, err := infer.InferRule(q); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}

@@ -1,9 +1,12 @@
 package infer
 
 import (
+	"encoding/binary"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
+	"sync"
 
 	"google.golang.org/protobuf/proto"
 
@@ -42,9 +45,8 @@ type failures struct {
 // proposal would create: check's identifier formats and mapping's catalog.
 type catalog struct {
 	namespaces map[string]*idmapv1.Namespace
-	// plans memoizes compileChecks by the contract's content: a proposal
-	// compiles the active version and its own draft several times over.
-	plans map[string]compiled
+	// id is the namespaces' content, part of the key of compiled plans.
+	id string
 }
 
 type compiled struct {
@@ -52,13 +54,36 @@ type compiled struct {
 	err  error
 }
 
+// plans keeps the most recent compiled check plans by content (the
+// catalog's namespaces and the contract): a proposal compiles the active
+// version and its own draft several times over, and proposals against
+// the same active version compile it again each time.
+var plans = struct {
+	sync.Mutex
+	byKey map[string]compiled
+	order []string
+}{byKey: map[string]compiled{}}
+
+// maxPlans bounds plans; the oldest entry goes first.
+const maxPlans = 64
+
 func newCatalog(nss []*idmapv1.Namespace) *catalog {
-	c := &catalog{namespaces: map[string]*idmapv1.Namespace{}, plans: map[string]compiled{}}
+	c := &catalog{namespaces: map[string]*idmapv1.Namespace{}}
 	for _, ns := range nss {
 		if ns != nil {
 			c.namespaces[ns.GetName()] = &idmapv1.Namespace{Name: ns.GetName(), Formats: slices.Clone(ns.GetFormats())}
 		}
 	}
+	var id []byte
+	for _, name := range slices.Sorted(maps.Keys(c.namespaces)) {
+		b, err := proto.MarshalOptions{Deterministic: true}.Marshal(c.namespaces[name])
+		if err != nil {
+			continue
+		}
+		id = binary.AppendUvarint(id, uint64(len(b)))
+		id = append(id, b...)
+	}
+	c.id = string(id)
 	return c
 }
 
@@ -105,15 +130,28 @@ func (c *catalog) Formats(ns string) ([]*idmapv1.Format, bool, error) {
 // compileChecks compiles c's checks, with identifier format checks where
 // the catalog knows every namespace the contract names.
 func (c *catalog) compileChecks(ct *contractv1.Contract) (*check.Plan, error) {
-	key, err := proto.MarshalOptions{Deterministic: true}.Marshal(ct)
+	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(ct)
 	if err != nil {
 		return c.compile(ct)
 	}
-	if m, ok := c.plans[string(key)]; ok {
+	key := string(binary.AppendUvarint([]byte(c.id), uint64(len(b)))) + string(b)
+	plans.Lock()
+	m, ok := plans.byKey[key]
+	plans.Unlock()
+	if ok {
 		return m.plan, m.err
 	}
 	plan, err := c.compile(ct)
-	c.plans[string(key)] = compiled{plan, err}
+	plans.Lock()
+	defer plans.Unlock()
+	if _, ok := plans.byKey[key]; !ok {
+		if len(plans.order) == maxPlans {
+			delete(plans.byKey, plans.order[0])
+			plans.order = plans.order[1:]
+		}
+		plans.byKey[key] = compiled{plan, err}
+		plans.order = append(plans.order, key)
+	}
 	return plan, err
 }
 
