@@ -2,6 +2,8 @@ package idmap_test
 
 import (
 	"context"
+	"errors"
+	"io"
 	"math/rand/v2"
 	"net"
 	"strconv"
@@ -77,7 +79,12 @@ func tryImport(c idmapv1.IdMapServiceClient, h *idmapv1.ImportHeader, pairs [][2
 	if err != nil {
 		return nil, err
 	}
+	// A server that refuses the import ends the stream; Send then says
+	// only io.EOF, and the refusal is what CloseAndRecv returns.
 	if err := stream.Send(&idmapv1.ImportPairsRequest{Message: &idmapv1.ImportPairsRequest_Header{Header: h}}); err != nil {
+		if errors.Is(err, io.EOF) {
+			return stream.CloseAndRecv()
+		}
 		return nil, err
 	}
 	const chunk = 10_000
@@ -87,6 +94,9 @@ func tryImport(c idmapv1.IdMapServiceClient, h *idmapv1.ImportHeader, pairs [][2
 			msg.Pairs = append(msg.Pairs, &idmapv1.Pair{From: p[0], To: p[1]})
 		}
 		if err := stream.Send(&idmapv1.ImportPairsRequest{Message: &idmapv1.ImportPairsRequest_Chunk{Chunk: msg}}); err != nil {
+			if errors.Is(err, io.EOF) {
+				return stream.CloseAndRecv()
+			}
 			return nil, err
 		}
 	}
