@@ -2,6 +2,7 @@ package infer_test
 
 import (
 	"regexp"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -18,6 +19,11 @@ import (
 // invalid UTF-8, CSV of any shape — a proposal is made without a panic,
 // and it is a valid contract whose YAML loads back to it.
 func FuzzPropose(f *testing.F) {
+	// An execution allocates about 250 kB over a live heap of a few MB,
+	// so at the default GOGC a fuzz worker collected garbage every dozen
+	// executions; a larger heap target lets it spend that time fuzzing.
+	old := debug.SetGCPercent(400)
+	f.Cleanup(func() { debug.SetGCPercent(old) })
 	f.Add([]byte(`{"settlement_id":"SET-00000001","merchant_id":"MER-00000001","amount":1.5,"currency":"CHF","extra":{"a":[1,{"b":null}]}}`), false)
 	f.Add([]byte(`{"a.b":1,"":2,"merchant_id":"3f2504e0-4f89-41d3-9a0c-0305e82c3301","x":[[[[]]]]}`), false)
 	f.Add([]byte("settlement_id,merchant_id,amount\nSET-00000001,\"12\",1e400"), true)
@@ -36,9 +42,11 @@ func FuzzPropose(f *testing.F) {
 		if csv {
 			format = recordv1.Format_FORMAT_CSV
 		}
-		// The same record many times, so any deviation it shows counts
-		// as a change and the proposal has to express it.
-		recs := make([]infer.Record, 5)
+		// The same record as many times as a deviation needs to count
+		// as a change (DefaultMinCount, every one of them: 100%), so
+		// any deviation it shows counts and the proposal has to
+		// express it.
+		recs := make([]infer.Record, infer.DefaultMinCount)
 		for i := range recs {
 			recs[i] = infer.Record{Format: format, Raw: raw, Partition: "p"}
 		}
