@@ -2,6 +2,7 @@ package stream_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -173,6 +174,35 @@ func startConnector(t *testing.T, n *seamNode, args ...string) *connectorProc {
 		}
 	})
 	return c
+}
+
+// logSize is how much the connector has logged so far.
+func (c *connectorProc) logSize() int64 {
+	c.t.Helper()
+	fi, err := c.log.Stat()
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return fi.Size()
+}
+
+// waitLogged waits until the connector logs line after offset.
+func (c *connectorProc) waitLogged(offset int64, line string, timeout time.Duration) {
+	c.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		b, err := os.ReadFile(c.log.Name())
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		if int64(len(b)) > offset && bytes.Contains(b[offset:], []byte(line)) {
+			return
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("the connector did not log %q within %s", line, timeout)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 func tail(b []byte, n int) []byte {
@@ -378,7 +408,13 @@ func scenario(t *testing.T, b broker, name string) {
 	// Containment: the records keep flowing into quarantine, nothing more
 	// is published, though the watermark seals the partitions staged
 	// before it.
+	// The connector reads containment at most once a second (and at each
+	// restart): until it has read it, it may still publish partitions
+	// sealed before. Nothing may be published once it knows, but the chunk
+	// in flight.
+	logged := conn.logSize()
 	n.run(t, "gate", "contain", "bank.payments", "--reason", "INC-21: account ids arrive as UUIDs")
+	conn.waitLogged(logged, "the source is contained: publishing paused", 60*time.Second)
 	before := len(b.output(t))
 	produce(payments(2500, 3000, true))
 	waitReceived(3003)
