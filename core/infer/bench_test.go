@@ -47,9 +47,9 @@ func BenchmarkInferRule(b *testing.B) {
 }
 
 // BenchmarkProposeFewRecords is one execution of FuzzPropose: a proposal
-// from DefaultMinCount held records, and its YAML loaded back. Its time bounds the
-// fuzz target's executions a second (the house issue asks for 1,000 on a
-// two-core machine, two workers).
+// from DefaultMinCount held records, and its YAML loaded back. Its time
+// bounds the fuzz target's executions a second (the house issue asks for
+// 1,000 on a two-core machine, two workers).
 func BenchmarkProposeFewRecords(b *testing.B) {
 	active, model := loadContract(b, settlementsV1), loadModel(b, settlementModel)
 	raw := []byte(`{"settlement_id":"SET-00000001","merchant_id":"MER-00000001","amount":1.5,"currency":"CHF","extra":{"a":[1,{"b":null}]}}`)

@@ -45,8 +45,10 @@ type failures struct {
 // proposal would create: check's identifier formats and mapping's catalog.
 type catalog struct {
 	namespaces map[string]*idmapv1.Namespace
-	// id is the namespaces' content, part of the key of compiled plans.
-	id string
+	// id is the namespaces' content, part of the key of compiled plans;
+	// uncached when it could not be encoded, so no two catalogs share one.
+	id       string
+	uncached bool
 }
 
 type compiled struct {
@@ -78,7 +80,8 @@ func newCatalog(nss []*idmapv1.Namespace) *catalog {
 	for _, name := range slices.Sorted(maps.Keys(c.namespaces)) {
 		b, err := proto.MarshalOptions{Deterministic: true}.Marshal(c.namespaces[name])
 		if err != nil {
-			continue
+			c.uncached = true
+			break
 		}
 		id = binary.AppendUvarint(id, uint64(len(b)))
 		id = append(id, b...)
@@ -131,7 +134,7 @@ func (c *catalog) Formats(ns string) ([]*idmapv1.Format, bool, error) {
 // the catalog knows every namespace the contract names.
 func (c *catalog) compileChecks(ct *contractv1.Contract) (*check.Plan, error) {
 	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(ct)
-	if err != nil {
+	if err != nil || c.uncached {
 		return c.compile(ct)
 	}
 	key := string(binary.AppendUvarint([]byte(c.id), uint64(len(b)))) + string(b)
