@@ -407,11 +407,10 @@ func scenario(t *testing.T, b broker, name string) {
 
 	// Containment: the records keep flowing into quarantine, nothing more
 	// is published, though the watermark seals the partitions staged
-	// before it.
-	// The connector reads containment at most once a second (and at each
-	// restart): until it has read it, it may still publish partitions
-	// sealed before. Nothing may be published once it knows, but the chunk
-	// in flight.
+	// before it. The connector reads containment at most once a second
+	// (and at each restart), and until then may still publish partitions
+	// sealed before it; once it has read it, nothing but the chunk in
+	// flight is published.
 	logged := conn.logSize()
 	n.run(t, "gate", "contain", "bank.payments", "--reason", "INC-21: account ids arrive as UUIDs")
 	conn.waitLogged(logged, "the source is contained: publishing paused", 60*time.Second)

@@ -31,8 +31,7 @@ var (
 
 // paymentsPerDay is the scenario's payments a day. Under the race
 // detector, which runs the same code ten times slower, a day is 1,000
-// payments: 0.6% of them is still six, over the 0.5% threshold, and a
-// chunk of 997 still splits a day.
+// payments: 0.6% of them is still six, over the 0.5% threshold.
 func paymentsPerDay() int {
 	switch {
 	case *paymentsPerDayFlag > 0:
@@ -210,9 +209,8 @@ func runPayments(t *testing.T, s sender) (*gateEnv, scenario) {
 // daily partitions of payments, sent in chunks through unary calls, the
 // stream and REST (2,000 payments a day, 1,000 and one chunking per
 // transport under the race detector; -payments.per-day for more). The
-// day with 0.6% of payments missing the account
-// (against a 0.5% BLOCK threshold) is BLOCKED whole and none of it is
-// published; exactly one drift alert, on the day amounts rise 25%, with
+// day with 0.6% of payments missing the account (against a 0.5% BLOCK
+// threshold) is BLOCKED whole and none of it is published; exactly one drift alert, on the day amounts rise 25%, with
 // that day's full mean; no alert on any other normal day; the identifier
 // change is caught the day it starts; and every way of sending, in chunks
 // of 1, 997, 1,000 or whole days, gives the same days. Then: the blocked
