@@ -42,15 +42,13 @@ func FuzzPropose(f *testing.F) {
 		if csv {
 			format = recordv1.Format_FORMAT_CSV
 		}
-		// The same record as many times as a deviation needs to count
-		// as a change (DefaultMinCount, every one of them: 100%), so
-		// any deviation it shows counts and the proposal has to
-		// express it.
-		recs := make([]infer.Record, infer.DefaultMinCount)
-		for i := range recs {
-			recs[i] = infer.Record{Format: format, Raw: raw, Partition: "p"}
-		}
-		p, err := infer.Propose(infer.Input{Active: active, ActiveVersion: 1, Canonical: model, Namespaces: []*idmapv1.Namespace{merchantNS}, Held: recs})
+		// One record, and one record is enough to be a change
+		// (MinCount 1, and it is all of them: 100%), so any deviation
+		// it shows counts and the proposal has to express it. Holding
+		// DefaultMinCount copies of it would propose the same version
+		// at several times the cost of an execution.
+		recs := []infer.Record{{Format: format, Raw: raw, Partition: "p"}}
+		p, err := infer.Propose(infer.Input{Active: active, ActiveVersion: 1, Canonical: model, Namespaces: []*idmapv1.Namespace{merchantNS}, Held: recs, Options: infer.Options{MinCount: 1}})
 		if err != nil {
 			t.Fatalf("Propose: %v", err)
 		}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -367,7 +366,23 @@ func stringMap(m map[string]string) string {
 }
 
 // plain matches text YAML reads back unquoted as the same string.
-var plain = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_./-]*$`)
+// plain reports whether s is a name YAML reads as the same string without
+// quotes: ^[A-Za-z_][A-Za-z0-9_./-]*$ (and not a reserved word).
+func plain(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', c == '_':
+		case i > 0 && ('0' <= c && c <= '9' || c == '.' || c == '/' || c == '-'):
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // reserved are words YAML could read as something other than a string.
 var reserved = map[string]bool{"true": true, "false": true, "null": true, "yes": true, "no": true, "on": true, "off": true, "y": true, "n": true}
@@ -375,7 +390,7 @@ var reserved = map[string]bool{"true": true, "false": true, "null": true, "yes":
 // scalar writes s plain when YAML reads it back as the same string, and
 // as a JSON string (a valid YAML double-quoted scalar) otherwise.
 func scalar(s string) string {
-	if plain.MatchString(s) && !reserved[strings.ToLower(s)] {
+	if plain(s) && !reserved[strings.ToLower(s)] {
 		return s
 	}
 	return quoted(s)

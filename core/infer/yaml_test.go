@@ -18,6 +18,7 @@ func TestScalarReadsBackUnchanged(t *testing.T) {
 		"\x7f", "\x00", "\x01", "\t", "\n", "\r", "\r\n", "\u0085", "\u0080", "\u009f",
 		"\u00a0", "\u2028", "\u2029", "\ufeff", "\ufffe", "\uffff", "\U0001F600", "é",
 		"line\nbreak", "tab\there", strings.Repeat("x", 300),
+		"_a", "a-1", "1a", "-a", ".a", "/a", "a.b/c-d_e", "Yes", "OFF", "a~",
 	}
 	for r := rune(0); r < 0x300; r++ {
 		values = append(values, "a"+string(r)+"b")
