@@ -398,6 +398,20 @@ func (s *Server) release(ctx context.Context, cv *compiled, subject, part, repla
 		if err != nil || !ok {
 			return err
 		}
+		// The page's keys enter the key index as one run, in page order:
+		// a key already there, or earlier in the page, is a duplicate.
+		var hashes [][]byte
+		for _, v := range verdicts {
+			if v.ok && v.key != nil {
+				hashes = append(hashes, v.key)
+			}
+		}
+		var fresh []bool
+		if len(hashes) > 0 {
+			if fresh, err = tx.InsertKeys(ctx, p.pid, hashes); err != nil {
+				return err
+			}
+		}
 		units := map[int32]*unitRow{}
 		for i, v := range verdicts {
 			if !v.ok {
@@ -412,11 +426,9 @@ func (s *Server) release(ctx context.Context, cv *compiled, subject, part, repla
 			}
 			h := page[i]
 			if v.key != nil {
-				fresh, err := tx.InsertKeys(ctx, p.pid, [][]byte{v.key})
-				if err != nil {
-					return err
-				}
-				if !fresh[0] {
+				isNew := fresh[0]
+				fresh = fresh[1:]
+				if !isNew {
 					dups++
 					continue
 				}

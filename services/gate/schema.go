@@ -111,6 +111,36 @@ UPDATE gate_quarantine SET raw_size = octet_length(raw);`,
 	Name:     "alert lifecycle and learned value shapes",
 	SQLite:   schemaV6("INTEGER", "BLOB"),
 	Postgres: schemaV6("BIGINT", "BYTEA"),
+}, {
+	// A partition's key index becomes runs: a row per batch holding the
+	// 16-byte hashes of the keys it added, read into memory by the gate
+	// (store_sql_keys.go), instead of a B-tree row per key, where each
+	// key of a batch was a random insert into a large index. Each
+	// partition's keys become its first run. Run ids are never reused: a
+	// run's id tells a cached set whether the runs it was read from still
+	// exist. gate_keys is dropped, so a gate of an earlier version fails
+	// on this store instead of indexing keys no other replica reads:
+	// upgrade every gate replica together.
+	Version: 7,
+	Name:    "key index as runs",
+	SQLite: `CREATE TABLE gate_key_runs (
+	id     INTEGER PRIMARY KEY AUTOINCREMENT,
+	pid    INTEGER NOT NULL,
+	hashes BLOB NOT NULL
+);
+CREATE INDEX gate_key_runs_pid ON gate_key_runs (pid, id);
+INSERT INTO gate_key_runs (pid, hashes)
+SELECT pid, unhex(group_concat(hex(key_hash), '')) FROM gate_keys GROUP BY pid ORDER BY pid;
+DROP TABLE gate_keys;`,
+	Postgres: `CREATE TABLE gate_key_runs (
+	id     BIGSERIAL PRIMARY KEY,
+	pid    BIGINT NOT NULL,
+	hashes BYTEA NOT NULL
+);
+CREATE INDEX gate_key_runs_pid ON gate_key_runs (pid, id);
+INSERT INTO gate_key_runs (pid, hashes)
+SELECT pid, string_agg(key_hash, ''::bytea) FROM gate_keys GROUP BY pid ORDER BY pid;
+DROP TABLE gate_keys;`,
 }}
 
 func schemaV6(integer, blob string) string {

@@ -152,7 +152,8 @@ type storeTx interface {
 	// records it superseded.
 	Supersede(ctx context.Context, p partRow, at time.Time) (int64, error)
 	// InsertKeys adds contract key hashes to a partition's key index and
-	// reports, per hash, whether it was new (false: a duplicate).
+	// reports, per hash, whether it was new (false: a duplicate). Call it
+	// with the partition locked (LockPartition).
 	InsertKeys(ctx context.Context, pid int64, hashes [][]byte) ([]bool, error)
 	// Baseline reads the figures of the n sealed partitions of subject
 	// before part (all units of each, in their current sending), oldest

@@ -14,16 +14,18 @@ import (
 // schema (schema.go), for the embedded SQLite file and PostgreSQL.
 type sqlStore struct {
 	db *storage.DB
-	// keys is the prepared key index insert of a SQLite store (nil on
-	// PostgreSQL); see sqlTx.InsertKeys.
-	keys *sql.Stmt
+	// keys caches the key index of the partitions in use; see
+	// store_sql_keys.go.
+	keys *keyCache
 }
 
 // sqlTx is storeTx inside one of sqlStore's transactions.
 type sqlTx struct {
-	db   *storage.DB
-	tx   *sql.Tx
-	keys *sql.Stmt
+	db    *storage.DB
+	tx    *sql.Tx
+	cache *keyCache
+	// views are the key indexes this transaction used, by partition.
+	views map[int64]*keyView
 }
 
 // querier is what both *sql.DB and *sql.Tx offer.
@@ -42,25 +44,19 @@ func openStore(ctx context.Context, url string) (*sqlStore, error) {
 		db.Close()
 		return nil, err
 	}
-	s := &sqlStore{db: db}
-	if db.Dialect == storage.SQLite {
-		if s.keys, err = db.SQL.PrepareContext(ctx, sqliteInsertKeys); err != nil {
-			db.Close()
-			return nil, fmt.Errorf("prepare the key index insert: %w", err)
-		}
-	}
-	return s, nil
+	return &sqlStore{db: db, keys: newKeyCache(maxCachedKeys)}, nil
 }
 
 func (s *sqlStore) Close() error {
-	if s.keys != nil {
-		s.keys.Close()
-	}
 	return s.db.Close()
 }
 
 func (s *sqlStore) InTx(ctx context.Context, fn func(tx storeTx) error) error {
-	return s.db.InTx(ctx, func(tx *sql.Tx) error { return fn(&sqlTx{db: s.db, tx: tx, keys: s.keys}) })
+	return s.db.InTx(ctx, func(tx *sql.Tx) error {
+		t := &sqlTx{db: s.db, tx: tx, cache: s.keys}
+		defer t.release()
+		return fn(t)
+	})
 }
 
 func (s *sqlStore) Listen(ctx context.Context, channel string) (<-chan struct{}, error) {

@@ -3,7 +3,6 @@ package gate
 import (
 	"context"
 	"database/sql"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -135,11 +134,12 @@ ON CONFLICT (pid, amendment) DO UPDATE SET status = excluded.status, verdict = e
 }
 
 func (t *sqlTx) Supersede(ctx context.Context, p partRow, at time.Time) (int64, error) {
-	for _, q := range []string{`DELETE FROM gate_units WHERE pid = $1`, `DELETE FROM gate_keys WHERE pid = $1`} {
+	for _, q := range []string{`DELETE FROM gate_units WHERE pid = $1`, `DELETE FROM gate_key_runs WHERE pid = $1`} {
 		if _, err := t.tx.ExecContext(ctx, q, p.pid); err != nil {
 			return 0, fmt.Errorf("supersede partition %s/%s: %w", p.subject, p.part, err)
 		}
 	}
+	t.forget(p.pid)
 	res, err := t.tx.ExecContext(ctx, `UPDATE gate_quarantine SET state = $1, state_at = $2, state_reason = $3, state_by = $4
 WHERE subject = $5 AND state = $6 AND part = $7`, int32(gatev1.QuarantineState_QUARANTINE_STATE_SUPERSEDED), at.UnixNano(),
 		"superseded by a new sending of the partition", "gate", p.subject, int32(gatev1.QuarantineState_QUARANTINE_STATE_HELD), p.part)
@@ -151,95 +151,6 @@ WHERE subject = $5 AND state = $6 AND part = $7`, int32(gatev1.QuarantineState_Q
 		return 0, fmt.Errorf("supersede the quarantine of %s/%s: %w", p.subject, p.part, err)
 	}
 	return n, nil
-}
-
-// keysPerStatement bounds the rows of one key insert.
-const keysPerStatement = 1000
-
-// sqliteInsertKeys is SQLite's key index insert: one statement, prepared
-// once, taking the hashes as one JSON array of hex strings. A statement
-// of a thousand VALUES rows had to be parsed and compiled for every batch
-// (a third of the insert's time), and with $N parameters SQLite's parse
-// was quadratic. ("WHERE true" tells SQLite's parser that ON CONFLICT
-// belongs to the INSERT, not to a join.)
-const sqliteInsertKeys = `INSERT INTO gate_keys (pid, key_hash)
-SELECT $1, unhex(value) FROM json_each($2) WHERE true
-ON CONFLICT (pid, key_hash) DO NOTHING RETURNING key_hash`
-
-// InsertKeys indexes a batch's key hashes and says which were new. On
-// SQLite it runs the prepared sqliteInsertKeys; on PostgreSQL it writes
-// the keys as literals (the partition's id and each 16-byte hash in hex).
-// Nothing in either comes from a caller.
-func (t *sqlTx) InsertKeys(ctx context.Context, pid int64, hashes [][]byte) ([]bool, error) {
-	// A key repeated within the batch is inserted once; the first of its
-	// records is the new one, so each hash maps to its first record.
-	fresh := make([]bool, len(hashes))
-	first := make(map[[16]byte]int, len(hashes))
-	for i, h := range hashes {
-		if len(h) != 16 {
-			return nil, fmt.Errorf("index the keys of partition %d: key hash %d is %d bytes, want 16", pid, i, len(h))
-		}
-		if _, ok := first[[16]byte(h)]; !ok {
-			first[[16]byte(h)] = i
-		}
-	}
-	var b []byte
-	var h sql.RawBytes
-	for start := 0; start < len(hashes); start += keysPerStatement {
-		end := min(len(hashes), start+keysPerStatement)
-		var rows *sql.Rows
-		var err error
-		if t.keys != nil {
-			b = append(b[:0], '[')
-			for i := start; i < end; i++ {
-				if i > start {
-					b = append(b, ',')
-				}
-				b = append(b, '"')
-				b = hex.AppendEncode(b, hashes[i])
-				b = append(b, '"')
-			}
-			b = append(b, ']')
-			rows, err = t.tx.StmtContext(ctx, t.keys).QueryContext(ctx, pid, string(b))
-		} else {
-			b = append(b[:0], "INSERT INTO gate_keys (pid, key_hash) VALUES "...)
-			for i := start; i < end; i++ {
-				if i > start {
-					b = append(b, ", "...)
-				}
-				b = append(b, '(')
-				b = strconv.AppendInt(b, pid, 10)
-				b = append(b, ", '\\x"...)
-				b = hex.AppendEncode(b, hashes[i])
-				b = append(b, "'::bytea)"...)
-			}
-			b = append(b, " ON CONFLICT (pid, key_hash) DO NOTHING RETURNING key_hash"...)
-			rows, err = t.tx.QueryContext(ctx, string(b))
-		}
-		if err != nil {
-			return nil, fmt.Errorf("index the keys of partition %d: %w", pid, err)
-		}
-		for rows.Next() {
-			if err := rows.Scan(&h); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("index the keys of partition %d: %w", pid, err)
-			}
-			i, ok := -1, false
-			if len(h) == 16 {
-				i, ok = first[[16]byte(h)]
-			}
-			if !ok {
-				rows.Close()
-				return nil, fmt.Errorf("index the keys of partition %d: the store returned a key hash that was not inserted", pid)
-			}
-			fresh[i] = true
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, fmt.Errorf("index the keys of partition %d: %w", pid, err)
-		}
-	}
-	return fresh, nil
 }
 
 func (t *sqlTx) Baseline(ctx context.Context, subject, part string, n int) ([]check.Stats, error) {
