@@ -453,7 +453,10 @@ func (d *Decoder) value(f *Field, depth int, vals []Value) *scanError {
 // decodeNDJSON decodes one object per line. Blank lines are skipped but
 // counted, so positions stay line numbers.
 func (d *Decoder) decodeNDJSON(b *Batch, data []byte, first int64) {
-	b.Records = make([]Record, 0, bytes.Count(data, []byte{'\n'})+1)
+	if n := bytes.Count(data, []byte{'\n'}) + 1; cap(b.Records) < n {
+		// A recycled slice that holds the lines is used as is.
+		b.Records = make([]Record, 0, n)
+	}
 	line := int64(0)
 	for off := 0; off < len(data); {
 		line++

@@ -68,3 +68,24 @@ func mustDecode(t *testing.T, d *record.Decoder, data []byte) *record.Batch {
 	}
 	return b
 }
+
+// A recycled decoder allocates nothing per record for a batch like the
+// ones before it: its records and their values reuse the earlier batches'
+// memory (the Batch itself is the one allocation left).
+func TestDecoderRecycleAllocations(t *testing.T) {
+	s, err := record.NewSchema(recordtest.OrderFields())
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := recordtest.OrdersNDJSON(500)
+	d := record.NewDecoder(s, record.Options{})
+	mustDecode(t, d, data)
+	d.Recycle()
+	allocs := testing.AllocsPerRun(10, func() {
+		mustDecode(t, d, data)
+		d.Recycle()
+	})
+	if allocs > 1 {
+		t.Errorf("%.0f allocations a recycled batch of 500 records, want at most 1", allocs)
+	}
+}

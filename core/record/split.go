@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 
 	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
 )
@@ -52,6 +53,7 @@ type Splitter struct {
 	// it is not grown (and copied) line by line.
 	carry      []byte
 	carryBytes int64
+	carryBuf   []byte // carry's memory, reused chunk after chunk
 	// maxBytes, when positive, bounds a chunk's data (see LimitBytes).
 	maxBytes int
 	sizeHint int
@@ -66,6 +68,43 @@ type Splitter struct {
 	// of the next chunk, ending at input offset pendingEnd.
 	pending    bool
 	pendingEnd int64
+
+	// free holds chunk buffers given back with Recycle, for the next
+	// chunks to fill instead of allocating.
+	freeMu sync.Mutex
+	free   [][]byte
+}
+
+// maxFree bounds the buffers a splitter keeps for reuse.
+const maxFree = 8
+
+// Recycle gives a chunk's Data back for a later chunk to fill, once
+// nothing reads it any more. It is safe to call from other goroutines
+// than the one calling Next; not calling it only costs allocations.
+func (s *Splitter) Recycle(data []byte) {
+	s.freeMu.Lock()
+	defer s.freeMu.Unlock()
+	if len(s.free) < maxFree && cap(data) > 0 {
+		s.free = append(s.free, data[:0])
+	}
+}
+
+// buffer returns an empty buffer for a chunk of about size bytes: a
+// recycled one when it is large enough, else a new one (nil for size 0).
+func (s *Splitter) buffer(size int) []byte {
+	s.freeMu.Lock()
+	var b []byte
+	if n := len(s.free); n > 0 {
+		b, s.free = s.free[n-1], s.free[:n-1]
+	}
+	s.freeMu.Unlock()
+	if cap(b) >= size && b != nil {
+		return b
+	}
+	if size == 0 {
+		return nil
+	}
+	return make([]byte, 0, size)
 }
 
 // NewSplitter returns a splitter of r in format with at most perChunk
@@ -147,10 +186,7 @@ func (s *Splitter) readLine() ([]byte, error) {
 }
 
 func (s *Splitter) nextNDJSON() (Chunk, error) {
-	c := Chunk{FirstOffset: -1}
-	if s.sizeHint > 0 {
-		c.Data = make([]byte, 0, s.sizeHint)
-	}
+	c := Chunk{FirstOffset: -1, Data: s.buffer(s.sizeHint)}
 	var gap []byte // blank lines after the last record taken
 	var gapLines int64
 	take := func(line []byte, size int64) {
@@ -181,7 +217,8 @@ func (s *Splitter) nextNDJSON() (Chunk, error) {
 					gapLines++
 				}
 			case c.Records == s.n || c.Records > 0 && s.over(len(c.Data)+len(gap)+len(line)):
-				s.carry, s.carryBytes = append([]byte(nil), line...), int64(len(line))
+				s.carryBuf = append(s.carryBuf[:0], line...)
+				s.carry, s.carryBytes = s.carryBuf, int64(len(line))
 				s.lines += gapLines
 				s.sizeHint = len(c.Data) + len(c.Data)/8
 				return c, nil
@@ -256,7 +293,7 @@ func (s *Splitter) nextCSV() (Chunk, error) {
 	}
 	body := s.tape.slice(start, end)
 	if c.Records > 0 {
-		c.Data = make([]byte, 0, len(s.header)+len(body))
+		c.Data = s.buffer(len(s.header) + len(body))
 		c.Data = append(c.Data, s.header...)
 		c.Data = append(c.Data, body...)
 		// The chunk's first body line is line headerLines+1 of the chunk

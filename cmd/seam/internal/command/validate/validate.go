@@ -235,6 +235,8 @@ func (v *validator) file(cmd *cobra.Command, path string, format recordv1.Format
 
 	chunks := make(chan record.Chunk, v.workers*2)
 	results := make(chan chunkResult, v.workers*2)
+	// The same splitter as seam gate ingest: the same batches.
+	sp := record.NewSplitter(f, format, v.batch)
 	var wg sync.WaitGroup
 	for range v.workers {
 		wg.Add(1)
@@ -243,16 +245,16 @@ func (v *validator) file(cmd *cobra.Command, path string, format recordv1.Format
 			dec := record.NewDecoder(v.plan.Schema(), record.Options{})
 			for c := range chunks {
 				results <- v.validate(dec, format, c, path)
-				// The result holds copies; the chunk's records are done with.
+				// The result holds copies; the chunk and its records are
+				// done with.
 				dec.Recycle()
+				sp.Recycle(c.Data)
 			}
 		}()
 	}
 	var splitErr error
 	before := v.report.Records
 	go func() {
-		// The same splitter as seam gate ingest: the same batches.
-		sp := record.NewSplitter(f, format, v.batch)
 		for first := true; ; first = false {
 			c, err := sp.Next()
 			if err != nil {
