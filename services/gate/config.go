@@ -90,6 +90,11 @@ type Config struct {
 	// learned from what passed) before the gate reports an unannounced
 	// change of that field (docs/alerts.md).
 	UnannouncedShare float64
+	// KeyCacheKeys bounds the key hashes of partitions the gate holds in
+	// memory to decide duplicates (about 30 bytes each); the partitions
+	// used longest ago leave first, and a partition with more keys is
+	// read from the store for each batch (see store_sql_keys.go).
+	KeyCacheKeys int
 }
 
 // Defaults of Config.
@@ -106,6 +111,7 @@ const (
 	DefaultRetentionInterval   = time.Hour
 	DefaultMinMatchSample      = 100
 	DefaultUnannouncedShare    = 0.5
+	DefaultKeyCacheKeys        = 4 << 20
 )
 
 // DefaultRelayInterval is how often the outbox relay retries when no
@@ -161,6 +167,9 @@ func (c Config) withDefaults() Config {
 	if c.MinMatchSample == 0 {
 		c.MinMatchSample = DefaultMinMatchSample
 	}
+	if c.KeyCacheKeys == 0 {
+		c.KeyCacheKeys = DefaultKeyCacheKeys
+	}
 	if c.UnannouncedShare == 0 {
 		c.UnannouncedShare = DefaultUnannouncedShare
 	}
@@ -193,6 +202,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxMessageBytes < 0 || (c.MaxMessageBytes > 0 && c.MaxMessageBytes < 1<<20) {
 		errs = append(errs, errors.New("gate config: MaxMessageBytes must be at least 1 MiB (or 0 for the default 64 MiB)"))
+	}
+	if c.KeyCacheKeys < 0 {
+		errs = append(errs, errors.New("gate config: KeyCacheKeys must be positive (or 0 for the default 4194304)"))
 	}
 	if c.QuarantineMaxRaw < 0 || c.MaxPageBytes < 0 {
 		errs = append(errs, errors.New("gate config: QuarantineMaxRaw and MaxPageBytes must be positive (or 0 for their defaults)"))

@@ -85,7 +85,7 @@ func TestInsertKeys(t *testing.T) {
 
 func openTestStore(t *testing.T, url string) *sqlStore {
 	t.Helper()
-	s, err := openStore(context.Background(), url)
+	s, err := openStore(context.Background(), url, DefaultKeyCacheKeys)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,8 +145,11 @@ func TestKeyIndexCache(t *testing.T) {
 		// A cache of 15 keys: partitions 11 and 12 (10 keys and more) evict
 		// each other, partition 13 (20 keys and more) never fits; each is
 		// read back right every time.
-		c := openTestStore(t, url)
-		c.keys = newKeyCache(15)
+		c, err := openStore(ctx, url, 15)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
 		insertKeys(t, c, 11, keyHashes(0, 10))
 		insertKeys(t, c, 12, keyHashes(0, 10))
 		insertKeys(t, c, 13, keyHashes(0, 20))
@@ -208,7 +211,7 @@ func BenchmarkInsertKeys(b *testing.B) {
 		url  func(testing.TB) string
 	}{{"sqlite", storagetest.SQLiteURL}, {"postgres", storagetest.PostgresURL}} {
 		b.Run(store.name, func(b *testing.B) {
-			s, err := openStore(context.Background(), store.url(b))
+			s, err := openStore(context.Background(), store.url(b), DefaultKeyCacheKeys)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -74,7 +74,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	st, err := openStore(ctx, cfg.StoreURL)
+	st, err := openStore(ctx, cfg.StoreURL, cfg.KeyCacheKeys)
 	if err != nil {
 		return nil, err
 	}

@@ -35,7 +35,9 @@ type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-func openStore(ctx context.Context, url string) (*sqlStore, error) {
+// openStore opens the store at url, holding the key hashes of at most
+// cachedKeys keys in memory (see store_sql_keys.go).
+func openStore(ctx context.Context, url string, cachedKeys int) (*sqlStore, error) {
 	db, err := storage.Open(ctx, url)
 	if err != nil {
 		return nil, err
@@ -44,7 +46,7 @@ func openStore(ctx context.Context, url string) (*sqlStore, error) {
 		db.Close()
 		return nil, err
 	}
-	return &sqlStore{db: db, keys: newKeyCache(maxCachedKeys)}, nil
+	return &sqlStore{db: db, keys: newKeyCache(cachedKeys)}, nil
 }
 
 func (s *sqlStore) Close() error {

@@ -29,12 +29,6 @@ import (
 // partition's batches run one at a time under its lock (LockPartition),
 // and the runs a transaction reads are committed ones or its own.
 
-// maxCachedKeys bounds the key hashes the cache holds across partitions
-// (16 bytes each, about 30 with the set's overhead). The partitions used
-// longest ago leave it first; a partition with more keys than this is
-// read whole for each batch.
-const maxCachedKeys = 4 << 20
-
 // keySet is the key hashes of a partition's runs up to lastID.
 type keySet struct {
 	pid int64
@@ -45,7 +39,10 @@ type keySet struct {
 	elem            *list.Element
 }
 
-// keyCache holds the key sets of the partitions most recently used.
+// keyCache holds the key sets of the partitions most recently used, at
+// most max keys (Config.KeyCacheKeys; 16 bytes each, about 30 with the
+// set's overhead). The partitions used longest ago leave it first; a
+// partition with more keys than max is read whole for each batch.
 type keyCache struct {
 	mu    sync.Mutex
 	max   int

@@ -18,6 +18,7 @@ func TestValidateGateSettings(t *testing.T) {
 		{"defaults", GateSettings{}, ""},
 		{"set", GateSettings{AnswerTTL: time.Hour, BatchRetention: 48 * time.Hour, QuarantineRetention: 24 * time.Hour, RetentionInterval: time.Minute}, ""},
 		{"negative", GateSettings{QuarantineRetention: -time.Hour}, "must not be negative"},
+		{"negative key cache", GateSettings{KeyCacheKeys: -1}, "--key-cache-keys must not be negative"},
 		{"answer outlives batch", GateSettings{AnswerTTL: 72 * time.Hour, BatchRetention: 48 * time.Hour}, "--answer-ttl 72h0m0s exceeds --batch-retention 48h0m0s"},
 	} {
 		cfg := Config{Services: ServiceNames, GRPCAddr: "127.0.0.1:0", DataDir: t.TempDir(), Gate: tc.gate}

@@ -106,6 +106,8 @@ type Config struct {
 // GateSettings are the gate's partition and retention settings.
 type GateSettings struct {
 	AnswerTTL, BatchRetention, QuarantineRetention, RetentionInterval time.Duration
+	// KeyCacheKeys bounds the partition keys the gate holds in memory.
+	KeyCacheKeys int
 }
 
 // Validate checks cfg and names the flag to fix.
@@ -139,6 +141,9 @@ func (c *Config) Validate() error {
 		errs = append(errs, errors.New("--answer-ttl, --batch-retention, --quarantine-retention and --retention-interval must not be negative"))
 	} else if g.AnswerTTL > 0 && g.BatchRetention > 0 && g.AnswerTTL > g.BatchRetention {
 		errs = append(errs, fmt.Errorf("--answer-ttl %s exceeds --batch-retention %s: an answer is kept only with its batch", g.AnswerTTL, g.BatchRetention))
+	}
+	if c.Gate.KeyCacheKeys < 0 {
+		errs = append(errs, errors.New("--key-cache-keys must not be negative"))
 	}
 	if c.ShutdownTimeout < 0 || c.DrainDelay < 0 {
 		errs = append(errs, errors.New("--shutdown-timeout and --drain-delay must not be negative"))

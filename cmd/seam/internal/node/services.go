@@ -99,7 +99,8 @@ func buildService(ctx context.Context, name string, env serviceEnv) (built, erro
 		}
 		s, err := gate.New(ctx, gate.Config{StoreURL: env.cfg.StoreURL(name), Registry: reg, Adapter: adp, Idmap: idm, Logger: log, Meter: meter, Lineage: em, TracerProvider: env.tel.TracerProvider,
 			AnswerTTL: env.cfg.Gate.AnswerTTL, BatchRetention: env.cfg.Gate.BatchRetention,
-			QuarantineRetention: env.cfg.Gate.QuarantineRetention, RetentionInterval: env.cfg.Gate.RetentionInterval})
+			QuarantineRetention: env.cfg.Gate.QuarantineRetention, RetentionInterval: env.cfg.Gate.RetentionInterval,
+			KeyCacheKeys: env.cfg.Gate.KeyCacheKeys})
 		if err != nil {
 			_ = closeLineage()
 			return built{}, err

@@ -47,6 +47,7 @@ func addServeFlags(fs *pflag.FlagSet, c *node.Config, grpcDefault, httpDefault s
 	fs.DurationVar(&c.Gate.BatchRetention, "batch-retention", gate.DefaultBatchRetention, "gate: how long a batch is recognised when retried (its keys stay in their partition)")
 	fs.DurationVar(&c.Gate.QuarantineRetention, "quarantine-retention", gate.DefaultQuarantineRetention, "gate: how long released, discarded and superseded quarantine is kept")
 	fs.DurationVar(&c.Gate.RetentionInterval, "retention-interval", gate.DefaultRetentionInterval, "gate: how often the retention job runs")
+	fs.IntVar(&c.Gate.KeyCacheKeys, "key-cache-keys", gate.DefaultKeyCacheKeys, "gate: partition keys held in memory to find duplicates, about 30 bytes each (a partition with more is read from the store for every batch)")
 }
 
 func addPeerFlags(fs *pflag.FlagSet, c *node.Config, peers ...string) {
