@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -567,4 +568,52 @@ func TestValidateAllocations(t *testing.T) {
 	if perRecord := allocs / 1000; perRecord > 0.05 {
 		t.Fatalf("Validate made %.3f allocations per record (%.0f per batch), want at most 0.05", perRecord, allocs)
 	}
+}
+
+// A plan whose results are given back with Recycle validates every next
+// batch as a plan that never recycled would, failures, duplicate keys
+// and identifier values included, and allocates little per batch.
+func TestValidateRecycle(t *testing.T) {
+	c := orders(&contractv1.Check{Name: "one_per_customer_day", Rule: "unique(customer_id, created_at)"},
+		&contractv1.Check{Name: "customer_match", Rule: "match_rate(customer_id, min: 0.9)", Policy: contractv1.Policy_POLICY_ALERT})
+	fresh, reused := compile(t, c), compile(t, c)
+	big := string(recordtest.OrdersNDJSON(400))
+	small := strings.Join([]string{
+		order(`order_id="ORD-0000000001"`, `customer_id=1`),
+		order(`order_id="ORD-0000000001"`, `customer_id=2`),
+		order(`-order_id`, `customer_id="x"`),
+		order(`amount="12"`),
+	}, "\n")
+	for round := range 3 {
+		for _, data := range []string{big, small, big + "\n" + small} {
+			recs := decode(t, fresh, recordv1.Format_FORMAT_NDJSON, data)
+			want := fresh.Validate(recs)
+			got := reused.Validate(recs)
+			if fmt.Sprint(got.Records, got.Checks, got.Identifiers, got.Blocked) != fmt.Sprint(want.Records, want.Checks, want.Identifiers, want.Blocked) {
+				t.Fatalf("round %d, %d records: a recycling plan's result differs from a fresh one's", round, len(recs))
+			}
+			reused.Recycle(got)
+		}
+	}
+	if raceEnabled {
+		return
+	}
+	recs := decode(t, reused, recordv1.Format_FORMAT_NDJSON, big)
+	without := allocatedBytes(func() { reused.Validate(recs) })
+	with := allocatedBytes(func() { reused.Recycle(reused.Validate(recs)) })
+	if with > without/4 {
+		t.Errorf("%d bytes allocated a batch of 400 recycled, %d without; want at most a quarter", with, without)
+	}
+}
+
+// allocatedBytes is the bytes fn allocates, on average over 20 runs.
+func allocatedBytes(fn func()) uint64 {
+	fn()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range 20 {
+		fn()
+	}
+	runtime.ReadMemStats(&after)
+	return (after.TotalAlloc - before.TotalAlloc) / 20
 }

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/seamdata/seam/core/record"
@@ -173,6 +174,8 @@ type Plan struct {
 	// closed OBJECT field, -1 for none; nil when no object is closed.
 	objects   []int
 	partition []partitionPlan
+	// scratch holds the memory of results given back with Recycle.
+	scratch sync.Pool
 }
 
 // Schema returns the record schema the plan validates.

@@ -67,6 +67,38 @@ type BatchResult struct {
 	Identifiers []IdentifierValues
 	// Unknown counts undeclared top-level fields by name.
 	Unknown map[string]int64
+
+	// scratch is the memory this result was built in, for Plan.Recycle.
+	scratch *scratch
+}
+
+// scratch is the per-record memory of a validation, kept for the next
+// one: a caller validating batch after batch gives each result back with
+// Plan.Recycle once it is done with it.
+type scratch struct {
+	records []RecordResult
+	seen    []map[uint64]int32
+	ids     []IdentifierValues
+	fails   []Failure
+}
+
+// Recycle gives the memory of res back to p for a later validation of
+// p's: res, its records' failures and its identifier values must not be
+// used after it. Not calling it only costs allocations.
+func (p *Plan) Recycle(res *BatchResult) {
+	sc := res.scratch
+	if sc == nil {
+		return
+	}
+	res.scratch, res.Records, res.Identifiers = nil, nil, nil
+	// Keep nothing of the batch alive: failures hold messages, identifier
+	// values point into the records.
+	clear(sc.records)
+	clear(sc.fails)
+	for i := range sc.ids {
+		clear(sc.ids[i].Values)
+	}
+	p.scratch.Put(sc)
 }
 
 // BlockReasons describes each blocking check: its name, failure count,
@@ -120,22 +152,42 @@ func (p *Plan) Validate(records []record.Record) *BatchResult {
 // partition's span (see PartitionWindow). An empty partition skips them.
 func (p *Plan) ValidatePartition(records []record.Record, partition string) *BatchResult {
 	n := len(records)
+	sc, _ := p.scratch.Get().(*scratch)
+	if sc == nil {
+		sc = &scratch{}
+	}
+	if cap(sc.records) < n {
+		sc.records = make([]RecordResult, n)
+	}
+	sc.records = sc.records[:n]
+	clear(sc.records)
 	v := &validator{p: p, recs: records, seed: maphash.MakeSeed(), windows: p.windows(partition),
-		stats: make([]FieldStats, p.schema.Len()),
-		res:   &BatchResult{Records: make([]RecordResult, n), Checks: make([]CheckResult, len(p.checks))}}
-	for range p.uniques {
-		v.seen = append(v.seen, make(map[uint64]int32, n))
+		stats: make([]FieldStats, p.schema.Len()), fails: sc.fails[:0],
+		res: &BatchResult{Records: sc.records, Checks: make([]CheckResult, len(p.checks)), scratch: sc}}
+	for k := range p.uniques {
+		if k < len(sc.seen) {
+			clear(sc.seen[k])
+		} else {
+			sc.seen = append(sc.seen, make(map[uint64]int32, n))
+		}
+		v.seen = append(v.seen, sc.seen[k])
 		v.clash = append(v.clash, nil)
 	}
-	for _, slot := range p.ids {
+	for k, slot := range p.ids {
 		id := p.schema.Field(slot).Decl.GetIdentifier()
-		v.res.Identifiers = append(v.res.Identifiers, IdentifierValues{Field: p.schema.Field(slot).Path,
-			Namespace: id.GetNamespace(), Format: id.GetFormat(), Values: make([][]byte, 0, n), Records: make([]int, 0, n)})
+		if k == len(sc.ids) {
+			sc.ids = append(sc.ids, IdentifierValues{Values: make([][]byte, 0, n), Records: make([]int, 0, n)})
+		}
+		ids := &sc.ids[k]
+		*ids = IdentifierValues{Field: p.schema.Field(slot).Path, Namespace: id.GetNamespace(), Format: id.GetFormat(),
+			Values: ids.Values[:0], Records: ids.Records[:0]}
 	}
+	v.res.Identifiers = sc.ids[:len(p.ids)]
 	for i := range records {
 		v.record(i)
 	}
 	v.finish()
+	sc.fails = v.fails
 	return v.res
 }
 

@@ -319,6 +319,9 @@ func (v *validator) validate(dec *record.Decoder, format recordv1.Format, c reco
 		}
 	}
 	res := v.plan.Validate(batch.Records)
+	// r keeps copies of what it needs: the result's memory serves the
+	// next chunk.
+	defer v.plan.Recycle(res)
 	r.figures.AddBatch(v.plan, res)
 	for i, cr := range res.Checks {
 		r.failures[i] = cr.Failures
