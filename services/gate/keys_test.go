@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seamdata/seam/platform/storage"
 	"github.com/seamdata/seam/platform/storage/storagetest"
 )
 
@@ -174,13 +173,7 @@ func TestKeyIndexUpgradeFromSchema6(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, url string) {
 		ctx := context.Background()
-		db, err := storage.Open(ctx, url)
-		if err != nil {
-			t.Fatalf("open: %v", err)
-		}
-		if err := db.Migrate(ctx, "gate", migrations[:6]); err != nil {
-			t.Fatalf("migrate to 6: %v", err)
-		}
+		db := storeAtSchema(t, url, 6)
 		for pid, hashes := range map[int64][][]byte{1: keyHashes(0, 300), 2: keyHashes(0, 1)} {
 			for _, h := range hashes {
 				if _, err := db.SQL.ExecContext(ctx, `INSERT INTO gate_keys (pid, key_hash) VALUES ($1, $2)`, pid, h); err != nil {

@@ -15,6 +15,20 @@ import (
 	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
 )
 
+// storeAtSchema opens the gate's store at url with the gate's schema as of
+// version, for a test to write rows as a gate of that version did.
+func storeAtSchema(t *testing.T, url string, version int) *storage.DB {
+	t.Helper()
+	db, err := storage.Open(context.Background(), url)
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	if err := db.Migrate(context.Background(), "gate", migrations[:version]); err != nil {
+		t.Fatalf("migrate to %d: %v", version, err)
+	}
+	return db
+}
+
 // A store written by the gate before partitions were judged (schema 4)
 // opens under schema 5: each partition's counters and field statistics
 // become its open amendment 0, a batch stored whole is answered as it was
@@ -23,13 +37,7 @@ func TestUpgradeFromSchema4(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, url string) {
 		ctx := context.Background()
-		db, err := storage.Open(ctx, url)
-		if err != nil {
-			t.Fatalf("open: %v", err)
-		}
-		if err := db.Migrate(ctx, "gate", migrations[:4]); err != nil {
-			t.Fatalf("migrate to 4: %v", err)
-		}
+		db := storeAtSchema(t, url, 4)
 		answer, err := proto.Marshal(&gatev1.IngestResponse{Summary: &gatev1.BatchSummary{Received: 2, Accepted: 2, ContractVersion: 1, Status: gatev1.BatchStatus_BATCH_STATUS_ACCEPTED},
 			Records: []*gatev1.RecordVerdict{{Index: 0, Position: 1, Status: gatev1.RecordStatus_RECORD_STATUS_ACCEPTED}, {Index: 1, Position: 2, Status: gatev1.RecordStatus_RECORD_STATUS_ACCEPTED}}})
 		if err != nil {
