@@ -530,3 +530,32 @@ func TestSQLiteWritersQueue(t *testing.T) {
 		t.Fatalf("rows after both writers: %d, %v; want 2", n, err)
 	}
 }
+
+// A PostgreSQL transaction runs READ COMMITTED even on a database whose
+// default isolation is another: callers read after taking row locks and
+// count on seeing what committed before.
+func TestInTxIsReadCommittedOnPostgres(t *testing.T) {
+	t.Parallel()
+	url := storagetest.PostgresURL(t)
+	db := open(t, url)
+	var current string
+	if err := db.SQL.QueryRowContext(context.Background(), `SELECT current_database()`).Scan(&current); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.SQL.ExecContext(context.Background(), `ALTER DATABASE "`+current+`" SET default_transaction_isolation = 'serializable'`); err != nil {
+		t.Fatal(err)
+	}
+	fresh := open(t, url) // new connections take the database's new default
+	var outside, inside string
+	if err := fresh.SQL.QueryRowContext(context.Background(), `SHOW default_transaction_isolation`).Scan(&outside); err != nil {
+		t.Fatal(err)
+	}
+	if err := fresh.InTx(context.Background(), func(tx *sql.Tx) error {
+		return tx.QueryRowContext(context.Background(), `SHOW transaction_isolation`).Scan(&inside)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if outside != "serializable" || inside != "read committed" {
+		t.Fatalf("database default %q, transaction %q; want serializable and read committed", outside, inside)
+	}
+}

@@ -64,7 +64,16 @@ func (db *DB) runTx(ctx context.Context, fn func(tx *sql.Tx) error) ([]string, e
 		}
 		defer release()
 	}
-	tx, err := db.SQL.BeginTx(ctx, nil)
+	// PostgreSQL transactions run READ COMMITTED whatever the database's
+	// default: every statement sees what committed before it, so a read
+	// after taking a row lock sees the work of the transaction that held
+	// the lock before (the gate's key index relies on it: a partition's
+	// batches run one after the other under its row lock).
+	var opts *sql.TxOptions
+	if db.Dialect == Postgres {
+		opts = &sql.TxOptions{Isolation: sql.LevelReadCommitted}
+	}
+	tx, err := db.SQL.BeginTx(ctx, opts)
 	if err != nil {
 		return nil, fmt.Errorf("storage: begin transaction: %w", err)
 	}

@@ -27,6 +27,8 @@ import (
 // deleted) is rebuilt. So a rolled-back batch leaves nothing behind, and
 // replicas sharing a PostgreSQL store each see the others' batches: a
 // partition's batches run one at a time under its lock (LockPartition),
+// PostgreSQL transactions run READ COMMITTED (platform/storage pins it),
+// so the runs read after the lock include every batch committed before,
 // and the runs a transaction reads are committed ones or its own.
 
 // keySet is the key hashes of a partition's runs up to lastID.
