@@ -77,58 +77,65 @@ const maxShapesPerField = 16
 // learned.
 func profile(plan *check.Plan, b *record.Batch, passed func(i int) bool) map[string]shapeFigure {
 	schema := plan.Schema()
-	ok := make([]bool, len(b.Records))
-	for i := range ok {
-		ok[i] = passed(i)
+	// Per field, by shape; the lookup by the scratch bytes does not
+	// allocate, only a shape seen first does. Records are walked one
+	// after the other, each across its fields, so a record's values are
+	// read while they are in the cache.
+	type field struct {
+		f       *record.Field
+		scalar  bool
+		byShape map[string]*shapeFigure
+		last    *shapeFigure // values in a row mostly share a shape
 	}
-	var out map[string]shapeFigure
-	var buf []byte
-	for slot := range schema.Len() {
+	fields := make([]field, schema.Len())
+	for slot := range fields {
 		f := schema.Field(slot)
-		switch f.Type() {
-		case contractv1.FieldType_FIELD_TYPE_OBJECT, contractv1.FieldType_FIELD_TYPE_ARRAY:
-			continue
-		}
-		// Per field, by shape; the lookup by the scratch bytes does not
-		// allocate, only a shape seen first does.
-		var byShape map[string]*shapeFigure
-		var last *shapeFigure // values in a row mostly share a shape
-		for i := range b.Records {
-			vals := b.Records[i].Values
-			if slot >= len(vals) || !vals[slot].Present() {
+		t := f.Type()
+		fields[slot] = field{f: f, scalar: t != contractv1.FieldType_FIELD_TYPE_OBJECT && t != contractv1.FieldType_FIELD_TYPE_ARRAY}
+	}
+	var buf []byte
+	for i := range b.Records {
+		vals := b.Records[i].Values
+		ok := passed(i)
+		for slot := range fields {
+			fd := &fields[slot]
+			if !fd.scalar || slot >= len(vals) || !vals[slot].Present() {
 				continue
 			}
 			v := vals[slot]
 			buf = appendShape(buf[:0], v)
-			sf := last
+			sf := fd.last
 			if sf == nil || sf.Shape != string(buf) {
-				sf = byShape[string(buf)]
+				sf = fd.byShape[string(buf)]
 			}
 			if sf == nil {
 				shape := string(buf)
-				if len(byShape) >= maxShapesPerField {
+				if len(fd.byShape) >= maxShapesPerField {
 					shape = "mixed"
-					sf = byShape[shape]
+					sf = fd.byShape[shape]
 				}
 				if sf == nil {
-					if byShape == nil {
-						byShape = map[string]*shapeFigure{}
+					if fd.byShape == nil {
+						fd.byShape = map[string]*shapeFigure{}
 					}
-					sf = &shapeFigure{Field: f.Path, Shape: shape, Declared: declaredShape(f.Decl), Sample: sampleOf(v)}
-					byShape[shape] = sf
+					sf = &shapeFigure{Field: fd.f.Path, Shape: shape, Declared: declaredShape(fd.f.Decl), Sample: sampleOf(v)}
+					fd.byShape[shape] = sf
 				}
 			}
-			last = sf
+			fd.last = sf
 			sf.Count++
-			if ok[i] {
+			if ok {
 				sf.Passed++
 			}
 		}
-		for shape, sf := range byShape {
+	}
+	var out map[string]shapeFigure
+	for _, fd := range fields {
+		for shape, sf := range fd.byShape {
 			if out == nil {
 				out = map[string]shapeFigure{}
 			}
-			out[f.Path+"\x00"+shape] = *sf
+			out[fd.f.Path+"\x00"+shape] = *sf
 		}
 	}
 	return out
