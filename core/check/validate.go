@@ -156,11 +156,12 @@ func (p *Plan) ValidatePartition(records []record.Record, partition string) *Bat
 	if sc == nil {
 		sc = &scratch{}
 	}
+	// Recycle cleared what the last batch wrote; record(i) sets every
+	// field of its result.
 	if cap(sc.records) < n {
 		sc.records = make([]RecordResult, n)
 	}
 	sc.records = sc.records[:n]
-	clear(sc.records)
 	v := &validator{p: p, recs: records, seed: maphash.MakeSeed(), windows: p.windows(partition),
 		stats: make([]FieldStats, p.schema.Len()), fails: sc.fails[:0],
 		res: &BatchResult{Records: sc.records, Checks: make([]CheckResult, len(p.checks)), scratch: sc}}

@@ -210,10 +210,11 @@ func runPayments(t *testing.T, s sender) (*gateEnv, scenario) {
 // stream and REST (2,000 payments a day, 1,000 and one chunking per
 // transport under the race detector; -payments.per-day for more). The
 // day with 0.6% of payments missing the account (against a 0.5% BLOCK
-// threshold) is BLOCKED whole and none of it is published; exactly one drift alert, on the day amounts rise 25%, with
-// that day's full mean; no alert on any other normal day; the identifier
-// change is caught the day it starts; and every way of sending, in chunks
-// of 1, 997, 1,000 or whole days, gives the same days. Then: the blocked
+// threshold) is BLOCKED whole and none of it is published; exactly one
+// drift alert, on the day amounts rise 25%, with that day's full mean;
+// no alert on any other normal day; the identifier change is caught the
+// day it starts; and every way of sending, in chunks of 1, 997, 1,000 or
+// whole days, gives the same days. Then: the blocked
 // day resent corrected with replace counts once, a plain resend of
 // accepted payments is quarantined as duplicates, a late file for an old
 // day is judged by the version in force for it, and v2, effective from a

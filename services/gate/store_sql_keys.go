@@ -204,7 +204,8 @@ func (t *sqlTx) forget(pid int64) {
 	delete(t.views, pid)
 }
 
-// readRuns adds the runs of s's partition after s.lastID, up to last.
+// readRuns adds the runs of s's partition after s.lastID, up to last. On
+// an error s holds part of them: the caller drops it.
 func (t *sqlTx) readRuns(ctx context.Context, s *keySet, last int64) error {
 	rows, err := t.tx.QueryContext(ctx, `SELECT id, hashes FROM gate_key_runs WHERE pid = $1 AND id > $2 AND id <= $3 ORDER BY id`, s.pid, s.lastID, last)
 	if err != nil {
@@ -223,7 +224,6 @@ func (t *sqlTx) readRuns(ctx context.Context, s *keySet, last int64) error {
 		for i := 0; i < len(hashes); i += 16 {
 			s.keys[[16]byte(hashes[i:i+16])] = struct{}{}
 		}
-		s.lastID = id
 	}
 	if err := rows.Err(); err != nil {
 		return err
