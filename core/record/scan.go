@@ -1,8 +1,10 @@
 package record
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
+	"math/bits"
 	"strconv"
 	"unicode/utf8"
 
@@ -82,6 +84,25 @@ var plain = func() (t [256]bool) {
 	return t
 }()
 
+// Bytes repeated in every lane of a word, for attention.
+const (
+	lanes1     = 0x0101010101010101
+	lanesHigh  = 0x8080808080808080
+	lanesQuote = lanes1 * '"'
+	lanesSlash = lanes1 * '\\'
+	lanesSpace = lanes1 * 0x20
+)
+
+// attention marks, in the high bit of its byte, each of the eight string
+// bytes in x (little-endian) that is not plain: a quote, a backslash, a
+// control character or a byte of a multi-byte UTF-8 sequence. The lowest
+// mark is exact; marks above it may be spurious (borrows), so callers use
+// only the lowest.
+func attention(x uint64) uint64 {
+	q, b := x^lanesQuote, x^lanesSlash
+	return ((x-lanesSpace)&^x | (q-lanes1)&^q | (b-lanes1)&^b | x) & lanesHigh
+}
+
 // str scans a string at the opening quote and returns its unescaped content.
 // Content without escapes refers into the input; escaped content is written
 // to the arena. With keep false the content is validated but not unescaped.
@@ -90,6 +111,18 @@ func (s *scanner) str(keep bool) ([]byte, *scanError) {
 	start := s.pos
 	d := s.data
 	for s.pos < len(d) {
+		// Eight bytes at a time while they are all plain; a chunk that is
+		// not stops at its first byte needing attention.
+		for s.pos+8 <= len(d) {
+			if m := attention(binary.LittleEndian.Uint64(d[s.pos:])); m != 0 {
+				s.pos += bits.TrailingZeros64(m) >> 3
+				break
+			}
+			s.pos += 8
+		}
+		if s.pos >= len(d) {
+			break
+		}
 		c := d[s.pos]
 		if plain[c] {
 			s.pos++
