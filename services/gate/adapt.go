@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"sync"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -64,8 +66,10 @@ func (s *Server) adaptRecords(ctx context.Context, t adaptTarget, format recordv
 }
 
 func (s *Server) adaptSpan(ctx context.Context, t adaptTarget, format recordv1.Format, header []byte, recs []*record.Record, out map[int64]*adapterv1.AdaptResult) error {
-	data, wire, err := encodeForAdapter(format, header, recs)
+	buf := adaptBuffers.Get().(*[]byte)
+	data, wire, err := encodeForAdapter((*buf)[:0], format, header, recs)
 	if err != nil {
+		adaptBuffers.Put(buf)
 		return err
 	}
 	answer := adapterv1.AdaptAnswer_ADAPT_ANSWER_FAILURES
@@ -74,6 +78,12 @@ func (s *Server) adaptSpan(ctx context.Context, t adaptTarget, format recordv1.F
 	}
 	resp, err := s.adapter.Adapt(ctx, &adapterv1.AdaptRequest{Subject: t.subject, Version: t.version, Partition: t.partition, BatchId: t.batchID,
 		Batch: &recordv1.RecordBatch{Body: &recordv1.RecordBatch_Raw{Raw: &recordv1.RawRecords{Format: wire, Data: data}}}, Answer: answer})
+	// The request was marshalled before the call returned: its bytes are
+	// free again. Calls near the message limit keep theirs to the collector.
+	if cap(data) <= maxPooledAdaptBytes {
+		*buf = data
+		adaptBuffers.Put(buf)
+	}
 	if status.Code(err) == codes.ResourceExhausted {
 		if len(recs) > 1 {
 			half := len(recs) / 2
@@ -163,16 +173,24 @@ func unpack(t adaptTarget, resp *adapterv1.AdaptResponse, recs []*record.Record,
 	return nil
 }
 
-// encodeForAdapter writes records as one raw batch: CSV rows under their
-// header, JSON records (from JSON, NDJSON or Struct objects) one object
-// per line. A record without a line feed (every NDJSON line) is already a
-// line as it was sent; only the others are compacted.
-func encodeForAdapter(format recordv1.Format, header []byte, recs []*record.Record) ([]byte, recordv1.Format, error) {
+// adaptBuffers keeps the buffers adapter requests are written into, so a
+// batch's records are not copied into fresh memory on every call.
+var adaptBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooledAdaptBytes bounds the buffers adaptBuffers keeps: a rare huge
+// batch does not pin its memory.
+const maxPooledAdaptBytes = 8 << 20
+
+// encodeForAdapter writes records as one raw batch, reusing dst's memory:
+// CSV rows under their header, JSON records (from JSON, NDJSON or Struct
+// objects) one object per line. A record without a line feed (every NDJSON
+// line) is already a line as it was sent; only the others are compacted.
+func encodeForAdapter(dst []byte, format recordv1.Format, header []byte, recs []*record.Record) ([]byte, recordv1.Format, error) {
 	size := len(header) + 1
 	for _, r := range recs {
 		size += len(r.Raw) + 1
 	}
-	b := bytes.NewBuffer(make([]byte, 0, size))
+	b := bytes.NewBuffer(slices.Grow(dst[:0], size))
 	if format == recordv1.Format_FORMAT_CSV {
 		b.Write(header)
 		b.WriteByte('\n')

@@ -41,7 +41,12 @@ func (c *compiled) decoder() *record.Decoder {
 	return record.NewDecoder(c.plan.Schema(), record.Options{})
 }
 
-func (c *compiled) release(d *record.Decoder) { c.decoders.Put(d) }
+// release takes back a decoder once nothing of the batches it decoded is
+// used any more: it reuses their records' memory for the next batch.
+func (c *compiled) release(d *record.Decoder) {
+	d.Recycle()
+	c.decoders.Put(d)
+}
 
 type versionKey struct {
 	subject string

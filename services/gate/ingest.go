@@ -677,6 +677,7 @@ func matchRateField(cv *compiled) string {
 func (s *Server) validate(ctx context.Context, in batchInput, cv *compiled, format recordv1.Format, b *record.Batch) (*outcome, error) {
 	plan := cv.plan
 	res := plan.ValidatePartition(b.Records, in.partition)
+	defer plan.Recycle(res) // what the outcome keeps of res is copied out
 	o := newOutcome(in, cv, format, b)
 	checks := plan.Checks()
 	misplaced, times := s.place(cv, in.partition, b, res)
@@ -740,6 +741,7 @@ func (s *Server) validate(ctx context.Context, in batchInput, cv *compiled, form
 	// allocation each rather than one per record.
 	accepted := make([]gatev1.RecordVerdict, len(b.Records))
 	hashes := make([]byte, 0, 16*len(b.Records))
+	o.keys = make([]keyed, 0, len(b.Records))
 	for i := range b.Records {
 		r := &b.Records[i]
 		rr := &res.Records[i]
