@@ -59,6 +59,7 @@ func fuzzDecode(f *testing.F, format recordv1.Format) {
 			}
 			roundTrip(t, s, d, r)
 		}
+		packedRoundTrip(t, s, b.Records)
 	})
 }
 

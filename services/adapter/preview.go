@@ -30,7 +30,7 @@ func (s *Server) Preview(ctx context.Context, req *adapterv1.PreviewRequest) (*a
 		subject = proposed.GetSubject()
 	}
 	if proposed == nil {
-		if err := validateTarget(subject, req.GetVersion(), req.GetBatch(), ""); err != nil {
+		if err := validateTarget(subject, req.GetVersion(), req.GetBatch(), false, ""); err != nil {
 			return nil, err
 		}
 	} else if v := validateBatch(req.GetBatch()); len(v) > 0 {

@@ -122,7 +122,12 @@ func (s *Server) AdaptStream(stream grpc.BidiStreamingServer[adapterv1.AdaptStre
 
 // adapt answers one batch; where prefixes messages of request-level errors.
 func (s *Server) adapt(ctx context.Context, req *adapterv1.AdaptRequest, where string) (*adapterv1.AdaptResponse, error) {
-	if err := validateTarget(req.GetSubject(), req.GetVersion(), req.GetBatch(), where); err != nil {
+	decoded := req.GetDecoded()
+	if decoded != nil && req.GetBatch() != nil {
+		return nil, rpcerr.InvalidArgument(where+"invalid adapt request: both batch and decoded are set",
+			rpcerr.FieldViolation{Field: "decoded", Description: "send the records once: as batch or as decoded records"})
+	}
+	if err := validateTarget(req.GetSubject(), req.GetVersion(), req.GetBatch(), decoded != nil, where); err != nil {
 		return nil, err
 	}
 	c, err := s.plans.get(ctx, req.GetSubject(), req.GetVersion())
@@ -133,7 +138,12 @@ func (s *Server) adapt(ctx context.Context, req *adapterv1.AdaptRequest, where s
 	// batches once the response, which copies what it needs, is built.
 	dec := c.decoder(s.cfg.MaxRecordBytes)
 	defer c.release(dec)
-	recs, err := s.decodeBatch(dec, req.GetBatch(), where)
+	var recs []record.Record
+	if decoded != nil {
+		recs, err = decodePacked(dec, decoded, where)
+	} else {
+		recs, err = s.decodeBatch(dec, req.GetBatch(), where)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -246,7 +256,7 @@ func (s *Server) count(ctx context.Context, subject string, adapted, failed int6
 }
 
 // validateTarget checks the parts of a request every RPC needs.
-func validateTarget(subject string, version int32, batch *recordv1.RecordBatch, where string) error {
+func validateTarget(subject string, version int32, batch *recordv1.RecordBatch, decoded bool, where string) error {
 	var v []rpcerr.FieldViolation
 	if subject == "" {
 		v = append(v, rpcerr.FieldViolation{Field: "subject", Description: "empty; name the subject whose records these are, such as shop.orders"})
@@ -254,7 +264,9 @@ func validateTarget(subject string, version int32, batch *recordv1.RecordBatch, 
 	if version < 0 {
 		v = append(v, rpcerr.FieldViolation{Field: "version", Description: fmt.Sprintf("%d is negative; send a registered version or 0 for the active one", version)})
 	}
-	v = append(v, validateBatch(batch)...)
+	if !decoded {
+		v = append(v, validateBatch(batch)...)
+	}
 	if len(v) > 0 {
 		return rpcerr.InvalidArgument(where+"invalid adapt request: "+v[0].Field+": "+v[0].Description, v...)
 	}
@@ -273,6 +285,22 @@ func validateBatch(batch *recordv1.RecordBatch) []rpcerr.FieldViolation {
 		}
 	}
 	return nil
+}
+
+// decodePacked reads records a caller decoded by the same contract
+// version. Values that do not follow the layout, or that a JSON decode
+// would not have produced, fail the whole call: they come from a peer
+// service, not a source, so there is no record to blame.
+func decodePacked(dec *record.Decoder, d *adapterv1.DecodedRecords, where string) ([]record.Record, error) {
+	if d.GetCount() > int64(len(d.GetValues())) {
+		return nil, rpcerr.InvalidArgument(fmt.Sprintf("%sdecoded records: %d records cannot fit in %d bytes", where, d.GetCount(), len(d.GetValues())),
+			rpcerr.FieldViolation{Field: "decoded.count", Description: "more records than bytes"})
+	}
+	b, err := dec.DecodePacked(d.GetFields(), d.GetValues(), int(d.GetCount()))
+	if err != nil {
+		return nil, rpcerr.InvalidArgument(where+err.Error(), rpcerr.FieldViolation{Field: "decoded", Description: err.Error()})
+	}
+	return b.Records, nil
 }
 
 // decodeBatch decodes a batch with the plan's source schema. Per-record

@@ -26,9 +26,9 @@ const maxAdaptRecords = 10000
 // adaptTarget names what the adapter maps records as, and whether the
 // canonical records are wanted or only which records fail.
 type adaptTarget struct {
-	subject, partition, batchID string
-	version                     int32
-	records                     bool
+	cv                 *compiled
+	partition, batchID string
+	records            bool
 }
 
 // adaptedOK is the result of a record adapted when its canonical record
@@ -38,9 +38,11 @@ var adaptedOK = &adapterv1.AdaptResult{}
 // adaptRecords asks the adapter to map recs (records that passed the
 // checks), in calls whose requests stay under a quarter of the message
 // limit: any batch the gate accepts is mapped, however much larger the
-// canonical records are than the source ones. Records travel as raw
-// bytes (CSV rows under their header, everything else as NDJSON lines),
-// so numbers keep their literals, objects included, and the answer holds
+// canonical records are than the source ones. Records travel as the
+// values the gate decoded (adapterv1.DecodedRecords), so the adapter does
+// not parse them again and numbers keep their literals; to an adapter
+// that predates decoded records they travel as raw bytes (CSV rows under
+// their header, everything else as NDJSON lines). The answer holds
 // canonical JSON, packed (one buffer for the batch, not a message per
 // record; an adapter that predates packing answers per record). Without
 // t.records the adapter encodes no canonical record and an adapted
@@ -66,23 +68,41 @@ func (s *Server) adaptRecords(ctx context.Context, t adaptTarget, format recordv
 }
 
 func (s *Server) adaptSpan(ctx context.Context, t adaptTarget, format recordv1.Format, header []byte, recs []*record.Record, out map[int64]*adapterv1.AdaptResult) error {
-	buf := adaptBuffers.Get().(*[]byte)
-	data, wire, err := encodeForAdapter((*buf)[:0], format, header, recs)
-	if err != nil {
-		adaptBuffers.Put(buf)
-		return err
-	}
 	answer := adapterv1.AdaptAnswer_ADAPT_ANSWER_FAILURES
 	if t.records {
 		answer = adapterv1.AdaptAnswer_ADAPT_ANSWER_PACKED
 	}
-	resp, err := s.adapter.Adapt(ctx, &adapterv1.AdaptRequest{Subject: t.subject, Version: t.version, Partition: t.partition, BatchId: t.batchID,
-		Batch: &recordv1.RecordBatch{Body: &recordv1.RecordBatch_Raw{Raw: &recordv1.RawRecords{Format: wire, Data: data}}}, Answer: answer})
+	req := &adapterv1.AdaptRequest{Subject: t.cv.subject, Version: t.cv.version, Partition: t.partition, BatchId: t.batchID, Answer: answer}
+	buf := adaptBuffers.Get().(*[]byte)
+	data := (*buf)[:0]
+	raw := s.rawToAdapter.Load()
+	if !raw {
+		for _, r := range recs {
+			data = record.AppendPacked(data, r.Values, t.cv.slots)
+		}
+		req.Decoded = &adapterv1.DecodedRecords{Fields: t.cv.paths, Count: int64(len(recs)), Values: data}
+	} else {
+		var wire recordv1.Format
+		var err error
+		if data, wire, err = encodeForAdapter(data, format, header, recs); err != nil {
+			adaptBuffers.Put(buf)
+			return err
+		}
+		req.Batch = &recordv1.RecordBatch{Body: &recordv1.RecordBatch_Raw{Raw: &recordv1.RawRecords{Format: wire, Data: data}}}
+	}
+	resp, err := s.adapter.Adapt(ctx, req)
 	// The request was marshalled before the call returned: its bytes are
 	// free again. Calls near the message limit keep theirs to the collector.
 	if cap(data) <= maxPooledAdaptBytes {
 		*buf = data
 		adaptBuffers.Put(buf)
+	}
+	if !raw && status.Code(err) == codes.InvalidArgument {
+		// An adapter that predates decoded records finds no batch in the
+		// call; from now on records go to it as raw bytes.
+		s.cfg.Logger.WarnContext(ctx, "the adapter refused decoded records; sending records to it as raw bytes from now on", "error", err)
+		s.rawToAdapter.Store(true)
+		return s.adaptSpan(ctx, t, format, header, recs, out)
 	}
 	if status.Code(err) == codes.ResourceExhausted {
 		if len(recs) > 1 {
@@ -161,7 +181,7 @@ func unpack(t adaptTarget, resp *adapterv1.AdaptResponse, recs []*record.Record,
 		out[r.Index] = &adapterv1.AdaptResult{Index: r.Index, Position: r.Position, Record: &recordv1.CanonicalRecord{
 			RecordId: hex.EncodeToString(ids[idSize*k : idSize*(k+1)]),
 			Body:     &recordv1.CanonicalRecord_Json{Json: data[start:end:end]},
-			Provenance: &recordv1.Provenance{Subject: t.subject, ContractVersion: resp.GetVersion(), Canonical: p.GetCanonical(), CanonicalVersion: p.GetCanonicalVersion(),
+			Provenance: &recordv1.Provenance{Subject: t.cv.subject, ContractVersion: resp.GetVersion(), Canonical: p.GetCanonical(), CanonicalVersion: p.GetCanonicalVersion(),
 				Index: r.Index, Position: r.Position, Partition: t.partition, BatchId: t.batchID},
 		}}
 		start = end

@@ -32,6 +32,10 @@ type compiled struct {
 	// decoders pools record decoders, which keep scratch space and are not
 	// safe for concurrent use.
 	decoders sync.Pool
+	// paths and slots are every field of the plan's schema, as records
+	// travel to the adapter decoded (adapterv1.DecodedRecords).
+	paths []string
+	slots []int
 }
 
 func (c *compiled) decoder() *record.Decoder {
@@ -318,6 +322,11 @@ func (c *contracts) compile(subject string, version int32, ct *contractv1.Contra
 		return nil, fmt.Errorf("compile the partition time of %s version %d: %w", subject, version, err)
 	}
 	cv := &compiled{subject: subject, version: version, contract: ct, plan: plan, spec: spec}
+	schema := plan.Schema()
+	cv.paths, cv.slots = make([]string, schema.Len()), make([]int, schema.Len())
+	for i := range schema.Len() {
+		cv.paths[i], cv.slots[i] = schema.Field(i).Path, i
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if prev := c.versions[versionKey{subject, version}]; prev != nil {

@@ -696,7 +696,7 @@ func (s *Server) validate(ctx context.Context, in batchInput, cv *compiled, form
 	)
 	if len(passing) > 0 {
 		wg.Go(func() {
-			results, adaptErr = s.adaptRecords(ctx, adaptTarget{subject: in.subject, partition: in.partition, batchID: in.batchID, version: cv.version, records: in.withRecords},
+			results, adaptErr = s.adaptRecords(ctx, adaptTarget{cv: cv, partition: in.partition, batchID: in.batchID, records: in.withRecords},
 				format, o.header, passing)
 		})
 	}

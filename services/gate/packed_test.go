@@ -98,7 +98,7 @@ func TestUnpackRefusesInconsistentAnswers(t *testing.T) {
 			p := proto.CloneOf(ok)
 			tc.edit(p)
 			out := map[int64]*adapterv1.AdaptResult{}
-			err := unpack(adaptTarget{subject: "s", records: tc.records}, &adapterv1.AdaptResponse{Packed: p}, recs, out)
+			err := unpack(adaptTarget{cv: &compiled{subject: "s"}, records: tc.records}, &adapterv1.AdaptResponse{Packed: p}, recs, out)
 			switch {
 			case tc.want == "" && err != nil:
 				t.Fatalf("unpack: %v", err)

@@ -147,7 +147,7 @@ func (s *Server) evaluateGroup(ctx context.Context, cv *compiled, subject, repla
 			passing = append(passing, &decoded.Records[i])
 		}
 	}
-	results, err := s.adaptRecords(ctx, adaptTarget{subject: subject, batchID: "replay:" + replayID, version: cv.version, records: true}, g.format, g.header, passing)
+	results, err := s.adaptRecords(ctx, adaptTarget{cv: cv, batchID: "replay:" + replayID, records: true}, g.format, g.header, passing)
 	if err != nil {
 		return err
 	}

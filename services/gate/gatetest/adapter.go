@@ -36,7 +36,9 @@ type Adapter struct {
 	mu      sync.Mutex
 	plans   map[string]*mapping.Plan
 	down    atomic.Bool
+	legacy  atomic.Bool
 	records atomic.Int64
+	decoded atomic.Int64
 }
 
 // NewAdapter returns an Adapter using the given peers.
@@ -47,8 +49,15 @@ func NewAdapter(registry registryv1.RegistryServiceClient, idmap idmapv1.IdMapSe
 // SetDown makes every call fail with Unavailable, as an unreachable adapter.
 func (a *Adapter) SetDown(down bool) { a.down.Store(down) }
 
+// SetLegacy makes the Adapter answer as one that predates decoded records:
+// a call carrying them has no batch.
+func (a *Adapter) SetLegacy(legacy bool) { a.legacy.Store(legacy) }
+
 // Records counts the records adapted, successfully or not.
 func (a *Adapter) Records() int64 { return a.records.Load() }
+
+// Decoded counts the records that came as decoded values, not raw bytes.
+func (a *Adapter) Decoded() int64 { return a.decoded.Load() }
 
 func (a *Adapter) plan(ctx context.Context, subject string, version int32) (*mapping.Plan, error) {
 	key := fmt.Sprintf("%s@%d", subject, version)
@@ -89,12 +98,18 @@ func (a *Adapter) Adapt(ctx context.Context, req *adapterv1.AdaptRequest) (*adap
 	dec := record.NewDecoder(p.Schema(), record.Options{})
 	var b *record.Batch
 	switch body := req.GetBatch().GetBody().(type) {
+	case nil:
+		if d := req.GetDecoded(); d != nil && !a.legacy.Load() {
+			if b, err = dec.DecodePacked(d.GetFields(), d.GetValues(), int(d.GetCount())); err == nil {
+				a.decoded.Add(int64(len(b.Records)))
+			}
+			break
+		}
+		return nil, status.Error(codes.InvalidArgument, "no records")
 	case *recordv1.RecordBatch_Raw:
 		b, err = dec.Decode(body.Raw.GetFormat(), body.Raw.GetData(), req.GetBatch().GetFirstOffset())
 	case *recordv1.RecordBatch_Objects:
 		b, err = dec.DecodeObjects(body.Objects.GetRecords(), req.GetBatch().GetFirstOffset())
-	default:
-		return nil, status.Error(codes.InvalidArgument, "no records")
 	}
 	if err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "decode: %v", err)

@@ -99,7 +99,12 @@ type AdaptRequest struct {
 	BatchId   string `protobuf:"bytes,5,opt,name=batch_id,json=batchId,proto3" json:"batch_id,omitempty"`
 	// Answer is how the response carries the results; unset is
 	// ADAPT_ANSWER_RESULTS.
-	Answer        AdaptAnswer `protobuf:"varint,6,opt,name=answer,proto3,enum=seam.adapter.v1.AdaptAnswer" json:"answer,omitempty"`
+	Answer AdaptAnswer `protobuf:"varint,6,opt,name=answer,proto3,enum=seam.adapter.v1.AdaptAnswer" json:"answer,omitempty"`
+	// Decoded carries records already decoded by the contract version's
+	// schema, in place of batch: the gate sends the records that passed its
+	// checks this way, so they are not parsed a second time. An adapter that
+	// predates it finds no batch and refuses the call as invalid.
+	Decoded       *DecodedRecords `protobuf:"bytes,7,opt,name=decoded,proto3" json:"decoded,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -176,6 +181,87 @@ func (x *AdaptRequest) GetAnswer() AdaptAnswer {
 	return AdaptAnswer_ADAPT_ANSWER_UNSPECIFIED
 }
 
+func (x *AdaptRequest) GetDecoded() *DecodedRecords {
+	if x != nil {
+		return x.Decoded
+	}
+	return nil
+}
+
+// DecodedRecords are records decoded by a contract version's schema, as
+// values, without their source text.
+type DecodedRecords struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Fields are the paths of the fields each record holds a value of, in
+	// the order the values come; fields of the contract not named are
+	// absent. A field the adapter's contract version does not declare
+	// fails the call.
+	Fields []string `protobuf:"bytes,1,rep,name=fields,proto3" json:"fields,omitempty"`
+	// Count is how many records values holds.
+	Count int64 `protobuf:"varint,2,opt,name=count,proto3" json:"count,omitempty"`
+	// Values holds the records one after the other, each a value per field:
+	// the value's kind as one byte (0 absent, 1 null, 2 string, 3 number,
+	// 4 bool, 5 object, 6 array, 7 CSV text not of its declared type), then
+	// for a bool one byte 0 or 1, for a kind with content a uvarint length
+	// and as many bytes: a string's unescaped UTF-8 content, a number's JSON
+	// literal, an object's or array's JSON text, the CSV text. The adapter
+	// checks each value as a JSON decode would.
+	Values        []byte `protobuf:"bytes,3,opt,name=values,proto3" json:"values,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DecodedRecords) Reset() {
+	*x = DecodedRecords{}
+	mi := &file_seam_adapter_v1_adapter_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DecodedRecords) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DecodedRecords) ProtoMessage() {}
+
+func (x *DecodedRecords) ProtoReflect() protoreflect.Message {
+	mi := &file_seam_adapter_v1_adapter_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DecodedRecords.ProtoReflect.Descriptor instead.
+func (*DecodedRecords) Descriptor() ([]byte, []int) {
+	return file_seam_adapter_v1_adapter_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *DecodedRecords) GetFields() []string {
+	if x != nil {
+		return x.Fields
+	}
+	return nil
+}
+
+func (x *DecodedRecords) GetCount() int64 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+func (x *DecodedRecords) GetValues() []byte {
+	if x != nil {
+		return x.Values
+	}
+	return nil
+}
+
 // PackedResults holds a batch's results without a message per adapted
 // record. Records are in index order; the ones in failures failed, each
 // other record was adapted, and the k-th adapted record's canonical JSON
@@ -201,7 +287,7 @@ type PackedResults struct {
 
 func (x *PackedResults) Reset() {
 	*x = PackedResults{}
-	mi := &file_seam_adapter_v1_adapter_proto_msgTypes[1]
+	mi := &file_seam_adapter_v1_adapter_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -213,7 +299,7 @@ func (x *PackedResults) String() string {
 func (*PackedResults) ProtoMessage() {}
 
 func (x *PackedResults) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_adapter_v1_adapter_proto_msgTypes[1]
+	mi := &file_seam_adapter_v1_adapter_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -226,7 +312,7 @@ func (x *PackedResults) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PackedResults.ProtoReflect.Descriptor instead.
 func (*PackedResults) Descriptor() ([]byte, []int) {
-	return file_seam_adapter_v1_adapter_proto_rawDescGZIP(), []int{1}
+	return file_seam_adapter_v1_adapter_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *PackedResults) GetCanonical() string {
@@ -285,7 +371,7 @@ type AdaptResult struct {
 
 func (x *AdaptResult) Reset() {
 	*x = AdaptResult{}
-	mi := &file_seam_adapter_v1_adapter_proto_msgTypes[2]
+	mi := &file_seam_adapter_v1_adapter_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -297,7 +383,7 @@ func (x *AdaptResult) String() string {
 func (*AdaptResult) ProtoMessage() {}
 
 func (x *AdaptResult) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_adapter_v1_adapter_proto_msgTypes[2]
+	mi := &file_seam_adapter_v1_adapter_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -310,7 +396,7 @@ func (x *AdaptResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdaptResult.ProtoReflect.Descriptor instead.
 func (*AdaptResult) Descriptor() ([]byte, []int) {
-	return file_seam_adapter_v1_adapter_proto_rawDescGZIP(), []int{2}
+	return file_seam_adapter_v1_adapter_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *AdaptResult) GetIndex() int64 {
@@ -355,7 +441,7 @@ type AdaptResponse struct {
 
 func (x *AdaptResponse) Reset() {
 	*x = AdaptResponse{}
-	mi := &file_seam_adapter_v1_adapter_proto_msgTypes[3]
+	mi := &file_seam_adapter_v1_adapter_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -367,7 +453,7 @@ func (x *AdaptResponse) String() string {
 func (*AdaptResponse) ProtoMessage() {}
 
 func (x *AdaptResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_adapter_v1_adapter_proto_msgTypes[3]
+	mi := &file_seam_adapter_v1_adapter_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -380,7 +466,7 @@ func (x *AdaptResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdaptResponse.ProtoReflect.Descriptor instead.
 func (*AdaptResponse) Descriptor() ([]byte, []int) {
-	return file_seam_adapter_v1_adapter_proto_rawDescGZIP(), []int{3}
+	return file_seam_adapter_v1_adapter_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *AdaptResponse) GetResults() []*AdaptResult {
@@ -428,7 +514,7 @@ type AdaptStreamRequest struct {
 
 func (x *AdaptStreamRequest) Reset() {
 	*x = AdaptStreamRequest{}
-	mi := &file_seam_adapter_v1_adapter_proto_msgTypes[4]
+	mi := &file_seam_adapter_v1_adapter_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -440,7 +526,7 @@ func (x *AdaptStreamRequest) String() string {
 func (*AdaptStreamRequest) ProtoMessage() {}
 
 func (x *AdaptStreamRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_adapter_v1_adapter_proto_msgTypes[4]
+	mi := &file_seam_adapter_v1_adapter_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -453,7 +539,7 @@ func (x *AdaptStreamRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdaptStreamRequest.ProtoReflect.Descriptor instead.
 func (*AdaptStreamRequest) Descriptor() ([]byte, []int) {
-	return file_seam_adapter_v1_adapter_proto_rawDescGZIP(), []int{4}
+	return file_seam_adapter_v1_adapter_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *AdaptStreamRequest) GetSequence() int64 {
@@ -480,7 +566,7 @@ type AdaptStreamResponse struct {
 
 func (x *AdaptStreamResponse) Reset() {
 	*x = AdaptStreamResponse{}
-	mi := &file_seam_adapter_v1_adapter_proto_msgTypes[5]
+	mi := &file_seam_adapter_v1_adapter_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -492,7 +578,7 @@ func (x *AdaptStreamResponse) String() string {
 func (*AdaptStreamResponse) ProtoMessage() {}
 
 func (x *AdaptStreamResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_adapter_v1_adapter_proto_msgTypes[5]
+	mi := &file_seam_adapter_v1_adapter_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -505,7 +591,7 @@ func (x *AdaptStreamResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdaptStreamResponse.ProtoReflect.Descriptor instead.
 func (*AdaptStreamResponse) Descriptor() ([]byte, []int) {
-	return file_seam_adapter_v1_adapter_proto_rawDescGZIP(), []int{5}
+	return file_seam_adapter_v1_adapter_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *AdaptStreamResponse) GetSequence() int64 {
@@ -541,7 +627,7 @@ type PreviewRequest struct {
 
 func (x *PreviewRequest) Reset() {
 	*x = PreviewRequest{}
-	mi := &file_seam_adapter_v1_adapter_proto_msgTypes[6]
+	mi := &file_seam_adapter_v1_adapter_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -553,7 +639,7 @@ func (x *PreviewRequest) String() string {
 func (*PreviewRequest) ProtoMessage() {}
 
 func (x *PreviewRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_adapter_v1_adapter_proto_msgTypes[6]
+	mi := &file_seam_adapter_v1_adapter_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -566,7 +652,7 @@ func (x *PreviewRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreviewRequest.ProtoReflect.Descriptor instead.
 func (*PreviewRequest) Descriptor() ([]byte, []int) {
-	return file_seam_adapter_v1_adapter_proto_rawDescGZIP(), []int{6}
+	return file_seam_adapter_v1_adapter_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *PreviewRequest) GetSubject() string {
@@ -619,7 +705,7 @@ type PreviewField struct {
 
 func (x *PreviewField) Reset() {
 	*x = PreviewField{}
-	mi := &file_seam_adapter_v1_adapter_proto_msgTypes[7]
+	mi := &file_seam_adapter_v1_adapter_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -631,7 +717,7 @@ func (x *PreviewField) String() string {
 func (*PreviewField) ProtoMessage() {}
 
 func (x *PreviewField) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_adapter_v1_adapter_proto_msgTypes[7]
+	mi := &file_seam_adapter_v1_adapter_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -644,7 +730,7 @@ func (x *PreviewField) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreviewField.ProtoReflect.Descriptor instead.
 func (*PreviewField) Descriptor() ([]byte, []int) {
-	return file_seam_adapter_v1_adapter_proto_rawDescGZIP(), []int{7}
+	return file_seam_adapter_v1_adapter_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *PreviewField) GetField() string {
@@ -697,7 +783,7 @@ type PreviewRecord struct {
 
 func (x *PreviewRecord) Reset() {
 	*x = PreviewRecord{}
-	mi := &file_seam_adapter_v1_adapter_proto_msgTypes[8]
+	mi := &file_seam_adapter_v1_adapter_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -709,7 +795,7 @@ func (x *PreviewRecord) String() string {
 func (*PreviewRecord) ProtoMessage() {}
 
 func (x *PreviewRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_adapter_v1_adapter_proto_msgTypes[8]
+	mi := &file_seam_adapter_v1_adapter_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -722,7 +808,7 @@ func (x *PreviewRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreviewRecord.ProtoReflect.Descriptor instead.
 func (*PreviewRecord) Descriptor() ([]byte, []int) {
-	return file_seam_adapter_v1_adapter_proto_rawDescGZIP(), []int{8}
+	return file_seam_adapter_v1_adapter_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *PreviewRecord) GetIndex() int64 {
@@ -774,7 +860,7 @@ type PreviewResponse struct {
 
 func (x *PreviewResponse) Reset() {
 	*x = PreviewResponse{}
-	mi := &file_seam_adapter_v1_adapter_proto_msgTypes[9]
+	mi := &file_seam_adapter_v1_adapter_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -786,7 +872,7 @@ func (x *PreviewResponse) String() string {
 func (*PreviewResponse) ProtoMessage() {}
 
 func (x *PreviewResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_adapter_v1_adapter_proto_msgTypes[9]
+	mi := &file_seam_adapter_v1_adapter_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -799,7 +885,7 @@ func (x *PreviewResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreviewResponse.ProtoReflect.Descriptor instead.
 func (*PreviewResponse) Descriptor() ([]byte, []int) {
-	return file_seam_adapter_v1_adapter_proto_rawDescGZIP(), []int{9}
+	return file_seam_adapter_v1_adapter_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *PreviewResponse) GetRecords() []*PreviewRecord {
@@ -834,14 +920,19 @@ var File_seam_adapter_v1_adapter_proto protoreflect.FileDescriptor
 
 const file_seam_adapter_v1_adapter_proto_rawDesc = "" +
 	"\n" +
-	"\x1dseam/adapter/v1/adapter.proto\x12\x0fseam.adapter.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fseam/contract/v1/contract.proto\x1a\x1bseam/record/v1/record.proto\"\xe4\x01\n" +
+	"\x1dseam/adapter/v1/adapter.proto\x12\x0fseam.adapter.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fseam/contract/v1/contract.proto\x1a\x1bseam/record/v1/record.proto\"\x9f\x02\n" +
 	"\fAdaptRequest\x12\x18\n" +
 	"\asubject\x18\x01 \x01(\tR\asubject\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\x05R\aversion\x121\n" +
 	"\x05batch\x18\x03 \x01(\v2\x1b.seam.record.v1.RecordBatchR\x05batch\x12\x1c\n" +
 	"\tpartition\x18\x04 \x01(\tR\tpartition\x12\x19\n" +
 	"\bbatch_id\x18\x05 \x01(\tR\abatchId\x124\n" +
-	"\x06answer\x18\x06 \x01(\x0e2\x1c.seam.adapter.v1.AdaptAnswerR\x06answer\"\xe4\x01\n" +
+	"\x06answer\x18\x06 \x01(\x0e2\x1c.seam.adapter.v1.AdaptAnswerR\x06answer\x129\n" +
+	"\adecoded\x18\a \x01(\v2\x1f.seam.adapter.v1.DecodedRecordsR\adecoded\"V\n" +
+	"\x0eDecodedRecords\x12\x16\n" +
+	"\x06fields\x18\x01 \x03(\tR\x06fields\x12\x14\n" +
+	"\x05count\x18\x02 \x01(\x03R\x05count\x12\x16\n" +
+	"\x06values\x18\x03 \x01(\fR\x06values\"\xe4\x01\n" +
 	"\rPackedResults\x12\x1c\n" +
 	"\tcanonical\x18\x01 \x01(\tR\tcanonical\x12+\n" +
 	"\x11canonical_version\x18\x02 \x01(\x05R\x10canonicalVersion\x12\x12\n" +
@@ -913,54 +1004,56 @@ func file_seam_adapter_v1_adapter_proto_rawDescGZIP() []byte {
 }
 
 var file_seam_adapter_v1_adapter_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_seam_adapter_v1_adapter_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
+var file_seam_adapter_v1_adapter_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
 var file_seam_adapter_v1_adapter_proto_goTypes = []any{
 	(AdaptAnswer)(0),            // 0: seam.adapter.v1.AdaptAnswer
 	(*AdaptRequest)(nil),        // 1: seam.adapter.v1.AdaptRequest
-	(*PackedResults)(nil),       // 2: seam.adapter.v1.PackedResults
-	(*AdaptResult)(nil),         // 3: seam.adapter.v1.AdaptResult
-	(*AdaptResponse)(nil),       // 4: seam.adapter.v1.AdaptResponse
-	(*AdaptStreamRequest)(nil),  // 5: seam.adapter.v1.AdaptStreamRequest
-	(*AdaptStreamResponse)(nil), // 6: seam.adapter.v1.AdaptStreamResponse
-	(*PreviewRequest)(nil),      // 7: seam.adapter.v1.PreviewRequest
-	(*PreviewField)(nil),        // 8: seam.adapter.v1.PreviewField
-	(*PreviewRecord)(nil),       // 9: seam.adapter.v1.PreviewRecord
-	(*PreviewResponse)(nil),     // 10: seam.adapter.v1.PreviewResponse
-	(*v1.RecordBatch)(nil),      // 11: seam.record.v1.RecordBatch
-	(*v1.CanonicalRecord)(nil),  // 12: seam.record.v1.CanonicalRecord
-	(*v1.RecordError)(nil),      // 13: seam.record.v1.RecordError
-	(*v11.Contract)(nil),        // 14: seam.contract.v1.Contract
-	(*structpb.Value)(nil),      // 15: google.protobuf.Value
+	(*DecodedRecords)(nil),      // 2: seam.adapter.v1.DecodedRecords
+	(*PackedResults)(nil),       // 3: seam.adapter.v1.PackedResults
+	(*AdaptResult)(nil),         // 4: seam.adapter.v1.AdaptResult
+	(*AdaptResponse)(nil),       // 5: seam.adapter.v1.AdaptResponse
+	(*AdaptStreamRequest)(nil),  // 6: seam.adapter.v1.AdaptStreamRequest
+	(*AdaptStreamResponse)(nil), // 7: seam.adapter.v1.AdaptStreamResponse
+	(*PreviewRequest)(nil),      // 8: seam.adapter.v1.PreviewRequest
+	(*PreviewField)(nil),        // 9: seam.adapter.v1.PreviewField
+	(*PreviewRecord)(nil),       // 10: seam.adapter.v1.PreviewRecord
+	(*PreviewResponse)(nil),     // 11: seam.adapter.v1.PreviewResponse
+	(*v1.RecordBatch)(nil),      // 12: seam.record.v1.RecordBatch
+	(*v1.CanonicalRecord)(nil),  // 13: seam.record.v1.CanonicalRecord
+	(*v1.RecordError)(nil),      // 14: seam.record.v1.RecordError
+	(*v11.Contract)(nil),        // 15: seam.contract.v1.Contract
+	(*structpb.Value)(nil),      // 16: google.protobuf.Value
 }
 var file_seam_adapter_v1_adapter_proto_depIdxs = []int32{
-	11, // 0: seam.adapter.v1.AdaptRequest.batch:type_name -> seam.record.v1.RecordBatch
+	12, // 0: seam.adapter.v1.AdaptRequest.batch:type_name -> seam.record.v1.RecordBatch
 	0,  // 1: seam.adapter.v1.AdaptRequest.answer:type_name -> seam.adapter.v1.AdaptAnswer
-	3,  // 2: seam.adapter.v1.PackedResults.failures:type_name -> seam.adapter.v1.AdaptResult
-	12, // 3: seam.adapter.v1.AdaptResult.record:type_name -> seam.record.v1.CanonicalRecord
-	13, // 4: seam.adapter.v1.AdaptResult.errors:type_name -> seam.record.v1.RecordError
-	3,  // 5: seam.adapter.v1.AdaptResponse.results:type_name -> seam.adapter.v1.AdaptResult
-	2,  // 6: seam.adapter.v1.AdaptResponse.packed:type_name -> seam.adapter.v1.PackedResults
-	1,  // 7: seam.adapter.v1.AdaptStreamRequest.request:type_name -> seam.adapter.v1.AdaptRequest
-	4,  // 8: seam.adapter.v1.AdaptStreamResponse.response:type_name -> seam.adapter.v1.AdaptResponse
-	14, // 9: seam.adapter.v1.PreviewRequest.proposed:type_name -> seam.contract.v1.Contract
-	11, // 10: seam.adapter.v1.PreviewRequest.batch:type_name -> seam.record.v1.RecordBatch
-	15, // 11: seam.adapter.v1.PreviewField.source_value:type_name -> google.protobuf.Value
-	15, // 12: seam.adapter.v1.PreviewField.canonical_value:type_name -> google.protobuf.Value
-	13, // 13: seam.adapter.v1.PreviewField.error:type_name -> seam.record.v1.RecordError
-	8,  // 14: seam.adapter.v1.PreviewRecord.fields:type_name -> seam.adapter.v1.PreviewField
-	13, // 15: seam.adapter.v1.PreviewRecord.errors:type_name -> seam.record.v1.RecordError
-	9,  // 16: seam.adapter.v1.PreviewResponse.records:type_name -> seam.adapter.v1.PreviewRecord
-	1,  // 17: seam.adapter.v1.AdapterService.Adapt:input_type -> seam.adapter.v1.AdaptRequest
-	5,  // 18: seam.adapter.v1.AdapterService.AdaptStream:input_type -> seam.adapter.v1.AdaptStreamRequest
-	7,  // 19: seam.adapter.v1.AdapterService.Preview:input_type -> seam.adapter.v1.PreviewRequest
-	4,  // 20: seam.adapter.v1.AdapterService.Adapt:output_type -> seam.adapter.v1.AdaptResponse
-	6,  // 21: seam.adapter.v1.AdapterService.AdaptStream:output_type -> seam.adapter.v1.AdaptStreamResponse
-	10, // 22: seam.adapter.v1.AdapterService.Preview:output_type -> seam.adapter.v1.PreviewResponse
-	20, // [20:23] is the sub-list for method output_type
-	17, // [17:20] is the sub-list for method input_type
-	17, // [17:17] is the sub-list for extension type_name
-	17, // [17:17] is the sub-list for extension extendee
-	0,  // [0:17] is the sub-list for field type_name
+	2,  // 2: seam.adapter.v1.AdaptRequest.decoded:type_name -> seam.adapter.v1.DecodedRecords
+	4,  // 3: seam.adapter.v1.PackedResults.failures:type_name -> seam.adapter.v1.AdaptResult
+	13, // 4: seam.adapter.v1.AdaptResult.record:type_name -> seam.record.v1.CanonicalRecord
+	14, // 5: seam.adapter.v1.AdaptResult.errors:type_name -> seam.record.v1.RecordError
+	4,  // 6: seam.adapter.v1.AdaptResponse.results:type_name -> seam.adapter.v1.AdaptResult
+	3,  // 7: seam.adapter.v1.AdaptResponse.packed:type_name -> seam.adapter.v1.PackedResults
+	1,  // 8: seam.adapter.v1.AdaptStreamRequest.request:type_name -> seam.adapter.v1.AdaptRequest
+	5,  // 9: seam.adapter.v1.AdaptStreamResponse.response:type_name -> seam.adapter.v1.AdaptResponse
+	15, // 10: seam.adapter.v1.PreviewRequest.proposed:type_name -> seam.contract.v1.Contract
+	12, // 11: seam.adapter.v1.PreviewRequest.batch:type_name -> seam.record.v1.RecordBatch
+	16, // 12: seam.adapter.v1.PreviewField.source_value:type_name -> google.protobuf.Value
+	16, // 13: seam.adapter.v1.PreviewField.canonical_value:type_name -> google.protobuf.Value
+	14, // 14: seam.adapter.v1.PreviewField.error:type_name -> seam.record.v1.RecordError
+	9,  // 15: seam.adapter.v1.PreviewRecord.fields:type_name -> seam.adapter.v1.PreviewField
+	14, // 16: seam.adapter.v1.PreviewRecord.errors:type_name -> seam.record.v1.RecordError
+	10, // 17: seam.adapter.v1.PreviewResponse.records:type_name -> seam.adapter.v1.PreviewRecord
+	1,  // 18: seam.adapter.v1.AdapterService.Adapt:input_type -> seam.adapter.v1.AdaptRequest
+	6,  // 19: seam.adapter.v1.AdapterService.AdaptStream:input_type -> seam.adapter.v1.AdaptStreamRequest
+	8,  // 20: seam.adapter.v1.AdapterService.Preview:input_type -> seam.adapter.v1.PreviewRequest
+	5,  // 21: seam.adapter.v1.AdapterService.Adapt:output_type -> seam.adapter.v1.AdaptResponse
+	7,  // 22: seam.adapter.v1.AdapterService.AdaptStream:output_type -> seam.adapter.v1.AdaptStreamResponse
+	11, // 23: seam.adapter.v1.AdapterService.Preview:output_type -> seam.adapter.v1.PreviewResponse
+	21, // [21:24] is the sub-list for method output_type
+	18, // [18:21] is the sub-list for method input_type
+	18, // [18:18] is the sub-list for extension type_name
+	18, // [18:18] is the sub-list for extension extendee
+	0,  // [0:18] is the sub-list for field type_name
 }
 
 func init() { file_seam_adapter_v1_adapter_proto_init() }
@@ -974,7 +1067,7 @@ func file_seam_adapter_v1_adapter_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_seam_adapter_v1_adapter_proto_rawDesc), len(file_seam_adapter_v1_adapter_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   10,
+			NumMessages:   11,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
