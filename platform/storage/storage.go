@@ -131,6 +131,8 @@ const (
 )
 
 // DB is an open store. Queries use $1, $2 placeholders, which both dialects accept.
+// Statements a service runs often go through Exec, Query and QueryRow, which
+// prepare each once.
 type DB struct {
 	SQL     *sql.DB // database/sql handle (modernc.org/sqlite, or pgx/v5/stdlib for PostgreSQL)
 	Dialect Dialect
@@ -153,6 +155,11 @@ type DB struct {
 	listeners map[string]map[chan struct{}]struct{}
 	// metrics measure InTx's transactions.
 	metrics *txMetrics
+
+	stmtMu sync.Mutex
+	// stmts are the statements Exec, Query and QueryRow prepared, by
+	// query text (SQLite; see stmt); nil once the store is closed.
+	stmts map[string]*sql.Stmt
 }
 
 // Open opens url: "postgres://…" or "postgresql://…" selects PostgreSQL through pgx;
@@ -167,6 +174,7 @@ func Open(ctx context.Context, url string) (*DB, error) {
 		url:       url,
 		pending:   make(map[*sql.Tx][]string),
 		listeners: make(map[string]map[chan struct{}]struct{}),
+		stmts:     make(map[string]*sql.Stmt),
 	}
 	var err error
 	if strings.HasPrefix(url, "postgres://") || strings.HasPrefix(url, "postgresql://") {
@@ -262,10 +270,11 @@ func sqliteDSN(raw string) (string, error) {
 	return "file:" + path + "?" + q.Encode(), nil
 }
 
-// Close closes the store's connections.
+// Close closes the store's prepared statements and connections.
 func (db *DB) Close() error {
+	stmtErr := db.closeStmts()
 	if err := db.SQL.Close(); err != nil {
-		return fmt.Errorf("storage: close %s store: %w", db.Dialect, err)
+		return errors.Join(stmtErr, fmt.Errorf("storage: close %s store: %w", db.Dialect, err))
 	}
-	return nil
+	return stmtErr
 }
