@@ -12,6 +12,10 @@ import (
 
 // sqlStore is gateStore over platform/storage: one implementation, one
 // schema (schema.go), for the embedded SQLite file and PostgreSQL.
+//
+// The statements every batch runs go through db.Exec, Query and QueryRow,
+// which prepare each once instead of having SQLite parse it per batch; the
+// others run as text.
 type sqlStore struct {
 	db *storage.DB
 	// keys caches the key index of the partitions in use; see
@@ -121,17 +125,19 @@ func (s *sqlStore) QueueEventOnce(ctx context.Context, e outboxEvent, at time.Ti
 }
 
 func (s *sqlStore) Containment(ctx context.Context, subject string) (containment, bool, error) {
-	return readContainment(ctx, s.db.SQL, subject)
+	return readContainment(ctx, s.db, nil, subject)
 }
 
 func (t *sqlTx) Containment(ctx context.Context, subject string) (containment, bool, error) {
-	return readContainment(ctx, t.tx, subject)
+	return readContainment(ctx, t.db, t.tx, subject)
 }
 
-func readContainment(ctx context.Context, q querier, subject string) (containment, bool, error) {
+// readContainment reads subject's containment in tx, or outside a
+// transaction when tx is nil; every batch reads it.
+func readContainment(ctx context.Context, db *storage.DB, tx *sql.Tx, subject string) (containment, bool, error) {
 	var c containment
 	var at int64
-	err := q.QueryRowContext(ctx, `SELECT subject, contained, reason, principal, changed_at, automatic FROM gate_containments WHERE subject = $1`, subject).
+	err := db.QueryRow(ctx, tx, `SELECT subject, contained, reason, principal, changed_at, automatic FROM gate_containments WHERE subject = $1`, subject).
 		Scan(&c.Subject, &c.Contained, &c.Reason, &c.Principal, &at, &c.Automatic)
 	if errors.Is(err, sql.ErrNoRows) {
 		return containment{}, false, nil
@@ -163,7 +169,7 @@ func (s *sqlStore) Containments(ctx context.Context) ([]containment, error) {
 }
 
 func (s *sqlStore) PendingEvents(ctx context.Context, limit int) ([]outboxEvent, error) {
-	rows, err := s.db.SQL.QueryContext(ctx, `SELECT seq, event_id, payload FROM gate_outbox WHERE delivered_at IS NULL ORDER BY seq LIMIT $1`, limit)
+	rows, err := s.db.Query(ctx, nil, `SELECT seq, event_id, payload FROM gate_outbox WHERE delivered_at IS NULL ORDER BY seq LIMIT $1`, limit)
 	if err != nil {
 		return nil, fmt.Errorf("read outbox: %w", err)
 	}

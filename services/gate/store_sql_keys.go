@@ -144,7 +144,7 @@ func (t *sqlTx) InsertKeys(ctx context.Context, pid int64, hashes [][]byte) ([]b
 	if len(run) == 0 {
 		return fresh, nil
 	}
-	if _, err := t.tx.ExecContext(ctx, `INSERT INTO gate_key_runs (pid, hashes) VALUES ($1, $2)`, pid, run); err != nil {
+	if _, err := t.db.Exec(ctx, t.tx, `INSERT INTO gate_key_runs (pid, hashes) VALUES ($1, $2)`, pid, run); err != nil {
 		return nil, fmt.Errorf("index the keys of partition %d: %w", pid, err)
 	}
 	return fresh, nil
@@ -159,10 +159,10 @@ func (t *sqlTx) keyView(ctx context.Context, pid int64) (*keyView, error) {
 	// This transaction has written no run of pid yet, so every run it
 	// reads is committed, and the set may go back to the cache as is.
 	var first, last sql.NullInt64
-	if err := t.tx.QueryRowContext(ctx, `SELECT min(id) FROM gate_key_runs WHERE pid = $1`, pid).Scan(&first); err != nil {
+	if err := t.db.QueryRow(ctx, t.tx, `SELECT min(id) FROM gate_key_runs WHERE pid = $1`, pid).Scan(&first); err != nil {
 		return nil, err
 	}
-	if err := t.tx.QueryRowContext(ctx, `SELECT max(id) FROM gate_key_runs WHERE pid = $1`, pid).Scan(&last); err != nil {
+	if err := t.db.QueryRow(ctx, t.tx, `SELECT max(id) FROM gate_key_runs WHERE pid = $1`, pid).Scan(&last); err != nil {
 		return nil, err
 	}
 	s := t.cache.take(pid)
@@ -207,7 +207,7 @@ func (t *sqlTx) forget(pid int64) {
 // readRuns adds the runs of s's partition after s.lastID, up to last. On
 // an error s holds part of them: the caller drops it.
 func (t *sqlTx) readRuns(ctx context.Context, s *keySet, last int64) error {
-	rows, err := t.tx.QueryContext(ctx, `SELECT id, hashes FROM gate_key_runs WHERE pid = $1 AND id > $2 AND id <= $3 ORDER BY id`, s.pid, s.lastID, last)
+	rows, err := t.db.Query(ctx, t.tx, `SELECT id, hashes FROM gate_key_runs WHERE pid = $1 AND id > $2 AND id <= $3 ORDER BY id`, s.pid, s.lastID, last)
 	if err != nil {
 		return err
 	}

@@ -31,7 +31,7 @@ func scanPart(row interface{ Scan(...any) error }) (partRow, error) {
 
 func (t *sqlTx) LockPartition(ctx context.Context, subject, part string, create bool, at time.Time) (partRow, bool, error) {
 	if create {
-		if _, err := t.tx.ExecContext(ctx, `INSERT INTO gate_parts (subject, part) VALUES ($1, $2) ON CONFLICT (subject, part) DO NOTHING`, subject, part); err != nil {
+		if _, err := t.db.Exec(ctx, t.tx, `INSERT INTO gate_parts (subject, part) VALUES ($1, $2) ON CONFLICT (subject, part) DO NOTHING`, subject, part); err != nil {
 			return partRow{}, false, fmt.Errorf("create partition %s/%s: %w", subject, part, err)
 		}
 	}
@@ -39,7 +39,7 @@ func (t *sqlTx) LockPartition(ctx context.Context, subject, part string, create 
 	if t.db.Dialect == storage.Postgres {
 		lock = " FOR UPDATE" // SQLite transactions hold the whole database
 	}
-	p, err := scanPart(t.tx.QueryRowContext(ctx, `SELECT `+partColumns+` FROM gate_parts WHERE subject = $1 AND part = $2`+lock, subject, part))
+	p, err := scanPart(t.db.QueryRow(ctx, t.tx, `SELECT `+partColumns+` FROM gate_parts WHERE subject = $1 AND part = $2`+lock, subject, part))
 	if errors.Is(err, sql.ErrNoRows) {
 		return partRow{}, false, nil
 	}
@@ -50,7 +50,7 @@ func (t *sqlTx) LockPartition(ctx context.Context, subject, part string, create 
 }
 
 func (t *sqlTx) SetPartition(ctx context.Context, p partRow, at time.Time) error {
-	if _, err := t.tx.ExecContext(ctx, `UPDATE gate_parts SET attempt = $1, amendment = $2, replaced_by = $3, replaced_at = CASE WHEN replaced_by = $3 THEN replaced_at ELSE $4 END WHERE pid = $5`,
+	if _, err := t.db.Exec(ctx, t.tx, `UPDATE gate_parts SET attempt = $1, amendment = $2, replaced_by = $3, replaced_at = CASE WHEN replaced_by = $3 THEN replaced_at ELSE $4 END WHERE pid = $5`,
 		p.attempt, p.amendment, p.replacedBy, at.UnixNano(), p.pid); err != nil {
 		return fmt.Errorf("update partition %s/%s: %w", p.subject, p.part, err)
 	}
@@ -93,7 +93,7 @@ func scanUnit(row interface{ Scan(...any) error }) (unitRow, error) {
 }
 
 func (t *sqlTx) Unit(ctx context.Context, pid int64, amendment int32) (unitRow, bool, error) {
-	u, err := scanUnit(t.tx.QueryRowContext(ctx, `SELECT `+unitColumns+` FROM gate_units WHERE pid = $1 AND amendment = $2`, pid, amendment))
+	u, err := scanUnit(t.db.QueryRow(ctx, t.tx, `SELECT `+unitColumns+` FROM gate_units WHERE pid = $1 AND amendment = $2`, pid, amendment))
 	if errors.Is(err, sql.ErrNoRows) {
 		return unitRow{}, false, nil
 	}
@@ -119,7 +119,7 @@ func (t *sqlTx) PutUnit(ctx context.Context, u unitRow) error {
 		sealed = u.sealedAt.UnixNano()
 	}
 	c := u.counts
-	if _, err := t.tx.ExecContext(ctx, `INSERT INTO gate_units (`+unitColumns+`)
+	if _, err := t.db.Exec(ctx, t.tx, `INSERT INTO gate_units (`+unitColumns+`)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
 ON CONFLICT (pid, amendment) DO UPDATE SET status = excluded.status, verdict = excluded.verdict, contract_version = excluded.contract_version,
 	received = excluded.received, accepted = excluded.accepted, quarantined = excluded.quarantined, duplicates = excluded.duplicates,
@@ -225,14 +225,14 @@ func (t *sqlTx) AdvanceWatermark(ctx context.Context, subject string, at time.Ti
 	// lock on the subject's row. Two that do race on the conditional
 	// update, which PostgreSQL re-checks after waiting.
 	var w int64
-	err := t.tx.QueryRowContext(ctx, `SELECT event_time FROM gate_watermarks WHERE subject = $1`, subject).Scan(&w)
+	err := t.db.QueryRow(ctx, t.tx, `SELECT event_time FROM gate_watermarks WHERE subject = $1`, subject).Scan(&w)
 	switch {
 	case err == nil && w >= at.UnixNano():
 		return nil
 	case err != nil && !errors.Is(err, sql.ErrNoRows):
 		return fmt.Errorf("read the watermark of %s: %w", subject, err)
 	}
-	if _, err := t.tx.ExecContext(ctx, `INSERT INTO gate_watermarks (subject, event_time) VALUES ($1, $2)
+	if _, err := t.db.Exec(ctx, t.tx, `INSERT INTO gate_watermarks (subject, event_time) VALUES ($1, $2)
 ON CONFLICT (subject) DO UPDATE SET event_time = excluded.event_time WHERE gate_watermarks.event_time < excluded.event_time`, subject, at.UnixNano()); err != nil {
 		return fmt.Errorf("advance the watermark of %s: %w", subject, err)
 	}
@@ -254,7 +254,7 @@ func (s *sqlStore) Watermark(ctx context.Context, subject string) (time.Time, bo
 // Reads outside transactions.
 
 func (s *sqlStore) Head(ctx context.Context, subject, part string, amendment *int32) (partRow, unitRow, bool, error) {
-	p, err := scanPart(s.db.SQL.QueryRowContext(ctx, `SELECT `+partColumns+` FROM gate_parts WHERE subject = $1 AND part = $2`, subject, part))
+	p, err := scanPart(s.db.QueryRow(ctx, nil, `SELECT `+partColumns+` FROM gate_parts WHERE subject = $1 AND part = $2`, subject, part))
 	if errors.Is(err, sql.ErrNoRows) {
 		return partRow{}, unitRow{}, false, nil
 	}
@@ -265,7 +265,7 @@ func (s *sqlStore) Head(ctx context.Context, subject, part string, amendment *in
 	if amendment != nil {
 		a = *amendment
 	}
-	u, err := scanUnit(s.db.SQL.QueryRowContext(ctx, `SELECT `+unitColumns+` FROM gate_units WHERE pid = $1 AND amendment = $2`, p.pid, a))
+	u, err := scanUnit(s.db.QueryRow(ctx, nil, `SELECT `+unitColumns+` FROM gate_units WHERE pid = $1 AND amendment = $2`, p.pid, a))
 	if errors.Is(err, sql.ErrNoRows) {
 		return p, unitRow{pid: p.pid, amendment: a}, amendment == nil, nil
 	}
@@ -406,7 +406,7 @@ func (s *sqlStore) Batch(ctx context.Context, k batchKey) (storedBatch, bool, er
 	var legacy, verdicts []byte
 	var seqs string
 	var at int64
-	err := s.db.SQL.QueryRowContext(ctx, `SELECT status, contract_version, received, accepted, quarantined, duplicates, amendment, attempt, response, digest, verdicts, alert_seqs, created_at
+	err := s.db.QueryRow(ctx, nil, `SELECT status, contract_version, received, accepted, quarantined, duplicates, amendment, attempt, response, digest, verdicts, alert_seqs, created_at
 FROM gate_batches WHERE subject = $1 AND part = $2 AND batch_id = $3`, k.subject, k.part, k.batchID).
 		Scan(&st, &b.version, &b.received, &b.accepted, &b.quarantined, &b.duplicates, &b.amendment, &b.attempt, &legacy, &b.digest, &verdicts, &seqs, &at)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -439,7 +439,7 @@ FROM gate_batches WHERE subject = $1 AND part = $2 AND batch_id = $3`, k.subject
 }
 
 func (t *sqlTx) ClaimBatch(ctx context.Context, k batchKey, digest []byte, at time.Time) (bool, error) {
-	res, err := t.tx.ExecContext(ctx, `INSERT INTO gate_batches (subject, part, batch_id, status, contract_version, received, accepted, quarantined, response, created_at, digest)
+	res, err := t.db.Exec(ctx, t.tx, `INSERT INTO gate_batches (subject, part, batch_id, status, contract_version, received, accepted, quarantined, response, created_at, digest)
 VALUES ($1, $2, $3, 0, 0, 0, 0, 0, $4, $5, $6) ON CONFLICT (subject, part, batch_id) DO NOTHING`,
 		k.subject, k.part, k.batchID, []byte{}, at.UnixNano(), digest)
 	if err != nil {
@@ -457,7 +457,7 @@ func (t *sqlTx) FinishBatch(ctx context.Context, k batchKey, b batchRow) error {
 	for i, s := range b.alertSeqs {
 		seqs[i] = strconv.FormatInt(s, 10)
 	}
-	if _, err := t.tx.ExecContext(ctx, `UPDATE gate_batches SET status = $1, contract_version = $2, received = $3, accepted = $4, quarantined = $5,
+	if _, err := t.db.Exec(ctx, t.tx, `UPDATE gate_batches SET status = $1, contract_version = $2, received = $3, accepted = $4, quarantined = $5,
 	duplicates = $6, amendment = $7, attempt = $8, verdicts = $9, alert_seqs = $10 WHERE subject = $11 AND part = $12 AND batch_id = $13`,
 		int32(b.status), b.version, b.received, b.accepted, b.quarantined, b.duplicates, b.amendment, b.attempt, b.verdicts, strings.Join(seqs, " "),
 		k.subject, k.part, k.batchID); err != nil {
@@ -467,7 +467,7 @@ func (t *sqlTx) FinishBatch(ctx context.Context, k batchKey, b batchRow) error {
 }
 
 func (t *sqlTx) PutAnswer(ctx context.Context, k batchKey, records []byte, expires time.Time) error {
-	if _, err := t.tx.ExecContext(ctx, `INSERT INTO gate_answers (subject, part, batch_id, records, expires_at) VALUES ($1, $2, $3, $4, $5)
+	if _, err := t.db.Exec(ctx, t.tx, `INSERT INTO gate_answers (subject, part, batch_id, records, expires_at) VALUES ($1, $2, $3, $4, $5)
 ON CONFLICT (subject, part, batch_id) DO UPDATE SET records = excluded.records, expires_at = excluded.expires_at`,
 		k.subject, k.part, k.batchID, records, expires.UnixNano()); err != nil {
 		return fmt.Errorf("keep the answer of batch %s: %w", k.batchID, err)
@@ -477,7 +477,7 @@ ON CONFLICT (subject, part, batch_id) DO UPDATE SET records = excluded.records, 
 
 func (s *sqlStore) Answer(ctx context.Context, k batchKey, now time.Time) ([]byte, bool, error) {
 	var b []byte
-	err := s.db.SQL.QueryRowContext(ctx, `SELECT records FROM gate_answers WHERE subject = $1 AND part = $2 AND batch_id = $3 AND expires_at > $4`,
+	err := s.db.QueryRow(ctx, nil, `SELECT records FROM gate_answers WHERE subject = $1 AND part = $2 AND batch_id = $3 AND expires_at > $4`,
 		k.subject, k.part, k.batchID, now.UnixNano()).Scan(&b)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, false, nil
