@@ -318,6 +318,65 @@ func (SealCause) EnumDescriptor() ([]byte, []int) {
 	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{4}
 }
 
+// IngestAnswer is the form of an ingest answer's verdicts. A gate that
+// predates a form answers INGEST_ANSWER_RECORDS, so callers read both.
+type IngestAnswer int32
+
+const (
+	IngestAnswer_INGEST_ANSWER_UNSPECIFIED IngestAnswer = 0
+	// INGEST_ANSWER_RECORDS is one RecordVerdict per record, in records,
+	// each accepted one with its canonical record.
+	IngestAnswer_INGEST_ANSWER_RECORDS IngestAnswer = 1
+	// INGEST_ANSWER_PACKED is every verdict in packed: the accepted records'
+	// canonical JSON side by side in one buffer, without a message per
+	// accepted record. It expands to exactly what INGEST_ANSWER_RECORDS
+	// answers. Over REST its bytes fields are base64 strings: REST callers
+	// are better served by INGEST_ANSWER_RECORDS, whose records come inline
+	// as JSON objects.
+	IngestAnswer_INGEST_ANSWER_PACKED IngestAnswer = 2
+)
+
+// Enum value maps for IngestAnswer.
+var (
+	IngestAnswer_name = map[int32]string{
+		0: "INGEST_ANSWER_UNSPECIFIED",
+		1: "INGEST_ANSWER_RECORDS",
+		2: "INGEST_ANSWER_PACKED",
+	}
+	IngestAnswer_value = map[string]int32{
+		"INGEST_ANSWER_UNSPECIFIED": 0,
+		"INGEST_ANSWER_RECORDS":     1,
+		"INGEST_ANSWER_PACKED":      2,
+	}
+)
+
+func (x IngestAnswer) Enum() *IngestAnswer {
+	p := new(IngestAnswer)
+	*p = x
+	return p
+}
+
+func (x IngestAnswer) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (IngestAnswer) Descriptor() protoreflect.EnumDescriptor {
+	return file_seam_gate_v1_gate_proto_enumTypes[5].Descriptor()
+}
+
+func (IngestAnswer) Type() protoreflect.EnumType {
+	return &file_seam_gate_v1_gate_proto_enumTypes[5]
+}
+
+func (x IngestAnswer) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use IngestAnswer.Descriptor instead.
+func (IngestAnswer) EnumDescriptor() ([]byte, []int) {
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{5}
+}
+
 // Severity ranks alerts.
 type Severity int32
 
@@ -355,11 +414,11 @@ func (x Severity) String() string {
 }
 
 func (Severity) Descriptor() protoreflect.EnumDescriptor {
-	return file_seam_gate_v1_gate_proto_enumTypes[5].Descriptor()
+	return file_seam_gate_v1_gate_proto_enumTypes[6].Descriptor()
 }
 
 func (Severity) Type() protoreflect.EnumType {
-	return &file_seam_gate_v1_gate_proto_enumTypes[5]
+	return &file_seam_gate_v1_gate_proto_enumTypes[6]
 }
 
 func (x Severity) Number() protoreflect.EnumNumber {
@@ -368,7 +427,7 @@ func (x Severity) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Severity.Descriptor instead.
 func (Severity) EnumDescriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{5}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{6}
 }
 
 // AlertState is where an alert stands.
@@ -412,11 +471,11 @@ func (x AlertState) String() string {
 }
 
 func (AlertState) Descriptor() protoreflect.EnumDescriptor {
-	return file_seam_gate_v1_gate_proto_enumTypes[6].Descriptor()
+	return file_seam_gate_v1_gate_proto_enumTypes[7].Descriptor()
 }
 
 func (AlertState) Type() protoreflect.EnumType {
-	return &file_seam_gate_v1_gate_proto_enumTypes[6]
+	return &file_seam_gate_v1_gate_proto_enumTypes[7]
 }
 
 func (x AlertState) Number() protoreflect.EnumNumber {
@@ -425,7 +484,7 @@ func (x AlertState) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use AlertState.Descriptor instead.
 func (AlertState) EnumDescriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{6}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{7}
 }
 
 // QuarantineState is where a quarantined record stands.
@@ -470,11 +529,11 @@ func (x QuarantineState) String() string {
 }
 
 func (QuarantineState) Descriptor() protoreflect.EnumDescriptor {
-	return file_seam_gate_v1_gate_proto_enumTypes[7].Descriptor()
+	return file_seam_gate_v1_gate_proto_enumTypes[8].Descriptor()
 }
 
 func (QuarantineState) Type() protoreflect.EnumType {
-	return &file_seam_gate_v1_gate_proto_enumTypes[7]
+	return &file_seam_gate_v1_gate_proto_enumTypes[8]
 }
 
 func (x QuarantineState) Number() protoreflect.EnumNumber {
@@ -483,7 +542,7 @@ func (x QuarantineState) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use QuarantineState.Descriptor instead.
 func (QuarantineState) EnumDescriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{7}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{8}
 }
 
 // CheckOutcome is one check's result on a partition.
@@ -1019,7 +1078,11 @@ type IngestRequest struct {
 	// replace.
 	Replace bool `protobuf:"varint,8,opt,name=replace,proto3" json:"replace,omitempty"`
 	// Seal seals the partition after this batch.
-	Seal          bool `protobuf:"varint,9,opt,name=seal,proto3" json:"seal,omitempty"`
+	Seal bool `protobuf:"varint,9,opt,name=seal,proto3" json:"seal,omitempty"`
+	// Answer is the form of the verdicts when canonical records are asked
+	// for (summary_only unset); unset is INGEST_ANSWER_RECORDS. PACKED with
+	// summary_only is refused with INVALID_ARGUMENT.
+	Answer        IngestAnswer `protobuf:"varint,10,opt,name=answer,proto3,enum=seam.gate.v1.IngestAnswer" json:"answer,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1128,6 +1191,13 @@ func (x *IngestRequest) GetSeal() bool {
 	return false
 }
 
+func (x *IngestRequest) GetAnswer() IngestAnswer {
+	if x != nil {
+		return x.Answer
+	}
+	return IngestAnswer_INGEST_ANSWER_UNSPECIFIED
+}
+
 type isIngestRequest_Identity interface {
 	isIngestRequest_Identity()
 }
@@ -1143,6 +1213,177 @@ type IngestRequest_Offsets struct {
 func (*IngestRequest_BatchId) isIngestRequest_Identity() {}
 
 func (*IngestRequest_Offsets) isIngestRequest_Identity() {}
+
+// PackedVerdicts holds one batch's verdicts (one stream chunk's) without a
+// message per accepted record. The batch has n = len(json_ends) +
+// len(others) records, indexed from 0. The records not accepted are in
+// others, in index order; every other index is an accepted record, and
+// the k-th of them in index order has its canonical JSON at
+// json[json_ends[k-1]:json_ends[k]] (from 0 for the first), its record id
+// at record_ids[32k:32k+32] (CanonicalRecord.record_id is its hex), its
+// source position at positions[k], and the provenance in provenance with
+// its index and position set.
+type PackedVerdicts struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Provenance is what the accepted records' provenance have in common
+	// (subject, versions, canonical model, partition, batch id); its index
+	// and position are 0. Unset when no record was accepted.
+	Provenance *v11.Provenance `protobuf:"bytes,1,opt,name=provenance,proto3" json:"provenance,omitempty"`
+	Json       []byte          `protobuf:"bytes,2,opt,name=json,proto3" json:"json,omitempty"`
+	JsonEnds   []uint32        `protobuf:"varint,3,rep,packed,name=json_ends,json=jsonEnds,proto3" json:"json_ends,omitempty"`
+	// RecordIds are the accepted records' ids, 32 bytes each.
+	RecordIds []byte  `protobuf:"bytes,4,opt,name=record_ids,json=recordIds,proto3" json:"record_ids,omitempty"`
+	Positions []int64 `protobuf:"varint,5,rep,packed,name=positions,proto3" json:"positions,omitempty"`
+	// Others are the verdicts of the records not accepted (quarantined,
+	// duplicates), with their reasons and alerts, as in records.
+	Others []*RecordVerdict `protobuf:"bytes,6,rep,name=others,proto3" json:"others,omitempty"`
+	// AcceptedAlerts names the ALERT checks failed by accepted records,
+	// only for those that failed any, in index order.
+	AcceptedAlerts []*RecordAlerts `protobuf:"bytes,7,rep,name=accepted_alerts,json=acceptedAlerts,proto3" json:"accepted_alerts,omitempty"`
+	// Sequence is the stream chunk of every verdict (0 for Ingest).
+	Sequence      int64 `protobuf:"varint,8,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PackedVerdicts) Reset() {
+	*x = PackedVerdicts{}
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PackedVerdicts) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PackedVerdicts) ProtoMessage() {}
+
+func (x *PackedVerdicts) ProtoReflect() protoreflect.Message {
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PackedVerdicts.ProtoReflect.Descriptor instead.
+func (*PackedVerdicts) Descriptor() ([]byte, []int) {
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *PackedVerdicts) GetProvenance() *v11.Provenance {
+	if x != nil {
+		return x.Provenance
+	}
+	return nil
+}
+
+func (x *PackedVerdicts) GetJson() []byte {
+	if x != nil {
+		return x.Json
+	}
+	return nil
+}
+
+func (x *PackedVerdicts) GetJsonEnds() []uint32 {
+	if x != nil {
+		return x.JsonEnds
+	}
+	return nil
+}
+
+func (x *PackedVerdicts) GetRecordIds() []byte {
+	if x != nil {
+		return x.RecordIds
+	}
+	return nil
+}
+
+func (x *PackedVerdicts) GetPositions() []int64 {
+	if x != nil {
+		return x.Positions
+	}
+	return nil
+}
+
+func (x *PackedVerdicts) GetOthers() []*RecordVerdict {
+	if x != nil {
+		return x.Others
+	}
+	return nil
+}
+
+func (x *PackedVerdicts) GetAcceptedAlerts() []*RecordAlerts {
+	if x != nil {
+		return x.AcceptedAlerts
+	}
+	return nil
+}
+
+func (x *PackedVerdicts) GetSequence() int64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
+}
+
+// RecordAlerts names the ALERT checks one record failed.
+type RecordAlerts struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Index         int64                  `protobuf:"varint,1,opt,name=index,proto3" json:"index,omitempty"`
+	Checks        []string               `protobuf:"bytes,2,rep,name=checks,proto3" json:"checks,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RecordAlerts) Reset() {
+	*x = RecordAlerts{}
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RecordAlerts) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RecordAlerts) ProtoMessage() {}
+
+func (x *RecordAlerts) ProtoReflect() protoreflect.Message {
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RecordAlerts.ProtoReflect.Descriptor instead.
+func (*RecordAlerts) Descriptor() ([]byte, []int) {
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *RecordAlerts) GetIndex() int64 {
+	if x != nil {
+		return x.Index
+	}
+	return 0
+}
+
+func (x *RecordAlerts) GetChecks() []string {
+	if x != nil {
+		return x.Checks
+	}
+	return nil
+}
 
 // RecordVerdict is the verdict on one record.
 type RecordVerdict struct {
@@ -1165,7 +1406,7 @@ type RecordVerdict struct {
 
 func (x *RecordVerdict) Reset() {
 	*x = RecordVerdict{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[5]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1177,7 +1418,7 @@ func (x *RecordVerdict) String() string {
 func (*RecordVerdict) ProtoMessage() {}
 
 func (x *RecordVerdict) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[5]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1190,7 +1431,7 @@ func (x *RecordVerdict) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordVerdict.ProtoReflect.Descriptor instead.
 func (*RecordVerdict) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{5}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *RecordVerdict) GetIndex() int64 {
@@ -1284,7 +1525,7 @@ type Alert struct {
 
 func (x *Alert) Reset() {
 	*x = Alert{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[6]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1296,7 +1537,7 @@ func (x *Alert) String() string {
 func (*Alert) ProtoMessage() {}
 
 func (x *Alert) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[6]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1309,7 +1550,7 @@ func (x *Alert) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Alert.ProtoReflect.Descriptor instead.
 func (*Alert) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{6}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Alert) GetSequence() int64 {
@@ -1479,7 +1720,7 @@ type BatchSummary struct {
 
 func (x *BatchSummary) Reset() {
 	*x = BatchSummary{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[7]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1491,7 +1732,7 @@ func (x *BatchSummary) String() string {
 func (*BatchSummary) ProtoMessage() {}
 
 func (x *BatchSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[7]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1504,7 +1745,7 @@ func (x *BatchSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchSummary.ProtoReflect.Descriptor instead.
 func (*BatchSummary) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{7}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *BatchSummary) GetReceived() int64 {
@@ -1564,14 +1805,17 @@ type IngestResponse struct {
 	// Partition is the state of the partition (or amendment) the batch went
 	// into, after it: running counts, and while open whether a BLOCK check
 	// already dooms it; sealed with its verdict when the batch asked to seal.
-	Partition     *PartitionState `protobuf:"bytes,4,opt,name=partition,proto3" json:"partition,omitempty"`
+	Partition *PartitionState `protobuf:"bytes,4,opt,name=partition,proto3" json:"partition,omitempty"`
+	// Packed holds the verdicts, and records is empty, when the request
+	// asked for INGEST_ANSWER_PACKED.
+	Packed        *PackedVerdicts `protobuf:"bytes,5,opt,name=packed,proto3" json:"packed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *IngestResponse) Reset() {
 	*x = IngestResponse{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[8]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1583,7 +1827,7 @@ func (x *IngestResponse) String() string {
 func (*IngestResponse) ProtoMessage() {}
 
 func (x *IngestResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[8]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1596,7 +1840,7 @@ func (x *IngestResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IngestResponse.ProtoReflect.Descriptor instead.
 func (*IngestResponse) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{8}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *IngestResponse) GetSummary() *BatchSummary {
@@ -1627,6 +1871,13 @@ func (x *IngestResponse) GetPartition() *PartitionState {
 	return nil
 }
 
+func (x *IngestResponse) GetPacked() *PackedVerdicts {
+	if x != nil {
+		return x.Packed
+	}
+	return nil
+}
+
 // IngestHeader opens an ingest stream.
 type IngestHeader struct {
 	state           protoimpl.MessageState `protogen:"open.v1"`
@@ -1642,14 +1893,18 @@ type IngestHeader struct {
 	// Seal seals the partition after the last chunk.
 	Seal bool `protobuf:"varint,7,opt,name=seal,proto3" json:"seal,omitempty"`
 	// SummaryOnly leaves canonical records out of the response.
-	SummaryOnly   bool `protobuf:"varint,8,opt,name=summary_only,json=summaryOnly,proto3" json:"summary_only,omitempty"`
+	SummaryOnly bool `protobuf:"varint,8,opt,name=summary_only,json=summaryOnly,proto3" json:"summary_only,omitempty"`
+	// Answer is the form of the verdicts, as in IngestRequest: with
+	// INGEST_ANSWER_PACKED each chunk's verdicts are in its chunk result's
+	// packed, and records is empty.
+	Answer        IngestAnswer `protobuf:"varint,9,opt,name=answer,proto3,enum=seam.gate.v1.IngestAnswer" json:"answer,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *IngestHeader) Reset() {
 	*x = IngestHeader{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[9]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1661,7 +1916,7 @@ func (x *IngestHeader) String() string {
 func (*IngestHeader) ProtoMessage() {}
 
 func (x *IngestHeader) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[9]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1674,7 +1929,7 @@ func (x *IngestHeader) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IngestHeader.ProtoReflect.Descriptor instead.
 func (*IngestHeader) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{9}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *IngestHeader) GetSubject() string {
@@ -1733,6 +1988,13 @@ func (x *IngestHeader) GetSummaryOnly() bool {
 	return false
 }
 
+func (x *IngestHeader) GetAnswer() IngestAnswer {
+	if x != nil {
+		return x.Answer
+	}
+	return IngestAnswer_INGEST_ANSWER_UNSPECIFIED
+}
+
 // IngestChunk is one chunk of raw records of the stream's format.
 type IngestChunk struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1748,7 +2010,7 @@ type IngestChunk struct {
 
 func (x *IngestChunk) Reset() {
 	*x = IngestChunk{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[10]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1760,7 +2022,7 @@ func (x *IngestChunk) String() string {
 func (*IngestChunk) ProtoMessage() {}
 
 func (x *IngestChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[10]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1773,7 +2035,7 @@ func (x *IngestChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IngestChunk.ProtoReflect.Descriptor instead.
 func (*IngestChunk) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{10}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *IngestChunk) GetSequence() int64 {
@@ -1799,16 +2061,19 @@ func (x *IngestChunk) GetFirstOffset() int64 {
 
 // ChunkResult is one chunk's summary, as stored.
 type ChunkResult struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Sequence      int64                  `protobuf:"varint,1,opt,name=sequence,proto3" json:"sequence,omitempty"`
-	Summary       *BatchSummary          `protobuf:"bytes,2,opt,name=summary,proto3" json:"summary,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Sequence int64                  `protobuf:"varint,1,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	Summary  *BatchSummary          `protobuf:"bytes,2,opt,name=summary,proto3" json:"summary,omitempty"`
+	// Packed is the chunk's verdicts when the header asked for
+	// INGEST_ANSWER_PACKED.
+	Packed        *PackedVerdicts `protobuf:"bytes,3,opt,name=packed,proto3" json:"packed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ChunkResult) Reset() {
 	*x = ChunkResult{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[11]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1820,7 +2085,7 @@ func (x *ChunkResult) String() string {
 func (*ChunkResult) ProtoMessage() {}
 
 func (x *ChunkResult) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[11]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1833,7 +2098,7 @@ func (x *ChunkResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChunkResult.ProtoReflect.Descriptor instead.
 func (*ChunkResult) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{11}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ChunkResult) GetSequence() int64 {
@@ -1846,6 +2111,13 @@ func (x *ChunkResult) GetSequence() int64 {
 func (x *ChunkResult) GetSummary() *BatchSummary {
 	if x != nil {
 		return x.Summary
+	}
+	return nil
+}
+
+func (x *ChunkResult) GetPacked() *PackedVerdicts {
+	if x != nil {
+		return x.Packed
 	}
 	return nil
 }
@@ -1863,7 +2135,7 @@ type IngestStreamRequest struct {
 
 func (x *IngestStreamRequest) Reset() {
 	*x = IngestStreamRequest{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[12]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1875,7 +2147,7 @@ func (x *IngestStreamRequest) String() string {
 func (*IngestStreamRequest) ProtoMessage() {}
 
 func (x *IngestStreamRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[12]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1888,7 +2160,7 @@ func (x *IngestStreamRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IngestStreamRequest.ProtoReflect.Descriptor instead.
 func (*IngestStreamRequest) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{12}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *IngestStreamRequest) GetMessage() isIngestStreamRequest_Message {
@@ -1964,7 +2236,7 @@ type IngestStreamResponse struct {
 
 func (x *IngestStreamResponse) Reset() {
 	*x = IngestStreamResponse{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[13]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1976,7 +2248,7 @@ func (x *IngestStreamResponse) String() string {
 func (*IngestStreamResponse) ProtoMessage() {}
 
 func (x *IngestStreamResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[13]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1989,7 +2261,7 @@ func (x *IngestStreamResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IngestStreamResponse.ProtoReflect.Descriptor instead.
 func (*IngestStreamResponse) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{13}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *IngestStreamResponse) GetSummary() *BatchSummary {
@@ -2086,7 +2358,7 @@ type QuarantinedRecord struct {
 
 func (x *QuarantinedRecord) Reset() {
 	*x = QuarantinedRecord{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[14]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2098,7 +2370,7 @@ func (x *QuarantinedRecord) String() string {
 func (*QuarantinedRecord) ProtoMessage() {}
 
 func (x *QuarantinedRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[14]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2111,7 +2383,7 @@ func (x *QuarantinedRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QuarantinedRecord.ProtoReflect.Descriptor instead.
 func (*QuarantinedRecord) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{14}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *QuarantinedRecord) GetId() string {
@@ -2265,7 +2537,7 @@ type QuarantineFilter struct {
 
 func (x *QuarantineFilter) Reset() {
 	*x = QuarantineFilter{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[15]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2277,7 +2549,7 @@ func (x *QuarantineFilter) String() string {
 func (*QuarantineFilter) ProtoMessage() {}
 
 func (x *QuarantineFilter) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[15]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2290,7 +2562,7 @@ func (x *QuarantineFilter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QuarantineFilter.ProtoReflect.Descriptor instead.
 func (*QuarantineFilter) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{15}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *QuarantineFilter) GetSubject() string {
@@ -2355,7 +2627,7 @@ type ListQuarantineRequest struct {
 
 func (x *ListQuarantineRequest) Reset() {
 	*x = ListQuarantineRequest{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[16]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2367,7 +2639,7 @@ func (x *ListQuarantineRequest) String() string {
 func (*ListQuarantineRequest) ProtoMessage() {}
 
 func (x *ListQuarantineRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[16]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2380,7 +2652,7 @@ func (x *ListQuarantineRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListQuarantineRequest.ProtoReflect.Descriptor instead.
 func (*ListQuarantineRequest) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{16}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ListQuarantineRequest) GetFilter() *QuarantineFilter {
@@ -2414,7 +2686,7 @@ type ListQuarantineResponse struct {
 
 func (x *ListQuarantineResponse) Reset() {
 	*x = ListQuarantineResponse{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[17]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2426,7 +2698,7 @@ func (x *ListQuarantineResponse) String() string {
 func (*ListQuarantineResponse) ProtoMessage() {}
 
 func (x *ListQuarantineResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[17]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2439,7 +2711,7 @@ func (x *ListQuarantineResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListQuarantineResponse.ProtoReflect.Descriptor instead.
 func (*ListQuarantineResponse) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{17}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ListQuarantineResponse) GetRecords() []*QuarantinedRecord {
@@ -2465,7 +2737,7 @@ type GetQuarantinedRecordRequest struct {
 
 func (x *GetQuarantinedRecordRequest) Reset() {
 	*x = GetQuarantinedRecordRequest{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[18]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2477,7 +2749,7 @@ func (x *GetQuarantinedRecordRequest) String() string {
 func (*GetQuarantinedRecordRequest) ProtoMessage() {}
 
 func (x *GetQuarantinedRecordRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[18]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2490,7 +2762,7 @@ func (x *GetQuarantinedRecordRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetQuarantinedRecordRequest.ProtoReflect.Descriptor instead.
 func (*GetQuarantinedRecordRequest) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{18}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *GetQuarantinedRecordRequest) GetId() string {
@@ -2509,7 +2781,7 @@ type GetQuarantinedRecordResponse struct {
 
 func (x *GetQuarantinedRecordResponse) Reset() {
 	*x = GetQuarantinedRecordResponse{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[19]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2521,7 +2793,7 @@ func (x *GetQuarantinedRecordResponse) String() string {
 func (*GetQuarantinedRecordResponse) ProtoMessage() {}
 
 func (x *GetQuarantinedRecordResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[19]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2534,7 +2806,7 @@ func (x *GetQuarantinedRecordResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetQuarantinedRecordResponse.ProtoReflect.Descriptor instead.
 func (*GetQuarantinedRecordResponse) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{19}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *GetQuarantinedRecordResponse) GetRecord() *QuarantinedRecord {
@@ -2553,7 +2825,7 @@ type GetQuarantineStatsRequest struct {
 
 func (x *GetQuarantineStatsRequest) Reset() {
 	*x = GetQuarantineStatsRequest{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[20]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2565,7 +2837,7 @@ func (x *GetQuarantineStatsRequest) String() string {
 func (*GetQuarantineStatsRequest) ProtoMessage() {}
 
 func (x *GetQuarantineStatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[20]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2578,7 +2850,7 @@ func (x *GetQuarantineStatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetQuarantineStatsRequest.ProtoReflect.Descriptor instead.
 func (*GetQuarantineStatsRequest) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{20}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *GetQuarantineStatsRequest) GetFilter() *QuarantineFilter {
@@ -2599,7 +2871,7 @@ type QuarantineCount struct {
 
 func (x *QuarantineCount) Reset() {
 	*x = QuarantineCount{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[21]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2611,7 +2883,7 @@ func (x *QuarantineCount) String() string {
 func (*QuarantineCount) ProtoMessage() {}
 
 func (x *QuarantineCount) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[21]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2624,7 +2896,7 @@ func (x *QuarantineCount) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QuarantineCount.ProtoReflect.Descriptor instead.
 func (*QuarantineCount) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{21}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *QuarantineCount) GetKey() string {
@@ -2653,7 +2925,7 @@ type GetQuarantineStatsResponse struct {
 
 func (x *GetQuarantineStatsResponse) Reset() {
 	*x = GetQuarantineStatsResponse{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[22]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2665,7 +2937,7 @@ func (x *GetQuarantineStatsResponse) String() string {
 func (*GetQuarantineStatsResponse) ProtoMessage() {}
 
 func (x *GetQuarantineStatsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[22]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2678,7 +2950,7 @@ func (x *GetQuarantineStatsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetQuarantineStatsResponse.ProtoReflect.Descriptor instead.
 func (*GetQuarantineStatsResponse) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{22}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *GetQuarantineStatsResponse) GetTotal() int64 {
@@ -2721,7 +2993,7 @@ type DiscardQuarantinedRequest struct {
 
 func (x *DiscardQuarantinedRequest) Reset() {
 	*x = DiscardQuarantinedRequest{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[23]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2733,7 +3005,7 @@ func (x *DiscardQuarantinedRequest) String() string {
 func (*DiscardQuarantinedRequest) ProtoMessage() {}
 
 func (x *DiscardQuarantinedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[23]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2746,7 +3018,7 @@ func (x *DiscardQuarantinedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiscardQuarantinedRequest.ProtoReflect.Descriptor instead.
 func (*DiscardQuarantinedRequest) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{23}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *DiscardQuarantinedRequest) GetIds() []string {
@@ -2779,7 +3051,7 @@ type DiscardQuarantinedResponse struct {
 
 func (x *DiscardQuarantinedResponse) Reset() {
 	*x = DiscardQuarantinedResponse{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[24]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2791,7 +3063,7 @@ func (x *DiscardQuarantinedResponse) String() string {
 func (*DiscardQuarantinedResponse) ProtoMessage() {}
 
 func (x *DiscardQuarantinedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[24]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2804,7 +3076,7 @@ func (x *DiscardQuarantinedResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiscardQuarantinedResponse.ProtoReflect.Descriptor instead.
 func (*DiscardQuarantinedResponse) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{24}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *DiscardQuarantinedResponse) GetDiscarded() int64 {
@@ -2831,7 +3103,7 @@ type Containment struct {
 
 func (x *Containment) Reset() {
 	*x = Containment{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[25]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2843,7 +3115,7 @@ func (x *Containment) String() string {
 func (*Containment) ProtoMessage() {}
 
 func (x *Containment) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[25]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2856,7 +3128,7 @@ func (x *Containment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Containment.ProtoReflect.Descriptor instead.
 func (*Containment) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{25}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *Containment) GetSubject() string {
@@ -2911,7 +3183,7 @@ type ContainRequest struct {
 
 func (x *ContainRequest) Reset() {
 	*x = ContainRequest{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[26]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2923,7 +3195,7 @@ func (x *ContainRequest) String() string {
 func (*ContainRequest) ProtoMessage() {}
 
 func (x *ContainRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[26]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2936,7 +3208,7 @@ func (x *ContainRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainRequest.ProtoReflect.Descriptor instead.
 func (*ContainRequest) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{26}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ContainRequest) GetSubject() string {
@@ -2962,7 +3234,7 @@ type ContainResponse struct {
 
 func (x *ContainResponse) Reset() {
 	*x = ContainResponse{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[27]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2974,7 +3246,7 @@ func (x *ContainResponse) String() string {
 func (*ContainResponse) ProtoMessage() {}
 
 func (x *ContainResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[27]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2987,7 +3259,7 @@ func (x *ContainResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainResponse.ProtoReflect.Descriptor instead.
 func (*ContainResponse) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{27}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ContainResponse) GetContainment() *Containment {
@@ -3007,7 +3279,7 @@ type ReleaseRequest struct {
 
 func (x *ReleaseRequest) Reset() {
 	*x = ReleaseRequest{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[28]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3019,7 +3291,7 @@ func (x *ReleaseRequest) String() string {
 func (*ReleaseRequest) ProtoMessage() {}
 
 func (x *ReleaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[28]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3032,7 +3304,7 @@ func (x *ReleaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseRequest.ProtoReflect.Descriptor instead.
 func (*ReleaseRequest) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{28}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ReleaseRequest) GetSubject() string {
@@ -3058,7 +3330,7 @@ type ReleaseResponse struct {
 
 func (x *ReleaseResponse) Reset() {
 	*x = ReleaseResponse{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[29]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3070,7 +3342,7 @@ func (x *ReleaseResponse) String() string {
 func (*ReleaseResponse) ProtoMessage() {}
 
 func (x *ReleaseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[29]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3083,7 +3355,7 @@ func (x *ReleaseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseResponse.ProtoReflect.Descriptor instead.
 func (*ReleaseResponse) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{29}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ReleaseResponse) GetContainment() *Containment {
@@ -3101,7 +3373,7 @@ type ListContainmentsRequest struct {
 
 func (x *ListContainmentsRequest) Reset() {
 	*x = ListContainmentsRequest{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[30]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3113,7 +3385,7 @@ func (x *ListContainmentsRequest) String() string {
 func (*ListContainmentsRequest) ProtoMessage() {}
 
 func (x *ListContainmentsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[30]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3126,7 +3398,7 @@ func (x *ListContainmentsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListContainmentsRequest.ProtoReflect.Descriptor instead.
 func (*ListContainmentsRequest) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{30}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{32}
 }
 
 type ListContainmentsResponse struct {
@@ -3138,7 +3410,7 @@ type ListContainmentsResponse struct {
 
 func (x *ListContainmentsResponse) Reset() {
 	*x = ListContainmentsResponse{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[31]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3150,7 +3422,7 @@ func (x *ListContainmentsResponse) String() string {
 func (*ListContainmentsResponse) ProtoMessage() {}
 
 func (x *ListContainmentsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[31]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3163,7 +3435,7 @@ func (x *ListContainmentsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListContainmentsResponse.ProtoReflect.Descriptor instead.
 func (*ListContainmentsResponse) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{31}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ListContainmentsResponse) GetContainments() []*Containment {
@@ -3188,7 +3460,7 @@ type ReplayWindow struct {
 
 func (x *ReplayWindow) Reset() {
 	*x = ReplayWindow{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[32]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3200,7 +3472,7 @@ func (x *ReplayWindow) String() string {
 func (*ReplayWindow) ProtoMessage() {}
 
 func (x *ReplayWindow) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[32]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3213,7 +3485,7 @@ func (x *ReplayWindow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReplayWindow.ProtoReflect.Descriptor instead.
 func (*ReplayWindow) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{32}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ReplayWindow) GetSubject() string {
@@ -3253,7 +3525,7 @@ type PlanReplayRequest struct {
 
 func (x *PlanReplayRequest) Reset() {
 	*x = PlanReplayRequest{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[33]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3265,7 +3537,7 @@ func (x *PlanReplayRequest) String() string {
 func (*PlanReplayRequest) ProtoMessage() {}
 
 func (x *PlanReplayRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[33]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3278,7 +3550,7 @@ func (x *PlanReplayRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanReplayRequest.ProtoReflect.Descriptor instead.
 func (*PlanReplayRequest) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{33}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *PlanReplayRequest) GetWindow() *ReplayWindow {
@@ -3301,7 +3573,7 @@ type PartitionPlan struct {
 
 func (x *PartitionPlan) Reset() {
 	*x = PartitionPlan{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[34]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3313,7 +3585,7 @@ func (x *PartitionPlan) String() string {
 func (*PartitionPlan) ProtoMessage() {}
 
 func (x *PartitionPlan) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[34]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3326,7 +3598,7 @@ func (x *PartitionPlan) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PartitionPlan.ProtoReflect.Descriptor instead.
 func (*PartitionPlan) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{34}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *PartitionPlan) GetPartition() string {
@@ -3371,7 +3643,7 @@ type PlanReplayResponse struct {
 
 func (x *PlanReplayResponse) Reset() {
 	*x = PlanReplayResponse{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[35]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3383,7 +3655,7 @@ func (x *PlanReplayResponse) String() string {
 func (*PlanReplayResponse) ProtoMessage() {}
 
 func (x *PlanReplayResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[35]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3396,7 +3668,7 @@ func (x *PlanReplayResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanReplayResponse.ProtoReflect.Descriptor instead.
 func (*PlanReplayResponse) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{35}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *PlanReplayResponse) GetHeld() int64 {
@@ -3450,7 +3722,7 @@ type ReplayRequest struct {
 
 func (x *ReplayRequest) Reset() {
 	*x = ReplayRequest{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[36]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3462,7 +3734,7 @@ func (x *ReplayRequest) String() string {
 func (*ReplayRequest) ProtoMessage() {}
 
 func (x *ReplayRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[36]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3475,7 +3747,7 @@ func (x *ReplayRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReplayRequest.ProtoReflect.Descriptor instead.
 func (*ReplayRequest) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{36}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ReplayRequest) GetWindow() *ReplayWindow {
@@ -3523,7 +3795,7 @@ type ReplaySummary struct {
 
 func (x *ReplaySummary) Reset() {
 	*x = ReplaySummary{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[37]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3535,7 +3807,7 @@ func (x *ReplaySummary) String() string {
 func (*ReplaySummary) ProtoMessage() {}
 
 func (x *ReplaySummary) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[37]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3548,7 +3820,7 @@ func (x *ReplaySummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReplaySummary.ProtoReflect.Descriptor instead.
 func (*ReplaySummary) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{37}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ReplaySummary) GetReplayId() string {
@@ -3613,7 +3885,7 @@ type ReplayResponse struct {
 
 func (x *ReplayResponse) Reset() {
 	*x = ReplayResponse{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[38]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3625,7 +3897,7 @@ func (x *ReplayResponse) String() string {
 func (*ReplayResponse) ProtoMessage() {}
 
 func (x *ReplayResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[38]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3638,7 +3910,7 @@ func (x *ReplayResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReplayResponse.ProtoReflect.Descriptor instead.
 func (*ReplayResponse) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{38}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ReplayResponse) GetMessage() isReplayResponse_Message {
@@ -3716,7 +3988,7 @@ type PartitionMonitor struct {
 
 func (x *PartitionMonitor) Reset() {
 	*x = PartitionMonitor{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[39]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3728,7 +4000,7 @@ func (x *PartitionMonitor) String() string {
 func (*PartitionMonitor) ProtoMessage() {}
 
 func (x *PartitionMonitor) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[39]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3741,7 +4013,7 @@ func (x *PartitionMonitor) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PartitionMonitor.ProtoReflect.Descriptor instead.
 func (*PartitionMonitor) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{39}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *PartitionMonitor) GetSubject() string {
@@ -3871,7 +4143,7 @@ type FieldMonitor struct {
 
 func (x *FieldMonitor) Reset() {
 	*x = FieldMonitor{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[40]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3883,7 +4155,7 @@ func (x *FieldMonitor) String() string {
 func (*FieldMonitor) ProtoMessage() {}
 
 func (x *FieldMonitor) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[40]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3896,7 +4168,7 @@ func (x *FieldMonitor) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FieldMonitor.ProtoReflect.Descriptor instead.
 func (*FieldMonitor) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{40}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *FieldMonitor) GetField() string {
@@ -3952,7 +4224,7 @@ type GetMonitorRequest struct {
 
 func (x *GetMonitorRequest) Reset() {
 	*x = GetMonitorRequest{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[41]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3964,7 +4236,7 @@ func (x *GetMonitorRequest) String() string {
 func (*GetMonitorRequest) ProtoMessage() {}
 
 func (x *GetMonitorRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[41]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3977,7 +4249,7 @@ func (x *GetMonitorRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetMonitorRequest.ProtoReflect.Descriptor instead.
 func (*GetMonitorRequest) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{41}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *GetMonitorRequest) GetSubject() string {
@@ -4010,7 +4282,7 @@ type GetMonitorResponse struct {
 
 func (x *GetMonitorResponse) Reset() {
 	*x = GetMonitorResponse{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[42]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4022,7 +4294,7 @@ func (x *GetMonitorResponse) String() string {
 func (*GetMonitorResponse) ProtoMessage() {}
 
 func (x *GetMonitorResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[42]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4035,7 +4307,7 @@ func (x *GetMonitorResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetMonitorResponse.ProtoReflect.Descriptor instead.
 func (*GetMonitorResponse) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{42}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *GetMonitorResponse) GetPartitions() []*PartitionMonitor {
@@ -4060,7 +4332,7 @@ type ListAlertsRequest struct {
 
 func (x *ListAlertsRequest) Reset() {
 	*x = ListAlertsRequest{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[43]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4072,7 +4344,7 @@ func (x *ListAlertsRequest) String() string {
 func (*ListAlertsRequest) ProtoMessage() {}
 
 func (x *ListAlertsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[43]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4085,7 +4357,7 @@ func (x *ListAlertsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAlertsRequest.ProtoReflect.Descriptor instead.
 func (*ListAlertsRequest) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{43}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *ListAlertsRequest) GetSubject() string {
@@ -4132,7 +4404,7 @@ type ListAlertsResponse struct {
 
 func (x *ListAlertsResponse) Reset() {
 	*x = ListAlertsResponse{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[44]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4144,7 +4416,7 @@ func (x *ListAlertsResponse) String() string {
 func (*ListAlertsResponse) ProtoMessage() {}
 
 func (x *ListAlertsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[44]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4157,7 +4429,7 @@ func (x *ListAlertsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAlertsResponse.ProtoReflect.Descriptor instead.
 func (*ListAlertsResponse) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{44}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *ListAlertsResponse) GetAlerts() []*Alert {
@@ -4177,7 +4449,7 @@ type WatchAlertsRequest struct {
 
 func (x *WatchAlertsRequest) Reset() {
 	*x = WatchAlertsRequest{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[45]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4189,7 +4461,7 @@ func (x *WatchAlertsRequest) String() string {
 func (*WatchAlertsRequest) ProtoMessage() {}
 
 func (x *WatchAlertsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[45]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4202,7 +4474,7 @@ func (x *WatchAlertsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchAlertsRequest.ProtoReflect.Descriptor instead.
 func (*WatchAlertsRequest) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{45}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *WatchAlertsRequest) GetSubject() string {
@@ -4228,7 +4500,7 @@ type WatchAlertsResponse struct {
 
 func (x *WatchAlertsResponse) Reset() {
 	*x = WatchAlertsResponse{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[46]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4240,7 +4512,7 @@ func (x *WatchAlertsResponse) String() string {
 func (*WatchAlertsResponse) ProtoMessage() {}
 
 func (x *WatchAlertsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[46]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4253,7 +4525,7 @@ func (x *WatchAlertsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchAlertsResponse.ProtoReflect.Descriptor instead.
 func (*WatchAlertsResponse) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{46}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *WatchAlertsResponse) GetAlert() *Alert {
@@ -4274,7 +4546,7 @@ type AcknowledgeAlertRequest struct {
 
 func (x *AcknowledgeAlertRequest) Reset() {
 	*x = AcknowledgeAlertRequest{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[47]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4286,7 +4558,7 @@ func (x *AcknowledgeAlertRequest) String() string {
 func (*AcknowledgeAlertRequest) ProtoMessage() {}
 
 func (x *AcknowledgeAlertRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[47]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4299,7 +4571,7 @@ func (x *AcknowledgeAlertRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcknowledgeAlertRequest.ProtoReflect.Descriptor instead.
 func (*AcknowledgeAlertRequest) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{47}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *AcknowledgeAlertRequest) GetSequence() int64 {
@@ -4325,7 +4597,7 @@ type AcknowledgeAlertResponse struct {
 
 func (x *AcknowledgeAlertResponse) Reset() {
 	*x = AcknowledgeAlertResponse{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[48]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4337,7 +4609,7 @@ func (x *AcknowledgeAlertResponse) String() string {
 func (*AcknowledgeAlertResponse) ProtoMessage() {}
 
 func (x *AcknowledgeAlertResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[48]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4350,7 +4622,7 @@ func (x *AcknowledgeAlertResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcknowledgeAlertResponse.ProtoReflect.Descriptor instead.
 func (*AcknowledgeAlertResponse) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{48}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *AcknowledgeAlertResponse) GetAlert() *Alert {
@@ -4371,7 +4643,7 @@ type ResolveAlertRequest struct {
 
 func (x *ResolveAlertRequest) Reset() {
 	*x = ResolveAlertRequest{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[49]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4383,7 +4655,7 @@ func (x *ResolveAlertRequest) String() string {
 func (*ResolveAlertRequest) ProtoMessage() {}
 
 func (x *ResolveAlertRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[49]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4396,7 +4668,7 @@ func (x *ResolveAlertRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResolveAlertRequest.ProtoReflect.Descriptor instead.
 func (*ResolveAlertRequest) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{49}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *ResolveAlertRequest) GetSequence() int64 {
@@ -4422,7 +4694,7 @@ type ResolveAlertResponse struct {
 
 func (x *ResolveAlertResponse) Reset() {
 	*x = ResolveAlertResponse{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[50]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4434,7 +4706,7 @@ func (x *ResolveAlertResponse) String() string {
 func (*ResolveAlertResponse) ProtoMessage() {}
 
 func (x *ResolveAlertResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[50]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4447,7 +4719,7 @@ func (x *ResolveAlertResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResolveAlertResponse.ProtoReflect.Descriptor instead.
 func (*ResolveAlertResponse) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{50}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *ResolveAlertResponse) GetAlert() *Alert {
@@ -4475,7 +4747,7 @@ type BlockedDetail struct {
 
 func (x *BlockedDetail) Reset() {
 	*x = BlockedDetail{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[51]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4487,7 +4759,7 @@ func (x *BlockedDetail) String() string {
 func (*BlockedDetail) ProtoMessage() {}
 
 func (x *BlockedDetail) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[51]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4500,7 +4772,7 @@ func (x *BlockedDetail) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockedDetail.ProtoReflect.Descriptor instead.
 func (*BlockedDetail) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{51}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *BlockedDetail) GetCheck() string {
@@ -4555,7 +4827,7 @@ type SealPartitionRequest struct {
 
 func (x *SealPartitionRequest) Reset() {
 	*x = SealPartitionRequest{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[52]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4567,7 +4839,7 @@ func (x *SealPartitionRequest) String() string {
 func (*SealPartitionRequest) ProtoMessage() {}
 
 func (x *SealPartitionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[52]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4580,7 +4852,7 @@ func (x *SealPartitionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SealPartitionRequest.ProtoReflect.Descriptor instead.
 func (*SealPartitionRequest) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{52}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *SealPartitionRequest) GetSubject() string {
@@ -4607,7 +4879,7 @@ type SealPartitionResponse struct {
 
 func (x *SealPartitionResponse) Reset() {
 	*x = SealPartitionResponse{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[53]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4619,7 +4891,7 @@ func (x *SealPartitionResponse) String() string {
 func (*SealPartitionResponse) ProtoMessage() {}
 
 func (x *SealPartitionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[53]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4632,7 +4904,7 @@ func (x *SealPartitionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SealPartitionResponse.ProtoReflect.Descriptor instead.
 func (*SealPartitionResponse) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{53}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *SealPartitionResponse) GetPartition() *PartitionState {
@@ -4655,7 +4927,7 @@ type GetPartitionRequest struct {
 
 func (x *GetPartitionRequest) Reset() {
 	*x = GetPartitionRequest{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[54]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4667,7 +4939,7 @@ func (x *GetPartitionRequest) String() string {
 func (*GetPartitionRequest) ProtoMessage() {}
 
 func (x *GetPartitionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[54]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4680,7 +4952,7 @@ func (x *GetPartitionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPartitionRequest.ProtoReflect.Descriptor instead.
 func (*GetPartitionRequest) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{54}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *GetPartitionRequest) GetSubject() string {
@@ -4715,7 +4987,7 @@ type GetPartitionResponse struct {
 
 func (x *GetPartitionResponse) Reset() {
 	*x = GetPartitionResponse{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[55]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4727,7 +4999,7 @@ func (x *GetPartitionResponse) String() string {
 func (*GetPartitionResponse) ProtoMessage() {}
 
 func (x *GetPartitionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[55]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4740,7 +5012,7 @@ func (x *GetPartitionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPartitionResponse.ProtoReflect.Descriptor instead.
 func (*GetPartitionResponse) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{55}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *GetPartitionResponse) GetPartition() *PartitionState {
@@ -4772,7 +5044,7 @@ type WaitPartitionRequest struct {
 
 func (x *WaitPartitionRequest) Reset() {
 	*x = WaitPartitionRequest{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[56]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4784,7 +5056,7 @@ func (x *WaitPartitionRequest) String() string {
 func (*WaitPartitionRequest) ProtoMessage() {}
 
 func (x *WaitPartitionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[56]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4797,7 +5069,7 @@ func (x *WaitPartitionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitPartitionRequest.ProtoReflect.Descriptor instead.
 func (*WaitPartitionRequest) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{56}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *WaitPartitionRequest) GetSubject() string {
@@ -4839,7 +5111,7 @@ type WaitPartitionResponse struct {
 
 func (x *WaitPartitionResponse) Reset() {
 	*x = WaitPartitionResponse{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[57]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4851,7 +5123,7 @@ func (x *WaitPartitionResponse) String() string {
 func (*WaitPartitionResponse) ProtoMessage() {}
 
 func (x *WaitPartitionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[57]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4864,7 +5136,7 @@ func (x *WaitPartitionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitPartitionResponse.ProtoReflect.Descriptor instead.
 func (*WaitPartitionResponse) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{57}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *WaitPartitionResponse) GetPartition() *PartitionState {
@@ -4938,7 +5210,7 @@ const file_seam_gate_v1_gate_proto_rawDesc = "" +
 	"\x11sealed_match_rate\x18\x14 \x01(\x01R\x0fsealedMatchRate\"5\n" +
 	"\vOffsetRange\x12\x14\n" +
 	"\x05start\x18\x01 \x01(\x03R\x05start\x12\x10\n" +
-	"\x03end\x18\x02 \x01(\x03R\x03end\"\xd6\x02\n" +
+	"\x03end\x18\x02 \x01(\x03R\x03end\"\x8a\x03\n" +
 	"\rIngestRequest\x12\x18\n" +
 	"\asubject\x18\x01 \x01(\tR\asubject\x12\x1c\n" +
 	"\tpartition\x18\x02 \x01(\tR\tpartition\x12\x1b\n" +
@@ -4948,9 +5220,26 @@ const file_seam_gate_v1_gate_proto_rawDesc = "" +
 	"\x05batch\x18\x06 \x01(\v2\x1b.seam.record.v1.RecordBatchR\x05batch\x12!\n" +
 	"\fsummary_only\x18\a \x01(\bR\vsummaryOnly\x12\x18\n" +
 	"\areplace\x18\b \x01(\bR\areplace\x12\x12\n" +
-	"\x04seal\x18\t \x01(\bR\x04sealB\n" +
+	"\x04seal\x18\t \x01(\bR\x04seal\x122\n" +
+	"\x06answer\x18\n" +
+	" \x01(\x0e2\x1a.seam.gate.v1.IngestAnswerR\x06answerB\n" +
 	"\n" +
-	"\bidentity\"\x99\x02\n" +
+	"\bidentity\"\xd0\x02\n" +
+	"\x0ePackedVerdicts\x12:\n" +
+	"\n" +
+	"provenance\x18\x01 \x01(\v2\x1a.seam.record.v1.ProvenanceR\n" +
+	"provenance\x12\x12\n" +
+	"\x04json\x18\x02 \x01(\fR\x04json\x12\x1b\n" +
+	"\tjson_ends\x18\x03 \x03(\rR\bjsonEnds\x12\x1d\n" +
+	"\n" +
+	"record_ids\x18\x04 \x01(\fR\trecordIds\x12\x1c\n" +
+	"\tpositions\x18\x05 \x03(\x03R\tpositions\x123\n" +
+	"\x06others\x18\x06 \x03(\v2\x1b.seam.gate.v1.RecordVerdictR\x06others\x12C\n" +
+	"\x0faccepted_alerts\x18\a \x03(\v2\x1a.seam.gate.v1.RecordAlertsR\x0eacceptedAlerts\x12\x1a\n" +
+	"\bsequence\x18\b \x01(\x03R\bsequence\"<\n" +
+	"\fRecordAlerts\x12\x14\n" +
+	"\x05index\x18\x01 \x01(\x03R\x05index\x12\x16\n" +
+	"\x06checks\x18\x02 \x03(\tR\x06checks\"\x99\x02\n" +
 	"\rRecordVerdict\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\x03R\x05index\x12\x1a\n" +
 	"\bposition\x18\x02 \x01(\x03R\bposition\x122\n" +
@@ -4995,12 +5284,13 @@ const file_seam_gate_v1_gate_proto_rawDesc = "" +
 	"\x06status\x18\x06 \x01(\x0e2\x19.seam.gate.v1.BatchStatusR\x06status\x12\x1e\n" +
 	"\n" +
 	"duplicates\x18\a \x01(\x03R\n" +
-	"duplicates\"\xe6\x01\n" +
+	"duplicates\"\x9c\x02\n" +
 	"\x0eIngestResponse\x124\n" +
 	"\asummary\x18\x01 \x01(\v2\x1a.seam.gate.v1.BatchSummaryR\asummary\x125\n" +
 	"\arecords\x18\x02 \x03(\v2\x1b.seam.gate.v1.RecordVerdictR\arecords\x12+\n" +
 	"\x06alerts\x18\x03 \x03(\v2\x13.seam.gate.v1.AlertR\x06alerts\x12:\n" +
-	"\tpartition\x18\x04 \x01(\v2\x1c.seam.gate.v1.PartitionStateR\tpartition\"\x8d\x02\n" +
+	"\tpartition\x18\x04 \x01(\v2\x1c.seam.gate.v1.PartitionStateR\tpartition\x124\n" +
+	"\x06packed\x18\x05 \x01(\v2\x1c.seam.gate.v1.PackedVerdictsR\x06packed\"\xc1\x02\n" +
 	"\fIngestHeader\x12\x18\n" +
 	"\asubject\x18\x01 \x01(\tR\asubject\x12\x1c\n" +
 	"\tpartition\x18\x02 \x01(\tR\tpartition\x12\x19\n" +
@@ -5009,14 +5299,16 @@ const file_seam_gate_v1_gate_proto_rawDesc = "" +
 	"\x06format\x18\x05 \x01(\x0e2\x16.seam.record.v1.FormatR\x06format\x12\x18\n" +
 	"\areplace\x18\x06 \x01(\bR\areplace\x12\x12\n" +
 	"\x04seal\x18\a \x01(\bR\x04seal\x12!\n" +
-	"\fsummary_only\x18\b \x01(\bR\vsummaryOnly\"`\n" +
+	"\fsummary_only\x18\b \x01(\bR\vsummaryOnly\x122\n" +
+	"\x06answer\x18\t \x01(\x0e2\x1a.seam.gate.v1.IngestAnswerR\x06answer\"`\n" +
 	"\vIngestChunk\x12\x1a\n" +
 	"\bsequence\x18\x01 \x01(\x03R\bsequence\x12\x12\n" +
 	"\x04data\x18\x02 \x01(\fR\x04data\x12!\n" +
-	"\ffirst_offset\x18\x03 \x01(\x03R\vfirstOffset\"_\n" +
+	"\ffirst_offset\x18\x03 \x01(\x03R\vfirstOffset\"\x95\x01\n" +
 	"\vChunkResult\x12\x1a\n" +
 	"\bsequence\x18\x01 \x01(\x03R\bsequence\x124\n" +
-	"\asummary\x18\x02 \x01(\v2\x1a.seam.gate.v1.BatchSummaryR\asummary\"\x89\x01\n" +
+	"\asummary\x18\x02 \x01(\v2\x1a.seam.gate.v1.BatchSummaryR\asummary\x124\n" +
+	"\x06packed\x18\x03 \x01(\v2\x1c.seam.gate.v1.PackedVerdictsR\x06packed\"\x89\x01\n" +
 	"\x13IngestStreamRequest\x124\n" +
 	"\x06header\x18\x01 \x01(\v2\x1a.seam.gate.v1.IngestHeaderH\x00R\x06header\x121\n" +
 	"\x05chunk\x18\x02 \x01(\v2\x19.seam.gate.v1.IngestChunkH\x00R\x05chunkB\t\n" +
@@ -5269,7 +5561,11 @@ const file_seam_gate_v1_gate_proto_rawDesc = "" +
 	"\x12SEAL_CAUSE_REQUEST\x10\x01\x12\x18\n" +
 	"\x14SEAL_CAUSE_WATERMARK\x10\x02\x12\x15\n" +
 	"\x11SEAL_CAUSE_REPLAY\x10\x03\x12\x16\n" +
-	"\x12SEAL_CAUSE_VERSION\x10\x04*d\n" +
+	"\x12SEAL_CAUSE_VERSION\x10\x04*b\n" +
+	"\fIngestAnswer\x12\x1d\n" +
+	"\x19INGEST_ANSWER_UNSPECIFIED\x10\x00\x12\x19\n" +
+	"\x15INGEST_ANSWER_RECORDS\x10\x01\x12\x18\n" +
+	"\x14INGEST_ANSWER_PACKED\x10\x02*d\n" +
 	"\bSeverity\x12\x18\n" +
 	"\x14SEVERITY_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rSEVERITY_INFO\x10\x01\x12\x14\n" +
@@ -5323,204 +5619,215 @@ func file_seam_gate_v1_gate_proto_rawDescGZIP() []byte {
 	return file_seam_gate_v1_gate_proto_rawDescData
 }
 
-var file_seam_gate_v1_gate_proto_enumTypes = make([]protoimpl.EnumInfo, 8)
-var file_seam_gate_v1_gate_proto_msgTypes = make([]protoimpl.MessageInfo, 58)
+var file_seam_gate_v1_gate_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
+var file_seam_gate_v1_gate_proto_msgTypes = make([]protoimpl.MessageInfo, 60)
 var file_seam_gate_v1_gate_proto_goTypes = []any{
 	(RecordStatus)(0),                    // 0: seam.gate.v1.RecordStatus
 	(BatchStatus)(0),                     // 1: seam.gate.v1.BatchStatus
 	(PartitionStatus)(0),                 // 2: seam.gate.v1.PartitionStatus
 	(PartitionVerdict)(0),                // 3: seam.gate.v1.PartitionVerdict
 	(SealCause)(0),                       // 4: seam.gate.v1.SealCause
-	(Severity)(0),                        // 5: seam.gate.v1.Severity
-	(AlertState)(0),                      // 6: seam.gate.v1.AlertState
-	(QuarantineState)(0),                 // 7: seam.gate.v1.QuarantineState
-	(*CheckOutcome)(nil),                 // 8: seam.gate.v1.CheckOutcome
-	(*PartitionCounts)(nil),              // 9: seam.gate.v1.PartitionCounts
-	(*PartitionState)(nil),               // 10: seam.gate.v1.PartitionState
-	(*OffsetRange)(nil),                  // 11: seam.gate.v1.OffsetRange
-	(*IngestRequest)(nil),                // 12: seam.gate.v1.IngestRequest
-	(*RecordVerdict)(nil),                // 13: seam.gate.v1.RecordVerdict
-	(*Alert)(nil),                        // 14: seam.gate.v1.Alert
-	(*BatchSummary)(nil),                 // 15: seam.gate.v1.BatchSummary
-	(*IngestResponse)(nil),               // 16: seam.gate.v1.IngestResponse
-	(*IngestHeader)(nil),                 // 17: seam.gate.v1.IngestHeader
-	(*IngestChunk)(nil),                  // 18: seam.gate.v1.IngestChunk
-	(*ChunkResult)(nil),                  // 19: seam.gate.v1.ChunkResult
-	(*IngestStreamRequest)(nil),          // 20: seam.gate.v1.IngestStreamRequest
-	(*IngestStreamResponse)(nil),         // 21: seam.gate.v1.IngestStreamResponse
-	(*QuarantinedRecord)(nil),            // 22: seam.gate.v1.QuarantinedRecord
-	(*QuarantineFilter)(nil),             // 23: seam.gate.v1.QuarantineFilter
-	(*ListQuarantineRequest)(nil),        // 24: seam.gate.v1.ListQuarantineRequest
-	(*ListQuarantineResponse)(nil),       // 25: seam.gate.v1.ListQuarantineResponse
-	(*GetQuarantinedRecordRequest)(nil),  // 26: seam.gate.v1.GetQuarantinedRecordRequest
-	(*GetQuarantinedRecordResponse)(nil), // 27: seam.gate.v1.GetQuarantinedRecordResponse
-	(*GetQuarantineStatsRequest)(nil),    // 28: seam.gate.v1.GetQuarantineStatsRequest
-	(*QuarantineCount)(nil),              // 29: seam.gate.v1.QuarantineCount
-	(*GetQuarantineStatsResponse)(nil),   // 30: seam.gate.v1.GetQuarantineStatsResponse
-	(*DiscardQuarantinedRequest)(nil),    // 31: seam.gate.v1.DiscardQuarantinedRequest
-	(*DiscardQuarantinedResponse)(nil),   // 32: seam.gate.v1.DiscardQuarantinedResponse
-	(*Containment)(nil),                  // 33: seam.gate.v1.Containment
-	(*ContainRequest)(nil),               // 34: seam.gate.v1.ContainRequest
-	(*ContainResponse)(nil),              // 35: seam.gate.v1.ContainResponse
-	(*ReleaseRequest)(nil),               // 36: seam.gate.v1.ReleaseRequest
-	(*ReleaseResponse)(nil),              // 37: seam.gate.v1.ReleaseResponse
-	(*ListContainmentsRequest)(nil),      // 38: seam.gate.v1.ListContainmentsRequest
-	(*ListContainmentsResponse)(nil),     // 39: seam.gate.v1.ListContainmentsResponse
-	(*ReplayWindow)(nil),                 // 40: seam.gate.v1.ReplayWindow
-	(*PlanReplayRequest)(nil),            // 41: seam.gate.v1.PlanReplayRequest
-	(*PartitionPlan)(nil),                // 42: seam.gate.v1.PartitionPlan
-	(*PlanReplayResponse)(nil),           // 43: seam.gate.v1.PlanReplayResponse
-	(*ReplayRequest)(nil),                // 44: seam.gate.v1.ReplayRequest
-	(*ReplaySummary)(nil),                // 45: seam.gate.v1.ReplaySummary
-	(*ReplayResponse)(nil),               // 46: seam.gate.v1.ReplayResponse
-	(*PartitionMonitor)(nil),             // 47: seam.gate.v1.PartitionMonitor
-	(*FieldMonitor)(nil),                 // 48: seam.gate.v1.FieldMonitor
-	(*GetMonitorRequest)(nil),            // 49: seam.gate.v1.GetMonitorRequest
-	(*GetMonitorResponse)(nil),           // 50: seam.gate.v1.GetMonitorResponse
-	(*ListAlertsRequest)(nil),            // 51: seam.gate.v1.ListAlertsRequest
-	(*ListAlertsResponse)(nil),           // 52: seam.gate.v1.ListAlertsResponse
-	(*WatchAlertsRequest)(nil),           // 53: seam.gate.v1.WatchAlertsRequest
-	(*WatchAlertsResponse)(nil),          // 54: seam.gate.v1.WatchAlertsResponse
-	(*AcknowledgeAlertRequest)(nil),      // 55: seam.gate.v1.AcknowledgeAlertRequest
-	(*AcknowledgeAlertResponse)(nil),     // 56: seam.gate.v1.AcknowledgeAlertResponse
-	(*ResolveAlertRequest)(nil),          // 57: seam.gate.v1.ResolveAlertRequest
-	(*ResolveAlertResponse)(nil),         // 58: seam.gate.v1.ResolveAlertResponse
-	(*BlockedDetail)(nil),                // 59: seam.gate.v1.BlockedDetail
-	(*SealPartitionRequest)(nil),         // 60: seam.gate.v1.SealPartitionRequest
-	(*SealPartitionResponse)(nil),        // 61: seam.gate.v1.SealPartitionResponse
-	(*GetPartitionRequest)(nil),          // 62: seam.gate.v1.GetPartitionRequest
-	(*GetPartitionResponse)(nil),         // 63: seam.gate.v1.GetPartitionResponse
-	(*WaitPartitionRequest)(nil),         // 64: seam.gate.v1.WaitPartitionRequest
-	(*WaitPartitionResponse)(nil),        // 65: seam.gate.v1.WaitPartitionResponse
-	(v1.Policy)(0),                       // 66: seam.contract.v1.Policy
-	(*v1.Threshold)(nil),                 // 67: seam.contract.v1.Threshold
-	(*timestamppb.Timestamp)(nil),        // 68: google.protobuf.Timestamp
-	(*v11.RecordBatch)(nil),              // 69: seam.record.v1.RecordBatch
-	(*v11.CanonicalRecord)(nil),          // 70: seam.record.v1.CanonicalRecord
-	(*v11.RecordError)(nil),              // 71: seam.record.v1.RecordError
-	(v11.Format)(0),                      // 72: seam.record.v1.Format
-	(*durationpb.Duration)(nil),          // 73: google.protobuf.Duration
+	(IngestAnswer)(0),                    // 5: seam.gate.v1.IngestAnswer
+	(Severity)(0),                        // 6: seam.gate.v1.Severity
+	(AlertState)(0),                      // 7: seam.gate.v1.AlertState
+	(QuarantineState)(0),                 // 8: seam.gate.v1.QuarantineState
+	(*CheckOutcome)(nil),                 // 9: seam.gate.v1.CheckOutcome
+	(*PartitionCounts)(nil),              // 10: seam.gate.v1.PartitionCounts
+	(*PartitionState)(nil),               // 11: seam.gate.v1.PartitionState
+	(*OffsetRange)(nil),                  // 12: seam.gate.v1.OffsetRange
+	(*IngestRequest)(nil),                // 13: seam.gate.v1.IngestRequest
+	(*PackedVerdicts)(nil),               // 14: seam.gate.v1.PackedVerdicts
+	(*RecordAlerts)(nil),                 // 15: seam.gate.v1.RecordAlerts
+	(*RecordVerdict)(nil),                // 16: seam.gate.v1.RecordVerdict
+	(*Alert)(nil),                        // 17: seam.gate.v1.Alert
+	(*BatchSummary)(nil),                 // 18: seam.gate.v1.BatchSummary
+	(*IngestResponse)(nil),               // 19: seam.gate.v1.IngestResponse
+	(*IngestHeader)(nil),                 // 20: seam.gate.v1.IngestHeader
+	(*IngestChunk)(nil),                  // 21: seam.gate.v1.IngestChunk
+	(*ChunkResult)(nil),                  // 22: seam.gate.v1.ChunkResult
+	(*IngestStreamRequest)(nil),          // 23: seam.gate.v1.IngestStreamRequest
+	(*IngestStreamResponse)(nil),         // 24: seam.gate.v1.IngestStreamResponse
+	(*QuarantinedRecord)(nil),            // 25: seam.gate.v1.QuarantinedRecord
+	(*QuarantineFilter)(nil),             // 26: seam.gate.v1.QuarantineFilter
+	(*ListQuarantineRequest)(nil),        // 27: seam.gate.v1.ListQuarantineRequest
+	(*ListQuarantineResponse)(nil),       // 28: seam.gate.v1.ListQuarantineResponse
+	(*GetQuarantinedRecordRequest)(nil),  // 29: seam.gate.v1.GetQuarantinedRecordRequest
+	(*GetQuarantinedRecordResponse)(nil), // 30: seam.gate.v1.GetQuarantinedRecordResponse
+	(*GetQuarantineStatsRequest)(nil),    // 31: seam.gate.v1.GetQuarantineStatsRequest
+	(*QuarantineCount)(nil),              // 32: seam.gate.v1.QuarantineCount
+	(*GetQuarantineStatsResponse)(nil),   // 33: seam.gate.v1.GetQuarantineStatsResponse
+	(*DiscardQuarantinedRequest)(nil),    // 34: seam.gate.v1.DiscardQuarantinedRequest
+	(*DiscardQuarantinedResponse)(nil),   // 35: seam.gate.v1.DiscardQuarantinedResponse
+	(*Containment)(nil),                  // 36: seam.gate.v1.Containment
+	(*ContainRequest)(nil),               // 37: seam.gate.v1.ContainRequest
+	(*ContainResponse)(nil),              // 38: seam.gate.v1.ContainResponse
+	(*ReleaseRequest)(nil),               // 39: seam.gate.v1.ReleaseRequest
+	(*ReleaseResponse)(nil),              // 40: seam.gate.v1.ReleaseResponse
+	(*ListContainmentsRequest)(nil),      // 41: seam.gate.v1.ListContainmentsRequest
+	(*ListContainmentsResponse)(nil),     // 42: seam.gate.v1.ListContainmentsResponse
+	(*ReplayWindow)(nil),                 // 43: seam.gate.v1.ReplayWindow
+	(*PlanReplayRequest)(nil),            // 44: seam.gate.v1.PlanReplayRequest
+	(*PartitionPlan)(nil),                // 45: seam.gate.v1.PartitionPlan
+	(*PlanReplayResponse)(nil),           // 46: seam.gate.v1.PlanReplayResponse
+	(*ReplayRequest)(nil),                // 47: seam.gate.v1.ReplayRequest
+	(*ReplaySummary)(nil),                // 48: seam.gate.v1.ReplaySummary
+	(*ReplayResponse)(nil),               // 49: seam.gate.v1.ReplayResponse
+	(*PartitionMonitor)(nil),             // 50: seam.gate.v1.PartitionMonitor
+	(*FieldMonitor)(nil),                 // 51: seam.gate.v1.FieldMonitor
+	(*GetMonitorRequest)(nil),            // 52: seam.gate.v1.GetMonitorRequest
+	(*GetMonitorResponse)(nil),           // 53: seam.gate.v1.GetMonitorResponse
+	(*ListAlertsRequest)(nil),            // 54: seam.gate.v1.ListAlertsRequest
+	(*ListAlertsResponse)(nil),           // 55: seam.gate.v1.ListAlertsResponse
+	(*WatchAlertsRequest)(nil),           // 56: seam.gate.v1.WatchAlertsRequest
+	(*WatchAlertsResponse)(nil),          // 57: seam.gate.v1.WatchAlertsResponse
+	(*AcknowledgeAlertRequest)(nil),      // 58: seam.gate.v1.AcknowledgeAlertRequest
+	(*AcknowledgeAlertResponse)(nil),     // 59: seam.gate.v1.AcknowledgeAlertResponse
+	(*ResolveAlertRequest)(nil),          // 60: seam.gate.v1.ResolveAlertRequest
+	(*ResolveAlertResponse)(nil),         // 61: seam.gate.v1.ResolveAlertResponse
+	(*BlockedDetail)(nil),                // 62: seam.gate.v1.BlockedDetail
+	(*SealPartitionRequest)(nil),         // 63: seam.gate.v1.SealPartitionRequest
+	(*SealPartitionResponse)(nil),        // 64: seam.gate.v1.SealPartitionResponse
+	(*GetPartitionRequest)(nil),          // 65: seam.gate.v1.GetPartitionRequest
+	(*GetPartitionResponse)(nil),         // 66: seam.gate.v1.GetPartitionResponse
+	(*WaitPartitionRequest)(nil),         // 67: seam.gate.v1.WaitPartitionRequest
+	(*WaitPartitionResponse)(nil),        // 68: seam.gate.v1.WaitPartitionResponse
+	(v1.Policy)(0),                       // 69: seam.contract.v1.Policy
+	(*v1.Threshold)(nil),                 // 70: seam.contract.v1.Threshold
+	(*timestamppb.Timestamp)(nil),        // 71: google.protobuf.Timestamp
+	(*v11.RecordBatch)(nil),              // 72: seam.record.v1.RecordBatch
+	(*v11.Provenance)(nil),               // 73: seam.record.v1.Provenance
+	(*v11.CanonicalRecord)(nil),          // 74: seam.record.v1.CanonicalRecord
+	(*v11.RecordError)(nil),              // 75: seam.record.v1.RecordError
+	(v11.Format)(0),                      // 76: seam.record.v1.Format
+	(*durationpb.Duration)(nil),          // 77: google.protobuf.Duration
 }
 var file_seam_gate_v1_gate_proto_depIdxs = []int32{
-	66, // 0: seam.gate.v1.CheckOutcome.policy:type_name -> seam.contract.v1.Policy
-	67, // 1: seam.gate.v1.CheckOutcome.threshold:type_name -> seam.contract.v1.Threshold
-	2,  // 2: seam.gate.v1.PartitionState.status:type_name -> seam.gate.v1.PartitionStatus
-	3,  // 3: seam.gate.v1.PartitionState.verdict:type_name -> seam.gate.v1.PartitionVerdict
-	9,  // 4: seam.gate.v1.PartitionState.counts:type_name -> seam.gate.v1.PartitionCounts
-	8,  // 5: seam.gate.v1.PartitionState.checks:type_name -> seam.gate.v1.CheckOutcome
-	68, // 6: seam.gate.v1.PartitionState.open_time:type_name -> google.protobuf.Timestamp
-	68, // 7: seam.gate.v1.PartitionState.seal_time:type_name -> google.protobuf.Timestamp
-	68, // 8: seam.gate.v1.PartitionState.update_time:type_name -> google.protobuf.Timestamp
-	4,  // 9: seam.gate.v1.PartitionState.seal_cause:type_name -> seam.gate.v1.SealCause
-	14, // 10: seam.gate.v1.PartitionState.alerts:type_name -> seam.gate.v1.Alert
-	3,  // 11: seam.gate.v1.PartitionState.sealed_verdict:type_name -> seam.gate.v1.PartitionVerdict
-	11, // 12: seam.gate.v1.IngestRequest.offsets:type_name -> seam.gate.v1.OffsetRange
-	69, // 13: seam.gate.v1.IngestRequest.batch:type_name -> seam.record.v1.RecordBatch
-	0,  // 14: seam.gate.v1.RecordVerdict.status:type_name -> seam.gate.v1.RecordStatus
-	70, // 15: seam.gate.v1.RecordVerdict.record:type_name -> seam.record.v1.CanonicalRecord
-	71, // 16: seam.gate.v1.RecordVerdict.reasons:type_name -> seam.record.v1.RecordError
-	68, // 17: seam.gate.v1.Alert.time:type_name -> google.protobuf.Timestamp
-	5,  // 18: seam.gate.v1.Alert.severity:type_name -> seam.gate.v1.Severity
-	68, // 19: seam.gate.v1.Alert.first_seen:type_name -> google.protobuf.Timestamp
-	6,  // 20: seam.gate.v1.Alert.state:type_name -> seam.gate.v1.AlertState
-	68, // 21: seam.gate.v1.Alert.acknowledge_time:type_name -> google.protobuf.Timestamp
-	68, // 22: seam.gate.v1.Alert.resolve_time:type_name -> google.protobuf.Timestamp
-	1,  // 23: seam.gate.v1.BatchSummary.status:type_name -> seam.gate.v1.BatchStatus
-	15, // 24: seam.gate.v1.IngestResponse.summary:type_name -> seam.gate.v1.BatchSummary
-	13, // 25: seam.gate.v1.IngestResponse.records:type_name -> seam.gate.v1.RecordVerdict
-	14, // 26: seam.gate.v1.IngestResponse.alerts:type_name -> seam.gate.v1.Alert
-	10, // 27: seam.gate.v1.IngestResponse.partition:type_name -> seam.gate.v1.PartitionState
-	72, // 28: seam.gate.v1.IngestHeader.format:type_name -> seam.record.v1.Format
-	15, // 29: seam.gate.v1.ChunkResult.summary:type_name -> seam.gate.v1.BatchSummary
-	17, // 30: seam.gate.v1.IngestStreamRequest.header:type_name -> seam.gate.v1.IngestHeader
-	18, // 31: seam.gate.v1.IngestStreamRequest.chunk:type_name -> seam.gate.v1.IngestChunk
-	15, // 32: seam.gate.v1.IngestStreamResponse.summary:type_name -> seam.gate.v1.BatchSummary
-	14, // 33: seam.gate.v1.IngestStreamResponse.alerts:type_name -> seam.gate.v1.Alert
-	13, // 34: seam.gate.v1.IngestStreamResponse.records:type_name -> seam.gate.v1.RecordVerdict
-	10, // 35: seam.gate.v1.IngestStreamResponse.partition:type_name -> seam.gate.v1.PartitionState
-	19, // 36: seam.gate.v1.IngestStreamResponse.chunk_results:type_name -> seam.gate.v1.ChunkResult
-	72, // 37: seam.gate.v1.QuarantinedRecord.format:type_name -> seam.record.v1.Format
-	71, // 38: seam.gate.v1.QuarantinedRecord.reasons:type_name -> seam.record.v1.RecordError
-	68, // 39: seam.gate.v1.QuarantinedRecord.time:type_name -> google.protobuf.Timestamp
-	7,  // 40: seam.gate.v1.QuarantinedRecord.state:type_name -> seam.gate.v1.QuarantineState
-	68, // 41: seam.gate.v1.QuarantinedRecord.state_time:type_name -> google.protobuf.Timestamp
-	7,  // 42: seam.gate.v1.QuarantineFilter.state:type_name -> seam.gate.v1.QuarantineState
-	23, // 43: seam.gate.v1.ListQuarantineRequest.filter:type_name -> seam.gate.v1.QuarantineFilter
-	22, // 44: seam.gate.v1.ListQuarantineResponse.records:type_name -> seam.gate.v1.QuarantinedRecord
-	22, // 45: seam.gate.v1.GetQuarantinedRecordResponse.record:type_name -> seam.gate.v1.QuarantinedRecord
-	23, // 46: seam.gate.v1.GetQuarantineStatsRequest.filter:type_name -> seam.gate.v1.QuarantineFilter
-	29, // 47: seam.gate.v1.GetQuarantineStatsResponse.by_reason:type_name -> seam.gate.v1.QuarantineCount
-	29, // 48: seam.gate.v1.GetQuarantineStatsResponse.by_check:type_name -> seam.gate.v1.QuarantineCount
-	29, // 49: seam.gate.v1.GetQuarantineStatsResponse.by_partition:type_name -> seam.gate.v1.QuarantineCount
-	23, // 50: seam.gate.v1.DiscardQuarantinedRequest.filter:type_name -> seam.gate.v1.QuarantineFilter
-	68, // 51: seam.gate.v1.Containment.time:type_name -> google.protobuf.Timestamp
-	33, // 52: seam.gate.v1.ContainResponse.containment:type_name -> seam.gate.v1.Containment
-	33, // 53: seam.gate.v1.ReleaseResponse.containment:type_name -> seam.gate.v1.Containment
-	33, // 54: seam.gate.v1.ListContainmentsResponse.containments:type_name -> seam.gate.v1.Containment
-	40, // 55: seam.gate.v1.PlanReplayRequest.window:type_name -> seam.gate.v1.ReplayWindow
-	29, // 56: seam.gate.v1.PlanReplayResponse.remain_reasons:type_name -> seam.gate.v1.QuarantineCount
-	42, // 57: seam.gate.v1.PlanReplayResponse.partitions:type_name -> seam.gate.v1.PartitionPlan
-	40, // 58: seam.gate.v1.ReplayRequest.window:type_name -> seam.gate.v1.ReplayWindow
-	70, // 59: seam.gate.v1.ReplayResponse.record:type_name -> seam.record.v1.CanonicalRecord
-	45, // 60: seam.gate.v1.ReplayResponse.summary:type_name -> seam.gate.v1.ReplaySummary
-	68, // 61: seam.gate.v1.PartitionMonitor.update_time:type_name -> google.protobuf.Timestamp
-	48, // 62: seam.gate.v1.PartitionMonitor.fields:type_name -> seam.gate.v1.FieldMonitor
-	2,  // 63: seam.gate.v1.PartitionMonitor.status:type_name -> seam.gate.v1.PartitionStatus
-	3,  // 64: seam.gate.v1.PartitionMonitor.verdict:type_name -> seam.gate.v1.PartitionVerdict
-	47, // 65: seam.gate.v1.GetMonitorResponse.partitions:type_name -> seam.gate.v1.PartitionMonitor
-	6,  // 66: seam.gate.v1.ListAlertsRequest.states:type_name -> seam.gate.v1.AlertState
-	14, // 67: seam.gate.v1.ListAlertsResponse.alerts:type_name -> seam.gate.v1.Alert
-	14, // 68: seam.gate.v1.WatchAlertsResponse.alert:type_name -> seam.gate.v1.Alert
-	14, // 69: seam.gate.v1.AcknowledgeAlertResponse.alert:type_name -> seam.gate.v1.Alert
-	14, // 70: seam.gate.v1.ResolveAlertResponse.alert:type_name -> seam.gate.v1.Alert
-	67, // 71: seam.gate.v1.BlockedDetail.threshold:type_name -> seam.contract.v1.Threshold
-	10, // 72: seam.gate.v1.SealPartitionResponse.partition:type_name -> seam.gate.v1.PartitionState
-	10, // 73: seam.gate.v1.GetPartitionResponse.partition:type_name -> seam.gate.v1.PartitionState
-	73, // 74: seam.gate.v1.WaitPartitionRequest.timeout:type_name -> google.protobuf.Duration
-	10, // 75: seam.gate.v1.WaitPartitionResponse.partition:type_name -> seam.gate.v1.PartitionState
-	12, // 76: seam.gate.v1.GateService.Ingest:input_type -> seam.gate.v1.IngestRequest
-	20, // 77: seam.gate.v1.GateService.IngestStream:input_type -> seam.gate.v1.IngestStreamRequest
-	60, // 78: seam.gate.v1.GateService.SealPartition:input_type -> seam.gate.v1.SealPartitionRequest
-	62, // 79: seam.gate.v1.GateService.GetPartition:input_type -> seam.gate.v1.GetPartitionRequest
-	64, // 80: seam.gate.v1.GateService.WaitPartition:input_type -> seam.gate.v1.WaitPartitionRequest
-	24, // 81: seam.gate.v1.GateService.ListQuarantine:input_type -> seam.gate.v1.ListQuarantineRequest
-	26, // 82: seam.gate.v1.GateService.GetQuarantinedRecord:input_type -> seam.gate.v1.GetQuarantinedRecordRequest
-	28, // 83: seam.gate.v1.GateService.GetQuarantineStats:input_type -> seam.gate.v1.GetQuarantineStatsRequest
-	31, // 84: seam.gate.v1.GateService.DiscardQuarantined:input_type -> seam.gate.v1.DiscardQuarantinedRequest
-	34, // 85: seam.gate.v1.GateService.Contain:input_type -> seam.gate.v1.ContainRequest
-	36, // 86: seam.gate.v1.GateService.Release:input_type -> seam.gate.v1.ReleaseRequest
-	38, // 87: seam.gate.v1.GateService.ListContainments:input_type -> seam.gate.v1.ListContainmentsRequest
-	41, // 88: seam.gate.v1.GateService.PlanReplay:input_type -> seam.gate.v1.PlanReplayRequest
-	44, // 89: seam.gate.v1.GateService.Replay:input_type -> seam.gate.v1.ReplayRequest
-	49, // 90: seam.gate.v1.GateService.GetMonitor:input_type -> seam.gate.v1.GetMonitorRequest
-	51, // 91: seam.gate.v1.GateService.ListAlerts:input_type -> seam.gate.v1.ListAlertsRequest
-	53, // 92: seam.gate.v1.GateService.WatchAlerts:input_type -> seam.gate.v1.WatchAlertsRequest
-	55, // 93: seam.gate.v1.GateService.AcknowledgeAlert:input_type -> seam.gate.v1.AcknowledgeAlertRequest
-	57, // 94: seam.gate.v1.GateService.ResolveAlert:input_type -> seam.gate.v1.ResolveAlertRequest
-	16, // 95: seam.gate.v1.GateService.Ingest:output_type -> seam.gate.v1.IngestResponse
-	21, // 96: seam.gate.v1.GateService.IngestStream:output_type -> seam.gate.v1.IngestStreamResponse
-	61, // 97: seam.gate.v1.GateService.SealPartition:output_type -> seam.gate.v1.SealPartitionResponse
-	63, // 98: seam.gate.v1.GateService.GetPartition:output_type -> seam.gate.v1.GetPartitionResponse
-	65, // 99: seam.gate.v1.GateService.WaitPartition:output_type -> seam.gate.v1.WaitPartitionResponse
-	25, // 100: seam.gate.v1.GateService.ListQuarantine:output_type -> seam.gate.v1.ListQuarantineResponse
-	27, // 101: seam.gate.v1.GateService.GetQuarantinedRecord:output_type -> seam.gate.v1.GetQuarantinedRecordResponse
-	30, // 102: seam.gate.v1.GateService.GetQuarantineStats:output_type -> seam.gate.v1.GetQuarantineStatsResponse
-	32, // 103: seam.gate.v1.GateService.DiscardQuarantined:output_type -> seam.gate.v1.DiscardQuarantinedResponse
-	35, // 104: seam.gate.v1.GateService.Contain:output_type -> seam.gate.v1.ContainResponse
-	37, // 105: seam.gate.v1.GateService.Release:output_type -> seam.gate.v1.ReleaseResponse
-	39, // 106: seam.gate.v1.GateService.ListContainments:output_type -> seam.gate.v1.ListContainmentsResponse
-	43, // 107: seam.gate.v1.GateService.PlanReplay:output_type -> seam.gate.v1.PlanReplayResponse
-	46, // 108: seam.gate.v1.GateService.Replay:output_type -> seam.gate.v1.ReplayResponse
-	50, // 109: seam.gate.v1.GateService.GetMonitor:output_type -> seam.gate.v1.GetMonitorResponse
-	52, // 110: seam.gate.v1.GateService.ListAlerts:output_type -> seam.gate.v1.ListAlertsResponse
-	54, // 111: seam.gate.v1.GateService.WatchAlerts:output_type -> seam.gate.v1.WatchAlertsResponse
-	56, // 112: seam.gate.v1.GateService.AcknowledgeAlert:output_type -> seam.gate.v1.AcknowledgeAlertResponse
-	58, // 113: seam.gate.v1.GateService.ResolveAlert:output_type -> seam.gate.v1.ResolveAlertResponse
-	95, // [95:114] is the sub-list for method output_type
-	76, // [76:95] is the sub-list for method input_type
-	76, // [76:76] is the sub-list for extension type_name
-	76, // [76:76] is the sub-list for extension extendee
-	0,  // [0:76] is the sub-list for field type_name
+	69,  // 0: seam.gate.v1.CheckOutcome.policy:type_name -> seam.contract.v1.Policy
+	70,  // 1: seam.gate.v1.CheckOutcome.threshold:type_name -> seam.contract.v1.Threshold
+	2,   // 2: seam.gate.v1.PartitionState.status:type_name -> seam.gate.v1.PartitionStatus
+	3,   // 3: seam.gate.v1.PartitionState.verdict:type_name -> seam.gate.v1.PartitionVerdict
+	10,  // 4: seam.gate.v1.PartitionState.counts:type_name -> seam.gate.v1.PartitionCounts
+	9,   // 5: seam.gate.v1.PartitionState.checks:type_name -> seam.gate.v1.CheckOutcome
+	71,  // 6: seam.gate.v1.PartitionState.open_time:type_name -> google.protobuf.Timestamp
+	71,  // 7: seam.gate.v1.PartitionState.seal_time:type_name -> google.protobuf.Timestamp
+	71,  // 8: seam.gate.v1.PartitionState.update_time:type_name -> google.protobuf.Timestamp
+	4,   // 9: seam.gate.v1.PartitionState.seal_cause:type_name -> seam.gate.v1.SealCause
+	17,  // 10: seam.gate.v1.PartitionState.alerts:type_name -> seam.gate.v1.Alert
+	3,   // 11: seam.gate.v1.PartitionState.sealed_verdict:type_name -> seam.gate.v1.PartitionVerdict
+	12,  // 12: seam.gate.v1.IngestRequest.offsets:type_name -> seam.gate.v1.OffsetRange
+	72,  // 13: seam.gate.v1.IngestRequest.batch:type_name -> seam.record.v1.RecordBatch
+	5,   // 14: seam.gate.v1.IngestRequest.answer:type_name -> seam.gate.v1.IngestAnswer
+	73,  // 15: seam.gate.v1.PackedVerdicts.provenance:type_name -> seam.record.v1.Provenance
+	16,  // 16: seam.gate.v1.PackedVerdicts.others:type_name -> seam.gate.v1.RecordVerdict
+	15,  // 17: seam.gate.v1.PackedVerdicts.accepted_alerts:type_name -> seam.gate.v1.RecordAlerts
+	0,   // 18: seam.gate.v1.RecordVerdict.status:type_name -> seam.gate.v1.RecordStatus
+	74,  // 19: seam.gate.v1.RecordVerdict.record:type_name -> seam.record.v1.CanonicalRecord
+	75,  // 20: seam.gate.v1.RecordVerdict.reasons:type_name -> seam.record.v1.RecordError
+	71,  // 21: seam.gate.v1.Alert.time:type_name -> google.protobuf.Timestamp
+	6,   // 22: seam.gate.v1.Alert.severity:type_name -> seam.gate.v1.Severity
+	71,  // 23: seam.gate.v1.Alert.first_seen:type_name -> google.protobuf.Timestamp
+	7,   // 24: seam.gate.v1.Alert.state:type_name -> seam.gate.v1.AlertState
+	71,  // 25: seam.gate.v1.Alert.acknowledge_time:type_name -> google.protobuf.Timestamp
+	71,  // 26: seam.gate.v1.Alert.resolve_time:type_name -> google.protobuf.Timestamp
+	1,   // 27: seam.gate.v1.BatchSummary.status:type_name -> seam.gate.v1.BatchStatus
+	18,  // 28: seam.gate.v1.IngestResponse.summary:type_name -> seam.gate.v1.BatchSummary
+	16,  // 29: seam.gate.v1.IngestResponse.records:type_name -> seam.gate.v1.RecordVerdict
+	17,  // 30: seam.gate.v1.IngestResponse.alerts:type_name -> seam.gate.v1.Alert
+	11,  // 31: seam.gate.v1.IngestResponse.partition:type_name -> seam.gate.v1.PartitionState
+	14,  // 32: seam.gate.v1.IngestResponse.packed:type_name -> seam.gate.v1.PackedVerdicts
+	76,  // 33: seam.gate.v1.IngestHeader.format:type_name -> seam.record.v1.Format
+	5,   // 34: seam.gate.v1.IngestHeader.answer:type_name -> seam.gate.v1.IngestAnswer
+	18,  // 35: seam.gate.v1.ChunkResult.summary:type_name -> seam.gate.v1.BatchSummary
+	14,  // 36: seam.gate.v1.ChunkResult.packed:type_name -> seam.gate.v1.PackedVerdicts
+	20,  // 37: seam.gate.v1.IngestStreamRequest.header:type_name -> seam.gate.v1.IngestHeader
+	21,  // 38: seam.gate.v1.IngestStreamRequest.chunk:type_name -> seam.gate.v1.IngestChunk
+	18,  // 39: seam.gate.v1.IngestStreamResponse.summary:type_name -> seam.gate.v1.BatchSummary
+	17,  // 40: seam.gate.v1.IngestStreamResponse.alerts:type_name -> seam.gate.v1.Alert
+	16,  // 41: seam.gate.v1.IngestStreamResponse.records:type_name -> seam.gate.v1.RecordVerdict
+	11,  // 42: seam.gate.v1.IngestStreamResponse.partition:type_name -> seam.gate.v1.PartitionState
+	22,  // 43: seam.gate.v1.IngestStreamResponse.chunk_results:type_name -> seam.gate.v1.ChunkResult
+	76,  // 44: seam.gate.v1.QuarantinedRecord.format:type_name -> seam.record.v1.Format
+	75,  // 45: seam.gate.v1.QuarantinedRecord.reasons:type_name -> seam.record.v1.RecordError
+	71,  // 46: seam.gate.v1.QuarantinedRecord.time:type_name -> google.protobuf.Timestamp
+	8,   // 47: seam.gate.v1.QuarantinedRecord.state:type_name -> seam.gate.v1.QuarantineState
+	71,  // 48: seam.gate.v1.QuarantinedRecord.state_time:type_name -> google.protobuf.Timestamp
+	8,   // 49: seam.gate.v1.QuarantineFilter.state:type_name -> seam.gate.v1.QuarantineState
+	26,  // 50: seam.gate.v1.ListQuarantineRequest.filter:type_name -> seam.gate.v1.QuarantineFilter
+	25,  // 51: seam.gate.v1.ListQuarantineResponse.records:type_name -> seam.gate.v1.QuarantinedRecord
+	25,  // 52: seam.gate.v1.GetQuarantinedRecordResponse.record:type_name -> seam.gate.v1.QuarantinedRecord
+	26,  // 53: seam.gate.v1.GetQuarantineStatsRequest.filter:type_name -> seam.gate.v1.QuarantineFilter
+	32,  // 54: seam.gate.v1.GetQuarantineStatsResponse.by_reason:type_name -> seam.gate.v1.QuarantineCount
+	32,  // 55: seam.gate.v1.GetQuarantineStatsResponse.by_check:type_name -> seam.gate.v1.QuarantineCount
+	32,  // 56: seam.gate.v1.GetQuarantineStatsResponse.by_partition:type_name -> seam.gate.v1.QuarantineCount
+	26,  // 57: seam.gate.v1.DiscardQuarantinedRequest.filter:type_name -> seam.gate.v1.QuarantineFilter
+	71,  // 58: seam.gate.v1.Containment.time:type_name -> google.protobuf.Timestamp
+	36,  // 59: seam.gate.v1.ContainResponse.containment:type_name -> seam.gate.v1.Containment
+	36,  // 60: seam.gate.v1.ReleaseResponse.containment:type_name -> seam.gate.v1.Containment
+	36,  // 61: seam.gate.v1.ListContainmentsResponse.containments:type_name -> seam.gate.v1.Containment
+	43,  // 62: seam.gate.v1.PlanReplayRequest.window:type_name -> seam.gate.v1.ReplayWindow
+	32,  // 63: seam.gate.v1.PlanReplayResponse.remain_reasons:type_name -> seam.gate.v1.QuarantineCount
+	45,  // 64: seam.gate.v1.PlanReplayResponse.partitions:type_name -> seam.gate.v1.PartitionPlan
+	43,  // 65: seam.gate.v1.ReplayRequest.window:type_name -> seam.gate.v1.ReplayWindow
+	74,  // 66: seam.gate.v1.ReplayResponse.record:type_name -> seam.record.v1.CanonicalRecord
+	48,  // 67: seam.gate.v1.ReplayResponse.summary:type_name -> seam.gate.v1.ReplaySummary
+	71,  // 68: seam.gate.v1.PartitionMonitor.update_time:type_name -> google.protobuf.Timestamp
+	51,  // 69: seam.gate.v1.PartitionMonitor.fields:type_name -> seam.gate.v1.FieldMonitor
+	2,   // 70: seam.gate.v1.PartitionMonitor.status:type_name -> seam.gate.v1.PartitionStatus
+	3,   // 71: seam.gate.v1.PartitionMonitor.verdict:type_name -> seam.gate.v1.PartitionVerdict
+	50,  // 72: seam.gate.v1.GetMonitorResponse.partitions:type_name -> seam.gate.v1.PartitionMonitor
+	7,   // 73: seam.gate.v1.ListAlertsRequest.states:type_name -> seam.gate.v1.AlertState
+	17,  // 74: seam.gate.v1.ListAlertsResponse.alerts:type_name -> seam.gate.v1.Alert
+	17,  // 75: seam.gate.v1.WatchAlertsResponse.alert:type_name -> seam.gate.v1.Alert
+	17,  // 76: seam.gate.v1.AcknowledgeAlertResponse.alert:type_name -> seam.gate.v1.Alert
+	17,  // 77: seam.gate.v1.ResolveAlertResponse.alert:type_name -> seam.gate.v1.Alert
+	70,  // 78: seam.gate.v1.BlockedDetail.threshold:type_name -> seam.contract.v1.Threshold
+	11,  // 79: seam.gate.v1.SealPartitionResponse.partition:type_name -> seam.gate.v1.PartitionState
+	11,  // 80: seam.gate.v1.GetPartitionResponse.partition:type_name -> seam.gate.v1.PartitionState
+	77,  // 81: seam.gate.v1.WaitPartitionRequest.timeout:type_name -> google.protobuf.Duration
+	11,  // 82: seam.gate.v1.WaitPartitionResponse.partition:type_name -> seam.gate.v1.PartitionState
+	13,  // 83: seam.gate.v1.GateService.Ingest:input_type -> seam.gate.v1.IngestRequest
+	23,  // 84: seam.gate.v1.GateService.IngestStream:input_type -> seam.gate.v1.IngestStreamRequest
+	63,  // 85: seam.gate.v1.GateService.SealPartition:input_type -> seam.gate.v1.SealPartitionRequest
+	65,  // 86: seam.gate.v1.GateService.GetPartition:input_type -> seam.gate.v1.GetPartitionRequest
+	67,  // 87: seam.gate.v1.GateService.WaitPartition:input_type -> seam.gate.v1.WaitPartitionRequest
+	27,  // 88: seam.gate.v1.GateService.ListQuarantine:input_type -> seam.gate.v1.ListQuarantineRequest
+	29,  // 89: seam.gate.v1.GateService.GetQuarantinedRecord:input_type -> seam.gate.v1.GetQuarantinedRecordRequest
+	31,  // 90: seam.gate.v1.GateService.GetQuarantineStats:input_type -> seam.gate.v1.GetQuarantineStatsRequest
+	34,  // 91: seam.gate.v1.GateService.DiscardQuarantined:input_type -> seam.gate.v1.DiscardQuarantinedRequest
+	37,  // 92: seam.gate.v1.GateService.Contain:input_type -> seam.gate.v1.ContainRequest
+	39,  // 93: seam.gate.v1.GateService.Release:input_type -> seam.gate.v1.ReleaseRequest
+	41,  // 94: seam.gate.v1.GateService.ListContainments:input_type -> seam.gate.v1.ListContainmentsRequest
+	44,  // 95: seam.gate.v1.GateService.PlanReplay:input_type -> seam.gate.v1.PlanReplayRequest
+	47,  // 96: seam.gate.v1.GateService.Replay:input_type -> seam.gate.v1.ReplayRequest
+	52,  // 97: seam.gate.v1.GateService.GetMonitor:input_type -> seam.gate.v1.GetMonitorRequest
+	54,  // 98: seam.gate.v1.GateService.ListAlerts:input_type -> seam.gate.v1.ListAlertsRequest
+	56,  // 99: seam.gate.v1.GateService.WatchAlerts:input_type -> seam.gate.v1.WatchAlertsRequest
+	58,  // 100: seam.gate.v1.GateService.AcknowledgeAlert:input_type -> seam.gate.v1.AcknowledgeAlertRequest
+	60,  // 101: seam.gate.v1.GateService.ResolveAlert:input_type -> seam.gate.v1.ResolveAlertRequest
+	19,  // 102: seam.gate.v1.GateService.Ingest:output_type -> seam.gate.v1.IngestResponse
+	24,  // 103: seam.gate.v1.GateService.IngestStream:output_type -> seam.gate.v1.IngestStreamResponse
+	64,  // 104: seam.gate.v1.GateService.SealPartition:output_type -> seam.gate.v1.SealPartitionResponse
+	66,  // 105: seam.gate.v1.GateService.GetPartition:output_type -> seam.gate.v1.GetPartitionResponse
+	68,  // 106: seam.gate.v1.GateService.WaitPartition:output_type -> seam.gate.v1.WaitPartitionResponse
+	28,  // 107: seam.gate.v1.GateService.ListQuarantine:output_type -> seam.gate.v1.ListQuarantineResponse
+	30,  // 108: seam.gate.v1.GateService.GetQuarantinedRecord:output_type -> seam.gate.v1.GetQuarantinedRecordResponse
+	33,  // 109: seam.gate.v1.GateService.GetQuarantineStats:output_type -> seam.gate.v1.GetQuarantineStatsResponse
+	35,  // 110: seam.gate.v1.GateService.DiscardQuarantined:output_type -> seam.gate.v1.DiscardQuarantinedResponse
+	38,  // 111: seam.gate.v1.GateService.Contain:output_type -> seam.gate.v1.ContainResponse
+	40,  // 112: seam.gate.v1.GateService.Release:output_type -> seam.gate.v1.ReleaseResponse
+	42,  // 113: seam.gate.v1.GateService.ListContainments:output_type -> seam.gate.v1.ListContainmentsResponse
+	46,  // 114: seam.gate.v1.GateService.PlanReplay:output_type -> seam.gate.v1.PlanReplayResponse
+	49,  // 115: seam.gate.v1.GateService.Replay:output_type -> seam.gate.v1.ReplayResponse
+	53,  // 116: seam.gate.v1.GateService.GetMonitor:output_type -> seam.gate.v1.GetMonitorResponse
+	55,  // 117: seam.gate.v1.GateService.ListAlerts:output_type -> seam.gate.v1.ListAlertsResponse
+	57,  // 118: seam.gate.v1.GateService.WatchAlerts:output_type -> seam.gate.v1.WatchAlertsResponse
+	59,  // 119: seam.gate.v1.GateService.AcknowledgeAlert:output_type -> seam.gate.v1.AcknowledgeAlertResponse
+	61,  // 120: seam.gate.v1.GateService.ResolveAlert:output_type -> seam.gate.v1.ResolveAlertResponse
+	102, // [102:121] is the sub-list for method output_type
+	83,  // [83:102] is the sub-list for method input_type
+	83,  // [83:83] is the sub-list for extension type_name
+	83,  // [83:83] is the sub-list for extension extendee
+	0,   // [0:83] is the sub-list for field type_name
 }
 
 func init() { file_seam_gate_v1_gate_proto_init() }
@@ -5532,23 +5839,23 @@ func file_seam_gate_v1_gate_proto_init() {
 		(*IngestRequest_BatchId)(nil),
 		(*IngestRequest_Offsets)(nil),
 	}
-	file_seam_gate_v1_gate_proto_msgTypes[12].OneofWrappers = []any{
+	file_seam_gate_v1_gate_proto_msgTypes[14].OneofWrappers = []any{
 		(*IngestStreamRequest_Header)(nil),
 		(*IngestStreamRequest_Chunk)(nil),
 	}
-	file_seam_gate_v1_gate_proto_msgTypes[38].OneofWrappers = []any{
+	file_seam_gate_v1_gate_proto_msgTypes[40].OneofWrappers = []any{
 		(*ReplayResponse_Record)(nil),
 		(*ReplayResponse_Summary)(nil),
 	}
-	file_seam_gate_v1_gate_proto_msgTypes[54].OneofWrappers = []any{}
 	file_seam_gate_v1_gate_proto_msgTypes[56].OneofWrappers = []any{}
+	file_seam_gate_v1_gate_proto_msgTypes[58].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_seam_gate_v1_gate_proto_rawDesc), len(file_seam_gate_v1_gate_proto_rawDesc)),
-			NumEnums:      8,
-			NumMessages:   58,
+			NumEnums:      9,
+			NumMessages:   60,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

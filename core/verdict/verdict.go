@@ -1,0 +1,173 @@
+// Package verdict converts a batch's record verdicts between the gate's two
+// answer forms: one RecordVerdict per record, and PackedVerdicts, where
+// the accepted records' canonical JSON lies side by side in one buffer.
+// Pack and Expand are inverse: Expand(Pack(vs)) equals vs.
+package verdict
+
+import (
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+
+	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
+	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
+)
+
+// IDSize is the size of a packed record id: a SHA-256.
+const IDSize = 32
+
+// Pack packs a batch's verdicts, in index order (verdict i has index i).
+// It refuses verdicts the packed form cannot say exactly: an accepted
+// record without a canonical JSON body, a record id that is not the hex of
+// IDSize bytes, provenance that differs between accepted records other
+// than by index and position (or names other ones than its verdict's),
+// or verdicts of several stream chunks.
+func Pack(vs []*gatev1.RecordVerdict) (*gatev1.PackedVerdicts, error) {
+	p := &gatev1.PackedVerdicts{}
+	size, accepted := 0, 0
+	for _, v := range vs {
+		if v.GetStatus() == gatev1.RecordStatus_RECORD_STATUS_ACCEPTED {
+			size += len(v.GetRecord().GetJson())
+			accepted++
+		}
+	}
+	if size > math.MaxUint32 {
+		return nil, fmt.Errorf("the accepted records' canonical JSON is %d bytes, over the 4 GiB a packed answer addresses", size)
+	}
+	if accepted > 0 {
+		p.Json = make([]byte, 0, size)
+		p.JsonEnds = make([]uint32, 0, accepted)
+		p.RecordIds = make([]byte, IDSize*accepted)
+		p.Positions = make([]int64, 0, accepted)
+	}
+	for i, v := range vs {
+		if v.GetIndex() != int64(i) {
+			return nil, fmt.Errorf("verdict %d has index %d; pack a batch's verdicts in index order", i, v.GetIndex())
+		}
+		if i == 0 {
+			p.Sequence = v.GetSequence()
+		} else if v.GetSequence() != p.Sequence {
+			return nil, fmt.Errorf("verdict %d is of stream chunk %d, verdict 0 of chunk %d; pack one chunk at a time", i, v.GetSequence(), p.Sequence)
+		}
+		if v.GetStatus() != gatev1.RecordStatus_RECORD_STATUS_ACCEPTED {
+			if v.GetRecord() != nil {
+				return nil, fmt.Errorf("record %d is %s but carries a canonical record", i, v.GetStatus())
+			}
+			p.Others = append(p.Others, v)
+			continue
+		}
+		if err := add(p, v); err != nil {
+			return nil, fmt.Errorf("record %d: %w", i, err)
+		}
+	}
+	return p, nil
+}
+
+// add appends accepted verdict v to p.
+func add(p *gatev1.PackedVerdicts, v *gatev1.RecordVerdict) error {
+	r := v.GetRecord()
+	if r == nil {
+		return errors.New("accepted without a canonical record (a summary-only answer cannot be packed)")
+	}
+	body, ok := r.GetBody().(*recordv1.CanonicalRecord_Json)
+	if !ok {
+		return errors.New("its canonical record is not JSON bytes; ask for the answer one record at a time")
+	}
+	k := len(p.GetJsonEnds())
+	if n, err := hex.Decode(p.RecordIds[IDSize*k:IDSize*(k+1)], []byte(r.GetRecordId())); err != nil || n != IDSize || len(r.GetRecordId()) != 2*IDSize {
+		return fmt.Errorf("record id %q is not the hex of %d bytes", r.GetRecordId(), IDSize)
+	}
+	prov := r.GetProvenance()
+	if prov.GetIndex() != v.GetIndex() || prov.GetPosition() != v.GetPosition() {
+		return fmt.Errorf("its provenance names index %d, position %d; its verdict index %d, position %d", prov.GetIndex(), prov.GetPosition(), v.GetIndex(), v.GetPosition())
+	}
+	if k == 0 {
+		p.Provenance = &recordv1.Provenance{Subject: prov.GetSubject(), ContractVersion: prov.GetContractVersion(), Canonical: prov.GetCanonical(),
+			CanonicalVersion: prov.GetCanonicalVersion(), Partition: prov.GetPartition(), BatchId: prov.GetBatchId()}
+	} else if !common(p.GetProvenance(), prov) {
+		return fmt.Errorf("its provenance %v differs from the batch's %v other than by index and position", prov, p.GetProvenance())
+	}
+	p.Json = append(p.Json, body.Json...)
+	p.JsonEnds = append(p.JsonEnds, uint32(len(p.Json)))
+	p.Positions = append(p.Positions, v.GetPosition())
+	if len(v.GetAlerts()) > 0 {
+		p.AcceptedAlerts = append(p.AcceptedAlerts, &gatev1.RecordAlerts{Index: v.GetIndex(), Checks: v.GetAlerts()})
+	}
+	return nil
+}
+
+// common says whether provenance a and b agree but for index and position.
+func common(a, b *recordv1.Provenance) bool {
+	return a.GetSubject() == b.GetSubject() && a.GetContractVersion() == b.GetContractVersion() && a.GetCanonical() == b.GetCanonical() &&
+		a.GetCanonicalVersion() == b.GetCanonicalVersion() && a.GetPartition() == b.GetPartition() && a.GetBatchId() == b.GetBatchId()
+}
+
+// Expand rebuilds the verdicts p packs, in index order: what the
+// per-record answer says, each accepted record with its canonical record.
+// The canonical records' JSON shares p's buffer. A packed answer that does
+// not account for each record once is refused, saying where.
+func Expand(p *gatev1.PackedVerdicts) ([]*gatev1.RecordVerdict, error) {
+	ends, others := p.GetJsonEnds(), p.GetOthers()
+	accepted := len(ends)
+	if len(p.GetRecordIds()) != IDSize*accepted || len(p.GetPositions()) != accepted {
+		return nil, fmt.Errorf("packed verdicts: %d canonical records, %d record ids and %d positions; want as many of each", accepted, len(p.GetRecordIds())/IDSize, len(p.GetPositions()))
+	}
+	if accepted > 0 && p.GetProvenance() == nil {
+		return nil, fmt.Errorf("packed verdicts: %d canonical records without a provenance", accepted)
+	}
+	n := accepted + len(others)
+	out := make([]*gatev1.RecordVerdict, n)
+	// The accepted records' messages are cut from one allocation each.
+	verdicts := make([]gatev1.RecordVerdict, accepted)
+	records := make([]recordv1.CanonicalRecord, accepted)
+	bodies := make([]recordv1.CanonicalRecord_Json, accepted)
+	provs := make([]recordv1.Provenance, accepted)
+	ids := make([]byte, 2*IDSize*accepted)
+	hex.Encode(ids, p.GetRecordIds())
+	idText := string(ids)
+	alerts := p.GetAcceptedAlerts()
+	data, seq := p.GetJson(), p.GetSequence()
+	o, k, start := 0, 0, uint32(0)
+	for i := range out {
+		if o < len(others) && others[o].GetIndex() == int64(i) {
+			if others[o].GetStatus() == gatev1.RecordStatus_RECORD_STATUS_ACCEPTED || others[o].GetRecord() != nil {
+				return nil, fmt.Errorf("packed verdicts: record %d is among the records not accepted, but is accepted or carries a canonical record", i)
+			}
+			out[i] = others[o]
+			o++
+			continue
+		}
+		if k == accepted {
+			return nil, fmt.Errorf("packed verdicts: the records not accepted are out of order or out of range (%d of %d placed) for %d records", o, len(others), n)
+		}
+		end := ends[k]
+		if end < start || int(end) > len(data) {
+			return nil, fmt.Errorf("packed verdicts: canonical record %d (record %d) ends at %d, outside %d..%d", k, i, end, start, len(data))
+		}
+		pos := p.GetPositions()[k]
+		prov := &provs[k]
+		prov.Subject, prov.ContractVersion, prov.Canonical, prov.CanonicalVersion = p.Provenance.GetSubject(), p.Provenance.GetContractVersion(), p.Provenance.GetCanonical(), p.Provenance.GetCanonicalVersion()
+		prov.Partition, prov.BatchId, prov.Index, prov.Position = p.Provenance.GetPartition(), p.Provenance.GetBatchId(), int64(i), pos
+		body := &bodies[k]
+		body.Json = data[start:end:end]
+		rec := &records[k]
+		rec.RecordId, rec.Body, rec.Provenance = idText[2*IDSize*k:2*IDSize*(k+1)], body, prov
+		v := &verdicts[k]
+		v.Index, v.Position, v.Status, v.Record, v.Sequence = int64(i), pos, gatev1.RecordStatus_RECORD_STATUS_ACCEPTED, rec, seq
+		if len(alerts) > 0 && alerts[0].GetIndex() == int64(i) {
+			v.Alerts = alerts[0].GetChecks()
+			alerts = alerts[1:]
+		}
+		out[i] = v
+		start = end
+		k++
+	}
+	if o != len(others) {
+		return nil, fmt.Errorf("packed verdicts: the records not accepted are out of order or out of range (%d of %d placed) for %d records", o, len(others), n)
+	}
+	if len(alerts) > 0 {
+		return nil, fmt.Errorf("packed verdicts: alerts for record %d, which is not an accepted record, or out of order", alerts[0].GetIndex())
+	}
+	return out, nil
+}
