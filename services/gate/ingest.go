@@ -20,6 +20,7 @@ import (
 
 	"github.com/seamdata/seam/core/check"
 	"github.com/seamdata/seam/core/record"
+	"github.com/seamdata/seam/core/verdict"
 	"github.com/seamdata/seam/platform/auth"
 	"github.com/seamdata/seam/platform/rpcerr"
 	adapterv1 "github.com/seamdata/seam/proto/seam/adapter/v1"
@@ -36,6 +37,9 @@ type batchInput struct {
 	// withRecords is set when the answer carries canonical records; it
 	// must then fit in one message, and they are kept for retries.
 	withRecords bool
+	// packed is set when the verdicts are answered packed
+	// (INGEST_ANSWER_PACKED); withRecords is then set too.
+	packed bool
 	// replace makes the batch start a new sending of its partition, once
 	// per replaceKey (the batch id, or a stream's id for all its chunks).
 	replace    bool
@@ -111,6 +115,10 @@ var errTargetMoved = errors.New("the partition changed while the batch was valid
 func (s *Server) Ingest(ctx context.Context, req *gatev1.IngestRequest) (*gatev1.IngestResponse, error) {
 	in := batchInput{subject: strings.TrimSpace(req.GetSubject()), partition: strings.TrimSpace(req.GetPartition()),
 		version: req.GetContractVersion(), batch: req.GetBatch(), withRecords: !req.GetSummaryOnly(), replace: req.GetReplace(), seal: req.GetSeal()}
+	var err error
+	if in.packed, err = packedAnswer(req.GetAnswer(), req.GetSummaryOnly(), "answer"); err != nil {
+		return nil, err
+	}
 	switch id := req.GetIdentity().(type) {
 	case *gatev1.IngestRequest_BatchId:
 		in.batchID = strings.TrimSpace(id.BatchId)
@@ -126,6 +134,23 @@ func (s *Server) Ingest(ctx context.Context, req *gatev1.IngestRequest) (*gatev1
 		return nil, err
 	}
 	return s.ingest(ctx, in)
+}
+
+// packedAnswer says whether an answer form asks for packed verdicts, and
+// refuses a form it cannot give.
+func packedAnswer(a gatev1.IngestAnswer, summaryOnly bool, field string) (bool, error) {
+	switch a {
+	case gatev1.IngestAnswer_INGEST_ANSWER_UNSPECIFIED, gatev1.IngestAnswer_INGEST_ANSWER_RECORDS:
+		return false, nil
+	case gatev1.IngestAnswer_INGEST_ANSWER_PACKED:
+		if summaryOnly {
+			return false, rpcerr.InvalidArgument("a summary-only answer has no canonical records to pack", rpcerr.FieldViolation{Field: field,
+				Description: "ask for INGEST_ANSWER_PACKED without summary_only, or for summary_only without an answer form"})
+		}
+		return true, nil
+	}
+	return false, rpcerr.InvalidArgument(fmt.Sprintf("answer form %d is not one this gate knows", a), rpcerr.FieldViolation{Field: field,
+		Description: "ask for INGEST_ANSWER_RECORDS or INGEST_ANSWER_PACKED, or leave it unset"})
 }
 
 func validateInput(in batchInput, idField string) error {
@@ -249,14 +274,40 @@ func (p *prepared) drop() {
 	p.span.End()
 }
 
-// finish commits a prepared batch, or answers a retry from the stored row.
-// A partition that moved since the batch was validated (sealed, replaced,
-// judged by another version), or a subject contained since, gets the
-// batch validated again.
+// finish settles a prepared batch and answers in the form it asked for.
 func (s *Server) finish(p *prepared) (resp *gatev1.IngestResponse, err error) {
 	ctx, in := p.ctx, p.in
 	defer func() { s.endIngest(ctx, p.span, in, p.began, resp, err) }()
 	defer p.release()
+	if resp, err = s.settle(p); err != nil {
+		return nil, err
+	}
+	return inForm(in, resp)
+}
+
+// inForm is an answer in the form its batch asked for: the verdicts
+// packed for INGEST_ANSWER_PACKED. A first answer and a retry's are
+// packed from the same verdicts, so they say the same.
+func inForm(in batchInput, resp *gatev1.IngestResponse) (*gatev1.IngestResponse, error) {
+	if !in.packed {
+		return resp, nil
+	}
+	packed, err := verdict.Pack(resp.GetRecords())
+	if err != nil {
+		return nil, rpcerr.FailedPrecondition("ANSWER_NOT_PACKABLE",
+			fmt.Sprintf("the verdicts of batch %s of %s partition %s cannot be packed: %v; ask for INGEST_ANSWER_RECORDS (nothing is written twice)",
+				in.batchID, in.subject, in.partition, err),
+			map[string]string{"subject": in.subject, "partition": in.partition, "batch_id": in.batchID})
+	}
+	return &gatev1.IngestResponse{Summary: resp.GetSummary(), Alerts: resp.GetAlerts(), Partition: resp.GetPartition(), Packed: packed}, nil
+}
+
+// settle commits a prepared batch, or answers a retry from the stored row.
+// A partition that moved since the batch was validated (sealed, replaced,
+// judged by another version), or a subject contained since, gets the
+// batch validated again.
+func (s *Server) settle(p *prepared) (*gatev1.IngestResponse, error) {
+	ctx, in := p.ctx, p.in
 	if p.err != nil {
 		return nil, p.err
 	}
@@ -267,6 +318,7 @@ func (s *Server) finish(p *prepared) (resp *gatev1.IngestResponse, err error) {
 	for attempt := 0; ; attempt++ {
 		again := attempt > 0
 		if !again && p.ahead && !p.o.contained {
+			var err error
 			if again, err = s.containedSince(ctx, p); err != nil {
 				return nil, err
 			}
@@ -332,10 +384,14 @@ func (s *Server) validateBatch(p *prepared) error {
 	} else if p.o, err = s.validate(ctx, in, cv, format, decoded); err != nil {
 		return err
 	}
-	if in.withRecords {
-		return s.fits(p.o.resp, in)
+	if !in.withRecords {
+		return nil
 	}
-	return nil
+	resp, err := inForm(in, p.o.resp)
+	if err != nil {
+		return err
+	}
+	return s.fits(resp, in)
 }
 
 // targetVersion is the contract version a batch is validated with: that

@@ -2,12 +2,17 @@ package gate
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/seamdata/seam/core/record"
+	"github.com/seamdata/seam/core/verdict"
+	"github.com/seamdata/seam/platform/rpcerr"
 	"github.com/seamdata/seam/platform/storage/storagetest"
 	adapterv1 "github.com/seamdata/seam/proto/seam/adapter/v1"
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
@@ -108,5 +113,155 @@ func TestUnpackRefusesInconsistentAnswers(t *testing.T) {
 				t.Fatalf("unpack error %v, want one saying %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// expand is a packed answer's verdicts as the per-record answer says them.
+func expand(t *testing.T, p *gatev1.PackedVerdicts) []*gatev1.RecordVerdict {
+	t.Helper()
+	vs, err := verdict.Expand(p)
+	if err != nil {
+		t.Fatalf("Expand: %v", err)
+	}
+	return vs
+}
+
+// sameVerdicts fails unless got and want are equal verdict for verdict.
+func sameVerdicts(t *testing.T, what string, got, want []*gatev1.RecordVerdict) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d verdicts, want %d", what, len(got), len(want))
+	}
+	for i := range got {
+		if !proto.Equal(got[i], want[i]) {
+			t.Fatalf("%s: verdict %d is %v, want %v", what, i, got[i], want[i])
+		}
+	}
+}
+
+// A batch asked packed answers, accepted and quarantined records alike,
+// what the per-record answer says, first time and on retry in either
+// form, and the retry asked packed answers what the first answer did.
+func TestIngestPackedAnswersWhatRecordsAnswer(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.knowCustomers()
+	ctx := context.Background()
+	c := e.as("pipeline")
+	for i, first := range []gatev1.IngestAnswer{gatev1.IngestAnswer_INGEST_ANSWER_PACKED, gatev1.IngestAnswer_INGEST_ANSWER_UNSPECIFIED} {
+		t.Run(first.String(), func(t *testing.T) {
+			// Orders 1..10 are in the partition already: the batch's first
+			// 3 (orders 6..8) lack their customer, and orders 9 and 10 are
+			// duplicates.
+			part := fmt.Sprintf("2025-03-0%d", i+1)
+			if _, err := c.Ingest(ctx, ingest("shop.orders", part, "seed", orders{first: 1, n: 10, amount: 85})); err != nil {
+				t.Fatal(err)
+			}
+			req := ingest("shop.orders", part, "mixed", orders{first: 6, n: 40, amount: 85, missing: 3})
+			req.Answer = first
+			got, err := c.Ingest(ctx, req)
+			if err != nil {
+				t.Fatalf("Ingest: %v", err)
+			}
+			sum := got.GetSummary()
+			if sum.GetAccepted() != 35 || sum.GetQuarantined() != 5 || sum.GetDuplicates() != 2 {
+				t.Fatalf("summary = %v, want 35 accepted, 5 quarantined of which 2 duplicates", sum)
+			}
+			retry := func(a gatev1.IngestAnswer) *gatev1.IngestResponse {
+				t.Helper()
+				r := proto.CloneOf(req)
+				r.Answer = a
+				resp, err := c.Ingest(ctx, r)
+				if err != nil {
+					t.Fatalf("retry asking %s: %v", a, err)
+				}
+				if !resp.GetSummary().GetRetried() {
+					t.Fatalf("retry asking %s: summary %v, want retried", a, resp.GetSummary())
+				}
+				return resp
+			}
+			packed, records := retry(gatev1.IngestAnswer_INGEST_ANSWER_PACKED), retry(gatev1.IngestAnswer_INGEST_ANSWER_RECORDS)
+			if first == gatev1.IngestAnswer_INGEST_ANSWER_PACKED {
+				p := got.GetPacked()
+				if len(got.GetRecords()) != 0 || len(p.GetJsonEnds()) != 35 || len(p.GetOthers()) != 5 || p.GetProvenance().GetBatchId() != req.GetBatchId() {
+					t.Fatalf("packed answer: %d records, %d canonical records, %d others, provenance %v; want none, 35, 5 and the batch's",
+						len(got.GetRecords()), len(p.GetJsonEnds()), len(p.GetOthers()), p.GetProvenance())
+				}
+				for _, v := range p.GetOthers() {
+					if v.GetStatus() != gatev1.RecordStatus_RECORD_STATUS_QUARANTINED || len(v.GetReasons()) == 0 || v.GetReasons()[0].GetMessage() == "" {
+						t.Fatalf("record not accepted %v, want QUARANTINED with its reasons", v)
+					}
+				}
+				if !proto.Equal(packed.GetPacked(), p) {
+					t.Fatal("the retry asked packed answers other verdicts than the first answer")
+				}
+				sameVerdicts(t, "first answer packed, retry per record", expand(t, p), records.GetRecords())
+			} else {
+				sameVerdicts(t, "first answer per record, retry packed", expand(t, packed.GetPacked()), got.GetRecords())
+			}
+			sameVerdicts(t, "retries", expand(t, packed.GetPacked()), records.GetRecords())
+		})
+	}
+}
+
+// A stream asked packed answers each chunk's verdicts packed in its
+// chunk result: the same as the stream asked per record, chunk by chunk.
+func TestIngestStreamPackedAnswersWhatRecordsAnswer(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.knowCustomers()
+	ctx := context.Background()
+	chunks := []streamChunk{{0, orders{first: 1, n: 30, amount: 85, missing: 2}.ndjson()}, {1, orders{first: 31, n: 30, amount: 85}.ndjson()}}
+	h := &gatev1.IngestHeader{Subject: "shop.orders", Partition: "2025-03-01", BatchId: "load", Format: recordv1.Format_FORMAT_NDJSON,
+		Answer: gatev1.IngestAnswer_INGEST_ANSWER_PACKED}
+	packed, err := sendStream(ctx, e, h, chunks)
+	if err != nil {
+		t.Fatalf("IngestStream packed: %v", err)
+	}
+	h.Answer = gatev1.IngestAnswer_INGEST_ANSWER_RECORDS
+	records, err := sendStream(ctx, e, h, chunks)
+	if err != nil {
+		t.Fatalf("IngestStream resent per record: %v", err)
+	}
+	if len(packed.GetRecords()) != 0 || len(packed.GetChunkResults()) != 2 {
+		t.Fatalf("packed stream answer: %d records, %d chunk results; want none and 2", len(packed.GetRecords()), len(packed.GetChunkResults()))
+	}
+	var got []*gatev1.RecordVerdict
+	for _, cr := range packed.GetChunkResults() {
+		if p := cr.GetPacked(); p.GetSequence() != cr.GetSequence() || p.GetProvenance().GetBatchId() != fmt.Sprintf("load#%d", cr.GetSequence()) {
+			t.Fatalf("chunk %d packed as sequence %d, provenance %v", cr.GetSequence(), p.GetSequence(), p.GetProvenance())
+		}
+		got = append(got, expand(t, cr.GetPacked())...)
+	}
+	if n := packed.GetSummary().GetAccepted(); n != 58 {
+		t.Fatalf("accepted %d, want 58", n)
+	}
+	sameVerdicts(t, "stream packed, resent per record", got, records.GetRecords())
+}
+
+// Packed verdicts need canonical records: asked with summary_only they
+// are refused, and a retry asking them of a batch first sent summary-only
+// is told they are gone, as a retry asking per-record verdicts is.
+func TestIngestPackedNeedsCanonicalRecords(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.knowCustomers()
+	ctx := context.Background()
+	req := ingest("shop.orders", "2025-03-01", "b1", orders{first: 1, n: 10, amount: 85})
+	req.SummaryOnly, req.Answer = true, gatev1.IngestAnswer_INGEST_ANSWER_PACKED
+	if _, err := e.as("pipeline").Ingest(ctx, req); status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "summary-only") {
+		t.Fatalf("summary_only asked packed: %v, want InvalidArgument", err)
+	}
+	req.Answer = gatev1.IngestAnswer(9)
+	if _, err := e.as("pipeline").Ingest(ctx, req); status.Code(err) != codes.InvalidArgument {
+		t.Fatalf("an unknown answer form: %v, want InvalidArgument", err)
+	}
+	req.Answer = gatev1.IngestAnswer_INGEST_ANSWER_UNSPECIFIED
+	if _, err := e.as("pipeline").Ingest(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	req.SummaryOnly, req.Answer = false, gatev1.IngestAnswer_INGEST_ANSWER_PACKED
+	if _, err := e.as("pipeline").Ingest(ctx, req); rpcerr.Reason(err) != "ANSWER_EXPIRED" {
+		t.Fatalf("packed retry of a summary-only batch: %v, want ANSWER_EXPIRED", err)
 	}
 }

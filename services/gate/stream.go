@@ -44,10 +44,11 @@ func heldVerdicts(vs []*gatev1.RecordVerdict, room int, omitted *int64) []*gatev
 // Sequences must increase by one from chunk to chunk: a repeated or
 // skipped one is refused, naming it, so no chunk is silently stored under
 // another's key. The answer adds up the chunks as stored and carries
-// their verdicts with canonical records, or, when the header asked for a
-// summary only, the counts and the first verdicts of records not
-// accepted. A CSV chunk is decoded on its own, so every chunk of a CSV
-// load starts with the header row.
+// their verdicts with canonical records (asked packed, each chunk's
+// packed in its chunk result, as Ingest answers the chunk), or, when the
+// header asked for a summary only, the counts and the first verdicts of
+// records not accepted. A CSV chunk is decoded on its own, so every chunk
+// of a CSV load starts with the header row.
 func (s *Server) IngestStream(stream gatev1.GateService_IngestStreamServer) error {
 	ctx := stream.Context()
 	first, err := stream.Recv()
@@ -65,6 +66,9 @@ func (s *Server) IngestStream(stream gatev1.GateService_IngestStreamServer) erro
 		batchID: strings.TrimSpace(h.GetBatchId()), version: h.GetContractVersion(), withRecords: !h.GetSummaryOnly(), replace: h.GetReplace(),
 		batch: &recordv1.RecordBatch{Body: &recordv1.RecordBatch_Raw{Raw: &recordv1.RawRecords{Format: h.GetFormat()}}}}
 	base.replaceKey = "stream:" + base.batchID
+	if base.packed, err = packedAnswer(h.GetAnswer(), h.GetSummaryOnly(), "header.answer"); err != nil {
+		return err
+	}
 	if err := validateInput(base, "header.batch_id"); err != nil {
 		return err
 	}
@@ -99,7 +103,7 @@ func (s *Server) IngestStream(stream gatev1.GateService_IngestStreamServer) erro
 		}
 		resp.Chunks++
 		rs := r.GetSummary()
-		resp.ChunkResults = append(resp.ChunkResults, &gatev1.ChunkResult{Sequence: seq, Summary: rs})
+		resp.ChunkResults = append(resp.ChunkResults, &gatev1.ChunkResult{Sequence: seq, Summary: rs, Packed: r.GetPacked()})
 		sum := resp.Summary
 		sum.Received += rs.GetReceived()
 		sum.Accepted += rs.GetAccepted()
@@ -115,6 +119,9 @@ func (s *Server) IngestStream(stream gatev1.GateService_IngestStreamServer) erro
 		}
 		for _, v := range records {
 			size += proto.Size(v)
+		}
+		if r.GetPacked() != nil {
+			size += proto.Size(r.GetPacked())
 		}
 		if size > limit {
 			return rpcerr.WithReason(codes.ResourceExhausted, "ANSWER_TOO_LARGE",
