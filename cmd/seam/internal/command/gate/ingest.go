@@ -20,6 +20,7 @@ import (
 	"github.com/seamdata/seam/cmd/seam/internal/exit"
 	"github.com/seamdata/seam/cmd/seam/internal/output"
 	"github.com/seamdata/seam/core/record"
+	"github.com/seamdata/seam/core/verdict"
 	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
 )
@@ -126,9 +127,14 @@ holds no records.`,
 			bar := output.Progress(cmd.ErrOrStderr(), info.Size(), "ingesting "+path)
 			split := record.NewSplitter(file, f, chunk)
 			split.LimitBytes(chunkBytes)
+			summaryOnly := out == "" && !withRecords
+			answer := gatev1.IngestAnswer_INGEST_ANSWER_PACKED
+			if summaryOnly {
+				answer = gatev1.IngestAnswer_INGEST_ANSWER_UNSPECIFIED
+			}
 			up := &upload{
 				header: &gatev1.IngestHeader{Subject: subject, Partition: partition, BatchId: batchID, ContractVersion: version, Format: f,
-					Replace: replace, Seal: !noSeal, SummaryOnly: out == "" && !withRecords},
+					Replace: replace, Seal: !noSeal, SummaryOnly: summaryOnly, Answer: answer},
 				split: split,
 				sent:  func(n int64) { _ = bar.Add64(n) },
 			}
@@ -141,6 +147,9 @@ holds no records.`,
 				return g.RPCError("ingest "+path, err)
 			case err != nil:
 				return err
+			}
+			if err := expandPacked(resp); err != nil {
+				return fmt.Errorf("ingest %s: %w", path, err)
 			}
 			if out != "" {
 				if err := writePublishable(out, resp); err != nil {
@@ -274,6 +283,25 @@ func (u *upload) run(ctx context.Context, g *client.Globals, c gatev1.GateServic
 	}
 	resp, err := stream.CloseAndRecv()
 	return resp, client.Cause(sctx, err)
+}
+
+// expandPacked puts the verdicts of a stream answer asked packed back in
+// its records, one per record in stream order, and takes them out of its
+// chunk results, so --out and -o json see the answer the per-record form
+// gives. A gate that predates packing answers per record already.
+func expandPacked(r *gatev1.IngestStreamResponse) error {
+	for _, c := range r.GetChunkResults() {
+		if c.GetPacked() == nil {
+			continue
+		}
+		vs, err := verdict.Expand(c.GetPacked())
+		if err != nil {
+			return fmt.Errorf("the gate's answer for chunk %d: %w", c.GetSequence(), err)
+		}
+		r.Records = append(r.Records, vs...)
+		c.Packed = nil
+	}
+	return nil
 }
 
 func printIngest(w io.Writer, batchID string, r *gatev1.IngestStreamResponse) {
