@@ -25,11 +25,14 @@ const IDSize = 32
 // or verdicts of several stream chunks.
 func Pack(vs []*gatev1.RecordVerdict) (*gatev1.PackedVerdicts, error) {
 	p := &gatev1.PackedVerdicts{}
-	size, accepted := 0, 0
+	size, accepted, alerted := 0, 0, 0
 	for _, v := range vs {
 		if v.GetStatus() == gatev1.RecordStatus_RECORD_STATUS_ACCEPTED {
 			size += len(v.GetRecord().GetJson())
 			accepted++
+			if len(v.GetAlerts()) > 0 {
+				alerted++
+			}
 		}
 	}
 	if size > math.MaxUint32 {
@@ -41,6 +44,14 @@ func Pack(vs []*gatev1.RecordVerdict) (*gatev1.PackedVerdicts, error) {
 		p.RecordIds = make([]byte, IDSize*accepted)
 		p.Positions = make([]int64, 0, accepted)
 	}
+	if accepted < len(vs) {
+		p.Others = make([]*gatev1.RecordVerdict, 0, len(vs)-accepted)
+	}
+	if alerted > 0 {
+		p.AcceptedAlerts = make([]*gatev1.RecordAlerts, 0, alerted)
+	}
+	// The accepted records' alerts are cut from one allocation.
+	alerts := make([]gatev1.RecordAlerts, alerted)
 	for i, v := range vs {
 		if v.GetIndex() != int64(i) {
 			return nil, fmt.Errorf("verdict %d has index %d; pack a batch's verdicts in index order", i, v.GetIndex())
@@ -57,15 +68,15 @@ func Pack(vs []*gatev1.RecordVerdict) (*gatev1.PackedVerdicts, error) {
 			p.Others = append(p.Others, v)
 			continue
 		}
-		if err := add(p, v); err != nil {
+		if err := add(p, v, &alerts); err != nil {
 			return nil, fmt.Errorf("record %d: %w", i, err)
 		}
 	}
 	return p, nil
 }
 
-// add appends accepted verdict v to p.
-func add(p *gatev1.PackedVerdicts, v *gatev1.RecordVerdict) error {
+// add appends accepted verdict v to p, its alerts taken from alerts.
+func add(p *gatev1.PackedVerdicts, v *gatev1.RecordVerdict, alerts *[]gatev1.RecordAlerts) error {
 	r := v.GetRecord()
 	if r == nil {
 		return errors.New("accepted without a canonical record (a summary-only answer cannot be packed)")
@@ -75,7 +86,7 @@ func add(p *gatev1.PackedVerdicts, v *gatev1.RecordVerdict) error {
 		return errors.New("its canonical record is not JSON bytes; ask for the answer one record at a time")
 	}
 	k := len(p.GetJsonEnds())
-	if n, err := hex.Decode(p.RecordIds[IDSize*k:IDSize*(k+1)], []byte(r.GetRecordId())); err != nil || n != IDSize || len(r.GetRecordId()) != 2*IDSize {
+	if !decodeID(p.RecordIds[IDSize*k:IDSize*(k+1)], r.GetRecordId()) {
 		return fmt.Errorf("record id %q is not the hex of %d bytes", r.GetRecordId(), IDSize)
 	}
 	prov := r.GetProvenance()
@@ -92,9 +103,42 @@ func add(p *gatev1.PackedVerdicts, v *gatev1.RecordVerdict) error {
 	p.JsonEnds = append(p.JsonEnds, uint32(len(p.Json)))
 	p.Positions = append(p.Positions, v.GetPosition())
 	if len(v.GetAlerts()) > 0 {
-		p.AcceptedAlerts = append(p.AcceptedAlerts, &gatev1.RecordAlerts{Index: v.GetIndex(), Checks: v.GetAlerts()})
+		a := &(*alerts)[0]
+		*alerts = (*alerts)[1:]
+		a.Index, a.Checks = v.GetIndex(), v.GetAlerts()
+		p.AcceptedAlerts = append(p.AcceptedAlerts, a)
 	}
 	return nil
+}
+
+// decodeID decodes the hex id s into dst, which it must fill exactly. It
+// reads the string in place: converting it to bytes for hex.Decode would
+// allocate once per record.
+func decodeID(dst []byte, s string) bool {
+	if len(s) != 2*len(dst) {
+		return false
+	}
+	for i := range dst {
+		hi, lo := nibble(s[2*i]), nibble(s[2*i+1])
+		if hi > 15 || lo > 15 {
+			return false
+		}
+		dst[i] = hi<<4 | lo
+	}
+	return true
+}
+
+// nibble is a hex digit's value, or 255 for a byte that is not one.
+func nibble(c byte) byte {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0'
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10
+	case 'A' <= c && c <= 'F':
+		return c - 'A' + 10
+	}
+	return 255
 }
 
 // common says whether provenance a and b agree but for index and position.

@@ -144,3 +144,27 @@ func TestExpandRefusesInconsistentPacks(t *testing.T) {
 		})
 	}
 }
+
+// Packing and expanding a batch allocate a few times per batch, not per
+// record, beyond each accepted record's id as text.
+func TestPackAndExpandAllocatePerBatch(t *testing.T) {
+	vs := batch(300, 0)
+	if n := testing.AllocsPerRun(20, func() {
+		if _, err := Pack(vs); err != nil {
+			t.Fatal(err)
+		}
+	}); n > 10 {
+		t.Errorf("Pack of 300 verdicts allocates %v times, want at most 10", n)
+	}
+	p, err := Pack(vs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := testing.AllocsPerRun(20, func() {
+		if _, err := Expand(p); err != nil {
+			t.Fatal(err)
+		}
+	}); n > 10 {
+		t.Errorf("Expand of 300 verdicts allocates %v times, want at most 10", n)
+	}
+}
