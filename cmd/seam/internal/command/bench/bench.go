@@ -32,6 +32,7 @@ import (
 	"github.com/seamdata/seam/core/mapping"
 	"github.com/seamdata/seam/core/record"
 	"github.com/seamdata/seam/core/record/recordtest"
+	"github.com/seamdata/seam/core/verdict"
 	"github.com/seamdata/seam/platform/dial"
 	adapterv1 "github.com/seamdata/seam/proto/seam/adapter/v1"
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
@@ -424,7 +425,13 @@ func runBench(ctx context.Context, o benchOptions, progress io.Writer) ([]Result
 	if o.wants("ingest") {
 		gc := gatev1.NewGateServiceClient(conn)
 		var seq atomic.Int64
+		// With records, the answer is asked packed, as seam gate ingest
+		// asks it: the canonical records in one buffer, not a message each.
 		ingest := func(summaryOnly bool) func() error {
+			answer := gatev1.IngestAnswer_INGEST_ANSWER_PACKED
+			if summaryOnly {
+				answer = gatev1.IngestAnswer_INGEST_ANSWER_UNSPECIFIED
+			}
 			return func() error {
 				k := seq.Add(1)
 				resp, err := gc.Ingest(ctx, &gatev1.IngestRequest{
@@ -432,16 +439,17 @@ func runBench(ctx context.Context, o benchOptions, progress io.Writer) ([]Result
 					// partition would be duplicates.
 					Subject: "shop.orders", Partition: fmt.Sprintf("bench-%d", k), Identity: &gatev1.IngestRequest_BatchId{BatchId: fmt.Sprintf("bench-%d", k)},
 					Batch:       &recordv1.RecordBatch{Body: &recordv1.RecordBatch_Raw{Raw: &recordv1.RawRecords{Format: recordv1.Format_FORMAT_NDJSON, Data: data}}},
-					SummaryOnly: summaryOnly,
+					SummaryOnly: summaryOnly, Answer: answer,
 				})
 				if err != nil {
 					return err
 				}
-				if resp.GetSummary().GetAccepted() != int64(o.batch) {
-					return fmt.Errorf("ingest: %d of %d records accepted", resp.GetSummary().GetAccepted(), o.batch)
+				accepted := resp.GetSummary().GetAccepted()
+				if accepted != int64(o.batch) {
+					return fmt.Errorf("ingest: %d of %d records accepted", accepted, o.batch)
 				}
-				if !summaryOnly && (len(resp.GetRecords()) != o.batch || resp.GetRecords()[0].GetRecord().GetRecordId() == "") {
-					return fmt.Errorf("ingest: %d canonical records returned for %d records", len(resp.GetRecords()), o.batch)
+				if p := resp.GetPacked(); !summaryOnly && (int64(len(p.GetJsonEnds())) != accepted || len(p.GetRecordIds()) != verdict.IDSize*int(accepted) || len(p.GetJson()) == 0) {
+					return fmt.Errorf("ingest: %d canonical records and %d record ids returned for %d accepted records", len(p.GetJsonEnds()), len(p.GetRecordIds())/verdict.IDSize, accepted)
 				}
 				return nil
 			}
