@@ -153,6 +153,20 @@ func unpack(t adaptTarget, resp *adapterv1.AdaptResponse, recs []*record.Record,
 	if adapted < 0 || t.records && (len(ends) != adapted || len(ids) != idSize*adapted) {
 		return peerError("adapter", fmt.Errorf("the adapter answered %d failures, %d canonical records and %d ids for %d records", len(fails), len(ends), len(ids)/idSize, len(recs)))
 	}
+	// The adapted records' messages are cut from one allocation each, and
+	// their ids from one string, rather than five allocations per record.
+	var (
+		results []adapterv1.AdaptResult
+		records []recordv1.CanonicalRecord
+		bodies  []recordv1.CanonicalRecord_Json
+		provs   []recordv1.Provenance
+		idText  string
+	)
+	if t.records {
+		results, records = make([]adapterv1.AdaptResult, adapted), make([]recordv1.CanonicalRecord, adapted)
+		bodies, provs = make([]recordv1.CanonicalRecord_Json, adapted), make([]recordv1.Provenance, adapted)
+		idText = hex.EncodeToString(ids)
+	}
 	f, k := 0, 0
 	start := uint32(0)
 	for i, r := range recs {
@@ -178,12 +192,16 @@ func unpack(t adaptTarget, resp *adapterv1.AdaptResponse, recs []*record.Record,
 		if end < start || int(end) > len(data) {
 			return peerError("adapter", fmt.Errorf("the adapter's canonical record %d ends at %d, outside %d..%d", k, end, start, len(data)))
 		}
-		out[r.Index] = &adapterv1.AdaptResult{Index: r.Index, Position: r.Position, Record: &recordv1.CanonicalRecord{
-			RecordId: hex.EncodeToString(ids[idSize*k : idSize*(k+1)]),
-			Body:     &recordv1.CanonicalRecord_Json{Json: data[start:end:end]},
-			Provenance: &recordv1.Provenance{Subject: t.cv.subject, ContractVersion: resp.GetVersion(), Canonical: p.GetCanonical(), CanonicalVersion: p.GetCanonicalVersion(),
-				Index: r.Index, Position: r.Position, Partition: t.partition, BatchId: t.batchID},
-		}}
+		prov := &provs[k]
+		prov.Subject, prov.ContractVersion, prov.Canonical, prov.CanonicalVersion = t.cv.subject, resp.GetVersion(), p.GetCanonical(), p.GetCanonicalVersion()
+		prov.Index, prov.Position, prov.Partition, prov.BatchId = r.Index, r.Position, t.partition, t.batchID
+		body := &bodies[k]
+		body.Json = data[start:end:end]
+		rec := &records[k]
+		rec.RecordId, rec.Body, rec.Provenance = idText[2*idSize*k:2*idSize*(k+1)], body, prov
+		ar := &results[k]
+		ar.Index, ar.Position, ar.Record = r.Index, r.Position, rec
+		out[r.Index] = ar
 		start = end
 		k++
 	}

@@ -140,20 +140,32 @@ func decodeVerdicts(plan *check.Plan, b []byte, reasons map[int64][]*recordv1.Re
 }
 
 // encodeRecords keeps the canonical records of a batch's accepted records,
-// in record order, each length-prefixed.
+// in record order, each length-prefixed. They are measured first and
+// encoded into one buffer, not a buffer each.
 func encodeRecords(recs []*gatev1.RecordVerdict) ([]byte, error) {
-	var out []byte
-	for _, v := range recs {
+	sizes := make([]int, len(recs))
+	total := 0
+	for i, v := range recs {
+		if v.GetRecord() != nil {
+			sizes[i] = proto.Size(v.GetRecord())
+			total += 2*binary.MaxVarintLen64 + sizes[i]
+		}
+	}
+	out := make([]byte, 0, total)
+	for i, v := range recs {
 		if v.GetRecord() == nil {
 			continue
 		}
-		b, err := proto.Marshal(v.GetRecord())
-		if err != nil {
+		out = binary.AppendUvarint(out, uint64(v.GetIndex()))
+		out = binary.AppendUvarint(out, uint64(sizes[i]))
+		at := len(out)
+		var err error
+		if out, err = (proto.MarshalOptions{UseCachedSize: true}).MarshalAppend(out, v.GetRecord()); err != nil {
 			return nil, fmt.Errorf("encode the canonical record of record %d: %w", v.GetIndex(), err)
 		}
-		out = binary.AppendUvarint(out, uint64(v.GetIndex()))
-		out = binary.AppendUvarint(out, uint64(len(b)))
-		out = append(out, b...)
+		if len(out)-at != sizes[i] {
+			return nil, fmt.Errorf("encode the canonical record of record %d: %d bytes, measured %d (changed while encoded)", v.GetIndex(), len(out)-at, sizes[i])
+		}
 	}
 	return out, nil
 }
