@@ -18,18 +18,24 @@ import (
 const IDSize = 32
 
 // Pack packs a batch's verdicts, in index order (verdict i has index i).
-// It refuses verdicts the packed form cannot say exactly: an accepted
-// record without a canonical JSON body, a record id that is not the hex of
-// IDSize bytes, provenance that differs between accepted records other
-// than by index and position (or names other ones than its verdict's),
-// or verdicts of several stream chunks.
+// A summary-only answer's verdicts (no accepted record carries a canonical
+// record) pack to the summary form: positions and the records not
+// accepted, nothing else. Pack refuses verdicts the packed form cannot say
+// exactly: some accepted records with a canonical record and some
+// without, a canonical record without a JSON body, a record id that is not
+// the hex of IDSize bytes, provenance that differs between accepted
+// records other than by index and position (or names other ones than its
+// verdict's), or verdicts of several stream chunks.
 func Pack(vs []*gatev1.RecordVerdict) (*gatev1.PackedVerdicts, error) {
 	p := &gatev1.PackedVerdicts{}
-	size, accepted, alerted := 0, 0, 0
+	size, accepted, alerted, withRecords := 0, 0, 0, 0
 	for _, v := range vs {
 		if v.GetStatus() == gatev1.RecordStatus_RECORD_STATUS_ACCEPTED {
 			size += len(v.GetRecord().GetJson())
 			accepted++
+			if v.GetRecord() != nil {
+				withRecords++
+			}
 			if len(v.GetAlerts()) > 0 {
 				alerted++
 			}
@@ -38,11 +44,16 @@ func Pack(vs []*gatev1.RecordVerdict) (*gatev1.PackedVerdicts, error) {
 	if size > math.MaxUint32 {
 		return nil, fmt.Errorf("the accepted records' canonical JSON is %d bytes, over the 4 GiB a packed answer addresses", size)
 	}
+	if withRecords > 0 && withRecords < accepted {
+		return nil, fmt.Errorf("%d of %d accepted records carry a canonical record; pack all with one or all without (a summary-only answer)", withRecords, accepted)
+	}
 	if accepted > 0 {
+		p.Positions = make([]int64, 0, accepted)
+	}
+	if withRecords > 0 {
 		p.Json = make([]byte, 0, size)
 		p.JsonEnds = make([]uint32, 0, accepted)
 		p.RecordIds = make([]byte, IDSize*accepted)
-		p.Positions = make([]int64, 0, accepted)
 	}
 	if accepted < len(vs) {
 		p.Others = make([]*gatev1.RecordVerdict, 0, len(vs)-accepted)
@@ -77,9 +88,16 @@ func Pack(vs []*gatev1.RecordVerdict) (*gatev1.PackedVerdicts, error) {
 
 // add appends accepted verdict v to p, its alerts taken from alerts.
 func add(p *gatev1.PackedVerdicts, v *gatev1.RecordVerdict, alerts *[]gatev1.RecordAlerts) error {
+	if len(v.GetAlerts()) > 0 {
+		a := &(*alerts)[0]
+		*alerts = (*alerts)[1:]
+		a.Index, a.Checks = v.GetIndex(), v.GetAlerts()
+		p.AcceptedAlerts = append(p.AcceptedAlerts, a)
+	}
+	p.Positions = append(p.Positions, v.GetPosition())
 	r := v.GetRecord()
 	if r == nil {
-		return errors.New("accepted without a canonical record (a summary-only answer cannot be packed)")
+		return nil // the summary form
 	}
 	body, ok := r.GetBody().(*recordv1.CanonicalRecord_Json)
 	if !ok {
@@ -101,13 +119,6 @@ func add(p *gatev1.PackedVerdicts, v *gatev1.RecordVerdict, alerts *[]gatev1.Rec
 	}
 	p.Json = append(p.Json, body.Json...)
 	p.JsonEnds = append(p.JsonEnds, uint32(len(p.Json)))
-	p.Positions = append(p.Positions, v.GetPosition())
-	if len(v.GetAlerts()) > 0 {
-		a := &(*alerts)[0]
-		*alerts = (*alerts)[1:]
-		a.Index, a.Checks = v.GetIndex(), v.GetAlerts()
-		p.AcceptedAlerts = append(p.AcceptedAlerts, a)
-	}
 	return nil
 }
 
@@ -153,21 +164,27 @@ func common(a, b *recordv1.Provenance) bool {
 // not account for each record once is refused, saying where.
 func Expand(p *gatev1.PackedVerdicts) ([]*gatev1.RecordVerdict, error) {
 	ends, others := p.GetJsonEnds(), p.GetOthers()
-	accepted := len(ends)
-	if len(p.GetRecordIds()) != IDSize*accepted || len(p.GetPositions()) != accepted {
-		return nil, fmt.Errorf("packed verdicts: %d canonical records, %d record ids and %d positions; want as many of each", accepted, len(p.GetRecordIds())/IDSize, len(p.GetPositions()))
+	accepted := len(p.GetPositions())
+	// The summary form: positions alone, no accepted record's canonical
+	// record.
+	summary := len(ends) == 0 && len(p.GetRecordIds()) == 0 && len(p.GetJson()) == 0
+	if !summary && (len(ends) != accepted || len(p.GetRecordIds()) != IDSize*accepted) {
+		return nil, fmt.Errorf("packed verdicts: %d canonical records, %d record ids and %d positions; want as many of each, or positions alone", len(ends), len(p.GetRecordIds())/IDSize, accepted)
 	}
-	if accepted > 0 && p.GetProvenance() == nil {
+	if !summary && accepted > 0 && p.GetProvenance() == nil {
 		return nil, fmt.Errorf("packed verdicts: %d canonical records without a provenance", accepted)
 	}
 	n := accepted + len(others)
 	out := make([]*gatev1.RecordVerdict, n)
 	// The accepted records' messages are cut from one allocation each.
 	verdicts := make([]gatev1.RecordVerdict, accepted)
-	records := make([]recordv1.CanonicalRecord, accepted)
-	bodies := make([]recordv1.CanonicalRecord_Json, accepted)
-	provs := make([]recordv1.Provenance, accepted)
-	ids := make([]byte, 2*IDSize*accepted)
+	if summary {
+		ends = nil
+	}
+	records := make([]recordv1.CanonicalRecord, len(ends))
+	bodies := make([]recordv1.CanonicalRecord_Json, len(ends))
+	provs := make([]recordv1.Provenance, len(ends))
+	ids := make([]byte, 2*IDSize*len(ends))
 	hex.Encode(ids, p.GetRecordIds())
 	idText := string(ids)
 	alerts := p.GetAcceptedAlerts()
@@ -185,26 +202,28 @@ func Expand(p *gatev1.PackedVerdicts) ([]*gatev1.RecordVerdict, error) {
 		if k == accepted {
 			return nil, fmt.Errorf("packed verdicts: the records not accepted are out of order or out of range (%d of %d placed) for %d records", o, len(others), n)
 		}
-		end := ends[k]
-		if end < start || int(end) > len(data) {
-			return nil, fmt.Errorf("packed verdicts: canonical record %d (record %d) ends at %d, outside %d..%d", k, i, end, start, len(data))
-		}
-		pos := p.GetPositions()[k]
-		prov := &provs[k]
-		prov.Subject, prov.ContractVersion, prov.Canonical, prov.CanonicalVersion = p.Provenance.GetSubject(), p.Provenance.GetContractVersion(), p.Provenance.GetCanonical(), p.Provenance.GetCanonicalVersion()
-		prov.Partition, prov.BatchId, prov.Index, prov.Position = p.Provenance.GetPartition(), p.Provenance.GetBatchId(), int64(i), pos
-		body := &bodies[k]
-		body.Json = data[start:end:end]
-		rec := &records[k]
-		rec.RecordId, rec.Body, rec.Provenance = idText[2*IDSize*k:2*IDSize*(k+1)], body, prov
 		v := &verdicts[k]
-		v.Index, v.Position, v.Status, v.Record, v.Sequence = int64(i), pos, gatev1.RecordStatus_RECORD_STATUS_ACCEPTED, rec, seq
+		v.Index, v.Position, v.Status, v.Sequence = int64(i), p.GetPositions()[k], gatev1.RecordStatus_RECORD_STATUS_ACCEPTED, seq
 		if len(alerts) > 0 && alerts[0].GetIndex() == int64(i) {
 			v.Alerts = alerts[0].GetChecks()
 			alerts = alerts[1:]
 		}
 		out[i] = v
-		start = end
+		if !summary {
+			end := ends[k]
+			if end < start || int(end) > len(data) {
+				return nil, fmt.Errorf("packed verdicts: canonical record %d (record %d) ends at %d, outside %d..%d", k, i, end, start, len(data))
+			}
+			prov := &provs[k]
+			prov.Subject, prov.ContractVersion, prov.Canonical, prov.CanonicalVersion = p.Provenance.GetSubject(), p.Provenance.GetContractVersion(), p.Provenance.GetCanonical(), p.Provenance.GetCanonicalVersion()
+			prov.Partition, prov.BatchId, prov.Index, prov.Position = p.Provenance.GetPartition(), p.Provenance.GetBatchId(), int64(i), v.Position
+			body := &bodies[k]
+			body.Json = data[start:end:end]
+			rec := &records[k]
+			rec.RecordId, rec.Body, rec.Provenance = idText[2*IDSize*k:2*IDSize*(k+1)], body, prov
+			v.Record = rec
+			start = end
+		}
 		k++
 	}
 	if o != len(others) {

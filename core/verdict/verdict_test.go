@@ -40,6 +40,15 @@ func batch(n int, seq int64) []*gatev1.RecordVerdict {
 	return out
 }
 
+// summaryOf is vs as a summary-only answer says them: without canonical
+// records.
+func summaryOf(vs []*gatev1.RecordVerdict) []*gatev1.RecordVerdict {
+	for _, v := range vs {
+		v.Record = nil
+	}
+	return vs
+}
+
 func TestExpandRebuildsWhatPackPacks(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -47,6 +56,8 @@ func TestExpandRebuildsWhatPackPacks(t *testing.T) {
 		vs   []*gatev1.RecordVerdict
 	}{
 		{"mixed", batch(20, 0)},
+		{"summary only", summaryOf(batch(20, 0))},
+		{"a summary-only stream chunk", summaryOf(batch(7, 4))},
 		{"a stream chunk", batch(7, 4)},
 		{"one accepted", batch(1, 0)},
 		{"none accepted", []*gatev1.RecordVerdict{{Index: 0, Position: 3, Status: gatev1.RecordStatus_RECORD_STATUS_QUARANTINED,
@@ -92,7 +103,7 @@ func TestPackRefusesWhatItCannotSayExactly(t *testing.T) {
 	}{
 		{"out of index order", func(vs []*gatev1.RecordVerdict) { vs[1].Index = 5 }, "index order"},
 		{"several chunks", func(vs []*gatev1.RecordVerdict) { vs[2].Sequence = 1 }, "one chunk at a time"},
-		{"summary only", func(vs []*gatev1.RecordVerdict) { vs[2].Record = nil }, "summary-only"},
+		{"some accepted without a record", func(vs []*gatev1.RecordVerdict) { vs[2].Record = nil }, "3 of 4 accepted records carry a canonical record"},
 		{"an object body", func(vs []*gatev1.RecordVerdict) {
 			vs[2].Record.Body = &recordv1.CanonicalRecord_Object{}
 		}, "not JSON bytes"},
@@ -133,6 +144,7 @@ func TestExpandRefusesInconsistentPacks(t *testing.T) {
 			p.Others[0].Status = gatev1.RecordStatus_RECORD_STATUS_ACCEPTED
 		}, "is accepted"},
 		{"alerts of a held record", func(p *gatev1.PackedVerdicts) { p.AcceptedAlerts[0].Index = 1 }, "not an accepted record"},
+		{"ids without canonical records", func(p *gatev1.PackedVerdicts) { p.Json, p.JsonEnds = nil, nil }, "or positions alone"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -38,7 +38,8 @@ type batchInput struct {
 	// must then fit in one message, and they are kept for retries.
 	withRecords bool
 	// packed is set when the verdicts are answered packed
-	// (INGEST_ANSWER_PACKED); withRecords is then set too.
+	// (INGEST_ANSWER_PACKED): with canonical records when withRecords is
+	// set, in the summary form (positions) when not.
 	packed bool
 	// replace makes the batch start a new sending of its partition, once
 	// per replaceKey (the batch id, or a stream's id for all its chunks).
@@ -116,7 +117,7 @@ func (s *Server) Ingest(ctx context.Context, req *gatev1.IngestRequest) (*gatev1
 	in := batchInput{subject: strings.TrimSpace(req.GetSubject()), partition: strings.TrimSpace(req.GetPartition()),
 		version: req.GetContractVersion(), batch: req.GetBatch(), withRecords: !req.GetSummaryOnly(), replace: req.GetReplace(), seal: req.GetSeal()}
 	var err error
-	if in.packed, err = packedAnswer(req.GetAnswer(), req.GetSummaryOnly(), "answer"); err != nil {
+	if in.packed, err = packedAnswer(req.GetAnswer(), false, "answer"); err != nil {
 		return nil, err
 	}
 	switch id := req.GetIdentity().(type) {
@@ -137,14 +138,16 @@ func (s *Server) Ingest(ctx context.Context, req *gatev1.IngestRequest) (*gatev1
 }
 
 // packedAnswer says whether an answer form asks for packed verdicts, and
-// refuses a form it cannot give.
-func packedAnswer(a gatev1.IngestAnswer, summaryOnly bool, field string) (bool, error) {
+// refuses a form it cannot give. A summary-only stream answer already
+// carries only the first verdicts of records not accepted: it has nothing
+// to pack (summaryStream).
+func packedAnswer(a gatev1.IngestAnswer, summaryStream bool, field string) (bool, error) {
 	switch a {
 	case gatev1.IngestAnswer_INGEST_ANSWER_UNSPECIFIED, gatev1.IngestAnswer_INGEST_ANSWER_RECORDS:
 		return false, nil
 	case gatev1.IngestAnswer_INGEST_ANSWER_PACKED:
-		if summaryOnly {
-			return false, rpcerr.InvalidArgument("a summary-only answer has no canonical records to pack", rpcerr.FieldViolation{Field: field,
+		if summaryStream {
+			return false, rpcerr.InvalidArgument("a summary-only stream answer carries only verdicts of records not accepted; there is nothing to pack", rpcerr.FieldViolation{Field: field,
 				Description: "ask for INGEST_ANSWER_PACKED without summary_only, or for summary_only without an answer form"})
 		}
 		return true, nil

@@ -242,30 +242,53 @@ func TestIngestStreamPackedAnswersWhatRecordsAnswer(t *testing.T) {
 	sameVerdicts(t, "stream packed, resent per record", got, records.GetRecords())
 }
 
-// Packed verdicts need canonical records: asked with summary_only they
-// are refused, and a retry asking them of a batch first sent summary-only
-// is told they are gone, as a retry asking per-record verdicts is.
-func TestIngestPackedNeedsCanonicalRecords(t *testing.T) {
+// A summary-only batch asked packed answers in the summary form: the
+// accepted records' positions, and the verdicts of the others, expanding
+// to what the per-record summary-only answer says, first time and on
+// retry. A retry asking packed canonical records of a batch first sent
+// summary-only is told they are gone, as a retry asking per-record ones
+// is; a summary-only stream has nothing to pack.
+func TestIngestPackedSummaryOnly(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.knowCustomers()
 	ctx := context.Background()
-	req := ingest("shop.orders", "2025-03-01", "b1", orders{first: 1, n: 10, amount: 85})
+	c := e.as("pipeline")
+	req := ingest("shop.orders", "2025-03-01", "b1", orders{first: 1, n: 30, amount: 85, missing: 4})
 	req.SummaryOnly, req.Answer = true, gatev1.IngestAnswer_INGEST_ANSWER_PACKED
-	if _, err := e.as("pipeline").Ingest(ctx, req); status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "summary-only") {
-		t.Fatalf("summary_only asked packed: %v, want InvalidArgument", err)
+	got, err := c.Ingest(ctx, req)
+	if err != nil {
+		t.Fatalf("summary_only asked packed: %v", err)
 	}
+	p := got.GetPacked()
+	if len(got.GetRecords()) != 0 || len(p.GetPositions()) != 26 || len(p.GetOthers()) != 4 || len(p.GetJson()) != 0 || len(p.GetRecordIds()) != 0 || p.GetProvenance() != nil {
+		t.Fatalf("packed summary: %d records, %d positions, %d others, %d JSON bytes, %d id bytes, provenance %v; want 0, 26, 4 and nothing else",
+			len(got.GetRecords()), len(p.GetPositions()), len(p.GetOthers()), len(p.GetJson()), len(p.GetRecordIds()), p.GetProvenance())
+	}
+	perRecord := proto.CloneOf(req)
+	perRecord.Answer = gatev1.IngestAnswer_INGEST_ANSWER_UNSPECIFIED
+	want, err := c.Ingest(ctx, perRecord)
+	if err != nil || !want.GetSummary().GetRetried() {
+		t.Fatalf("per-record retry: %v (%v), want a retry", want.GetSummary(), err)
+	}
+	sameVerdicts(t, "summary packed, retry per record", expand(t, p), want.GetRecords())
+	again, err := c.Ingest(ctx, req)
+	if err != nil || !proto.Equal(again.GetPacked(), p) {
+		t.Fatalf("packed retry: %v (%v), want the first packed answer", again.GetPacked(), err)
+	}
+
 	req.Answer = gatev1.IngestAnswer(9)
-	if _, err := e.as("pipeline").Ingest(ctx, req); status.Code(err) != codes.InvalidArgument {
+	if _, err := c.Ingest(ctx, req); status.Code(err) != codes.InvalidArgument {
 		t.Fatalf("an unknown answer form: %v, want InvalidArgument", err)
 	}
-	req.Answer = gatev1.IngestAnswer_INGEST_ANSWER_UNSPECIFIED
-	if _, err := e.as("pipeline").Ingest(ctx, req); err != nil {
-		t.Fatal(err)
-	}
 	req.SummaryOnly, req.Answer = false, gatev1.IngestAnswer_INGEST_ANSWER_PACKED
-	if _, err := e.as("pipeline").Ingest(ctx, req); rpcerr.Reason(err) != "ANSWER_EXPIRED" {
+	if _, err := c.Ingest(ctx, req); rpcerr.Reason(err) != "ANSWER_EXPIRED" {
 		t.Fatalf("packed retry of a summary-only batch: %v, want ANSWER_EXPIRED", err)
+	}
+	h := &gatev1.IngestHeader{Subject: "shop.orders", Partition: "2025-03-02", BatchId: "load", Format: recordv1.Format_FORMAT_NDJSON,
+		SummaryOnly: true, Answer: gatev1.IngestAnswer_INGEST_ANSWER_PACKED}
+	if _, err := sendStream(ctx, e, h, []streamChunk{{0, orders{first: 1, n: 3, amount: 85}.ndjson()}}); status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "nothing to pack") {
+		t.Fatalf("summary-only stream asked packed: %v, want InvalidArgument", err)
 	}
 }
 

@@ -1079,9 +1079,9 @@ type IngestRequest struct {
 	Replace bool `protobuf:"varint,8,opt,name=replace,proto3" json:"replace,omitempty"`
 	// Seal seals the partition after this batch.
 	Seal bool `protobuf:"varint,9,opt,name=seal,proto3" json:"seal,omitempty"`
-	// Answer is the form of the verdicts when canonical records are asked
-	// for (summary_only unset); unset is INGEST_ANSWER_RECORDS. PACKED with
-	// summary_only is refused with INVALID_ARGUMENT.
+	// Answer is the form of the verdicts; unset is INGEST_ANSWER_RECORDS.
+	// With summary_only, INGEST_ANSWER_PACKED is the packed summary form:
+	// no message per accepted record at all.
 	Answer        IngestAnswer `protobuf:"varint,10,opt,name=answer,proto3,enum=seam.gate.v1.IngestAnswer" json:"answer,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1215,14 +1215,16 @@ func (*IngestRequest_BatchId) isIngestRequest_Identity() {}
 func (*IngestRequest_Offsets) isIngestRequest_Identity() {}
 
 // PackedVerdicts holds one batch's verdicts (one stream chunk's) without a
-// message per accepted record. The batch has n = len(json_ends) +
+// message per accepted record. The batch has n = len(positions) +
 // len(others) records, indexed from 0. The records not accepted are in
 // others, in index order; every other index is an accepted record, and
-// the k-th of them in index order has its canonical JSON at
-// json[json_ends[k-1]:json_ends[k]] (from 0 for the first), its record id
-// at record_ids[32k:32k+32] (CanonicalRecord.record_id is its hex), its
-// source position at positions[k], and the provenance in provenance with
-// its index and position set.
+// the k-th of them in index order has its source position at
+// positions[k], its canonical JSON at json[json_ends[k-1]:json_ends[k]]
+// (from 0 for the first), its record id at record_ids[32k:32k+32]
+// (CanonicalRecord.record_id is its hex), and the provenance in
+// provenance with its index and position set. The summary form (a
+// summary_only answer) has positions and others only: json, json_ends,
+// record_ids and provenance are empty.
 type PackedVerdicts struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Provenance is what the accepted records' provenance have in common
@@ -1896,7 +1898,9 @@ type IngestHeader struct {
 	SummaryOnly bool `protobuf:"varint,8,opt,name=summary_only,json=summaryOnly,proto3" json:"summary_only,omitempty"`
 	// Answer is the form of the verdicts, as in IngestRequest: with
 	// INGEST_ANSWER_PACKED each chunk's verdicts are in its chunk result's
-	// packed, and records is empty.
+	// packed, and records is empty. A summary_only stream answer carries
+	// only the first verdicts of records not accepted, so asking it packed
+	// is refused with INVALID_ARGUMENT.
 	Answer        IngestAnswer `protobuf:"varint,9,opt,name=answer,proto3,enum=seam.gate.v1.IngestAnswer" json:"answer,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -425,13 +425,11 @@ func runBench(ctx context.Context, o benchOptions, progress io.Writer) ([]Result
 	if o.wants("ingest") {
 		gc := gatev1.NewGateServiceClient(conn)
 		var seq atomic.Int64
-		// With records, the answer is asked packed, as seam gate ingest
-		// asks it: the canonical records in one buffer, not a message each.
+		// The answer is asked packed, as seam gate ingest asks it: with
+		// records, the canonical records in one buffer, not a message
+		// each; summary-only, the accepted records' positions alone.
 		ingest := func(summaryOnly bool) func() error {
 			answer := gatev1.IngestAnswer_INGEST_ANSWER_PACKED
-			if summaryOnly {
-				answer = gatev1.IngestAnswer_INGEST_ANSWER_UNSPECIFIED
-			}
 			return func() error {
 				k := seq.Add(1)
 				resp, err := gc.Ingest(ctx, &gatev1.IngestRequest{
@@ -448,7 +446,11 @@ func runBench(ctx context.Context, o benchOptions, progress io.Writer) ([]Result
 				if accepted != int64(o.batch) {
 					return fmt.Errorf("ingest: %d of %d records accepted", accepted, o.batch)
 				}
-				if p := resp.GetPacked(); !summaryOnly && (int64(len(p.GetJsonEnds())) != accepted || len(p.GetRecordIds()) != verdict.IDSize*int(accepted) || len(p.GetJson()) == 0) {
+				p := resp.GetPacked()
+				if int64(len(p.GetPositions())) != accepted {
+					return fmt.Errorf("ingest: %d accepted records' verdicts returned for %d accepted records", len(p.GetPositions()), accepted)
+				}
+				if !summaryOnly && (int64(len(p.GetJsonEnds())) != accepted || len(p.GetRecordIds()) != verdict.IDSize*int(accepted) || len(p.GetJson()) == 0) {
 					return fmt.Errorf("ingest: %d canonical records and %d record ids returned for %d accepted records", len(p.GetJsonEnds()), len(p.GetRecordIds())/verdict.IDSize, accepted)
 				}
 				return nil
