@@ -120,6 +120,7 @@ func Conn(target string, o Options) (*grpc.ClientConn, error) {
 	} else {
 		statsOpts = append(statsOpts, otelgrpc.WithPropagators(otel.GetTextMapPropagator()))
 	}
+	UseBuffers()
 	opts := []grpc.DialOption{
 		grpc.WithStatsHandler(otelgrpc.NewClientHandler(statsOpts...)),
 		grpc.WithDefaultServiceConfig(svcConfig),

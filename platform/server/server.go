@@ -36,6 +36,7 @@ import (
 
 	"github.com/seamdata/seam/platform/auth"
 	"github.com/seamdata/seam/platform/console"
+	"github.com/seamdata/seam/platform/dial"
 	"github.com/seamdata/seam/platform/rpcerr"
 	"github.com/seamdata/seam/platform/telemetry"
 )
@@ -147,6 +148,7 @@ func New(cfg Config, services ...Service) (*Server, error) {
 	}
 	merged := auth.Merge(access...)
 	authz := auth.NewAuthorizer(cfg.Tokens, merged).WithAudit(cfg.Logger)
+	dial.UseBuffers()
 	boundary := rpcerr.NewBoundary(cfg.Logger)
 	tel := cfg.Telemetry
 	opts := []grpc.ServerOption{

@@ -119,7 +119,7 @@ func BenchmarkIngestGRPC(b *testing.B) {
 				i++
 				// One partition per batch: the same records twice in one
 				// partition would be duplicates.
-				req := &gatev1.IngestRequest{Subject: "shop.orders", Partition: fmt.Sprintf("bench-%d-%d", run, i), SummaryOnly: true,
+				req := &gatev1.IngestRequest{Subject: "shop.orders", Partition: fmt.Sprintf("bench-%d-%d", run, i), SummaryOnly: true, Answer: gatev1.IngestAnswer_INGEST_ANSWER_PACKED,
 					Identity: &gatev1.IngestRequest_BatchId{BatchId: fmt.Sprintf("bench-%d-%d", run, i)}, Batch: batch}
 				resp, err := c.Ingest(ctx, req)
 				if err != nil {
@@ -144,7 +144,7 @@ func BenchmarkIngestGRPC(b *testing.B) {
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
 				i := next.Add(1)
-				req := &gatev1.IngestRequest{Subject: "shop.orders", Partition: fmt.Sprintf("bench-%d-%d", run, i), SummaryOnly: true,
+				req := &gatev1.IngestRequest{Subject: "shop.orders", Partition: fmt.Sprintf("bench-%d-%d", run, i), SummaryOnly: true, Answer: gatev1.IngestAnswer_INGEST_ANSWER_PACKED,
 					Identity: &gatev1.IngestRequest_BatchId{BatchId: fmt.Sprintf("bench-%d-%d", run, i)}, Batch: batch}
 				resp, err := c.Ingest(context.Background(), req)
 				if err != nil {

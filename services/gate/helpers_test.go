@@ -16,6 +16,7 @@ import (
 	"github.com/seamdata/seam/core/examples"
 	"github.com/seamdata/seam/core/record/recordtest"
 	"github.com/seamdata/seam/platform/auth"
+	seamdial "github.com/seamdata/seam/platform/dial"
 	"github.com/seamdata/seam/platform/rpcerr"
 	"github.com/seamdata/seam/platform/storage/storagetest"
 	adapterv1 "github.com/seamdata/seam/proto/seam/adapter/v1"
@@ -84,6 +85,7 @@ func serve(t testing.TB, opts []grpc.ServerOption, register func(*grpc.Server)) 
 	if err != nil {
 		t.Fatalf("listen: %v", err)
 	}
+	seamdial.UseBuffers() // as the deployed servers do
 	gs := grpc.NewServer(opts...)
 	register(gs)
 	go func() { _ = gs.Serve(lis) }()
