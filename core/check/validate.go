@@ -285,10 +285,9 @@ func (v *validator) fields(r *record.Record) {
 		if fp.rangeCheck >= 0 && !inRange(val, fp.min, fp.max) {
 			v.fail(fp.rangeCheck, fp.path, r.Position, fmt.Sprintf("field %s: %s is outside %s", fp.path, describe(val), bounds(fp.min, fp.max)))
 		}
-		if fp.lengthCheck >= 0 {
-			if n, ok := length(val); ok && (n < fp.minLen || (fp.maxLen >= 0 && n > fp.maxLen)) {
-				v.fail(fp.lengthCheck, fp.path, r.Position, fmt.Sprintf("field %s: length %d is outside %s", fp.path, n, lengthBounds(fp.minLen, fp.maxLen)))
-			}
+		if fp.lengthCheck >= 0 && !fp.lengthOK(val) {
+			n, _ := length(val)
+			v.fail(fp.lengthCheck, fp.path, r.Position, fmt.Sprintf("field %s: length %d is outside %s", fp.path, n, lengthBounds(fp.minLen, fp.maxLen)))
 		}
 		if fp.formatCheck >= 0 && (val.Kind() == record.KindString || val.IsInt()) && !fp.format.Valid(string(val.Bytes())) {
 			v.fail(fp.formatCheck, fp.path, r.Position, fmt.Sprintf("field %s: %s is not a valid %s identifier", fp.path, describe(val), v.p.schema.Field(fp.slot).Decl.GetIdentifier().GetFormat()))
@@ -318,12 +317,22 @@ func (fp *fieldPlan) declaredOK(val record.Value) bool {
 		fp.formatCheck >= 0 && (val.Kind() == record.KindString || val.IsInt()) && !fp.format.Valid(string(val.Bytes())):
 		return false
 	}
-	if fp.lengthCheck >= 0 {
-		if n, ok := length(val); ok && (n < fp.minLen || (fp.maxLen >= 0 && n > fp.maxLen)) {
-			return false
+	return fp.lengthCheck < 0 || fp.lengthOK(val)
+}
+
+// lengthOK says whether val's length (a string's in characters, an
+// array's in elements) is within the field's bounds; other values have
+// none to check. A string of b bytes has between b/4 and b characters, so
+// its byte length decides most strings without counting them.
+func (fp *fieldPlan) lengthOK(val record.Value) bool {
+	if val.Kind() == record.KindString {
+		b := int64(len(val.Bytes()))
+		if (b+3)/4 >= fp.minLen && (fp.maxLen < 0 || b <= fp.maxLen) {
+			return true
 		}
 	}
-	return true
+	n, ok := length(val)
+	return !ok || n >= fp.minLen && (fp.maxLen < 0 || n <= fp.maxLen)
 }
 
 // oneOf judges a field with a one_of check: the value passes when it has
