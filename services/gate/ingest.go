@@ -247,9 +247,15 @@ type prepared struct {
 func (s *Server) prepare(ctx context.Context, in batchInput) *prepared {
 	p := &prepared{in: in, began: s.cfg.Clock()}
 	p.ctx, p.span = s.startIngest(ctx, in)
-	if p.digest, p.err = digestOf(in); p.err != nil {
-		return p
-	}
+	// The digest, a hash of the whole batch, is needed only to compare a
+	// retry with its stored batch and to write the batch: it is computed
+	// beside reading the row and validating.
+	var digestErr error
+	digested := make(chan struct{})
+	go func() {
+		defer close(digested)
+		p.digest, digestErr = digestOf(in)
+	}()
 	stored, ok, err := s.store.Batch(p.ctx, batchKey{in.subject, in.partition, in.batchID})
 	switch {
 	case err != nil:
@@ -258,6 +264,10 @@ func (s *Server) prepare(ctx context.Context, in batchInput) *prepared {
 		p.stored = &stored
 	default:
 		p.err = s.validateBatch(p)
+	}
+	<-digested
+	if digestErr != nil {
+		p.err = digestErr
 	}
 	return p
 }
@@ -760,6 +770,11 @@ func (s *Server) validate(ctx context.Context, in batchInput, cv *compiled, form
 		})
 	}
 	wg.Go(func() { present, idErr = s.lookupIdentifiers(ctx, res.Identifiers) })
+	// While the adapter and idmap answer, what needs no answer of theirs:
+	// the values' shapes, and the key hashes of the records that passed
+	// the checks (the accepted records' are kept).
+	values := profileValues(plan, b)
+	hashes, hashAt := hashKeys(plan, b, passing)
 	wg.Wait()
 	if adaptErr != nil {
 		return nil, adaptErr
@@ -795,12 +810,10 @@ func (s *Server) validate(ctx context.Context, in batchInput, cv *compiled, form
 	o.figures.Shapes = shapes(plan, b, res)
 
 	var mapping, placement []int64
-	var key []byte
-	// The accepted records' verdicts and key hashes are cut from one
-	// allocation each rather than one per record.
+	// The accepted records' verdicts are cut from one allocation rather
+	// than one per record.
 	accepted := make([]gatev1.RecordVerdict, len(b.Records))
-	hashes := make([]byte, 0, 16*len(b.Records))
-	o.keys = make([]keyed, 0, len(b.Records))
+	o.keys = make([]keyed, 0, len(passing))
 	for i := range b.Records {
 		r := &b.Records[i]
 		rr := &res.Records[i]
@@ -845,11 +858,8 @@ func (s *Server) validate(ctx context.Context, in batchInput, cv *compiled, form
 			if times != nil && times[i].After(o.maxTime) {
 				o.maxTime = times[i]
 			}
-			var ok bool
-			if key, ok = plan.AppendKey(key[:0], r.Values); ok {
-				sum := sha256.Sum256(key)
-				hashes = append(hashes, sum[:16]...)
-				o.keys = append(o.keys, keyed{index: r.Index, hash: hashes[len(hashes)-16 : len(hashes) : len(hashes)], idState: recIDState[i]})
+			if k := hashAt[i]; k > 0 {
+				o.keys = append(o.keys, keyed{index: r.Index, hash: hashes[16*(k-1) : 16*k : 16*k], idState: recIDState[i]})
 			}
 		}
 	}
@@ -859,9 +869,26 @@ func (s *Server) validate(ctx context.Context, in batchInput, cv *compiled, form
 	if len(placement) > 0 {
 		o.figures.AddFailures("partition_time", int64(len(placement)), placement)
 	}
-	o.figures.Values = profile(plan, b, func(i int) bool { return o.resp.Records[i].GetStatus() == gatev1.RecordStatus_RECORD_STATUS_ACCEPTED })
+	o.figures.Values = values.figures(func(i int) bool { return o.resp.Records[i].GetStatus() == gatev1.RecordStatus_RECORD_STATUS_ACCEPTED })
 	o.finish()
 	return o, nil
+}
+
+// hashKeys hashes the key of each record of recs (records of b) that has
+// one: the hashes lie side by side, and hashAt[i] is 1 + the position of
+// record i's among them, 0 for a record without one.
+func hashKeys(plan *check.Plan, b *record.Batch, recs []*record.Record) (hashes []byte, hashAt []int) {
+	hashes, hashAt = make([]byte, 0, 16*len(recs)), make([]int, len(b.Records))
+	var key []byte
+	for _, r := range recs {
+		var ok bool
+		if key, ok = plan.AppendKey(key[:0], r.Values); ok {
+			sum := sha256.Sum256(key)
+			hashes = append(hashes, sum[:16]...)
+			hashAt[r.Index] = len(hashes) / 16
+		}
+	}
+	return hashes, hashAt
 }
 
 // place checks, with a partition time, that each record that passed the

@@ -76,66 +76,109 @@ const maxShapesPerField = 16
 // not blocked, and tells a field whose values moved to a shape never
 // learned.
 func profile(plan *check.Plan, b *record.Batch, passed func(i int) bool) map[string]shapeFigure {
+	return profileValues(plan, b).figures(passed)
+}
+
+// valueProfile is a batch's values counted by field and shape, before
+// which records passed is known: the gate counts them while the adapter
+// maps the batch, and adds what passed once it has answered.
+type valueProfile struct {
+	fields []profiledField
+	// shapes holds, record after record, one byte per field: 0 when the
+	// value was not counted, else 1 + the index of its figure in the
+	// field's list.
+	shapes []uint8
+}
+
+type profiledField struct {
+	f      *record.Field
+	scalar bool
+	// list and byShape are the field's figures, at most
+	// maxShapesPerField of them and "mixed".
+	list    []*shapeFigure
+	byShape map[string]uint8 // index in list
+}
+
+// profileValues counts every present value of the batch's scalar fields
+// by field and shape. The lookup by the scratch bytes does not allocate,
+// only a shape seen first does. Records are walked one after the other,
+// each across its fields, so a record's values are read while they are in
+// the cache.
+func profileValues(plan *check.Plan, b *record.Batch) *valueProfile {
 	schema := plan.Schema()
-	// Per field, by shape; the lookup by the scratch bytes does not
-	// allocate, only a shape seen first does. Records are walked one
-	// after the other, each across its fields, so a record's values are
-	// read while they are in the cache.
-	type field struct {
-		f       *record.Field
-		scalar  bool
-		byShape map[string]*shapeFigure
-		last    *shapeFigure // values in a row mostly share a shape
-	}
-	fields := make([]field, schema.Len())
-	for slot := range fields {
+	vp := &valueProfile{fields: make([]profiledField, schema.Len()), shapes: make([]uint8, len(b.Records)*schema.Len())}
+	for slot := range vp.fields {
 		f := schema.Field(slot)
 		t := f.Type()
-		fields[slot] = field{f: f, scalar: t != contractv1.FieldType_FIELD_TYPE_OBJECT && t != contractv1.FieldType_FIELD_TYPE_ARRAY}
+		vp.fields[slot] = profiledField{f: f, scalar: t != contractv1.FieldType_FIELD_TYPE_OBJECT && t != contractv1.FieldType_FIELD_TYPE_ARRAY}
 	}
+	last := make([]uint8, len(vp.fields)) // values in a row mostly share a shape
 	var buf []byte
 	for i := range b.Records {
 		vals := b.Records[i].Values
-		ok := passed(i)
-		for slot := range fields {
-			fd := &fields[slot]
+		row := vp.shapes[i*len(vp.fields) : (i+1)*len(vp.fields)]
+		for slot := range vp.fields {
+			fd := &vp.fields[slot]
 			if !fd.scalar || slot >= len(vals) || !vals[slot].Present() {
 				continue
 			}
 			v := vals[slot]
 			buf = appendShape(buf[:0], v)
-			sf := fd.last
-			if sf == nil || sf.Shape != string(buf) {
-				sf = fd.byShape[string(buf)]
+			k := last[slot]
+			if k == 0 || fd.list[k-1].Shape != string(buf) {
+				k = fd.index(buf, v)
 			}
-			if sf == nil {
-				shape := string(buf)
-				if len(fd.byShape) >= maxShapesPerField {
-					shape = "mixed"
-					sf = fd.byShape[shape]
-				}
-				if sf == nil {
-					if fd.byShape == nil {
-						fd.byShape = map[string]*shapeFigure{}
-					}
-					sf = &shapeFigure{Field: fd.f.Path, Shape: shape, Declared: declaredShape(fd.f.Decl), Sample: sampleOf(v)}
-					fd.byShape[shape] = sf
-				}
+			last[slot], row[slot] = k, k
+			fd.list[k-1].Count++
+		}
+	}
+	return vp
+}
+
+// index returns 1 + the index of shape's figure in the field's list,
+// adding the figure (or counting the value as "mixed" once the field has
+// maxShapesPerField shapes).
+func (fd *profiledField) index(shape []byte, v record.Value) uint8 {
+	if k, ok := fd.byShape[string(shape)]; ok {
+		return k + 1
+	}
+	name := string(shape)
+	if len(fd.byShape) >= maxShapesPerField {
+		name = "mixed"
+		if k, ok := fd.byShape[name]; ok {
+			return k + 1
+		}
+	}
+	if fd.byShape == nil {
+		fd.byShape = map[string]uint8{}
+	}
+	fd.byShape[name] = uint8(len(fd.list))
+	fd.list = append(fd.list, &shapeFigure{Field: fd.f.Path, Shape: name, Declared: declaredShape(fd.f.Decl), Sample: sampleOf(v)})
+	return uint8(len(fd.list))
+}
+
+// figures adds the values of the records that passed and returns the
+// figures by field and shape.
+func (vp *valueProfile) figures(passed func(i int) bool) map[string]shapeFigure {
+	if n := len(vp.fields); n > 0 {
+		for i := range len(vp.shapes) / n {
+			if !passed(i) {
+				continue
 			}
-			fd.last = sf
-			sf.Count++
-			if ok {
-				sf.Passed++
+			for slot, k := range vp.shapes[i*n : (i+1)*n] {
+				if k != 0 {
+					vp.fields[slot].list[k-1].Passed++
+				}
 			}
 		}
 	}
 	var out map[string]shapeFigure
-	for _, fd := range fields {
-		for shape, sf := range fd.byShape {
+	for _, fd := range vp.fields {
+		for _, sf := range fd.list {
 			if out == nil {
 				out = map[string]shapeFigure{}
 			}
-			out[fd.f.Path+"\x00"+shape] = *sf
+			out[fd.f.Path+"\x00"+sf.Shape] = *sf
 		}
 	}
 	return out
