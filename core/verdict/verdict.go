@@ -105,7 +105,7 @@ func add(p *gatev1.PackedVerdicts, v *gatev1.RecordVerdict, alerts *[]gatev1.Rec
 	}
 	k := len(p.GetJsonEnds())
 	if !decodeID(p.RecordIds[IDSize*k:IDSize*(k+1)], r.GetRecordId()) {
-		return fmt.Errorf("record id %q is not the hex of %d bytes", r.GetRecordId(), IDSize)
+		return fmt.Errorf("record id %q is not the lower-case hex of %d bytes", r.GetRecordId(), IDSize)
 	}
 	prov := r.GetProvenance()
 	if prov.GetIndex() != v.GetIndex() || prov.GetPosition() != v.GetPosition() {
@@ -123,34 +123,38 @@ func add(p *gatev1.PackedVerdicts, v *gatev1.RecordVerdict, alerts *[]gatev1.Rec
 }
 
 // decodeID decodes the hex id s into dst, which it must fill exactly. It
-// reads the string in place: converting it to bytes for hex.Decode would
-// allocate once per record.
+// reads the string in place (converting it to bytes for hex.Decode would
+// allocate once per record), a table lookup per digit: ids are random, so
+// branching on a digit's range mispredicts about every other digit.
 func decodeID(dst []byte, s string) bool {
 	if len(s) != 2*len(dst) {
 		return false
 	}
+	bad := byte(0)
 	for i := range dst {
-		hi, lo := nibble(s[2*i]), nibble(s[2*i+1])
-		if hi > 15 || lo > 15 {
-			return false
-		}
-		dst[i] = hi<<4 | lo
+		hi, lo := nibbles[s[2*i]], nibbles[s[2*i+1]]
+		bad |= hi | lo
+		dst[i] = hi<<4 | lo&0x0f
 	}
-	return true
+	return bad&0xf0 == 0
 }
 
-// nibble is a hex digit's value, or 255 for a byte that is not one.
-func nibble(c byte) byte {
-	switch {
-	case '0' <= c && c <= '9':
-		return c - '0'
-	case 'a' <= c && c <= 'f':
-		return c - 'a' + 10
-	case 'A' <= c && c <= 'F':
-		return c - 'A' + 10
+// nibbles maps each byte to its lower-case hex digit's value, or 0xff for
+// a byte that is not one: an id in upper case would not come back as it
+// was sent (Expand writes lower case).
+var nibbles = func() (t [256]byte) {
+	for c := range t {
+		switch {
+		case '0' <= c && c <= '9':
+			t[c] = byte(c - '0')
+		case 'a' <= c && c <= 'f':
+			t[c] = byte(c - 'a' + 10)
+		default:
+			t[c] = 0xff
+		}
 	}
-	return 255
-}
+	return t
+}()
 
 // common says whether provenance a and b agree but for index and position.
 func common(a, b *recordv1.Provenance) bool {

@@ -107,7 +107,9 @@ func TestPackRefusesWhatItCannotSayExactly(t *testing.T) {
 		{"an object body", func(vs []*gatev1.RecordVerdict) {
 			vs[2].Record.Body = &recordv1.CanonicalRecord_Object{}
 		}, "not JSON bytes"},
-		{"a short id", func(vs []*gatev1.RecordVerdict) { vs[2].Record.RecordId = "abc" }, "not the hex"},
+		{"a short id", func(vs []*gatev1.RecordVerdict) { vs[2].Record.RecordId = "abc" }, "not the lower-case hex"},
+		{"an id not hex", func(vs []*gatev1.RecordVerdict) { vs[2].Record.RecordId = strings.Repeat("0", 63) + "g" }, "not the lower-case hex"},
+		{"an id in upper case", func(vs []*gatev1.RecordVerdict) { vs[2].Record.RecordId = strings.Repeat("A", 64) }, "not the lower-case hex"},
 		{"another batch's provenance", func(vs []*gatev1.RecordVerdict) { vs[3].Record.Provenance.BatchId = "b2" }, "differs"},
 		{"provenance of another record", func(vs []*gatev1.RecordVerdict) { vs[3].Record.Provenance.Position = 1 }, "provenance names"},
 		{"quarantined with a record", func(vs []*gatev1.RecordVerdict) { vs[1].Record = vs[0].Record }, "carries a canonical record"},
