@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"testing"
+
+	"github.com/seamdata/seam/platform/storage/storagetest"
 )
 
 // Records that passed the checks go to the adapter as the values the gate
@@ -44,4 +46,48 @@ func TestAdapterGetsDecodedRecordsOrRawFromALegacyAdapter(t *testing.T) {
 			t.Fatalf("record %d: %s decoded, %s raw", i, decoded[i], raw[i])
 		}
 	}
+}
+
+// A batch's canonical records are kept packed (ids as bytes, provenance
+// once, nothing of the quarantined records but their place), and a retry
+// reads them back as they were answered; answers kept one record at a
+// time, as every answer before the packed form, still read back.
+func TestKeptAnswersPackedAndPerRecord(t *testing.T) {
+	t.Parallel()
+	storagetest.Each(t, func(t *testing.T, url string) {
+		p := newPeers(t)
+		p.knowCustomers()
+		e := startGate(t, p, url, nil)
+		ctx := context.Background()
+		db := e.srv.store.(*sqlStore).db
+		req := ingest("shop.orders", "2025-03-01", "b1", orders{first: 1, n: 30, amount: 85, missing: 3})
+		first, err := e.as("pipeline").Ingest(ctx, req)
+		if err != nil || first.GetSummary().GetAccepted() != 27 {
+			t.Fatalf("Ingest = %v (%v), want 27 accepted", first.GetSummary(), err)
+		}
+		var form, size int
+		if err := db.SQL.QueryRowContext(ctx, `SELECT form, length(records) FROM gate_answers WHERE batch_id = $1`, "b1").Scan(&form, &size); err != nil {
+			t.Fatal(err)
+		}
+		perRecord, err := encodeRecords(first.GetRecords())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if answerForm(form) != answerPacked || size >= len(perRecord)*3/4 {
+			t.Fatalf("kept answer: form %d, %d bytes; want packed, under 3/4 of the %d bytes kept per record", form, size, len(perRecord))
+		}
+		retry := func(what string) {
+			t.Helper()
+			again, err := e.as("pipeline").Ingest(ctx, req)
+			if err != nil || !again.GetSummary().GetRetried() {
+				t.Fatalf("%s: retry = %v (%v)", what, again.GetSummary(), err)
+			}
+			sameVerdicts(t, what, again.GetRecords(), first.GetRecords())
+		}
+		retry("packed kept answer")
+		if _, err := db.SQL.ExecContext(ctx, `UPDATE gate_answers SET form = $1, records = $2 WHERE batch_id = $3`, int(answerPerRecord), perRecord, "b1"); err != nil {
+			t.Fatal(err)
+		}
+		retry("answer kept per record")
+	})
 }

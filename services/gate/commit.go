@@ -115,11 +115,11 @@ func (s *Server) commitBatch(ctx context.Context, o *outcome, digest []byte) (*g
 			return err
 		}
 		if in.withRecords && sum.GetAccepted() > 0 {
-			recs, err := encodeRecords(final.resp.GetRecords())
+			form, recs, err := encodeAnswer(final.resp.GetRecords())
 			if err != nil {
 				return err
 			}
-			if err := tx.PutAnswer(ctx, key, recs, now.Add(s.cfg.AnswerTTL)); err != nil {
+			if err := tx.PutAnswer(ctx, key, form, recs, now.Add(s.cfg.AnswerTTL)); err != nil {
 				return err
 			}
 		}

@@ -514,7 +514,7 @@ func (s *Server) storedAnswer(ctx context.Context, in batchInput, digest []byte,
 			r.Sequence = in.sequence
 		}
 		if in.withRecords && b.accepted > 0 {
-			kept, ok, err := s.store.Answer(ctx, key, s.cfg.Clock())
+			form, kept, ok, err := s.store.Answer(ctx, key, s.cfg.Clock())
 			if err != nil {
 				return nil, err
 			}
@@ -524,7 +524,7 @@ func (s *Server) storedAnswer(ctx context.Context, in batchInput, digest []byte,
 						in.batchID, in.subject, in.partition, b.at.UTC().Format(time.RFC3339), s.cfg.AnswerTTL),
 					map[string]string{"subject": in.subject, "partition": in.partition, "batch_id": in.batchID})
 			}
-			if err := decodeRecords(kept, recs); err != nil {
+			if err := decodeAnswer(form, kept, recs); err != nil {
 				return nil, fmt.Errorf("batch %s of %s/%s: %w", in.batchID, in.subject, in.partition, err)
 			}
 		}

@@ -141,6 +141,14 @@ CREATE INDEX gate_key_runs_pid ON gate_key_runs (pid, id);
 INSERT INTO gate_key_runs (pid, hashes)
 SELECT pid, string_agg(key_hash, ''::bytea) FROM gate_keys GROUP BY pid ORDER BY pid;
 DROP TABLE gate_keys;`,
+}, {
+	// A batch's kept canonical records can be one packed message
+	// (answerPacked: the ids as bytes, the provenance once) instead of a
+	// message per record (answerPerRecord, every answer kept before).
+	Version:  8,
+	Name:     "packed kept answers",
+	SQLite:   `ALTER TABLE gate_answers ADD COLUMN form INTEGER NOT NULL DEFAULT 1;`,
+	Postgres: `ALTER TABLE gate_answers ADD COLUMN form BIGINT NOT NULL DEFAULT 1;`,
 }}
 
 func schemaV6(integer, blob string) string {

@@ -38,7 +38,7 @@ type gateStore interface {
 	Batch(ctx context.Context, k batchKey) (storedBatch, bool, error)
 	// Answer reads the canonical records kept for a batch's answer; false
 	// when none are kept (asked summary-only, or expired).
-	Answer(ctx context.Context, k batchKey, now time.Time) ([]byte, bool, error)
+	Answer(ctx context.Context, k batchKey, now time.Time) (answerForm, []byte, bool, error)
 	// QuarantineReasons reads the reasons of a batch's quarantined records
 	// still kept, by record index.
 	QuarantineReasons(ctx context.Context, k batchKey) (map[int64][]*recordv1.RecordError, error)
@@ -132,8 +132,9 @@ type storeTx interface {
 	ClaimBatch(ctx context.Context, k batchKey, digest []byte, at time.Time) (bool, error)
 	// FinishBatch records a claimed batch's verdicts.
 	FinishBatch(ctx context.Context, k batchKey, b batchRow) error
-	// PutAnswer keeps a batch's canonical records until expires.
-	PutAnswer(ctx context.Context, k batchKey, records []byte, expires time.Time) error
+	// PutAnswer keeps a batch's canonical records, encoded in form
+	// (encodeAnswer), until expires.
+	PutAnswer(ctx context.Context, k batchKey, form answerForm, records []byte, expires time.Time) error
 	InsertQuarantine(ctx context.Context, rows []quarantineRow) error
 
 	// LockPartition reads a partition's row, locking it until the

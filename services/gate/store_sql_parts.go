@@ -466,26 +466,27 @@ func (t *sqlTx) FinishBatch(ctx context.Context, k batchKey, b batchRow) error {
 	return nil
 }
 
-func (t *sqlTx) PutAnswer(ctx context.Context, k batchKey, records []byte, expires time.Time) error {
-	if _, err := t.db.Exec(ctx, t.tx, `INSERT INTO gate_answers (subject, part, batch_id, records, expires_at) VALUES ($1, $2, $3, $4, $5)
-ON CONFLICT (subject, part, batch_id) DO UPDATE SET records = excluded.records, expires_at = excluded.expires_at`,
-		k.subject, k.part, k.batchID, records, expires.UnixNano()); err != nil {
+func (t *sqlTx) PutAnswer(ctx context.Context, k batchKey, form answerForm, records []byte, expires time.Time) error {
+	if _, err := t.db.Exec(ctx, t.tx, `INSERT INTO gate_answers (subject, part, batch_id, records, expires_at, form) VALUES ($1, $2, $3, $4, $5, $6)
+ON CONFLICT (subject, part, batch_id) DO UPDATE SET records = excluded.records, expires_at = excluded.expires_at, form = excluded.form`,
+		k.subject, k.part, k.batchID, records, expires.UnixNano(), int(form)); err != nil {
 		return fmt.Errorf("keep the answer of batch %s: %w", k.batchID, err)
 	}
 	return nil
 }
 
-func (s *sqlStore) Answer(ctx context.Context, k batchKey, now time.Time) ([]byte, bool, error) {
+func (s *sqlStore) Answer(ctx context.Context, k batchKey, now time.Time) (answerForm, []byte, bool, error) {
 	var b []byte
-	err := s.db.QueryRow(ctx, nil, `SELECT records FROM gate_answers WHERE subject = $1 AND part = $2 AND batch_id = $3 AND expires_at > $4`,
-		k.subject, k.part, k.batchID, now.UnixNano()).Scan(&b)
+	var form int
+	err := s.db.QueryRow(ctx, nil, `SELECT form, records FROM gate_answers WHERE subject = $1 AND part = $2 AND batch_id = $3 AND expires_at > $4`,
+		k.subject, k.part, k.batchID, now.UnixNano()).Scan(&form, &b)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, false, nil
+		return 0, nil, false, nil
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("read the answer of batch %s: %w", k.batchID, err)
+		return 0, nil, false, fmt.Errorf("read the answer of batch %s: %w", k.batchID, err)
 	}
-	return b, true, nil
+	return answerForm(form), b, true, nil
 }
 
 func (s *sqlStore) QuarantineReasons(ctx context.Context, k batchKey) (map[int64][]*recordv1.RecordError, error) {

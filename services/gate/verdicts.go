@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/seamdata/seam/core/check"
+	"github.com/seamdata/seam/core/verdict"
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
 	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
 )
@@ -137,6 +138,72 @@ func decodeVerdicts(plan *check.Plan, b []byte, reasons map[int64][]*recordv1.Re
 		return nil, errVerdicts
 	}
 	return out, nil
+}
+
+// answerForm is how a batch's kept canonical records are encoded.
+type answerForm int
+
+const (
+	// answerPerRecord is encodeRecords: each canonical record a message.
+	answerPerRecord answerForm = 1
+	// answerPacked is the batch's verdicts as one verdict.Pack message:
+	// the canonical JSON side by side, the ids as bytes, the provenance
+	// once. Verdicts the packed form cannot say are kept per record.
+	answerPacked answerForm = 2
+)
+
+// encodeAnswer keeps the canonical records of a batch's verdicts vs (in
+// index order), packed when they can be. The packed form keeps of the
+// records not accepted only their place: their reasons are the
+// quarantine's.
+func encodeAnswer(vs []*gatev1.RecordVerdict) (answerForm, []byte, error) {
+	places := make([]*gatev1.RecordVerdict, len(vs))
+	held := make([]gatev1.RecordVerdict, len(vs)) // cut from one allocation
+	for i, v := range vs {
+		places[i] = v
+		if v.GetStatus() != gatev1.RecordStatus_RECORD_STATUS_ACCEPTED {
+			h := &held[i]
+			h.Index, h.Position, h.Status, h.Sequence = v.GetIndex(), v.GetPosition(), v.GetStatus(), v.GetSequence()
+			places[i] = h
+		}
+	}
+	if p, err := verdict.Pack(places); err == nil {
+		b, err := proto.Marshal(p)
+		if err != nil {
+			return 0, nil, fmt.Errorf("encode the batch's canonical records: %w", err)
+		}
+		return answerPacked, b, nil
+	}
+	b, err := encodeRecords(vs)
+	return answerPerRecord, b, err
+}
+
+// decodeAnswer puts kept canonical records back into their verdicts.
+func decodeAnswer(form answerForm, b []byte, recs []*gatev1.RecordVerdict) error {
+	switch form {
+	case answerPerRecord:
+		return decodeRecords(b, recs)
+	case answerPacked:
+		p := &gatev1.PackedVerdicts{}
+		if err := proto.Unmarshal(b, p); err != nil {
+			return fmt.Errorf("decode the kept canonical records: %w", err)
+		}
+		kept, err := verdict.Expand(p)
+		if err != nil {
+			return fmt.Errorf("decode the kept canonical records: %w", err)
+		}
+		if len(kept) != len(recs) {
+			return fmt.Errorf("decode the kept canonical records: %d verdicts kept for %d records", len(kept), len(recs))
+		}
+		for i, v := range kept {
+			if (v.GetRecord() != nil) != (recs[i].GetStatus() == gatev1.RecordStatus_RECORD_STATUS_ACCEPTED) {
+				return fmt.Errorf("decode the kept canonical records: record %d is %s, its kept verdict %s", i, recs[i].GetStatus(), v.GetStatus())
+			}
+			recs[i].Record = v.GetRecord()
+		}
+		return nil
+	}
+	return fmt.Errorf("kept canonical records in form %d, which this gate does not know; is a newer gate writing to this store?", form)
 }
 
 // encodeRecords keeps the canonical records of a batch's accepted records,
