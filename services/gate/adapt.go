@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync"
 
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -97,7 +98,7 @@ func (s *Server) adaptSpan(ctx context.Context, t adaptTarget, format recordv1.F
 		*buf = data
 		adaptBuffers.Put(buf)
 	}
-	if !raw && status.Code(err) == codes.InvalidArgument {
+	if !raw && predatesDecoded(err) {
 		// An adapter that predates decoded records finds no batch in the
 		// call; from now on records go to it as raw bytes.
 		s.cfg.Logger.WarnContext(ctx, "the adapter refused decoded records; sending records to it as raw bytes from now on", "error", err)
@@ -140,6 +141,28 @@ func (s *Server) adaptSpan(ctx context.Context, t adaptTarget, format recordv1.F
 		out[r.Index] = ar
 	}
 	return nil
+}
+
+// predatesDecoded says whether err is an adapter's refusal of a call
+// without a batch, as an adapter that predates decoded records answers
+// one carrying them: InvalidArgument naming the field batch. A refusal of
+// the decoded records themselves names decoded, and is the adapter's
+// error to report.
+func predatesDecoded(err error) bool {
+	st := status.Convert(err)
+	if st.Code() != codes.InvalidArgument {
+		return false
+	}
+	for _, d := range st.Details() {
+		if br, ok := d.(*errdetails.BadRequest); ok {
+			for _, v := range br.GetFieldViolations() {
+				if v.GetField() == "batch" {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // unpack keys a packed answer's results by the records' indices, checking

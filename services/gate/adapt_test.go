@@ -5,6 +5,10 @@ import (
 	"context"
 	"testing"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/seamdata/seam/platform/rpcerr"
 	"github.com/seamdata/seam/platform/storage/storagetest"
 )
 
@@ -90,4 +94,24 @@ func TestKeptAnswersPackedAndPerRecord(t *testing.T) {
 		}
 		retry("answer kept per record")
 	})
+}
+
+// Only an adapter's refusal of a call without a batch sends records raw
+// from then on; a refusal of the decoded records is its error to report.
+func TestPredatesDecoded(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		err  error
+		want bool
+	}{
+		{rpcerr.InvalidArgument("invalid adapt request: batch: no records", rpcerr.FieldViolation{Field: "batch", Description: "no records"}), true},
+		{rpcerr.InvalidArgument("decode packed records: record 3", rpcerr.FieldViolation{Field: "decoded", Description: "record 3"}), false},
+		{status.Error(codes.InvalidArgument, "no details"), false},
+		{status.Error(codes.Unavailable, "adapter down"), false},
+		{nil, false},
+	} {
+		if got := predatesDecoded(tc.err); got != tc.want {
+			t.Errorf("predatesDecoded(%v) = %v, want %v", tc.err, got, tc.want)
+		}
+	}
 }

@@ -740,14 +740,37 @@ func matchRateField(cv *compiled) string {
 }
 
 // validate runs the checks, the placement of each record in the partition
-// (with a partition time), and for the records that pass them the adapter
-// and the identifier lookups, which are the only network calls of a
-// batch; they run concurrently.
+// (with a partition time), the adapter and the identifier lookups, which
+// are the only network calls of a batch. They run concurrently: the
+// adapter maps every decoded record while the gate checks them (a record
+// that fails a check is quarantined whatever the adapter answers for it;
+// mapping it costs the adapter a little in a bad batch, and saves every
+// batch the wait), and the lookups go out once the checks have named the
+// identifiers.
 func (s *Server) validate(ctx context.Context, in batchInput, cv *compiled, format recordv1.Format, b *record.Batch) (*outcome, error) {
 	plan := cv.plan
+	o := newOutcome(in, cv, format, b)
+	var (
+		wg       sync.WaitGroup
+		results  map[int64]*adapterv1.AdaptResult
+		adaptErr error
+		present  [][]bool
+		idErr    error
+	)
+	decoded := make([]*record.Record, 0, len(b.Records))
+	for i := range b.Records {
+		if b.Records[i].Err == nil {
+			decoded = append(decoded, &b.Records[i])
+		}
+	}
+	if len(decoded) > 0 {
+		wg.Go(func() {
+			results, adaptErr = s.adaptRecords(ctx, adaptTarget{cv: cv, partition: in.partition, batchID: in.batchID, records: in.withRecords},
+				format, o.header, decoded)
+		})
+	}
 	res := plan.ValidatePartition(b.Records, in.partition)
 	defer plan.Recycle(res) // what the outcome keeps of res is copied out
-	o := newOutcome(in, cv, format, b)
 	checks := plan.Checks()
 	misplaced, times := s.place(cv, in.partition, b, res)
 	var passing []*record.Record
@@ -756,19 +779,6 @@ func (s *Server) validate(ctx context.Context, in batchInput, cv *compiled, form
 			passing = append(passing, &b.Records[i])
 		}
 	}
-	var (
-		wg       sync.WaitGroup
-		results  map[int64]*adapterv1.AdaptResult
-		adaptErr error
-		present  [][]bool
-		idErr    error
-	)
-	if len(passing) > 0 {
-		wg.Go(func() {
-			results, adaptErr = s.adaptRecords(ctx, adaptTarget{cv: cv, partition: in.partition, batchID: in.batchID, records: in.withRecords},
-				format, o.header, passing)
-		})
-	}
 	wg.Go(func() { present, idErr = s.lookupIdentifiers(ctx, res.Identifiers) })
 	// While the adapter and idmap answer, what needs no answer of theirs:
 	// the values' shapes, and the key hashes of the records that passed
@@ -776,7 +786,8 @@ func (s *Server) validate(ctx context.Context, in batchInput, cv *compiled, form
 	values := profileValues(plan, b)
 	hashes, hashAt := hashKeys(plan, b, passing)
 	wg.Wait()
-	if adaptErr != nil {
+	if adaptErr != nil && len(passing) > 0 {
+		// Without a record to take, the adapter's answer is not needed.
 		return nil, adaptErr
 	}
 	if idErr != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/seamdata/seam/core/mapping"
 	"github.com/seamdata/seam/core/record"
+	"github.com/seamdata/seam/platform/rpcerr"
 	adapterv1 "github.com/seamdata/seam/proto/seam/adapter/v1"
 	idmapv1 "github.com/seamdata/seam/proto/seam/idmap/v1"
 	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
@@ -105,7 +106,8 @@ func (a *Adapter) Adapt(ctx context.Context, req *adapterv1.AdaptRequest) (*adap
 			}
 			break
 		}
-		return nil, status.Error(codes.InvalidArgument, "no records")
+		// As the adapter answers a call without a batch.
+		return nil, rpcerr.InvalidArgument("invalid adapt request: batch: no records", rpcerr.FieldViolation{Field: "batch", Description: "no records"})
 	case *recordv1.RecordBatch_Raw:
 		b, err = dec.Decode(body.Raw.GetFormat(), body.Raw.GetData(), req.GetBatch().GetFirstOffset())
 	case *recordv1.RecordBatch_Objects:
