@@ -265,7 +265,14 @@ func (b *Batch) pend(i, fi int, f *fieldPlan, sv record.Value, out []Value) {
 
 // Results finishes the batch: it applies the idmap answers and derives
 // record ids. It fails only when a lookup with ids was not resolved.
-func (b *Batch) Results() ([]Result, error) {
+func (b *Batch) Results() ([]Result, error) { return b.results(true) }
+
+// Outcomes finishes the batch as Results does but leaves each Result's ID
+// zero: for a caller that only needs which records fail and why, which
+// saves a SHA-256 per record.
+func (b *Batch) Outcomes() ([]Result, error) { return b.results(false) }
+
+func (b *Batch) results(ids bool) ([]Result, error) {
 	for _, l := range b.lookups {
 		if len(l.IDs) > 0 && !l.resolved {
 			return nil, fmt.Errorf("finish batch: the %d ids of %s/%s → %s/%s were not translated; resolve every lookup first", len(l.IDs), l.Namespace, l.From, l.Namespace, l.To)
@@ -289,7 +296,9 @@ func (b *Batch) Results() ([]Result, error) {
 			continue
 		}
 		r.Values = vals
-		r.ID = b.recordID(vals)
+		if ids {
+			r.ID = b.recordID(vals)
+		}
 	}
 	return out, nil
 }

@@ -7,7 +7,9 @@ import (
 	"testing"
 
 	"github.com/seamdata/seam/core/contract"
+	"github.com/seamdata/seam/core/examples"
 	"github.com/seamdata/seam/core/mapping"
+	"github.com/seamdata/seam/core/record/recordtest"
 	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
 	idmapv1 "github.com/seamdata/seam/proto/seam/idmap/v1"
 	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
@@ -401,5 +403,44 @@ func TestDraftKeepsGoodFields(t *testing.T) {
 	got, errs := mapOne(t, p, `{"a":"x","b":"y"}`, nil)
 	if errs != nil || got != `{"a":"x"}` {
 		t.Errorf("got %s %v, want {\"a\":\"x\"}", got, errs)
+	}
+}
+
+// Outcomes answers what Results answers, without the record ids.
+func TestOutcomesAreResultsWithoutIDs(t *testing.T) {
+	t.Parallel()
+	p, err := mapping.CompileVersion(examples.ShopOrdersV1(), examples.CommerceOrder(), 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := append(recordtest.OrdersNDJSON(20), []byte("\n{\"order_id\":\"ORD-1\",\"amount\":\"x\"}\n")...)
+	recs := decode(t, p, recordv1.Format_FORMAT_NDJSON, data)
+	finish := func(outcomes bool) []mapping.Result {
+		b := p.Map(recs)
+		finish := b.Results
+		if outcomes {
+			finish = b.Outcomes
+		}
+		res, err := finish()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return slices.Clone(res)
+	}
+	want, got := finish(false), finish(true)
+	failed := 0
+	for i := range want {
+		w, g := want[i], got[i]
+		if w.OK() != g.OK() || len(w.Errors) != len(g.Errors) || string(p.AppendJSON(nil, w.Values)) != string(p.AppendJSON(nil, g.Values)) || g.ID != (mapping.RecordID{}) {
+			t.Fatalf("record %d: outcome %+v, result %+v", i, g, w)
+		}
+		if !w.OK() {
+			failed++
+		} else if w.ID == (mapping.RecordID{}) {
+			t.Fatalf("record %d: Results gave no id", i)
+		}
+	}
+	if failed == 0 || failed == len(want) {
+		t.Fatalf("%d of %d records failed; want some of each", failed, len(want))
 	}
 }

@@ -152,7 +152,11 @@ func (s *Server) adapt(ctx context.Context, req *adapterv1.AdaptRequest, where s
 	if err := s.translate(ctx, batch); err != nil {
 		return nil, err
 	}
-	results, err := batch.Results()
+	finish := batch.Results
+	if req.GetAnswer() == adapterv1.AdaptAnswer_ADAPT_ANSWER_FAILURES {
+		finish = batch.Outcomes // no record id is answered
+	}
+	results, err := finish()
 	if err != nil {
 		return nil, err
 	}
