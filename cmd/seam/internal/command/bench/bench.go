@@ -113,9 +113,10 @@ path through Seam costs against its parts, in one run:
                            1.4 times)
   ingest                   ingest over gRPC (gate, adapter and idmap in this
                            process on loopback, each its own gRPC service),
-                           summary-only and with canonical records, one
-                           caller, as a share of the chain (targets: 50% and
-                           35%); summary-only with --concurrency callers
+                           summary-only and with canonical records
+                           (answers asked packed), one caller, as a share
+                           of the chain (targets: 50% and 35%);
+                           summary-only with --concurrency callers
                            against one (target: 1.6 times with two)
   ingest-cli               'seam gate ingest' of the --file-records file
                            against the one-caller ingest (target: 80%);
