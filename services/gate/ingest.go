@@ -958,9 +958,22 @@ func (s *Server) lookupIdentifiers(ctx context.Context, ids []check.IdentifierVa
 		if len(iv.Values) == 0 {
 			continue
 		}
+		// The ids are cut from one string rather than allocated one by one.
+		size := 0
+		for _, v := range iv.Values {
+			size += len(v)
+		}
+		var all strings.Builder
+		all.Grow(size)
+		for _, v := range iv.Values {
+			all.Write(v)
+		}
+		text := all.String()
 		vals := make([]string, len(iv.Values))
+		at := 0
 		for j, v := range iv.Values {
-			vals[j] = string(v)
+			vals[j] = text[at : at+len(v)]
+			at += len(v)
 		}
 		resp, err := s.idmap.Contains(ctx, &idmapv1.ContainsRequest{Namespace: iv.Namespace, Format: iv.Format, Ids: vals})
 		if err != nil {
