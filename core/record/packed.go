@@ -23,11 +23,10 @@ import (
 // literal as the JSON decoder would have, so a packed batch can only hold
 // values a decode could have produced.
 
-// AppendPacked appends one record's values for the fields at slots, in
-// that order, to dst.
-func AppendPacked(dst []byte, vals []Value, slots []int) []byte {
-	for _, slot := range slots {
-		v := vals[slot]
+// AppendPacked appends one record's values, in their order, to dst: a
+// decoded record's Values are the fields of its schema in slot order.
+func AppendPacked(dst []byte, vals []Value) []byte {
+	for _, v := range vals {
 		dst = append(dst, byte(v.kind))
 		switch v.kind {
 		case KindAbsent, KindNull:

@@ -10,26 +10,26 @@ import (
 	"github.com/seamdata/seam/core/record/recordtest"
 )
 
-// allSlots names every field of s, in slot order, as a sender of packed
+// allPaths names every field of s, in slot order, as a sender of packed
 // records does.
-func allSlots(s *record.Schema) ([]string, []int) {
-	paths, slots := make([]string, s.Len()), make([]int, s.Len())
-	for i := range s.Len() {
-		paths[i], slots[i] = s.Field(i).Path, i
+func allPaths(s *record.Schema) []string {
+	paths := make([]string, s.Len())
+	for i := range paths {
+		paths[i] = s.Field(i).Path
 	}
-	return paths, slots
+	return paths
 }
 
 // packedRoundTrip packs decoded records and reads them back with another
 // decoder: every value comes back equal, arrays with their element count.
 func packedRoundTrip(t *testing.T, s *record.Schema, recs []record.Record) {
 	t.Helper()
-	paths, slots := allSlots(s)
+	paths := allPaths(s)
 	var data []byte
 	var sent []record.Record
 	for _, r := range recs {
 		if r.Err == nil {
-			data = record.AppendPacked(data, r.Values, slots)
+			data = record.AppendPacked(data, r.Values)
 			sent = append(sent, r)
 		}
 	}
@@ -88,7 +88,8 @@ func TestPackedSubsetOfFields(t *testing.T) {
 	}
 	iSlot, _ := s.Lookup("i")
 	sSlot, _ := s.Lookup("s")
-	data := record.AppendPacked(nil, b.Records[0].Values, []int{iSlot, sSlot})
+	vals := b.Records[0].Values
+	data := record.AppendPacked(nil, []record.Value{vals[iSlot], vals[sSlot]})
 	got, err := record.NewDecoder(s, record.Options{}).DecodePacked([]string{"i", "s"}, data, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -150,7 +151,7 @@ func TestPackedErrors(t *testing.T) {
 // schema: never a panic, and what is accepted packs back to the same bytes.
 func FuzzDecodePacked(f *testing.F) {
 	s := testSchema(f)
-	paths, slots := allSlots(s)
+	paths := allPaths(s)
 	d := record.NewDecoder(s, record.Options{})
 	for _, seed := range fuzzSeeds {
 		b, _ := d.Decode(fNDJSON, []byte(seed), 0)
@@ -158,7 +159,7 @@ func FuzzDecodePacked(f *testing.F) {
 		n := 0
 		for _, r := range b.Records {
 			if r.Err == nil {
-				data = record.AppendPacked(data, r.Values, slots)
+				data = record.AppendPacked(data, r.Values)
 				n++
 			}
 		}
@@ -176,7 +177,7 @@ func FuzzDecodePacked(f *testing.F) {
 		}
 		var again []byte
 		for _, r := range b.Records {
-			again = record.AppendPacked(again, r.Values, slots)
+			again = record.AppendPacked(again, r.Values)
 		}
 		if !bytes.Equal(again, data) {
 			t.Fatalf("packed %q read back and packed again as %q", data, again)

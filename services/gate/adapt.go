@@ -79,7 +79,7 @@ func (s *Server) adaptSpan(ctx context.Context, t adaptTarget, format recordv1.F
 	raw := s.rawToAdapter.Load()
 	if !raw {
 		for _, r := range recs {
-			data = record.AppendPacked(data, r.Values, t.cv.slots)
+			data = record.AppendPacked(data, r.Values)
 		}
 		req.Decoded = &adapterv1.DecodedRecords{Fields: t.cv.paths, Count: int64(len(recs)), Values: data}
 	} else {

@@ -32,10 +32,9 @@ type compiled struct {
 	// decoders pools record decoders, which keep scratch space and are not
 	// safe for concurrent use.
 	decoders sync.Pool
-	// paths and slots are every field of the plan's schema, as records
-	// travel to the adapter decoded (adapterv1.DecodedRecords).
+	// paths names every field of the plan's schema in slot order, as
+	// records travel to the adapter decoded (adapterv1.DecodedRecords).
 	paths []string
-	slots []int
 }
 
 func (c *compiled) decoder() *record.Decoder {
@@ -323,9 +322,9 @@ func (c *contracts) compile(subject string, version int32, ct *contractv1.Contra
 	}
 	cv := &compiled{subject: subject, version: version, contract: ct, plan: plan, spec: spec}
 	schema := plan.Schema()
-	cv.paths, cv.slots = make([]string, schema.Len()), make([]int, schema.Len())
-	for i := range schema.Len() {
-		cv.paths[i], cv.slots[i] = schema.Field(i).Path, i
+	cv.paths = make([]string, schema.Len())
+	for i := range cv.paths {
+		cv.paths[i] = schema.Field(i).Path
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
