@@ -58,7 +58,7 @@ func (s *Server) metrics() error {
 	m := s.cfg.Meter
 	var err error
 	if s.records, err = m.Int64Counter("seam.adapter.records",
-		metric.WithDescription("Records adapted, by outcome (adapted, failed)."), metric.WithUnit("{record}")); err != nil {
+		metric.WithDescription("Records adapted, by outcome (adapted, failed); the gate's calls include records its own checks then quarantine."), metric.WithUnit("{record}")); err != nil {
 		return err
 	}
 	staleness, err := m.Float64ObservableGauge("seam.adapter.plan.staleness",
