@@ -5,6 +5,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/klauspost/compress/s2"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -53,9 +54,10 @@ func TestAdapterGetsDecodedRecordsOrRawFromALegacyAdapter(t *testing.T) {
 }
 
 // A batch's canonical records are kept packed (ids as bytes, provenance
-// once, nothing of the quarantined records but their place), and a retry
-// reads them back as they were answered; answers kept one record at a
-// time, as every answer before the packed form, still read back.
+// once, nothing of the quarantined records but their place) and
+// compressed, and a retry reads them back as they were answered; answers
+// kept in the earlier forms (packed uncompressed, one record at a time)
+// still read back.
 func TestKeptAnswersPackedAndPerRecord(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, url string) {
@@ -69,16 +71,19 @@ func TestKeptAnswersPackedAndPerRecord(t *testing.T) {
 		if err != nil || first.GetSummary().GetAccepted() != 27 {
 			t.Fatalf("Ingest = %v (%v), want 27 accepted", first.GetSummary(), err)
 		}
-		var form, size int
-		if err := db.SQL.QueryRowContext(ctx, `SELECT form, length(records) FROM gate_answers WHERE batch_id = $1`, "b1").Scan(&form, &size); err != nil {
+		var form int
+		var kept []byte
+		if err := db.SQL.QueryRowContext(ctx, `SELECT form, records FROM gate_answers WHERE batch_id = $1`, "b1").Scan(&form, &kept); err != nil {
 			t.Fatal(err)
 		}
 		perRecord, err := encodeRecords(first.GetRecords())
 		if err != nil {
 			t.Fatal(err)
 		}
-		if answerForm(form) != answerPacked || size >= len(perRecord)*3/4 {
-			t.Fatalf("kept answer: form %d, %d bytes; want packed, under 3/4 of the %d bytes kept per record", form, size, len(perRecord))
+		packed, err := s2.Decode(nil, kept)
+		if answerForm(form) != answerPackedS2 || err != nil || len(packed) >= len(perRecord)*3/4 || len(kept) >= len(packed)/2 {
+			t.Fatalf("kept answer: form %d, %d bytes, %d decompressed (%v); want packed and compressed, under 3/4 of the %d bytes kept per record, then under half",
+				form, len(kept), len(packed), err, len(perRecord))
 		}
 		retry := func(what string) {
 			t.Helper()
@@ -89,6 +94,10 @@ func TestKeptAnswersPackedAndPerRecord(t *testing.T) {
 			sameVerdicts(t, what, again.GetRecords(), first.GetRecords())
 		}
 		retry("packed kept answer")
+		if _, err := db.SQL.ExecContext(ctx, `UPDATE gate_answers SET form = $1, records = $2 WHERE batch_id = $3`, int(answerPacked), packed, "b1"); err != nil {
+			t.Fatal(err)
+		}
+		retry("answer kept packed, uncompressed")
 		if _, err := db.SQL.ExecContext(ctx, `UPDATE gate_answers SET form = $1, records = $2 WHERE batch_id = $3`, int(answerPerRecord), perRecord, "b1"); err != nil {
 			t.Fatal(err)
 		}

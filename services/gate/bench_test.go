@@ -90,8 +90,9 @@ func (noopGate) Ingest(_ context.Context, req *gatev1.IngestRequest) (*gatev1.In
 // the gate (which calls the adapter and idmap over loopback gRPC and
 // commits each batch to its SQLite store) — once with the gatetest
 // stand-ins, once with the real adapter and idmap services — and in the
-// same run the same batches to a no-op gRPC service. Responses are summary-only in both, as
-// a pipeline that only needs counts would ask.
+// same run the same batches to a no-op gRPC service. Responses are
+// summary-only, as a pipeline that only needs counts would ask, except in
+// gate-real-peers-records, which asks for the canonical records too.
 func BenchmarkIngestGRPC(b *testing.B) {
 	p := newPeers(b)
 	p.knowCustomers()
@@ -107,10 +108,14 @@ func BenchmarkIngestGRPC(b *testing.B) {
 		"noop": gatev1.NewGateServiceClient(dial(b, noopAddr, ""))}
 	rates := map[string]float64{}
 	run := 0
-	for _, name := range []string{"noop", "gate", "gate-real-peers"} {
+	// gate-real-peers-records asks for the canonical records back, packed,
+	// as seam gate ingest --records does.
+	clients["gate-real-peers-records"] = clients["gate-real-peers"]
+	for _, name := range []string{"noop", "gate", "gate-real-peers", "gate-real-peers-records"} {
 		b.Run(name, func(b *testing.B) {
 			run++
 			c := clients[name]
+			records := name == "gate-real-peers-records"
 			ctx := context.Background()
 			b.SetBytes(int64(len(data)))
 			b.ReportAllocs()
@@ -119,7 +124,7 @@ func BenchmarkIngestGRPC(b *testing.B) {
 				i++
 				// One partition per batch: the same records twice in one
 				// partition would be duplicates.
-				req := &gatev1.IngestRequest{Subject: "shop.orders", Partition: fmt.Sprintf("bench-%d-%d", run, i), SummaryOnly: true, Answer: gatev1.IngestAnswer_INGEST_ANSWER_PACKED,
+				req := &gatev1.IngestRequest{Subject: "shop.orders", Partition: fmt.Sprintf("bench-%d-%d", run, i), SummaryOnly: !records, Answer: gatev1.IngestAnswer_INGEST_ANSWER_PACKED,
 					Identity: &gatev1.IngestRequest_BatchId{BatchId: fmt.Sprintf("bench-%d-%d", run, i)}, Batch: batch}
 				resp, err := c.Ingest(ctx, req)
 				if err != nil {
@@ -127,6 +132,9 @@ func BenchmarkIngestGRPC(b *testing.B) {
 				}
 				if name != "noop" && resp.GetSummary().GetAccepted() != benchBatch {
 					b.Fatalf("summary = %v", resp.GetSummary())
+				}
+				if records && len(resp.GetPacked().GetJsonEnds()) != benchBatch {
+					b.Fatalf("%d canonical records for %d accepted", len(resp.GetPacked().GetJsonEnds()), benchBatch)
 				}
 			}
 			rates[name] = recordsPerSecond(b, benchBatch)

@@ -114,8 +114,21 @@ func (s *Server) commitBatch(ctx context.Context, o *outcome, digest []byte) (*g
 		if err := tx.FinishBatch(ctx, key, row); err != nil {
 			return err
 		}
+		var packed *gatev1.PackedVerdicts
+		if in.withRecords {
+			var packErr error
+			packed, packErr = final.packedVerdicts()
+			switch {
+			case packErr == nil:
+			case in.packed:
+				_, err := packedForm(in, nil, nil, packErr)
+				return err
+			default:
+				packed = nil // kept a record at a time; the answer is not packed
+			}
+		}
 		if in.withRecords && sum.GetAccepted() > 0 {
-			form, recs, err := encodeAnswer(final.resp.GetRecords())
+			form, recs, err := encodeAnswer(final.resp.GetRecords(), packed)
 			if err != nil {
 				return err
 			}
@@ -125,6 +138,9 @@ func (s *Server) commitBatch(ctx context.Context, o *outcome, digest []byte) (*g
 		}
 		resp = &gatev1.IngestResponse{Summary: sum, Records: final.resp.GetRecords(), Alerts: alerts,
 			Partition: s.stateOf(o.cv, p, u, alerts)}
+		if in.packed && packed != nil {
+			resp.Records, resp.Packed = nil, packed
+		}
 		return nil
 	})
 	if err != nil {

@@ -101,6 +101,19 @@ type outcome struct {
 	// contained is set when the batch was held whole because its subject
 	// was contained.
 	contained bool
+	// packed and packErr are resp's verdicts packed (verdict.Pack), once
+	// for the size check, the kept answer and the answer (packedVerdicts).
+	packed  *gatev1.PackedVerdicts
+	packErr error
+}
+
+// packedVerdicts is o's verdicts packed: the canonical records of a batch
+// with records are packed once, whatever needs them packed.
+func (o *outcome) packedVerdicts() (*gatev1.PackedVerdicts, error) {
+	if o.packed == nil && o.packErr == nil {
+		o.packed, o.packErr = verdict.Pack(o.resp.GetRecords())
+	}
+	return o.packed, o.packErr
 }
 
 // errDuplicateBatch aborts a write transaction that lost the race for a
@@ -302,10 +315,16 @@ func (s *Server) finish(p *prepared) (resp *gatev1.IngestResponse, err error) {
 // packed for INGEST_ANSWER_PACKED. A first answer and a retry's are
 // packed from the same verdicts, so they say the same.
 func inForm(in batchInput, resp *gatev1.IngestResponse) (*gatev1.IngestResponse, error) {
-	if !in.packed {
+	if !in.packed || resp.GetPacked() != nil {
 		return resp, nil
 	}
 	packed, err := verdict.Pack(resp.GetRecords())
+	return packedForm(in, resp, packed, err)
+}
+
+// packedForm is resp answered with packed, the packing of its verdicts
+// (which failed with err).
+func packedForm(in batchInput, resp *gatev1.IngestResponse, packed *gatev1.PackedVerdicts, err error) (*gatev1.IngestResponse, error) {
 	if err != nil {
 		return nil, rpcerr.FailedPrecondition("ANSWER_NOT_PACKABLE",
 			fmt.Sprintf("the verdicts of batch %s of %s partition %s cannot be packed: %v; ask for INGEST_ANSWER_RECORDS (nothing is written twice)",
@@ -400,9 +419,12 @@ func (s *Server) validateBatch(p *prepared) error {
 	if !in.withRecords {
 		return nil
 	}
-	resp, err := inForm(in, p.o.resp)
-	if err != nil {
-		return err
+	resp := p.o.resp
+	if in.packed {
+		packed, err := p.o.packedVerdicts()
+		if resp, err = packedForm(in, resp, packed, err); err != nil {
+			return err
+		}
 	}
 	return s.fits(resp, in)
 }
@@ -667,6 +689,7 @@ func (o *outcome) withDuplicates(dup []keyed) *outcome {
 		return o
 	}
 	out := *o
+	out.packed, out.packErr = nil, nil // the verdicts change
 	out.resp = &gatev1.IngestResponse{Summary: proto.CloneOf(o.resp.GetSummary()), Records: append([]*gatev1.RecordVerdict(nil), o.resp.GetRecords()...)}
 	out.quar = append([]quarantined(nil), o.quar...)
 	out.figures = unitFigures{}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/klauspost/compress/s2"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/seamdata/seam/core/check"
@@ -150,32 +151,39 @@ const (
 	// the canonical JSON side by side, the ids as bytes, the provenance
 	// once. Verdicts the packed form cannot say are kept per record.
 	answerPacked answerForm = 2
+	// answerPackedS2 is answerPacked compressed with S2: canonical JSON
+	// repeats its field names in every record, and a batch's kept answer
+	// is most of what a batch with records writes.
+	answerPackedS2 answerForm = 3
 )
 
 // encodeAnswer keeps the canonical records of a batch's verdicts vs (in
-// index order), packed when they can be. The packed form keeps of the
-// records not accepted only their place: their reasons are the
-// quarantine's.
-func encodeAnswer(vs []*gatev1.RecordVerdict) (answerForm, []byte, error) {
-	places := make([]*gatev1.RecordVerdict, len(vs))
-	held := make([]gatev1.RecordVerdict, len(vs)) // cut from one allocation
-	for i, v := range vs {
-		places[i] = v
-		if v.GetStatus() != gatev1.RecordStatus_RECORD_STATUS_ACCEPTED {
-			h := &held[i]
-			h.Index, h.Position, h.Status, h.Sequence = v.GetIndex(), v.GetPosition(), v.GetStatus(), v.GetSequence()
-			places[i] = h
-		}
+// index order): packed, the packing of vs, compressed, or a record at a
+// time when vs could not be packed (packed is nil). The kept answer
+// keeps of the records not accepted only their place: their reasons are
+// the quarantine's.
+func encodeAnswer(vs []*gatev1.RecordVerdict, packed *gatev1.PackedVerdicts) (answerForm, []byte, error) {
+	if packed == nil {
+		b, err := encodeRecords(vs)
+		return answerPerRecord, b, err
 	}
-	if p, err := verdict.Pack(places); err == nil {
-		b, err := proto.Marshal(p)
-		if err != nil {
-			return 0, nil, fmt.Errorf("encode the batch's canonical records: %w", err)
-		}
-		return answerPacked, b, nil
+	others := packed.GetOthers()
+	places := make([]*gatev1.RecordVerdict, len(others))
+	held := make([]gatev1.RecordVerdict, len(others)) // cut from one allocation
+	for i, v := range others {
+		h := &held[i]
+		h.Index, h.Position, h.Status, h.Sequence = v.GetIndex(), v.GetPosition(), v.GetStatus(), v.GetSequence()
+		places[i] = h
 	}
-	b, err := encodeRecords(vs)
-	return answerPerRecord, b, err
+	// The answer's own verdicts, with only the places of the others, are
+	// encoded; packed is the answer too, so its others are put back.
+	packed.Others = places
+	b, err := proto.Marshal(packed)
+	packed.Others = others
+	if err != nil {
+		return 0, nil, fmt.Errorf("encode the batch's canonical records: %w", err)
+	}
+	return answerPackedS2, s2.Encode(nil, b), nil
 }
 
 // decodeAnswer puts kept canonical records back into their verdicts.
@@ -183,6 +191,12 @@ func decodeAnswer(form answerForm, b []byte, recs []*gatev1.RecordVerdict) error
 	switch form {
 	case answerPerRecord:
 		return decodeRecords(b, recs)
+	case answerPackedS2:
+		var err error
+		if b, err = s2.Decode(nil, b); err != nil {
+			return fmt.Errorf("decompress the kept canonical records: %w", err)
+		}
+		fallthrough
 	case answerPacked:
 		p := &gatev1.PackedVerdicts{}
 		if err := proto.Unmarshal(b, p); err != nil {
