@@ -128,11 +128,13 @@ func (s *Server) commitBatch(ctx context.Context, o *outcome, digest []byte) (*g
 			}
 		}
 		if in.withRecords && sum.GetAccepted() > 0 {
-			form, recs, err := encodeAnswer(final.resp.GetRecords(), packed)
+			form, recs, free, err := encodeAnswer(final.resp.GetRecords(), packed)
 			if err != nil {
 				return err
 			}
-			if err := tx.PutAnswer(ctx, key, form, recs, now.Add(s.cfg.AnswerTTL)); err != nil {
+			err = tx.PutAnswer(ctx, key, form, recs, now.Add(s.cfg.AnswerTTL))
+			free() // the statement has copied the bytes
+			if err != nil {
 				return err
 			}
 		}

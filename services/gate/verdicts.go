@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/klauspost/compress/s2"
 	"google.golang.org/protobuf/proto"
@@ -161,11 +162,12 @@ const (
 // index order): packed, the packing of vs, compressed, or a record at a
 // time when vs could not be packed (packed is nil). The kept answer
 // keeps of the records not accepted only their place: their reasons are
-// the quarantine's.
-func encodeAnswer(vs []*gatev1.RecordVerdict, packed *gatev1.PackedVerdicts) (answerForm, []byte, error) {
+// the quarantine's. The bytes of a packed answer lie in pooled buffers:
+// call free once they are written.
+func encodeAnswer(vs []*gatev1.RecordVerdict, packed *gatev1.PackedVerdicts) (form answerForm, b []byte, free func(), err error) {
 	if packed == nil {
 		b, err := encodeRecords(vs)
-		return answerPerRecord, b, err
+		return answerPerRecord, b, func() {}, err
 	}
 	others := packed.GetOthers()
 	places := make([]*gatev1.RecordVerdict, len(others))
@@ -177,14 +179,34 @@ func encodeAnswer(vs []*gatev1.RecordVerdict, packed *gatev1.PackedVerdicts) (an
 	}
 	// The answer's own verdicts, with only the places of the others, are
 	// encoded; packed is the answer too, so its others are put back.
+	plain, squeezed := answerBuffers.Get().(*[]byte), answerBuffers.Get().(*[]byte)
+	free = func() {
+		for _, buf := range []*[]byte{plain, squeezed} {
+			if cap(*buf) <= maxPooledAnswerBytes {
+				answerBuffers.Put(buf)
+			}
+		}
+	}
 	packed.Others = places
-	b, err := proto.Marshal(packed)
+	*plain, err = proto.MarshalOptions{}.MarshalAppend((*plain)[:0], packed)
 	packed.Others = others
 	if err != nil {
-		return 0, nil, fmt.Errorf("encode the batch's canonical records: %w", err)
+		free()
+		return 0, nil, nil, fmt.Errorf("encode the batch's canonical records: %w", err)
 	}
-	return answerPackedS2, s2.Encode(nil, b), nil
+	if n := s2.MaxEncodedLen(len(*plain)); cap(*squeezed) < n {
+		*squeezed = make([]byte, n)
+	}
+	*squeezed = s2.Encode((*squeezed)[:cap(*squeezed)], *plain)
+	return answerPackedS2, *squeezed, free, nil
 }
+
+// answerBuffers keeps the buffers kept answers are encoded and
+// compressed in; maxPooledAnswerBytes bounds those it keeps, so a rare
+// huge answer does not pin its memory.
+var answerBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+const maxPooledAnswerBytes = 8 << 20
 
 // decodeAnswer puts kept canonical records back into their verdicts.
 func decodeAnswer(form answerForm, b []byte, recs []*gatev1.RecordVerdict) error {
