@@ -49,10 +49,11 @@ var adaptedOK = &adapterv1.AdaptResult{}
 // t.records the adapter encodes no canonical record and an adapted
 // record's result is adaptedOK. A call the adapter cannot answer within the limit is
 // split in two until it can; a single record whose answer cannot fit is
-// refused with ResourceExhausted naming the limit. Results are keyed by
-// the records' indices, with their provenance set to the batch's.
-func (s *Server) adaptRecords(ctx context.Context, t adaptTarget, format recordv1.Format, header []byte, recs []*record.Record) (map[int64]*adapterv1.AdaptResult, error) {
-	out := make(map[int64]*adapterv1.AdaptResult, len(recs))
+// refused with ResourceExhausted naming the limit. Results are by the
+// records' indices in their batch of n records (nil for a record not in
+// recs), with their provenance set to the batch's.
+func (s *Server) adaptRecords(ctx context.Context, t adaptTarget, format recordv1.Format, header []byte, recs []*record.Record, n int) ([]*adapterv1.AdaptResult, error) {
+	out := make([]*adapterv1.AdaptResult, n)
 	limit := s.cfg.MaxMessageBytes / 4
 	for start := 0; start < len(recs); {
 		end, size := start, len(header)+1
@@ -68,7 +69,7 @@ func (s *Server) adaptRecords(ctx context.Context, t adaptTarget, format recordv
 	return out, nil
 }
 
-func (s *Server) adaptSpan(ctx context.Context, t adaptTarget, format recordv1.Format, header []byte, recs []*record.Record, out map[int64]*adapterv1.AdaptResult) error {
+func (s *Server) adaptSpan(ctx context.Context, t adaptTarget, format recordv1.Format, header []byte, recs []*record.Record, out []*adapterv1.AdaptResult) error {
 	answer := adapterv1.AdaptAnswer_ADAPT_ANSWER_FAILURES
 	if t.records {
 		answer = adapterv1.AdaptAnswer_ADAPT_ANSWER_PACKED
@@ -167,7 +168,7 @@ func predatesDecoded(err error) bool {
 
 // unpack keys a packed answer's results by the records' indices, checking
 // that it answers each record once.
-func unpack(t adaptTarget, resp *adapterv1.AdaptResponse, recs []*record.Record, out map[int64]*adapterv1.AdaptResult) error {
+func unpack(t adaptTarget, resp *adapterv1.AdaptResponse, recs []*record.Record, out []*adapterv1.AdaptResult) error {
 	p := resp.GetPacked()
 	fails := p.GetFailures()
 	adapted := len(recs) - len(fails)

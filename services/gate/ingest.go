@@ -775,7 +775,7 @@ func (s *Server) validate(ctx context.Context, in batchInput, cv *compiled, form
 	o := newOutcome(in, cv, format, b)
 	var (
 		wg       sync.WaitGroup
-		results  map[int64]*adapterv1.AdaptResult
+		results  []*adapterv1.AdaptResult
 		adaptErr error
 		present  [][]bool
 		idErr    error
@@ -789,7 +789,7 @@ func (s *Server) validate(ctx context.Context, in batchInput, cv *compiled, form
 	if len(decoded) > 0 {
 		wg.Go(func() {
 			results, adaptErr = s.adaptRecords(ctx, adaptTarget{cv: cv, partition: in.partition, batchID: in.batchID, records: in.withRecords},
-				format, o.header, decoded)
+				format, o.header, decoded, len(b.Records))
 		})
 	}
 	res := plan.ValidatePartition(b.Records, in.partition)
