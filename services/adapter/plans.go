@@ -42,7 +42,9 @@ func (c *compiled) decoder(maxRecordBytes int) *record.Decoder {
 	if d, ok := c.decoders.Get().(*record.Decoder); ok {
 		return d
 	}
-	return record.NewDecoder(c.plan.Schema(), record.Options{MaxRecordBytes: maxRecordBytes})
+	d := record.NewDecoder(c.plan.Schema(), record.Options{MaxRecordBytes: maxRecordBytes})
+	d.Recycle() // every decoder comes back (release): its first batch's memory is reused too
+	return d
 }
 
 // release takes back a decoder once nothing of its batches is in use.

@@ -41,7 +41,9 @@ func (c *compiled) decoder() *record.Decoder {
 	if d, ok := c.decoders.Get().(*record.Decoder); ok {
 		return d
 	}
-	return record.NewDecoder(c.plan.Schema(), record.Options{})
+	d := record.NewDecoder(c.plan.Schema(), record.Options{})
+	d.Recycle() // every decoder comes back (release): its first batch's memory is reused too
+	return d
 }
 
 // release takes back a decoder once nothing of the batches it decoded is
