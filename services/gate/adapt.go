@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/seamdata/seam/core/record"
 	"github.com/seamdata/seam/platform/rpcerr"
 	adapterv1 "github.com/seamdata/seam/proto/seam/adapter/v1"
+	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
 	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
 )
 
@@ -25,16 +27,57 @@ import (
 const maxAdaptRecords = 10000
 
 // adaptTarget names what the adapter maps records as, and whether the
-// canonical records are wanted or only which records fail.
+// canonical records are wanted or only which records fail. With direct,
+// the canonical records are wanted for a packed answer: they stay slices
+// of the adapter's packed answers (adapted.canon) rather than becoming a
+// message each.
 type adaptTarget struct {
 	cv                 *compiled
 	partition, batchID string
 	records            bool
+	direct             bool
 }
 
 // adaptedOK is the result of a record adapted when its canonical record
-// was not asked for. It is shared: never modify it.
+// was not asked for, or is in adapted.canon. It is shared: never modify
+// it.
 var adaptedOK = &adapterv1.AdaptResult{}
+
+// adapted is the adapter's answer for a batch's records, by their indices
+// in the batch: a result each (nil for a record not sent), and, when the
+// target is direct and every call was answered packed, each adapted
+// record's canonical JSON and id in the packed answers (canon, with
+// direct set).
+type adapted struct {
+	results []*adapterv1.AdaptResult
+	canon   []canonical
+	calls   []packedCall
+	direct  bool
+}
+
+// canonical places an adapted record's canonical JSON, json[start:end],
+// and its id, the k-th, in the packed answer of calls[call].
+type canonical struct {
+	call       int32
+	start, end uint32
+	k          int
+}
+
+// packedCall is one adapter call's packed answer, as the canonical
+// records it holds share it.
+type packedCall struct {
+	json, ids []byte
+	prov      *recordv1.Provenance // the batch's; index and position unset
+}
+
+func (c canonical) json(a *adapted) []byte {
+	return a.calls[c.call].json[c.start:c.end:c.end]
+}
+
+func (c canonical) id(a *adapted) []byte {
+	const idSize = len(mapping.RecordID{})
+	return a.calls[c.call].ids[idSize*c.k : idSize*(c.k+1) : idSize*(c.k+1)]
+}
 
 // adaptRecords asks the adapter to map recs (records that passed the
 // checks), in calls whose requests stay under a quarter of the message
@@ -50,10 +93,13 @@ var adaptedOK = &adapterv1.AdaptResult{}
 // record's result is adaptedOK. A call the adapter cannot answer within the limit is
 // split in two until it can; a single record whose answer cannot fit is
 // refused with ResourceExhausted naming the limit. Results are by the
-// records' indices in their batch of n records (nil for a record not in
-// recs), with their provenance set to the batch's.
-func (s *Server) adaptRecords(ctx context.Context, t adaptTarget, format recordv1.Format, header []byte, recs []*record.Record, n int) ([]*adapterv1.AdaptResult, error) {
-	out := make([]*adapterv1.AdaptResult, n)
+// records' indices in their batch of n records, with their provenance set
+// to the batch's.
+func (s *Server) adaptRecords(ctx context.Context, t adaptTarget, format recordv1.Format, header []byte, recs []*record.Record, n int) (*adapted, error) {
+	out := &adapted{results: make([]*adapterv1.AdaptResult, n)}
+	if t.records {
+		out.canon = make([]canonical, n)
+	}
 	limit := s.cfg.MaxMessageBytes / 4
 	for start := 0; start < len(recs); {
 		end, size := start, len(header)+1
@@ -66,10 +112,62 @@ func (s *Server) adaptRecords(ctx context.Context, t adaptTarget, format recordv
 		}
 		start = end
 	}
+	// Canonical records become a message each unless they are wanted
+	// packed and every call answered packed (an adapter that predates
+	// packing answers a message a record).
+	out.direct = t.direct && !slices.ContainsFunc(recs, func(r *record.Record) bool {
+		ar := out.results[r.Index]
+		return ar != adaptedOK && len(ar.GetErrors()) == 0
+	})
+	if t.records && !out.direct {
+		out.messages(t, recs)
+	}
 	return out, nil
 }
 
-func (s *Server) adaptSpan(ctx context.Context, t adaptTarget, format recordv1.Format, header []byte, recs []*record.Record, out []*adapterv1.AdaptResult) error {
+// messages gives each adapted record of recs placed in a.canon its
+// canonical record as a message. The messages are cut from one
+// allocation each, and their ids from one string, rather than five
+// allocations per record.
+func (a *adapted) messages(t adaptTarget, recs []*record.Record) {
+	n := 0
+	for _, r := range recs {
+		if a.results[r.Index] == adaptedOK {
+			n++
+		}
+	}
+	results, records := make([]adapterv1.AdaptResult, n), make([]recordv1.CanonicalRecord, n)
+	bodies, provs := make([]recordv1.CanonicalRecord_Json, n), make([]recordv1.Provenance, n)
+	ids := make([]byte, 0, 2*len(mapping.RecordID{})*n)
+	for _, r := range recs {
+		if a.results[r.Index] == adaptedOK {
+			ids = hex.AppendEncode(ids, a.canon[r.Index].id(a))
+		}
+	}
+	idText := string(ids)
+	const idSize = 2 * len(mapping.RecordID{})
+	k := 0
+	for _, r := range recs {
+		if a.results[r.Index] != adaptedOK {
+			continue
+		}
+		c := a.canon[r.Index]
+		prov := &provs[k]
+		call := a.calls[c.call].prov
+		prov.Subject, prov.ContractVersion, prov.Canonical, prov.CanonicalVersion = call.GetSubject(), call.GetContractVersion(), call.GetCanonical(), call.GetCanonicalVersion()
+		prov.Index, prov.Position, prov.Partition, prov.BatchId = r.Index, r.Position, t.partition, t.batchID
+		body := &bodies[k]
+		body.Json = c.json(a)
+		rec := &records[k]
+		rec.RecordId, rec.Body, rec.Provenance = idText[idSize*k:idSize*(k+1)], body, prov
+		ar := &results[k]
+		ar.Index, ar.Position, ar.Record = r.Index, r.Position, rec
+		a.results[r.Index] = ar
+		k++
+	}
+}
+
+func (s *Server) adaptSpan(ctx context.Context, t adaptTarget, format recordv1.Format, header []byte, recs []*record.Record, out *adapted) error {
 	answer := adapterv1.AdaptAnswer_ADAPT_ANSWER_FAILURES
 	if t.records {
 		answer = adapterv1.AdaptAnswer_ADAPT_ANSWER_PACKED
@@ -131,7 +229,7 @@ func (s *Server) adaptSpan(ctx context.Context, t adaptTarget, format recordv1.F
 	}
 	for _, ar := range resp.GetResults() {
 		i := ar.GetIndex()
-		if i < 0 || i >= int64(len(recs)) || out[recs[i].Index] != nil {
+		if i < 0 || i >= int64(len(recs)) || out.results[recs[i].Index] != nil {
 			return peerError("adapter", fmt.Errorf("the adapter answered for record %d of a call of %d records, twice or out of range", i, len(recs)))
 		}
 		r := recs[i]
@@ -139,7 +237,7 @@ func (s *Server) adaptSpan(ctx context.Context, t adaptTarget, format recordv1.F
 		if p := ar.GetRecord().GetProvenance(); p != nil {
 			p.Index, p.Position = r.Index, r.Position
 		}
-		out[r.Index] = ar
+		out.results[r.Index] = ar
 	}
 	return nil
 }
@@ -166,9 +264,11 @@ func predatesDecoded(err error) bool {
 	return false
 }
 
-// unpack keys a packed answer's results by the records' indices, checking
-// that it answers each record once.
-func unpack(t adaptTarget, resp *adapterv1.AdaptResponse, recs []*record.Record, out []*adapterv1.AdaptResult) error {
+// unpack places a packed answer's results by the records' indices,
+// checking that it answers each record once: a failure's result, or
+// adaptedOK with, when canonical records were asked for, where the
+// record's canonical JSON and id lie in the answer (out.canon).
+func unpack(t adaptTarget, resp *adapterv1.AdaptResponse, recs []*record.Record, out *adapted) error {
 	p := resp.GetPacked()
 	fails := p.GetFailures()
 	adapted := len(recs) - len(fails)
@@ -177,19 +277,10 @@ func unpack(t adaptTarget, resp *adapterv1.AdaptResponse, recs []*record.Record,
 	if adapted < 0 || t.records && (len(ends) != adapted || len(ids) != idSize*adapted) {
 		return peerError("adapter", fmt.Errorf("the adapter answered %d failures, %d canonical records and %d ids for %d records", len(fails), len(ends), len(ids)/idSize, len(recs)))
 	}
-	// The adapted records' messages are cut from one allocation each, and
-	// their ids from one string, rather than five allocations per record.
-	var (
-		results []adapterv1.AdaptResult
-		records []recordv1.CanonicalRecord
-		bodies  []recordv1.CanonicalRecord_Json
-		provs   []recordv1.Provenance
-		idText  string
-	)
+	call := int32(len(out.calls))
 	if t.records {
-		results, records = make([]adapterv1.AdaptResult, adapted), make([]recordv1.CanonicalRecord, adapted)
-		bodies, provs = make([]recordv1.CanonicalRecord_Json, adapted), make([]recordv1.Provenance, adapted)
-		idText = hex.EncodeToString(ids)
+		out.calls = append(out.calls, packedCall{json: data, ids: ids, prov: &recordv1.Provenance{Subject: t.cv.subject, ContractVersion: resp.GetVersion(),
+			Canonical: p.GetCanonical(), CanonicalVersion: p.GetCanonicalVersion(), Partition: t.partition, BatchId: t.batchID}})
 	}
 	f, k := 0, 0
 	start := uint32(0)
@@ -201,11 +292,11 @@ func unpack(t adaptTarget, resp *adapterv1.AdaptResponse, recs []*record.Record,
 				return peerError("adapter", fmt.Errorf("the adapter answered record %d as failed without an error", i))
 			}
 			ar.Index, ar.Position = r.Index, r.Position
-			out[r.Index] = ar
+			out.results[r.Index] = ar
 			continue
 		}
+		out.results[r.Index] = adaptedOK
 		if !t.records {
-			out[r.Index] = adaptedOK
 			continue
 		}
 		if k == len(ends) {
@@ -216,16 +307,7 @@ func unpack(t adaptTarget, resp *adapterv1.AdaptResponse, recs []*record.Record,
 		if end < start || int(end) > len(data) {
 			return peerError("adapter", fmt.Errorf("the adapter's canonical record %d ends at %d, outside %d..%d", k, end, start, len(data)))
 		}
-		prov := &provs[k]
-		prov.Subject, prov.ContractVersion, prov.Canonical, prov.CanonicalVersion = t.cv.subject, resp.GetVersion(), p.GetCanonical(), p.GetCanonicalVersion()
-		prov.Index, prov.Position, prov.Partition, prov.BatchId = r.Index, r.Position, t.partition, t.batchID
-		body := &bodies[k]
-		body.Json = data[start:end:end]
-		rec := &records[k]
-		rec.RecordId, rec.Body, rec.Provenance = idText[2*idSize*k:2*idSize*(k+1)], body, prov
-		ar := &results[k]
-		ar.Index, ar.Position, ar.Record = r.Index, r.Position, rec
-		out[r.Index] = ar
+		out.canon[r.Index] = canonical{call: call, start: start, end: end, k: k}
 		start = end
 		k++
 	}
@@ -274,4 +356,101 @@ func encodeForAdapter(dst []byte, format recordv1.Format, header []byte, recs []
 		b.WriteByte('\n')
 	}
 	return b.Bytes(), recordv1.Format_FORMAT_NDJSON, nil
+}
+
+// packDirect packs a batch's verdicts vs (in index order) as verdict.Pack
+// packs them with their canonical records, taking each accepted record's
+// canonical JSON and id from the adapter's packed answers (a.canon)
+// rather than from a message per record. When the accepted records lie
+// side by side in one answer, as they do unless the adapter failed some
+// or the batch took several calls, the packing shares the answer's bytes.
+func packDirect(vs []*gatev1.RecordVerdict, a *adapted) (*gatev1.PackedVerdicts, error) {
+	p := &gatev1.PackedVerdicts{}
+	accepted, alerted, size := 0, 0, 0
+	var first, last canonical
+	side := true // the accepted records lie side by side in one answer
+	for i, v := range vs {
+		if v.GetIndex() != int64(i) {
+			return nil, fmt.Errorf("verdict %d has index %d; pack a batch's verdicts in index order", i, v.GetIndex())
+		}
+		if v.GetSequence() != vs[0].GetSequence() {
+			return nil, fmt.Errorf("verdict %d is of stream chunk %d, verdict 0 of chunk %d; pack one chunk at a time", i, v.GetSequence(), vs[0].GetSequence())
+		}
+		if v.GetStatus() != gatev1.RecordStatus_RECORD_STATUS_ACCEPTED {
+			continue
+		}
+		if a.results[i] != adaptedOK {
+			return nil, fmt.Errorf("record %d is accepted without a canonical record from the adapter", i)
+		}
+		c := a.canon[i]
+		if accepted == 0 {
+			first = c
+		} else if c.call != last.call || c.start != last.end || c.k != last.k+1 {
+			side = false
+		}
+		if !common(a.calls[c.call].prov, a.calls[first.call].prov) {
+			return nil, fmt.Errorf("record %d: the adapter's answers name different provenance: %v and %v", i, a.calls[c.call].prov, a.calls[first.call].prov)
+		}
+		last = c
+		accepted++
+		size += int(c.end - c.start)
+		if len(v.GetAlerts()) > 0 {
+			alerted++
+		}
+	}
+	if size > math.MaxUint32 {
+		return nil, fmt.Errorf("the accepted records' canonical JSON is %d bytes, over the 4 GiB a packed answer addresses", size)
+	}
+	if len(vs) > 0 {
+		p.Sequence = vs[0].GetSequence()
+	}
+	const idSize = len(mapping.RecordID{})
+	if accepted > 0 {
+		prov := a.calls[first.call].prov
+		p.Provenance = &recordv1.Provenance{Subject: prov.GetSubject(), ContractVersion: prov.GetContractVersion(), Canonical: prov.GetCanonical(),
+			CanonicalVersion: prov.GetCanonicalVersion(), Partition: prov.GetPartition(), BatchId: prov.GetBatchId()}
+		p.Positions, p.JsonEnds = make([]int64, 0, accepted), make([]uint32, 0, accepted)
+		if side {
+			call := a.calls[first.call]
+			p.Json = call.json[first.start:last.end:last.end]
+			p.RecordIds = call.ids[idSize*first.k : idSize*(last.k+1) : idSize*(last.k+1)]
+		} else {
+			p.Json, p.RecordIds = make([]byte, 0, size), make([]byte, 0, idSize*accepted)
+		}
+	}
+	if accepted < len(vs) {
+		p.Others = make([]*gatev1.RecordVerdict, 0, len(vs)-accepted)
+	}
+	if alerted > 0 {
+		p.AcceptedAlerts = make([]*gatev1.RecordAlerts, 0, alerted)
+	}
+	alerts := make([]gatev1.RecordAlerts, alerted) // cut from one allocation
+	end := uint32(0)
+	for i, v := range vs {
+		if v.GetStatus() != gatev1.RecordStatus_RECORD_STATUS_ACCEPTED {
+			p.Others = append(p.Others, v)
+			continue
+		}
+		if len(v.GetAlerts()) > 0 {
+			al := &alerts[0]
+			alerts = alerts[1:]
+			al.Index, al.Checks = v.GetIndex(), v.GetAlerts()
+			p.AcceptedAlerts = append(p.AcceptedAlerts, al)
+		}
+		p.Positions = append(p.Positions, v.GetPosition())
+		c := a.canon[i]
+		end += c.end - c.start
+		p.JsonEnds = append(p.JsonEnds, end)
+		if !side {
+			p.Json = append(p.Json, c.json(a)...)
+			p.RecordIds = append(p.RecordIds, c.id(a)...)
+		}
+	}
+	return p, nil
+}
+
+// common says whether provenance a and b agree but for index and position.
+func common(a, b *recordv1.Provenance) bool {
+	return a.GetSubject() == b.GetSubject() && a.GetContractVersion() == b.GetContractVersion() && a.GetCanonical() == b.GetCanonical() &&
+		a.GetCanonicalVersion() == b.GetCanonicalVersion() && a.GetPartition() == b.GetPartition() && a.GetBatchId() == b.GetBatchId()
 }

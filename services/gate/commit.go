@@ -66,7 +66,9 @@ func (s *Server) commitBatch(ctx context.Context, o *outcome, digest []byte) (*g
 					dup = append(dup, k)
 				}
 			}
-			final = o.withDuplicates(dup)
+			if final, err = o.withDuplicates(dup); err != nil {
+				return err
+			}
 		}
 		if err := tx.InsertQuarantine(ctx, final.quarantineRows(now, s.cfg.QuarantineMaxRaw, u.amendment)); err != nil {
 			return err

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -103,8 +104,12 @@ type outcome struct {
 	contained bool
 	// packed and packErr are resp's verdicts packed (verdict.Pack), once
 	// for the size check, the kept answer and the answer (packedVerdicts).
+	// With direct, they were packed with the canonical records straight
+	// from the adapter's answers (packDirect): resp's accepted verdicts
+	// carry no canonical record, packed has them.
 	packed  *gatev1.PackedVerdicts
 	packErr error
+	direct  bool
 }
 
 // packedVerdicts is o's verdicts packed: the canonical records of a batch
@@ -684,13 +689,25 @@ func (o *outcome) finish() {
 // DUPLICATE_KEY, counted against that check, and their keys stay out of
 // the index; under ALERT they pass, counted. The outcome it is called on
 // is not changed (the transaction may run again).
-func (o *outcome) withDuplicates(dup []keyed) *outcome {
+func (o *outcome) withDuplicates(dup []keyed) (*outcome, error) {
 	if len(dup) == 0 {
-		return o
+		return o, nil
+	}
+	vs := o.resp.GetRecords()
+	if o.direct {
+		// The canonical records are in the packing alone: the verdicts
+		// with them are unpacked, changed and packed again.
+		if o.packErr != nil {
+			return nil, o.packErr
+		}
+		var err error
+		if vs, err = verdict.Expand(o.packed); err != nil {
+			return nil, fmt.Errorf("batch %s: unpack its verdicts to mark duplicates: %w", o.in.batchID, err)
+		}
 	}
 	out := *o
-	out.packed, out.packErr = nil, nil // the verdicts change
-	out.resp = &gatev1.IngestResponse{Summary: proto.CloneOf(o.resp.GetSummary()), Records: append([]*gatev1.RecordVerdict(nil), o.resp.GetRecords()...)}
+	out.packed, out.packErr, out.direct = nil, nil, false // the verdicts change
+	out.resp = &gatev1.IngestResponse{Summary: proto.CloneOf(o.resp.GetSummary()), Records: slices.Clone(vs)}
 	out.quar = append([]quarantined(nil), o.quar...)
 	out.figures = unitFigures{}
 	out.figures.add(o.figures)
@@ -698,7 +715,7 @@ func (o *outcome) withDuplicates(dup []keyed) *outcome {
 	ch := o.cv.plan.Checks()[idx]
 	var samples []int64
 	for _, d := range dup {
-		v := o.resp.GetRecords()[d.index]
+		v := vs[d.index]
 		samples = append(samples, v.GetPosition())
 		if ch.Policy == contractPolicyAlert {
 			nv := proto.CloneOf(v)
@@ -716,7 +733,7 @@ func (o *outcome) withDuplicates(dup []keyed) *outcome {
 	if ch.Policy != contractPolicyAlert {
 		out.resp.Summary.Duplicates = int64(len(dup))
 	}
-	return &out
+	return &out, nil
 }
 
 // containedOutcome quarantines every record of a contained source's batch
@@ -775,7 +792,7 @@ func (s *Server) validate(ctx context.Context, in batchInput, cv *compiled, form
 	o := newOutcome(in, cv, format, b)
 	var (
 		wg       sync.WaitGroup
-		results  []*adapterv1.AdaptResult
+		adapted  *adapted
 		adaptErr error
 		present  [][]bool
 		idErr    error
@@ -788,7 +805,7 @@ func (s *Server) validate(ctx context.Context, in batchInput, cv *compiled, form
 	}
 	if len(decoded) > 0 {
 		wg.Go(func() {
-			results, adaptErr = s.adaptRecords(ctx, adaptTarget{cv: cv, partition: in.partition, batchID: in.batchID, records: in.withRecords},
+			adapted, adaptErr = s.adaptRecords(ctx, adaptTarget{cv: cv, partition: in.partition, batchID: in.batchID, records: in.withRecords, direct: in.withRecords && in.packed},
 				format, o.header, decoded, len(b.Records))
 		})
 	}
@@ -872,7 +889,10 @@ func (s *Server) validate(ctx context.Context, in batchInput, cv *compiled, form
 			o.resp.Records[i].Alerts = alerts
 			continue
 		}
-		ar := results[r.Index]
+		var ar *adapterv1.AdaptResult
+		if adapted != nil {
+			ar = adapted.results[r.Index]
+		}
 		switch {
 		case ar == nil:
 			return nil, peerError("adapter", fmt.Errorf("the adapter returned no result for record %d of %d", r.Index, len(b.Records)))
@@ -905,6 +925,12 @@ func (s *Server) validate(ctx context.Context, in batchInput, cv *compiled, form
 	}
 	o.figures.Values = values.figures(func(i int) bool { return o.resp.Records[i].GetStatus() == gatev1.RecordStatus_RECORD_STATUS_ACCEPTED })
 	o.finish()
+	if adapted != nil && adapted.direct {
+		// The accepted records' canonical records are packed straight
+		// from the adapter's answers; their verdicts carry none.
+		o.direct = true
+		o.packed, o.packErr = packDirect(o.resp.GetRecords(), adapted)
+	}
 	return o, nil
 }
 

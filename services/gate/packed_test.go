@@ -106,8 +106,13 @@ func TestUnpackRefusesInconsistentAnswers(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := proto.CloneOf(ok)
 			tc.edit(p)
-			out := make([]*adapterv1.AdaptResult, len(recs))
-			err := unpack(adaptTarget{cv: &compiled{subject: "s"}, records: tc.records}, &adapterv1.AdaptResponse{Packed: p}, recs, out)
+			target := adaptTarget{cv: &compiled{subject: "s"}, records: tc.records}
+			a := &adapted{results: make([]*adapterv1.AdaptResult, len(recs)), canon: make([]canonical, len(recs))}
+			err := unpack(target, &adapterv1.AdaptResponse{Packed: p}, recs, a)
+			if err == nil && tc.records {
+				a.messages(target, recs)
+			}
+			out := a.results
 			switch {
 			case tc.want == "" && err != nil:
 				t.Fatalf("unpack: %v", err)
@@ -332,4 +337,66 @@ func TestIngestPackedOverREST(t *testing.T) {
 		t.Fatalf("per-record answer: %d verdicts, %v; want 12, 2 quarantined", len(want.GetRecords()), want.GetSummary())
 	}
 	sameVerdicts(t, "REST packed, gRPC per record", expand(t, got.GetPacked()), want.GetRecords())
+}
+
+// A batch with records answered packed packs the canonical records
+// straight from the adapter's packed answers; what it says is what the
+// same batch answered a record at a time says, whether the accepted
+// records lie side by side in one adapter answer or not (records failing
+// a check, several adapter calls), and when the partition's key index
+// turns some into duplicates.
+func TestPackedStraightFromTheAdapterMatchesPerRecord(t *testing.T) {
+	t.Parallel()
+	// Under the smallest message limit, 1 MiB, the gate asks the adapter
+	// about at most 256 KiB of records a call: the 1,500 records of the
+	// first batch take two calls.
+	for _, limit := range []int{DefaultMaxMessageBytes, 1 << 20} {
+		t.Run(fmt.Sprintf("message limit %d", limit), func(t *testing.T) {
+			t.Parallel()
+			p := newPeers(t)
+			importPairs(t, useRealPeers(t, p))
+			small := func(c *Config) { c.MaxMessageBytes = limit }
+			packedGate, perRecordGate := startGate(t, p, storagetest.SQLiteURL(t), small), startGate(t, p, storagetest.SQLiteURL(t), small)
+			ctx := context.Background()
+			for _, b := range []struct {
+				id string
+				o  orders
+			}{
+				{"all pass", orders{first: 100, n: 1500, amount: 85}},
+				{"some fail", orders{first: 1, n: 40, amount: 85, unknown: 7, missing: 3}},
+				{"duplicates", orders{first: 1, n: 30, amount: 85}},
+			} {
+				req := ingest("shop.orders", "2025-03-01", b.id, b.o)
+				req.Answer = gatev1.IngestAnswer_INGEST_ANSWER_PACKED
+				packed, err := packedGate.as("pipeline").Ingest(ctx, req)
+				if err != nil {
+					t.Fatalf("%s: packed: %v", b.id, err)
+				}
+				req.Answer = gatev1.IngestAnswer_INGEST_ANSWER_RECORDS
+				perRecord, err := perRecordGate.as("pipeline").Ingest(ctx, req)
+				if err != nil {
+					t.Fatalf("%s: per record: %v", b.id, err)
+				}
+				if !proto.Equal(packed.GetSummary(), perRecord.GetSummary()) || packed.GetSummary().GetAccepted() == 0 {
+					t.Fatalf("%s: summary packed %v, per record %v", b.id, packed.GetSummary(), perRecord.GetSummary())
+				}
+				if b.id == "duplicates" && packed.GetSummary().GetDuplicates() == 0 {
+					t.Fatalf("%s: no duplicates in %v", b.id, packed.GetSummary())
+				}
+				got := expand(t, packed.GetPacked())
+				if len(got) != len(perRecord.GetRecords()) {
+					t.Fatalf("%s: %d verdicts packed, %d per record", b.id, len(got), len(perRecord.GetRecords()))
+				}
+				for i, v := range got {
+					if !proto.Equal(v, perRecord.GetRecords()[i]) {
+						t.Fatalf("%s: record %d packed %v, per record %v", b.id, i, v, perRecord.GetRecords()[i])
+					}
+				}
+				repacked, err := verdict.Pack(perRecord.GetRecords())
+				if err != nil || !proto.Equal(repacked, packed.GetPacked()) {
+					t.Fatalf("%s: packed answer differs from the per-record answer packed (%v)", b.id, err)
+				}
+			}
+		})
+	}
 }

@@ -147,7 +147,7 @@ func (s *Server) evaluateGroup(ctx context.Context, cv *compiled, subject, repla
 			passing = append(passing, &decoded.Records[i])
 		}
 	}
-	results, err := s.adaptRecords(ctx, adaptTarget{cv: cv, batchID: "replay:" + replayID, records: true}, g.format, g.header, passing, len(decoded.Records))
+	adapted, err := s.adaptRecords(ctx, adaptTarget{cv: cv, batchID: "replay:" + replayID, records: true}, g.format, g.header, passing, len(decoded.Records))
 	if err != nil {
 		return err
 	}
@@ -174,7 +174,7 @@ func (s *Server) evaluateGroup(ctx context.Context, cv *compiled, subject, repla
 			}
 			continue
 		}
-		ar := results[i]
+		ar := adapted.results[i]
 		switch {
 		case ar == nil:
 			return peerError("adapter", fmt.Errorf("the adapter returned no result for replayed record %d", i))
