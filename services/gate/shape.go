@@ -112,7 +112,11 @@ func profileValues(plan *check.Plan, b *record.Batch) *valueProfile {
 		t := f.Type()
 		vp.fields[slot] = profiledField{f: f, scalar: t != contractv1.FieldType_FIELD_TYPE_OBJECT && t != contractv1.FieldType_FIELD_TYPE_ARRAY}
 	}
-	last := make([]uint8, len(vp.fields)) // values in a row mostly share a shape
+	// Values in a row mostly share a shape, and often are the same value
+	// (a status, a currency, a country): a value equal to the field's
+	// last one has its shape, and needs no naming.
+	last := make([]uint8, len(vp.fields))
+	lastValue := make([]record.Value, len(vp.fields))
 	var buf []byte
 	for i := range b.Records {
 		vals := b.Records[i].Values
@@ -123,10 +127,13 @@ func profileValues(plan *check.Plan, b *record.Batch) *valueProfile {
 				continue
 			}
 			v := vals[slot]
-			buf = appendShape(buf[:0], v)
 			k := last[slot]
-			if k == 0 || fd.list[k-1].Shape != string(buf) {
-				k = fd.index(buf, v)
+			if k == 0 || v.Kind() != lastValue[slot].Kind() || !bytes.Equal(v.Bytes(), lastValue[slot].Bytes()) {
+				buf = appendShape(buf[:0], v)
+				if k == 0 || fd.list[k-1].Shape != string(buf) {
+					k = fd.index(buf, v)
+				}
+				lastValue[slot] = v
 			}
 			last[slot], row[slot] = k, k
 			fd.list[k-1].Count++
