@@ -1,9 +1,13 @@
 package gate
 
 import (
+	"strings"
 	"testing"
 
+	"github.com/seamdata/seam/core/check"
+	"github.com/seamdata/seam/core/examples"
 	"github.com/seamdata/seam/core/record"
+	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
 )
 
 // TestShapeOf: one changed source is one shape, and values that differ
@@ -25,6 +29,46 @@ func TestShapeOf(t *testing.T) {
 	} {
 		if got := shapeOf(record.StringValue([]byte(tc.value))); got != tc.want {
 			t.Errorf("shapeOf(%q) = %q, want %q", tc.value, got, tc.want)
+		}
+	}
+}
+
+// profile counts every present scalar value by its shape, however values
+// repeat or alternate from record to record (a value equal to its
+// field's last one takes its shape without naming it).
+func TestProfileCountsEveryValueByShape(t *testing.T) {
+	plan, err := check.Compile(examples.ShopOrdersV1())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := []string{
+		`{"order_id":"ORD-1","customer_id":1,"currency":"EUR","status":"paid"}`,
+		`{"order_id":"ORD-1","customer_id":1,"currency":"EUR","status":"paid"}`,
+		`{"order_id":"00000000-0000-4000-8000-000000000001","customer_id":"1","currency":"EUR","status":"2025-03-01"}`,
+		`{"order_id":"ORD-1","customer_id":1,"currency":"EUR","status":"paid"}`,
+		`{"order_id":"ORD-22","customer_id":"1","currency":"1","status":"paid"}`,
+		`{"order_id":"ORD-22","customer_id":"1","currency":"EUR","status":"paid","coupon":true}`,
+		`{"order_id":"ORD-22","customer_id":1.5,"currency":"EUR","coupon":false}`,
+	}
+	b, err := record.NewDecoder(plan.Schema(), record.Options{}).Decode(recordv1.Format_FORMAT_NDJSON, []byte(strings.Join(lines, "\n")), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int64{}
+	for _, r := range b.Records {
+		for slot, v := range r.Values {
+			if v.Present() {
+				want[plan.Schema().Field(slot).Path+"\x00"+shapeOf(v)]++
+			}
+		}
+	}
+	got := profile(plan, b, func(int) bool { return true })
+	if len(got) != len(want) {
+		t.Fatalf("%d field shapes profiled, want %d: %v", len(got), len(want), got)
+	}
+	for k, n := range want {
+		if got[k].Count != n || got[k].Passed != n {
+			t.Errorf("%q: counted %d (%d passed), want %d", k, got[k].Count, got[k].Passed, n)
 		}
 	}
 }
