@@ -14,11 +14,14 @@ func ParseRFC3339(b []byte) (time.Time, bool) {
 	if t, ok := fastRFC3339(b); ok {
 		return t, true
 	}
-	if len(b) < len("2006-01-02T15:04:05Z") {
+	// What the fast path does not read (a fraction over 9 digits) is
+	// time.Parse's to decide, but only for what starts as the layout's
+	// fixed-width date does ("2006-01-02T"): time.Parse refuses anything
+	// else, and refusing allocates its error. Most strings a shape is
+	// named for are not timestamps.
+	if len(b) < len("2006-01-02T15:04:05Z") || b[4] != '-' || b[7] != '-' || b[10] != 'T' {
 		return time.Time{}, false
 	}
-	// What the fast path does not read (a fraction over 9 digits) is
-	// time.Parse's to decide.
 	t, err := time.Parse(time.RFC3339Nano, string(b))
 	return t, err == nil
 }

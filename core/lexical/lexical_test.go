@@ -23,6 +23,8 @@ func TestParseRFC3339(t *testing.T) {
 		{"2025-03-01T24:00:00Z", false},
 		{"2025-03-01 10:00:00Z", false},
 		{"2025-03-01T10:00:00", false},
+		{"customer-000123@example.com", false}, // as long as a timestamp, and not one
+		{"2025-03-01T1:00:00.5Z", true},        // time.Parse's one-digit hour, as before
 	} {
 		got, ok := lexical.ParseRFC3339([]byte(tc.in))
 		if ok != tc.ok {
@@ -32,6 +34,15 @@ func TestParseRFC3339(t *testing.T) {
 		if want, err := time.Parse(time.RFC3339Nano, tc.in); ok && (err != nil || !got.Equal(want)) {
 			t.Errorf("ParseRFC3339(%q) = %v, time.Parse says %v, %v", tc.in, got, want, err)
 		}
+	}
+}
+
+// A string as long as a timestamp that is not one costs no allocation to
+// refuse: every string a value's shape is named for is tried.
+func TestParseRFC3339RefusesWithoutAllocating(t *testing.T) {
+	email := []byte("customer-000123@example.com")
+	if n := testing.AllocsPerRun(100, func() { lexical.ParseRFC3339(email) }); n != 0 {
+		t.Errorf("refusing %q allocates %v times", email, n)
 	}
 }
 
@@ -64,10 +75,15 @@ func FuzzParseRFC3339(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		got, ok := lexical.ParseRFC3339([]byte(s))
+		want, err := time.Parse(time.RFC3339Nano, s)
 		if !ok {
+			// Only what is shorter than a whole timestamp is refused
+			// that time.Parse would take (a one-digit hour).
+			if err == nil && len(s) >= len("2006-01-02T15:04:05Z") {
+				t.Fatalf("refused %q, time.Parse accepts it as %v", s, want)
+			}
 			return
 		}
-		want, err := time.Parse(time.RFC3339Nano, s)
 		if err != nil {
 			t.Fatalf("accepted %q, time.Parse refuses it: %v", s, err)
 		}
