@@ -90,6 +90,7 @@ type benchOptions struct {
 	fileRecords int
 	only        []string
 	cpuProfile  string
+	memProfile  string
 	store       string
 	run         Runner
 }
@@ -127,7 +128,9 @@ path through Seam costs against its parts, in one run:
                            --table-size pairs, and adaptation, over gRPC
 
 Allocations are per record for the whole process. --cpuprofile writes a
-CPU profile of the whole run for 'go tool pprof -top'. --store runs the
+CPU profile of the whole run for 'go tool pprof -top', --memprofile one
+of every allocation ('go tool pprof -sample_index=alloc_objects -top';
+the run is slower, so its figures are not the speed's). --store runs the
 instance on another store, such as an empty PostgreSQL database, to
 measure what its commits cost.`,
 		Example: `  seam bench
@@ -159,9 +162,20 @@ measure what its commits cost.`,
 				}
 				defer pprof.StopCPUProfile()
 			}
+			if o.memProfile != "" {
+				// Every allocation is sampled, so the profile counts them
+				// (allocs per record) and not only the large ones; the run
+				// is slower for it.
+				runtime.MemProfileRate = 1
+			}
 			results, err := runBench(cmd.Context(), o, cmd.ErrOrStderr())
 			if err != nil {
 				return err
+			}
+			if o.memProfile != "" {
+				if err := writeHeapProfile(o.memProfile); err != nil {
+					return fmt.Errorf("--memprofile: %w", err)
+				}
 			}
 			ratios(results)
 			if g.JSON() {
@@ -187,9 +201,23 @@ measure what its commits cost.`,
 	cmd.Flags().IntVar(&o.fileRecords, "file-records", 1_000_000, "records in the NDJSON file validate-cli and ingest-cli read")
 	cmd.Flags().StringSliceVar(&o.only, "only", nil, "run only these: validate, adapt, chain, validate-cli, translate, adapt-grpc, ingest, ingest-cli")
 	cmd.Flags().StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file")
+	cmd.Flags().StringVar(&o.memProfile, "memprofile", "", "write a profile of every allocation of the run to this file (slows the run)")
 	cmd.Flags().StringVar(&o.store, "store", "", "store of the benchmark instance, such as an empty PostgreSQL database postgres://… (default: SQLite files in a temporary directory)")
 	g.AddOutputFlag(cmd.Flags())
 	return cmd
+}
+
+// writeHeapProfile writes the allocations of the run so far to path.
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 func (o benchOptions) wants(name string) bool {
