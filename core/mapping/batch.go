@@ -1,10 +1,12 @@
 package mapping
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/seamdata/seam/core/record"
@@ -148,6 +150,16 @@ func (b *Batch) Release() {
 // that did not decode, and fields that fail, become per-record errors.
 // Identifier fields wait for their Lookups to be resolved.
 func (p *Plan) Map(recs []record.Record) *Batch {
+	b := p.Start(recs)
+	b.MapRest()
+	return b
+}
+
+// Start is Map's first step: it reads the identifier fields of every
+// record, so the batch's Lookups are complete, and maps nothing else. A
+// caller can send the lookups to idmap while MapRest maps the other
+// fields: Resolve and MapRest touch nothing of each other's.
+func (p *Plan) Start(recs []record.Record) *Batch {
 	n := len(p.fields)
 	b := &Batch{plan: p, recs: recs}
 	b.slabs = p.slabs(len(recs), n)
@@ -156,9 +168,23 @@ func (p *Plan) Map(recs []record.Record) *Batch {
 		b.lookups = append(b.lookups, &Lookup{Namespace: t.namespace, From: t.from, To: t.to, index: map[string]int32{}})
 	}
 	for i := range recs {
-		b.mapRecord(i, b.vals[i*n:(i+1)*n:(i+1)*n])
+		b.mapRecord(i, b.vals[i*n:(i+1)*n:(i+1)*n], true)
 	}
 	return b
+}
+
+// MapRest is Map's second step, after Start: it maps every field that
+// needs no idmap answer. A record's errors keep the order of its fields,
+// whichever step found them.
+func (b *Batch) MapRest() {
+	n := len(b.plan.fields)
+	for i := range b.recs {
+		early := len(b.errs[i])
+		b.mapRecord(i, b.vals[i*n:(i+1)*n:(i+1)*n], false)
+		if early > 0 && len(b.errs[i]) > early {
+			slices.SortStableFunc(b.errs[i], func(x, y FieldError) int { return cmp.Compare(x.Field, y.Field) })
+		}
+	}
 }
 
 // FieldValues returns record i's canonical values as far as they were
@@ -178,16 +204,24 @@ func (b *Batch) fail(i, field int, code recordv1.ErrorCode, path, msg string) {
 	b.errs[i] = append(b.errs[i], FieldError{Field: field, Err: &recordv1.RecordError{Code: code, Field: path, Message: msg}})
 }
 
-func (b *Batch) mapRecord(i int, out []Value) {
+// mapRecord maps record i into out: with ids, only its identifier
+// fields (pending their translation) and whether it decoded at all;
+// without, every other field.
+func (b *Batch) mapRecord(i int, out []Value, ids bool) {
 	rec := &b.recs[i]
 	if rec.Err != nil {
-		b.errs[i] = append(b.errs[i], FieldError{Field: -1, Err: rec.Err})
+		if ids {
+			b.errs[i] = append(b.errs[i], FieldError{Field: -1, Err: rec.Err})
+		}
 		return
 	}
 	p := b.plan
 	var act map[string]any
 	for fi := range p.fields {
 		f := &p.fields[fi]
+		if ids != (f.op == opFrom && f.lookup >= 0) {
+			continue
+		}
 		switch f.op {
 		case opNone:
 		case opConstant:

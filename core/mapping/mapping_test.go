@@ -444,3 +444,23 @@ func TestOutcomesAreResultsWithoutIDs(t *testing.T) {
 		t.Fatalf("%d of %d records failed; want some of each", failed, len(want))
 	}
 }
+
+// A record's errors come in the order of its canonical fields, though Map
+// reads identifier fields first (Start, so the lookups can go to idmap
+// while MapRest maps the rest): an identifier field's error sits between
+// those of the fields around it.
+func TestMapErrorsInFieldOrder(t *testing.T) {
+	t.Parallel()
+	p := compile(t,
+		`[{name: a, type: STRING}, {name: cid, type: STRING, identifier: {namespace: customer, format: uuid}}, {name: z, type: STRING}]`,
+		`[{name: a, type: INT64}, {name: customer_id, type: INT64, identifier: {namespace: customer, format: legacy-int}}, {name: z, type: INT64}]`,
+		`{a: {from: a, cast: {to: INT64}}, customer_id: {from: cid, translate: {from: customer/uuid, to: customer/legacy-int}}, z: {from: z, cast: {to: INT64}}}`)
+	_, errs := mapOne(t, p, `{"a":"x","cid":true,"z":"y"}`, nil)
+	var fields []string
+	for _, e := range errs {
+		fields = append(fields, e.GetField())
+	}
+	if want := []string{"a", "cid", "z"}; !slices.Equal(fields, want) {
+		t.Fatalf("errors on fields %q, want %q: %v", fields, want, errs)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -147,9 +148,17 @@ func (s *Server) adapt(ctx context.Context, req *adapterv1.AdaptRequest, where s
 	if err != nil {
 		return nil, err
 	}
-	batch := c.plan.Map(recs)
+	// The identifiers go to idmap while the other fields are mapped.
+	batch := c.plan.Start(recs)
 	defer batch.Release()
-	if err := s.translate(ctx, batch); err != nil {
+	translated := make(chan error, 1)
+	if slices.ContainsFunc(batch.Lookups(), func(l *mapping.Lookup) bool { return len(l.IDs) > 0 }) {
+		go func() { translated <- s.translate(ctx, batch) }()
+	} else {
+		translated <- nil
+	}
+	batch.MapRest()
+	if err := <-translated; err != nil {
 		return nil, err
 	}
 	finish := batch.Results

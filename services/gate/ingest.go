@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -809,6 +810,7 @@ func (s *Server) validate(ctx context.Context, in batchInput, cv *compiled, form
 				format, o.header, decoded, len(b.Records))
 		})
 	}
+	runtime.Gosched()
 	res := plan.ValidatePartition(b.Records, in.partition)
 	defer plan.Recycle(res) // what the outcome keeps of res is copied out
 	checks := plan.Checks()
