@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -810,11 +809,6 @@ func (s *Server) validate(ctx context.Context, in batchInput, cv *compiled, form
 				format, o.header, decoded, len(b.Records))
 		})
 	}
-	// The adapter call goes out before the checks take this core: a
-	// goroutine left for an idle core can wait for it to wake (hundreds
-	// of microseconds on a VM), and the call is the longest wait of the
-	// batch.
-	runtime.Gosched()
 	res := plan.ValidatePartition(b.Records, in.partition)
 	defer plan.Recycle(res) // what the outcome keeps of res is copied out
 	checks := plan.Checks()
