@@ -514,9 +514,13 @@ func (s *Server) TranslateStream(stream grpc.BidiStreamingServer[idmapv1.Transla
 
 // Contains reports whether each id is in a lookup table of the format.
 func (s *Server) Contains(ctx context.Context, req *idmapv1.ContainsRequest) (*idmapv1.ContainsResponse, error) {
-	if len(req.GetIds()) > s.cfg.MaxTranslateIDs {
-		return nil, rpcerr.InvalidArgument(fmt.Sprintf("%d ids in one call, the limit is %d", len(req.GetIds()), s.cfg.MaxTranslateIDs),
-			rpcerr.FieldViolation{Field: "ids", Description: fmt.Sprintf("split into batches of at most %d", s.cfg.MaxTranslateIDs)})
+	if n, field := len(req.GetIds())+len(req.GetPacked().GetEnds()), containsField(req); n > s.cfg.MaxTranslateIDs {
+		return nil, rpcerr.InvalidArgument(fmt.Sprintf("%d ids in one call, the limit is %d", n, s.cfg.MaxTranslateIDs),
+			rpcerr.FieldViolation{Field: field, Description: fmt.Sprintf("split into batches of at most %d", s.cfg.MaxTranslateIDs)})
+	}
+	ids, err := containsIDs(req)
+	if err != nil {
+		return nil, err
 	}
 	ns, err := s.namespace(req.GetNamespace())
 	if err != nil {
@@ -538,8 +542,8 @@ func (s *Server) Contains(ctx context.Context, req *idmapv1.ContainsRequest) (*i
 			sides = append(sides, side{t.table, false})
 		}
 	}
-	resp := &idmapv1.ContainsResponse{Present: make([]bool, len(req.GetIds()))}
-	for i, id := range req.GetIds() {
+	resp := &idmapv1.ContainsResponse{Present: make([]bool, len(ids))}
+	for i, id := range ids {
 		if !f.Valid(id) {
 			continue
 		}
@@ -552,8 +556,40 @@ func (s *Server) Contains(ctx context.Context, req *idmapv1.ContainsRequest) (*i
 		}
 	}
 	trace.SpanFromContext(ctx).SetAttributes(attribute.String("seam.idmap.namespace", req.GetNamespace()), attribute.String("seam.idmap.format", req.GetFormat()),
-		attribute.Int("seam.ids", len(req.GetIds())), attribute.Int64("seam.ids.hits", resp.Found), attribute.Int64("seam.ids.misses", int64(len(req.GetIds()))-resp.Found))
+		attribute.Int("seam.ids", len(ids)), attribute.Int64("seam.ids.hits", resp.Found), attribute.Int64("seam.ids.misses", int64(len(ids))-resp.Found))
 	return resp, nil
+}
+
+// containsField names the field a Contains request's ids came in.
+func containsField(req *idmapv1.ContainsRequest) string {
+	if req.GetPacked() != nil {
+		return "packed"
+	}
+	return "ids"
+}
+
+// containsIDs returns the ids a Contains request asks about, from ids or
+// from packed (cut from one string, not allocated one by one).
+func containsIDs(req *idmapv1.ContainsRequest) ([]string, error) {
+	p := req.GetPacked()
+	if p == nil {
+		return req.GetIds(), nil
+	}
+	if len(req.GetIds()) > 0 {
+		return nil, rpcerr.InvalidArgument("both ids and packed are set", rpcerr.FieldViolation{Field: "packed", Description: "send the ids once: as ids or as packed"})
+	}
+	text := string(p.GetData())
+	ids := make([]string, len(p.GetEnds()))
+	start := uint32(0)
+	for i, end := range p.GetEnds() {
+		if end < start || int(end) > len(text) {
+			return nil, rpcerr.InvalidArgument(fmt.Sprintf("packed id %d ends at %d, outside %d..%d", i, end, start, len(text)),
+				rpcerr.FieldViolation{Field: "packed.ends", Description: "ends ascend, each at most the length of data"})
+		}
+		ids[i] = text[start:end]
+		start = end
+	}
+	return ids, nil
 }
 
 // GetStats returns this replica's counters since it started.

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/test/bufconn"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/seamdata/seam/core/idrule"
 	"github.com/seamdata/seam/platform/storage/storagetest"
@@ -239,6 +240,21 @@ func TestConformance(t *testing.T) {
 		cont, err := c.Contains(ctx, &idmapv1.ContainsRequest{Namespace: "customer", Format: "uuid", Ids: []string{u2, u3, "x"}})
 		if err != nil || cont.Found != 1 || !cont.Present[0] || cont.Present[1] {
 			t.Errorf("Contains = %v, %v, want only %s present", cont, err, u2)
+		}
+		// The same ids packed in one buffer get the same answer.
+		packed := &idmapv1.PackedIds{Data: []byte(u2 + u3 + "x"), Ends: []uint32{uint32(len(u2)), uint32(len(u2) + len(u3)), uint32(len(u2) + len(u3) + 1)}}
+		same, err := c.Contains(ctx, &idmapv1.ContainsRequest{Namespace: "customer", Format: "uuid", Packed: packed})
+		if err != nil || !proto.Equal(same, cont) {
+			t.Errorf("Contains packed = %v, %v, want %v", same, err, cont)
+		}
+		for _, bad := range []*idmapv1.ContainsRequest{
+			{Namespace: "customer", Format: "uuid", Ids: []string{u2}, Packed: packed},
+			{Namespace: "customer", Format: "uuid", Packed: &idmapv1.PackedIds{Data: []byte(u2), Ends: []uint32{4, 2}}},
+			{Namespace: "customer", Format: "uuid", Packed: &idmapv1.PackedIds{Data: []byte(u2), Ends: []uint32{uint32(len(u2) + 1)}}},
+		} {
+			if _, err := c.Contains(ctx, bad); status.Code(err) != codes.InvalidArgument {
+				t.Errorf("Contains(%v) = %v, want InvalidArgument", bad, err)
+			}
 		}
 		stats, err := c.GetStats(ctx, &idmapv1.GetStatsRequest{Namespace: "customer"})
 		if err != nil || len(stats.Counters) != 2 {

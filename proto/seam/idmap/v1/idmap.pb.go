@@ -2431,10 +2431,15 @@ func (x *TranslateStreamResponse) GetResponse() *TranslateResponse {
 }
 
 type ContainsRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Namespace     string                 `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
-	Format        string                 `protobuf:"bytes,2,opt,name=format,proto3" json:"format,omitempty"`
-	Ids           []string               `protobuf:"bytes,3,rep,name=ids,proto3" json:"ids,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Namespace string                 `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	Format    string                 `protobuf:"bytes,2,opt,name=format,proto3" json:"format,omitempty"`
+	Ids       []string               `protobuf:"bytes,3,rep,name=ids,proto3" json:"ids,omitempty"`
+	// packed carries the ids in one buffer instead of ids, for a caller
+	// asking about many at once (the gate, a batch's identifiers): no
+	// message field per id. Send ids or packed, not both. An idmap that
+	// predates it finds no ids and answers none.
+	Packed        *PackedIds `protobuf:"bytes,4,opt,name=packed,proto3" json:"packed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2490,6 +2495,67 @@ func (x *ContainsRequest) GetIds() []string {
 	return nil
 }
 
+func (x *ContainsRequest) GetPacked() *PackedIds {
+	if x != nil {
+		return x.Packed
+	}
+	return nil
+}
+
+// PackedIds is a list of ids in one buffer: id i is data[ends[i-1]:ends[i]]
+// (from 0 for the first), ends ascending and the last at most len(data).
+type PackedIds struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Data          []byte                 `protobuf:"bytes,1,opt,name=data,proto3" json:"data,omitempty"`
+	Ends          []uint32               `protobuf:"varint,2,rep,packed,name=ends,proto3" json:"ends,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PackedIds) Reset() {
+	*x = PackedIds{}
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PackedIds) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PackedIds) ProtoMessage() {}
+
+func (x *PackedIds) ProtoReflect() protoreflect.Message {
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PackedIds.ProtoReflect.Descriptor instead.
+func (*PackedIds) Descriptor() ([]byte, []int) {
+	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *PackedIds) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+func (x *PackedIds) GetEnds() []uint32 {
+	if x != nil {
+		return x.Ends
+	}
+	return nil
+}
+
 type ContainsResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Present       []bool                 `protobuf:"varint,1,rep,packed,name=present,proto3" json:"present,omitempty"`
@@ -2500,7 +2566,7 @@ type ContainsResponse struct {
 
 func (x *ContainsResponse) Reset() {
 	*x = ContainsResponse{}
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[36]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2512,7 +2578,7 @@ func (x *ContainsResponse) String() string {
 func (*ContainsResponse) ProtoMessage() {}
 
 func (x *ContainsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[36]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2525,7 +2591,7 @@ func (x *ContainsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainsResponse.ProtoReflect.Descriptor instead.
 func (*ContainsResponse) Descriptor() ([]byte, []int) {
-	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{36}
+	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ContainsResponse) GetPresent() []bool {
@@ -2557,7 +2623,7 @@ type Counter struct {
 
 func (x *Counter) Reset() {
 	*x = Counter{}
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[37]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2569,7 +2635,7 @@ func (x *Counter) String() string {
 func (*Counter) ProtoMessage() {}
 
 func (x *Counter) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[37]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2582,7 +2648,7 @@ func (x *Counter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Counter.ProtoReflect.Descriptor instead.
 func (*Counter) Descriptor() ([]byte, []int) {
-	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{37}
+	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *Counter) GetNamespace() string {
@@ -2639,7 +2705,7 @@ type RouteQuery struct {
 
 func (x *RouteQuery) Reset() {
 	*x = RouteQuery{}
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[38]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2651,7 +2717,7 @@ func (x *RouteQuery) String() string {
 func (*RouteQuery) ProtoMessage() {}
 
 func (x *RouteQuery) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[38]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2664,7 +2730,7 @@ func (x *RouteQuery) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RouteQuery.ProtoReflect.Descriptor instead.
 func (*RouteQuery) Descriptor() ([]byte, []int) {
-	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{38}
+	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *RouteQuery) GetNamespace() string {
@@ -2707,7 +2773,7 @@ type Route struct {
 
 func (x *Route) Reset() {
 	*x = Route{}
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[39]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2719,7 +2785,7 @@ func (x *Route) String() string {
 func (*Route) ProtoMessage() {}
 
 func (x *Route) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[39]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2732,7 +2798,7 @@ func (x *Route) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Route.ProtoReflect.Descriptor instead.
 func (*Route) Descriptor() ([]byte, []int) {
-	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{39}
+	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *Route) GetQuery() *RouteQuery {
@@ -2779,7 +2845,7 @@ type DescribeRoutesRequest struct {
 
 func (x *DescribeRoutesRequest) Reset() {
 	*x = DescribeRoutesRequest{}
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[40]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2791,7 +2857,7 @@ func (x *DescribeRoutesRequest) String() string {
 func (*DescribeRoutesRequest) ProtoMessage() {}
 
 func (x *DescribeRoutesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[40]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2804,7 +2870,7 @@ func (x *DescribeRoutesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DescribeRoutesRequest.ProtoReflect.Descriptor instead.
 func (*DescribeRoutesRequest) Descriptor() ([]byte, []int) {
-	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{40}
+	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *DescribeRoutesRequest) GetQueries() []*RouteQuery {
@@ -2824,7 +2890,7 @@ type DescribeRoutesResponse struct {
 
 func (x *DescribeRoutesResponse) Reset() {
 	*x = DescribeRoutesResponse{}
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[41]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2836,7 +2902,7 @@ func (x *DescribeRoutesResponse) String() string {
 func (*DescribeRoutesResponse) ProtoMessage() {}
 
 func (x *DescribeRoutesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[41]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2849,7 +2915,7 @@ func (x *DescribeRoutesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DescribeRoutesResponse.ProtoReflect.Descriptor instead.
 func (*DescribeRoutesResponse) Descriptor() ([]byte, []int) {
-	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{41}
+	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *DescribeRoutesResponse) GetRoutes() []*Route {
@@ -2869,7 +2935,7 @@ type GetStatsRequest struct {
 
 func (x *GetStatsRequest) Reset() {
 	*x = GetStatsRequest{}
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[42]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2881,7 +2947,7 @@ func (x *GetStatsRequest) String() string {
 func (*GetStatsRequest) ProtoMessage() {}
 
 func (x *GetStatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[42]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2894,7 +2960,7 @@ func (x *GetStatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStatsRequest.ProtoReflect.Descriptor instead.
 func (*GetStatsRequest) Descriptor() ([]byte, []int) {
-	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{42}
+	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *GetStatsRequest) GetNamespace() string {
@@ -2913,7 +2979,7 @@ type GetStatsResponse struct {
 
 func (x *GetStatsResponse) Reset() {
 	*x = GetStatsResponse{}
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[43]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2925,7 +2991,7 @@ func (x *GetStatsResponse) String() string {
 func (*GetStatsResponse) ProtoMessage() {}
 
 func (x *GetStatsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[43]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2938,7 +3004,7 @@ func (x *GetStatsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStatsResponse.ProtoReflect.Descriptor instead.
 func (*GetStatsResponse) Descriptor() ([]byte, []int) {
-	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{43}
+	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *GetStatsResponse) GetCounters() []*Counter {
@@ -2963,7 +3029,7 @@ type AuditRecord struct {
 
 func (x *AuditRecord) Reset() {
 	*x = AuditRecord{}
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[44]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2975,7 +3041,7 @@ func (x *AuditRecord) String() string {
 func (*AuditRecord) ProtoMessage() {}
 
 func (x *AuditRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[44]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2988,7 +3054,7 @@ func (x *AuditRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuditRecord.ProtoReflect.Descriptor instead.
 func (*AuditRecord) Descriptor() ([]byte, []int) {
-	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{44}
+	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *AuditRecord) GetSequence() int64 {
@@ -3043,7 +3109,7 @@ type ListAuditRequest struct {
 
 func (x *ListAuditRequest) Reset() {
 	*x = ListAuditRequest{}
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[45]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3055,7 +3121,7 @@ func (x *ListAuditRequest) String() string {
 func (*ListAuditRequest) ProtoMessage() {}
 
 func (x *ListAuditRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[45]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3068,7 +3134,7 @@ func (x *ListAuditRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAuditRequest.ProtoReflect.Descriptor instead.
 func (*ListAuditRequest) Descriptor() ([]byte, []int) {
-	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{45}
+	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *ListAuditRequest) GetNamespace() string {
@@ -3094,7 +3160,7 @@ type ListAuditResponse struct {
 
 func (x *ListAuditResponse) Reset() {
 	*x = ListAuditResponse{}
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[46]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3106,7 +3172,7 @@ func (x *ListAuditResponse) String() string {
 func (*ListAuditResponse) ProtoMessage() {}
 
 func (x *ListAuditResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[46]
+	mi := &file_seam_idmap_v1_idmap_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3119,7 +3185,7 @@ func (x *ListAuditResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAuditResponse.ProtoReflect.Descriptor instead.
 func (*ListAuditResponse) Descriptor() ([]byte, []int) {
-	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{46}
+	return file_seam_idmap_v1_idmap_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *ListAuditResponse) GetRecords() []*AuditRecord {
@@ -3295,11 +3361,15 @@ const file_seam_idmap_v1_idmap_proto_rawDesc = "" +
 	"\arequest\x18\x02 \x01(\v2\x1f.seam.idmap.v1.TranslateRequestR\arequest\"s\n" +
 	"\x17TranslateStreamResponse\x12\x1a\n" +
 	"\bsequence\x18\x01 \x01(\x03R\bsequence\x12<\n" +
-	"\bresponse\x18\x02 \x01(\v2 .seam.idmap.v1.TranslateResponseR\bresponse\"Y\n" +
+	"\bresponse\x18\x02 \x01(\v2 .seam.idmap.v1.TranslateResponseR\bresponse\"\x8b\x01\n" +
 	"\x0fContainsRequest\x12\x1c\n" +
 	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x16\n" +
 	"\x06format\x18\x02 \x01(\tR\x06format\x12\x10\n" +
-	"\x03ids\x18\x03 \x03(\tR\x03ids\"B\n" +
+	"\x03ids\x18\x03 \x03(\tR\x03ids\x120\n" +
+	"\x06packed\x18\x04 \x01(\v2\x18.seam.idmap.v1.PackedIdsR\x06packed\"3\n" +
+	"\tPackedIds\x12\x12\n" +
+	"\x04data\x18\x01 \x01(\fR\x04data\x12\x12\n" +
+	"\x04ends\x18\x02 \x03(\rR\x04ends\"B\n" +
 	"\x10ContainsResponse\x12\x18\n" +
 	"\apresent\x18\x01 \x03(\bR\apresent\x12\x14\n" +
 	"\x05found\x18\x02 \x01(\x03R\x05found\"\xab\x01\n" +
@@ -3400,7 +3470,7 @@ func file_seam_idmap_v1_idmap_proto_rawDescGZIP() []byte {
 }
 
 var file_seam_idmap_v1_idmap_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_seam_idmap_v1_idmap_proto_msgTypes = make([]protoimpl.MessageInfo, 47)
+var file_seam_idmap_v1_idmap_proto_msgTypes = make([]protoimpl.MessageInfo, 48)
 var file_seam_idmap_v1_idmap_proto_goTypes = []any{
 	(FormatKind)(0),                 // 0: seam.idmap.v1.FormatKind
 	(ConflictPolicy)(0),             // 1: seam.idmap.v1.ConflictPolicy
@@ -3442,26 +3512,27 @@ var file_seam_idmap_v1_idmap_proto_goTypes = []any{
 	(*TranslateStreamRequest)(nil),  // 37: seam.idmap.v1.TranslateStreamRequest
 	(*TranslateStreamResponse)(nil), // 38: seam.idmap.v1.TranslateStreamResponse
 	(*ContainsRequest)(nil),         // 39: seam.idmap.v1.ContainsRequest
-	(*ContainsResponse)(nil),        // 40: seam.idmap.v1.ContainsResponse
-	(*Counter)(nil),                 // 41: seam.idmap.v1.Counter
-	(*RouteQuery)(nil),              // 42: seam.idmap.v1.RouteQuery
-	(*Route)(nil),                   // 43: seam.idmap.v1.Route
-	(*DescribeRoutesRequest)(nil),   // 44: seam.idmap.v1.DescribeRoutesRequest
-	(*DescribeRoutesResponse)(nil),  // 45: seam.idmap.v1.DescribeRoutesResponse
-	(*GetStatsRequest)(nil),         // 46: seam.idmap.v1.GetStatsRequest
-	(*GetStatsResponse)(nil),        // 47: seam.idmap.v1.GetStatsResponse
-	(*AuditRecord)(nil),             // 48: seam.idmap.v1.AuditRecord
-	(*ListAuditRequest)(nil),        // 49: seam.idmap.v1.ListAuditRequest
-	(*ListAuditResponse)(nil),       // 50: seam.idmap.v1.ListAuditResponse
-	(*timestamppb.Timestamp)(nil),   // 51: google.protobuf.Timestamp
+	(*PackedIds)(nil),               // 40: seam.idmap.v1.PackedIds
+	(*ContainsResponse)(nil),        // 41: seam.idmap.v1.ContainsResponse
+	(*Counter)(nil),                 // 42: seam.idmap.v1.Counter
+	(*RouteQuery)(nil),              // 43: seam.idmap.v1.RouteQuery
+	(*Route)(nil),                   // 44: seam.idmap.v1.Route
+	(*DescribeRoutesRequest)(nil),   // 45: seam.idmap.v1.DescribeRoutesRequest
+	(*DescribeRoutesResponse)(nil),  // 46: seam.idmap.v1.DescribeRoutesResponse
+	(*GetStatsRequest)(nil),         // 47: seam.idmap.v1.GetStatsRequest
+	(*GetStatsResponse)(nil),        // 48: seam.idmap.v1.GetStatsResponse
+	(*AuditRecord)(nil),             // 49: seam.idmap.v1.AuditRecord
+	(*ListAuditRequest)(nil),        // 50: seam.idmap.v1.ListAuditRequest
+	(*ListAuditResponse)(nil),       // 51: seam.idmap.v1.ListAuditResponse
+	(*timestamppb.Timestamp)(nil),   // 52: google.protobuf.Timestamp
 }
 var file_seam_idmap_v1_idmap_proto_depIdxs = []int32{
 	0,  // 0: seam.idmap.v1.Format.kind:type_name -> seam.idmap.v1.FormatKind
 	4,  // 1: seam.idmap.v1.Namespace.formats:type_name -> seam.idmap.v1.Format
 	12, // 2: seam.idmap.v1.Namespace.rules:type_name -> seam.idmap.v1.Rule
 	6,  // 3: seam.idmap.v1.Namespace.tables:type_name -> seam.idmap.v1.TableInfo
-	51, // 4: seam.idmap.v1.Namespace.create_time:type_name -> google.protobuf.Timestamp
-	51, // 5: seam.idmap.v1.TableInfo.update_time:type_name -> google.protobuf.Timestamp
+	52, // 4: seam.idmap.v1.Namespace.create_time:type_name -> google.protobuf.Timestamp
+	52, // 5: seam.idmap.v1.TableInfo.update_time:type_name -> google.protobuf.Timestamp
 	7,  // 6: seam.idmap.v1.Rule.template:type_name -> seam.idmap.v1.TemplateRule
 	8,  // 7: seam.idmap.v1.Rule.uuid_embed:type_name -> seam.idmap.v1.UuidEmbedRule
 	9,  // 8: seam.idmap.v1.Rule.uuid_v5:type_name -> seam.idmap.v1.UuidV5Rule
@@ -3487,48 +3558,49 @@ var file_seam_idmap_v1_idmap_proto_depIdxs = []int32{
 	2,  // 28: seam.idmap.v1.TranslateResponse.statuses:type_name -> seam.idmap.v1.TranslateStatus
 	35, // 29: seam.idmap.v1.TranslateStreamRequest.request:type_name -> seam.idmap.v1.TranslateRequest
 	36, // 30: seam.idmap.v1.TranslateStreamResponse.response:type_name -> seam.idmap.v1.TranslateResponse
-	42, // 31: seam.idmap.v1.Route.query:type_name -> seam.idmap.v1.RouteQuery
-	3,  // 32: seam.idmap.v1.Route.state:type_name -> seam.idmap.v1.RouteState
-	42, // 33: seam.idmap.v1.DescribeRoutesRequest.queries:type_name -> seam.idmap.v1.RouteQuery
-	43, // 34: seam.idmap.v1.DescribeRoutesResponse.routes:type_name -> seam.idmap.v1.Route
-	41, // 35: seam.idmap.v1.GetStatsResponse.counters:type_name -> seam.idmap.v1.Counter
-	51, // 36: seam.idmap.v1.AuditRecord.time:type_name -> google.protobuf.Timestamp
-	48, // 37: seam.idmap.v1.ListAuditResponse.records:type_name -> seam.idmap.v1.AuditRecord
-	13, // 38: seam.idmap.v1.IdMapService.CreateNamespace:input_type -> seam.idmap.v1.CreateNamespaceRequest
-	15, // 39: seam.idmap.v1.IdMapService.GetNamespace:input_type -> seam.idmap.v1.GetNamespaceRequest
-	17, // 40: seam.idmap.v1.IdMapService.ListNamespaces:input_type -> seam.idmap.v1.ListNamespacesRequest
-	19, // 41: seam.idmap.v1.IdMapService.AddFormat:input_type -> seam.idmap.v1.AddFormatRequest
-	21, // 42: seam.idmap.v1.IdMapService.SetRule:input_type -> seam.idmap.v1.SetRuleRequest
-	26, // 43: seam.idmap.v1.IdMapService.ImportPairs:input_type -> seam.idmap.v1.ImportPairsRequest
-	29, // 44: seam.idmap.v1.IdMapService.ExportPairs:input_type -> seam.idmap.v1.ExportPairsRequest
-	31, // 45: seam.idmap.v1.IdMapService.UpsertPair:input_type -> seam.idmap.v1.UpsertPairRequest
-	33, // 46: seam.idmap.v1.IdMapService.DeletePair:input_type -> seam.idmap.v1.DeletePairRequest
-	35, // 47: seam.idmap.v1.IdMapService.Translate:input_type -> seam.idmap.v1.TranslateRequest
-	37, // 48: seam.idmap.v1.IdMapService.TranslateStream:input_type -> seam.idmap.v1.TranslateStreamRequest
-	39, // 49: seam.idmap.v1.IdMapService.Contains:input_type -> seam.idmap.v1.ContainsRequest
-	44, // 50: seam.idmap.v1.IdMapService.DescribeRoutes:input_type -> seam.idmap.v1.DescribeRoutesRequest
-	46, // 51: seam.idmap.v1.IdMapService.GetStats:input_type -> seam.idmap.v1.GetStatsRequest
-	49, // 52: seam.idmap.v1.IdMapService.ListAudit:input_type -> seam.idmap.v1.ListAuditRequest
-	14, // 53: seam.idmap.v1.IdMapService.CreateNamespace:output_type -> seam.idmap.v1.CreateNamespaceResponse
-	16, // 54: seam.idmap.v1.IdMapService.GetNamespace:output_type -> seam.idmap.v1.GetNamespaceResponse
-	18, // 55: seam.idmap.v1.IdMapService.ListNamespaces:output_type -> seam.idmap.v1.ListNamespacesResponse
-	20, // 56: seam.idmap.v1.IdMapService.AddFormat:output_type -> seam.idmap.v1.AddFormatResponse
-	22, // 57: seam.idmap.v1.IdMapService.SetRule:output_type -> seam.idmap.v1.SetRuleResponse
-	28, // 58: seam.idmap.v1.IdMapService.ImportPairs:output_type -> seam.idmap.v1.ImportPairsResponse
-	30, // 59: seam.idmap.v1.IdMapService.ExportPairs:output_type -> seam.idmap.v1.ExportPairsResponse
-	32, // 60: seam.idmap.v1.IdMapService.UpsertPair:output_type -> seam.idmap.v1.UpsertPairResponse
-	34, // 61: seam.idmap.v1.IdMapService.DeletePair:output_type -> seam.idmap.v1.DeletePairResponse
-	36, // 62: seam.idmap.v1.IdMapService.Translate:output_type -> seam.idmap.v1.TranslateResponse
-	38, // 63: seam.idmap.v1.IdMapService.TranslateStream:output_type -> seam.idmap.v1.TranslateStreamResponse
-	40, // 64: seam.idmap.v1.IdMapService.Contains:output_type -> seam.idmap.v1.ContainsResponse
-	45, // 65: seam.idmap.v1.IdMapService.DescribeRoutes:output_type -> seam.idmap.v1.DescribeRoutesResponse
-	47, // 66: seam.idmap.v1.IdMapService.GetStats:output_type -> seam.idmap.v1.GetStatsResponse
-	50, // 67: seam.idmap.v1.IdMapService.ListAudit:output_type -> seam.idmap.v1.ListAuditResponse
-	53, // [53:68] is the sub-list for method output_type
-	38, // [38:53] is the sub-list for method input_type
-	38, // [38:38] is the sub-list for extension type_name
-	38, // [38:38] is the sub-list for extension extendee
-	0,  // [0:38] is the sub-list for field type_name
+	40, // 31: seam.idmap.v1.ContainsRequest.packed:type_name -> seam.idmap.v1.PackedIds
+	43, // 32: seam.idmap.v1.Route.query:type_name -> seam.idmap.v1.RouteQuery
+	3,  // 33: seam.idmap.v1.Route.state:type_name -> seam.idmap.v1.RouteState
+	43, // 34: seam.idmap.v1.DescribeRoutesRequest.queries:type_name -> seam.idmap.v1.RouteQuery
+	44, // 35: seam.idmap.v1.DescribeRoutesResponse.routes:type_name -> seam.idmap.v1.Route
+	42, // 36: seam.idmap.v1.GetStatsResponse.counters:type_name -> seam.idmap.v1.Counter
+	52, // 37: seam.idmap.v1.AuditRecord.time:type_name -> google.protobuf.Timestamp
+	49, // 38: seam.idmap.v1.ListAuditResponse.records:type_name -> seam.idmap.v1.AuditRecord
+	13, // 39: seam.idmap.v1.IdMapService.CreateNamespace:input_type -> seam.idmap.v1.CreateNamespaceRequest
+	15, // 40: seam.idmap.v1.IdMapService.GetNamespace:input_type -> seam.idmap.v1.GetNamespaceRequest
+	17, // 41: seam.idmap.v1.IdMapService.ListNamespaces:input_type -> seam.idmap.v1.ListNamespacesRequest
+	19, // 42: seam.idmap.v1.IdMapService.AddFormat:input_type -> seam.idmap.v1.AddFormatRequest
+	21, // 43: seam.idmap.v1.IdMapService.SetRule:input_type -> seam.idmap.v1.SetRuleRequest
+	26, // 44: seam.idmap.v1.IdMapService.ImportPairs:input_type -> seam.idmap.v1.ImportPairsRequest
+	29, // 45: seam.idmap.v1.IdMapService.ExportPairs:input_type -> seam.idmap.v1.ExportPairsRequest
+	31, // 46: seam.idmap.v1.IdMapService.UpsertPair:input_type -> seam.idmap.v1.UpsertPairRequest
+	33, // 47: seam.idmap.v1.IdMapService.DeletePair:input_type -> seam.idmap.v1.DeletePairRequest
+	35, // 48: seam.idmap.v1.IdMapService.Translate:input_type -> seam.idmap.v1.TranslateRequest
+	37, // 49: seam.idmap.v1.IdMapService.TranslateStream:input_type -> seam.idmap.v1.TranslateStreamRequest
+	39, // 50: seam.idmap.v1.IdMapService.Contains:input_type -> seam.idmap.v1.ContainsRequest
+	45, // 51: seam.idmap.v1.IdMapService.DescribeRoutes:input_type -> seam.idmap.v1.DescribeRoutesRequest
+	47, // 52: seam.idmap.v1.IdMapService.GetStats:input_type -> seam.idmap.v1.GetStatsRequest
+	50, // 53: seam.idmap.v1.IdMapService.ListAudit:input_type -> seam.idmap.v1.ListAuditRequest
+	14, // 54: seam.idmap.v1.IdMapService.CreateNamespace:output_type -> seam.idmap.v1.CreateNamespaceResponse
+	16, // 55: seam.idmap.v1.IdMapService.GetNamespace:output_type -> seam.idmap.v1.GetNamespaceResponse
+	18, // 56: seam.idmap.v1.IdMapService.ListNamespaces:output_type -> seam.idmap.v1.ListNamespacesResponse
+	20, // 57: seam.idmap.v1.IdMapService.AddFormat:output_type -> seam.idmap.v1.AddFormatResponse
+	22, // 58: seam.idmap.v1.IdMapService.SetRule:output_type -> seam.idmap.v1.SetRuleResponse
+	28, // 59: seam.idmap.v1.IdMapService.ImportPairs:output_type -> seam.idmap.v1.ImportPairsResponse
+	30, // 60: seam.idmap.v1.IdMapService.ExportPairs:output_type -> seam.idmap.v1.ExportPairsResponse
+	32, // 61: seam.idmap.v1.IdMapService.UpsertPair:output_type -> seam.idmap.v1.UpsertPairResponse
+	34, // 62: seam.idmap.v1.IdMapService.DeletePair:output_type -> seam.idmap.v1.DeletePairResponse
+	36, // 63: seam.idmap.v1.IdMapService.Translate:output_type -> seam.idmap.v1.TranslateResponse
+	38, // 64: seam.idmap.v1.IdMapService.TranslateStream:output_type -> seam.idmap.v1.TranslateStreamResponse
+	41, // 65: seam.idmap.v1.IdMapService.Contains:output_type -> seam.idmap.v1.ContainsResponse
+	46, // 66: seam.idmap.v1.IdMapService.DescribeRoutes:output_type -> seam.idmap.v1.DescribeRoutesResponse
+	48, // 67: seam.idmap.v1.IdMapService.GetStats:output_type -> seam.idmap.v1.GetStatsResponse
+	51, // 68: seam.idmap.v1.IdMapService.ListAudit:output_type -> seam.idmap.v1.ListAuditResponse
+	54, // [54:69] is the sub-list for method output_type
+	39, // [39:54] is the sub-list for method input_type
+	39, // [39:39] is the sub-list for extension type_name
+	39, // [39:39] is the sub-list for extension extendee
+	0,  // [0:39] is the sub-list for field type_name
 }
 
 func init() { file_seam_idmap_v1_idmap_proto_init() }
@@ -3553,7 +3625,7 @@ func file_seam_idmap_v1_idmap_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_seam_idmap_v1_idmap_proto_rawDesc), len(file_seam_idmap_v1_idmap_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   47,
+			NumMessages:   48,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
