@@ -124,3 +124,35 @@ func TestPredatesDecoded(t *testing.T) {
 		}
 	}
 }
+
+// The identifiers the gate asks idmap about go packed in one buffer; an
+// idmap that predates packed ids finds none and answers none, and the
+// gate asks it a string per id from then on. Both ways count the same
+// matches.
+func TestIdmapGetsPackedIDsOrStringsFromALegacyIdmap(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.knowCustomers()
+	ctx := context.Background()
+	send := func(partition string) float64 {
+		t.Helper()
+		// Every 4th record's customer is one idmap does not know.
+		resp, err := e.as("pipeline").Ingest(ctx, ingest("shop.orders", partition, "b1", orders{first: 1, n: 40, amount: 85, unknown: 4}))
+		if err != nil || resp.GetSummary().GetReceived() != 40 {
+			t.Fatalf("Ingest into %s = %v (%v)", partition, resp.GetSummary(), err)
+		}
+		return monitorOf(t, e, "shop.orders", partition).GetMatchRate()
+	}
+	packed := send("2025-03-01")
+	if got := e.idmap.Packed(); got != 1 {
+		t.Fatalf("idmap answered %d calls from packed ids, want 1", got)
+	}
+	e.idmap.SetLegacy(true)
+	strs := send("2025-03-02")
+	if !e.srv.idsAsStrings.Load() {
+		t.Fatal("the gate did not note that idmap wants a string per id")
+	}
+	if packed != strs || packed <= 0 || packed >= 1 {
+		t.Fatalf("match rate %v asked packed, %v asked a string per id; want the same, between 0 and 1", packed, strs)
+	}
+}

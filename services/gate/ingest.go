@@ -1000,40 +1000,74 @@ func peerError(peer string, err error) error {
 }
 
 // lookupIdentifiers asks idmap, once per identifier field, which of the
-// batch's identifier values resolve in their namespace.
+// batch's identifier values resolve in their namespace. The values go
+// packed in one buffer (ContainsRequest.packed); an idmap that predates
+// packed ids finds none and answers none, and the gate asks it with a
+// string per id from then on.
 func (s *Server) lookupIdentifiers(ctx context.Context, ids []check.IdentifierValues) ([][]bool, error) {
 	out := make([][]bool, len(ids))
 	for k, iv := range ids {
 		if len(iv.Values) == 0 {
 			continue
 		}
-		// The ids are cut from one string rather than allocated one by one.
-		size := 0
-		for _, v := range iv.Values {
-			size += len(v)
+		req := &idmapv1.ContainsRequest{Namespace: iv.Namespace, Format: iv.Format}
+		if s.idsAsStrings.Load() {
+			req.Ids = idStrings(iv.Values)
+		} else {
+			req.Packed = packIDs(iv.Values)
 		}
-		var all strings.Builder
-		all.Grow(size)
-		for _, v := range iv.Values {
-			all.Write(v)
+		resp, err := s.idmap.Contains(ctx, req)
+		if err == nil && req.Packed != nil && len(resp.GetPresent()) == 0 {
+			s.cfg.Logger.WarnContext(ctx, "idmap answered no ids packed in one buffer; asking it with a string per id from now on")
+			s.idsAsStrings.Store(true)
+			req.Packed, req.Ids = nil, idStrings(iv.Values)
+			resp, err = s.idmap.Contains(ctx, req)
 		}
-		text := all.String()
-		vals := make([]string, len(iv.Values))
-		at := 0
-		for j, v := range iv.Values {
-			vals[j] = text[at : at+len(v)]
-			at += len(v)
-		}
-		resp, err := s.idmap.Contains(ctx, &idmapv1.ContainsRequest{Namespace: iv.Namespace, Format: iv.Format, Ids: vals})
 		if err != nil {
 			return nil, err
 		}
-		if len(resp.GetPresent()) != len(vals) {
-			return nil, fmt.Errorf("idmap answered %d of %d identifiers of %s", len(resp.GetPresent()), len(vals), iv.Field)
+		if len(resp.GetPresent()) != len(iv.Values) {
+			return nil, fmt.Errorf("idmap answered %d of %d identifiers of %s", len(resp.GetPresent()), len(iv.Values), iv.Field)
 		}
 		out[k] = resp.GetPresent()
 	}
 	return out, nil
+}
+
+// packIDs puts ids side by side in one buffer.
+func packIDs(ids [][]byte) *idmapv1.PackedIds {
+	size := 0
+	for _, v := range ids {
+		size += len(v)
+	}
+	p := &idmapv1.PackedIds{Data: make([]byte, 0, size), Ends: make([]uint32, len(ids))}
+	for j, v := range ids {
+		p.Data = append(p.Data, v...)
+		p.Ends[j] = uint32(len(p.Data))
+	}
+	return p
+}
+
+// idStrings is ids as strings, cut from one string rather than allocated
+// one by one.
+func idStrings(ids [][]byte) []string {
+	size := 0
+	for _, v := range ids {
+		size += len(v)
+	}
+	var all strings.Builder
+	all.Grow(size)
+	for _, v := range ids {
+		all.Write(v)
+	}
+	text := all.String()
+	vals := make([]string, len(ids))
+	at := 0
+	for j, v := range ids {
+		vals[j] = text[at : at+len(v)]
+		at += len(v)
+	}
+	return vals
 }
 
 // blockedError is the FAILED_PRECONDITION answer to a batch that an

@@ -37,6 +37,9 @@ type Server struct {
 	// predates them): records go to it as raw bytes instead.
 	rawToAdapter atomic.Bool
 	idmap        idmapv1.IdMapServiceClient
+	// idsAsStrings is set once idmap answered no ids packed in one buffer
+	// (it predates ContainsRequest.packed): ids go to it a string each.
+	idsAsStrings atomic.Bool
 	contracts    *contracts
 	metrics      *metrics
 	tracer       trace.Tracer

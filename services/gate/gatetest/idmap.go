@@ -26,6 +26,8 @@ type Idmap struct {
 	tables map[string]map[string]string // "namespace/from/to" → from → to
 	down   atomic.Bool
 	calls  atomic.Int64
+	legacy atomic.Bool
+	packed atomic.Int64
 }
 
 // NewIdmap returns an empty Idmap.
@@ -69,6 +71,13 @@ func (m *Idmap) SetDown(down bool) { m.down.Store(down) }
 // Calls counts the calls answered.
 func (m *Idmap) Calls() int64 { return m.calls.Load() }
 
+// SetLegacy makes the Idmap answer as one that predates packed ids: it
+// does not see ContainsRequest.packed, so it finds no ids there.
+func (m *Idmap) SetLegacy(legacy bool) { m.legacy.Store(legacy) }
+
+// Packed counts the Contains calls answered from packed ids.
+func (m *Idmap) Packed() int64 { return m.packed.Load() }
+
 // Contains answers which ids are known.
 func (m *Idmap) Contains(_ context.Context, req *idmapv1.ContainsRequest) (*idmapv1.ContainsResponse, error) {
 	if m.down.Load() {
@@ -78,8 +87,20 @@ func (m *Idmap) Contains(_ context.Context, req *idmapv1.ContainsRequest) (*idma
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	set := m.known[req.GetNamespace()+"/"+req.GetFormat()]
-	resp := &idmapv1.ContainsResponse{Present: make([]bool, len(req.GetIds()))}
-	for i, id := range req.GetIds() {
+	ids := req.GetIds()
+	if p := req.GetPacked(); p != nil && !m.legacy.Load() {
+		m.packed.Add(1)
+		start := uint32(0)
+		for i, end := range p.GetEnds() {
+			if end < start || int(end) > len(p.GetData()) {
+				return nil, status.Errorf(codes.InvalidArgument, "packed id %d ends at %d, outside %d..%d", i, end, start, len(p.GetData()))
+			}
+			ids = append(ids, string(p.GetData()[start:end]))
+			start = end
+		}
+	}
+	resp := &idmapv1.ContainsResponse{Present: make([]bool, len(ids))}
+	for i, id := range ids {
 		if set[id] {
 			resp.Present[i] = true
 			resp.Found++
