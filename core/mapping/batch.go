@@ -216,6 +216,9 @@ func (b *Batch) mapRecord(i int, out []Value, ids bool) {
 		return
 	}
 	p := b.plan
+	if ids && len(p.translations) == 0 {
+		return // no field is translated
+	}
 	var act map[string]any
 	for fi := range p.fields {
 		f := &p.fields[fi]
