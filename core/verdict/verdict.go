@@ -114,7 +114,7 @@ func add(p *gatev1.PackedVerdicts, v *gatev1.RecordVerdict, alerts *[]gatev1.Rec
 	if k == 0 {
 		p.Provenance = &recordv1.Provenance{Subject: prov.GetSubject(), ContractVersion: prov.GetContractVersion(), Canonical: prov.GetCanonical(),
 			CanonicalVersion: prov.GetCanonicalVersion(), Partition: prov.GetPartition(), BatchId: prov.GetBatchId()}
-	} else if !common(p.GetProvenance(), prov) {
+	} else if !SameBatch(p.GetProvenance(), prov) {
 		return fmt.Errorf("its provenance %v differs from the batch's %v other than by index and position", prov, p.GetProvenance())
 	}
 	p.Json = append(p.Json, body.Json...)
@@ -156,8 +156,9 @@ var nibbles = func() (t [256]byte) {
 	return t
 }()
 
-// common says whether provenance a and b agree but for index and position.
-func common(a, b *recordv1.Provenance) bool {
+// SameBatch says whether provenance a and b agree but for index and
+// position: whether a packed answer can say them once.
+func SameBatch(a, b *recordv1.Provenance) bool {
 	return a.GetSubject() == b.GetSubject() && a.GetContractVersion() == b.GetContractVersion() && a.GetCanonical() == b.GetCanonical() &&
 		a.GetCanonicalVersion() == b.GetCanonicalVersion() && a.GetPartition() == b.GetPartition() && a.GetBatchId() == b.GetBatchId()
 }

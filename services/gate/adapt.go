@@ -16,6 +16,7 @@ import (
 
 	"github.com/seamdata/seam/core/mapping"
 	"github.com/seamdata/seam/core/record"
+	"github.com/seamdata/seam/core/verdict"
 	"github.com/seamdata/seam/platform/rpcerr"
 	adapterv1 "github.com/seamdata/seam/proto/seam/adapter/v1"
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
@@ -388,7 +389,7 @@ func packDirect(vs []*gatev1.RecordVerdict, a *adapted) (*gatev1.PackedVerdicts,
 		} else if c.call != last.call || c.start != last.end || c.k != last.k+1 {
 			side = false
 		}
-		if !common(a.calls[c.call].prov, a.calls[first.call].prov) {
+		if !verdict.SameBatch(a.calls[c.call].prov, a.calls[first.call].prov) {
 			return nil, fmt.Errorf("record %d: the adapter's answers name different provenance: %v and %v", i, a.calls[c.call].prov, a.calls[first.call].prov)
 		}
 		last = c
@@ -447,10 +448,4 @@ func packDirect(vs []*gatev1.RecordVerdict, a *adapted) (*gatev1.PackedVerdicts,
 		}
 	}
 	return p, nil
-}
-
-// common says whether provenance a and b agree but for index and position.
-func common(a, b *recordv1.Provenance) bool {
-	return a.GetSubject() == b.GetSubject() && a.GetContractVersion() == b.GetContractVersion() && a.GetCanonical() == b.GetCanonical() &&
-		a.GetCanonicalVersion() == b.GetCanonicalVersion() && a.GetPartition() == b.GetPartition() && a.GetBatchId() == b.GetBatchId()
 }
