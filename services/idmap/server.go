@@ -470,9 +470,16 @@ func (s *Server) Translate(ctx context.Context, req *idmapv1.TranslateRequest) (
 }
 
 func (s *Server) translate(ctx context.Context, req *idmapv1.TranslateRequest, field string) (*idmapv1.TranslateResponse, error) {
-	if len(req.GetIds()) > s.cfg.MaxTranslateIDs {
-		return nil, rpcerr.InvalidArgument(fmt.Sprintf("%d ids in one call, the limit is %d", len(req.GetIds()), s.cfg.MaxTranslateIDs),
+	if req.GetPacked() != nil {
+		field = strings.TrimSuffix(field, "ids") + "packed"
+	}
+	if n := len(req.GetIds()) + len(req.GetPacked().GetEnds()); n > s.cfg.MaxTranslateIDs {
+		return nil, rpcerr.InvalidArgument(fmt.Sprintf("%d ids in one call, the limit is %d", n, s.cfg.MaxTranslateIDs),
 			rpcerr.FieldViolation{Field: field, Description: fmt.Sprintf("split into batches of at most %d, or use TranslateStream", s.cfg.MaxTranslateIDs)})
+	}
+	ids, err := packedOr(req.GetIds(), req.GetPacked(), field)
+	if err != nil {
+		return nil, err
 	}
 	ns, err := s.namespace(req.GetNamespace())
 	if err != nil {
@@ -482,11 +489,14 @@ func (s *Server) translate(ctx context.Context, req *idmapv1.TranslateRequest, f
 	if err != nil {
 		return nil, err
 	}
-	resp := r.translate(req.GetIds())
+	resp := r.translate(ids)
+	if req.GetPacked() != nil {
+		resp.PackedValues, resp.Values = packValues(resp.Values), nil
+	}
 	s.stats.add(ctx, req.GetNamespace(), req.GetFromFormat(), req.GetToFormat(), resp.Hits, resp.Misses, resp.Invalid)
 	trace.SpanFromContext(ctx).SetAttributes(attribute.String("seam.idmap.namespace", req.GetNamespace()),
 		attribute.String("seam.idmap.from_format", req.GetFromFormat()), attribute.String("seam.idmap.to_format", req.GetToFormat()),
-		attribute.Int("seam.ids", len(req.GetIds())), attribute.Int64("seam.ids.hits", resp.Hits), attribute.Int64("seam.ids.misses", resp.Misses),
+		attribute.Int("seam.ids", len(ids)), attribute.Int64("seam.ids.hits", resp.Hits), attribute.Int64("seam.ids.misses", resp.Misses),
 		attribute.Int64("seam.ids.invalid", resp.Invalid))
 	return resp, nil
 }
@@ -568,28 +578,47 @@ func containsField(req *idmapv1.ContainsRequest) string {
 	return "ids"
 }
 
-// containsIDs returns the ids a Contains request asks about, from ids or
-// from packed (cut from one string, not allocated one by one).
+// containsIDs returns the ids a Contains request asks about.
 func containsIDs(req *idmapv1.ContainsRequest) ([]string, error) {
-	p := req.GetPacked()
+	return packedOr(req.GetIds(), req.GetPacked(), "packed")
+}
+
+// packedOr returns a request's ids: ids, or those packed carries, cut
+// from one string rather than allocated one by one. field names packed in
+// errors.
+func packedOr(ids []string, p *idmapv1.PackedIds, field string) ([]string, error) {
 	if p == nil {
-		return req.GetIds(), nil
+		return ids, nil
 	}
-	if len(req.GetIds()) > 0 {
-		return nil, rpcerr.InvalidArgument("both ids and packed are set", rpcerr.FieldViolation{Field: "packed", Description: "send the ids once: as ids or as packed"})
+	if len(ids) > 0 {
+		return nil, rpcerr.InvalidArgument("both ids and packed are set", rpcerr.FieldViolation{Field: field, Description: "send the ids once: as ids or as packed"})
 	}
 	text := string(p.GetData())
-	ids := make([]string, len(p.GetEnds()))
+	out := make([]string, len(p.GetEnds()))
 	start := uint32(0)
 	for i, end := range p.GetEnds() {
 		if end < start || int(end) > len(text) {
 			return nil, rpcerr.InvalidArgument(fmt.Sprintf("packed id %d ends at %d, outside %d..%d", i, end, start, len(text)),
-				rpcerr.FieldViolation{Field: "packed.ends", Description: "ends ascend, each at most the length of data"})
+				rpcerr.FieldViolation{Field: field + ".ends", Description: "ends ascend, each at most the length of data"})
 		}
-		ids[i] = text[start:end]
+		out[i] = text[start:end]
 		start = end
 	}
-	return ids, nil
+	return out, nil
+}
+
+// packValues puts a translation's values side by side in one buffer.
+func packValues(values []string) *idmapv1.PackedIds {
+	size := 0
+	for _, v := range values {
+		size += len(v)
+	}
+	p := &idmapv1.PackedIds{Data: make([]byte, 0, size), Ends: make([]uint32, len(values))}
+	for i, v := range values {
+		p.Data = append(p.Data, v...)
+		p.Ends[i] = uint32(len(p.Data))
+	}
+	return p
 }
 
 // GetStats returns this replica's counters since it started.

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -262,6 +263,24 @@ func TestConformance(t *testing.T) {
 		}
 		if s := stats.Counters[1]; s.FromFormat != "uuid" || s.Hits != 4 || s.Misses != 4 || s.Invalid != 2 {
 			t.Errorf("uuid→legacy-int counter = %v, want 4 hits, 4 misses, 2 invalid", s)
+		}
+		// Translate with packed ids answers the same, its values packed.
+		words := translate(t, c, "uuid", "legacy-int", u2, u3, "x")
+		packedTr, err := c.Translate(ctx, &idmapv1.TranslateRequest{Namespace: "customer", FromFormat: "uuid", ToFormat: "legacy-int", Packed: packed})
+		if err != nil || len(packedTr.GetValues()) != 0 || !slices.Equal(packedTr.GetStatuses(), words.GetStatuses()) || packedTr.GetHits() != words.GetHits() {
+			t.Fatalf("Translate packed = %v, %v, want the statuses of %v", packedTr, err, words)
+		}
+		var unpacked []string
+		start := uint32(0)
+		for _, end := range packedTr.GetPackedValues().GetEnds() {
+			unpacked = append(unpacked, string(packedTr.GetPackedValues().GetData()[start:end]))
+			start = end
+		}
+		if !slices.Equal(unpacked, words.GetValues()) {
+			t.Errorf("Translate packed values %q, want %q", unpacked, words.GetValues())
+		}
+		if _, err := c.Translate(ctx, &idmapv1.TranslateRequest{Namespace: "customer", FromFormat: "uuid", ToFormat: "legacy-int", Ids: []string{u2}, Packed: packed}); status.Code(err) != codes.InvalidArgument {
+			t.Errorf("Translate with ids and packed = %v, want InvalidArgument", err)
 		}
 	})
 }

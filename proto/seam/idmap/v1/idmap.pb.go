@@ -2180,11 +2180,15 @@ func (x *DeletePairResponse) GetDeleted() bool {
 }
 
 type TranslateRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Namespace     string                 `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
-	FromFormat    string                 `protobuf:"bytes,2,opt,name=from_format,json=fromFormat,proto3" json:"from_format,omitempty"`
-	ToFormat      string                 `protobuf:"bytes,3,opt,name=to_format,json=toFormat,proto3" json:"to_format,omitempty"`
-	Ids           []string               `protobuf:"bytes,4,rep,name=ids,proto3" json:"ids,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Namespace  string                 `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	FromFormat string                 `protobuf:"bytes,2,opt,name=from_format,json=fromFormat,proto3" json:"from_format,omitempty"`
+	ToFormat   string                 `protobuf:"bytes,3,opt,name=to_format,json=toFormat,proto3" json:"to_format,omitempty"`
+	Ids        []string               `protobuf:"bytes,4,rep,name=ids,proto3" json:"ids,omitempty"`
+	// packed carries the ids in one buffer instead of ids (send one of the
+	// two); the answer's values then come packed too (packed_values). An
+	// idmap that predates it finds no ids and answers none.
+	Packed        *PackedIds `protobuf:"bytes,5,opt,name=packed,proto3" json:"packed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2247,9 +2251,18 @@ func (x *TranslateRequest) GetIds() []string {
 	return nil
 }
 
+func (x *TranslateRequest) GetPacked() *PackedIds {
+	if x != nil {
+		return x.Packed
+	}
+	return nil
+}
+
 // TranslateResponse answers id i with statuses[i] and, for a hit, values[i].
 // values[i] is empty exactly when statuses[i] is not HIT. Parallel arrays
-// keep a 100,000-id answer small and fast to encode.
+// keep a 100,000-id answer small and fast to encode. A request with packed
+// ids is answered with packed_values (value i its id i) instead of
+// values.
 type TranslateResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Values        []string               `protobuf:"bytes,1,rep,name=values,proto3" json:"values,omitempty"`
@@ -2257,6 +2270,7 @@ type TranslateResponse struct {
 	Hits          int64                  `protobuf:"varint,3,opt,name=hits,proto3" json:"hits,omitempty"`
 	Misses        int64                  `protobuf:"varint,4,opt,name=misses,proto3" json:"misses,omitempty"`
 	Invalid       int64                  `protobuf:"varint,5,opt,name=invalid,proto3" json:"invalid,omitempty"`
+	PackedValues  *PackedIds             `protobuf:"bytes,6,opt,name=packed_values,json=packedValues,proto3" json:"packed_values,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2324,6 +2338,13 @@ func (x *TranslateResponse) GetInvalid() int64 {
 		return x.Invalid
 	}
 	return 0
+}
+
+func (x *TranslateResponse) GetPackedValues() *PackedIds {
+	if x != nil {
+		return x.PackedValues
+	}
+	return nil
 }
 
 type TranslateStreamRequest struct {
@@ -3343,19 +3364,21 @@ const file_seam_idmap_v1_idmap_proto_rawDesc = "" +
 	"\x04from\x18\x04 \x01(\tR\x04from\x12\x16\n" +
 	"\x06reason\x18\x05 \x01(\tR\x06reason\".\n" +
 	"\x12DeletePairResponse\x12\x18\n" +
-	"\adeleted\x18\x01 \x01(\bR\adeleted\"\x80\x01\n" +
+	"\adeleted\x18\x01 \x01(\bR\adeleted\"\xb2\x01\n" +
 	"\x10TranslateRequest\x12\x1c\n" +
 	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x1f\n" +
 	"\vfrom_format\x18\x02 \x01(\tR\n" +
 	"fromFormat\x12\x1b\n" +
 	"\tto_format\x18\x03 \x01(\tR\btoFormat\x12\x10\n" +
-	"\x03ids\x18\x04 \x03(\tR\x03ids\"\xad\x01\n" +
+	"\x03ids\x18\x04 \x03(\tR\x03ids\x120\n" +
+	"\x06packed\x18\x05 \x01(\v2\x18.seam.idmap.v1.PackedIdsR\x06packed\"\xec\x01\n" +
 	"\x11TranslateResponse\x12\x16\n" +
 	"\x06values\x18\x01 \x03(\tR\x06values\x12:\n" +
 	"\bstatuses\x18\x02 \x03(\x0e2\x1e.seam.idmap.v1.TranslateStatusR\bstatuses\x12\x12\n" +
 	"\x04hits\x18\x03 \x01(\x03R\x04hits\x12\x16\n" +
 	"\x06misses\x18\x04 \x01(\x03R\x06misses\x12\x18\n" +
-	"\ainvalid\x18\x05 \x01(\x03R\ainvalid\"o\n" +
+	"\ainvalid\x18\x05 \x01(\x03R\ainvalid\x12=\n" +
+	"\rpacked_values\x18\x06 \x01(\v2\x18.seam.idmap.v1.PackedIdsR\fpackedValues\"o\n" +
 	"\x16TranslateStreamRequest\x12\x1a\n" +
 	"\bsequence\x18\x01 \x01(\x03R\bsequence\x129\n" +
 	"\arequest\x18\x02 \x01(\v2\x1f.seam.idmap.v1.TranslateRequestR\arequest\"s\n" +
@@ -3555,52 +3578,54 @@ var file_seam_idmap_v1_idmap_proto_depIdxs = []int32{
 	27, // 25: seam.idmap.v1.ImportPairsResponse.conflicts:type_name -> seam.idmap.v1.Conflict
 	24, // 26: seam.idmap.v1.ExportPairsResponse.pairs:type_name -> seam.idmap.v1.Pair
 	24, // 27: seam.idmap.v1.UpsertPairRequest.pair:type_name -> seam.idmap.v1.Pair
-	2,  // 28: seam.idmap.v1.TranslateResponse.statuses:type_name -> seam.idmap.v1.TranslateStatus
-	35, // 29: seam.idmap.v1.TranslateStreamRequest.request:type_name -> seam.idmap.v1.TranslateRequest
-	36, // 30: seam.idmap.v1.TranslateStreamResponse.response:type_name -> seam.idmap.v1.TranslateResponse
-	40, // 31: seam.idmap.v1.ContainsRequest.packed:type_name -> seam.idmap.v1.PackedIds
-	43, // 32: seam.idmap.v1.Route.query:type_name -> seam.idmap.v1.RouteQuery
-	3,  // 33: seam.idmap.v1.Route.state:type_name -> seam.idmap.v1.RouteState
-	43, // 34: seam.idmap.v1.DescribeRoutesRequest.queries:type_name -> seam.idmap.v1.RouteQuery
-	44, // 35: seam.idmap.v1.DescribeRoutesResponse.routes:type_name -> seam.idmap.v1.Route
-	42, // 36: seam.idmap.v1.GetStatsResponse.counters:type_name -> seam.idmap.v1.Counter
-	52, // 37: seam.idmap.v1.AuditRecord.time:type_name -> google.protobuf.Timestamp
-	49, // 38: seam.idmap.v1.ListAuditResponse.records:type_name -> seam.idmap.v1.AuditRecord
-	13, // 39: seam.idmap.v1.IdMapService.CreateNamespace:input_type -> seam.idmap.v1.CreateNamespaceRequest
-	15, // 40: seam.idmap.v1.IdMapService.GetNamespace:input_type -> seam.idmap.v1.GetNamespaceRequest
-	17, // 41: seam.idmap.v1.IdMapService.ListNamespaces:input_type -> seam.idmap.v1.ListNamespacesRequest
-	19, // 42: seam.idmap.v1.IdMapService.AddFormat:input_type -> seam.idmap.v1.AddFormatRequest
-	21, // 43: seam.idmap.v1.IdMapService.SetRule:input_type -> seam.idmap.v1.SetRuleRequest
-	26, // 44: seam.idmap.v1.IdMapService.ImportPairs:input_type -> seam.idmap.v1.ImportPairsRequest
-	29, // 45: seam.idmap.v1.IdMapService.ExportPairs:input_type -> seam.idmap.v1.ExportPairsRequest
-	31, // 46: seam.idmap.v1.IdMapService.UpsertPair:input_type -> seam.idmap.v1.UpsertPairRequest
-	33, // 47: seam.idmap.v1.IdMapService.DeletePair:input_type -> seam.idmap.v1.DeletePairRequest
-	35, // 48: seam.idmap.v1.IdMapService.Translate:input_type -> seam.idmap.v1.TranslateRequest
-	37, // 49: seam.idmap.v1.IdMapService.TranslateStream:input_type -> seam.idmap.v1.TranslateStreamRequest
-	39, // 50: seam.idmap.v1.IdMapService.Contains:input_type -> seam.idmap.v1.ContainsRequest
-	45, // 51: seam.idmap.v1.IdMapService.DescribeRoutes:input_type -> seam.idmap.v1.DescribeRoutesRequest
-	47, // 52: seam.idmap.v1.IdMapService.GetStats:input_type -> seam.idmap.v1.GetStatsRequest
-	50, // 53: seam.idmap.v1.IdMapService.ListAudit:input_type -> seam.idmap.v1.ListAuditRequest
-	14, // 54: seam.idmap.v1.IdMapService.CreateNamespace:output_type -> seam.idmap.v1.CreateNamespaceResponse
-	16, // 55: seam.idmap.v1.IdMapService.GetNamespace:output_type -> seam.idmap.v1.GetNamespaceResponse
-	18, // 56: seam.idmap.v1.IdMapService.ListNamespaces:output_type -> seam.idmap.v1.ListNamespacesResponse
-	20, // 57: seam.idmap.v1.IdMapService.AddFormat:output_type -> seam.idmap.v1.AddFormatResponse
-	22, // 58: seam.idmap.v1.IdMapService.SetRule:output_type -> seam.idmap.v1.SetRuleResponse
-	28, // 59: seam.idmap.v1.IdMapService.ImportPairs:output_type -> seam.idmap.v1.ImportPairsResponse
-	30, // 60: seam.idmap.v1.IdMapService.ExportPairs:output_type -> seam.idmap.v1.ExportPairsResponse
-	32, // 61: seam.idmap.v1.IdMapService.UpsertPair:output_type -> seam.idmap.v1.UpsertPairResponse
-	34, // 62: seam.idmap.v1.IdMapService.DeletePair:output_type -> seam.idmap.v1.DeletePairResponse
-	36, // 63: seam.idmap.v1.IdMapService.Translate:output_type -> seam.idmap.v1.TranslateResponse
-	38, // 64: seam.idmap.v1.IdMapService.TranslateStream:output_type -> seam.idmap.v1.TranslateStreamResponse
-	41, // 65: seam.idmap.v1.IdMapService.Contains:output_type -> seam.idmap.v1.ContainsResponse
-	46, // 66: seam.idmap.v1.IdMapService.DescribeRoutes:output_type -> seam.idmap.v1.DescribeRoutesResponse
-	48, // 67: seam.idmap.v1.IdMapService.GetStats:output_type -> seam.idmap.v1.GetStatsResponse
-	51, // 68: seam.idmap.v1.IdMapService.ListAudit:output_type -> seam.idmap.v1.ListAuditResponse
-	54, // [54:69] is the sub-list for method output_type
-	39, // [39:54] is the sub-list for method input_type
-	39, // [39:39] is the sub-list for extension type_name
-	39, // [39:39] is the sub-list for extension extendee
-	0,  // [0:39] is the sub-list for field type_name
+	40, // 28: seam.idmap.v1.TranslateRequest.packed:type_name -> seam.idmap.v1.PackedIds
+	2,  // 29: seam.idmap.v1.TranslateResponse.statuses:type_name -> seam.idmap.v1.TranslateStatus
+	40, // 30: seam.idmap.v1.TranslateResponse.packed_values:type_name -> seam.idmap.v1.PackedIds
+	35, // 31: seam.idmap.v1.TranslateStreamRequest.request:type_name -> seam.idmap.v1.TranslateRequest
+	36, // 32: seam.idmap.v1.TranslateStreamResponse.response:type_name -> seam.idmap.v1.TranslateResponse
+	40, // 33: seam.idmap.v1.ContainsRequest.packed:type_name -> seam.idmap.v1.PackedIds
+	43, // 34: seam.idmap.v1.Route.query:type_name -> seam.idmap.v1.RouteQuery
+	3,  // 35: seam.idmap.v1.Route.state:type_name -> seam.idmap.v1.RouteState
+	43, // 36: seam.idmap.v1.DescribeRoutesRequest.queries:type_name -> seam.idmap.v1.RouteQuery
+	44, // 37: seam.idmap.v1.DescribeRoutesResponse.routes:type_name -> seam.idmap.v1.Route
+	42, // 38: seam.idmap.v1.GetStatsResponse.counters:type_name -> seam.idmap.v1.Counter
+	52, // 39: seam.idmap.v1.AuditRecord.time:type_name -> google.protobuf.Timestamp
+	49, // 40: seam.idmap.v1.ListAuditResponse.records:type_name -> seam.idmap.v1.AuditRecord
+	13, // 41: seam.idmap.v1.IdMapService.CreateNamespace:input_type -> seam.idmap.v1.CreateNamespaceRequest
+	15, // 42: seam.idmap.v1.IdMapService.GetNamespace:input_type -> seam.idmap.v1.GetNamespaceRequest
+	17, // 43: seam.idmap.v1.IdMapService.ListNamespaces:input_type -> seam.idmap.v1.ListNamespacesRequest
+	19, // 44: seam.idmap.v1.IdMapService.AddFormat:input_type -> seam.idmap.v1.AddFormatRequest
+	21, // 45: seam.idmap.v1.IdMapService.SetRule:input_type -> seam.idmap.v1.SetRuleRequest
+	26, // 46: seam.idmap.v1.IdMapService.ImportPairs:input_type -> seam.idmap.v1.ImportPairsRequest
+	29, // 47: seam.idmap.v1.IdMapService.ExportPairs:input_type -> seam.idmap.v1.ExportPairsRequest
+	31, // 48: seam.idmap.v1.IdMapService.UpsertPair:input_type -> seam.idmap.v1.UpsertPairRequest
+	33, // 49: seam.idmap.v1.IdMapService.DeletePair:input_type -> seam.idmap.v1.DeletePairRequest
+	35, // 50: seam.idmap.v1.IdMapService.Translate:input_type -> seam.idmap.v1.TranslateRequest
+	37, // 51: seam.idmap.v1.IdMapService.TranslateStream:input_type -> seam.idmap.v1.TranslateStreamRequest
+	39, // 52: seam.idmap.v1.IdMapService.Contains:input_type -> seam.idmap.v1.ContainsRequest
+	45, // 53: seam.idmap.v1.IdMapService.DescribeRoutes:input_type -> seam.idmap.v1.DescribeRoutesRequest
+	47, // 54: seam.idmap.v1.IdMapService.GetStats:input_type -> seam.idmap.v1.GetStatsRequest
+	50, // 55: seam.idmap.v1.IdMapService.ListAudit:input_type -> seam.idmap.v1.ListAuditRequest
+	14, // 56: seam.idmap.v1.IdMapService.CreateNamespace:output_type -> seam.idmap.v1.CreateNamespaceResponse
+	16, // 57: seam.idmap.v1.IdMapService.GetNamespace:output_type -> seam.idmap.v1.GetNamespaceResponse
+	18, // 58: seam.idmap.v1.IdMapService.ListNamespaces:output_type -> seam.idmap.v1.ListNamespacesResponse
+	20, // 59: seam.idmap.v1.IdMapService.AddFormat:output_type -> seam.idmap.v1.AddFormatResponse
+	22, // 60: seam.idmap.v1.IdMapService.SetRule:output_type -> seam.idmap.v1.SetRuleResponse
+	28, // 61: seam.idmap.v1.IdMapService.ImportPairs:output_type -> seam.idmap.v1.ImportPairsResponse
+	30, // 62: seam.idmap.v1.IdMapService.ExportPairs:output_type -> seam.idmap.v1.ExportPairsResponse
+	32, // 63: seam.idmap.v1.IdMapService.UpsertPair:output_type -> seam.idmap.v1.UpsertPairResponse
+	34, // 64: seam.idmap.v1.IdMapService.DeletePair:output_type -> seam.idmap.v1.DeletePairResponse
+	36, // 65: seam.idmap.v1.IdMapService.Translate:output_type -> seam.idmap.v1.TranslateResponse
+	38, // 66: seam.idmap.v1.IdMapService.TranslateStream:output_type -> seam.idmap.v1.TranslateStreamResponse
+	41, // 67: seam.idmap.v1.IdMapService.Contains:output_type -> seam.idmap.v1.ContainsResponse
+	46, // 68: seam.idmap.v1.IdMapService.DescribeRoutes:output_type -> seam.idmap.v1.DescribeRoutesResponse
+	48, // 69: seam.idmap.v1.IdMapService.GetStats:output_type -> seam.idmap.v1.GetStatsResponse
+	51, // 70: seam.idmap.v1.IdMapService.ListAudit:output_type -> seam.idmap.v1.ListAuditResponse
+	56, // [56:71] is the sub-list for method output_type
+	41, // [41:56] is the sub-list for method input_type
+	41, // [41:41] is the sub-list for extension type_name
+	41, // [41:41] is the sub-list for extension extendee
+	0,  // [0:41] is the sub-list for field type_name
 }
 
 func init() { file_seam_idmap_v1_idmap_proto_init() }
