@@ -90,6 +90,29 @@ func (l *Lookup) Resolve(values []string, statuses []idmapv1.TranslateStatus) er
 	return nil
 }
 
+// ResolvePacked records idmap's answer given packed: value i is
+// data[ends[i-1]:ends[i]] (from 0 for the first), statuses[i] its status.
+// The values share data rather than being copied one by one.
+func (l *Lookup) ResolvePacked(data []byte, ends []uint32, statuses []idmapv1.TranslateStatus) error {
+	if len(ends) != len(l.IDs) || len(statuses) != len(l.IDs) {
+		return fmt.Errorf("resolve %s/%s → %s/%s: idmap answered %d values and %d statuses for %d ids; the answer must be one per id",
+			l.Namespace, l.From, l.Namespace, l.To, len(ends), len(statuses), len(l.IDs))
+	}
+	l.answers = make([]Value, len(ends))
+	start := uint32(0)
+	for i, end := range ends {
+		if end < start || int(end) > len(data) {
+			return fmt.Errorf("resolve %s/%s → %s/%s: idmap's value %d ends at %d, outside %d..%d", l.Namespace, l.From, l.Namespace, l.To, i, end, start, len(data))
+		}
+		if statuses[i] == idmapv1.TranslateStatus_TRANSLATE_STATUS_HIT {
+			l.answers[i] = Value{kind: KindString, b: data[start:end:end]}
+		}
+		start = end
+	}
+	l.statuses, l.resolved = statuses, true
+	return nil
+}
+
 // Batch is one batch being mapped: Map has run every field that needs no
 // idmap answer; Lookups lists the ids to translate; Results finishes.
 type Batch struct {

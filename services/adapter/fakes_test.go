@@ -172,6 +172,10 @@ type fakeIdmap struct {
 	down      bool
 	translate atomic.Int64
 	ids       atomic.Int64
+	// legacy makes it answer as an idmap that predates packed ids: it
+	// does not see TranslateRequest.packed, so it finds no ids there.
+	legacy atomic.Bool
+	packed atomic.Int64 // calls answered from packed ids
 }
 
 func (m *fakeIdmap) setDown(down bool) {
@@ -197,14 +201,34 @@ func (m *fakeIdmap) GetNamespace(_ context.Context, req *idmapv1.GetNamespaceReq
 
 func (m *fakeIdmap) Translate(_ context.Context, req *idmapv1.TranslateRequest) (*idmapv1.TranslateResponse, error) {
 	m.translate.Add(1)
-	m.ids.Add(int64(len(req.GetIds())))
+	ids := req.GetIds()
+	p := req.GetPacked()
+	if p != nil && !m.legacy.Load() {
+		m.packed.Add(1)
+		start := uint32(0)
+		for _, end := range p.GetEnds() {
+			ids = append(ids, string(p.GetData()[start:end]))
+			start = end
+		}
+	}
+	m.ids.Add(int64(len(ids)))
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.down {
 		return nil, status.Error(codes.Unavailable, "idmap down")
 	}
-	resp := &idmapv1.TranslateResponse{Values: make([]string, len(req.GetIds())), Statuses: make([]idmapv1.TranslateStatus, len(req.GetIds()))}
-	for i, id := range req.GetIds() {
+	resp := &idmapv1.TranslateResponse{Values: make([]string, len(ids)), Statuses: make([]idmapv1.TranslateStatus, len(ids))}
+	defer func() {
+		if p != nil && !m.legacy.Load() {
+			pv := &idmapv1.PackedIds{Ends: make([]uint32, len(resp.Values))}
+			for i, v := range resp.Values {
+				pv.Data = append(pv.Data, v...)
+				pv.Ends[i] = uint32(len(pv.Data))
+			}
+			resp.PackedValues, resp.Values = pv, nil
+		}
+	}()
+	for i, id := range ids {
 		switch v, ok := m.table[id]; {
 		case ok:
 			resp.Values[i], resp.Statuses[i] = v, idmapv1.TranslateStatus_TRANSLATE_STATUS_HIT

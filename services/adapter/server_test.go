@@ -542,3 +542,27 @@ func TestPlanAgeWithoutTraffic(t *testing.T) {
 		t.Errorf("staleness with the registry stopped: %v s then %v s, want it rising", first, got)
 	}
 }
+
+// The ids the adapter translates go to idmap packed in one buffer and the
+// values come back so; an idmap that predates packed ids finds none and
+// answers none, and the adapter asks it a string per id from then on.
+// Both ways give the same canonical records, unmapped ids failing alike.
+func TestTranslatePackedOrStringsToALegacyIdmap(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, adapter.Config{}, nil)
+	_, in2 := orders(300)
+	in2 = append(in2, []byte(`{"order_id":"ORD-9999999999","customer_id":"00000000-0000-4000-8000-999999999999","amount":5,"currency":"EUR","status":"paid","created_at":"2025-03-01T10:00:00Z","items":1}`))
+	batch := rawBatch(recordv1.Format_FORMAT_NDJSON, ndjson(in2))
+	packed := adapt(t, e, e.v2, batch)
+	if got := e.idm.packed.Load(); got != 1 {
+		t.Fatalf("idmap answered %d calls from packed ids, want 1", got)
+	}
+	e.idm.legacy.Store(true)
+	strs := adapt(t, e, e.v2, batch)
+	if got, calls := e.idm.packed.Load(), e.idm.translate.Load(); got != 1 || calls != 3 {
+		t.Fatalf("after idmap stopped reading packed ids: %d packed calls of %d; want 1 of 3 (the refused one asked again a string per id)", got, calls)
+	}
+	if packed.GetAdapted() != 300 || packed.GetFailed() != 1 || !proto.Equal(packed, strs) {
+		t.Fatalf("packed: %d adapted, %d failed; a string per id: %d, %d; want 300 and 1, and the same answers", packed.GetAdapted(), packed.GetFailed(), strs.GetAdapted(), strs.GetFailed())
+	}
+}
