@@ -220,7 +220,11 @@ func (m *fakeIdmap) Translate(_ context.Context, req *idmapv1.TranslateRequest) 
 	resp := &idmapv1.TranslateResponse{Values: make([]string, len(ids)), Statuses: make([]idmapv1.TranslateStatus, len(ids))}
 	defer func() {
 		if p != nil && !m.legacy.Load() {
-			pv := &idmapv1.PackedIds{Ends: make([]uint32, len(resp.Values))}
+			size := 0
+			for _, v := range resp.Values {
+				size += len(v)
+			}
+			pv := &idmapv1.PackedIds{Data: make([]byte, 0, size), Ends: make([]uint32, len(resp.Values))}
 			for i, v := range resp.Values {
 				pv.Data = append(pv.Data, v...)
 				pv.Ends[i] = uint32(len(pv.Data))

@@ -60,7 +60,11 @@ func (s *Server) translatePacked(ctx context.Context, l *mapping.Lookup) (bool, 
 	statuses := make([]idmapv1.TranslateStatus, 0, len(l.IDs))
 	for start := 0; start < len(l.IDs); start += maxTranslateIDs {
 		ids := l.IDs[start:min(start+maxTranslateIDs, len(l.IDs))]
-		p := &idmapv1.PackedIds{Ends: make([]uint32, len(ids))}
+		size := 0
+		for _, id := range ids {
+			size += len(id)
+		}
+		p := &idmapv1.PackedIds{Data: make([]byte, 0, size), Ends: make([]uint32, len(ids))}
 		for i, id := range ids {
 			p.Data = append(p.Data, id...)
 			p.Ends[i] = uint32(len(p.Data))
