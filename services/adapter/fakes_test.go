@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/seamdata/seam/core/examples"
+	"github.com/seamdata/seam/core/idpack"
 	adapterv1 "github.com/seamdata/seam/proto/seam/adapter/v1"
 	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
 	idmapv1 "github.com/seamdata/seam/proto/seam/idmap/v1"
@@ -205,10 +206,9 @@ func (m *fakeIdmap) Translate(_ context.Context, req *idmapv1.TranslateRequest) 
 	p := req.GetPacked()
 	if p != nil && !m.legacy.Load() {
 		m.packed.Add(1)
-		start := uint32(0)
-		for _, end := range p.GetEnds() {
-			ids = append(ids, string(p.GetData()[start:end]))
-			start = end
+		var err error
+		if ids, err = idpack.Strings(p); err != nil {
+			return nil, status.Error(codes.InvalidArgument, err.Error())
 		}
 	}
 	m.ids.Add(int64(len(ids)))
@@ -220,16 +220,7 @@ func (m *fakeIdmap) Translate(_ context.Context, req *idmapv1.TranslateRequest) 
 	resp := &idmapv1.TranslateResponse{Values: make([]string, len(ids)), Statuses: make([]idmapv1.TranslateStatus, len(ids))}
 	defer func() {
 		if p != nil && !m.legacy.Load() {
-			size := 0
-			for _, v := range resp.Values {
-				size += len(v)
-			}
-			pv := &idmapv1.PackedIds{Data: make([]byte, 0, size), Ends: make([]uint32, len(resp.Values))}
-			for i, v := range resp.Values {
-				pv.Data = append(pv.Data, v...)
-				pv.Ends[i] = uint32(len(pv.Data))
-			}
-			resp.PackedValues, resp.Values = pv, nil
+			resp.PackedValues, resp.Values = idpack.Pack(resp.Values), nil
 		}
 	}()
 	for i, id := range ids {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/seamdata/seam/core/idpack"
 	"github.com/seamdata/seam/core/mapping"
 	idmapv1 "github.com/seamdata/seam/proto/seam/idmap/v1"
 )
@@ -60,16 +61,7 @@ func (s *Server) translatePacked(ctx context.Context, l *mapping.Lookup) (bool, 
 	statuses := make([]idmapv1.TranslateStatus, 0, len(l.IDs))
 	for start := 0; start < len(l.IDs); start += maxTranslateIDs {
 		ids := l.IDs[start:min(start+maxTranslateIDs, len(l.IDs))]
-		size := 0
-		for _, id := range ids {
-			size += len(id)
-		}
-		p := &idmapv1.PackedIds{Data: make([]byte, 0, size), Ends: make([]uint32, len(ids))}
-		for i, id := range ids {
-			p.Data = append(p.Data, id...)
-			p.Ends[i] = uint32(len(p.Data))
-		}
-		resp, err := s.idmap.Translate(ctx, &idmapv1.TranslateRequest{Namespace: l.Namespace, FromFormat: l.From, ToFormat: l.To, Packed: p})
+		resp, err := s.idmap.Translate(ctx, &idmapv1.TranslateRequest{Namespace: l.Namespace, FromFormat: l.From, ToFormat: l.To, Packed: idpack.Pack(ids)})
 		if err != nil {
 			return false, peerError(ctx, "idmap", "translation", "", err, "")
 		}

@@ -20,6 +20,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/seamdata/seam/core/check"
+	"github.com/seamdata/seam/core/idpack"
 	"github.com/seamdata/seam/core/record"
 	"github.com/seamdata/seam/core/verdict"
 	"github.com/seamdata/seam/platform/auth"
@@ -1014,7 +1015,7 @@ func (s *Server) lookupIdentifiers(ctx context.Context, ids []check.IdentifierVa
 		if s.idsAsStrings.Load() {
 			req.Ids = idStrings(iv.Values)
 		} else {
-			req.Packed = packIDs(iv.Values)
+			req.Packed = idpack.Pack(iv.Values)
 		}
 		resp, err := s.idmap.Contains(ctx, req)
 		if err == nil && req.Packed != nil && len(resp.GetPresent()) == 0 {
@@ -1032,20 +1033,6 @@ func (s *Server) lookupIdentifiers(ctx context.Context, ids []check.IdentifierVa
 		out[k] = resp.GetPresent()
 	}
 	return out, nil
-}
-
-// packIDs puts ids side by side in one buffer.
-func packIDs(ids [][]byte) *idmapv1.PackedIds {
-	size := 0
-	for _, v := range ids {
-		size += len(v)
-	}
-	p := &idmapv1.PackedIds{Data: make([]byte, 0, size), Ends: make([]uint32, len(ids))}
-	for j, v := range ids {
-		p.Data = append(p.Data, v...)
-		p.Ends[j] = uint32(len(p.Data))
-	}
-	return p
 }
 
 // idStrings is ids as strings, cut from one string rather than allocated

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 
+	"github.com/seamdata/seam/core/idpack"
 	"github.com/seamdata/seam/core/idrule"
 	"github.com/seamdata/seam/platform/rpcerr"
 	"github.com/seamdata/seam/platform/storage"
@@ -491,7 +492,7 @@ func (s *Server) translate(ctx context.Context, req *idmapv1.TranslateRequest, f
 	}
 	resp := r.translate(ids)
 	if req.GetPacked() != nil {
-		resp.PackedValues, resp.Values = packValues(resp.Values), nil
+		resp.PackedValues, resp.Values = idpack.Pack(resp.Values), nil
 	}
 	s.stats.add(ctx, req.GetNamespace(), req.GetFromFormat(), req.GetToFormat(), resp.Hits, resp.Misses, resp.Invalid)
 	trace.SpanFromContext(ctx).SetAttributes(attribute.String("seam.idmap.namespace", req.GetNamespace()),
@@ -593,32 +594,11 @@ func packedOr(ids []string, p *idmapv1.PackedIds, field string) ([]string, error
 	if len(ids) > 0 {
 		return nil, rpcerr.InvalidArgument("both ids and packed are set", rpcerr.FieldViolation{Field: field, Description: "send the ids once: as ids or as packed"})
 	}
-	text := string(p.GetData())
-	out := make([]string, len(p.GetEnds()))
-	start := uint32(0)
-	for i, end := range p.GetEnds() {
-		if end < start || int(end) > len(text) {
-			return nil, rpcerr.InvalidArgument(fmt.Sprintf("packed id %d ends at %d, outside %d..%d", i, end, start, len(text)),
-				rpcerr.FieldViolation{Field: field + ".ends", Description: "ends ascend, each at most the length of data"})
-		}
-		out[i] = text[start:end]
-		start = end
+	out, err := idpack.Strings(p)
+	if err != nil {
+		return nil, rpcerr.InvalidArgument(err.Error(), rpcerr.FieldViolation{Field: field + ".ends", Description: "ends ascend, each at most the length of data"})
 	}
 	return out, nil
-}
-
-// packValues puts a translation's values side by side in one buffer.
-func packValues(values []string) *idmapv1.PackedIds {
-	size := 0
-	for _, v := range values {
-		size += len(v)
-	}
-	p := &idmapv1.PackedIds{Data: make([]byte, 0, size), Ends: make([]uint32, len(values))}
-	for i, v := range values {
-		p.Data = append(p.Data, v...)
-		p.Ends[i] = uint32(len(p.Data))
-	}
-	return p
 }
 
 // GetStats returns this replica's counters since it started.

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/seamdata/seam/core/idpack"
 	idmapv1 "github.com/seamdata/seam/proto/seam/idmap/v1"
 )
 
@@ -90,13 +91,9 @@ func (m *Idmap) Contains(_ context.Context, req *idmapv1.ContainsRequest) (*idma
 	ids := req.GetIds()
 	if p := req.GetPacked(); p != nil && !m.legacy.Load() {
 		m.packed.Add(1)
-		start := uint32(0)
-		for i, end := range p.GetEnds() {
-			if end < start || int(end) > len(p.GetData()) {
-				return nil, status.Errorf(codes.InvalidArgument, "packed id %d ends at %d, outside %d..%d", i, end, start, len(p.GetData()))
-			}
-			ids = append(ids, string(p.GetData()[start:end]))
-			start = end
+		var err error
+		if ids, err = idpack.Strings(p); err != nil {
+			return nil, status.Error(codes.InvalidArgument, err.Error())
 		}
 	}
 	resp := &idmapv1.ContainsResponse{Present: make([]bool, len(ids))}
