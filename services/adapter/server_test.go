@@ -3,6 +3,7 @@ package adapter_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/seamdata/seam/core/contract"
 	"github.com/seamdata/seam/core/examples"
 	"github.com/seamdata/seam/core/record/recordtest"
 	"github.com/seamdata/seam/platform/rpcerr"
@@ -564,5 +566,47 @@ func TestTranslatePackedOrStringsToALegacyIdmap(t *testing.T) {
 	}
 	if packed.GetAdapted() != 300 || packed.GetFailed() != 1 || !proto.Equal(packed, strs) {
 		t.Fatalf("packed: %d adapted, %d failed; a string per id: %d, %d; want 300 and 1, and the same answers", packed.GetAdapted(), packed.GetFailed(), strs.GetAdapted(), strs.GetFailed())
+	}
+}
+
+// A batch whose mapping translates through two lookups (two fields, two
+// directions) has both resolved, packed or a string per id.
+func TestTranslateEveryLookupOfABatch(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, adapter.Config{}, nil)
+	// The stand-in idmap looks ids up whatever the direction: it knows the
+	// legacy ids' UUIDs too.
+	for i := range 50000 {
+		e.idm.table[itoa(100000+i)] = customerUUID(100000 + i)
+	}
+	doc := strings.Replace(string(examples.ShopOrdersV2YAML), "  - {name: coupon, type: STRING}\n",
+		"  - {name: coupon, type: STRING}\n  - {name: referrer, type: INT64, identifier: {namespace: customer, format: legacy-int}}\n", 1)
+	doc = strings.Replace(doc, "    coupon: {from: coupon}", "    coupon: {from: referrer, translate: {from: customer/legacy-int, to: customer/uuid}}", 1)
+	ct, err := contract.Load([]byte(doc), "two_lookups.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := e.reg.add(ct, false)
+	_, in2 := orders(200)
+	for i := range in2 {
+		in2[i] = bytes.Replace(in2[i], []byte(`"order_id"`), []byte(`"referrer":`+itoa(100000+i)+`,"order_id"`), 1)
+	}
+	batch := rawBatch(recordv1.Format_FORMAT_NDJSON, ndjson(in2))
+	for _, legacy := range []bool{false, true} {
+		e.idm.legacy.Store(legacy)
+		resp, err := e.client.Adapt(context.Background(), &adapterv1.AdaptRequest{Subject: "shop.orders", Version: v, Batch: batch})
+		if err != nil {
+			t.Fatalf("legacy idmap %v: Adapt: %v", legacy, err)
+		}
+		if resp.GetAdapted() != 200 {
+			t.Fatalf("legacy idmap %v: %d adapted, want 200 (first errors: %v)", legacy, resp.GetAdapted(), resp.GetResults()[0].GetErrors())
+		}
+		var rec struct {
+			CustomerID int64  `json:"customer_id"`
+			Coupon     string `json:"coupon"`
+		}
+		if err := json.Unmarshal(resp.GetResults()[7].GetRecord().GetJson(), &rec); err != nil || rec.Coupon != customerUUID(100007) || rec.CustomerID == 0 {
+			t.Fatalf("legacy idmap %v: record 7 = %+v (%v), want coupon %s and a customer id", legacy, rec, err, customerUUID(100007))
+		}
 	}
 }

@@ -25,8 +25,11 @@ func (s *Server) translate(ctx context.Context, b *mapping.Batch) error {
 		}
 		if !s.idsAsStrings.Load() {
 			done, err := s.translatePacked(ctx, l)
-			if err != nil || done {
+			if err != nil {
 				return err
+			}
+			if done {
+				continue
 			}
 			s.cfg.Logger.WarnContext(ctx, "idmap answered no ids packed in one buffer; asking it with a string per id from now on")
 			s.idsAsStrings.Store(true)
