@@ -1036,25 +1036,10 @@ func (s *Server) lookupIdentifiers(ctx context.Context, ids []check.IdentifierVa
 }
 
 // idStrings is ids as strings, cut from one string rather than allocated
-// one by one.
+// one by one (for an idmap that predates packed ids).
 func idStrings(ids [][]byte) []string {
-	size := 0
-	for _, v := range ids {
-		size += len(v)
-	}
-	var all strings.Builder
-	all.Grow(size)
-	for _, v := range ids {
-		all.Write(v)
-	}
-	text := all.String()
-	vals := make([]string, len(ids))
-	at := 0
-	for j, v := range ids {
-		vals[j] = text[at : at+len(v)]
-		at += len(v)
-	}
-	return vals
+	out, _ := idpack.Strings(idpack.Pack(ids)) // Pack's ends are in range
+	return out
 }
 
 // blockedError is the FAILED_PRECONDITION answer to a batch that an

@@ -525,11 +525,15 @@ func (s *Server) TranslateStream(stream grpc.BidiStreamingServer[idmapv1.Transla
 
 // Contains reports whether each id is in a lookup table of the format.
 func (s *Server) Contains(ctx context.Context, req *idmapv1.ContainsRequest) (*idmapv1.ContainsResponse, error) {
-	if n, field := len(req.GetIds())+len(req.GetPacked().GetEnds()), containsField(req); n > s.cfg.MaxTranslateIDs {
+	field := "ids"
+	if req.GetPacked() != nil {
+		field = "packed"
+	}
+	if n := len(req.GetIds()) + len(req.GetPacked().GetEnds()); n > s.cfg.MaxTranslateIDs {
 		return nil, rpcerr.InvalidArgument(fmt.Sprintf("%d ids in one call, the limit is %d", n, s.cfg.MaxTranslateIDs),
 			rpcerr.FieldViolation{Field: field, Description: fmt.Sprintf("split into batches of at most %d", s.cfg.MaxTranslateIDs)})
 	}
-	ids, err := containsIDs(req)
+	ids, err := packedOr(req.GetIds(), req.GetPacked(), "packed")
 	if err != nil {
 		return nil, err
 	}
@@ -569,19 +573,6 @@ func (s *Server) Contains(ctx context.Context, req *idmapv1.ContainsRequest) (*i
 	trace.SpanFromContext(ctx).SetAttributes(attribute.String("seam.idmap.namespace", req.GetNamespace()), attribute.String("seam.idmap.format", req.GetFormat()),
 		attribute.Int("seam.ids", len(ids)), attribute.Int64("seam.ids.hits", resp.Found), attribute.Int64("seam.ids.misses", int64(len(ids))-resp.Found))
 	return resp, nil
-}
-
-// containsField names the field a Contains request's ids came in.
-func containsField(req *idmapv1.ContainsRequest) string {
-	if req.GetPacked() != nil {
-		return "packed"
-	}
-	return "ids"
-}
-
-// containsIDs returns the ids a Contains request asks about.
-func containsIDs(req *idmapv1.ContainsRequest) ([]string, error) {
-	return packedOr(req.GetIds(), req.GetPacked(), "packed")
 }
 
 // packedOr returns a request's ids: ids, or those packed carries, cut
