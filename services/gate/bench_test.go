@@ -3,6 +3,8 @@ package gate
 import (
 	"context"
 	"fmt"
+	"math"
+	runtimemetrics "runtime/metrics"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -26,6 +28,17 @@ func recordsPerSecond(b *testing.B, n int) float64 {
 		// The whole process's CPU: the gate, its peers and the callers all
 		// run in it. Steadier than wall time on a busy machine.
 		b.ReportMetric(float64((processCPU()-start).Nanoseconds())/float64(b.N)/float64(n), "cpu-ns/record")
+		// What a batch costs the scheduler: the goroutines it starts, and
+		// how long a goroutine made runnable waits for a core, on average.
+		// A hand-off to an idle core waits for the core to wake, which on
+		// some virtual machines is a large part of a batch's wall time;
+		// these count the hand-offs rather than guess at them.
+		now := schedSample()
+		was := schedAtStart[b.Name()]
+		b.ReportMetric(float64(now.created-was.created)/float64(b.N), "goroutines/batch")
+		if n := now.waits - was.waits; n > 0 {
+			b.ReportMetric((now.waited-was.waited)*1e6/n, "runnable-µs/wait")
+		}
 	}
 	b.ReportMetric(rps, "records/s")
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/record")
@@ -38,7 +51,47 @@ var cpuAtStart = map[string]time.Duration{}
 
 // startCPU notes the process's CPU time at the start of b's timing, for
 // recordsPerSecond.
-func startCPU(b *testing.B) { cpuAtStart[b.Name()] = processCPU() }
+func startCPU(b *testing.B) {
+	cpuAtStart[b.Name()] = processCPU()
+	schedAtStart[b.Name()] = schedSample()
+}
+
+// schedAtStart is the scheduler's counters when a benchmark began timing.
+var schedAtStart = map[string]schedCounters{}
+
+type schedCounters struct {
+	created float64 // goroutines started
+	waits   float64 // runnable spells the runtime sampled
+	waited  float64 // their seconds, estimated
+}
+
+// schedSample reads the runtime's count of goroutines started and its
+// histogram of the time goroutines wait runnable (which samples some of
+// the waits), summed at each bucket's middle (its lower bound for the
+// last, unbounded one).
+func schedSample() schedCounters {
+	s := []runtimemetrics.Sample{{Name: "/sched/goroutines-created:goroutines"}, {Name: "/sched/latencies:seconds"}}
+	runtimemetrics.Read(s)
+	var c schedCounters
+	if s[0].Value.Kind() == runtimemetrics.KindUint64 {
+		c.created = float64(s[0].Value.Uint64())
+	}
+	if s[1].Value.Kind() == runtimemetrics.KindFloat64Histogram {
+		h := s[1].Value.Float64Histogram()
+		for i, n := range h.Counts {
+			lo, hi := h.Buckets[i], h.Buckets[i+1]
+			switch {
+			case math.IsInf(lo, -1):
+				lo = 0
+			case math.IsInf(hi, 1):
+				hi = lo
+			}
+			c.waits += float64(n)
+			c.waited += float64(n) * (lo + hi) / 2
+		}
+	}
+	return c
+}
 
 func processCPU() time.Duration {
 	var ru syscall.Rusage
