@@ -14,8 +14,10 @@ const maxPrepared = 256
 
 // Exec runs query in tx, or outside a transaction when tx is nil, as
 // tx.ExecContext or db.SQL.ExecContext would, through a statement prepared
-// once per store (see stmt).
+// once per store (see stmt). On SQLite a statement that started runs to
+// its end even if ctx ends meanwhile (see statementContext).
 func (db *DB) Exec(ctx context.Context, tx *sql.Tx, query string, args ...any) (sql.Result, error) {
+	ctx = db.statementContext(ctx)
 	if s := db.stmt(ctx, tx, query); s != nil {
 		return s.ExecContext(ctx, args...)
 	}
@@ -38,8 +40,9 @@ func (db *DB) Query(ctx context.Context, tx *sql.Tx, query string, args ...any) 
 	return db.SQL.QueryContext(ctx, query, args...)
 }
 
-// QueryRow runs query like Exec, for at most one row.
+// QueryRow runs query like Exec, for at most one row, also to its end.
 func (db *DB) QueryRow(ctx context.Context, tx *sql.Tx, query string, args ...any) *sql.Row {
+	ctx = db.statementContext(ctx)
 	if s := db.stmt(ctx, tx, query); s != nil {
 		return s.QueryRowContext(ctx, args...)
 	}

@@ -559,3 +559,67 @@ func TestInTxIsReadCommittedOnPostgres(t *testing.T) {
 		t.Fatalf("database default %q, transaction %q; want serializable and read committed", outside, inside)
 	}
 }
+
+// On SQLite a statement that starts runs to its end, and a transaction
+// commits once its function is done, even when the context ends
+// meanwhile; a context that has ended fails the next statement, and the
+// transaction with it.
+func TestSQLiteStatementsStopAtTheirBoundaries(t *testing.T) {
+	t.Parallel()
+	db := open(t, storagetest.SQLiteURL(t))
+	bg := context.Background()
+	if _, err := db.Exec(bg, nil, `CREATE TABLE s (n INTEGER)`); err != nil {
+		t.Fatal(err)
+	}
+	count := func() int {
+		t.Helper()
+		var n int
+		if err := db.QueryRow(bg, nil, `SELECT count(*) FROM s`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+
+	done, cancel := context.WithCancel(bg)
+	cancel()
+	if _, err := db.Exec(done, nil, `INSERT INTO s VALUES (1)`); !errors.Is(err, context.Canceled) {
+		t.Errorf("Exec with an ended context: %v, want context.Canceled", err)
+	}
+	var n int
+	if err := db.QueryRow(done, nil, `SELECT count(*) FROM s`).Scan(&n); !errors.Is(err, context.Canceled) {
+		t.Errorf("QueryRow with an ended context: %v, want context.Canceled", err)
+	}
+	if err := db.InTx(done, func(*sql.Tx) error { return nil }); !errors.Is(err, context.Canceled) {
+		t.Errorf("InTx with an ended context: %v, want context.Canceled", err)
+	}
+
+	// The caller goes after the transaction's last statement: it commits.
+	ctx, cancel := context.WithCancel(bg)
+	if err := db.InTx(ctx, func(tx *sql.Tx) error {
+		_, err := db.Exec(ctx, tx, `INSERT INTO s VALUES (2)`)
+		cancel()
+		return err
+	}); err != nil {
+		t.Fatalf("InTx whose context ends after its last statement: %v, want it committed", err)
+	}
+	if got := count(); got != 1 {
+		t.Fatalf("%d rows after that transaction, want 1", got)
+	}
+
+	// The caller goes before a statement: it fails, and nothing commits.
+	ctx, cancel = context.WithCancel(bg)
+	err := db.InTx(ctx, func(tx *sql.Tx) error {
+		if _, err := db.Exec(ctx, tx, `INSERT INTO s VALUES (3)`); err != nil {
+			return err
+		}
+		cancel()
+		_, err := db.Exec(ctx, tx, `INSERT INTO s VALUES (4)`)
+		return err
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("InTx whose context ends between statements: %v, want context.Canceled", err)
+	}
+	if got := count(); got != 1 {
+		t.Fatalf("%d rows after the cancelled transaction, want 1 (it rolled back)", got)
+	}
+}

@@ -73,7 +73,7 @@ func (db *DB) runTx(ctx context.Context, fn func(tx *sql.Tx) error) ([]string, e
 	if db.Dialect == Postgres {
 		opts = &sql.TxOptions{Isolation: sql.LevelReadCommitted}
 	}
-	tx, err := db.SQL.BeginTx(ctx, opts)
+	tx, err := db.SQL.BeginTx(db.statementContext(ctx), opts)
 	if err != nil {
 		return nil, fmt.Errorf("storage: begin transaction: %w", err)
 	}
@@ -138,4 +138,23 @@ func retryable(err error) bool {
 		}
 	}
 	return false
+}
+
+// statementContext is the context a statement runs under. On SQLite a
+// statement that starts is not interrupted: a context that is already
+// done fails it at once, as before, so a transaction stops at its next
+// statement after its caller goes, but a context that ends while it runs
+// no longer stops it, and a transaction whose function is done commits.
+// The driver watched every statement's context with a goroutine of its
+// own (and database/sql another per transaction), about fifteen for each
+// batch the gate commits, each waking an idle core for nothing. SQLite
+// statements here are short (row lookups and writes, each bounded by the
+// busy timeout); Query, whose rows a caller may read for long, keeps its
+// context. PostgreSQL's driver watches contexts without a goroutine per
+// statement, and keeps them.
+func (db *DB) statementContext(ctx context.Context) context.Context {
+	if db.Dialect != SQLite || ctx.Err() != nil {
+		return ctx
+	}
+	return context.WithoutCancel(ctx)
 }
