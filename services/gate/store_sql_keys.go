@@ -103,7 +103,8 @@ func (c *keyCache) put(s *keySet) {
 }
 
 // keyView is a partition's key index as one transaction sees it: the
-// committed set, and the keys the transaction added (not yet committed).
+// committed set, and the keys the transaction added (not yet committed;
+// nil until it adds some).
 type keyView struct {
 	committed *keySet
 	added     map[[16]byte]struct{}
@@ -129,6 +130,10 @@ func (t *sqlTx) InsertKeys(ctx context.Context, pid int64, hashes [][]byte) ([]b
 	v, err := t.keyView(ctx, pid)
 	if err != nil {
 		return nil, fmt.Errorf("index the keys of partition %d: %w", pid, err)
+	}
+	if v.added == nil {
+		// Sized once for the batch rather than grown a doubling at a time.
+		v.added = make(map[[16]byte]struct{}, len(hashes))
 	}
 	fresh := make([]bool, len(hashes))
 	run := make([]byte, 0, 16*len(hashes))
@@ -180,7 +185,7 @@ func (t *sqlTx) keyView(ctx context.Context, pid int64) (*keyView, error) {
 		}
 	}
 	s.firstID = first.Int64
-	v := &keyView{committed: s, added: map[[16]byte]struct{}{}}
+	v := &keyView{committed: s}
 	if t.views == nil {
 		t.views = map[int64]*keyView{}
 	}
