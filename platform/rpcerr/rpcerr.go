@@ -7,6 +7,7 @@
 package rpcerr
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -204,6 +205,26 @@ func summary(st *status.Status) string {
 	default:
 		return "it answered " + st.Code().String()
 	}
+}
+
+// Code is the code a call failing with err ends with: a status's own
+// (also wrapped), Canceled or DeadlineExceeded for an error of a context
+// that ended, Unknown for any other error, OK for nil: what the boundary
+// answers, but for masking Unknown as Internal.
+func Code(err error) codes.Code {
+	if err == nil {
+		return codes.OK
+	}
+	if st, ok := status.FromError(err); ok && st.Code() != codes.Unknown {
+		return st.Code()
+	}
+	switch {
+	case errors.Is(err, context.Canceled):
+		return codes.Canceled
+	case errors.Is(err, context.DeadlineExceeded):
+		return codes.DeadlineExceeded
+	}
+	return codes.Unknown
 }
 
 // seamStatus returns the status err carries when a Seam server produced it

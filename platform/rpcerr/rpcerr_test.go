@@ -237,3 +237,26 @@ func TestUnavailableNamesTheRightPeer(t *testing.T) {
 		})
 	}
 }
+
+// Code names the code a call ends with for every kind of error a handler
+// returns, wrapped or not.
+func TestCode(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		err  error
+		want codes.Code
+	}{
+		{nil, codes.OK},
+		{rpcerr.NotFound("subject", "x.y", ""), codes.NotFound},
+		{fmt.Errorf("chunk 3: %w", rpcerr.NotFound("subject", "x.y", "")), codes.NotFound},
+		{fmt.Errorf("read containment: %w", context.Canceled), codes.Canceled},
+		{fmt.Errorf("commit: %w", context.DeadlineExceeded), codes.DeadlineExceeded},
+		{status.Error(codes.Canceled, "gone"), codes.Canceled},
+		{errors.New("disk full"), codes.Unknown},
+		{status.Error(codes.Unknown, "what"), codes.Unknown},
+	} {
+		if got := rpcerr.Code(c.err); got != c.want {
+			t.Errorf("Code(%v) = %v, want %v", c.err, got, c.want)
+		}
+	}
+}

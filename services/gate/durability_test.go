@@ -386,6 +386,9 @@ func TestStreamStoresNothingAfterARefusedChunk(t *testing.T) {
 	if status.Code(err) != codes.InvalidArgument || !strings.Contains(status.Convert(err).Message(), "chunk 3 (sequence 2)") {
 		t.Fatalf("stream = %v, want InvalidArgument naming chunk 3 (sequence 2)", err)
 	}
+	if len(status.Convert(err).Details()) == 0 {
+		t.Errorf("the stream's refusal lost the chunk's error details: %v", err)
+	}
 	for seq := range 5 {
 		_, ok, err := e.srv.store.Batch(ctx, batchKey{"shop.orders", "2025-03-01", fmt.Sprintf("load#%d", seq)})
 		if err != nil {

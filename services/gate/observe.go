@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc/status"
 
+	"github.com/seamdata/seam/platform/rpcerr"
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
 	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
 )
@@ -77,7 +78,7 @@ func (s *Server) endIngest(ctx context.Context, span trace.Span, in batchInput, 
 		span.RecordError(err)
 		span.SetStatus(otelcodes.Error, status.Convert(err).Message())
 		s.cfg.Logger.WarnContext(ctx, "batch refused", "subject", in.subject, "partition", in.partition, "batch", in.batchID,
-			"code", status.Code(err).String(), "error", status.Convert(err).Message(), "duration", took)
+			"code", rpcerr.Code(err).String(), "error", status.Convert(err).Message(), "duration", took)
 		return
 	}
 	sum := resp.GetSummary()

@@ -99,7 +99,7 @@ func (s *Server) IngestStream(stream gatev1.GateService_IngestStreamServer) erro
 		seq := j.p.in.sequence
 		r, err := s.finish(j.p)
 		if err != nil {
-			return status.Errorf(status.Code(err), "chunk %d (sequence %d): %s", resp.GetChunks()+1, seq, status.Convert(err).Message())
+			return chunkError(resp.GetChunks()+1, seq, err)
 		}
 		resp.Chunks++
 		rs := r.GetSummary()
@@ -150,6 +150,19 @@ func (s *Server) IngestStream(stream gatev1.GateService_IngestStreamServer) erro
 		resp.Alerts = append(resp.Alerts, state.GetAlerts()...)
 	}
 	return stream.SendAndClose(resp)
+}
+
+// chunkError is err, which ended the stream at its chunk'th chunk (of
+// sequence seq), saying so. A status keeps its code and details; any
+// other error stays wrapped, so a stream whose caller went away ends
+// Canceled rather than as an internal error.
+func chunkError(chunk, seq int64, err error) error {
+	if st, ok := status.FromError(err); ok && st.Code() != codes.Unknown {
+		p := st.Proto()
+		p.Message = fmt.Sprintf("chunk %d (sequence %d): %s", chunk, seq, st.Message())
+		return status.ErrorProto(p)
+	}
+	return fmt.Errorf("chunk %d (sequence %d): %w", chunk, seq, err)
 }
 
 // chunkJob is one message of an ingest stream in order: a chunk being
