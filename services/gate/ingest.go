@@ -995,6 +995,10 @@ func peerError(peer string, err error) error {
 			// The peer refused the batch itself; that is the caller's to fix
 			// and retrying will not help. Keep the peer's message.
 			return status.Errorf(st.Code(), "%s refused the batch: %s", peer, st.Message())
+		case codes.Canceled:
+			// The call's context ended: the caller went away (or the rest
+			// of its stream failed). The peer is not to blame.
+			return status.Errorf(codes.Canceled, "the call to %s was canceled: %s", peer, st.Message())
 		}
 	}
 	return rpcerr.Unavailable(peer, err)

@@ -38,3 +38,24 @@ func TestChunkErrorKeepsCodeDetailsAndCancellation(t *testing.T) {
 		t.Errorf("another error: %v (code %v), want it Unknown with its cause kept (the boundary masks it as internal and logs it whole)", broke, rpcerr.Code(broke))
 	}
 }
+
+// A peer call cut short because the batch's own caller went away is a
+// cancellation, not the peer being unavailable; a peer that cannot be
+// reached or does not answer in time is.
+func TestPeerErrorBlamesThePeerOnlyForItsOwnFailures(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		err  error
+		want codes.Code
+	}{
+		{status.Error(codes.Canceled, "context canceled"), codes.Canceled},
+		{status.Error(codes.Unavailable, "connection refused"), codes.Unavailable},
+		{status.Error(codes.DeadlineExceeded, "context deadline exceeded"), codes.Unavailable},
+		{status.Error(codes.InvalidArgument, "bad batch"), codes.InvalidArgument},
+		{errors.New("the adapter answered 3 results for 4 records"), codes.Unavailable},
+	} {
+		if got := rpcerr.Code(peerError("adapter", c.err)); got != c.want {
+			t.Errorf("peerError(%v) ends the call %v, want %v", c.err, got, c.want)
+		}
+	}
+}
