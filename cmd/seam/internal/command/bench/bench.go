@@ -524,6 +524,9 @@ func runBench(ctx context.Context, o benchOptions, progress io.Writer) ([]Result
 // all pass.
 func validated(plan *check.Plan, b *record.Batch) error {
 	res := plan.Validate(b.Records)
+	// The gate gives each result's memory back for the next batch; so
+	// does the chain it is measured against.
+	defer plan.Recycle(res)
 	if res.Blocked {
 		return fmt.Errorf("benchmark batch blocked: %v", plan.BlockReasons(res))
 	}
