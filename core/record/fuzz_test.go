@@ -102,6 +102,12 @@ func checkAccounting(t *testing.T, format recordv1.Format, data []byte, b *recor
 func roundTrip(t *testing.T, s *record.Schema, d *record.Decoder, r record.Record) {
 	t.Helper()
 	enc := record.AppendJSON(nil, s, r.Values)
+	if len(enc) > len(r.Raw) {
+		// JSON escapes a control character in six bytes (\u0003), so a
+		// record within the size limit as sent may pass it as JSON: the
+		// limit is on what a source sends, the round trip is on values.
+		d = record.NewDecoder(s, record.Options{MaxRecordBytes: max(4<<10, len(enc)), MaxDepth: 8})
+	}
 	b2, err := d.Decode(recordv1.Format_FORMAT_JSON, enc, 0)
 	if err != nil || len(b2.Records) != 1 || b2.Records[0].Err != nil {
 		t.Fatalf("re-decoding %q (from %q) failed: %v %v", enc, r.Raw, err, b2.Records)
