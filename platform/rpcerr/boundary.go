@@ -135,10 +135,10 @@ func (b *Boundary) toStatus(ctx context.Context, method string, err error) error
 		}
 		return st.Err()
 	}
-	switch {
-	case errors.Is(err, context.Canceled):
+	switch Code(err) {
+	case codes.Canceled:
 		return status.Error(codes.Canceled, "the call was canceled")
-	case errors.Is(err, context.DeadlineExceeded):
+	case codes.DeadlineExceeded:
 		return status.Error(codes.DeadlineExceeded, "the call's deadline passed before it completed")
 	}
 	return b.internal(ctx, method, err)

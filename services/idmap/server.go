@@ -533,7 +533,7 @@ func (s *Server) Contains(ctx context.Context, req *idmapv1.ContainsRequest) (*i
 		return nil, rpcerr.InvalidArgument(fmt.Sprintf("%d ids in one call, the limit is %d", n, s.cfg.MaxTranslateIDs),
 			rpcerr.FieldViolation{Field: field, Description: fmt.Sprintf("split into batches of at most %d", s.cfg.MaxTranslateIDs)})
 	}
-	ids, err := packedOr(req.GetIds(), req.GetPacked(), "packed")
+	ids, err := packedOr(req.GetIds(), req.GetPacked(), field)
 	if err != nil {
 		return nil, err
 	}
