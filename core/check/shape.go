@@ -41,8 +41,7 @@ var namedShapes = map[string]func(v record.Value) bool{
 		if v.Kind() != record.KindString {
 			return false
 		}
-		_, ok := lexical.ParseRFC3339(v.Bytes())
-		return ok
+		return lexical.ValidRFC3339(v.Bytes())
 	},
 	"email":   func(v record.Value) bool { return v.Kind() == record.KindString && emailShaped(v.Bytes()) },
 	"string":  func(v record.Value) bool { return v.Kind() == record.KindString },

@@ -104,8 +104,7 @@ func digits(b []byte) (int, bool) {
 // "RFC3339" are core/lexical's, which allocates nothing in the usual form.
 func timestampOK(b []byte, layout string) bool {
 	if layout == "" || layout == "RFC3339" || layout == time.RFC3339 || layout == time.RFC3339Nano {
-		_, ok := lexical.ParseRFC3339(b)
-		return ok
+		return lexical.ValidRFC3339(b)
 	}
 	_, err := time.Parse(layout, string(b))
 	return err == nil

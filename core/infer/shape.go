@@ -63,8 +63,7 @@ func stringShape(s string) string {
 // timestampShaped and dateShaped read as the checks read a TIMESTAMP
 // and a DATE: one parser for the core (core/lexical).
 func timestampShaped(s string) bool {
-	_, ok := lexical.ParseRFC3339([]byte(s))
-	return ok
+	return lexical.ValidRFC3339([]byte(s))
 }
 
 func dateShaped(s string) bool { return lexical.ParseDate([]byte(s)) }

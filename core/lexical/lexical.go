@@ -26,9 +26,36 @@ func ParseRFC3339(b []byte) (time.Time, bool) {
 	return t, err == nil
 }
 
+// ValidRFC3339 reports whether ParseRFC3339 accepts b, without building
+// the time: what a type check asks of every timestamp it sees.
+func ValidRFC3339(b []byte) bool {
+	if _, ok := rfc3339Parts(b); ok {
+		return true
+	}
+	_, ok := ParseRFC3339(b)
+	return ok
+}
+
+// rfc3339 holds the fields of a timestamp the fast path read.
+type rfc3339 struct {
+	year, month, day, hour, minute, sec, nsec int
+	offset                                    int // seconds east of UTC
+}
+
 func fastRFC3339(b []byte) (time.Time, bool) {
-	if len(b) < 20 || b[4] != '-' || b[7] != '-' || b[10] != 'T' || b[13] != ':' || b[16] != ':' {
+	p, ok := rfc3339Parts(b)
+	if !ok {
 		return time.Time{}, false
+	}
+	t := time.Date(p.year, time.Month(p.month), p.day, p.hour, p.minute, p.sec, p.nsec, time.UTC)
+	return t.Add(-time.Duration(p.offset) * time.Second), true
+}
+
+// rfc3339Parts reads the usual forms of a timestamp, each field in its
+// range and the day in its month; anything else is left to time.Parse.
+func rfc3339Parts(b []byte) (p rfc3339, ok bool) {
+	if len(b) < 20 || b[4] != '-' || b[7] != '-' || b[10] != 'T' || b[13] != ':' || b[16] != ':' {
+		return p, false
 	}
 	year, ok1 := digits(b[0:4])
 	month, ok2 := digits(b[5:7])
@@ -38,43 +65,41 @@ func fastRFC3339(b []byte) (time.Time, bool) {
 	sec, ok6 := digits(b[17:19])
 	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6) || month < 1 || month > 12 || day < 1 ||
 		day > DaysIn(time.Month(month), year) || hour > 23 || minute > 59 || sec > 59 {
-		return time.Time{}, false
+		return p, false
 	}
+	p = rfc3339{year: year, month: month, day: day, hour: hour, minute: minute, sec: sec}
 	rest := b[19:]
-	nsec := 0
 	if rest[0] == '.' {
 		i := 1
 		scale := 100000000
 		for ; i < len(rest) && rest[i] >= '0' && rest[i] <= '9'; i++ {
 			if i > 9 {
-				return time.Time{}, false
+				return p, false
 			}
-			nsec += int(rest[i]-'0') * scale
+			p.nsec += int(rest[i]-'0') * scale
 			scale /= 10
 		}
 		if i == 1 {
-			return time.Time{}, false
+			return p, false
 		}
 		rest = rest[i:]
 	}
-	offset := 0
 	switch {
 	case len(rest) == 1 && rest[0] == 'Z':
 	case len(rest) == 6 && (rest[0] == '+' || rest[0] == '-') && rest[3] == ':':
 		oh, ok1 := digits(rest[1:3])
 		om, ok2 := digits(rest[4:6])
 		if !ok1 || !ok2 || oh > 23 || om > 59 {
-			return time.Time{}, false
+			return p, false
 		}
-		offset = (oh*60 + om) * 60
+		p.offset = (oh*60 + om) * 60
 		if rest[0] == '-' {
-			offset = -offset
+			p.offset = -p.offset
 		}
 	default:
-		return time.Time{}, false
+		return p, false
 	}
-	t := time.Date(year, time.Month(month), day, hour, minute, sec, nsec, time.UTC)
-	return t.Add(-time.Duration(offset) * time.Second), true
+	return p, true
 }
 
 // ParseDate reports whether b is a valid YYYY-MM-DD date.

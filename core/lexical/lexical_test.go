@@ -27,6 +27,9 @@ func TestParseRFC3339(t *testing.T) {
 		{"2025-03-01T1:00:00.5Z", true},        // time.Parse's one-digit hour, as before
 	} {
 		got, ok := lexical.ParseRFC3339([]byte(tc.in))
+		if valid := lexical.ValidRFC3339([]byte(tc.in)); valid != ok {
+			t.Errorf("ValidRFC3339(%q) = %v, ParseRFC3339 says %v", tc.in, valid, ok)
+		}
 		if ok != tc.ok {
 			t.Errorf("ParseRFC3339(%q) ok = %v, want %v", tc.in, ok, tc.ok)
 			continue
@@ -68,13 +71,17 @@ func TestCheckUUID(t *testing.T) {
 }
 
 // FuzzParseRFC3339 checks the parser against time.Parse: whatever it
-// accepts, time.Parse accepts as the same instant.
+// accepts, time.Parse accepts as the same instant; and ValidRFC3339
+// accepts exactly what it does.
 func FuzzParseRFC3339(f *testing.F) {
 	for _, s := range []string{"2025-03-01T10:00:00Z", "2025-03-01T10:00:00.123456789+02:00", "2024-02-29T23:59:59-07:30", "2025-02-29T00:00:00Z", "2025-03-01T24:00:00Z", ""} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		got, ok := lexical.ParseRFC3339([]byte(s))
+		if valid := lexical.ValidRFC3339([]byte(s)); valid != ok {
+			t.Fatalf("ValidRFC3339(%q) = %v, ParseRFC3339 says %v", s, valid, ok)
+		}
 		want, err := time.Parse(time.RFC3339Nano, s)
 		if !ok {
 			// Only what is shorter than a whole timestamp is refused
