@@ -364,9 +364,24 @@ func (d *Decoder) members(lv *level, obj, depth int, vals []Value) *scanError {
 		if s.peek() != '"' {
 			return s.fail("expected a field name string, found %s", s.found())
 		}
-		key, err := s.str(true)
-		if err != nil {
-			return err
+		var key []byte
+		slot, next, known := 0, 0, false
+		// The field after the previous one, named without escapes, is
+		// recognised by comparing its bytes, without scanning the string.
+		if guess < len(lv.slots) {
+			f := &d.schema.fields[lv.slots[guess]]
+			if q := f.quoted; q != nil && bytes.HasPrefix(s.data[s.pos+1:], q) {
+				key = s.data[s.pos+1 : s.pos+len(q)]
+				s.pos += 1 + len(q)
+				slot, next, known = f.Index, guess+1, true
+			}
+		}
+		if !known {
+			var err *scanError
+			if key, err = s.str(true); err != nil {
+				return err
+			}
+			slot, next, known = lv.lookup(d.schema, key, guess)
 		}
 		s.ws()
 		if s.peek() != ':' {
@@ -374,7 +389,6 @@ func (d *Decoder) members(lv *level, obj, depth int, vals []Value) *scanError {
 		}
 		s.pos++
 		s.ws()
-		slot, next, known := lv.lookup(d.schema, key, guess)
 		if known {
 			guess = next
 			if vals[slot].kind != KindAbsent {

@@ -623,3 +623,54 @@ func TestUnknownMembers(t *testing.T) {
 		})
 	}
 }
+
+// TestMemberNames covers the names a decoder recognises by comparing
+// bytes with the field it expects next: a name that only starts like it,
+// the same name escaped, a declared name that itself needs escaping in
+// JSON, and names sent out of declaration order.
+func TestMemberNames(t *testing.T) {
+	t.Parallel()
+	s, err := record.NewSchema([]*contractv1.Field{
+		{Name: "id", Type: contractv1.FieldType_FIELD_TYPE_STRING},
+		{Name: "idx", Type: contractv1.FieldType_FIELD_TYPE_INT64},
+		{Name: `say "hi"`, Type: contractv1.FieldType_FIELD_TYPE_STRING},
+		{Name: "été", Type: contractv1.FieldType_FIELD_TYPE_STRING},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := `{"id":"a","idx":1,"say \"hi\"":"q","été":"e"}
+{"idx":2,"id":"b"}
+{"i\u0064":"c","\u0069dx":3}
+{"id2":"d","id":"d"}
+{"idx":4,"id":"e","say \"hi\"":"r","\u00e9t\u00e9":"f"}
+{"id":"f","i\u0064":"g"}`
+	b, err := record.NewDecoder(s, record.Options{}).Decode(fNDJSON, []byte(data), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	field := func(r record.Record, path string) string {
+		slot, _ := s.Lookup(path)
+		v := r.Values[slot]
+		if !v.Present() {
+			return "-"
+		}
+		return string(v.Bytes())
+	}
+	for i, want := range []string{"a 1 q e", "b 2 - -", "c 3 - -", "d - - -", "e 4 r f"} {
+		r := b.Records[i]
+		if r.Err != nil {
+			t.Errorf("record %d: %v", i, r.Err)
+			continue
+		}
+		if got := strings.Join([]string{field(r, "id"), field(r, "idx"), field(r, `say "hi"`), field(r, "été")}, " "); got != want {
+			t.Errorf("record %d: %q, want %q", i, got, want)
+		}
+	}
+	if u := b.Records[3].Unknown; len(u) != 1 || string(u[0]) != "id2" {
+		t.Errorf("record 3: unknown %q, want [id2]", u)
+	}
+	if err := b.Records[5].Err; err == nil || !strings.Contains(err.GetMessage(), `field "id" appears twice`) {
+		t.Errorf("record 5: %v, want the escaped repeat of id refused", err)
+	}
+}

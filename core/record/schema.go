@@ -25,6 +25,10 @@ type Field struct {
 	members *level
 	// pos is the field's position among its siblings.
 	pos int
+	// quoted is the name and its closing quote, as a member whose name
+	// needs no unescaping starts (after its opening quote); nil when the
+	// name has a byte a JSON string would have to escape.
+	quoted []byte
 }
 
 // Type is the declared type of the field.
@@ -76,7 +80,7 @@ func (s *Schema) addLevel(fields []*contractv1.Field, parent int, prefix, where 
 			continue
 		}
 		idx := len(s.fields)
-		s.fields = append(s.fields, Field{Index: idx, Parent: parent, Name: name, Path: prefix + name, Decl: f, pos: len(l.slots)})
+		s.fields = append(s.fields, Field{Index: idx, Parent: parent, Name: name, Path: prefix + name, Decl: f, pos: len(l.slots), quoted: quotedName(name)})
 		l.names[name] = idx
 		l.slots = append(l.slots, idx)
 		s.paths[prefix+name] = idx
@@ -86,6 +90,17 @@ func (s *Schema) addLevel(fields []*contractv1.Field, parent int, prefix, where 
 		}
 	}
 	return l
+}
+
+// quotedName is name followed by '"' when every byte of name is plain, so
+// that a member name matching it byte for byte is that name, unescaped.
+func quotedName(name string) []byte {
+	for i := 0; i < len(name); i++ {
+		if !plain[name[i]] {
+			return nil
+		}
+	}
+	return append([]byte(name), '"')
 }
 
 // Len is the number of slots, and the length of every record's Values.
@@ -105,7 +120,8 @@ func (s *Schema) Lookup(path string) (int, bool) {
 
 // lookup finds the slot named key at a level, trying the slot the record's
 // previous field suggests first: sources almost always send fields in one
-// order, so the guess saves a map lookup per field.
+// order, so the guess saves a map lookup per field (and Decoder.members
+// tries it before it scans the name at all).
 func (l *level) lookup(s *Schema, key []byte, guess int) (slot, pos int, ok bool) {
 	if guess < len(l.slots) {
 		sl := l.slots[guess]
