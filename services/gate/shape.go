@@ -216,7 +216,7 @@ func appendShape(buf []byte, v record.Value) []byte {
 		case lexical.ParseDate(b):
 			return append(buf, "date"...)
 		}
-		if _, ok := lexical.ParseRFC3339(b); ok {
+		if lexical.ValidRFC3339(b) {
 			return append(buf, "timestamp"...)
 		}
 		if isEmail(b) {
