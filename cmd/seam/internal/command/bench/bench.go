@@ -4,6 +4,7 @@ package bench
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -66,6 +68,9 @@ type Result struct {
 	RatioOf string  `json:"ratio_of,omitempty"`
 	Target  float64 `json:"target,omitempty"`
 	Note    string  `json:"note,omitempty"`
+	// Rounds is how many times the row ran, in turn with the rows it is
+	// compared with; its figures are those of the median round.
+	Rounds int `json:"rounds,omitempty"`
 }
 
 // Runner runs a seam command line in this process, as main would, and
@@ -98,6 +103,7 @@ type benchOptions struct {
 	cpuProfile  string
 	memProfile  string
 	store       string
+	rounds      int
 	run         Runner
 }
 
@@ -133,6 +139,11 @@ path through Seam costs against its parts, in one run:
   translate, adapt-grpc    identifier translation on a lookup table of
                            --table-size pairs, and adaptation, over gRPC
 
+The rows compared with a target (the chain and the ingest rows, and
+validate-cli with its floor) run --rounds times, one after the other in
+turn, and each reports its median round: on a shared machine one round
+of a row swings by a fifth, and a slow spell slows a round of each.
+
 Allocations are per record for the whole process. --cpuprofile writes a
 CPU profile of the whole run for 'go tool pprof -top', --memprofile one
 of every allocation ('go tool pprof -sample_index=alloc_objects -top';
@@ -151,8 +162,8 @@ measure what its commits cost.`,
 			if o.duration <= 0 || o.batch < 1 || o.tableSize < o.batch {
 				return exit.Usagef("--duration must be positive, --batch at least 1 and --table-size at least --batch")
 			}
-			if o.fileRecords < 1 {
-				return exit.Usagef("--file-records must be at least 1")
+			if o.fileRecords < 1 || o.rounds < 1 {
+				return exit.Usagef("--file-records and --rounds must be at least 1")
 			}
 			if o.concurrency <= 0 {
 				o.concurrency = max(2, runtime.GOMAXPROCS(0))
@@ -188,7 +199,8 @@ measure what its commits cost.`,
 				return output.Value(cmd.OutOrStdout(), results)
 			}
 			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "seam bench on %d cores (%s, %s/%s), %s per benchmark\n\n", runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH, o.duration)
+			fmt.Fprintf(w, "seam bench on %d cores (%s, %s/%s), %s per benchmark; rows compared with a target: median of %d rounds run in turn\n\n",
+				runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH, o.duration, o.rounds)
 			t := output.NewTable(w, "BENCHMARK", "RECORDS/S", "NS/RECORD", "CPU NS/RECORD", "ALLOCS/RECORD", "BYTES/RECORD", "RATIO", "NOTE")
 			for _, r := range results {
 				ratio, cpu := "", ""
@@ -211,6 +223,7 @@ measure what its commits cost.`,
 	cmd.Flags().StringSliceVar(&o.only, "only", nil, "run only these: validate, adapt, chain, validate-cli, translate, adapt-grpc, ingest, ingest-cli")
 	cmd.Flags().StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file")
 	cmd.Flags().StringVar(&o.memProfile, "memprofile", "", "write a profile of every allocation of the run to this file (slows the run)")
+	cmd.Flags().IntVar(&o.rounds, "rounds", 3, "times each row compared with a target runs, in turn with the rows it is compared with; the median round is reported")
 	cmd.Flags().StringVar(&o.store, "store", "", "store of the benchmark instance, such as an empty PostgreSQL database postgres://… (default: SQLite files in a temporary directory)")
 	g.AddOutputFlag(cmd.Flags())
 	return cmd
@@ -344,6 +357,8 @@ func runBench(ctx context.Context, o benchOptions, progress io.Writer) ([]Result
 			return nil, err
 		}
 	}
+	var chain func() (Result, error)
+	chainAt := -1
 	if o.wants("chain") || o.wants("ingest") {
 		// The chain is what the path over gRPC does, without the path:
 		// each record decoded once, validated and adapted, on one core.
@@ -351,18 +366,26 @@ func runBench(ctx context.Context, o benchOptions, progress io.Writer) ([]Result
 		// decoded records' layout.
 		dec := record.NewDecoder(checks.Schema(), record.Options{})
 		buf := make([]byte, 0, 400*o.batch)
-		if err := add(measure(RowChain, o.duration, 1, int64(o.batch), func() error {
-			defer dec.Recycle()
-			b, err := dec.Decode(recordv1.Format_FORMAT_NDJSON, data, 0)
-			if err != nil {
+		chain = func() (Result, error) {
+			return measure(RowChain, o.duration, 1, int64(o.batch), func() error {
+				defer dec.Recycle()
+				b, err := dec.Decode(recordv1.Format_FORMAT_NDJSON, data, 0)
+				if err != nil {
+					return err
+				}
+				if err := validated(checks, b); err != nil {
+					return err
+				}
+				buf, err = adapted(maps, b, buf)
 				return err
-			}
-			if err := validated(checks, b); err != nil {
-				return err
-			}
-			buf, err = adapted(maps, b, buf)
-			return err
-		})); err != nil {
+			})
+		}
+		if o.wants("ingest") {
+			// Measured below, in turn with the ingest rows; its row
+			// keeps its place.
+			chainAt = len(out)
+			out = append(out, Result{Name: RowChain})
+		} else if err := add(median(o.rounds, byRate, chain)); err != nil {
 			return nil, err
 		}
 	}
@@ -381,7 +404,7 @@ func runBench(ctx context.Context, o benchOptions, progress io.Writer) ([]Result
 	}
 	if o.wants("validate-cli") {
 		// Before the instance starts, so the process runs nothing else.
-		rows, err := validateCPU(ctx, o, dir, file)
+		rows, err := validateCPU(ctx, o, dir, file, progress)
 		if err != nil {
 			return nil, err
 		}
@@ -502,14 +525,37 @@ func runBench(ctx context.Context, o benchOptions, progress io.Writer) ([]Result
 				return nil
 			}
 		}
-		if err := add(measure(RowIngestSummary, o.duration, 1, int64(o.batch), ingest(true))); err != nil {
-			return nil, err
+		// The chain and the three ingest rows run one after the other,
+		// round after round, so that a machine slower for a while slows
+		// a round of each; each row reports its median round.
+		var rows [4][]Result
+		for round := range o.rounds {
+			for i, run := range []func() (Result, error){
+				chain,
+				func() (Result, error) {
+					return measure(RowIngestSummary, o.duration, 1, int64(o.batch), ingest(true))
+				},
+				func() (Result, error) {
+					return measure(RowIngestRecords, o.duration, 1, int64(o.batch), ingest(false))
+				},
+				func() (Result, error) {
+					return measure(fmt.Sprintf(RowIngestCallers, o.concurrency), o.duration, o.concurrency, int64(o.batch), ingest(true))
+				},
+			} {
+				r, err := run()
+				if err != nil {
+					return nil, err
+				}
+				rows[i] = append(rows[i], r)
+			}
+			fmt.Fprintf(progress, "  round %d of %d: chain %.0f, ingest summary-only %.0f, with records %.0f, %d callers %.0f records/s\n",
+				round+1, o.rounds, rows[0][round].RecordsPerSec, rows[1][round].RecordsPerSec, rows[2][round].RecordsPerSec, o.concurrency, rows[3][round].RecordsPerSec)
 		}
-		if err := add(measure(RowIngestRecords, o.duration, 1, int64(o.batch), ingest(false))); err != nil {
-			return nil, err
-		}
-		if err := add(measure(fmt.Sprintf(RowIngestCallers, o.concurrency), o.duration, o.concurrency, int64(o.batch), ingest(true))); err != nil {
-			return nil, err
+		out[chainAt] = pick(rows[0], byRate)
+		for _, rs := range rows[1:] {
+			if err := add(pick(rs, byRate), nil); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if o.wants("ingest-cli") {
@@ -574,6 +620,12 @@ func writeOrders(dir string, n int) (string, error) {
 		f.Close()
 		return "", err
 	}
+	// On disk before it is read: the kernel writing it back would run
+	// beside the rounds that read it.
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return "", err
+	}
 	if err := f.Close(); err != nil {
 		return "", err
 	}
@@ -617,36 +669,80 @@ func timed(name string, n int64, op func() error) (Result, error) {
 
 // validateCPU times `seam validate --workers 1` on the file and, as the
 // floor it is held to, Go's json.Valid over the same lines read the same
-// way (the baseline of the ingest issue).
-func validateCPU(ctx context.Context, o benchOptions, dir, file string) ([]Result, error) {
+// way (the baseline of the ingest issue). Each runs --rounds times, one
+// after the other in turn, and each row is its round of median CPU time:
+// on a shared machine one round of either swings by a fifth.
+func validateCPU(ctx context.Context, o benchOptions, dir, file string, progress io.Writer) ([]Result, error) {
 	n := int64(o.fileRecords)
-	var stdout, stderr strings.Builder
-	cli, err := timed(RowValidateCLI, n, func() error {
-		if code := o.run(ctx, []string{"validate", "--workers", "1", "--contract", dir + "/shop_orders_v1.yaml", "-o", "json", file}, &stdout, &stderr); code != exit.OK {
-			return fmt.Errorf("seam validate exited %d: %s", code, stderr.String())
+	cliRound := func() (Result, error) {
+		var stdout, stderr strings.Builder
+		cli, err := timed(RowValidateCLI, n, func() error {
+			if code := o.run(ctx, []string{"validate", "--workers", "1", "--contract", dir + "/shop_orders_v1.yaml", "-o", "json", file}, &stdout, &stderr); code != exit.OK {
+				return fmt.Errorf("seam validate exited %d: %s", code, stderr.String())
+			}
+			return nil
+		})
+		if err != nil {
+			return cli, err
 		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	var rep struct {
-		Passed int64 `json:"passed"`
-	}
-	if err := json.Unmarshal([]byte(stdout.String()), &rep); err != nil || rep.Passed != n {
-		return nil, fmt.Errorf("seam validate: %d of %d records passed (%v)", rep.Passed, n, err)
-	}
-	base, err := timed(RowJSONValid, n, func() error {
-		valid, err := JSONValidLines(file)
-		if err == nil && valid != n {
-			err = fmt.Errorf("%d of %d lines are valid JSON", valid, n)
+		var rep struct {
+			Passed int64 `json:"passed"`
 		}
-		return err
-	})
-	if err != nil {
-		return nil, err
+		if err := json.Unmarshal([]byte(stdout.String()), &rep); err != nil || rep.Passed != n {
+			return cli, fmt.Errorf("seam validate: %d of %d records passed (%v)", rep.Passed, n, err)
+		}
+		return cli, nil
 	}
-	return []Result{cli, base}, nil
+	baseRound := func() (Result, error) {
+		return timed(RowJSONValid, n, func() error {
+			valid, err := JSONValidLines(file)
+			if err == nil && valid != n {
+				err = fmt.Errorf("%d of %d lines are valid JSON", valid, n)
+			}
+			return err
+		})
+	}
+	var clis, bases []Result
+	for range o.rounds {
+		cli, err := cliRound()
+		if err != nil {
+			return nil, err
+		}
+		base, err := baseRound()
+		if err != nil {
+			return nil, err
+		}
+		clis, bases = append(clis, cli), append(bases, base)
+		fmt.Fprintf(progress, "  round %d of %d: seam validate %.2fs CPU, json.Valid %.2fs CPU\n", len(clis), o.rounds, cli.CPUSeconds, base.CPUSeconds)
+	}
+	return []Result{pick(clis, byCPU), pick(bases, byCPU)}, nil
+}
+
+// byRate and byCPU are what a row's rounds are ranked by.
+func byRate(r Result) float64 { return r.RecordsPerSec }
+func byCPU(r Result) float64  { return r.CPUSeconds }
+
+// pick returns the median of a row's rounds ranked by figure (of an even
+// number, the higher of the middle two), marked with how many ran.
+func pick(rounds []Result, figure func(Result) float64) Result {
+	rounds = slices.Clone(rounds)
+	slices.SortFunc(rounds, func(a, b Result) int { return cmp.Compare(figure(a), figure(b)) })
+	r := rounds[len(rounds)/2]
+	r.Rounds = len(rounds)
+	return r
+}
+
+// median runs a row n times in a row and picks its median round.
+func median(n int, figure func(Result) float64, run func() (Result, error)) (Result, error) {
+	var rounds []Result
+	for range n {
+		r, err := run()
+		if err != nil {
+			return Result{}, err
+		}
+		rounds = append(rounds, r)
+	}
+	return pick(rounds, figure), nil
 }
 
 // JSONValidLines is the validation floor: it reads an NDJSON file as

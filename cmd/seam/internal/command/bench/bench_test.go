@@ -59,6 +59,11 @@ func TestBenchCommand(t *testing.T) {
 		if w.ratioOf != "" && (r.Ratio <= 0 || !strings.Contains(r.Note, "target")) {
 			t.Errorf("row %q: ratio %v, note %q; want a positive ratio and its target", r.Name, r.Ratio, r.Note)
 		}
+		// The compared rows and what they are compared with report the
+		// median of --rounds rounds (3 by default); the file ingest runs once.
+		if compared := w.ratioOf != "" || w.name == bench.RowChain || w.name == bench.RowJSONValid; compared != (r.Rounds == 3) && !strings.HasPrefix(w.name, "seam gate ingest") {
+			t.Errorf("row %q ran %d rounds; want 3 for a row compared with a target, none reported otherwise", r.Name, r.Rounds)
+		}
 	}
 	if rows[3].CPUSeconds <= 0 || rows[4].CPUSeconds <= 0 {
 		t.Errorf("validate rows report CPU %v and %v seconds, want both positive", rows[3].CPUSeconds, rows[4].CPUSeconds)
@@ -67,7 +72,7 @@ func TestBenchCommand(t *testing.T) {
 		t.Errorf("--cpuprofile wrote nothing: %v", err)
 	}
 
-	for _, args := range [][]string{{"bench", "--duration", "0s"}, {"bench", "--batch", "0"}, {"bench", "--file-records", "0"}, {"bench", "-o", "yaml"}} {
+	for _, args := range [][]string{{"bench", "--duration", "0s"}, {"bench", "--batch", "0"}, {"bench", "--file-records", "0"}, {"bench", "--rounds", "0"}, {"bench", "-o", "yaml"}} {
 		if code := seamtest.RunTo(context.Background(), args, &out, &errOut); code != exit.Usage {
 			t.Errorf("seam %v: exit %d, want 2", args, code)
 		}
