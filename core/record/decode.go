@@ -445,8 +445,8 @@ func (d *Decoder) value(f *Field, depth int, vals []Value) *scanError {
 		vals[f.Index] = Value{kind: KindArray, n: uint64(n), b: s.data[start:s.pos]}
 		return nil
 	}
-	// Strings are most values; fill the slot in place without copying a
-	// Value through returns.
+	// Strings and numbers are most values; fill the slot in place without
+	// copying a Value through returns.
 	dst := &vals[f.Index]
 	if s.peek() == '"' {
 		b, err := s.str(true)
@@ -455,6 +455,9 @@ func (d *Decoder) value(f *Field, depth int, vals []Value) *scanError {
 		}
 		dst.kind, dst.b = KindString, b
 		return nil
+	}
+	if c := s.peek(); c == '-' || (c >= '0' && c <= '9') {
+		return s.numberInto(dst)
 	}
 	v, err := s.scalar()
 	if err != nil {

@@ -283,10 +283,19 @@ func hex4(d []byte, i int) (rune, bool) {
 
 var pow10 = [...]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
 
-// number scans a number per the RFC 8259 grammar. Integer literals are parsed
-// exactly into int64 (or flagged when outside it); decimals with at most 15
-// significant digits take the exact fast path, the rest strconv.
+// number scans a number per the RFC 8259 grammar into a Value.
 func (s *scanner) number() (Value, *scanError) {
+	var v Value
+	err := s.numberInto(&v)
+	return v, err
+}
+
+// numberInto scans a number per the RFC 8259 grammar into v, which it
+// writes only when the number is well formed: the decoder fills a
+// record's slot in place. Integer literals are parsed exactly into int64
+// (or flagged when outside it); decimals with at most 15 significant
+// digits take the exact fast path, the rest strconv.
+func (s *scanner) numberInto(v *Value) *scanError {
 	d := s.data
 	start := s.pos
 	neg := false
@@ -295,7 +304,7 @@ func (s *scanner) number() (Value, *scanError) {
 		s.pos++
 	}
 	if s.pos >= len(d) {
-		return Value{}, s.fail("expected a digit after '-'")
+		return s.fail("expected a digit after '-'")
 	}
 	var mant uint64
 	digits := 0 // significant digits accumulated in mant
@@ -315,7 +324,7 @@ func (s *scanner) number() (Value, *scanError) {
 			s.pos++
 		}
 	default:
-		return Value{}, s.fail("invalid number: expected a digit, found %s", s.found())
+		return s.fail("invalid number: expected a digit, found %s", s.found())
 	}
 	integer := true
 	frac := 0
@@ -336,7 +345,7 @@ func (s *scanner) number() (Value, *scanError) {
 			s.pos++
 		}
 		if s.pos == fs {
-			return Value{}, s.fail("invalid number: expected a digit after '.', found %s", s.found())
+			return s.fail("invalid number: expected a digit after '.', found %s", s.found())
 		}
 	}
 	exp := false
@@ -351,19 +360,19 @@ func (s *scanner) number() (Value, *scanError) {
 			s.pos++
 		}
 		if s.pos == es {
-			return Value{}, s.fail("invalid number: expected a digit in the exponent, found %s", s.found())
+			return s.fail("invalid number: expected a digit in the exponent, found %s", s.found())
 		}
 	}
 	text := d[start:s.pos]
-	v := Value{kind: KindNumber, b: text}
+	*v = Value{kind: KindNumber, b: text}
 	if integer {
 		switch {
 		case !over && !neg && mant <= math.MaxInt64:
 			v.flags, v.n = flagInt, mant
-			return v, nil
+			return nil
 		case !over && neg && mant <= 1<<63:
 			v.flags, v.n = flagInt, -mant
-			return v, nil
+			return nil
 		}
 	}
 	if !over && !exp && digits <= 15 && frac < len(pow10) && mant < 1<<53 {
@@ -372,7 +381,7 @@ func (s *scanner) number() (Value, *scanError) {
 			f = -f
 		}
 		v.n = math.Float64bits(f)
-		return v, nil
+		return nil
 	}
 	f, err := strconv.ParseFloat(string(text), 64)
 	if err != nil || integer {
@@ -380,7 +389,7 @@ func (s *scanner) number() (Value, *scanError) {
 		v.flags = flagOverflow
 	}
 	v.n = math.Float64bits(f)
-	return v, nil
+	return nil
 }
 
 // literal scans true, false or null.
