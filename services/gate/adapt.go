@@ -220,18 +220,18 @@ func (s *Server) adaptSpan(ctx context.Context, t adaptTarget, format recordv1.F
 			map[string]string{"limit_bytes": fmt.Sprint(s.cfg.MaxMessageBytes), "position": fmt.Sprint(r.Position)})
 	}
 	if err != nil {
-		return peerError("adapter", err)
+		return peerError(ctx, "adapter", err)
 	}
 	if resp.GetPacked() != nil {
 		return unpack(t, resp, recs, out)
 	}
 	if len(resp.GetResults()) != len(recs) {
-		return peerError("adapter", fmt.Errorf("the adapter answered %d results for %d records", len(resp.GetResults()), len(recs)))
+		return peerError(ctx, "adapter", fmt.Errorf("the adapter answered %d results for %d records", len(resp.GetResults()), len(recs)))
 	}
 	for _, ar := range resp.GetResults() {
 		i := ar.GetIndex()
 		if i < 0 || i >= int64(len(recs)) || out.results[recs[i].Index] != nil {
-			return peerError("adapter", fmt.Errorf("the adapter answered for record %d of a call of %d records, twice or out of range", i, len(recs)))
+			return peerError(ctx, "adapter", fmt.Errorf("the adapter answered for record %d of a call of %d records, twice or out of range", i, len(recs)))
 		}
 		r := recs[i]
 		ar.Index, ar.Position = r.Index, r.Position
@@ -276,7 +276,7 @@ func unpack(t adaptTarget, resp *adapterv1.AdaptResponse, recs []*record.Record,
 	ids, data, ends := p.GetRecordIds(), p.GetJson(), p.GetJsonEnds()
 	const idSize = len(mapping.RecordID{})
 	if adapted < 0 || t.records && (len(ends) != adapted || len(ids) != idSize*adapted) {
-		return peerError("adapter", fmt.Errorf("the adapter answered %d failures, %d canonical records and %d ids for %d records", len(fails), len(ends), len(ids)/idSize, len(recs)))
+		return rpcerr.Unavailable("adapter", fmt.Errorf("the adapter answered %d failures, %d canonical records and %d ids for %d records", len(fails), len(ends), len(ids)/idSize, len(recs)))
 	}
 	call := int32(len(out.calls))
 	if t.records {
@@ -290,7 +290,7 @@ func unpack(t adaptTarget, resp *adapterv1.AdaptResponse, recs []*record.Record,
 			ar := fails[f]
 			f++
 			if len(ar.GetErrors()) == 0 {
-				return peerError("adapter", fmt.Errorf("the adapter answered record %d as failed without an error", i))
+				return rpcerr.Unavailable("adapter", fmt.Errorf("the adapter answered record %d as failed without an error", i))
 			}
 			ar.Index, ar.Position = r.Index, r.Position
 			out.results[r.Index] = ar
@@ -302,18 +302,18 @@ func unpack(t adaptTarget, resp *adapterv1.AdaptResponse, recs []*record.Record,
 		}
 		if k == len(ends) {
 			// More records left unanswered as failures than announced.
-			return peerError("adapter", fmt.Errorf("the adapter answered failures out of order or out of range (%d of %d placed) for a call of %d records", f, len(fails), len(recs)))
+			return rpcerr.Unavailable("adapter", fmt.Errorf("the adapter answered failures out of order or out of range (%d of %d placed) for a call of %d records", f, len(fails), len(recs)))
 		}
 		end := ends[k]
 		if end < start || int(end) > len(data) {
-			return peerError("adapter", fmt.Errorf("the adapter's canonical record %d ends at %d, outside %d..%d", k, end, start, len(data)))
+			return rpcerr.Unavailable("adapter", fmt.Errorf("the adapter's canonical record %d ends at %d, outside %d..%d", k, end, start, len(data)))
 		}
 		out.canon[r.Index] = canonical{call: call, start: start, end: end, k: k}
 		start = end
 		k++
 	}
 	if f != len(fails) {
-		return peerError("adapter", fmt.Errorf("the adapter answered failures out of order or out of range (%d of %d placed) for a call of %d records", f, len(fails), len(recs)))
+		return rpcerr.Unavailable("adapter", fmt.Errorf("the adapter answered failures out of order or out of range (%d of %d placed) for a call of %d records", f, len(fails), len(recs)))
 	}
 	return nil
 }

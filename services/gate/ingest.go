@@ -832,7 +832,7 @@ func (s *Server) validate(ctx context.Context, in batchInput, cv *compiled, form
 		return nil, adaptErr
 	}
 	if idErr != nil {
-		return nil, peerError("idmap", idErr)
+		return nil, peerError(ctx, "idmap", idErr)
 	}
 
 	// Identifier match: per record of the first match-rate field, and the
@@ -896,7 +896,7 @@ func (s *Server) validate(ctx context.Context, in batchInput, cv *compiled, form
 		}
 		switch {
 		case ar == nil:
-			return nil, peerError("adapter", fmt.Errorf("the adapter returned no result for record %d of %d", r.Index, len(b.Records)))
+			return nil, peerError(ctx, "adapter", fmt.Errorf("the adapter returned no result for record %d of %d", r.Index, len(b.Records)))
 		case len(ar.GetErrors()) > 0:
 			for _, e := range ar.GetErrors() {
 				if e.GetCheck() == "" {
@@ -987,18 +987,24 @@ func (s *Server) place(cv *compiled, part string, b *record.Batch, res *check.Ba
 
 // peerError turns a failed call to a peer service into the gate's answer:
 // Unavailable (retry) when the peer could not answer, so a batch is never
-// passed with values missing.
-func peerError(peer string, err error) error {
+// passed with values missing. ctx is the call's own context: a peer call
+// cut short because it ended (the caller went away, or its deadline
+// passed while the peer worked) ends the call the same way, and the peer
+// is not blamed.
+func peerError(ctx context.Context, peer string, err error) error {
 	if st, ok := status.FromError(err); ok {
 		switch st.Code() {
 		case codes.InvalidArgument, codes.NotFound, codes.FailedPrecondition:
 			// The peer refused the batch itself; that is the caller's to fix
 			// and retrying will not help. Keep the peer's message.
 			return status.Errorf(st.Code(), "%s refused the batch: %s", peer, st.Message())
-		case codes.Canceled:
-			// The call's context ended: the caller went away (or the rest
-			// of its stream failed). The peer is not to blame.
-			return status.Errorf(codes.Canceled, "the call to %s was canceled: %s", peer, st.Message())
+		case codes.Canceled, codes.DeadlineExceeded:
+			switch {
+			case errors.Is(ctx.Err(), context.DeadlineExceeded):
+				return status.Errorf(codes.DeadlineExceeded, "the call's deadline passed while %s answered: %s", peer, st.Message())
+			case ctx.Err() != nil:
+				return status.Errorf(codes.Canceled, "the call to %s was canceled: %s", peer, st.Message())
+			}
 		}
 	}
 	return rpcerr.Unavailable(peer, err)

@@ -153,7 +153,7 @@ func (s *Server) evaluateGroup(ctx context.Context, cv *compiled, subject, repla
 	}
 	present, err := s.lookupIdentifiers(ctx, res.Identifiers)
 	if err != nil {
-		return peerError("idmap", err)
+		return peerError(ctx, "idmap", err)
 	}
 	if len(res.Identifiers) > 0 {
 		ids := res.Identifiers[0]
@@ -177,7 +177,7 @@ func (s *Server) evaluateGroup(ctx context.Context, cv *compiled, subject, repla
 		ar := adapted.results[i]
 		switch {
 		case ar == nil:
-			return peerError("adapter", fmt.Errorf("the adapter returned no result for replayed record %d", i))
+			return peerError(ctx, "adapter", fmt.Errorf("the adapter returned no result for replayed record %d", i))
 		case len(ar.GetErrors()) > 0:
 			v.reasons = ar.GetErrors()
 			for _, e := range v.reasons {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -39,23 +40,34 @@ func TestChunkErrorKeepsCodeDetailsAndCancellation(t *testing.T) {
 	}
 }
 
-// A peer call cut short because the batch's own caller went away is a
-// cancellation, not the peer being unavailable; a peer that cannot be
-// reached or does not answer in time is.
+// A peer call cut short because the batch's own call ended (its caller
+// went away, or its deadline passed while the peer worked) ends the call
+// the same way; a peer that cannot be reached, or gives up while the call
+// is still on, is unavailable.
 func TestPeerErrorBlamesThePeerOnlyForItsOwnFailures(t *testing.T) {
 	t.Parallel()
+	live := context.Background()
+	gone, cancel := context.WithCancel(live)
+	cancel()
+	late, cancelLate := context.WithDeadline(live, time.Now().Add(-time.Second))
+	defer cancelLate()
 	for _, c := range []struct {
+		ctx  context.Context
 		err  error
 		want codes.Code
 	}{
-		{status.Error(codes.Canceled, "context canceled"), codes.Canceled},
-		{status.Error(codes.Unavailable, "connection refused"), codes.Unavailable},
-		{status.Error(codes.DeadlineExceeded, "context deadline exceeded"), codes.Unavailable},
-		{status.Error(codes.InvalidArgument, "bad batch"), codes.InvalidArgument},
-		{errors.New("the adapter answered 3 results for 4 records"), codes.Unavailable},
+		{gone, status.Error(codes.Canceled, "context canceled"), codes.Canceled},
+		{late, status.Error(codes.DeadlineExceeded, "context deadline exceeded"), codes.DeadlineExceeded},
+		{late, status.Error(codes.Canceled, "context canceled"), codes.DeadlineExceeded},
+		{live, status.Error(codes.DeadlineExceeded, "the adapter's own lookup timed out"), codes.Unavailable},
+		{live, status.Error(codes.Canceled, "the adapter is stopping"), codes.Unavailable},
+		{gone, status.Error(codes.Unavailable, "connection refused"), codes.Unavailable},
+		{live, status.Error(codes.Unavailable, "connection refused"), codes.Unavailable},
+		{live, status.Error(codes.InvalidArgument, "bad batch"), codes.InvalidArgument},
+		{live, errors.New("the adapter answered 3 results for 4 records"), codes.Unavailable},
 	} {
-		if got := rpcerr.Code(peerError("adapter", c.err)); got != c.want {
-			t.Errorf("peerError(%v) ends the call %v, want %v", c.err, got, c.want)
+		if got := rpcerr.Code(peerError(c.ctx, "adapter", c.err)); got != c.want {
+			t.Errorf("peerError(%v) with the call's context %v ends the call %v, want %v", c.err, c.ctx.Err(), got, c.want)
 		}
 	}
 }
