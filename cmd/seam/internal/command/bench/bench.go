@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"os"
 	"runtime"
 	"runtime/pprof"
@@ -85,6 +86,7 @@ const (
 	RowChain         = "chain (in-process, 1 core)"
 	RowValidateCLI   = "seam validate --workers 1 (CPU)"
 	RowJSONValid     = "json.Valid per line (CPU)"
+	RowNoop          = "no-op gRPC service (1 caller)"
 	RowIngestSummary = "ingest summary-only (gRPC, 1 caller)"
 	RowIngestRecords = "ingest with records (gRPC, 1 caller)"
 	RowIngestCallers = "ingest summary-only (gRPC, %d callers)"
@@ -130,7 +132,10 @@ path through Seam costs against its parts, in one run:
                            (answers asked packed), one caller, as a share
                            of the chain (targets: 50% and 35%);
                            summary-only with --concurrency callers
-                           against one (target: 1.6 times with two)
+                           against one (target: 1.6 times with two); and
+                           the same batches to a no-op gRPC service that
+                           answers without looking at them: the transport
+                           alone
   ingest-cli               'seam gate ingest' of the --file-records file
                            against the one-caller ingest (target: 80%);
                            the ingest rows look their customers up in the
@@ -525,13 +530,40 @@ func runBench(ctx context.Context, o benchOptions, progress io.Writer) ([]Result
 				return nil
 			}
 		}
-		// The chain and the three ingest rows run one after the other,
-		// round after round, so that a machine slower for a while slows
-		// a round of each; each row reports its median round.
-		var rows [4][]Result
+		// The no-op service takes the same requests over loopback gRPC
+		// and answers each with a summary, looking at nothing: what the
+		// transport alone costs a batch.
+		noop, err := startNoop()
+		if err != nil {
+			return nil, err
+		}
+		defer noop.Stop()
+		nconn, err := dial.Conn(noop.addr, dial.Options{})
+		if err != nil {
+			return nil, err
+		}
+		defer nconn.Close()
+		nc := gatev1.NewGateServiceClient(nconn)
+		noopOp := func() error {
+			k := seq.Add(1)
+			_, err := nc.Ingest(ctx, &gatev1.IngestRequest{
+				Subject: "shop.orders", Partition: fmt.Sprintf("bench-%d", k), Identity: &gatev1.IngestRequest_BatchId{BatchId: fmt.Sprintf("bench-%d", k)},
+				Batch:       &recordv1.RecordBatch{Body: &recordv1.RecordBatch_Raw{Raw: &recordv1.RawRecords{Format: recordv1.Format_FORMAT_NDJSON, Data: data}}},
+				SummaryOnly: true, Answer: gatev1.IngestAnswer_INGEST_ANSWER_PACKED,
+			})
+			return err
+		}
+		// The chain, the no-op service and the three ingest rows run one
+		// after the other, round after round, so that a machine slower
+		// for a while slows a round of each; each row reports its median
+		// round.
+		var rows [5][]Result
 		for round := range o.rounds {
 			for i, run := range []func() (Result, error){
 				chain,
+				func() (Result, error) {
+					return measure(RowNoop, o.duration, 1, int64(o.batch), noopOp)
+				},
 				func() (Result, error) {
 					return measure(RowIngestSummary, o.duration, 1, int64(o.batch), ingest(true))
 				},
@@ -548,8 +580,9 @@ func runBench(ctx context.Context, o benchOptions, progress io.Writer) ([]Result
 				}
 				rows[i] = append(rows[i], r)
 			}
-			fmt.Fprintf(progress, "  round %d of %d: chain %.0f, ingest summary-only %.0f, with records %.0f, %d callers %.0f records/s\n",
-				round+1, o.rounds, rows[0][round].RecordsPerSec, rows[1][round].RecordsPerSec, rows[2][round].RecordsPerSec, o.concurrency, rows[3][round].RecordsPerSec)
+			fmt.Fprintf(progress, "  round %d of %d: chain %.0f, no-op %.0f, ingest summary-only %.0f, with records %.0f, %d callers %.0f records/s\n",
+				round+1, o.rounds, rows[0][round].RecordsPerSec, rows[1][round].RecordsPerSec, rows[2][round].RecordsPerSec, rows[3][round].RecordsPerSec,
+				o.concurrency, rows[4][round].RecordsPerSec)
 		}
 		out[chainAt] = pick(rows[0], byRate)
 		for _, rs := range rows[1:] {
@@ -821,6 +854,10 @@ func ratios(rows []Result) {
 			set(r, RowJSONValid, 1.4, true)
 		case r.Name == RowJSONValid:
 			r.Note = fmt.Sprintf("%.2fs CPU", r.CPUSeconds)
+		case r.Name == RowNoop:
+			if sum := byName[RowIngestSummary]; sum != nil && r.RecordsPerSec > 0 {
+				r.Note = fmt.Sprintf("gRPC alone; %s runs at %.0f%% of it", RowIngestSummary, 100*sum.RecordsPerSec/r.RecordsPerSec)
+			}
 		case r.Name == RowIngestSummary:
 			set(r, RowChain, 0.5, false)
 		case r.Name == RowIngestRecords:
@@ -889,4 +926,30 @@ func benchSetup(ctx context.Context, conn *grpc.ClientConn, o benchOptions, prog
 		return fmt.Errorf("load the lookup table: not committed (%d conflicts)", len(resp.GetConflicts()))
 	}
 	return nil
+}
+
+// noopServer is a gRPC server in this process whose gate answers every
+// batch without looking at it: the floor the ingest rows are carried on.
+type noopServer struct {
+	*grpc.Server
+	addr string
+}
+
+type noopGate struct {
+	gatev1.UnimplementedGateServiceServer
+}
+
+func (noopGate) Ingest(_ context.Context, req *gatev1.IngestRequest) (*gatev1.IngestResponse, error) {
+	return &gatev1.IngestResponse{Summary: &gatev1.BatchSummary{Received: int64(len(req.GetBatch().GetRaw().GetData())), Status: gatev1.BatchStatus_BATCH_STATUS_ACCEPTED}}, nil
+}
+
+func startNoop() (*noopServer, error) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("start the no-op service: %w", err)
+	}
+	srv := grpc.NewServer()
+	gatev1.RegisterGateServiceServer(srv, noopGate{})
+	go func() { _ = srv.Serve(lis) }() // it returns when the run stops it
+	return &noopServer{Server: srv, addr: lis.Addr().String()}, nil
 }

@@ -43,6 +43,7 @@ func TestBenchCommand(t *testing.T) {
 		{bench.RowJSONValid, "", 0},
 		{"translate (gRPC, 2k-id batches)", "", 0},
 		{bench.RowAdaptGRPC, "", 0},
+		{bench.RowNoop, "", 0},
 		{bench.RowIngestSummary, bench.RowChain, 0.5},
 		{bench.RowIngestRecords, bench.RowChain, 0.35},
 		{"ingest summary-only (gRPC, 2 callers)", bench.RowIngestSummary, 1.6},
@@ -61,9 +62,12 @@ func TestBenchCommand(t *testing.T) {
 		}
 		// The compared rows and what they are compared with report the
 		// median of --rounds rounds (3 by default); the file ingest runs once.
-		if compared := w.ratioOf != "" || w.name == bench.RowChain || w.name == bench.RowJSONValid; compared != (r.Rounds == 3) && !strings.HasPrefix(w.name, "seam gate ingest") {
+		if compared := w.ratioOf != "" || w.name == bench.RowChain || w.name == bench.RowJSONValid || w.name == bench.RowNoop; compared != (r.Rounds == 3) && !strings.HasPrefix(w.name, "seam gate ingest") {
 			t.Errorf("row %q ran %d rounds; want 3 for a row compared with a target, none reported otherwise", r.Name, r.Rounds)
 		}
+	}
+	if noop := rows[7]; !strings.Contains(noop.Note, "gRPC alone; "+bench.RowIngestSummary+" runs at ") {
+		t.Errorf("no-op row note %q, want the share of it ingest runs at", noop.Note)
 	}
 	if rows[3].CPUSeconds <= 0 || rows[4].CPUSeconds <= 0 {
 		t.Errorf("validate rows report CPU %v and %v seconds, want both positive", rows[3].CPUSeconds, rows[4].CPUSeconds)
