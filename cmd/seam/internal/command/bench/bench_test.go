@@ -111,7 +111,7 @@ func TestBenchOnPostgres(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &rows); err != nil {
 		t.Fatalf("seam bench -o json: %v\n%s", err, out.String())
 	}
-	if len(rows) != 4 || rows[1].Name != bench.RowIngestSummary || rows[1].RecordsPerSec <= 0 || rows[1].RatioOf != bench.RowChain {
-		t.Fatalf("rows = %+v, want the chain and three ingest rows measured on PostgreSQL", rows)
+	if len(rows) != 5 || rows[1].Name != bench.RowNoop || rows[2].Name != bench.RowIngestSummary || rows[2].RecordsPerSec <= 0 || rows[2].RatioOf != bench.RowChain {
+		t.Fatalf("rows = %+v, want the chain, the no-op service and three ingest rows measured on PostgreSQL", rows)
 	}
 }
