@@ -144,9 +144,9 @@ path through Seam costs against its parts, in one run:
   translate, adapt-grpc    identifier translation on a lookup table of
                            --table-size pairs, and adaptation, over gRPC
 
-The rows compared with a target (the chain and the ingest rows, and
-validate-cli with its floor) run --rounds times, one after the other in
-turn, and each reports its median round: on a shared machine one round
+The rows measured against each other (the chain, the no-op service and
+the ingest rows, and validate-cli with its floor) run --rounds times, one
+after the other in turn, and each reports its median round: on a shared machine one round
 of a row swings by a fifth, and a slow spell slows a round of each.
 
 Allocations are per record for the whole process. --cpuprofile writes a
@@ -204,7 +204,7 @@ measure what its commits cost.`,
 				return output.Value(cmd.OutOrStdout(), results)
 			}
 			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "seam bench on %d cores (%s, %s/%s), %s per benchmark; rows compared with a target: median of %d rounds run in turn\n\n",
+			fmt.Fprintf(w, "seam bench on %d cores (%s, %s/%s), %s per benchmark; rows measured against each other: median of %d rounds run in turn\n\n",
 				runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH, o.duration, o.rounds)
 			t := output.NewTable(w, "BENCHMARK", "RECORDS/S", "NS/RECORD", "CPU NS/RECORD", "ALLOCS/RECORD", "BYTES/RECORD", "RATIO", "NOTE")
 			for _, r := range results {
@@ -228,7 +228,7 @@ measure what its commits cost.`,
 	cmd.Flags().StringSliceVar(&o.only, "only", nil, "run only these: validate, adapt, chain, validate-cli, translate, adapt-grpc, ingest, ingest-cli")
 	cmd.Flags().StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file")
 	cmd.Flags().StringVar(&o.memProfile, "memprofile", "", "write a profile of every allocation of the run to this file (slows the run)")
-	cmd.Flags().IntVar(&o.rounds, "rounds", 3, "times each row compared with a target runs, in turn with the rows it is compared with; the median round is reported")
+	cmd.Flags().IntVar(&o.rounds, "rounds", 3, "times each row measured against others runs, in turn with them; the median round is reported")
 	cmd.Flags().StringVar(&o.store, "store", "", "store of the benchmark instance, such as an empty PostgreSQL database postgres://… (default: SQLite files in a temporary directory)")
 	g.AddOutputFlag(cmd.Flags())
 	return cmd
@@ -502,17 +502,19 @@ func runBench(ctx context.Context, o benchOptions, progress io.Writer) ([]Result
 		// The answer is asked packed, as seam gate ingest asks it: with
 		// records, the canonical records in one buffer, not a message
 		// each; summary-only, the accepted records' positions alone.
+		request := func(summaryOnly bool) *gatev1.IngestRequest {
+			k := seq.Add(1)
+			return &gatev1.IngestRequest{
+				// A partition per batch: the same records twice in one
+				// partition would be duplicates.
+				Subject: "shop.orders", Partition: fmt.Sprintf("bench-%d", k), Identity: &gatev1.IngestRequest_BatchId{BatchId: fmt.Sprintf("bench-%d", k)},
+				Batch:       &recordv1.RecordBatch{Body: &recordv1.RecordBatch_Raw{Raw: &recordv1.RawRecords{Format: recordv1.Format_FORMAT_NDJSON, Data: data}}},
+				SummaryOnly: summaryOnly, Answer: gatev1.IngestAnswer_INGEST_ANSWER_PACKED,
+			}
+		}
 		ingest := func(summaryOnly bool) func() error {
-			answer := gatev1.IngestAnswer_INGEST_ANSWER_PACKED
 			return func() error {
-				k := seq.Add(1)
-				resp, err := gc.Ingest(ctx, &gatev1.IngestRequest{
-					// A partition per batch: the same records twice in one
-					// partition would be duplicates.
-					Subject: "shop.orders", Partition: fmt.Sprintf("bench-%d", k), Identity: &gatev1.IngestRequest_BatchId{BatchId: fmt.Sprintf("bench-%d", k)},
-					Batch:       &recordv1.RecordBatch{Body: &recordv1.RecordBatch_Raw{Raw: &recordv1.RawRecords{Format: recordv1.Format_FORMAT_NDJSON, Data: data}}},
-					SummaryOnly: summaryOnly, Answer: answer,
-				})
+				resp, err := gc.Ingest(ctx, request(summaryOnly))
 				if err != nil {
 					return err
 				}
@@ -545,12 +547,7 @@ func runBench(ctx context.Context, o benchOptions, progress io.Writer) ([]Result
 		defer nconn.Close()
 		nc := gatev1.NewGateServiceClient(nconn)
 		noopOp := func() error {
-			k := seq.Add(1)
-			_, err := nc.Ingest(ctx, &gatev1.IngestRequest{
-				Subject: "shop.orders", Partition: fmt.Sprintf("bench-%d", k), Identity: &gatev1.IngestRequest_BatchId{BatchId: fmt.Sprintf("bench-%d", k)},
-				Batch:       &recordv1.RecordBatch{Body: &recordv1.RecordBatch_Raw{Raw: &recordv1.RawRecords{Format: recordv1.Format_FORMAT_NDJSON, Data: data}}},
-				SummaryOnly: true, Answer: gatev1.IngestAnswer_INGEST_ANSWER_PACKED,
-			})
+			_, err := nc.Ingest(ctx, request(true))
 			return err
 		}
 		// The chain, the no-op service and the three ingest rows run one

@@ -63,7 +63,7 @@ func TestBenchCommand(t *testing.T) {
 		// The compared rows and what they are compared with report the
 		// median of --rounds rounds (3 by default); the file ingest runs once.
 		if compared := w.ratioOf != "" || w.name == bench.RowChain || w.name == bench.RowJSONValid || w.name == bench.RowNoop; compared != (r.Rounds == 3) && !strings.HasPrefix(w.name, "seam gate ingest") {
-			t.Errorf("row %q ran %d rounds; want 3 for a row compared with a target, none reported otherwise", r.Name, r.Rounds)
+			t.Errorf("row %q ran %d rounds; want 3 for a row measured against others, none reported otherwise", r.Name, r.Rounds)
 		}
 	}
 	if noop := rows[7]; !strings.Contains(noop.Note, "gRPC alone; "+bench.RowIngestSummary+" runs at ") {
