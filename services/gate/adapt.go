@@ -226,12 +226,12 @@ func (s *Server) adaptSpan(ctx context.Context, t adaptTarget, format recordv1.F
 		return unpack(t, resp, recs, out)
 	}
 	if len(resp.GetResults()) != len(recs) {
-		return peerError(ctx, "adapter", fmt.Errorf("the adapter answered %d results for %d records", len(resp.GetResults()), len(recs)))
+		return rpcerr.Unavailable("adapter", fmt.Errorf("the adapter answered %d results for %d records", len(resp.GetResults()), len(recs)))
 	}
 	for _, ar := range resp.GetResults() {
 		i := ar.GetIndex()
 		if i < 0 || i >= int64(len(recs)) || out.results[recs[i].Index] != nil {
-			return peerError(ctx, "adapter", fmt.Errorf("the adapter answered for record %d of a call of %d records, twice or out of range", i, len(recs)))
+			return rpcerr.Unavailable("adapter", fmt.Errorf("the adapter answered for record %d of a call of %d records, twice or out of range", i, len(recs)))
 		}
 		r := recs[i]
 		ar.Index, ar.Position = r.Index, r.Position

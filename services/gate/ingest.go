@@ -896,7 +896,7 @@ func (s *Server) validate(ctx context.Context, in batchInput, cv *compiled, form
 		}
 		switch {
 		case ar == nil:
-			return nil, peerError(ctx, "adapter", fmt.Errorf("the adapter returned no result for record %d of %d", r.Index, len(b.Records)))
+			return nil, rpcerr.Unavailable("adapter", fmt.Errorf("the adapter returned no result for record %d of %d", r.Index, len(b.Records)))
 		case len(ar.GetErrors()) > 0:
 			for _, e := range ar.GetErrors() {
 				if e.GetCheck() == "" {

@@ -177,7 +177,7 @@ func (s *Server) evaluateGroup(ctx context.Context, cv *compiled, subject, repla
 		ar := adapted.results[i]
 		switch {
 		case ar == nil:
-			return peerError(ctx, "adapter", fmt.Errorf("the adapter returned no result for replayed record %d", i))
+			return rpcerr.Unavailable("adapter", fmt.Errorf("the adapter returned no result for replayed record %d", i))
 		case len(ar.GetErrors()) > 0:
 			v.reasons = ar.GetErrors()
 			for _, e := range v.reasons {
