@@ -233,10 +233,60 @@ func (v *validator) file(cmd *cobra.Command, path string, format recordv1.Format
 	bar := output.Progress(cmd.ErrOrStderr(), info.Size(), "validating "+filepath.Base(path))
 	defer bar.Finish()
 
-	chunks := make(chan record.Chunk, v.workers*2)
-	results := make(chan chunkResult, v.workers*2)
 	// The same splitter as seam gate ingest: the same batches.
 	sp := record.NewSplitter(f, format, v.batch)
+	// next is the file's next chunk, or false at its end or at an error
+	// (kept in splitErr).
+	var splitErr error
+	next := func(first bool) (record.Chunk, bool) {
+		c, err := sp.Next()
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				splitErr = err
+			}
+			return c, false
+		}
+		if first && format == recordv1.Format_FORMAT_CSV {
+			if splitErr = v.checkHeader(sp.Header()); splitErr != nil {
+				return c, false
+			}
+		}
+		_ = bar.Add64(c.Bytes)
+		return c, true
+	}
+	before := v.report.Records
+	if v.workers == 1 {
+		// One worker splits and validates on this goroutine: handing each
+		// chunk to another goroutine and its result back woke a sleeping
+		// thread twice a chunk, which cost more than the splitting it
+		// overlapped.
+		dec := record.NewDecoder(v.plan.Schema(), record.Options{})
+		for first := true; ; first = false {
+			c, ok := next(first)
+			if !ok {
+				break
+			}
+			v.merge(v.validate(dec, format, c, path))
+			dec.Recycle()
+			sp.Recycle(c.Data)
+		}
+	} else {
+		v.pipeline(sp, format, path, next)
+	}
+	if splitErr != nil {
+		return exit.Invalidf("%s: %w", path, splitErr)
+	}
+	if v.report.Records == before {
+		return exit.Invalidf("%s holds no records", path)
+	}
+	return nil
+}
+
+// pipeline validates the chunks next gives on v.workers goroutines while
+// the next ones are split, and merges their results here.
+func (v *validator) pipeline(sp *record.Splitter, format recordv1.Format, path string, next func(first bool) (record.Chunk, bool)) {
+	chunks := make(chan record.Chunk, v.workers*2)
+	results := make(chan chunkResult, v.workers*2)
 	var wg sync.WaitGroup
 	for range v.workers {
 		wg.Add(1)
@@ -252,23 +302,12 @@ func (v *validator) file(cmd *cobra.Command, path string, format recordv1.Format
 			}
 		}()
 	}
-	var splitErr error
-	before := v.report.Records
 	go func() {
 		for first := true; ; first = false {
-			c, err := sp.Next()
-			if err != nil {
-				if !errors.Is(err, io.EOF) {
-					splitErr = err
-				}
+			c, ok := next(first)
+			if !ok {
 				break
 			}
-			if first && format == recordv1.Format_FORMAT_CSV {
-				if splitErr = v.checkHeader(sp.Header()); splitErr != nil {
-					break
-				}
-			}
-			_ = bar.Add64(c.Bytes)
 			chunks <- c
 		}
 		close(chunks)
@@ -278,13 +317,6 @@ func (v *validator) file(cmd *cobra.Command, path string, format recordv1.Format
 	for r := range results {
 		v.merge(r)
 	}
-	if splitErr != nil {
-		return exit.Invalidf("%s: %w", path, splitErr)
-	}
-	if v.report.Records == before {
-		return exit.Invalidf("%s holds no records", path)
-	}
-	return nil
 }
 
 // checkHeader refuses a CSV whose first row names no field of the
