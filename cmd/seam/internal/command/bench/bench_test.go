@@ -69,6 +69,9 @@ func TestBenchCommand(t *testing.T) {
 	if noop := rows[7]; !strings.Contains(noop.Note, "gRPC alone; "+bench.RowIngestSummary+" runs at ") {
 		t.Errorf("no-op row note %q, want the share of it ingest runs at", noop.Note)
 	}
+	if cli := rows[11]; !strings.HasSuffix(cli.Note, "% of "+bench.RowChain) {
+		t.Errorf("seam gate ingest row note %q, want its share of the chain after its target", cli.Note)
+	}
 	if rows[3].CPUSeconds <= 0 || rows[4].CPUSeconds <= 0 {
 		t.Errorf("validate rows report CPU %v and %v seconds, want both positive", rows[3].CPUSeconds, rows[4].CPUSeconds)
 	}
