@@ -7,6 +7,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -90,6 +91,7 @@ const (
 	RowIngestSummary = "ingest summary-only (gRPC, 1 caller)"
 	RowIngestRecords = "ingest with records (gRPC, 1 caller)"
 	RowIngestCallers = "ingest summary-only (gRPC, %d callers)"
+	RowIngestStream  = "ingest summary-only (gRPC stream, 1 caller)"
 	RowIngestCLI     = "seam gate ingest (%d-record file)"
 	RowTranslate     = "translate (gRPC, %dk-id batches)"
 	RowAdaptGRPC     = "adapt (gRPC)"
@@ -132,17 +134,21 @@ path through Seam costs against its parts, in one run:
                            (answers asked packed), one caller, as a share
                            of the chain (targets: 50% and 35%);
                            summary-only with --concurrency callers
-                           against one (target: 1.6 times with two); and
-                           the same batches to a no-op gRPC service that
-                           answers without looking at them: the transport
-                           alone
+                           against one (target: 1.6 times with two);
+                           summary-only from one caller streaming 20
+                           batches at a time (IngestStream, each chunk
+                           prepared while the one before commits), as a
+                           share of the chain; and the same batches to a
+                           no-op gRPC service that answers without looking
+                           at them: the transport alone
   ingest-cli               'seam gate ingest' of the --file-records file
                            against the one-caller ingest (target: 80%),
                            and its share of the chain (it is one caller
                            too, streaming chunks prepared while the one
-                           before commits); the ingest rows look their customers up in the
-                           --table-size lookup table (keep it at least
-                           150000 so every customer is in it)
+                           before commits); the ingest rows look their
+                           customers up in the --table-size lookup table
+                           (keep it at least 150000 so every customer is
+                           in it)
   translate, adapt-grpc    identifier translation on a lookup table of
                            --table-size pairs, and adaptation, over gRPC
 
@@ -552,11 +558,21 @@ func runBench(ctx context.Context, o benchOptions, progress io.Writer) ([]Result
 			_, err := nc.Ingest(ctx, request(true))
 			return err
 		}
+		// One caller streaming: streamChunks chunks of --batch records
+		// (distinct orders, so none is a duplicate) into a partition of
+		// their own, as seam gate ingest sends a file, without the file.
+		chunks := make([][]byte, streamChunks)
+		for j := range chunks {
+			for i := j * o.batch; i < (j+1)*o.batch; i++ {
+				chunks[j] = append(recordtest.OrderJSON(chunks[j], i), '\n')
+			}
+		}
+		streamOp := func() error { return ingestStream(ctx, gc, fmt.Sprintf("bench-%d", seq.Add(1)), chunks, o.batch) }
 		// The chain, the no-op service and the three ingest rows run one
 		// after the other, round after round, so that a machine slower
 		// for a while slows a round of each; each row reports its median
 		// round.
-		var rows [5][]Result
+		var rows [6][]Result
 		for round := range o.rounds {
 			for i, run := range []func() (Result, error){
 				chain,
@@ -572,6 +588,9 @@ func runBench(ctx context.Context, o benchOptions, progress io.Writer) ([]Result
 				func() (Result, error) {
 					return measure(fmt.Sprintf(RowIngestCallers, o.concurrency), o.duration, o.concurrency, int64(o.batch), ingest(true))
 				},
+				func() (Result, error) {
+					return measure(RowIngestStream, o.duration, 1, int64(streamChunks*o.batch), streamOp)
+				},
 			} {
 				r, err := run()
 				if err != nil {
@@ -579,9 +598,9 @@ func runBench(ctx context.Context, o benchOptions, progress io.Writer) ([]Result
 				}
 				rows[i] = append(rows[i], r)
 			}
-			fmt.Fprintf(progress, "  round %d of %d: chain %.0f, no-op %.0f, ingest summary-only %.0f, with records %.0f, %d callers %.0f records/s\n",
+			fmt.Fprintf(progress, "  round %d of %d: chain %.0f, no-op %.0f, ingest summary-only %.0f, with records %.0f, %d callers %.0f, a stream %.0f records/s\n",
 				round+1, o.rounds, rows[0][round].RecordsPerSec, rows[1][round].RecordsPerSec, rows[2][round].RecordsPerSec, rows[3][round].RecordsPerSec,
-				o.concurrency, rows[4][round].RecordsPerSec)
+				o.concurrency, rows[4][round].RecordsPerSec, rows[5][round].RecordsPerSec)
 		}
 		out[chainAt] = pick(rows[0], byRate)
 		for _, rs := range rows[1:] {
@@ -822,6 +841,37 @@ func ingestCLI(ctx context.Context, o benchOptions, addr, token, file string) (R
 	return r, nil
 }
 
+// streamChunks is how many chunks the stream row sends a stream.
+const streamChunks = 20
+
+// ingestStream sends chunks (of perChunk records each) to partition in
+// one summary-only stream and checks that every record was accepted.
+func ingestStream(ctx context.Context, gc gatev1.GateServiceClient, partition string, chunks [][]byte, perChunk int) error {
+	st, err := gc.IngestStream(ctx)
+	if err != nil {
+		return err
+	}
+	err = st.Send(&gatev1.IngestStreamRequest{Message: &gatev1.IngestStreamRequest_Header{Header: &gatev1.IngestHeader{
+		Subject: "shop.orders", Partition: partition, BatchId: partition, Format: recordv1.Format_FORMAT_NDJSON, SummaryOnly: true}}})
+	for j := 0; err == nil && j < len(chunks); j++ {
+		err = st.Send(&gatev1.IngestStreamRequest{Message: &gatev1.IngestStreamRequest_Chunk{Chunk: &gatev1.IngestChunk{
+			Sequence: int64(j + 1), Data: chunks[j], FirstOffset: int64(j * perChunk)}}})
+	}
+	// io.EOF from Send: the gate ended the stream; its status comes with
+	// the answer.
+	if err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	resp, err := st.CloseAndRecv()
+	if err != nil {
+		return err
+	}
+	if want := int64(len(chunks) * perChunk); resp.GetSummary().GetAccepted() != want || resp.GetChunks() != int64(len(chunks)) {
+		return fmt.Errorf("ingest stream: %d of %d records accepted in %d of %d chunks", resp.GetSummary().GetAccepted(), want, resp.GetChunks(), len(chunks))
+	}
+	return nil
+}
+
 // ratios relates the rows to each other as the ingest issue states its
 // targets; rows whose reference did not run get none.
 func ratios(rows []Result) {
@@ -861,6 +911,11 @@ func ratios(rows []Result) {
 			set(r, RowChain, 0.5, false)
 		case r.Name == RowIngestRecords:
 			set(r, RowChain, 0.35, false)
+		case r.Name == RowIngestStream:
+			// No target of its own: the targets are the unary call's.
+			if chain := byName[RowChain]; chain != nil && chain.RecordsPerSec > 0 {
+				r.Note = fmt.Sprintf("%.0f%% of %s", 100*r.RecordsPerSec/chain.RecordsPerSec, RowChain)
+			}
 		case strings.HasPrefix(r.Name, "ingest summary-only (gRPC, ") && r.Name != RowIngestSummary:
 			set(r, RowIngestSummary, 1.6, false)
 			if r.RatioOf != "" {

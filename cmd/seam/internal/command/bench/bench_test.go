@@ -47,6 +47,7 @@ func TestBenchCommand(t *testing.T) {
 		{bench.RowIngestSummary, bench.RowChain, 0.5},
 		{bench.RowIngestRecords, bench.RowChain, 0.35},
 		{"ingest summary-only (gRPC, 2 callers)", bench.RowIngestSummary, 1.6},
+		{bench.RowIngestStream, "", 0},
 		{"seam gate ingest (3000-record file)", bench.RowIngestSummary, 0.8},
 	}
 	if len(rows) != len(wants) {
@@ -62,14 +63,17 @@ func TestBenchCommand(t *testing.T) {
 		}
 		// The compared rows and what they are compared with report the
 		// median of --rounds rounds (3 by default); the file ingest runs once.
-		if compared := w.ratioOf != "" || w.name == bench.RowChain || w.name == bench.RowJSONValid || w.name == bench.RowNoop; compared != (r.Rounds == 3) && !strings.HasPrefix(w.name, "seam gate ingest") {
+		if compared := w.ratioOf != "" || w.name == bench.RowChain || w.name == bench.RowJSONValid || w.name == bench.RowNoop || w.name == bench.RowIngestStream; compared != (r.Rounds == 3) && !strings.HasPrefix(w.name, "seam gate ingest") {
 			t.Errorf("row %q ran %d rounds; want 3 for a row measured against others, none reported otherwise", r.Name, r.Rounds)
 		}
 	}
 	if noop := rows[7]; !strings.Contains(noop.Note, "gRPC alone; "+bench.RowIngestSummary+" runs at ") {
 		t.Errorf("no-op row note %q, want the share of it ingest runs at", noop.Note)
 	}
-	if cli := rows[11]; !strings.HasSuffix(cli.Note, "% of "+bench.RowChain) {
+	if stream := rows[11]; !strings.HasSuffix(stream.Note, "% of "+bench.RowChain) {
+		t.Errorf("stream row note %q, want its share of the chain", stream.Note)
+	}
+	if cli := rows[12]; !strings.HasSuffix(cli.Note, "% of "+bench.RowChain) {
 		t.Errorf("seam gate ingest row note %q, want its share of the chain after its target", cli.Note)
 	}
 	if rows[3].CPUSeconds <= 0 || rows[4].CPUSeconds <= 0 {
@@ -114,7 +118,7 @@ func TestBenchOnPostgres(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &rows); err != nil {
 		t.Fatalf("seam bench -o json: %v\n%s", err, out.String())
 	}
-	if len(rows) != 5 || rows[1].Name != bench.RowNoop || rows[2].Name != bench.RowIngestSummary || rows[2].RecordsPerSec <= 0 || rows[2].RatioOf != bench.RowChain {
-		t.Fatalf("rows = %+v, want the chain, the no-op service and three ingest rows measured on PostgreSQL", rows)
+	if len(rows) != 6 || rows[1].Name != bench.RowNoop || rows[2].Name != bench.RowIngestSummary || rows[2].RecordsPerSec <= 0 || rows[2].RatioOf != bench.RowChain {
+		t.Fatalf("rows = %+v, want the chain, the no-op service and four ingest rows measured on PostgreSQL", rows)
 	}
 }
