@@ -329,7 +329,7 @@ func runBench(ctx context.Context, o benchOptions, progress io.Writer) ([]Result
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(progress, "  %-40s %12.0f records/s\n", r.Name, r.RecordsPerSec)
+		fmt.Fprintf(progress, "  %-44s %10.0f records/s\n", r.Name, r.RecordsPerSec)
 		out = append(out, r)
 		return nil
 	}
