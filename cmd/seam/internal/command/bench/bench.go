@@ -4,7 +4,6 @@ package bench
 
 import (
 	"bufio"
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,13 +14,11 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
-	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
+	"github.com/seamdata/seam/cmd/seam/internal/command/bench/measure"
 	idmapcmd "github.com/seamdata/seam/cmd/seam/internal/command/idmap"
 
 	"github.com/spf13/cobra"
@@ -46,34 +43,7 @@ import (
 )
 
 // Result is one row of `seam bench`, also its JSON form.
-type Result struct {
-	Name           string  `json:"name"`
-	Records        int64   `json:"records"`
-	Seconds        float64 `json:"seconds"`
-	RecordsPerSec  float64 `json:"records_per_second"`
-	NsPerRecord    float64 `json:"ns_per_record"`
-	AllocsPerRec   float64 `json:"allocs_per_record"`
-	BytesPerRecord float64 `json:"bytes_per_record"`
-	// CPUNsPerRecord is the process's CPU time (user and system) per
-	// record: for the ingest rows, the callers', the gate's, the
-	// adapter's and idmap's together, all in this process. Steadier than
-	// records/s on a shared machine, and what callers on more cores
-	// divide between them.
-	CPUNsPerRecord float64 `json:"cpu_ns_per_record,omitempty"`
-	// CPUSeconds is the process's user and system CPU time over the run,
-	// reported by the rows that compare CPU rather than wall time.
-	CPUSeconds float64 `json:"cpu_seconds,omitempty"`
-	// Ratio is this row's figure relative to the row named by RatioOf
-	// (records/s, or CPU seconds for validate), and Target the bound the
-	// ingest issue sets for it: at least Target, or for CPU at most.
-	Ratio   float64 `json:"ratio,omitempty"`
-	RatioOf string  `json:"ratio_of,omitempty"`
-	Target  float64 `json:"target,omitempty"`
-	Note    string  `json:"note,omitempty"`
-	// Rounds is how many times the row ran, in turn with the rows it is
-	// compared with; its figures are those of the median round.
-	Rounds int `json:"rounds,omitempty"`
-}
+type Result = measure.Result
 
 // Runner runs a seam command line in this process, as main would, and
 // returns its exit code; `seam bench` times `seam gate ingest` and
@@ -267,60 +237,6 @@ func (o benchOptions) wants(name string) bool {
 	return false
 }
 
-// measure runs op (which handles perOp records) from workers goroutines
-// until d has passed, and reports throughput and allocations.
-func measure(name string, d time.Duration, workers int, perOp int64, op func() error) (Result, error) {
-	// Warm up once, so lazily built state is not counted.
-	if err := op(); err != nil {
-		return Result{}, fmt.Errorf("%s: %w", name, err)
-	}
-	runtime.GC()
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	cpuBefore, cpuErr := cpuTime()
-	var ops atomic.Int64
-	var firstErr error
-	var once sync.Once
-	deadline := time.Now().Add(d)
-	start := time.Now()
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for time.Now().Before(deadline) {
-				if err := op(); err != nil {
-					once.Do(func() { firstErr = err })
-					return
-				}
-				ops.Add(1)
-			}
-		}()
-	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	cpuAfter, err := cpuTime()
-	runtime.ReadMemStats(&after)
-	if firstErr != nil {
-		return Result{}, fmt.Errorf("%s: %w", name, firstErr)
-	}
-	if cpuErr == nil {
-		cpuErr = err
-	}
-	n := ops.Load() * perOp
-	r := Result{Name: name, Records: n, Seconds: elapsed.Seconds()}
-	if n > 0 {
-		r.RecordsPerSec = float64(n) / elapsed.Seconds()
-		r.NsPerRecord = float64(elapsed.Nanoseconds()) * float64(workers) / float64(n)
-		r.AllocsPerRec = float64(after.Mallocs-before.Mallocs) / float64(n)
-		r.BytesPerRecord = float64(after.TotalAlloc-before.TotalAlloc) / float64(n)
-		if cpuErr == nil {
-			r.CPUNsPerRecord = float64((cpuAfter - cpuBefore).Nanoseconds()) / float64(n)
-		}
-	}
-	return r, nil
-}
-
 func runBench(ctx context.Context, o benchOptions, progress io.Writer) ([]Result, error) {
 	v1 := examples.ShopOrdersV1()
 	data := recordtest.OrdersNDJSON(o.batch)
@@ -344,7 +260,7 @@ func runBench(ctx context.Context, o benchOptions, progress io.Writer) ([]Result
 
 	if o.wants("validate") {
 		dec := record.NewDecoder(checks.Schema(), record.Options{})
-		if err := add(measure(RowValidate, o.duration, 1, int64(o.batch), func() error {
+		if err := add(measure.Run(RowValidate, o.duration, 1, int64(o.batch), func() error {
 			defer dec.Recycle()
 			b, err := dec.Decode(recordv1.Format_FORMAT_NDJSON, data, 0)
 			if err != nil {
@@ -358,7 +274,7 @@ func runBench(ctx context.Context, o benchOptions, progress io.Writer) ([]Result
 	if o.wants("adapt") {
 		dec := record.NewDecoder(maps.Schema(), record.Options{})
 		buf := make([]byte, 0, 400*o.batch)
-		if err := add(measure(RowAdapt, o.duration, 1, int64(o.batch), func() error {
+		if err := add(measure.Run(RowAdapt, o.duration, 1, int64(o.batch), func() error {
 			defer dec.Recycle()
 			b, err := dec.Decode(recordv1.Format_FORMAT_NDJSON, data, 0)
 			if err != nil {
@@ -380,7 +296,7 @@ func runBench(ctx context.Context, o benchOptions, progress io.Writer) ([]Result
 		dec := record.NewDecoder(checks.Schema(), record.Options{})
 		buf := make([]byte, 0, 400*o.batch)
 		chain = func() (Result, error) {
-			return measure(RowChain, o.duration, 1, int64(o.batch), func() error {
+			return measure.Run(RowChain, o.duration, 1, int64(o.batch), func() error {
 				defer dec.Recycle()
 				b, err := dec.Decode(recordv1.Format_FORMAT_NDJSON, data, 0)
 				if err != nil {
@@ -398,7 +314,7 @@ func runBench(ctx context.Context, o benchOptions, progress io.Writer) ([]Result
 			// keeps its place.
 			chainAt = len(out)
 			out = append(out, Result{Name: RowChain})
-		} else if err := add(median(o.rounds, byRate, chain)); err != nil {
+		} else if err := add(measure.Median(o.rounds, measure.ByRate, chain)); err != nil {
 			return nil, err
 		}
 	}
@@ -473,7 +389,7 @@ func runBench(ctx context.Context, o benchOptions, progress io.Writer) ([]Result
 			}
 		}
 		var next atomic.Int64
-		err := add(measure(fmt.Sprintf(RowTranslate, n/1000), o.duration, o.concurrency, int64(n), func() error {
+		err := add(measure.Run(fmt.Sprintf(RowTranslate, n/1000), o.duration, o.concurrency, int64(n), func() error {
 			ids := pool[next.Add(1)%int64(len(pool))]
 			resp, err := ic.Translate(ctx, &idmapv1.TranslateRequest{Namespace: "customer", FromFormat: "uuid", ToFormat: "legacy-int", Ids: ids})
 			if err != nil {
@@ -490,7 +406,7 @@ func runBench(ctx context.Context, o benchOptions, progress io.Writer) ([]Result
 	}
 	if o.wants("adapt-grpc") {
 		ac := adapterv1.NewAdapterServiceClient(conn)
-		err := add(measure(RowAdaptGRPC, o.duration, o.concurrency, int64(o.batch), func() error {
+		err := add(measure.Run(RowAdaptGRPC, o.duration, o.concurrency, int64(o.batch), func() error {
 			resp, err := ac.Adapt(ctx, &adapterv1.AdaptRequest{Subject: "shop.orders", Batch: &recordv1.RecordBatch{Body: &recordv1.RecordBatch_Raw{Raw: &recordv1.RawRecords{Format: recordv1.Format_FORMAT_NDJSON, Data: data}}}})
 			if err != nil {
 				return err
@@ -577,19 +493,19 @@ func runBench(ctx context.Context, o benchOptions, progress io.Writer) ([]Result
 			for i, run := range []func() (Result, error){
 				chain,
 				func() (Result, error) {
-					return measure(RowNoop, o.duration, 1, int64(o.batch), noopOp)
+					return measure.Run(RowNoop, o.duration, 1, int64(o.batch), noopOp)
 				},
 				func() (Result, error) {
-					return measure(RowIngestSummary, o.duration, 1, int64(o.batch), ingest(true))
+					return measure.Run(RowIngestSummary, o.duration, 1, int64(o.batch), ingest(true))
 				},
 				func() (Result, error) {
-					return measure(RowIngestRecords, o.duration, 1, int64(o.batch), ingest(false))
+					return measure.Run(RowIngestRecords, o.duration, 1, int64(o.batch), ingest(false))
 				},
 				func() (Result, error) {
-					return measure(fmt.Sprintf(RowIngestCallers, o.concurrency), o.duration, o.concurrency, int64(o.batch), ingest(true))
+					return measure.Run(fmt.Sprintf(RowIngestCallers, o.concurrency), o.duration, o.concurrency, int64(o.batch), ingest(true))
 				},
 				func() (Result, error) {
-					return measure(RowIngestStream, o.duration, 1, int64(streamChunks*o.batch), streamOp)
+					return measure.Run(RowIngestStream, o.duration, 1, int64(streamChunks*o.batch), streamOp)
 				},
 			} {
 				r, err := run()
@@ -602,9 +518,9 @@ func runBench(ctx context.Context, o benchOptions, progress io.Writer) ([]Result
 				round+1, o.rounds, rows[0][round].RecordsPerSec, rows[1][round].RecordsPerSec, rows[2][round].RecordsPerSec, rows[3][round].RecordsPerSec,
 				o.concurrency, rows[4][round].RecordsPerSec, rows[5][round].RecordsPerSec)
 		}
-		out[chainAt] = pick(rows[0], byRate)
+		out[chainAt] = measure.Pick(rows[0], measure.ByRate)
 		for _, rs := range rows[1:] {
-			if err := add(pick(rs, byRate), nil); err != nil {
+			if err := add(measure.Pick(rs, measure.ByRate), nil); err != nil {
 				return nil, err
 			}
 		}
@@ -683,41 +599,6 @@ func writeOrders(dir string, n int) (string, error) {
 	return path, os.WriteFile(dir+"/shop_orders_v1.yaml", examples.ShopOrdersV1YAML, 0o600)
 }
 
-// cpuTime is the process's user and system CPU time so far.
-func cpuTime() (time.Duration, error) {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0, fmt.Errorf("getrusage: %w", err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), nil
-}
-
-// timed runs op and reports its records/s, the CPU time it took and its
-// allocations per record.
-func timed(name string, n int64, op func() error) (Result, error) {
-	runtime.GC()
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	cpu0, err := cpuTime()
-	if err != nil {
-		return Result{}, err
-	}
-	start := time.Now()
-	if err := op(); err != nil {
-		return Result{}, fmt.Errorf("%s: %w", name, err)
-	}
-	elapsed := time.Since(start)
-	cpu1, err := cpuTime()
-	if err != nil {
-		return Result{}, err
-	}
-	runtime.ReadMemStats(&after)
-	return Result{Name: name, Records: n, Seconds: elapsed.Seconds(), RecordsPerSec: float64(n) / elapsed.Seconds(),
-		NsPerRecord: float64(elapsed.Nanoseconds()) / float64(n), CPUSeconds: (cpu1 - cpu0).Seconds(),
-		AllocsPerRec:   float64(after.Mallocs-before.Mallocs) / float64(n),
-		BytesPerRecord: float64(after.TotalAlloc-before.TotalAlloc) / float64(n)}, nil
-}
-
 // validateCPU times `seam validate --workers 1` on the file and, as the
 // floor it is held to, Go's json.Valid over the same lines read the same
 // way (the baseline of the ingest issue). Each runs --rounds times, one
@@ -727,7 +608,7 @@ func validateCPU(ctx context.Context, o benchOptions, dir, file string, progress
 	n := int64(o.fileRecords)
 	cliRound := func() (Result, error) {
 		var stdout, stderr strings.Builder
-		cli, err := timed(RowValidateCLI, n, func() error {
+		cli, err := measure.Timed(RowValidateCLI, n, func() error {
 			if code := o.run(ctx, []string{"validate", "--workers", "1", "--contract", dir + "/shop_orders_v1.yaml", "-o", "json", file}, &stdout, &stderr); code != exit.OK {
 				return fmt.Errorf("seam validate exited %d: %s", code, stderr.String())
 			}
@@ -745,7 +626,7 @@ func validateCPU(ctx context.Context, o benchOptions, dir, file string, progress
 		return cli, nil
 	}
 	baseRound := func() (Result, error) {
-		return timed(RowJSONValid, n, func() error {
+		return measure.Timed(RowJSONValid, n, func() error {
 			valid, err := JSONValidLines(file)
 			if err == nil && valid != n {
 				err = fmt.Errorf("%d of %d lines are valid JSON", valid, n)
@@ -766,34 +647,7 @@ func validateCPU(ctx context.Context, o benchOptions, dir, file string, progress
 		clis, bases = append(clis, cli), append(bases, base)
 		fmt.Fprintf(progress, "  round %d of %d: seam validate %.2fs CPU, json.Valid %.2fs CPU\n", len(clis), o.rounds, cli.CPUSeconds, base.CPUSeconds)
 	}
-	return []Result{pick(clis, byCPU), pick(bases, byCPU)}, nil
-}
-
-// byRate and byCPU are what a row's rounds are ranked by.
-func byRate(r Result) float64 { return r.RecordsPerSec }
-func byCPU(r Result) float64  { return r.CPUSeconds }
-
-// pick returns the median of a row's rounds ranked by figure (of an even
-// number, the higher of the middle two), marked with how many ran.
-func pick(rounds []Result, figure func(Result) float64) Result {
-	rounds = slices.Clone(rounds)
-	slices.SortFunc(rounds, func(a, b Result) int { return cmp.Compare(figure(a), figure(b)) })
-	r := rounds[len(rounds)/2]
-	r.Rounds = len(rounds)
-	return r
-}
-
-// median runs a row n times in a row and picks its median round.
-func median(n int, figure func(Result) float64, run func() (Result, error)) (Result, error) {
-	var rounds []Result
-	for range n {
-		r, err := run()
-		if err != nil {
-			return Result{}, err
-		}
-		rounds = append(rounds, r)
-	}
-	return pick(rounds, figure), nil
+	return []Result{measure.Pick(clis, measure.ByCPU), measure.Pick(bases, measure.ByCPU)}, nil
 }
 
 // JSONValidLines is the validation floor: it reads an NDJSON file as
@@ -821,7 +675,7 @@ func JSONValidLines(path string) (int64, error) {
 func ingestCLI(ctx context.Context, o benchOptions, addr, token, file string) (Result, error) {
 	n := int64(o.fileRecords)
 	var stdout, stderr strings.Builder
-	r, err := timed(fmt.Sprintf(RowIngestCLI, n), n, func() error {
+	r, err := measure.Timed(fmt.Sprintf(RowIngestCLI, n), n, func() error {
 		if code := o.run(ctx, []string{"gate", "ingest", "shop.orders", file, "--partition", "bench-file", "--addr", addr, "--token", token, "-o", "json"}, &stdout, &stderr); code != exit.OK {
 			return fmt.Errorf("seam gate ingest exited %d: %s", code, stderr.String())
 		}
