@@ -163,11 +163,12 @@ func (t *sqlTx) keyView(ctx context.Context, pid int64) (*keyView, error) {
 	}
 	// This transaction has written no run of pid yet, so every run it
 	// reads is committed, and the set may go back to the cache as is.
+	// Both ends in one statement (a round trip, on PostgreSQL), each a
+	// subquery of its own: SQLite seeks the index for a lone min() or
+	// max() but scans every run of pid for both in one SELECT.
 	var first, last sql.NullInt64
-	if err := t.db.QueryRow(ctx, t.tx, `SELECT min(id) FROM gate_key_runs WHERE pid = $1`, pid).Scan(&first); err != nil {
-		return nil, err
-	}
-	if err := t.db.QueryRow(ctx, t.tx, `SELECT max(id) FROM gate_key_runs WHERE pid = $1`, pid).Scan(&last); err != nil {
+	if err := t.db.QueryRow(ctx, t.tx, `SELECT (SELECT min(id) FROM gate_key_runs WHERE pid = $1), (SELECT max(id) FROM gate_key_runs WHERE pid = $1)`,
+		pid).Scan(&first, &last); err != nil {
 		return nil, err
 	}
 	s := t.cache.take(pid)
