@@ -750,6 +750,14 @@ func ratios(rows []Result) {
 		}
 		r.RatioOf, r.Target = of, target
 	}
+	// ofChain is r's share of the chain, for the streaming rows, which
+	// have no target of their own (the targets are the unary call's).
+	ofChain := func(r *Result) string {
+		if chain := byName[RowChain]; chain != nil && chain.RecordsPerSec > 0 {
+			return fmt.Sprintf("%.0f%% of %s", 100*r.RecordsPerSec/chain.RecordsPerSec, RowChain)
+		}
+		return ""
+	}
 	for i := range rows {
 		r := &rows[i]
 		switch {
@@ -766,10 +774,7 @@ func ratios(rows []Result) {
 		case r.Name == RowIngestRecords:
 			set(r, RowChain, 0.35, false)
 		case r.Name == RowIngestStream:
-			// No target of its own: the targets are the unary call's.
-			if chain := byName[RowChain]; chain != nil && chain.RecordsPerSec > 0 {
-				r.Note = fmt.Sprintf("%.0f%% of %s", 100*r.RecordsPerSec/chain.RecordsPerSec, RowChain)
-			}
+			r.Note = ofChain(r)
 		case strings.HasPrefix(r.Name, "ingest summary-only (gRPC, ") && r.Name != RowIngestSummary:
 			set(r, RowIngestSummary, 1.6, false)
 			if r.RatioOf != "" {
@@ -778,10 +783,9 @@ func ratios(rows []Result) {
 		case strings.HasPrefix(r.Name, "seam gate ingest ("):
 			set(r, RowIngestSummary, 0.8, false)
 			// The command is one caller too, streaming chunks that are
-			// prepared while the one before commits: its share of the
-			// chain, beside the one-caller rows' (no target of its own).
-			if chain := byName[RowChain]; r.RatioOf != "" && chain != nil && chain.RecordsPerSec > 0 {
-				r.Note += fmt.Sprintf("; %.0f%% of %s", 100*r.RecordsPerSec/chain.RecordsPerSec, RowChain)
+			// prepared while the one before commits.
+			if share := ofChain(r); r.RatioOf != "" && share != "" {
+				r.Note += "; " + share
 			}
 		}
 	}

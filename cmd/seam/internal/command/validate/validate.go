@@ -266,9 +266,7 @@ func (v *validator) file(cmd *cobra.Command, path string, format recordv1.Format
 			if !ok {
 				break
 			}
-			v.merge(v.validate(dec, format, c, path))
-			dec.Recycle()
-			sp.Recycle(c.Data)
+			v.merge(v.take(dec, sp, format, c, path))
 		}
 	} else {
 		v.pipeline(sp, format, path, next)
@@ -294,11 +292,7 @@ func (v *validator) pipeline(sp *record.Splitter, format recordv1.Format, path s
 			defer wg.Done()
 			dec := record.NewDecoder(v.plan.Schema(), record.Options{})
 			for c := range chunks {
-				results <- v.validate(dec, format, c, path)
-				// The result holds copies; the chunk and its records are
-				// done with.
-				dec.Recycle()
-				sp.Recycle(c.Data)
+				results <- v.take(dec, sp, format, c, path)
 			}
 		}()
 	}
@@ -317,6 +311,15 @@ func (v *validator) pipeline(sp *record.Splitter, format recordv1.Format, path s
 	for r := range results {
 		v.merge(r)
 	}
+}
+
+// take validates chunk c with dec and gives the chunk's memory back: the
+// result holds copies, and the chunk and its records are done with.
+func (v *validator) take(dec *record.Decoder, sp *record.Splitter, format recordv1.Format, c record.Chunk, path string) chunkResult {
+	r := v.validate(dec, format, c, path)
+	dec.Recycle()
+	sp.Recycle(c.Data)
+	return r
 }
 
 // checkHeader refuses a CSV whose first row names no field of the
