@@ -383,7 +383,7 @@ func TestThresholdSyntax(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			p := compile(t, bank(0, &contractv1.Check{Name: "acct_match", Rule: tt.rule}))
-			alerts := p.Monitor(tt.current, tt.base)
+			alerts := p.Monitor(tt.current, check.SameTrail(p, tt.base))
 			if tt.bound == "" {
 				if len(alerts) > 0 {
 					t.Fatalf("alerts %+v, want none", alerts)

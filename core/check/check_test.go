@@ -461,7 +461,7 @@ func TestMonitor(t *testing.T) {
 			t.Parallel()
 			// The window counts: rows of every baseline entry are the same,
 			// except "volume", which must not see a partition beyond 7.
-			alerts := p.Monitor(tt.current, tt.baseline)
+			alerts := p.Monitor(tt.current, check.SameTrail(p, tt.baseline))
 			var names []string
 			for _, a := range alerts {
 				names = append(names, a.Name)
@@ -489,7 +489,7 @@ func TestBaselineWindow(t *testing.T) {
 		return stats(10, "amount", check.FieldStats{Count: 10, Numbers: 10, Mean: m})
 	}
 	// Old partitions at 50 fall outside the 2-partition window; 100 and 102 form it.
-	alerts := p.Monitor(mean(103), []check.Stats{mean(50), mean(50), mean(100), mean(102)})
+	alerts := p.Monitor(mean(103), check.SameTrail(p, []check.Stats{mean(50), mean(50), mean(100), mean(102)}))
 	if len(alerts) != 0 {
 		t.Fatalf("alerts %+v, want none: the window is the last 2 partitions", alerts)
 	}
@@ -557,7 +557,7 @@ func TestMeanDoesNotOverflow(t *testing.T) {
 	if f := mixed.Fields["amount"]; f.Mean != 0 {
 		t.Fatalf("mean of 1.7e308 and -1.7e308 = %v, want 0", f.Mean)
 	}
-	if alerts := p.Monitor(day, []check.Stats{one, one, one}); len(alerts) != 0 {
+	if alerts := p.Monitor(day, check.SameTrail(p, []check.Stats{one, one, one})); len(alerts) != 0 {
 		t.Fatalf("alerts %+v against a baseline of the same huge mean, want none", alerts)
 	}
 }

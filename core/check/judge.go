@@ -86,8 +86,9 @@ type Outcome struct {
 	// over a count threshold (a fraction may still be diluted).
 	Final bool
 	// Observed and Baseline are a metric's value and baseline (NaN when
-	// none).
+	// none); BaselineFrom names the partitions the baseline came from.
 	Observed, Baseline float64
+	BaselineFrom       []string
 	Samples            []int64
 	Message            string
 }
@@ -106,14 +107,15 @@ type JudgeOptions struct {
 	Amendment bool
 }
 
-// Judge judges a sealed partition on its figures, against the statistics
-// of the trailing partitions (oldest first). The partition is BLOCKED when
+// Judge judges a sealed partition on its figures, each statistical check
+// against its trailing partitions (see Trailing). The partition is BLOCKED when
 // a BLOCK check failed over its threshold (a count, or a fraction of the
 // partition's records) or a BLOCK metric is out of bounds; PASSED with
 // alerts when an ALERT check failed or an ALERT metric is out of bounds;
-// PASSED otherwise. Outcomes list every check that failed or fired: the
-// record checks by name, then the metrics, in plan order.
-func (p *Plan) Judge(f Figures, baseline []Stats, opts JudgeOptions) Judgment {
+// PASSED otherwise. Outcomes list every record check that failed, by
+// name, then every metric that was measured, in plan order: those within
+// bounds are not Exceeded.
+func (p *Plan) Judge(f Figures, trail Trailing, opts JudgeOptions) Judgment {
 	j := Judgment{Verdict: Passed}
 	worse := func(v Verdict) {
 		if v > j.Verdict {
@@ -131,13 +133,17 @@ func (p *Plan) Judge(f Figures, baseline []Stats, opts JudgeOptions) Judgment {
 		}
 		j.Outcomes = append(j.Outcomes, o)
 	}
-	for _, a := range p.Monitor(f.Stats, baseline) {
+	for _, a := range p.Measures(f.Stats, trail) {
 		ch := &p.checks[a.Check]
 		if opts.Amendment && ch.Kind == KindRowCount {
 			continue
 		}
 		o := Outcome{Check: a.Check, Name: a.Name, Rule: ch.Rule, Kind: a.Metric, Policy: a.Policy, Field: a.Field, Rows: f.Stats.Rows,
-			Exceeded: true, Final: true, Observed: a.Observed, Baseline: a.Baseline, Message: a.Message}
+			Exceeded: a.Bound != "", Final: true, Observed: a.Observed, Baseline: a.Baseline, BaselineFrom: a.BaselineFrom, Message: a.Message}
+		if !o.Exceeded {
+			j.Outcomes = append(j.Outcomes, o) // measured and within bounds: the partition may serve as its baseline
+			continue
+		}
 		if a.Policy == contractv1.Policy_POLICY_BLOCK {
 			worse(Blocked)
 		} else {

@@ -57,7 +57,7 @@ func TestJudgeIsTheSameForEveryChunking(t *testing.T) {
 	t.Parallel()
 	p := compile(t, orders(blockFraction(0.005), &contractv1.Check{Name: "aov", Rule: "mean_drift(amount, max_relative_change: 0.15, baseline: 3)"}))
 	base := figures(t, p, day(200, 0, 85), 200).Stats
-	baseline := []check.Stats{base, base, base}
+	baseline := check.SameTrail(p, []check.Stats{base, base, base})
 	for _, tt := range []struct {
 		missing int
 		want    check.Verdict
@@ -94,23 +94,24 @@ func TestJudgeMetrics(t *testing.T) {
 		&contractv1.Check{Name: "plausible", Rule: "cel(amount < 100000.0)", Policy: contractv1.Policy_POLICY_ALERT},
 	))
 	base := figures(t, p, day(200, 0, 85), 50).Stats
-	baseline := []check.Stats{base, base, base}
+	baseline := check.SameTrail(p, []check.Stats{base, base, base})
 	j := p.Judge(figures(t, p, day(200, 0, 106.25), 9), baseline, check.JudgeOptions{})
 	if j.Verdict != check.PassedWithAlerts {
 		t.Fatalf("drift day: verdict %v (%+v), want PassedWithAlerts", j.Verdict, j.Outcomes)
 	}
 	var kinds []string
 	for _, o := range j.Outcomes {
-		kinds = append(kinds, o.Kind)
+		kinds = append(kinds, fmt.Sprintf("%s:%v", o.Kind, o.Exceeded))
 		if o.Kind == "mean" && (o.Observed < 106.2 || o.Observed > 106.3 || o.Baseline < 84.9 || o.Baseline > 85.1) {
 			t.Fatalf("drift outcome %+v, want the day's full mean 106.25 against 85", o)
 		}
 	}
-	if got := strings.Join(kinds, ","); got != "mean" {
-		t.Fatalf("outcomes %s, want only the drift (amounts are plausible, 200 rows)", got)
+	// The row count was measured and passed: listed, not exceeded.
+	if got := strings.Join(kinds, ","); got != "mean:true,row_count:false" {
+		t.Fatalf("outcomes %s, want the drift exceeded and the row count measured (amounts are plausible, 200 rows)", got)
 	}
 	small := figures(t, p, day(5, 0, 85), 5)
-	if j := p.Judge(small, baseline, check.JudgeOptions{}); j.Verdict != check.PassedWithAlerts || j.Outcomes[0].Kind != "row_count" {
+	if j := p.Judge(small, baseline, check.JudgeOptions{}); j.Verdict != check.PassedWithAlerts || len(j.Outcomes) != 2 || j.Outcomes[1].Kind != "row_count" || !j.Outcomes[1].Exceeded {
 		t.Fatalf("5-record partition: %+v, want a row_count alert", j)
 	}
 	if j := p.Judge(small, baseline, check.JudgeOptions{Amendment: true}); j.Verdict != check.Passed {

@@ -3,6 +3,7 @@ package check
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 
 	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
@@ -85,13 +86,16 @@ type Alert struct {
 	// Observed is the partition's value; Baseline the mean of the trailing
 	// partitions' values (NaN when there was no baseline).
 	Observed, Baseline float64
-	// BaselinePartitions is how many partitions formed Baseline.
+	// BaselinePartitions is how many partitions formed Baseline, and
+	// BaselineFrom names them when the trail did.
 	BaselinePartitions int
+	BaselineFrom       []string
 	// RelativeChange is |observed − baseline| / |baseline| and PointChange
 	// (observed − baseline) × 100 (NaN without a baseline).
 	RelativeChange, PointChange float64
 	// Bound names the bound that was crossed: "min", "max",
-	// "max_relative_change" or "max_point_change".
+	// "max_relative_change" or "max_point_change"; empty when the
+	// partition is within them (Measures only).
 	Bound   string
 	Message string
 }
@@ -134,6 +138,17 @@ func metric(ch *Check, s Stats) (float64, bool) {
 
 var metricNames = map[Kind]string{KindRowCount: "row_count", KindNullRate: "null_rate", KindMeanDrift: "mean", KindMatchRate: "match_rate"}
 
+// IsMetric reports whether an outcome's kind is a partition metric
+// (row_count, null_rate, mean, match_rate) rather than a record check.
+func IsMetric(kind string) bool {
+	for _, m := range metricNames {
+		if m == kind {
+			return true
+		}
+	}
+	return false
+}
+
 // Metric names what a statistical check measures: row_count, null_rate,
 // mean or match_rate; empty for record-level checks.
 func (ch *Check) Metric() string { return metricNames[ch.Kind] }
@@ -164,6 +179,41 @@ type Baseline struct {
 	// Label, when set, names those partitions in messages, for example
 	// "2026-03-01..2026-03-07".
 	Label string
+	// From names the partitions that formed Value, oldest first, when the
+	// trail named them.
+	From []string
+}
+
+// A Sample is one trailing partition a statistical check's baseline may
+// be built from: its name and its statistics.
+type Sample struct {
+	Partition string
+	Stats     Stats
+}
+
+// Trailing gives each statistical check, by name, the trailing partitions
+// its baseline may come from, oldest first. The caller chooses them: an
+// honest baseline holds only partitions that passed that check and were
+// not contained, so an outage never becomes the new normal.
+type Trailing map[string][]Sample
+
+// SameTrail gives every statistical check of p the same window of
+// unnamed partitions, oldest first.
+func SameTrail(p *Plan, window []Stats) Trailing {
+	if len(window) == 0 {
+		return nil
+	}
+	samples := make([]Sample, len(window))
+	for i, st := range window {
+		samples[i] = Sample{Stats: st}
+	}
+	t := Trailing{}
+	for i := range p.checks {
+		if p.checks[i].Kind.Statistical() {
+			t[p.checks[i].Name] = samples
+		}
+	}
+	return t
 }
 
 // NoBaseline is the Baseline of a partition with nothing to compare to.
@@ -171,23 +221,35 @@ var NoBaseline = Baseline{Value: math.NaN()}
 
 // BaselineOf averages the check's metric over the last ch.Baseline entries
 // of window (oldest first) where it is defined and the partition has at
-// least min_rows rows. The caller chooses which partitions may serve (for
-// example none that were blocked or contained).
-func (ch *Check) BaselineOf(window []Stats) Baseline {
+// least min_rows rows. The caller chooses which partitions may serve (see
+// Trailing).
+func (ch *Check) BaselineOf(window []Sample) Baseline {
 	if ch.Baseline <= 0 {
 		return NoBaseline
 	}
 	mean, n := 0.0, 0
+	var from []string
 	for i := len(window) - 1; i >= 0 && n < ch.Baseline; i-- {
-		if m, ok := ch.Measure(window[i]); ok {
+		if m, ok := ch.Measure(window[i].Stats); ok {
 			mean = mergeMeans(mean, int64(n), m, 1) // an average of huge means does not overflow
 			n++
+			if window[i].Partition != "" {
+				from = append(from, window[i].Partition)
+			}
 		}
 	}
 	if n == 0 {
 		return NoBaseline
 	}
-	return Baseline{Value: mean, Partitions: n}
+	slices.Reverse(from)
+	b := Baseline{Value: mean, Partitions: n, From: from}
+	switch {
+	case len(from) == 1:
+		b.Label = from[0]
+	case len(from) > 1:
+		b.Label = from[0] + ".." + from[len(from)-1]
+	}
+	return b
 }
 
 // Judgement is one statistical check's verdict on one partition.
@@ -280,13 +342,24 @@ func (b Baseline) describe() string {
 	return s
 }
 
-// Monitor evaluates the statistical checks on a partition's stats against
+// Monitor returns the statistical checks out of bounds: see Measures.
+func (p *Plan) Monitor(current Stats, trail Trailing) []Alert {
+	var out []Alert
+	for _, a := range p.Measures(current, trail) {
+		if a.Bound != "" {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// Measures evaluates the statistical checks on a partition's stats against
 // the trailing partitions' stats (oldest first; each check uses its last
 // Baseline entries, and partitions where the metric is undefined or that
 // have fewer than min_rows rows are left out). A relative or point bound
 // needs at least one baseline partition; absolute bounds (min, max) apply
 // without one. A partition under min_rows is not judged.
-func (p *Plan) Monitor(current Stats, baseline []Stats) []Alert {
+func (p *Plan) Measures(current Stats, trail Trailing) []Alert {
 	var alerts []Alert
 	for i := range p.checks {
 		ch := &p.checks[i]
@@ -297,12 +370,15 @@ func (p *Plan) Monitor(current Stats, baseline []Stats) []Alert {
 		if !ok {
 			continue
 		}
-		j := ch.Judge(obs, ch.BaselineOf(baseline))
+		j := ch.Judge(obs, ch.BaselineOf(trail[ch.Name]))
 		if !j.Breached() {
-			continue
+			j.Message = fmt.Sprintf("%s %s is %s, within its bounds", ch.Metric(), fieldOf(ch), ch.format(obs))
+			if j.Baseline.Partitions > 0 {
+				j.Message += fmt.Sprintf(" (%s of %s)", j.Baseline.describe(), ch.format(j.Baseline.Value))
+			}
 		}
 		alerts = append(alerts, Alert{Check: i, Name: ch.Name, Field: ch.Field, Policy: ch.Policy, Metric: ch.Metric(),
-			Observed: obs, Baseline: j.Baseline.Value, BaselinePartitions: j.Baseline.Partitions,
+			Observed: obs, Baseline: j.Baseline.Value, BaselinePartitions: j.Baseline.Partitions, BaselineFrom: j.Baseline.From,
 			RelativeChange: j.RelativeChange, PointChange: j.PointChange, Bound: j.Bound, Message: j.Message})
 	}
 	return alerts
