@@ -17,11 +17,13 @@ import (
 )
 
 // An alert is OPEN when raised, ACKNOWLEDGED when someone takes it, and
-// RESOLVED when someone closes it or when it no longer holds: a replay
-// re-judged its partition and the check passed (resolved by "replay
-// <id>"), or, for a statistical check, a later partition of the subject
-// passed the same check (resolved by "partition <p>"). Every change is an
-// event in the registry's stream.
+// RESOLVED when someone closes it or when it no longer holds. An alert
+// about a partition is a fact about that partition: only a re-judgment of
+// that partition resolves it (a replay released records into it and the
+// check passed: resolved by "replay <id>"; it was sent again with
+// replace: "partition <p> attempt <n>"). A later partition never resolves
+// an earlier one's alert. Every change is an event in the registry's
+// stream.
 
 // maxAlertReason bounds the reason of an acknowledgement or resolution.
 const maxAlertReason = 1024
@@ -29,10 +31,9 @@ const maxAlertReason = 1024
 // settleAlerts resolves the alerts a judgment no longer upholds. On a
 // re-judgment (the unit was sealed before) the unit's own holding alerts
 // whose check now passes are resolved by resolver; on the first seal of a
-// replacing sending, the alerts of the sendings it replaced; on the first
-// seal of a partition, the holding alerts of earlier partitions on each
-// statistical check this partition measured and passed.
-func (s *Server) settleAlerts(ctx context.Context, tx storeTx, cv *compiled, p partRow, u *unitRow, outcomes []check.Outcome, verdict check.Verdict, raised []*gatev1.Alert, resolver string, now time.Time) error {
+// replacing sending, the alerts of the sendings it replaced. Alerts of
+// other partitions are never touched.
+func (s *Server) settleAlerts(ctx context.Context, tx storeTx, p partRow, u *unitRow, outcomes []check.Outcome, verdict check.Verdict, raised []*gatev1.Alert, resolver string, now time.Time) error {
 	exceeded := map[string]bool{}
 	shapes := map[string]bool{}
 	for _, o := range outcomes {
@@ -72,49 +73,28 @@ func (s *Server) settleAlerts(ctx context.Context, tx storeTx, cv *compiled, p p
 		}
 		return nil
 	}
-	if p.attempt > 1 {
-		// A replacement: the alerts of the sendings it replaced (all of
-		// the unit's but those this judgment raised: alerts are raised
-		// only at a seal) judged records that no longer count.
-		held, err := tx.HoldingAlerts(ctx, p.subject, p.part, u.amendment, time.Time{})
-		if err != nil {
-			return err
-		}
-		fresh := map[int64]bool{}
-		for _, a := range raised {
-			fresh[a.GetSequence()] = true
-		}
-		by := fmt.Sprintf("partition %s attempt %d", p.part, p.attempt)
-		for _, a := range held {
-			if fresh[a.GetSequence()] {
-				continue // raised by this judgment
-			}
-			why := fmt.Sprintf("partition %s of %s was sent again with replace (attempt %d), judged on its own", p.part, p.subject, p.attempt)
-			if _, _, err := s.setAlertState(ctx, tx, a.GetSequence(), gatev1.AlertState_ALERT_STATE_RESOLVED, by, why, now); err != nil {
-				return err
-			}
-		}
+	if p.attempt <= 1 {
+		return nil
 	}
-	if u.amendment > 0 {
-		return nil // an amendment's few records say nothing of later days
+	// A replacement: the alerts of the sendings it replaced (all of the
+	// unit's but those this judgment raised: alerts are raised only at a
+	// seal) judged records that no longer count.
+	held, err := tx.HoldingAlerts(ctx, p.subject, p.part, u.amendment, time.Time{})
+	if err != nil {
+		return err
 	}
-	for _, ch := range cv.plan.Checks() {
-		if !ch.Kind.Statistical() || exceeded[ch.Name] {
-			continue
+	fresh := map[int64]bool{}
+	for _, a := range raised {
+		fresh[a.GetSequence()] = true
+	}
+	by := fmt.Sprintf("partition %s attempt %d", p.part, p.attempt)
+	for _, a := range held {
+		if fresh[a.GetSequence()] {
+			continue // raised by this judgment
 		}
-		obs, ok := ch.Measure(u.figures.Stats)
-		if !ok {
-			continue // not measured (too few rows): it did not pass either
-		}
-		held, err := tx.HoldingChecks(ctx, p.subject, ch.Name, p.part)
-		if err != nil {
+		why := fmt.Sprintf("partition %s of %s was sent again with replace (attempt %d), judged on its own", p.part, p.subject, p.attempt)
+		if _, _, err := s.setAlertState(ctx, tx, a.GetSequence(), gatev1.AlertState_ALERT_STATE_RESOLVED, by, why, now); err != nil {
 			return err
-		}
-		for _, a := range held {
-			why := fmt.Sprintf("partition %s of %s passed %s (observed %.4g)", p.part, p.subject, ch.Name, obs)
-			if _, _, err := s.setAlertState(ctx, tx, a.GetSequence(), gatev1.AlertState_ALERT_STATE_RESOLVED, "partition "+p.part, why, now); err != nil {
-				return err
-			}
 		}
 	}
 	return nil

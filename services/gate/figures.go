@@ -24,6 +24,9 @@ type unitFigures struct {
 	// AsSealed is the judgment of the unit's first seal, which re-judgments
 	// after a replay do not change.
 	AsSealed *asSealed `json:"as_sealed,omitempty"`
+	// Contained counts the unit's records held because their source was
+	// contained and not released since: a unit with any is no baseline.
+	Contained int64 `json:"contained,omitempty"`
 }
 
 // asSealed is what a unit's first seal found.
@@ -52,6 +55,7 @@ func (f *unitFigures) add(o unitFigures) {
 	}
 	f.Shapes = mergeShapes(f.Shapes, o.Shapes)
 	f.Values = mergeShapes(f.Values, o.Values)
+	f.Contained += o.Contained
 }
 
 func mergeShapes(into, from map[string]shapeFigure) map[string]shapeFigure {

@@ -737,6 +737,10 @@ func (o *outcome) withDuplicates(dup []keyed) (*outcome, error) {
 	return &out, nil
 }
 
+// containmentCheck names, in a held record's reasons, the containment of
+// its source.
+const containmentCheck = "containment"
+
 // containedOutcome quarantines every record of a contained source's batch
 // without validating or adapting it: nothing of it may propagate.
 //
@@ -756,13 +760,14 @@ func containedOutcome(in batchInput, cv *compiled, format recordv1.Format, b *re
 	}
 	for i := range b.Records {
 		r := &b.Records[i]
-		reasons := []*recordv1.RecordError{{Code: recordv1.ErrorCode_ERROR_CODE_SOURCE_CONTAINED, Message: msg, Check: "containment"}}
+		reasons := []*recordv1.RecordError{{Code: recordv1.ErrorCode_ERROR_CODE_SOURCE_CONTAINED, Message: msg, Check: containmentCheck}}
 		if r.Err != nil {
 			reasons = append(reasons, r.Err)
 		}
 		o.quarantine(r.Index, r.Position, reasons, idState)
 	}
 	o.contained = true
+	o.figures.Contained = int64(len(b.Records))
 	// Measured while contained, never learned from: nothing of it passed.
 	o.figures.Values = profile(cv.plan, b, func(int) bool { return false })
 	o.finish()

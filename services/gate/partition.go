@@ -53,15 +53,17 @@ func (s *Server) sealUnit(ctx context.Context, tx storeTx, cv *compiled, p partR
 		span.End()
 	}()
 	plan := cv.plan
-	window := 0
+	want := map[string]int{}
 	for _, ch := range plan.Checks() {
-		window = max(window, ch.Baseline)
+		if ch.Kind.Statistical() && ch.Baseline > 0 {
+			want[ch.Name] = ch.Baseline
+		}
 	}
-	baseline, err := tx.Baseline(ctx, p.subject, p.part, window)
+	trail, err := tx.Trailing(ctx, p.subject, p.part, want)
 	if err != nil {
 		return nil, err
 	}
-	j := plan.Judge(u.figures.Figures, baseline, check.JudgeOptions{Amendment: u.amendment > 0})
+	j := plan.Judge(u.figures.Figures, trail, check.JudgeOptions{Amendment: u.amendment > 0})
 	var out []*gatev1.Alert
 	raise := func(a *gatev1.Alert, dedupe string, typ registryv1.EventType) error {
 		ok, err := s.storeAlert(ctx, tx, a, dedupe, typ)
@@ -150,8 +152,15 @@ func (s *Server) sealUnit(ctx context.Context, tx storeTx, cv *compiled, p partR
 			return nil, err
 		}
 	}
-	if err := s.settleAlerts(ctx, tx, cv, p, u, j.Outcomes, verdict, out, resolver, now); err != nil {
+	if err := s.settleAlerts(ctx, tx, p, u, j.Outcomes, verdict, out, resolver, now); err != nil {
 		return nil, err
+	}
+	if u.amendment == 0 {
+		// What the partition may serve as a baseline for, as it now
+		// stands: a replay's re-judgment records it again.
+		if err := tx.SetBaselineSkips(ctx, u.pid, baselineSkips(j.Outcomes, u.figures.Contained > 0)); err != nil {
+			return nil, err
+		}
 	}
 	// Learn the shapes of what passed, once, at the first seal, and only
 	// from a partition that may be published: a blocked day is no baseline.
@@ -185,6 +194,22 @@ func (s *Server) sealUnit(ctx context.Context, tx storeTx, cv *compiled, p partR
 
 const contractPolicyBlock = 1 // contractv1.Policy_POLICY_BLOCK
 
+// baselineSkips are the checks whose trailing baseline a judged partition
+// may not serve: every check when it held contained records, else the
+// statistical checks it failed. An outage never becomes the new normal.
+func baselineSkips(outcomes []check.Outcome, contained bool) []string {
+	if contained {
+		return []string{allChecks}
+	}
+	var out []string
+	for _, o := range outcomes {
+		if o.Exceeded && o.Check >= 0 && check.IsMetric(o.Kind) {
+			out = append(out, o.Name)
+		}
+	}
+	return out
+}
+
 func verdictProto(v check.Verdict) gatev1.PartitionVerdict {
 	switch v {
 	case check.Blocked:
@@ -199,7 +224,7 @@ func outcomesProto(outcomes []check.Outcome) []*gatev1.CheckOutcome {
 	out := make([]*gatev1.CheckOutcome, len(outcomes))
 	for i, o := range outcomes {
 		c := &gatev1.CheckOutcome{Check: o.Name, Rule: o.Rule, Policy: o.Policy, Field: o.Field, Kind: o.Kind, Failures: o.Failures, Rows: o.Rows,
-			Exceeded: o.Exceeded, Observed: o.Observed, Baseline: o.Baseline, SamplePositions: o.Samples, Message: o.Message}
+			Exceeded: o.Exceeded, Observed: o.Observed, Baseline: o.Baseline, SamplePositions: o.Samples, Message: o.Message, BaselinePartitions: o.BaselineFrom}
 		if o.Policy == contractPolicyBlock {
 			if o.Threshold.IsFraction {
 				c.Threshold = thresholdFraction(o.Threshold.Fraction)

@@ -459,6 +459,9 @@ func (s *Server) release(ctx context.Context, cv *compiled, subject, part, repla
 			}
 			u.counts.released++
 			u.figures.removeFailures(h.failed)
+			if h.failed[containmentCheck] > 0 {
+				u.figures.Contained = max(0, u.figures.Contained-1)
+			}
 			// The identifier counts once in the match rate: records counted
 			// as unmatched at ingest now count as matched if they resolve.
 			var checked, matched int64

@@ -149,7 +149,30 @@ DROP TABLE gate_keys;`,
 	Name:     "packed kept answers",
 	SQLite:   `ALTER TABLE gate_answers ADD COLUMN form INTEGER NOT NULL DEFAULT 1;`,
 	Postgres: `ALTER TABLE gate_answers ADD COLUMN form BIGINT NOT NULL DEFAULT 1;`,
+}, {
+	// A trailing baseline holds only partitions that passed its check
+	// and held no contained record: a row per partition and statistical
+	// check it failed ("*": every check, for a contained partition).
+	// Partitions judged before are skipped for the checks whose alerts
+	// they raised and no replay or resending withdrew; containment was
+	// not recorded then.
+	Version:  9,
+	Name:     "honest baselines",
+	SQLite:   schemaV9("INTEGER"),
+	Postgres: schemaV9("BIGINT"),
 }}
+
+func schemaV9(integer string) string {
+	return strings.ReplaceAll(`CREATE TABLE gate_baseline_skips (
+	pid        $INT NOT NULL,
+	check_name TEXT NOT NULL,
+	PRIMARY KEY (pid, check_name)
+);
+INSERT INTO gate_baseline_skips (pid, check_name)
+SELECT DISTINCT p.pid, a.check_name FROM gate_alerts a JOIN gate_parts p ON p.subject = a.subject AND p.part = a.part
+WHERE a.amendment = 0 AND a.kind IN ('MATCH_RATE', 'NULL_RATE', 'MEAN_DRIFT', 'ROW_COUNT')
+	AND NOT (a.state = 3 AND (a.resolved_by LIKE 'replay %' OR a.resolved_by LIKE 'partition % attempt %'));`, "$INT", integer)
+}
 
 func schemaV6(integer, blob string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(`ALTER TABLE gate_quarantine ADD COLUMN ingest_reasons $BLOB;

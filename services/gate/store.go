@@ -156,10 +156,17 @@ type storeTx interface {
 	// reports, per hash, whether it was new (false: a duplicate). Call it
 	// with the partition locked (LockPartition).
 	InsertKeys(ctx context.Context, pid int64, hashes [][]byte) ([]bool, error)
-	// Baseline reads the figures of the n sealed partitions of subject
-	// before part (all units of each, in their current sending), oldest
-	// first.
-	Baseline(ctx context.Context, subject, part string, n int) ([]check.Stats, error)
+	// Trailing reads, for each statistical check named in want, the
+	// figures of the want[name] latest sealed partitions of subject before
+	// part that may serve as its baseline (all units of each, in their
+	// current sending), oldest first: those whose first unit passed the
+	// check and held no contained record (see SetBaselineSkips).
+	Trailing(ctx context.Context, subject, part string, want map[string]int) (check.Trailing, error)
+	// SetBaselineSkips records the checks whose baseline a partition may
+	// not serve, replacing what its last judgment recorded: the
+	// statistical checks it failed, or allChecks when it held contained
+	// records.
+	SetBaselineSkips(ctx context.Context, pid int64, checks []string) error
 	// AdvanceWatermark raises a subject's watermark to t; it never lowers
 	// it, and takes no lock when t is not later.
 	AdvanceWatermark(ctx context.Context, subject string, t time.Time) error
@@ -177,9 +184,6 @@ type storeTx interface {
 	// HoldingAlerts lists the alerts of a unit (raised since it opened)
 	// that still hold: OPEN or ACKNOWLEDGED.
 	HoldingAlerts(ctx context.Context, subject, part string, amendment int32, since time.Time) ([]*gatev1.Alert, error)
-	// HoldingChecks lists the holding alerts of a check raised for
-	// partitions named before part.
-	HoldingChecks(ctx context.Context, subject, check, before string) ([]*gatev1.Alert, error)
 	// SetAlertState acknowledges or resolves an alert and returns it;
 	// false when it was not in a state that moves there (an acknowledged
 	// or resolved alert is not acknowledged again, a resolved one not

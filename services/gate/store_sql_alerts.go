@@ -107,11 +107,6 @@ WHERE subject = $1 AND part = $2 AND amendment = $3 AND at >= $4 AND state IN ($
 		subject, part, amendment, since.UnixNano(), holding[0], holding[1])
 }
 
-func (t *sqlTx) HoldingChecks(ctx context.Context, subject, check, before string) ([]*gatev1.Alert, error) {
-	return queryAlerts(ctx, t.tx, "the holding alerts of check "+check, `SELECT `+alertColumns+` FROM gate_alerts
-WHERE subject = $1 AND check_name = $2 AND part < $3 AND state IN ($4, $5) ORDER BY seq`, subject, check, before, holding[0], holding[1])
-}
-
 func (t *sqlTx) SetAlertState(ctx context.Context, seq int64, state gatev1.AlertState, by, reason string, at time.Time) (*gatev1.Alert, bool, error) {
 	var res sql.Result
 	var err error

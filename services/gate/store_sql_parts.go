@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -134,7 +135,7 @@ ON CONFLICT (pid, amendment) DO UPDATE SET status = excluded.status, verdict = e
 }
 
 func (t *sqlTx) Supersede(ctx context.Context, p partRow, at time.Time) (int64, error) {
-	for _, q := range []string{`DELETE FROM gate_units WHERE pid = $1`, `DELETE FROM gate_key_runs WHERE pid = $1`} {
+	for _, q := range []string{`DELETE FROM gate_units WHERE pid = $1`, `DELETE FROM gate_key_runs WHERE pid = $1`, `DELETE FROM gate_baseline_skips WHERE pid = $1`} {
 		if _, err := t.tx.ExecContext(ctx, q, p.pid); err != nil {
 			return 0, fmt.Errorf("supersede partition %s/%s: %w", p.subject, p.part, err)
 		}
@@ -153,53 +154,93 @@ WHERE subject = $5 AND state = $6 AND part = $7`, int32(gatev1.QuarantineState_Q
 	return n, nil
 }
 
-func (t *sqlTx) Baseline(ctx context.Context, subject, part string, n int) ([]check.Stats, error) {
-	if n <= 0 {
+// allChecks, as a baseline skip, keeps a partition out of every check's
+// baseline: it held records of a contained source.
+const allChecks = "*"
+
+func (t *sqlTx) Trailing(ctx context.Context, subject, part string, want map[string]int) (check.Trailing, error) {
+	if len(want) == 0 {
 		return nil, nil
 	}
-	rows, err := t.tx.QueryContext(ctx, `SELECT p.pid, p.part FROM gate_parts p WHERE p.subject = $1 AND p.part < $2
-	AND EXISTS (SELECT 1 FROM gate_units u WHERE u.pid = p.pid AND u.status = $3)
-ORDER BY p.part DESC LIMIT $4`, subject, part, int32(gatev1.PartitionStatus_PARTITION_STATUS_SEALED), n)
-	if err != nil {
-		return nil, fmt.Errorf("find the baseline of %s/%s: %w", subject, part, err)
-	}
-	var pids []int64
-	for rows.Next() {
-		var pid int64
-		var name string
-		if err := rows.Scan(&pid, &name); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("find the baseline of %s/%s: %w", subject, part, err)
+	out := check.Trailing{}
+	stats := map[int64]check.Stats{}
+	for _, name := range sortedKeys(want) {
+		n := want[name]
+		if n <= 0 {
+			continue
 		}
-		pids = append(pids, pid)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("find the baseline of %s/%s: %w", subject, part, err)
-	}
-	out := make([]check.Stats, 0, len(pids))
-	for i := len(pids) - 1; i >= 0; i-- { // oldest first
-		urows, err := t.tx.QueryContext(ctx, `SELECT `+unitColumns+` FROM gate_units WHERE pid = $1 AND status = $2 ORDER BY amendment`,
-			pids[i], int32(gatev1.PartitionStatus_PARTITION_STATUS_SEALED))
+		// Partitions whose first unit failed the check, or held contained
+		// records, are skipped however far back the last that passed is:
+		// an outage of any length keeps being judged against the days
+		// before it.
+		rows, err := t.tx.QueryContext(ctx, `SELECT p.pid, p.part FROM gate_parts p WHERE p.subject = $1 AND p.part < $2
+	AND EXISTS (SELECT 1 FROM gate_units u WHERE u.pid = p.pid AND u.amendment = 0 AND u.status = $3)
+	AND NOT EXISTS (SELECT 1 FROM gate_baseline_skips k WHERE k.pid = p.pid AND (k.check_name = $4 OR k.check_name = $5))
+ORDER BY p.part DESC LIMIT $6`, subject, part, int32(gatev1.PartitionStatus_PARTITION_STATUS_SEALED), name, allChecks, n)
 		if err != nil {
-			return nil, fmt.Errorf("read the baseline of %s/%s: %w", subject, part, err)
+			return nil, fmt.Errorf("find the baseline of %s on %s/%s: %w", name, subject, part, err)
 		}
-		var st check.Stats
-		for urows.Next() {
-			u, err := scanUnit(urows)
-			if err != nil {
-				urows.Close()
-				return nil, fmt.Errorf("read the baseline of %s/%s: %w", subject, part, err)
+		var samples []check.Sample
+		var pids []int64
+		for rows.Next() {
+			var pid int64
+			var p string
+			if err := rows.Scan(&pid, &p); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("find the baseline of %s on %s/%s: %w", name, subject, part, err)
 			}
-			st.Merge(u.figures.Stats)
+			pids = append(pids, pid)
+			samples = append(samples, check.Sample{Partition: p})
 		}
-		urows.Close()
-		if err := urows.Err(); err != nil {
-			return nil, fmt.Errorf("read the baseline of %s/%s: %w", subject, part, err)
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("find the baseline of %s on %s/%s: %w", name, subject, part, err)
 		}
-		out = append(out, st)
+		for i, pid := range pids {
+			st, ok := stats[pid]
+			if !ok {
+				if st, err = t.partitionStats(ctx, pid); err != nil {
+					return nil, fmt.Errorf("read the baseline of %s/%s: %w", subject, part, err)
+				}
+				stats[pid] = st
+			}
+			samples[i].Stats = st
+		}
+		slices.Reverse(samples) // oldest first
+		out[name] = samples
 	}
 	return out, nil
+}
+
+// partitionStats merges the statistics of a partition's sealed units.
+func (t *sqlTx) partitionStats(ctx context.Context, pid int64) (check.Stats, error) {
+	var st check.Stats
+	rows, err := t.tx.QueryContext(ctx, `SELECT `+unitColumns+` FROM gate_units WHERE pid = $1 AND status = $2 ORDER BY amendment`,
+		pid, int32(gatev1.PartitionStatus_PARTITION_STATUS_SEALED))
+	if err != nil {
+		return st, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		u, err := scanUnit(rows)
+		if err != nil {
+			return st, err
+		}
+		st.Merge(u.figures.Stats)
+	}
+	return st, rows.Err()
+}
+
+func (t *sqlTx) SetBaselineSkips(ctx context.Context, pid int64, checks []string) error {
+	if _, err := t.tx.ExecContext(ctx, `DELETE FROM gate_baseline_skips WHERE pid = $1`, pid); err != nil {
+		return fmt.Errorf("record the baseline skips of partition %d: %w", pid, err)
+	}
+	for _, name := range checks {
+		if _, err := t.tx.ExecContext(ctx, `INSERT INTO gate_baseline_skips (pid, check_name) VALUES ($1, $2) ON CONFLICT DO NOTHING`, pid, name); err != nil {
+			return fmt.Errorf("record the baseline skips of partition %d: %w", pid, err)
+		}
+	}
+	return nil
 }
 
 func (s *sqlStore) OpenBefore(ctx context.Context, subject, cutoff string) ([]string, error) {

@@ -562,7 +562,8 @@ type CheckOutcome struct {
 	Rows      int64         `protobuf:"varint,7,opt,name=rows,proto3" json:"rows,omitempty"`
 	Threshold *v1.Threshold `protobuf:"bytes,8,opt,name=threshold,proto3" json:"threshold,omitempty"`
 	// Exceeded is set when a BLOCK check is over its threshold, or a metric
-	// out of its bounds.
+	// out of its bounds. A metric that was measured and within its bounds
+	// is listed with exceeded unset.
 	Exceeded bool `protobuf:"varint,9,opt,name=exceeded,proto3" json:"exceeded,omitempty"`
 	// Observed and Baseline are a metric's value and its trailing baseline
 	// (NaN when there is none).
@@ -571,8 +572,12 @@ type CheckOutcome struct {
 	// SamplePositions are source positions of the first failing records.
 	SamplePositions []int64 `protobuf:"varint,12,rep,packed,name=sample_positions,json=samplePositions,proto3" json:"sample_positions,omitempty"`
 	Message         string  `protobuf:"bytes,13,opt,name=message,proto3" json:"message,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// BaselinePartitions names the partitions a metric's baseline came
+	// from, oldest first: the trailing partitions that passed this check
+	// and were not contained.
+	BaselinePartitions []string `protobuf:"bytes,14,rep,name=baseline_partitions,json=baselinePartitions,proto3" json:"baseline_partitions,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *CheckOutcome) Reset() {
@@ -694,6 +699,13 @@ func (x *CheckOutcome) GetMessage() string {
 		return x.Message
 	}
 	return ""
+}
+
+func (x *CheckOutcome) GetBaselinePartitions() []string {
+	if x != nil {
+		return x.BaselinePartitions
+	}
+	return nil
 }
 
 // PartitionCounts counts a partition's records.
@@ -5161,7 +5173,7 @@ var File_seam_gate_v1_gate_proto protoreflect.FileDescriptor
 
 const file_seam_gate_v1_gate_proto_rawDesc = "" +
 	"\n" +
-	"\x17seam/gate/v1/gate.proto\x12\fseam.gate.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1fseam/contract/v1/contract.proto\x1a\x1bseam/record/v1/record.proto\"\x98\x03\n" +
+	"\x17seam/gate/v1/gate.proto\x12\fseam.gate.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1fseam/contract/v1/contract.proto\x1a\x1bseam/record/v1/record.proto\"\xc9\x03\n" +
 	"\fCheckOutcome\x12\x14\n" +
 	"\x05check\x18\x01 \x01(\tR\x05check\x12\x12\n" +
 	"\x04rule\x18\x02 \x01(\tR\x04rule\x120\n" +
@@ -5176,7 +5188,8 @@ const file_seam_gate_v1_gate_proto_rawDesc = "" +
 	" \x01(\x01R\bobserved\x12\x1a\n" +
 	"\bbaseline\x18\v \x01(\x01R\bbaseline\x12)\n" +
 	"\x10sample_positions\x18\f \x03(\x03R\x0fsamplePositions\x12\x18\n" +
-	"\amessage\x18\r \x01(\tR\amessage\"\xc1\x01\n" +
+	"\amessage\x18\r \x01(\tR\amessage\x12/\n" +
+	"\x13baseline_partitions\x18\x0e \x03(\tR\x12baselinePartitions\"\xc1\x01\n" +
 	"\x0fPartitionCounts\x12\x1a\n" +
 	"\breceived\x18\x01 \x01(\x03R\breceived\x12\x1a\n" +
 	"\baccepted\x18\x02 \x01(\x03R\baccepted\x12 \n" +

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -223,9 +224,28 @@ func printPartition(w io.Writer, p *gatev1.PartitionState, amendments int32) {
 				threshold, figure(ck, ck.GetObserved()), figure(ck, ck.GetBaseline()), output.YesNo(ck.GetExceeded()), output.OrDash(positions(ck.GetSamplePositions())))
 		}
 		_ = t.Flush()
+		printBaselines(w, p.GetChecks())
 	}
 	for _, a := range p.GetAlerts() {
 		alerts.Print(w, a)
+	}
+}
+
+// printBaselines says, for each metric judged against a trailing
+// baseline, which partitions that baseline came from: those that passed
+// the check and were not contained.
+func printBaselines(w io.Writer, checks []*gatev1.CheckOutcome) {
+	first := true
+	for _, ck := range checks {
+		from := ck.GetBaselinePartitions()
+		if !metricKinds[ck.GetKind()] || len(from) == 0 {
+			continue
+		}
+		if first {
+			fmt.Fprintln(w, "\nbaselines (trailing partitions that passed the check, not contained):")
+			first = false
+		}
+		fmt.Fprintf(w, "  %s: %s of %d partitions: %s\n", ck.GetCheck(), figure(ck, ck.GetBaseline()), len(from), strings.Join(from, ", "))
 	}
 }
 
