@@ -140,6 +140,12 @@ func (p paymentsDay) lines() []string {
 // the past) and creates the account namespace with its references.
 func registerPayments(t testing.TB, p *peers, idc idmapv1.IdMapServiceClient) {
 	t.Helper()
+	registerPaymentsAs(t, p, idc, paymentsV1YAML)
+}
+
+// registerPaymentsAs is registerPayments with v1 written as v1YAML.
+func registerPaymentsAs(t testing.TB, p *peers, idc idmapv1.IdMapServiceClient, v1YAML string) {
+	t.Helper()
 	ctx := context.Background()
 	m, err := contract.LoadCanonicalModel([]byte(paymentModelYAML), "bank_payment.yaml")
 	if err != nil {
@@ -152,7 +158,7 @@ func registerPayments(t testing.TB, p *peers, idc idmapv1.IdMapServiceClient) {
 		{Name: "ref", Kind: idmapv1.FormatKind_FORMAT_KIND_STRING}, {Name: "uuid", Kind: idmapv1.FormatKind_FORMAT_KIND_UUID}}}}); err != nil {
 		t.Fatalf("CreateNamespace account: %v", err)
 	}
-	if _, err := p.registry.RegisterContract(ctx, &registryv1.RegisterContractRequest{Contract: loadPayments(t, paymentsV1YAML)}); err != nil {
+	if _, err := p.registry.RegisterContract(ctx, &registryv1.RegisterContractRequest{Contract: loadPayments(t, v1YAML)}); err != nil {
 		t.Fatalf("register bank.payments v1: %v", err)
 	}
 	// The account master: every known account's UUID and reference, so
