@@ -39,6 +39,7 @@ type Node struct {
 	Notes              *bytes.Buffer
 	// Stop shuts the node down (once); the test's cleanup calls it too.
 	Stop func()
+	cfg  node.Config
 }
 
 // StartNode runs `seam up` in-process on free ports with an admin and a
@@ -73,9 +74,6 @@ func StartNodeWith(t *testing.T, configure func(*node.Config)) *Node {
 	}
 
 	n := &Node{Admin: admin, Viewer: viewer, DataDir: dir, Spans: tracetest.NewSpanRecorder(), Notes: &bytes.Buffer{}}
-	ctx, cancel := context.WithCancel(context.Background())
-	ready := make(chan struct{})
-	done := make(chan error, 1)
 	cfg := node.Config{
 		Services: node.ServiceNames, Bootstrap: true, DataDir: dir,
 		GRPCAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:0",
@@ -84,6 +82,27 @@ func StartNodeWith(t *testing.T, configure func(*node.Config)) *Node {
 	if configure != nil {
 		configure(&cfg)
 	}
+	n.cfg = cfg
+	n.run(t)
+	return n
+}
+
+// Restart stops the node and starts it again on the same data directory
+// and store, as after a crash or an upgrade: what it answers afterwards
+// comes from the store, not from memory. Its addresses change.
+func (n *Node) Restart(t *testing.T) {
+	t.Helper()
+	n.Stop()
+	n.run(t)
+}
+
+// run starts `seam up` with n's configuration and sets Stop.
+func (n *Node) run(t *testing.T) {
+	t.Helper()
+	cfg := n.cfg
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan struct{})
+	done := make(chan error, 1)
 	go func() {
 		done <- node.Run(ctx, cfg, node.Hooks{
 			SpanProcessors: []sdktrace.SpanProcessor{n.Spans},
@@ -119,7 +138,6 @@ func StartNodeWith(t *testing.T, configure func(*node.Config)) *Node {
 		})
 	}
 	t.Cleanup(n.Stop)
-	return n
 }
 
 // Conn dials the node with token ("" for none).
