@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
 )
@@ -310,6 +311,33 @@ func (ch *Check) Judge(observed float64, base Baseline) Judgement {
 			what, ch.format(base.Value), ch.format(observed), j.RelativeChange, ch.MaxRelativeChange, ch.directionNote(), base.describe())
 	}
 	return j
+}
+
+// Expectation says in words what a statistical check expects of a
+// partition, with the baseline it was judged against (NaN when none):
+// "at least 90%", "within 5 points of drop of 97.9%", "between 10 and 20,
+// within 0.15 of 84.86". Empty for a check without a bound.
+func (ch *Check) Expectation(baseline float64) string {
+	var parts []string
+	switch {
+	case !math.IsNaN(ch.Min) && !math.IsNaN(ch.Max):
+		parts = append(parts, fmt.Sprintf("between %s and %s", ch.format(ch.Min), ch.format(ch.Max)))
+	case !math.IsNaN(ch.Min):
+		parts = append(parts, "at least "+ch.format(ch.Min))
+	case !math.IsNaN(ch.Max):
+		parts = append(parts, "at most "+ch.format(ch.Max))
+	}
+	base := "of the baseline"
+	if !math.IsNaN(baseline) {
+		base = "of the baseline " + ch.format(baseline)
+	}
+	if !math.IsNaN(ch.MaxPointChange) {
+		parts = append(parts, fmt.Sprintf("within %g points%s %s", ch.MaxPointChange, ch.directionNote(), base))
+	}
+	if !math.IsNaN(ch.MaxRelativeChange) {
+		parts = append(parts, fmt.Sprintf("within a relative change of %g%s %s", ch.MaxRelativeChange, ch.directionNote(), base))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // format renders a metric value: rates as percentages, others with four

@@ -292,6 +292,7 @@ func (e *Emitter) BatchEvents(b Batch) ([]Event, error) {
 	}
 	if b.Blocked {
 		r.fail = orText(b.Reason, "the batch was blocked")
+		r.written = 0
 	}
 	return r.events()
 }
@@ -314,7 +315,10 @@ func (e *Emitter) SealEvents(s Seal) ([]Event, error) {
 		r.metrics.RowCount = s.Received
 	}
 	if s.Blocked {
+		// Nothing of a blocked partition is published, whatever it
+		// accepted: the output has no rows.
 		r.fail = orText(s.Reason, "the partition was blocked")
+		r.written = 0
 	}
 	return r.events()
 }

@@ -322,6 +322,7 @@ func (s *Server) seal(ctx context.Context, subject, part string, cause gatev1.Se
 		now := s.cfg.Clock()
 		var state *gatev1.PartitionState
 		sealedNow := false
+		var sealedStats check.Stats
 		err = s.store.InTx(ctx, func(tx storeTx) error {
 			sealedNow = false
 			p, _, err := tx.LockPartition(ctx, subject, part, true, now)
@@ -355,6 +356,7 @@ func (s *Server) seal(ctx context.Context, subject, part string, cause gatev1.Se
 				return err
 			}
 			state = s.stateOf(cv, p, u, alerts)
+			sealedStats = u.figures.Stats
 			sealedNow = true
 			return nil
 		})
@@ -368,7 +370,7 @@ func (s *Server) seal(ctx context.Context, subject, part string, cause gatev1.Se
 			s.metrics.alert(ctx, a.GetSubject(), a.GetKind())
 		}
 		if sealedNow {
-			s.emitSeal(ctx, cv, state, now)
+			s.emitSeal(ctx, cv, state, sealedStats, now)
 		}
 		return state, nil
 	}
@@ -542,12 +544,33 @@ func (s *Server) WaitPartition(ctx context.Context, req *gatev1.WaitPartitionReq
 	}
 }
 
+// columnMetrics are a partition's per-field figures as OpenLineage column
+// metrics: nulls, values present, and the sum of a numeric field's values.
+func columnMetrics(st check.Stats) map[string]openlineage.ColumnMetrics {
+	if len(st.Fields) == 0 {
+		return nil
+	}
+	out := make(map[string]openlineage.ColumnMetrics, len(st.Fields))
+	for name, f := range st.Fields {
+		present := f.Count - f.Nulls
+		cm := openlineage.ColumnMetrics{NullCount: f.Nulls, Count: &present}
+		if f.Numbers > 0 {
+			sum := f.Mean * float64(f.Numbers)
+			cm.Sum = &sum
+		}
+		out[name] = cm
+	}
+	return out
+}
+
 func isNotFound(err error) bool { return status.Code(err) == codes.NotFound }
 
 // emitSeal reports a sealing as an OpenLineage run, once it is committed
-// (a seal answered from a sealed partition is not a new run). A run that
-// cannot be described is logged; the seal stands either way.
-func (s *Server) emitSeal(ctx context.Context, cv *compiled, st *gatev1.PartitionState, started time.Time) {
+// (a seal answered from a sealed partition is not a new run): every check
+// of the contract with its result (statistical ones with what they
+// expected), and the partition's column metrics. A run that cannot be
+// described is logged; the seal stands either way.
+func (s *Server) emitSeal(ctx context.Context, cv *compiled, st *gatev1.PartitionState, stats check.Stats, started time.Time) {
 	if s.cfg.Lineage == nil {
 		return
 	}
@@ -564,17 +587,36 @@ func (s *Server) emitSeal(ctx context.Context, cv *compiled, st *gatev1.Partitio
 		Blocked:    st.GetVerdict() == gatev1.PartitionVerdict_PARTITION_VERDICT_BLOCKED,
 		Reason:     st.GetNotice(),
 		Received:   c.GetReceived(), Accepted: c.GetAccepted(), Quarantined: c.GetQuarantined(),
-		Metrics:  openlineage.Metrics{RowCount: c.GetReceived()},
+		Metrics:  openlineage.Metrics{RowCount: c.GetReceived(), Columns: columnMetrics(stats)},
 		Started:  started,
 		Finished: s.cfg.Clock(),
 	}
+	plan := map[string]*check.Check{}
+	for i, ch := range cv.plan.Checks() {
+		plan[ch.Name] = &cv.plan.Checks()[i]
+	}
+	judged := map[string]bool{}
 	for _, o := range st.GetChecks() {
+		judged[o.GetCheck()] = true
 		r := openlineage.CheckResult{Name: o.GetCheck(), Rule: o.GetRule(), Kind: o.GetKind(), Field: o.GetField(),
 			Policy: strings.TrimPrefix(o.GetPolicy().String(), "POLICY_"), Passed: !o.GetExceeded() && o.GetFailures() == 0, Failures: o.GetFailures()}
 		if !math.IsNaN(o.GetObserved()) && o.GetFailures() == 0 {
 			r.Actual = strconv.FormatFloat(o.GetObserved(), 'g', -1, 64)
 		}
+		if ch := plan[o.GetCheck()]; ch != nil && ch.Kind.Statistical() {
+			r.Expected = ch.Expectation(o.GetBaseline())
+		}
 		seal.Checks = append(seal.Checks, r)
+	}
+	// The checks every record passed are not in the decision: listed as
+	// passed. A statistical check that was not measured (too few rows)
+	// did not pass either and is left out.
+	for _, ch := range cv.plan.Checks() {
+		if judged[ch.Name] || ch.Kind.Statistical() {
+			continue
+		}
+		seal.Checks = append(seal.Checks, openlineage.CheckResult{Name: ch.Name, Rule: ch.Rule, Kind: ch.Kind.String(), Field: ch.Field,
+			Policy: strings.TrimPrefix(ch.Policy.String(), "POLICY_"), Passed: true})
 	}
 	if err := s.cfg.Lineage.PartitionSealed(seal); err != nil {
 		s.cfg.Logger.WarnContext(ctx, "could not describe the seal as an OpenLineage run", "subject", st.GetSubject(), "partition", st.GetPartition(), "error", err)

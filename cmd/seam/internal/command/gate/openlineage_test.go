@@ -116,7 +116,28 @@ func TestSealsEmitOpenLineageRuns(t *testing.T) {
 			RunID  string
 			Facets map[string]json.RawMessage
 		}
-		Job struct{ Namespace, Name string }
+		Job    struct{ Namespace, Name string }
+		Inputs []struct {
+			InputFacets struct {
+				Assertions struct {
+					Assertions []struct {
+						Name, Expected string
+						Success        bool
+					}
+				} `json:"dataQualityAssertions"`
+				Metrics struct {
+					ColumnMetrics map[string]struct {
+						NullCount, Count int64
+						Sum              *float64
+					}
+				} `json:"dataQualityMetrics"`
+			}
+		}
+		Outputs []struct {
+			OutputFacets struct {
+				OutputStatistics *struct{ RowCount int64 } `json:"outputStatistics"`
+			}
+		}
 	}
 	var got []string
 	runs := map[string]bool{}
@@ -166,6 +187,28 @@ func TestSealsEmitOpenLineageRuns(t *testing.T) {
 				t.Fatal(err)
 			}
 			desc += fmt.Sprintf(" %s %s %d/%d", sf.Partition, sf.Verdict, sf.Accepted, sf.Received)
+			// The terminal event lists every check of the contract with
+			// its result (the statistical ones with what they expected),
+			// the partition's column metrics, and the rows published:
+			// none of a blocked partition.
+			in := ev.Inputs[0].InputFacets
+			checks := map[string]string{}
+			for _, a := range in.Assertions.Assertions {
+				checks[a.Name] = fmt.Sprintf("%v %s", a.Success, a.Expected)
+			}
+			if !strings.HasPrefix(checks["aov_drift"], "true within a relative change of 0.15") || !strings.HasPrefix(checks["order_id.pattern"], "true") {
+				t.Errorf("%s: assertions %v, want every check, aov_drift with what it expected", desc, checks)
+			}
+			if amount := in.Metrics.ColumnMetrics["amount"]; amount.Count != sf.Received || amount.Sum == nil {
+				t.Errorf("%s: column metrics of amount = %+v, want %d values and their sum", desc, amount, sf.Received)
+			}
+			published := sf.Accepted
+			if sf.Verdict == "BLOCKED" {
+				published = 0
+			}
+			if o := ev.Outputs[0].OutputFacets.OutputStatistics; o == nil || o.RowCount != published {
+				t.Errorf("%s: output statistics %+v, want %d rows published", desc, o, published)
+			}
 		}
 		got = append(got, desc)
 	}
