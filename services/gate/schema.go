@@ -149,7 +149,23 @@ DROP TABLE gate_keys;`,
 	Name:     "packed kept answers",
 	SQLite:   `ALTER TABLE gate_answers ADD COLUMN form INTEGER NOT NULL DEFAULT 1;`,
 	Postgres: `ALTER TABLE gate_answers ADD COLUMN form BIGINT NOT NULL DEFAULT 1;`,
+}, {
+	// Shapes are named by one classifier (core/shape), and a run of
+	// digits is {digits} unless zero-padded. The learned and reported
+	// shapes stored before are marked as version-1 names ("v1:" prefix),
+	// which the gate reads for what they stand for (shape.V1Covers):
+	// "name-{digits:5}" learned from "name-99999" covers "name-{digits}".
+	Version:  9,
+	Name:     "shapes of one classifier",
+	SQLite:   schemaV9,
+	Postgres: schemaV9,
 }}
+
+// v1ShapePrefix marks a shape stored under its version-1 name.
+const v1ShapePrefix = "v1:"
+
+const schemaV9 = `UPDATE gate_learned_shapes SET shape = 'v1:' || shape;
+UPDATE gate_shapes SET shape = 'v1:' || shape;`
 
 func schemaV6(integer, blob string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(`ALTER TABLE gate_quarantine ADD COLUMN ingest_reasons $BLOB;
