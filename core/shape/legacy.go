@@ -1,6 +1,9 @@
 package shape
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
 
 // Before this package, the gate named shapes its own way (version 1 of
 // the names): "digit string", "decimal string", "empty string" and "text"
@@ -41,11 +44,15 @@ func V1Covers(old, current string) bool {
 	if FromV1(old) == current {
 		return true
 	}
-	if old == "text" {
-		if current == Hex {
+	switch old {
+	case "text":
+		// Version 1 took for text what it had no name for: hex words
+		// without a digit, signed numbers, addresses it read stricter,
+		// and codes of other characters or longer than 40 bytes.
+		if current == Hex || current == Decimal || current == Email {
 			return true
 		}
-		lits, _, ok := splitTemplate(current)
+		lits, runs, ok := splitTemplate(current)
 		if !ok {
 			return false
 		}
@@ -54,13 +61,29 @@ func V1Covers(old, current string) bool {
 			n += len(l)
 			for i := 0; i < len(l); i++ {
 				if !v1TemplateByte(l[i]) {
-					return true // version 1 took it for text
+					return true
 				}
 			}
 		}
-		return n > 40 // version 1 took codes this long for text
+		for _, r := range runs {
+			n += max(1, runWidth(r))
+		}
+		return n > 40
+	case "email":
+		// Version 1 read "a@b." and addresses with tabs as e-mail.
+		return current == String || IsTemplate(current) && strings.Contains(current, "@")
 	}
 	ol, oruns, ok1 := splitTemplate(old)
+	if ok1 && current == Decimal {
+		// "-7" and "1e5" were templates of version 1.
+		var b strings.Builder
+		for i, r := range oruns {
+			b.WriteString(ol[i])
+			b.WriteString(strings.Repeat("1", max(1, runWidth(r))))
+		}
+		b.WriteString(ol[len(ol)-1])
+		return IsDecimal([]byte(b.String()))
+	}
 	cl, cruns, ok2 := splitTemplate(current)
 	if !ok1 || !ok2 || len(oruns) != len(cruns) {
 		return false
@@ -76,6 +99,16 @@ func V1Covers(old, current string) bool {
 		}
 	}
 	return true
+}
+
+// runWidth is the count of a placeholder such as {digits:8}, 0 without one.
+func runWidth(ph string) int {
+	_, count, ok := strings.Cut(strings.Trim(ph, "{}"), ":")
+	if !ok {
+		return 0
+	}
+	n, _ := strconv.Atoi(count)
+	return n
 }
 
 // splitTemplate cuts a template into its fixed text (one more part than

@@ -9,7 +9,7 @@
 //	empty      ""
 //	uuid       8-4-4-4-12 hex digits
 //	digits     digits only: "12345", "00012345"
-//	decimal    a number written out: "-7.5", "100.00", "1.5e3"
+//	decimal    a number written out with a sign or a point: "-7", "100.00", "1.5e3"
 //	date       YYYY-MM-DD
 //	timestamp  RFC 3339
 //	email      local@domain.tld
@@ -165,11 +165,12 @@ func IsDigits(b []byte) bool {
 	return len(b) > 0
 }
 
-// IsDecimal reports a number written out that is not digits alone: an
+// IsDecimal reports a number written out with a sign or a point: an
 // optional sign, digits, an optional point and digits, an optional
-// exponent ("-7", "12.50", "1.5e3").
+// exponent ("-7", "12.50", "1.5e3"). Digits alone are digits, and "1e5"
+// without either is no decimal here (hashes look like it).
 func IsDecimal(b []byte) bool {
-	return decimalText(b) && !IsDigits(b)
+	return decimalText(b) && (b[0] == '-' || b[0] == '+' || bytes.IndexByte(b, '.') >= 0)
 }
 
 // decimalText reports [+-]digits[.digits][(e|E)[+-]digits].
