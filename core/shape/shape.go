@@ -114,11 +114,11 @@ func AppendText(buf, b []byte) []byte {
 // text, longer than MaxTemplateLen bytes, not UTF-8, or with braces,
 // spaces or control characters) leaves buf as it was and returns false.
 func AppendTemplate(buf, b []byte) ([]byte, bool) {
-	if len(b) > MaxTemplateLen || !utf8.Valid(b) {
+	if len(b) > MaxTemplateLen {
 		return buf, false
 	}
 	start := len(buf)
-	runs, lits := 0, 0
+	runs, lits, high := 0, 0, false
 	for i := 0; i < len(b); {
 		c := b[i]
 		switch {
@@ -140,11 +140,12 @@ func AppendTemplate(buf, b []byte) ([]byte, bool) {
 			return buf[:start], false
 		default:
 			buf = append(buf, c)
+			high = high || c >= utf8.RuneSelf
 			lits++
 			i++
 		}
 	}
-	if runs == 0 || lits == 0 {
+	if runs == 0 || lits == 0 || high && !utf8.Valid(b) {
 		return buf[:start], false
 	}
 	return buf, true
