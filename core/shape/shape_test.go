@@ -274,3 +274,27 @@ func TestV1NamesCoverTheCurrentNames(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkAppendText names a mix of the values a gate sees (codes, ids,
+// numbers as text, dates, addresses, free text), as the gate does for every
+// value of every batch, against the naming of version 1.
+func BenchmarkAppendText(b *testing.B) {
+	values := [][]byte{[]byte("ORD-0000012345"), []byte("name-100000"), []byte("7c9e6679-7425-40de-944b-e07fc1f90ae7"),
+		[]byte("12345678"), []byte("100.00"), []byte("2026-10-01"), []byte("2026-10-01T08:00:00Z"), []byte("driver7@fleet.example"),
+		[]byte("deadbeef01"), []byte("paid"), []byte("a note with spaces"), []byte("EUR")}
+	for _, bc := range []struct {
+		name string
+		fn   func(buf, b []byte) []byte
+	}{{"current", AppendText}, {"v1", v1AppendText}} {
+		b.Run(bc.name, func(b *testing.B) {
+			var buf []byte
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, v := range values {
+					buf = bc.fn(buf[:0], v)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(values)), "ns/value")
+		})
+	}
+}

@@ -10,32 +10,34 @@ import (
 // v1Text is how the gate named a string's shape before core/shape (its
 // services/gate/shape.go at version 1 of the names), kept as the reference
 // the reading of stored version-1 names is tested against.
-func v1Text(b []byte) string {
+func v1Text(b []byte) string { return string(v1AppendText(nil, b)) }
+
+func v1AppendText(buf, b []byte) []byte {
 	switch {
 	case len(b) == 0:
-		return "empty string"
+		return append(buf, "empty string"...)
 	case lexical.IsUUID(b):
-		return "uuid"
+		return append(buf, "uuid"...)
 	case v1AllDigits(b):
-		return "digit string"
+		return append(buf, "digit string"...)
 	case v1IsDecimal(b):
-		return "decimal string"
+		return append(buf, "decimal string"...)
 	case lexical.ParseDate(b):
-		return "date"
+		return append(buf, "date"...)
 	}
 	if lexical.ValidRFC3339(b) {
-		return "timestamp"
+		return append(buf, "timestamp"...)
 	}
 	if v1IsEmail(b) {
-		return "email"
+		return append(buf, "email"...)
 	}
 	if v1IsHex(b) {
-		return "hex"
+		return append(buf, "hex"...)
 	}
-	if t, ok := v1AppendTemplate(nil, b); ok {
-		return string(t)
+	if t, ok := v1AppendTemplate(buf, b); ok {
+		return t
 	}
-	return "text"
+	return append(buf, "text"...)
 }
 
 func v1AppendTemplate(buf, b []byte) ([]byte, bool) {
