@@ -79,6 +79,13 @@ func mergeShapes(into, from map[string]shapeFigure) map[string]shapeFigure {
 // their text; the learned shapes of version 1 cover what they stand for.
 func (f *unitFigures) renameV1() {
 	rename := func(m map[string]shapeFigure) map[string]shapeFigure {
+		stale := false
+		for _, s := range m {
+			stale = stale || shape.FromV1(s.Shape) != s.Shape
+		}
+		if !stale {
+			return m
+		}
 		var out map[string]shapeFigure
 		for _, s := range m {
 			s.Shape = shape.FromV1(s.Shape)
