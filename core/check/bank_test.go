@@ -316,7 +316,7 @@ func TestRecordRuleCompileErrors(t *testing.T) {
 		{"in_partition(booked_at, tolerance: 2)", "tolerance takes a duration"},
 		{"in_partition(booked_at, tolerance: 2w)", "tolerance takes a duration"},
 		{"one_of(account_ref)", "one_of takes a field and at least one shape"},
-		{"one_of(account_ref, guid)", `unknown shape "guid"; use one of declared, boolean, date, digits`},
+		{"one_of(account_ref, guid)", `unknown shape "guid"; use one of declared, array, boolean, date, decimal, digits`},
 		{`one_of(account_ref, "ACC-{digits}", "ACC-{digits}")`, "listed twice"},
 		{`one_of(account_ref, "ACC-{num:8}")`, "unknown placeholder {num:8}"},
 		{"one_of(account_ref, 7)", "expected a shape"},

@@ -751,6 +751,8 @@ func shapePattern(shape string) string {
 		return uuidPattern
 	case shape == shapeDigits:
 		return "^[0-9]+$"
+	case shape == shapeDecimal:
+		return "^[+-]?[0-9]+(\\.[0-9]+)?([eE][+-]?[0-9]+)?$"
 	case shape == shapeDate:
 		return "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
 	case isTemplate(shape):

@@ -2,12 +2,13 @@ package infer
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/seamdata/seam/core/check"
-	"github.com/seamdata/seam/core/lexical"
+	"github.com/seamdata/seam/core/shape"
 )
 
 // Value kinds as a profile counts them. CSV cells are typed by their text
@@ -24,92 +25,28 @@ const (
 
 var kindNames = [numKinds]string{"string", "integer", "number", "boolean", "object", "array"}
 
-// Named string shapes, spelled as a one_of check names them (check.ShapeNames).
+// Named string shapes, as core/shape names them for the gate's alerts and
+// a one_of check.
 const (
-	shapeUUID      = "uuid"
-	shapeTimestamp = "timestamp"
-	shapeDate      = "date"
-	shapeEmail     = "email"
-	shapeDigits    = "digits"
-	shapeHex       = "hex"
-	shapeString    = "string"
+	shapeUUID      = shape.UUID
+	shapeTimestamp = shape.Timestamp
+	shapeDate      = shape.Date
+	shapeDigits    = shape.Digits
+	shapeDecimal   = shape.Decimal
+	shapeString    = shape.String
 )
 
-// stringShape names the shape of one string: a named shape, a template
-// such as "ACC-{digits:8}" when the string mixes fixed text with digits,
-// or "string". The order matters: "20260301" is digits, not a date.
-func stringShape(s string) string {
-	b := []byte(s)
-	switch {
-	case lexical.IsUUID(b):
-		return shapeUUID
-	case timestampShaped(s):
-		return shapeTimestamp
-	case dateShaped(s):
-		return shapeDate
-	case digitsOnly(s):
-		return shapeDigits
-	case emailShaped(s):
-		return shapeEmail
-	case hexShaped(s):
-		return shapeHex
-	}
-	if sk, ok := skeletonOf(s, false); ok {
-		return sk.template(nil)
-	}
-	return shapeString
-}
+// stringShape names the shape of one string as every part of Seam does
+// (core/shape): a named shape, a template such as "ACC-{digits:8}" or
+// "name-{digits}" when the string mixes fixed text with digits, or
+// "string".
+func stringShape(s string) string { return shape.OfText(s) }
 
-// timestampShaped and dateShaped read as the checks read a TIMESTAMP
-// and a DATE: one parser for the core (core/lexical).
-func timestampShaped(s string) bool {
-	return lexical.ValidRFC3339([]byte(s))
-}
-
-func dateShaped(s string) bool { return lexical.ParseDate([]byte(s)) }
-
-func digitsOnly(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return s != ""
-}
-
-// hexShaped is a string of at least 8 hex digits with a letter among them
-// (a digit-only string is "digits"), the look of hashes and hex keys.
-func hexShaped(s string) bool {
-	if len(s) < 8 {
-		return false
-	}
-	letter := false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= '0' && c <= '9':
-		case c|0x20 >= 'a' && c|0x20 <= 'f':
-			letter = true
-		default:
-			return false
-		}
-	}
-	return letter
-}
-
-// emailShaped is local@domain.tld without spaces, as check's "email" shape.
-func emailShaped(s string) bool {
-	at := strings.IndexByte(s, '@')
-	if at <= 0 || strings.Count(s, "@") != 1 || strings.ContainsAny(s, " \t\r\n") {
-		return false
-	}
-	dot := strings.LastIndexByte(s[at:], '.')
-	return dot > 1 && at+dot < len(s)-1
-}
+func digitsOnly(s string) bool { return shape.IsDigits([]byte(s)) }
 
 // maxTemplateLen bounds the strings a template is inferred from: longer
 // text is prose, not a code.
-const maxTemplateLen = 64
+const maxTemplateLen = shape.MaxTemplateLen
 
 // skeleton is a string cut into literal text and runs of one class of
 // characters: "ACC-00012345" is "ACC-" and a run of 8 digits. With letters
@@ -122,6 +59,8 @@ type skeleton struct {
 type run struct {
 	class string // "digits" or "alpha"
 	n     int
+	// padded is a run of digits that starts with a zero ("000123").
+	padded bool
 }
 
 // skeletonOf cuts s into a skeleton. Digit runs always become runs; with
@@ -160,7 +99,7 @@ func skeletonOf(s string, letters bool) (skeleton, bool) {
 		}
 		sk.lits = append(sk.lits, lit.String())
 		lit.Reset()
-		sk.runs = append(sk.runs, run{class, j - i})
+		sk.runs = append(sk.runs, run{class, j - i, class == "digits" && c == '0' && j-i > 1})
 		i = j
 	}
 	sk.lits = append(sk.lits, lit.String())
@@ -223,13 +162,15 @@ func (sk skeleton) template(widths []int) string {
 type templateGroup struct {
 	sk     skeleton
 	count  int
-	widths []int // per run: the common length, or -1 once lengths differ
+	widths []int  // per run: the common length, or -1 once lengths differ
+	padded []bool // per run: some string had it zero-padded
 }
 
 func (g *templateGroup) add(sk skeleton) {
 	if g.count == 0 {
 		g.sk = sk
 		g.widths = make([]int, len(sk.runs))
+		g.padded = make([]bool, len(sk.runs))
 		for i, r := range sk.runs {
 			g.widths[i] = r.n
 		}
@@ -239,7 +180,23 @@ func (g *templateGroup) add(sk skeleton) {
 		if g.widths[i] != r.n {
 			g.widths[i] = -1
 		}
+		g.padded[i] = g.padded[i] || r.padded
 	}
+}
+
+// templateWidths are the run widths a group's template says: a run of
+// letters keeps a common length; a run of digits keeps it only when it is
+// zero-padded (some string has it start with a zero), since a number that
+// is not padded grows a digit at each power of ten ("name-99999",
+// "name-100000" are "name-{digits}").
+func (g *templateGroup) templateWidths() []int {
+	w := slices.Clone(g.widths)
+	for i, r := range g.sk.runs {
+		if r.class == "digits" && !g.padded[i] {
+			w[i] = -1
+		}
+	}
+	return w
 }
 
 // templateInference infers a template from strings: their common
@@ -294,7 +251,7 @@ func (t *templateInference) best() (string, int) {
 		if best == nil {
 			return "", 0
 		}
-		return best.sk.template(best.widths), best.count
+		return best.sk.template(best.templateWidths()), best.count
 	}
 	et, en := pick(t.exact)
 	ct, cn := pick(t.classed)

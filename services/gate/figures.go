@@ -2,11 +2,13 @@ package gate
 
 import (
 	"cmp"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
 
 	"github.com/seamdata/seam/core/check"
+	"github.com/seamdata/seam/core/shape"
 )
 
 // unitFigures are what a partition (or an amendment) accumulates over its
@@ -75,6 +77,29 @@ func mergeShapes(into, from map[string]shapeFigure) map[string]shapeFigure {
 	return into
 }
 
+// renameV1 gives the shapes of figures written before Seam had one
+// classifier their current names ("digit string" is digits): a partition
+// open across the upgrade counts its values under one name. Templates keep
+// their text; the learned shapes of version 1 cover what they stand for.
+func (f *unitFigures) renameV1() {
+	rename := func(m map[string]shapeFigure) map[string]shapeFigure {
+		stale := false
+		for _, s := range m {
+			stale = stale || shape.FromV1(s.Shape) != s.Shape
+		}
+		if !stale {
+			return m
+		}
+		var out map[string]shapeFigure
+		for _, s := range m {
+			s.Shape = shape.FromV1(s.Shape)
+			out = mergeShapes(out, map[string]shapeFigure{s.Field + "\x00" + s.Shape: s})
+		}
+		return out
+	}
+	f.Shapes, f.Values = rename(f.Shapes), rename(f.Values)
+}
+
 // removeFailures takes released records' failures back out: a record a
 // replay released no longer counts against the checks it failed.
 func (f *unitFigures) removeFailures(names map[string]int64) {
@@ -116,6 +141,41 @@ func (f *unitFigures) clusters(share float64) []shapeFigure {
 type learnedField struct {
 	shapes  map[string]int64
 	version int32
+	// v1 are shapes learned before Seam had one classifier, by their
+	// version-1 names (core/shape.V1Covers); schema 9 marked them.
+	v1 map[string]int64
+}
+
+// empty reports a field with no learned shape.
+func (l learnedField) empty() bool { return len(l.shapes) == 0 && len(l.v1) == 0 }
+
+// knows reports whether values of shape name were learned: by that name,
+// or by a version-1 name that stands for it.
+func (l learnedField) knows(name string) bool {
+	if l.shapes[name] > 0 {
+		return true
+	}
+	for old, n := range l.v1 {
+		if n > 0 && shape.V1Covers(old, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// names lists the learned shapes, most frequent first, version-1 names
+// under their current ones.
+func (l learnedField) names() []string {
+	count := maps.Clone(l.shapes)
+	for old, n := range l.v1 {
+		if count == nil {
+			count = map[string]int64{}
+		}
+		count[shape.FromV1(old)] += n
+	}
+	names := sortedKeys(count)
+	sort.SliceStable(names, func(i, j int) bool { return count[names[i]] > count[names[j]] })
+	return names
 }
 
 // shiftedShape is a field whose values moved to a shape the subject never
@@ -151,7 +211,7 @@ func (f *unitFigures) shifted(learned map[string]learnedField, version int32, sh
 	var out []shiftedShape
 	for _, v := range f.Values {
 		known := learned[v.Field]
-		if len(known.shapes) == 0 || known.shapes[v.Shape] > 0 || v.Shape == "mixed" {
+		if known.empty() || known.knows(v.Shape) || v.Shape == "mixed" {
 			continue
 		}
 		failing := f.Failures[v.Field+".type"].Count + f.Failures[v.Field+".format"].Count + f.Failures[v.Field+".pattern"].Count
@@ -162,9 +222,7 @@ func (f *unitFigures) shifted(learned map[string]learnedField, version int32, sh
 		if moved < minClusterRecords || float64(moved) < share*float64(totals[v.Field]) {
 			continue
 		}
-		names := sortedKeys(known.shapes)
-		sort.SliceStable(names, func(i, j int) bool { return known.shapes[names[i]] > known.shapes[names[j]] })
-		out = append(out, shiftedShape{shapeFigure: v, Values: totals[v.Field], Moved: moved, Known: names})
+		out = append(out, shiftedShape{shapeFigure: v, Values: totals[v.Field], Moved: moved, Known: known.names()})
 	}
 	slices.SortFunc(out, func(a, b shiftedShape) int { return byFieldAndShape(a.shapeFigure, b.shapeFigure) })
 	return out
@@ -217,7 +275,7 @@ func (f *unitFigures) changes(learned map[string]learnedField, version int32, sh
 		}
 		var known []string
 		if l, ok := learned[c.Field]; ok {
-			known = sortedKeys(l.shapes)
+			known = l.names()
 		}
 		byKey[k] = shapeChange{shiftedShape: shiftedShape{shapeFigure: c, Values: values, Moved: c.Count, Known: known}, Held: true}
 		keys = append(keys, k)

@@ -160,7 +160,23 @@ DROP TABLE gate_keys;`,
 	Name:     "honest baselines",
 	SQLite:   schemaV9("INTEGER"),
 	Postgres: schemaV9("BIGINT"),
+}, {
+	// Shapes are named by one classifier (core/shape), and a run of
+	// digits is {digits} unless zero-padded. The learned and reported
+	// shapes stored before are marked as version-1 names ("v1:" prefix),
+	// which the gate reads for what they stand for (shape.V1Covers):
+	// "name-{digits:5}" learned from "name-99999" covers "name-{digits}".
+	Version:  10,
+	Name:     "shapes of one classifier",
+	SQLite:   schemaV10,
+	Postgres: schemaV10,
 }}
+
+// v1ShapePrefix marks a shape stored under its version-1 name.
+const v1ShapePrefix = "v1:"
+
+const schemaV10 = `UPDATE gate_learned_shapes SET shape = 'v1:' || shape;
+UPDATE gate_shapes SET shape = 'v1:' || shape;`
 
 func schemaV9(integer string) string {
 	return strings.ReplaceAll(`CREATE TABLE gate_baseline_skips (

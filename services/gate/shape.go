@@ -3,13 +3,11 @@ package gate
 import (
 	"bytes"
 	"fmt"
-	"strconv"
 	"strings"
-
-	"github.com/seamdata/seam/core/lexical"
 
 	"github.com/seamdata/seam/core/check"
 	"github.com/seamdata/seam/core/record"
+	"github.com/seamdata/seam/core/shape"
 	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
 )
 
@@ -37,14 +35,14 @@ func shapes(plan *check.Plan, b *record.Batch, res *check.BatchResult) map[strin
 				continue
 			}
 			v := b.Records[i].Values[slot]
-			shape := shapeOf(v)
-			key := f.Field + "\x00" + shape
+			name := shapeOf(v)
+			key := f.Field + "\x00" + name
 			if out == nil {
 				out = map[string]shapeFigure{}
 			}
 			sf, ok := out[key]
 			if !ok {
-				sf = shapeFigure{Field: f.Field, Shape: shape, Declared: declaredShape(plan.Schema().Field(slot).Decl), Sample: sampleOf(v)}
+				sf = shapeFigure{Field: f.Field, Shape: name, Declared: declaredShape(plan.Schema().Field(slot).Decl), Sample: sampleOf(v)}
 			}
 			sf.Count++
 			out[key] = sf
@@ -129,7 +127,7 @@ func profileValues(plan *check.Plan, b *record.Batch) *valueProfile {
 			v := vals[slot]
 			k := last[slot]
 			if k == 0 || v.Kind() != lastValue[slot].Kind() || !bytes.Equal(v.Bytes(), lastValue[slot].Bytes()) {
-				buf = appendShape(buf[:0], v)
+				buf = shape.Append(buf[:0], v)
 				if k == 0 || fd.list[k-1].Shape != string(buf) {
 					k = fd.index(buf, v)
 				}
@@ -142,14 +140,14 @@ func profileValues(plan *check.Plan, b *record.Batch) *valueProfile {
 	return vp
 }
 
-// index returns 1 + the index of shape's figure in the field's list,
+// index returns 1 + the index of shapeName's figure in the field's list,
 // adding the figure (or counting the value as "mixed" once the field has
 // maxShapesPerField shapes).
-func (fd *profiledField) index(shape []byte, v record.Value) uint8 {
-	if k, ok := fd.byShape[string(shape)]; ok {
+func (fd *profiledField) index(shapeName []byte, v record.Value) uint8 {
+	if k, ok := fd.byShape[string(shapeName)]; ok {
 		return k + 1
 	}
-	name := string(shape)
+	name := string(shapeName)
 	if len(fd.byShape) >= maxShapesPerField {
 		name = "mixed"
 		if k, ok := fd.byShape[name]; ok {
@@ -191,155 +189,9 @@ func (vp *valueProfile) figures(passed func(i int) bool) map[string]shapeFigure 
 	return out
 }
 
-// shapeOf names what a value looks like, coarsely enough that one
-// changed source produces one shape: a UUID, a digit string, a date, an
-// e-mail address, hex, a template of letters and digit runs such as
-// "ACC-{digits:8}", or text.
-func shapeOf(v record.Value) string { return string(appendShape(nil, v)) }
-
-// appendShape appends the name of v's shape to buf.
-func appendShape(buf []byte, v record.Value) []byte {
-	switch v.Kind() {
-	case record.KindString, record.KindRaw:
-		b := v.Bytes()
-		switch {
-		case len(b) == 0:
-			return append(buf, "empty string"...)
-		case lexical.IsUUID(b):
-			return append(buf, "uuid"...)
-		case allDigits(b):
-			return append(buf, "digit string"...)
-		case isDecimal(b):
-			// A decimal sent as text ("100.00", "-7.5"): how many digits
-			// it has is its value, not its shape.
-			return append(buf, "decimal string"...)
-		case lexical.ParseDate(b):
-			return append(buf, "date"...)
-		}
-		if lexical.ValidRFC3339(b) {
-			return append(buf, "timestamp"...)
-		}
-		if isEmail(b) {
-			return append(buf, "email"...)
-		}
-		if isHex(b) {
-			return append(buf, "hex"...)
-		}
-		if t, ok := appendTemplate(buf, b); ok {
-			return t
-		}
-		return append(buf, "text"...)
-	case record.KindNumber:
-		return append(buf, "number"...)
-	case record.KindBool:
-		return append(buf, "boolean"...)
-	case record.KindObject:
-		return append(buf, "object"...)
-	case record.KindArray:
-		return append(buf, "array"...)
-	}
-	return append(buf, v.Kind().String()...)
-}
-
-// appendTemplate appends a short code of letters, digits and separators
-// as its letters and separators with each run of digits as {digits:N}
-// ("ACC-00012345" is "ACC-{digits:8}"). Values without a digit, longer
-// than 40 bytes or with other characters are not codes: buf comes back
-// unchanged and false.
-func appendTemplate(buf, b []byte) ([]byte, bool) {
-	if len(b) > 40 {
-		return buf, false
-	}
-	start := len(buf)
-	digits := 0
-	seen := false
-	flush := func() {
-		if digits > 0 {
-			buf = append(buf, "{digits:"...)
-			buf = strconv.AppendInt(buf, int64(digits), 10)
-			buf = append(buf, '}')
-			digits = 0
-		}
-	}
-	for _, c := range b {
-		switch {
-		case c >= '0' && c <= '9':
-			digits++
-			seen = true
-		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c == '-', c == '_', c == '.', c == '/', c == ':', c == '#':
-			flush()
-			buf = append(buf, c)
-		default:
-			return buf[:start], false
-		}
-	}
-	flush()
-	if !seen {
-		return buf[:start], false
-	}
-	return buf, true
-}
-
-// isDecimal reports a decimal number written out: an optional sign,
-// digits, a point and digits, an optional exponent ("-12.50", "1.5e3").
-// Digits alone are a digit string.
-func isDecimal(b []byte) bool {
-	if len(b) > 0 && (b[0] == '-' || b[0] == '+') {
-		b = b[1:]
-	}
-	intPart := 0
-	for intPart < len(b) && b[intPart] >= '0' && b[intPart] <= '9' {
-		intPart++
-	}
-	if intPart == 0 || intPart == len(b) || b[intPart] != '.' {
-		return false
-	}
-	b = b[intPart+1:]
-	frac := 0
-	for frac < len(b) && b[frac] >= '0' && b[frac] <= '9' {
-		frac++
-	}
-	if frac == 0 {
-		return false
-	}
-	b = b[frac:]
-	if len(b) == 0 {
-		return true
-	}
-	if b[0] != 'e' && b[0] != 'E' {
-		return false
-	}
-	b = b[1:]
-	if len(b) > 0 && (b[0] == '-' || b[0] == '+') {
-		b = b[1:]
-	}
-	return len(b) > 0 && allDigits(b)
-}
-
-func isEmail(b []byte) bool {
-	at := bytes.IndexByte(b, '@')
-	return at > 0 && bytes.IndexByte(b[at+1:], '.') > 0 && bytes.IndexByte(b, ' ') < 0 && bytes.Count(b, []byte("@")) == 1
-}
-
-// isHex reports a hex string of at least 8 digits with letters and digits
-// both (all digits is a digit string, all letters a word).
-func isHex(b []byte) bool {
-	if len(b) < 8 {
-		return false
-	}
-	var letters, digits bool
-	for _, c := range b {
-		switch {
-		case c >= '0' && c <= '9':
-			digits = true
-		case c >= 'a' && c <= 'f', c >= 'A' && c <= 'F':
-			letters = true
-		default:
-			return false
-		}
-	}
-	return letters && digits
-}
+// shapeOf names what a value looks like, as every part of Seam names it
+// (core/shape): "uuid", "digits", "name-{digits}", "VH-{digits:6}", …
+func shapeOf(v record.Value) string { return shape.Of(v) }
 
 func sampleOf(v record.Value) string {
 	b := v.Bytes()
@@ -347,15 +199,6 @@ func sampleOf(v record.Value) string {
 		return fmt.Sprintf("%q…", b[:40])
 	}
 	return fmt.Sprintf("%q", b)
-}
-
-func allDigits(b []byte) bool {
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return len(b) > 0
 }
 
 func thresholdFraction(f float64) *contractv1.Threshold {

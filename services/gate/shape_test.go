@@ -1,12 +1,15 @@
 package gate
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/seamdata/seam/core/check"
 	"github.com/seamdata/seam/core/examples"
 	"github.com/seamdata/seam/core/record"
+	"github.com/seamdata/seam/core/shape"
+	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
 	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
 )
 
@@ -14,18 +17,21 @@ import (
 // only in what they say (how many digits a decimal has) are not a change.
 func TestShapeOf(t *testing.T) {
 	for _, tc := range []struct{ value, want string }{
-		{"100.00", "decimal string"},
-		{"99.99", "decimal string"},
-		{"-7.5", "decimal string"},
-		{"1.5e3", "decimal string"},
-		{"12345", "digit string"},
+		{"100.00", "decimal"},
+		{"99.99", "decimal"},
+		{"-7.5", "decimal"},
+		{"1.5e3", "decimal"},
+		{"12345", "digits"},
 		{"ACC-00012345", "ACC-{digits:8}"},
-		{"1.2.3", "{digits:1}.{digits:1}.{digits:1}"},
+		{"name-99999", "name-{digits}"},
+		{"name-100000", "name-{digits}"},
+		{"1.2.3", "{digits}.{digits}.{digits}"},
 		{"7c9e6679-7425-40de-944b-e07fc1f90ae7", "uuid"},
 		{"2026-10-01", "date"},
 		{"a@b.io", "email"},
-		{"hello world", "text"},
-		{"", "empty string"},
+		{"deadbeef", "hex"},
+		{"hello world", "string"},
+		{"", "empty"},
 	} {
 		if got := shapeOf(record.StringValue([]byte(tc.value))); got != tc.want {
 			t.Errorf("shapeOf(%q) = %q, want %q", tc.value, got, tc.want)
@@ -69,6 +75,69 @@ func TestProfileCountsEveryValueByShape(t *testing.T) {
 	for k, n := range want {
 		if got[k].Count != n || got[k].Passed != n {
 			t.Errorf("%q: counted %d (%d passed), want %d", k, got[k].Count, got[k].Passed, n)
+		}
+	}
+}
+
+// A partition open across the upgrade counted values under version-1
+// names; read back, they count under the current ones, merged with what
+// was counted since.
+func TestFiguresOfVersion1NamesReadUnderCurrentOnes(t *testing.T) {
+	f := unitFigures{
+		Values: map[string]shapeFigure{
+			"note\x00digit string": {Field: "note", Shape: "digit string", Sample: `"12"`, Count: 3, Passed: 2},
+			"note\x00digits":       {Field: "note", Shape: "digits", Sample: `"13"`, Count: 1, Passed: 1},
+			"ref\x00VH-{digits:6}": {Field: "ref", Shape: "VH-{digits:6}", Count: 5, Passed: 5},
+		},
+		Shapes: map[string]shapeFigure{"odo\x00text": {Field: "odo", Shape: "text", Count: 7}},
+	}
+	f.renameV1()
+	if got := f.Values["note\x00digits"]; len(f.Values) != 2 || got.Count != 4 || got.Passed != 3 || got.Shape != "digits" {
+		t.Errorf("values after the rename = %v, want note's 4 digits (3 passed) and ref's template as it was", f.Values)
+	}
+	if got := f.Shapes["odo\x00string"]; len(f.Shapes) != 1 || got.Count != 7 {
+		t.Errorf("failure shapes after the rename = %v, want odo's 7 as string", f.Shapes)
+	}
+}
+
+// Every shape the gate counts is one a one_of check takes, and takes the
+// value it was counted from: an alert names what a user can write.
+func TestProfiledShapesAreOneOfShapes(t *testing.T) {
+	plan, err := check.Compile(examples.ShopOrdersV1())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := []string{
+		`{"order_id":"ORD-99999","customer_id":"12345678","currency":"deadbeef","status":"paid","coupon":true}`,
+		`{"order_id":"ORD-100000","customer_id":1.5,"currency":"","status":"7c9e6679-7425-40de-944b-e07fc1f90ae7"}`,
+		`{"order_id":"VH-000042","customer_id":"-7.5","currency":"a@b.io","status":"2026-10-01"}`,
+	}
+	b, err := record.NewDecoder(plan.Schema(), record.Options{}).Decode(recordv1.Format_FORMAT_NDJSON, []byte(strings.Join(lines, "\n")), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range b.Records {
+		for _, v := range r.Values {
+			if !v.Present() {
+				continue
+			}
+			name := shapeOf(v)
+			arg := name
+			if shape.IsTemplate(name) {
+				arg = strconv.Quote(name)
+			}
+			c := examples.ShopOrdersV1()
+			c.Checks = append(c.Checks, &contractv1.Check{Name: "shape", Rule: "one_of(order_id, " + arg + ")"})
+			p, err := check.Compile(c)
+			if err != nil {
+				t.Errorf("value %q is counted as %q, which one_of does not take: %v", v.Bytes(), name, err)
+				continue
+			}
+			for _, s := range p.Checks() {
+				if s.Name == "shape" && !s.Shapes[0].Match(v) {
+					t.Errorf("value %q is counted as %q, and one_of(%s) does not take it", v.Bytes(), name, arg)
+				}
+			}
 		}
 	}
 }

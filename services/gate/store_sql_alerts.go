@@ -155,10 +155,17 @@ func (t *sqlTx) LearnedShapes(ctx context.Context, subject string) (map[string]l
 			return nil, fmt.Errorf("read the learned shapes of %s: %w", subject, err)
 		}
 		lf := out[field]
-		if lf.shapes == nil {
-			lf.shapes = map[string]int64{}
+		if old, ok := strings.CutPrefix(shape, v1ShapePrefix); ok {
+			if lf.v1 == nil {
+				lf.v1 = map[string]int64{}
+			}
+			lf.v1[old] = n
+		} else {
+			if lf.shapes == nil {
+				lf.shapes = map[string]int64{}
+			}
+			lf.shapes[shape] = n
 		}
-		lf.shapes[shape] = n
 		lf.version = max(lf.version, version)
 		out[field] = lf
 	}

@@ -11,6 +11,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	coreshape "github.com/seamdata/seam/core/shape"
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
 	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
 )
@@ -91,7 +92,29 @@ ON CONFLICT (subject, field, shape) DO NOTHING`, subject, field, shape, at.UnixN
 	if err != nil {
 		return false, fmt.Errorf("record shape %s of %s.%s: %w", shape, subject, field, err)
 	}
-	return n == 1, nil
+	if n != 1 {
+		return false, nil
+	}
+	// A change reported before Seam had one classifier is recorded under
+	// its version-1 name (schema 9): it was reported already.
+	rows, err := t.tx.QueryContext(ctx, `SELECT shape FROM gate_shapes WHERE subject = $1 AND field = $2 AND shape LIKE 'v1:%'`, subject, field)
+	if err != nil {
+		return false, fmt.Errorf("read the shapes reported for %s.%s: %w", subject, field, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var old string
+		if err := rows.Scan(&old); err != nil {
+			return false, fmt.Errorf("read the shapes reported for %s.%s: %w", subject, field, err)
+		}
+		if coreshape.V1Covers(strings.TrimPrefix(old, v1ShapePrefix), shape) {
+			return false, nil
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return false, fmt.Errorf("read the shapes reported for %s.%s: %w", subject, field, err)
+	}
+	return true, nil
 }
 
 func (t *sqlTx) Rewrite(ctx context.Context, id string, reasons []*recordv1.RecordError) error {

@@ -82,6 +82,7 @@ func scanUnit(row interface{ Scan(...any) error }) (unitRow, error) {
 		if err := json.Unmarshal(figures, &u.figures); err != nil {
 			return unitRow{}, fmt.Errorf("decode the figures of partition %d amendment %d: %w", u.pid, u.amendment, err)
 		}
+		u.figures.renameV1()
 	}
 	if len(decision) > 0 {
 		d := &gatev1.PartitionState{}
