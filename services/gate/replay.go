@@ -300,7 +300,7 @@ func (s *Server) Replay(req *gatev1.ReplayRequest, stream gatev1.GateService_Rep
 		return err
 	}
 	principal := auth.NameFromContext(ctx)
-	sum := &gatev1.ReplaySummary{ReplayId: replayID, Partitions: int64(len(parts)), RerunConsumers: rerun.GetConsumers()}
+	sum := &gatev1.ReplaySummary{ReplayId: replayID, Partitions: int64(len(parts))}
 	releasedNow := int64(0)
 	send := func(rec *recordv1.CanonicalRecord) error {
 		if req.GetSummaryOnly() {
@@ -308,7 +308,8 @@ func (s *Server) Replay(req *gatev1.ReplayRequest, stream gatev1.GateService_Rep
 		}
 		return stream.Send(&gatev1.ReplayResponse{Message: &gatev1.ReplayResponse_Record{Record: rec}})
 	}
-	for _, part := range parts {
+	for done, part := range parts {
+		startHeld, startReleased := sum.Released+sum.Remaining, sum.Released
 		before, err := s.store.ReleasedBy(ctx, w.GetSubject(), part, replayID)
 		if err != nil {
 			return err
@@ -359,10 +360,20 @@ func (s *Server) Replay(req *gatev1.ReplayRequest, stream gatev1.GateService_Rep
 			last := page[len(page)-1]
 			afterBatch, afterIndex = last.batchID, last.index
 		}
+		if req.GetProgress() {
+			held, released := sum.Released+sum.Remaining-startHeld, sum.Released-startReleased
+			if err := stream.Send(&gatev1.ReplayResponse{Message: &gatev1.ReplayResponse_Progress{Progress: &gatev1.ReplayProgress{
+				Partition: part, Held: held, Released: released, Remaining: held - released, Done: int64(done + 1), Partitions: int64(len(parts))}}}); err != nil {
+				return err
+			}
+		}
 	}
 	sum.Held = sum.Released + sum.Remaining
 	s.metrics.released.Add(ctx, releasedNow, metric.WithAttributes(attribute.String("subject", w.GetSubject())))
 	if sum.Released > 0 {
+		// Only a replay that released records gives consumers anything to
+		// rerun.
+		sum.RerunConsumers = rerun.GetConsumers()
 		seq, err := s.backfillCompleted(ctx, w, cv.version, replayID, principal, reason, sum)
 		if err != nil {
 			return err

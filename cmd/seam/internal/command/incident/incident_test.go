@@ -475,7 +475,9 @@ func TestApplyStopsAndResumes(t *testing.T) {
 	}
 	good2 := seamtest.WriteFile(t, "good.csv", good.String())
 	out = n.MustCLI(t, 0, "incident", "pay.settlements", "--pairs", good2, "--apply", "--reason", "INC-5")
-	for _, want := range []string{"1. contain the source: already done", "import the uuid→legacy-int table (200 pairs): 200 pairs received", "held before 200 = released 200 + still held 0  ✓"} {
+	for _, want := range []string{"1. contain the source: already done", "import the uuid→legacy-int table (200 pairs): 200 pairs received",
+		"2026-03-08: 200 held, 200 released, 0 still held (1 of 1 partitions)", "200 held, 200 released, 0 still held; rerun in order: finance.merchant_payouts",
+		"held before 200 = released 200 + still held 0  ✓"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the second --apply lacks %q:\n%s", want, out)
 		}
