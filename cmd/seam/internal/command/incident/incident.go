@@ -67,12 +67,10 @@ the reconciliation of the window: held before = released + still held.`,
 				return exit.Usagef("--apply needs --reason: it is kept with the containment, the notice waiver and the backfill")
 			}
 			c := proposal.NewClients(conn)
-			// Gathering is bounded by --timeout; applying is not, since
-			// replaying a long window takes as long as it takes.
+			// Each call is bounded by --timeout, not the whole: gathering a
+			// long window, like replaying it, takes as long as it takes.
 			ctx := cmd.Context()
-			bctx, cancel := g.CallCtx(ctx)
-			inc, err := incident.Build(bctx, c, args[0], o)
-			cancel()
+			inc, err := incident.Build(ctx, c, args[0], o)
 			if err != nil {
 				return g.RPCError("incident "+args[0], err)
 			}

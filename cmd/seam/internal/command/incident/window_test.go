@@ -155,7 +155,9 @@ func ledgerIncident(t *testing.T, n *seamtest.Node, perDay int) {
 		}
 	}
 
+	start = time.Now()
 	view := n.MustCLI(t, 0, "incident", subject, "--pairs", pairsFile)
+	t.Logf("the incident view of %d held records took %s", held, time.Since(start).Round(time.Millisecond))
 	window := fmt.Sprintf("the incident's window: %s..%s (9 partitions, %d records held)", ledgerPart(ledgerSwitch), ledgerPart(ledgerDays), held)
 	for _, want := range []string{window, "replay " + ledgerPart(ledgerSwitch) + ".." + ledgerPart(ledgerDays) + " through v2",
 		"--data-effective 2026-10-22T00:00:00Z"} {
