@@ -160,6 +160,14 @@ func TestTemplateIdentifierByHand(t *testing.T) {
 		args = append(args, "--sample", s.(string))
 	}
 	n.MustCLI(t, 0, args...)
+	// With an admin's override no notice is owed any more, and check says
+	// so; a viewer's override waives nothing.
+	if out := n.MustCLI(t, 0, "contract", "check", "-f", file, "--override-reason", "INC-1"); !strings.Contains(out, "notice: none owed, the 14d notice is waived by the override (INC-1)") || strings.Contains(out, "notice owed") {
+		t.Errorf("contract check with an override:\n%s", out)
+	}
+	if out, _, _ := n.CLI(t, "--token", n.Viewer, "contract", "check", "-f", file, "--override-reason", "INC-1"); strings.Contains(out, "waived") || !strings.Contains(out, "OVERRIDE_REQUIRES_ADMIN") {
+		t.Errorf("contract check with a viewer's override:\n%s", out)
+	}
 	check := n.MustJSON(t, "contract", "check", "-f", file, "--override-reason", "INC-1: merchants arrive as MER codes")
 	wantChanges(t, "check", check["changes"],
 		"FIELD_TYPE_CHANGED fields.merchant_id.type",
@@ -296,6 +304,12 @@ func TestRandomUUIDIncident(t *testing.T) {
 	// The change alerts the replay resolved are no longer what changed.
 	if strings.Contains(again, "what changed:") {
 		t.Errorf("incident after the fix still lists resolved alerts as what changed:\n%s", again)
+	}
+	// A replay that releases nothing (the 20 unmapped stay) gives no
+	// consumer anything to rerun.
+	nothing := n.MustJSON(t, "quarantine", "replay", "pay.settlements", "--from", "2026-03-08", "--to", "2026-03-08", "--summary-only")
+	if seamtest.JSONInt(nothing["released"]) != 0 || seamtest.JSONInt(nothing["remaining"]) != 20 || nothing["rerun_consumers"] != nil {
+		t.Errorf("a replay releasing nothing = %v, want 20 remaining and no consumer to rerun", nothing)
 	}
 }
 
