@@ -424,14 +424,44 @@ func (s *Server) release(ctx context.Context, cv *compiled, subject, part, repla
 			}
 		}
 		units := map[int32]*unitRow{}
+		unit := func(amendment int32) (*unitRow, error) {
+			if u := units[amendment]; u != nil {
+				return u, nil
+			}
+			got, ok, err := tx.Unit(ctx, p.pid, amendment)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				got = unitRow{pid: p.pid, amendment: amendment, status: gatev1.PartitionStatus_PARTITION_STATUS_OPEN, version: cv.version, openedAt: now}
+			}
+			// The unit is judged again by the version replayed through
+			// (when newer): its check table reads as that version's.
+			got.version = max(got.version, cv.version)
+			units[amendment] = &got
+			return &got, nil
+		}
 		for i, v := range verdicts {
 			if !v.ok {
-				// Held still: say why today, so filters by reason find it.
-				// A truncated record keeps the reasons it was held for.
+				// Held still: say why today, so filters by reason find it,
+				// and count it in the figures by those reasons, not by the
+				// checks of the version it was held under. A truncated
+				// record keeps the reasons it was held for.
 				if h := page[i]; !h.truncated && len(v.reasons) > 0 && !sameReasons(h.reasons, v.reasons) {
 					if err := tx.Rewrite(ctx, h.id, v.reasons); err != nil {
 						return err
 					}
+					u, err := unit(h.amendment)
+					if err != nil {
+						return err
+					}
+					u.figures.removeFailures(h.failed)
+					for _, r := range v.reasons {
+						if r.GetCheck() != "" {
+							u.figures.AddFailures(r.GetCheck(), 1, []int64{h.position})
+						}
+					}
+					u.updatedAt = now
 				}
 				continue
 			}
@@ -456,17 +486,9 @@ func (s *Server) release(ctx context.Context, cv *compiled, subject, part, repla
 				continue
 			}
 			out = append(out, v.record)
-			u := units[h.amendment]
-			if u == nil {
-				got, ok, err := tx.Unit(ctx, p.pid, h.amendment)
-				if err != nil {
-					return err
-				}
-				if !ok {
-					got = unitRow{pid: p.pid, amendment: h.amendment, status: gatev1.PartitionStatus_PARTITION_STATUS_OPEN, version: cv.version, openedAt: now}
-				}
-				u = &got
-				units[h.amendment] = u
+			u, err := unit(h.amendment)
+			if err != nil {
+				return err
 			}
 			u.counts.released++
 			u.figures.removeFailures(h.failed)

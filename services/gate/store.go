@@ -195,7 +195,8 @@ type storeTx interface {
 	Containment(ctx context.Context, subject string) (containment, bool, error)
 	WriteContainment(ctx context.Context, c containment, action string, event outboxEvent) error
 	// Rewrite replaces a held record's reasons with those a replay found,
-	// keeping the reasons its partition's figures counted.
+	// which its partition's figures count from then on (the replay
+	// changes them alike).
 	Rewrite(ctx context.Context, id string, reasons []*recordv1.RecordError) error
 	// Release marks a held record released by a replay with its canonical
 	// record; false when it was no longer held.

@@ -107,9 +107,10 @@ func (t *sqlTx) Rewrite(ctx context.Context, id string, reasons []*recordv1.Reco
 	if len(codes) == 0 {
 		return fmt.Errorf("rewrite the reasons of held record %s: no reason", id)
 	}
-	// ingest_reasons keeps, once, the reasons the partition's figures
-	// counted, so a later release takes back exactly those.
-	if _, err := t.tx.ExecContext(ctx, `UPDATE gate_quarantine SET ingest_reasons = COALESCE(ingest_reasons, reasons), reasons = $1, reason = $2, reason_codes = $3,
+	// ingest_reasons keeps the reasons the partition's figures count: the
+	// replay that rewrites them counts the new ones in the figures, so a
+	// later release takes back exactly those.
+	if _, err := t.tx.ExecContext(ctx, `UPDATE gate_quarantine SET ingest_reasons = $1, reasons = $1, reason = $2, reason_codes = $3,
 	check_name = $4, check_names = $5 WHERE id = $6 AND state = $7`, blob, codes[0], listColumn(codes), checks[0], listColumn(checks), id,
 		int32(gatev1.QuarantineState_QUARANTINE_STATE_HELD)); err != nil {
 		return fmt.Errorf("rewrite the reasons of held record %s: %w", id, err)

@@ -277,6 +277,23 @@ func TestRandomUUIDIncident(t *testing.T) {
 	if want := []string{"MATCH_RATE merchant_id RESOLVED by " + replayBy, "UNANNOUNCED_CHANGE merchant_id RESOLVED by " + replayBy}; !slices.Equal(after, want) {
 		t.Errorf("the incident's alerts after --apply = %q, want %q", after, want)
 	}
+	// The day is judged again by v2: its version and check table are
+	// v2's, and no check still counts the 180 records released, nor the
+	// 20 held only for want of a pair as failing v1's type.
+	day := n.MustJSON(t, "gate", "partition", "pay.settlements", "2026-03-08")
+	st := day
+	if p, ok := day["partition"].(map[string]any); ok {
+		st = p
+	}
+	if st["contract_version"] != 2.0 {
+		t.Errorf("partition after the fix judged by version %v, want 2:\n%v", st["contract_version"], st)
+	}
+	for _, c := range st["checks"].([]any) {
+		c := c.(map[string]any)
+		if strings.HasPrefix(c["check"].(string), "merchant_id.") && seamtest.JSONInt(c["failures"]) > 0 {
+			t.Errorf("check %v of the day after the fix still counts failures: %v", c["check"], c)
+		}
+	}
 	if out := n.MustCLI(t, 0, "alerts", "list", "pay.settlements"); strings.Contains(out, "2026-03-08") {
 		t.Errorf("seam alerts list after the fix still lists the incident's alerts:\n%s", out)
 	}
