@@ -201,11 +201,22 @@ func ledgerIncident(t *testing.T, n *seamtest.Node, perDay int) {
 	if len(alerts) == 0 {
 		t.Fatalf("the incident had no alerts: %v", res["changed"])
 	}
+	// Every partition's alerts are resolved by the replay's re-judgment of
+	// it: the match rate of each day of the window, the change on the
+	// first.
+	var matchDays []string
 	for _, a := range alerts {
 		a := a.(map[string]any)
-		if a["state"] != "RESOLVED" {
-			t.Errorf("alert %v is %v after the fix, want RESOLVED by the replay", a, a["state"])
+		if a["state"] != "RESOLVED" || !strings.HasPrefix(fmt.Sprint(a["resolved_by"]), "replay incident-bank.ledger-v2-") {
+			t.Errorf("alert %v is %v (by %v) after the fix, want RESOLVED by the replay", a, a["state"], a["resolved_by"])
 		}
+		if a["kind"] == "MATCH_RATE" {
+			matchDays = append(matchDays, a["partition"].(string))
+		}
+	}
+	slices.Sort(matchDays)
+	if !slices.Equal(matchDays, partsOf(want)) {
+		t.Errorf("MATCH_RATE alerts of the incident on %q, want one on each of %q", matchDays, partsOf(want))
 	}
 	for _, p := range res["partitions"].([]any) {
 		p := p.(map[string]any)
@@ -236,4 +247,13 @@ func ledgerIncident(t *testing.T, n *seamtest.Node, perDay int) {
 	if p["contract_version"] != 2.0 || seamtest.JSONInt(p["counts"].(map[string]any)["accepted"]) != mapped {
 		t.Errorf("a late file for %s: %v, want judged by v2 with the %d of 20 a pair translates accepted", ledgerPart(25), p, mapped)
 	}
+}
+
+// partsOf takes the partitions of "PARTITION N" lines.
+func partsOf(lines []string) []string {
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i], _, _ = strings.Cut(l, " ")
+	}
+	return out
 }
