@@ -136,6 +136,9 @@ type storeTx interface {
 	// (encodeAnswer), until expires.
 	PutAnswer(ctx context.Context, k batchKey, form answerForm, records []byte, expires time.Time) error
 	InsertQuarantine(ctx context.Context, rows []quarantineRow) error
+	// HeldDigests returns which of the SHA-256 digests (hex) of raw
+	// records a record held in the partition has.
+	HeldDigests(ctx context.Context, subject, part string, digests []string) (map[string]bool, error)
 
 	// LockPartition reads a partition's row, locking it until the
 	// transaction ends (batches, seals and replays of one partition go one

@@ -32,6 +32,42 @@ func listColumn(names []string) string {
 
 var listEscaper = strings.NewReplacer("%", "%25", "|", "%7C")
 
+// heldDigestsChunk bounds the digests one query asks about.
+const heldDigestsChunk = 500
+
+func (t *sqlTx) HeldDigests(ctx context.Context, subject, part string, digests []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	for start := 0; start < len(digests); start += heldDigestsChunk {
+		chunk := digests[start:min(len(digests), start+heldDigestsChunk)]
+		args := []any{subject, int32(gatev1.QuarantineState_QUARANTINE_STATE_HELD), part}
+		marks := make([]string, len(chunk))
+		for i, d := range chunk {
+			args = append(args, d)
+			marks[i] = fmt.Sprintf("$%d", len(args))
+		}
+		rows, err := t.tx.QueryContext(ctx, `SELECT DISTINCT raw_sha256 FROM gate_quarantine WHERE subject = $1 AND state = $2 AND part = $3 AND raw_sha256 IN (`+
+			strings.Join(marks, ", ")+`)`, args...)
+		if err != nil {
+			return nil, fmt.Errorf("look for records held already in %s/%s: %w", subject, part, err)
+		}
+		for rows.Next() {
+			var d string
+			if err := rows.Scan(&d); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("look for records held already in %s/%s: %w", subject, part, err)
+			}
+			out[d] = true
+		}
+		if err := rows.Close(); err != nil {
+			return nil, err
+		}
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
 func (t *sqlTx) InsertQuarantine(ctx context.Context, rows []quarantineRow) error {
 	if len(rows) == 0 {
 		return nil

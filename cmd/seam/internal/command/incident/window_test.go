@@ -247,6 +247,25 @@ func ledgerIncident(t *testing.T, n *seamtest.Node, perDay int) {
 	if p["contract_version"] != 2.0 || seamtest.JSONInt(p["counts"].(map[string]any)["accepted"]) != mapped {
 		t.Errorf("a late file for %s: %v, want judged by v2 with the %d of 20 a pair translates accepted", ledgerPart(25), p, mapped)
 	}
+	// The 23rd resent as it was holds each of its untranslatable records
+	// once, not twice.
+	unmapped := func() int64 {
+		for _, r := range n.MustJSON(t, "quarantine", "stats", subject, "--state", "held")["by_reason"].([]any) {
+			if r := r.(map[string]any); r["key"] == "ID_UNMAPPED" {
+				return seamtest.JSONInt(r["count"])
+			}
+		}
+		return 0
+	}
+	before := unmapped()
+	if want := held - translatable + 20 - mapped; before != want {
+		t.Errorf("ID_UNMAPPED held: %d, want %d", before, want)
+	}
+	again := seamtest.WriteFile(t, "again.ndjson", strings.Join(ledgerLines(23, 0, perDay), "\n")+"\n")
+	n.MustCLI(t, 0, "gate", "ingest", subject, again, "--partition", ledgerPart(23), "--batch-id", "resent")
+	if after := unmapped(); after != before {
+		t.Errorf("the 23rd resent: %d records held as ID_UNMAPPED, want %d as before", after, before)
+	}
 }
 
 // partsOf takes the partitions of "PARTITION N" lines.
