@@ -212,8 +212,12 @@ func printView(w io.Writer, inc *incident.Incident, applying bool) {
 	}
 	if inc.DryRun != nil {
 		d := inc.DryRun
+		through := inc.Next
+		if len(p.Changes) == 0 {
+			through = inc.Active
+		}
 		fmt.Fprintf(w, "\ndry run of the %d records read through v%d (its checks, mapping and translations): %d would be released (%.1f%%)",
-			d.Records, inc.Next, d.Passed, 100*d.PassRate())
+			d.Records, through, d.Passed, 100*d.PassRate())
 
 		if stay := d.Records - d.Passed; stay > 0 {
 			fmt.Fprintf(w, ", %d would stay (%s)", stay, counts(toInt64(d.Remain), false))

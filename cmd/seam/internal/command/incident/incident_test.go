@@ -482,6 +482,32 @@ func TestContainedWithoutChange(t *testing.T) {
 	}
 }
 
+// Without a change alert the window starts at the oldest of the newest
+// run of partitions holding records of the shape the fix takes, found
+// past the sample --limit bounds: three contained days, a sample of 50
+// records, and the replay releases all three days.
+func TestWindowWithoutAlertReachesPastTheSample(t *testing.T) {
+	t.Parallel()
+	n := seamtest.StartNode(t)
+	n.MustCLI(t, 0, "canonical", "register", "-f", seamtest.WriteFile(t, "model.yaml", shipmentModel))
+	n.MustCLI(t, 0, "contract", "register", "-f", seamtest.WriteFile(t, "v1.yaml", shipmentsV1))
+	n.MustCLI(t, 0, "gate", "contain", "fleet.shipments", "--reason", "a false alarm")
+	for day := 8; day <= 10; day++ {
+		n.MustCLI(t, 0, "gate", "ingest", shipments(t, day, 40, "carrier", "%d"), "--subject", "fleet.shipments", "--partition", fmt.Sprintf("2026-03-%02d", day))
+	}
+	view := n.MustCLI(t, 0, "incident", "fleet.shipments", "--limit", "50")
+	for _, want := range []string{"the incident's window: 2026-03-08..2026-03-10 (3 partitions, 120 records held); the proposal read 50 of them",
+		"replay 2026-03-08..2026-03-10 through v1", "the replay runs on all 120 held records of 2026-03-08..2026-03-10, not only on the 50 read"} {
+		if !strings.Contains(view, want) {
+			t.Errorf("incident view lacks %q:\n%s", want, view)
+		}
+	}
+	res := jsonOf(t, n.MustCLI(t, 0, "incident", "fleet.shipments", "--limit", "50", "--apply", "--reason", "false alarm", "-o", "json"))
+	if rec := res["reconciliation"].(map[string]any); rec["released"] != 120.0 || rec["still_held"] != 0.0 || rec["adds_up"] != true {
+		t.Errorf("reconciliation = %v, want all 120 of the three days released", rec)
+	}
+}
+
 // Bad input gets a message naming what and where, and a usage exit.
 func TestIncidentBadInput(t *testing.T) {
 	t.Parallel()
