@@ -282,6 +282,9 @@ func (o *outcome) heldAgain(ctx context.Context, tx storeTx, rows []quarantineRo
 			}
 		}
 		out.figures.removeFailures(failed)
+		if failed[containmentCheck] > 0 {
+			out.figures.Contained = max(0, out.figures.Contained-1)
+		}
 		samples = append(samples, r.position)
 		v := proto.CloneOf(out.resp.Records[r.index])
 		v.Reasons = []*recordv1.RecordError{{Code: recordv1.ErrorCode_ERROR_CODE_DUPLICATE_KEY, Field: ch.Field, Check: ch.Name,

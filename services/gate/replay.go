@@ -456,10 +456,15 @@ func (s *Server) release(ctx context.Context, cv *compiled, subject, part, repla
 						return err
 					}
 					u.figures.removeFailures(h.failed)
+					contained := false
 					for _, r := range v.reasons {
 						if r.GetCheck() != "" {
 							u.figures.AddFailures(r.GetCheck(), 1, []int64{h.position})
 						}
+						contained = contained || r.GetCheck() == containmentCheck
+					}
+					if h.failed[containmentCheck] > 0 && !contained {
+						u.figures.Contained = max(0, u.figures.Contained-1)
 					}
 					u.updatedAt = now
 				}

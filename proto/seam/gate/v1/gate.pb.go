@@ -815,7 +815,9 @@ type PartitionState struct {
 	// MatchRate is the share of identifiers that resolved; -1 without one.
 	MatchRate float64 `protobuf:"fixed64,9,opt,name=match_rate,json=matchRate,proto3" json:"match_rate,omitempty"`
 	// Checks are the checks that decided: at the seal every check that
-	// failed or fired; while open, the BLOCK checks failing so far.
+	// failed or fired and every metric measured (within its bounds or not,
+	// with the partitions its baseline came from); while open, the BLOCK
+	// checks failing so far.
 	Checks []*CheckOutcome `protobuf:"bytes,10,rep,name=checks,proto3" json:"checks,omitempty"`
 	// WillBlock is set while open when a BLOCK check is over a count
 	// threshold, which more records cannot undo: the partition will be
