@@ -137,6 +137,16 @@ type validator struct {
 	// windows are the partition's spans for the in_partition checks; nil
 	// when the batch's partition is not known.
 	windows []partitionWindow
+	// numbers are the current record's numeric values, added to the
+	// means only if the record is not quarantined: a held value is no
+	// part of what the partition's data says.
+	numbers []pendingNumber
+}
+
+// pendingNumber is a numeric value of a field slot.
+type pendingNumber struct {
+	slot int
+	x    float64
 }
 
 // Validate runs the record-level checks on a decoded batch. It does not
@@ -206,6 +216,7 @@ func (v *validator) record(i int) {
 	r := &v.recs[i]
 	p := v.p
 	start := len(v.fails)
+	v.numbers = v.numbers[:0]
 	if r.Err != nil {
 		v.fail(0, r.Err.GetField(), r.Position, r.Err.GetMessage())
 		v.fails[len(v.fails)-1].Code = r.Err.GetCode()
@@ -241,6 +252,11 @@ func (v *validator) record(i int) {
 			}
 		}
 	}
+	if !rr.Quarantined {
+		for _, n := range v.numbers {
+			v.stats[n.slot].AddNumber(n.x)
+		}
+	}
 	v.res.Records[i] = rr
 }
 
@@ -273,7 +289,7 @@ func (v *validator) fields(r *record.Record) {
 		}
 		if numericType(fp.typ) {
 			if f, ok := numeric(val); ok {
-				st.AddNumber(f)
+				v.numbers = append(v.numbers, pendingNumber{fp.slot, f})
 			}
 		}
 		if fp.patternCheck >= 0 && val.Kind() == record.KindString && !fp.pattern.Match(val.Bytes()) {
@@ -353,7 +369,7 @@ func (v *validator) oneOf(fp *fieldPlan, val record.Value, st *FieldStats, pos i
 	}
 	if numericType(fp.typ) && typeOK(fp.typ, fp.layout, fp.items, val) {
 		if f, ok := numeric(val); ok {
-			st.AddNumber(f)
+			v.numbers = append(v.numbers, pendingNumber{fp.slot, f})
 		}
 	}
 }

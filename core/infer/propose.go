@@ -1043,6 +1043,11 @@ func (pr *proposer) translate(m *contractv1.Mapping, mg *Migration) {
 			pr.note("%s feeds canonical fields holding %s and %s ids; idmap needs a route from %s to each", mg.Field, mg.Target, format, mg.New)
 		}
 		mg.Target = format
+		if r := mg.Rule; r != nil && r.Rule == nil && r.Reason != "" && format != mg.Old {
+			// The values alone told nothing: the pairs to ask for are
+			// those of the translation the mapping needs, new→target.
+			r.Why = noRuleWhy(mg.Namespace, mg.New, format, r.Reason)
+		}
 		pr.change(mg.Field, "mapping translates %s back to %s for canonical field %s, which consumers keep reading as before", newRef, target, name)
 		if format != mg.Old && mg.Rule != nil && mg.Rule.Rule != nil {
 			pr.note("the rule found for %s connects %s and %s, but canonical field %s holds %s: idmap translates in one step, so %s→%s needs a rule or table of its own",

@@ -587,3 +587,77 @@ func TestRetypeToObjectDeclaresMembersOnce(t *testing.T) {
 		t.Errorf("amount: %v with members %q; want OBJECT with value DOUBLE, unit STRING", amount.GetType(), members)
 	}
 }
+
+// An account reference that becomes a random UUID, in a contract that
+// declares much besides: the proposal keeps all of it (description,
+// labels, additional fields, partition time, checks with their
+// descriptions and thresholds, field descriptions), its YAML loads back
+// to the same contract, and against the active version it differs only
+// in the account. The canonical field holds the account number, not the
+// reference the source used to send, so the pairs to ask for are
+// uuid→number.
+func TestProposalKeepsWhatItDoesNotChange(t *testing.T) {
+	t.Parallel()
+	active := loadContract(t, `
+subject: bank.ledger
+owner: team-payments
+description: booked ledger entries
+compatibility: BACKWARD
+notice_period: 14d
+additional_fields: quarantine
+labels: {domain: payments, tier: gold}
+partition_time: {field: booked_at, granularity: DAY, allowed_lateness: 1d}
+fields:
+  - {name: entry_id, type: STRING, required: true, key: true, pattern: "^E-[0-9]{6}$", description: one booking}
+  - {name: account_ref, type: STRING, required: true, pattern: "^ACC-[0-9]{8}$", identifier: {namespace: account, format: acc}}
+  - {name: amount, type: DOUBLE, required: true, min: 0, description: in EUR}
+  - {name: booked_at, type: TIMESTAMP, required: true}
+checks:
+  - {name: amount_present, rule: required(amount), policy: BLOCK, threshold: {fraction: 0.005}, description: no amount no booking}
+  - {name: amount_drift, rule: "mean_drift(amount, max_relative_change: 0.5, baseline: 7)", policy: ALERT}
+mapping:
+  canonical: bank.entry
+  fields:
+    entry_id: {from: entry_id}
+    account: {from: account_ref, translate: {from: account/acc, to: account/number}}
+    amount: {from: amount}
+    booked_at: {from: booked_at}
+`)
+	model := loadModel(t, `
+name: bank.entry
+owner: team-data
+fields:
+  - {name: entry_id, type: STRING, required: true, key: true}
+  - {name: account, type: INT64, required: true, identifier: {namespace: account, format: number}}
+  - {name: amount, type: DOUBLE, required: true}
+  - {name: booked_at, type: TIMESTAMP, required: true}
+`)
+	ns := &idmapv1.Namespace{Name: "account", Formats: []*idmapv1.Format{
+		{Name: "acc", Kind: idmapv1.FormatKind_FORMAT_KIND_STRING, Pattern: "^ACC-[0-9]{8}$"},
+		{Name: "number", Kind: idmapv1.FormatKind_FORMAT_KIND_INT}}}
+	var lines []string
+	for i := range 40 {
+		lines = append(lines, fmt.Sprintf(`{"entry_id":"E-%06d","account_ref":%q,"amount":%d.5,"booked_at":"2026-10-22T10:%02d:00Z"}`, i, randomUUID(i), 10+i, i))
+	}
+	p := propose(t, infer.Input{Active: active, ActiveVersion: 1, Canonical: model, Namespaces: []*idmapv1.Namespace{ns}, Held: ndjson("2026-10-22", lines...)})
+	wantRules(t, p,
+		"IDENTIFIER_FORMAT_CHANGED fields.account_ref.identifier.format",
+		"PATTERN_CHANGED fields.account_ref.pattern",
+		"MAPPING_CHANGED mapping.fields.account")
+	next := proto.Clone(p.Contract).(*contractv1.Contract)
+	next.Fields[1] = active.GetFields()[1]
+	next.Mapping.Fields["account"] = active.GetMapping().GetFields()["account"]
+	if !proto.Equal(next, active) {
+		t.Errorf("besides the account, the proposal changes\n%v\ninto\n%v", active, next)
+	}
+	if !strings.Contains(string(p.YAML), `partition_time: {field: booked_at, granularity: DAY, allowed_lateness: "1d"}`) {
+		t.Errorf("the proposal's YAML lacks the partition time:\n%s", p.YAML)
+	}
+	if len(p.Migrations) != 1 {
+		t.Fatalf("migrations = %v, want the account's", p.Migrations)
+	}
+	m := p.Migrations[0]
+	if m.Target != "number" || !m.Rule.TableOnly() || !strings.Contains(m.Rule.Why, "--from uuid --to number PAIRS.csv") {
+		t.Errorf("migration to %q: %s; want the uuid→number pairs asked for", m.Target, m.Rule.Why)
+	}
+}

@@ -758,11 +758,17 @@ func RuleFromValues(namespace string, old, next *idmapv1.Format, values, known, 
 		}
 	}
 	f.Reason = why
-	f.Why = "no rule can be read off the values: " + why + "; give sample pairs (`seam idmap rule infer " + namespace + " --from " + next.GetName() + " --to " + old.GetName() + " PAIRS.csv`) or import a lookup table"
+	f.Why = noRuleWhy(namespace, next.GetName(), old.GetName(), why)
 	if best != nil {
 		f.Matched = best.matched
 	}
 	return f
+}
+
+// noRuleWhy says that no rule can be read off the values, and how to
+// find one from sample pairs of the translation needed, from→to.
+func noRuleWhy(namespace, from, to, why string) string {
+	return "no rule can be read off the values: " + why + "; give sample pairs (`seam idmap rule infer " + namespace + " --from " + from + " --to " + to + " PAIRS.csv`) or import a lookup table"
 }
 
 func beUint64(b []byte) uint64 {

@@ -73,6 +73,9 @@ func renderYAML(p *Proposal, context []string) ([]byte, error) {
 	if len(c.GetLabels()) > 0 {
 		w.kv("", "labels", stringMap(c.GetLabels()))
 	}
+	if pt := c.GetPartitionTime(); pt != nil {
+		w.kv("", "partition_time", partitionTimeFlow(pt))
+	}
 	w.line("fields:")
 	if err := w.fields("  ", "", c.GetFields()); err != nil {
 		return nil, err
@@ -283,6 +286,20 @@ func fieldFlow(f *contractv1.Field) string {
 	}
 	if it := f.GetItems(); it != nil {
 		parts = append(parts, "items: "+fieldFlow(it))
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+func partitionTimeFlow(pt *contractv1.PartitionTime) string {
+	var parts []string
+	if pt.GetField() != "" {
+		parts = append(parts, "field: "+scalar(pt.GetField()))
+	}
+	if pt.GetGranularity() != contractv1.Granularity_GRANULARITY_UNSPECIFIED {
+		parts = append(parts, "granularity: "+contract.ShortName(pt.GetGranularity()))
+	}
+	if pt.GetAllowedLateness() != "" {
+		parts = append(parts, "allowed_lateness: "+scalar(pt.GetAllowedLateness()))
 	}
 	return "{" + strings.Join(parts, ", ") + "}"
 }

@@ -5,12 +5,16 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"time"
 
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/seamdata/seam/core/verdict"
 	"github.com/seamdata/seam/platform/auth"
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
+	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
 	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
 )
 
@@ -70,7 +74,16 @@ func (s *Server) commitBatch(ctx context.Context, o *outcome, digest []byte) (*g
 				return err
 			}
 		}
-		if err := tx.InsertQuarantine(ctx, final.quarantineRows(now, s.cfg.QuarantineMaxRaw, u.amendment)); err != nil {
+		rows := final.quarantineRows(now, s.cfg.QuarantineMaxRaw, u.amendment)
+		if u.amendment > 0 {
+			// Sent after the partition was sealed: a resend, or a late
+			// file. (While the first sending is open, the check would
+			// read the partition's held rows batch after batch.)
+			if rows, final, err = final.heldAgain(ctx, tx, rows); err != nil {
+				return err
+			}
+		}
+		if err := tx.InsertQuarantine(ctx, rows); err != nil {
 			return err
 		}
 		sum := final.resp.GetSummary()
@@ -210,6 +223,83 @@ func (s *Server) supersede(ctx context.Context, tx storeTx, p *partRow, replaceK
 	p.amendment = 0
 	p.replacedBy = replaceKey
 	return nil
+}
+
+// heldAgain drops the rows of records the partition holds already, the
+// same bytes under a contract key: a day resent after it was sealed,
+// while some of its records are still held (unmapped ids), holds each of
+// them once, not twice. Such
+// a record is a duplicate of the held one — counted against the key check
+// instead of the checks it failed, whose failures the held record counts
+// already — and its verdict says so. The outcome it is called on is not
+// changed (the transaction may run again).
+func (o *outcome) heldAgain(ctx context.Context, tx storeTx, rows []quarantineRow) ([]quarantineRow, *outcome, error) {
+	idx, ok := o.cv.plan.KeyCheck()
+	if !ok || len(rows) == 0 {
+		return rows, o, nil
+	}
+	digests := make([]string, len(rows))
+	for i, r := range rows {
+		digests[i] = r.rawSHA256
+	}
+	held, err := tx.HeldDigests(ctx, o.in.subject, o.in.partition, digests)
+	if err != nil || len(held) == 0 {
+		return rows, o, err
+	}
+	ch := o.cv.plan.Checks()[idx]
+	vs := o.resp.GetRecords()
+	if o.direct {
+		// The verdicts are in the packing: unpacked, changed, packed again.
+		if o.packErr != nil {
+			return nil, nil, o.packErr
+		}
+		if vs, err = verdict.Expand(o.packed); err != nil {
+			return nil, nil, fmt.Errorf("batch %s: unpack its verdicts to mark records held already: %w", o.in.batchID, err)
+		}
+	}
+	out := *o
+	out.packed, out.packErr, out.direct = nil, nil, false
+	out.resp = &gatev1.IngestResponse{Summary: proto.CloneOf(o.resp.GetSummary()), Records: slices.Clone(vs)}
+	out.figures = unitFigures{}
+	out.figures.add(o.figures)
+	kept := rows[:0:0]
+	var samples []int64
+	changed := false
+	for i, r := range rows {
+		if !held[r.rawSHA256] {
+			kept = append(kept, r)
+			continue
+		}
+		if slices.ContainsFunc(o.quar[i].reasons, func(e *recordv1.RecordError) bool { return e.GetCode() == recordv1.ErrorCode_ERROR_CODE_DUPLICATE_KEY }) {
+			changed = true // a duplicate of an accepted key, counted so already
+			continue
+		}
+		changed = true
+		failed := map[string]int64{}
+		for _, why := range o.quar[i].reasons {
+			if why.GetCheck() != "" {
+				failed[why.GetCheck()]++
+			}
+		}
+		out.figures.removeFailures(failed)
+		if failed[containmentCheck] > 0 {
+			out.figures.Contained = max(0, out.figures.Contained-1)
+		}
+		samples = append(samples, r.position)
+		v := proto.CloneOf(out.resp.Records[r.index])
+		v.Reasons = []*recordv1.RecordError{{Code: recordv1.ErrorCode_ERROR_CODE_DUPLICATE_KEY, Field: ch.Field, Check: ch.Name,
+			Message: fmt.Sprintf("duplicate: the same record is held already in partition %s; it is held once (replay or discard that one)", o.in.partition)}}
+		out.resp.Records[r.index] = v
+	}
+	switch {
+	case !changed:
+		return rows, o, nil
+	case len(samples) == 0:
+		return kept, &out, nil
+	}
+	out.figures.AddFailures(ch.Name, int64(len(samples)), samples)
+	out.resp.Summary.Duplicates += int64(len(samples))
+	return kept, &out, nil
 }
 
 // quarantineRows are the rows of the records a batch set aside, each

@@ -300,7 +300,7 @@ func (s *Server) Replay(req *gatev1.ReplayRequest, stream gatev1.GateService_Rep
 		return err
 	}
 	principal := auth.NameFromContext(ctx)
-	sum := &gatev1.ReplaySummary{ReplayId: replayID, Partitions: int64(len(parts)), RerunConsumers: rerun.GetConsumers()}
+	sum := &gatev1.ReplaySummary{ReplayId: replayID, Partitions: int64(len(parts))}
 	releasedNow := int64(0)
 	send := func(rec *recordv1.CanonicalRecord) error {
 		if req.GetSummaryOnly() {
@@ -308,7 +308,8 @@ func (s *Server) Replay(req *gatev1.ReplayRequest, stream gatev1.GateService_Rep
 		}
 		return stream.Send(&gatev1.ReplayResponse{Message: &gatev1.ReplayResponse_Record{Record: rec}})
 	}
-	for _, part := range parts {
+	for done, part := range parts {
+		startHeld, startReleased := sum.Released+sum.Remaining, sum.Released
 		before, err := s.store.ReleasedBy(ctx, w.GetSubject(), part, replayID)
 		if err != nil {
 			return err
@@ -359,10 +360,20 @@ func (s *Server) Replay(req *gatev1.ReplayRequest, stream gatev1.GateService_Rep
 			last := page[len(page)-1]
 			afterBatch, afterIndex = last.batchID, last.index
 		}
+		if req.GetProgress() {
+			held, released := sum.Released+sum.Remaining-startHeld, sum.Released-startReleased
+			if err := stream.Send(&gatev1.ReplayResponse{Message: &gatev1.ReplayResponse_Progress{Progress: &gatev1.ReplayProgress{
+				Partition: part, Held: held, Released: released, Remaining: held - released, Done: int64(done + 1), Partitions: int64(len(parts))}}}); err != nil {
+				return err
+			}
+		}
 	}
 	sum.Held = sum.Released + sum.Remaining
 	s.metrics.released.Add(ctx, releasedNow, metric.WithAttributes(attribute.String("subject", w.GetSubject())))
 	if sum.Released > 0 {
+		// Only a replay that released records gives consumers anything to
+		// rerun.
+		sum.RerunConsumers = rerun.GetConsumers()
 		seq, err := s.backfillCompleted(ctx, w, cv.version, replayID, principal, reason, sum)
 		if err != nil {
 			return err
@@ -413,14 +424,49 @@ func (s *Server) release(ctx context.Context, cv *compiled, subject, part, repla
 			}
 		}
 		units := map[int32]*unitRow{}
+		unit := func(amendment int32) (*unitRow, error) {
+			if u := units[amendment]; u != nil {
+				return u, nil
+			}
+			got, ok, err := tx.Unit(ctx, p.pid, amendment)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				got = unitRow{pid: p.pid, amendment: amendment, status: gatev1.PartitionStatus_PARTITION_STATUS_OPEN, version: cv.version, openedAt: now}
+			}
+			// The unit is judged again by the version replayed through
+			// (when newer): its check table reads as that version's.
+			got.version = max(got.version, cv.version)
+			units[amendment] = &got
+			return &got, nil
+		}
 		for i, v := range verdicts {
 			if !v.ok {
-				// Held still: say why today, so filters by reason find it.
-				// A truncated record keeps the reasons it was held for.
+				// Held still: say why today, so filters by reason find it,
+				// and count it in the figures by those reasons, not by the
+				// checks of the version it was held under. A truncated
+				// record keeps the reasons it was held for.
 				if h := page[i]; !h.truncated && len(v.reasons) > 0 && !sameReasons(h.reasons, v.reasons) {
 					if err := tx.Rewrite(ctx, h.id, v.reasons); err != nil {
 						return err
 					}
+					u, err := unit(h.amendment)
+					if err != nil {
+						return err
+					}
+					u.figures.removeFailures(h.failed)
+					contained := false
+					for _, r := range v.reasons {
+						if r.GetCheck() != "" {
+							u.figures.AddFailures(r.GetCheck(), 1, []int64{h.position})
+						}
+						contained = contained || r.GetCheck() == containmentCheck
+					}
+					if h.failed[containmentCheck] > 0 && !contained {
+						u.figures.Contained = max(0, u.figures.Contained-1)
+					}
+					u.updatedAt = now
 				}
 				continue
 			}
@@ -445,17 +491,9 @@ func (s *Server) release(ctx context.Context, cv *compiled, subject, part, repla
 				continue
 			}
 			out = append(out, v.record)
-			u := units[h.amendment]
-			if u == nil {
-				got, ok, err := tx.Unit(ctx, p.pid, h.amendment)
-				if err != nil {
-					return err
-				}
-				if !ok {
-					got = unitRow{pid: p.pid, amendment: h.amendment, status: gatev1.PartitionStatus_PARTITION_STATUS_OPEN, version: cv.version, openedAt: now}
-				}
-				u = &got
-				units[h.amendment] = u
+			u, err := unit(h.amendment)
+			if err != nil {
+				return err
 			}
 			u.counts.released++
 			u.figures.removeFailures(h.failed)

@@ -136,6 +136,9 @@ type storeTx interface {
 	// (encodeAnswer), until expires.
 	PutAnswer(ctx context.Context, k batchKey, form answerForm, records []byte, expires time.Time) error
 	InsertQuarantine(ctx context.Context, rows []quarantineRow) error
+	// HeldDigests returns which of the SHA-256 digests (hex) of raw
+	// records a record held in the partition has.
+	HeldDigests(ctx context.Context, subject, part string, digests []string) (map[string]bool, error)
 
 	// LockPartition reads a partition's row, locking it until the
 	// transaction ends (batches, seals and replays of one partition go one
@@ -195,7 +198,8 @@ type storeTx interface {
 	Containment(ctx context.Context, subject string) (containment, bool, error)
 	WriteContainment(ctx context.Context, c containment, action string, event outboxEvent) error
 	// Rewrite replaces a held record's reasons with those a replay found,
-	// keeping the reasons its partition's figures counted.
+	// which its partition's figures count from then on (the replay
+	// changes them alike).
 	Rewrite(ctx context.Context, id string, reasons []*recordv1.RecordError) error
 	// Release marks a held record released by a replay with its canonical
 	// record; false when it was no longer held.

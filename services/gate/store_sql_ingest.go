@@ -33,6 +33,42 @@ func listColumn(names []string) string {
 
 var listEscaper = strings.NewReplacer("%", "%25", "|", "%7C")
 
+// heldDigestsChunk bounds the digests one query asks about.
+const heldDigestsChunk = 500
+
+func (t *sqlTx) HeldDigests(ctx context.Context, subject, part string, digests []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	for start := 0; start < len(digests); start += heldDigestsChunk {
+		chunk := digests[start:min(len(digests), start+heldDigestsChunk)]
+		args := []any{subject, int32(gatev1.QuarantineState_QUARANTINE_STATE_HELD), part}
+		marks := make([]string, len(chunk))
+		for i, d := range chunk {
+			args = append(args, d)
+			marks[i] = fmt.Sprintf("$%d", len(args))
+		}
+		rows, err := t.tx.QueryContext(ctx, `SELECT DISTINCT raw_sha256 FROM gate_quarantine WHERE subject = $1 AND state = $2 AND part = $3 AND raw_sha256 IN (`+
+			strings.Join(marks, ", ")+`)`, args...)
+		if err != nil {
+			return nil, fmt.Errorf("look for records held already in %s/%s: %w", subject, part, err)
+		}
+		for rows.Next() {
+			var d string
+			if err := rows.Scan(&d); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("look for records held already in %s/%s: %w", subject, part, err)
+			}
+			out[d] = true
+		}
+		if err := rows.Close(); err != nil {
+			return nil, err
+		}
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
 func (t *sqlTx) InsertQuarantine(ctx context.Context, rows []quarantineRow) error {
 	if len(rows) == 0 {
 		return nil
@@ -130,9 +166,10 @@ func (t *sqlTx) Rewrite(ctx context.Context, id string, reasons []*recordv1.Reco
 	if len(codes) == 0 {
 		return fmt.Errorf("rewrite the reasons of held record %s: no reason", id)
 	}
-	// ingest_reasons keeps, once, the reasons the partition's figures
-	// counted, so a later release takes back exactly those.
-	if _, err := t.tx.ExecContext(ctx, `UPDATE gate_quarantine SET ingest_reasons = COALESCE(ingest_reasons, reasons), reasons = $1, reason = $2, reason_codes = $3,
+	// ingest_reasons keeps the reasons the partition's figures count: the
+	// replay that rewrites them counts the new ones in the figures, so a
+	// later release takes back exactly those.
+	if _, err := t.tx.ExecContext(ctx, `UPDATE gate_quarantine SET ingest_reasons = $1, reasons = $1, reason = $2, reason_codes = $3,
 	check_name = $4, check_names = $5 WHERE id = $6 AND state = $7`, blob, codes[0], listColumn(codes), checks[0], listColumn(checks), id,
 		int32(gatev1.QuarantineState_QUARANTINE_STATE_HELD)); err != nil {
 		return fmt.Errorf("rewrite the reasons of held record %s: %w", id, err)

@@ -19,6 +19,7 @@ import (
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
 	idmapv1 "github.com/seamdata/seam/proto/seam/idmap/v1"
 	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
+	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
 // Incident is one view of an ongoing incident: what changed and since
@@ -36,13 +37,22 @@ type Incident struct {
 	Changed []*gatev1.Alert `json:"-"`
 	Since   string          `json:"since"`
 	// Held counts what the gate holds of the subject: in all, per
-	// partition and per reason; Window is the partitions read.
-	Held        int64                          `json:"held"`
-	HeldByPart  map[string]int64               `json:"held_by_partition"`
-	HeldByWhy   map[string]int64               `json:"held_by_reason"`
+	// partition and per reason.
+	Held       int64            `json:"held"`
+	HeldByPart map[string]int64 `json:"held_by_partition"`
+	HeldByWhy  map[string]int64 `json:"held_by_reason"`
+	// Window is the incident's partitions, from Since to the newest
+	// holding records: what the fix replays, whatever their number of
+	// records. Sample is the partitions the proposal read Read records
+	// from (--limit bounds it, never the window).
 	Window      []string                       `json:"window"`
+	Sample      []string                       `json:"sample"`
 	Read        int                            `json:"read"`
 	BlastRadius []*registryv1.AffectedConsumer `json:"-"`
+	// DataFrom is the data date the next version judges partitions from:
+	// the start of the incident's first partition, for a contract with a
+	// partition time (nil otherwise).
+	DataFrom *timestamppb.Timestamp `json:"-"`
 	// Proposal is the inferred next version; Check the registry's verdict
 	// on it (with the notice waived when a reason was given).
 	Proposal *infer.Proposal                   `json:"-"`
@@ -68,6 +78,9 @@ type Incident struct {
 	// version its register step got.
 	Replay     *gatev1.ReplaySummary `json:"-"`
 	Registered int32                 `json:"registered_version,omitempty"`
+	// Progress is the replay's partitions as it went through them.
+	Progress []*gatev1.ReplayProgress `json:"-"`
+	progress func(*gatev1.ReplayProgress)
 }
 
 // MigrationPlan is how one migrated identifier gets translated.
@@ -137,7 +150,7 @@ func Build(ctx context.Context, c proposal.Clients, subject string, o Options) (
 		return nil, err
 	}
 	inc := &Incident{Subject: subject, Active: g.Active.GetVersion(), Next: max(g.Latest, g.Active.GetVersion()) + 1,
-		Window: g.Partitions, Read: len(g.Held), HeldByPart: map[string]int64{}, HeldByWhy: map[string]int64{}}
+		Sample: g.Partitions, Read: len(g.Held), HeldByPart: map[string]int64{}, HeldByWhy: map[string]int64{}}
 	if err := inc.state(ctx, c); err != nil {
 		return nil, err
 	}
@@ -146,8 +159,11 @@ func Build(ctx context.Context, c proposal.Clients, subject string, o Options) (
 			return nil, err
 		}
 	}
-	inc.since(g)
-	if inc.Partitions, err = partitionStates(ctx, c.Gate, subject, g.Partitions); err != nil {
+	if err := inc.since(ctx, c, g); err != nil {
+		return nil, err
+	}
+	inc.window(g, o)
+	if inc.Partitions, err = partitionStates(ctx, c.Gate, subject, inc.Window); err != nil {
 		return nil, err
 	}
 	p := inc.Proposal
@@ -165,9 +181,18 @@ func Build(ctx context.Context, c proposal.Clients, subject string, o Options) (
 		if inc.Check, err = c.Registry.CheckContract(ctx, &registryv1.CheckContractRequest{Contract: p.Contract}); err != nil {
 			return nil, proposal.Wrap(fmt.Sprintf("check the proposed version of %s", subject), err)
 		}
-		if o.Reason != "" && inc.Check.GetNoticeOwed() != "" {
-			// Would the notice be waived for this caller? Only an admin may.
-			waived, err := c.Registry.CheckContract(ctx, &registryv1.CheckContractRequest{Contract: p.Contract, Override: &registryv1.NoticeOverride{Reason: o.Reason}})
+		inc.DataFrom = inc.dataEffective(p.Contract)
+		if o.Reason != "" && (inc.Check.GetNoticeOwed() != "" || inc.DataFrom != nil) {
+			// Would the notice be waived, and the version judge the
+			// incident's days, for this caller? Only an admin may.
+			req := &registryv1.CheckContractRequest{Contract: p.Contract, DataEffectiveTime: inc.DataFrom}
+			if inc.Check.GetNoticeOwed() != "" {
+				req.Override = &registryv1.NoticeOverride{Reason: o.Reason}
+			}
+			if inc.DataFrom != nil {
+				req.DataEffectiveReason = o.Reason
+			}
+			waived, err := c.Registry.CheckContract(ctx, req)
 			if err != nil {
 				return nil, proposal.Wrap(fmt.Sprintf("check the proposed version of %s with the notice waived", subject), err)
 			}
@@ -183,7 +208,7 @@ func Build(ctx context.Context, c proposal.Clients, subject string, o Options) (
 		return inc, nil
 	}
 	inc.File = cmp.Or(o.Out, fmt.Sprintf("%s.v%d.yaml", subject, inc.Next))
-	inc.ReplayID = cmp.Or(o.ReplayID, fmt.Sprintf("incident-%s-v%d-%s..%s", subject, version, g.Partitions[0], g.Partitions[len(g.Partitions)-1]))
+	inc.ReplayID = cmp.Or(o.ReplayID, fmt.Sprintf("incident-%s-v%d-%s..%s", subject, version, inc.Window[0], inc.Window[len(inc.Window)-1]))
 	inc.plan(c, o)
 	return inc, nil
 }
@@ -230,24 +255,6 @@ func (inc *Incident) state(ctx context.Context, c proposal.Clients) error {
 
 // changeKinds are the alert kinds that say the source changed.
 var changeKinds = map[string]bool{"UNANNOUNCED_CHANGE": true, "MATCH_RATE": true, "NULL_RATE": true, "ROW_COUNT": true}
-
-// since is the first partition of the incident: the first one an
-// unannounced change concerns, else the first one holding records read.
-// Alerts of earlier partitions are left out: they belong to another story.
-func (inc *Incident) since(g *proposal.Gathered) {
-	for _, a := range inc.Changed {
-		if a.GetKind() == "UNANNOUNCED_CHANGE" && a.GetPartition() != "" {
-			inc.Since = a.GetPartition()
-			break
-		}
-	}
-	if inc.Since == "" && len(g.Partitions) > 0 {
-		inc.Since = g.Partitions[0]
-	}
-	inc.Changed = slices.DeleteFunc(inc.Changed, func(a *gatev1.Alert) bool {
-		return a.GetPartition() != "" && a.GetPartition() < inc.Since
-	})
-}
 
 // migrations decides per migrated identifier what idmap needs: a format,
 // then a rule (read off the values, or off --pairs) or a table (from

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -79,10 +80,17 @@ func (inc *Incident) plan(c proposal.Clients, o Options) {
 		if waive {
 			reg.Command += " --override-reason " + q(reason)
 		}
+		dataFrom := inc.DataFrom
+		if dataFrom != nil {
+			reg.Command += fmt.Sprintf(" --data-effective %s --data-effective-reason %s", dataFrom.AsTime().Format(time.RFC3339), q(reason))
+		}
 		reg.run = func(ctx context.Context) (string, error) {
 			req := &registryv1.RegisterContractRequest{Contract: p.Contract}
 			if waive {
 				req.Override = &registryv1.NoticeOverride{Reason: o.Reason}
+			}
+			if dataFrom != nil {
+				req.DataEffectiveTime, req.DataEffectiveReason = dataFrom, o.Reason
 			}
 			resp, err := c.Registry.RegisterContract(ctx, req)
 			if err != nil {
@@ -104,6 +112,9 @@ func (inc *Incident) plan(c proposal.Clients, o Options) {
 			msg := fmt.Sprintf("v%d ACTIVE", v.GetVersion())
 			if v.GetOverride() != nil {
 				msg += ", notice waived by " + v.GetOverrideBy()
+			}
+			if d := v.GetDataEffectiveTime(); d != nil && dataFrom != nil {
+				msg += fmt.Sprintf(", judging partitions from %s (set by %s)", d.AsTime().Format(time.RFC3339), output.OrDash(v.GetDataEffectiveBy()))
 			}
 			if len(told) > 0 {
 				msg += "; CHANGE_ANNOUNCED to " + strings.Join(told, ", ")
@@ -138,13 +149,21 @@ func (inc *Incident) plan(c proposal.Clients, o Options) {
 		// from the number foreseen (the same version registered before).
 		sum, err := runReplay(ctx, c.Gate, &gatev1.ReplayRequest{
 			Window:   &gatev1.ReplayWindow{Subject: subj, PartitionFrom: from, PartitionTo: to, ContractVersion: cmp.Or(inc.Registered, version)},
-			ReplayId: inc.ReplayID, SummaryOnly: true, Reason: o.Reason})
+			ReplayId: inc.ReplayID, SummaryOnly: true, Reason: o.Reason, Progress: true}, inc.progress)
 		if err != nil {
 			return "", err
 		}
 		inc.Replay = sum
-		return fmt.Sprintf("%d held, %d released, %d still held; rerun in order: %s", sum.GetHeld(), sum.GetReleased(), sum.GetRemaining(),
-			output.OrDash(strings.Join(sum.GetRerunConsumers(), " → "))), nil
+		msg := fmt.Sprintf("%d held, %d released, %d still held", sum.GetHeld(), sum.GetReleased(), sum.GetRemaining())
+		switch rerun := sum.GetRerunConsumers(); {
+		case sum.GetReleased() == 0:
+			msg += "; nothing released, so no consumer has anything to rerun"
+		case len(rerun) > 0:
+			msg += "; rerun in order: " + strings.Join(rerun, " → ")
+		default:
+			msg += "; no consumer reads it to rerun"
+		}
+		return msg, nil
 	}
 	add(replay)
 }
@@ -227,8 +246,15 @@ func (inc *Incident) Preflight(reason string) error {
 	return nil
 }
 
-// Apply runs the steps in order and stops at the first that fails.
-func (inc *Incident) Apply(ctx context.Context, w io.Writer) error {
+// Apply runs the steps in order and stops at the first that fails,
+// saying on w what each did; the replay says on progress where it stands
+// after each partition.
+func (inc *Incident) Apply(ctx context.Context, w, progress io.Writer) error {
+	inc.progress = func(p *gatev1.ReplayProgress) {
+		fmt.Fprintf(progress, "     %s: %d held, %d released, %d still held (%d of %d partitions)\n",
+			p.GetPartition(), p.GetHeld(), p.GetReleased(), p.GetRemaining(), p.GetDone(), p.GetPartitions())
+		inc.Progress = append(inc.Progress, p)
+	}
 	for i, s := range inc.Steps {
 		if s.Done {
 			fmt.Fprintf(w, "  %d. %s: already done (%s)\n", i+1, s.Name, s.Why)
@@ -250,8 +276,9 @@ func (inc *Incident) Apply(ctx context.Context, w io.Writer) error {
 	return nil
 }
 
-// runReplay receives a summary-only replay.
-func runReplay(ctx context.Context, gate gatev1.GateServiceClient, req *gatev1.ReplayRequest) (*gatev1.ReplaySummary, error) {
+// runReplay receives a summary-only replay, handing each partition's
+// progress to progress (nil: none).
+func runReplay(ctx context.Context, gate gatev1.GateServiceClient, req *gatev1.ReplayRequest, progress func(*gatev1.ReplayProgress)) (*gatev1.ReplaySummary, error) {
 	stream, err := gate.Replay(ctx, req)
 	if err != nil {
 		return nil, err
@@ -267,6 +294,9 @@ func runReplay(ctx context.Context, gate gatev1.GateServiceClient, req *gatev1.R
 		}
 		if err != nil {
 			return nil, err
+		}
+		if p := msg.GetProgress(); p != nil && progress != nil {
+			progress(p)
 		}
 		if s := msg.GetSummary(); s != nil {
 			sum = s

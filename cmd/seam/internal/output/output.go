@@ -33,7 +33,7 @@ var (
 
 // Proto writes m as indented JSON with proto field names.
 func Proto(w io.Writer, m proto.Message) error {
-	b, err := indented.Marshal(m)
+	b, err := MarshalProto(indented, m)
 	if err != nil {
 		return fmt.Errorf("encode JSON output: %w", err)
 	}
@@ -43,7 +43,7 @@ func Proto(w io.Writer, m proto.Message) error {
 
 // ProtoLine writes m as one line of JSON: a line of an NDJSON stream.
 func ProtoLine(w io.Writer, m proto.Message) error {
-	b, err := Line.Marshal(m)
+	b, err := MarshalProto(Line, m)
 	if err != nil {
 		return fmt.Errorf("encode JSON output: %w", err)
 	}

@@ -11,7 +11,7 @@ import (
 // Progress returns a byte progress bar with rate and ETA on w, or a
 // silent one when w is not a terminal (so scripts and CI logs stay clean).
 func Progress(w io.Writer, total int64, what string) *progressbar.ProgressBar {
-	if f, ok := w.(*os.File); !ok || !term.IsTerminal(int(f.Fd())) {
+	if !Terminal(w) {
 		return progressbar.DefaultBytesSilent(total, what)
 	}
 	return progressbar.NewOptions64(total,
@@ -24,4 +24,11 @@ func Progress(w io.Writer, total int64, what string) *progressbar.ProgressBar {
 		progressbar.OptionOnCompletion(func() { io.WriteString(w, "\n") }),
 		progressbar.OptionFullWidth(),
 	)
+}
+
+// Terminal reports whether w is a terminal: progress for people goes
+// there, and stays out of scripts' and CI logs' output.
+func Terminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }

@@ -52,8 +52,8 @@ func Infer(cmd *cobra.Command, g *client.Globals, conn grpc.ClientConnInterface,
 		return nil, nil, err
 	}
 	c := NewClients(conn)
-	ctx, cancel := g.CallCtx(cmd.Context())
-	defer cancel()
+	// Each call is bounded by --timeout, not the whole gathering.
+	ctx := cmd.Context()
 	gathered, err := Gather(ctx, c, subject, opts)
 	if err != nil {
 		return nil, nil, g.RPCError("infer "+subject, err)

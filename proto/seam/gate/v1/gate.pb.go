@@ -815,7 +815,9 @@ type PartitionState struct {
 	// MatchRate is the share of identifiers that resolved; -1 without one.
 	MatchRate float64 `protobuf:"fixed64,9,opt,name=match_rate,json=matchRate,proto3" json:"match_rate,omitempty"`
 	// Checks are the checks that decided: at the seal every check that
-	// failed or fired; while open, the BLOCK checks failing so far.
+	// failed or fired and every metric measured (within its bounds or not,
+	// with the partitions its baseline came from); while open, the BLOCK
+	// checks failing so far.
 	Checks []*CheckOutcome `protobuf:"bytes,10,rep,name=checks,proto3" json:"checks,omitempty"`
 	// WillBlock is set while open when a BLOCK check is over a count
 	// threshold, which more records cannot undo: the partition will be
@@ -3731,7 +3733,10 @@ type ReplayRequest struct {
 	SummaryOnly bool   `protobuf:"varint,3,opt,name=summary_only,json=summaryOnly,proto3" json:"summary_only,omitempty"`
 	// Reason says why the window is replayed, for example the fix it follows;
 	// it is kept in the backfill's event. Optional.
-	Reason        string `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
+	Reason string `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
+	// Progress asks for a ReplayProgress after each partition of the window,
+	// so a long replay can say where it stands while it runs.
+	Progress      bool `protobuf:"varint,5,opt,name=progress,proto3" json:"progress,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3794,6 +3799,100 @@ func (x *ReplayRequest) GetReason() string {
 	return ""
 }
 
+func (x *ReplayRequest) GetProgress() bool {
+	if x != nil {
+		return x.Progress
+	}
+	return false
+}
+
+// ReplayProgress is where a replay stands after one partition of its
+// window: what it found held there, released and left held.
+type ReplayProgress struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Partition string                 `protobuf:"bytes,1,opt,name=partition,proto3" json:"partition,omitempty"`
+	Held      int64                  `protobuf:"varint,2,opt,name=held,proto3" json:"held,omitempty"`
+	Released  int64                  `protobuf:"varint,3,opt,name=released,proto3" json:"released,omitempty"`
+	Remaining int64                  `protobuf:"varint,4,opt,name=remaining,proto3" json:"remaining,omitempty"`
+	// Done counts the partitions finished, of Partitions in the window.
+	Done          int64 `protobuf:"varint,5,opt,name=done,proto3" json:"done,omitempty"`
+	Partitions    int64 `protobuf:"varint,6,opt,name=partitions,proto3" json:"partitions,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReplayProgress) Reset() {
+	*x = ReplayProgress{}
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReplayProgress) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReplayProgress) ProtoMessage() {}
+
+func (x *ReplayProgress) ProtoReflect() protoreflect.Message {
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReplayProgress.ProtoReflect.Descriptor instead.
+func (*ReplayProgress) Descriptor() ([]byte, []int) {
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *ReplayProgress) GetPartition() string {
+	if x != nil {
+		return x.Partition
+	}
+	return ""
+}
+
+func (x *ReplayProgress) GetHeld() int64 {
+	if x != nil {
+		return x.Held
+	}
+	return 0
+}
+
+func (x *ReplayProgress) GetReleased() int64 {
+	if x != nil {
+		return x.Released
+	}
+	return 0
+}
+
+func (x *ReplayProgress) GetRemaining() int64 {
+	if x != nil {
+		return x.Remaining
+	}
+	return 0
+}
+
+func (x *ReplayProgress) GetDone() int64 {
+	if x != nil {
+		return x.Done
+	}
+	return 0
+}
+
+func (x *ReplayProgress) GetPartitions() int64 {
+	if x != nil {
+		return x.Partitions
+	}
+	return 0
+}
+
 // ReplaySummary is the final message of a replay.
 type ReplaySummary struct {
 	state      protoimpl.MessageState `protogen:"open.v1"`
@@ -3811,7 +3910,7 @@ type ReplaySummary struct {
 
 func (x *ReplaySummary) Reset() {
 	*x = ReplaySummary{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[39]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3823,7 +3922,7 @@ func (x *ReplaySummary) String() string {
 func (*ReplaySummary) ProtoMessage() {}
 
 func (x *ReplaySummary) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[39]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3836,7 +3935,7 @@ func (x *ReplaySummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReplaySummary.ProtoReflect.Descriptor instead.
 func (*ReplaySummary) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{39}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ReplaySummary) GetReplayId() string {
@@ -3894,6 +3993,7 @@ type ReplayResponse struct {
 	//
 	//	*ReplayResponse_Record
 	//	*ReplayResponse_Summary
+	//	*ReplayResponse_Progress
 	Message       isReplayResponse_Message `protobuf_oneof:"message"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -3901,7 +4001,7 @@ type ReplayResponse struct {
 
 func (x *ReplayResponse) Reset() {
 	*x = ReplayResponse{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[40]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3913,7 +4013,7 @@ func (x *ReplayResponse) String() string {
 func (*ReplayResponse) ProtoMessage() {}
 
 func (x *ReplayResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[40]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3926,7 +4026,7 @@ func (x *ReplayResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReplayResponse.ProtoReflect.Descriptor instead.
 func (*ReplayResponse) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{40}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ReplayResponse) GetMessage() isReplayResponse_Message {
@@ -3954,6 +4054,15 @@ func (x *ReplayResponse) GetSummary() *ReplaySummary {
 	return nil
 }
 
+func (x *ReplayResponse) GetProgress() *ReplayProgress {
+	if x != nil {
+		if x, ok := x.Message.(*ReplayResponse_Progress); ok {
+			return x.Progress
+		}
+	}
+	return nil
+}
+
 type isReplayResponse_Message interface {
 	isReplayResponse_Message()
 }
@@ -3967,9 +4076,16 @@ type ReplayResponse_Summary struct {
 	Summary *ReplaySummary `protobuf:"bytes,2,opt,name=summary,proto3,oneof"`
 }
 
+type ReplayResponse_Progress struct {
+	// Progress follows each partition when the request asked for it.
+	Progress *ReplayProgress `protobuf:"bytes,3,opt,name=progress,proto3,oneof"`
+}
+
 func (*ReplayResponse_Record) isReplayResponse_Message() {}
 
 func (*ReplayResponse_Summary) isReplayResponse_Message() {}
+
+func (*ReplayResponse_Progress) isReplayResponse_Message() {}
 
 // PartitionMonitor is the counters of one partition, all its amendments
 // together. Blocked counts the accepted records of those sealed BLOCKED
@@ -4004,7 +4120,7 @@ type PartitionMonitor struct {
 
 func (x *PartitionMonitor) Reset() {
 	*x = PartitionMonitor{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[41]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4016,7 +4132,7 @@ func (x *PartitionMonitor) String() string {
 func (*PartitionMonitor) ProtoMessage() {}
 
 func (x *PartitionMonitor) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[41]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4029,7 +4145,7 @@ func (x *PartitionMonitor) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PartitionMonitor.ProtoReflect.Descriptor instead.
 func (*PartitionMonitor) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{41}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *PartitionMonitor) GetSubject() string {
@@ -4159,7 +4275,7 @@ type FieldMonitor struct {
 
 func (x *FieldMonitor) Reset() {
 	*x = FieldMonitor{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[42]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4171,7 +4287,7 @@ func (x *FieldMonitor) String() string {
 func (*FieldMonitor) ProtoMessage() {}
 
 func (x *FieldMonitor) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[42]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4184,7 +4300,7 @@ func (x *FieldMonitor) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FieldMonitor.ProtoReflect.Descriptor instead.
 func (*FieldMonitor) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{42}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *FieldMonitor) GetField() string {
@@ -4240,7 +4356,7 @@ type GetMonitorRequest struct {
 
 func (x *GetMonitorRequest) Reset() {
 	*x = GetMonitorRequest{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[43]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4252,7 +4368,7 @@ func (x *GetMonitorRequest) String() string {
 func (*GetMonitorRequest) ProtoMessage() {}
 
 func (x *GetMonitorRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[43]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4265,7 +4381,7 @@ func (x *GetMonitorRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetMonitorRequest.ProtoReflect.Descriptor instead.
 func (*GetMonitorRequest) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{43}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *GetMonitorRequest) GetSubject() string {
@@ -4298,7 +4414,7 @@ type GetMonitorResponse struct {
 
 func (x *GetMonitorResponse) Reset() {
 	*x = GetMonitorResponse{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[44]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4310,7 +4426,7 @@ func (x *GetMonitorResponse) String() string {
 func (*GetMonitorResponse) ProtoMessage() {}
 
 func (x *GetMonitorResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[44]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4323,7 +4439,7 @@ func (x *GetMonitorResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetMonitorResponse.ProtoReflect.Descriptor instead.
 func (*GetMonitorResponse) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{44}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *GetMonitorResponse) GetPartitions() []*PartitionMonitor {
@@ -4348,7 +4464,7 @@ type ListAlertsRequest struct {
 
 func (x *ListAlertsRequest) Reset() {
 	*x = ListAlertsRequest{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[45]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4360,7 +4476,7 @@ func (x *ListAlertsRequest) String() string {
 func (*ListAlertsRequest) ProtoMessage() {}
 
 func (x *ListAlertsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[45]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4373,7 +4489,7 @@ func (x *ListAlertsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAlertsRequest.ProtoReflect.Descriptor instead.
 func (*ListAlertsRequest) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{45}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *ListAlertsRequest) GetSubject() string {
@@ -4420,7 +4536,7 @@ type ListAlertsResponse struct {
 
 func (x *ListAlertsResponse) Reset() {
 	*x = ListAlertsResponse{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[46]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4432,7 +4548,7 @@ func (x *ListAlertsResponse) String() string {
 func (*ListAlertsResponse) ProtoMessage() {}
 
 func (x *ListAlertsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[46]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4445,7 +4561,7 @@ func (x *ListAlertsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAlertsResponse.ProtoReflect.Descriptor instead.
 func (*ListAlertsResponse) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{46}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *ListAlertsResponse) GetAlerts() []*Alert {
@@ -4465,7 +4581,7 @@ type WatchAlertsRequest struct {
 
 func (x *WatchAlertsRequest) Reset() {
 	*x = WatchAlertsRequest{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[47]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4477,7 +4593,7 @@ func (x *WatchAlertsRequest) String() string {
 func (*WatchAlertsRequest) ProtoMessage() {}
 
 func (x *WatchAlertsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[47]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4490,7 +4606,7 @@ func (x *WatchAlertsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchAlertsRequest.ProtoReflect.Descriptor instead.
 func (*WatchAlertsRequest) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{47}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *WatchAlertsRequest) GetSubject() string {
@@ -4516,7 +4632,7 @@ type WatchAlertsResponse struct {
 
 func (x *WatchAlertsResponse) Reset() {
 	*x = WatchAlertsResponse{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[48]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4528,7 +4644,7 @@ func (x *WatchAlertsResponse) String() string {
 func (*WatchAlertsResponse) ProtoMessage() {}
 
 func (x *WatchAlertsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[48]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4541,7 +4657,7 @@ func (x *WatchAlertsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchAlertsResponse.ProtoReflect.Descriptor instead.
 func (*WatchAlertsResponse) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{48}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *WatchAlertsResponse) GetAlert() *Alert {
@@ -4562,7 +4678,7 @@ type AcknowledgeAlertRequest struct {
 
 func (x *AcknowledgeAlertRequest) Reset() {
 	*x = AcknowledgeAlertRequest{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[49]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4574,7 +4690,7 @@ func (x *AcknowledgeAlertRequest) String() string {
 func (*AcknowledgeAlertRequest) ProtoMessage() {}
 
 func (x *AcknowledgeAlertRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[49]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4587,7 +4703,7 @@ func (x *AcknowledgeAlertRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcknowledgeAlertRequest.ProtoReflect.Descriptor instead.
 func (*AcknowledgeAlertRequest) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{49}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *AcknowledgeAlertRequest) GetSequence() int64 {
@@ -4613,7 +4729,7 @@ type AcknowledgeAlertResponse struct {
 
 func (x *AcknowledgeAlertResponse) Reset() {
 	*x = AcknowledgeAlertResponse{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[50]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4625,7 +4741,7 @@ func (x *AcknowledgeAlertResponse) String() string {
 func (*AcknowledgeAlertResponse) ProtoMessage() {}
 
 func (x *AcknowledgeAlertResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[50]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4638,7 +4754,7 @@ func (x *AcknowledgeAlertResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcknowledgeAlertResponse.ProtoReflect.Descriptor instead.
 func (*AcknowledgeAlertResponse) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{50}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *AcknowledgeAlertResponse) GetAlert() *Alert {
@@ -4659,7 +4775,7 @@ type ResolveAlertRequest struct {
 
 func (x *ResolveAlertRequest) Reset() {
 	*x = ResolveAlertRequest{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[51]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4671,7 +4787,7 @@ func (x *ResolveAlertRequest) String() string {
 func (*ResolveAlertRequest) ProtoMessage() {}
 
 func (x *ResolveAlertRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[51]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4684,7 +4800,7 @@ func (x *ResolveAlertRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResolveAlertRequest.ProtoReflect.Descriptor instead.
 func (*ResolveAlertRequest) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{51}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *ResolveAlertRequest) GetSequence() int64 {
@@ -4710,7 +4826,7 @@ type ResolveAlertResponse struct {
 
 func (x *ResolveAlertResponse) Reset() {
 	*x = ResolveAlertResponse{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[52]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4722,7 +4838,7 @@ func (x *ResolveAlertResponse) String() string {
 func (*ResolveAlertResponse) ProtoMessage() {}
 
 func (x *ResolveAlertResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[52]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4735,7 +4851,7 @@ func (x *ResolveAlertResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResolveAlertResponse.ProtoReflect.Descriptor instead.
 func (*ResolveAlertResponse) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{52}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *ResolveAlertResponse) GetAlert() *Alert {
@@ -4763,7 +4879,7 @@ type BlockedDetail struct {
 
 func (x *BlockedDetail) Reset() {
 	*x = BlockedDetail{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[53]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4775,7 +4891,7 @@ func (x *BlockedDetail) String() string {
 func (*BlockedDetail) ProtoMessage() {}
 
 func (x *BlockedDetail) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[53]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4788,7 +4904,7 @@ func (x *BlockedDetail) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockedDetail.ProtoReflect.Descriptor instead.
 func (*BlockedDetail) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{53}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *BlockedDetail) GetCheck() string {
@@ -4843,7 +4959,7 @@ type SealPartitionRequest struct {
 
 func (x *SealPartitionRequest) Reset() {
 	*x = SealPartitionRequest{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[54]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4855,7 +4971,7 @@ func (x *SealPartitionRequest) String() string {
 func (*SealPartitionRequest) ProtoMessage() {}
 
 func (x *SealPartitionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[54]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4868,7 +4984,7 @@ func (x *SealPartitionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SealPartitionRequest.ProtoReflect.Descriptor instead.
 func (*SealPartitionRequest) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{54}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *SealPartitionRequest) GetSubject() string {
@@ -4895,7 +5011,7 @@ type SealPartitionResponse struct {
 
 func (x *SealPartitionResponse) Reset() {
 	*x = SealPartitionResponse{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[55]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4907,7 +5023,7 @@ func (x *SealPartitionResponse) String() string {
 func (*SealPartitionResponse) ProtoMessage() {}
 
 func (x *SealPartitionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[55]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4920,7 +5036,7 @@ func (x *SealPartitionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SealPartitionResponse.ProtoReflect.Descriptor instead.
 func (*SealPartitionResponse) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{55}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *SealPartitionResponse) GetPartition() *PartitionState {
@@ -4943,7 +5059,7 @@ type GetPartitionRequest struct {
 
 func (x *GetPartitionRequest) Reset() {
 	*x = GetPartitionRequest{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[56]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4955,7 +5071,7 @@ func (x *GetPartitionRequest) String() string {
 func (*GetPartitionRequest) ProtoMessage() {}
 
 func (x *GetPartitionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[56]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4968,7 +5084,7 @@ func (x *GetPartitionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPartitionRequest.ProtoReflect.Descriptor instead.
 func (*GetPartitionRequest) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{56}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *GetPartitionRequest) GetSubject() string {
@@ -5003,7 +5119,7 @@ type GetPartitionResponse struct {
 
 func (x *GetPartitionResponse) Reset() {
 	*x = GetPartitionResponse{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[57]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5015,7 +5131,7 @@ func (x *GetPartitionResponse) String() string {
 func (*GetPartitionResponse) ProtoMessage() {}
 
 func (x *GetPartitionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[57]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5028,7 +5144,7 @@ func (x *GetPartitionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPartitionResponse.ProtoReflect.Descriptor instead.
 func (*GetPartitionResponse) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{57}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *GetPartitionResponse) GetPartition() *PartitionState {
@@ -5060,7 +5176,7 @@ type WaitPartitionRequest struct {
 
 func (x *WaitPartitionRequest) Reset() {
 	*x = WaitPartitionRequest{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[58]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5072,7 +5188,7 @@ func (x *WaitPartitionRequest) String() string {
 func (*WaitPartitionRequest) ProtoMessage() {}
 
 func (x *WaitPartitionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[58]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5085,7 +5201,7 @@ func (x *WaitPartitionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitPartitionRequest.ProtoReflect.Descriptor instead.
 func (*WaitPartitionRequest) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{58}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *WaitPartitionRequest) GetSubject() string {
@@ -5127,7 +5243,7 @@ type WaitPartitionResponse struct {
 
 func (x *WaitPartitionResponse) Reset() {
 	*x = WaitPartitionResponse{}
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[59]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5139,7 +5255,7 @@ func (x *WaitPartitionResponse) String() string {
 func (*WaitPartitionResponse) ProtoMessage() {}
 
 func (x *WaitPartitionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_gate_v1_gate_proto_msgTypes[59]
+	mi := &file_seam_gate_v1_gate_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5152,7 +5268,7 @@ func (x *WaitPartitionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitPartitionResponse.ProtoReflect.Descriptor instead.
 func (*WaitPartitionResponse) Descriptor() ([]byte, []int) {
-	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{59}
+	return file_seam_gate_v1_gate_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *WaitPartitionResponse) GetPartition() *PartitionState {
@@ -5437,12 +5553,22 @@ const file_seam_gate_v1_gate_proto_rawDesc = "" +
 	"\x0eremain_reasons\x18\x04 \x03(\v2\x1d.seam.gate.v1.QuarantineCountR\rremainReasons\x12;\n" +
 	"\n" +
 	"partitions\x18\x05 \x03(\v2\x1b.seam.gate.v1.PartitionPlanR\n" +
-	"partitions\"\x9b\x01\n" +
+	"partitions\"\xb7\x01\n" +
 	"\rReplayRequest\x122\n" +
 	"\x06window\x18\x01 \x01(\v2\x1a.seam.gate.v1.ReplayWindowR\x06window\x12\x1b\n" +
 	"\treplay_id\x18\x02 \x01(\tR\breplayId\x12!\n" +
 	"\fsummary_only\x18\x03 \x01(\bR\vsummaryOnly\x12\x16\n" +
-	"\x06reason\x18\x04 \x01(\tR\x06reason\"\xea\x01\n" +
+	"\x06reason\x18\x04 \x01(\tR\x06reason\x12\x1a\n" +
+	"\bprogress\x18\x05 \x01(\bR\bprogress\"\xb0\x01\n" +
+	"\x0eReplayProgress\x12\x1c\n" +
+	"\tpartition\x18\x01 \x01(\tR\tpartition\x12\x12\n" +
+	"\x04held\x18\x02 \x01(\x03R\x04held\x12\x1a\n" +
+	"\breleased\x18\x03 \x01(\x03R\breleased\x12\x1c\n" +
+	"\tremaining\x18\x04 \x01(\x03R\tremaining\x12\x12\n" +
+	"\x04done\x18\x05 \x01(\x03R\x04done\x12\x1e\n" +
+	"\n" +
+	"partitions\x18\x06 \x01(\x03R\n" +
+	"partitions\"\xea\x01\n" +
 	"\rReplaySummary\x12\x1b\n" +
 	"\treplay_id\x18\x01 \x01(\tR\breplayId\x12\x12\n" +
 	"\x04held\x18\x02 \x01(\x03R\x04held\x12\x1a\n" +
@@ -5452,10 +5578,11 @@ const file_seam_gate_v1_gate_proto_rawDesc = "" +
 	"partitions\x18\x05 \x01(\x03R\n" +
 	"partitions\x12'\n" +
 	"\x0frerun_consumers\x18\x06 \x03(\tR\x0ererunConsumers\x12%\n" +
-	"\x0eevent_sequence\x18\a \x01(\x03R\reventSequence\"\x8f\x01\n" +
+	"\x0eevent_sequence\x18\a \x01(\x03R\reventSequence\"\xcb\x01\n" +
 	"\x0eReplayResponse\x129\n" +
 	"\x06record\x18\x01 \x01(\v2\x1f.seam.record.v1.CanonicalRecordH\x00R\x06record\x127\n" +
-	"\asummary\x18\x02 \x01(\v2\x1b.seam.gate.v1.ReplaySummaryH\x00R\asummaryB\t\n" +
+	"\asummary\x18\x02 \x01(\v2\x1b.seam.gate.v1.ReplaySummaryH\x00R\asummary\x12:\n" +
+	"\bprogress\x18\x03 \x01(\v2\x1c.seam.gate.v1.ReplayProgressH\x00R\bprogressB\t\n" +
 	"\amessage\"\xcf\x04\n" +
 	"\x10PartitionMonitor\x12\x18\n" +
 	"\asubject\x18\x01 \x01(\tR\asubject\x12\x1c\n" +
@@ -5637,7 +5764,7 @@ func file_seam_gate_v1_gate_proto_rawDescGZIP() []byte {
 }
 
 var file_seam_gate_v1_gate_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
-var file_seam_gate_v1_gate_proto_msgTypes = make([]protoimpl.MessageInfo, 60)
+var file_seam_gate_v1_gate_proto_msgTypes = make([]protoimpl.MessageInfo, 61)
 var file_seam_gate_v1_gate_proto_goTypes = []any{
 	(RecordStatus)(0),                    // 0: seam.gate.v1.RecordStatus
 	(BatchStatus)(0),                     // 1: seam.gate.v1.BatchStatus
@@ -5687,72 +5814,73 @@ var file_seam_gate_v1_gate_proto_goTypes = []any{
 	(*PartitionPlan)(nil),                // 45: seam.gate.v1.PartitionPlan
 	(*PlanReplayResponse)(nil),           // 46: seam.gate.v1.PlanReplayResponse
 	(*ReplayRequest)(nil),                // 47: seam.gate.v1.ReplayRequest
-	(*ReplaySummary)(nil),                // 48: seam.gate.v1.ReplaySummary
-	(*ReplayResponse)(nil),               // 49: seam.gate.v1.ReplayResponse
-	(*PartitionMonitor)(nil),             // 50: seam.gate.v1.PartitionMonitor
-	(*FieldMonitor)(nil),                 // 51: seam.gate.v1.FieldMonitor
-	(*GetMonitorRequest)(nil),            // 52: seam.gate.v1.GetMonitorRequest
-	(*GetMonitorResponse)(nil),           // 53: seam.gate.v1.GetMonitorResponse
-	(*ListAlertsRequest)(nil),            // 54: seam.gate.v1.ListAlertsRequest
-	(*ListAlertsResponse)(nil),           // 55: seam.gate.v1.ListAlertsResponse
-	(*WatchAlertsRequest)(nil),           // 56: seam.gate.v1.WatchAlertsRequest
-	(*WatchAlertsResponse)(nil),          // 57: seam.gate.v1.WatchAlertsResponse
-	(*AcknowledgeAlertRequest)(nil),      // 58: seam.gate.v1.AcknowledgeAlertRequest
-	(*AcknowledgeAlertResponse)(nil),     // 59: seam.gate.v1.AcknowledgeAlertResponse
-	(*ResolveAlertRequest)(nil),          // 60: seam.gate.v1.ResolveAlertRequest
-	(*ResolveAlertResponse)(nil),         // 61: seam.gate.v1.ResolveAlertResponse
-	(*BlockedDetail)(nil),                // 62: seam.gate.v1.BlockedDetail
-	(*SealPartitionRequest)(nil),         // 63: seam.gate.v1.SealPartitionRequest
-	(*SealPartitionResponse)(nil),        // 64: seam.gate.v1.SealPartitionResponse
-	(*GetPartitionRequest)(nil),          // 65: seam.gate.v1.GetPartitionRequest
-	(*GetPartitionResponse)(nil),         // 66: seam.gate.v1.GetPartitionResponse
-	(*WaitPartitionRequest)(nil),         // 67: seam.gate.v1.WaitPartitionRequest
-	(*WaitPartitionResponse)(nil),        // 68: seam.gate.v1.WaitPartitionResponse
-	(v1.Policy)(0),                       // 69: seam.contract.v1.Policy
-	(*v1.Threshold)(nil),                 // 70: seam.contract.v1.Threshold
-	(*timestamppb.Timestamp)(nil),        // 71: google.protobuf.Timestamp
-	(*v11.RecordBatch)(nil),              // 72: seam.record.v1.RecordBatch
-	(*v11.Provenance)(nil),               // 73: seam.record.v1.Provenance
-	(*v11.CanonicalRecord)(nil),          // 74: seam.record.v1.CanonicalRecord
-	(*v11.RecordError)(nil),              // 75: seam.record.v1.RecordError
-	(v11.Format)(0),                      // 76: seam.record.v1.Format
-	(*durationpb.Duration)(nil),          // 77: google.protobuf.Duration
+	(*ReplayProgress)(nil),               // 48: seam.gate.v1.ReplayProgress
+	(*ReplaySummary)(nil),                // 49: seam.gate.v1.ReplaySummary
+	(*ReplayResponse)(nil),               // 50: seam.gate.v1.ReplayResponse
+	(*PartitionMonitor)(nil),             // 51: seam.gate.v1.PartitionMonitor
+	(*FieldMonitor)(nil),                 // 52: seam.gate.v1.FieldMonitor
+	(*GetMonitorRequest)(nil),            // 53: seam.gate.v1.GetMonitorRequest
+	(*GetMonitorResponse)(nil),           // 54: seam.gate.v1.GetMonitorResponse
+	(*ListAlertsRequest)(nil),            // 55: seam.gate.v1.ListAlertsRequest
+	(*ListAlertsResponse)(nil),           // 56: seam.gate.v1.ListAlertsResponse
+	(*WatchAlertsRequest)(nil),           // 57: seam.gate.v1.WatchAlertsRequest
+	(*WatchAlertsResponse)(nil),          // 58: seam.gate.v1.WatchAlertsResponse
+	(*AcknowledgeAlertRequest)(nil),      // 59: seam.gate.v1.AcknowledgeAlertRequest
+	(*AcknowledgeAlertResponse)(nil),     // 60: seam.gate.v1.AcknowledgeAlertResponse
+	(*ResolveAlertRequest)(nil),          // 61: seam.gate.v1.ResolveAlertRequest
+	(*ResolveAlertResponse)(nil),         // 62: seam.gate.v1.ResolveAlertResponse
+	(*BlockedDetail)(nil),                // 63: seam.gate.v1.BlockedDetail
+	(*SealPartitionRequest)(nil),         // 64: seam.gate.v1.SealPartitionRequest
+	(*SealPartitionResponse)(nil),        // 65: seam.gate.v1.SealPartitionResponse
+	(*GetPartitionRequest)(nil),          // 66: seam.gate.v1.GetPartitionRequest
+	(*GetPartitionResponse)(nil),         // 67: seam.gate.v1.GetPartitionResponse
+	(*WaitPartitionRequest)(nil),         // 68: seam.gate.v1.WaitPartitionRequest
+	(*WaitPartitionResponse)(nil),        // 69: seam.gate.v1.WaitPartitionResponse
+	(v1.Policy)(0),                       // 70: seam.contract.v1.Policy
+	(*v1.Threshold)(nil),                 // 71: seam.contract.v1.Threshold
+	(*timestamppb.Timestamp)(nil),        // 72: google.protobuf.Timestamp
+	(*v11.RecordBatch)(nil),              // 73: seam.record.v1.RecordBatch
+	(*v11.Provenance)(nil),               // 74: seam.record.v1.Provenance
+	(*v11.CanonicalRecord)(nil),          // 75: seam.record.v1.CanonicalRecord
+	(*v11.RecordError)(nil),              // 76: seam.record.v1.RecordError
+	(v11.Format)(0),                      // 77: seam.record.v1.Format
+	(*durationpb.Duration)(nil),          // 78: google.protobuf.Duration
 }
 var file_seam_gate_v1_gate_proto_depIdxs = []int32{
-	69,  // 0: seam.gate.v1.CheckOutcome.policy:type_name -> seam.contract.v1.Policy
-	70,  // 1: seam.gate.v1.CheckOutcome.threshold:type_name -> seam.contract.v1.Threshold
+	70,  // 0: seam.gate.v1.CheckOutcome.policy:type_name -> seam.contract.v1.Policy
+	71,  // 1: seam.gate.v1.CheckOutcome.threshold:type_name -> seam.contract.v1.Threshold
 	2,   // 2: seam.gate.v1.PartitionState.status:type_name -> seam.gate.v1.PartitionStatus
 	3,   // 3: seam.gate.v1.PartitionState.verdict:type_name -> seam.gate.v1.PartitionVerdict
 	10,  // 4: seam.gate.v1.PartitionState.counts:type_name -> seam.gate.v1.PartitionCounts
 	9,   // 5: seam.gate.v1.PartitionState.checks:type_name -> seam.gate.v1.CheckOutcome
-	71,  // 6: seam.gate.v1.PartitionState.open_time:type_name -> google.protobuf.Timestamp
-	71,  // 7: seam.gate.v1.PartitionState.seal_time:type_name -> google.protobuf.Timestamp
-	71,  // 8: seam.gate.v1.PartitionState.update_time:type_name -> google.protobuf.Timestamp
+	72,  // 6: seam.gate.v1.PartitionState.open_time:type_name -> google.protobuf.Timestamp
+	72,  // 7: seam.gate.v1.PartitionState.seal_time:type_name -> google.protobuf.Timestamp
+	72,  // 8: seam.gate.v1.PartitionState.update_time:type_name -> google.protobuf.Timestamp
 	4,   // 9: seam.gate.v1.PartitionState.seal_cause:type_name -> seam.gate.v1.SealCause
 	17,  // 10: seam.gate.v1.PartitionState.alerts:type_name -> seam.gate.v1.Alert
 	3,   // 11: seam.gate.v1.PartitionState.sealed_verdict:type_name -> seam.gate.v1.PartitionVerdict
 	12,  // 12: seam.gate.v1.IngestRequest.offsets:type_name -> seam.gate.v1.OffsetRange
-	72,  // 13: seam.gate.v1.IngestRequest.batch:type_name -> seam.record.v1.RecordBatch
+	73,  // 13: seam.gate.v1.IngestRequest.batch:type_name -> seam.record.v1.RecordBatch
 	5,   // 14: seam.gate.v1.IngestRequest.answer:type_name -> seam.gate.v1.IngestAnswer
-	73,  // 15: seam.gate.v1.PackedVerdicts.provenance:type_name -> seam.record.v1.Provenance
+	74,  // 15: seam.gate.v1.PackedVerdicts.provenance:type_name -> seam.record.v1.Provenance
 	16,  // 16: seam.gate.v1.PackedVerdicts.others:type_name -> seam.gate.v1.RecordVerdict
 	15,  // 17: seam.gate.v1.PackedVerdicts.accepted_alerts:type_name -> seam.gate.v1.RecordAlerts
 	0,   // 18: seam.gate.v1.RecordVerdict.status:type_name -> seam.gate.v1.RecordStatus
-	74,  // 19: seam.gate.v1.RecordVerdict.record:type_name -> seam.record.v1.CanonicalRecord
-	75,  // 20: seam.gate.v1.RecordVerdict.reasons:type_name -> seam.record.v1.RecordError
-	71,  // 21: seam.gate.v1.Alert.time:type_name -> google.protobuf.Timestamp
+	75,  // 19: seam.gate.v1.RecordVerdict.record:type_name -> seam.record.v1.CanonicalRecord
+	76,  // 20: seam.gate.v1.RecordVerdict.reasons:type_name -> seam.record.v1.RecordError
+	72,  // 21: seam.gate.v1.Alert.time:type_name -> google.protobuf.Timestamp
 	6,   // 22: seam.gate.v1.Alert.severity:type_name -> seam.gate.v1.Severity
-	71,  // 23: seam.gate.v1.Alert.first_seen:type_name -> google.protobuf.Timestamp
+	72,  // 23: seam.gate.v1.Alert.first_seen:type_name -> google.protobuf.Timestamp
 	7,   // 24: seam.gate.v1.Alert.state:type_name -> seam.gate.v1.AlertState
-	71,  // 25: seam.gate.v1.Alert.acknowledge_time:type_name -> google.protobuf.Timestamp
-	71,  // 26: seam.gate.v1.Alert.resolve_time:type_name -> google.protobuf.Timestamp
+	72,  // 25: seam.gate.v1.Alert.acknowledge_time:type_name -> google.protobuf.Timestamp
+	72,  // 26: seam.gate.v1.Alert.resolve_time:type_name -> google.protobuf.Timestamp
 	1,   // 27: seam.gate.v1.BatchSummary.status:type_name -> seam.gate.v1.BatchStatus
 	18,  // 28: seam.gate.v1.IngestResponse.summary:type_name -> seam.gate.v1.BatchSummary
 	16,  // 29: seam.gate.v1.IngestResponse.records:type_name -> seam.gate.v1.RecordVerdict
 	17,  // 30: seam.gate.v1.IngestResponse.alerts:type_name -> seam.gate.v1.Alert
 	11,  // 31: seam.gate.v1.IngestResponse.partition:type_name -> seam.gate.v1.PartitionState
 	14,  // 32: seam.gate.v1.IngestResponse.packed:type_name -> seam.gate.v1.PackedVerdicts
-	76,  // 33: seam.gate.v1.IngestHeader.format:type_name -> seam.record.v1.Format
+	77,  // 33: seam.gate.v1.IngestHeader.format:type_name -> seam.record.v1.Format
 	5,   // 34: seam.gate.v1.IngestHeader.answer:type_name -> seam.gate.v1.IngestAnswer
 	18,  // 35: seam.gate.v1.ChunkResult.summary:type_name -> seam.gate.v1.BatchSummary
 	14,  // 36: seam.gate.v1.ChunkResult.packed:type_name -> seam.gate.v1.PackedVerdicts
@@ -5763,11 +5891,11 @@ var file_seam_gate_v1_gate_proto_depIdxs = []int32{
 	16,  // 41: seam.gate.v1.IngestStreamResponse.records:type_name -> seam.gate.v1.RecordVerdict
 	11,  // 42: seam.gate.v1.IngestStreamResponse.partition:type_name -> seam.gate.v1.PartitionState
 	22,  // 43: seam.gate.v1.IngestStreamResponse.chunk_results:type_name -> seam.gate.v1.ChunkResult
-	76,  // 44: seam.gate.v1.QuarantinedRecord.format:type_name -> seam.record.v1.Format
-	75,  // 45: seam.gate.v1.QuarantinedRecord.reasons:type_name -> seam.record.v1.RecordError
-	71,  // 46: seam.gate.v1.QuarantinedRecord.time:type_name -> google.protobuf.Timestamp
+	77,  // 44: seam.gate.v1.QuarantinedRecord.format:type_name -> seam.record.v1.Format
+	76,  // 45: seam.gate.v1.QuarantinedRecord.reasons:type_name -> seam.record.v1.RecordError
+	72,  // 46: seam.gate.v1.QuarantinedRecord.time:type_name -> google.protobuf.Timestamp
 	8,   // 47: seam.gate.v1.QuarantinedRecord.state:type_name -> seam.gate.v1.QuarantineState
-	71,  // 48: seam.gate.v1.QuarantinedRecord.state_time:type_name -> google.protobuf.Timestamp
+	72,  // 48: seam.gate.v1.QuarantinedRecord.state_time:type_name -> google.protobuf.Timestamp
 	8,   // 49: seam.gate.v1.QuarantineFilter.state:type_name -> seam.gate.v1.QuarantineState
 	26,  // 50: seam.gate.v1.ListQuarantineRequest.filter:type_name -> seam.gate.v1.QuarantineFilter
 	25,  // 51: seam.gate.v1.ListQuarantineResponse.records:type_name -> seam.gate.v1.QuarantinedRecord
@@ -5777,7 +5905,7 @@ var file_seam_gate_v1_gate_proto_depIdxs = []int32{
 	32,  // 55: seam.gate.v1.GetQuarantineStatsResponse.by_check:type_name -> seam.gate.v1.QuarantineCount
 	32,  // 56: seam.gate.v1.GetQuarantineStatsResponse.by_partition:type_name -> seam.gate.v1.QuarantineCount
 	26,  // 57: seam.gate.v1.DiscardQuarantinedRequest.filter:type_name -> seam.gate.v1.QuarantineFilter
-	71,  // 58: seam.gate.v1.Containment.time:type_name -> google.protobuf.Timestamp
+	72,  // 58: seam.gate.v1.Containment.time:type_name -> google.protobuf.Timestamp
 	36,  // 59: seam.gate.v1.ContainResponse.containment:type_name -> seam.gate.v1.Containment
 	36,  // 60: seam.gate.v1.ReleaseResponse.containment:type_name -> seam.gate.v1.Containment
 	36,  // 61: seam.gate.v1.ListContainmentsResponse.containments:type_name -> seam.gate.v1.Containment
@@ -5785,66 +5913,67 @@ var file_seam_gate_v1_gate_proto_depIdxs = []int32{
 	32,  // 63: seam.gate.v1.PlanReplayResponse.remain_reasons:type_name -> seam.gate.v1.QuarantineCount
 	45,  // 64: seam.gate.v1.PlanReplayResponse.partitions:type_name -> seam.gate.v1.PartitionPlan
 	43,  // 65: seam.gate.v1.ReplayRequest.window:type_name -> seam.gate.v1.ReplayWindow
-	74,  // 66: seam.gate.v1.ReplayResponse.record:type_name -> seam.record.v1.CanonicalRecord
-	48,  // 67: seam.gate.v1.ReplayResponse.summary:type_name -> seam.gate.v1.ReplaySummary
-	71,  // 68: seam.gate.v1.PartitionMonitor.update_time:type_name -> google.protobuf.Timestamp
-	51,  // 69: seam.gate.v1.PartitionMonitor.fields:type_name -> seam.gate.v1.FieldMonitor
-	2,   // 70: seam.gate.v1.PartitionMonitor.status:type_name -> seam.gate.v1.PartitionStatus
-	3,   // 71: seam.gate.v1.PartitionMonitor.verdict:type_name -> seam.gate.v1.PartitionVerdict
-	50,  // 72: seam.gate.v1.GetMonitorResponse.partitions:type_name -> seam.gate.v1.PartitionMonitor
-	7,   // 73: seam.gate.v1.ListAlertsRequest.states:type_name -> seam.gate.v1.AlertState
-	17,  // 74: seam.gate.v1.ListAlertsResponse.alerts:type_name -> seam.gate.v1.Alert
-	17,  // 75: seam.gate.v1.WatchAlertsResponse.alert:type_name -> seam.gate.v1.Alert
-	17,  // 76: seam.gate.v1.AcknowledgeAlertResponse.alert:type_name -> seam.gate.v1.Alert
-	17,  // 77: seam.gate.v1.ResolveAlertResponse.alert:type_name -> seam.gate.v1.Alert
-	70,  // 78: seam.gate.v1.BlockedDetail.threshold:type_name -> seam.contract.v1.Threshold
-	11,  // 79: seam.gate.v1.SealPartitionResponse.partition:type_name -> seam.gate.v1.PartitionState
-	11,  // 80: seam.gate.v1.GetPartitionResponse.partition:type_name -> seam.gate.v1.PartitionState
-	77,  // 81: seam.gate.v1.WaitPartitionRequest.timeout:type_name -> google.protobuf.Duration
-	11,  // 82: seam.gate.v1.WaitPartitionResponse.partition:type_name -> seam.gate.v1.PartitionState
-	13,  // 83: seam.gate.v1.GateService.Ingest:input_type -> seam.gate.v1.IngestRequest
-	23,  // 84: seam.gate.v1.GateService.IngestStream:input_type -> seam.gate.v1.IngestStreamRequest
-	63,  // 85: seam.gate.v1.GateService.SealPartition:input_type -> seam.gate.v1.SealPartitionRequest
-	65,  // 86: seam.gate.v1.GateService.GetPartition:input_type -> seam.gate.v1.GetPartitionRequest
-	67,  // 87: seam.gate.v1.GateService.WaitPartition:input_type -> seam.gate.v1.WaitPartitionRequest
-	27,  // 88: seam.gate.v1.GateService.ListQuarantine:input_type -> seam.gate.v1.ListQuarantineRequest
-	29,  // 89: seam.gate.v1.GateService.GetQuarantinedRecord:input_type -> seam.gate.v1.GetQuarantinedRecordRequest
-	31,  // 90: seam.gate.v1.GateService.GetQuarantineStats:input_type -> seam.gate.v1.GetQuarantineStatsRequest
-	34,  // 91: seam.gate.v1.GateService.DiscardQuarantined:input_type -> seam.gate.v1.DiscardQuarantinedRequest
-	37,  // 92: seam.gate.v1.GateService.Contain:input_type -> seam.gate.v1.ContainRequest
-	39,  // 93: seam.gate.v1.GateService.Release:input_type -> seam.gate.v1.ReleaseRequest
-	41,  // 94: seam.gate.v1.GateService.ListContainments:input_type -> seam.gate.v1.ListContainmentsRequest
-	44,  // 95: seam.gate.v1.GateService.PlanReplay:input_type -> seam.gate.v1.PlanReplayRequest
-	47,  // 96: seam.gate.v1.GateService.Replay:input_type -> seam.gate.v1.ReplayRequest
-	52,  // 97: seam.gate.v1.GateService.GetMonitor:input_type -> seam.gate.v1.GetMonitorRequest
-	54,  // 98: seam.gate.v1.GateService.ListAlerts:input_type -> seam.gate.v1.ListAlertsRequest
-	56,  // 99: seam.gate.v1.GateService.WatchAlerts:input_type -> seam.gate.v1.WatchAlertsRequest
-	58,  // 100: seam.gate.v1.GateService.AcknowledgeAlert:input_type -> seam.gate.v1.AcknowledgeAlertRequest
-	60,  // 101: seam.gate.v1.GateService.ResolveAlert:input_type -> seam.gate.v1.ResolveAlertRequest
-	19,  // 102: seam.gate.v1.GateService.Ingest:output_type -> seam.gate.v1.IngestResponse
-	24,  // 103: seam.gate.v1.GateService.IngestStream:output_type -> seam.gate.v1.IngestStreamResponse
-	64,  // 104: seam.gate.v1.GateService.SealPartition:output_type -> seam.gate.v1.SealPartitionResponse
-	66,  // 105: seam.gate.v1.GateService.GetPartition:output_type -> seam.gate.v1.GetPartitionResponse
-	68,  // 106: seam.gate.v1.GateService.WaitPartition:output_type -> seam.gate.v1.WaitPartitionResponse
-	28,  // 107: seam.gate.v1.GateService.ListQuarantine:output_type -> seam.gate.v1.ListQuarantineResponse
-	30,  // 108: seam.gate.v1.GateService.GetQuarantinedRecord:output_type -> seam.gate.v1.GetQuarantinedRecordResponse
-	33,  // 109: seam.gate.v1.GateService.GetQuarantineStats:output_type -> seam.gate.v1.GetQuarantineStatsResponse
-	35,  // 110: seam.gate.v1.GateService.DiscardQuarantined:output_type -> seam.gate.v1.DiscardQuarantinedResponse
-	38,  // 111: seam.gate.v1.GateService.Contain:output_type -> seam.gate.v1.ContainResponse
-	40,  // 112: seam.gate.v1.GateService.Release:output_type -> seam.gate.v1.ReleaseResponse
-	42,  // 113: seam.gate.v1.GateService.ListContainments:output_type -> seam.gate.v1.ListContainmentsResponse
-	46,  // 114: seam.gate.v1.GateService.PlanReplay:output_type -> seam.gate.v1.PlanReplayResponse
-	49,  // 115: seam.gate.v1.GateService.Replay:output_type -> seam.gate.v1.ReplayResponse
-	53,  // 116: seam.gate.v1.GateService.GetMonitor:output_type -> seam.gate.v1.GetMonitorResponse
-	55,  // 117: seam.gate.v1.GateService.ListAlerts:output_type -> seam.gate.v1.ListAlertsResponse
-	57,  // 118: seam.gate.v1.GateService.WatchAlerts:output_type -> seam.gate.v1.WatchAlertsResponse
-	59,  // 119: seam.gate.v1.GateService.AcknowledgeAlert:output_type -> seam.gate.v1.AcknowledgeAlertResponse
-	61,  // 120: seam.gate.v1.GateService.ResolveAlert:output_type -> seam.gate.v1.ResolveAlertResponse
-	102, // [102:121] is the sub-list for method output_type
-	83,  // [83:102] is the sub-list for method input_type
-	83,  // [83:83] is the sub-list for extension type_name
-	83,  // [83:83] is the sub-list for extension extendee
-	0,   // [0:83] is the sub-list for field type_name
+	75,  // 66: seam.gate.v1.ReplayResponse.record:type_name -> seam.record.v1.CanonicalRecord
+	49,  // 67: seam.gate.v1.ReplayResponse.summary:type_name -> seam.gate.v1.ReplaySummary
+	48,  // 68: seam.gate.v1.ReplayResponse.progress:type_name -> seam.gate.v1.ReplayProgress
+	72,  // 69: seam.gate.v1.PartitionMonitor.update_time:type_name -> google.protobuf.Timestamp
+	52,  // 70: seam.gate.v1.PartitionMonitor.fields:type_name -> seam.gate.v1.FieldMonitor
+	2,   // 71: seam.gate.v1.PartitionMonitor.status:type_name -> seam.gate.v1.PartitionStatus
+	3,   // 72: seam.gate.v1.PartitionMonitor.verdict:type_name -> seam.gate.v1.PartitionVerdict
+	51,  // 73: seam.gate.v1.GetMonitorResponse.partitions:type_name -> seam.gate.v1.PartitionMonitor
+	7,   // 74: seam.gate.v1.ListAlertsRequest.states:type_name -> seam.gate.v1.AlertState
+	17,  // 75: seam.gate.v1.ListAlertsResponse.alerts:type_name -> seam.gate.v1.Alert
+	17,  // 76: seam.gate.v1.WatchAlertsResponse.alert:type_name -> seam.gate.v1.Alert
+	17,  // 77: seam.gate.v1.AcknowledgeAlertResponse.alert:type_name -> seam.gate.v1.Alert
+	17,  // 78: seam.gate.v1.ResolveAlertResponse.alert:type_name -> seam.gate.v1.Alert
+	71,  // 79: seam.gate.v1.BlockedDetail.threshold:type_name -> seam.contract.v1.Threshold
+	11,  // 80: seam.gate.v1.SealPartitionResponse.partition:type_name -> seam.gate.v1.PartitionState
+	11,  // 81: seam.gate.v1.GetPartitionResponse.partition:type_name -> seam.gate.v1.PartitionState
+	78,  // 82: seam.gate.v1.WaitPartitionRequest.timeout:type_name -> google.protobuf.Duration
+	11,  // 83: seam.gate.v1.WaitPartitionResponse.partition:type_name -> seam.gate.v1.PartitionState
+	13,  // 84: seam.gate.v1.GateService.Ingest:input_type -> seam.gate.v1.IngestRequest
+	23,  // 85: seam.gate.v1.GateService.IngestStream:input_type -> seam.gate.v1.IngestStreamRequest
+	64,  // 86: seam.gate.v1.GateService.SealPartition:input_type -> seam.gate.v1.SealPartitionRequest
+	66,  // 87: seam.gate.v1.GateService.GetPartition:input_type -> seam.gate.v1.GetPartitionRequest
+	68,  // 88: seam.gate.v1.GateService.WaitPartition:input_type -> seam.gate.v1.WaitPartitionRequest
+	27,  // 89: seam.gate.v1.GateService.ListQuarantine:input_type -> seam.gate.v1.ListQuarantineRequest
+	29,  // 90: seam.gate.v1.GateService.GetQuarantinedRecord:input_type -> seam.gate.v1.GetQuarantinedRecordRequest
+	31,  // 91: seam.gate.v1.GateService.GetQuarantineStats:input_type -> seam.gate.v1.GetQuarantineStatsRequest
+	34,  // 92: seam.gate.v1.GateService.DiscardQuarantined:input_type -> seam.gate.v1.DiscardQuarantinedRequest
+	37,  // 93: seam.gate.v1.GateService.Contain:input_type -> seam.gate.v1.ContainRequest
+	39,  // 94: seam.gate.v1.GateService.Release:input_type -> seam.gate.v1.ReleaseRequest
+	41,  // 95: seam.gate.v1.GateService.ListContainments:input_type -> seam.gate.v1.ListContainmentsRequest
+	44,  // 96: seam.gate.v1.GateService.PlanReplay:input_type -> seam.gate.v1.PlanReplayRequest
+	47,  // 97: seam.gate.v1.GateService.Replay:input_type -> seam.gate.v1.ReplayRequest
+	53,  // 98: seam.gate.v1.GateService.GetMonitor:input_type -> seam.gate.v1.GetMonitorRequest
+	55,  // 99: seam.gate.v1.GateService.ListAlerts:input_type -> seam.gate.v1.ListAlertsRequest
+	57,  // 100: seam.gate.v1.GateService.WatchAlerts:input_type -> seam.gate.v1.WatchAlertsRequest
+	59,  // 101: seam.gate.v1.GateService.AcknowledgeAlert:input_type -> seam.gate.v1.AcknowledgeAlertRequest
+	61,  // 102: seam.gate.v1.GateService.ResolveAlert:input_type -> seam.gate.v1.ResolveAlertRequest
+	19,  // 103: seam.gate.v1.GateService.Ingest:output_type -> seam.gate.v1.IngestResponse
+	24,  // 104: seam.gate.v1.GateService.IngestStream:output_type -> seam.gate.v1.IngestStreamResponse
+	65,  // 105: seam.gate.v1.GateService.SealPartition:output_type -> seam.gate.v1.SealPartitionResponse
+	67,  // 106: seam.gate.v1.GateService.GetPartition:output_type -> seam.gate.v1.GetPartitionResponse
+	69,  // 107: seam.gate.v1.GateService.WaitPartition:output_type -> seam.gate.v1.WaitPartitionResponse
+	28,  // 108: seam.gate.v1.GateService.ListQuarantine:output_type -> seam.gate.v1.ListQuarantineResponse
+	30,  // 109: seam.gate.v1.GateService.GetQuarantinedRecord:output_type -> seam.gate.v1.GetQuarantinedRecordResponse
+	33,  // 110: seam.gate.v1.GateService.GetQuarantineStats:output_type -> seam.gate.v1.GetQuarantineStatsResponse
+	35,  // 111: seam.gate.v1.GateService.DiscardQuarantined:output_type -> seam.gate.v1.DiscardQuarantinedResponse
+	38,  // 112: seam.gate.v1.GateService.Contain:output_type -> seam.gate.v1.ContainResponse
+	40,  // 113: seam.gate.v1.GateService.Release:output_type -> seam.gate.v1.ReleaseResponse
+	42,  // 114: seam.gate.v1.GateService.ListContainments:output_type -> seam.gate.v1.ListContainmentsResponse
+	46,  // 115: seam.gate.v1.GateService.PlanReplay:output_type -> seam.gate.v1.PlanReplayResponse
+	50,  // 116: seam.gate.v1.GateService.Replay:output_type -> seam.gate.v1.ReplayResponse
+	54,  // 117: seam.gate.v1.GateService.GetMonitor:output_type -> seam.gate.v1.GetMonitorResponse
+	56,  // 118: seam.gate.v1.GateService.ListAlerts:output_type -> seam.gate.v1.ListAlertsResponse
+	58,  // 119: seam.gate.v1.GateService.WatchAlerts:output_type -> seam.gate.v1.WatchAlertsResponse
+	60,  // 120: seam.gate.v1.GateService.AcknowledgeAlert:output_type -> seam.gate.v1.AcknowledgeAlertResponse
+	62,  // 121: seam.gate.v1.GateService.ResolveAlert:output_type -> seam.gate.v1.ResolveAlertResponse
+	103, // [103:122] is the sub-list for method output_type
+	84,  // [84:103] is the sub-list for method input_type
+	84,  // [84:84] is the sub-list for extension type_name
+	84,  // [84:84] is the sub-list for extension extendee
+	0,   // [0:84] is the sub-list for field type_name
 }
 
 func init() { file_seam_gate_v1_gate_proto_init() }
@@ -5860,19 +5989,20 @@ func file_seam_gate_v1_gate_proto_init() {
 		(*IngestStreamRequest_Header)(nil),
 		(*IngestStreamRequest_Chunk)(nil),
 	}
-	file_seam_gate_v1_gate_proto_msgTypes[40].OneofWrappers = []any{
+	file_seam_gate_v1_gate_proto_msgTypes[41].OneofWrappers = []any{
 		(*ReplayResponse_Record)(nil),
 		(*ReplayResponse_Summary)(nil),
+		(*ReplayResponse_Progress)(nil),
 	}
-	file_seam_gate_v1_gate_proto_msgTypes[56].OneofWrappers = []any{}
-	file_seam_gate_v1_gate_proto_msgTypes[58].OneofWrappers = []any{}
+	file_seam_gate_v1_gate_proto_msgTypes[57].OneofWrappers = []any{}
+	file_seam_gate_v1_gate_proto_msgTypes[59].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_seam_gate_v1_gate_proto_rawDesc), len(file_seam_gate_v1_gate_proto_rawDesc)),
 			NumEnums:      9,
-			NumMessages:   60,
+			NumMessages:   61,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

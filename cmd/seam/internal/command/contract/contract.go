@@ -5,6 +5,7 @@ package contract
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -168,7 +169,7 @@ dry run does not change the exit code.`,
 					return err
 				}
 			} else {
-				if err := printCheck(cmd.OutOrStdout(), c.GetSubject(), resp); err != nil {
+				if err := printCheck(cmd.OutOrStdout(), c.GetSubject(), resp, f.reason); err != nil {
 					return err
 				}
 				printDryRun(cmd.OutOrStdout(), dry)
@@ -187,9 +188,18 @@ dry run does not change the exit code.`,
 	return cmd
 }
 
-func printCheck(w io.Writer, subject string, r *registryv1.CheckContractResponse) error {
+// printCheck writes the registry's verdict; override is the reason of
+// --override-reason ("" without it).
+func printCheck(w io.Writer, subject string, r *registryv1.CheckContractResponse, override string) error {
 	fmt.Fprintf(w, "%s: proposed v%d against v%d: %s\n", subject, r.GetVersion(), r.GetLatestVersion(), output.Enum(r.GetVerdict(), "VERDICT_"))
-	if r.GetNoticeOwed() != "" {
+	waived := override != "" && !slices.ContainsFunc(r.GetProblems(), func(p *registryv1.Problem) bool {
+		return p.GetReason() == "OVERRIDE_REQUIRES_ADMIN" || p.GetReason() == "INVALID_CONTRACT"
+	})
+	switch {
+	case r.GetNoticeOwed() == "":
+	case waived:
+		fmt.Fprintf(w, "notice: none owed, the %s notice is waived by the override (%s)\n", r.GetNoticeOwed(), override)
+	default:
 		fmt.Fprintf(w, "notice owed: %s (earliest effective time %s)\n", r.GetNoticeOwed(), output.Time(r.GetEarliestEffectiveTime()))
 	}
 	if len(r.GetChanges()) > 0 {

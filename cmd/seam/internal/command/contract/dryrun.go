@@ -83,7 +83,7 @@ func printCheckJSON(w io.Writer, r *registryv1.CheckContractResponse, d *checkDr
 	if d == nil {
 		return output.Proto(w, r)
 	}
-	b, err := output.Line.Marshal(r)
+	b, err := output.MarshalProto(output.Line, r)
 	if err != nil {
 		return fmt.Errorf("encode JSON output: %w", err)
 	}

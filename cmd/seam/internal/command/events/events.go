@@ -138,7 +138,7 @@ func watchEvents(ctx context.Context, g *client.Globals, rc registryv1.RegistryS
 			e := resp.GetEvent()
 			req.AfterSequence = e.GetSequence()
 			if g.JSON() {
-				b, err := output.Line.Marshal(e)
+				b, err := output.MarshalProto(output.Line, e)
 				if err != nil {
 					return err
 				}

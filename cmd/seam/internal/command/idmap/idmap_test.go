@@ -39,7 +39,7 @@ func TestCLIIdmap(t *testing.T) {
 	if imp["inserted"] != "2500" || imp["committed"] != true {
 		t.Errorf("import = %v, want 2500 inserted and committed", imp)
 	}
-	if again := n.MustJSON(t, "idmap", "import", "customer", file, "--from", "uuid", "--to", "legacy-int"); again["inserted"] != nil || again["unchanged"] != "2500" {
+	if again := n.MustJSON(t, "idmap", "import", "customer", file, "--from", "uuid", "--to", "legacy-int"); again["inserted"] != "0" || again["unchanged"] != "2500" {
 		t.Errorf("re-import = %v, want nothing inserted and 2500 unchanged", again)
 	}
 

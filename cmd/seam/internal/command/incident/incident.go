@@ -67,12 +67,10 @@ the reconciliation of the window: held before = released + still held.`,
 				return exit.Usagef("--apply needs --reason: it is kept with the containment, the notice waiver and the backfill")
 			}
 			c := proposal.NewClients(conn)
-			// Gathering is bounded by --timeout; applying is not, since
-			// replaying a long window takes as long as it takes.
+			// Each call is bounded by --timeout, not the whole: gathering a
+			// long window, like replaying it, takes as long as it takes.
 			ctx := cmd.Context()
-			bctx, cancel := g.CallCtx(ctx)
-			inc, err := incident.Build(bctx, c, args[0], o)
-			cancel()
+			inc, err := incident.Build(ctx, c, args[0], o)
 			if err != nil {
 				return g.RPCError("incident "+args[0], err)
 			}
@@ -81,9 +79,14 @@ the reconciliation of the window: held before = released + still held.`,
 					return exit.Usagef("write the proposal: %w", err)
 				}
 			}
-			w := cmd.OutOrStdout()
+			w, progress := cmd.OutOrStdout(), cmd.OutOrStdout()
 			if g.JSON() {
-				w = io.Discard
+				// The view goes into the JSON; the replay's progress, to
+				// standard error when a person watches it there.
+				w, progress = io.Discard, io.Discard
+				if output.Terminal(cmd.ErrOrStderr()) {
+					progress = cmd.ErrOrStderr()
+				}
 			}
 			printView(w, inc, apply)
 			var applyErr error
@@ -93,7 +96,7 @@ the reconciliation of the window: held before = released + still held.`,
 					applyErr = exit.Failf("%w", err)
 				} else {
 					fmt.Fprintln(w, "\napplying:")
-					if applyErr = inc.Apply(ctx, w); applyErr != nil {
+					if applyErr = inc.Apply(ctx, w, progress); applyErr != nil {
 						applyErr = exit.Failf("%w", applyErr)
 					} else if rec, err = inc.Reconcile(ctx, c); err != nil {
 						applyErr = g.RPCError("reconcile "+args[0], err)
@@ -131,6 +134,10 @@ func printView(w io.Writer, inc *incident.Incident, applying bool) {
 		since = " since partition " + inc.Since
 	}
 	fmt.Fprintf(w, "%s: v%d active, %s; %d records held%s\n", inc.Subject, inc.Active, state, inc.Held, since)
+	if len(inc.Window) > 0 {
+		fmt.Fprintf(w, "the incident's window: %s (%d partitions, %d records held); the proposal read %d of them\n",
+			span(inc.Window), len(inc.Window), inc.WindowHeld(), inc.Read)
+	}
 	if len(inc.Changed) > 0 {
 		fmt.Fprintln(w, "\nwhat changed:")
 		for _, a := range inc.Changed {
@@ -175,6 +182,10 @@ func printView(w io.Writer, inc *incident.Incident, applying bool) {
 			fmt.Fprintf(w, "; owes %s notice (an admin waives it with the reason)", ck.GetNoticeOwed())
 		}
 		fmt.Fprintln(w)
+		if d := inc.DataFrom; d != nil {
+			fmt.Fprintf(w, "  v%d judges partitions from the incident's first, %s (data date %s), so late files for its days are judged by it (an admin sets it with the reason)\n",
+				inc.Next, inc.Since, output.Time(d))
+		}
 		for _, pr := range ck.GetProblems() {
 			tag := "stops it"
 			if incident.ResolvedByFix[pr.GetReason()] {
@@ -201,14 +212,22 @@ func printView(w io.Writer, inc *incident.Incident, applying bool) {
 	}
 	if inc.DryRun != nil {
 		d := inc.DryRun
+		through := inc.Next
+		if len(p.Changes) == 0 {
+			through = inc.Active
+		}
 		fmt.Fprintf(w, "\ndry run of the %d records read through v%d (its checks, mapping and translations): %d would be released (%.1f%%)",
-			d.Records, inc.Next, d.Passed, 100*d.PassRate())
+			d.Records, through, d.Passed, 100*d.PassRate())
+
 		if stay := d.Records - d.Passed; stay > 0 {
 			fmt.Fprintf(w, ", %d would stay (%s)", stay, counts(toInt64(d.Remain), false))
 		}
 		fmt.Fprintln(w)
 		for _, e := range d.Examples {
 			fmt.Fprintf(w, "  stays: %s\n", e)
+		}
+		if held := inc.WindowHeld(); int64(d.Records) < held {
+			fmt.Fprintf(w, "  the replay runs on all %d held records of %s, not only on the %d read\n", held, span(inc.Window), d.Records)
 		}
 	} else if inc.DryRunErr != "" {
 		fmt.Fprintf(w, "\ndry run not possible: %s\n", inc.DryRunErr)
@@ -275,7 +294,7 @@ func viewJSON(inc *incident.Incident, rec *incident.Reconciliation, applyErr err
 	out := map[string]any{
 		"subject": inc.Subject, "active_version": inc.Active, "next_version": inc.Next, "since": inc.Since,
 		"contained": inc.Containment.GetContained(), "held": inc.Held, "held_by_partition": inc.HeldByPart,
-		"held_by_reason": inc.HeldByWhy, "window": inc.Window, "read": inc.Read, "partitions": inc.Partitions,
+		"held_by_reason": inc.HeldByWhy, "window": inc.Window, "window_held": inc.WindowHeld(), "sample": inc.Sample, "read": inc.Read, "partitions": inc.Partitions,
 		"migrations": inc.Migrations, "steps": inc.Steps, "replay_id": inc.ReplayID, "file": inc.File,
 	}
 	var changed []map[string]any
@@ -290,7 +309,10 @@ func viewJSON(inc *incident.Incident, rec *incident.Reconciliation, applyErr err
 	}
 	out["blast_radius"] = radius
 	if p := inc.Proposal; p != nil {
-		out["proposal"] = proposal.JSON(&proposal.Gathered{Partitions: inc.Window, HeldTotal: inc.Held}, p)
+		out["proposal"] = proposal.JSON(&proposal.Gathered{Partitions: inc.Sample, HeldTotal: inc.Held}, p)
+		if inc.DataFrom != nil {
+			out["data_effective_time"] = output.Time(inc.DataFrom)
+		}
 	}
 	if ck := inc.Check; ck != nil {
 		var problems []string
@@ -305,8 +327,12 @@ func viewJSON(inc *incident.Incident, rec *incident.Reconciliation, applyErr err
 		out["dry_run_error"] = inc.DryRunErr
 	}
 	if s := inc.Replay; s != nil {
+		var progress []map[string]any
+		for _, p := range inc.Progress {
+			progress = append(progress, map[string]any{"partition": p.GetPartition(), "held": p.GetHeld(), "released": p.GetReleased(), "remaining": p.GetRemaining()})
+		}
 		out["replay"] = map[string]any{"replay_id": s.GetReplayId(), "held": s.GetHeld(), "released": s.GetReleased(),
-			"remaining": s.GetRemaining(), "rerun_consumers": s.GetRerunConsumers(), "event_sequence": s.GetEventSequence()}
+			"remaining": s.GetRemaining(), "rerun_consumers": s.GetRerunConsumers(), "event_sequence": s.GetEventSequence(), "partitions": progress}
 	}
 	if rec != nil {
 		out["reconciliation"] = rec
@@ -345,4 +371,12 @@ func printReconciliation(w io.Writer, r *incident.Reconciliation) {
 			fmt.Fprintf(w, "  #%d %s %s %s: %s%s\n", a.Sequence, a.Partition, a.Kind, output.OrDash(a.Field), a.State, by)
 		}
 	}
+}
+
+// span renders a window of partitions as FIRST..LAST (or the one).
+func span(parts []string) string {
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	return parts[0] + ".." + parts[len(parts)-1]
 }

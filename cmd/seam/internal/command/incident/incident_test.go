@@ -7,10 +7,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/seamdata/seam/cmd/seam/internal/exit"
 	"github.com/seamdata/seam/cmd/seam/internal/seamtest"
 	"github.com/seamdata/seam/core/idrule"
+	gateservice "github.com/seamdata/seam/services/gate"
 )
 
 // A payments feed of our own: merchant_id is an integer of the merchant
@@ -160,6 +162,14 @@ func TestTemplateIdentifierByHand(t *testing.T) {
 		args = append(args, "--sample", s.(string))
 	}
 	n.MustCLI(t, 0, args...)
+	// With an admin's override no notice is owed any more, and check says
+	// so; a viewer's override waives nothing.
+	if out := n.MustCLI(t, 0, "contract", "check", "-f", file, "--override-reason", "INC-1"); !strings.Contains(out, "notice: none owed, the 14d notice is waived by the override (INC-1)") || strings.Contains(out, "notice owed") {
+		t.Errorf("contract check with an override:\n%s", out)
+	}
+	if out, _, _ := n.CLI(t, "--token", n.Viewer, "contract", "check", "-f", file, "--override-reason", "INC-1"); strings.Contains(out, "waived") || !strings.Contains(out, "OVERRIDE_REQUIRES_ADMIN") {
+		t.Errorf("contract check with a viewer's override:\n%s", out)
+	}
 	check := n.MustJSON(t, "contract", "check", "-f", file, "--override-reason", "INC-1: merchants arrive as MER codes")
 	wantChanges(t, "check", check["changes"],
 		"FIELD_TYPE_CHANGED fields.merchant_id.type",
@@ -269,6 +279,23 @@ func TestRandomUUIDIncident(t *testing.T) {
 	if want := []string{"MATCH_RATE merchant_id RESOLVED by " + replayBy, "UNANNOUNCED_CHANGE merchant_id RESOLVED by " + replayBy}; !slices.Equal(after, want) {
 		t.Errorf("the incident's alerts after --apply = %q, want %q", after, want)
 	}
+	// The day is judged again by v2: its version and check table are
+	// v2's, and no check still counts the 180 records released, nor the
+	// 20 held only for want of a pair as failing v1's type.
+	day := n.MustJSON(t, "gate", "partition", "pay.settlements", "2026-03-08")
+	st := day
+	if p, ok := day["partition"].(map[string]any); ok {
+		st = p
+	}
+	if st["contract_version"] != 2.0 {
+		t.Errorf("partition after the fix judged by version %v, want 2:\n%v", st["contract_version"], st)
+	}
+	for _, c := range st["checks"].([]any) {
+		c := c.(map[string]any)
+		if strings.HasPrefix(c["check"].(string), "merchant_id.") && seamtest.JSONInt(c["failures"]) > 0 {
+			t.Errorf("check %v of the day after the fix still counts failures: %v", c["check"], c)
+		}
+	}
 	if out := n.MustCLI(t, 0, "alerts", "list", "pay.settlements"); strings.Contains(out, "2026-03-08") {
 		t.Errorf("seam alerts list after the fix still lists the incident's alerts:\n%s", out)
 	}
@@ -296,6 +323,34 @@ func TestRandomUUIDIncident(t *testing.T) {
 	// The change alerts the replay resolved are no longer what changed.
 	if strings.Contains(again, "what changed:") {
 		t.Errorf("incident after the fix still lists resolved alerts as what changed:\n%s", again)
+	}
+	// The day resent as it was, twice, holds each still unmapped record
+	// once: the copies are duplicates of what is held, not held again.
+	held := func() map[string]int64 {
+		st := n.MustJSON(t, "quarantine", "stats", "pay.settlements", "--state", "held")
+		out := map[string]int64{"total": seamtest.JSONInt(st["total"])}
+		for _, r := range st["by_reason"].([]any) {
+			r := r.(map[string]any)
+			out[r["key"].(string)] = seamtest.JSONInt(r["count"])
+		}
+		return out
+	}
+	day8 := settlements(t, 8, 200, func(i int) string { return fmt.Sprintf("%q", randomUUID(i)) })
+	time.Sleep(gateservice.DefaultContractRefresh + 100*time.Millisecond) // the gate judges by v2 from then on
+	for _, batch := range []string{"resend-1", "resend-2"} {
+		resp := n.MustJSON(t, "gate", "ingest", day8, "--subject", "pay.settlements", "--partition", "2026-03-08", "--batch-id", batch)
+		if s := resp["summary"].(map[string]any); seamtest.JSONInt(s["duplicates"]) != 200 {
+			t.Errorf("resend %s: %v, want all 200 duplicates (180 of released keys, 20 of held records)", batch, s)
+		}
+		if h := held(); h["ID_UNMAPPED"] != 20 {
+			t.Errorf("after %s the unmapped records are held %d times over, want once each (20): %v", batch, h["ID_UNMAPPED"], h)
+		}
+	}
+	// A replay that releases nothing (the 20 unmapped stay) gives no
+	// consumer anything to rerun.
+	nothing := n.MustJSON(t, "quarantine", "replay", "pay.settlements", "--from", "2026-03-08", "--to", "2026-03-08", "--summary-only")
+	if seamtest.JSONInt(nothing["released"]) != 0 || nothing["rerun_consumers"] != nil {
+		t.Errorf("a replay releasing nothing = %v, want no consumer to rerun", nothing)
 	}
 }
 
@@ -427,6 +482,32 @@ func TestContainedWithoutChange(t *testing.T) {
 	}
 }
 
+// Without a change alert the window starts at the oldest of the newest
+// run of partitions holding records of the shape the fix takes, found
+// past the sample --limit bounds: three contained days, a sample of 50
+// records, and the replay releases all three days.
+func TestWindowWithoutAlertReachesPastTheSample(t *testing.T) {
+	t.Parallel()
+	n := seamtest.StartNode(t)
+	n.MustCLI(t, 0, "canonical", "register", "-f", seamtest.WriteFile(t, "model.yaml", shipmentModel))
+	n.MustCLI(t, 0, "contract", "register", "-f", seamtest.WriteFile(t, "v1.yaml", shipmentsV1))
+	n.MustCLI(t, 0, "gate", "contain", "fleet.shipments", "--reason", "a false alarm")
+	for day := 8; day <= 10; day++ {
+		n.MustCLI(t, 0, "gate", "ingest", shipments(t, day, 40, "carrier", "%d"), "--subject", "fleet.shipments", "--partition", fmt.Sprintf("2026-03-%02d", day))
+	}
+	view := n.MustCLI(t, 0, "incident", "fleet.shipments", "--limit", "50")
+	for _, want := range []string{"the incident's window: 2026-03-08..2026-03-10 (3 partitions, 120 records held); the proposal read 50 of them",
+		"replay 2026-03-08..2026-03-10 through v1", "the replay runs on all 120 held records of 2026-03-08..2026-03-10, not only on the 50 read"} {
+		if !strings.Contains(view, want) {
+			t.Errorf("incident view lacks %q:\n%s", want, view)
+		}
+	}
+	res := jsonOf(t, n.MustCLI(t, 0, "incident", "fleet.shipments", "--limit", "50", "--apply", "--reason", "false alarm", "-o", "json"))
+	if rec := res["reconciliation"].(map[string]any); rec["released"] != 120.0 || rec["still_held"] != 0.0 || rec["adds_up"] != true {
+		t.Errorf("reconciliation = %v, want all 120 of the three days released", rec)
+	}
+}
+
 // Bad input gets a message naming what and where, and a usage exit.
 func TestIncidentBadInput(t *testing.T) {
 	t.Parallel()
@@ -475,7 +556,9 @@ func TestApplyStopsAndResumes(t *testing.T) {
 	}
 	good2 := seamtest.WriteFile(t, "good.csv", good.String())
 	out = n.MustCLI(t, 0, "incident", "pay.settlements", "--pairs", good2, "--apply", "--reason", "INC-5")
-	for _, want := range []string{"1. contain the source: already done", "import the uuid→legacy-int table (200 pairs): 200 pairs received", "held before 200 = released 200 + still held 0  ✓"} {
+	for _, want := range []string{"1. contain the source: already done", "import the uuid→legacy-int table (200 pairs): 200 pairs received",
+		"2026-03-08: 200 held, 200 released, 0 still held (1 of 1 partitions)", "200 held, 200 released, 0 still held; rerun in order: finance.merchant_payouts",
+		"held before 200 = released 200 + still held 0  ✓"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the second --apply lacks %q:\n%s", want, out)
 		}

@@ -323,7 +323,7 @@ read as the backfill left them.`,
 			}
 			t := output.NewTable(report, "REPLAY", "PARTITIONS", "HELD", "RELEASED", "REMAINING", "EVENT", "RERUN")
 			t.Row(sum.GetReplayId(), fmt.Sprint(sum.GetPartitions()), fmt.Sprint(sum.GetHeld()), fmt.Sprint(sum.GetReleased()), fmt.Sprint(sum.GetRemaining()),
-				fmt.Sprint(sum.GetEventSequence()), strings.Join(sum.GetRerunConsumers(), " → "))
+				fmt.Sprint(sum.GetEventSequence()), output.OrDash(strings.Join(sum.GetRerunConsumers(), " → ")))
 			return t.Flush()
 		}),
 	}
