@@ -151,6 +151,31 @@ func AppendTemplate(buf, b []byte) ([]byte, bool) {
 	return buf, true
 }
 
+// Family is a shape's name with the widths of its digit runs erased:
+// "E-{digits:10}" and "E-{digits}" are one family. A zero-padded code
+// whose numbers outgrow their padding ("E-0999999999", then
+// "E-1000000000") stays in its family, so comparing families tells a new
+// kind of value from the same codes growing. Named shapes are their own
+// family.
+func Family(name string) string {
+	if !IsTemplate(name) {
+		return name
+	}
+	var b []byte
+	for i := 0; i < len(name); {
+		if name[i] == '{' {
+			if j := bytes.IndexByte([]byte(name[i:]), '}'); j > 0 && bytes.HasPrefix([]byte(name[i:]), []byte("{digits")) {
+				b = append(b, "{digits}"...)
+				i += j + 1
+				continue
+			}
+		}
+		b = append(b, name[i])
+		i++
+	}
+	return string(b)
+}
+
 // IsTemplate reports whether a shape name is a template.
 func IsTemplate(name string) bool {
 	return len(name) > 0 && bytes.IndexByte([]byte(name), '{') >= 0

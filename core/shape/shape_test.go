@@ -298,3 +298,25 @@ func BenchmarkAppendText(b *testing.B) {
 		})
 	}
 }
+
+// A zero-padded code whose numbers outgrow their padding stays in its
+// family; other text does not.
+func TestFamily(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		a, b string
+		same bool
+	}{
+		{OfText("E-0999999999"), OfText("E-1000000000"), true},
+		{"ACC-{digits:8}", "ACC-{digits}", true},
+		{"name-{digits}", "name-{digits}", true},
+		{"VH-{digits:6}", "uuid", false},
+		{"A{digits}", "A{digits}B", false},
+		{"A{digits:2}-{digits}", "A{digits}-{digits:3}", true},
+		{"digits", "digits", true},
+	} {
+		if got := Family(tt.a) == Family(tt.b); got != tt.same {
+			t.Errorf("Family(%q) = %q, Family(%q) = %q: same %v, want %v", tt.a, Family(tt.a), tt.b, Family(tt.b), got, tt.same)
+		}
+	}
+}

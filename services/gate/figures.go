@@ -150,10 +150,18 @@ type learnedField struct {
 func (l learnedField) empty() bool { return len(l.shapes) == 0 && len(l.v1) == 0 }
 
 // knows reports whether values of shape name were learned: by that name,
-// or by a version-1 name that stands for it.
+// by a name of its family (shape.Family), or by a version-1 name that
+// stands for it.
 func (l learnedField) knows(name string) bool {
 	if l.shapes[name] > 0 {
 		return true
+	}
+	// Codes that outgrew their zero padding are the same codes.
+	family := shape.Family(name)
+	for k, n := range l.shapes {
+		if n > 0 && shape.Family(k) == family {
+			return true
+		}
 	}
 	for old, n := range l.v1 {
 		if n > 0 && shape.V1Covers(old, name) {
