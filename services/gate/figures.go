@@ -142,7 +142,7 @@ type learnedField struct {
 	shapes  map[string]int64
 	version int32
 	// v1 are shapes learned before Seam had one classifier, by their
-	// version-1 names (core/shape.V1Covers); schema 9 marked them.
+	// version-1 names (core/shape.V1Covers); the migration "shapes of one classifier" marked them.
 	v1 map[string]int64
 }
 

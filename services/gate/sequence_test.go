@@ -89,7 +89,7 @@ func TestSequentialNamesAcrossPowersOfTenAreNoChange(t *testing.T) {
 }
 
 // A store whose learned and reported shapes were written under the
-// version-1 names (schema 8) upgrades to schema 9 and keeps them: values
+// version-1 names (schema 8) upgrades through "shapes of one classifier" and keeps them: values
 // that did not change raise nothing (name-{digits:4} learned from
 // name-9999 covers name-10000, "digit string" covers digits), a change
 // reported before is not reported again under its new name, and a new

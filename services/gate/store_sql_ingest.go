@@ -132,7 +132,7 @@ ON CONFLICT (subject, field, shape) DO NOTHING`, subject, field, shape, at.UnixN
 		return false, nil
 	}
 	// A change reported before Seam had one classifier is recorded under
-	// its version-1 name (schema 9): it was reported already.
+	// its version-1 name (migration "shapes of one classifier"): it was reported already.
 	rows, err := t.tx.QueryContext(ctx, `SELECT shape FROM gate_shapes WHERE subject = $1 AND field = $2 AND shape LIKE 'v1:%'`, subject, field)
 	if err != nil {
 		return false, fmt.Errorf("read the shapes reported for %s.%s: %w", subject, field, err)
