@@ -198,9 +198,24 @@ func (s *Source) snapshot(ctx context.Context, snap *exportedSnapshot) error {
 		}
 		return nil
 	})
-	for range min(s.cfg.SnapshotWorkers, max(len(work), 1)) {
+	// Once every worker has imported the snapshot its exporter is no longer
+	// needed: closing it ends its transaction and drops a resumed
+	// snapshot's temporary slot, so neither outlives the read. The
+	// workers' own transactions end with their last chunk.
+	workers := min(s.cfg.SnapshotWorkers, max(len(work), 1))
+	var importedN sync.WaitGroup
+	importedN.Add(workers)
+	go func() {
+		importedN.Wait()
+		snap.close()
+		s.log.Info("snapshot imported by every worker; its exporting transaction is closed", "lsn", lsnText(snap.lsn))
+	}()
+	for range workers {
+		var once sync.Once
+		imported := func() { once.Do(importedN.Done) }
 		g.Go(func() error {
-			return s.inSnapshot(gctx, snap, func(tx pgx.Tx) error {
+			defer imported() // a worker that failed to import releases the exporter too
+			return s.inSnapshotThen(gctx, snap, imported, func(tx pgx.Tx) error {
 				for p := range queue {
 					if err := s.readChunk(gctx, tx, snap.lsn, p, shapes[p.table.key], versions[p.table.key]); err != nil {
 						return err
