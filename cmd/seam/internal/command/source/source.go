@@ -418,8 +418,9 @@ func newSourceProposalCmd(g *client.Globals) *cobra.Command {
 		Long: `Print, as YAML that seam contract register -f reads, the contract the
 halted table's new shape implies: the active version's fields, checks and
 mapping with the source's change applied. Edit the mapping (a default or a
-constant for a dropped column, a cast for a retyped one, renamed_from for a
-rename) and register it; the table resumes and its held changes apply in
+constant for a dropped column, renamed_from for a rename) and register it;
+a retyped column comes with the cast its canonical field needs, or with a
+comment at the top saying why no cast can do it; the table resumes and its held changes apply in
 log order through it.`,
 		Example: `  seam source postgres proposal public.payments --name shop --target postgres://seam@warehouse/replica > migration.yaml
   seam contract register -f migration.yaml --override-reason "INC-12: memo dropped at the source"`,
@@ -447,7 +448,11 @@ log order through it.`,
 				if err := protojson.Unmarshal(t.Halt.Proposed, &c); err != nil {
 					return fmt.Errorf("the proposal of %s: %w", t.Table, err)
 				}
-				return printContractYAML(cmd.OutOrStdout(), &c)
+				w := cmd.OutOrStdout()
+				for _, n := range t.Halt.ProposalNotes {
+					fmt.Fprintf(w, "# EDIT BEFORE REGISTERING: %s\n", n)
+				}
+				return printContractYAML(w, &c)
 			}
 			return exit.Failf("source %s replicates no table %s", f.name, tn)
 		},
