@@ -3,12 +3,18 @@ package postgres_test
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/seamdata/seam/platform/telemetry"
 	"github.com/seamdata/seam/sources/postgres"
 )
 
@@ -113,6 +119,7 @@ func TestCaughtUpSourceKeepsWALBounded(t *testing.T) {
 	loadPayments(e, 50)
 	e.exec(e.src, "CREATE TABLE noise (id bigserial PRIMARY KEY, pad text)")
 	cfg := e.config("walbound", "payments", "accounts")
+	metrics := withMetrics(t, &cfg)
 	r := e.start(cfg)
 	r.waitReady(t)
 	ctx := context.Background()
@@ -148,7 +155,86 @@ func TestCaughtUpSourceKeepsWALBounded(t *testing.T) {
 	})
 	t.Logf("retained WAL %d KiB after %s", last>>10, time.Since(began).Round(100*time.Millisecond))
 
+	// The metric says the same, and the alert rules name what the source
+	// exports.
+	eventually(t, "the retained-WAL metric under 64 MiB", 10*time.Second, func() (bool, string) {
+		for _, line := range metrics()["seam_cdc_slot_retained_wal_bytes"] {
+			if strings.Contains(line, `slot="seam_walbound"`) {
+				f := strings.Fields(line)
+				v, err := strconv.ParseFloat(f[len(f)-1], 64)
+				return err == nil && v < bound, line
+			}
+		}
+		return false, "no seam_cdc_slot_retained_wal_bytes{slot=\"seam_walbound\"}"
+	})
+	checkCDCRules(t, metrics())
+
 	// The replicated table still streams, and a change to it lands.
 	e.exec(e.src, "UPDATE payments SET memo = 'after the noise' WHERE id = 7")
 	converged(t, e, "replica")
+}
+
+// withMetrics gives cfg a meter exported in Prometheus' text format and
+// returns a scrape: metric name → its sample lines.
+func withMetrics(t testing.TB, cfg *postgres.Config) func() map[string][]string {
+	t.Helper()
+	tel, err := telemetry.Setup(context.Background(), telemetry.Config{ServiceName: "seam-source-postgres-test", Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tel.Shutdown(context.Background()) })
+	cfg.Meter = tel.Meter("github.com/seamdata/seam/sources/postgres")
+	return func() map[string][]string {
+		rec := httptest.NewRecorder()
+		tel.Metrics.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+		out := map[string][]string{}
+		for _, line := range strings.Split(rec.Body.String(), "\n") {
+			if line == "" || strings.HasPrefix(line, "#") {
+				continue
+			}
+			name, _, _ := strings.Cut(line, "{")
+			name, _, _ = strings.Cut(name, " ")
+			out[name] = append(out[name], line)
+		}
+		return out
+	}
+}
+
+// checkCDCRules checks the seam-cdc group of the alert rules against a
+// scrape of a running source: every metric a rule names is exported, with
+// every label it groups by.
+func checkCDCRules(t testing.TB, scraped map[string][]string) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("..", "..", "deploy", "observability", "prometheus", "rules.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, group, ok := strings.Cut(string(raw), "- name: seam-cdc\n")
+	if !ok {
+		t.Fatal("rules.yml has no seam-cdc group")
+	}
+	if i := strings.Index(group, "\n  - name: "); i >= 0 {
+		group = group[:i]
+	}
+	exprs := regexp.MustCompile(`(?m)^\s+expr: (.+)$`).FindAllStringSubmatch(group, -1)
+	if len(exprs) < 2 {
+		t.Fatalf("the seam-cdc group has %d rules, want the retained-WAL and open-transaction alerts", len(exprs))
+	}
+	for _, m := range exprs {
+		expr := m[1]
+		for _, name := range regexp.MustCompile(`seam_cdc_[a-z_]+`).FindAllString(expr, -1) {
+			lines := scraped[name]
+			if len(lines) == 0 {
+				t.Errorf("rule %q: metric %s is not exported by the source", expr, name)
+				continue
+			}
+			for _, by := range regexp.MustCompile(`by \(([a-z_, ]+)\)`).FindAllStringSubmatch(expr, -1) {
+				for _, label := range strings.Split(by[1], ",") {
+					if !strings.Contains(lines[0], strings.TrimSpace(label)+"=") {
+						t.Errorf("rule %q: metric %s has no label %s (%s)", expr, name, label, lines[0])
+					}
+				}
+			}
+		}
+	}
 }
