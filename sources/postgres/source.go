@@ -281,6 +281,8 @@ type exportedSnapshot struct {
 	conn *pgconn.PgConn
 	name string
 	lsn  uint64
+	// resumed: a fresh snapshot for the chunks a restart found unread.
+	resumed bool
 }
 
 func (e *exportedSnapshot) close() {
@@ -477,6 +479,7 @@ func (s *Source) resnapshot(ctx context.Context) (*exportedSnapshot, error) {
 		snap.close()
 		return nil, fmt.Errorf("record the resumed snapshot's position: %w", err)
 	}
+	snap.resumed = true
 	s.log.Info("resuming the snapshot in a fresh exported snapshot", "lsn", lsnText(snap.lsn))
 	return snap, nil
 }
