@@ -119,6 +119,7 @@ func TestCaughtUpSourceKeepsWALBounded(t *testing.T) {
 	loadPayments(e, 50)
 	e.exec(e.src, "CREATE TABLE noise (id bigserial PRIMARY KEY, pad text)")
 	cfg := e.config("walbound", "payments", "accounts")
+	cfg.HeartbeatInterval = time.Second
 	metrics := withMetrics(t, &cfg)
 	r := e.start(cfg)
 	r.waitReady(t)
@@ -169,9 +170,35 @@ func TestCaughtUpSourceKeepsWALBounded(t *testing.T) {
 	})
 	checkCDCRules(t, metrics())
 
+	// The heartbeat: a row of the publication, written every interval.
+	var published bool
+	if err := e.src.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_publication_tables WHERE pubname = 'seam_walbound' AND tablename = 'seam_heartbeat')").Scan(&published); err != nil || !published {
+		t.Fatalf("seam_heartbeat in the publication: %v (%v)", published, err)
+	}
+	eventually(t, "a fresh heartbeat", 10*time.Second, func() (bool, string) {
+		var age float64
+		if err := e.src.QueryRow(ctx, "SELECT extract(epoch FROM now() - beat) FROM seam_heartbeat WHERE source = 'walbound'").Scan(&age); err != nil {
+			return false, err.Error()
+		}
+		return age < 3, fmt.Sprintf("last beat %.1fs ago", age)
+	})
+
 	// The replicated table still streams, and a change to it lands.
 	e.exec(e.src, "UPDATE payments SET memo = 'after the noise' WHERE id = 7")
 	converged(t, e, "replica")
+
+	// Stop, then drop: the slot, the publication and the heartbeat go.
+	if err := r.stop(); err != nil {
+		t.Fatal(err)
+	}
+	if err := postgres.Drop(ctx, e.tgt, e.src, "walbound"); err != nil {
+		t.Fatal(err)
+	}
+	var left int
+	if err := e.src.QueryRow(ctx, `SELECT (SELECT count(*) FROM pg_replication_slots WHERE slot_name LIKE 'seam_walbound%')
+     + (SELECT count(*) FROM pg_publication WHERE pubname = 'seam_walbound') + (SELECT count(*) FROM seam_heartbeat WHERE source = 'walbound')`).Scan(&left); err != nil || left != 0 {
+		t.Fatalf("after drop %d slots, publications or heartbeats of walbound are left (%v)", left, err)
+	}
 }
 
 // withMetrics gives cfg a meter exported in Prometheus' text format and
