@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
 	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
 )
@@ -29,19 +30,22 @@ func (s *Source) evolve(ctx context.Context, t *table, first *change) error {
 	if err != nil {
 		return fmt.Errorf("read the active contract of %s: %w", t.subject, err)
 	}
-	if v := active.GetVersion(); v.GetVersion() > t.version {
-		if ok, _ := accepts(v.GetContract(), shape); ok {
-			s.log.Info("table changed as announced by a registered version", "table", t.key, "version", v.GetVersion())
-			return s.setVersion(ctx, t, v.GetVersion(), first.shapeID)
-		}
-	}
 	ev := classifyShape(t.contract, shape)
-	if len(ev.changes) == 0 {
-		return s.setVersion(ctx, t, t.version, first.shapeID)
-	}
 	fills, volatile, err := s.addedColumnFills(ctx, t, t.shape, shape)
 	if err != nil {
 		return err
+	}
+	if v := active.GetVersion(); v.GetVersion() > t.version && len(volatile) == 0 {
+		if ok, _ := accepts(v.GetContract(), shape); ok {
+			s.log.Info("table changed as announced by a registered version", "table", t.key, "version", v.GetVersion())
+			if err := s.switchReplica(ctx, t, v.GetContract(), fills); err != nil {
+				return err
+			}
+			return s.setVersion(ctx, t, v.GetVersion(), first.shapeID)
+		}
+	}
+	if len(ev.changes) == 0 {
+		return s.setVersion(ctx, t, t.version, first.shapeID)
 	}
 	if len(volatile) > 0 {
 		h := &Halt{
@@ -229,10 +233,6 @@ func (s *Source) whileHalted(ctx context.Context, t *table, st tableState) (bool
 		s.log.Warn("the active version does not carry the table's columns; still halted", "table", t.key, "version", v.GetVersion(), "why", why)
 		return false, nil
 	}
-	model, err := s.canonicalOf(ctx, v.GetContract())
-	if err != nil {
-		return false, err
-	}
 	var fills []columnFill
 	if shapeID != t.shapeID {
 		// Rows that predate a column added with a constant default hold
@@ -241,18 +241,7 @@ func (s *Source) whileHalted(ctx context.Context, t *table, st tableState) (bool
 			return false, err
 		}
 	}
-	tx, err := s.target.Begin(ctx)
-	if err != nil {
-		return false, err
-	}
-	defer tx.Rollback(ctx)
-	if err := ensureReplica(ctx, tx, s.cfg.TargetSchema, t.target, model); err != nil {
-		return false, err
-	}
-	if _, err := fillReplica(ctx, tx, s.cfg.TargetSchema, t.target, v.GetContract(), model, fills); err != nil {
-		return false, err
-	}
-	if err := tx.Commit(ctx); err != nil {
+	if err := s.switchReplica(ctx, t, v.GetContract(), fills); err != nil {
 		return false, err
 	}
 	if err := s.setVersion(ctx, t, v.GetVersion(), shapeID); err != nil {
@@ -260,6 +249,35 @@ func (s *Source) whileHalted(ctx context.Context, t *table, st tableState) (bool
 	}
 	s.log.Info("table resumed through the migration version; held changes apply in log order", "table", t.key, "version", v.GetVersion(), "held", held)
 	return true, nil
+}
+
+// switchReplica readies the replica for a contract version: the columns
+// of its canonical model, and the added columns' defaults in the rows
+// that predate them, in one transaction.
+func (s *Source) switchReplica(ctx context.Context, t *table, c *contractv1.Contract, fills []columnFill) error {
+	model, err := s.canonicalOf(ctx, c)
+	if err != nil {
+		return err
+	}
+	tx, err := s.target.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(ctx)
+	if err := ensureReplica(ctx, tx, s.cfg.TargetSchema, t.target, model); err != nil {
+		return err
+	}
+	n, err := fillReplica(ctx, tx, s.cfg.TargetSchema, t.target, c, model, fills)
+	if err != nil {
+		return err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return err
+	}
+	if len(fills) > 0 {
+		s.log.Info("existing replica rows took the added columns' defaults", "table", t.key, "rows", n)
+	}
+	return nil
 }
 
 // partitionsCleared reports whether none of the partitions is doomed any

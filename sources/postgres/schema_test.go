@@ -260,11 +260,13 @@ CREATE TABLE t_def (id int PRIMARY KEY, v text);
 CREATE TABLE t_vol (id int PRIMARY KEY, v text);
 CREATE TABLE t_num (id int PRIMARY KEY, price numeric(12,4));
 CREATE TABLE t_qty (id int PRIMARY KEY, qty int);
+CREATE TABLE t_ann (id int PRIMARY KEY, v text);
+INSERT INTO t_ann SELECT i, 'v' || i FROM generate_series(1, 40) i;
 INSERT INTO t_def SELECT i, 'v' || i FROM generate_series(1, 1007) i;
 INSERT INTO t_vol SELECT i, 'v' || i FROM generate_series(1, 50) i;
 INSERT INTO t_num SELECT i, i + 0.2345 FROM generate_series(1, 50) i;
 INSERT INTO t_qty SELECT i, i * 3 FROM generate_series(1, 50) i;`)
-	r := e.start(e.config("ddl", "t_def", "t_vol", "t_num", "t_qty"))
+	r := e.start(e.config("ddl", "t_def", "t_vol", "t_num", "t_qty", "t_ann"))
 	r.waitReady(t)
 	db := dbName(e.source)
 
@@ -334,4 +336,37 @@ INSERT INTO t_qty SELECT i, i * 3 FROM generate_series(1, 50) i;`)
 	eventually(t, "t_qty resumes through the proposal as printed", 30*time.Second, func() (bool, string) {
 		return sameRows(t, e, "t_qty", "replica.t_qty", []string{"id", "qty"})
 	})
+
+	// An announced change: the version carrying the new column is
+	// registered ahead, and the replica's rows still take its default.
+	ctx := context.Background()
+	annSubject := "pg." + db + ".public.t_ann"
+	active, err := e.seam.registry.GetContract(ctx, &registryv1.GetContractRequest{Subject: annSubject})
+	if err != nil {
+		t.Fatal(err)
+	}
+	model, err := e.seam.registry.GetCanonicalModel(ctx, &registryv1.GetCanonicalModelRequest{Name: annSubject})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := model.GetVersion().GetModel()
+	m.Fields = append(m.Fields, &contractv1.Field{Name: "region", Type: contractv1.FieldType_FIELD_TYPE_STRING})
+	if _, err := e.seam.registry.RegisterCanonicalModel(ctx, &registryv1.RegisterCanonicalModelRequest{Model: m}); err != nil {
+		t.Fatal(err)
+	}
+	next := active.GetVersion().GetContract()
+	next.Fields = append(next.Fields, &contractv1.Field{Name: "region", Type: contractv1.FieldType_FIELD_TYPE_STRING})
+	next.Mapping.Fields["region"] = &contractv1.FieldMapping{From: "region"}
+	reg, err := e.seam.registry.RegisterContract(ctx, &registryv1.RegisterContractRequest{Contract: next})
+	if err != nil || reg.GetVersion().GetStatus() != registryv1.VersionStatus_VERSION_STATUS_ACTIVE {
+		t.Fatalf("register the announced version: %v (%v)", reg.GetVersion().GetStatus(), err)
+	}
+	e.exec(e.src, "ALTER TABLE t_ann ADD COLUMN region text DEFAULT 'eu'")
+	e.exec(e.src, "INSERT INTO t_ann VALUES (100, 'new', 'us')")
+	eventually(t, "t_ann replica equals the source through the announced version", 30*time.Second, func() (bool, string) {
+		return sameRows(t, e, "t_ann", "replica.t_ann", []string{"id", "v", "region"})
+	})
+	if ts := tableStatus(t, e, "ddl", "public.t_ann"); ts.ContractVersion != reg.GetVersion().GetVersion() {
+		t.Fatalf("t_ann runs version %d, want the announced %d", ts.ContractVersion, reg.GetVersion().GetVersion())
+	}
 }
