@@ -227,7 +227,7 @@ func Drop(ctx context.Context, target, source queryer, name string) error {
 		if _, err := execQ(ctx, source, "DROP PUBLICATION IF EXISTS "+pgx.Identifier{slot}.Sanitize()); err != nil {
 			return fmt.Errorf("drop publication %s: %w", slot, err)
 		}
-		if _, err := execQ(ctx, source, "DELETE FROM "+heartbeatTable.ident()+" WHERE source = $1 AND to_regclass($2) IS NOT NULL", name, heartbeatTable.String()); err != nil {
+		if _, err := execQ(ctx, source, "DELETE FROM "+heartbeatTable.ident()+" WHERE source = $1", name); err != nil {
 			var pgErr *pgconn.PgError
 			if !errors.As(err, &pgErr) || pgErr.Code != "42P01" { // undefined_table: no heartbeat was ever written
 				return fmt.Errorf("remove the heartbeat of %s: %w", name, err)
