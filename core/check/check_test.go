@@ -157,6 +157,7 @@ func TestTypes(t *testing.T) {
 		{Name: "dl", Type: contractv1.FieldType_FIELD_TYPE_DATE, Layout: "02/01/2006"},
 		{Name: "dec", Type: contractv1.FieldType_FIELD_TYPE_DECIMAL},
 		{Name: "fl", Type: contractv1.FieldType_FIELD_TYPE_FLOAT},
+		{Name: "dp", Type: contractv1.FieldType_FIELD_TYPE_DECIMAL, Precision: proto32(8), Scale: proto32(1)},
 		{Name: "b", Type: contractv1.FieldType_FIELD_TYPE_BOOL},
 		{Name: "arr", Type: contractv1.FieldType_FIELD_TYPE_ARRAY, Items: &contractv1.Field{Type: contractv1.FieldType_FIELD_TYPE_INT64}, MaxLength: proto64(2)},
 		{Name: "o", Type: contractv1.FieldType_FIELD_TYPE_OBJECT, Fields: []*contractv1.Field{{Name: "id", Type: contractv1.FieldType_FIELD_TYPE_STRING, Required: true}}},
@@ -173,6 +174,18 @@ func TestTypes(t *testing.T) {
 		{`{"dec":"1e5"}`, "dec.type"},
 		{`{"dec":12.5}`, ""},
 		{`{"fl":1e39}`, "fl.type"},
+		{`{"fl":3.4028235e+38}`, ""}, // the largest real, as PostgreSQL prints it
+		{`{"fl":-3.4028235e38}`, ""},
+		{`{"fl":1.4e-45}`, ""},
+		{`{"fl":3.4028237e38}`, "fl.type"}, // rounds to +Inf as a float32
+		{`{"dp":"1234567.1"}`, ""},
+		{`{"dp":"-0.50"}`, ""},
+		{`{"dp":"0.0000000000"}`, ""},
+		{`{"dp":1.2e2}`, ""},
+		{`{"dp":"1.25"}`, "dp.type"},
+		{`{"dp":"12345678.0"}`, "dp.type"},
+		{`{"dp":1.5e7}`, "dp.type"},
+		{`{"dp":5e-2}`, "dp.type"},
 		{`{"b":"true"}`, "b.type"},
 		{`{"b":1}`, "b.type"},
 		{`{"arr":[1,"2"]}`, "arr.type"},
@@ -194,6 +207,8 @@ func TestTypes(t *testing.T) {
 }
 
 func proto64(v int64) *int64 { return &v }
+
+func proto32(v int32) *int32 { return &v }
 
 func TestDecodeFailuresQuarantine(t *testing.T) {
 	t.Parallel()

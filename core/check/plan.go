@@ -199,12 +199,14 @@ type fieldPlan struct {
 	enum         []string
 	enumCheck    int
 	min, max     float64 // NaN when unset
-	rangeCheck   int
-	minLen       int64
-	maxLen       int64 // -1 when unset
-	lengthCheck  int
-	format       IdentifierFormat
-	formatCheck  int
+	// precision and scale bound a DECIMAL's digits (precision 0: none).
+	precision, scale int32
+	rangeCheck       int
+	minLen           int64
+	maxLen           int64 // -1 when unset
+	lengthCheck      int
+	format           IdentifierFormat
+	formatCheck      int
 	// oneOf is the field's one_of check, -1 for none; it takes over the
 	// implied value checks above.
 	oneOf int
@@ -313,6 +315,9 @@ func (c *compiler) impliedChecks() {
 			c.errorf(where()+".type", "field %q has no type; declare one such as STRING or INT64", f.Path)
 		} else {
 			fp.typeCheck = c.impliedCheck(f, KindType, recordv1.ErrorCode_ERROR_CODE_TYPE_MISMATCH, fmt.Sprintf("type(%s, %s)", f.Path, typeName(d.GetType())), q)
+		}
+		if d.GetType() == contractv1.FieldType_FIELD_TYPE_DECIMAL && d.Precision != nil {
+			fp.precision, fp.scale = d.GetPrecision(), d.GetScale()
 		}
 		if d.GetRequired() || d.GetKey() {
 			policy := q

@@ -1,6 +1,7 @@
 package check
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 	"time"
@@ -29,8 +30,11 @@ func typeOK(t contractv1.FieldType, layout string, items contractv1.FieldType, v
 		f, ok := v.Float()
 		return ok && !math.IsInf(f, 0)
 	case contractv1.FieldType_FIELD_TYPE_FLOAT:
+		// Judged as a float32: the largest real a database prints
+		// (3.4028235e38) is a little above MaxFloat32 as a float64, and
+		// rounds to it.
 		f, ok := v.Float()
-		return ok && math.Abs(f) <= math.MaxFloat32
+		return ok && fitsFloat32(f)
 	case contractv1.FieldType_FIELD_TYPE_BOOL:
 		return v.Kind() == record.KindBool
 	case contractv1.FieldType_FIELD_TYPE_TIMESTAMP:
@@ -188,3 +192,70 @@ func length(v record.Value) (int64, bool) {
 	}
 	return 0, false
 }
+
+// decimalFits says why a DECIMAL value (a number, or its string form) has
+// more digits than precision and scale allow, or "" when it fits. Leading
+// zeros of the integer part and trailing zeros of the fraction are not
+// digits of the value: 0.50 fits DECIMAL(2,1).
+func decimalFits(v record.Value, precision, scale int32) string {
+	b := v.Bytes()
+	if len(b) > 0 && (b[0] == '-' || b[0] == '+') {
+		b = b[1:]
+	}
+	exp := 0
+	for i, c := range b {
+		if c == 'e' || c == 'E' {
+			e, err := strconv.Atoi(string(b[i+1:]))
+			if err != nil || e > maxExponent || e < -maxExponent {
+				return "its exponent is out of reach"
+			}
+			b, exp = b[:i], e
+			break
+		}
+	}
+	ip, fp := b, []byte(nil)
+	for i, c := range b {
+		if c == '.' {
+			ip, fp = b[:i], b[i+1:]
+			break
+		}
+	}
+	for len(fp) > 0 && fp[len(fp)-1] == '0' {
+		fp = fp[:len(fp)-1]
+	}
+	// The significant digits, and where the point falls among them.
+	point := len(ip) + exp
+	lead := 0
+	for lead < len(ip) && ip[lead] == '0' {
+		lead++
+	}
+	n := len(ip) + len(fp)
+	if lead == len(ip) {
+		// No integer digits: the fraction's leading zeros are not
+		// significant either, but they keep the point where it is.
+		z := 0
+		for z < len(fp) && fp[z] == '0' {
+			z++
+		}
+		if z == len(fp) {
+			return "" // zero fits every DECIMAL
+		}
+		lead += z
+	}
+	point -= lead
+	n -= lead
+	intDigits, fracDigits := max(point, 0), max(n-point, 0)
+	switch {
+	case fracDigits > int(scale):
+		return fmt.Sprintf("%d digits after the point, at most %d", fracDigits, scale)
+	case intDigits > int(precision-scale):
+		return fmt.Sprintf("%d digits before the point, at most %d", intDigits, precision-scale)
+	}
+	return ""
+}
+
+// maxExponent bounds the exponent decimalFits reads.
+const maxExponent = 100_000
+
+// fitsFloat32 reports whether f rounds to a finite float32.
+func fitsFloat32(f float64) bool { return !math.IsInf(float64(float32(f)), 0) }

@@ -287,6 +287,12 @@ func (v *validator) fields(r *record.Record) {
 				fp.path, describe(val), typeName(fp.typ), layoutNote(fp)))
 			continue // a mistyped value is not checked further
 		}
+		if fp.typeCheck >= 0 && fp.precision > 0 {
+			if msg := decimalFits(val, fp.precision, fp.scale); msg != "" {
+				v.fail(fp.typeCheck, fp.path, r.Position, fmt.Sprintf("field %s: %s does not fit DECIMAL(%d,%d): %s", fp.path, describe(val), fp.precision, fp.scale, msg))
+				continue
+			}
+		}
 		if numericType(fp.typ) {
 			if f, ok := numeric(val); ok {
 				v.numbers = append(v.numbers, pendingNumber{fp.slot, f})
@@ -323,7 +329,7 @@ func (v *validator) fields(r *record.Record) {
 // declaredOK reports whether a present value passes every implied value
 // check of its field: the shape "declared" of a one_of check.
 func (fp *fieldPlan) declaredOK(val record.Value) bool {
-	if fp.typeCheck >= 0 && !typeOK(fp.typ, fp.layout, fp.items, val) {
+	if fp.typeCheck >= 0 && (!typeOK(fp.typ, fp.layout, fp.items, val) || fp.precision > 0 && decimalFits(val, fp.precision, fp.scale) != "") {
 		return false
 	}
 	switch {

@@ -694,3 +694,44 @@ func TestPartitionTimeAttributes(t *testing.T) {
 		t.Fatalf("an unchanged partition time gave %v", changes)
 	}
 }
+
+// A DECIMAL's precision and scale are part of its type: fewer digits
+// narrow it (breaking under BACKWARD), more widen it (additive there), and
+// fewer of one with more of the other change it.
+func TestDecimalPrecisionAndScale(t *testing.T) {
+	t.Parallel()
+	dec := func(p, s *int32) *contractv1.Contract {
+		return &contractv1.Contract{Subject: "s", Owner: "o", Fields: []*contractv1.Field{
+			{Name: "id", Type: contractv1.FieldType_FIELD_TYPE_INT64, Required: true, Key: true},
+			{Name: "amount", Type: contractv1.FieldType_FIELD_TYPE_DECIMAL, Precision: p, Scale: s},
+		}}
+	}
+	for _, tc := range []struct {
+		name     string
+		from, to *contractv1.Contract
+		rule     string
+		breaking bool
+	}{
+		{"numeric(12,4) to numeric(8,1)", dec(ptr[int32](12), ptr[int32](4)), dec(ptr[int32](8), ptr[int32](1)), classify.FieldTypeNarrowed, true},
+		{"numeric(8,1) to numeric(12,4)", dec(ptr[int32](8), ptr[int32](1)), dec(ptr[int32](12), ptr[int32](4)), classify.FieldTypeWidened, false},
+		{"numeric(12,4) to numeric(12,2): fewer decimals, more integer digits", dec(ptr[int32](12), ptr[int32](4)), dec(ptr[int32](12), ptr[int32](2)), classify.FieldTypeChanged, true},
+		{"numeric(10,2) to numeric(10,4): more decimals, fewer integer digits", dec(ptr[int32](10), ptr[int32](2)), dec(ptr[int32](10), ptr[int32](4)), classify.FieldTypeChanged, true},
+		{"numeric(10,2) to numeric(12,2)", dec(ptr[int32](10), ptr[int32](2)), dec(ptr[int32](12), ptr[int32](2)), classify.FieldTypeWidened, false},
+		{"numeric to numeric(10,2)", dec(nil, nil), dec(ptr[int32](10), ptr[int32](2)), classify.FieldTypeNarrowed, true},
+		{"numeric(10,2) to numeric", dec(ptr[int32](10), ptr[int32](2)), dec(nil, nil), classify.FieldTypeWidened, false},
+		{"numeric(10) is numeric(10,0)", dec(ptr[int32](10), nil), dec(ptr[int32](10), ptr[int32](0)), "", false},
+	} {
+		res := classify.Classify([]*contractv1.Contract{tc.from}, tc.to, contractv1.Compatibility_COMPATIBILITY_BACKWARD)
+		g := got(res.Changes)
+		if tc.rule == "" {
+			if len(g) != 0 {
+				t.Errorf("%s: changes %v, want none", tc.name, g)
+			}
+			continue
+		}
+		want := []want{{tc.rule, "fields.amount.precision"}}
+		if !slices.Equal(g, want) || res.Breaking != tc.breaking {
+			t.Errorf("%s: changes %v breaking %v, want %v breaking %v", tc.name, g, res.Breaking, want, tc.breaking)
+		}
+	}
+}

@@ -316,6 +316,9 @@ func (c *comparer) field(of, nf *contractv1.Field, path, name string) {
 			c.add(FieldTypeChanged, path+".type", os, ns, "%s changes type from %s to %s; values of one type fail the other's type check", name, os, ns)
 		}
 	}
+	if ot == contractv1.FieldType_FIELD_TYPE_DECIMAL && nt == contractv1.FieldType_FIELD_TYPE_DECIMAL {
+		c.decimal(of, nf, path, name)
+	}
 	switch o, n := of.GetRequired(), nf.GetRequired(); {
 	case !o && n:
 		c.add(FieldMadeRequired, path+".required", "false", "true", "%s becomes required; old records may lack it", name)
@@ -341,6 +344,46 @@ func (c *comparer) field(of, nf *contractv1.Field, path, name string) {
 	if ot == contractv1.FieldType_FIELD_TYPE_ARRAY && nt == contractv1.FieldType_FIELD_TYPE_ARRAY &&
 		of.GetItems() != nil && nf.GetItems() != nil {
 		c.field(of.GetItems(), nf.GetItems(), path+".items", name+contract.ItemsSuffix)
+	}
+}
+
+// decimalDigits are a DECIMAL's integer digits and scale; bounded is
+// false when it declares no precision (any number of digits).
+func decimalDigits(f *contractv1.Field) (intDigits, scale int32, bounded bool) {
+	if f.Precision == nil {
+		return 0, 0, false
+	}
+	return f.GetPrecision() - f.GetScale(), f.GetScale(), true
+}
+
+// decimalText names a DECIMAL's digits as SQL would: DECIMAL(12,4).
+func decimalText(f *contractv1.Field) string {
+	if f.Precision == nil {
+		return "DECIMAL"
+	}
+	return fmt.Sprintf("DECIMAL(%d,%d)", f.GetPrecision(), f.GetScale())
+}
+
+// decimal compares the precision and scale of a DECIMAL field, which are
+// part of its type: fewer integer digits or fewer digits after the point
+// narrow it (an old value may not fit), more widen it, and fewer of one
+// with more of the other change it.
+func (c *comparer) decimal(of, nf *contractv1.Field, path, name string) {
+	oi, os, ob := decimalDigits(of)
+	ni, ns, nb := decimalDigits(nf)
+	if ob == nb && oi == ni && os == ns {
+		return
+	}
+	ot, nt := decimalText(of), decimalText(nf)
+	narrows := nb && (!ob || ni < oi || ns < os)
+	widens := ob && (!nb || ni > oi || ns > os)
+	switch {
+	case narrows && widens:
+		c.add(FieldTypeChanged, path+".precision", ot, nt, "%s changes from %s to %s; values of one may not fit the other (integer digits %d→%d, scale %d→%d)", name, ot, nt, oi, ni, os, ns)
+	case narrows:
+		c.add(FieldTypeNarrowed, path+".precision", ot, nt, "%s narrows from %s to %s; old values may not fit (they would be rounded or refused)", name, ot, nt)
+	default:
+		c.add(FieldTypeWidened, path+".precision", ot, nt, "%s widens from %s to %s; every old value still fits, but readers of the old version may reject new values", name, ot, nt)
 	}
 }
 

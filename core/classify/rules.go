@@ -66,7 +66,7 @@ var ruleTable = [...]Rule{
 	{FieldRemoved, false, true, "a field was removed (without a declared rename)"},
 	{FieldRenamed, false, true, "a field was renamed, declared by mapping.renamed_from"},
 	{FieldTypeChanged, true, true, "a field's type changed to one that cannot hold every old value and vice versa"},
-	{FieldTypeWidened, false, true, "a field's type changed to one that holds every old value (INT32→INT64, INT32→DOUBLE, FLOAT→DOUBLE, UUID→STRING)"},
+	{FieldTypeWidened, false, true, "a field's type changed to one that holds every old value (INT32→INT64, INT32→DOUBLE, FLOAT→DOUBLE, UUID→STRING, a DECIMAL's precision or scale grown)"},
 	{FieldTypeNarrowed, true, false, "the reverse of a widening"},
 	{FieldMadeRequired, true, false, "an optional field became required"},
 	{FieldMadeOptional, false, true, "a required field became optional"},

@@ -13,48 +13,54 @@ import (
 // Reasons are the stable ids of validation problems; the registry returns
 // them as field-violation reasons.
 const (
-	ReasonContractMissing      = "CONTRACT_MISSING"
-	ReasonNameMissing          = "NAME_MISSING"
-	ReasonNameInvalid          = "NAME_INVALID"
-	ReasonOwnerMissing         = "OWNER_MISSING"
-	ReasonCompatibilityInvalid = "COMPATIBILITY_INVALID"
-	ReasonNoticePeriodInvalid  = "NOTICE_PERIOD_INVALID"
-	ReasonFieldsMissing        = "FIELDS_MISSING"
-	ReasonFieldNameMissing     = "FIELD_NAME_MISSING"
-	ReasonFieldNameInvalid     = "FIELD_NAME_INVALID"
-	ReasonFieldNameDuplicate   = "FIELD_NAME_DUPLICATE"
-	ReasonFieldTypeMissing     = "FIELD_TYPE_MISSING"
-	ReasonFieldTypeInvalid     = "FIELD_TYPE_INVALID"
-	ReasonFieldTooDeep         = "FIELD_TOO_DEEP"
-	ReasonPatternInvalid       = "PATTERN_INVALID"
-	ReasonPatternWrongType     = "PATTERN_WRONG_TYPE"
-	ReasonEnumWrongType        = "ENUM_WRONG_TYPE"
-	ReasonEnumValueDuplicate   = "ENUM_VALUE_DUPLICATE"
-	ReasonEnumValueMismatch    = "ENUM_VALUE_MISMATCH"
-	ReasonRangeWrongType       = "RANGE_WRONG_TYPE"
-	ReasonRangeInvalid         = "RANGE_INVALID"
-	ReasonLengthWrongType      = "LENGTH_WRONG_TYPE"
-	ReasonLengthInvalid        = "LENGTH_INVALID"
-	ReasonKeyNotRequired       = "KEY_NOT_REQUIRED"
-	ReasonKeyNotScalar         = "KEY_NOT_SCALAR"
-	ReasonKeyInArray           = "KEY_IN_ARRAY"
-	ReasonIdentifierIncomplete = "IDENTIFIER_INCOMPLETE"
-	ReasonIdentifierInvalid    = "IDENTIFIER_INVALID"
-	ReasonIdentifierWrongType  = "IDENTIFIER_WRONG_TYPE"
-	ReasonObjectWithoutFields  = "OBJECT_WITHOUT_FIELDS"
-	ReasonFieldsWrongType      = "FIELDS_WRONG_TYPE"
-	ReasonArrayWithoutItems    = "ARRAY_WITHOUT_ITEMS"
-	ReasonItemsWrongType       = "ITEMS_WRONG_TYPE"
-	ReasonLayoutWrongType      = "LAYOUT_WRONG_TYPE"
-	ReasonCheckNameMissing     = "CHECK_NAME_MISSING"
-	ReasonCheckNameInvalid     = "CHECK_NAME_INVALID"
-	ReasonCheckNameDuplicate   = "CHECK_NAME_DUPLICATE"
-	ReasonCheckRuleMissing     = "CHECK_RULE_MISSING"
-	ReasonCheckPolicyInvalid   = "CHECK_POLICY_INVALID"
-	ReasonThresholdInvalid     = "THRESHOLD_INVALID"
-	ReasonAdditionalInvalid    = "ADDITIONAL_FIELDS_INVALID"
-	ReasonPartitionTimeInvalid = "PARTITION_TIME_INVALID"
+	ReasonContractMissing        = "CONTRACT_MISSING"
+	ReasonNameMissing            = "NAME_MISSING"
+	ReasonNameInvalid            = "NAME_INVALID"
+	ReasonOwnerMissing           = "OWNER_MISSING"
+	ReasonCompatibilityInvalid   = "COMPATIBILITY_INVALID"
+	ReasonNoticePeriodInvalid    = "NOTICE_PERIOD_INVALID"
+	ReasonFieldsMissing          = "FIELDS_MISSING"
+	ReasonFieldNameMissing       = "FIELD_NAME_MISSING"
+	ReasonFieldNameInvalid       = "FIELD_NAME_INVALID"
+	ReasonFieldNameDuplicate     = "FIELD_NAME_DUPLICATE"
+	ReasonFieldTypeMissing       = "FIELD_TYPE_MISSING"
+	ReasonFieldTypeInvalid       = "FIELD_TYPE_INVALID"
+	ReasonFieldTooDeep           = "FIELD_TOO_DEEP"
+	ReasonPatternInvalid         = "PATTERN_INVALID"
+	ReasonPatternWrongType       = "PATTERN_WRONG_TYPE"
+	ReasonEnumWrongType          = "ENUM_WRONG_TYPE"
+	ReasonEnumValueDuplicate     = "ENUM_VALUE_DUPLICATE"
+	ReasonEnumValueMismatch      = "ENUM_VALUE_MISMATCH"
+	ReasonRangeWrongType         = "RANGE_WRONG_TYPE"
+	ReasonRangeInvalid           = "RANGE_INVALID"
+	ReasonLengthWrongType        = "LENGTH_WRONG_TYPE"
+	ReasonLengthInvalid          = "LENGTH_INVALID"
+	ReasonDecimalDigitsWrongType = "DECIMAL_DIGITS_WRONG_TYPE"
+	ReasonDecimalDigitsInvalid   = "DECIMAL_DIGITS_INVALID"
+	ReasonKeyNotRequired         = "KEY_NOT_REQUIRED"
+	ReasonKeyNotScalar           = "KEY_NOT_SCALAR"
+	ReasonKeyInArray             = "KEY_IN_ARRAY"
+	ReasonIdentifierIncomplete   = "IDENTIFIER_INCOMPLETE"
+	ReasonIdentifierInvalid      = "IDENTIFIER_INVALID"
+	ReasonIdentifierWrongType    = "IDENTIFIER_WRONG_TYPE"
+	ReasonObjectWithoutFields    = "OBJECT_WITHOUT_FIELDS"
+	ReasonFieldsWrongType        = "FIELDS_WRONG_TYPE"
+	ReasonArrayWithoutItems      = "ARRAY_WITHOUT_ITEMS"
+	ReasonItemsWrongType         = "ITEMS_WRONG_TYPE"
+	ReasonLayoutWrongType        = "LAYOUT_WRONG_TYPE"
+	ReasonCheckNameMissing       = "CHECK_NAME_MISSING"
+	ReasonCheckNameInvalid       = "CHECK_NAME_INVALID"
+	ReasonCheckNameDuplicate     = "CHECK_NAME_DUPLICATE"
+	ReasonCheckRuleMissing       = "CHECK_RULE_MISSING"
+	ReasonCheckPolicyInvalid     = "CHECK_POLICY_INVALID"
+	ReasonThresholdInvalid       = "THRESHOLD_INVALID"
+	ReasonAdditionalInvalid      = "ADDITIONAL_FIELDS_INVALID"
+	ReasonPartitionTimeInvalid   = "PARTITION_TIME_INVALID"
 )
+
+// MaxDecimalPrecision is the most digits a DECIMAL field may declare
+// (PostgreSQL's numeric allows 1000 in a type modifier).
+const MaxDecimalPrecision = 1000
 
 // Problem is one reason a contract or canonical model is invalid.
 type Problem struct {
@@ -341,6 +347,19 @@ func (v *validator) field(f *contractv1.Field, path string, ctx fieldContext) {
 			v.add(path+".max_length", ReasonLengthInvalid, fmt.Sprintf("max_length %d is negative; give 0 or more", f.GetMaxLength()))
 		case f.MinLength != nil && f.MaxLength != nil && f.GetMinLength() > f.GetMaxLength():
 			v.add(path+".min_length", ReasonLengthInvalid, fmt.Sprintf("min_length %d is greater than max_length %d, so no value could pass", f.GetMinLength(), f.GetMaxLength()))
+		}
+	}
+
+	if f.Precision != nil || f.Scale != nil {
+		switch {
+		case t != contractv1.FieldType_FIELD_TYPE_DECIMAL:
+			v.add(path, ReasonDecimalDigitsWrongType, fmt.Sprintf("precision and scale apply to DECIMAL fields, not %s; remove them or change the type", typeName(t)))
+		case f.Precision == nil:
+			v.add(path+".scale", ReasonDecimalDigitsInvalid, "scale needs a precision (as numeric(p, s)); give precision too")
+		case f.GetPrecision() < 1 || f.GetPrecision() > MaxDecimalPrecision:
+			v.add(path+".precision", ReasonDecimalDigitsInvalid, fmt.Sprintf("precision %d is outside 1..%d", f.GetPrecision(), MaxDecimalPrecision))
+		case f.GetScale() < 0 || f.GetScale() > f.GetPrecision():
+			v.add(path+".scale", ReasonDecimalDigitsInvalid, fmt.Sprintf("scale %d is outside 0..precision (%d)", f.GetScale(), f.GetPrecision()))
 		}
 	}
 

@@ -111,7 +111,7 @@ func (c *conv) fromNumber(v record.Value, a *arena) (Value, *failure) {
 	case contractv1.FieldType_FIELD_TYPE_FLOAT, contractv1.FieldType_FIELD_TYPE_DOUBLE:
 		if !c.scaled {
 			f, _ := v.Float()
-			if c.to == contractv1.FieldType_FIELD_TYPE_FLOAT && math.Abs(f) > math.MaxFloat32 {
+			if c.to == contractv1.FieldType_FIELD_TYPE_FLOAT && !fitsFloat32(f) {
 				return Value{}, c.fail("number %s is out of FLOAT range", clip(v.Bytes()))
 			}
 			// The literal is kept as sent: it already is the canonical text.
@@ -284,11 +284,7 @@ func (c *conv) decimalFloat(text []byte) (Value, *failure) {
 			f *= c.scale
 		}
 	}
-	limit := math.MaxFloat64
-	if c.to == contractv1.FieldType_FIELD_TYPE_FLOAT {
-		limit = math.MaxFloat32
-	}
-	if math.IsInf(f, 0) || math.IsNaN(f) || math.Abs(f) > limit {
+	if math.IsInf(f, 0) || math.IsNaN(f) || c.to == contractv1.FieldType_FIELD_TYPE_FLOAT && !fitsFloat32(f) {
 		return Value{}, c.fail("%s is out of %s range", c.scaledText(text), typeName(c.to))
 	}
 	return FloatValue(f), nil
@@ -455,3 +451,8 @@ func (a *arena) commit(b []byte) []byte {
 	a.buf = a.buf[:len(a.buf)+len(b)]
 	return b[:len(b):len(b)]
 }
+
+// fitsFloat32 reports whether f rounds to a finite float32: a FLOAT is
+// judged as the float32 it will be, so the largest real a database prints
+// (3.4028235e38, a little above MaxFloat32 as a float64) passes.
+func fitsFloat32(f float64) bool { return !math.IsInf(float64(float32(f)), 0) }

@@ -80,7 +80,12 @@ func parseDecimal(b []byte) (d decimal, ok, big bool) {
 		return d, false, false
 	}
 	if d.mant == 0 {
-		d.exp = 0
+		// A zero keeps its scale (0.0000000000 stays so, as a numeric
+		// column prints it), but not a positive exponent.
+		d.exp = min(d.exp, 0)
+		if d.exp < -maxDecimalExp {
+			d.exp = 0
+		}
 	}
 	return d, true, big
 }

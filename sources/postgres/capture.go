@@ -28,6 +28,9 @@ import (
 const (
 	flushRows     = 5000
 	flushInterval = 200 * time.Millisecond
+	// positionInterval bounds how often a position learnt from keepalives
+	// alone (no change pending) is recorded and confirmed.
+	positionInterval = time.Second
 )
 
 // relation is what the stream told about one table.
@@ -57,7 +60,11 @@ type capturer struct {
 	// durable is the end of the last one staged in the target.
 	captured, durable uint64
 	firstPending      time.Time
-	touched           map[*table]bool
+	// advancedAt is when a keepalive moved captured past durable with
+	// nothing pending (see keepalive); such a move is staged within a
+	// second.
+	advancedAt time.Time
+	touched    map[*table]bool
 }
 
 type shapeRow struct {
@@ -142,6 +149,9 @@ func (s *Source) captureOnce(ctx context.Context) error {
 		if len(c.pending) > 0 || len(c.newShapes) > 0 {
 			wait = min(wait, time.Until(c.firstPending.Add(flushInterval)))
 		}
+		if !c.advancedAt.IsZero() {
+			wait = min(wait, time.Until(c.advancedAt.Add(positionInterval)))
+		}
 		rctx, cancel := context.WithTimeout(ctx, max(wait, time.Millisecond))
 		msg, err := conn.ReceiveMessage(rctx)
 		cancel()
@@ -209,6 +219,7 @@ func (c *capturer) copyData(ctx context.Context, data []byte) error {
 			return fmt.Errorf("keepalive: %w", err)
 		}
 		c.s.metrics.serverPosition(uint64(ka.ServerWALEnd))
+		c.keepalive(uint64(ka.ServerWALEnd))
 		if ka.ReplyRequested {
 			return c.sendStatus(ctx)
 		}
@@ -221,6 +232,25 @@ func (c *capturer) copyData(ctx context.Context, data []byte) error {
 		return c.message(ctx, x.WALData)
 	}
 	return nil
+}
+
+// keepalive takes the server's WAL end as captured when nothing is
+// pending: the server sends a transaction's changes when it has decoded
+// its commit, in order on this connection, so every transaction of our
+// tables committed before that position has been received here already.
+// Without this the slot would advance only when a replicated table
+// changes, and writes to other tables (or other databases) would pin WAL
+// on the source until its disk fills. Inside a transaction it waits: the
+// staged rows of a transaction cut by a crash are found by commit_lsn >=
+// capture_lsn.
+func (c *capturer) keepalive(end uint64) {
+	if c.inTx || end <= c.captured {
+		return
+	}
+	c.captured = end
+	if c.advancedAt.IsZero() {
+		c.advancedAt = time.Now()
+	}
 }
 
 func (c *capturer) sendStatus(ctx context.Context) error {
@@ -450,7 +480,8 @@ func (c *capturer) truncate(id uint32) error {
 // waited long enough, or the stream is idle.
 func (c *capturer) maybeFlush(ctx context.Context, idle bool) error {
 	n := len(c.pending)
-	due := n >= flushRows || (!c.firstPending.IsZero() && time.Since(c.firstPending) >= flushInterval) || idle
+	due := n >= flushRows || (!c.firstPending.IsZero() && time.Since(c.firstPending) >= flushInterval) || idle ||
+		(!c.advancedAt.IsZero() && time.Since(c.advancedAt) >= positionInterval)
 	if !due || (n == 0 && len(c.newShapes) == 0 && c.captured == c.durable) {
 		return nil
 	}
@@ -508,7 +539,7 @@ ON CONFLICT DO NOTHING`, s.cfg.Name, sr.table, sr.id, cols, int64(sr.lsn)); err 
 	}
 	s.metrics.staged(ctx, int64(len(c.pending)))
 	c.pending, c.pendingTbl, c.newShapes = c.pending[:0], c.pendingTbl[:0], c.newShapes[:0]
-	c.firstPending = time.Time{}
+	c.firstPending, c.advancedAt = time.Time{}, time.Time{}
 	if c.captured != c.durable {
 		c.durable = c.captured
 		s.metrics.capturePosition(c.durable)

@@ -169,6 +169,9 @@ func columnField(c Column) *contractv1.Field {
 	if n := maxLength(c.Type, c.TypMod); n > 0 {
 		f.MaxLength = proto.Int64(n)
 	}
+	if p, sc, ok := numericDigits(c.Type, c.TypMod); ok {
+		f.Precision, f.Scale = proto.Int32(p), proto.Int32(sc)
+	}
 	if c.TypeName != "" {
 		f.Description = "column " + c.Name + " " + c.TypeName
 	}
@@ -241,6 +244,14 @@ func applyShape(active *contractv1.Contract, s Shape) *contractv1.Contract {
 		if f.GetType() != derived.GetType() {
 			f.Type = derived.GetType()
 			f.Description = derived.GetDescription()
+			f.Precision, f.Scale = derived.Precision, derived.Scale
+		} else if f.Precision != nil || f.GetType() != contractv1.FieldType_FIELD_TYPE_DECIMAL {
+			// A DECIMAL that states its digits follows the column's; one
+			// registered without them (any digits) still takes every value.
+			f.Precision, f.Scale = derived.Precision, derived.Scale
+			if derived.GetDescription() != "" {
+				f.Description = derived.GetDescription()
+			}
 		}
 		f.MaxLength = derived.MaxLength
 		f.Key = derived.GetKey()
@@ -286,6 +297,10 @@ func accepts(c *contractv1.Contract, s Shape) (bool, string) {
 			return false, fmt.Sprintf("column %s holds up to %d characters but field %s allows %d", col.Name, want.GetMaxLength(), col.Name, f.GetMaxLength())
 		case f.MaxLength != nil && want.MaxLength == nil:
 			return false, fmt.Sprintf("column %s is unbounded but field %s allows %d characters", col.Name, col.Name, f.GetMaxLength())
+		case f.Precision != nil && want.Precision == nil:
+			return false, fmt.Sprintf("column %s is %s but field %s allows DECIMAL(%d,%d)", col.Name, col.TypeName, col.Name, f.GetPrecision(), f.GetScale())
+		case f.Precision != nil && (f.GetScale() < want.GetScale() || f.GetPrecision()-f.GetScale() < want.GetPrecision()-want.GetScale()):
+			return false, fmt.Sprintf("column %s is %s but field %s allows DECIMAL(%d,%d)", col.Name, col.TypeName, col.Name, f.GetPrecision(), f.GetScale())
 		}
 		delete(fields, col.Name)
 	}

@@ -57,8 +57,14 @@ type Config struct {
 	// StatusInterval is how often the stream reports its flushed position
 	// to the server. Default 10s.
 	StatusInterval time.Duration
-	Logger         *slog.Logger
-	Meter          metric.Meter
+	// HeartbeatInterval, when set, writes a row of the source's
+	// publication (table public.seam_heartbeat) this often, so the slot
+	// moves even when the replicated tables are quiet and no keepalive
+	// arrives. Zero: no heartbeat (keepalives move the slot when caught
+	// up). See docs/sources.md, "On a production database".
+	HeartbeatInterval time.Duration
+	Logger            *slog.Logger
+	Meter             metric.Meter
 	// Progress, when set, is called as snapshot chunks land.
 	Progress func(SnapshotProgress)
 	// Ready, when set, is called once the snapshot of every table is done
@@ -128,6 +134,9 @@ func (c *Config) Validate() error {
 	def(&c.BatchBytes, 4<<20)
 	if c.PollInterval <= 0 {
 		c.PollInterval = 2 * time.Second
+	}
+	if c.HeartbeatInterval < 0 || (c.HeartbeatInterval > 0 && c.HeartbeatInterval < time.Second) {
+		errs = append(errs, fmt.Errorf("heartbeat interval %s: use 0 (none) or at least 1s", c.HeartbeatInterval))
 	}
 	if c.StatusInterval <= 0 {
 		c.StatusInterval = 10 * time.Second

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/seamdata/seam/core/classify"
+	"github.com/seamdata/seam/core/mapping"
 	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
 	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
 )
@@ -88,6 +89,49 @@ func classifyShape(active *contractv1.Contract, shape Shape) evolution {
 	proposed := applyShape(active, shape)
 	res := classify.Classify([]*contractv1.Contract{active}, proposed, active.GetCompatibility())
 	return evolution{proposed: proposed, changes: res.Changes, breaking: res.Breaking}
+}
+
+// completeProposal makes a breaking proposal register as printed where it
+// can: a retyped column that maps by name into a canonical field of
+// another type gets the cast to that type, when the mapping compiler takes
+// it. It returns, for what still keeps the proposal from compiling
+// against the canonical model, one note each saying why and what to write.
+func completeProposal(proposed *contractv1.Contract, model *contractv1.CanonicalModel) []string {
+	canon := map[string]*contractv1.Field{}
+	for _, f := range model.GetFields() {
+		canon[f.GetName()] = f
+	}
+	byName := map[string]*contractv1.Field{}
+	for _, f := range proposed.GetFields() {
+		byName[f.GetName()] = f
+	}
+	cast := map[string]bool{}
+	for name, m := range proposed.GetMapping().GetFields() {
+		src, cf := byName[m.GetFrom()], canon[name]
+		if src == nil || cf == nil || m.GetCast() != nil || m.GetExpr() != "" || m.GetTranslate() != nil || src.GetType() == cf.GetType() {
+			continue
+		}
+		m.Cast = &contractv1.Cast{To: cf.GetType()}
+		cast[name] = true
+	}
+	_, problems, err := mapping.Draft(proposed, model, proposed.GetMapping().GetCanonicalVersion(), nil)
+	if err != nil {
+		return []string{fmt.Sprintf("the proposal does not compile against canonical model %s: %v", model.GetName(), err)}
+	}
+	var notes []string
+	for _, p := range problems {
+		name := strings.TrimPrefix(p.Path, "mapping.fields.")
+		name, _, _ = strings.Cut(name, ".")
+		if cast[name] {
+			// The cast the compiler refuses comes out again: the note says
+			// why, and the operator chooses another way.
+			proposed.GetMapping().GetFields()[name].Cast = nil
+			notes = append(notes, fmt.Sprintf("%s: no cast takes the new column to canonical field %s (%s): map it with expr or a default, or register a canonical model version with the new type", name, name, p.Message))
+			continue
+		}
+		notes = append(notes, fmt.Sprintf("%s: %s", p.Path, p.Message))
+	}
+	return notes
 }
 
 // registerAdditive registers the additive version a new shape implies:

@@ -23,10 +23,15 @@ type metrics struct {
 	pendingBy           map[string]int64
 	lastCommit          map[string]time.Time
 	sourceLag           atomic.Int64
+	// retained is the WAL each of the source's slots keeps at the source;
+	// openTx is the age of the oldest transaction the source holds open
+	// there (0 when none).
+	retained map[string]int64
+	openTx   float64
 }
 
 func newMetrics(m metric.Meter, s *Source) (*metrics, error) {
-	x := &metrics{heldBy: map[string]int64{}, pendingBy: map[string]int64{}, lastCommit: map[string]time.Time{}}
+	x := &metrics{heldBy: map[string]int64{}, pendingBy: map[string]int64{}, lastCommit: map[string]time.Time{}, retained: map[string]int64{}}
 	var err error
 	counter := func(name, desc, unit string) metric.Int64Counter {
 		if err != nil {
@@ -65,6 +70,14 @@ func newMetrics(m metric.Meter, s *Source) (*metrics, error) {
 	if err != nil {
 		return nil, err
 	}
+	retained, err := m.Int64ObservableGauge("seam.cdc.slot.retained_wal", metric.WithDescription("WAL bytes a replication slot of the source keeps at the source database (current WAL position minus the slot's restart_lsn), by slot."), metric.WithUnit("By"))
+	if err != nil {
+		return nil, err
+	}
+	openTx, err := m.Float64ObservableGauge("seam.cdc.source.transaction.open", metric.WithDescription("Age of the oldest transaction the source holds open at the source database (the snapshot's); 0 when none. While one is open VACUUM cannot remove rows deleted after it began."), metric.WithUnit("s"))
+	if err != nil {
+		return nil, err
+	}
 	x.reg, err = m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
 		x.mu.Lock()
 		defer x.mu.Unlock()
@@ -80,8 +93,12 @@ func newMetrics(m metric.Meter, s *Source) (*metrics, error) {
 			o.ObserveFloat64(lagSeconds, lag, metric.WithAttributes(attribute.String("table", t)))
 		}
 		o.ObserveInt64(lagBytes, x.sourceLag.Load())
+		for slot, n := range x.retained {
+			o.ObserveInt64(retained, n, metric.WithAttributes(attribute.String("slot", slot)))
+		}
+		o.ObserveFloat64(openTx, x.openTx)
 		return nil
-	}, held, pending, lagBytes, lagSeconds)
+	}, held, pending, lagBytes, lagSeconds, retained, openTx)
 	return x, err
 }
 
@@ -154,6 +171,14 @@ func (s *Source) watchLag(ctx context.Context) error {
 				} else {
 					s.metrics.heldBy[t.Table] = t.Pending
 				}
+			}
+			clear(s.metrics.retained)
+			for _, sl := range st.Slots {
+				s.metrics.retained[sl.Name] = sl.RetainedBytes
+			}
+			s.metrics.openTx = 0
+			if st.OpenTransaction != nil {
+				s.metrics.openTx = st.OpenTransaction.Age.Seconds()
 			}
 			s.metrics.mu.Unlock()
 			s.metrics.sourceLag.Store(st.LagBytes)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
 	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
 )
@@ -29,15 +30,32 @@ func (s *Source) evolve(ctx context.Context, t *table, first *change) error {
 	if err != nil {
 		return fmt.Errorf("read the active contract of %s: %w", t.subject, err)
 	}
-	if v := active.GetVersion(); v.GetVersion() > t.version {
+	ev := classifyShape(t.contract, shape)
+	fills, volatile, err := s.addedColumnFills(ctx, t, t.shape, shape)
+	if err != nil {
+		return err
+	}
+	if v := active.GetVersion(); v.GetVersion() > t.version && len(volatile) == 0 {
 		if ok, _ := accepts(v.GetContract(), shape); ok {
 			s.log.Info("table changed as announced by a registered version", "table", t.key, "version", v.GetVersion())
+			if err := s.switchReplica(ctx, t, v.GetContract(), fills); err != nil {
+				return err
+			}
 			return s.setVersion(ctx, t, v.GetVersion(), first.shapeID)
 		}
 	}
-	ev := classifyShape(t.contract, shape)
 	if len(ev.changes) == 0 {
 		return s.setVersion(ctx, t, t.version, first.shapeID)
+	}
+	if len(volatile) > 0 {
+		h := &Halt{
+			Reason: "SCHEMA_CHANGE", ShapeID: first.shapeID, FromVersion: t.version, AtLSN: first.lsn,
+			Changes: volatile, Proposed: proposedJSON(ev.proposed),
+			Message: fmt.Sprintf("table %s changed at the source at %s: %s; the replica cannot take those values from the stream, so its changes are held. To have the replica equal the source, drop the source and start it again (a new snapshot); to accept NULL in the replica's existing rows instead, register a version of %s carrying the new columns (seam source postgres proposal %s)",
+				t.key, lsnText(first.lsn), strings.Join(volatile, "; "), t.subject, t.key),
+		}
+		s.metrics.schemaChange(ctx, t.key, "breaking")
+		return s.halt(ctx, t, h)
 	}
 	if !ev.breaking {
 		version, model, err := s.registerAdditive(ctx, t, ev)
@@ -52,19 +70,42 @@ func (s *Source) evolve(ctx context.Context, t *table, first *change) error {
 		if err := ensureReplica(ctx, tx, s.cfg.TargetSchema, t.target, model); err != nil {
 			return err
 		}
+		filled, err := fillReplica(ctx, tx, s.cfg.TargetSchema, t.target, ev.proposed, model, fills)
+		if err != nil {
+			return err
+		}
 		if err := tx.Commit(ctx); err != nil {
 			return err
+		}
+		if len(fills) > 0 {
+			s.log.Info("existing replica rows took the added columns' defaults", "table", t.key, "rows", filled)
 		}
 		s.log.Info("additive change registered", "table", t.key, "subject", t.subject, "version", version, "changes", strings.Join(changeLines(ev.changes), "; "))
 		s.metrics.schemaChange(ctx, t.key, "additive")
 		return s.setVersion(ctx, t, version, first.shapeID)
 	}
 	lines := breakingLines(ev.changes)
+	model, err := s.canonicalOf(ctx, t.contract)
+	if err != nil {
+		return err
+	}
+	// The canonical model gets the new columns as optional fields now, as
+	// for an additive change, so the proposal registers as printed.
+	if next := extendCanonical(model, ev.proposed); next != nil && t.contract.GetMapping().GetCanonicalVersion() == 0 {
+		if _, err := s.cfg.Registry.RegisterCanonicalModel(ctx, &registryv1.RegisterCanonicalModelRequest{Model: next}); err != nil {
+			return fmt.Errorf("register canonical model %s with the new columns of %s: %w", model.GetName(), t.name, err)
+		}
+		model = next
+	}
+	notes := completeProposal(ev.proposed, model)
 	h := &Halt{
 		Reason: "SCHEMA_CHANGE", ShapeID: first.shapeID, FromVersion: t.version, AtLSN: first.lsn,
-		Changes: lines, Proposed: proposedJSON(ev.proposed),
+		Changes: lines, Proposed: proposedJSON(ev.proposed), ProposalNotes: notes,
 		Message: fmt.Sprintf("table %s changed at the source at %s without a migration: %s; its changes are held in order until a version of %s that carries the new columns (with a mapping to %s) is registered and active",
 			t.key, lsnText(first.lsn), strings.Join(lines, "; "), t.subject, t.contract.GetMapping().GetCanonical()),
+	}
+	if len(notes) > 0 {
+		h.Message += "; the proposal needs editing first: " + strings.Join(notes, "; ")
 	}
 	s.metrics.schemaChange(ctx, t.key, "breaking")
 	return s.halt(ctx, t, h)
@@ -192,19 +233,15 @@ func (s *Source) whileHalted(ctx context.Context, t *table, st tableState) (bool
 		s.log.Warn("the active version does not carry the table's columns; still halted", "table", t.key, "version", v.GetVersion(), "why", why)
 		return false, nil
 	}
-	model, err := s.canonicalOf(ctx, v.GetContract())
-	if err != nil {
-		return false, err
+	var fills []columnFill
+	if shapeID != t.shapeID {
+		// Rows that predate a column added with a constant default hold
+		// it (a NOT NULL DEFAULT column halts as breaking, and lands here).
+		if fills, _, err = s.addedColumnFills(ctx, t, t.shape, shape); err != nil {
+			return false, err
+		}
 	}
-	tx, err := s.target.Begin(ctx)
-	if err != nil {
-		return false, err
-	}
-	defer tx.Rollback(ctx)
-	if err := ensureReplica(ctx, tx, s.cfg.TargetSchema, t.target, model); err != nil {
-		return false, err
-	}
-	if err := tx.Commit(ctx); err != nil {
+	if err := s.switchReplica(ctx, t, v.GetContract(), fills); err != nil {
 		return false, err
 	}
 	if err := s.setVersion(ctx, t, v.GetVersion(), shapeID); err != nil {
@@ -212,6 +249,35 @@ func (s *Source) whileHalted(ctx context.Context, t *table, st tableState) (bool
 	}
 	s.log.Info("table resumed through the migration version; held changes apply in log order", "table", t.key, "version", v.GetVersion(), "held", held)
 	return true, nil
+}
+
+// switchReplica readies the replica for a contract version: the columns
+// of its canonical model, and the added columns' defaults in the rows
+// that predate them, in one transaction.
+func (s *Source) switchReplica(ctx context.Context, t *table, c *contractv1.Contract, fills []columnFill) error {
+	model, err := s.canonicalOf(ctx, c)
+	if err != nil {
+		return err
+	}
+	tx, err := s.target.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(ctx)
+	if err := ensureReplica(ctx, tx, s.cfg.TargetSchema, t.target, model); err != nil {
+		return err
+	}
+	n, err := fillReplica(ctx, tx, s.cfg.TargetSchema, t.target, c, model, fills)
+	if err != nil {
+		return err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return err
+	}
+	if len(fills) > 0 {
+		s.log.Info("existing replica rows took the added columns' defaults", "table", t.key, "rows", n)
+	}
+	return nil
 }
 
 // partitionsCleared reports whether none of the partitions is doomed any

@@ -175,9 +175,12 @@ func TestSchemaChangesAdditiveFlowBreakingHalt(t *testing.T) {
 	if !strings.Contains(strings.Join(ah.Changes, ";"), "FIELD_TYPE_CHANGED") || len(haltEvents(t, e, accSubject)) != 1 {
 		t.Fatalf("accounts halt = %+v with %d events, want FIELD_TYPE_CHANGED announced once", ah, len(haltEvents(t, e, accSubject)))
 	}
-	// The migration casts the new DECIMAL back to the canonical DOUBLE.
+	// The proposal, as printed, casts the new DECIMAL back to the
+	// canonical DOUBLE.
 	registerMigration(t, e, ah, func(c *contractv1.Contract) {
-		c.Mapping.Fields["balance"] = &contractv1.FieldMapping{From: "balance", Cast: &contractv1.Cast{To: contractv1.FieldType_FIELD_TYPE_DOUBLE}}
+		if m := c.GetMapping().GetFields()["balance"]; m.GetCast().GetTo() != contractv1.FieldType_FIELD_TYPE_DOUBLE {
+			t.Fatalf("the proposal maps balance as %v, want a cast to the canonical DOUBLE", m)
+		}
 	})
 	asFloat := []string{"ref", "holder", "balance::float8", "opened"}
 	eventually(t, "accounts resumes and matches the source", 30*time.Second, func() (bool, string) {
@@ -228,5 +231,142 @@ func TestContainmentHoldsChangesUntilRelease(t *testing.T) {
 	converged(t, e, "replica")
 	if evs := haltEvents(t, e, subject); len(evs) != 0 {
 		t.Fatalf("a containment raised %d UNANNOUNCED_CHANGE events, want none (the gate announces containment)", len(evs))
+	}
+}
+
+// tableHalts waits for a table to halt and returns its halt.
+func tableHalts(t testing.TB, e *env, name, table string) *postgres.Halt {
+	t.Helper()
+	eventually(t, table+" halts", 30*time.Second, func() (bool, string) {
+		ts := tableStatus(t, e, name, table)
+		return ts.Phase == "halted" && ts.Halt != nil && ts.Halt.AlertSequence > 0, fmt.Sprintf("phase %s, halt %+v", ts.Phase, ts.Halt)
+	})
+	return tableStatus(t, e, name, table).Halt
+}
+
+// Schema changes that rewrite values without a change event leave the
+// replica equal to the source, or halt the table saying why: a column
+// added with a constant (or stable, now()) default fills the existing rows
+// (additive, and NOT NULL through its migration), one with a volatile
+// default halts, a
+// narrowed numeric halts as breaking, and the proposal after int → text
+// registers as printed.
+func TestSchemaChangesKeepTheReplicaEqual(t *testing.T) {
+	t.Parallel()
+	sm := startSeam(t)
+	e := newEnv(t, sm)
+	e.exec(e.src, `
+CREATE TABLE t_def (id int PRIMARY KEY, v text);
+CREATE TABLE t_vol (id int PRIMARY KEY, v text);
+CREATE TABLE t_num (id int PRIMARY KEY, price numeric(12,4));
+CREATE TABLE t_qty (id int PRIMARY KEY, qty int);
+CREATE TABLE t_ann (id int PRIMARY KEY, v text);
+INSERT INTO t_ann SELECT i, 'v' || i FROM generate_series(1, 40) i;
+INSERT INTO t_def SELECT i, 'v' || i FROM generate_series(1, 1007) i;
+INSERT INTO t_vol SELECT i, 'v' || i FROM generate_series(1, 50) i;
+INSERT INTO t_num SELECT i, i + 0.2345 FROM generate_series(1, 50) i;
+INSERT INTO t_qty SELECT i, i * 3 FROM generate_series(1, 50) i;`)
+	r := e.start(e.config("ddl", "t_def", "t_vol", "t_num", "t_qty", "t_ann"))
+	r.waitReady(t)
+	db := dbName(e.source)
+
+	// A constant default: PostgreSQL keeps it in the catalog and sends no
+	// change for the 1,007 rows it already had.
+	e.exec(e.src, "ALTER TABLE t_def ADD COLUMN status text DEFAULT 'active'")
+	e.exec(e.src, "INSERT INTO t_def VALUES (2000, 'new', 'pending')")
+	eventually(t, "t_def replica equals the source with the new column", 30*time.Second, func() (bool, string) {
+		return sameRows(t, e, "t_def", "replica.t_def", []string{"id", "v", "status"})
+	})
+	if ts := tableStatus(t, e, "ddl", "public.t_def"); ts.Phase != "stream" {
+		t.Fatalf("t_def after ADD COLUMN DEFAULT 'active': %s (halt %+v), want streaming (additive)", ts.Phase, ts.Halt)
+	}
+	// NOT NULL DEFAULT is breaking (a new required field); through the
+	// proposal as printed, the existing rows take the default too.
+	e.exec(e.src, "ALTER TABLE t_def ADD COLUMN flag boolean NOT NULL DEFAULT true")
+	e.exec(e.src, "UPDATE t_def SET flag = false WHERE id = 5")
+	h := tableHalts(t, e, "ddl", "public.t_def")
+	if !strings.Contains(strings.Join(h.Changes, ";"), "FIELD_ADDED_REQUIRED") {
+		t.Fatalf("t_def halt %+v, want FIELD_ADDED_REQUIRED", h)
+	}
+	registerMigration(t, e, h, nil)
+	eventually(t, "t_def replica equals the source with the NOT NULL column", 30*time.Second, func() (bool, string) {
+		return sameRows(t, e, "t_def", "replica.t_def", []string{"id", "v", "status", "flag"})
+	})
+
+	// DEFAULT now() is stable, not volatile: PostgreSQL evaluates it once
+	// and keeps it in the catalog, so the replica's rows take it.
+	e.exec(e.src, "ALTER TABLE t_vol ADD COLUMN created timestamptz DEFAULT now()")
+	e.exec(e.src, "INSERT INTO t_vol (id, v) VALUES (100, 'after')")
+	eventually(t, "t_vol replica equals the source with DEFAULT now()", 30*time.Second, func() (bool, string) {
+		return sameRows(t, e, "t_vol", "replica.t_vol", []string{"id", "v", "created"})
+	})
+	// A volatile default: each row got its own value in a rewrite the
+	// stream never saw. The table halts and says what to do; no NULLs.
+	e.exec(e.src, "ALTER TABLE t_vol ADD COLUMN token uuid DEFAULT gen_random_uuid()")
+	e.exec(e.src, "INSERT INTO t_vol (id, v) VALUES (101, 'after the token')")
+	h = tableHalts(t, e, "ddl", "public.t_vol")
+	if !strings.Contains(h.Message, "gen_random_uuid()") || !strings.Contains(h.Message, "drop the source and start it again") {
+		t.Fatalf("t_vol halt message %q, want it to name the default and the re-snapshot", h.Message)
+	}
+	var cols int
+	if err := e.tgt.QueryRow(context.Background(), "SELECT count(*) FROM information_schema.columns WHERE table_schema = 'replica' AND table_name = 't_vol' AND column_name = 'token'").Scan(&cols); err != nil || cols != 0 {
+		t.Fatalf("the replica of t_vol got the column token (%d, %v) while halted; its rows would read NULL", cols, err)
+	}
+
+	// numeric(12,4) → numeric(8,1): the source rounded 1.2345 to 1.2.
+	e.exec(e.src, "ALTER TABLE t_num ALTER COLUMN price TYPE numeric(8,1)")
+	e.exec(e.src, "UPDATE t_num SET price = 7.5 WHERE id = 1")
+	h = tableHalts(t, e, "ddl", "public.t_num")
+	if lines := strings.Join(h.Changes, ";"); !strings.Contains(lines, "FIELD_TYPE_NARROWED") || !strings.Contains(lines, "DECIMAL(8,1)") {
+		t.Fatalf("t_num halt changes %v, want FIELD_TYPE_NARROWED to DECIMAL(8,1)", h.Changes)
+	}
+	if ev := haltEvents(t, e, "pg."+db+".public.t_num"); len(ev) != 1 {
+		t.Fatalf("t_num: %d UNANNOUNCED_CHANGE events, want 1", len(ev))
+	}
+
+	// int → text: the proposal carries the cast to the canonical INT32 and
+	// registers as printed.
+	e.exec(e.src, "ALTER TABLE t_qty ALTER COLUMN qty TYPE text")
+	e.exec(e.src, "UPDATE t_qty SET qty = '1000' WHERE id = 1")
+	h = tableHalts(t, e, "ddl", "public.t_qty")
+	if len(h.ProposalNotes) > 0 {
+		t.Fatalf("t_qty proposal notes %v, want none: a text → INT32 cast exists", h.ProposalNotes)
+	}
+	registerMigration(t, e, h, nil)
+	eventually(t, "t_qty resumes through the proposal as printed", 30*time.Second, func() (bool, string) {
+		return sameRows(t, e, "t_qty", "replica.t_qty", []string{"id", "qty"})
+	})
+
+	// An announced change: the version carrying the new column is
+	// registered ahead, and the replica's rows still take its default.
+	ctx := context.Background()
+	annSubject := "pg." + db + ".public.t_ann"
+	active, err := e.seam.registry.GetContract(ctx, &registryv1.GetContractRequest{Subject: annSubject})
+	if err != nil {
+		t.Fatal(err)
+	}
+	model, err := e.seam.registry.GetCanonicalModel(ctx, &registryv1.GetCanonicalModelRequest{Name: annSubject})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := model.GetVersion().GetModel()
+	m.Fields = append(m.Fields, &contractv1.Field{Name: "region", Type: contractv1.FieldType_FIELD_TYPE_STRING})
+	if _, err := e.seam.registry.RegisterCanonicalModel(ctx, &registryv1.RegisterCanonicalModelRequest{Model: m}); err != nil {
+		t.Fatal(err)
+	}
+	next := active.GetVersion().GetContract()
+	next.Fields = append(next.Fields, &contractv1.Field{Name: "region", Type: contractv1.FieldType_FIELD_TYPE_STRING})
+	next.Mapping.Fields["region"] = &contractv1.FieldMapping{From: "region"}
+	reg, err := e.seam.registry.RegisterContract(ctx, &registryv1.RegisterContractRequest{Contract: next})
+	if err != nil || reg.GetVersion().GetStatus() != registryv1.VersionStatus_VERSION_STATUS_ACTIVE {
+		t.Fatalf("register the announced version: %v (%v)", reg.GetVersion().GetStatus(), err)
+	}
+	e.exec(e.src, "ALTER TABLE t_ann ADD COLUMN region text DEFAULT 'eu'")
+	e.exec(e.src, "INSERT INTO t_ann VALUES (100, 'new', 'us')")
+	eventually(t, "t_ann replica equals the source through the announced version", 30*time.Second, func() (bool, string) {
+		return sameRows(t, e, "t_ann", "replica.t_ann", []string{"id", "v", "region"})
+	})
+	if ts := tableStatus(t, e, "ddl", "public.t_ann"); ts.ContractVersion != reg.GetVersion().GetVersion() {
+		t.Fatalf("t_ann runs version %d, want the announced %d", ts.ContractVersion, reg.GetVersion().GetVersion())
 	}
 }

@@ -174,6 +174,11 @@ func (s *Source) snapshot(ctx context.Context, snap *exportedSnapshot) error {
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("read the pending chunks: %w", err)
 	}
+	if snap.resumed {
+		if err := s.recountRows(ctx, snap, work, shapes); err != nil {
+			return err
+		}
+	}
 	// Tables whose chunks were all done before a crash finish now.
 	for key := range shapes {
 		if left[key] == 0 {
@@ -198,9 +203,24 @@ func (s *Source) snapshot(ctx context.Context, snap *exportedSnapshot) error {
 		}
 		return nil
 	})
-	for range min(s.cfg.SnapshotWorkers, max(len(work), 1)) {
+	// Once every worker has imported the snapshot its exporter is no longer
+	// needed: closing it ends its transaction and drops a resumed
+	// snapshot's temporary slot, so neither outlives the read. The
+	// workers' own transactions end with their last chunk.
+	workers := min(s.cfg.SnapshotWorkers, max(len(work), 1))
+	var importedN sync.WaitGroup
+	importedN.Add(workers)
+	go func() {
+		importedN.Wait()
+		snap.close()
+		s.log.Info("snapshot imported by every worker; its exporting transaction is closed", "lsn", lsnText(snap.lsn))
+	}()
+	for range workers {
+		var once sync.Once
+		imported := func() { once.Do(importedN.Done) }
 		g.Go(func() error {
-			return s.inSnapshot(gctx, snap, func(tx pgx.Tx) error {
+			defer imported() // a worker that failed to import releases the exporter too
+			return s.inSnapshotThen(gctx, snap, imported, func(tx pgx.Tx) error {
 				for p := range queue {
 					if err := s.readChunk(gctx, tx, snap.lsn, p, shapes[p.table.key], versions[p.table.key]); err != nil {
 						return err
@@ -230,6 +250,55 @@ func (s *Source) snapshot(ctx context.Context, snap *exportedSnapshot) error {
 		return fmt.Errorf("record the end of the snapshot: %w", err)
 	}
 	s.log.Info("snapshot done; every table streams from the handoff position")
+	return nil
+}
+
+// recountRows sets each resumed table's snapshot total to what this run
+// will count: the rows of its done chunks plus the rows its pending
+// chunks hold in the fresh snapshot. The first run's count no longer
+// holds (rows came and went between the two snapshots), and progress
+// would read over 100%.
+func (s *Source) recountRows(ctx context.Context, snap *exportedSnapshot, work []pendingChunk, shapes map[string]Shape) error {
+	pending := map[string]int64{}
+	err := s.inSnapshot(ctx, snap, func(tx pgx.Tx) error {
+		for _, p := range work {
+			shape := shapes[p.table.key]
+			var where []string
+			var args []any
+			if p.lo != nil {
+				where = append(where, keyCompare(shape, ">", len(args)+1))
+				for _, v := range p.lo {
+					args = append(args, v)
+				}
+			}
+			if p.hi != nil {
+				where = append(where, keyCompare(shape, "<=", len(args)+1))
+				for _, v := range p.hi {
+					args = append(args, v)
+				}
+			}
+			q := "SELECT count(*) FROM " + p.table.name.ident()
+			if len(where) > 0 {
+				q += " WHERE " + strings.Join(where, " AND ")
+			}
+			var n int64
+			if err := tx.QueryRow(ctx, q, args...).Scan(&n); err != nil {
+				return fmt.Errorf("count chunk %d of %s: %w", p.chunk, p.table.name, err)
+			}
+			pending[p.table.key] += n
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for key, n := range pending {
+		if _, err := s.target.Exec(ctx, `UPDATE seam_cdc.tables t SET rows_total = $3 + coalesce((SELECT sum(c.rows_done) FROM seam_cdc.chunks c
+   WHERE c.connector = t.connector AND c.source_table = t.source_table AND c.done), 0), updated_at = now()
+ WHERE connector = $1 AND source_table = $2`, s.cfg.Name, key, n); err != nil {
+			return fmt.Errorf("record the snapshot total of %s: %w", key, err)
+		}
+	}
 	return nil
 }
 

@@ -94,6 +94,9 @@ func (s *Source) Run(ctx context.Context) (err error) {
 	srcCfg.ConnConfig.RuntimeParams["DateStyle"] = "ISO"
 	srcCfg.ConnConfig.RuntimeParams["TimeZone"] = "UTC"
 	srcCfg.ConnConfig.RuntimeParams["extra_float_digits"] = "1"
+	// The source's connections are named after its slot, so status (and
+	// an operator's pg_stat_activity) can tell which transactions are its.
+	srcCfg.ConnConfig.RuntimeParams["application_name"] = s.cfg.slotName()
 	srcCfg.MaxConns = int32(s.cfg.SnapshotWorkers + 4)
 	s.source, err = pgxpool.NewWithConfig(ctx, srcCfg)
 	if err != nil {
@@ -191,6 +194,12 @@ func (s *Source) Run(ctx context.Context) (err error) {
 		}
 		g.Go(func() error { return s.snapshot(gctx, snap) })
 	}
+	if s.cfg.HeartbeatInterval > 0 {
+		if err := s.ensureHeartbeat(ctx); err != nil {
+			return err
+		}
+		g.Go(func() error { return s.heartbeat(gctx) })
+	}
 	g.Go(func() error { return s.capture(gctx) })
 	for _, t := range s.tables {
 		g.Go(func() error { return s.applyLoop(gctx, t) })
@@ -254,6 +263,7 @@ func (s *Source) replicationConn(ctx context.Context) (*pgconn.PgConn, error) {
 	cfg.RuntimeParams["DateStyle"] = "ISO"
 	cfg.RuntimeParams["TimeZone"] = "UTC"
 	cfg.RuntimeParams["extra_float_digits"] = "1"
+	cfg.RuntimeParams["application_name"] = s.cfg.slotName()
 	conn, err := pgconn.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("replication connection to the source (the role needs REPLICATION): %w", err)
@@ -262,15 +272,26 @@ func (s *Source) replicationConn(ctx context.Context) (*pgconn.PgConn, error) {
 }
 
 // exportedSnapshot is a snapshot exported by a replication connection
-// that must stay open and idle while the snapshot is read.
+// that must stay open and idle until every reader has imported it. The
+// connection holds a transaction open at the source (and, for a resumed
+// snapshot, a temporary slot that keeps WAL): it is closed as soon as the
+// last reader has imported the snapshot, and at the latest when Run ends.
 type exportedSnapshot struct {
+	mu   sync.Mutex
 	conn *pgconn.PgConn
 	name string
 	lsn  uint64
+	// resumed: a fresh snapshot for the chunks a restart found unread.
+	resumed bool
 }
 
 func (e *exportedSnapshot) close() {
-	if e != nil && e.conn != nil {
+	if e == nil {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.conn != nil {
 		e.conn.Close(context.Background())
 		e.conn = nil
 	}
@@ -300,6 +321,12 @@ func (s *Source) createSlot(ctx context.Context, name string, temporary bool) (*
 // inSnapshot runs fn in a repeatable-read transaction of the source that
 // sees exactly the exported snapshot.
 func (s *Source) inSnapshot(ctx context.Context, snap *exportedSnapshot, fn func(tx pgx.Tx) error) error {
+	return s.inSnapshotThen(ctx, snap, nil, fn)
+}
+
+// inSnapshotThen is inSnapshot calling imported once the snapshot is
+// imported, before fn.
+func (s *Source) inSnapshotThen(ctx context.Context, snap *exportedSnapshot, imported func(), fn func(tx pgx.Tx) error) error {
 	tx, err := s.source.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
 		return err
@@ -307,6 +334,9 @@ func (s *Source) inSnapshot(ctx context.Context, snap *exportedSnapshot, fn func
 	defer tx.Rollback(ctx)
 	if _, err := tx.Exec(ctx, "SET TRANSACTION SNAPSHOT '"+snap.name+"'"); err != nil {
 		return fmt.Errorf("import snapshot %s: %w", snap.name, err)
+	}
+	if imported != nil {
+		imported()
 	}
 	if err := fn(tx); err != nil {
 		return err
@@ -449,6 +479,7 @@ func (s *Source) resnapshot(ctx context.Context) (*exportedSnapshot, error) {
 		snap.close()
 		return nil, fmt.Errorf("record the resumed snapshot's position: %w", err)
 	}
+	snap.resumed = true
 	s.log.Info("resuming the snapshot in a fresh exported snapshot", "lsn", lsnText(snap.lsn))
 	return snap, nil
 }

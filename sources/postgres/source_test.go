@@ -263,7 +263,12 @@ func TestRestartMidSnapshotResumesExactly(t *testing.T) {
 		t.Fatalf("phase after the stop = %s, want snapshot (the stop must land mid-snapshot)", st.Phase)
 	}
 	time.Sleep(300 * time.Millisecond) // writes between the two runs
-	cfg.Progress = nil
+	var over atomic.Value
+	cfg.Progress = func(p postgres.SnapshotProgress) {
+		if p.RowsDone > p.RowsTotal {
+			over.Store(fmt.Sprintf("%d of %d rows", p.RowsDone, p.RowsTotal))
+		}
+	}
 	r2 := e.start(cfg)
 	r2.waitReady(t)
 	time.Sleep(300 * time.Millisecond)
@@ -271,6 +276,16 @@ func TestRestartMidSnapshotResumesExactly(t *testing.T) {
 	converged(t, e, "replica")
 	noDuplicates(t, e, "midsnap")
 	snapshotReadsOnce(t, e, "midsnap")
+	if o := over.Load(); o != nil {
+		t.Errorf("the resumed snapshot's progress went over 100%%: %s", o)
+	}
+	for _, table := range []string{"public.payments", "public.accounts"} {
+		if ts := tableStatus(t, e, "midsnap", table); ts.RowsDone != ts.RowsTotal {
+			t.Errorf("%s: snapshot %d of %d rows when done, want all of its total", table, ts.RowsDone, ts.RowsTotal)
+		}
+	}
+	// The resumed snapshot's exporter and temporary slot are gone.
+	holdsNothing(t, e, "midsnap")
 }
 
 // A source stopped again and again while it streams resumes each time

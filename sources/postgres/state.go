@@ -214,6 +214,10 @@ type Halt struct {
 	// Proposed is the contract the new shape implies, as JSON: the starting
 	// point of the migration version.
 	Proposed json.RawMessage `json:"proposed,omitempty"`
+	// ProposalNotes say what keeps Proposed from registering as it is
+	// (a retyped column no cast can bring to its canonical type), each
+	// naming the field and what to write instead.
+	ProposalNotes []string `json:"proposal_notes,omitempty"`
 	// AlertSequence is the registry event that announced the halt.
 	AlertSequence int64 `json:"alert_sequence,omitempty"`
 	// AtLSN is the commit LSN of the first held change (for a partition

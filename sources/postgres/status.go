@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pglogrepl"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // Status is what `seam source postgres status` and `seam monitor` show.
@@ -20,8 +21,36 @@ type Status struct {
 	SourceLSN     string        `json:"source_lsn,omitempty"`
 	LagBytes      int64         `json:"lag_bytes"`
 	Tables        []TableStatus `json:"tables"`
+	// Slots are the source's replication slots at the source database
+	// (read when the source database is given): the slot and, while a
+	// resumed snapshot is read, its temporary one.
+	Slots []SlotStatus `json:"slots,omitempty"`
+	// OpenTransaction is set when the source holds a transaction open at
+	// the source database (the snapshot's), which keeps VACUUM from
+	// removing rows deleted after it began.
+	OpenTransaction *OpenTransaction `json:"open_transaction,omitempty"`
 	// Outbox is the last sequence of the change stream.
 	Outbox int64 `json:"outbox_sequence"`
+}
+
+// SlotStatus is one replication slot of the source.
+type SlotStatus struct {
+	Name      string `json:"name"`
+	Temporary bool   `json:"temporary,omitempty"`
+	Active    bool   `json:"active"`
+	// RetainedBytes is the WAL the slot keeps: the current WAL position
+	// minus its restart_lsn.
+	RetainedBytes int64 `json:"retained_wal_bytes"`
+	// ConfirmedLSN is the position the source confirmed to the server.
+	ConfirmedLSN string `json:"confirmed_flush_lsn,omitempty"`
+}
+
+// OpenTransaction describes the transactions the source holds open at
+// the source database.
+type OpenTransaction struct {
+	Backends int           `json:"backends"`
+	Since    time.Time     `json:"since"`
+	Age      time.Duration `json:"age_ns"`
 }
 
 // TableStatus is one table's state.
@@ -116,8 +145,44 @@ func ReadStatus(ctx context.Context, target queryer, source queryer, name string
 		if uint64(lsn) > c.CaptureLSN {
 			st.LagBytes = int64(uint64(lsn) - c.CaptureLSN)
 		}
+		if err := readSourceHolds(ctx, source, st); err != nil {
+			return nil, err
+		}
 	}
 	return st, nil
+}
+
+// readSourceHolds reads what the source keeps at the source database: the
+// WAL of its slots and the transactions of its connections (named
+// application_name seam_NAME) that hold a snapshot.
+func readSourceHolds(ctx context.Context, source queryer, st *Status) error {
+	rows, err := source.Query(ctx, `SELECT slot_name::text, temporary, active, coalesce((pg_current_wal_lsn() - restart_lsn)::bigint, 0), coalesce(confirmed_flush_lsn::text, '')
+  FROM pg_replication_slots WHERE slot_name = $1 OR slot_name = $1 || '_resume' ORDER BY slot_name`, st.Slot)
+	if err != nil {
+		return fmt.Errorf("read the slots of %s at the source: %w", st.Name, err)
+	}
+	slots, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (SlotStatus, error) {
+		var s SlotStatus
+		err := r.Scan(&s.Name, &s.Temporary, &s.Active, &s.RetainedBytes, &s.ConfirmedLSN)
+		return s, err
+	})
+	if err != nil {
+		return fmt.Errorf("read the slots of %s at the source: %w", st.Name, err)
+	}
+	st.Slots = slots
+	var n int
+	var since *time.Time
+	var age float64
+	if err := source.QueryRow(ctx, `SELECT count(*), min(coalesce(xact_start, backend_start)), coalesce(extract(epoch FROM now() - min(coalesce(xact_start, backend_start))), 0)::float8
+  FROM pg_stat_activity
+ WHERE application_name = $1 AND pid <> pg_backend_pid()
+   AND (backend_xmin IS NOT NULL OR state LIKE 'idle in transaction%')`, st.Slot).Scan(&n, &since, &age); err != nil {
+		return fmt.Errorf("read the transactions of %s at the source: %w", st.Name, err)
+	}
+	if n > 0 && since != nil {
+		st.OpenTransaction = &OpenTransaction{Backends: n, Since: *since, Age: time.Duration(age * float64(time.Second))}
+	}
+	return nil
 }
 
 // Change is one entry of the change stream pipelines read.
@@ -161,6 +226,12 @@ func Drop(ctx context.Context, target, source queryer, name string) error {
 		}
 		if _, err := execQ(ctx, source, "DROP PUBLICATION IF EXISTS "+pgx.Identifier{slot}.Sanitize()); err != nil {
 			return fmt.Errorf("drop publication %s: %w", slot, err)
+		}
+		if _, err := execQ(ctx, source, "DELETE FROM "+heartbeatTable.ident()+" WHERE source = $1", name); err != nil {
+			var pgErr *pgconn.PgError
+			if !errors.As(err, &pgErr) || pgErr.Code != "42P01" { // undefined_table: no heartbeat was ever written
+				return fmt.Errorf("remove the heartbeat of %s: %w", name, err)
+			}
 		}
 	}
 	for _, q := range []string{

@@ -64,6 +64,21 @@ func maxLength(oid uint32, typmod int32) int64 {
 	return 0
 }
 
+// numericDigits are the precision and scale of a numeric(p, s) column;
+// ok is false for an unbounded numeric, and for a negative scale
+// (PostgreSQL 15's numeric(3, -2)), which a contract cannot state.
+func numericDigits(oid uint32, typmod int32) (precision, scale int32, ok bool) {
+	if oid != oidNumeric || typmod < 4 {
+		return 0, 0, false
+	}
+	m := typmod - 4
+	precision, scale = (m>>16)&0xffff, m&0x7ff
+	if scale&0x400 != 0 {
+		return 0, 0, false // negative scale (11-bit two's complement)
+	}
+	return precision, scale, true
+}
+
 // targetType is the PostgreSQL type of a canonical field in the replica.
 func targetType(t contractv1.FieldType) string {
 	switch t {

@@ -78,6 +78,7 @@ func TestContractFromCatalog(t *testing.T) {
 		Column{Name: "id", Type: oidInt8, Key: true, NotNull: true, TypeName: "bigint"},
 		Column{Name: "iban", Type: oidVarchar, TypMod: 34 + 4, NotNull: true, TypeName: "character varying(34)"},
 		Column{Name: "memo", Type: oidText, TypeName: "text"},
+		Column{Name: "price", Type: oidNumeric, TypMod: 12<<16 | 4 + 4, TypeName: "numeric(12,4)"},
 	)
 	c := deriveContract("bank.transfers", "team-bank", TableName{"public", "transfers"}, s)
 	if c.GetCompatibility() != contractv1.Compatibility_COMPATIBILITY_FULL {
@@ -89,6 +90,9 @@ func TestContractFromCatalog(t *testing.T) {
 	}
 	if f := byName["iban"]; f.GetType() != contractv1.FieldType_FIELD_TYPE_STRING || f.GetMaxLength() != 34 || !f.GetRequired() {
 		t.Fatalf("iban field %v, want a required STRING of at most 34", f)
+	}
+	if f := byName["price"]; f.GetType() != contractv1.FieldType_FIELD_TYPE_DECIMAL || f.Precision == nil || f.GetPrecision() != 12 || f.GetScale() != 4 {
+		t.Fatalf("price field %v, want DECIMAL(12,4) from numeric(12,4)", f)
 	}
 	if f := byName["memo"]; f.GetRequired() {
 		t.Fatalf("nullable memo is required")
@@ -124,10 +128,15 @@ func TestContractFromCatalog(t *testing.T) {
 	}{
 		{"new nullable column", append(s.clone(), Column{Name: "channel", Type: oidText}), false, ""},
 		{"new NOT NULL column", append(s.clone(), Column{Name: "channel", Type: oidText, NotNull: true}), true, "FIELD_ADDED_REQUIRED"},
-		{"dropped column", s.clone()[:2], true, "FIELD_REMOVED"},
-		{"retyped column", shape(s[0], s[1], Column{Name: "memo", Type: oidInt4}), true, "FIELD_TYPE_CHANGED"},
-		{"shorter varchar", shape(s[0], Column{Name: "iban", Type: oidVarchar, TypMod: 20 + 4, NotNull: true}, s[2]), true, "CONSTRAINT_TIGHTENED"},
-		{"renamed column", shape(s[0], s[1], Column{Name: "note", Type: oidText}), true, "FIELD_REMOVED"},
+		{"dropped column", shape(s[0], s[1], s[3]), true, "FIELD_REMOVED"},
+		{"retyped column", shape(s[0], s[1], Column{Name: "memo", Type: oidInt4}, s[3]), true, "FIELD_TYPE_CHANGED"},
+		{"shorter varchar", shape(s[0], Column{Name: "iban", Type: oidVarchar, TypMod: 20 + 4, NotNull: true}, s[2], s[3]), true, "CONSTRAINT_TIGHTENED"},
+		{"renamed column", shape(s[0], s[1], Column{Name: "note", Type: oidText}, s[3]), true, "FIELD_REMOVED"},
+		{"numeric(12,4) to numeric(8,1)", shape(s[0], s[1], s[2], Column{Name: "price", Type: oidNumeric, TypMod: 8<<16 | 1 + 4}), true, "FIELD_TYPE_NARROWED"},
+		// Widening is not narrowing, but FULL compatibility also guards
+		// old readers, so it is breaking there too (as integer to bigint).
+		{"numeric(12,4) to numeric(14,6)", shape(s[0], s[1], s[2], Column{Name: "price", Type: oidNumeric, TypMod: 14<<16 | 6 + 4}), true, "FIELD_TYPE_WIDENED"},
+		{"numeric(12,4) to numeric", shape(s[0], s[1], s[2], Column{Name: "price", Type: oidNumeric, TypMod: -1}), true, "FIELD_TYPE_WIDENED"},
 	} {
 		breaking, rules := level(tc.next)
 		if breaking != tc.breaking || (tc.rule != "" && !strings.Contains(strings.Join(rules, ","), tc.rule)) {
@@ -135,11 +144,12 @@ func TestContractFromCatalog(t *testing.T) {
 		}
 	}
 	// The proposal for a dropped column maps nothing from it.
-	proposed := applyShape(c, s.clone()[:2])
+	dropped := shape(s[0], s[1], s[3])
+	proposed := applyShape(c, dropped)
 	if _, ok := proposed.GetMapping().GetFields()["memo"]; ok {
 		t.Fatal("the proposal still maps the dropped column memo")
 	}
-	if ok, _ := accepts(proposed, s.clone()[:2]); !ok {
+	if ok, _ := accepts(proposed, dropped); !ok {
 		t.Fatal("the proposal does not accept the shape it was made for")
 	}
 }

@@ -208,6 +208,9 @@ func TestRulesAndDashboard(t *testing.T) {
 	}
 	alerts := map[string]bool{}
 	for _, g := range groups.Groups {
+		if g.Name == "seam-cdc" {
+			continue // the PostgreSQL source's metrics: sources/postgres checks this group
+		}
 		for _, r := range g.Rules {
 			name := r.Alert + r.Record
 			alerts[r.Alert] = true

@@ -639,7 +639,13 @@ type Field struct {
 	Items *Field `protobuf:"bytes,14,opt,name=items,proto3" json:"items,omitempty"`
 	// Layout is the Go time layout (or "RFC3339") of TIMESTAMP and DATE values
 	// sent as strings.
-	Layout        string `protobuf:"bytes,15,opt,name=layout,proto3" json:"layout,omitempty"`
+	Layout string `protobuf:"bytes,15,opt,name=layout,proto3" json:"layout,omitempty"`
+	// Precision is the most significant digits of a DECIMAL value (as SQL's
+	// numeric(p, s)); unset, a DECIMAL takes any number of digits.
+	Precision *int32 `protobuf:"varint,16,opt,name=precision,proto3,oneof" json:"precision,omitempty"`
+	// Scale is the most digits after the decimal point of a DECIMAL value; it
+	// needs a precision, and is 0 when only the precision is given.
+	Scale         *int32 `protobuf:"varint,17,opt,name=scale,proto3,oneof" json:"scale,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -777,6 +783,20 @@ func (x *Field) GetLayout() string {
 		return x.Layout
 	}
 	return ""
+}
+
+func (x *Field) GetPrecision() int32 {
+	if x != nil && x.Precision != nil {
+		return *x.Precision
+	}
+	return 0
+}
+
+func (x *Field) GetScale() int32 {
+	if x != nil && x.Scale != nil {
+		return *x.Scale
+	}
+	return 0
 }
 
 // Identifier names the idmap namespace and format of an identifier field.
@@ -1400,7 +1420,7 @@ const file_seam_contract_v1_contract_proto_rawDesc = "" +
 	"\rPartitionTime\x12\x14\n" +
 	"\x05field\x18\x01 \x01(\tR\x05field\x12?\n" +
 	"\vgranularity\x18\x02 \x01(\x0e2\x1d.seam.contract.v1.GranularityR\vgranularity\x12)\n" +
-	"\x10allowed_lateness\x18\x03 \x01(\tR\x0fallowedLateness\"\xa4\x04\n" +
+	"\x10allowed_lateness\x18\x03 \x01(\tR\x0fallowedLateness\"\xfa\x04\n" +
 	"\x05Field\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12/\n" +
 	"\x04type\x18\x02 \x01(\x0e2\x1b.seam.contract.v1.FieldTypeR\x04type\x12\x1a\n" +
@@ -1421,11 +1441,16 @@ const file_seam_contract_v1_contract_proto_rawDesc = "" +
 	"identifier\x12/\n" +
 	"\x06fields\x18\r \x03(\v2\x17.seam.contract.v1.FieldR\x06fields\x12-\n" +
 	"\x05items\x18\x0e \x01(\v2\x17.seam.contract.v1.FieldR\x05items\x12\x16\n" +
-	"\x06layout\x18\x0f \x01(\tR\x06layoutB\x06\n" +
+	"\x06layout\x18\x0f \x01(\tR\x06layout\x12!\n" +
+	"\tprecision\x18\x10 \x01(\x05H\x04R\tprecision\x88\x01\x01\x12\x19\n" +
+	"\x05scale\x18\x11 \x01(\x05H\x05R\x05scale\x88\x01\x01B\x06\n" +
 	"\x04_minB\x06\n" +
 	"\x04_maxB\r\n" +
 	"\v_min_lengthB\r\n" +
-	"\v_max_length\"B\n" +
+	"\v_max_lengthB\f\n" +
+	"\n" +
+	"_precisionB\b\n" +
+	"\x06_scale\"B\n" +
 	"\n" +
 	"Identifier\x12\x1c\n" +
 	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x16\n" +

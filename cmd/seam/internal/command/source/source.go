@@ -161,6 +161,7 @@ func newSourceRunCmd(g *client.Globals) *cobra.Command {
 	fl.IntVar(&cfg.BatchRecords, "batch-records", 1000, "most records in one batch sent to the gate")
 	fl.BoolVar(&cfg.HardDeletes, "hard-deletes", false, "remove deleted rows from the replica instead of keeping a tombstone")
 	fl.DurationVar(&cfg.PollInterval, "poll", 2*time.Second, "how often a halted table looks for its migration version")
+	fl.DurationVar(&cfg.HeartbeatInterval, "heartbeat-interval", 0, "write a heartbeat row (table public.seam_heartbeat, added to the publication) this often, so the slot moves even when no keepalive does it; 0: none")
 	fl.StringVar(&metricsAddr, "metrics-addr", "", "serve Prometheus metrics on this address (host:port)")
 	return cmd
 }
@@ -264,7 +265,19 @@ func newSourceStatusCmd(g *client.Globals) *cobra.Command {
 			if st.SourceLSN != "" {
 				fmt.Fprintf(w, ", source at %s (lag %d bytes)", st.SourceLSN, st.LagBytes)
 			}
-			fmt.Fprintf(w, "; change stream at %d\n\n", st.Outbox)
+			fmt.Fprintf(w, "; change stream at %d\n", st.Outbox)
+			for _, sl := range st.Slots {
+				kind := "slot"
+				if sl.Temporary {
+					kind = "temporary slot"
+				}
+				fmt.Fprintf(w, "%s %s keeps %s of WAL at the source (confirmed %s, active %v)\n", kind, sl.Name, bytesText(sl.RetainedBytes), sl.ConfirmedLSN, sl.Active)
+			}
+			if ot := st.OpenTransaction; ot != nil {
+				fmt.Fprintf(w, "HOLDING %d transaction(s) open at the source since %s (%s): VACUUM cannot remove rows deleted since then; it ends when the snapshot has been read\n",
+					ot.Backends, ot.Since.UTC().Format(time.RFC3339), ot.Age.Round(time.Second))
+			}
+			fmt.Fprintln(w)
 			printSourceTables(w, st.Tables)
 			for _, t := range st.Tables {
 				if t.Halt != nil {
@@ -282,6 +295,19 @@ func newSourceStatusCmd(g *client.Globals) *cobra.Command {
 	}
 	f.register(cmd, false)
 	return cmd
+}
+
+// bytesText prints a byte count in binary units.
+func bytesText(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
 }
 
 func readSourceStatus(ctx context.Context, f *sourceFlags) (*postgres.Status, error) {
@@ -392,8 +418,9 @@ func newSourceProposalCmd(g *client.Globals) *cobra.Command {
 		Long: `Print, as YAML that seam contract register -f reads, the contract the
 halted table's new shape implies: the active version's fields, checks and
 mapping with the source's change applied. Edit the mapping (a default or a
-constant for a dropped column, a cast for a retyped one, renamed_from for a
-rename) and register it; the table resumes and its held changes apply in
+constant for a dropped column, renamed_from for a rename) and register it;
+a retyped column comes with the cast its canonical field needs, or with a
+comment at the top saying why no cast can do it; the table resumes and its held changes apply in
 log order through it.`,
 		Example: `  seam source postgres proposal public.payments --name shop --target postgres://seam@warehouse/replica > migration.yaml
   seam contract register -f migration.yaml --override-reason "INC-12: memo dropped at the source"`,
@@ -421,7 +448,11 @@ log order through it.`,
 				if err := protojson.Unmarshal(t.Halt.Proposed, &c); err != nil {
 					return fmt.Errorf("the proposal of %s: %w", t.Table, err)
 				}
-				return printContractYAML(cmd.OutOrStdout(), &c)
+				w := cmd.OutOrStdout()
+				for _, n := range t.Halt.ProposalNotes {
+					fmt.Fprintf(w, "# EDIT BEFORE REGISTERING: %s\n", n)
+				}
+				return printContractYAML(w, &c)
 			}
 			return exit.Failf("source %s replicates no table %s", f.name, tn)
 		},

@@ -112,6 +112,12 @@ INSERT INTO transfers SELECT 'TR-' || lpad(i::text, 8, '0'), 'DE8937040044053201
 	if st := status(); st["lag_bytes"] == nil || st["source_lsn"] == "" {
 		t.Errorf("status with --source shows no lag: %v", st)
 	}
+	// With its snapshot read, the source holds no transaction at the
+	// source, and status shows what its slot keeps.
+	held := n.MustCLI(t, 0, append([]string{"source", "postgres", "status", "--source", source}, common...)...)
+	if !strings.Contains(held, "slot seam_bank keeps") || strings.Contains(held, "HOLDING") {
+		t.Errorf("status with --source after the snapshot, want the slot's retained WAL and no open transaction:\n%s", held)
+	}
 
 	out := n.MustCLI(t, 0, append([]string{"source", "postgres", "changes", "--after", "500"}, common...)...)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
@@ -128,7 +134,8 @@ INSERT INTO transfers SELECT 'TR-' || lpad(i::text, 8, '0'), 'DE8937040044053201
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	for _, m := range []string{"seam_cdc_snapshot_rows_total", "seam_cdc_changes_applied_total", "seam_cdc_changes_held", "seam_cdc_lag_bytes"} {
+	for _, m := range []string{"seam_cdc_snapshot_rows_total", "seam_cdc_changes_applied_total", "seam_cdc_changes_held", "seam_cdc_lag_bytes",
+		`seam_cdc_slot_retained_wal_bytes{`, "seam_cdc_source_transaction_open_seconds"} {
 		if !bytes.Contains(body, []byte(m)) {
 			t.Errorf("metrics lack %s", m)
 		}
