@@ -92,7 +92,7 @@ func loadDocument(cmd *cobra.Command, data []byte, file string) (*contractv1.Con
 		return nil, nil, err
 	}
 	if len(cs) != 1 {
-		return nil, nil, fmt.Errorf("%s has %d schema objects; import it with seam contract import --object NAME and register the result", file, len(cs))
+		return nil, nil, fmt.Errorf("%s has %d schema objects; import it with seam contract import --table NAME (or --out-dir DIR) and register each result", file, len(cs))
 	}
 	printNotes(cmd.ErrOrStderr(), file, rep.Notes)
 	return cs[0], &registryv1.ContractDocument{Format: documentFormats[format], Content: string(data)}, nil
@@ -185,7 +185,7 @@ func (f *importFlags) write(cmd *cobra.Command, asJSON bool, file string, cs []*
 		if len(cs) > 1 {
 			var names []string
 			for _, c := range cs {
-				names = append(names, c.GetSubject())
+				names = append(names, c.GetLabels()["odcs.schema.name"]+" → "+c.GetSubject())
 			}
 			return exit.Usagef("%s has %d tables (%s), and a registered contract is one table: choose one with --table NAME, or write each to its own file with --out-dir DIR", file, len(cs), strings.Join(names, ", "))
 		}
