@@ -35,6 +35,7 @@ var specCases = []specCase{
 	{keyword: "type boolean", schema: `{"type": "boolean"}`, valid: []string{"true", "false"}, invalid: []string{"0", `"true"`}},
 	{keyword: "type object", schema: `{"type": "object"}`, valid: []string{"{}", `{"a": 1}`}, invalid: []string{"[]", "1"}},
 	{keyword: "type list with null", schema: `{"type": ["string", "null"]}`, valid: []string{`"a"`, "null"}, invalid: []string{"1"}},
+	{keyword: "type null only", schema: `{"type": ["null"]}`, refused: true},
 	{keyword: "type list of two", schema: `{"type": ["string", "integer"]}`, refused: true},
 	// 6.1.2 enum, 6.1.3 const: equality as in 4.2.2 (1 and 1.0 are equal;
 	// objects and arrays deeply).
@@ -42,7 +43,7 @@ var specCases = []specCase{
 	{keyword: "const 1", schema: `{"const": 1}`, valid: []string{"1", "1.0"}, invalid: []string{"2", `"1"`, "true"}},
 	{keyword: "const false", schema: `{"const": false}`, valid: []string{"false"}, invalid: []string{"0", "null"}},
 	{keyword: "const string", schema: `{"const": "a"}`, valid: []string{`"a"`}, invalid: []string{`"b"`, "null"}},
-	{keyword: "const null", schema: `{"const": null}`, valid: []string{"null"}, invalid: []string{"0", `""`, "false"}},
+	{keyword: "const null", schema: `{"const": null}`, refused: true},
 	{keyword: "enum with null", schema: `{"enum": [6, null]}`, valid: []string{"6", "6.0", "null"}, invalid: []string{"7", `"6"`}},
 	{keyword: "enum strings", schema: `{"enum": ["a", "b"]}`, valid: []string{`"a"`}, invalid: []string{`"c"`, "null", "1"}},
 	{keyword: "enum numbers typed", schema: `{"type": "number", "enum": [1, 2.5]}`, valid: []string{"1", "1.0", "2.5"}, invalid: []string{"2", "null"}},
@@ -138,4 +139,25 @@ func compileString(t *testing.T, doc string) *sjs.Schema {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// TestCheckNamesDoNotCollide: a_b and a.b both give the name a_b_not_null;
+// the import numbers the second, so the contract compiles as it is.
+func TestCheckNamesDoNotCollide(t *testing.T) {
+	t.Parallel()
+	doc := `{"type": "object", "properties": {"a_b": {"type": "string"}, "a": {"type": "object", "properties": {"b": {"type": "string"}}}}}`
+	res, err := jsonschema.Import([]byte(doc), jsonschema.ImportOptions{Subject: "spec.names", Owner: "spec"})
+	if err != nil {
+		t.Fatalf("import: %v", err)
+	}
+	var names []string
+	for _, c := range res.Contract.GetChecks() {
+		names = append(names, c.GetName())
+	}
+	if strings.Join(names, " ") != "a_b_not_null a_b_not_null_2 a_not_null" {
+		t.Errorf("got checks %v, want a_b_not_null a_b_not_null_2 a_not_null", names)
+	}
+	if _, err := check.Compile(res.Contract); err != nil {
+		t.Error(err)
+	}
 }
