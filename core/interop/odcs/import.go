@@ -567,7 +567,7 @@ func (im *importer) object(obj *interop.Value, only bool) (*Contract, error) {
 // hands over a contract that cannot be registered.
 func (im *importer) validate(obj *interop.Value, name string, c *contractv1.Contract) error {
 	if c.GetOwner() == "" {
-		return im.fail(obj, "the contract names no team, so schema object %q has no owner; add team.name or give an owner", name)
+		return im.fail(obj, "the contract names no team, so schema object %q has no owner; add team.name or give an owner (seam contract import|register --owner)", name)
 	}
 	if problems := contract.Validate(c); len(problems) > 0 {
 		return im.fail(obj, "schema object %q does not make a valid Seam contract: %v", name, problems)

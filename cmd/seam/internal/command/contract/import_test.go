@@ -161,3 +161,34 @@ schema:
 		}
 	}
 }
+
+// TestRegisterODCSDocument: register -f sends an ODCS document of several
+// tables and no team, with --table and --owner saying what Seam needs.
+func TestRegisterODCSDocument(t *testing.T) {
+	t.Parallel()
+	n := seamtest.StartNode(t)
+	doc := seamtest.WriteFile(t, "two.odcs.yaml", `apiVersion: v3.0.2
+kind: DataContract
+id: 2f7d7f4e-0000-4000-8000-000000000005
+version: 1.0.0
+status: active
+domain: shop
+schema:
+  - name: orders
+    properties: [{name: id, logicalType: string, physicalType: "varchar(11)", primaryKey: true}]
+  - name: lines
+    properties: [{name: n, logicalType: integer, physicalType: int4}]
+`)
+	if _, errOut, code := n.CLI(t, "contract", "register", "-f", doc); code != exit.Invalid || !strings.Contains(errOut, "--owner") {
+		t.Errorf("register without a team: exit %d, want %d naming --owner\n%s", code, exit.Invalid, errOut)
+	}
+	if _, errOut, code := n.CLI(t, "contract", "register", "-f", doc, "--owner", "team-shop"); code != exit.Invalid || !strings.Contains(errOut, "--table") {
+		t.Errorf("register of two tables: exit %d, want %d naming --table\n%s", code, exit.Invalid, errOut)
+	}
+	n.MustCLI(t, 0, "contract", "register", "-f", doc, "--table", "lines", "--owner", "team-shop")
+	got := n.MustJSON(t, "contract", "get", "shop.lines")
+	c := got["version"].(map[string]any)["contract"].(map[string]any)
+	if c["owner"] != "team-shop" || c["fields"].([]any)[0].(map[string]any)["type"] != "FIELD_TYPE_INT32" {
+		t.Errorf("registered shop.lines: %v", c)
+	}
+}

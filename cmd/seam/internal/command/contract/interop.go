@@ -80,22 +80,21 @@ var documentFormats = map[interop.Format]registryv1.ContractFormat{
 // sent as a contract; ODCS (*.odcs.yaml) and JSON Schema (*.schema.json)
 // are sent as the document itself, which the registry converts, and are
 // converted here too for the subject and the report (on stderr).
-func loadDocument(cmd *cobra.Command, data []byte, file string) (*contractv1.Contract, *registryv1.ContractDocument, error) {
+func (f *importFlags) loadDocument(cmd *cobra.Command, data []byte, file string) (*contractv1.Contract, *registryv1.ContractDocument, error) {
 	format := interop.FormatOf(file)
 	if format == interop.FormatSeam {
 		c, err := contract.Load(data, file)
 		return c, nil, err
 	}
-	var f importFlags
 	cs, rep, err := f.convert(data, file, format)
 	if err != nil {
 		return nil, nil, err
 	}
 	if len(cs) != 1 {
-		return nil, nil, fmt.Errorf("%s has %d schema objects; import it with seam contract import --table NAME (or --out-dir DIR) and register each result", file, len(cs))
+		return nil, nil, fmt.Errorf("%s has %d schema objects; register one with --table NAME, or import them all with seam contract import --out-dir DIR", file, len(cs))
 	}
 	printNotes(cmd.ErrOrStderr(), file, rep.Notes)
-	return cs[0], &registryv1.ContractDocument{Format: documentFormats[format], Content: string(data)}, nil
+	return cs[0], &registryv1.ContractDocument{Format: documentFormats[format], Content: string(data), Owner: f.owner, Subject: f.subject, Object: f.object}, nil
 }
 
 func printNotes(w io.Writer, file string, notes []interop.Note) {
