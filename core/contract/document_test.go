@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/seamdata/seam/core/contract"
+	"github.com/seamdata/seam/core/examples"
 	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
 )
 
@@ -37,5 +38,28 @@ func TestMarshalYAMLLoadsBack(t *testing.T) {
 	}
 	if !proto.Equal(back, c) {
 		t.Errorf("got %v, want %v", back, c)
+	}
+}
+
+// The reference contracts, with mappings, defaults (google.protobuf.Value)
+// and checks, come back the same through MarshalYAML and Load.
+func TestMarshalYAMLExamples(t *testing.T) {
+	t.Parallel()
+	for name, doc := range map[string][]byte{"shop_orders_v1": examples.ShopOrdersV1YAML, "shop_orders_v2": examples.ShopOrdersV2YAML} {
+		c, err := contract.Load(doc, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := contract.MarshalYAML(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := contract.Load(out, name+" again")
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", name, err, out)
+		}
+		if !proto.Equal(back, c) {
+			t.Errorf("%s: got %v, want %v", name, back, c)
+		}
 	}
 }
