@@ -80,6 +80,9 @@ type importer struct {
 	// integer is the first integer property, for the caveat on integers.
 	integer  *interop.Value
 	refDepth int
+	// refusal is the first part found that Seam cannot express where
+	// returning an error at once is not possible.
+	refusal error
 }
 
 func (im *importer) note(v *interop.Value, kind interop.Kind, format string, args ...any) {
@@ -150,6 +153,9 @@ func (im *importer) document(root *interop.Value) (*contractv1.Contract, error) 
 	if v := o.Take("additionalProperties"); v != nil && im.additional(o, v, "", undeclared) {
 		c.AdditionalFields = contractv1.AdditionalFields_ADDITIONAL_FIELDS_QUARANTINE
 	}
+	if im.refusal != nil {
+		return nil, im.refusal
+	}
 	im.rest(o, "")
 	if im.integer != nil {
 		im.note(im.integer, interop.Caveat, "JSON Schema integers become Seam INT64 (INT32 for format int32), which take integer literals within 64 bits only: "+
@@ -176,10 +182,10 @@ func (im *importer) document(root *interop.Value) (*contractv1.Contract, error) 
 func (im *importer) additional(o *interop.Object, v *interop.Value, path string, undeclared []string) bool {
 	switch {
 	case v.Kind == interop.Bool && v.Text == "false":
-	case v.Kind == interop.Bool:
-		return false
+	case v.Kind == interop.Bool, v.Kind == interop.Map && len(v.Keys) == 0:
+		return false // true and {} let every other member pass
 	default:
-		im.note(v, interop.Dropped, "a schema for additional properties is not checked")
+		im.refusal = im.fail(v, "a schema for additional properties: Seam declares the members it checks and cannot check the others against a schema; list them under properties, or use additionalProperties: false or true")
 		return false
 	}
 	if len(undeclared) > 0 {
@@ -502,8 +508,8 @@ func (im *importer) field(raw *interop.Value, name, path string, required, items
 		case items || strings.Contains(path, contract.ItemsSuffix):
 			if ap.Kind == interop.Bool && ap.Text == "false" {
 				im.note(ap, interop.Approximated, "undeclared members of array elements are not refused: the gate does not look inside the elements")
-			} else if ap.Kind != interop.Bool {
-				im.note(ap, interop.Dropped, "a schema for additional properties is not checked")
+			} else if ap.Kind != interop.Bool && !(ap.Kind == interop.Map && len(ap.Keys) == 0) {
+				return nil, im.fail(ap, "a schema for additional properties: Seam declares the members it checks and cannot check the others against a schema; list them under properties, or use additionalProperties: false or true")
 			}
 		default:
 			im.additional(o, ap, path, undeclared)

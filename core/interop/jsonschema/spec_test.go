@@ -63,6 +63,9 @@ var specCases = []specCase{
 	// 10.3.2.3 additionalProperties: a schema for the other members.
 	{keyword: "additionalProperties false", schema: `{"type": "object", "properties": {"a": {"type": "integer"}}, "additionalProperties": false}`,
 		valid: []string{`{"a": 1}`, "{}"}, invalid: []string{`{"a": 1, "b": 2}`, `{"a": "x"}`}},
+	{keyword: "additionalProperties schema", schema: `{"type": "object", "properties": {"a": {"type": "integer"}}, "additionalProperties": {"type": "boolean"}}`, refused: true},
+	{keyword: "additionalProperties empty schema", schema: `{"type": "object", "properties": {"a": {"type": "integer"}}, "additionalProperties": {}}`,
+		valid: []string{`{"a": 1, "b": "x"}`}, invalid: []string{`{"a": "x"}`, "[]"}},
 	// 7.3.1 date-time is RFC 3339 section 5.6: T and Z in any case, leap
 	// seconds, offsets within ±23:59.
 	{keyword: "format date-time", schema: `{"type": "string", "format": "date-time"}`,
