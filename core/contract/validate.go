@@ -43,7 +43,6 @@ const (
 	ReasonIdentifierIncomplete   = "IDENTIFIER_INCOMPLETE"
 	ReasonIdentifierInvalid      = "IDENTIFIER_INVALID"
 	ReasonIdentifierWrongType    = "IDENTIFIER_WRONG_TYPE"
-	ReasonObjectWithoutFields    = "OBJECT_WITHOUT_FIELDS"
 	ReasonFieldsWrongType        = "FIELDS_WRONG_TYPE"
 	ReasonArrayWithoutItems      = "ARRAY_WITHOUT_ITEMS"
 	ReasonItemsWrongType         = "ITEMS_WRONG_TYPE"
@@ -392,10 +391,9 @@ func (v *validator) field(f *contractv1.Field, path string, ctx fieldContext) {
 	}
 
 	inner := fieldContext{depth: ctx.depth + 1, inArray: ctx.inArray, optional: ctx.optional || !f.GetRequired()}
-	switch {
-	case t == contractv1.FieldType_FIELD_TYPE_OBJECT && len(f.GetFields()) == 0:
-		v.add(path+".fields", ReasonObjectWithoutFields, "an OBJECT field needs fields describing its members")
-	case t != contractv1.FieldType_FIELD_TYPE_OBJECT && len(f.GetFields()) > 0:
+	// An OBJECT without fields is any JSON object, its members unchecked:
+	// what ODCS and JSON Schema say of an object that lists no properties.
+	if t != contractv1.FieldType_FIELD_TYPE_OBJECT && len(f.GetFields()) > 0 {
 		v.add(path+".fields", ReasonFieldsWrongType, fmt.Sprintf("fields apply to OBJECT fields, not %s", typeName(t)))
 	}
 	if len(f.GetFields()) > 0 {

@@ -6,48 +6,14 @@ package lexical
 
 import "time"
 
-// ParseRFC3339 parses an RFC 3339 timestamp
-// (YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)), without allocating in the
-// usual forms. Empty or malformed text, an impossible date and anything
-// time.Parse refuses report false.
+// ParseRFC3339 parses an RFC 3339 timestamp, section 5.6:
+// YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM), with T and Z in either case,
+// a fraction of any length (read to the nanosecond), offsets within
+// ±23:59 and a leap second (:60) where it can fall, at 23:59 UTC; the
+// leap second is read as the first instant of the next minute. It does
+// not allocate. Empty or malformed text or an impossible date report
+// false.
 func ParseRFC3339(b []byte) (time.Time, bool) {
-	if t, ok := fastRFC3339(b); ok {
-		return t, true
-	}
-	return slowRFC3339(b)
-}
-
-// slowRFC3339 decides what the fast path did not read.
-func slowRFC3339(b []byte) (time.Time, bool) {
-	// What the fast path does not read (a fraction over 9 digits) is
-	// time.Parse's to decide, but only for what starts as the layout's
-	// fixed-width date does ("2006-01-02T"): time.Parse refuses anything
-	// else, and refusing allocates its error. Most strings a shape is
-	// named for are not timestamps.
-	if len(b) < len("2006-01-02T15:04:05Z") || b[4] != '-' || b[7] != '-' || b[10] != 'T' {
-		return time.Time{}, false
-	}
-	t, err := time.Parse(time.RFC3339Nano, string(b))
-	return t, err == nil
-}
-
-// ValidRFC3339 reports whether ParseRFC3339 accepts b, without building
-// the time: what a type check asks of every timestamp it sees.
-func ValidRFC3339(b []byte) bool {
-	if _, ok := rfc3339Parts(b); ok {
-		return true
-	}
-	_, ok := slowRFC3339(b)
-	return ok
-}
-
-// rfc3339 holds the fields of a timestamp the fast path read.
-type rfc3339 struct {
-	year, month, day, hour, minute, sec, nsec int
-	offset                                    int // seconds east of UTC
-}
-
-func fastRFC3339(b []byte) (time.Time, bool) {
 	p, ok := rfc3339Parts(b)
 	if !ok {
 		return time.Time{}, false
@@ -56,10 +22,23 @@ func fastRFC3339(b []byte) (time.Time, bool) {
 	return t.Add(-time.Duration(p.offset) * time.Second), true
 }
 
-// rfc3339Parts reads the usual forms of a timestamp, each field in its
-// range and the day in its month; anything else is left to time.Parse.
+// ValidRFC3339 reports whether ParseRFC3339 accepts b, without building
+// the time: what a type check asks of every timestamp it sees.
+func ValidRFC3339(b []byte) bool {
+	_, ok := rfc3339Parts(b)
+	return ok
+}
+
+// rfc3339 holds the fields of a timestamp.
+type rfc3339 struct {
+	year, month, day, hour, minute, sec, nsec int
+	offset                                    int // seconds east of UTC
+}
+
+// rfc3339Parts reads a timestamp, each field in its range and the day in
+// its month.
 func rfc3339Parts(b []byte) (p rfc3339, ok bool) {
-	if len(b) < 20 || b[4] != '-' || b[7] != '-' || b[10] != 'T' || b[13] != ':' || b[16] != ':' {
+	if len(b) < 20 || b[4] != '-' || b[7] != '-' || (b[10] != 'T' && b[10] != 't') || b[13] != ':' || b[16] != ':' {
 		return p, false
 	}
 	year, ok1 := digits(b[0:4])
@@ -69,7 +48,7 @@ func rfc3339Parts(b []byte) (p rfc3339, ok bool) {
 	minute, ok5 := digits(b[14:16])
 	sec, ok6 := digits(b[17:19])
 	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6) || month < 1 || month > 12 || day < 1 ||
-		day > DaysIn(time.Month(month), year) || hour > 23 || minute > 59 || sec > 59 {
+		day > DaysIn(time.Month(month), year) || hour > 23 || minute > 59 || sec > 60 {
 		return p, false
 	}
 	p = rfc3339{year: year, month: month, day: day, hour: hour, minute: minute, sec: sec}
@@ -78,9 +57,6 @@ func rfc3339Parts(b []byte) (p rfc3339, ok bool) {
 		i := 1
 		scale := 100000000
 		for ; i < len(rest) && rest[i] >= '0' && rest[i] <= '9'; i++ {
-			if i > 9 {
-				return p, false
-			}
 			p.nsec += int(rest[i]-'0') * scale
 			scale /= 10
 		}
@@ -90,7 +66,7 @@ func rfc3339Parts(b []byte) (p rfc3339, ok bool) {
 		rest = rest[i:]
 	}
 	switch {
-	case len(rest) == 1 && rest[0] == 'Z':
+	case len(rest) == 1 && (rest[0] == 'Z' || rest[0] == 'z'):
 	case len(rest) == 6 && (rest[0] == '+' || rest[0] == '-') && rest[3] == ':':
 		oh, ok1 := digits(rest[1:3])
 		om, ok2 := digits(rest[4:6])
@@ -103,6 +79,13 @@ func rfc3339Parts(b []byte) (p rfc3339, ok bool) {
 		}
 	default:
 		return p, false
+	}
+	if sec == 60 {
+		// A leap second is inserted at the end of a UTC day.
+		utc := (hour*60+minute)*60 - p.offset
+		if utc = ((utc % 86400) + 86400) % 86400; utc != 23*3600+59*60 {
+			return p, false
+		}
 	}
 	return p, true
 }

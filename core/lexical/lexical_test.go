@@ -15,7 +15,7 @@ func TestParseRFC3339(t *testing.T) {
 	}{
 		{"2025-03-01T10:00:00Z", true},
 		{"2025-03-01T10:00:00.123456789+02:00", true},
-		{"2025-03-01T10:00:00.1234567891Z", true}, // over 9 fraction digits: time.Parse decides
+		{"2025-03-01T10:00:00.1234567891Z", true}, // over 9 fraction digits: read to the nanosecond
 		{"2024-02-29T23:59:59-07:30", true},
 		{"", false},
 		{"2025", false},
@@ -24,7 +24,19 @@ func TestParseRFC3339(t *testing.T) {
 		{"2025-03-01 10:00:00Z", false},
 		{"2025-03-01T10:00:00", false},
 		{"customer-000123@example.com", false}, // as long as a timestamp, and not one
-		{"2025-03-01T1:00:00.5Z", true},        // time.Parse's one-digit hour, as before
+		{"2025-03-01T1:00:00.5Z", false},       // RFC 3339 hours have two digits; time.Parse is lenient
+		// RFC 3339 section 5.6: T and Z in either case, offsets within
+		// ±23:59, a leap second at 23:59 UTC (section 5.7).
+		{"2025-03-01t10:00:00z", true},
+		{"2025-03-01T10:00:00+23:59", true},
+		{"2025-03-01T10:00:00-24:00", false},
+		{"2025-03-01T10:00:00+10:60", false},
+		{"1998-12-31T23:59:60Z", true},
+		{"1998-12-31T15:59:60.123-08:00", true},
+		{"1998-12-31T23:58:60Z", false},
+		{"1998-12-31T22:59:60Z", false},
+		{"1998-12-31T23:59:61Z", false},
+		{"2025-03-01T10:00:00.Z", false},
 	} {
 		got, ok := lexical.ParseRFC3339([]byte(tc.in))
 		if valid := lexical.ValidRFC3339([]byte(tc.in)); valid != ok {
@@ -34,7 +46,7 @@ func TestParseRFC3339(t *testing.T) {
 			t.Errorf("ParseRFC3339(%q) ok = %v, want %v", tc.in, ok, tc.ok)
 			continue
 		}
-		if want, err := time.Parse(time.RFC3339Nano, tc.in); ok && (err != nil || !got.Equal(want)) {
+		if want, err := time.Parse(time.RFC3339Nano, tc.in); ok && err == nil && !got.Equal(want) {
 			t.Errorf("ParseRFC3339(%q) = %v, time.Parse says %v, %v", tc.in, got, want, err)
 		}
 	}

@@ -2,19 +2,32 @@
 standard library (pandas is optional, for ingesting a DataFrame).
 
     from seam_client import Client
-    seam = Client("http://127.0.0.1:8080", token=open("seam-data/admin.token").read().strip())
+    seam = Client()  # SEAM_URL, SEAM_TOKEN or seam up's admin token, as the CLI finds them
+    records = [{"order_id": "ORD-0000000101", "customer_id": 1001, "amount": 85.5, "currency": "EUR",
+                "status": "paid", "created_at": "2026-03-01T09:12:00Z", "country": "DE", "items": 2}]
     result = seam.ingest("shop.orders", records, partition="2026-03-01")
     print(result.accepted, result.quarantined, result.status)
+    verdict = seam.seal("shop.orders", "2026-03-01")
+    print(verdict.verdict, verdict.counts["accepted"], [c["policy"] for c in verdict.checks])
 
 Responses keep Seam's JSON as dictionaries; the results callers branch on
-(ingest, replay, partition verdicts) are dataclasses with integer counts.
+(ingest, replay, partition verdicts) are dataclasses. Their counts are
+ints, measures floats (None where Seam has no figure, NaN on the wire)
+and enum values their short names (PASSED, QUARANTINE, TYPE_MISMATCH);
+raw keeps the JSON as Seam sent it. The token is found as the seam CLI
+finds it: the token argument, else SEAM_TOKEN, else the admin token seam
+up wrote into its data directory (data_dir, else SEAM_DATA_DIR, else
+./seam-data).
 """
 
 from __future__ import annotations
 
 import base64
 import csv
+import hashlib
 import json
+import os
+import re
 import time
 import urllib.error
 import urllib.parse
@@ -22,7 +35,8 @@ import urllib.request
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
-__all__ = ["Client", "SeamError", "IngestResult", "ImportResult", "ReplayResult", "PartitionVerdict"]
+__all__ = ["Client", "SeamError", "IngestResult", "ImportResult", "ReplayResult", "PartitionVerdict", "find_token",
+           "content_batch_id"]
 
 Record = Mapping[str, Any]
 JSON = Dict[str, Any]
@@ -42,6 +56,48 @@ def _int(v: Any) -> int:
     return int(v) if v not in (None, "") else 0
 
 
+# Prefixes of Seam's enum value names, longest first; typed results drop them.
+_ENUM_PREFIXES = sorted([
+    "POLICY_", "CHECK_KIND_", "ERROR_CODE_", "BATCH_STATUS_", "PARTITION_VERDICT_", "PARTITION_STATUS_",
+    "RECORD_STATUS_", "SEAL_CAUSE_", "ALERT_KIND_", "ALERT_STATE_", "SEVERITY_", "FIELD_TYPE_", "VERSION_STATUS_",
+    "EVENT_TYPE_", "VERDICT_", "REASON_", "FORMAT_KIND_", "USAGE_",
+], key=len, reverse=True)
+_INT_RE = re.compile(r"-?[0-9]+")
+_ENUM_RE = re.compile(r"[A-Z][A-Z0-9]*(_[A-Z0-9]+)+")
+_NO_FIGURE = {"NaN": None, "Infinity": float("inf"), "-Infinity": float("-inf")}
+# Keys whose values are measures: floats, None where Seam has no figure.
+_MEASURES = {"observed", "baseline", "expected", "threshold", "rate", "match_rate", "sealed_match_rate", "value",
+             "min", "max", "mean", "stddev", "null_rate", "deviation"}
+
+
+def _typed(v: Any, key: str = "") -> Any:
+    """Seam's JSON as Python values: int64 strings as ints, measures as
+    floats (NaN as None), enum names without their prefix. Records (the
+    data itself) are left as sent."""
+    if isinstance(v, dict):
+        return {k: (x if k in ("record", "object", "json", "raw") else _typed(x, k)) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_typed(x, key) for x in v]
+    if isinstance(v, str):
+        if v in _NO_FIGURE and (key in _MEASURES or key == ""):
+            return _NO_FIGURE[v]
+        if key in _MEASURES:
+            try:
+                return float(v)
+            except ValueError:
+                return v
+        if _INT_RE.fullmatch(v) and key not in ("partition", "message", "subject", "name", "batch_id", "field"):
+            return int(v)
+        if _ENUM_RE.fullmatch(v):
+            for p in _ENUM_PREFIXES:
+                if v.startswith(p):
+                    return v[len(p):]
+        return v
+    if key in _MEASURES and isinstance(v, (int, float)) and not isinstance(v, bool):
+        return None if v != v else float(v)
+    return v
+
+
 @dataclass
 class IngestResult:
     """The verdict on one batch."""
@@ -55,6 +111,9 @@ class IngestResult:
     records: List[JSON] = field(default_factory=list)
     alerts: List[JSON] = field(default_factory=list)
     raw: JSON = field(default_factory=dict)
+    # partition is the verdict when the batch sealed it (seal=True).
+    partition: Optional["PartitionVerdict"] = None
+    batch_id: str = ""
 
     @classmethod
     def from_json(cls, j: JSON) -> "IngestResult":
@@ -62,7 +121,9 @@ class IngestResult:
         return cls(status=s.get("status", "").replace("BATCH_STATUS_", ""), received=_int(s.get("received")),
                    accepted=_int(s.get("accepted")), quarantined=_int(s.get("quarantined")),
                    contract_version=_int(s.get("contract_version")), retried=bool(s.get("retried")),
-                   records=[_canonical_result(r) for r in j.get("records", [])], alerts=j.get("alerts", []), raw=j)
+                   records=[_typed(_canonical_result(r)) for r in j.get("records", [])], alerts=_typed(j.get("alerts", [])),
+                   partition=_verdict(j["partition"].get("subject", ""), j["partition"].get("partition", ""), j)
+                   if isinstance(j.get("partition"), dict) else None, raw=j)
 
 
 @dataclass
@@ -136,12 +197,13 @@ class PartitionVerdict:
 
 
 class Client:
-    """Seam's REST API. base_url is the HTTP address (seam up serves
-    http://127.0.0.1:8080); token a bearer token."""
+    """Seam's REST API. base_url is the HTTP address (default SEAM_URL, else
+    http://127.0.0.1:8080, where seam up serves); token a bearer token
+    (default: SEAM_TOKEN, else the admin token in data_dir, as the CLI)."""
 
-    def __init__(self, base_url: str, token: str, timeout: float = 30.0):
-        self.base_url = base_url.rstrip("/")
-        self.token = token
+    def __init__(self, base_url: str = "", token: Optional[str] = None, timeout: float = 30.0, *, data_dir: str = ""):
+        self.base_url = (base_url or os.environ.get("SEAM_URL") or "http://127.0.0.1:8080").rstrip("/")
+        self.token = token if token else find_token(data_dir)
         self.timeout = timeout
 
     # -- plumbing -------------------------------------------------------
@@ -336,14 +398,21 @@ class Client:
     def ingest(self, subject: str, records: Union[Iterable[Record], Any], partition: str, batch_id: str = "",
                summary_only: bool = False, *, replace: bool = False, seal: bool = False) -> IngestResult:
         """Send a batch: a list of dicts, or a pandas DataFrame (one record
-        per row). The same batch_id sent again returns the stored verdicts.
+        per row). The same batch_id sent again returns the stored verdicts;
+        without one, the id is derived from the subject, partition and
+        records (content_batch_id), so sending the same batch again is a
+        retry, written once.
         replace makes the batch the first of a new sending of the partition,
         superseding everything sent before; seal seals the partition after
         the batch (the result's raw["partition"] then holds its verdict)."""
         rows = _records(records)
+        if not batch_id:
+            batch_id = content_batch_id(subject, partition, rows, replace=replace)
         body = {"partition": partition, "batch_id": batch_id, "summary_only": summary_only,
                 "replace": replace, "seal": seal, "batch": {"objects": {"records": rows}}}
-        return IngestResult.from_json(self.call("POST", f"/v1/subjects/{_q(subject)}:ingest", body))
+        res = IngestResult.from_json(self.call("POST", f"/v1/subjects/{_q(subject)}:ingest", body))
+        res.batch_id = batch_id
+        return res
 
     def contain(self, subject: str, reason: str) -> JSON:
         return self.call("POST", f"/v1/subjects/{_q(subject)}:contain", {"reason": reason})
@@ -414,6 +483,33 @@ class Client:
                 raise TimeoutError(f"partition {partition} of {subject} has no verdict after {timeout}s (still {v.state})")
 
 
+def find_token(data_dir: str = "") -> str:
+    """The bearer token as the seam CLI finds it: SEAM_TOKEN, else the admin
+    token seam up wrote into its data directory (data_dir, else
+    SEAM_DATA_DIR, else ./seam-data). Raises SeamError naming where it
+    looked when there is none."""
+    if os.environ.get("SEAM_TOKEN"):
+        return os.environ["SEAM_TOKEN"].strip()
+    d = data_dir or os.environ.get("SEAM_DATA_DIR") or "./seam-data"
+    path = os.path.join(d, "admin.token")
+    try:
+        with open(path) as f:
+            return f.read().strip()
+    except OSError as e:
+        raise SeamError(0, "UNAUTHENTICATED", f"no token: pass token=, set SEAM_TOKEN, or point data_dir (SEAM_DATA_DIR) "
+                                              f"at seam up's data directory ({path}: {e.strerror})") from None
+
+
+def content_batch_id(subject: str, partition: str, records: Sequence[Record], replace: bool = False) -> str:
+    """A batch id derived from what is sent: the same records of the same
+    subject and partition give the same id, so a retry is recognised."""
+    h = hashlib.sha256()
+    h.update(json.dumps([subject, partition, bool(replace)]).encode())
+    for r in records:
+        h.update(b"\n" + json.dumps(r, sort_keys=True, separators=(",", ":"), default=str).encode())
+    return "py-" + h.hexdigest()[:32]
+
+
 def _verdict(subject: str, partition: str, j: JSON) -> PartitionVerdict:
     p = j.get("partition", j)
     return PartitionVerdict(subject=subject, partition=partition,
@@ -421,7 +517,7 @@ def _verdict(subject: str, partition: str, j: JSON) -> PartitionVerdict:
                             verdict=str(p.get("verdict", "")).replace("PARTITION_VERDICT_", ""), raw=j,
                             amendment=_int(p.get("amendment")), attempt=_int(p.get("attempt")),
                             counts={k: _int(v) for k, v in p.get("counts", {}).items()},
-                            checks=p.get("checks", []), notice=str(p.get("notice", "")))
+                            checks=_typed(p.get("checks", [])), notice=str(p.get("notice", "")))
 
 
 def _canonical(rec: JSON) -> JSON:

@@ -1,6 +1,7 @@
 """Starts a real `seam up` on free ports for the tests, from a binary built
 from this repository (or SEAM_BIN), and stops it afterwards."""
 
+import contextlib
 import os
 import re
 import subprocess
@@ -24,10 +25,9 @@ def seam_bin(tmp_path_factory):
     return out
 
 
-@pytest.fixture(scope="session")
-def seam(seam_bin, tmp_path_factory):
-    """A running seam up: (base_url, token, data_dir)."""
-    data = str(tmp_path_factory.mktemp("seam-data"))
+@contextlib.contextmanager
+def start_seam(seam_bin, data):
+    """Runs seam up on free ports with its data in data: (base_url, token, data_dir)."""
     log = tempfile.TemporaryFile()
     proc = subprocess.Popen([seam_bin, "up", "--data-dir", data, "--grpc-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0"],
                             stdout=log, stderr=subprocess.STDOUT)
@@ -55,3 +55,17 @@ def seam(seam_bin, tmp_path_factory):
             proc.wait(timeout=20)
         except subprocess.TimeoutExpired:
             proc.kill()
+
+
+@pytest.fixture(scope="session")
+def seam(seam_bin, tmp_path_factory):
+    """A running seam up shared by the session: (base_url, token, data_dir)."""
+    with start_seam(seam_bin, str(tmp_path_factory.mktemp("seam-data"))) as s:
+        yield s
+
+
+@pytest.fixture
+def fresh_seam(seam_bin, tmp_path_factory):
+    """A seam up of its own, for a test that starts from nothing."""
+    with start_seam(seam_bin, str(tmp_path_factory.mktemp("seam-data"))) as s:
+        yield s

@@ -162,7 +162,7 @@ def test_over_rest_record_shape(seam):
     ], partition="2026-03-03", batch_id="rest-1")
     assert (res.accepted, res.quarantined) == (1, 1)
     reasons = {r["code"] for r in res.records[1]["reasons"]}
-    assert "ERROR_CODE_TYPE_MISMATCH" in reasons and "ERROR_CODE_OUT_OF_RANGE" in reasons
+    assert "TYPE_MISMATCH" in reasons and "OUT_OF_RANGE" in reasons
 
 
 def test_errors_and_openapi(seam):

@@ -33,7 +33,7 @@ func CorpusDir(t testing.TB) string {
 	}
 	root, err := repoRoot()
 	if err != nil {
-		t.Skipf("corpus of public standards not found (%v); set %s", err, CorpusEnv)
+		missing(t, fmt.Sprintf("corpus of public standards not found (%v); set %s", err, CorpusEnv))
 	}
 	// The corpus sits in shared/ beside the repository; a git worktree one
 	// level deeper finds it one more level up.
@@ -43,8 +43,18 @@ func CorpusDir(t testing.TB) string {
 			return dir
 		}
 	}
-	t.Skipf("corpus of public standards not found at %s; set %s to its folder to run this test", filepath.Join(root, "..", "shared", "corpus"), CorpusEnv)
+	missing(t, fmt.Sprintf("corpus of public standards not found at %s; set %s to its folder to run this test", filepath.Join(root, "..", "shared", "corpus"), CorpusEnv))
 	return ""
+}
+
+// missing fails the test under CI (CI=true), where the corpus is always
+// checked out beside the repository, and skips it elsewhere.
+func missing(t testing.TB, msg string) {
+	t.Helper()
+	if os.Getenv("CI") == "true" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
 }
 
 // repoRoot walks up from the working directory to the folder with go.work.

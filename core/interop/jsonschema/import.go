@@ -80,6 +80,9 @@ type importer struct {
 	// integer is the first integer property, for the caveat on integers.
 	integer  *interop.Value
 	refDepth int
+	// refusal is the first part found that Seam cannot express where
+	// returning an error at once is not possible.
+	refusal error
 }
 
 func (im *importer) note(v *interop.Value, kind interop.Kind, format string, args ...any) {
@@ -150,6 +153,9 @@ func (im *importer) document(root *interop.Value) (*contractv1.Contract, error) 
 	if v := o.Take("additionalProperties"); v != nil && im.additional(o, v, "", undeclared) {
 		c.AdditionalFields = contractv1.AdditionalFields_ADDITIONAL_FIELDS_QUARANTINE
 	}
+	if im.refusal != nil {
+		return nil, im.refusal
+	}
 	im.rest(o, "")
 	if im.integer != nil {
 		im.note(im.integer, interop.Caveat, "JSON Schema integers become Seam INT64 (INT32 for format int32), which take integer literals within 64 bits only: "+
@@ -176,10 +182,10 @@ func (im *importer) document(root *interop.Value) (*contractv1.Contract, error) 
 func (im *importer) additional(o *interop.Object, v *interop.Value, path string, undeclared []string) bool {
 	switch {
 	case v.Kind == interop.Bool && v.Text == "false":
-	case v.Kind == interop.Bool:
-		return false
+	case v.Kind == interop.Bool, v.Kind == interop.Map && len(v.Keys) == 0:
+		return false // true and {} let every other member pass
 	default:
-		im.note(v, interop.Dropped, "a schema for additional properties is not checked")
+		im.refusal = im.fail(v, "a schema for additional properties: Seam declares the members it checks and cannot check the others against a schema; list them under properties, or use additionalProperties: false or true")
 		return false
 	}
 	if len(undeclared) > 0 {
@@ -191,7 +197,7 @@ func (im *importer) additional(o *interop.Object, v *interop.Value, path string,
 		im.note(v, interop.Approximated, "properties that match patternProperties are refused as undeclared fields")
 	}
 	if path != "" {
-		im.checks = append(im.checks, &contractv1.Check{Name: checkName(path) + "_additional_fields", Rule: "additional_fields(" + path + ")",
+		im.addCheck(&contractv1.Check{Name: checkName(path) + "_additional_fields", Rule: "additional_fields(" + path + ")",
 			Description: "JSON Schema: " + path + " has additionalProperties: false"})
 	}
 	return true
@@ -364,14 +370,20 @@ func (im *importer) field(raw *interop.Value, name, path string, required, items
 	enumV, constV := o.Take("enum"), o.Take("const")
 	if len(types) == 0 {
 		switch {
-		case o.Has("properties"):
-			types = []string{"object"}
-		case o.Has("items"):
-			types = []string{"array"}
+		case typesV != nil && nullable:
+			return nil, im.fail(typesV, "property %s allows null only; Seam has no field that must be null", path)
 		case enumV != nil || constV != nil:
-			types = []string{literalType(enumV, constV)}
+			t, null, err := im.literalType(enumV, constV, path)
+			if err != nil {
+				return nil, err
+			}
+			types, nullable = []string{t}, null
+		case o.Has("properties"):
+			return nil, im.fail(v.Get("properties"), "property %s has properties but no type: JSON Schema lets values of every other type pass (properties constrain objects only), and a Seam field has one type; add \"type\": \"object\"", path)
+		case o.Has("items"):
+			return nil, im.fail(v.Get("items"), "property %s has items but no type: JSON Schema lets values of every other type pass (items constrain arrays only), and a Seam field has one type; add \"type\": \"array\"", path)
 		default:
-			return nil, im.fail(v, "property %s has no type; Seam fields have one", path)
+			return nil, im.fail(v, "property %s has no type: JSON Schema lets any value pass, and a Seam field has one type", path)
 		}
 	}
 	if len(types) > 1 {
@@ -477,9 +489,10 @@ func (im *importer) field(raw *interop.Value, name, path string, required, items
 		req := o.Take("required")
 		ap := o.Take("additionalProperties")
 		if props == nil || props.Kind != interop.Map || len(props.Keys) == 0 {
-			im.note(v, interop.Dropped, "object %s declares no properties: Seam declares no field for it and passes what it holds unchecked", path)
-			im.rest(o, path)
-			return nil, nil
+			if ap != nil && !(ap.Kind == interop.Bool && ap.Text == "true") {
+				return nil, im.fail(ap, "object %s lists no properties, and Seam cannot check additionalProperties without them", path)
+			}
+			break // any object: Seam's OBJECT without fields
 		}
 		if items {
 			o.Take("properties")
@@ -495,8 +508,8 @@ func (im *importer) field(raw *interop.Value, name, path string, required, items
 		case items || strings.Contains(path, contract.ItemsSuffix):
 			if ap.Kind == interop.Bool && ap.Text == "false" {
 				im.note(ap, interop.Approximated, "undeclared members of array elements are not refused: the gate does not look inside the elements")
-			} else if ap.Kind != interop.Bool {
-				im.note(ap, interop.Dropped, "a schema for additional properties is not checked")
+			} else if ap.Kind != interop.Bool && !(ap.Kind == interop.Map && len(ap.Keys) == 0) {
+				return nil, im.fail(ap, "a schema for additional properties: Seam declares the members it checks and cannot check the others against a schema; list them under properties, or use additionalProperties: false or true")
 			}
 		default:
 			im.additional(o, ap, path, undeclared)
@@ -554,7 +567,7 @@ func (im *importer) field(raw *interop.Value, name, path string, required, items
 		// A member of an array element: the gate does not look inside
 		// elements, which the element's note already says.
 	case !nullable:
-		im.checks = append(im.checks, &contractv1.Check{Name: ruleName + "_not_null", Rule: "not_null(" + path + ")",
+		im.addCheck(&contractv1.Check{Name: ruleName + "_not_null", Rule: "not_null(" + path + ")",
 			Description: "JSON Schema: " + path + " may be absent but not null"})
 	}
 	im.rest(o, path)
@@ -565,7 +578,11 @@ func hasConstraints(f *contractv1.Field) bool {
 	return f.GetPattern() != "" || len(f.GetEnum()) > 0 || f.Min != nil || f.Max != nil || f.MinLength != nil || f.MaxLength != nil
 }
 
-func literalType(enumV, constV *interop.Value) string {
+// literalType is the type of a property that only lists its values
+// (enum or const without type), and whether null is among them. In JSON
+// Schema 1 and 1.0 are the same number, so numbers are DOUBLE; values of
+// several types, and objects and lists, have no Seam field type.
+func (im *importer) literalType(enumV, constV *interop.Value, path string) (string, bool, error) {
 	var vals []*interop.Value
 	if enumV != nil {
 		vals = append(vals, enumV.Items...)
@@ -573,30 +590,43 @@ func literalType(enumV, constV *interop.Value) string {
 	if constV != nil {
 		vals = append(vals, constV)
 	}
-	kind := interop.Null
+	kind, null := interop.Null, false
 	for _, v := range vals {
-		if v.Kind == interop.Null {
+		switch v.Kind {
+		case interop.Null:
+			null = true
 			continue
+		case interop.Map, interop.List:
+			return "", false, im.fail(v, "allowed value of %s is %s; Seam compares single values (text, numbers, booleans)", path, v.Kind)
 		}
 		if kind != interop.Null && kind != v.Kind {
-			return "mixed"
+			return "", false, im.fail(v, "allowed values of %s are of several types (%s and %s); a Seam field has one", path, kind, v.Kind)
 		}
 		kind = v.Kind
 	}
 	switch kind {
 	case interop.String:
-		return "string"
+		return "string", null, nil
 	case interop.Number:
-		for _, v := range vals {
-			if _, ok := v.Int(); v.Kind == interop.Number && !ok {
-				return "number"
-			}
-		}
-		return "integer"
+		return "number", null, nil
 	case interop.Bool:
-		return "boolean"
+		return "boolean", null, nil
 	}
-	return "mixed"
+	src := constV
+	if src == nil {
+		src = enumV
+	}
+	return "", false, im.fail(src, "%s allows null only; Seam has no field that must be null", path)
+}
+
+// addCheck appends a generated check, numbering its name when another
+// took it ("a.b" and "a_b" both give a_b_not_null).
+func (im *importer) addCheck(c *contractv1.Check) {
+	base := c.Name
+	for i := 2; slices.ContainsFunc(im.checks, func(o *contractv1.Check) bool { return o.GetName() == c.Name }); i++ {
+		c.Name = fmt.Sprintf("%s_%d", base, i)
+	}
+	im.checks = append(im.checks, c)
 }
 
 var checkNameRE = regexp.MustCompile(`[^a-z0-9_]+`)
@@ -697,7 +727,7 @@ func (im *importer) bounds(o *interop.Object, f *contractv1.Field, path string, 
 				f.Max = &b
 			}
 		case top:
-			im.checks = append(im.checks, &contractv1.Check{Name: checkName(path) + "_" + strings.ToLower(ex.key),
+			im.addCheck(&contractv1.Check{Name: checkName(path) + "_" + strings.ToLower(ex.key),
 				Rule: fmt.Sprintf("cel(dyn(%s) == null || %s %s %s)", path, path, op, literal(*x, integer))})
 		default:
 			if ex.min {
@@ -714,7 +744,7 @@ func (im *importer) bounds(o *interop.Object, f *contractv1.Field, path string, 
 		case !ok || x <= 0:
 			return im.fail(v, "multipleOf must be a number above 0")
 		case integer && top && x == math.Trunc(x):
-			im.checks = append(im.checks, &contractv1.Check{Name: checkName(path) + "_multiple_of",
+			im.addCheck(&contractv1.Check{Name: checkName(path) + "_multiple_of",
 				Rule: fmt.Sprintf("cel(dyn(%s) == null || %s %% %s == 0)", path, path, literal(x, true))})
 		default:
 			im.note(v, interop.Dropped, "multipleOf is checked only for whole multiples of top-level integer fields")
@@ -777,7 +807,7 @@ func (im *importer) literals(f *contractv1.Field, enumV, constV *interop.Value, 
 	case f.GetType() == contractv1.FieldType_FIELD_TYPE_STRING && allStrings:
 		f.Enum = strs
 	case top:
-		im.checks = append(im.checks, &contractv1.Check{Name: checkName(path) + "_allowed",
+		im.addCheck(&contractv1.Check{Name: checkName(path) + "_allowed",
 			Rule: fmt.Sprintf("cel(dyn(%s) == null || %s in [%s])", path, path, strings.Join(lits, ", "))})
 	default:
 		im.note(src, interop.Dropped, "allowed values of the nested %s field %s are not checked", contract.ShortName(f.GetType()), path)

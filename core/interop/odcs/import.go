@@ -567,7 +567,7 @@ func (im *importer) object(obj *interop.Value, only bool) (*Contract, error) {
 // hands over a contract that cannot be registered.
 func (im *importer) validate(obj *interop.Value, name string, c *contractv1.Contract) error {
 	if c.GetOwner() == "" {
-		return im.fail(obj, "the contract names no team, so schema object %q has no owner; add team.name or give an owner", name)
+		return im.fail(obj, "the contract names no team, so schema object %q has no owner; add team.name or give an owner (seam contract import|register --owner)", name)
 	}
 	if problems := contract.Validate(c); len(problems) > 0 {
 		return im.fail(obj, "schema object %q does not make a valid Seam contract: %v", name, problems)
@@ -672,62 +672,183 @@ func seamType(logical string) (contractv1.FieldType, bool) {
 	return contractv1.FieldType_FIELD_TYPE_UNSPECIFIED, false
 }
 
-var physicalRE = regexp.MustCompile(`^([a-z][a-z0-9_ ]*?)\s*(?:\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\))?$`)
-
-// physical reads an SQL-ish physical type ("varchar(18)", "bigint",
-// "decimal(10,2)", Seam's own type names): the Seam type it means and a
-// length or precision when given.
-func physical(s string) (t contractv1.FieldType, n int64, scale bool, ok bool) {
-	m := physicalRE.FindStringSubmatch(strings.ToLower(strings.TrimSpace(s)))
-	if m == nil {
-		return 0, 0, false, false
-	}
-	if m[2] != "" {
-		n, _ = strconv.ParseInt(m[2], 10, 64)
-	}
-	scale = m[3] != ""
-	switch m[1] {
-	case "varchar", "char", "character", "character varying", "nvarchar", "nchar", "string", "text", "clob", "varchar2":
-		return contractv1.FieldType_FIELD_TYPE_STRING, n, scale, true
-	case "int", "integer", "int4", "int32", "smallint", "int2", "tinyint", "mediumint", "int16", "int8_t":
-		return contractv1.FieldType_FIELD_TYPE_INT32, 0, false, true
-	case "bigint", "int8", "int64", "long":
-		return contractv1.FieldType_FIELD_TYPE_INT64, 0, false, true
-	case "real", "float4", "float32":
-		return contractv1.FieldType_FIELD_TYPE_FLOAT, 0, false, true
-	case "float", "double", "double precision", "float8", "float64":
-		return contractv1.FieldType_FIELD_TYPE_DOUBLE, 0, false, true
-	case "decimal", "numeric", "number", "bignumeric":
-		return contractv1.FieldType_FIELD_TYPE_DECIMAL, n, scale, true
-	case "bool", "boolean":
-		return contractv1.FieldType_FIELD_TYPE_BOOL, 0, false, true
-	case "date":
-		return contractv1.FieldType_FIELD_TYPE_DATE, 0, false, true
-	case "timestamp", "timestamptz", "timestamp_tz", "timestamp_ntz", "timestamp_ltz", "datetime", "timestamp with time zone", "timestamp without time zone":
-		return contractv1.FieldType_FIELD_TYPE_TIMESTAMP, 0, false, true
-	case "uuid", "uniqueidentifier":
-		return contractv1.FieldType_FIELD_TYPE_UUID, 0, false, true
-	case "object", "struct", "record", "json", "jsonb", "map":
-		return contractv1.FieldType_FIELD_TYPE_OBJECT, 0, false, true
-	case "array", "list":
-		return contractv1.FieldType_FIELD_TYPE_ARRAY, 0, false, true
-	}
-	return 0, 0, false, false
+// physicalType is what Seam reads from a physicalType: the Seam type it
+// means and the length, precision and scale written after it.
+type physicalType struct {
+	t         contractv1.FieldType
+	time      bool  // a time of day (time, timetz): STRING with timePattern
+	n         int64 // length of a string type, precision of a decimal
+	scale     int64
+	hasN      bool
+	hasScale  bool
+	items     *physicalType // element type of int4[], ARRAY<STRING>
+	ok        bool
+	canonical string // the base name, lower case, for messages
 }
 
-func sameFamily(logical, phys contractv1.FieldType) bool {
-	family := func(t contractv1.FieldType) int {
-		switch t {
-		case contractv1.FieldType_FIELD_TYPE_STRING, contractv1.FieldType_FIELD_TYPE_UUID:
-			return 1
-		case contractv1.FieldType_FIELD_TYPE_INT32, contractv1.FieldType_FIELD_TYPE_INT64:
-			return 2
-		case contractv1.FieldType_FIELD_TYPE_FLOAT, contractv1.FieldType_FIELD_TYPE_DOUBLE, contractv1.FieldType_FIELD_TYPE_DECIMAL:
-			return 3
+var physicalRE = regexp.MustCompile(`^([a-z_][a-z0-9_ ]*?)\s*(?:[(\[]\s*(\d+)\s*(?:,\s*(-?\d+)\s*)?[)\]])?(\s+with(?:out)?\s+(?:local\s+)?time\s+zone)?$`)
+
+// physicalNames maps the physical type names of PostgreSQL, Snowflake,
+// BigQuery and common SQL to Seam types; docs/contract.md lists them.
+var physicalNames = map[string]contractv1.FieldType{}
+
+func init() {
+	for t, names := range map[contractv1.FieldType][]string{
+		contractv1.FieldType_FIELD_TYPE_STRING: {"varchar", "char", "character", "character varying", "nvarchar", "nchar", "bpchar", "string", "text", "citext", "clob", "varchar2", "nvarchar2",
+			"bytea", "bytes", "binary", "varbinary", "blob", "inet", "cidr", "macaddr", "xml", "interval", "money", "enum"},
+		contractv1.FieldType_FIELD_TYPE_INT32:     {"int", "integer", "int4", "int32", "smallint", "int2", "int16", "tinyint", "byteint", "mediumint", "serial", "serial4", "smallserial", "serial2"},
+		contractv1.FieldType_FIELD_TYPE_INT64:     {"bigint", "int8", "int64", "long", "bigserial", "serial8"},
+		contractv1.FieldType_FIELD_TYPE_FLOAT:     {"real", "float4", "float32"},
+		contractv1.FieldType_FIELD_TYPE_DOUBLE:    {"float", "double", "double precision", "float8", "float64"},
+		contractv1.FieldType_FIELD_TYPE_DECIMAL:   {"decimal", "numeric", "number", "bignumeric", "bigdecimal"},
+		contractv1.FieldType_FIELD_TYPE_BOOL:      {"bool", "boolean"},
+		contractv1.FieldType_FIELD_TYPE_DATE:      {"date"},
+		contractv1.FieldType_FIELD_TYPE_TIMESTAMP: {"timestamp", "timestamptz", "timestamp_tz", "timestamp_ntz", "timestamp_ltz", "datetime", "datetime2", "datetimeoffset", "smalldatetime"},
+		contractv1.FieldType_FIELD_TYPE_UUID:      {"uuid", "uniqueidentifier"},
+		contractv1.FieldType_FIELD_TYPE_OBJECT:    {"object", "struct", "record", "json", "jsonb", "map", "super"},
+		contractv1.FieldType_FIELD_TYPE_ARRAY:     {"array", "list"},
+	} {
+		for _, n := range names {
+			physicalNames[n] = t
 		}
-		return int(t) + 100
 	}
-	return family(logical) == family(phys)
+}
+
+// physical reads a physical type such as "varchar(18)", "VARCHAR[50]",
+// "bigint", "NUMBER(38,0)", "timestamp(3) with time zone", "int4[]",
+// "ARRAY<STRING>" or Seam's own type names.
+func physical(s string) physicalType {
+	s = strings.ToLower(strings.TrimSpace(s))
+	if s == "" {
+		return physicalType{}
+	}
+	if inner, ok := strings.CutSuffix(s, "[]"); ok {
+		it := physical(inner)
+		return physicalType{t: contractv1.FieldType_FIELD_TYPE_ARRAY, items: &it, ok: it.ok, canonical: "array"}
+	}
+	if rest, ok := strings.CutPrefix(s, "array<"); ok && strings.HasSuffix(rest, ">") {
+		it := physical(strings.TrimSuffix(rest, ">"))
+		return physicalType{t: contractv1.FieldType_FIELD_TYPE_ARRAY, items: &it, ok: it.ok, canonical: "array"}
+	}
+	if strings.HasPrefix(s, "struct<") {
+		return physicalType{t: contractv1.FieldType_FIELD_TYPE_OBJECT, ok: true, canonical: "struct"}
+	}
+	if strings.HasPrefix(s, "_") && len(s) > 1 { // PostgreSQL's internal array names: _int4
+		if it := physical(s[1:]); it.ok {
+			return physicalType{t: contractv1.FieldType_FIELD_TYPE_ARRAY, items: &it, ok: true, canonical: "array"}
+		}
+	}
+	m := physicalRE.FindStringSubmatch(s)
+	if m == nil {
+		return physicalType{}
+	}
+	name := m[1]
+	p := physicalType{canonical: name}
+	if m[2] != "" {
+		p.n, _ = strconv.ParseInt(m[2], 10, 64)
+		p.hasN = true
+	}
+	if m[3] != "" {
+		p.scale, _ = strconv.ParseInt(m[3], 10, 64)
+		p.hasScale = true
+	}
+	if name == "time" || name == "timetz" || name == "time_tz" {
+		return physicalType{t: contractv1.FieldType_FIELD_TYPE_STRING, time: true, ok: true, canonical: name}
+	}
+	if name == "timestamp" && m[4] != "" {
+		return physicalType{t: contractv1.FieldType_FIELD_TYPE_TIMESTAMP, ok: true, canonical: name}
+	}
+	if m[4] != "" {
+		return physicalType{}
+	}
+	t, ok := physicalNames[name]
+	if !ok {
+		t, ok = seamTypeName(name)
+	}
+	if !ok {
+		return physicalType{}
+	}
+	p.t, p.ok = t, true
+	if t != contractv1.FieldType_FIELD_TYPE_STRING && t != contractv1.FieldType_FIELD_TYPE_DECIMAL {
+		p.n, p.hasN, p.scale, p.hasScale = 0, false, 0, false // timestamp(6), float(53): no bound Seam checks
+	}
+	if t == contractv1.FieldType_FIELD_TYPE_DECIMAL && p.hasN && (!p.hasScale || p.scale == 0) {
+		// NUMBER(38,0), NUMERIC(9): whole numbers.
+		switch {
+		case p.n <= 9:
+			p.t = contractv1.FieldType_FIELD_TYPE_INT32
+		case p.n <= 18:
+			p.t = contractv1.FieldType_FIELD_TYPE_INT64
+		}
+	}
+	return p
+}
+
+// seamTypeName reads Seam's own type names (INT64, DOUBLE), as Seam's
+// export writes them.
+func seamTypeName(name string) (contractv1.FieldType, bool) {
+	n, ok := contractv1.FieldType_value["FIELD_TYPE_"+strings.ToUpper(name)]
+	if !ok || n == 0 {
+		return 0, false
+	}
+	return contractv1.FieldType(n), true
+}
+
+func typeName(t contractv1.FieldType) string { return contract.ShortName(t) }
+
+// refine settles a property's type from its logicalType (t) and its
+// physicalType when both are given. Within one family the physical type,
+// what the column holds, is the more exact: number over int4 is INT32,
+// date over timestamp is TIMESTAMP, string over uuid is UUID. An object
+// over a scalar physical type (a domain type) takes the scalar type.
+func (ob *objectImport) refine(p, physV *interop.Value, logical string, t contractv1.FieldType, ph physicalType) contractv1.FieldType {
+	im := ob.im
+	phys, _ := physV.Scalar()
+	switch {
+	case ph.t == t:
+		return t
+	case family(t) == family(ph.t) && t == contractv1.FieldType_FIELD_TYPE_INT32:
+		// logicalType integer: the physical type says how wide.
+		switch ph.t {
+		case contractv1.FieldType_FIELD_TYPE_INT64:
+			return ph.t
+		case contractv1.FieldType_FIELD_TYPE_DECIMAL:
+			if ph.hasN && ph.n > 18 {
+				im.note(physV, interop.Approximated, "integer %q is wider than Seam's INT64: checked as DECIMAL, which also admits fractions", phys)
+				return ph.t
+			}
+			im.note(physV, interop.Approximated, "integer %q checked as INT64: values beyond 64 bits are refused", phys)
+			return contractv1.FieldType_FIELD_TYPE_INT64
+		}
+		im.note(physV, interop.Dropped, "physicalType %q stores integers as floating point; checked as INT32, as the logicalType says", phys)
+		return t
+	case family(t) == family(ph.t) && t == contractv1.FieldType_FIELD_TYPE_STRING:
+		return ph.t // uuid
+	case family(t) == family(ph.t):
+		if family(t) == 3 {
+			im.note(physV, interop.Approximated, "logicalType %s over physicalType %q: checked as %s, what the column holds", logical, phys, typeName(ph.t))
+		}
+		return ph.t
+	case t == contractv1.FieldType_FIELD_TYPE_OBJECT && ph.t != contractv1.FieldType_FIELD_TYPE_ARRAY && p.Get("properties") == nil:
+		im.note(physV, interop.Approximated, "logicalType object over the scalar physicalType %q (a domain type): checked as %s, what the column holds", phys, typeName(ph.t))
+		return ph.t
+	}
+	im.note(physV, interop.Dropped, "physicalType %q (%s) disagrees with logicalType %s; checked as %s, as the logicalType says", phys, typeName(ph.t), logical, typeName(t))
+	return t
+}
+
+// family groups the Seam types one value's JSON form can take.
+func family(t contractv1.FieldType) int {
+	switch t {
+	case contractv1.FieldType_FIELD_TYPE_STRING, contractv1.FieldType_FIELD_TYPE_UUID:
+		return 1
+	case contractv1.FieldType_FIELD_TYPE_INT32, contractv1.FieldType_FIELD_TYPE_INT64,
+		contractv1.FieldType_FIELD_TYPE_FLOAT, contractv1.FieldType_FIELD_TYPE_DOUBLE, contractv1.FieldType_FIELD_TYPE_DECIMAL:
+		return 2
+	case contractv1.FieldType_FIELD_TYPE_DATE, contractv1.FieldType_FIELD_TYPE_TIMESTAMP:
+		return 3
+	}
+	return int(t) + 100
 }
 
 // timePattern is how a time of day (ODCS logicalType time) is checked.
@@ -776,10 +897,10 @@ func (ob *objectImport) property(p *interop.Value, prefix string, items bool) (*
 		return optObj.Take(key)
 	}
 	t, known := seamType(logical)
-	pt, plen, pscale, pok := physical(phys)
+	ph := physical(phys)
 	switch {
-	case logical == "" && pok:
-		t = pt
+	case logical == "" && ph.ok:
+		t = ph.t
 	case logical == "" && o.Has("properties"):
 		t = contractv1.FieldType_FIELD_TYPE_OBJECT
 	case logical == "" && o.Has("items"):
@@ -790,29 +911,30 @@ func (ob *objectImport) property(p *interop.Value, prefix string, items bool) (*
 	case !known:
 		return nil, im.fail(o.V.Get("logicalType"), "unknown logicalType %q; ODCS v3 has string, date, timestamp, time, number, integer, object, array, boolean", logical)
 	}
-	usedPhys := false
-	if pok && sameFamily(t, pt) {
-		switch {
-		case t == contractv1.FieldType_FIELD_TYPE_STRING && pt == contractv1.FieldType_FIELD_TYPE_STRING && plen > 0:
-			f.MaxLength = &plen
-			usedPhys = true
-		case t == contractv1.FieldType_FIELD_TYPE_STRING && pt == contractv1.FieldType_FIELD_TYPE_UUID:
-			t, usedPhys = pt, true
-		case t == contractv1.FieldType_FIELD_TYPE_INT32 || t == contractv1.FieldType_FIELD_TYPE_DOUBLE:
-			t, usedPhys = pt, true
-			if pt == contractv1.FieldType_FIELD_TYPE_DECIMAL && (plen > 0 || pscale) {
-				im.note(physV, interop.Approximated, "precision and scale of %q are not checked: Seam's DECIMAL takes any exact decimal", phys)
-			}
-		default:
-			usedPhys = pt == t
-		}
+	timeOfDay := logical == "time" || logical == "" && ph.time
+	if ph.ok && logical != "" && !timeOfDay {
+		t = ob.refine(p, physV, logical, t, ph)
 	}
-	if physV != nil && !usedPhys && logical != "" && !(pok && pt == t) {
-		im.note(physV, interop.Dropped, "physicalType %q adds nothing Seam can check to logicalType %s", phys, logical)
+	if ph.ok && t == contractv1.FieldType_FIELD_TYPE_STRING && ph.t == contractv1.FieldType_FIELD_TYPE_STRING && ph.hasN && ph.n > 0 && !ph.time {
+		n := ph.n
+		f.MaxLength = &n
 	}
-	if logical == "time" {
+	if ph.ok && t == contractv1.FieldType_FIELD_TYPE_DECIMAL && ph.t == contractv1.FieldType_FIELD_TYPE_DECIMAL && ph.hasN {
+		im.note(physV, interop.Approximated, "precision and scale of %q are not checked: Seam's DECIMAL takes any exact decimal", phys)
+	}
+	if physV != nil && phys != "" && !ph.ok {
+		im.note(physV, interop.Dropped, "physicalType %q is not a type Seam reads; the field is checked as %s, from its logicalType", phys, typeName(t))
+	}
+	if timeOfDay {
+		t = contractv1.FieldType_FIELD_TYPE_STRING
 		f.Pattern = timePattern
 		im.note(p, interop.Approximated, "Seam has no time-of-day type: checked as a STRING matching %s", timePattern)
+	}
+	if t == contractv1.FieldType_FIELD_TYPE_ARRAY && ph.items != nil && ph.items.ok && !o.Has("items") {
+		f.Items = &contractv1.Field{Type: ph.items.t}
+		if ph.items.time {
+			f.Items.Pattern = timePattern
+		}
 	}
 	// The format option decides between Seam types of one family.
 	if v := take("format"); v != nil {
@@ -958,7 +1080,7 @@ func (ob *objectImport) property(p *interop.Value, prefix string, items bool) (*
 		im.note(p, interop.Approximated, "array without items: elements taken as STRING")
 	}
 	if t == contractv1.FieldType_FIELD_TYPE_OBJECT && len(f.Fields) == 0 {
-		return nil, im.fail(p, "object property %q lists no properties; Seam's OBJECT fields name their members", path)
+		im.note(p, interop.Kept, "object property %q lists no properties: any JSON object passes, its members unchecked", path)
 	}
 	if v := o.Take("quality"); v != nil {
 		if items {
@@ -1013,8 +1135,8 @@ func (ob *objectImport) constraints(f *contractv1.Field, take func(string) *inte
 		}
 		x, ok := v.Float()
 		if !ok {
-			if f.Type == contractv1.FieldType_FIELD_TYPE_DATE || f.Type == contractv1.FieldType_FIELD_TYPE_TIMESTAMP {
-				im.note(v, interop.Dropped, "bounds on dates and timestamps are not checked by Seam (min and max apply to numbers)")
+			if f.Type == contractv1.FieldType_FIELD_TYPE_DATE || f.Type == contractv1.FieldType_FIELD_TYPE_TIMESTAMP || f.Pattern == timePattern {
+				im.note(v, interop.Dropped, "bounds on dates, times and timestamps are not checked by Seam (min and max apply to numbers)")
 				return nil, nil, nil
 			}
 			return nil, nil, im.fail(v, "want a number, got %s", v.Kind)

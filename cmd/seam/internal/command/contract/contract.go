@@ -68,6 +68,7 @@ type registerFlags struct {
 	reason        string
 	dataEffective string
 	dataReason    string
+	imp           importFlags                  // --owner, --subject, --table of ODCS and JSON Schema files
 	doc           *registryv1.ContractDocument // set for ODCS and JSON Schema files
 }
 
@@ -85,6 +86,9 @@ func (f *registerFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.reason, "override-reason", "", "admin only: waive the notice period, with this reason (kept in the audit history)")
 	cmd.Flags().StringVar(&f.dataEffective, "data-effective", "", "contracts with a partition time: judge partitions from this data date on (RFC 3339 or YYYY-MM-DD, UTC; default: the effective time)")
 	cmd.Flags().StringVar(&f.dataReason, "data-effective-reason", "", "admin only: why the version applies from a data date already past (kept in the audit history)")
+	cmd.Flags().StringVar(&f.imp.owner, "owner", "", "ODCS and JSON Schema files: the owner, when the document names no team")
+	cmd.Flags().StringVar(&f.imp.subject, "subject", "", "ODCS and JSON Schema files: the subject, when the document does not name one")
+	cmd.Flags().StringVar(&f.imp.object, "table", "", "ODCS files of several tables: the schema object (table) to register")
 }
 
 // dataEffective is the --data-effective time: RFC 3339, or a UTC date.
@@ -112,7 +116,7 @@ func (f *registerFlags) load(cmd *cobra.Command, args []string) (*contractv1.Con
 	if err != nil {
 		return nil, effective{}, nil, err
 	}
-	c, doc, err := loadDocument(cmd, data, path)
+	c, doc, err := f.imp.loadDocument(cmd, data, path)
 	if err != nil {
 		return nil, effective{}, nil, exit.Invalidf("%w", err)
 	}

@@ -5,13 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"go.yaml.in/yaml/v3"
 	"google.golang.org/grpc"
-	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/seamdata/seam/cmd/seam/internal/client"
 	"github.com/seamdata/seam/cmd/seam/internal/exit"
@@ -27,6 +29,7 @@ import (
 // importFlags choose what a foreign document becomes.
 type importFlags struct {
 	from, subject, owner, object string
+	outDir, canonical            string
 	strict                       bool
 }
 
@@ -34,7 +37,8 @@ func (f *importFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.from, "from", "", "format of FILE: odcs or jsonschema (default: by its name, *.odcs.yaml or *.schema.json)")
 	cmd.Flags().StringVar(&f.subject, "subject", "", "subject, when the document does not name one (JSON Schema, ODCS without seamSubject)")
 	cmd.Flags().StringVar(&f.owner, "owner", "", "owner, when the document names no team")
-	cmd.Flags().StringVar(&f.object, "object", "", "ODCS: import only the schema object of this name")
+	cmd.Flags().StringVar(&f.object, "table", "", "ODCS: import only the schema object (table) of this name")
+	cmd.Flags().StringVar(&f.object, "object", "", "ODCS: same as --table")
 	cmd.Flags().BoolVar(&f.strict, "strict", false, "refuse the document if anything of it is dropped or approximated")
 }
 
@@ -76,22 +80,21 @@ var documentFormats = map[interop.Format]registryv1.ContractFormat{
 // sent as a contract; ODCS (*.odcs.yaml) and JSON Schema (*.schema.json)
 // are sent as the document itself, which the registry converts, and are
 // converted here too for the subject and the report (on stderr).
-func loadDocument(cmd *cobra.Command, data []byte, file string) (*contractv1.Contract, *registryv1.ContractDocument, error) {
+func (f *importFlags) loadDocument(cmd *cobra.Command, data []byte, file string) (*contractv1.Contract, *registryv1.ContractDocument, error) {
 	format := interop.FormatOf(file)
 	if format == interop.FormatSeam {
 		c, err := contract.Load(data, file)
 		return c, nil, err
 	}
-	var f importFlags
 	cs, rep, err := f.convert(data, file, format)
 	if err != nil {
 		return nil, nil, err
 	}
 	if len(cs) != 1 {
-		return nil, nil, fmt.Errorf("%s has %d schema objects; import it with seam contract import --object NAME and register the result", file, len(cs))
+		return nil, nil, fmt.Errorf("%s has %d schema objects; register one with --table NAME, or import them all with seam contract import --out-dir DIR", file, len(cs))
 	}
 	printNotes(cmd.ErrOrStderr(), file, rep.Notes)
-	return cs[0], &registryv1.ContractDocument{Format: documentFormats[format], Content: string(data)}, nil
+	return cs[0], &registryv1.ContractDocument{Format: documentFormats[format], Content: string(data), Owner: f.owner, Subject: f.subject, Object: f.object}, nil
 }
 
 func printNotes(w io.Writer, file string, notes []interop.Note) {
@@ -150,23 +153,94 @@ document directly (seam contract register -f orders.odcs.yaml).`,
 				return exit.Failf("%w", err)
 			}
 			printNotes(cmd.ErrOrStderr(), args[0], rep.Notes)
-			return printContracts(cmd.OutOrStdout(), g.JSON(), cs)
+			return f.write(cmd, g.JSON(), args[0], cs)
 		},
 	}
 	f.add(cmd)
+	cmd.Flags().StringVar(&f.outDir, "out-dir", "", "write each contract to DIR/SUBJECT.yaml instead of standard output (needed when the document has several tables)")
+	cmd.Flags().StringVar(&f.canonical, "canonical", "", "also write an identity canonical model NAME and a mapping onto it, so the contract can be ingested at once")
 	return cmd
+}
+
+// write puts the imported contracts where the flags say: one on standard
+// output, or each in its own file under --out-dir, with the identity
+// canonical model beside it when --canonical names one.
+func (f *importFlags) write(cmd *cobra.Command, asJSON bool, file string, cs []*contractv1.Contract) error {
+	var models []*contractv1.CanonicalModel
+	if f.canonical != "" {
+		if len(cs) != 1 {
+			return exit.Usagef("%s: --canonical makes one canonical model for one contract, and the document has %d tables; choose one with --table NAME", file, len(cs))
+		}
+		m := contract.Identity(cs[0], f.canonical)
+		if m == nil {
+			return exit.Failf("%s: the contract already maps onto canonical model %q; --canonical would replace that mapping", file, cs[0].GetMapping().GetCanonical())
+		}
+		if problems := contract.ValidateCanonicalModel(m); len(problems) > 0 {
+			return exit.Failf("%s: the identity canonical model %s is not valid: %v", file, f.canonical, problems)
+		}
+		models = append(models, m)
+	}
+	if f.outDir == "" {
+		if len(cs) > 1 {
+			var names []string
+			for _, c := range cs {
+				names = append(names, c.GetLabels()["odcs.schema.name"]+" → "+c.GetSubject())
+			}
+			return exit.Usagef("%s has %d tables (%s), and a registered contract is one table: choose one with --table NAME, or write each to its own file with --out-dir DIR", file, len(cs), strings.Join(names, ", "))
+		}
+		if len(models) > 0 {
+			return exit.Usagef("--canonical writes two documents (the contract and the canonical model %s); say where with --out-dir DIR", f.canonical)
+		}
+		return printContracts(cmd.OutOrStdout(), asJSON, cs)
+	}
+	if err := os.MkdirAll(f.outDir, 0o755); err != nil {
+		return exit.Failf("%w", err)
+	}
+	ext := ".yaml"
+	if asJSON {
+		ext = ".json"
+	}
+	put := func(name string, m proto.Message) error {
+		var out []byte
+		var err error
+		if asJSON {
+			var v any
+			if v, err = contract.Plain(m); err == nil {
+				out, err = json.MarshalIndent(v, "", "  ")
+				out = append(out, '\n')
+			}
+		} else {
+			out, err = contract.MarshalYAML(m)
+		}
+		if err != nil {
+			return exit.Failf("%s: %w", name, err)
+		}
+		p := filepath.Join(f.outDir, name+ext)
+		if err := os.WriteFile(p, out, 0o644); err != nil {
+			return exit.Failf("%w", err)
+		}
+		fmt.Fprintln(cmd.OutOrStdout(), p)
+		return nil
+	}
+	for _, m := range models {
+		if err := put(m.GetName()+".canonical", m); err != nil {
+			return err
+		}
+	}
+	for _, c := range cs {
+		if err := put(c.GetSubject(), c); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // printContracts writes contracts as Seam YAML documents (or a JSON list).
 func printContracts(w io.Writer, asJSON bool, cs []*contractv1.Contract) error {
 	var all []any
 	for _, c := range cs {
-		js, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(c)
+		v, err := contract.Plain(c)
 		if err != nil {
-			return err
-		}
-		var v any
-		if err := json.Unmarshal(js, &v); err != nil {
 			return err
 		}
 		all = append(all, v)
