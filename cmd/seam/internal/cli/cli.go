@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/seamdata/seam/cmd/seam/internal/command/blastradius"
 	"io"
 	"os"
 	"os/signal"
@@ -166,7 +167,7 @@ Exit codes, the same for every command:
 		contract.New(g),
 		canonical.New(g),
 		consumer.New(g),
-		contract.NewBlastRadius(g),
+		blastradius.New(g),
 		incident.New(g),
 		events.New(g),
 		quarantine.New(g),

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/seamdata/seam/cmd/seam/internal/standing"
 	"os"
 	"slices"
 	"strings"
@@ -66,7 +67,7 @@ type Incident struct {
 	DryRun    *infer.Simulation `json:"dry_run,omitempty"`
 	DryRunErr string            `json:"dry_run_error,omitempty"`
 	// Partitions are the window's partitions as the gate stands them.
-	Partitions []PartitionLine `json:"partitions"`
+	Partitions []standing.Partition `json:"partitions"`
 	// Steps carry out the fix, in order.
 	Steps []*Step `json:"steps"`
 	// ReplayID names the replay of the window, the same on every run of
@@ -163,7 +164,7 @@ func Build(ctx context.Context, c proposal.Clients, subject string, o Options) (
 		return nil, err
 	}
 	inc.window(g, o)
-	if inc.Partitions, err = partitionStates(ctx, c.Gate, subject, inc.Window); err != nil {
+	if inc.Partitions, err = standing.Read(ctx, c.Gate, subject, inc.Window); err != nil {
 		return nil, err
 	}
 	p := inc.Proposal

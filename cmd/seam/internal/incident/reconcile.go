@@ -2,6 +2,7 @@ package incident
 
 import (
 	"context"
+	"github.com/seamdata/seam/cmd/seam/internal/standing"
 	"strings"
 
 	"github.com/seamdata/seam/cmd/seam/internal/proposal"
@@ -51,7 +52,7 @@ func (inc *Incident) Reconcile(ctx context.Context, c proposal.Clients) (*Reconc
 	}
 	r.StillHeld = st.GetTotal()
 	r.AddsUp = r.Before == r.Released+r.StillHeld
-	parts, err := partitionStates(ctx, c.Gate, inc.Subject, inc.Window)
+	parts, err := standing.Read(ctx, c.Gate, inc.Subject, inc.Window)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ package contract
 
 import (
 	"fmt"
+	"github.com/seamdata/seam/cmd/seam/internal/command/blastradius"
 	"io"
 	"slices"
 	"strconv"
@@ -223,7 +224,7 @@ func printCheck(w io.Writer, subject string, r *registryv1.CheckContractResponse
 		}
 	}
 	printMigration(w, r.GetMigration())
-	return printAffected(w, "consumers affected", r.GetAffectedConsumers())
+	return blastradius.PrintAffected(w, "consumers affected", r.GetAffectedConsumers())
 }
 
 // printMigration lists the translations idmap cannot run yet.
@@ -234,22 +235,6 @@ func printMigration(w io.Writer, trs []*registryv1.TranslationReadiness) {
 				t.GetField(), t.GetFrom(), t.GetTo(), t.GetMessage())
 		}
 	}
-}
-
-func printAffected(w io.Writer, title string, consumers []*registryv1.AffectedConsumer) error {
-	if len(consumers) == 0 {
-		return nil
-	}
-	fmt.Fprintf(w, "\n%s:\n", title)
-	t := output.NewTable(w, "CONSUMER", "DEPTH", "VIA", "USAGE", "OWNER")
-	for _, c := range consumers {
-		var usages []string
-		for _, u := range c.GetUsages() {
-			usages = append(usages, strings.ToLower(output.Enum(u, "USAGE_KIND_")))
-		}
-		t.Row(c.GetConsumer(), strconv.Itoa(int(c.GetDepth())), strings.Join(c.GetPath(), " → "), output.OrDash(strings.Join(usages, ",")), output.OrDash(c.GetOwner()))
-	}
-	return t.Flush()
 }
 
 func newContractRegisterCmd(g *client.Globals) *cobra.Command {
@@ -307,7 +292,7 @@ stay judged by the earlier version, late files included.`,
 				fmt.Fprintf(w, "judges partitions from %s on, backdated by %s: %s\n", output.Time(v.GetDataEffectiveTime()), v.GetDataEffectiveBy(), v.GetDataEffectiveReason())
 			}
 			printMigration(w, resp.GetMigration())
-			return printAffected(w, "announced to", resp.GetAffectedConsumers())
+			return blastradius.PrintAffected(w, "announced to", resp.GetAffectedConsumers())
 		}),
 	}
 	f.add(cmd)

@@ -1,4 +1,7 @@
-package incident
+// Package standing reads where partitions of a subject stand, as the
+// gate tells it: what an incident's window held, and after a fix, what it
+// holds now.
+package standing
 
 import (
 	"context"
@@ -11,13 +14,13 @@ import (
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
 )
 
-// PartitionLine is where one partition of the window stands, as the
+// Partition is where one partition of the window stands, as the
 // gate's GetPartition tells it: the partition itself (amendment 0) with
 // the counts of its amendments added. Verdict and MatchRate read as the
 // partition now stands (a replay re-judges what it released into);
 // SealedVerdict and SealedMatchRate are those of its first seal, what the
 // source sent on the day.
-type PartitionLine struct {
+type Partition struct {
 	Partition       string  `json:"partition"`
 	Status          string  `json:"status"`
 	Verdict         string  `json:"verdict"`
@@ -32,12 +35,12 @@ type PartitionLine struct {
 	SealedMatchRate float64 `json:"sealed_match_rate"`
 }
 
-// partitionStates reads the window's partitions from the gate. A
+// Read reads the window's partitions from the gate. A
 // partition the gate does not know (expired, or never sent) is left out.
 // A replay re-judges the partitions it released into before it answers,
 // so reading them after the replay step reads them re-judged.
-func partitionStates(ctx context.Context, gate gatev1.GateServiceClient, subject string, parts []string) ([]PartitionLine, error) {
-	var out []PartitionLine
+func Read(ctx context.Context, gate gatev1.GateServiceClient, subject string, parts []string) ([]Partition, error) {
+	var out []Partition
 	for _, part := range parts {
 		zero := int32(0)
 		resp, err := gate.GetPartition(ctx, &gatev1.GetPartitionRequest{Subject: subject, Partition: part, Amendment: &zero})
@@ -48,7 +51,7 @@ func partitionStates(ctx context.Context, gate gatev1.GateServiceClient, subject
 			return nil, proposal.Wrap(fmt.Sprintf("read partition %s of %s", part, subject), err)
 		}
 		st := resp.GetPartition()
-		line := PartitionLine{Partition: part, Status: trim(st.GetStatus().String(), "PARTITION_STATUS_"), Verdict: trim(st.GetVerdict().String(), "PARTITION_VERDICT_"),
+		line := Partition{Partition: part, Status: trim(st.GetStatus().String(), "PARTITION_STATUS_"), Verdict: trim(st.GetVerdict().String(), "PARTITION_VERDICT_"),
 			ContractVersion: st.GetContractVersion(), Amendments: resp.GetAmendments(), MatchRate: st.GetMatchRate(), SealedMatchRate: st.GetSealedMatchRate()}
 		if v := st.GetSealedVerdict(); v != gatev1.PartitionVerdict_PARTITION_VERDICT_UNSPECIFIED {
 			line.SealedVerdict = trim(v.String(), "PARTITION_VERDICT_")
@@ -66,7 +69,7 @@ func partitionStates(ctx context.Context, gate gatev1.GateServiceClient, subject
 	return out, nil
 }
 
-func (l *PartitionLine) add(c *gatev1.PartitionCounts) {
+func (l *Partition) add(c *gatev1.PartitionCounts) {
 	l.Received += c.GetReceived()
 	l.Accepted += c.GetAccepted()
 	l.Quarantined += c.GetQuarantined()

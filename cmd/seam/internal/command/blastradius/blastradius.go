@@ -1,7 +1,11 @@
-package contract
+// Package blastradius is `seam blast-radius`: every consumer, direct and
+// transitive, that a change to a subject reaches.
+package blastradius
 
 import (
 	"fmt"
+	"io"
+	"strconv"
 	"strings"
 
 	"github.com/seamdata/seam/cmd/seam/internal/client"
@@ -13,8 +17,8 @@ import (
 	"google.golang.org/grpc"
 )
 
-// NewBlastRadius returns `seam blast-radius`.
-func NewBlastRadius(g *client.Globals) *cobra.Command {
+// New returns `seam blast-radius`.
+func New(g *client.Globals) *cobra.Command {
 	var fields []string
 	var file string
 	cmd := &cobra.Command{
@@ -52,10 +56,27 @@ func NewBlastRadius(g *client.Globals) *cobra.Command {
 				scope = strings.Join(resp.GetChangedFields(), ", ")
 			}
 			fmt.Fprintf(w, "%s, changing %s: %d consumers\n", args[0], scope, len(resp.GetConsumers()))
-			return printAffected(w, "consumers affected", resp.GetConsumers())
+			return PrintAffected(w, "consumers affected", resp.GetConsumers())
 		}),
 	}
 	cmd.Flags().StringSliceVar(&fields, "field", nil, "changed fields (repeatable); default: the whole subject")
 	cmd.Flags().StringVarP(&file, "file", "f", "", "a proposed contract: the changed fields are its breaking changes")
 	return cmd
+}
+
+// PrintAffected prints the consumers a change reaches, under title.
+func PrintAffected(w io.Writer, title string, consumers []*registryv1.AffectedConsumer) error {
+	if len(consumers) == 0 {
+		return nil
+	}
+	fmt.Fprintf(w, "\n%s:\n", title)
+	t := output.NewTable(w, "CONSUMER", "DEPTH", "VIA", "USAGE", "OWNER")
+	for _, c := range consumers {
+		var usages []string
+		for _, u := range c.GetUsages() {
+			usages = append(usages, strings.ToLower(output.Enum(u, "USAGE_KIND_")))
+		}
+		t.Row(c.GetConsumer(), strconv.Itoa(int(c.GetDepth())), strings.Join(c.GetPath(), " → "), output.OrDash(strings.Join(usages, ",")), output.OrDash(c.GetOwner()))
+	}
+	return t.Flush()
 }
