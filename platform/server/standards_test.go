@@ -103,16 +103,16 @@ func startServer(t *testing.T) (base, token string) {
 		Gateway: func(ctx context.Context, mux *runtime.ServeMux, conn *grpc.ClientConn) error {
 			return registryv1.RegisterRegistryServiceHandler(ctx, mux, conn)
 		},
-		Access: auth.Access{registryv1.RegistryService_CheckContract_FullMethodName: auth.AllRoles,
-			registryv1.RegistryService_ListEvents_FullMethodName:    auth.AllRoles,
-			registryv1.RegistryService_RecordLineage_FullMethodName: auth.AllRoles},
+		Access: auth.Access{registryv1.RegistryService_CheckContract_FullMethodName: {Roles: auth.AllRoles},
+			registryv1.RegistryService_ListEvents_FullMethodName:    {Roles: auth.AllRoles},
+			registryv1.RegistryService_RecordLineage_FullMethodName: {Roles: auth.AllRoles}},
 	}, server.Service{
 		Name:     idmapv1.IdMapService_ServiceDesc.ServiceName,
 		Register: func(r grpc.ServiceRegistrar) { idmapv1.RegisterIdMapServiceServer(r, countingIdMap{}) },
 		Gateway: func(ctx context.Context, mux *runtime.ServeMux, conn *grpc.ClientConn) error {
 			return idmapv1.RegisterIdMapServiceHandler(ctx, mux, conn)
 		},
-		Access: auth.Access{idmapv1.IdMapService_ImportPairs_FullMethodName: auth.AllRoles},
+		Access: auth.Access{idmapv1.IdMapService_ImportPairs_FullMethodName: {Roles: auth.AllRoles}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -302,8 +302,8 @@ func TestCompressedLineage(t *testing.T) {
 		{"x-gzip", "x-gzip", gzipped(t, []byte(events)), 200, "daily_freight"},
 		{"not gzip", "gzip", events, http.StatusBadRequest, "not gzip data"},
 		{"truncated gzip", "gzip", gzipped(t, []byte(events))[:40], http.StatusBadRequest, "cannot be read"},
-		{"inflates past the bound", "gzip", bomb, http.StatusRequestEntityTooLarge, "smaller batches"},
-		{"brotli", "br", events, http.StatusUnsupportedMediaType, `is not supported; send the events uncompressed or with gzip`},
+		{"inflates past the bound", "gzip", bomb, http.StatusRequestEntityTooLarge, "over the limit of 33554432 bytes"},
+		{"brotli", "br", events, http.StatusUnsupportedMediaType, `is not supported; send the body uncompressed or with gzip`},
 	}
 	for _, tt := range tests {
 		resp, out := post(tt.encoding, tt.body)
