@@ -19,7 +19,7 @@ var lineageWriters = []auth.Role{auth.RoleAdmin, auth.RoleOperator, auth.RoleOwn
 // report containments, backfills and alerts under their own identity (the
 // service role): a pipeline or operator token cannot announce a backfill.
 var Access = auth.Access{
-	registryv1.RegistryService_CheckContract_FullMethodName:          {Roles: auth.AllRoles},
+	registryv1.RegistryService_CheckContract_FullMethodName:          {Roles: auth.AllRoles, Subject: auth.SubjectInHandler},
 	registryv1.RegistryService_RegisterContract_FullMethodName:       {Roles: writers, Subject: auth.SubjectInHandler},
 	registryv1.RegistryService_GetContract_FullMethodName:            {Roles: auth.AllRoles, Subject: "subject"},
 	registryv1.RegistryService_ListContracts_FullMethodName:          {Roles: auth.AllRoles, Subject: "subject"},
