@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"strings"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/seamdata/seam/platform/rpcerr"
 )
 
 // Rule says who may call one method: the roles, and where the request
@@ -76,9 +76,9 @@ func (a Access) CheckSubjects(p *Principal, method string, req any) error {
 	}
 	subjects, set := fieldStrings(msg.ProtoReflect(), r.Subject)
 	if !set {
-		return status.Errorf(codes.PermissionDenied,
+		return rpcerr.PermissionDenied(ReasonOutOfScope, fmt.Sprintf(
 			"%s is limited to subjects %s; name one of them in %s to call %s",
-			p.Name, strings.Join(p.Subjects, ", "), r.Subject, method)
+			p.Name, strings.Join(p.Subjects, ", "), r.Subject, method))
 	}
 	for _, s := range subjects {
 		if !p.InScope(s) {
@@ -112,9 +112,13 @@ func (a Access) checkStreamMessage(p *Principal, method string, req any, first b
 	return nil
 }
 
+// ReasonOutOfScope is the ErrorInfo reason of a call refused because its
+// subject is outside the token's subject list.
+const ReasonOutOfScope = "SUBJECT_OUT_OF_SCOPE"
+
 func outOfScope(p *Principal, subject, field string) error {
-	return status.Errorf(codes.PermissionDenied, "%s is limited to subjects %s; %s %q is not one of them",
-		p.Name, strings.Join(p.Subjects, ", "), field, subject)
+	return rpcerr.PermissionDenied(ReasonOutOfScope, fmt.Sprintf("%s is limited to subjects %s; %s %q is not one of them",
+		p.Name, strings.Join(p.Subjects, ", "), field, subject))
 }
 
 // RequireSubject returns PermissionDenied when the caller of ctx is

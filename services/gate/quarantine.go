@@ -24,6 +24,13 @@ const (
 func quarantineFilterOf(f *gatev1.QuarantineFilter) (quarantineFilter, error) {
 	out := quarantineFilter{subject: f.GetSubject(), from: f.GetPartitionFrom(), to: f.GetPartitionTo(), check: f.GetCheck(),
 		version: f.GetContractVersion(), state: f.GetState()}
+	if bad := badNames(nil, "filter.subject", out.subject, "filter.partition_from", out.from, "filter.partition_to", out.to); len(bad) > 0 {
+		return out, rpcerr.InvalidArgument("bad name in the filter", bad...)
+	}
+	if _, ok := gatev1.QuarantineState_name[int32(out.state)]; !ok {
+		return out, rpcerr.InvalidArgument("unknown quarantine state", rpcerr.FieldViolation{Field: "filter.state",
+			Description: fmt.Sprintf("%d is not a quarantine state; use HELD, RELEASED, DISCARDED or SUPERSEDED, or leave it unset for HELD", out.state)})
+	}
 	if out.from != "" && out.to != "" && out.from > out.to {
 		return out, rpcerr.InvalidArgument("empty partition range", rpcerr.FieldViolation{Field: "filter.partition_from",
 			Description: fmt.Sprintf("%q is after partition_to %q; swap them", out.from, out.to)})
