@@ -83,6 +83,14 @@ func (g *restGuard) middleware(next runtime.HandlerFunc) runtime.HandlerFunc {
 		if route, ok := r.Context().Value(restRouteKey{}).(*restRoute); ok {
 			route.pattern = tmpl
 		}
+		for k, v := range params {
+			// The gateway leaves reserved characters escaped in a path
+			// parameter; "/" is the one a name may hold (a learned consumer
+			// is namespace/job, reached as /v1/consumers/namespace%2Fjob).
+			if strings.Contains(v, "%2") {
+				params[k] = strings.NewReplacer("%2F", "/", "%2f", "/").Replace(v)
+			}
+		}
 		method, ok := g.methods[r.Method+" "+tmpl]
 		if !ok {
 			// Every route the gateway serves is in the table (a test says

@@ -53,9 +53,9 @@ func (s *Server) gatewayOptions(errors runtime.ErrorHandlerFunc, middleware runt
 		runtime.WithRoutingErrorHandler(routingError),
 		runtime.WithErrorHandler(errors),
 		runtime.WithMiddlewares(middleware),
-		// A path parameter is unescaped whole, so a learned consumer named
-		// namespace/job is reached as /v1/consumers/namespace%2Fjob.
-		runtime.WithUnescapingMode(runtime.UnescapingModeAllCharacters),
+		// Match on the escaped path, so an escaped "/" stays inside one
+		// path parameter (the middleware unescapes it).
+		runtime.WithUnescapingMode(runtime.UnescapingModeAllExceptReserved),
 	}
 }
 
