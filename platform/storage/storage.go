@@ -218,8 +218,51 @@ func Open(ctx context.Context, url string) (*DB, error) {
 			_ = db.SQL.Close()
 			return nil, fmt.Errorf("storage: SQLite file %q is in journal mode %q, want wal (is the directory on a local file system?)", url, mode)
 		}
+		if err := db.incrementalVacuum(ctx); err != nil {
+			_ = db.SQL.Close()
+			return nil, fmt.Errorf("storage: SQLite file %q: %w", url, err)
+		}
 	}
 	return db, nil
+}
+
+// incrementalVacuum puts the SQLite file in incremental auto-vacuum, so
+// ReclaimSpace can give the pages retention frees back to the file
+// system. A new file takes the mode at once; a file an older Seam created
+// is rebuilt once (VACUUM), which takes as long as copying it.
+func (db *DB) incrementalVacuum(ctx context.Context) error {
+	var mode int
+	if err := db.SQL.QueryRowContext(ctx, "PRAGMA auto_vacuum").Scan(&mode); err != nil {
+		return fmt.Errorf("read auto_vacuum: %w", err)
+	}
+	const incremental = 2
+	if mode == incremental {
+		return nil
+	}
+	var tables int
+	if err := db.SQL.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master").Scan(&tables); err != nil {
+		return fmt.Errorf("read the schema: %w", err)
+	}
+	if tables > 0 {
+		if _, err := db.SQL.ExecContext(ctx, "VACUUM"); err != nil {
+			return fmt.Errorf("rebuild for incremental auto_vacuum: %w", err)
+		}
+	}
+	return nil
+}
+
+// ReclaimSpace gives the file system back the pages deleted rows freed:
+// SQLite (in incremental auto-vacuum) truncates its file; PostgreSQL
+// reuses freed space itself and its autovacuum returns it, so there it
+// does nothing (see docs/operations.md).
+func (db *DB) ReclaimSpace(ctx context.Context) error {
+	if db.Dialect != SQLite {
+		return nil
+	}
+	if _, err := db.SQL.ExecContext(ctx, "PRAGMA incremental_vacuum"); err != nil {
+		return fmt.Errorf("storage: reclaim free pages: %w", err)
+	}
+	return nil
 }
 
 // sqliteDSN turns a store URL into a modernc.org/sqlite DSN with the pragmas
@@ -242,6 +285,9 @@ func sqliteDSN(raw string) (string, error) {
 	}
 	q := url.Values{}
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", sqliteBusyTimeoutMS))
+	// Before any table exists, this makes a new file incremental; on an
+	// older file it is what the one VACUUM of incrementalVacuum applies.
+	q.Add("_pragma", "auto_vacuum(INCREMENTAL)")
 	q.Add("_pragma", "journal_mode(WAL)")
 	// FULL, not NORMAL: in WAL mode NORMAL may lose the last commits on power
 	// loss, and an acknowledged write must survive.
