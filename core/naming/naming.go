@@ -16,6 +16,14 @@ import (
 // MaxBytes is the longest name, in bytes.
 const MaxBytes = 256
 
+// ViolationPrefix starts the description of a request field refused by
+// this rule, so a client (the seam command) knows the input, not the
+// call, is at fault.
+const ViolationPrefix = "name rule: "
+
+// Describe returns the description of a field violation for err.
+func Describe(err error) string { return ViolationPrefix + err.Error() }
+
 // Error is a name that breaks the rule: which field, and which part of the
 // rule.
 type Error struct {

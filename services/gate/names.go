@@ -16,7 +16,7 @@ func badNames(bad []rpcerr.FieldViolation, fieldsAndValues ...string) []rpcerr.F
 			continue
 		}
 		if err := naming.Check(field, value); err != nil {
-			bad = append(bad, rpcerr.FieldViolation{Field: field, Description: err.Error()})
+			bad = append(bad, rpcerr.FieldViolation{Field: field, Description: naming.Describe(err)})
 		}
 	}
 	return bad

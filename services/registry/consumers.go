@@ -33,7 +33,7 @@ func validateConsumer(c *registryv1.Consumer) []rpcerr.FieldViolation {
 	if strings.TrimSpace(c.GetName()) == "" {
 		out = append(out, rpcerr.FieldViolation{Field: "consumer.name", Description: `empty; name the consumer, for example "features.customer_ltv"`})
 	} else if err := naming.CheckConsumer("consumer.name", c.GetName()); err != nil {
-		out = append(out, rpcerr.FieldViolation{Field: "consumer.name", Description: err.Error()})
+		out = append(out, rpcerr.FieldViolation{Field: "consumer.name", Description: naming.Describe(err)})
 	}
 	if len(c.GetInputs()) == 0 {
 		out = append(out, rpcerr.FieldViolation{Field: "consumer.inputs", Description: "empty; list the subjects or datasets the consumer reads"})
@@ -175,10 +175,10 @@ func (s *Server) transferConsumer(ctx context.Context, p *auth.Principal, c *reg
 	}
 	var bad []rpcerr.FieldViolation
 	if err := naming.CheckConsumer("consumer.name", c.GetName()); err != nil {
-		bad = append(bad, rpcerr.FieldViolation{Field: "consumer.name", Description: err.Error()})
+		bad = append(bad, rpcerr.FieldViolation{Field: "consumer.name", Description: naming.Describe(err)})
 	}
 	if err := naming.Check("consumer.owner", c.GetOwner()); err != nil {
-		bad = append(bad, rpcerr.FieldViolation{Field: "consumer.owner", Description: "name the team the consumer goes to: " + err.Error()})
+		bad = append(bad, rpcerr.FieldViolation{Field: "consumer.owner", Description: "name the team the consumer goes to: " + naming.Describe(err)})
 	}
 	if len(bad) > 0 {
 		return nil, invalid("bad consumer transfer", bad...)
@@ -224,7 +224,7 @@ func (s *Server) deleteConsumer(ctx context.Context, p *auth.Principal, name str
 		return required("name", `"features.customer_ltv"`)
 	}
 	if err := naming.CheckConsumer("name", name); err != nil {
-		return invalid("bad consumer name", rpcerr.FieldViolation{Field: "name", Description: err.Error()})
+		return invalid("bad consumer name", rpcerr.FieldViolation{Field: "name", Description: naming.Describe(err)})
 	}
 	err := s.store.Write(ctx, func(tx StoreTx) error {
 		all, err := tx.Consumers()
