@@ -228,25 +228,30 @@ func Open(ctx context.Context, url string) (*DB, error) {
 
 // incrementalVacuum puts the SQLite file in incremental auto-vacuum, so
 // ReclaimSpace can give the pages retention frees back to the file
-// system. A new file takes the mode at once; a file an older Seam created
-// is rebuilt once (VACUUM), which takes as long as copying it.
+// system. The mode is a property of the file, set by a VACUUM on the
+// connection that asked for it: at once for a new file, as long as copying
+// it for a file an older Seam created. (It is not a pragma of every
+// connection: setting it writes, and a connection opened inside a write
+// transaction would wait for that transaction.)
 func (db *DB) incrementalVacuum(ctx context.Context) error {
+	conn, err := db.SQL.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("read auto_vacuum: %w", err)
+	}
+	defer conn.Close()
 	var mode int
-	if err := db.SQL.QueryRowContext(ctx, "PRAGMA auto_vacuum").Scan(&mode); err != nil {
+	if err := conn.QueryRowContext(ctx, "PRAGMA auto_vacuum").Scan(&mode); err != nil {
 		return fmt.Errorf("read auto_vacuum: %w", err)
 	}
 	const incremental = 2
 	if mode == incremental {
 		return nil
 	}
-	var tables int
-	if err := db.SQL.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master").Scan(&tables); err != nil {
-		return fmt.Errorf("read the schema: %w", err)
+	if _, err := conn.ExecContext(ctx, "PRAGMA auto_vacuum = INCREMENTAL"); err != nil {
+		return fmt.Errorf("set auto_vacuum: %w", err)
 	}
-	if tables > 0 {
-		if _, err := db.SQL.ExecContext(ctx, "VACUUM"); err != nil {
-			return fmt.Errorf("rebuild for incremental auto_vacuum: %w", err)
-		}
+	if _, err := conn.ExecContext(ctx, "VACUUM"); err != nil {
+		return fmt.Errorf("rebuild for incremental auto_vacuum: %w", err)
 	}
 	return nil
 }
@@ -285,9 +290,6 @@ func sqliteDSN(raw string) (string, error) {
 	}
 	q := url.Values{}
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", sqliteBusyTimeoutMS))
-	// Before any table exists, this makes a new file incremental; on an
-	// older file it is what the one VACUUM of incrementalVacuum applies.
-	q.Add("_pragma", "auto_vacuum(INCREMENTAL)")
 	q.Add("_pragma", "journal_mode(WAL)")
 	// FULL, not NORMAL: in WAL mode NORMAL may lose the last commits on power
 	// loss, and an acknowledged write must survive.
