@@ -59,8 +59,10 @@ func TestRESTAuthorizesBeforeReadingTheBody(t *testing.T) {
 			if written > 32<<20 {
 				t.Errorf("the server took %d bytes of the body before answering, want it to read none", written)
 			}
-			if grew := after.TotalAlloc - before.TotalAlloc; grew > 16<<20 {
-				t.Errorf("the server allocated %d MB while refusing, want next to nothing", grew>>20)
+			// The client framing the chunks runs in this process too (and
+			// allocates more under -race); reading 200 MB would be far over.
+			if grew := after.TotalAlloc - before.TotalAlloc; grew > 32<<20 {
+				t.Errorf("the process allocated %d MB while the server refused, want next to nothing of the 200 MB", grew>>20)
 			}
 			if got := n.gate.ingests.Load(); got != 0 {
 				t.Errorf("the handler ran %d times for a refused call", got)
