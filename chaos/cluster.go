@@ -84,12 +84,14 @@ type cluster struct {
 	procs       map[string]*proc
 }
 
-// principals of the suite: a pipeline, a viewer, two owner teams, an admin
-// and the services' own identity.
+// principals of the suite: a pipeline, a viewer, a pipeline limited to
+// other subjects, two owner teams, an admin and the services' own
+// identity.
 var principals = []auth.TokenEntry{
 	{Name: "admin", Roles: []auth.Role{auth.RoleAdmin}},
 	{Name: "pipeline", Roles: []auth.Role{auth.RolePipeline}},
 	{Name: "viewer", Roles: []auth.Role{auth.RoleViewer}},
+	{Name: "pipeline-other", Roles: []auth.Role{auth.RolePipeline}, Subjects: []string{"other.*"}},
 	{Name: "team-payments", Roles: []auth.Role{auth.RoleOwner}, Subjects: []string{"pay.*", "finance.*"}},
 	{Name: "team-risk", Roles: []auth.Role{auth.RoleOwner}, Subjects: []string{"risk.*"}},
 	{Name: "seam-services", Roles: []auth.Role{auth.RoleService}},

@@ -705,6 +705,10 @@ func runCorpus(ctx context.Context, c *cluster, dir string, short bool) ([]caseR
 	k.grpcCases(ctx)
 	fmt.Println("corpus (REST):")
 	k.restCases(ctx)
+	fmt.Println("corpus (REST sweep: every route × caller × hostile body):")
+	k.sweep(ctx)
+	fmt.Println("corpus (bad names):")
+	k.badNames(ctx)
 	fmt.Println("corpus (CLI):")
 	k.cliCases()
 	return k.results, nil

@@ -33,6 +33,7 @@ type options struct {
 	batchSize    int
 	report       string
 	keep         bool
+	corpusOnly   bool
 	commandShown string
 }
 
@@ -53,6 +54,7 @@ func parse(args []string) (options, error) {
 	fs.IntVar(&o.batchSize, "batch", 50, "records per load batch")
 	fs.StringVar(&o.report, "report", "", "also write the report (Markdown) to this file")
 	fs.BoolVar(&o.keep, "keep", false, "keep the temporary directory (stores, logs)")
+	fs.BoolVar(&o.corpusOnly, "corpus-only", false, "run only the bad-input corpus and the REST sweep on one seam up node (no kills, outage or hung peers)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -168,6 +170,11 @@ func suite(ctx context.Context, o options, dir string) (*report, error) {
 		return nil, err
 	}
 	defer c.stopAll()
+	if o.corpusOnly {
+		rep.corpus, err = runCorpus(ctx, c, dir, o.short)
+		rep.took = time.Since(rep.started)
+		return rep, err
+	}
 	// Each process starts after the peers it calls (the registry calls
 	// idmap to check a contract's lookups).
 	idm, _ := c.add("idmap", "idmap", nil)

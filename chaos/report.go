@@ -39,6 +39,14 @@ func (r *report) recoveries() []time.Duration {
 
 // passed reports whether every target was met.
 func (r *report) passed() bool {
+	if r.opts.corpusOnly {
+		for _, c := range r.corpus {
+			if !c.pass {
+				return false
+			}
+		}
+		return len(r.corpus) > 0
+	}
 	if r.reconciled == nil || r.reconciled.lost != 0 || r.reconciled.duplicated != 0 {
 		return false
 	}
@@ -89,6 +97,10 @@ func (r *report) markdown() string {
 	fmt.Fprintf(&b, "Command: `%s`. Store: %s. Peer deadline (`--peer-timeout`): %s. Took %s.\n\n",
 		strings.TrimSpace(r.opts.commandShown), store, r.opts.peerTimeout, r.took.Round(time.Second))
 
+	if r.opts.corpusOnly {
+		r.corpusMarkdown(&b)
+		return b.String()
+	}
 	b.WriteString("### kill -9 under load\n\n")
 	per := map[string]int{}
 	var took []time.Duration
@@ -128,6 +140,11 @@ func (r *report) markdown() string {
 		}
 		b.WriteString("\n")
 	}
+	r.corpusMarkdown(&b)
+	return b.String()
+}
+
+func (r *report) corpusMarkdown(b *strings.Builder) {
 	if len(r.corpus) > 0 {
 		b.WriteString("### Bad inputs\n\nEach against a `seam up` node whose RSS is sampled every 10 ms; after each, the node must still serve.\n\n")
 		b.WriteString("| via | input | wanted | got | RSS growth | met |\n| --- | --- | --- | --- | ---: | --- |\n")
@@ -141,9 +158,8 @@ func (r *report) markdown() string {
 			if !c.alive {
 				met = "**no: the server died**"
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", c.transport, name, c.want, strings.ReplaceAll(clip(c.got, 140), "|", "\\|"), growth, met)
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", c.transport, name, c.want, strings.ReplaceAll(clip(c.got, 140), "|", "\\|"), growth, met)
 		}
 		b.WriteString("\n")
 	}
-	return b.String()
 }

@@ -92,6 +92,16 @@ func (e *BatchError) Error() string {
 	return fmt.Sprintf("batch undecodable at byte offset %d (record %d): %s", e.Offset, e.Index, e.Msg)
 }
 
+// checkFirstOffset refuses a first offset that would make the position of
+// one of up to n records negative or wrap past the largest int64.
+func checkFirstOffset(first, n int64) error {
+	if first < 0 || first > math.MaxInt64-n {
+		return &BatchError{Msg: fmt.Sprintf("first_offset %d leaves no room for the positions of the batch's records: "+
+			"a position is between 0 and %d, so first_offset is at most %d for this batch", first, int64(math.MaxInt64), math.MaxInt64-n)}
+	}
+	return nil
+}
+
 // Decoder decodes batches for one schema. It keeps scratch space between
 // calls, so it is not safe for concurrent use; make one per goroutine.
 // Batches it returns stay valid after later calls.
@@ -156,6 +166,10 @@ func NewDecoder(schema *Schema, opts Options) *Decoder {
 // only for failures of the whole batch (an unsupported format, a CSV header
 // that cannot be read, a JSON array that cannot be delimited: *BatchError).
 func (d *Decoder) Decode(format recordv1.Format, data []byte, firstOffset int64) (*Batch, error) {
+	// A batch of n bytes holds at most n+1 records.
+	if err := checkFirstOffset(firstOffset, int64(len(data))+1); err != nil {
+		return nil, err
+	}
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")) // a UTF-8 byte order mark is not data
 	d.forget()
 	b := &Batch{Format: format}
@@ -186,6 +200,9 @@ func (d *Decoder) Decode(format recordv1.Format, data []byte, firstOffset int64)
 // or identifier field fails with MALFORMED instead of passing with other
 // digits; such records must travel as raw JSON, which keeps literals.
 func (d *Decoder) DecodeObjects(objs []*structpb.Struct, firstOffset int64) (*Batch, error) {
+	if err := checkFirstOffset(firstOffset, int64(len(objs))); err != nil {
+		return nil, err
+	}
 	d.forget()
 	b := &Batch{Records: make([]Record, 0, len(objs))}
 	for i, o := range objs {

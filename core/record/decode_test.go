@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -672,5 +673,32 @@ func TestMemberNames(t *testing.T) {
 	}
 	if err := b.Records[5].Err; err == nil || !strings.Contains(err.GetMessage(), `field "id" appears twice`) {
 		t.Errorf("record 5: %v, want the escaped repeat of id refused", err)
+	}
+}
+
+// TestFirstOffsetNeverWraps: a first offset so large that a record's
+// position would pass the largest int64 (and wrap negative) is refused
+// whole, for raw and object batches; one that fits is kept exact.
+func TestFirstOffsetNeverWraps(t *testing.T) {
+	t.Parallel()
+	d := record.NewDecoder(testSchema(t), record.Options{})
+	data := []byte("{\"a\":1}\n{\"a\":2}\n")
+	for _, first := range []int64{math.MaxInt64, math.MaxInt64 - 1, -1} {
+		if _, err := d.Decode(recordv1.Format_FORMAT_NDJSON, data, first); err == nil || !strings.Contains(err.Error(), "first_offset") {
+			t.Errorf("Decode with first_offset %d: %v, want an error naming first_offset", first, err)
+		}
+		if _, err := d.DecodeObjects([]*structpb.Struct{{}, {}}, first); err == nil || !strings.Contains(err.Error(), "first_offset") {
+			t.Errorf("DecodeObjects with first_offset %d: %v, want an error naming first_offset", first, err)
+		}
+	}
+	first := int64(math.MaxInt64 - 100)
+	b, err := d.Decode(recordv1.Format_FORMAT_NDJSON, data, first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range b.Records {
+		if r.Position < first || (i > 0 && r.Position <= b.Records[i-1].Position) {
+			t.Errorf("record %d position %d, want increasing positions from %d", i, r.Position, first)
+		}
 	}
 }

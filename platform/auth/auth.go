@@ -7,6 +7,7 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Role is what a principal may do.
@@ -43,6 +44,47 @@ type Principal struct {
 	// belongs to that team, and only the team or an admin may change it.
 	// A token without a team acts for a team of its own name.
 	Team string
+	// Expires, when not zero, is when the token stops being accepted.
+	Expires time.Time
+}
+
+// Expired reports whether p's token has expired at now.
+func (p *Principal) Expired(now time.Time) bool {
+	return p != nil && !p.Expires.IsZero() && !now.Before(p.Expires)
+}
+
+// Scoped reports whether p is limited to the subjects in its list.
+func (p *Principal) Scoped() bool {
+	return p != nil && len(p.Subjects) > 0
+}
+
+// InScope reports whether p may act on subject: a token without a subject
+// list may act on every subject, whatever its role; one with a list only on
+// the subjects it names, where "b.*" matches every subject that starts
+// with "b.". The list limits every role, admins included.
+func (p *Principal) InScope(subject string) bool {
+	if p == nil {
+		return false
+	}
+	if len(p.Subjects) == 0 {
+		return true
+	}
+	return matchSubject(p.Subjects, subject)
+}
+
+func matchSubject(patterns []string, subject string) bool {
+	if subject == "" {
+		return false
+	}
+	for _, s := range patterns {
+		if s == subject {
+			return true
+		}
+		if prefix, ok := strings.CutSuffix(s, "*"); ok && strings.HasPrefix(subject, prefix) {
+			return true
+		}
+	}
+	return false
 }
 
 // Has reports whether p has role r.
@@ -61,27 +103,20 @@ func (p *Principal) HasAny(roles []Role) bool {
 }
 
 // Owns reports whether p may act as the owner of subject: admins own every
-// subject; owners own the subjects in their list, where "shop.*" matches
-// every subject that starts with "shop.".
+// subject in their scope (all of them without a subject list); owners own
+// the subjects in their list, where "shop.*" matches every subject that
+// starts with "shop.".
 func (p *Principal) Owns(subject string) bool {
 	if p == nil {
 		return false
 	}
 	if p.Has(RoleAdmin) {
-		return true
+		return p.InScope(subject)
 	}
 	if !p.Has(RoleOwner) {
 		return false
 	}
-	for _, s := range p.Subjects {
-		if s == subject {
-			return true
-		}
-		if prefix, ok := strings.CutSuffix(s, "*"); ok && strings.HasPrefix(subject, prefix) {
-			return true
-		}
-	}
-	return false
+	return matchSubject(p.Subjects, subject)
 }
 
 type principalKey struct{}

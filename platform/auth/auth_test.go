@@ -50,7 +50,7 @@ func TestAuthorize(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := auth.NewAuthorizer(tokens, auth.Access{"/s.v1.S/Read": auth.AllRoles, "/s.v1.S/Write": {auth.RoleOperator}})
+	a := auth.NewAuthorizer(tokens, auth.Access{"/s.v1.S/Read": {Roles: auth.AllRoles}, "/s.v1.S/Write": {Roles: []auth.Role{auth.RoleOperator}}})
 	ctxWith := func(h string) context.Context {
 		return metadata.NewIncomingContext(context.Background(), metadata.Pairs("authorization", h))
 	}
@@ -190,7 +190,7 @@ func TestAuditLog(t *testing.T) {
 	}
 	var buf bytes.Buffer
 	log := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	a := auth.NewAuthorizer(tokens, auth.Access{"/s.v1.S/Read": auth.AllRoles, "/s.v1.S/Write": {auth.RoleOperator}}).WithAudit(log)
+	a := auth.NewAuthorizer(tokens, auth.Access{"/s.v1.S/Read": {Roles: auth.AllRoles}, "/s.v1.S/Write": {Roles: []auth.Role{auth.RoleOperator}}}).WithAudit(log)
 	ctxWith := func(h string) context.Context {
 		return metadata.NewIncomingContext(context.Background(), metadata.Pairs("authorization", h))
 	}

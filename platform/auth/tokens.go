@@ -32,6 +32,8 @@ type TokenEntry struct {
 	Team string `json:"team,omitempty"`
 	// Hash is "sha256:" followed by the hex digest of the token.
 	Hash string `json:"hash"`
+	// Expires, when set, is when the token stops being accepted.
+	Expires *time.Time `json:"expires,omitempty"`
 }
 
 // TokensFile is the on-disk form of a token set.
@@ -95,7 +97,11 @@ func principals(entries []TokenEntry) (map[string]*Principal, error) {
 		if team == "" {
 			team = e.Name
 		}
-		byHash[strings.ToLower(h)] = &Principal{Name: e.Name, Roles: e.Roles, Subjects: e.Subjects, Team: team}
+		p := &Principal{Name: e.Name, Roles: e.Roles, Subjects: e.Subjects, Team: team}
+		if e.Expires != nil {
+			p.Expires = *e.Expires
+		}
+		byHash[strings.ToLower(h)] = p
 	}
 	return byHash, nil
 }
@@ -135,8 +141,18 @@ func LoadTokens(path string) (*Tokens, error) {
 	return t, nil
 }
 
-// Authenticate returns the principal of token.
+// Authenticate returns the principal of token, when it is known and has
+// not expired.
 func (t *Tokens) Authenticate(token string) (*Principal, bool) {
+	p, ok := t.Lookup(token)
+	if !ok || p.Expired(time.Now()) {
+		return nil, false
+	}
+	return p, true
+}
+
+// Lookup returns the principal of token, expired or not.
+func (t *Tokens) Lookup(token string) (*Principal, bool) {
 	if t == nil || token == "" {
 		return nil, false
 	}

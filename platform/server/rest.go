@@ -1,7 +1,9 @@
 package server
 
 import (
+	"compress/gzip"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,26 +18,32 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/seamdata/seam/platform/auth"
+	"github.com/seamdata/seam/proto/openapi"
+	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
 )
 
 // restGuard bounds what a REST caller can make the server spend before
-// the gateway turns a request into a gRPC call: the bearer token is checked
-// from the headers alone, so a caller without a valid token never has a
-// byte of its body read (401); a body over the limit is refused with 413,
-// up front when its length is declared and as soon as it passes the limit
-// when it is not; and reading a body may take at most readTimeout, so a
-// trickling client cannot hold a connection open.
-//
-// Roles are still checked by the gRPC interceptor, which knows the method.
+// the gateway turns a request into a gRPC call. Everything it decides
+// comes from the headers, before a byte of the body is read: the bearer
+// token (401), then, once the gateway has matched the route, the roles
+// and the subject scope the route's gRPC method allows (403), the body's
+// declared size (413) and its encoding (415). Only then is the body read,
+// through one bounded reader every route shares (bodyReader): gzip is
+// inflated on the fly, the size limit counts the inflated bytes, and
+// reading may take at most readTimeout, so a trickling client cannot hold
+// a connection open.
 type restGuard struct {
 	authz       *auth.Authorizer
 	gateway     *runtime.ServeMux
 	maxBody     int64
 	readTimeout time.Duration
+	// methods maps "POST /v1/subjects/{subject}:ingest" to the full gRPC
+	// method the route calls.
+	methods map[string]string
 }
 
 func (g *restGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	// The gateway's route template (routeMiddleware) becomes the request's
+	// The gateway's route template (middleware) becomes the request's
 	// pattern, so REST metrics and spans name /v1/subjects/{subject}, not
 	// the /v1/ the outer mux matched. r is the request the telemetry
 	// handler reads after this returns.
@@ -50,25 +58,7 @@ func (g *restGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.refuse(w, r, err)
 		return
 	}
-	if r.ContentLength > g.maxBody {
-		g.refuse(w, r, tooLarge(g.maxBody, fmt.Sprintf("of %d bytes", r.ContentLength)))
-		return
-	}
-	if r.ContentLength == 0 && len(r.TransferEncoding) == 0 {
-		// No body: nothing to bound, and a streaming answer (a watch) must
-		// not be cut by a read deadline.
-		g.gateway.ServeHTTP(w, r)
-		return
-	}
-	rc := http.NewResponseController(w)
-	if g.readTimeout > 0 {
-		// Best effort: a writer without deadlines (a test recorder) only
-		// loses this bound.
-		_ = rc.SetReadDeadline(time.Now().Add(g.readTimeout))
-	}
-	body := &guardedBody{ReadCloser: http.MaxBytesReader(w, r.Body, g.maxBody), rc: rc}
-	r.Body = body
-	g.gateway.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), guardedBodyKey{}, body)))
+	g.gateway.ServeHTTP(w, r)
 }
 
 // restRoute carries the gateway's route template of a request out to the
@@ -77,18 +67,91 @@ type restRoute struct{ pattern string }
 
 type restRouteKey struct{}
 
-// routeMiddleware records the route template the gateway matched.
-func routeMiddleware(next runtime.HandlerFunc) runtime.HandlerFunc {
+// middleware runs once the gateway has matched a route and before its
+// handler reads the body: it records the route template, authorizes the
+// route's gRPC method (roles, and the {subject} of the path against the
+// token's subject list) from the headers, and puts the bounded reader in
+// front of the body.
+func (g *restGuard) middleware(next runtime.HandlerFunc) runtime.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, params map[string]string) {
+		tmpl := ""
+		if p, ok := runtime.HTTPPattern(r.Context()); ok {
+			// The gateway writes a one-segment variable {subject=*};
+			// routes name it {subject}, as the API configuration does.
+			tmpl = strings.ReplaceAll(p.String(), "=*}", "}")
+		}
 		if route, ok := r.Context().Value(restRouteKey{}).(*restRoute); ok {
-			if p, ok := runtime.HTTPPattern(r.Context()); ok {
-				// The gateway writes a one-segment variable {subject=*};
-				// routes name it {subject}, as the API configuration does.
-				route.pattern = strings.ReplaceAll(p.String(), "=*}", "}")
+			route.pattern = tmpl
+		}
+		for k, v := range params {
+			// The gateway leaves reserved characters escaped in a path
+			// parameter; "/" is the one a name may hold (a learned consumer
+			// is namespace/job, reached as /v1/consumers/namespace%2Fjob).
+			if strings.Contains(v, "%2") {
+				params[k] = strings.NewReplacer("%2F", "/", "%2f", "/").Replace(v)
 			}
+		}
+		method, ok := g.methods[r.Method+" "+tmpl]
+		if !ok {
+			// Every route the gateway serves is in the table (a test says
+			// so); one that is not is refused rather than read unchecked.
+			g.refuse(w, r, status.Errorf(codes.PermissionDenied, "%s %s has no access rule; no one may call it", r.Method, tmpl))
+			return
+		}
+		p, err := g.authz.AuthorizeHeader(r.Context(), method, r.Header.Get("Authorization"))
+		if err != nil {
+			g.refuse(w, r, err)
+			return
+		}
+		if sub, ok := params["subject"]; ok {
+			if err := g.authz.CheckSubject(r.Context(), p, method, sub); err != nil {
+				g.refuse(w, r, err)
+				return
+			}
+		}
+		r, err = g.bound(w, r, method)
+		if err != nil {
+			g.refuse(w, r, err)
+			return
 		}
 		next(w, r, params)
 	}
+}
+
+// bound checks the body's declared size and encoding and returns r with
+// its body behind the shared bounded reader.
+func (g *restGuard) bound(w http.ResponseWriter, r *http.Request, method string) (*http.Request, error) {
+	limit := g.maxBody
+	if method == registryv1.RegistryService_RecordLineage_FullMethodName {
+		limit = min(limit, MaxLineageBytes)
+	}
+	if r.ContentLength > limit {
+		return r, tooLarge(limit, fmt.Sprintf("of %d bytes", r.ContentLength))
+	}
+	gz := false
+	switch enc := strings.ToLower(strings.TrimSpace(r.Header.Get("Content-Encoding"))); enc {
+	case "", "identity":
+	case "gzip", "x-gzip":
+		gz = true
+	default:
+		return r, &runtime.HTTPStatusError{HTTPStatus: http.StatusUnsupportedMediaType, Err: status.Errorf(codes.InvalidArgument,
+			"Content-Encoding %q is not supported; send the body uncompressed or with gzip", enc)}
+	}
+	if r.ContentLength == 0 && len(r.TransferEncoding) == 0 {
+		// No body: nothing to bound, and a streaming answer (a watch) must
+		// not be cut by a read deadline.
+		return r, nil
+	}
+	rc := http.NewResponseController(w)
+	if g.readTimeout > 0 {
+		// Best effort: a writer without deadlines (a test recorder) only
+		// loses this bound.
+		_ = rc.SetReadDeadline(time.Now().Add(g.readTimeout))
+	}
+	body := &bodyReader{raw: http.MaxBytesReader(w, r.Body, limit), gzip: gz, limit: limit, rc: rc}
+	r.Body = body
+	r.Header.Del("Content-Encoding")
+	return r.WithContext(context.WithValue(r.Context(), bodyReaderKey{}, body)), nil
 }
 
 // refuse answers err in the gateway's JSON error shape without reading
@@ -105,11 +168,19 @@ func (g *restGuard) refuse(w http.ResponseWriter, r *http.Request, err error) {
 // is answered 413 and one cut by the read timeout 408, whatever error
 // decoding it then produced, and a 401 carries the Bearer challenge.
 func (g *restGuard) errorHandler(ctx context.Context, mux *runtime.ServeMux, m runtime.Marshaler, w http.ResponseWriter, r *http.Request, err error) {
-	if b, ok := r.Context().Value(guardedBodyKey{}).(*guardedBody); ok {
+	if b, ok := r.Context().Value(bodyReaderKey{}).(*bodyReader); ok {
 		switch {
 		case b.exceeded.Load():
 			closeAfter(w, r)
-			err = tooLarge(g.maxBody, "")
+			err = tooLarge(b.limit, "")
+		case b.badGzip.Load() != nil:
+			closeAfter(w, r)
+			cause := *b.badGzip.Load()
+			msg := "the body is not gzip data although Content-Encoding says gzip: " + cause.Error()
+			if b.zr != nil {
+				msg = "the gzip body cannot be read: " + cause.Error() + "; send it whole"
+			}
+			err = status.Error(codes.InvalidArgument, msg)
 		case b.timedOut.Load():
 			// The decoder's error is the connection's ("read tcp
 			// host:port->host:port: i/o timeout"): say what happened
@@ -135,34 +206,108 @@ func tooLarge(limit int64, size string) error {
 	msg := fmt.Sprintf("the request body %s is over the limit of %d bytes (--max-message-bytes); split the batch, or send large loads over gRPC IngestStream",
 		size, limit)
 	if size == "" {
-		msg = fmt.Sprintf("the request body is over the limit of %d bytes (--max-message-bytes); split the batch, or send large loads over gRPC IngestStream", limit)
+		msg = fmt.Sprintf("the request body (inflated, when gzip) is over the limit of %d bytes (--max-message-bytes); split the batch, or send large loads over gRPC IngestStream", limit)
 	}
 	return &runtime.HTTPStatusError{HTTPStatus: http.StatusRequestEntityTooLarge, Err: status.Error(codes.ResourceExhausted, msg)}
 }
 
-type guardedBodyKey struct{}
+type bodyReaderKey struct{}
 
-// guardedBody notes when the size limit or the read deadline cut the
+// bodyReader is the one reader every REST body is read through. It
+// inflates a gzip body on the fly (the gzip header is read on the first
+// Read, after the call is authorized), refuses a body whose bytes, inflated,
+// pass limit, notes when the size limit or the read deadline cut the
 // body, and lifts the read deadline once the body is read to its end, so
 // an answer streamed after it (a replay) is not cut when the deadline
 // passes.
-type guardedBody struct {
-	io.ReadCloser
-	rc       *http.ResponseController
+type bodyReader struct {
+	raw   io.ReadCloser
+	gzip  bool
+	zr    *gzip.Reader
+	limit int64
+	read  int64
+	rc    *http.ResponseController
+
 	exceeded atomic.Bool
 	timedOut atomic.Bool
+	badGzip  atomic.Pointer[error]
 }
 
-func (b *guardedBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
+func (b *bodyReader) Read(p []byte) (int, error) {
+	var src io.Reader = b.raw
+	if b.gzip {
+		if b.zr == nil {
+			zr, err := gzip.NewReader(b.raw)
+			if err != nil {
+				if !b.note(err) {
+					b.badGzip.Store(&err)
+				}
+				return 0, err
+			}
+			b.zr = zr
+		}
+		src = b.zr
+	}
+	if room := b.limit + 1 - b.read; int64(len(p)) > room {
+		p = p[:room]
+	}
+	n, err := src.Read(p)
+	b.read += int64(n)
+	if b.read > b.limit {
+		b.exceeded.Store(true)
+		return n, &http.MaxBytesError{Limit: b.limit}
+	}
+	if err != nil && !b.note(err) && b.gzip && !errors.Is(err, io.EOF) {
+		b.badGzip.Store(&err)
+	}
+	return n, err
+}
+
+// note records why err ended the body; it reports whether err was the
+// size limit or the read deadline.
+func (b *bodyReader) note(err error) bool {
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooBig):
 		b.exceeded.Store(true)
+		return true
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		b.timedOut.Store(true)
+		return true
 	case errors.Is(err, io.EOF):
 		_ = b.rc.SetReadDeadline(time.Time{})
 	}
-	return n, err
+	return false
+}
+
+func (b *bodyReader) Close() error { return b.raw.Close() }
+
+// restMethods maps each REST route of services ("POST
+// /v1/subjects/{subject}:ingest") to the full gRPC method it calls, from
+// the generated OpenAPI document, whose operation ids are
+// "<Service>_<Method>".
+func restMethods(services []Service) (map[string]string, error) {
+	var doc struct {
+		Paths map[string]map[string]struct {
+			OperationID string `json:"operationId"`
+		} `json:"paths"`
+	}
+	if err := json.Unmarshal(openapi.Document, &doc); err != nil {
+		return nil, fmt.Errorf("read the OpenAPI document: %w", err)
+	}
+	out := map[string]string{}
+	for path, ops := range doc.Paths {
+		for verb, op := range ops {
+			svc, rpc, ok := strings.Cut(op.OperationID, "_")
+			if !ok {
+				return nil, fmt.Errorf("OpenAPI %s %s: operation id %q is not <Service>_<Method>", verb, path, op.OperationID)
+			}
+			for _, s := range services {
+				if s.Name == svc || strings.HasSuffix(s.Name, "."+svc) {
+					out[strings.ToUpper(verb)+" "+path] = "/" + s.Name + "/" + rpc
+				}
+			}
+		}
+	}
+	return out, nil
 }

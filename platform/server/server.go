@@ -162,6 +162,10 @@ func New(cfg Config, services ...Service) (*Server, error) {
 		// handler still becomes an Internal status; the boundary's codec
 		// reports undecodable requests to them as InvalidArgument.
 		grpc.ForceServerCodecV2(boundary.Codec()),
+		// The tap authorizes each call from its headers before its first
+		// message is read; the interceptors then check the subject the
+		// request names and keep streams' tokens checked.
+		grpc.InTapHandle(authz.TapHandle),
 		grpc.ChainUnaryInterceptor(boundary.UnaryInterceptor(), authz.UnaryInterceptor()),
 		grpc.ChainStreamInterceptor(boundary.StreamInterceptor(), authz.StreamInterceptor()),
 		grpc.MaxRecvMsgSize(cfg.MaxMessageBytes),
@@ -377,8 +381,12 @@ var gatewayMarshaler = newRecordsMarshaler()
 // httpHandler serves REST (behind the guard that bounds it), the OpenAPI
 // documents, the console, the probes and, with withMetrics, /metrics.
 func (s *Server) httpHandler(ctx context.Context, conn *grpc.ClientConn, withMetrics bool) (http.Handler, error) {
-	guard := &restGuard{authz: s.authz, maxBody: int64(s.cfg.MaxMessageBytes), readTimeout: s.cfg.HTTPReadTimeout}
-	gw := runtime.NewServeMux(s.gatewayOptions(guard.errorHandler)...)
+	methods, err := restMethods(s.services)
+	if err != nil {
+		return nil, err
+	}
+	guard := &restGuard{authz: s.authz, maxBody: int64(s.cfg.MaxMessageBytes), readTimeout: s.cfg.HTTPReadTimeout, methods: methods}
+	gw := runtime.NewServeMux(s.gatewayOptions(guard.errorHandler, guard.middleware)...)
 	guard.gateway = gw
 	for _, svc := range s.services {
 		if svc.Gateway == nil {

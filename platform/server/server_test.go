@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -40,6 +41,22 @@ func (f *fakeGate) Ingest(context.Context, *gatev1.IngestRequest) (*gatev1.Inges
 	return &gatev1.IngestResponse{}, nil
 }
 
+// WatchAlerts sends an empty alert every 50ms until the call ends.
+func (f *fakeGate) WatchAlerts(_ *gatev1.WatchAlertsRequest, stream grpc.ServerStreamingServer[gatev1.WatchAlertsResponse]) error {
+	t := time.NewTicker(50 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-stream.Context().Done():
+			return stream.Context().Err()
+		case <-t.C:
+			if err := stream.Send(&gatev1.WatchAlertsResponse{}); err != nil {
+				return err
+			}
+		}
+	}
+}
+
 func (f *fakeGate) Replay(_ *gatev1.ReplayRequest, stream grpc.ServerStreamingServer[gatev1.ReplayResponse]) error {
 	for range 6 {
 		time.Sleep(100 * time.Millisecond)
@@ -51,9 +68,14 @@ func (f *fakeGate) Replay(_ *gatev1.ReplayRequest, stream grpc.ServerStreamingSe
 }
 
 type node struct {
-	http, metrics string
-	token         string
-	gate          *fakeGate
+	http, metrics, grpc string
+	token               string
+	gate                *fakeGate
+	// tokens are the other callers' tokens by name: viewer, and pipeline
+	// and operator tokens limited to subjects b.* (b-pipeline, b-operator).
+	tokens     map[string]string
+	tokensFile string
+	entries    []auth.TokenEntry
 }
 
 // start serves the fake gate through a real Server on loopback.
@@ -63,7 +85,25 @@ func start(t *testing.T, cfg server.Config, separateMetrics bool) *node {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tokens, err := auth.NewTokens([]auth.TokenEntry{entry})
+	entries := []auth.TokenEntry{entry}
+	others := map[string]string{}
+	for _, o := range []struct {
+		name     string
+		role     auth.Role
+		subjects []string
+	}{{"viewer", auth.RoleViewer, nil}, {"b-pipeline", auth.RolePipeline, []string{"b.*"}}, {"b-operator", auth.RoleOperator, []string{"b.*"}}} {
+		tok, e, err := auth.NewToken(o.name, []auth.Role{o.role}, o.subjects)
+		if err != nil {
+			t.Fatal(err)
+		}
+		others[o.name] = tok
+		entries = append(entries, e)
+	}
+	tokensFile := filepath.Join(t.TempDir(), auth.TokensFileName)
+	if err := auth.WriteTokensFile(tokensFile, auth.TokensFile{Tokens: entries}); err != nil {
+		t.Fatal(err)
+	}
+	tokens, err := auth.LoadTokens(tokensFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,8 +118,9 @@ func start(t *testing.T, cfg server.Config, separateMetrics bool) *node {
 		Register: func(r grpc.ServiceRegistrar) { gatev1.RegisterGateServiceServer(r, gate) },
 		Gateway:  gatev1.RegisterGateServiceHandler,
 		Access: auth.Access{
-			gatev1.GateService_Ingest_FullMethodName: {auth.RolePipeline},
-			gatev1.GateService_Replay_FullMethodName: {auth.RoleOperator},
+			gatev1.GateService_Ingest_FullMethodName:      {Roles: []auth.Role{auth.RolePipeline}, Subject: "subject"},
+			gatev1.GateService_Replay_FullMethodName:      {Roles: []auth.Role{auth.RoleOperator}, Subject: "window.subject"},
+			gatev1.GateService_WatchAlerts_FullMethodName: {Roles: auth.AllRoles, Subject: "subject"},
 		},
 	})
 	if err != nil {
@@ -93,7 +134,8 @@ func start(t *testing.T, cfg server.Config, separateMetrics bool) *node {
 		return l
 	}
 	l := server.Listeners{GRPC: listen(), HTTP: listen()}
-	n := &node{http: l.HTTP.Addr().String(), token: token, gate: gate}
+	n := &node{http: l.HTTP.Addr().String(), grpc: l.GRPC.Addr().String(), token: token, gate: gate,
+		tokens: others, tokensFile: tokensFile, entries: entries}
 	if separateMetrics {
 		l.Metrics = listen()
 		n.metrics = l.Metrics.Addr().String()

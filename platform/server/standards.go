@@ -2,7 +2,6 @@ package server
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -44,7 +43,7 @@ const (
 // setQueryParser sets the gateway's process-wide query parameter parser.
 var setQueryParser sync.Once
 
-func (s *Server) gatewayOptions(errors runtime.ErrorHandlerFunc) []runtime.ServeMuxOption {
+func (s *Server) gatewayOptions(errors runtime.ErrorHandlerFunc, middleware runtime.Middleware) []runtime.ServeMuxOption {
 	// grpc-gateway keeps the query parameter parser in a package variable,
 	// whatever mux the option is given to: set it once per process, so two
 	// servers in one process (tests, tools) do not race on it.
@@ -53,7 +52,10 @@ func (s *Server) gatewayOptions(errors runtime.ErrorHandlerFunc) []runtime.Serve
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, &shortEnumMarshaler{recordsMarshaler: gatewayMarshaler}),
 		runtime.WithRoutingErrorHandler(routingError),
 		runtime.WithErrorHandler(errors),
-		runtime.WithMiddlewares(routeMiddleware),
+		runtime.WithMiddlewares(middleware),
+		// Match on the escaped path, so an escaped "/" stays inside one
+		// path parameter (the middleware unescapes it).
+		runtime.WithUnescapingMode(runtime.UnescapingModeAllExceptReserved),
 	}
 }
 
@@ -68,7 +70,9 @@ func (s *Server) routeStandards(mux *http.ServeMux, rest http.Handler) error {
 	if err != nil {
 		return err
 	}
-	mux.Handle(LineagePath, decompress(rest, min(MaxLineageBytes, s.cfg.MaxMessageBytes)))
+	// The guard authorizes the route, then reads the body (plain or gzip)
+	// through its bounded reader, as for every route.
+	mux.Handle(LineagePath, rest)
 	serve := func(doc []byte) http.HandlerFunc {
 		return func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
@@ -78,47 +82,6 @@ func (s *Server) routeStandards(mux *http.ServeMux, rest http.Handler) error {
 	mux.HandleFunc("GET "+OpenAPIPath, serve(v3))
 	mux.HandleFunc("GET "+OpenAPIV2Path, serve(openapi.Document))
 	return nil
-}
-
-// decompress lets OpenLineage emitters post gzip-compressed events
-// (Content-Encoding: gzip, as their HTTP transports can). The body, plain
-// or inflated, is read up to limit bytes; beyond that the request is
-// refused with 413, a body that is not gzip with 400, another encoding
-// with 415.
-func decompress(next http.Handler, limit int) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var in io.Reader = r.Body
-		switch enc := strings.ToLower(strings.TrimSpace(r.Header.Get("Content-Encoding"))); enc {
-		case "", "identity":
-		case "gzip", "x-gzip":
-			zr, err := gzip.NewReader(r.Body)
-			if err != nil {
-				httpError(w, http.StatusBadRequest, codes.InvalidArgument, "the body is not gzip data although Content-Encoding says gzip: "+err.Error())
-				return
-			}
-			in = zr
-		default:
-			httpError(w, http.StatusUnsupportedMediaType, codes.InvalidArgument,
-				fmt.Sprintf("Content-Encoding %q is not supported; send the events uncompressed or with gzip", enc))
-			return
-		}
-		body, err := io.ReadAll(io.LimitReader(in, int64(limit)+1))
-		switch {
-		case err != nil:
-			httpError(w, http.StatusBadRequest, codes.InvalidArgument, "the body cannot be read: "+err.Error())
-			return
-		case len(body) > limit:
-			httpError(w, http.StatusRequestEntityTooLarge, codes.ResourceExhausted,
-				fmt.Sprintf("the events inflate to more than %d bytes; send them in smaller batches", limit))
-			return
-		}
-		r2 := r.Clone(r.Context())
-		r2.Body = io.NopCloser(bytes.NewReader(body))
-		r2.ContentLength = int64(len(body))
-		r2.Header.Del("Content-Encoding")
-		r2.Header.Del("Content-Length")
-		next.ServeHTTP(w, r2)
-	})
 }
 
 // httpError answers with the JSON error shape the gateway uses.

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +17,8 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/seamdata/seam/platform/auth"
@@ -34,6 +37,19 @@ type echoRegistry struct {
 
 func (echoRegistry) CheckContract(_ context.Context, req *registryv1.CheckContractRequest) (*registryv1.CheckContractResponse, error) {
 	return &registryv1.CheckContractResponse{Contract: req.GetContract()}, nil
+}
+
+// GetConsumer answers a consumer of the name asked for.
+func (echoRegistry) GetConsumer(_ context.Context, req *registryv1.GetConsumerRequest) (*registryv1.GetConsumerResponse, error) {
+	return &registryv1.GetConsumerResponse{Consumer: &registryv1.Consumer{Name: req.GetName()}}, nil
+}
+
+// DeleteConsumer refuses every name but team-a/nightly.
+func (echoRegistry) DeleteConsumer(_ context.Context, req *registryv1.DeleteConsumerRequest) (*registryv1.DeleteConsumerResponse, error) {
+	if req.GetName() != "team-a/nightly" {
+		return nil, status.Errorf(codes.NotFound, "consumer %q not found", req.GetName())
+	}
+	return &registryv1.DeleteConsumerResponse{}, nil
 }
 
 // ListEvents answers one event per type asked for, so the test sees how
@@ -103,16 +119,18 @@ func startServer(t *testing.T) (base, token string) {
 		Gateway: func(ctx context.Context, mux *runtime.ServeMux, conn *grpc.ClientConn) error {
 			return registryv1.RegisterRegistryServiceHandler(ctx, mux, conn)
 		},
-		Access: auth.Access{registryv1.RegistryService_CheckContract_FullMethodName: auth.AllRoles,
-			registryv1.RegistryService_ListEvents_FullMethodName:    auth.AllRoles,
-			registryv1.RegistryService_RecordLineage_FullMethodName: auth.AllRoles},
+		Access: auth.Access{registryv1.RegistryService_CheckContract_FullMethodName: {Roles: auth.AllRoles},
+			registryv1.RegistryService_ListEvents_FullMethodName:     {Roles: auth.AllRoles},
+			registryv1.RegistryService_GetConsumer_FullMethodName:    {Roles: auth.AllRoles},
+			registryv1.RegistryService_DeleteConsumer_FullMethodName: {Roles: auth.AllRoles},
+			registryv1.RegistryService_RecordLineage_FullMethodName:  {Roles: auth.AllRoles}},
 	}, server.Service{
 		Name:     idmapv1.IdMapService_ServiceDesc.ServiceName,
 		Register: func(r grpc.ServiceRegistrar) { idmapv1.RegisterIdMapServiceServer(r, countingIdMap{}) },
 		Gateway: func(ctx context.Context, mux *runtime.ServeMux, conn *grpc.ClientConn) error {
 			return idmapv1.RegisterIdMapServiceHandler(ctx, mux, conn)
 		},
-		Access: auth.Access{idmapv1.IdMapService_ImportPairs_FullMethodName: auth.AllRoles},
+		Access: auth.Access{idmapv1.IdMapService_ImportPairs_FullMethodName: {Roles: auth.AllRoles}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -302,8 +320,8 @@ func TestCompressedLineage(t *testing.T) {
 		{"x-gzip", "x-gzip", gzipped(t, []byte(events)), 200, "daily_freight"},
 		{"not gzip", "gzip", events, http.StatusBadRequest, "not gzip data"},
 		{"truncated gzip", "gzip", gzipped(t, []byte(events))[:40], http.StatusBadRequest, "cannot be read"},
-		{"inflates past the bound", "gzip", bomb, http.StatusRequestEntityTooLarge, "smaller batches"},
-		{"brotli", "br", events, http.StatusUnsupportedMediaType, `is not supported; send the events uncompressed or with gzip`},
+		{"inflates past the bound", "gzip", bomb, http.StatusRequestEntityTooLarge, "over the limit of 33554432 bytes"},
+		{"brotli", "br", events, http.StatusUnsupportedMediaType, `is not supported; send the body uncompressed or with gzip`},
 	}
 	for _, tt := range tests {
 		resp, out := post(tt.encoding, tt.body)
@@ -327,5 +345,28 @@ func TestCompressedLineage(t *testing.T) {
 	}
 	if s := tr.Stats(); s.Sent != 1 {
 		t.Fatalf("Seam's transport posting gzip to Seam: %+v, want 1 sent", s)
+	}
+}
+
+// TestLearnedConsumerNamesOverREST: a consumer learned from OpenLineage is
+// named namespace/job; REST reaches it with the slash escaped, for GET and
+// DELETE.
+func TestLearnedConsumerNamesOverREST(t *testing.T) {
+	base, token := startServer(t)
+	for _, method := range []string{http.MethodGet, http.MethodDelete} {
+		req, err := http.NewRequest(method, base+"/v1/consumers/"+url.PathEscape("team-a/nightly"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || (method == http.MethodGet && !strings.Contains(string(body), `"team-a/nightly"`)) {
+			t.Errorf("%s /v1/consumers/team-a%%2Fnightly: %d %s, want 200 for team-a/nightly", method, resp.StatusCode, body)
+		}
 	}
 }

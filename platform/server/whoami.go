@@ -5,10 +5,9 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"google.golang.org/grpc/codes"
-
-	"github.com/seamdata/seam/platform/auth"
 )
 
 // WhoAmI answers GET /v1/whoami: who the bearer token is, its roles, the
@@ -19,6 +18,8 @@ type WhoAmI struct {
 	Name     string   `json:"name"`
 	Roles    []string `json:"roles"`
 	Subjects []string `json:"subjects,omitempty"`
+	// Expires is when the token stops being accepted (RFC 3339), if ever.
+	Expires string `json:"expires,omitempty"`
 	// Services are the full names of the gRPC services this process serves.
 	Services []string `json:"services"`
 	// Methods are the full method names ("seam.gate.v1.GateService/Replay")
@@ -51,9 +52,12 @@ func (s *Server) whoami(w http.ResponseWriter, r *http.Request) {
 	for _, svc := range s.services {
 		out.Services = append(out.Services, svc.Name)
 	}
-	for method, roles := range s.access {
+	if !p.Expires.IsZero() {
+		out.Expires = p.Expires.UTC().Format(time.RFC3339)
+	}
+	for method := range s.access {
 		// The interceptor lets admins call everything it serves.
-		if p.Has(auth.RoleAdmin) || p.HasAny(roles) {
+		if s.access.Allowed(p, method) {
 			out.Methods = append(out.Methods, strings.TrimPrefix(method, "/"))
 		}
 	}

@@ -77,9 +77,9 @@ func TestWhoAmI(t *testing.T) {
 	t.Parallel()
 	tokens, secrets := testTokens(t)
 	base := startHTTP(t, tokens, auth.Access{
-		"/seam.test.v1.TestService/Read":  auth.AllRoles,
-		"/seam.test.v1.TestService/Fix":   {auth.RoleAdmin, auth.RoleOperator},
-		"/seam.test.v1.TestService/Admin": nil,
+		"/seam.test.v1.TestService/Read":  {Roles: auth.AllRoles},
+		"/seam.test.v1.TestService/Fix":   {Roles: []auth.Role{auth.RoleAdmin, auth.RoleOperator}},
+		"/seam.test.v1.TestService/Admin": {},
 	})
 	for _, tc := range []struct {
 		name        string

@@ -218,8 +218,56 @@ func Open(ctx context.Context, url string) (*DB, error) {
 			_ = db.SQL.Close()
 			return nil, fmt.Errorf("storage: SQLite file %q is in journal mode %q, want wal (is the directory on a local file system?)", url, mode)
 		}
+		if err := db.incrementalVacuum(ctx); err != nil {
+			_ = db.SQL.Close()
+			return nil, fmt.Errorf("storage: SQLite file %q: %w", url, err)
+		}
 	}
 	return db, nil
+}
+
+// incrementalVacuum puts the SQLite file in incremental auto-vacuum, so
+// ReclaimSpace can give the pages retention frees back to the file
+// system. The mode is a property of the file, set by a VACUUM on the
+// connection that asked for it: at once for a new file, as long as copying
+// it for a file an older Seam created. (It is not a pragma of every
+// connection: setting it writes, and a connection opened inside a write
+// transaction would wait for that transaction.)
+func (db *DB) incrementalVacuum(ctx context.Context) error {
+	conn, err := db.SQL.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("read auto_vacuum: %w", err)
+	}
+	defer conn.Close()
+	var mode int
+	if err := conn.QueryRowContext(ctx, "PRAGMA auto_vacuum").Scan(&mode); err != nil {
+		return fmt.Errorf("read auto_vacuum: %w", err)
+	}
+	const incremental = 2
+	if mode == incremental {
+		return nil
+	}
+	if _, err := conn.ExecContext(ctx, "PRAGMA auto_vacuum = INCREMENTAL"); err != nil {
+		return fmt.Errorf("set auto_vacuum: %w", err)
+	}
+	if _, err := conn.ExecContext(ctx, "VACUUM"); err != nil {
+		return fmt.Errorf("rebuild for incremental auto_vacuum: %w", err)
+	}
+	return nil
+}
+
+// ReclaimSpace gives the file system back the pages deleted rows freed:
+// SQLite (in incremental auto-vacuum) truncates its file; PostgreSQL
+// reuses freed space itself and its autovacuum returns it, so there it
+// does nothing (see docs/operations.md).
+func (db *DB) ReclaimSpace(ctx context.Context) error {
+	if db.Dialect != SQLite {
+		return nil
+	}
+	if _, err := db.SQL.ExecContext(ctx, "PRAGMA incremental_vacuum"); err != nil {
+		return fmt.Errorf("storage: reclaim free pages: %w", err)
+	}
+	return nil
 }
 
 // sqliteDSN turns a store URL into a modernc.org/sqlite DSN with the pragmas

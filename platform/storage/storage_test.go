@@ -623,3 +623,52 @@ func TestSQLiteStatementsStopAtTheirBoundaries(t *testing.T) {
 		t.Fatalf("%d rows after the cancelled transaction, want 1 (it rolled back)", got)
 	}
 }
+
+// TestSQLiteGivesSpaceBack: a SQLite store is in incremental auto-vacuum,
+// a file an older Seam created without it is converted when opened, and
+// after rows are deleted ReclaimSpace shrinks the file.
+func TestSQLiteGivesSpaceBack(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "old.db")
+	// An older file: no auto-vacuum, with a table of 8 MB of rows.
+	old, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"PRAGMA journal_mode=WAL", "CREATE TABLE blobs (id INTEGER PRIMARY KEY, b BLOB)",
+		"WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i < 2000) INSERT INTO blobs (b) SELECT randomblob(4096) FROM n"} {
+		if _, err := old.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	if err := old.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db := open(t, path)
+	var mode int
+	if err := db.SQL.QueryRowContext(ctx, "PRAGMA auto_vacuum").Scan(&mode); err != nil || mode != 2 {
+		t.Fatalf("auto_vacuum = %d (%v) after opening an older file, want 2 (INCREMENTAL)", mode, err)
+	}
+	pages := func() int64 {
+		var n int64
+		if err := db.SQL.QueryRowContext(ctx, "PRAGMA page_count").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before := pages()
+	if _, err := db.SQL.ExecContext(ctx, "DELETE FROM blobs"); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.ReclaimSpace(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if after := pages(); after > before/10 {
+		t.Errorf("the file has %d pages after deleting every row and reclaiming, had %d; want it to shrink", after, before)
+	}
+	fresh := open(t, filepath.Join(t.TempDir(), "new.db"))
+	if err := fresh.SQL.QueryRowContext(ctx, "PRAGMA auto_vacuum").Scan(&mode); err != nil || mode != 2 {
+		t.Errorf("auto_vacuum of a new file = %d (%v), want 2 (INCREMENTAL)", mode, err)
+	}
+}

@@ -7,7 +7,7 @@ const svc = "/seam.adapter.v1.AdapterService/"
 // Access says which roles may call each adapter method. Adapting changes
 // nothing, so every authenticated role may call it.
 var Access = auth.Access{
-	svc + "Adapt":       auth.AllRoles,
-	svc + "AdaptStream": auth.AllRoles,
-	svc + "Preview":     auth.AllRoles,
+	svc + "Adapt":       {Roles: auth.AllRoles},
+	svc + "AdaptStream": {Roles: auth.AllRoles},
+	svc + "Preview":     {Roles: auth.AllRoles},
 }

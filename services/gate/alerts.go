@@ -165,6 +165,19 @@ func (s *Server) moveAlert(ctx context.Context, seq int64, reason string, state 
 	if len(bad) > 0 {
 		return nil, rpcerr.InvalidArgument("bad alert change", bad...)
 	}
+	if p, ok := auth.FromContext(ctx); ok && p.Scoped() {
+		// The alert's subject is known only from the store: a token limited
+		// to subjects may move only their alerts.
+		a, found, err := s.store.Alert(ctx, seq)
+		if err != nil {
+			return nil, err
+		}
+		if found {
+			if err := auth.RequireSubject(ctx, a.GetSubject()); err != nil {
+				return nil, err
+			}
+		}
+	}
 	by := auth.NameFromContext(ctx)
 	if by == "" {
 		by = "anonymous"

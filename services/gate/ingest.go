@@ -186,6 +186,7 @@ func validateInput(in batchInput, idField string) error {
 	if in.batchID == "" {
 		bad = append(bad, rpcerr.FieldViolation{Field: idField, Description: "give the batch an identity so a retry is recognised and written once"})
 	}
+	bad = badNames(bad, "subject", in.subject, "partition", in.partition, strings.Fields(idField)[0], in.batchID)
 	if in.version < 0 {
 		bad = append(bad, rpcerr.FieldViolation{Field: "contract_version", Description: "a version is positive; send 0 for the active version"})
 	}
@@ -478,7 +479,14 @@ func (s *Server) targetVersion(ctx context.Context, in batchInput) (*compiled, e
 // versionFor picks the version that judges a new partition (or amendment).
 func (s *Server) versionFor(ctx context.Context, subject, part string, pinned int32) (*compiled, error) {
 	if pinned > 0 {
-		return s.contracts.resolve(ctx, subject, pinned, false)
+		cv, err := s.contracts.resolve(ctx, subject, pinned, false)
+		if err != nil || cv.spec == nil {
+			return cv, err
+		}
+		if _, _, err := cv.spec.Bounds(part); err != nil {
+			return nil, rpcerr.InvalidArgument(err.Error(), rpcerr.FieldViolation{Field: "partition", Description: err.Error()})
+		}
+		return cv, nil
 	}
 	active, err := s.contracts.resolve(ctx, subject, 0, false)
 	if err != nil || active.spec == nil {

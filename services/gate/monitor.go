@@ -20,6 +20,9 @@ func (s *Server) GetMonitor(ctx context.Context, req *gatev1.GetMonitorRequest) 
 		return nil, rpcerr.InvalidArgument("no subject", rpcerr.FieldViolation{Field: "subject", Description: "name the source subject, for example shop.orders"})
 	}
 	from, to := req.GetPartitionFrom(), req.GetPartitionTo()
+	if bad := badNames(nil, "subject", req.GetSubject(), "partition_from", from, "partition_to", to); len(bad) > 0 {
+		return nil, rpcerr.InvalidArgument("bad name", bad...)
+	}
 	if to == "" {
 		to = "\U0010FFFF"
 	}
@@ -92,6 +95,9 @@ func (s *Server) ListAlerts(ctx context.Context, req *gatev1.ListAlertsRequest) 
 			return nil, rpcerr.InvalidArgument("bad alert state", rpcerr.FieldViolation{Field: fmt.Sprintf("states[%d]", i), Description: "send OPEN, ACKNOWLEDGED or RESOLVED"})
 		}
 	}
+	if bad := badNames(nil, "subject", req.GetSubject()); len(bad) > 0 {
+		return nil, rpcerr.InvalidArgument("bad subject", bad...)
+	}
 	f := alertFilter{subject: req.GetSubject(), kind: req.GetKind(), states: req.GetStates()}
 	out, err := s.store.Alerts(ctx, f, req.GetAfterSequence(), limit)
 	if err != nil {
@@ -105,6 +111,9 @@ func (s *Server) ListAlerts(ctx context.Context, req *gatev1.ListAlertsRequest) 
 // notifications only wake the reader).
 func (s *Server) WatchAlerts(req *gatev1.WatchAlertsRequest, stream gatev1.GateService_WatchAlertsServer) error {
 	ctx := stream.Context()
+	if bad := badNames(nil, "subject", req.GetSubject()); len(bad) > 0 {
+		return rpcerr.InvalidArgument("bad subject", bad...)
+	}
 	wake, err := s.store.Listen(ctx, alertChannel)
 	if err != nil {
 		return fmt.Errorf("watch alerts: %w", err)

@@ -454,6 +454,7 @@ func partitionArgs(subject, part string) error {
 	if strings.TrimSpace(part) == "" {
 		bad = append(bad, rpcerr.FieldViolation{Field: "partition", Description: "name the partition, for example 2026-10-01"})
 	}
+	bad = badNames(bad, "subject", subject, "partition", part)
 	if len(bad) > 0 {
 		return rpcerr.InvalidArgument("no partition named", bad...)
 	}

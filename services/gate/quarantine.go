@@ -24,6 +24,13 @@ const (
 func quarantineFilterOf(f *gatev1.QuarantineFilter) (quarantineFilter, error) {
 	out := quarantineFilter{subject: f.GetSubject(), from: f.GetPartitionFrom(), to: f.GetPartitionTo(), check: f.GetCheck(),
 		version: f.GetContractVersion(), state: f.GetState()}
+	if bad := badNames(nil, "filter.subject", out.subject, "filter.partition_from", out.from, "filter.partition_to", out.to); len(bad) > 0 {
+		return out, rpcerr.InvalidArgument("bad name in the filter", bad...)
+	}
+	if _, ok := gatev1.QuarantineState_name[int32(out.state)]; !ok {
+		return out, rpcerr.InvalidArgument("unknown quarantine state", rpcerr.FieldViolation{Field: "filter.state",
+			Description: fmt.Sprintf("%d is not a quarantine state; use HELD, RELEASED, DISCARDED or SUPERSEDED, or leave it unset for HELD", out.state)})
+	}
 	if out.from != "" && out.to != "" && out.from > out.to {
 		return out, rpcerr.InvalidArgument("empty partition range", rpcerr.FieldViolation{Field: "filter.partition_from",
 			Description: fmt.Sprintf("%q is after partition_to %q; swap them", out.from, out.to)})
@@ -118,6 +125,9 @@ func (s *Server) GetQuarantinedRecord(ctx context.Context, req *gatev1.GetQuaran
 	if !ok {
 		return nil, rpcerr.NotFound("quarantined record", req.GetId(), "list records with seam quarantine list")
 	}
+	if err := auth.RequireSubject(ctx, q.GetSubject()); err != nil {
+		return nil, err
+	}
 	return &gatev1.GetQuarantinedRecordResponse{Record: q}, nil
 }
 
@@ -158,6 +168,9 @@ func (s *Server) DiscardQuarantined(ctx context.Context, req *gatev1.DiscardQuar
 	if len(bad) > 0 {
 		return nil, rpcerr.InvalidArgument("discard needs a reason and a selection", bad...)
 	}
+	if err := s.discardInScope(ctx, req); err != nil {
+		return nil, err
+	}
 	sel := discardSelection{ids: req.GetIds(), subject: req.GetFilter().GetSubject()}
 	if len(sel.ids) > 0 {
 		if sel.subject == "" {
@@ -179,4 +192,30 @@ func (s *Server) DiscardQuarantined(ctx context.Context, req *gatev1.DiscardQuar
 	}
 	s.cfg.Logger.InfoContext(ctx, "quarantined records discarded", "audit", true, "event", "discard", "subject", sel.subject, "count", n, "by", principal, "reason", reason)
 	return &gatev1.DiscardQuarantinedResponse{Discarded: n}, nil
+}
+
+// discardInScope refuses a discard that reaches a subject outside the
+// caller's subject list: the filter's subject, and each record named by id.
+func (s *Server) discardInScope(ctx context.Context, req *gatev1.DiscardQuarantinedRequest) error {
+	p, ok := auth.FromContext(ctx)
+	if !ok || !p.Scoped() {
+		return nil
+	}
+	if sub := req.GetFilter().GetSubject(); sub != "" {
+		if err := auth.RequireSubject(ctx, sub); err != nil {
+			return err
+		}
+	}
+	for _, id := range req.GetIds() {
+		q, found, err := s.store.QuarantinedRecord(ctx, id)
+		if err != nil {
+			return err
+		}
+		if found {
+			if err := auth.RequireSubject(ctx, q.GetSubject()); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

@@ -55,6 +55,7 @@ func validateWindow(w *gatev1.ReplayWindow) error {
 	if w.GetContractVersion() < 0 {
 		bad = append(bad, rpcerr.FieldViolation{Field: "window.contract_version", Description: "a version is positive; send 0 for the active version"})
 	}
+	bad = badNames(bad, "window.subject", w.GetSubject(), "window.partition_from", w.GetPartitionFrom(), "window.partition_to", w.GetPartitionTo())
 	if len(bad) > 0 {
 		return rpcerr.InvalidArgument("bad replay window", bad...)
 	}
@@ -273,6 +274,9 @@ func (s *Server) Replay(req *gatev1.ReplayRequest, stream gatev1.GateService_Rep
 		return err
 	}
 	replayID := strings.TrimSpace(req.GetReplayId())
+	if bad := badNames(nil, "replay_id", replayID); len(bad) > 0 {
+		return rpcerr.InvalidArgument("bad replay id", bad...)
+	}
 	if replayID == "" {
 		replayID = uuid.NewString()
 	}

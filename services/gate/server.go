@@ -213,6 +213,7 @@ func (s *Server) setContainment(ctx context.Context, subject, reason string, con
 	if reason == "" {
 		bad = append(bad, rpcerr.FieldViolation{Field: "reason", Description: "say why: it is kept in the audit trail and sent to the registry's event stream"})
 	}
+	bad = badNames(bad, "subject", subject)
 	if len(bad) > 0 {
 		return nil, rpcerr.InvalidArgument("containment needs a subject and a reason", bad...)
 	}

@@ -594,6 +594,13 @@ func (s *sqlStore) Expire(ctx context.Context, now, batchesBefore, quarantineBef
 			}
 		}
 	}
+	if total > 0 {
+		// Deleted rows free pages; give them back, so retention shrinks
+		// the file and not only the tables.
+		if err := s.db.ReclaimSpace(ctx); err != nil {
+			return total, fmt.Errorf("retention: %w", err)
+		}
+	}
 	return total, nil
 }
 

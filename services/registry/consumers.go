@@ -12,6 +12,7 @@ import (
 
 	"github.com/seamdata/seam/core/classify"
 	"github.com/seamdata/seam/core/contract"
+	"github.com/seamdata/seam/core/naming"
 	"github.com/seamdata/seam/platform/auth"
 	"github.com/seamdata/seam/platform/rpcerr"
 	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
@@ -31,6 +32,8 @@ func validateConsumer(c *registryv1.Consumer) []rpcerr.FieldViolation {
 	var out []rpcerr.FieldViolation
 	if strings.TrimSpace(c.GetName()) == "" {
 		out = append(out, rpcerr.FieldViolation{Field: "consumer.name", Description: `empty; name the consumer, for example "features.customer_ltv"`})
+	} else if err := naming.CheckConsumer("consumer.name", c.GetName()); err != nil {
+		out = append(out, rpcerr.FieldViolation{Field: "consumer.name", Description: naming.Describe(err)})
 	}
 	if len(c.GetInputs()) == 0 {
 		out = append(out, rpcerr.FieldViolation{Field: "consumer.inputs", Description: "empty; list the subjects or datasets the consumer reads"})
@@ -108,6 +111,9 @@ func cycleRefusal(err error) error {
 }
 
 func (s *Server) registerConsumer(ctx context.Context, p *auth.Principal, c *registryv1.Consumer) (*registryv1.Consumer, error) {
+	if c.GetOrigin() == registryv1.ConsumerOrigin_CONSUMER_ORIGIN_OPENLINEAGE {
+		return s.transferConsumer(ctx, p, c)
+	}
 	if vs := validateConsumer(c); len(vs) > 0 {
 		return nil, invalid("the consumer is invalid", vs...)
 	}
@@ -157,9 +163,68 @@ func (s *Server) registerConsumer(ctx context.Context, p *auth.Principal, c *reg
 	return stored, nil
 }
 
+// transferConsumer gives a consumer learned from OpenLineage to another
+// team: an admin registers it with origin OPENLINEAGE, its name and the
+// new owner. It stays learned, with its inputs and lineage; from then on
+// only the new team (or an admin) may report runs that change it.
+func (s *Server) transferConsumer(ctx context.Context, p *auth.Principal, c *registryv1.Consumer) (*registryv1.Consumer, error) {
+	if !p.Has(auth.RoleAdmin) {
+		return nil, rpcerr.PermissionDenied(ReasonNotConsumerOwner, fmt.Sprintf(
+			"%s may not transfer consumer %q: only an admin gives a learned consumer to another team; declare consumers without origin OPENLINEAGE",
+			p.Name, c.GetName()))
+	}
+	var bad []rpcerr.FieldViolation
+	if err := naming.CheckConsumer("consumer.name", c.GetName()); err != nil {
+		bad = append(bad, rpcerr.FieldViolation{Field: "consumer.name", Description: naming.Describe(err)})
+	}
+	if err := naming.Check("consumer.owner", c.GetOwner()); err != nil {
+		bad = append(bad, rpcerr.FieldViolation{Field: "consumer.owner", Description: "name the team the consumer goes to: " + naming.Describe(err)})
+	}
+	if len(bad) > 0 {
+		return nil, invalid("bad consumer transfer", bad...)
+	}
+	var stored *registryv1.Consumer
+	err := s.store.Write(ctx, func(tx StoreTx) error {
+		all, err := tx.Consumers()
+		if err != nil {
+			return err
+		}
+		i := slices.IndexFunc(all, func(o *registryv1.Consumer) bool { return o.GetName() == c.GetName() })
+		if i < 0 {
+			return notFound("consumer", c.GetName(), "list the learned consumers with ListConsumers")
+		}
+		have := all[i]
+		if have.GetOrigin() != registryv1.ConsumerOrigin_CONSUMER_ORIGIN_OPENLINEAGE {
+			return rpcerr.FailedPrecondition("CONSUMER_DECLARED", fmt.Sprintf(
+				"consumer %q was declared by hand, not learned; declare it again with the new owner", c.GetName()), nil)
+		}
+		stored = proto.Clone(have).(*registryv1.Consumer)
+		from := stored.GetOwner()
+		stored.Owner = c.GetOwner()
+		stored.UpdateTime = timestamppb.New(s.clock())
+		if err := tx.PutConsumer(stored); err != nil {
+			return err
+		}
+		return tx.AppendEvent(&registryv1.Event{
+			Type: registryv1.EventType_EVENT_TYPE_CONSUMER_REGISTERED, Time: stored.GetUpdateTime(), Principal: p.Name,
+			Consumers:  []string{stored.GetName()},
+			Message:    fmt.Sprintf("learned consumer %s transferred from team %q to team %q", stored.GetName(), from, stored.GetOwner()),
+			Attributes: map[string]string{"origin": "openlineage", "transfer_from": from, "transfer_to": stored.GetOwner()},
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.sync(ctx)
+	return stored, nil
+}
+
 func (s *Server) deleteConsumer(ctx context.Context, p *auth.Principal, name string) error {
 	if name == "" {
 		return required("name", `"features.customer_ltv"`)
+	}
+	if err := naming.CheckConsumer("name", name); err != nil {
+		return invalid("bad consumer name", rpcerr.FieldViolation{Field: "name", Description: naming.Describe(err)})
 	}
 	err := s.store.Write(ctx, func(tx StoreTx) error {
 		all, err := tx.Consumers()

@@ -77,6 +77,11 @@ func (s *Server) checkContract(ctx context.Context, p *auth.Principal, req *regi
 	if err != nil {
 		return nil, err
 	}
+	// The subject is known once the document is read: a token limited to
+	// subjects checks only those.
+	if err := auth.RequireSubject(ctx, c.GetSubject()); err != nil {
+		return nil, err
+	}
 	txn := s.model.snapshot()
 	subj, err := subjectOf(txn, nil, c.GetSubject())
 	if err != nil {

@@ -127,7 +127,13 @@ func (s *Server) applyLineage(ctx context.Context, p *auth.Principal, e *openlin
 	}
 	when, _ := e.Time()
 	draft.Learned.EventTime = timestamppb.New(when)
-	if draft.GetOwner() == "" {
+	// A learned consumer belongs to the team that first reports it (an
+	// admin's report keeps the job's ownership facet, or its namespace);
+	// later runs may change it only from that team or an admin.
+	switch {
+	case !p.Has(auth.RoleAdmin):
+		draft.Owner = p.Team
+	case draft.GetOwner() == "":
 		draft.Owner = e.Job.Namespace
 	}
 	out := &registryv1.LineageOutcome{Consumer: draft.GetName(), Message: strings.Join(notes, "; ")}
@@ -141,11 +147,15 @@ func (s *Server) applyLineage(ctx context.Context, p *auth.Principal, e *openlin
 		action := registryv1.LineageAction_LINEAGE_ACTION_CREATED
 		if idx >= 0 {
 			have := all[idx]
-			switch {
-			case have.GetOrigin() != registryv1.ConsumerOrigin_CONSUMER_ORIGIN_OPENLINEAGE:
+			if have.GetOrigin() != registryv1.ConsumerOrigin_CONSUMER_ORIGIN_OPENLINEAGE {
 				out.Action, out.Message = registryv1.LineageAction_LINEAGE_ACTION_KEPT_DECLARED,
 					"a consumer of this name was declared by hand; declared lineage wins over learned lineage"
 				return nil
+			}
+			if err := mayChangeConsumer(p, have, "update from OpenLineage"); err != nil {
+				return err
+			}
+			switch {
 			case have.GetLearned().GetRunId() == draft.GetLearned().GetRunId() && draft.GetLearned().GetRunId() != "":
 				next = proto.Clone(have).(*registryv1.Consumer)
 				openlineage.Merge(next, draft)
@@ -157,6 +167,7 @@ func (s *Server) applyLineage(ctx context.Context, p *auth.Principal, e *openlin
 					fmt.Sprintf("older than run %s, which the consumer already follows", have.GetLearned().GetRunId())
 				return nil
 			}
+			next.Owner = have.GetOwner() // the first reporter's team keeps it
 			action = registryv1.LineageAction_LINEAGE_ACTION_UPDATED
 			if sameLineage(have, next) {
 				action = registryv1.LineageAction_LINEAGE_ACTION_UNCHANGED

@@ -2,12 +2,15 @@ package registry
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/structpb"
 
@@ -182,7 +185,7 @@ func TestColumnLineageJoinKey(t *testing.T) {
 		js = []byte(strings.Replace(string(js), "\x00", when, 1))
 		js = []byte(strings.Replace(string(js), "\x00", run, 1))
 		js = []byte(strings.Replace(string(js), "\x00", extra, 1))
-		resp, err := e.as("pipeline").RecordLineage(ctx, lineageEvents(t, js))
+		resp, err := e.as("team-ml").RecordLineage(ctx, lineageEvents(t, js))
 		if err != nil {
 			t.Fatalf("RecordLineage: %v", err)
 		}
@@ -200,7 +203,7 @@ func TestColumnLineageJoinKey(t *testing.T) {
 		t.Errorf("inputs\ngot  %s\nwant %s", got, want)
 	}
 	if c.GetConsumer().GetOwner() != "team-ml" {
-		t.Errorf("owner %q, want team-ml from the ownership facet", c.GetConsumer().GetOwner())
+		t.Errorf("owner %q, want team-ml, the team that reported it", c.GetConsumer().GetOwner())
 	}
 	check, err := e.as("checkout").CheckContract(ctx, &registryv1.CheckContractRequest{Contract: examples.ShopOrdersV2()})
 	if err != nil {
@@ -261,4 +264,75 @@ func TestBadLineage(t *testing.T) {
 	if _, err := e.as("viewer").RecordLineage(context.Background(), lineageEvents(t, []byte(`[]`))); err == nil {
 		t.Errorf("a viewer may not record lineage")
 	}
+}
+
+// TestLearnedConsumersBelongToTheirReporter: a consumer learned from
+// OpenLineage belongs to the team whose token first reported it, whatever
+// the event's ownership facet claims: another team's runs of the same job
+// are refused with NOT_CONSUMER_OWNER and change nothing; an admin
+// transfers it (it stays learned), and then only the new team may report
+// it. On SQLite and PostgreSQL.
+func TestLearnedConsumersBelongToTheirReporter(t *testing.T) {
+	storagetest.Each(t, func(t *testing.T, url string) {
+		e := newEnv(t, url, newFakeClock())
+		e.seed(t)
+		ctx := context.Background()
+		run := 0
+		send := func(as, extra string) error {
+			t.Helper()
+			run++
+			js := strings.NewReplacer("%s", "\x00").Replace(ltvEvent)
+			js = strings.Replace(js, "\x00", fmt.Sprintf("2026-03-%02dT10:00:00Z", run), 1)
+			js = strings.Replace(js, "\x00", fmt.Sprintf("0195b0d6-0000-7000-8000-%012d", run), 1)
+			js = strings.Replace(js, "\x00", extra, 1)
+			_, err := e.as(as).RecordLineage(ctx, lineageEvents(t, []byte(js)))
+			return err
+		}
+		get := func() *registryv1.Consumer {
+			t.Helper()
+			c, err := e.as("viewer").GetConsumer(ctx, &registryv1.GetConsumerRequest{Name: "spark/features.customer_ltv"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return c.GetConsumer()
+		}
+		// team-bi reports first, although the facet names team-ml.
+		if err := send("team-bi", ""); err != nil {
+			t.Fatalf("first report: %v", err)
+		}
+		if got := get().GetOwner(); got != "team-bi" {
+			t.Fatalf("owner %q, want team-bi, the reporter", got)
+		}
+		before := len(get().GetInputs())
+		for _, other := range []string{"team-ml", "pipeline", "operator"} {
+			err := send(other, `, {"namespace": "s3://ref", "name": "fx_rates"}`)
+			if status.Code(err) != codes.PermissionDenied || errorReason(err) != ReasonNotConsumerOwner || !strings.Contains(err.Error(), "team-bi") {
+				t.Errorf("%s reports team-bi's consumer: %v, want PermissionDenied NOT_CONSUMER_OWNER naming team-bi", other, err)
+			}
+		}
+		if got := len(get().GetInputs()); got != before {
+			t.Errorf("a refused report changed the inputs: %d, want %d", got, before)
+		}
+		// Only an admin transfers, and the consumer stays learned.
+		transfer := &registryv1.RegisterConsumerRequest{Consumer: &registryv1.Consumer{Name: "spark/features.customer_ltv", Owner: "team-ml",
+			Origin: registryv1.ConsumerOrigin_CONSUMER_ORIGIN_OPENLINEAGE}}
+		if _, err := e.as("team-bi").RegisterConsumer(ctx, transfer); status.Code(err) != codes.PermissionDenied {
+			t.Errorf("team-bi transfers: %v, want PermissionDenied", err)
+		}
+		if _, err := e.as("admin").RegisterConsumer(ctx, transfer); err != nil {
+			t.Fatalf("admin transfers: %v", err)
+		}
+		if c := get(); c.GetOwner() != "team-ml" || c.GetOrigin() != registryv1.ConsumerOrigin_CONSUMER_ORIGIN_OPENLINEAGE || len(c.GetInputs()) != before {
+			t.Errorf("after the transfer: owner %q origin %v with %d inputs; want team-ml, OPENLINEAGE, %d inputs", c.GetOwner(), c.GetOrigin(), len(c.GetInputs()), before)
+		}
+		if err := send("team-ml", `, {"namespace": "s3://ref", "name": "fx_rates"}`); err != nil {
+			t.Errorf("team-ml reports after the transfer: %v", err)
+		}
+		if err := send("team-bi", ""); status.Code(err) != codes.PermissionDenied {
+			t.Errorf("team-bi reports after the transfer: %v, want PermissionDenied", err)
+		}
+		if got := get().GetOwner(); got != "team-ml" {
+			t.Errorf("owner %q after team-ml's run, want team-ml kept", got)
+		}
+	})
 }

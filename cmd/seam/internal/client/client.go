@@ -19,12 +19,14 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"github.com/seamdata/seam/cmd/seam/internal/exit"
 	"github.com/seamdata/seam/cmd/seam/internal/output"
+	"github.com/seamdata/seam/core/naming"
 	"github.com/seamdata/seam/platform/auth"
 	"github.com/seamdata/seam/platform/dial"
 )
@@ -164,6 +166,18 @@ func (g *Globals) RPCError(what string, err error) error {
 		return exit.Usagef("%s: %s; pass --token, set SEAM_TOKEN, or run from the directory of `seam up`", what, msg)
 	case codes.PermissionDenied:
 		return exit.Usagef("%s: permission denied: %s", what, msg)
+	case codes.InvalidArgument:
+		// A name that breaks the naming rule is bad input, as an invalid
+		// file is: exit 3, with the field and the rule.
+		for _, d := range st.Details() {
+			if br, ok := d.(*errdetails.BadRequest); ok {
+				for _, v := range br.GetFieldViolations() {
+					if strings.HasPrefix(v.GetDescription(), naming.ViolationPrefix) {
+						return exit.Invalidf("%s: %s: %s", what, msg, strings.TrimPrefix(v.GetDescription(), naming.ViolationPrefix))
+					}
+				}
+			}
+		}
 	case codes.FailedPrecondition, codes.AlreadyExists:
 		return exit.Failf("%s: %s", what, msg)
 	}

@@ -260,24 +260,9 @@ func Run(ctx context.Context, cfg Config, hooks Hooks) (err error) {
 		}
 	}()
 
-	if cfg.Store == "" {
-		// The embedded stores are files of one process at a time.
-		unlock, err := LockDataDir(cfg.DataDir)
-		if err != nil {
-			return exit.Usagef("%w", err)
-		}
-		defer unlock()
-	}
-
-	tokens, serviceToken, err := loadTokens(&cfg, notes)
-	if err != nil {
-		return err
-	}
-	serverTLS, clientTLS, err := loadTLS(&cfg)
-	if err != nil {
-		return exit.Usagef("%w", err)
-	}
-
+	// The ports are bound before anything is written (the lock, the
+	// tokens, the first-start notes): a second seam up on the same ports
+	// fails here and leaves the data directory as it was.
 	grpcLis, err := net.Listen("tcp", cfg.GRPCAddr)
 	if err != nil {
 		return exit.Usagef("listen on --grpc-addr %s: %w (is another seam already running? stop it, or pick another address with --grpc-addr)", cfg.GRPCAddr, err)
@@ -298,6 +283,28 @@ func Run(ctx context.Context, cfg Config, hooks Hooks) (err error) {
 			return exit.Usagef("listen on --metrics-addr %s: %w (pick another address with --metrics-addr)", cfg.MetricsAddr, err)
 		}
 		defer metricsLis.Close()
+	}
+
+	if cfg.Store == "" {
+		// The embedded stores are files of one process at a time.
+		unlock, err := LockDataDir(cfg.DataDir)
+		if err != nil {
+			return exit.Usagef("%w", err)
+		}
+		defer unlock()
+	}
+
+	bound := [2]string{grpcLis.Addr().String(), cfg.HTTPAddr}
+	if httpLis != nil {
+		bound[1] = httpLis.Addr().String()
+	}
+	tokens, serviceToken, err := loadTokens(&cfg, notes, bound)
+	if err != nil {
+		return err
+	}
+	serverTLS, clientTLS, err := loadTLS(&cfg)
+	if err != nil {
+		return exit.Usagef("%w", err)
 	}
 
 	// Services inside one process still call each other over gRPC, on this
@@ -383,18 +390,23 @@ func Run(ctx context.Context, cfg Config, hooks Hooks) (err error) {
 
 // loadTokens returns the caller tokens and the services' own token,
 // creating both on the first start of `seam up`.
-func loadTokens(cfg *Config, notes io.Writer) (*auth.Tokens, string, error) {
+// bound holds the gRPC and HTTP addresses the node listens on, for the
+// first-start notes.
+func loadTokens(cfg *Config, notes io.Writer, bound [2]string) (*auth.Tokens, string, error) {
 	if cfg.Bootstrap && cfg.TokensFile == "" {
 		boot, err := auth.EnsureLocalTokens(cfg.DataDir)
 		if err != nil {
 			return nil, "", err
 		}
 		if boot.Created {
-			fmt.Fprintf(notes, `First start: created an admin token in %s.
+			// The token itself stays in its owner-only file: notes end up
+			// in terminals, CI logs and log collectors.
+			tokenFile := filepath.Join(cfg.DataDir, auth.AdminTokenFileName)
+			fmt.Fprintf(notes, `First start: created an admin token in %s (readable by you only).
 The seam command in this directory finds it by itself; other clients send it:
-  grpcurl -H 'authorization: Bearer %s' -plaintext %s list
-  curl -H 'Authorization: Bearer %s' http://%s/v1/subjects
-`, filepath.Join(cfg.DataDir, auth.AdminTokenFileName), boot.AdminToken, cfg.GRPCAddr, boot.AdminToken, cfg.HTTPAddr)
+  grpcurl -H "authorization: Bearer $(cat %s)" -plaintext %s list
+  curl -H "Authorization: Bearer $(cat %s)" http://%s/v1/subjects
+`, tokenFile, tokenFile, bound[0], tokenFile, bound[1])
 		}
 		if cfg.ServiceToken == "" {
 			cfg.ServiceToken = boot.ServiceToken

@@ -195,3 +195,17 @@ func TestIngestIntoUnknownSubjectSaysWhy(t *testing.T) {
 		t.Errorf("ingest into an unknown subject: exit %d, %s; want 2 naming the subject", code, errOut)
 	}
 }
+
+// A partition name that breaks the naming rule is bad input: exit 3,
+// naming the field and the rule, and nothing is stored.
+func TestIngestBadPartitionNameExits3(t *testing.T) {
+	t.Parallel()
+	n := seamtest.StartNode(t)
+	file := seamtest.WriteFile(t, "day.ndjson", strings.Join(seamtest.OrderLines(3), "\n")+"\n")
+	for _, bad := range []string{"../x", strings.Repeat("p", 2000), "2026\u200b-03-01"} {
+		_, errOut, code := n.CLI(t, "gate", "ingest", "shop.orders", file, "--partition", bad)
+		if code != exit.Invalid || !strings.Contains(errOut, "partition") {
+			t.Errorf("ingest with partition %.20q: exit %d, %s; want 3 naming partition", bad, code, errOut)
+		}
+	}
+}

@@ -11,12 +11,14 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/seamdata/seam/cmd/seam/internal/client"
 	"github.com/seamdata/seam/cmd/seam/internal/exit"
 	"github.com/seamdata/seam/cmd/seam/internal/output"
+	"github.com/seamdata/seam/core/contract"
 	"github.com/seamdata/seam/platform/auth"
 )
 
@@ -79,10 +81,12 @@ tables), owner (register versions of its --subject patterns), pipeline
 
 func newCreateCmd(g *client.Globals, f *files) *cobra.Command {
 	var roles, subjects []string
+	var expires string
 	cmd := &cobra.Command{
-		Use:   "create NAME --role ROLE [--role ROLE] [--subject PATTERN]",
+		Use:   "create NAME --role ROLE [--role ROLE] [--subject PATTERN] [--expires DURATION]",
 		Short: "Create a token and print it (once)",
 		Example: `  seam token create ci-payments --role owner --subject 'payments.*'
+  seam token create contractor --role viewer --expires 30d
   seam token create dashboards --role viewer -o json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -107,6 +111,15 @@ func newCreateCmd(g *client.Globals, f *files) *cobra.Command {
 			if slices.Contains(rs, auth.RoleOwner) && len(subjects) == 0 {
 				return exit.Usagef("an owner owns subjects: give --subject (a subject, or a prefix.* pattern)")
 			}
+			var until *time.Time
+			if expires != "" {
+				d, err := contract.ParseNoticePeriod(expires)
+				if err != nil || d <= 0 {
+					return exit.Usagef("--expires %q: give how long the token works, such as 30d, 12h or 1d12h", expires)
+				}
+				t := time.Now().UTC().Add(d).Truncate(time.Second)
+				until = &t
+			}
 			tf, err := f.read()
 			if err != nil {
 				return err
@@ -120,20 +133,26 @@ func newCreateCmd(g *client.Globals, f *files) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			entry.Expires = until
 			tf.Tokens = append(tf.Tokens, entry)
 			if err := auth.WriteTokensFile(f.path(), tf); err != nil {
 				return exit.Usagef("%w", err)
 			}
 			w := cmd.OutOrStdout()
 			if g.JSON() {
-				return output.Value(w, map[string]any{"name": name, "roles": rs, "subjects": subjects, "token": tok, "tokens_file": f.path()})
+				out := map[string]any{"name": name, "roles": rs, "subjects": subjects, "token": tok, "tokens_file": f.path()}
+				if until != nil {
+					out["expires"] = until.Format(time.RFC3339)
+				}
+				return output.Value(w, out)
 			}
 			fmt.Fprintf(w, "created token %s (%s) in %s; it is shown this once:\n%s\n", name, describe(entry), f.path(), tok)
 			return nil
 		},
 	}
 	cmd.Flags().StringSliceVar(&roles, "role", nil, "role of the token (repeatable): admin, operator, owner, pipeline, viewer")
-	cmd.Flags().StringSliceVar(&subjects, "subject", nil, "subject or prefix.* pattern the token is limited to (repeatable)")
+	cmd.Flags().StringSliceVar(&subjects, "subject", nil, "subject or prefix.* pattern the token is limited to, whatever its role (repeatable)")
+	cmd.Flags().StringVar(&expires, "expires", "", "how long the token works (30d, 12h, 1d12h); by default it never expires")
 	return cmd
 }
 
@@ -146,13 +165,28 @@ func describe(e auth.TokenEntry) string {
 	if len(e.Subjects) > 0 {
 		s += "; subjects " + strings.Join(e.Subjects, ",")
 	}
+	if e.Expires != nil {
+		s += "; expires " + e.Expires.UTC().Format(time.RFC3339)
+	}
+	return s
+}
+
+// expiry shows when a token expires: "-" for never, and a mark once past.
+func expiry(e auth.TokenEntry, now time.Time) string {
+	if e.Expires == nil {
+		return "-"
+	}
+	s := e.Expires.UTC().Format(time.RFC3339)
+	if !now.Before(*e.Expires) {
+		s += " (expired)"
+	}
 	return s
 }
 
 func newListCmd(g *client.Globals, f *files) *cobra.Command {
 	return &cobra.Command{
 		Use:     "list",
-		Short:   "List the tokens of the file: names, roles and subjects (never the tokens)",
+		Short:   "List the tokens of the file: names, roles, subjects and expiry (never the tokens)",
 		Example: "  seam token list -o json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -168,20 +202,28 @@ func newListCmd(g *client.Globals, f *files) *cobra.Command {
 					Name     string      `json:"name"`
 					Roles    []auth.Role `json:"roles"`
 					Subjects []string    `json:"subjects"`
+					Expires  string      `json:"expires,omitempty"`
+					Expired  bool        `json:"expired,omitempty"`
 				}
 				rows := []row{}
+				now := time.Now()
 				for _, e := range tf.Tokens {
-					rows = append(rows, row{e.Name, e.Roles, e.Subjects})
+					r := row{Name: e.Name, Roles: e.Roles, Subjects: e.Subjects}
+					if e.Expires != nil {
+						r.Expires, r.Expired = e.Expires.UTC().Format(time.RFC3339), !now.Before(*e.Expires)
+					}
+					rows = append(rows, r)
 				}
 				return output.Value(cmd.OutOrStdout(), map[string]any{"tokens_file": f.path(), "tokens": rows})
 			}
-			t := output.NewTable(cmd.OutOrStdout(), "NAME", "ROLES", "SUBJECTS")
+			t := output.NewTable(cmd.OutOrStdout(), "NAME", "ROLES", "SUBJECTS", "EXPIRES")
+			now := time.Now()
 			for _, e := range tf.Tokens {
 				var roles []string
 				for _, r := range e.Roles {
 					roles = append(roles, string(r))
 				}
-				t.Row(e.Name, strings.Join(roles, ","), output.OrDash(strings.Join(e.Subjects, ",")))
+				t.Row(e.Name, strings.Join(roles, ","), output.OrDash(strings.Join(e.Subjects, ",")), expiry(e, now))
 			}
 			return t.Flush()
 		},

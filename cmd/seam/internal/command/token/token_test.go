@@ -64,3 +64,53 @@ func TestTokensApplyWithoutRestart(t *testing.T) {
 	})
 	run(exit.Usage, "token", "revoke", "dashboards")
 }
+
+// A token created with --expires works until then, is listed with its
+// expiry, and is refused once expired, saying so.
+func TestTokensExpire(t *testing.T) {
+	t.Parallel()
+	n := seamtest.StartNode(t)
+	run := func(want int, args ...string) string {
+		t.Helper()
+		out, errOut, code := seamtest.Run(t.Context(), append(args, "--data-dir", n.DataDir)...)
+		if code != want {
+			t.Fatalf("seam %s: exit %d, want %d\n%s%s", strings.Join(args, " "), code, want, out, errOut)
+		}
+		return out
+	}
+	var created struct {
+		Token   string `json:"token"`
+		Expires string `json:"expires"`
+	}
+	if err := json.Unmarshal([]byte(run(0, "token", "create", "contractor", "--role", "viewer", "--expires", "3s", "-o", "json")), &created); err != nil || created.Expires == "" {
+		t.Fatalf("token create --expires 3s -o json: %v, %+v; want the expiry shown", err, created)
+	}
+	until, err := time.Parse(time.RFC3339, created.Expires)
+	if err != nil || time.Until(until) > 4*time.Second {
+		t.Fatalf("expires %q, want about 3s from now", created.Expires)
+	}
+	run(0, "token", "create", "month", "--role", "viewer", "--expires", "30d")
+	list := run(0, "token", "list")
+	if !strings.Contains(list, "EXPIRES") || !strings.Contains(list, created.Expires) || !strings.Contains(list, time.Now().UTC().AddDate(0, 0, 30).Format("2006-01-02")) {
+		t.Errorf("token list:\n%s\nwant an EXPIRES column with %s and a date 30 days out", list, created.Expires)
+	}
+	run(exit.Usage, "token", "create", "x", "--role", "viewer", "--expires", "soon")
+	call := func() (string, int) {
+		out, errOut, code := seamtest.Run(t.Context(), "contract", "list", "--addr", n.GRPCAddr, "--token", created.Token)
+		return out + errOut, code
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		out, code := call()
+		if code == exit.Usage && strings.Contains(out, "expired") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("10s after it expired the token still gets exit %d: %s", code, out)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if list := run(0, "token", "list"); !strings.Contains(list, "(expired)") {
+		t.Errorf("token list after expiry:\n%s\nwant the token marked (expired)", list)
+	}
+}
