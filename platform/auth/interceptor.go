@@ -118,11 +118,12 @@ func ParseBearer(header string) (string, error) {
 
 // Authenticate returns the principal of an authorization header value, or
 // an Unauthenticated status. REST checks it from the headers alone, before
-// a byte of the request body is read.
-func (a *Authorizer) Authenticate(header string) (*Principal, error) {
+// a byte of the request body is read; method ("GET /v1/…") and peer (the
+// caller's address) name the refused call in the audit log.
+func (a *Authorizer) Authenticate(header, method, peer string) (*Principal, error) {
 	p, err := a.authenticate(header)
 	if err != nil {
-		a.audit.Warn("token refused", "event", "token_refused", "reason", status.Convert(err).Message())
+		a.audit.Warn("token refused", "event", "token_refused", "method", method, "peer", peer, "reason", status.Convert(err).Message())
 	}
 	return p, err
 }
