@@ -50,10 +50,12 @@ func NewAuthorizer(tokens *Tokens, access Access) *Authorizer {
 // WithAudit makes the authorizer write the audit log to log: a warning
 // for each refused token and each role denial, and at debug level each
 // call a token was used for, by principal and role. Each line has
-// audit=true and an event name (token_refused, role_denied, token_used).
+// audit=true and an event name (token_refused, role_denied, token_used);
+// a tokens file's reloads add token_created and token_revoked lines.
 func (a *Authorizer) WithAudit(log *slog.Logger) *Authorizer {
 	out := *a
 	out.audit = log.With("audit", true)
+	out.tokens.AuditTo(out.audit)
 	return &out
 }
 
