@@ -71,7 +71,7 @@ func findLogs(lines []map[string]any, msg string, want map[string]any) []map[str
 // The gauges an operator pages on come from the store: a subject's
 // counters exist at 0 for every verdict from its first batch; the latest
 // verdict names the blocked partition; the open alerts by severity
-// follow a resolution; and a gate started again on the same store, before
+// drop when one is acknowledged; and a gate started again on the same store, before
 // any batch, reports the same match rate, latest verdict and open alerts.
 func TestAlarmGaugesSurviveRestart(t *testing.T) {
 	t.Parallel()
@@ -120,11 +120,11 @@ func TestAlarmGaugesSurviveRestart(t *testing.T) {
 					blocked = a.GetSequence()
 				}
 			}
-			if _, err := e.as("operator").ResolveAlert(ctx, &gatev1.ResolveAlertRequest{Sequence: blocked, Reason: "resent corrected"}); err != nil {
-				t.Fatalf("ResolveAlert: %v", err)
+			if _, err := e.as("operator").AcknowledgeAlert(ctx, &gatev1.AcknowledgeAlertRequest{Sequence: blocked, Reason: "resending it"}); err != nil {
+				t.Fatalf("AcknowledgeAlert: %v", err)
 			}
 			if v, _ := point(t, reader, "seam.gate.alerts.open", critical); v != openCritical-1 {
-				t.Errorf("seam.gate.alerts.open{critical} = %v after resolving one of %v, want %v", v, openCritical, openCritical-1)
+				t.Errorf("seam.gate.alerts.open{critical} = %v after acknowledging one of %v, want %v", v, openCritical, openCritical-1)
 			}
 
 			e.stop()

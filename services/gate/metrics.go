@@ -89,7 +89,7 @@ func newMetrics(m metric.Meter, st gateStore, subjects func() []string, now func
 		metric.WithDescription("1 for the verdict of the subject's latest sealed partition (by name), 0 for the others, by subject, partition and verdict (read from the store)."))
 	errs = append(errs, err)
 	open, err := m.Int64ObservableGauge("seam.gate.alerts.open",
-		metric.WithDescription("Alerts that hold (OPEN or ACKNOWLEDGED), by subject and severity (read from the store)."), metric.WithUnit("{alert}"))
+		metric.WithDescription("Alerts OPEN (raised, neither acknowledged nor resolved), by subject and severity (read from the store)."), metric.WithUnit("{alert}"))
 	errs = append(errs, err)
 	held, err := m.Int64ObservableGauge("seam.gate.quarantine.held",
 		metric.WithDescription("Quarantined records held (not released, discarded or superseded), by subject and reason."), metric.WithUnit("{record}"))

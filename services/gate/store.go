@@ -112,8 +112,8 @@ type gateStore interface {
 	Alerts(ctx context.Context, f alertFilter, after int64, limit int) ([]*gatev1.Alert, error)
 	// Alert reads one alert; false when no alert has the sequence.
 	Alert(ctx context.Context, seq int64) (*gatev1.Alert, bool, error)
-	// OpenAlertCounts counts the alerts that hold (OPEN or ACKNOWLEDGED)
-	// by subject and severity, for the gauges.
+	// OpenAlertCounts counts the OPEN alerts (raised, neither acknowledged
+	// nor resolved) by subject and severity, for the gauges.
 	OpenAlertCounts(ctx context.Context) ([]openAlertCount, error)
 	// LatestSealed reads up to n sealed units of subject, the latest
 	// partition (by name, then amendment) first.

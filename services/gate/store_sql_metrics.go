@@ -22,7 +22,7 @@ type sealedUnit struct {
 	sealedAt int64
 }
 
-// openAlertCount is how many alerts of a subject and severity hold.
+// openAlertCount is how many alerts of a subject and severity are OPEN.
 type openAlertCount struct {
 	subject  string
 	severity gatev1.Severity
@@ -69,8 +69,8 @@ func (s *sqlStore) UnitMatchRates(ctx context.Context, pid int64, amendment int3
 }
 
 func (s *sqlStore) OpenAlertCounts(ctx context.Context) ([]openAlertCount, error) {
-	rows, err := s.db.SQL.QueryContext(ctx, `SELECT subject, severity, COUNT(*) FROM gate_alerts WHERE state IN ($1, $2) GROUP BY subject, severity`,
-		holding[0], holding[1])
+	rows, err := s.db.SQL.QueryContext(ctx, `SELECT subject, severity, COUNT(*) FROM gate_alerts WHERE state = $1 GROUP BY subject, severity`,
+		int32(gatev1.AlertState_ALERT_STATE_OPEN))
 	if err != nil {
 		return nil, fmt.Errorf("count the open alerts: %w", err)
 	}
