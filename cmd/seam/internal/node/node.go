@@ -255,7 +255,7 @@ func Run(ctx context.Context, cfg Config, hooks Hooks) (err error) {
 	// The stores measure their transactions on the process's meter
 	// provider (platform/storage): set it before any store opens, or
 	// seam_store_* never reaches /metrics.
-	tel.SetGlobal()
+	tel.SetGlobalMeter()
 	defer func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
