@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"strings"
 	"sync"
 	"testing"
@@ -209,6 +211,26 @@ func TestAlarmLogs(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	stream, err := e.as("operator").Replay(ctx, &gatev1.ReplayRequest{Window: &gatev1.ReplayWindow{Subject: "bank.payments", PartitionFrom: day, PartitionTo: day},
+		ReplayId: "retry-1", Reason: "retry the held payments"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := stream.Recv(); err != nil {
+			if !errors.Is(err, io.EOF) {
+				t.Fatalf("replay: %v", err)
+			}
+			break
+		}
+	}
+	if _, err := e.as("operator").Contain(ctx, &gatev1.ContainRequest{Subject: "bank.payments", Reason: "INC-9"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.as("operator").Release(ctx, &gatev1.ReleaseRequest{Subject: "bank.payments", Reason: "INC-9 fixed"}); err != nil {
+		t.Fatal(err)
+	}
+
 	lines = logs.lines(t)
 	for _, c := range []struct {
 		msg  string
@@ -217,6 +239,9 @@ func TestAlarmLogs(t *testing.T) {
 		{"alert acknowledged", map[string]any{"audit": true, "event": "alert_acknowledged", "by": "operator", "reason": "on it", "subject": "bank.payments", "partition": day}},
 		{"alert resolved", map[string]any{"audit": true, "event": "alert_resolved", "by": "operator", "reason": "resent corrected", "subject": "bank.payments", "partition": day}},
 		{"quarantined records discarded", map[string]any{"audit": true, "event": "discard", "by": "operator", "reason": "test record"}},
+		{"replay finished", map[string]any{"audit": true, "event": "replay", "by": "operator", "reason": "retry the held payments", "replay_id": "retry-1"}},
+		{"containment changed", map[string]any{"audit": true, "event": "containment", "by": "operator", "reason": "INC-9", "contained": true}},
+		{"containment changed", map[string]any{"audit": true, "event": "containment", "by": "operator", "reason": "INC-9 fixed", "contained": false}},
 	} {
 		if len(findLogs(lines, c.msg, c.want)) != 1 {
 			t.Errorf("no audit line %q with %v", c.msg, c.want)

@@ -203,8 +203,9 @@ func (s *Server) moveAlert(ctx context.Context, seq int64, reason string, state 
 		return nil, err
 	}
 	if moved {
-		s.cfg.Logger.InfoContext(ctx, "alert "+strings.ToLower(strings.TrimPrefix(state.String(), "ALERT_STATE_")), "audit", true, "event", "alert_"+strings.ToLower(strings.TrimPrefix(state.String(), "ALERT_STATE_")),
-			"subject", out.GetSubject(), "partition", out.GetPartition(), "check", out.GetCheck(), "sequence", seq, "kind", out.GetKind(), "by", by, "reason", reason)
+		verb := strings.ToLower(strings.TrimPrefix(state.String(), "ALERT_STATE_"))
+		s.cfg.Logger.InfoContext(ctx, "alert "+verb, "audit", true, "event", "alert_"+verb, "subject", out.GetSubject(), "partition", out.GetPartition(),
+			"check", out.GetCheck(), "sequence", seq, "kind", out.GetKind(), "by", by, "reason", reason)
 	}
 	if !moved {
 		if out.GetState() == state {
