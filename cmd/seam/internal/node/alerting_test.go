@@ -48,7 +48,7 @@ var prometheusDir = filepath.Join(observabilityDir, "prometheus")
 func TestRulesPromtool(t *testing.T) {
 	t.Parallel()
 	promtool := needTool(t, "promtool")
-	for _, args := range [][]string{{"check", "rules", "rules.yml"}, {"test", "rules", "rules_test.yml"}} {
+	for _, args := range [][]string{{"check", "rules", "rules.yml"}, {"test", "rules", "rules_test.yml", "rules_outage_test.yml"}} {
 		cmd := exec.Command(promtool, args...)
 		cmd.Dir = prometheusDir
 		if out, err := cmd.CombinedOutput(); err != nil {
@@ -282,6 +282,9 @@ scrape_configs:
 					t.Errorf("SeamPartitionBlocked names partition %q, want 2026-03-02", l["partition"])
 				}
 				t.Logf("SeamPartitionBlocked %s %.1f s after the seal", a.State, time.Since(blocked).Seconds())
+				if res, err := promQuery(t, addr, `max_over_time(scrape_duration_seconds[1m])`); err == nil && len(res) == 1 {
+					t.Logf("longest scrape of /metrics in the last minute: %v s", res[0]["value"].([]any)[1])
+				}
 				return
 			}
 		}
