@@ -197,6 +197,8 @@ func TestAuditLog(t *testing.T) {
 	_, _ = a.Authorize(ctxWith("Bearer seam_stolen"), "/s.v1.S/Read")
 	_, _ = a.Authorize(ctxWith("Bearer "+viewerTok), "/s.v1.S/Write")
 	_, _ = a.Authorize(ctxWith("Bearer "+viewerTok), "/s.v1.S/Read")
+	// REST authenticates from the headers, naming the route and the peer.
+	_, _ = a.Authenticate("Bearer seam_stolen", "GET /v1/subjects", "192.0.2.7:51000")
 
 	var lines []map[string]any
 	for _, l := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
@@ -210,6 +212,7 @@ func TestAuditLog(t *testing.T) {
 		{"WARN", "token_refused", "", "/s.v1.S/Read"},
 		{"WARN", "role_denied", "dashboards", "/s.v1.S/Write"},
 		{"DEBUG", "token_used", "dashboards", "/s.v1.S/Read"},
+		{"WARN", "token_refused", "", "GET /v1/subjects"},
 	}
 	if len(lines) != len(want) {
 		t.Fatalf("audit log:\n%s\nwant %d lines", buf.String(), len(want))
@@ -219,6 +222,9 @@ func TestAuditLog(t *testing.T) {
 		if l["level"] != w.level || l["event"] != w.event || l["method"] != w.method || l["audit"] != true || (w.principal != "" && l["principal"] != w.principal) {
 			t.Errorf("audit line %d = %v, want level %s event %s principal %q method %s audit=true", i, l, w.level, w.event, w.principal, w.method)
 		}
+	}
+	if len(lines) == len(want) && lines[3]["peer"] != "192.0.2.7:51000" {
+		t.Errorf("the REST token_refused line = %v, want the peer 192.0.2.7:51000", lines[3])
 	}
 	if strings.Contains(buf.String(), viewerTok) || strings.Contains(buf.String(), "seam_stolen") {
 		t.Errorf("the audit log contains a token:\n%s", buf.String())

@@ -49,10 +49,12 @@ func (a *Authorizer) WithReauthInterval(d time.Duration) *Authorizer {
 // WithAudit makes the authorizer write the audit log to log: a warning
 // for each refused token and each role denial, and at debug level each
 // call a token was used for, by principal and role. Each line has
-// audit=true and an event name (token_refused, role_denied, token_used).
+// audit=true and an event name (token_refused, role_denied, token_used);
+// a tokens file's reloads add token_created and token_revoked lines.
 func (a *Authorizer) WithAudit(log *slog.Logger) *Authorizer {
 	out := *a
 	out.audit = log.With("audit", true)
+	out.tokens.AuditTo(out.audit)
 	return &out
 }
 
@@ -161,11 +163,12 @@ func ParseBearer(header string) (string, error) {
 
 // Authenticate returns the principal of an authorization header value, or
 // an Unauthenticated status. REST checks it from the headers alone, before
-// a byte of the request body is read.
-func (a *Authorizer) Authenticate(header string) (*Principal, error) {
+// a byte of the request body is read; method ("GET /v1/…") and peer (the
+// caller's address) name the refused call in the audit log.
+func (a *Authorizer) Authenticate(header, method, peer string) (*Principal, error) {
 	p, err := a.authenticate(header)
 	if err != nil {
-		a.audit.Warn("token refused", "event", "token_refused", "reason", status.Convert(err).Message())
+		a.audit.Warn("token refused", "event", "token_refused", "method", method, "peer", peer, "reason", status.Convert(err).Message())
 	}
 	return p, err
 }

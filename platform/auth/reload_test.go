@@ -1,8 +1,13 @@
 package auth_test
 
 import (
+	"bytes"
+	"encoding/json"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -63,4 +68,99 @@ func TestTokensFollowTheirFile(t *testing.T) {
 	if tokens.ReloadError() == nil {
 		t.Error("ReloadError is nil after the file broke")
 	}
+}
+
+// A token added to or removed from the file is an audit line of the
+// services reading it, with who did it and why as the file records them.
+func TestTokenChangesAreAudited(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), auth.TokensFileName)
+	admin, adminEntry, err := auth.NewToken("admin", []auth.Role{auth.RoleAdmin}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, loaderEntry, err := auth.NewToken("loader", []auth.Role{auth.RolePipeline}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := auth.WriteTokensFile(path, auth.TokensFile{Tokens: []auth.TokenEntry{adminEntry, loaderEntry}}); err != nil {
+		t.Fatal(err)
+	}
+	tokens, err := auth.LoadTokens(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf syncWriter
+	auth.NewAuthorizer(tokens, auth.Access{}).WithAudit(slog.New(slog.NewJSONHandler(&buf, nil)))
+
+	_, dashEntry, err := auth.NewToken("dashboards", []auth.Role{auth.RoleViewer}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dashEntry.CreatedBy, dashEntry.Reason = "alice", "the ops dashboards"
+	if err := auth.WriteTokensFile(path, auth.TokensFile{Tokens: []auth.TokenEntry{adminEntry, dashEntry},
+		Revoked: []auth.RevokedToken{{Name: "loader", RevokedBy: "bob", Reason: "the loader moved"}}}); err != nil {
+		t.Fatal(err)
+	}
+	want := []map[string]any{
+		{"msg": "token created", "audit": true, "event": "token_created", "name": "dashboards", "by": "alice", "reason": "the ops dashboards"},
+		{"msg": "token revoked", "audit": true, "event": "token_revoked", "name": "loader", "by": "bob", "reason": "the loader moved"},
+	}
+	deadline := time.Now().Add(10 * auth.ReloadInterval)
+	for {
+		tokens.Authenticate(admin) // a call makes the set look at its file
+		lines := buf.lines(t)
+		found := 0
+		for _, w := range want {
+			for _, l := range lines {
+				match := true
+				for k, v := range w {
+					if l[k] != v {
+						match = false
+					}
+				}
+				if match {
+					found++
+					break
+				}
+			}
+		}
+		if found == len(want) && len(lines) == len(want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("audit lines after the file changed:\n%v\nwant exactly %v", lines, want)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// syncWriter is a log sink safe for concurrent writers.
+type syncWriter struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (w *syncWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+func (w *syncWriter) lines(t *testing.T) []map[string]any {
+	t.Helper()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(w.b.String()), "\n") {
+		if l == "" {
+			continue
+		}
+		m := map[string]any{}
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("log line %q: %v", l, err)
+		}
+		out = append(out, m)
+	}
+	return out
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -34,11 +35,28 @@ type TokenEntry struct {
 	Hash string `json:"hash"`
 	// Expires, when set, is when the token stops being accepted.
 	Expires *time.Time `json:"expires,omitempty"`
+	// CreatedBy, CreatedAt (RFC 3339) and Reason say who made the token,
+	// when and why (seam token create); the services' audit log repeats
+	// them when they take the token.
+	CreatedBy string `json:"created_by,omitempty"`
+	CreatedAt string `json:"created_at,omitempty"`
+	Reason    string `json:"reason,omitempty"`
+}
+
+// RevokedToken records who revoked a token, when and why (seam token
+// revoke), for the services' audit log; the token itself is gone.
+type RevokedToken struct {
+	Name      string `json:"name"`
+	RevokedBy string `json:"revoked_by,omitempty"`
+	RevokedAt string `json:"revoked_at,omitempty"`
+	Reason    string `json:"reason,omitempty"`
 }
 
 // TokensFile is the on-disk form of a token set.
 type TokensFile struct {
 	Tokens []TokenEntry `json:"tokens"`
+	// Revoked are the latest revocations, newest last.
+	Revoked []RevokedToken `json:"revoked,omitempty"`
 }
 
 // Tokens maps token hashes to principals. A set loaded from a file follows
@@ -54,6 +72,54 @@ type Tokens struct {
 	mu        sync.Mutex   // one reload at a time
 	info      os.FileInfo  // of the file the set was read from
 	lastErr   atomic.Pointer[error]
+	// entries are the file's tokens by name, to tell what a reload added
+	// and removed; audit receives those changes.
+	entries map[string]TokenEntry
+	audit   atomic.Pointer[slog.Logger]
+}
+
+// AuditTo makes a file-backed set write an audit line for each token a
+// reload of its file adds (token_created) or removes (token_revoked),
+// with who did it and why as the file records them.
+func (t *Tokens) AuditTo(log *slog.Logger) {
+	if t != nil && log != nil {
+		t.audit.Store(log)
+	}
+}
+
+func byName(entries []TokenEntry) map[string]TokenEntry {
+	out := make(map[string]TokenEntry, len(entries))
+	for _, e := range entries {
+		out[e.Name] = e
+	}
+	return out
+}
+
+// auditChanges logs the tokens f adds to and removes from before.
+func (t *Tokens) auditChanges(before map[string]TokenEntry, f TokensFile) {
+	log := t.audit.Load()
+	if log == nil {
+		return
+	}
+	after := byName(f.Tokens)
+	for _, e := range f.Tokens {
+		if old, ok := before[e.Name]; ok && old.Hash == e.Hash {
+			continue
+		}
+		log.Info("token created", "event", "token_created", "name", e.Name, "roles", e.Roles, "subjects", e.Subjects,
+			"by", e.CreatedBy, "reason", e.Reason, "tokens_file", t.path)
+	}
+	revoked := map[string]RevokedToken{}
+	for _, r := range f.Revoked {
+		revoked[r.Name] = r
+	}
+	for name := range before {
+		if _, ok := after[name]; ok {
+			continue
+		}
+		r := revoked[name]
+		log.Info("token revoked", "event", "token_revoked", "name", name, "by", r.RevokedBy, "reason", r.Reason, "tokens_file", t.path)
+	}
 }
 
 // ReloadInterval is how often at most a file-backed token set looks at its
@@ -136,7 +202,7 @@ func LoadTokens(path string) (*Tokens, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tokens file %s: %w", path, err)
 	}
-	t.path, t.info = path, info
+	t.path, t.info, t.entries = path, info, byName(f.Tokens)
 	t.nextCheck.Store(time.Now().Add(ReloadInterval).UnixNano())
 	return t, nil
 }
@@ -199,6 +265,8 @@ func (t *Tokens) follow() {
 	t.set.Store(&m)
 	t.info = info
 	t.lastErr.Store(nil)
+	t.auditChanges(t.entries, f)
+	t.entries = byName(f.Tokens)
 }
 
 // HashToken returns the hex SHA-256 of token.

@@ -54,7 +54,7 @@ func (g *restGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}()
 	r = r.WithContext(context.WithValue(r.Context(), restRouteKey{}, route))
-	if _, err := g.authz.Authenticate(r.Header.Get("Authorization")); err != nil {
+	if _, err := g.authz.Authenticate(r.Header.Get("Authorization"), r.Method+" "+r.URL.Path, r.RemoteAddr); err != nil {
 		g.refuse(w, r, err)
 		return
 	}

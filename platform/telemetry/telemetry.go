@@ -144,6 +144,12 @@ func (t *Telemetry) SetGlobal() {
 	otel.SetTextMapPropagator(t.Propagator)
 }
 
+// SetGlobalMeter installs only the meter provider as the process-wide
+// default: platform/storage measures every store's transactions on it.
+// The tracer provider and propagator stay explicit, so a client in the
+// same process (a test, the CLI) does not trace into a server's provider.
+func (t *Telemetry) SetGlobalMeter() { otel.SetMeterProvider(t.MeterProvider) }
+
 // Meter returns a meter of the process's provider.
 func (t *Telemetry) Meter(name string) metric.Meter { return t.MeterProvider.Meter(name) }
 

@@ -195,6 +195,11 @@ func (s *Server) moveAlert(ctx context.Context, seq int64, reason string, state 
 	if err != nil {
 		return nil, err
 	}
+	if moved {
+		verb := strings.ToLower(strings.TrimPrefix(state.String(), "ALERT_STATE_"))
+		s.cfg.Logger.InfoContext(ctx, "alert "+verb, "audit", true, "event", "alert_"+verb, "subject", out.GetSubject(), "partition", out.GetPartition(),
+			"check", out.GetCheck(), "sequence", seq, "kind", out.GetKind(), "by", by, "reason", reason)
+	}
 	if !moved {
 		if out.GetState() == state {
 			return out, nil // done before: the same answer, nothing changes

@@ -171,9 +171,7 @@ func (s *Server) commitBatch(ctx context.Context, o *outcome, digest []byte) (*g
 			v.Record = nil
 		}
 	}
-	for _, a := range resp.GetAlerts() {
-		s.metrics.alert(ctx, a.GetSubject(), a.GetKind())
-	}
+	s.raised(ctx, resp.GetAlerts())
 	return resp, nil
 }
 

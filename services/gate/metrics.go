@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -14,9 +15,18 @@ import (
 
 // metrics are the gate's OpenTelemetry instruments: the partition
 // counters of GetMonitor as metrics, and gauges of what an operator
-// alerts on (match rate, held records, containment, events waiting for
-// the registry). Prometheus names them seam_gate_…; deploy/observability
-// has the alert rules and dashboard built on them.
+// alerts on (match rate, latest verdict, open alerts, held records,
+// containment, events waiting for the registry). Prometheus names them
+// seam_gate_…; deploy/observability has the alert rules and dashboard
+// built on them.
+//
+// An alert rule must not depend on when a series is born: a counter
+// that appears at 1 shows no increase(). So each subject's counters the
+// rules and dashboard read exist at 0 from its first batch in this
+// process, and the gauges an operator pages on (match rate, latest
+// verdict, open alerts) are read from the store at each scrape: every
+// replica reports the same, a restart loses nothing, and a value stays
+// until what it measures changes in the store.
 type metrics struct {
 	records    metric.Int64Counter
 	batches    metric.Int64Counter
@@ -25,16 +35,41 @@ type metrics struct {
 	partitions metric.Int64Counter
 
 	mu sync.Mutex
-	// matchRate is, per subject and identifier field, the match rate of
-	// the latest partition (or amendment) this process sealed.
-	matchRate map[[2]string]float64
+	// seen are the subjects whose counters were created at 0.
+	seen map[string]bool
+	// rates caches the match rates of sealed units by unit and seal time,
+	// so a scrape decodes only the figures of units sealed since the last.
+	rates map[rateKey]map[string]float64
 }
 
-// newMetrics creates the instruments. The gauges of held records and
-// containment read the store on each collection (a scrape), for the
-// subjects subjects names; now is the clock in Unix nanoseconds.
+type rateKey struct {
+	pid       int64
+	amendment int32
+	sealedAt  int64
+}
+
+// latestUnits is how many of a subject's latest sealed units the match
+// rate gauge looks through for each identifier field's latest figure.
+const latestUnits = 8
+
+// verdictNames are the partition verdicts as metric labels.
+var verdictNames = []string{"PASSED", "PASSED_WITH_ALERTS", "BLOCKED"}
+
+// alertKinds are the kinds of alerts a seal raises.
+var alertKinds = []string{"MATCH_RATE", "NULL_RATE", "MEAN_DRIFT", "ROW_COUNT", "RECORD_CHECK", "PARTITION_BLOCKED", "UNANNOUNCED_CHANGE"}
+
+// severities are the alert severities as metric labels.
+var severities = map[gatev1.Severity]string{
+	gatev1.Severity_SEVERITY_INFO:     "info",
+	gatev1.Severity_SEVERITY_WARNING:  "warning",
+	gatev1.Severity_SEVERITY_CRITICAL: "critical",
+}
+
+// newMetrics creates the instruments. The gauges read the store on each
+// collection (a scrape), for the subjects subjects names; now is the
+// clock in Unix nanoseconds.
 func newMetrics(m metric.Meter, st gateStore, subjects func() []string, now func() int64) (*metrics, error) {
-	out := metrics{matchRate: map[[2]string]float64{}}
+	out := metrics{seen: map[string]bool{}, rates: map[rateKey]map[string]float64{}}
 	var errs []error
 	counter := func(name, desc string) metric.Int64Counter {
 		c, err := m.Int64Counter(name, metric.WithDescription(desc))
@@ -48,7 +83,13 @@ func newMetrics(m metric.Meter, st gateStore, subjects func() []string, now func
 	out.partitions = counter("seam.gate.partitions", "Partitions and amendments sealed, by subject and verdict (PASSED, PASSED_WITH_ALERTS, BLOCKED).")
 
 	matchRate, err := m.Float64ObservableGauge("seam.gate.match.rate",
-		metric.WithDescription("Share of identifiers that resolve, in the latest partition this gate sealed, by subject and identifier field."))
+		metric.WithDescription("Share of identifiers that resolve, in the latest sealed partition that has the field, by subject and identifier field (read from the store)."))
+	errs = append(errs, err)
+	verdict, err := m.Int64ObservableGauge("seam.gate.latest.verdict",
+		metric.WithDescription("1 for the verdict of the subject's latest sealed partition (by name), 0 for the others, by subject, partition and verdict (read from the store)."))
+	errs = append(errs, err)
+	open, err := m.Int64ObservableGauge("seam.gate.alerts.open",
+		metric.WithDescription("Alerts OPEN (raised, neither acknowledged nor resolved), by subject and severity (read from the store)."), metric.WithUnit("{alert}"))
 	errs = append(errs, err)
 	held, err := m.Int64ObservableGauge("seam.gate.quarantine.held",
 		metric.WithDescription("Quarantined records held (not released, discarded or superseded), by subject and reason."), metric.WithUnit("{record}"))
@@ -66,23 +107,59 @@ func newMetrics(m metric.Meter, st gateStore, subjects func() []string, now func
 		return nil, fmt.Errorf("gate: create metrics: %w", err)
 	}
 	_, err = m.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
-		out.mu.Lock()
-		for k, v := range out.matchRate {
-			o.ObserveFloat64(matchRate, v, metric.WithAttributes(attribute.String("subject", k[0]), attribute.String("field", k[1])))
-		}
-		out.mu.Unlock()
-
 		var errs []error
-		for _, subject := range subjects() {
+		known := subjects()
+		for _, subject := range known {
+			out.touch(ctx, subject) // after a restart, before the subject's first batch
+			subj := attribute.String("subject", subject)
 			counts, err := st.QuarantineCounts(ctx, quarantineFilter{subject: subject, state: gatev1.QuarantineState_QUARANTINE_STATE_HELD}, "reason")
+			if err != nil {
+				errs = append(errs, err)
+			}
+			for _, c := range counts {
+				o.ObserveInt64(held, c.GetCount(), metric.WithAttributes(subj, attribute.String("reason", c.GetKey())))
+			}
+			units, err := st.LatestSealed(ctx, subject, latestUnits)
 			if err != nil {
 				errs = append(errs, err)
 				continue
 			}
-			for _, c := range counts {
-				o.ObserveInt64(held, c.GetCount(), metric.WithAttributes(attribute.String("subject", subject), attribute.String("reason", c.GetKey())))
+			if len(units) > 0 {
+				latest := units[0]
+				for _, v := range verdictNames {
+					n := int64(0)
+					if v == verdictName(latest.verdict) {
+						n = 1
+					}
+					o.ObserveInt64(verdict, n, metric.WithAttributes(subj, attribute.String("partition", latest.part), attribute.String("verdict", v)))
+				}
+			}
+			rates, err := out.latestRates(ctx, st, units)
+			errs = append(errs, err)
+			for field, r := range rates {
+				o.ObserveFloat64(matchRate, r, metric.WithAttributes(subj, attribute.String("field", field)))
 			}
 		}
+
+		// Every known subject reports each severity, 0 when nothing holds,
+		// so a rule sees an alert's first raise as a change.
+		openCounts, err := st.OpenAlertCounts(ctx)
+		errs = append(errs, err)
+		counted := map[[2]string]int64{}
+		for _, subject := range known {
+			for _, sev := range severities {
+				counted[[2]string{subject, sev}] = 0
+			}
+		}
+		for _, c := range openCounts {
+			if sev, ok := severities[c.severity]; ok {
+				counted[[2]string{c.subject, sev}] += c.count
+			}
+		}
+		for k, n := range counted {
+			o.ObserveInt64(open, n, metric.WithAttributes(attribute.String("subject", k[0]), attribute.String("severity", k[1])))
+		}
+
 		conts, err := st.Containments(ctx)
 		errs = append(errs, err)
 		for _, c := range conts {
@@ -103,14 +180,80 @@ func newMetrics(m metric.Meter, st gateStore, subjects func() []string, now func
 			o.ObserveFloat64(pendingAge, max(age, 0))
 		}
 		return errors.Join(errs...)
-	}, matchRate, held, contained, pending, pendingAge)
+	}, matchRate, verdict, open, held, contained, pending, pendingAge)
 	if err != nil {
 		return nil, fmt.Errorf("gate: register gauges: %w", err)
 	}
 	return &out, nil
 }
 
+// latestRates returns, per identifier field, the match rate of the latest
+// of units (latest first) that checked identifiers of that field.
+func (m *metrics) latestRates(ctx context.Context, st gateStore, units []sealedUnit) (map[string]float64, error) {
+	out := map[string]float64{}
+	for _, u := range units {
+		k := rateKey{pid: u.pid, amendment: u.amendment, sealedAt: u.sealedAt}
+		m.mu.Lock()
+		rates, ok := m.rates[k]
+		m.mu.Unlock()
+		if !ok {
+			var err error
+			if rates, err = st.UnitMatchRates(ctx, u.pid, u.amendment); err != nil {
+				return out, err
+			}
+			m.mu.Lock()
+			if len(m.rates) > 4096 {
+				clear(m.rates) // units sealed long ago; the next scrape reads the few it needs
+			}
+			m.rates[k] = rates
+			m.mu.Unlock()
+		}
+		for field, r := range rates {
+			if _, ok := out[field]; !ok {
+				out[field] = r
+			}
+		}
+	}
+	return out, nil
+}
+
+// matchRates is a unit's match rate per identifier field it checked.
+func matchRates(f unitFigures) map[string]float64 {
+	out := map[string]float64{}
+	for field, fs := range f.Stats.Fields {
+		if fs.IDs > 0 {
+			out[field] = float64(fs.Matched) / float64(fs.IDs)
+		}
+	}
+	return out
+}
+
+// touch creates a subject's counters at 0 the first time this process
+// sees it, so the first BLOCKED partition or first alert of a kind is an
+// increase from 0 and not the birth of a series.
+func (m *metrics) touch(ctx context.Context, subject string) {
+	m.mu.Lock()
+	seen := m.seen[subject]
+	m.seen[subject] = true
+	m.mu.Unlock()
+	if seen {
+		return
+	}
+	subj := attribute.String("subject", subject)
+	for _, v := range verdictNames {
+		m.partitions.Add(ctx, 0, metric.WithAttributes(subj, attribute.String("verdict", v)))
+	}
+	for _, k := range alertKinds {
+		m.alerts.Add(ctx, 0, metric.WithAttributes(subj, attribute.String("kind", k)))
+	}
+	for _, v := range []string{"accepted", "quarantined"} {
+		m.records.Add(ctx, 0, metric.WithAttributes(subj, attribute.String("verdict", v)))
+	}
+	m.released.Add(ctx, 0, metric.WithAttributes(subj))
+}
+
 func (m *metrics) batch(ctx context.Context, subject string, sum *gatev1.BatchSummary) {
+	m.touch(ctx, subject)
 	subj := attribute.String("subject", subject)
 	m.batches.Add(ctx, 1, metric.WithAttributes(subj, attribute.String("status", sum.GetStatus().String())))
 	m.records.Add(ctx, sum.GetAccepted(), metric.WithAttributes(subj, attribute.String("verdict", "accepted")))
@@ -118,19 +261,14 @@ func (m *metrics) batch(ctx context.Context, subject string, sum *gatev1.BatchSu
 }
 
 func (m *metrics) alert(ctx context.Context, subject, kind string) {
+	m.touch(ctx, subject)
 	m.alerts.Add(ctx, 1, metric.WithAttributes(attribute.String("subject", subject), attribute.String("kind", kind)))
 }
 
-// sealed counts a unit's verdict and keeps its match rates.
+// sealed counts a unit's verdict.
 func (m *metrics) sealed(ctx context.Context, subject string, u *unitRow) {
+	m.touch(ctx, subject)
 	m.partitions.Add(ctx, 1, metric.WithAttributes(attribute.String("subject", subject), attribute.String("verdict", verdictName(u.verdict))))
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for field, fs := range u.figures.Stats.Fields {
-		if fs.IDs > 0 {
-			m.matchRate[[2]string{subject, field}] = float64(fs.Matched) / float64(fs.IDs)
-		}
-	}
 }
 
 // verdictName is a verdict without its enum prefix.
@@ -144,4 +282,12 @@ func verdictName(v gatev1.PartitionVerdict) string {
 		return "PASSED"
 	}
 	return "UNSPECIFIED"
+}
+
+// severityName is an alert severity as a metric label and log level word.
+func severityName(s gatev1.Severity) string {
+	if n, ok := severities[s]; ok {
+		return n
+	}
+	return strings.ToLower(strings.TrimPrefix(s.String(), "SEVERITY_"))
 }

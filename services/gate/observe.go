@@ -2,6 +2,8 @@ package gate
 
 import (
 	"context"
+	"log/slog"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -10,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc/status"
 
+	"github.com/seamdata/seam/core/check"
 	"github.com/seamdata/seam/platform/rpcerr"
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
 	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
@@ -161,4 +164,40 @@ func (s *Server) startPublish(ctx context.Context, eventID string, e *registryv1
 		}
 	}
 	return s.tracer.Start(ctx, spanPublish, opts...)
+}
+
+// raised counts alerts a committed judgment raised and logs each: at
+// ERROR when critical, at WARN otherwise, with the trace id of ctx, so an
+// on-call engineer grepping the logs finds every alarm the gate raised.
+func (s *Server) raised(ctx context.Context, alerts []*gatev1.Alert) {
+	for _, a := range alerts {
+		s.metrics.alert(ctx, a.GetSubject(), a.GetKind())
+		level := slog.LevelWarn
+		if a.GetSeverity() == gatev1.Severity_SEVERITY_CRITICAL {
+			level = slog.LevelError
+		}
+		s.cfg.Logger.Log(ctx, level, "alert raised", "subject", a.GetSubject(), "partition", a.GetPartition(), "amendment", a.GetAmendment(),
+			"check", a.GetCheck(), "kind", a.GetKind(), "field", a.GetField(), "severity", severityName(a.GetSeverity()),
+			"sequence", a.GetSequence(), "message", a.GetMessage())
+	}
+}
+
+// sealLevel is the level a seal is logged at: WARN when the partition is
+// BLOCKED (nothing of it may be published), INFO otherwise.
+func sealLevel(v gatev1.PartitionVerdict) slog.Level {
+	if v == gatev1.PartitionVerdict_PARTITION_VERDICT_BLOCKED {
+		return slog.LevelWarn
+	}
+	return slog.LevelInfo
+}
+
+// blockingChecks names the checks that blocked a judgment, "" when none did.
+func blockingChecks(outcomes []check.Outcome) string {
+	var names []string
+	for _, o := range outcomes {
+		if o.Exceeded && o.Policy == contractPolicyBlock {
+			names = append(names, o.Name)
+		}
+	}
+	return strings.Join(names, ",")
 }

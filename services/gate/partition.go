@@ -185,8 +185,8 @@ func (s *Server) sealUnit(ctx context.Context, tx storeTx, cv *compiled, p partR
 	}
 	s.metrics.sealed(ctx, p.subject, u)
 	c := u.counts
-	s.cfg.Logger.InfoContext(ctx, "partition sealed", "subject", p.subject, "partition", p.part, "amendment", u.amendment,
-		"version", cv.version, "verdict", u.verdict.String(), "cause", cause.String(), "by", by, "batch", batchID,
+	s.cfg.Logger.Log(ctx, sealLevel(u.verdict), "partition sealed", "subject", p.subject, "partition", p.part, "amendment", u.amendment,
+		"version", cv.version, "verdict", u.verdict.String(), "check", blockingChecks(j.Outcomes), "cause", cause.String(), "by", by, "batch", batchID,
 		"received", c.received, "accepted", c.accepted, "quarantined", c.quarantined, "duplicates", c.duplicates, "released", c.released,
 		"alerts", len(out))
 	return out, nil
@@ -366,9 +366,7 @@ func (s *Server) seal(ctx context.Context, subject, part string, cause gatev1.Se
 		if err != nil {
 			return nil, err
 		}
-		for _, a := range state.GetAlerts() {
-			s.metrics.alert(ctx, a.GetSubject(), a.GetKind())
-		}
+		s.raised(ctx, state.GetAlerts())
 		if sealedNow {
 			s.emitSeal(ctx, cv, state, sealedStats, now)
 		}

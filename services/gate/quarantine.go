@@ -190,7 +190,13 @@ func (s *Server) DiscardQuarantined(ctx context.Context, req *gatev1.DiscardQuar
 	if err != nil {
 		return nil, err
 	}
-	s.cfg.Logger.InfoContext(ctx, "quarantined records discarded", "audit", true, "event", "discard", "subject", sel.subject, "count", n, "by", principal, "reason", reason)
+	attrs := []any{"audit", true, "event", "discard", "count", n, "by", principal, "reason", reason}
+	if len(sel.ids) > 0 {
+		attrs = append(attrs, "ids", sel.ids)
+	} else {
+		attrs = append(attrs, "subject", sel.subject)
+	}
+	s.cfg.Logger.InfoContext(ctx, "quarantined records discarded", attrs...)
 	return &gatev1.DiscardQuarantinedResponse{Discarded: n}, nil
 }
 

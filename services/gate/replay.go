@@ -386,7 +386,7 @@ func (s *Server) Replay(req *gatev1.ReplayRequest, stream gatev1.GateService_Rep
 	}
 	span.SetAttributes(attrVersion.Int64(int64(cv.version)), attrPartitions.Int64(sum.GetPartitions()), attrHeld.Int64(sum.GetHeld()),
 		attrReleased.Int64(sum.GetReleased()), attrRemaining.Int64(sum.GetRemaining()))
-	s.cfg.Logger.InfoContext(ctx, "replay finished", "subject", w.GetSubject(), "from", w.GetPartitionFrom(), "to", w.GetPartitionTo(),
+	s.cfg.Logger.InfoContext(ctx, "replay finished", "audit", true, "event", "replay", "subject", w.GetSubject(), "from", w.GetPartitionFrom(), "to", w.GetPartitionTo(),
 		"version", cv.version, "partitions", sum.GetPartitions(), "replay_id", replayID, "released", sum.Released, "remaining", sum.Remaining,
 		"by", principal, "reason", reason)
 	return stream.Send(&gatev1.ReplayResponse{Message: &gatev1.ReplayResponse_Summary{Summary: sum}})
@@ -571,7 +571,9 @@ func (s *Server) reseal(ctx context.Context, subject, part, principal, replayID 
 			return err
 		}
 		now := s.cfg.Clock()
+		var alerts []*gatev1.Alert
 		err = s.store.InTx(ctx, func(tx storeTx) error {
+			alerts = nil
 			p, ok, err := tx.LockPartition(ctx, subject, part, false, now)
 			if err != nil || !ok {
 				return err
@@ -580,7 +582,7 @@ func (s *Server) reseal(ctx context.Context, subject, part, principal, replayID 
 			if err != nil || !ok || u.status != gatev1.PartitionStatus_PARTITION_STATUS_SEALED {
 				return err
 			}
-			if _, err := s.sealUnit(ctx, tx, cv, p, &u, gatev1.SealCause_SEAL_CAUSE_REPLAY, principal, "", "replay "+replayID, now); err != nil {
+			if alerts, err = s.sealUnit(ctx, tx, cv, p, &u, gatev1.SealCause_SEAL_CAUSE_REPLAY, principal, "", "replay "+replayID, now); err != nil {
 				return err
 			}
 			return tx.PutUnit(ctx, u)
@@ -588,6 +590,7 @@ func (s *Server) reseal(ctx context.Context, subject, part, principal, replayID 
 		if err != nil {
 			return err
 		}
+		s.raised(ctx, alerts)
 	}
 	return nil
 }

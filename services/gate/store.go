@@ -112,6 +112,14 @@ type gateStore interface {
 	Alerts(ctx context.Context, f alertFilter, after int64, limit int) ([]*gatev1.Alert, error)
 	// Alert reads one alert; false when no alert has the sequence.
 	Alert(ctx context.Context, seq int64) (*gatev1.Alert, bool, error)
+	// OpenAlertCounts counts the OPEN alerts (raised, neither acknowledged
+	// nor resolved) by subject and severity, for the gauges.
+	OpenAlertCounts(ctx context.Context) ([]openAlertCount, error)
+	// LatestSealed reads up to n sealed units of subject, the latest
+	// partition (by name, then amendment) first.
+	LatestSealed(ctx context.Context, subject string, n int) ([]sealedUnit, error)
+	// UnitMatchRates reads a unit's match rate per identifier field.
+	UnitMatchRates(ctx context.Context, pid int64, amendment int32) (map[string]float64, error)
 
 	// HeldPartitions lists the partitions of a window that hold records
 	// (or that replayID released records in).

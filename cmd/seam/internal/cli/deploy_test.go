@@ -188,6 +188,8 @@ func TestDeployFilesMatchTheBinary(t *testing.T) {
 				kinds["collector"]++ // checked from the compose file that mounts it
 			case deploycheck.List(doc, "groups") != nil:
 				kinds["rules"]++ // Prometheus rules: node's TestRulesAndDashboard parses them and checks their metrics
+			case deploycheck.List(doc, "tests") != nil && deploycheck.List(doc, "rule_files") != nil:
+				kinds["rule tests"]++ // promtool's tests of the rules: node's TestRulesPromtool runs them
 			case deploycheck.List(doc, "scrape_configs") != nil:
 				kinds["prometheus"]++
 			case deploycheck.List(doc, "datasources") != nil || deploycheck.List(doc, "providers") != nil:

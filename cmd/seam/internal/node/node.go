@@ -252,6 +252,10 @@ func Run(ctx context.Context, cfg Config, hooks Hooks) (err error) {
 	if err != nil {
 		return exit.Usagef("%w", err)
 	}
+	// The stores measure their transactions on the process's meter
+	// provider (platform/storage): set it before any store opens, or
+	// seam_store_* never reaches /metrics.
+	tel.SetGlobalMeter()
 	defer func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()

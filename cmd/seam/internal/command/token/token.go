@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
+	"os/user"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -79,13 +81,28 @@ tables), owner (register versions of its --subject patterns), pipeline
 	return cmd
 }
 
+// operatorName is who runs the command, for the services' audit log.
+func operatorName() string {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	if name := os.Getenv("USER"); name != "" {
+		return name
+	}
+	return "unknown"
+}
+
+// maxRevoked bounds the revocations a tokens file keeps for the audit log.
+const maxRevoked = 100
+
 func newCreateCmd(g *client.Globals, f *files) *cobra.Command {
 	var roles, subjects []string
 	var expires string
+	var reason string
 	cmd := &cobra.Command{
 		Use:   "create NAME --role ROLE [--role ROLE] [--subject PATTERN] [--expires DURATION]",
 		Short: "Create a token and print it (once)",
-		Example: `  seam token create ci-payments --role owner --subject 'payments.*'
+		Example: `  seam token create ci-payments --role owner --subject 'payments.*' --reason "CI of the payments team"
   seam token create contractor --role viewer --expires 30d
   seam token create dashboards --role viewer -o json`,
 		Args: cobra.ExactArgs(1),
@@ -134,6 +151,7 @@ func newCreateCmd(g *client.Globals, f *files) *cobra.Command {
 				return err
 			}
 			entry.Expires = until
+			entry.CreatedBy, entry.CreatedAt, entry.Reason = operatorName(), time.Now().UTC().Format(time.RFC3339), strings.TrimSpace(reason)
 			tf.Tokens = append(tf.Tokens, entry)
 			if err := auth.WriteTokensFile(f.path(), tf); err != nil {
 				return exit.Usagef("%w", err)
@@ -153,6 +171,7 @@ func newCreateCmd(g *client.Globals, f *files) *cobra.Command {
 	cmd.Flags().StringSliceVar(&roles, "role", nil, "role of the token (repeatable): admin, operator, owner, pipeline, viewer")
 	cmd.Flags().StringSliceVar(&subjects, "subject", nil, "subject or prefix.* pattern the token is limited to, whatever its role (repeatable)")
 	cmd.Flags().StringVar(&expires, "expires", "", "how long the token works (30d, 12h, 1d12h); by default it never expires")
+	cmd.Flags().StringVar(&reason, "reason", "", "why the token exists; kept in the file with who created it, and written to the services' audit log")
 	return cmd
 }
 
@@ -231,10 +250,11 @@ func newListCmd(g *client.Globals, f *files) *cobra.Command {
 }
 
 func newRevokeCmd(g *client.Globals, f *files) *cobra.Command {
-	return &cobra.Command{
+	var reason string
+	cmd := &cobra.Command{
 		Use:     "revoke NAME",
 		Short:   "Remove a token: calls with it are refused within a second",
-		Example: "  seam token revoke nightly-loader",
+		Example: `  seam token revoke nightly-loader --reason "the loader moved to a service account"`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := g.ValidateOutput(); err != nil {
@@ -256,6 +276,11 @@ func newRevokeCmd(g *client.Globals, f *files) *cobra.Command {
 				return exit.Usagef("seam-services is the token the services call each other with; revoking it stops seam up working")
 			}
 			tf.Tokens = slices.Delete(tf.Tokens, i, i+1)
+			tf.Revoked = append(tf.Revoked, auth.RevokedToken{Name: args[0], RevokedBy: operatorName(),
+				RevokedAt: time.Now().UTC().Format(time.RFC3339), Reason: strings.TrimSpace(reason)})
+			if len(tf.Revoked) > maxRevoked {
+				tf.Revoked = tf.Revoked[len(tf.Revoked)-maxRevoked:]
+			}
 			if err := auth.WriteTokensFile(f.path(), tf); err != nil {
 				return exit.Usagef("%w", err)
 			}
@@ -266,4 +291,6 @@ func newRevokeCmd(g *client.Globals, f *files) *cobra.Command {
 			return nil
 		},
 	}
+	cmd.Flags().StringVar(&reason, "reason", "", "why the token is revoked; kept in the file with who revoked it, and written to the services' audit log")
+	return cmd
 }

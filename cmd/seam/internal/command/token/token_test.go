@@ -2,12 +2,15 @@ package token_test
 
 import (
 	"encoding/json"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/seamdata/seam/cmd/seam/internal/exit"
 	"github.com/seamdata/seam/cmd/seam/internal/seamtest"
+	"github.com/seamdata/seam/platform/auth"
 )
 
 // A token created with seam token works at once against a running Seam
@@ -28,7 +31,7 @@ func TestTokensApplyWithoutRestart(t *testing.T) {
 		Token string   `json:"token"`
 		Roles []string `json:"roles"`
 	}
-	if err := json.Unmarshal([]byte(run(0, "token", "create", "dashboards", "--role", "viewer", "-o", "json")), &created); err != nil || !strings.HasPrefix(created.Token, "seam_") {
+	if err := json.Unmarshal([]byte(run(0, "token", "create", "dashboards", "--role", "viewer", "--reason", "ops dashboards", "-o", "json")), &created); err != nil || !strings.HasPrefix(created.Token, "seam_") {
 		t.Fatalf("token create -o json: %v, %+v", err, created)
 	}
 	call := func(token string, args ...string) (string, int) {
@@ -50,6 +53,12 @@ func TestTokensApplyWithoutRestart(t *testing.T) {
 		t.Errorf("viewer token containing a source: exit %d, %s; want permission denied", code, out)
 	}
 
+	if tf, err := auth.ReadTokensFile(filepath.Join(n.DataDir, auth.TokensFileName)); err != nil {
+		t.Fatal(err)
+	} else if i := slices.IndexFunc(tf.Tokens, func(e auth.TokenEntry) bool { return e.Name == "dashboards" }); i < 0 ||
+		tf.Tokens[i].Reason != "ops dashboards" || tf.Tokens[i].CreatedBy == "" || tf.Tokens[i].CreatedAt == "" {
+		t.Errorf("tokens file = %+v, want dashboards with who created it, when and why", tf.Tokens)
+	}
 	if out := run(0, "token", "list"); !strings.Contains(out, "dashboards") || !strings.Contains(out, "viewer") || strings.Contains(out, created.Token) {
 		t.Errorf("token list:\n%s\nwant dashboards with its role, and never the token", out)
 	}
@@ -57,7 +66,16 @@ func TestTokensApplyWithoutRestart(t *testing.T) {
 	run(exit.Usage, "token", "create", "x", "--role", "wizard")
 	run(exit.Usage, "token", "create", "x", "--role", "owner")
 
-	run(0, "token", "revoke", "dashboards")
+	run(0, "token", "revoke", "dashboards", "--reason", "dashboards retired")
+	// The file keeps who made and revoked the token and why, for the
+	// services' audit lines (token_created, token_revoked).
+	tf, err := auth.ReadTokensFile(filepath.Join(n.DataDir, auth.TokensFileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tf.Revoked) != 1 || tf.Revoked[0].Name != "dashboards" || tf.Revoked[0].Reason != "dashboards retired" || tf.Revoked[0].RevokedBy == "" || tf.Revoked[0].RevokedAt == "" {
+		t.Errorf("revocations in the file = %+v, want dashboards revoked with who, when and why", tf.Revoked)
+	}
 	eventually("the revoked token is refused", func() bool {
 		out, code := call(created.Token, "contract", "list")
 		return code == exit.Usage && strings.Contains(out, "--token")
