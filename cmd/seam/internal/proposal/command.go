@@ -26,7 +26,7 @@ type Flags struct {
 // Add declares the flags on cmd.
 func (f *Flags) Add(cmd *cobra.Command) {
 	cmd.Flags().StringArrayVar(&f.Partitions, "partition", nil, "a partition to read held records from (repeatable; default: the newest partitions holding records)")
-	cmd.Flags().IntVar(&f.Limit, "limit", DefaultLimit, "read at most this many held records, newest partitions first")
+	cmd.Flags().IntVar(&f.Limit, "limit", DefaultLimit, "infer from at most this many held records, newest partitions first (seam incident replays its whole window whatever this is)")
 	cmd.Flags().Float64Var(&f.MinShare, "min-share", infer.DefaultMinShare, "a deviation is a change of the source when at least this share of the records carrying the field show it")
 	cmd.Flags().IntVar(&f.MinCount, "min-count", infer.DefaultMinCount, "and at least this many records")
 }
