@@ -204,7 +204,7 @@ func (s *Source) applyBatch(ctx context.Context, t *table, st tableState, batch 
 	}
 	var ans gateAnswer
 	day := s.dayOf(first.commitTime)
-	id := fmt.Sprintf("wal-%s.%d-%s.%d@v%d", lsnText(first.lsn), first.seq, lsnText(last.lsn), last.seq, t.version)
+	id := fmt.Sprintf("wal-%s.%d-%s.%d@v%d", lsnName(first.lsn), first.seq, lsnName(last.lsn), last.seq, t.version)
 	if len(send) > 0 {
 		b := newBatchBuilder(t.shape)
 		for _, ch := range send {

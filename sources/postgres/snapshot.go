@@ -103,7 +103,7 @@ type pendingChunk struct {
 // handoff position (the consistent point, the same for every run of a
 // source) and the chunk's number.
 func chunkPartition(consistent uint64, chunk int) string {
-	return fmt.Sprintf("snapshot-%s-chunk%d", strings.ReplaceAll(lsnText(consistent), "/", "-"), chunk)
+	return fmt.Sprintf("snapshot-%s-chunk%d", lsnName(consistent), chunk)
 }
 
 // snapshot reads every pending chunk in the exported snapshot with
@@ -374,7 +374,7 @@ func (s *Source) readChunk(ctx context.Context, tx pgx.Tx, lsn uint64, p pending
 			}
 			p.started = true
 		}
-		id := fmt.Sprintf("snapshot-%s-chunk%d-part%d-after-%s@v%d", lsnText(lsn), p.chunk, part, keyText(p.last), version)
+		id := fmt.Sprintf("snapshot-%s-chunk%d-part%d-after-%s@v%d", lsnName(lsn), p.chunk, part, keyText(p.last), version)
 		advance := !b.changes[len(b.changes)-1].resent
 		state, err := s.applySnapshotPart(ctx, p, b, id, version, replace, advance, lastKey)
 		if err != nil {

@@ -232,3 +232,7 @@ func appendString(dst, s []byte) []byte {
 
 // lsnText prints an LSN the way PostgreSQL does, as two hex halves.
 func lsnText(lsn uint64) string { return fmt.Sprintf("%X/%X", lsn>>32, uint32(lsn)) }
+
+// lsnName is an LSN as it appears in the gate's partition and batch
+// names, which may not hold a path separator: 0-1DC43A0 for 0/1DC43A0.
+func lsnName(lsn uint64) string { return fmt.Sprintf("%X-%X", lsn>>32, uint32(lsn)) }

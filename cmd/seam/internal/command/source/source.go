@@ -325,12 +325,15 @@ func readSourceStatus(ctx context.Context, f *sourceFlags) (*postgres.Status, er
 	return st, sourceErr(err)
 }
 
+// sourceErr is the exit of a source's state that could not be read: a
+// failure (exit 1), such as a database that does not answer, not a usage
+// error.
 func sourceErr(err error) error {
 	if errors.Is(err, postgres.ErrNoSource) {
 		return exit.Failf("%w", err)
 	}
 	if err != nil {
-		return exit.Usagef("%w", err)
+		return exit.Failf("%w", err)
 	}
 	return nil
 }
@@ -383,7 +386,7 @@ processed; --follow keeps waiting for new changes.`,
 					if ctx.Err() != nil {
 						return nil
 					}
-					return exit.Usagef("%w", err)
+					return exit.Failf("%w", err)
 				}
 				for _, c := range batch {
 					fmt.Fprintf(w, `{"sequence":%d,"table":%q,"subject":%q,"op":%q,"lsn":%q,"seq":%d,"contract_version":%d,"record_id":%q,"record":%s}`+"\n",
@@ -485,7 +488,7 @@ snapshot.`,
 			defer target.Close()
 			defer source.Close()
 			if err := postgres.Drop(ctx, target, source, f.name); err != nil {
-				return exit.Usagef("%w", err)
+				return exit.Failf("%w", err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "source %s dropped: slot and publication seam_%s removed, state removed; replica tables kept\n", f.name, f.name)
 			return nil
@@ -524,7 +527,7 @@ func PrintMonitor(ctx context.Context, w io.Writer, targetURL, subject string) e
 	for _, n := range names {
 		st, err := postgres.ReadStatus(ctx, target, nil, n)
 		if err != nil {
-			return exit.Usagef("%w", err)
+			return exit.Failf("%w", err)
 		}
 		var mine []postgres.TableStatus
 		for _, t := range st.Tables {
