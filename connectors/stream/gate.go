@@ -34,9 +34,11 @@ type subBatch struct {
 // split cuts a source batch by gate partition, in position order within
 // each. The batch id is the source name and the batch's position range,
 // so a redelivered batch carries the same identity; runs after a large
-// position gap get the run's first position as a suffix.
+// position gap get the run's first position as a suffix. A batch id may
+// not hold a path separator (the gate's naming rule): a Kafka source's
+// topic/partition is written topic:partition in it.
 func split(source string, from, to int64, msgs []Message, partOf func(Message) string) []subBatch {
-	base := fmt.Sprintf("%s@%d-%d", source, from, to)
+	base := fmt.Sprintf("%s@%d-%d", strings.NewReplacer("/", ":", "\\", ":").Replace(source), from, to)
 	byPart := map[string][]Message{}
 	var order []string
 	for _, m := range msgs {
@@ -56,7 +58,7 @@ func split(source string, from, to int64, msgs []Message, partOf func(Message) s
 			}
 			id := base
 			if start > 0 {
-				id = fmt.Sprintf("%s/%d", base, ms[start].Position)
+				id = fmt.Sprintf("%s+%d", base, ms[start].Position)
 			}
 			out = append(out, subBatch{part: p, batchID: id, msgs: ms[start:i]})
 			start = i

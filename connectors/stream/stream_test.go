@@ -60,10 +60,10 @@ func TestSplitByPartitionAndGap(t *testing.T) {
 	}
 	last := 13 + maxGapLines + 6
 	want := []string{
-		fmt.Sprintf("even src/0@10-%d 10,12", last),
-		fmt.Sprintf("even src/0@10-%d/%d %d", last, last-1, last-1),
-		fmt.Sprintf("odd src/0@10-%d 11,13", last),
-		fmt.Sprintf("odd src/0@10-%d/%d %d", last, last, last),
+		fmt.Sprintf("even src:0@10-%d 10,12", last),
+		fmt.Sprintf("even src:0@10-%d+%d %d", last, last-1, last-1),
+		fmt.Sprintf("odd src:0@10-%d 11,13", last),
+		fmt.Sprintf("odd src:0@10-%d+%d %d", last, last, last),
 	}
 	if strings.Join(desc, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("split =\n%s\nwant\n%s", strings.Join(desc, "\n"), strings.Join(want, "\n"))

@@ -93,11 +93,18 @@ func (e *BatchError) Error() string {
 }
 
 // checkFirstOffset refuses a first offset that would make the position of
-// one of up to n records negative or wrap past the largest int64.
-func checkFirstOffset(first, n int64) error {
-	if first < 0 || first > math.MaxInt64-n {
+// one of up to n records negative or wrap past the largest int64. A
+// record's position is first plus its line number (from 1) in NDJSON and
+// CSV, so first may be -1 there (a stream's offset 0 is position 0); in
+// JSON it is first plus its index (from 0).
+func checkFirstOffset(format recordv1.Format, first, n int64) error {
+	least := int64(0)
+	if format == recordv1.Format_FORMAT_NDJSON || format == recordv1.Format_FORMAT_CSV {
+		least = -1
+	}
+	if first < least || first > math.MaxInt64-n {
 		return &BatchError{Msg: fmt.Sprintf("first_offset %d leaves no room for the positions of the batch's records: "+
-			"a position is between 0 and %d, so first_offset is at most %d for this batch", first, int64(math.MaxInt64), math.MaxInt64-n)}
+			"a position is between 0 and %d, so first_offset is between %d and %d for this batch", first, int64(math.MaxInt64), least, math.MaxInt64-n)}
 	}
 	return nil
 }
@@ -167,7 +174,7 @@ func NewDecoder(schema *Schema, opts Options) *Decoder {
 // that cannot be read, a JSON array that cannot be delimited: *BatchError).
 func (d *Decoder) Decode(format recordv1.Format, data []byte, firstOffset int64) (*Batch, error) {
 	// A batch of n bytes holds at most n+1 records.
-	if err := checkFirstOffset(firstOffset, int64(len(data))+1); err != nil {
+	if err := checkFirstOffset(format, firstOffset, int64(len(data))+1); err != nil {
 		return nil, err
 	}
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")) // a UTF-8 byte order mark is not data
@@ -200,7 +207,7 @@ func (d *Decoder) Decode(format recordv1.Format, data []byte, firstOffset int64)
 // or identifier field fails with MALFORMED instead of passing with other
 // digits; such records must travel as raw JSON, which keeps literals.
 func (d *Decoder) DecodeObjects(objs []*structpb.Struct, firstOffset int64) (*Batch, error) {
-	if err := checkFirstOffset(firstOffset, int64(len(objs))); err != nil {
+	if err := checkFirstOffset(recordv1.Format_FORMAT_JSON, firstOffset, int64(len(objs))); err != nil {
 		return nil, err
 	}
 	d.forget()

@@ -683,16 +683,24 @@ func TestFirstOffsetNeverWraps(t *testing.T) {
 	t.Parallel()
 	d := record.NewDecoder(testSchema(t), record.Options{})
 	data := []byte("{\"a\":1}\n{\"a\":2}\n")
-	for _, first := range []int64{math.MaxInt64, math.MaxInt64 - 1, -1} {
+	for _, first := range []int64{math.MaxInt64, math.MaxInt64 - 1, -2} {
 		if _, err := d.Decode(recordv1.Format_FORMAT_NDJSON, data, first); err == nil || !strings.Contains(err.Error(), "first_offset") {
 			t.Errorf("Decode with first_offset %d: %v, want an error naming first_offset", first, err)
 		}
+	}
+	for _, first := range []int64{math.MaxInt64, math.MaxInt64 - 1, -1} {
 		if _, err := d.DecodeObjects([]*structpb.Struct{{}, {}}, first); err == nil || !strings.Contains(err.Error(), "first_offset") {
 			t.Errorf("DecodeObjects with first_offset %d: %v, want an error naming first_offset", first, err)
 		}
 	}
+	// A line's position is first_offset plus its line number: -1 makes a
+	// stream's offset 0 the first line's position, 0.
+	b, err := d.Decode(recordv1.Format_FORMAT_NDJSON, data, -1)
+	if err != nil || b.Records[0].Position != 0 {
+		t.Fatalf("Decode NDJSON with first_offset -1 = %v, %v; want the first line at position 0", b, err)
+	}
 	first := int64(math.MaxInt64 - 100)
-	b, err := d.Decode(recordv1.Format_FORMAT_NDJSON, data, first)
+	b, err = d.Decode(recordv1.Format_FORMAT_NDJSON, data, first)
 	if err != nil {
 		t.Fatal(err)
 	}
