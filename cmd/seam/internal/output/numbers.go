@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
@@ -14,9 +15,9 @@ import (
 // MarshalProto encodes m as protojson with o does, except for numbers:
 // protojson leaves out a number that is 0 (a match rate of 0 reads as
 // if there were none) and writes NaN and infinities as strings ("NaN").
-// Here every number field without presence is written, 0 included (a
-// 64-bit integer as protojson writes those, "0"), and a NaN or infinity
-// is null: the value is not defined.
+// Here every number field without presence is written, 0 included, a
+// 64-bit integer as a JSON number (2500, not "2500"), and a NaN or
+// infinity as null: the value is not defined.
 func MarshalProto(o protojson.MarshalOptions, m proto.Message) ([]byte, error) {
 	multiline, indent := o.Multiline, o.Indent
 	o.Multiline, o.Indent = false, ""
@@ -156,6 +157,21 @@ func is64(k protoreflect.Kind) bool {
 	return false
 }
 
+// number is a number field's JSON value: a 64-bit integer, which
+// protojson writes as a string ("2500"), as the number it is, and NaN or
+// an infinity as null.
+func number(k protoreflect.Kind, v any) any {
+	if s, ok := v.(string); ok && is64(k) {
+		if _, err := strconv.ParseInt(s, 10, 64); err == nil {
+			return json.Number(s)
+		}
+		if _, err := strconv.ParseUint(s, 10, 64); err == nil {
+			return json.Number(s)
+		}
+	}
+	return notANumber(v)
+}
+
 // notANumber turns protojson's "NaN", "Infinity" and "-Infinity" into null.
 func notANumber(v any) any {
 	if s, ok := v.(string); ok && (s == "NaN" || s == "Infinity" || s == "-Infinity") {
@@ -193,7 +209,7 @@ func fixNumbers(obj *jsonObject, m protoreflect.Message, protoNames bool) {
 						fixNumbers(sub, m.Get(fd).Map().Get(protoreflect.ValueOfString(k).MapKey()).Message(), protoNames)
 					}
 				case isNumber(val.Kind()):
-					mv.vals[k] = notANumber(mv.vals[k])
+					mv.vals[k] = number(val.Kind(), mv.vals[k])
 				}
 			}
 		case fd.IsList():
@@ -209,7 +225,7 @@ func fixNumbers(obj *jsonObject, m protoreflect.Message, protoNames bool) {
 						fixNumbers(sub, list.Get(j).Message(), protoNames)
 					}
 				case isNumber(fd.Kind()):
-					arr[j] = notANumber(arr[j])
+					arr[j] = number(fd.Kind(), arr[j])
 				}
 			}
 		case fd.Kind() == protoreflect.MessageKind:
@@ -219,11 +235,9 @@ func fixNumbers(obj *jsonObject, m protoreflect.Message, protoNames bool) {
 		case isNumber(fd.Kind()):
 			switch {
 			case present:
-				obj.vals[name] = notANumber(v)
+				obj.vals[name] = number(fd.Kind(), v)
 			case fd.HasPresence():
 				// Unset, and known to be: leave it out.
-			case is64(fd.Kind()):
-				obj.set(name, "0")
 			default:
 				obj.set(name, json.Number("0"))
 			}

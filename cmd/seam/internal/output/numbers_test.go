@@ -11,7 +11,7 @@ import (
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
 )
 
-// -o json writes every number, 0 included (the match rate of a day whose
+// -o json writes every number as a number, 64-bit integers and 0 included (the match rate of a day whose
 // ids all failed to resolve), and null, not the string "NaN", where a
 // value is not defined (an alert without a baseline).
 func TestJSONNumbers(t *testing.T) {
@@ -45,20 +45,28 @@ func TestJSONNumbers(t *testing.T) {
 			t.Errorf("sealed_match_rate = %v, amendment %v; want -1 and 0", got["sealed_match_rate"], got["amendment"])
 		}
 		counts := got["counts"].(map[string]any)
-		if counts["accepted"] != "0" || counts["received"] != "2500" {
-			t.Errorf("counts = %v, want accepted \"0\" and received \"2500\" (64-bit integers as protojson writes them)", counts)
+		if counts["accepted"] != 0.0 || counts["received"] != 2500.0 {
+			t.Errorf("counts = %v, want accepted 0 and received 2500, numbers", counts)
 		}
 		a := got["alerts"].([]any)
 		first, second := a[0].(map[string]any), a[1].(map[string]any)
-		if v, ok := first["baseline"]; !ok || v != nil || first["observed"] != 0.0 || first["count"] != "7" {
+		if v, ok := first["baseline"]; !ok || v != nil || first["observed"] != 0.0 || first["count"] != 7.0 {
 			t.Errorf("alert without a baseline = %v, want baseline null and observed 0", first)
 		}
 		if v, ok := second["observed"]; !ok || v != nil || second["baseline"] != 3.5 {
 			t.Errorf("alert observing infinity = %v, want observed null", second)
 		}
 		c := got["checks"].([]any)[0].(map[string]any)
-		if c["observed"] != nil || c["baseline"] != nil || c["failures"] != "0" {
-			t.Errorf("check = %v, want observed and baseline null, failures \"0\"", c)
+		if c["observed"] != nil || c["baseline"] != nil || c["failures"] != 0.0 {
+			t.Errorf("check = %v, want observed and baseline null, failures 0", c)
 		}
+	}
+	// A 64-bit integer keeps every digit, above 2^53 too.
+	var buf bytes.Buffer
+	if err := output.ProtoLine(&buf, &gatev1.Alert{Sequence: 1<<53 + 1}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), `"sequence":9007199254740993`) {
+		t.Errorf("alert = %s, want sequence 9007199254740993 as a number", buf.String())
 	}
 }
