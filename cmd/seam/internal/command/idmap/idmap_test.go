@@ -36,10 +36,10 @@ func TestCLIIdmap(t *testing.T) {
 	}
 	file := seamtest.WriteFile(t, "ids.csv", csv.String())
 	imp := n.MustJSON(t, "idmap", "import", "customer", file, "--from", "uuid", "--to", "legacy-int")
-	if imp["inserted"] != "2500" || imp["committed"] != true {
+	if imp["inserted"] != 2500.0 || imp["committed"] != true {
 		t.Errorf("import = %v, want 2500 inserted and committed", imp)
 	}
-	if again := n.MustJSON(t, "idmap", "import", "customer", file, "--from", "uuid", "--to", "legacy-int"); again["inserted"] != "0" || again["unchanged"] != "2500" {
+	if again := n.MustJSON(t, "idmap", "import", "customer", file, "--from", "uuid", "--to", "legacy-int"); again["inserted"] != 0.0 || again["unchanged"] != 2500.0 {
 		t.Errorf("re-import = %v, want nothing inserted and 2500 unchanged", again)
 	}
 
@@ -74,7 +74,7 @@ func TestCLIIdmap(t *testing.T) {
 	// Beside the template rule (both ways), the known CRM codes are a
 	// member list: one column.
 	known := seamtest.WriteFile(t, "known.csv", "crm_code\nCRM-00000042\nCRM-00000043\n")
-	if m := n.MustJSON(t, "idmap", "import", "customer", known, "--members", "crm-code"); m["inserted"] != "2" || m["committed"] != true {
+	if m := n.MustJSON(t, "idmap", "import", "customer", known, "--members", "crm-code"); m["inserted"] != 2.0 || m["committed"] != true {
 		t.Errorf("member import = %v, want 2 inserted and committed", m)
 	}
 	n.MustCLI(t, exit.Usage, "idmap", "import", "customer", known, "--members", "crm-code", "--from", "uuid")
@@ -92,7 +92,7 @@ func TestImportHeaderIsExplicit(t *testing.T) {
 	if !strings.Contains(out, "--no-header") || !strings.Contains(out, "line 1") {
 		t.Errorf("import of a file without a header:\n%s\nwant it refused, pointing at line 1 and --no-header", out)
 	}
-	if imp := n.MustJSON(t, "idmap", "import", "customer", noHeader, "--from", "uuid", "--to", "legacy-int", "--no-header"); imp["inserted"] != "2" {
+	if imp := n.MustJSON(t, "idmap", "import", "customer", noHeader, "--from", "uuid", "--to", "legacy-int", "--no-header"); imp["inserted"] != 2.0 {
 		t.Errorf("import --no-header = %v, want both pairs inserted", imp)
 	}
 	swapped := seamtest.WriteFile(t, "swapped.csv", "legacy_int,uuid\n1003,00000000-0000-4000-8000-000000000003\n")
@@ -100,7 +100,7 @@ func TestImportHeaderIsExplicit(t *testing.T) {
 		t.Errorf("import of columns in the other order:\n%s\nwant it refused", out)
 	}
 	named := seamtest.WriteFile(t, "named.csv", "uuid,legacy_int\n00000000-0000-4000-8000-000000000003,1003\n")
-	if imp := n.MustJSON(t, "idmap", "import", "customer", named, "--from", "uuid", "--to", "legacy-int"); imp["received"] != "1" {
+	if imp := n.MustJSON(t, "idmap", "import", "customer", named, "--from", "uuid", "--to", "legacy-int"); imp["received"] != 1.0 {
 		t.Errorf("import with a header naming the formats = %v, want 1 pair received", imp)
 	}
 }
