@@ -491,17 +491,12 @@ func replay(t *testing.T, n *seamNode) int {
 	t.Helper()
 	out := n.run(t, "quarantine", "replay", "bank.payments", "--from", "2026-03-01T00:00", "--to", "2026-03-01T23:59", "--summary-only", "-o", "json")
 	var sum struct {
-		Released string `json:"released"`
+		Released int `json:"released"`
 	}
 	if err := json.Unmarshal([]byte(out), &sum); err != nil {
 		t.Fatalf("replay answered %s: %v", out, err)
 	}
-	if sum.Released == "" {
-		return 0
-	}
-	var k int
-	fmt.Sscan(sum.Released, &k)
-	return k
+	return sum.Released
 }
 
 // checkOutput asserts every wanted record exactly once, nothing else,

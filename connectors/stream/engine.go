@@ -503,7 +503,7 @@ func (e *engine) handleReplay(ctx context.Context, ev *registryv1.Event) error {
 				continue
 			}
 			prov := rec.GetProvenance()
-			if !strings.HasPrefix(prov.GetBatchId(), e.name+"@") {
+			if !strings.HasPrefix(prov.GetBatchId(), batchName(e.name)+"@") {
 				continue // another source partition's record, or another pipeline's
 			}
 			did := deliveryID(rec.GetRecordId(), prov.GetBatchId(), prov.GetPosition())

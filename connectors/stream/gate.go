@@ -31,6 +31,13 @@ type subBatch struct {
 	msgs    []Message
 }
 
+// batchName is a source's name as its batch ids begin: a path separator
+// (Kafka's topic/partition) written as ":", which the gate's naming rule
+// allows.
+func batchName(source string) string {
+	return strings.NewReplacer("/", ":", "\\", ":").Replace(source)
+}
+
 // split cuts a source batch by gate partition, in position order within
 // each. The batch id is the source name and the batch's position range,
 // so a redelivered batch carries the same identity; runs after a large
@@ -38,7 +45,7 @@ type subBatch struct {
 // not hold a path separator (the gate's naming rule): a Kafka source's
 // topic/partition is written topic:partition in it.
 func split(source string, from, to int64, msgs []Message, partOf func(Message) string) []subBatch {
-	base := fmt.Sprintf("%s@%d-%d", strings.NewReplacer("/", ":", "\\", ":").Replace(source), from, to)
+	base := fmt.Sprintf("%s@%d-%d", batchName(source), from, to)
 	byPart := map[string][]Message{}
 	var order []string
 	for _, m := range msgs {
