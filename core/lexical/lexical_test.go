@@ -82,11 +82,18 @@ func TestCheckUUID(t *testing.T) {
 	}
 }
 
-// FuzzParseRFC3339 checks the parser against time.Parse: whatever it
-// accepts, time.Parse accepts as the same instant; and ValidRFC3339
-// accepts exactly what it does.
+// FuzzParseRFC3339 checks the parser against time.Parse, which reads
+// RFC 3339 with three differences from the RFC: it wants upper-case T
+// and Z, refuses a leap second, and takes offsets past ±23:59. So: what
+// the parser accepts, time.Parse accepts as the same instant once T and Z
+// are upper-case, a leap second being the first instant of the next
+// minute; the plainest form is never refused where time.Parse takes it
+// (time.Parse also takes a comma before the fraction, a one-digit hour
+// and offsets such as +00:60, which the RFC does not). ValidRFC3339
+// accepts exactly what ParseRFC3339 does.
 func FuzzParseRFC3339(f *testing.F) {
-	for _, s := range []string{"2025-03-01T10:00:00Z", "2025-03-01T10:00:00.123456789+02:00", "2024-02-29T23:59:59-07:30", "2025-02-29T00:00:00Z", "2025-03-01T24:00:00Z", ""} {
+	for _, s := range []string{"2025-03-01T10:00:00Z", "2025-03-01T10:00:00.123456789+02:00", "2024-02-29T23:59:59-07:30", "2025-02-29T00:00:00Z",
+		"2025-03-01T24:00:00Z", "", "2025-03-01t10:00:00z", "2016-12-31T23:59:60Z", "2025-03-01T10:00:00+24:00"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -94,17 +101,35 @@ func FuzzParseRFC3339(f *testing.F) {
 		if valid := lexical.ValidRFC3339([]byte(s)); valid != ok {
 			t.Fatalf("ValidRFC3339(%q) = %v, ParseRFC3339 says %v", s, valid, ok)
 		}
-		want, err := time.Parse(time.RFC3339Nano, s)
+		norm := []byte(s)
+		if len(norm) > 10 && norm[10] == 't' {
+			norm[10] = 'T'
+		}
+		if n := len(norm); n > 0 && norm[n-1] == 'z' {
+			norm[n-1] = 'Z'
+		}
+		leap := len(norm) >= 19 && string(norm[16:19]) == ":60"
+		if leap {
+			copy(norm[16:19], ":59")
+		}
+		want, err := time.Parse(time.RFC3339Nano, string(norm))
+		if leap && err == nil {
+			want = want.Add(time.Second).Truncate(time.Second)
+		}
 		if !ok {
-			// Only what is shorter than a whole timestamp is refused
-			// that time.Parse would take (a one-digit hour).
-			if err == nil && len(s) >= len("2006-01-02T15:04:05Z") {
+			// The plainest form, dddd-dd-ddTdd:dd:ddZ, is never refused
+			// where time.Parse takes it.
+			plain := len(s) == 20 && s[4] == '-' && s[7] == '-' && s[10] == 'T' && s[13] == ':' && s[16] == ':' && s[19] == 'Z'
+			for _, i := range []int{0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18} {
+				plain = plain && s[i] >= '0' && s[i] <= '9'
+			}
+			if err == nil && plain && !leap {
 				t.Fatalf("refused %q, time.Parse accepts it as %v", s, want)
 			}
 			return
 		}
 		if err != nil {
-			t.Fatalf("accepted %q, time.Parse refuses it: %v", s, err)
+			t.Fatalf("accepted %q, time.Parse refuses it (upper-cased, a leap second as :59): %v", s, err)
 		}
 		if !got.Equal(want) {
 			t.Fatalf("%q: got %v, want %v", s, got, want)
