@@ -349,20 +349,7 @@ func httpAnswer(addr, head string, body io.Reader) (int, string, error) {
 	if _, err := io.WriteString(conn, head); err != nil {
 		return 0, "", err
 	}
-	go func() {
-		buf := make([]byte, 256<<10)
-		for {
-			n, err := body.Read(buf)
-			if n > 0 {
-				if _, werr := conn.Write(buf[:n]); werr != nil {
-					return
-				}
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
+	go func() { _, _ = io.Copy(conn, body) }() // ends when the body ends or the connection closes
 	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
 	if err != nil {
 		return 0, "", err
