@@ -1,7 +1,11 @@
 // Package jsonschema converts a JSON Schema of one record (draft 2020-12,
-// 2019-09, draft-07 or draft-06) into a Seam contract. Keywords Seam checks
-// the same way become field constraints or checks; keywords it cannot check
-// are listed in the interop.Report, never dropped silently.
+// 2019-09, draft-07 or draft-06) into a Seam contract. Every assertion it
+// carries over gives the specification's verdict on every record; a keyword
+// whose verdict Seam cannot reproduce exactly refuses the import, naming the
+// keyword by its JSON pointer and why. Only annotations (titles, examples,
+// defaults, comments, formats that are OpenAPI names) and keywords no
+// vocabulary defines, which no validator asserts, are left out with a note;
+// ImportOptions.Strict refuses those too.
 //
 // additionalProperties: false on the record becomes the contract's
 // additional_fields: QUARANTINE; on a nested object, a check
@@ -13,6 +17,12 @@
 // lets an optional field be absent or null alike. Import closes the gap with
 // a not_null check on every optional property whose type does not admit
 // null, so both refuse the same records.
+//
+// What a field's declaration cannot say (an exclusive bound on a number, a
+// multiple, allowed values that are not text, a value that must equal an
+// object or a list, elements that must not be null) becomes a CEL check
+// that holds when the field is absent or null, so the two rules stay apart
+// as in JSON Schema.
 package jsonschema
 
 import (
@@ -37,8 +47,9 @@ type ImportOptions struct {
 	// either. The extension keywords x-seam-subject and x-seam-owner at
 	// the schema's root are used when these are empty.
 	Subject, Owner string
-	// Strict refuses the schema (a *interop.LossError) when any keyword is
-	// dropped or approximated.
+	// Strict refuses the schema (a *interop.LossError) when an annotation
+	// or an unknown keyword is left out. Assertions Seam cannot check are
+	// refused with or without it.
 	Strict bool
 }
 
@@ -49,6 +60,8 @@ type Result struct {
 }
 
 // Import converts a JSON Schema document (JSON or YAML) into a contract.
+// An assertion Seam cannot check exactly is an *interop.Error whose Path is
+// the keyword's JSON pointer (RFC 6901).
 func Import(data []byte, opts ImportOptions) (*Result, error) {
 	if opts.Source == "" {
 		opts.Source = "jsonschema"
@@ -77,33 +90,64 @@ type importer struct {
 	root   *interop.Value
 	labels map[string]string
 	checks []*contractv1.Check
+	// modern is draft 2019-09 or 2020-12, where keywords beside $ref
+	// apply too; draft-07 and draft-06 ignore them.
+	modern bool
 	// integer is the first integer property, for the caveat on integers.
-	integer  *interop.Value
-	refDepth int
-	// refusal is the first part found that Seam cannot express where
-	// returning an error at once is not possible.
-	refusal error
+	integer *interop.Value
 }
 
 func (im *importer) note(v *interop.Value, kind interop.Kind, format string, args ...any) {
 	im.res.Report.Add(v.Path, kind, format, args...)
 }
 
+// fail refuses the schema at v, which the error names by its JSON pointer.
 func (im *importer) fail(v *interop.Value, format string, args ...any) error {
 	e := &interop.Error{Source: im.opts.Source, Message: fmt.Sprintf(format, args...)}
 	if v != nil {
-		e.Line, e.Column, e.Path = v.Line, v.Column, v.Path
+		e.Line, e.Column = v.Line, v.Column
+		e.Path, _ = pointer(im.root, v, "")
 	}
 	return e
 }
 
+// pointer is the JSON pointer of v in the tree at (RFC 6901: "/" between
+// keys, "~0" for "~" and "~1" for "/" in keys).
+func pointer(at, v *interop.Value, prefix string) (string, bool) {
+	if at == nil {
+		return "", false
+	}
+	if at == v {
+		return prefix, true
+	}
+	switch at.Kind {
+	case interop.Map:
+		for i, k := range at.Keys {
+			k = strings.ReplaceAll(strings.ReplaceAll(k, "~", "~0"), "/", "~1")
+			if p, ok := pointer(at.Vals[i], v, prefix+"/"+k); ok {
+				return p, true
+			}
+		}
+	case interop.List:
+		for i, it := range at.Items {
+			if p, ok := pointer(it, v, prefix+"/"+strconv.Itoa(i)); ok {
+				return p, true
+			}
+		}
+	}
+	return "", false
+}
+
 func (im *importer) document(root *interop.Value) (*contractv1.Contract, error) {
 	im.root = root
+	im.modern = true
 	o := interop.NewObject(root)
 	if v := o.Take("$schema"); v != nil {
 		s, _ := v.Scalar()
 		switch {
-		case strings.Contains(s, "2020-12"), strings.Contains(s, "2019-09"), strings.Contains(s, "draft-07"), strings.Contains(s, "draft-06"):
+		case strings.Contains(s, "2020-12"), strings.Contains(s, "2019-09"):
+		case strings.Contains(s, "draft-07"), strings.Contains(s, "draft-06"):
+			im.modern = false
 		default:
 			return nil, im.fail(v, "$schema %q is not a draft Seam reads; use draft 2020-12 (or 2019-09, draft-07, draft-06)", s)
 		}
@@ -150,15 +194,20 @@ func (im *importer) document(root *interop.Value) (*contractv1.Contract, error) 
 		return nil, err
 	}
 	c.Fields = fields
-	if v := o.Take("additionalProperties"); v != nil && im.additional(o, v, "", undeclared) {
-		c.AdditionalFields = contractv1.AdditionalFields_ADDITIONAL_FIELDS_QUARANTINE
+	if v := o.Take("additionalProperties"); v != nil {
+		closed, err := im.additional(v, "", nil, undeclared)
+		if err != nil {
+			return nil, err
+		}
+		if closed {
+			c.AdditionalFields = contractv1.AdditionalFields_ADDITIONAL_FIELDS_QUARANTINE
+		}
 	}
-	if im.refusal != nil {
-		return nil, im.refusal
+	if err := im.rest(o); err != nil {
+		return nil, err
 	}
-	im.rest(o, "")
 	if im.integer != nil {
-		im.note(im.integer, interop.Caveat, "JSON Schema integers become Seam INT64 (INT32 for format int32), which take integer literals within 64 bits only: "+
+		im.note(im.integer, interop.Caveat, "JSON Schema integers become Seam INT64, which take integer literals within 64 bits only: "+
 			"a value written with a fraction or an exponent (12.0, 1e3), or beyond 64 bits where the schema does not bound it, passes a JSON Schema validator and fails here; every other value gets the same verdict")
 	}
 	if len(im.labels) > 0 {
@@ -175,51 +224,72 @@ func (im *importer) document(root *interop.Value) (*contractv1.Contract, error) 
 	return c, nil
 }
 
-// additional reads additionalProperties v of the object o at path ("" for
-// the record) and reports whether Seam closes the object: false closes
-// it, unless some of its properties have no Seam field (undeclared), since
-// Seam would then refuse records carrying them that the schema accepts.
-func (im *importer) additional(o *interop.Object, v *interop.Value, path string, undeclared []string) bool {
+// additional reads additionalProperties v of the object at path ("" for
+// the record) and reports whether the object is closed by the contract's
+// additional_fields (the record) or by a check additional_fields(path).
+// declared are the members with a Seam field; undeclared are properties
+// the schema lets take any value, so they have
+// no Seam field: a nested object is then closed by a CEL check naming
+// every member it may have; the record cannot be.
+func (im *importer) additional(v *interop.Value, path string, declared, undeclared []string) (bool, error) {
 	switch {
 	case v.Kind == interop.Bool && v.Text == "false":
 	case v.Kind == interop.Bool, v.Kind == interop.Map && len(v.Keys) == 0:
-		return false // true and {} let every other member pass
+		return false, nil // true and {} let every other member pass
 	default:
-		im.refusal = im.fail(v, "a schema for additional properties: Seam declares the members it checks and cannot check the others against a schema; list them under properties, or use additionalProperties: false or true")
-		return false
+		return false, im.fail(v, "a schema for additional properties: Seam declares the members it checks and cannot check the others against a schema; list them under properties, or use additionalProperties: false or true")
 	}
-	if len(undeclared) > 0 {
-		im.note(v, interop.Approximated, "undeclared fields are not refused here: properties %s have no Seam field, so closing the object would refuse records the schema accepts",
-			strings.Join(undeclared, ", "))
-		return false
-	}
-	if o.Has("patternProperties") {
-		im.note(v, interop.Approximated, "properties that match patternProperties are refused as undeclared fields")
-	}
-	if path != "" {
+	switch {
+	case len(undeclared) > 0 && path == "":
+		return false, im.fail(v, "the record is closed, but properties %s take any value, so they have no Seam field and Seam would refuse them as undeclared; give them a type", strings.Join(undeclared, ", "))
+	case len(undeclared) > 0:
+		var names []string
+		for _, m := range append(slices.Clone(declared), undeclared...) {
+			names = append(names, strconv.Quote(m))
+		}
+		return true, im.celCheck(v, path, checkName(path)+"_additional_fields", func(f string) string { return f + ".all(k, k in [" + strings.Join(names, ", ") + "])" },
+			"JSON Schema: "+path+" has additionalProperties: false")
+	case path != "":
 		im.addCheck(&contractv1.Check{Name: checkName(path) + "_additional_fields", Rule: "additional_fields(" + path + ")",
 			Description: "JSON Schema: " + path + " has additionalProperties: false"})
 	}
-	return true
+	return true, nil
 }
 
+// annotations are keywords no validator asserts: leaving them out changes
+// no verdict, so they are noted (and refused only by a strict import).
 var annotations = map[string]string{
-	"title":                 "titles are annotations; Seam keeps descriptions only",
-	"examples":              "Seam keeps no example values",
-	"default":               "defaults belong to the mapping in Seam (mapping.fields.*.default), not the source contract",
-	"$comment":              "comments are not kept",
-	"readOnly":              "Seam has no read-only fields",
-	"writeOnly":             "Seam has no write-only fields",
-	"deprecated":            "Seam does not mark fields deprecated; deprecate contract versions instead",
-	"allOf":                 "combinations of schemas are not checked",
-	"anyOf":                 "combinations of schemas are not checked",
-	"oneOf":                 "combinations of schemas are not checked",
-	"not":                   "negated schemas are not checked",
-	"if":                    "conditional schemas are not checked",
-	"then":                  "conditional schemas are not checked",
-	"else":                  "conditional schemas are not checked",
+	"title":            "titles are annotations; Seam keeps descriptions only",
+	"examples":         "Seam keeps no example values",
+	"default":          "defaults belong to the mapping in Seam (mapping.fields.*.default), not the source contract",
+	"$comment":         "comments are not kept",
+	"readOnly":         "Seam has no read-only fields",
+	"writeOnly":        "Seam has no write-only fields",
+	"deprecated":       "Seam does not mark fields deprecated; deprecate contract versions instead",
+	"contentEncoding":  "content encodings are annotations in 2020-12 and are not kept",
+	"contentMediaType": "content media types are annotations in 2020-12 and are not kept",
+	"contentSchema":    "content schemas are annotations in 2020-12 and are not kept",
+	"$id":              "identifiers of subschemas are not kept",
+	"$anchor":          "anchors are not kept; Seam follows $ref into $defs or definitions",
+	"$dynamicAnchor":   "anchors are not kept; Seam follows $ref into $defs or definitions",
+	"$schema":          "a subschema's $schema is not read",
+	"$vocabulary":      "vocabularies are not read",
+	"$defs":            "definitions inside a subschema are not read; Seam follows $ref into the root's $defs or definitions",
+	"definitions":      "definitions inside a subschema are not read; Seam follows $ref into the root's $defs or definitions",
+}
+
+// unsupported are assertions and applicators whose verdict Seam cannot
+// reproduce: a schema using one is refused where it uses it.
+var unsupported = map[string]string{
+	"allOf":                 "combinations of schemas (allOf) are not checked",
+	"anyOf":                 "combinations of schemas (anyOf) are not checked",
+	"oneOf":                 "combinations of schemas (oneOf) are not checked",
+	"not":                   "negated schemas (not) are not checked",
+	"if":                    "conditional schemas (if/then/else) are not checked",
+	"then":                  "conditional schemas (if/then/else) are not checked",
+	"else":                  "conditional schemas (if/then/else) are not checked",
 	"patternProperties":     "properties matched by pattern are not checked",
-	"propertyNames":         "property name rules are not checked",
+	"propertyNames":         "rules on property names are not checked",
 	"minProperties":         "property counts are not checked",
 	"maxProperties":         "property counts are not checked",
 	"dependentRequired":     "dependent requirements are not checked",
@@ -229,26 +299,61 @@ var annotations = map[string]string{
 	"contains":              "contains is not checked",
 	"minContains":           "contains is not checked",
 	"maxContains":           "contains is not checked",
-	"prefixItems":           "tuple schemas are not checked",
+	"prefixItems":           "tuple schemas (prefixItems) are not checked",
+	"additionalItems":       "tuple schemas (additionalItems) are not checked",
 	"unevaluatedProperties": "unevaluated properties are not checked",
 	"unevaluatedItems":      "unevaluated items are not checked",
-	"contentEncoding":       "content encodings are not checked",
-	"contentMediaType":      "content media types are not checked",
+	"$dynamicRef":           "dynamic references are not followed; Seam follows $ref into $defs or definitions",
+	"$recursiveRef":         "recursive references are not followed; Seam follows $ref into $defs or definitions",
+	"$recursiveAnchor":      "recursive references are not followed; Seam follows $ref into $defs or definitions",
+	"$ref":                  "a $ref here is not followed; Seam follows $ref in property schemas",
 }
 
-// rest reports every keyword of o not handled.
-func (im *importer) rest(o *interop.Object, field string) {
+// typeSpecific are keywords that apply to values of one JSON type only.
+// Left over on a field of another type, they never apply (a validator
+// ignores minimum on a string), so they are noted, not refused.
+var typeSpecific = map[string]string{
+	"properties":           "object",
+	"required":             "object",
+	"additionalProperties": "object",
+	"items":                "array",
+	"minItems":             "array",
+	"maxItems":             "array",
+	"format":               "string",
+	"pattern":              "string",
+	"minLength":            "string",
+	"maxLength":            "string",
+	"minimum":              "number",
+	"maximum":              "number",
+	"exclusiveMinimum":     "number",
+	"exclusiveMaximum":     "number",
+	"multipleOf":           "number",
+}
+
+// rest refuses the first keyword of o not handled that is an assertion and
+// notes the others.
+func (im *importer) rest(o *interop.Object) error {
 	for _, r := range o.Rest() {
 		key := interop.Key(r)
+		if why, ok := unsupported[key]; ok {
+			return im.fail(r, "%s; a JSON Schema validator would refuse records Seam accepts. Remove the keyword, or check the rule in a check of your own after import", why)
+		}
+		if t, ok := typeSpecific[key]; ok {
+			im.note(r, interop.Dropped, "%s applies to %s values only, which this field does not take, so it never applies", key, t)
+			continue
+		}
 		why, ok := annotations[key]
 		if !ok {
-			why = fmt.Sprintf("keyword %q is not one Seam reads", key)
+			why = fmt.Sprintf("keyword %q is not one JSON Schema defines, so validators ignore it, and so does Seam", key)
 		}
 		im.note(r, interop.Dropped, "%s", why)
 	}
+	return nil
 }
 
-// resolve follows a local $ref ("#/$defs/x", "#/definitions/x").
+// resolve follows a local $ref ("#/$defs/x", "#/definitions/x"). In draft
+// 2019-09 and later the keywords beside $ref apply too: annotations are
+// noted, assertions refused. Draft-07 ignores them, as Seam does.
 func (im *importer) resolve(v *interop.Value) (*interop.Value, error) {
 	for hops := 0; ; hops++ {
 		ref := v.Get("$ref")
@@ -268,15 +373,25 @@ func (im *importer) resolve(v *interop.Value) (*interop.Value, error) {
 		if target == nil {
 			return nil, im.fail(ref, "$ref %q does not resolve; Seam follows references into $defs or definitions of the same document", s)
 		}
-		if len(v.Keys) > 1 {
-			im.note(v, interop.Dropped, "keywords beside $ref are not read")
+		for i, k := range v.Keys {
+			switch {
+			case k == "$ref":
+			case !im.modern:
+				im.note(v.Vals[i], interop.Dropped, "keywords beside $ref are ignored in draft-07 and earlier")
+			case k == "description":
+			case annotations[k] != "":
+				im.note(v.Vals[i], interop.Dropped, "%s", annotations[k])
+			default:
+				return nil, im.fail(v.Vals[i], "keyword %q beside $ref applies too in draft 2019-09 and later, and Seam reads the referenced schema alone; move it into the referenced schema", k)
+			}
 		}
 		v = target
 	}
 }
 
 // members converts an object's properties; required lists the members that
-// must be present. undeclared names the properties that got no field.
+// must be present. undeclared names the properties that take any value and
+// so have no field.
 func (im *importer) members(props, required *interop.Value, prefix string) (out []*contractv1.Field, undeclared []string, err error) {
 	req := map[string]bool{}
 	if required != nil {
@@ -286,7 +401,7 @@ func (im *importer) members(props, required *interop.Value, prefix string) (out 
 		for _, r := range required.Items {
 			s, _ := r.Scalar()
 			if props.Get(s) == nil {
-				im.note(r, interop.Dropped, "required property %q is not declared in properties; Seam checks declared fields", s)
+				return nil, nil, im.fail(r, "required property %q is not declared in properties; it may take any value, and a Seam field has one type: declare it with a type", s)
 			}
 			req[s] = true
 		}
@@ -322,6 +437,9 @@ func (im *importer) schemaTypes(v *interop.Value) (types []string, nullable bool
 		types = []string{v.Text}
 	case interop.List:
 		for _, it := range v.Items {
+			if it.Kind != interop.String {
+				return nil, false, im.fail(it, "want a type name, got %s", it.Kind)
+			}
 			types = append(types, it.Text)
 		}
 	default:
@@ -337,57 +455,106 @@ func (im *importer) schemaTypes(v *interop.Value) (types []string, nullable bool
 	if slices.Contains(types, "integer") && slices.Contains(types, "number") {
 		types = slices.DeleteFunc(types, func(s string) bool { return s == "integer" })
 	}
+	slices.Sort(types)
+	types = slices.Compact(types)
 	return types, nullable, nil
 }
 
-// emailPattern is how format email is checked.
-const emailPattern = `^[^@\s]+@[^@\s]+\.[^@\s]+$`
-
-// ipv4Pattern is how format ipv4 is checked.
+// ipv4Pattern is how format ipv4 is checked: four decimal octets without
+// leading zeros (RFC 2673 section 3.2, as 2020-12 reads it).
 const ipv4Pattern = `^((25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\.){3}(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])$`
 
-// field converts one property schema; nil when the property cannot be
-// declared (reported).
+// openAPIFormats are format names of OpenAPI, not JSON Schema: validators
+// ignore them, so the field keeps its JSON Schema type.
+var openAPIFormats = map[string]bool{"int32": true, "int64": true, "float": true, "double": true}
+
+// annotationOnly reports whether a schema asserts nothing: it is empty,
+// or holds annotations and unknown keywords only. Such a property takes
+// any value.
+func annotationOnly(v *interop.Value) bool {
+	for _, k := range v.Keys {
+		if k == "type" || k == "enum" || k == "const" || k == "$ref" || unsupported[k] != "" || typeSpecific[k] != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// field converts one property schema (items: an array's element schema).
+// It returns nil for a property that takes any value, and whether null is
+// among the values the schema admits.
 func (im *importer) field(raw *interop.Value, name, path string, required, items bool) (*contractv1.Field, error) {
+	f, _, err := im.fieldOf(raw, name, path, required, items)
+	return f, err
+}
+
+func (im *importer) fieldOf(raw *interop.Value, name, path string, required, items bool) (*contractv1.Field, bool, error) {
 	if raw.Kind == interop.Bool {
-		im.note(raw, interop.Dropped, "a boolean schema for %s is not checked; give it a type", path)
-		return nil, nil
+		if raw.Text == "true" && !required && !items {
+			return nil, true, nil // any value, as {}
+		}
+		return nil, false, im.fail(raw, "a boolean schema for %s: true takes any value and false none, and a Seam field has one type; give it a type", path)
 	}
 	if raw.Kind != interop.Map {
-		return nil, im.fail(raw, "want a schema (a mapping), got %s", raw.Kind)
+		return nil, false, im.fail(raw, "want a schema (a mapping), got %s", raw.Kind)
 	}
 	v, err := im.resolve(raw)
 	if err != nil {
-		return nil, err
+		return nil, false, err
+	}
+	if annotationOnly(v) && required {
+		return nil, false, im.fail(v, "required property %s takes any value; Seam cannot require a member without a type: give it one", path)
+	}
+	if annotationOnly(v) && !items {
+		for _, r := range interop.NewObject(v).Rest() {
+			if key := interop.Key(r); key != "description" {
+				if why, ok := annotations[key]; ok {
+					im.note(r, interop.Dropped, "%s", why)
+				}
+			}
+		}
+		return nil, true, nil // any value: not declared, as JSON Schema does not constrain it
 	}
 	o := interop.NewObject(v)
 	o.Take("$ref")
 	typesV := o.Take("type")
 	types, nullable, err := im.schemaTypes(typesV)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	enumV, constV := o.Take("enum"), o.Take("const")
+	if enumV != nil && (enumV.Kind != interop.List || len(enumV.Items) == 0) {
+		return nil, false, im.fail(enumV, "want enum as a non-empty list, got %s", enumV.Kind)
+	}
+	if enumV != nil && constV != nil {
+		return nil, false, im.fail(constV, "const beside enum: Seam checks one list of allowed values; keep the one that holds (const, when it is among the enum's values)")
+	}
+	var itemsType string
 	if len(types) == 0 {
 		switch {
 		case typesV != nil && nullable:
-			return nil, im.fail(typesV, "property %s allows null only; Seam has no field that must be null", path)
+			return nil, false, im.fail(typesV, "property %s allows null only; Seam has no field that must be null", path)
 		case enumV != nil || constV != nil:
-			t, null, err := im.literalType(enumV, constV, path)
+			t, it, null, err := im.literalType(enumV, constV, path)
 			if err != nil {
-				return nil, err
+				return nil, false, err
 			}
-			types, nullable = []string{t}, null
+			types, nullable, itemsType = []string{t}, null, it
 		case o.Has("properties"):
-			return nil, im.fail(v.Get("properties"), "property %s has properties but no type: JSON Schema lets values of every other type pass (properties constrain objects only), and a Seam field has one type; add \"type\": \"object\"", path)
+			return nil, false, im.fail(v.Get("properties"), "property %s has properties but no type: JSON Schema lets values of every other type pass (properties constrain objects only), and a Seam field has one type; add \"type\": \"object\"", path)
 		case o.Has("items"):
-			return nil, im.fail(v.Get("items"), "property %s has items but no type: JSON Schema lets values of every other type pass (items constrain arrays only), and a Seam field has one type; add \"type\": \"array\"", path)
+			return nil, false, im.fail(v.Get("items"), "property %s has items but no type: JSON Schema lets values of every other type pass (items constrain arrays only), and a Seam field has one type; add \"type\": \"array\"", path)
 		default:
-			return nil, im.fail(v, "property %s has no type: JSON Schema lets any value pass, and a Seam field has one type", path)
+			for i, k := range v.Keys {
+				if why, ok := unsupported[k]; ok {
+					return nil, false, im.fail(v.Vals[i], "%s; a JSON Schema validator would refuse records Seam accepts. Remove the keyword, or check the rule in a check of your own after import", why)
+				}
+			}
+			return nil, false, im.fail(v, "property %s has no type but constrains its values: JSON Schema lets values of every type the constraints do not apply to pass, and a Seam field has one type; add a type", path)
 		}
 	}
 	if len(types) > 1 {
-		return nil, im.fail(typesV, "property %s admits several types (%s); a Seam field has one", path, strings.Join(types, ", "))
+		return nil, false, im.fail(typesV, "property %s admits several types (%s); a Seam field has one", path, strings.Join(types, ", "))
 	}
 	f := &contractv1.Field{Name: name}
 	if items {
@@ -396,90 +563,29 @@ func (im *importer) field(raw *interop.Value, name, path string, required, items
 	if d := o.Take("description"); d != nil {
 		f.Description, _ = d.Scalar()
 	}
-	top := !items && !strings.Contains(path, ".") && !strings.Contains(path, contract.ItemsSuffix)
-	ruleName := checkName(path)
 	switch types[0] {
 	case "string":
-		f.Type = contractv1.FieldType_FIELD_TYPE_STRING
-		if fv := o.Take("format"); fv != nil {
-			switch s, _ := fv.Scalar(); s {
-			case "date-time":
-				f.Type, f.Layout = contractv1.FieldType_FIELD_TYPE_TIMESTAMP, "RFC3339"
-			case "date":
-				f.Type = contractv1.FieldType_FIELD_TYPE_DATE
-			case "uuid":
-				f.Type = contractv1.FieldType_FIELD_TYPE_UUID
-			case "email", "idn-email":
-				f.Pattern = emailPattern
-				im.note(fv, interop.Approximated, "email addresses are checked with the pattern %s, looser than RFC 5321", emailPattern)
-			case "ipv4":
-				f.Pattern = ipv4Pattern
-			default:
-				im.note(fv, interop.Dropped, "format %q is not checked by Seam", s)
-			}
-		}
-		str := f.Type == contractv1.FieldType_FIELD_TYPE_STRING
-		if p := o.Take("pattern"); p != nil {
-			s, _ := p.Scalar()
-			_, err := regexp.Compile(s)
-			switch {
-			case err != nil:
-				im.note(p, interop.Dropped, "pattern %q is not an RE2 expression Seam can check: %v", s, err)
-			case !str:
-				im.note(p, interop.Dropped, "a pattern on a %s field is not checked", contract.ShortName(f.GetType()))
-			case f.Pattern != "":
-				im.note(p, interop.Dropped, "a pattern beside format is not checked")
-			default:
-				f.Pattern = s
-			}
-		}
-		for _, key := range []string{"minLength", "maxLength"} {
-			lv := o.Take(key)
-			if lv == nil {
-				continue
-			}
-			n, ok := lv.Int()
-			if !ok || n < 0 {
-				return nil, im.fail(lv, "want a whole number of 0 or more, got %q", lv.Text)
-			}
-			if !str {
-				im.note(lv, interop.Dropped, "%s of a %s field is not checked", key, contract.ShortName(f.GetType()))
-				continue
-			}
-			if key == "minLength" {
-				f.MinLength = &n
-			} else {
-				f.MaxLength = &n
-			}
+		if err := im.stringField(o, f, path); err != nil {
+			return nil, false, err
 		}
 	case "integer":
 		if im.integer == nil {
 			im.integer = v
 		}
 		f.Type = contractv1.FieldType_FIELD_TYPE_INT64
-		if fv := o.Take("format"); fv != nil {
-			if s, _ := fv.Scalar(); s == "int32" {
-				f.Type = contractv1.FieldType_FIELD_TYPE_INT32
-			} else if s != "int64" {
-				im.note(fv, interop.Dropped, "format %q is not checked by Seam", s)
-			}
+		if err := im.numberFormat(o); err != nil {
+			return nil, false, err
 		}
-		if err := im.bounds(o, f, path, top, true); err != nil {
-			return nil, err
+		if err := im.bounds(o, f, path, true); err != nil {
+			return nil, false, err
 		}
 	case "number":
 		f.Type = contractv1.FieldType_FIELD_TYPE_DOUBLE
-		if fv := o.Take("format"); fv != nil {
-			switch s, _ := fv.Scalar(); s {
-			case "float":
-				f.Type = contractv1.FieldType_FIELD_TYPE_FLOAT
-			case "double":
-			default:
-				im.note(fv, interop.Dropped, "format %q is not checked by Seam", s)
-			}
+		if err := im.numberFormat(o); err != nil {
+			return nil, false, err
 		}
-		if err := im.bounds(o, f, path, top, false); err != nil {
-			return nil, err
+		if err := im.bounds(o, f, path, false); err != nil {
+			return nil, false, err
 		}
 	case "boolean":
 		f.Type = contractv1.FieldType_FIELD_TYPE_BOOL
@@ -489,100 +595,211 @@ func (im *importer) field(raw *interop.Value, name, path string, required, items
 		req := o.Take("required")
 		ap := o.Take("additionalProperties")
 		if props == nil || props.Kind != interop.Map || len(props.Keys) == 0 {
-			if ap != nil && !(ap.Kind == interop.Bool && ap.Text == "true") {
-				return nil, im.fail(ap, "object %s lists no properties, and Seam cannot check additionalProperties without them", path)
+			switch {
+			case req != nil && req.Kind == interop.List && len(req.Items) > 0:
+				return nil, false, im.fail(req, "object %s requires members it does not declare in properties; declare them with a type", path)
+			case ap != nil && !(ap.Kind == interop.Bool && ap.Text == "true") && !(ap.Kind == interop.Map && len(ap.Keys) == 0):
+				if ap.Kind == interop.Bool && !items && !strings.Contains(path, contract.ItemsSuffix) {
+					// false without properties: only the empty object.
+					if err := im.celCheck(ap, path, checkName(path)+"_additional_fields", func(f string) string { return "size(" + f + ") == 0" }, "JSON Schema: "+path+" has no properties and additionalProperties: false"); err != nil {
+						return nil, false, err
+					}
+					break
+				}
+				return nil, false, im.fail(ap, "object %s lists no properties, and Seam cannot check additionalProperties without them", path)
 			}
 			break // any object: Seam's OBJECT without fields
 		}
-		if items {
-			o.Take("properties")
-			im.note(v, interop.Approximated, "the gate checks that each element of the array is an object, not its members")
+		if items || strings.Contains(path, contract.ItemsSuffix) {
+			return nil, false, im.fail(props, "the members of objects inside arrays are not checked: the gate checks that each element of %s is an object, not its members; declare the array's items as {\"type\": \"object\"} alone", strings.TrimSuffix(path, contract.ItemsSuffix))
 		}
 		var undeclared []string
 		f.Fields, undeclared, err = im.members(props, req, path)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
-		switch {
-		case ap == nil:
-		case items || strings.Contains(path, contract.ItemsSuffix):
-			if ap.Kind == interop.Bool && ap.Text == "false" {
-				im.note(ap, interop.Approximated, "undeclared members of array elements are not refused: the gate does not look inside the elements")
-			} else if ap.Kind != interop.Bool && !(ap.Kind == interop.Map && len(ap.Keys) == 0) {
-				return nil, im.fail(ap, "a schema for additional properties: Seam declares the members it checks and cannot check the others against a schema; list them under properties, or use additionalProperties: false or true")
+		var declared []string
+		for _, m := range f.Fields {
+			declared = append(declared, m.GetName())
+		}
+		if ap != nil {
+			if _, err := im.additional(ap, path, declared, undeclared); err != nil {
+				return nil, false, err
 			}
-		default:
-			im.additional(o, ap, path, undeclared)
 		}
 	case "array":
 		f.Type = contractv1.FieldType_FIELD_TYPE_ARRAY
 		if items {
-			return nil, im.fail(v, "arrays of arrays are not supported; Seam's array elements are single values or objects")
+			return nil, false, im.fail(v, "arrays of arrays are not supported; Seam's array elements are single values or objects")
 		}
-		it := o.Take("items")
-		if it == nil || it.Kind != interop.Map {
-			return nil, im.fail(v, "array %s needs items with a type", path)
-		}
-		f.Items, err = im.field(it, "", path+contract.ItemsSuffix, false, true)
-		if err != nil {
-			return nil, err
-		}
-		if f.Items == nil {
-			return nil, im.fail(it, "array %s needs items with a type Seam can check", path)
-		}
-		for _, key := range []string{"minItems", "maxItems"} {
-			lv := o.Take(key)
-			if lv == nil {
-				continue
-			}
-			n, ok := lv.Int()
-			if !ok || n < 0 {
-				return nil, im.fail(lv, "want a whole number of 0 or more, got %q", lv.Text)
-			}
-			if key == "minItems" {
-				f.MinLength = &n
-			} else {
-				f.MaxLength = &n
-			}
+		if err := im.arrayField(o, v, f, path, itemsType); err != nil {
+			return nil, false, err
 		}
 	default:
-		return nil, im.fail(typesV, "unknown type %q", types[0])
+		return nil, false, im.fail(typesV, "unknown type %q; JSON Schema's types are string, integer, number, boolean, object, array and null", types[0])
 	}
-	if err := im.literals(f, enumV, constV, path, top, &nullable); err != nil {
-		return nil, err
+	if err := im.literals(f, enumV, constV, path, &nullable); err != nil {
+		return nil, false, err
 	}
 	if items && hasConstraints(f) {
-		im.note(v, interop.Approximated, "the gate checks the type of each array element, not its constraints")
-	}
-	if items && !nullable {
-		im.note(v, interop.Approximated, "null elements pass Seam's element type check")
+		return nil, false, im.fail(v, "constraints on the elements of %s are not checked: the gate checks the type of each element, not its pattern, bounds, lengths or allowed values", strings.TrimSuffix(path, contract.ItemsSuffix))
 	}
 	switch {
 	case items:
 	case required && nullable:
-		im.note(v, interop.Approximated, "%s is required but may be null: Seam treats null as absent, so the field is optional here", path)
+		return nil, false, im.fail(v, "%s is required but may be null: Seam treats a null field as absent, so it cannot require the member and allow null; make it optional or refuse null", path)
 	case required:
 		f.Required = true
-	case strings.Contains(path, contract.ItemsSuffix):
-		// A member of an array element: the gate does not look inside
-		// elements, which the element's note already says.
 	case !nullable:
-		im.addCheck(&contractv1.Check{Name: ruleName + "_not_null", Rule: "not_null(" + path + ")",
+		if strings.Contains(path, contract.ItemsSuffix) {
+			return nil, false, im.fail(v, "%s may be absent but not null, which Seam cannot check inside array elements", path)
+		}
+		im.addCheck(&contractv1.Check{Name: checkName(path) + "_not_null", Rule: "not_null(" + path + ")",
 			Description: "JSON Schema: " + path + " may be absent but not null"})
 	}
-	im.rest(o, path)
-	return f, nil
+	if err := im.rest(o); err != nil {
+		return nil, false, err
+	}
+	return f, nullable, nil
+}
+
+// stringField reads a string's format, pattern and lengths.
+func (im *importer) stringField(o *interop.Object, f *contractv1.Field, path string) error {
+	f.Type = contractv1.FieldType_FIELD_TYPE_STRING
+	var patterns []*interop.Value
+	if fv := o.Take("format"); fv != nil {
+		switch s, _ := fv.Scalar(); s {
+		case "date-time":
+			f.Type, f.Layout = contractv1.FieldType_FIELD_TYPE_TIMESTAMP, "RFC3339"
+		case "date":
+			f.Type = contractv1.FieldType_FIELD_TYPE_DATE
+		case "uuid":
+			f.Type = contractv1.FieldType_FIELD_TYPE_UUID
+		case "ipv4":
+			f.Pattern = ipv4Pattern
+		default:
+			return im.fail(fv, "format %q is not checked by Seam (it checks date-time, date, uuid and ipv4), and a validator that asserts formats would refuse values Seam accepts; "+
+				"remove the format (draft 2020-12 makes it an annotation unless a validator asserts it) or replace it by a pattern", s)
+		}
+	}
+	if p := o.Take("pattern"); p != nil {
+		patterns = append(patterns, p)
+	}
+	for _, p := range patterns {
+		s, _ := p.Scalar()
+		re, err := translatePattern(s)
+		if err != nil {
+			return im.fail(p, "pattern %q: %v", s, err)
+		}
+		if f.GetType() == contractv1.FieldType_FIELD_TYPE_STRING && f.Pattern == "" {
+			f.Pattern = re
+			continue
+		}
+		if err := im.celCheck(p, path, checkName(path)+"_pattern", func(f string) string { return f + ".matches(" + strconv.Quote(re) + ")" }, "JSON Schema: "+path+" matches "+s); err != nil {
+			return err
+		}
+	}
+	for _, key := range []string{"minLength", "maxLength"} {
+		lv := o.Take(key)
+		if lv == nil {
+			continue
+		}
+		n, ok := lv.Int()
+		if !ok || n < 0 {
+			return im.fail(lv, "want a whole number of 0 or more, got %q", lv.Text)
+		}
+		if f.GetType() != contractv1.FieldType_FIELD_TYPE_STRING {
+			op := ">="
+			if key == "maxLength" {
+				op = "<="
+			}
+			if err := im.celCheck(lv, path, checkName(path)+"_"+strings.ToLower(key), func(f string) string { return "size(" + f + ") " + op + " " + strconv.FormatInt(n, 10) }, "JSON Schema: "+path+" has "+key+" "+lv.Text); err != nil {
+				return err
+			}
+			continue
+		}
+		if key == "minLength" {
+			f.MinLength = &n
+		} else {
+			f.MaxLength = &n
+		}
+	}
+	return nil
+}
+
+// numberFormat reads the format of a number: OpenAPI's names are noted
+// (validators ignore them), any other refused.
+func (im *importer) numberFormat(o *interop.Object) error {
+	fv := o.Take("format")
+	if fv == nil {
+		return nil
+	}
+	s, _ := fv.Scalar()
+	if openAPIFormats[s] {
+		im.note(fv, interop.Dropped, "format %q is OpenAPI's, not JSON Schema's: validators ignore it, so the field takes every number of its JSON Schema type", s)
+		return nil
+	}
+	return im.fail(fv, "format %q is not one Seam checks on numbers; remove it", s)
+}
+
+// arrayField reads items, minItems and maxItems. itemsType is the element
+// type of an array that only lists its values (const or enum).
+func (im *importer) arrayField(o *interop.Object, v *interop.Value, f *contractv1.Field, path, itemsType string) error {
+	it := o.Take("items")
+	switch {
+	case it == nil && itemsType != "":
+		f.Items = &contractv1.Field{Type: fieldTypes[itemsType]}
+	case it == nil || it.Kind != interop.Map || annotationOnly(it):
+		return im.fail(v, "array %s needs items with a type: JSON Schema lets elements of any type pass without one, and Seam checks one element type", path)
+	default:
+		items, null, err := im.fieldOf(it, "", path+contract.ItemsSuffix, false, true)
+		if err != nil {
+			return err
+		}
+		f.Items = items
+		if !null {
+			// The gate checks each element's type but lets null
+			// elements pass; the schema does not.
+			if err := im.celCheck(it, path, checkName(path)+"_items_not_null", func(f string) string { return f + ".all(e, e != null)" }, "JSON Schema: the elements of "+path+" are not null"); err != nil {
+				return err
+			}
+		}
+	}
+	for _, key := range []string{"minItems", "maxItems"} {
+		lv := o.Take(key)
+		if lv == nil {
+			continue
+		}
+		n, ok := lv.Int()
+		if !ok || n < 0 {
+			return im.fail(lv, "want a whole number of 0 or more, got %q", lv.Text)
+		}
+		if key == "minItems" {
+			f.MinLength = &n
+		} else {
+			f.MaxLength = &n
+		}
+	}
+	return nil
+}
+
+var fieldTypes = map[string]contractv1.FieldType{
+	"string":  contractv1.FieldType_FIELD_TYPE_STRING,
+	"number":  contractv1.FieldType_FIELD_TYPE_DOUBLE,
+	"boolean": contractv1.FieldType_FIELD_TYPE_BOOL,
+	"object":  contractv1.FieldType_FIELD_TYPE_OBJECT,
 }
 
 func hasConstraints(f *contractv1.Field) bool {
 	return f.GetPattern() != "" || len(f.GetEnum()) > 0 || f.Min != nil || f.Max != nil || f.MinLength != nil || f.MaxLength != nil
 }
 
-// literalType is the type of a property that only lists its values
-// (enum or const without type), and whether null is among them. In JSON
-// Schema 1 and 1.0 are the same number, so numbers are DOUBLE; values of
-// several types, and objects and lists, have no Seam field type.
-func (im *importer) literalType(enumV, constV *interop.Value, path string) (string, bool, error) {
+// literalType is the type of a property that only lists its values (enum
+// or const without type), the element type when they are lists, and
+// whether null is among them. In JSON Schema 1 and 1.0 are the same
+// number, so numbers are DOUBLE; values of several types have no Seam
+// field type.
+func (im *importer) literalType(enumV, constV *interop.Value, path string) (string, string, bool, error) {
 	var vals []*interop.Value
 	if enumV != nil {
 		vals = append(vals, enumV.Items...)
@@ -591,32 +808,44 @@ func (im *importer) literalType(enumV, constV *interop.Value, path string) (stri
 		vals = append(vals, constV)
 	}
 	kind, null := interop.Null, false
+	elem := interop.Null
 	for _, v := range vals {
-		switch v.Kind {
-		case interop.Null:
+		if v.Kind == interop.Null {
 			null = true
 			continue
-		case interop.Map, interop.List:
-			return "", false, im.fail(v, "allowed value of %s is %s; Seam compares single values (text, numbers, booleans)", path, v.Kind)
 		}
 		if kind != interop.Null && kind != v.Kind {
-			return "", false, im.fail(v, "allowed values of %s are of several types (%s and %s); a Seam field has one", path, kind, v.Kind)
+			return "", "", false, im.fail(v, "allowed values of %s are of several types (%s and %s); a Seam field has one", path, kind, v.Kind)
 		}
 		kind = v.Kind
+		if v.Kind != interop.List {
+			continue
+		}
+		for _, e := range v.Items {
+			switch {
+			case e.Kind == interop.List:
+				return "", "", false, im.fail(e, "allowed value of %s is a list of lists; Seam's array elements are single values or objects", path)
+			case e.Kind == interop.Null:
+				return "", "", false, im.fail(e, "allowed value of %s is a list with null in it; Seam cannot require a null element", path)
+			case elem != interop.Null && elem != e.Kind:
+				return "", "", false, im.fail(e, "allowed values of %s are lists of several element types (%s and %s); a Seam array has one", path, elem, e.Kind)
+			}
+			elem = e.Kind
+		}
 	}
-	switch kind {
-	case interop.String:
-		return "string", null, nil
-	case interop.Number:
-		return "number", null, nil
-	case interop.Bool:
-		return "boolean", null, nil
+	names := map[interop.ValueKind]string{interop.String: "string", interop.Number: "number", interop.Bool: "boolean", interop.Map: "object", interop.List: "array"}
+	if kind == interop.Null {
+		src := constV
+		if src == nil {
+			src = enumV
+		}
+		return "", "", false, im.fail(src, "%s allows null only; Seam has no field that must be null", path)
 	}
-	src := constV
-	if src == nil {
-		src = enumV
+	itemsType := names[elem]
+	if kind == interop.List && itemsType == "" {
+		itemsType = "string" // only [] is allowed: any element type refuses the others
 	}
-	return "", false, im.fail(src, "%s allows null only; Seam has no field that must be null", path)
+	return names[kind], itemsType, null, nil
 }
 
 // addCheck appends a generated check, numbering its name when another
@@ -640,8 +869,40 @@ func checkName(path string) string {
 	return s
 }
 
-// literal renders a number bound for a CEL expression over a field of the
-// given type.
+var celReserved = map[string]bool{
+	"as": true, "break": true, "const": true, "continue": true, "else": true, "false": true, "for": true,
+	"function": true, "if": true, "import": true, "in": true, "let": true, "loop": true, "package": true,
+	"namespace": true, "null": true, "return": true, "true": true, "var": true, "void": true, "while": true,
+}
+
+var celIdent = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// celCheck adds a CEL check on the field at path (dotted, from the record)
+// that holds when the field or an object on its way is absent or null, and
+// otherwise when expr(path) does. Values of
+// nested fields reach CEL as JSON decodes them: numbers are doubles.
+func (im *importer) celCheck(at *interop.Value, path, name string, expr func(field string) string, desc string) error {
+	if strings.Contains(path, contract.ItemsSuffix) {
+		return im.fail(at, "this rule on %s is not checked: the gate checks the type of each array element, not its rules", path)
+	}
+	parts := strings.Split(path, ".")
+	var guards []string
+	for i, p := range parts {
+		if !celIdent.MatchString(p) || celReserved[p] {
+			return im.fail(at, "this rule on %s needs a check expression, and %q cannot be named in one (CEL names are letters, digits and _, not a reserved word); rename the property", path, p)
+		}
+		sub := strings.Join(parts[:i+1], ".")
+		if i > 0 {
+			guards = append(guards, "!has("+sub+")")
+		}
+		guards = append(guards, "dyn("+sub+") == null")
+	}
+	im.addCheck(&contractv1.Check{Name: name, Rule: "cel(" + strings.Join(guards, " || ") + " || " + expr(path) + ")", Description: desc})
+	return nil
+}
+
+// literal renders a number for a CEL expression: an int for an integer
+// field at the top level, a double otherwise (nested values are doubles).
 func literal(x float64, integer bool) string {
 	if integer {
 		return strconv.FormatInt(int64(x), 10)
@@ -650,12 +911,48 @@ func literal(x float64, integer bool) string {
 	if !strings.ContainsAny(s, ".eE") {
 		s += ".0"
 	}
+	if strings.ContainsAny(s, "eE") && !strings.Contains(s, ".") {
+		mant, exp, _ := strings.Cut(strings.ToLower(s), "e")
+		s = mant + ".0e" + exp
+	}
 	return s
 }
 
+// celValue renders a JSON value as a CEL literal; numbers are doubles,
+// which CEL compares with ints and doubles alike.
+func celValue(v *interop.Value) string {
+	switch v.Kind {
+	case interop.Null:
+		return "null"
+	case interop.Bool:
+		return v.Text
+	case interop.Number:
+		x, _ := v.Float()
+		return literal(x, false)
+	case interop.String:
+		return strconv.Quote(v.Text)
+	case interop.List:
+		parts := make([]string, len(v.Items))
+		for i, it := range v.Items {
+			parts[i] = celValue(it)
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	}
+	parts := make([]string, len(v.Keys))
+	for i, k := range v.Keys {
+		parts[i] = strconv.Quote(k) + ": " + celValue(v.Vals[i])
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+func integral(x float64) bool { return x == math.Trunc(x) && math.Abs(x) < 1<<53 }
+
 // bounds reads minimum, maximum, the exclusive bounds (numbers in 2020-12
-// and draft-07, booleans in draft-04 style) and multipleOf.
-func (im *importer) bounds(o *interop.Object, f *contractv1.Field, path string, top, integer bool) error {
+// and draft-07, booleans in draft-04 style) and multipleOf. An integer's
+// bounds become the whole numbers they admit; a number's exclusive bounds
+// become CEL checks, since a field's min and max are inclusive.
+func (im *importer) bounds(o *interop.Object, f *contractv1.Field, path string, integer bool) error {
+	top := !strings.Contains(path, ".")
 	num := func(key string) (*float64, *interop.Value, error) {
 		v := o.Take(key)
 		if v == nil {
@@ -670,18 +967,42 @@ func (im *importer) bounds(o *interop.Object, f *contractv1.Field, path string, 
 		}
 		return &x, v, nil
 	}
-	lo, _, err := num("minimum")
+	tighten := func(x float64, lower bool) {
+		switch {
+		case lower && (f.Min == nil || x > *f.Min):
+			f.Min = &x
+		case !lower && (f.Max == nil || x < *f.Max):
+			f.Max = &x
+		}
+	}
+	lo, loV, err := num("minimum")
 	if err != nil {
 		return err
 	}
-	hi, _, err := num("maximum")
+	hi, hiV, err := num("maximum")
 	if err != nil {
 		return err
 	}
-	f.Min, f.Max = lo, hi
+	for _, b := range []struct {
+		x     *float64
+		v     *interop.Value
+		lower bool
+	}{{lo, loV, true}, {hi, hiV, false}} {
+		switch {
+		case b.x == nil:
+		case integer && math.Abs(*b.x) >= 1<<53:
+			return im.fail(b.v, "a bound of %s beyond 2^53 is not exact for Seam; bound it by a smaller number", b.v.Text)
+		case integer && b.lower:
+			tighten(math.Ceil(*b.x), true)
+		case integer:
+			tighten(math.Floor(*b.x), false)
+		default:
+			tighten(*b.x, b.lower)
+		}
+	}
 	for _, ex := range []struct {
-		key string
-		min bool
+		key   string
+		lower bool
 	}{{"exclusiveMinimum", true}, {"exclusiveMaximum", false}} {
 		x, v, err := num(ex.key)
 		if err != nil {
@@ -689,53 +1010,53 @@ func (im *importer) bounds(o *interop.Object, f *contractv1.Field, path string, 
 		}
 		if v != nil && v.Kind == interop.Bool {
 			// draft-04 style: the bound itself is minimum or maximum.
-			if v.Text == "true" {
-				b := f.Min
-				if !ex.min {
-					b = f.Max
-				}
-				if b == nil {
-					return im.fail(v, "%s: true needs the matching bound", ex.key)
-				}
-				x = b
-				if ex.min {
-					f.Min = nil
-				} else {
-					f.Max = nil
-				}
-			} else {
+			if v.Text != "true" {
 				continue
+			}
+			b, bv := lo, loV
+			if !ex.lower {
+				b, bv = hi, hiV
+			}
+			if b == nil {
+				return im.fail(v, "%s: true needs the matching bound", ex.key)
+			}
+			x, v = b, bv
+			if ex.lower {
+				f.Min = nil
+			} else {
+				f.Max = nil
+			}
+			if integer {
+				for _, other := range []*float64{lo, hi} {
+					if other != nil && other != b {
+						if ex.lower {
+							tighten(math.Floor(*other), false)
+						} else {
+							tighten(math.Ceil(*other), true)
+						}
+					}
+				}
 			}
 		}
 		if x == nil {
 			continue
 		}
-		op := "<"
-		if ex.min {
-			op = ">"
-		}
 		switch {
-		case integer && *x == math.Trunc(*x) && math.Abs(*x) < 1<<53:
-			b := *x - 1
-			if ex.min {
-				b = *x + 1
-			}
-			if ex.min && (f.Min == nil || b > *f.Min) {
-				f.Min = &b
-			}
-			if !ex.min && (f.Max == nil || b < *f.Max) {
-				f.Max = &b
-			}
-		case top:
-			im.addCheck(&contractv1.Check{Name: checkName(path) + "_" + strings.ToLower(ex.key),
-				Rule: fmt.Sprintf("cel(dyn(%s) == null || %s %s %s)", path, path, op, literal(*x, integer))})
+		case integer && math.Abs(*x) >= 1<<53:
+			return im.fail(v, "a bound of %s beyond 2^53 is not exact for Seam; bound it by a smaller number", v.Text)
+		case integer && ex.lower:
+			tighten(math.Floor(*x)+1, true)
+		case integer:
+			tighten(math.Ceil(*x)-1, false)
 		default:
-			if ex.min {
-				f.Min = x
-			} else {
-				f.Max = x
+			op := "<"
+			if ex.lower {
+				op = ">"
 			}
-			im.note(v, interop.Approximated, "%s %g of nested field %s is checked inclusively", ex.key, *x, path)
+			if err := im.celCheck(v, path, checkName(path)+"_"+strings.ToLower(ex.key), func(f string) string { return f + " " + op + " " + literal(*x, false) },
+				fmt.Sprintf("JSON Schema: %s has %s %s", path, ex.key, v.Text)); err != nil {
+				return err
+			}
 		}
 	}
 	if v := o.Take("multipleOf"); v != nil {
@@ -743,54 +1064,69 @@ func (im *importer) bounds(o *interop.Object, f *contractv1.Field, path string, 
 		switch {
 		case !ok || x <= 0:
 			return im.fail(v, "multipleOf must be a number above 0")
-		case integer && top && x == math.Trunc(x):
-			im.addCheck(&contractv1.Check{Name: checkName(path) + "_multiple_of",
-				Rule: fmt.Sprintf("cel(dyn(%s) == null || %s %% %s == 0)", path, path, literal(x, true))})
+		case integer && integral(x):
+			expr := func(f string) string {
+				if !top {
+					f = "int(" + f + ")"
+				}
+				return f + " % " + literal(x, true) + " == 0"
+			}
+			return im.celCheck(v, path, checkName(path)+"_multiple_of", expr, fmt.Sprintf("JSON Schema: %s is a multiple of %s", path, v.Text))
 		default:
-			im.note(v, interop.Dropped, "multipleOf is checked only for whole multiples of top-level integer fields")
+			return im.fail(v, "multipleOf %s on a %s: Seam checks whole multiples of integers only, since multiples of fractions are not exact in binary floating point", v.Text, map[bool]string{true: "integer", false: "number"}[integer])
 		}
 	}
 	return nil
 }
 
-// literals applies enum and const.
-func (im *importer) literals(f *contractv1.Field, enumV, constV *interop.Value, path string, top bool, nullable *bool) error {
-	var vals []*interop.Value
+// literals applies enum and const: values the field's type cannot take are
+// left out (they never match), null is allowed only when listed, strings
+// of a text field become the field's enum, anything else a CEL check with
+// JSON Schema's equality (1 equals 1.0, objects and lists deeply).
+func (im *importer) literals(f *contractv1.Field, enumV, constV *interop.Value, path string, nullable *bool) error {
+	src, vals := enumV, []*interop.Value(nil)
 	if enumV != nil {
-		if enumV.Kind != interop.List || len(enumV.Items) == 0 {
-			return im.fail(enumV, "want enum as a non-empty list, got %s", enumV.Kind)
-		}
 		vals = enumV.Items
 	}
 	if constV != nil {
-		if enumV != nil {
-			im.note(constV, interop.Dropped, "const beside enum is not checked")
-		} else {
-			vals = []*interop.Value{constV}
-		}
+		src, vals = constV, []*interop.Value{constV}
 	}
 	if len(vals) == 0 {
 		return nil
 	}
+	t := f.GetType()
+	integer := t == contractv1.FieldType_FIELD_TYPE_INT64 || t == contractv1.FieldType_FIELD_TYPE_INT32
+	top := !strings.Contains(path, ".")
 	var strs, lits []string
-	allStrings := true
 	sawNull := false
 	for _, v := range vals {
+		var fits bool
 		switch v.Kind {
 		case interop.Null:
 			sawNull = true
+			continue
 		case interop.String:
+			fits = t == contractv1.FieldType_FIELD_TYPE_STRING || t == contractv1.FieldType_FIELD_TYPE_TIMESTAMP ||
+				t == contractv1.FieldType_FIELD_TYPE_DATE || t == contractv1.FieldType_FIELD_TYPE_UUID
 			strs = append(strs, v.Text)
-			lits = append(lits, strconv.Quote(v.Text))
 		case interop.Number:
-			allStrings = false
 			x, _ := v.Float()
-			lits = append(lits, literal(x, f.GetType() == contractv1.FieldType_FIELD_TYPE_INT64 || f.GetType() == contractv1.FieldType_FIELD_TYPE_INT32))
+			fits = (integer && integral(x)) || t == contractv1.FieldType_FIELD_TYPE_DOUBLE
+			if fits && integer && top {
+				lits = append(lits, literal(x, true))
+				continue
+			}
 		case interop.Bool:
-			allStrings = false
-			lits = append(lits, v.Text)
-		default:
-			return im.fail(v, "enum values that are lists or objects are not supported")
+			fits = t == contractv1.FieldType_FIELD_TYPE_BOOL
+		case interop.Map:
+			fits = t == contractv1.FieldType_FIELD_TYPE_OBJECT
+		case interop.List:
+			fits = t == contractv1.FieldType_FIELD_TYPE_ARRAY
+		}
+		if fits {
+			lits = append(lits, celValue(v))
+		} else if v.Kind == interop.String {
+			strs = strs[:len(strs)-1]
 		}
 	}
 	if !sawNull {
@@ -798,19 +1134,17 @@ func (im *importer) literals(f *contractv1.Field, enumV, constV *interop.Value, 
 		// admits null.
 		*nullable = false
 	}
-	src := enumV
-	if src == nil {
-		src = constV
-	}
 	switch {
+	case len(lits) == 0 && !sawNull:
+		return im.fail(src, "no allowed value of %s is of its type %s, so no record would pass", path, contract.ShortName(t))
 	case len(lits) == 0:
-	case f.GetType() == contractv1.FieldType_FIELD_TYPE_STRING && allStrings:
+		// Only null is allowed beside the type, which Seam cannot require.
+		return im.fail(src, "%s allows null only; Seam has no field that must be null", path)
+	case t == contractv1.FieldType_FIELD_TYPE_STRING && len(strs) == len(lits):
 		f.Enum = strs
-	case top:
-		im.addCheck(&contractv1.Check{Name: checkName(path) + "_allowed",
-			Rule: fmt.Sprintf("cel(dyn(%s) == null || %s in [%s])", path, path, strings.Join(lits, ", "))})
-	default:
-		im.note(src, interop.Dropped, "allowed values of the nested %s field %s are not checked", contract.ShortName(f.GetType()), path)
+		return nil
+	case len(lits) == 1:
+		return im.celCheck(src, path, checkName(path)+"_allowed", func(f string) string { return f + " == " + lits[0] }, "JSON Schema: the allowed value of "+path)
 	}
-	return nil
+	return im.celCheck(src, path, checkName(path)+"_allowed", func(f string) string { return f + " in [" + strings.Join(lits, ", ") + "]" }, "JSON Schema: the allowed values of "+path)
 }

@@ -246,29 +246,34 @@ func hasNote(notes []interop.Note, path, text string) bool {
 	return false
 }
 
-// TestUnsupportedKeywords are reported, and strict mode refuses them.
-func TestUnsupportedKeywords(t *testing.T) {
+// TestAnnotationsAndStrict: keywords that assert nothing (annotations,
+// OpenAPI formats, keywords no vocabulary defines) are noted and the schema
+// imports; a strict import refuses them. Assertions Seam cannot check are
+// refused with or without strict, at their JSON pointer.
+func TestAnnotationsAndStrict(t *testing.T) {
 	t.Parallel()
 	doc := `{"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object",
 	  "properties": {
-	    "id": {"type": "string", "format": "hostname"},
-	    "kind": {"oneOf": [{"type": "string"}, {"type": "integer"}], "type": "string"},
-	    "meta": {"type": "object"},
-	    "ratio": {"type": "number", "multipleOf": 0.5}
+	    "id": {"type": "string", "examples": ["a"]},
+	    "n": {"type": "integer", "format": "int32", "default": 0},
+	    "meta": {"type": "object"}
 	  }, "required": ["id"], "x-owner-team": "t"}`
 	res, err := jsonschema.Import([]byte(doc), jsonschema.ImportOptions{Subject: "ops.events", Owner: "ops"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range [][2]string{
-		{"properties.id.format", "not checked"},
-		{"properties.kind.oneOf", "not checked"},
-		{"properties.ratio.multipleOf", "multipleOf"},
-		{"x-owner-team", "not one Seam reads"},
+		{"properties.id.examples", "example"},
+		{"properties.n.format", "OpenAPI"},
+		{"properties.n.default", "mapping"},
+		{"x-owner-team", "validators ignore it"},
 	} {
 		if !hasNote(res.Report.Notes, want[0], want[1]) {
 			t.Errorf("no note at %s saying %q; notes:\n%v", want[0], want[1], res.Report.Notes)
 		}
+	}
+	if f := res.Contract.GetFields()[1]; f.GetType() != contractv1.FieldType_FIELD_TYPE_INT64 {
+		t.Errorf("n: got %v, want INT64: format int32 is OpenAPI's and JSON Schema validators take any integer", f.GetType())
 	}
 	if f := res.Contract.GetFields()[2]; f.GetName() != "meta" || f.GetType() != contractv1.FieldType_FIELD_TYPE_OBJECT || len(f.GetFields()) != 0 {
 		t.Errorf("meta: got %v, want an OBJECT without fields (any object)", f)
@@ -277,6 +282,32 @@ func TestUnsupportedKeywords(t *testing.T) {
 	var le *interop.LossError
 	if !errors.As(err, &le) {
 		t.Fatalf("strict import: got %v, want a loss error", err)
+	}
+
+	for _, tc := range []struct{ name, doc, pointer, want string }{
+		{"oneOf", `{"type": "object", "properties": {"kind": {"oneOf": [{"type": "string"}, {"type": "integer"}], "type": "string"}}}`, "/properties/kind/oneOf", "oneOf"},
+		{"format", `{"type": "object", "properties": {"id": {"type": "string", "format": "hostname"}}}`, "/properties/id/format", "hostname"},
+		{"multipleOf", `{"type": "object", "properties": {"ratio": {"type": "number", "multipleOf": 0.5}}}`, "/properties/ratio/multipleOf", "multipleOf"},
+		{"root allOf", `{"type": "object", "properties": {"a": {"type": "string"}}, "allOf": [{"required": ["a"]}]}`, "/allOf", "allOf"},
+		{"key with a slash", `{"type": "object", "properties": {"a": {"type": "object", "properties": {"b": {"type": "string"}}, "patternProperties": {"x/y~": {}}}}}`, "/properties/a/patternProperties", "pattern"},
+		{"deep", `{"type": "object", "properties": {"o": {"type": "object", "properties": {"p": {"type": "string", "not": {"const": "x"}}}}}}`, "/properties/o/properties/p/not", "negated"},
+	} {
+		_, err := jsonschema.Import([]byte(tc.doc), jsonschema.ImportOptions{Subject: "ops.events", Owner: "ops"})
+		var ie *interop.Error
+		if !errors.As(err, &ie) || ie.Path != tc.pointer || !strings.Contains(ie.Message, tc.want) {
+			t.Errorf("%s: got %v, want a refusal at %s saying %q", tc.name, err, tc.pointer, tc.want)
+		}
+	}
+}
+
+// TestPointerEscapes: a JSON pointer escapes ~ and / in keys (RFC 6901).
+func TestPointerEscapes(t *testing.T) {
+	t.Parallel()
+	doc := `{"type": "object", "properties": {"a/b~c": {"type": "object", "properties": {"x": {"type": "string"}}, "minProperties": 1}}}`
+	_, err := jsonschema.Import([]byte(doc), jsonschema.ImportOptions{Subject: "ops.events", Owner: "ops"})
+	var ie *interop.Error
+	if !errors.As(err, &ie) || ie.Path != "/properties/a~1b~0c/minProperties" {
+		t.Fatalf("got %v, want a refusal at /properties/a~1b~0c/minProperties", err)
 	}
 }
 
@@ -303,41 +334,56 @@ func TestRefusals(t *testing.T) {
 	}
 }
 
-// TestAdditionalPropertiesEdges: where Seam cannot close an object exactly
-// as the schema does, the report says so and the contract errs on the side
-// the note names.
+// TestAdditionalPropertiesEdges: where Seam can close an object exactly as
+// the schema does it does, with the contract's additional_fields, a check
+// additional_fields(OBJECT), or a CEL check naming the members a nested
+// object may have when some take any value; where it cannot, the import is
+// refused where the schema says it.
 func TestAdditionalPropertiesEdges(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name, props string
 		root        contractv1.AdditionalFields
 		rules       []string
-		note        [2]string // path, text
+		refused     string // JSON pointer of the refusal
 	}{
-		{"a property without a Seam field keeps the record open",
+		{"a record member that takes any value cannot be closed",
 			`"properties":{"a":{"type":"string"},"b":true},"additionalProperties":false`,
-			contractv1.AdditionalFields_ADDITIONAL_FIELDS_UNSPECIFIED, nil, [2]string{"additionalProperties", "properties b have no Seam field"}},
-		{"pattern properties are refused with the rest",
+			0, nil, "/additionalProperties"},
+		{"pattern properties are refused",
 			`"properties":{"a":{"type":"string"}},"patternProperties":{"^x-":{"type":"string"}},"additionalProperties":false`,
-			contractv1.AdditionalFields_ADDITIONAL_FIELDS_QUARANTINE, nil, [2]string{"additionalProperties", "patternProperties are refused"}},
-		{"array elements are not closed",
+			0, nil, "/patternProperties"},
+		{"array elements are not looked into",
 			`"properties":{"a":{"type":"array","items":{"type":"object","properties":{"b":{"type":"string"}},"additionalProperties":false}}}`,
-			contractv1.AdditionalFields_ADDITIONAL_FIELDS_UNSPECIFIED, nil, [2]string{"items.additionalProperties", "members of array elements are not refused"}},
+			0, nil, "/properties/a/items/properties"},
 		{"an empty schema for additional properties leaves the object open",
 			`"properties":{"o":{"type":"object","properties":{"b":{"type":"string"}},"additionalProperties":{}}}`,
-			contractv1.AdditionalFields_ADDITIONAL_FIELDS_UNSPECIFIED, nil, [2]string{}},
+			contractv1.AdditionalFields_ADDITIONAL_FIELDS_UNSPECIFIED, nil, ""},
 		{"true leaves the object open",
 			`"properties":{"o":{"type":"object","properties":{"b":{"type":"string"}},"additionalProperties":true}},"additionalProperties":true`,
-			contractv1.AdditionalFields_ADDITIONAL_FIELDS_UNSPECIFIED, nil, [2]string{}},
+			contractv1.AdditionalFields_ADDITIONAL_FIELDS_UNSPECIFIED, nil, ""},
 		{"nested objects close one by one",
 			`"properties":{"o":{"type":"object","additionalProperties":false,"properties":{"p":{"type":"object","properties":{"q":{"type":"string"}}}}}}`,
-			contractv1.AdditionalFields_ADDITIONAL_FIELDS_UNSPECIFIED, []string{"additional_fields(o)"}, [2]string{}},
+			contractv1.AdditionalFields_ADDITIONAL_FIELDS_UNSPECIFIED, []string{"additional_fields(o)"}, ""},
+		{"a nested object with members of any value closes by a check naming them",
+			`"properties":{"o":{"type":"object","additionalProperties":false,"properties":{"p":{},"q":{"type":"string"}}}}`,
+			contractv1.AdditionalFields_ADDITIONAL_FIELDS_UNSPECIFIED, []string{`cel(dyn(o) == null || o.all(k, k in ["q", "p"]))`}, ""},
+		{"the record closes",
+			`"properties":{"a":{"type":"string"}},"additionalProperties":false`,
+			contractv1.AdditionalFields_ADDITIONAL_FIELDS_QUARANTINE, nil, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			doc := `{"type":"object","x-seam-subject":"ops.events","x-seam-owner":"ops",` + tt.props + `}`
 			res, err := jsonschema.Import([]byte(doc), jsonschema.ImportOptions{})
+			if tt.refused != "" {
+				var ie *interop.Error
+				if !errors.As(err, &ie) || ie.Path != tt.refused {
+					t.Fatalf("got %v, want a refusal at %s", err, tt.refused)
+				}
+				return
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -346,18 +392,12 @@ func TestAdditionalPropertiesEdges(t *testing.T) {
 			}
 			var rules []string
 			for _, c := range res.Contract.GetChecks() {
-				if strings.HasPrefix(c.GetRule(), "additional_fields") {
+				if strings.HasSuffix(c.GetName(), "additional_fields") {
 					rules = append(rules, c.GetRule())
 				}
 			}
 			if !slices.Equal(rules, tt.rules) {
 				t.Errorf("checks %q, want %q", rules, tt.rules)
-			}
-			if tt.note[0] != "" && !hasNote(res.Report.Notes, tt.note[0], tt.note[1]) {
-				t.Errorf("no note at %s saying %q; notes:\n%v", tt.note[0], tt.note[1], res.Report.Notes)
-			}
-			if tt.note[0] == "" && hasNote(res.Report.Notes, "additionalProperties", "") {
-				t.Errorf("unexpected note on additionalProperties:\n%v", res.Report.Notes)
 			}
 		})
 	}

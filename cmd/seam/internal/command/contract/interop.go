@@ -39,7 +39,7 @@ func (f *importFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.owner, "owner", "", "owner, when the document names no team")
 	cmd.Flags().StringVar(&f.object, "table", "", "ODCS: import only the schema object (table) of this name")
 	cmd.Flags().StringVar(&f.object, "object", "", "ODCS: same as --table")
-	cmd.Flags().BoolVar(&f.strict, "strict", false, "refuse the document if anything of it is dropped or approximated")
+	cmd.Flags().BoolVar(&f.strict, "strict", false, "refuse the document if anything of it is dropped or approximated (JSON Schema: annotations and unknown keywords; its assertions Seam cannot check are refused anyway)")
 }
 
 // convert turns a document into contracts and the report of what did not
@@ -118,7 +118,11 @@ func newContractImportCmd(g *client.Globals) *cobra.Command {
 becomes one Seam contract) or a JSON Schema of one record (draft 2020-12 or
 draft-07) into Seam contract YAML on standard output. What Seam cannot
 represent is listed on standard error, never dropped silently; --strict
-exits 1 instead when anything would be dropped or approximated. Runs
+exits 1 instead when anything would be dropped or approximated. A JSON
+Schema keyword that asserts what Seam cannot check (allOf, anyOf, oneOf,
+not, if, patternProperties, uniqueItems, contains, a format other than
+date-time, date, uuid and ipv4, ...) exits 1 naming its JSON pointer, with
+or without --strict: the contract would accept records the schema refuses. Runs
 offline: register the result with seam contract register, or register the
 document directly (seam contract register -f orders.odcs.yaml).`,
 		Example: `  seam contract import orders.odcs.yaml > shop_orders.yaml
