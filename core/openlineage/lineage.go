@@ -10,9 +10,14 @@ import (
 	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
 )
 
-// Binding is a Seam subject an OpenLineage dataset stands for.
+// Binding is a Seam subject, or a canonical model, an OpenLineage dataset
+// stands for.
 type Binding struct {
 	Subject string
+	// Canonical names a canonical model instead of a subject: the job is a
+	// consumer of the model's fields, as named in the column lineage,
+	// whichever subjects map into it now or later.
+	Canonical string
 	// Field maps a field of the dataset to the subject's field; nil means
 	// the same name. ok is false when the dataset field has no single
 	// source field (a computed canonical field): the subject is then read
@@ -162,13 +167,12 @@ func Consumer(e *Event, r Resolver) (*registryv1.Consumer, []string) {
 				notes = append(notes, fmt.Sprintf("%s is read and written by the job; kept as an output only", id))
 				continue
 			}
-			in := &registryv1.Input{Source: &registryv1.Input_Dataset{Dataset: id}}
-			for _, u := range fields {
-				if u == registryv1.UsageKind_USAGE_KIND_JOIN_KEY {
-					in.Usage = u
-				}
-			}
-			c.Inputs = append(c.Inputs, in)
+			// Kept with the fields the job reads of it, so that when a
+			// contract binds the dataset later (Relink), the job becomes a
+			// consumer of exactly those fields.
+			c.Inputs = append(c.Inputs, fieldInputs(func() *registryv1.Input {
+				return &registryv1.Input{Source: &registryv1.Input_Dataset{Dataset: id}}
+			}, nil, fields)...)
 			continue
 		}
 		for _, b := range bindings {
@@ -183,18 +187,33 @@ func Consumer(e *Event, r Resolver) (*registryv1.Consumer, []string) {
 	return c, notes
 }
 
-// subjectInputs groups the fields a job reads of one subject by usage: one
-// input per usage. Without column lineage the subject is read whole.
+// subjectInputs groups the fields a job reads of one subject (or canonical
+// model) by usage: one input per usage. Without column lineage the subject
+// is read whole.
 func subjectInputs(b Binding, fields map[string]registryv1.UsageKind) []*registryv1.Input {
-	whole := &registryv1.Input{Source: &registryv1.Input_Subject{Subject: b.Subject}}
+	if b.Canonical != "" {
+		return fieldInputs(func() *registryv1.Input {
+			return &registryv1.Input{Source: &registryv1.Input_Canonical{Canonical: b.Canonical}}
+		}, nil, fields)
+	}
+	return fieldInputs(func() *registryv1.Input {
+		return &registryv1.Input{Source: &registryv1.Input_Subject{Subject: b.Subject}}
+	}, b.Field, fields)
+}
+
+// fieldInputs groups the fields read of one source by usage, each field
+// named as field maps it (nil: as it is); src makes an input of the source.
+func fieldInputs(src func() *registryv1.Input, field func(string) (string, bool), fields map[string]registryv1.UsageKind) []*registryv1.Input {
+	mk := src
+	whole := mk()
 	if len(fields) == 0 {
 		return []*registryv1.Input{whole}
 	}
 	byUsage := map[registryv1.UsageKind][]string{}
 	for f, u := range fields {
 		src := f
-		if b.Field != nil {
-			s, ok := b.Field(f)
+		if field != nil {
+			s, ok := field(f)
 			if !ok {
 				return []*registryv1.Input{whole}
 			}
@@ -213,7 +232,9 @@ func subjectInputs(b Binding, fields map[string]registryv1.UsageKind) []*registr
 	for _, u := range kinds {
 		fs := byUsage[u]
 		sort.Strings(fs)
-		out = append(out, &registryv1.Input{Source: &registryv1.Input_Subject{Subject: b.Subject}, Fields: fs, Usage: u})
+		in := mk()
+		in.Fields, in.Usage = fs, u
+		out = append(out, in)
 	}
 	return out
 }
@@ -238,7 +259,7 @@ func Merge(c, more *registryv1.Consumer) {
 	for _, in := range more.GetInputs() {
 		merged := false
 		for _, have := range c.GetInputs() {
-			if have.GetSubject() == in.GetSubject() && have.GetDataset() == in.GetDataset() && have.GetUsage() == in.GetUsage() {
+			if have.GetSubject() == in.GetSubject() && have.GetDataset() == in.GetDataset() && have.GetCanonical() == in.GetCanonical() && have.GetUsage() == in.GetUsage() {
 				if len(have.GetFields()) > 0 && len(in.GetFields()) > 0 {
 					for _, f := range in.GetFields() {
 						if !slices.Contains(have.Fields, f) {
@@ -268,4 +289,78 @@ func Merge(c, more *registryv1.Consumer) {
 	if more.GetOwner() != "" {
 		c.Owner = more.GetOwner()
 	}
+}
+
+// Relink binds the dataset inputs of a learned consumer that r resolves
+// now, as the next run of its job would: each such dataset becomes the
+// subject or canonical inputs of its bindings, with the fields its column
+// lineage named (kept on the dataset inputs for this). A dataset input's
+// identifier is its namespace and name joined by "/" (ID); the split with
+// the longest namespace that r resolves is taken. It reports whether the
+// consumer changed; declared consumers are never changed.
+func Relink(c *registryv1.Consumer, r Resolver) bool {
+	if c.GetOrigin() != registryv1.ConsumerOrigin_CONSUMER_ORIGIN_OPENLINEAGE {
+		return false
+	}
+	bound := map[string][]Binding{}
+	for _, in := range c.GetInputs() {
+		id := in.GetDataset()
+		if _, seen := bound[id]; id == "" || seen || slices.Contains(c.GetProduces(), id) {
+			continue
+		}
+		bound[id] = resolveID(r, id)
+	}
+	var kept []*registryv1.Input
+	fields := map[string]map[string]registryv1.UsageKind{}
+	whole := map[string]bool{}
+	var order []string
+	for _, in := range c.GetInputs() {
+		id := in.GetDataset()
+		if id == "" || len(bound[id]) == 0 {
+			kept = append(kept, in)
+			continue
+		}
+		if fields[id] == nil {
+			fields[id] = map[string]registryv1.UsageKind{}
+			order = append(order, id)
+		}
+		if len(in.GetFields()) == 0 {
+			whole[id] = true
+		}
+		for _, f := range in.GetFields() {
+			if u := in.GetUsage(); usageRank[u] > usageRank[fields[id][f]] || fields[id][f] == registryv1.UsageKind_USAGE_KIND_UNSPECIFIED {
+				fields[id][f] = u
+			}
+		}
+	}
+	if len(order) == 0 {
+		return false
+	}
+	linked := &registryv1.Consumer{}
+	for _, id := range order {
+		fs := fields[id]
+		if whole[id] {
+			fs = nil
+		}
+		for _, b := range bound[id] {
+			linked.Inputs = append(linked.Inputs, subjectInputs(b, fs)...)
+		}
+	}
+	c.Inputs = kept
+	Merge(c, linked)
+	return true
+}
+
+// resolveID resolves a dataset identifier (namespace "/" name), trying
+// the split with the longest namespace first.
+func resolveID(r Resolver, id string) []Binding {
+	for i := len(id) - 1; i > 0; i-- {
+		if id[i] != '/' {
+			continue
+		}
+		if b := r.Resolve(id[:i], id[i+1:]); len(b) > 0 {
+			return b
+		}
+	}
+	return nil
 }

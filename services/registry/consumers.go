@@ -43,9 +43,9 @@ func validateConsumer(c *registryv1.Consumer) []rpcerr.FieldViolation {
 		if in.GetSubject() == "" && in.GetDataset() == "" && in.GetCanonical() == "" {
 			out = append(out, rpcerr.FieldViolation{Field: path, Description: "set subject, canonical or dataset"})
 		}
-		if in.GetDataset() != "" && len(in.GetFields()) > 0 {
-			out = append(out, rpcerr.FieldViolation{Field: path + ".fields", Description: "fields apply to subjects and canonical models only; a dataset input is read whole"})
-		}
+		// A dataset input may list fields: the fields a learned job reads
+		// of a dataset no contract claims yet, so that it reads just those
+		// of the subject once one does.
 		if _, ok := registryv1.UsageKind_name[int32(in.GetUsage())]; !ok {
 			out = append(out, rpcerr.FieldViolation{Field: path + ".usage", Description: fmt.Sprintf("unknown usage %d", in.GetUsage())})
 		}

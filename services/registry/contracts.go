@@ -214,6 +214,11 @@ func (s *Server) registerContract(ctx context.Context, p *auth.Principal, req *r
 		if err != nil {
 			return err
 		}
+		consumers, err = linkLearned(tx, consumers, claim{subject: c.GetSubject(),
+			namespace: c.GetLabels()[LabelOpenLineageNamespace], name: c.GetLabels()[LabelOpenLineageName]}, p.Name, v.GetCreateTime())
+		if err != nil {
+			return err
+		}
 		var affected []*registryv1.AffectedConsumer
 		if v.GetBreaking() {
 			affected = affectedBy(consumers, v.GetSubject(), v.GetChanges(), lineageMappings(history, subj.GetActiveVersion(), c))

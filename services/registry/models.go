@@ -71,6 +71,15 @@ func (s *Server) registerCanonicalModel(ctx context.Context, p *auth.Principal, 
 		if err := tx.InsertModelVersion(next); err != nil {
 			return err
 		}
+		if next.GetVersion() == 1 {
+			consumers, err := tx.Consumers()
+			if err != nil {
+				return err
+			}
+			if _, err := linkLearned(tx, consumers, claim{canonical: m.GetName()}, p.Name, next.GetCreateTime()); err != nil {
+				return err
+			}
+		}
 		resp = &registryv1.RegisterCanonicalModelResponse{Version: next}
 		return tx.AppendEvent(&registryv1.Event{
 			Type: registryv1.EventType_EVENT_TYPE_CANONICAL_MODEL_REGISTERED, Time: next.GetCreateTime(), Subject: next.GetName(),

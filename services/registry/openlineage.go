@@ -28,17 +28,18 @@ const (
 // a subject whose active contract carries the labels openlineage.namespace
 // and openlineage.name of the dataset; in namespace "seam", the subject or
 // canonical model of that name; in any namespace, a dataset named exactly
-// like a subject or canonical model. A canonical model stands for every
-// subject whose active contract maps into it, with fields read through the
-// mapping.
+// like a subject or canonical model. A dataset that is a canonical model
+// makes the job a consumer of the model's fields (the column lineage's
+// field names are the model's), so it is told of a change to any subject
+// that feeds those fields, now or later.
 type lineageResolver struct {
 	bound     map[[2]string]string
 	subjects  map[string]bool
-	canonical map[string][]openlineage.Binding
+	canonical map[string]bool
 }
 
 func newLineageResolver(txn *memdb.Txn) (*lineageResolver, error) {
-	r := &lineageResolver{bound: map[[2]string]string{}, subjects: map[string]bool{}, canonical: map[string][]openlineage.Binding{}}
+	r := &lineageResolver{bound: map[[2]string]string{}, subjects: map[string]bool{}, canonical: map[string]bool{}}
 	subjects, err := subjectsWithPrefix(txn, nil, "")
 	if err != nil {
 		return nil, err
@@ -53,19 +54,13 @@ func newLineageResolver(txn *memdb.Txn) (*lineageResolver, error) {
 		if ns, name := c.GetLabels()[LabelOpenLineageNamespace], c.GetLabels()[LabelOpenLineageName]; ns != "" && name != "" {
 			r.bound[[2]string{ns, name}] = s.GetName()
 		}
-		if m := c.GetMapping(); m.GetCanonical() != "" {
-			fields := m.GetFields()
-			r.canonical[m.GetCanonical()] = append(r.canonical[m.GetCanonical()], openlineage.Binding{
-				Subject: s.GetName(),
-				Field: func(f string) (string, bool) {
-					fm, ok := fields[f]
-					if !ok || fm.GetFrom() == "" {
-						return "", false
-					}
-					return fm.GetFrom(), true
-				},
-			})
-		}
+	}
+	models, err := latestModels(txn, nil)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range models {
+		r.canonical[m.GetName()] = true
 	}
 	return r, nil
 }
@@ -78,7 +73,70 @@ func (r *lineageResolver) Resolve(namespace, name string) []openlineage.Binding 
 	if r.subjects[name] {
 		return []openlineage.Binding{{Subject: name}}
 	}
-	return r.canonical[name]
+	if r.canonical[name] {
+		return []openlineage.Binding{{Canonical: name}}
+	}
+	return nil
+}
+
+// claim resolves the datasets one registration makes known: those bound to
+// a contract's subject (its openlineage.* labels, or named as the subject),
+// or a canonical model's name.
+type claim struct {
+	subject, namespace, name string
+	canonical                string
+}
+
+// Resolve implements openlineage.Resolver.
+func (c claim) Resolve(namespace, name string) []openlineage.Binding {
+	switch {
+	case c.canonical != "" && name == c.canonical:
+		return []openlineage.Binding{{Canonical: c.canonical}}
+	case c.subject == "":
+	case c.namespace != "" && c.name != "" && namespace == c.namespace && name == c.name, name == c.subject:
+		return []openlineage.Binding{{Subject: c.subject}}
+	}
+	return nil
+}
+
+// linkLearned binds, in a registration's transaction, the dataset inputs
+// of learned consumers that the registration claims: a consumer learned
+// from a run before the contract (or model) of its dataset existed reads
+// the subject from then on, as its job's next run would record, so the
+// registration's blast radius and notices include it. It returns the
+// consumers as they are after linking and records one event per consumer
+// linked.
+func linkLearned(tx StoreTx, consumers []*registryv1.Consumer, r claim, principal string, now *timestamppb.Timestamp) ([]*registryv1.Consumer, error) {
+	out := make([]*registryv1.Consumer, len(consumers))
+	for i, c := range consumers {
+		out[i] = c
+		next := proto.Clone(c).(*registryv1.Consumer)
+		if !openlineage.Relink(next, r) {
+			continue
+		}
+		if vs := validateConsumer(next); len(vs) > 0 {
+			continue // left as it is; its next run will say what it reads
+		}
+		next.UpdateTime = now
+		if err := tx.PutConsumer(next); err != nil {
+			return nil, err
+		}
+		out[i] = next
+		what := "subject " + r.subject
+		if r.canonical != "" {
+			what = "canonical model " + r.canonical
+		}
+		if err := tx.AppendEvent(&registryv1.Event{
+			Type: registryv1.EventType_EVENT_TYPE_CONSUMER_REGISTERED, Time: now, Principal: principal, Subject: r.subject,
+			Consumers: []string{next.GetName()},
+			Message:   fmt.Sprintf("consumer %s linked to %s: a dataset its job read (run %s) is now bound to it", next.GetName(), what, next.GetLearned().GetRunId()),
+			Attributes: map[string]string{"origin": "openlineage", "job_namespace": next.GetLearned().GetJobNamespace(),
+				"job_name": next.GetLearned().GetJobName(), "linked": "true"},
+		}); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // recordLineage applies each event in order: a learned consumer follows

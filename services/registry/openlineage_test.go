@@ -171,8 +171,9 @@ const ltvEvent = `{"eventType": "COMPLETE", "eventTime": "%s", "producer": "http
       "transformations": [{"type": "INDIRECT", "subtype": "JOIN"}]}]}}}]}`
 
 // TestColumnLineageJoinKey: a job reading the canonical model joins on
-// customer_id; it becomes a consumer of shop.orders (mapped into the model)
-// with customer_id as a join key, so the breaking v2 reaches it. A new run
+// customer_id; it becomes a consumer of the model's fields customer_id (a
+// join key) and amount, so the breaking v2 of shop.orders, which feeds
+// customer_id, reaches it. A new run
 // replaces the lineage, an older one is ignored, and a consumer declared
 // by hand wins.
 func TestColumnLineageJoinKey(t *testing.T) {
@@ -198,7 +199,7 @@ func TestColumnLineageJoinKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `inputs:{subject:"shop.orders" fields:"customer_id" usage:USAGE_KIND_JOIN_KEY} inputs:{subject:"shop.orders" fields:"amount" usage:USAGE_KIND_FEATURE}`
+	want := `inputs:{canonical:"commerce.order" fields:"customer_id" usage:USAGE_KIND_JOIN_KEY} inputs:{canonical:"commerce.order" fields:"amount" usage:USAGE_KIND_FEATURE}`
 	if got := strings.Join(strings.Fields(inputsText(c.GetConsumer())), " "); got != want {
 		t.Errorf("inputs\ngot  %s\nwant %s", got, want)
 	}
@@ -335,4 +336,142 @@ func TestLearnedConsumersBelongToTheirReporter(t *testing.T) {
 			t.Errorf("owner %q after team-ml's run, want team-ml kept", got)
 		}
 	})
+}
+
+// riskEvent is a run of a job that reads the orders table in PostgreSQL,
+// joining on customer_id and aggregating amount, before any contract says
+// that table is shop.orders.
+const riskEvent = `{"eventType": "COMPLETE", "eventTime": "2026-03-01T10:00:00Z", "producer": "https://example.com/spark",
+  "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
+  "run": {"runId": "0195b0d6-0000-7000-8000-00000000000a"}, "job": {"namespace": "spark", "name": "features.order_risk"},
+  "inputs": [{"namespace": "postgres://db:5432", "name": "shop.public.orders"}],
+  "outputs": [{"namespace": "s3://features", "name": "order_risk", "facets": {"columnLineage": {
+    "fields": {"risk": {"inputFields": [{"namespace": "postgres://db:5432", "name": "shop.public.orders", "field": "amount",
+      "transformations": [{"type": "DIRECT", "subtype": "AGGREGATION"}]}]}},
+    "dataset": [{"namespace": "postgres://db:5432", "name": "shop.public.orders", "field": "customer_id",
+      "transformations": [{"type": "INDIRECT", "subtype": "JOIN"}]}]}}}]}`
+
+// TestConsumerLearnedBeforeItsContract: a job's run reads a table no
+// contract claims yet; the consumer keeps the table with the fields its
+// column lineage names. When shop.orders v1 is registered bound to that
+// table (openlineage.* labels), the consumer is linked: it reads
+// customer_id (a join key) and amount of shop.orders, the blast radius of
+// shop.orders includes it, and it survives a restart; the breaking v2
+// (customer_id becomes a UUID) is announced to it. On SQLite and
+// PostgreSQL.
+func TestConsumerLearnedBeforeItsContract(t *testing.T) {
+	storagetest.Each(t, func(t *testing.T, url string) {
+		clock := newFakeClock()
+		e := newEnv(t, url, clock)
+		ctx := context.Background()
+		const name, table = "spark/features.order_risk", "postgres://db:5432/shop.public.orders"
+		if _, err := e.as("admin").RegisterCanonicalModel(ctx, &registryv1.RegisterCanonicalModelRequest{Model: examples.CommerceOrder()}); err != nil {
+			t.Fatal(err)
+		}
+		// A second job reads amount only: customer_id's change is not its.
+		totals := strings.NewReplacer("features.order_risk", "features.order_totals", "00000000000a", "00000000000b").Replace(riskEvent)
+		totals = totals[:strings.Index(totals, `,
+    "dataset":`)] + "}}}]}"
+		for _, ev := range []string{riskEvent, totals} {
+			resp, err := e.as("team-ml").RecordLineage(ctx, lineageEvents(t, []byte(ev)))
+			if err != nil || resp.GetOutcomes()[0].GetAction() != registryv1.LineageAction_LINEAGE_ACTION_CREATED {
+				t.Fatalf("RecordLineage: %v %v", resp, err)
+			}
+		}
+		inputs := func(e *env) string {
+			t.Helper()
+			c, err := e.as("viewer").GetConsumer(ctx, &registryv1.GetConsumerRequest{Name: name})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return strings.Join(strings.Fields(inputsText(c.GetConsumer())), " ")
+		}
+		want := `inputs:{dataset:"` + table + `" fields:"customer_id" usage:USAGE_KIND_JOIN_KEY} inputs:{dataset:"` + table + `" fields:"amount" usage:USAGE_KIND_FEATURE}`
+		if got := inputs(e); got != want {
+			t.Errorf("before the contract:\ngot  %s\nwant %s", got, want)
+		}
+		blast := func(e *env) []string {
+			t.Helper()
+			br, err := e.as("viewer").GetBlastRadius(ctx, &registryv1.GetBlastRadiusRequest{Subject: "shop.orders"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return consumerNames(br.GetConsumers())
+		}
+
+		v1 := examples.ShopOrdersV1()
+		labels := map[string]string{LabelOpenLineageNamespace: "postgres://db:5432", LabelOpenLineageName: "shop.public.orders"}
+		v1.Labels = labels
+		if _, err := e.as("checkout").RegisterContract(ctx, &registryv1.RegisterContractRequest{Contract: v1}); err != nil {
+			t.Fatalf("register v1: %v", err)
+		}
+		want = `inputs:{subject:"shop.orders" fields:"customer_id" usage:USAGE_KIND_JOIN_KEY} inputs:{subject:"shop.orders" fields:"amount" usage:USAGE_KIND_FEATURE}`
+		if got := inputs(e); got != want {
+			t.Errorf("after v1:\ngot  %s\nwant %s", got, want)
+		}
+		if got := blast(e); !slices.Contains(got, name) || !slices.Contains(got, "spark/features.order_totals") {
+			t.Errorf("blast radius of shop.orders = %v, want %s and spark/features.order_totals in it", got, name)
+		}
+		linked := false
+		for _, ev := range eventsOf(t, e.as("viewer"), registryv1.EventType_EVENT_TYPE_CONSUMER_REGISTERED) {
+			linked = linked || (slices.Contains(ev.GetConsumers(), name) && strings.Contains(ev.GetMessage(), "linked to subject shop.orders"))
+		}
+		if !linked {
+			t.Errorf("no event says %s was linked to shop.orders", name)
+		}
+
+		if err := e.srv.Close(); err != nil {
+			t.Fatalf("Close: %v", err)
+		}
+		again := newEnv(t, url, clock)
+		if got := inputs(again); got != want {
+			t.Errorf("after a restart:\ngot  %s\nwant %s", got, want)
+		}
+		if got := blast(again); !slices.Contains(got, name) {
+			t.Errorf("blast radius after a restart = %v, want %s in it", got, name)
+		}
+		v2 := examples.ShopOrdersV2()
+		v2.Labels = labels
+		reg, err := again.as("checkout").RegisterContract(ctx, &registryv1.RegisterContractRequest{Contract: v2, EffectiveTime: ts(start.Add(notice))})
+		if err != nil {
+			t.Fatalf("register v2: %v", err)
+		}
+		if got := consumerNames(reg.GetAffectedConsumers()); !slices.Equal(got, []string{name}) {
+			t.Errorf("v2 affects %v, want %s only (spark/features.order_totals reads amount, which v2 keeps)", got, name)
+		}
+		announced := eventsOf(t, again.as("viewer"), registryv1.EventType_EVENT_TYPE_CHANGE_ANNOUNCED)
+		if len(announced) != 1 || !slices.Contains(announced[0].GetConsumers(), name) {
+			t.Errorf("announcements %v, want v2's naming %s", announced, name)
+		}
+	})
+}
+
+// TestCanonicalDatasetConsumer: a job reading the canonical model
+// commerce.order by name, before the model is registered, keeps the
+// dataset with its fields; registering the model links it as a consumer of
+// the model's fields customer_id and amount, so a breaking change to any
+// subject feeding them reaches it.
+func TestCanonicalDatasetConsumer(t *testing.T) {
+	e := newEnv(t, storagetest.SQLiteURL(t), newFakeClock())
+	ctx := context.Background()
+	js := strings.ReplaceAll(strings.ReplaceAll(riskEvent, `"postgres://db:5432"`, `"seam"`), "shop.public.orders", "commerce.order")
+	if _, err := e.as("team-ml").RecordLineage(ctx, lineageEvents(t, []byte(js))); err != nil {
+		t.Fatal(err)
+	}
+	e.seed(t)
+	c, err := e.as("viewer").GetConsumer(ctx, &registryv1.GetConsumerRequest{Name: "spark/features.order_risk"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `inputs:{canonical:"commerce.order" fields:"customer_id" usage:USAGE_KIND_JOIN_KEY} inputs:{canonical:"commerce.order" fields:"amount" usage:USAGE_KIND_FEATURE}`
+	if got := strings.Join(strings.Fields(inputsText(c.GetConsumer())), " "); got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	check, err := e.as("checkout").CheckContract(ctx, &registryv1.CheckContractRequest{Contract: examples.ShopOrdersV2()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := consumerNames(check.GetAffectedConsumers()); !slices.Contains(got, "spark/features.order_risk") {
+		t.Errorf("v2 affects %v, want the canonical consumer", got)
+	}
 }
