@@ -110,6 +110,9 @@ func linkLearned(tx StoreTx, consumers []*registryv1.Consumer, r claim, principa
 	out := make([]*registryv1.Consumer, len(consumers))
 	for i, c := range consumers {
 		out[i] = c
+		if !slices.ContainsFunc(c.GetInputs(), func(in *registryv1.Input) bool { return in.GetDataset() != "" }) {
+			continue
+		}
 		next := proto.Clone(c).(*registryv1.Consumer)
 		if !openlineage.Relink(next, r) {
 			continue

@@ -450,15 +450,29 @@ func TestConsumerLearnedBeforeItsContract(t *testing.T) {
 // commerce.order by name, before the model is registered, keeps the
 // dataset with its fields; registering the model links it as a consumer of
 // the model's fields customer_id and amount, so a breaking change to any
-// subject feeding them reaches it.
+// subject feeding them reaches it. A job reading a table named like the
+// subject (in another namespace) is linked when the subject is registered.
 func TestCanonicalDatasetConsumer(t *testing.T) {
 	e := newEnv(t, storagetest.SQLiteURL(t), newFakeClock())
 	ctx := context.Background()
 	js := strings.ReplaceAll(strings.ReplaceAll(riskEvent, `"postgres://db:5432"`, `"seam"`), "shop.public.orders", "commerce.order")
-	if _, err := e.as("team-ml").RecordLineage(ctx, lineageEvents(t, []byte(js))); err != nil {
-		t.Fatal(err)
+	// Another job reads a warehouse table named like the subject.
+	byName := strings.NewReplacer("features.order_risk", "features.order_mix", "00000000000a", "00000000000c",
+		`"postgres://db:5432"`, `"warehouse"`, "shop.public.orders", "shop.orders").Replace(riskEvent)
+	for _, ev := range []string{js, byName} {
+		if _, err := e.as("team-ml").RecordLineage(ctx, lineageEvents(t, []byte(ev))); err != nil {
+			t.Fatal(err)
+		}
 	}
 	e.seed(t)
+	mix, err := e.as("viewer").GetConsumer(ctx, &registryv1.GetConsumerRequest{Name: "spark/features.order_mix"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(strings.Fields(inputsText(mix.GetConsumer())), " "),
+		`inputs:{subject:"shop.orders" fields:"customer_id" usage:USAGE_KIND_JOIN_KEY} inputs:{subject:"shop.orders" fields:"amount" usage:USAGE_KIND_FEATURE}`; got != want {
+		t.Errorf("a dataset named like the subject, after it is registered:\ngot  %s\nwant %s", got, want)
+	}
 	c, err := e.as("viewer").GetConsumer(ctx, &registryv1.GetConsumerRequest{Name: "spark/features.order_risk"})
 	if err != nil {
 		t.Fatal(err)
