@@ -642,7 +642,9 @@ func (im *importer) fieldOf(raw *interop.Value, name, path string, required, ite
 		return nil, false, err
 	}
 	if items && hasConstraints(f) {
-		return nil, false, im.fail(v, "constraints on the elements of %s are not checked: the gate checks the type of each element, not its pattern, bounds, lengths or allowed values", strings.TrimSuffix(path, contract.ItemsSuffix))
+		if err := im.elementChecks(v, f, path); err != nil {
+			return nil, false, err
+		}
 	}
 	switch {
 	case items:
@@ -882,8 +884,14 @@ var celIdent = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 // otherwise when expr(path) does. Values of
 // nested fields reach CEL as JSON decodes them: numbers are doubles.
 func (im *importer) celCheck(at *interop.Value, path, name string, expr func(field string) string, desc string) error {
-	if strings.Contains(path, contract.ItemsSuffix) {
-		return im.fail(at, "this rule on %s is not checked: the gate checks the type of each array element, not its rules", path)
+	if elems, ok := strings.CutSuffix(path, contract.ItemsSuffix); ok && !strings.Contains(elems, contract.ItemsSuffix) {
+		// A rule on the elements: every element that is not null obeys
+		// it (null elements are the array's own not-null check).
+		inner := expr
+		expr = func(string) string { return elems + ".all(e, e == null || " + inner("e") + ")" }
+		path = elems
+	} else if strings.Contains(path, contract.ItemsSuffix) {
+		return im.fail(at, "this rule on %s is not checked: the gate checks the type of each array element, not the members of objects inside arrays", path)
 	}
 	parts := strings.Split(path, ".")
 	var guards []string
@@ -898,6 +906,59 @@ func (im *importer) celCheck(at *interop.Value, path, name string, expr func(fie
 		guards = append(guards, "dyn("+sub+") == null")
 	}
 	im.addCheck(&contractv1.Check{Name: name, Rule: "cel(" + strings.Join(guards, " || ") + " || " + expr(path) + ")", Description: desc})
+	return nil
+}
+
+// elementChecks turns the constraints an array's element schema put on its
+// field (pattern, lengths, bounds, text values), which the gate does not
+// check on elements, into CEL checks over every element, and clears them.
+func (im *importer) elementChecks(at *interop.Value, f *contractv1.Field, path string) error {
+	name, array := checkName(path), strings.TrimSuffix(path, contract.ItemsSuffix)
+	var add []func() error
+	if p := f.GetPattern(); p != "" {
+		add = append(add, func() error {
+			return im.celCheck(at, path, name+"_pattern", func(e string) string { return e + ".matches(" + strconv.Quote(p) + ")" }, "JSON Schema: the elements of "+array+" match "+p)
+		})
+	}
+	for _, b := range []struct {
+		n    *int64
+		op   string
+		name string
+	}{{f.MinLength, ">=", "_minlength"}, {f.MaxLength, "<=", "_maxlength"}} {
+		if b.n != nil {
+			n, op := *b.n, b.op
+			add = append(add, func() error {
+				return im.celCheck(at, path, name+b.name, func(e string) string { return "size(" + e + ") " + op + " " + strconv.FormatInt(n, 10) }, "JSON Schema: the lengths of the elements of "+array)
+			})
+		}
+	}
+	for _, b := range []struct {
+		x    *float64
+		op   string
+		name string
+	}{{f.Min, ">=", "_minimum"}, {f.Max, "<=", "_maximum"}} {
+		if b.x != nil {
+			x, op := *b.x, b.op
+			add = append(add, func() error {
+				return im.celCheck(at, path, name+b.name, func(e string) string { return e + " " + op + " " + literal(x, false) }, "JSON Schema: the bounds of the elements of "+array)
+			})
+		}
+	}
+	if len(f.GetEnum()) > 0 {
+		var lits []string
+		for _, s := range f.GetEnum() {
+			lits = append(lits, strconv.Quote(s))
+		}
+		add = append(add, func() error {
+			return im.celCheck(at, path, name+"_allowed", func(e string) string { return e + " in [" + strings.Join(lits, ", ") + "]" }, "JSON Schema: the allowed values of the elements of "+array)
+		})
+	}
+	for _, a := range add {
+		if err := a(); err != nil {
+			return err
+		}
+	}
+	f.Pattern, f.MinLength, f.MaxLength, f.Min, f.Max, f.Enum = "", nil, nil, nil, nil, nil
 	return nil
 }
 
@@ -952,7 +1013,7 @@ func integral(x float64) bool { return x == math.Trunc(x) && math.Abs(x) < 1<<53
 // bounds become the whole numbers they admit; a number's exclusive bounds
 // become CEL checks, since a field's min and max are inclusive.
 func (im *importer) bounds(o *interop.Object, f *contractv1.Field, path string, integer bool) error {
-	top := !strings.Contains(path, ".")
+	top := !strings.Contains(path, ".") && !strings.Contains(path, contract.ItemsSuffix)
 	num := func(key string) (*float64, *interop.Value, error) {
 		v := o.Take(key)
 		if v == nil {
@@ -1096,7 +1157,7 @@ func (im *importer) literals(f *contractv1.Field, enumV, constV *interop.Value, 
 	}
 	t := f.GetType()
 	integer := t == contractv1.FieldType_FIELD_TYPE_INT64 || t == contractv1.FieldType_FIELD_TYPE_INT32
-	top := !strings.Contains(path, ".")
+	top := !strings.Contains(path, ".") && !strings.Contains(path, contract.ItemsSuffix)
 	var strs, lits []string
 	sawNull := false
 	for _, v := range vals {
