@@ -180,6 +180,31 @@ func (im *importer) document(root *interop.Value) (*contractv1.Contract, error) 
 	if v := o.Take("description"); v != nil {
 		c.Description, _ = v.Scalar()
 	}
+	rec := o // the object whose keywords describe the record
+	if ref := o.Take("$ref"); ref != nil {
+		// A root that refers to its record's schema in $defs, as some
+		// generators write it; the root then only names and defines.
+		for _, k := range []string{"type", "properties", "required", "additionalProperties"} {
+			if v := root.Get(k); v != nil {
+				return nil, im.fail(v, "keyword %q beside the root's $ref applies too in draft 2019-09 and later; move it into the referenced schema", k)
+			}
+		}
+		target, err := im.resolve(&interop.Value{Kind: interop.Map, Keys: []string{"$ref"}, Vals: []*interop.Value{ref}})
+		if err != nil {
+			return nil, err
+		}
+		if err := im.rest(o); err != nil {
+			return nil, err
+		}
+		rec = interop.NewObject(target)
+		if v := rec.Take("description"); v != nil && c.Description == "" {
+			c.Description, _ = v.Scalar()
+		}
+		for _, key := range []string{"title", "$id", "$schema", "$defs", "definitions", "$comment"} {
+			rec.Take(key)
+		}
+	}
+	o = rec
 	if v := o.Take("type"); v != nil {
 		if s, _ := v.Scalar(); s != "object" {
 			return nil, im.fail(v, "a record schema has type object, not %s", v.Text)
@@ -187,7 +212,7 @@ func (im *importer) document(root *interop.Value) (*contractv1.Contract, error) 
 	}
 	props := o.Take("properties")
 	if props == nil || props.Kind != interop.Map || len(props.Keys) == 0 {
-		return nil, im.fail(root, "the schema has no properties; a Seam contract lists the record's fields")
+		return nil, im.fail(o.V, "the schema has no properties; a Seam contract lists the record's fields")
 	}
 	fields, undeclared, err := im.members(props, o.Take("required"), "")
 	if err != nil {

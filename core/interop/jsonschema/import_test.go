@@ -300,6 +300,29 @@ func TestAnnotationsAndStrict(t *testing.T) {
 	}
 }
 
+// TestRootRef: a root that refers to its record's schema in $defs imports
+// as that schema; a keyword beside it that asserts is refused.
+func TestRootRef(t *testing.T) {
+	t.Parallel()
+	doc := `{"$schema": "https://json-schema.org/draft/2020-12/schema", "$ref": "#/$defs/Order", "title": "orders",
+	  "$defs": {"Order": {"type": "object", "required": ["id"], "additionalProperties": false,
+	    "properties": {"id": {"type": "integer"}, "note": {"type": "string", "maxLength": 3}}}}}`
+	res, err := jsonschema.Import([]byte(doc), jsonschema.ImportOptions{Subject: "shop.orders", Owner: "o"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := res.Contract
+	if len(c.GetFields()) != 2 || !c.GetFields()[0].GetRequired() || c.GetFields()[1].GetMaxLength() != 3 ||
+		c.GetAdditionalFields() != contractv1.AdditionalFields_ADDITIONAL_FIELDS_QUARANTINE {
+		t.Errorf("got %v, want the fields of $defs/Order, id required, note at most 3, the record closed", c)
+	}
+	_, err = jsonschema.Import([]byte(strings.Replace(doc, `"title": "orders",`, `"required": ["x"],`, 1)), jsonschema.ImportOptions{Subject: "shop.orders", Owner: "o"})
+	var ie *interop.Error
+	if !errors.As(err, &ie) || ie.Path != "/required" {
+		t.Errorf("got %v, want a refusal at /required", err)
+	}
+}
+
 // TestPointerEscapes: a JSON pointer escapes ~ and / in keys (RFC 6901).
 func TestPointerEscapes(t *testing.T) {
 	t.Parallel()
