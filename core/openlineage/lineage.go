@@ -202,9 +202,8 @@ func subjectInputs(b Binding, fields map[string]registryv1.UsageKind) []*registr
 }
 
 // fieldInputs groups the fields read of one source by usage, each field
-// named as field maps it (nil: as it is); src makes an input of the source.
-func fieldInputs(src func() *registryv1.Input, field func(string) (string, bool), fields map[string]registryv1.UsageKind) []*registryv1.Input {
-	mk := src
+// named as field maps it (nil: as it is); mk makes an input of the source.
+func fieldInputs(mk func() *registryv1.Input, field func(string) (string, bool), fields map[string]registryv1.UsageKind) []*registryv1.Input {
 	whole := mk()
 	if len(fields) == 0 {
 		return []*registryv1.Input{whole}
