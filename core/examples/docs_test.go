@@ -266,7 +266,9 @@ func TestEveryDocumentedRuleLoads(t *testing.T) {
 	doc := readDoc(t, "docs/contract.md")
 	candidates := []*contractv1.Contract{referenceContract(t, doc), examples.ShopOrdersV1(), examples.ShopOrdersV2()}
 	found := 0
-	for _, path := range []string{"docs/contract.md", "docs/rules.md", "README.md", "deploy/README.md"} {
+	for _, path := range []string{"docs/contract.md", "docs/rules.md", "README.md", "deploy/README.md",
+		"docs/walkthrough.md", "docs/incident.md", "docs/operations.md", "docs/configuration.md",
+		"docs/standards.md", "docs/architecture.md", "docs/development.md", "docs/measurements.md"} {
 		for _, m := range ruleText.FindAllStringSubmatch(readDoc(t, path), -1) {
 			rule := m[1] + m[2] + m[3]
 			found++

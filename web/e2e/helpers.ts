@@ -45,8 +45,8 @@ export async function signIn(page: Page, token: string, role: string): Promise<v
 const docs = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'docs', 'console');
 
 /**
- * shot saves a screenshot of the page: into docs/console (linked from the
- * README) when UPDATE_SCREENSHOTS=1, else beside the test's results.
+ * shot saves a screenshot of the page: into docs/console (linked from
+ * docs/console.md) when UPDATE_SCREENSHOTS=1, else beside the test's results.
  */
 export async function shot(page: Page, info: TestInfo, name: string): Promise<void> {
   const path = process.env.UPDATE_SCREENSHOTS ? join(docs, `${name}.png`) : info.outputPath(`${name}.png`);

@@ -14,10 +14,10 @@ Responses keep Seam's JSON as dictionaries; the results callers branch on
 (ingest, replay, partition verdicts) are dataclasses. Their counts are
 ints, measures floats (None where Seam has no figure, NaN on the wire)
 and enum values their short names (PASSED, QUARANTINE, TYPE_MISMATCH);
-raw keeps the JSON as Seam sent it. The token is found as the seam CLI
-finds it: the token argument, else SEAM_TOKEN, else the admin token seam
-up wrote into its data directory (data_dir, else SEAM_DATA_DIR, else
-./seam-data).
+raw keeps the JSON as Seam sent it. The token and the address are found
+as the seam CLI finds them: the arguments, else SEAM_TOKEN and SEAM_URL,
+else the admin token and the address seam up wrote into its data
+directory (data_dir, else SEAM_DATA_DIR, else ./seam-data).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
-__all__ = ["Client", "SeamError", "IngestResult", "ImportResult", "ReplayResult", "PartitionVerdict", "find_token",
+__all__ = ["Client", "SeamError", "IngestResult", "ImportResult", "ReplayResult", "PartitionVerdict", "find_token", "find_url",
            "content_batch_id"]
 
 Record = Mapping[str, Any]
@@ -198,11 +198,12 @@ class PartitionVerdict:
 
 class Client:
     """Seam's REST API. base_url is the HTTP address (default SEAM_URL, else
-    http://127.0.0.1:8080, where seam up serves); token a bearer token
-    (default: SEAM_TOKEN, else the admin token in data_dir, as the CLI)."""
+    the address seam up wrote into data_dir, else http://127.0.0.1:8080,
+    where seam up serves by default); token a bearer token (default:
+    SEAM_TOKEN, else the admin token in data_dir, as the CLI)."""
 
     def __init__(self, base_url: str = "", token: Optional[str] = None, timeout: float = 30.0, *, data_dir: str = ""):
-        self.base_url = (base_url or os.environ.get("SEAM_URL") or "http://127.0.0.1:8080").rstrip("/")
+        self.base_url = (base_url or find_url(data_dir)).rstrip("/")
         self.token = token if token else find_token(data_dir)
         self.timeout = timeout
 
@@ -481,6 +482,32 @@ class Client:
                 return v
             if time.monotonic() >= deadline:
                 raise TimeoutError(f"partition {partition} of {subject} has no verdict after {timeout}s (still {v.state})")
+
+
+DEFAULT_URL = "http://127.0.0.1:8080"
+
+
+def find_url(data_dir: str = "") -> str:
+    """The REST address as the seam CLI finds seam up: SEAM_URL, else the
+    http address a running seam up wrote into its data directory
+    (addresses.json in data_dir, else SEAM_DATA_DIR, else ./seam-data),
+    else http://127.0.0.1:8080. A seam up serving TLS is reached with
+    SEAM_URL=https://…; the file names no scheme."""
+    if os.environ.get("SEAM_URL"):
+        return os.environ["SEAM_URL"].strip()
+    d = data_dir or os.environ.get("SEAM_DATA_DIR") or "./seam-data"
+    path = os.path.join(d, "addresses.json")
+    try:
+        with open(path) as f:
+            addrs = json.load(f)
+    except FileNotFoundError:
+        return DEFAULT_URL
+    except (OSError, ValueError) as e:
+        raise SeamError(0, "INVALID_ARGUMENT", f"{path}: {e}; delete it or set SEAM_URL") from None
+    http = addrs.get("http") if isinstance(addrs, dict) else None
+    if not http:  # seam up without REST
+        raise SeamError(0, "INVALID_ARGUMENT", f"{path} names no http address: seam up runs without REST (--http-addr); set SEAM_URL")
+    return "http://" + http
 
 
 def find_token(data_dir: str = "") -> str:

@@ -1,4 +1,4 @@
-"""The README's walkthrough, over REST, through the Python client, against
+"""The walkthrough of docs/walkthrough.md, over REST, through the Python client, against
 a real seam up."""
 
 import json
@@ -39,7 +39,7 @@ def write(tmp_path, name, text):
 
 
 def test_walkthrough(seam, tmp_path):
-    """The README's walkthrough, step by step, through the client only: the
+    """The walkthrough (docs/walkthrough.md), step by step, through the client only: the
     id namespace and its tables, the contracts, a consumer, two days of
     data, containment, v2 with its migration, the replay that releases the
     held records in canonical form, and the rerun order it announces."""
@@ -146,7 +146,7 @@ def test_import_conflicts(seam, tmp_path):
 
 
 def test_over_rest_record_shape(seam):
-    """The README's `Over REST` ingest, with short enum names accepted."""
+    """The walkthrough's `Over REST` ingest, with short enum names accepted."""
     base, token, _ = seam
     c = Client(base, token)
     c.register_canonical_model({"name": "bank.payment", "owner": "team-bank", "fields": [

@@ -8,7 +8,7 @@ import textwrap
 import pytest
 
 import seam_client
-from seam_client import Client, SeamError, content_batch_id, find_token
+from seam_client import Client, SeamError, content_batch_id, find_token, find_url
 
 from conftest import ROOT
 
@@ -105,3 +105,23 @@ def test_typed_results(fresh_seam):
                 assert ch[k] is None or (isinstance(ch[k], float) and not math.isnan(ch[k])), ch
     failing = [ch for ch in v.checks if ch.get("failures")]
     assert failing and failing[0]["failures"] == 1 and failing[0]["policy"] in ("QUARANTINE", "BLOCK", "ALERT")
+
+
+def test_url_found_as_the_cli_finds_it(seam, monkeypatch, tmp_path):
+    base, token, data = seam
+    monkeypatch.setenv("SEAM_TOKEN", token)
+    monkeypatch.delenv("SEAM_URL", raising=False)
+    assert find_url(data) == base  # the address seam up wrote, on its free port
+    monkeypatch.setenv("SEAM_DATA_DIR", data)
+    assert Client().subjects() is not None
+    monkeypatch.setenv("SEAM_URL", "http://127.0.0.1:1")
+    assert find_url(data) == "http://127.0.0.1:1"  # SEAM_URL first
+    monkeypatch.delenv("SEAM_URL")
+    monkeypatch.delenv("SEAM_DATA_DIR")
+    monkeypatch.chdir(tmp_path)
+    assert find_url() == "http://127.0.0.1:8080"  # no seam up here
+    (tmp_path / "seam-data").mkdir()
+    (tmp_path / "seam-data" / "addresses.json").write_text('{"grpc": ')
+    with pytest.raises(SeamError) as e:
+        find_url()
+    assert "addresses.json" in str(e.value)

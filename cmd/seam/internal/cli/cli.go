@@ -115,7 +115,8 @@ your canonical model, identifier translation, and a gate that blocks,
 quarantines or alerts per check and replays quarantine as a backfill.
 
 seam up runs Seam on this machine; the other commands are its client and
-find the admin token seam up created in ./seam-data by themselves.
+find its address and the admin token it created in ./seam-data (or
+--data-dir) by themselves.
 
 Every flag can also be set by an environment variable named after it:
 --addr is SEAM_ADDR, --token is SEAM_TOKEN, and so on. Flags win.
@@ -146,7 +147,7 @@ Exit codes, the same for every command:
 		},
 	}
 	root.SetVersionTemplate("seam {{.Version}}\n")
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return exit.Usagef("%w (see --help)", err) })
+	root.SetFlagErrorFunc(flagError)
 
 	// The seam <service> groups hold serve and the service's client
 	// commands; the client commands get the client flags one by one, so
@@ -203,7 +204,7 @@ Exit codes, the same for every command:
 
 // refuseUnknownSubcommands makes every group answer an unknown
 // subcommand or a stray argument with an error that suggests the nearest
-// subcommand (exit 2), instead of printing its help and exiting 0. A
+// subcommand by edit distance (exit 2), instead of printing its help and exiting 0. A
 // group run alone still prints its help.
 func refuseUnknownSubcommands(cmd *cobra.Command) {
 	for _, c := range cmd.Commands() {
@@ -213,14 +214,13 @@ func refuseUnknownSubcommands(cmd *cobra.Command) {
 		return
 	}
 	cmd.Args = cobra.ArbitraryArgs
-	cmd.SuggestionsMinimumDistance = 2
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if len(args) == 0 {
 			return cmd.Help()
 		}
 		msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
-		if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
-			msg += fmt.Sprintf("; did you mean %q?", s[0])
+		if s := suggestCommand(cmd, args[0]); s != "" {
+			msg += fmt.Sprintf("; did you mean %q?", s)
 		} else {
 			var names []string
 			for _, c := range cmd.Commands() {

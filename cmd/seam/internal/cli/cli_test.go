@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/seamdata/seam/cmd/seam/internal/cli"
+	"github.com/seamdata/seam/cmd/seam/internal/client"
 	"github.com/seamdata/seam/cmd/seam/internal/exit"
 	"github.com/seamdata/seam/cmd/seam/internal/seamtest"
 )
@@ -37,6 +41,12 @@ func TestCLIExitCodes(t *testing.T) {
 		{name: "typo in a subcommand", args: []string{"contract", "regster"}, want: exit.Usage, stderr: `did you mean "register"`},
 		{name: "typo in a nested subcommand", args: []string{"idmap", "namespace", "crate"}, want: exit.Usage, stderr: `did you mean "create"`},
 		{name: "typo in a group", args: []string{"quarantin", "list"}, offline: true, want: exit.Usage, stderr: `did you mean "quarantine"`},
+		{name: "typo nearer one command than an earlier one", args: []string{"contract", "lst"}, offline: true, want: exit.Usage, stderr: `did you mean "list"?`},
+		{name: "swapped letters", args: []string{"contract", "lsit"}, offline: true, want: exit.Usage, stderr: `did you mean "list"?`},
+		{name: "typo in a flag", args: []string{"contract", "list", "--adr", "127.0.0.1:1"}, offline: true, want: exit.Usage, stderr: "unknown flag: --adr; did you mean --addr?"},
+		{name: "typo in a serve flag", args: []string{"up", "--data_dir", "x"}, offline: true, want: exit.Usage, stderr: "did you mean --data-dir?"},
+		{name: "long flag with one dash", args: []string{"contract", "list", "-timeout", "1s"}, offline: true, want: exit.Usage, stderr: "did you mean --timeout?"},
+		{name: "unknown flag far from any", args: []string{"version", "--frobnicate"}, offline: true, want: exit.Usage, stderr: "unknown flag: --frobnicate (see seam version --help)"},
 		{name: "nonsense subcommand", args: []string{"gate", "frobnicate"}, offline: true, want: exit.Usage, stderr: "its commands are"},
 		{name: "stray argument", args: []string{"contract", "history", "shop.orders", "extra"}, want: exit.Usage},
 		{name: "stray argument to a list", args: []string{"canonical", "list", "x"}, want: exit.Usage},
@@ -114,5 +124,51 @@ func TestOfflineCommandsJSON(t *testing.T) {
 		if args[0] == "demo" && (m["sent"] == nil || m["duplicates"] != float64(0)) {
 			t.Errorf("seam demo -o json = %v, want the reconciliation with no duplicate", m)
 		}
+	}
+}
+
+// A client given seam up's --data-dir reaches it without --addr, on
+// whatever ports it took; --addr and SEAM_ADDR still win.
+func TestClientFindsTheAddressOfSeamUp(t *testing.T) {
+	t.Parallel()
+	n := seamtest.StartNode(t) // on free ports, not 127.0.0.1:7070
+	if _, errOut, code := seamtest.Run(t.Context(), "contract", "list", "--data-dir", n.DataDir, "--token", n.Admin); code != exit.OK {
+		t.Errorf("contract list with only --data-dir: exit %d, %s; want 0", code, errOut)
+	}
+	_, errOut, code := seamtest.Run(t.Context(), "contract", "list", "--data-dir", n.DataDir, "--token", n.Admin, "--addr", "127.0.0.1:1", "--timeout", "2s")
+	if code != exit.Usage || !strings.Contains(errOut, "cannot reach Seam at 127.0.0.1:1 (") {
+		t.Errorf("--addr beside a data dir with addresses: exit %d, %s; want 2 and the --addr given", code, errOut)
+	}
+	root := cli.NewRoot(func(k string) string {
+		return map[string]string{"SEAM_ADDR": "127.0.0.1:1", "SEAM_TIMEOUT": "2s"}[k]
+	}, "")
+	var out, errBuf bytes.Buffer
+	root.SetArgs([]string{"contract", "list", "--data-dir", n.DataDir, "--token", n.Admin})
+	root.SetOut(&out)
+	root.SetErr(&errBuf)
+	if err := root.ExecuteContext(t.Context()); err == nil || !strings.Contains(err.Error(), "127.0.0.1:1") {
+		t.Errorf("SEAM_ADDR beside a data dir with addresses: %v; want it to call SEAM_ADDR", err)
+	}
+
+	stale := t.TempDir()
+	if err := os.WriteFile(filepath.Join(stale, client.AddressesFileName), []byte(`{"grpc": "127.0.0.1:1"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, code = seamtest.Run(t.Context(), "contract", "list", "--data-dir", stale, "--token", "x", "--timeout", "2s")
+	if code != exit.Usage || !strings.Contains(errOut, "127.0.0.1:1 (written by seam up into "+filepath.Join(stale, client.AddressesFileName)+")") {
+		t.Errorf("a data dir naming a Seam that is gone: exit %d, %s; want 2 naming the file the address came from", code, errOut)
+	}
+	broken := t.TempDir()
+	if err := os.WriteFile(filepath.Join(broken, client.AddressesFileName), []byte(`{"grpc": `), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, code = seamtest.Run(t.Context(), "contract", "list", "--data-dir", broken, "--token", "x")
+	if code != exit.Usage || !strings.Contains(errOut, filepath.Join(broken, client.AddressesFileName)) {
+		t.Errorf("a broken addresses file: exit %d, %s; want 2 naming the file", code, errOut)
+	}
+
+	n.Stop()
+	if _, err := os.Stat(filepath.Join(n.DataDir, client.AddressesFileName)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("seam up left its addresses file after a clean stop (%v)", err)
 	}
 }

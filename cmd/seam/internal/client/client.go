@@ -42,6 +42,9 @@ type Globals struct {
 	Timeout time.Duration
 	// Version is the seam build's version (not a flag).
 	Version string
+	// addrFrom says where Addr came from when no flag gave it: the
+	// addresses file of seam up, for messages about reaching it.
+	addrFrom string
 }
 
 // DefaultDataDir is where `seam up` keeps its stores and tokens.
@@ -51,9 +54,9 @@ const DefaultDataDir = "./seam-data"
 // Seam is, who calls, how long a call may take, and -o. Declared on a
 // group's persistent flags they reach every subcommand.
 func (g *Globals) AddClientFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&g.Addr, "addr", "127.0.0.1:7070", "gRPC address of Seam (host:port, several separated by commas, or dns:///name:port)")
+	fs.StringVar(&g.Addr, "addr", "", "gRPC address of Seam: host:port, several separated by commas, or dns:///name:port (default: the address seam up wrote into --data-dir, else "+DefaultAddr+")")
 	fs.StringVar(&g.Token, "token", "", "bearer token (default: the admin token seam up wrote into --data-dir)")
-	fs.StringVar(&g.DataDir, "data-dir", DefaultDataDir, "data directory of seam up, where the client finds the local admin token")
+	fs.StringVar(&g.DataDir, "data-dir", DefaultDataDir, "data directory of seam up, where the client finds its address and admin token")
 	fs.BoolVar(&g.TLS, "tls", false, "connect over TLS, trusting the system roots or --tls-ca")
 	fs.StringVar(&g.TLSCA, "tls-ca", "", "PEM CA bundle to trust (implies --tls)")
 	fs.DurationVar(&g.Timeout, "timeout", 30*time.Second, "deadline of each call; a stream fails after this long without progress, a watch after this long without a connection (0: none)")
@@ -118,6 +121,9 @@ func (g *Globals) Connect() (*Conn, error) {
 	if err := g.ValidateOutput(); err != nil {
 		return nil, err
 	}
+	if err := g.resolveAddr(); err != nil {
+		return nil, err
+	}
 	var tlsCfg *tls.Config
 	if g.TLS || g.TLSCA != "" {
 		tlsCfg = &tls.Config{MinVersion: tls.VersionTLS12}
@@ -161,7 +167,7 @@ func (g *Globals) RPCError(what string, err error) error {
 	msg := st.Message()
 	switch st.Code() {
 	case codes.Unavailable, codes.DeadlineExceeded:
-		return exit.Usagef("%s: cannot reach Seam at %s (%s); is `seam up` running, and is --addr right?", what, g.Addr, msg)
+		return exit.Usagef("%s: cannot reach Seam at %s%s (%s); is `seam up` running, and is --addr right?", what, g.Addr, g.addrFrom, msg)
 	case codes.Unauthenticated:
 		return exit.Usagef("%s: %s; pass --token, set SEAM_TOKEN, or run from the directory of `seam up`", what, msg)
 	case codes.PermissionDenied:

@@ -25,6 +25,7 @@ import (
 	"golang.org/x/sync/errgroup"
 	"google.golang.org/grpc"
 
+	"github.com/seamdata/seam/cmd/seam/internal/client"
 	"github.com/seamdata/seam/cmd/seam/internal/exit"
 	"github.com/seamdata/seam/platform/auth"
 	"github.com/seamdata/seam/platform/dial"
@@ -385,6 +386,16 @@ func Run(ctx context.Context, cfg Config, hooks Hooks) (err error) {
 	if httpLis != nil {
 		httpAddr = httpLis.Addr().String()
 	}
+	if cfg.Bootstrap {
+		// seam up tells its clients where it listens, as it tells them
+		// its admin token: a client given the same --data-dir needs no
+		// --addr, whatever ports this one took.
+		remove, err := client.WriteAddresses(cfg.DataDir, client.Addresses{GRPC: self, HTTP: httpAddr})
+		if err != nil {
+			return err
+		}
+		defer remove()
+	}
 	log.Info("seam serving", "services", strings.Join(cfg.Services, ","), "grpc", self, "http", httpAddr, "traces", tel.Exporting)
 	if hooks.Ready != nil {
 		hooks.Ready(self, httpAddr)
@@ -407,10 +418,10 @@ func loadTokens(cfg *Config, notes io.Writer, bound [2]string) (*auth.Tokens, st
 			// in terminals, CI logs and log collectors.
 			tokenFile := filepath.Join(cfg.DataDir, auth.AdminTokenFileName)
 			fmt.Fprintf(notes, `First start: created an admin token in %s (readable by you only).
-The seam command in this directory finds it by itself; other clients send it:
+%s; other clients send it:
   grpcurl -H "authorization: Bearer $(cat %s)" -plaintext %s list
   curl -H "Authorization: Bearer $(cat %s)" http://%s/v1/subjects
-`, tokenFile, tokenFile, bound[0], tokenFile, bound[1])
+`, tokenFile, whoFinds(cfg.DataDir), tokenFile, bound[0], tokenFile, bound[1])
 		}
 		if cfg.ServiceToken == "" {
 			cfg.ServiceToken = boot.ServiceToken
@@ -436,6 +447,20 @@ The seam command in this directory finds it by itself; other clients send it:
 		svcToken = strings.TrimSpace(string(data))
 	}
 	return tokens, svcToken, nil
+}
+
+// whoFinds says which seam commands find the admin token and the
+// addresses of a seam up on dataDir by themselves: those run from the
+// directory that holds it as ./seam-data, or given its path.
+func whoFinds(dataDir string) string {
+	abs, err := filepath.Abs(dataDir)
+	if err != nil {
+		abs = dataDir
+	}
+	if filepath.Clean(dataDir) == filepath.Clean(client.DefaultDataDir) {
+		return fmt.Sprintf("The seam command run in %s finds it, and this Seam's address, by itself", filepath.Dir(abs))
+	}
+	return fmt.Sprintf("The seam command finds it, and this Seam's address, given --data-dir %s (or SEAM_DATA_DIR)", abs)
 }
 
 // loadTLS returns the server's TLS config and the one its clients use.

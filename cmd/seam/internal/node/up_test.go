@@ -3,6 +3,7 @@ package node_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -20,6 +21,7 @@ import (
 	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	"google.golang.org/grpc/status"
 
+	"github.com/seamdata/seam/cmd/seam/internal/client"
 	"github.com/seamdata/seam/cmd/seam/internal/node"
 	"github.com/seamdata/seam/cmd/seam/internal/seamtest"
 	"github.com/seamdata/seam/core/contract"
@@ -274,20 +276,38 @@ func TestUpFirstStartCreatesAdminToken(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	notes := &bytes.Buffer{}
-	ready := make(chan struct{})
+	ready := make(chan [2]string, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- node.Run(ctx, node.Config{Services: node.ServiceNames, Bootstrap: true, DataDir: dir, GRPCAddr: "127.0.0.1:0", LogFormat: "text", LogLevel: "error"},
-			node.Hooks{Notes: notes, Log: io.Discard, Ready: func(string, string) { close(ready) }})
+		done <- node.Run(ctx, node.Config{Services: node.ServiceNames, Bootstrap: true, DataDir: dir, GRPCAddr: "127.0.0.1:0", HTTPAddr: "0.0.0.0:0", LogFormat: "text", LogLevel: "error"},
+			node.Hooks{Notes: notes, Log: io.Discard, Ready: func(g, h string) { ready <- [2]string{g, h} }})
 	}()
+	var bound [2]string
 	select {
-	case <-ready:
+	case bound = <-ready:
 	case err := <-done:
 		t.Fatalf("seam up stopped: %v", err)
+	}
+	// seam up tells clients of its data directory where it listens; an
+	// address on every interface is written as the loopback one.
+	addrs, err := client.ReadAddresses(dir)
+	if err != nil {
+		t.Fatalf("addresses of seam up in its data directory: %v", err)
+	}
+	_, httpPort, _ := net.SplitHostPort(bound[1])
+	if want := (client.Addresses{GRPC: bound[0], HTTP: net.JoinHostPort("127.0.0.1", httpPort)}); addrs != want {
+		t.Errorf("addresses written = %+v, want %+v", addrs, want)
 	}
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("shutdown: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, client.AddressesFileName)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("after a clean shutdown the addresses file is still there (%v); want it removed", err)
+	}
+	// The notes name the data directory given, not "this directory".
+	if !strings.Contains(notes.String(), "--data-dir "+dir) || strings.Contains(notes.String(), "this directory") {
+		t.Errorf("first-start notes do not say how to reach %s:\n%s", dir, notes)
 	}
 	tok, err := os.ReadFile(filepath.Join(dir, auth.AdminTokenFileName))
 	if err != nil {

@@ -114,7 +114,7 @@ inputs:
 
 // "+14d" is counted from the registry's clock, not the client's: a
 // breaking version owing exactly 14 days' notice is accepted with
-// --effective +14d, as the README plans it, and SCHEDULED 14 days out.
+// --effective +14d, as docs/walkthrough.md plans it, and SCHEDULED 14 days out.
 func TestRelativeEffectiveTimeIsTheServers(t *testing.T) {
 	t.Parallel()
 	n := seamtest.StartNode(t)

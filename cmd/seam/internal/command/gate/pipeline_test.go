@@ -11,7 +11,7 @@ import (
 	"github.com/seamdata/seam/cmd/seam/internal/seamtest"
 )
 
-// The README's pipeline script (docs/examples/publish-partition.sh), run
+// The walkthrough's pipeline script (docs/examples/publish-partition.sh), run
 // as a pipeline runs it, with the seam command built from this tree: a
 // good day is published, a blocked day is dropped (and its earlier copy
 // removed), the corrected day sent with REPLACE=1 is published, counted

@@ -76,7 +76,9 @@ store under --data-dir. All gRPC services share one port and REST another;
 inside the process the services still call each other over gRPC.
 
 On its first start it creates an admin token in the data directory and
-prints how to use it; the seam client finds it there without flags.`,
+prints how to use it. While it runs, the addresses it listens on are in
+addresses.json there: the seam client given the same --data-dir (by
+default ./seam-data) finds both by itself.`,
 		Example: `  seam up
   seam up --data-dir /var/lib/seam --grpc-addr 0.0.0.0:7070 --http-addr 0.0.0.0:8080
   SEAM_LOG_FORMAT=json seam up`,
