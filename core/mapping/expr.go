@@ -77,7 +77,7 @@ func (c *compiler) expr(p *Plan, f *fieldPlan, decl *contractv1.Field, fm *contr
 // exprTypeFits checks an expression's static type against the canonical
 // type; dyn is checked per record.
 func exprTypeFits(out *cel.Type, t contractv1.FieldType, cast bool) bool {
-	if out == nil || out.Kind() == types.DynKind || out.Kind() == types.AnyKind || cast {
+	if out == nil || out.Kind() == types.DynKind || out.Kind() == types.AnyKind || cast || t == contractv1.FieldType_FIELD_TYPE_JSON {
 		return true
 	}
 	switch out.Kind() {
@@ -165,6 +165,18 @@ var structpbValueType = reflect.TypeFor[*structpb.Value]()
 
 func (f *fieldPlan) fromCEL(out ref.Val, a *arena) (Value, *failure) {
 	c := &f.conv
+	if _, null := out.(types.Null); c.to == contractv1.FieldType_FIELD_TYPE_JSON && !null {
+		// A JSON field takes whatever JSON value the expression gives.
+		native, err := out.ConvertToNative(structpbValueType)
+		if err == nil {
+			raw, err2 := protojson.Marshal(native.(*structpb.Value))
+			if err2 == nil {
+				return Value{kind: KindJSON, b: raw}, nil
+			}
+			err = err2
+		}
+		return Value{}, &failure{code: recordv1.ErrorCode_ERROR_CODE_EXPRESSION_FAILED, msg: fmt.Sprintf("expression %q gave a value that is not JSON: %v", f.expr, err)}
+	}
 	switch v := out.(type) {
 	case types.Int:
 		return c.fromNumberText(a.commit(strconv.AppendInt(a.reserve(24), int64(v), 10)), a)
