@@ -15,7 +15,6 @@ import (
 	"github.com/seamdata/seam/core/record"
 	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
 	idmapv1 "github.com/seamdata/seam/proto/seam/idmap/v1"
-	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
@@ -331,7 +330,7 @@ func literal(v *structpb.Value, decl *contractv1.Field) (Value, string) {
 	var fl *failure
 	if _, null := v.GetKind().(*structpb.Value_NullValue); t == contractv1.FieldType_FIELD_TYPE_JSON && !null && v.GetKind() != nil {
 		// Every JSON value is a value of a JSON field, kept as written.
-		raw, err := protojson.Marshal(v)
+		raw, err := jsonOf(v)
 		if err != nil {
 			return Value{}, fmt.Sprintf("cannot be written as JSON: %v", err)
 		}
@@ -357,7 +356,7 @@ func literal(v *structpb.Value, decl *contractv1.Field) (Value, string) {
 		if t != want {
 			return Value{}, fmt.Sprintf("a JSON %s cannot be %s %s", strings.ToLower(typeName(want)), decl.GetName(), typeName(t))
 		}
-		raw, err := protojson.Marshal(v)
+		raw, err := jsonOf(v)
 		if err != nil {
 			return Value{}, fmt.Sprintf("cannot be written as JSON: %v", err)
 		}

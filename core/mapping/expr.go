@@ -15,7 +15,6 @@ import (
 	"github.com/seamdata/seam/core/record"
 	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
 	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
-	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
@@ -169,7 +168,7 @@ func (f *fieldPlan) fromCEL(out ref.Val, a *arena) (Value, *failure) {
 		// A JSON field takes whatever JSON value the expression gives.
 		native, err := out.ConvertToNative(structpbValueType)
 		if err == nil {
-			raw, err2 := protojson.Marshal(native.(*structpb.Value))
+			raw, err2 := jsonOf(native.(*structpb.Value))
 			if err2 == nil {
 				return Value{kind: KindJSON, b: raw}, nil
 			}
@@ -206,7 +205,7 @@ func (f *fieldPlan) fromCEL(out ref.Val, a *arena) (Value, *failure) {
 		if (isList && c.to == contractv1.FieldType_FIELD_TYPE_ARRAY) || (!isList && c.to == contractv1.FieldType_FIELD_TYPE_OBJECT) {
 			native, err := out.ConvertToNative(structpbValueType)
 			if err == nil {
-				raw, err2 := protojson.Marshal(native.(*structpb.Value))
+				raw, err2 := jsonOf(native.(*structpb.Value))
 				if err2 == nil {
 					return Value{kind: KindJSON, b: raw}, nil
 				}
@@ -218,3 +217,7 @@ func (f *fieldPlan) fromCEL(out ref.Val, a *arena) (Value, *failure) {
 	return Value{}, &failure{code: recordv1.ErrorCode_ERROR_CODE_EXPRESSION_FAILED,
 		msg: fmt.Sprintf("expression %q gave a %s, which cannot become %s", f.expr, out.Type().TypeName(), typeName(f.typ))}
 }
+
+// jsonOf writes a JSON value deterministically (protojson varies its
+// spacing on purpose, and canonical records are compared by their bytes).
+func jsonOf(v *structpb.Value) ([]byte, error) { return json.Marshal(v.AsInterface()) }
