@@ -37,8 +37,8 @@ func (c *compiler) additionalFields() {
 // is how a contract closes a nested object.
 func (c *compiler) objectAdditional(where string, call *call, ch Check, slot int) {
 	f := c.p.schema.Field(slot)
-	if f.Type() != contractv1.FieldType_FIELD_TYPE_OBJECT {
-		c.errorf(where+".rule", "column %d: additional_fields takes an OBJECT field; %q is %s (leave the argument out for the record's top level)",
+	if f.Type() != contractv1.FieldType_FIELD_TYPE_OBJECT && f.Type() != contractv1.FieldType_FIELD_TYPE_JSON {
+		c.errorf(where+".rule", "column %d: additional_fields takes an OBJECT or JSON field; %q is %s (leave the argument out for the record's top level)",
 			call.args[0].col, f.Path, typeName(f.Type()))
 		return
 	}

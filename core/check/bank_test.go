@@ -320,7 +320,7 @@ func TestRecordRuleCompileErrors(t *testing.T) {
 		{`one_of(account_ref, "ACC-{digits}", "ACC-{digits}")`, "listed twice"},
 		{`one_of(account_ref, "ACC-{num:8}")`, "unknown placeholder {num:8}"},
 		{"one_of(account_ref, 7)", "expected a shape"},
-		{"additional_fields(account_ref)", `additional_fields takes an OBJECT field; "account_ref" is STRING`},
+		{"additional_fields(account_ref)", `additional_fields takes an OBJECT or JSON field; "account_ref" is STRING`},
 		{"additional_fields(txn_id, account_ref)", "additional_fields takes 0 to 1 fields, got 2"},
 		{"additional_fields(counterparty)", `field "counterparty" is not declared`},
 	}

@@ -27,7 +27,8 @@ var celReserved = map[string]bool{
 }
 
 // celType is the CEL type of a field's values. Timestamps, dates and UUIDs
-// are strings, as sent.
+// are strings, as sent; a JSON field's values are dyn, its numbers
+// doubles as JSON decodes them.
 func celType(t contractv1.FieldType) *cel.Type {
 	switch t {
 	case contractv1.FieldType_FIELD_TYPE_STRING, contractv1.FieldType_FIELD_TYPE_TIMESTAMP,
@@ -110,8 +111,10 @@ func (a *activation) ResolveName(name string) (any, bool) {
 		b, _ := v.Bool()
 		return b, true
 	case record.KindNumber:
-		if i, ok := v.Int(); ok && celType(a.schema.Field(slot).Type()) != cel.DoubleType {
-			return i, true
+		if t := a.schema.Field(slot).Type(); t != contractv1.FieldType_FIELD_TYPE_JSON && celType(t) != cel.DoubleType {
+			if i, ok := v.Int(); ok {
+				return i, true
+			}
 		}
 		f, _ := v.Float()
 		return f, true

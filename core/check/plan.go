@@ -190,6 +190,10 @@ type fieldPlan struct {
 	slot, parent int
 	path         string
 	typ          contractv1.FieldType
+	// anyType is set for a JSON field, whose range applies to numbers
+	// and lengths to strings only (pattern and enum test strings alone
+	// for every type).
+	anyType      bool
 	layout       string
 	items        contractv1.FieldType
 	typeCheck    int
@@ -305,7 +309,7 @@ func (c *compiler) impliedChecks() {
 		// where names the field in errors only; it scans the schema, so
 		// it is not computed for fields without one.
 		where := func() string { return fieldWhere(s, i) }
-		fp := fieldPlan{slot: i, parent: f.Parent, path: f.Path, typ: d.GetType(), layout: d.GetLayout(),
+		fp := fieldPlan{slot: i, parent: f.Parent, path: f.Path, typ: d.GetType(), anyType: d.GetType() == contractv1.FieldType_FIELD_TYPE_JSON, layout: d.GetLayout(),
 			typeCheck: -1, required: -1, patternCheck: -1, enumCheck: -1, rangeCheck: -1, lengthCheck: -1, formatCheck: -1, oneOf: -1,
 			min: math.NaN(), max: math.NaN(), maxLen: -1}
 		if d.GetItems() != nil {

@@ -53,6 +53,15 @@ func typeOK(t contractv1.FieldType, layout string, items contractv1.FieldType, v
 		return v.Kind() == record.KindString && decimalOK(v.Bytes())
 	case contractv1.FieldType_FIELD_TYPE_OBJECT:
 		return v.Kind() == record.KindObject
+	case contractv1.FieldType_FIELD_TYPE_JSON:
+		// Any value; the elements of an array have the items' type.
+		if v.Kind() == record.KindRaw {
+			return false
+		}
+		if v.Kind() != record.KindArray {
+			return true
+		}
+		fallthrough
 	case contractv1.FieldType_FIELD_TYPE_ARRAY:
 		if v.Kind() != record.KindArray {
 			return false

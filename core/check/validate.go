@@ -304,7 +304,7 @@ func (v *validator) fields(r *record.Record) {
 		if fp.enumCheck >= 0 && val.Kind() == record.KindString && !inEnum(fp.enum, val.Bytes()) {
 			v.fail(fp.enumCheck, fp.path, r.Position, fmt.Sprintf("field %s: %s is not one of %s", fp.path, describe(val), strings.Join(fp.enum, ", ")))
 		}
-		if fp.rangeCheck >= 0 && !inRange(val, fp.min, fp.max) {
+		if fp.rangeCheck >= 0 && fp.applies(val) && !inRange(val, fp.min, fp.max) {
 			v.fail(fp.rangeCheck, fp.path, r.Position, fmt.Sprintf("field %s: %s is outside %s", fp.path, describe(val), bounds(fp.min, fp.max)))
 		}
 		if fp.lengthCheck >= 0 && !fp.lengthOK(val) {
@@ -335,7 +335,7 @@ func (fp *fieldPlan) declaredOK(val record.Value) bool {
 	switch {
 	case fp.patternCheck >= 0 && val.Kind() == record.KindString && !fp.pattern.Match(val.Bytes()),
 		fp.enumCheck >= 0 && val.Kind() == record.KindString && !inEnum(fp.enum, val.Bytes()),
-		fp.rangeCheck >= 0 && !inRange(val, fp.min, fp.max),
+		fp.rangeCheck >= 0 && fp.applies(val) && !inRange(val, fp.min, fp.max),
 		fp.formatCheck >= 0 && (val.Kind() == record.KindString || val.IsInt()) && !fp.format.Valid(string(val.Bytes())):
 		return false
 	}
@@ -347,6 +347,9 @@ func (fp *fieldPlan) declaredOK(val record.Value) bool {
 // none to check. A string of b bytes has between b/4 and b characters, so
 // its byte length decides most strings without counting them.
 func (fp *fieldPlan) lengthOK(val record.Value) bool {
+	if fp.anyType && val.Kind() != record.KindString {
+		return true // a JSON field's lengths are its strings'
+	}
 	if val.Kind() == record.KindString {
 		b := int64(len(val.Bytes()))
 		if (b+3)/4 >= fp.minLen && (fp.maxLen < 0 || b <= fp.maxLen) {
@@ -355,6 +358,13 @@ func (fp *fieldPlan) lengthOK(val record.Value) bool {
 	}
 	n, ok := length(val)
 	return !ok || n >= fp.minLen && (fp.maxLen < 0 || n <= fp.maxLen)
+}
+
+// applies reports whether a range applies to val: to every value of a
+// numeric field (a DECIMAL sent as a string too), to the numbers of a
+// JSON field only, whose strings are text, not numbers.
+func (fp *fieldPlan) applies(val record.Value) bool {
+	return !fp.anyType || val.Kind() == record.KindNumber
 }
 
 // oneOf judges a field with a one_of check: the value passes when it has
@@ -451,7 +461,7 @@ func (v *validator) rule(vr *valueRule, r *record.Record) {
 			v.fail(vr.check, fp.path, r.Position, fmt.Sprintf("field %s: %s does not match pattern %s", fp.path, describe(val), vr.re))
 		}
 	case KindRange:
-		if val.Present() && !inRange(val, vr.min, vr.max) {
+		if val.Present() && fp.applies(val) && !inRange(val, vr.min, vr.max) {
 			v.fail(vr.check, fp.path, r.Position, fmt.Sprintf("field %s: %s is outside %s", fp.path, describe(val), bounds(vr.min, vr.max)))
 		}
 	}

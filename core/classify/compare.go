@@ -308,9 +308,10 @@ func (c *comparer) field(of, nf *contractv1.Field, path, name string) {
 	if ot != nt {
 		os, ns := contract.ShortName(ot), contract.ShortName(nt)
 		switch {
-		case widenings[[2]contractv1.FieldType{ot, nt}]:
+		case widenings[[2]contractv1.FieldType{ot, nt}], nt == contractv1.FieldType_FIELD_TYPE_JSON:
+			// A JSON field takes every value of every type as it is sent.
 			c.add(FieldTypeWidened, path+".type", os, ns, "%s widens from %s to %s; every old value is still valid, but readers of the old version may reject new values", name, os, ns)
-		case widenings[[2]contractv1.FieldType{nt, ot}]:
+		case widenings[[2]contractv1.FieldType{nt, ot}], ot == contractv1.FieldType_FIELD_TYPE_JSON:
 			c.add(FieldTypeNarrowed, path+".type", os, ns, "%s narrows from %s to %s; old values may not fit the new type", name, os, ns)
 		default:
 			c.add(FieldTypeChanged, path+".type", os, ns, "%s changes type from %s to %s; values of one type fail the other's type check", name, os, ns)
@@ -338,10 +339,10 @@ func (c *comparer) field(of, nf *contractv1.Field, path, name string) {
 	if o, n := of.GetDescription(), nf.GetDescription(); o != n {
 		c.add(DescriptionChanged, path+".description", o, n, "description of %s changes", name)
 	}
-	if ot == contractv1.FieldType_FIELD_TYPE_OBJECT && nt == contractv1.FieldType_FIELD_TYPE_OBJECT {
+	if (ot == contractv1.FieldType_FIELD_TYPE_OBJECT || ot == contractv1.FieldType_FIELD_TYPE_JSON) && ot == nt {
 		c.fields(of.GetFields(), nf.GetFields(), path+".fields", name)
 	}
-	if ot == contractv1.FieldType_FIELD_TYPE_ARRAY && nt == contractv1.FieldType_FIELD_TYPE_ARRAY &&
+	if (ot == contractv1.FieldType_FIELD_TYPE_ARRAY || ot == contractv1.FieldType_FIELD_TYPE_JSON) && ot == nt &&
 		of.GetItems() != nil && nf.GetItems() != nil {
 		c.field(of.GetItems(), nf.GetItems(), path+".items", name+contract.ItemsSuffix)
 	}

@@ -287,7 +287,10 @@ func (v *validator) field(f *contractv1.Field, path string, ctx fieldContext) {
 	case !known:
 		v.add(path+".type", ReasonFieldTypeInvalid, fmt.Sprintf("unknown field type %d; want one of %s", t, strings.Join(fieldTypeNames(), ", ")))
 	}
-	isString := t == contractv1.FieldType_FIELD_TYPE_STRING
+	// A JSON field takes every constraint of the kinds of values it may
+	// hold, each applied to values of that kind only.
+	isJSON := t == contractv1.FieldType_FIELD_TYPE_JSON
+	isString := t == contractv1.FieldType_FIELD_TYPE_STRING || isJSON
 
 	var re *regexp.Regexp
 	if p := f.GetPattern(); p != "" {
@@ -298,12 +301,12 @@ func (v *validator) field(f *contractv1.Field, path string, ctx fieldContext) {
 			re = compiled
 		}
 		if !isString {
-			v.add(path+".pattern", ReasonPatternWrongType, fmt.Sprintf("pattern applies to STRING fields, not %s; remove it or change the type", typeName(t)))
+			v.add(path+".pattern", ReasonPatternWrongType, fmt.Sprintf("pattern applies to STRING and JSON fields, not %s; remove it or change the type", typeName(t)))
 		}
 	}
 
 	if len(f.GetEnum()) > 0 && !isString {
-		v.add(path+".enum", ReasonEnumWrongType, fmt.Sprintf("enum applies to STRING fields, not %s; remove it or change the type", typeName(t)))
+		v.add(path+".enum", ReasonEnumWrongType, fmt.Sprintf("enum applies to STRING and JSON fields, not %s; remove it or change the type", typeName(t)))
 	}
 	seen := make(map[string]bool, len(f.GetEnum()))
 	for i, e := range f.GetEnum() {
@@ -322,8 +325,8 @@ func (v *validator) field(f *contractv1.Field, path string, ctx fieldContext) {
 	}
 
 	if f.Min != nil || f.Max != nil {
-		if !isNumeric(t) {
-			v.add(path, ReasonRangeWrongType, fmt.Sprintf("min and max apply to numeric fields, not %s; use min_length/max_length for lengths", typeName(t)))
+		if !isNumeric(t) && !isJSON {
+			v.add(path, ReasonRangeWrongType, fmt.Sprintf("min and max apply to numeric and JSON fields, not %s; use min_length/max_length for lengths", typeName(t)))
 		}
 		switch {
 		case f.Min != nil && math.IsNaN(f.GetMin()):
@@ -337,7 +340,7 @@ func (v *validator) field(f *contractv1.Field, path string, ctx fieldContext) {
 
 	if f.MinLength != nil || f.MaxLength != nil {
 		if !isString && t != contractv1.FieldType_FIELD_TYPE_ARRAY {
-			v.add(path, ReasonLengthWrongType, fmt.Sprintf("min_length and max_length apply to STRING and ARRAY fields, not %s", typeName(t)))
+			v.add(path, ReasonLengthWrongType, fmt.Sprintf("min_length and max_length apply to STRING, ARRAY and JSON fields, not %s", typeName(t)))
 		}
 		switch {
 		case f.MinLength != nil && f.GetMinLength() < 0:
@@ -366,7 +369,7 @@ func (v *validator) field(f *contractv1.Field, path string, ctx fieldContext) {
 		switch {
 		case ctx.inArray:
 			v.add(path+".key", ReasonKeyInArray, "a field inside an array cannot be a key; keys identify the whole record")
-		case t == contractv1.FieldType_FIELD_TYPE_OBJECT || t == contractv1.FieldType_FIELD_TYPE_ARRAY:
+		case t == contractv1.FieldType_FIELD_TYPE_OBJECT || t == contractv1.FieldType_FIELD_TYPE_ARRAY || isJSON:
 			v.add(path+".key", ReasonKeyNotScalar, fmt.Sprintf("a key must be a single value, not %s", typeName(t)))
 		case !f.GetRequired():
 			v.add(path+".key", ReasonKeyNotRequired, "a key field must be required: set required: true")
@@ -393,8 +396,8 @@ func (v *validator) field(f *contractv1.Field, path string, ctx fieldContext) {
 	inner := fieldContext{depth: ctx.depth + 1, inArray: ctx.inArray, optional: ctx.optional || !f.GetRequired()}
 	// An OBJECT without fields is any JSON object, its members unchecked:
 	// what ODCS and JSON Schema say of an object that lists no properties.
-	if t != contractv1.FieldType_FIELD_TYPE_OBJECT && len(f.GetFields()) > 0 {
-		v.add(path+".fields", ReasonFieldsWrongType, fmt.Sprintf("fields apply to OBJECT fields, not %s", typeName(t)))
+	if t != contractv1.FieldType_FIELD_TYPE_OBJECT && !isJSON && len(f.GetFields()) > 0 {
+		v.add(path+".fields", ReasonFieldsWrongType, fmt.Sprintf("fields apply to OBJECT and JSON fields, not %s", typeName(t)))
 	}
 	if len(f.GetFields()) > 0 {
 		v.fields(f.GetFields(), path+".fields", inner)
@@ -402,8 +405,8 @@ func (v *validator) field(f *contractv1.Field, path string, ctx fieldContext) {
 	switch {
 	case t == contractv1.FieldType_FIELD_TYPE_ARRAY && f.GetItems() == nil:
 		v.add(path+".items", ReasonArrayWithoutItems, "an ARRAY field needs items describing its elements")
-	case t != contractv1.FieldType_FIELD_TYPE_ARRAY && f.GetItems() != nil:
-		v.add(path+".items", ReasonItemsWrongType, fmt.Sprintf("items apply to ARRAY fields, not %s", typeName(t)))
+	case t != contractv1.FieldType_FIELD_TYPE_ARRAY && !isJSON && f.GetItems() != nil:
+		v.add(path+".items", ReasonItemsWrongType, fmt.Sprintf("items apply to ARRAY and JSON fields, not %s", typeName(t)))
 	}
 	if f.GetItems() != nil {
 		inner.inArray = true

@@ -76,6 +76,9 @@ func typeName(t contractv1.FieldType) string {
 
 // convert converts one present source value.
 func (c *conv) convert(v record.Value, a *arena) (Value, *failure) {
+	if c.to == contractv1.FieldType_FIELD_TYPE_JSON {
+		return c.toJSON(v)
+	}
 	switch v.Kind() {
 	case record.KindString:
 		return c.fromString(v.Bytes(), a)
@@ -100,6 +103,25 @@ func (c *conv) convert(v record.Value, a *arena) (Value, *failure) {
 			msg: fmt.Sprintf("CSV text %q is not a value of the declared type", clip(v.Bytes()))}
 	}
 	return Value{}, c.fail("%s value cannot become %s", v.Kind(), typeName(c.to))
+}
+
+// toJSON carries a value into a JSON field as it was sent: every JSON
+// value is one. CSV text that did not parse as its source field's type
+// is no value of that type, so it is not carried.
+func (c *conv) toJSON(v record.Value) (Value, *failure) {
+	switch v.Kind() {
+	case record.KindString:
+		return Value{kind: KindString, b: v.Bytes()}, nil
+	case record.KindNumber:
+		return Value{kind: KindNumber, b: v.Bytes()}, nil
+	case record.KindBool:
+		b, _ := v.Bool()
+		return BoolValue(b), nil
+	case record.KindObject, record.KindArray:
+		return Value{kind: KindJSON, b: v.Bytes()}, nil
+	}
+	return Value{}, &failure{code: recordv1.ErrorCode_ERROR_CODE_TYPE_MISMATCH,
+		msg: fmt.Sprintf("CSV text %q is not a value of the declared type", clip(v.Bytes()))}
 }
 
 func (c *conv) fromNumber(v record.Value, a *arena) (Value, *failure) {

@@ -15,7 +15,6 @@ import (
 	"github.com/seamdata/seam/core/record"
 	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
 	idmapv1 "github.com/seamdata/seam/proto/seam/idmap/v1"
-	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
@@ -329,6 +328,14 @@ func literal(v *structpb.Value, decl *contractv1.Field) (Value, string) {
 	var a arena
 	var out Value
 	var fl *failure
+	if _, null := v.GetKind().(*structpb.Value_NullValue); t == contractv1.FieldType_FIELD_TYPE_JSON && !null && v.GetKind() != nil {
+		// Every JSON value is a value of a JSON field, kept as written.
+		raw, err := jsonOf(v)
+		if err != nil {
+			return Value{}, fmt.Sprintf("cannot be written as JSON: %v", err)
+		}
+		return Value{kind: KindJSON, b: raw}, ""
+	}
 	switch k := v.GetKind().(type) {
 	case *structpb.Value_NullValue:
 		return Value{}, "null is no value; leave the field out instead"
@@ -349,7 +356,7 @@ func literal(v *structpb.Value, decl *contractv1.Field) (Value, string) {
 		if t != want {
 			return Value{}, fmt.Sprintf("a JSON %s cannot be %s %s", strings.ToLower(typeName(want)), decl.GetName(), typeName(t))
 		}
-		raw, err := protojson.Marshal(v)
+		raw, err := jsonOf(v)
 		if err != nil {
 			return Value{}, fmt.Sprintf("cannot be written as JSON: %v", err)
 		}
@@ -441,8 +448,8 @@ func (c *compiler) checkIdentifiers(decl *contractv1.Field, sf *record.Field, pa
 // assignable says which source types a canonical type takes without a cast:
 // the same type, or a widening that cannot lose information.
 func assignable(from, to contractv1.FieldType) bool {
-	if from == to {
-		return true
+	if from == to || to == contractv1.FieldType_FIELD_TYPE_JSON {
+		return true // a JSON field takes every value as it was sent
 	}
 	switch to {
 	case contractv1.FieldType_FIELD_TYPE_INT64:
@@ -472,8 +479,8 @@ func isNumeric(t contractv1.FieldType) bool {
 
 // castable says which source types a cast may convert to which targets.
 func castable(from, to contractv1.FieldType) bool {
-	if from == to {
-		return true
+	if from == to || to == contractv1.FieldType_FIELD_TYPE_JSON || from == contractv1.FieldType_FIELD_TYPE_JSON {
+		return true // a JSON value converts by its kind, record by record
 	}
 	str := from == contractv1.FieldType_FIELD_TYPE_STRING
 	switch to {

@@ -15,7 +15,6 @@ import (
 	"github.com/seamdata/seam/core/record"
 	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
 	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
-	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
@@ -77,7 +76,7 @@ func (c *compiler) expr(p *Plan, f *fieldPlan, decl *contractv1.Field, fm *contr
 // exprTypeFits checks an expression's static type against the canonical
 // type; dyn is checked per record.
 func exprTypeFits(out *cel.Type, t contractv1.FieldType, cast bool) bool {
-	if out == nil || out.Kind() == types.DynKind || out.Kind() == types.AnyKind || cast {
+	if out == nil || out.Kind() == types.DynKind || out.Kind() == types.AnyKind || cast || t == contractv1.FieldType_FIELD_TYPE_JSON {
 		return true
 	}
 	switch out.Kind() {
@@ -165,6 +164,18 @@ var structpbValueType = reflect.TypeFor[*structpb.Value]()
 
 func (f *fieldPlan) fromCEL(out ref.Val, a *arena) (Value, *failure) {
 	c := &f.conv
+	if _, null := out.(types.Null); c.to == contractv1.FieldType_FIELD_TYPE_JSON && !null {
+		// A JSON field takes whatever JSON value the expression gives.
+		native, err := out.ConvertToNative(structpbValueType)
+		if err == nil {
+			raw, err2 := jsonOf(native.(*structpb.Value))
+			if err2 == nil {
+				return Value{kind: KindJSON, b: raw}, nil
+			}
+			err = err2
+		}
+		return Value{}, &failure{code: recordv1.ErrorCode_ERROR_CODE_EXPRESSION_FAILED, msg: fmt.Sprintf("expression %q gave a value that is not JSON: %v", f.expr, err)}
+	}
 	switch v := out.(type) {
 	case types.Int:
 		return c.fromNumberText(a.commit(strconv.AppendInt(a.reserve(24), int64(v), 10)), a)
@@ -194,7 +205,7 @@ func (f *fieldPlan) fromCEL(out ref.Val, a *arena) (Value, *failure) {
 		if (isList && c.to == contractv1.FieldType_FIELD_TYPE_ARRAY) || (!isList && c.to == contractv1.FieldType_FIELD_TYPE_OBJECT) {
 			native, err := out.ConvertToNative(structpbValueType)
 			if err == nil {
-				raw, err2 := protojson.Marshal(native.(*structpb.Value))
+				raw, err2 := jsonOf(native.(*structpb.Value))
 				if err2 == nil {
 					return Value{kind: KindJSON, b: raw}, nil
 				}
@@ -206,3 +217,7 @@ func (f *fieldPlan) fromCEL(out ref.Val, a *arena) (Value, *failure) {
 	return Value{}, &failure{code: recordv1.ErrorCode_ERROR_CODE_EXPRESSION_FAILED,
 		msg: fmt.Sprintf("expression %q gave a %s, which cannot become %s", f.expr, out.Type().TypeName(), typeName(f.typ))}
 }
+
+// jsonOf writes a JSON value deterministically (protojson varies its
+// spacing on purpose, and canonical records are compared by their bytes).
+func jsonOf(v *structpb.Value) ([]byte, error) { return json.Marshal(v.AsInterface()) }

@@ -146,6 +146,18 @@ func TestMapFeatures(t *testing.T) {
 			`{"cid":"0b8e5f6a-1c2d-4e3f-8a9b-000000000007"}`, `{"customer_id":7}`},
 		{"object passthrough", `[{name: meta, type: OBJECT}]`, `[{name: meta, type: OBJECT}]`,
 			`{meta: {from: meta}}`, `{"meta":{"a":[1,2]}}`, `{"meta":{"a":[1,2]}}`},
+		{"JSON passthrough of an object", `[{name: v, type: JSON}]`, `[{name: v, type: JSON}]`,
+			`{v: {from: v}}`, `{"v":{"a":[1,2]}}`, `{"v":{"a":[1,2]}}`},
+		{"JSON passthrough of a number", `[{name: v, type: JSON}]`, `[{name: v, type: JSON}]`,
+			`{v: {from: v}}`, `{"v":1.50}`, `{"v":1.50}`},
+		{"JSON passthrough of a string", `[{name: v, type: JSON}]`, `[{name: v, type: JSON}]`,
+			`{v: {from: v}}`, `{"v":"x"}`, `{"v":"x"}`},
+		{"JSON takes any type without a cast", `[{name: n, type: INT64}, {name: b, type: BOOL}]`, `[{name: n, type: JSON}, {name: b, type: JSON}]`,
+			`{n: {from: n}, b: {from: b}}`, `{"n":7,"b":false}`, `{"n":7,"b":false}`},
+		{"JSON constant", `[{name: a, type: STRING}]`, `[{name: a, type: STRING}, {name: tags, type: JSON}]`,
+			`{a: {from: a}, tags: {constant: [x, 1]}}`, `{"a":"y"}`, `{"a":"y","tags":["x",1]}`},
+		{"JSON from an expression", `[{name: n, type: DOUBLE, required: true}]`, `[{name: o, type: JSON, required: true}]`,
+			`{o: {expr: "{'n': src.n}"}}`, `{"n":2.5}`, `{"o":{"n":2.5}}`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

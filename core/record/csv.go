@@ -164,6 +164,18 @@ func (d *Decoder) cell(f *Field, text []byte, vals []Value) {
 			}
 			clearMembers(d.schema, f, vals)
 		}
+	case contractv1.FieldType_FIELD_TYPE_JSON:
+		// A cell that is one JSON value entirely is that value (1, true,
+		// {"a": 1}, "quoted"); any other text is a string.
+		s.ws()
+		if err := d.value(f, 1, vals); err == nil {
+			if s.ws(); s.pos == len(text) {
+				return
+			}
+		}
+		clearMembers(d.schema, f, vals)
+		vals[f.Index] = Value{kind: KindString, b: text}
+		return
 	default:
 		vals[f.Index] = Value{kind: KindString, b: text}
 		return

@@ -255,7 +255,7 @@ func (d *Decoder) inexactIntegers(vals []Value) string {
 			if inexact(v) {
 				return inexactMessage(f.Path, v)
 			}
-		case decl.GetType() == contractv1.FieldType_FIELD_TYPE_ARRAY && intType(decl.GetItems().GetType()):
+		case (decl.GetType() == contractv1.FieldType_FIELD_TYPE_ARRAY || decl.GetType() == contractv1.FieldType_FIELD_TYPE_JSON) && intType(decl.GetItems().GetType()):
 			msg := ""
 			_ = Elements(v, func(j int, e Value) bool {
 				if inexact(e) {

@@ -9,7 +9,7 @@ import (
 )
 
 // Field is one slot of a compiled schema: a declared field, top level or a
-// member of an OBJECT field, flattened so a record is one []Value indexed by
+// member of an OBJECT field (or of a JSON field's objects), flattened so a record is one []Value indexed by
 // slot.
 type Field struct {
 	// Index is the field's slot in Record.Values.
@@ -84,7 +84,7 @@ func (s *Schema) addLevel(fields []*contractv1.Field, parent int, prefix, where 
 		l.names[name] = idx
 		l.slots = append(l.slots, idx)
 		s.paths[prefix+name] = idx
-		if f.GetType() == contractv1.FieldType_FIELD_TYPE_OBJECT && len(f.GetFields()) > 0 {
+		if t := f.GetType(); (t == contractv1.FieldType_FIELD_TYPE_OBJECT || t == contractv1.FieldType_FIELD_TYPE_JSON) && len(f.GetFields()) > 0 {
 			m := s.addLevel(f.GetFields(), idx, prefix+name+".", at+".fields", errs)
 			s.fields[idx].members = m
 		}

@@ -108,7 +108,7 @@ func profileValues(plan *check.Plan, b *record.Batch) *valueProfile {
 	for slot := range vp.fields {
 		f := schema.Field(slot)
 		t := f.Type()
-		vp.fields[slot] = profiledField{f: f, scalar: t != contractv1.FieldType_FIELD_TYPE_OBJECT && t != contractv1.FieldType_FIELD_TYPE_ARRAY}
+		vp.fields[slot] = profiledField{f: f, scalar: t != contractv1.FieldType_FIELD_TYPE_OBJECT && t != contractv1.FieldType_FIELD_TYPE_ARRAY && t != contractv1.FieldType_FIELD_TYPE_JSON}
 	}
 	// Values in a row mostly share a shape, and often are the same value
 	// (a status, a currency, a country): a value equal to the field's

@@ -100,7 +100,7 @@ func targetType(t contractv1.FieldType) string {
 		return "uuid"
 	case contractv1.FieldType_FIELD_TYPE_DECIMAL:
 		return "numeric"
-	case contractv1.FieldType_FIELD_TYPE_OBJECT, contractv1.FieldType_FIELD_TYPE_ARRAY:
+	case contractv1.FieldType_FIELD_TYPE_OBJECT, contractv1.FieldType_FIELD_TYPE_ARRAY, contractv1.FieldType_FIELD_TYPE_JSON:
 		return "jsonb"
 	}
 	return "text"

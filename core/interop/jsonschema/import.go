@@ -70,7 +70,7 @@ func Import(data []byte, opts ImportOptions) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	im := &importer{opts: opts, res: &Result{}, labels: map[string]string{}}
+	im := &importer{opts: opts, res: &Result{}, labels: map[string]string{}, jsonPaths: map[string]bool{}}
 	c, err := im.document(root)
 	if err != nil {
 		return nil, err
@@ -90,6 +90,9 @@ type importer struct {
 	root   *interop.Value
 	labels map[string]string
 	checks []*contractv1.Check
+	// jsonPaths are the fields of type JSON, whose values a check must
+	// test for their type before reading members or elements.
+	jsonPaths map[string]bool
 	// modern is draft 2019-09 or 2020-12, where keywords beside $ref
 	// apply too; draft-07 and draft-06 ignore them.
 	modern bool
@@ -261,6 +264,28 @@ func (im *importer) additional(v *interop.Value, path string, declared, undeclar
 	case v.Kind == interop.Bool && v.Text == "false":
 	case v.Kind == interop.Bool, v.Kind == interop.Map && len(v.Keys) == 0:
 		return false, nil // true and {} let every other member pass
+	case v.Kind == interop.Map && path != "" && typeOnly(v):
+		// The other members have one of the listed types.
+		types, nullable, err := im.schemaTypes(v.Get("type"))
+		if err != nil {
+			return false, err
+		}
+		for _, t := range types {
+			if t != "integer" && celTypes[t] == "" {
+				return false, im.fail(v.Get("type"), "unknown type %q; JSON Schema's types are string, integer, number, boolean, object, array and null", t)
+			}
+		}
+		var names []string
+		for _, m := range append(slices.Clone(declared), undeclared...) {
+			names = append(names, strconv.Quote(m))
+		}
+		return false, im.celCheck(v, path, checkName(path)+"_additional_properties", func(f string) string {
+			cond := typeCond(f+"[k]", types)
+			if nullable {
+				cond = f + "[k] == null || " + cond
+			}
+			return when(f, "map", f+".all(k, k in ["+strings.Join(names, ", ")+"] || "+cond+")")
+		}, "JSON Schema: the members of "+path+" not in properties have type "+v.Get("type").Text)
 	default:
 		return false, im.fail(v, "a schema for additional properties: Seam declares the members it checks and cannot check the others against a schema; list them under properties, or use additionalProperties: false or true")
 	}
@@ -272,7 +297,7 @@ func (im *importer) additional(v *interop.Value, path string, declared, undeclar
 		for _, m := range append(slices.Clone(declared), undeclared...) {
 			names = append(names, strconv.Quote(m))
 		}
-		return true, im.celCheck(v, path, checkName(path)+"_additional_fields", func(f string) string { return f + ".all(k, k in [" + strings.Join(names, ", ") + "])" },
+		return true, im.celCheck(v, path, checkName(path)+"_additional_fields", func(f string) string { return when(f, "map", f+".all(k, k in ["+strings.Join(names, ", ")+"])") },
 			"JSON Schema: "+path+" has additionalProperties: false")
 	case path != "":
 		im.addCheck(&contractv1.Check{Name: checkName(path) + "_additional_fields", Rule: "additional_fields(" + path + ")",
@@ -426,12 +451,26 @@ func (im *importer) members(props, required *interop.Value, prefix string) (out 
 		for _, r := range required.Items {
 			s, _ := r.Scalar()
 			if props.Get(s) == nil {
-				return nil, nil, im.fail(r, "required property %q is not declared in properties; it may take any value, and a Seam field has one type: declare it with a type", s)
+				if prefix == "" {
+					return nil, nil, im.fail(r, "required property %q is not declared in properties; it may take any value, and a Seam field has one type: declare it with a type", s)
+				}
+				if err := im.present(r, prefix, s, true); err != nil {
+					return nil, nil, err
+				}
+				continue
 			}
 			req[s] = true
 		}
 	}
 	for i, name := range props.Keys {
+		if raw := props.Vals[i]; raw.Kind == interop.Bool && raw.Text == "false" && prefix != "" {
+			// false: the member must be absent.
+			if err := im.present(raw, prefix, name, false); err != nil {
+				return nil, nil, err
+			}
+			undeclared = append(undeclared, name)
+			continue
+		}
 		f, err := im.field(props.Vals[i], name, joinPath(prefix, name), req[name], false)
 		if err != nil {
 			return nil, nil, err
@@ -515,8 +554,9 @@ func (im *importer) field(raw *interop.Value, name, path string, required, items
 
 func (im *importer) fieldOf(raw *interop.Value, name, path string, required, items bool) (*contractv1.Field, bool, error) {
 	if raw.Kind == interop.Bool {
-		if raw.Text == "true" && !required && !items {
-			return nil, true, nil // any value, as {}
+		if raw.Text == "true" {
+			raw = &interop.Value{Kind: interop.Map, Line: raw.Line, Column: raw.Column}
+			return im.fieldOf(raw, name, path, required, items)
 		}
 		return nil, false, im.fail(raw, "a boolean schema for %s: true takes any value and false none, and a Seam field has one type; give it a type", path)
 	}
@@ -526,19 +566,6 @@ func (im *importer) fieldOf(raw *interop.Value, name, path string, required, ite
 	v, err := im.resolve(raw)
 	if err != nil {
 		return nil, false, err
-	}
-	if annotationOnly(v) && required {
-		return nil, false, im.fail(v, "required property %s takes any value; Seam cannot require a member without a type: give it one", path)
-	}
-	if annotationOnly(v) && !items {
-		for _, r := range interop.NewObject(v).Rest() {
-			if key := interop.Key(r); key != "description" {
-				if why, ok := annotations[key]; ok {
-					im.note(r, interop.Dropped, "%s", why)
-				}
-			}
-		}
-		return nil, true, nil // any value: not declared, as JSON Schema does not constrain it
 	}
 	o := interop.NewObject(v)
 	o.Take("$ref")
@@ -555,31 +582,16 @@ func (im *importer) fieldOf(raw *interop.Value, name, path string, required, ite
 		return nil, false, im.fail(constV, "const beside enum: Seam checks one list of allowed values; keep the one that holds (const, when it is among the enum's values)")
 	}
 	var itemsType string
-	if len(types) == 0 {
-		switch {
-		case typesV != nil && nullable:
-			return nil, false, im.fail(typesV, "property %s allows null only; Seam has no field that must be null", path)
-		case enumV != nil || constV != nil:
-			t, it, null, err := im.literalType(enumV, constV, path)
-			if err != nil {
-				return nil, false, err
-			}
+	if len(types) == 0 && typesV == nil && (enumV != nil || constV != nil) {
+		// Values of one type only: the field has that type.
+		if t, it, null, err := im.literalType(enumV, constV, path); err == nil {
 			types, nullable, itemsType = []string{t}, null, it
-		case o.Has("properties"):
-			return nil, false, im.fail(v.Get("properties"), "property %s has properties but no type: JSON Schema lets values of every other type pass (properties constrain objects only), and a Seam field has one type; add \"type\": \"object\"", path)
-		case o.Has("items"):
-			return nil, false, im.fail(v.Get("items"), "property %s has items but no type: JSON Schema lets values of every other type pass (items constrain arrays only), and a Seam field has one type; add \"type\": \"array\"", path)
-		default:
-			for i, k := range v.Keys {
-				if why, ok := unsupported[k]; ok {
-					return nil, false, im.fail(v.Vals[i], "%s; a JSON Schema validator would refuse records Seam accepts. Remove the keyword, or check the rule in a check of your own after import", why)
-				}
-			}
-			return nil, false, im.fail(v, "property %s has no type but constrains its values: JSON Schema lets values of every type the constraints do not apply to pass, and a Seam field has one type; add a type", path)
 		}
 	}
-	if len(types) > 1 {
-		return nil, false, im.fail(typesV, "property %s admits several types (%s); a Seam field has one", path, strings.Join(types, ", "))
+	for i, k := range v.Keys {
+		if why, ok := unsupported[k]; ok && k != "$ref" {
+			return nil, false, im.fail(v.Vals[i], "%s; a JSON Schema validator would refuse records Seam accepts. Remove the keyword, or check the rule in a check of your own after import", why)
+		}
 	}
 	f := &contractv1.Field{Name: name}
 	if items {
@@ -587,6 +599,20 @@ func (im *importer) fieldOf(raw *interop.Value, name, path string, required, ite
 	}
 	if d := o.Take("description"); d != nil {
 		f.Description, _ = d.Scalar()
+	}
+	if len(types) != 1 {
+		// No type or several: a JSON field.
+		var admitted []string
+		if typesV != nil {
+			admitted = append([]string{}, types...)
+		} else {
+			nullable = true
+		}
+		null, err := im.anyField(o, v, f, path, admitted, nullable, items, enumV, constV)
+		if err != nil {
+			return nil, false, err
+		}
+		return im.finish(o, v, f, path, required, items, null)
 	}
 	switch types[0] {
 	case "string":
@@ -666,6 +692,12 @@ func (im *importer) fieldOf(raw *interop.Value, name, path string, required, ite
 	if err := im.literals(f, enumV, constV, path, &nullable); err != nil {
 		return nil, false, err
 	}
+	return im.finish(o, v, f, path, required, items, nullable)
+}
+
+// finish applies what every field schema shares: the element checks of an
+// array's items, required and null, and the keywords left over.
+func (im *importer) finish(o *interop.Object, v *interop.Value, f *contractv1.Field, path string, required, items, nullable bool) (*contractv1.Field, bool, error) {
 	if items && hasConstraints(f) {
 		if err := im.elementChecks(v, f, path); err != nil {
 			return nil, false, err
@@ -673,6 +705,13 @@ func (im *importer) fieldOf(raw *interop.Value, name, path string, required, ite
 	}
 	switch {
 	case items:
+	case required && nullable && strings.Contains(path, "."):
+		// A member that must be present and may be null: its presence
+		// is checked on the object, where null and absent differ.
+		parent, member := path[:strings.LastIndex(path, ".")], path[strings.LastIndex(path, ".")+1:]
+		if err := im.present(v, parent, member, true); err != nil {
+			return nil, false, err
+		}
 	case required && nullable:
 		return nil, false, im.fail(v, "%s is required but may be null: Seam treats a null field as absent, so it cannot require the member and allow null; make it optional or refuse null", path)
 	case required:
@@ -776,8 +815,16 @@ func (im *importer) arrayField(o *interop.Object, v *interop.Value, f *contractv
 	switch {
 	case it == nil && itemsType != "":
 		f.Items = &contractv1.Field{Type: fieldTypes[itemsType]}
-	case it == nil || it.Kind != interop.Map || annotationOnly(it):
-		return im.fail(v, "array %s needs items with a type: JSON Schema lets elements of any type pass without one, and Seam checks one element type", path)
+	case it == nil || it.Kind == interop.Bool && it.Text == "true" || it.Kind == interop.Map && annotationOnly(it):
+		// Elements of any type, null included.
+		f.Items = &contractv1.Field{Type: contractv1.FieldType_FIELD_TYPE_JSON}
+		if it != nil && it.Kind == interop.Map {
+			if err := im.rest(interop.NewObject(it)); err != nil {
+				return err
+			}
+		}
+	case it.Kind != interop.Map:
+		return im.fail(it, "items: false on array %s: no element is allowed; Seam has no such array, use maxItems: 0", path)
 	default:
 		items, null, err := im.fieldOf(it, "", path+contract.ItemsSuffix, false, true)
 		if err != nil {
@@ -914,6 +961,9 @@ func (im *importer) celCheck(at *interop.Value, path, name string, expr func(fie
 		// it (null elements are the array's own not-null check).
 		inner := expr
 		expr = func(string) string { return elems + ".all(e, e == null || " + inner("e") + ")" }
+		if im.jsonPaths[elems] {
+			expr = func(string) string { return when(elems, "list", elems+".all(e, e == null || "+inner("e")+")") }
+		}
 		path = elems
 	} else if strings.Contains(path, contract.ItemsSuffix) {
 		return im.fail(at, "this rule on %s is not checked: the gate checks the type of each array element, not the members of objects inside arrays", path)
@@ -929,6 +979,9 @@ func (im *importer) celCheck(at *interop.Value, path, name string, expr func(fie
 			guards = append(guards, "!has("+sub+")")
 		}
 		guards = append(guards, "dyn("+sub+") == null")
+		if i < len(parts)-1 && im.jsonPaths[sub] {
+			guards = append(guards, "type("+sub+") != map")
+		}
 	}
 	im.addCheck(&contractv1.Check{Name: name, Rule: "cel(" + strings.Join(guards, " || ") + " || " + expr(path) + ")", Description: desc})
 	return nil
@@ -939,10 +992,15 @@ func (im *importer) celCheck(at *interop.Value, path, name string, expr func(fie
 // check on elements, into CEL checks over every element, and clears them.
 func (im *importer) elementChecks(at *interop.Value, f *contractv1.Field, path string) error {
 	name, array := checkName(path), strings.TrimSuffix(path, contract.ItemsSuffix)
+	// g guards a rule on the elements of type t when they may be of any.
+	g := func(e, t, cond string) string { return cond }
+	if f.GetType() == contractv1.FieldType_FIELD_TYPE_JSON {
+		g = when
+	}
 	var add []func() error
 	if p := f.GetPattern(); p != "" {
 		add = append(add, func() error {
-			return im.celCheck(at, path, name+"_pattern", func(e string) string { return e + ".matches(" + strconv.Quote(p) + ")" }, "JSON Schema: the elements of "+array+" match "+p)
+			return im.celCheck(at, path, name+"_pattern", func(e string) string { return g(e, "string", e+".matches("+strconv.Quote(p)+")") }, "JSON Schema: the elements of "+array+" match "+p)
 		})
 	}
 	for _, b := range []struct {
@@ -953,7 +1011,7 @@ func (im *importer) elementChecks(at *interop.Value, f *contractv1.Field, path s
 		if b.n != nil {
 			n, op := *b.n, b.op
 			add = append(add, func() error {
-				return im.celCheck(at, path, name+b.name, func(e string) string { return "size(" + e + ") " + op + " " + strconv.FormatInt(n, 10) }, "JSON Schema: the lengths of the elements of "+array)
+				return im.celCheck(at, path, name+b.name, func(e string) string { return g(e, "string", "size("+e+") "+op+" "+strconv.FormatInt(n, 10)) }, "JSON Schema: the lengths of the elements of "+array)
 			})
 		}
 	}
@@ -965,7 +1023,7 @@ func (im *importer) elementChecks(at *interop.Value, f *contractv1.Field, path s
 		if b.x != nil {
 			x, op := *b.x, b.op
 			add = append(add, func() error {
-				return im.celCheck(at, path, name+b.name, func(e string) string { return e + " " + op + " " + literal(x, false) }, "JSON Schema: the bounds of the elements of "+array)
+				return im.celCheck(at, path, name+b.name, func(e string) string { return g(e, "double", e+" "+op+" "+literal(x, false)) }, "JSON Schema: the bounds of the elements of "+array)
 			})
 		}
 	}
@@ -1233,4 +1291,37 @@ func (im *importer) literals(f *contractv1.Field, enumV, constV *interop.Value, 
 		return im.celCheck(src, path, checkName(path)+"_allowed", func(f string) string { return f + " == " + lits[0] }, "JSON Schema: the allowed value of "+path)
 	}
 	return im.celCheck(src, path, checkName(path)+"_allowed", func(f string) string { return f + " in [" + strings.Join(lits, ", ") + "]" }, "JSON Schema: the allowed values of "+path)
+}
+
+// present checks on the object at parent that its member is present
+// (must) or absent, whatever its value, null included.
+func (im *importer) present(at *interop.Value, parent, member string, must bool) error {
+	cond, suffix, desc := strconv.Quote(member)+" in ", "_required", "JSON Schema: "+parent+" requires "+member
+	if !must {
+		cond, suffix, desc = "!("+cond, "_absent", "JSON Schema: "+parent+" has no member "+member+" (its schema is false)"
+	}
+	return im.celCheck(at, parent, checkName(joinPath(parent, member))+suffix, func(p string) string {
+		c := cond + p
+		if !must {
+			c += ")"
+		}
+		if im.jsonPaths[parent] {
+			return when(p, "map", c)
+		}
+		return c
+	}, desc)
+}
+
+// typeOnly reports whether a schema says nothing but a type (and
+// annotations).
+func typeOnly(v *interop.Value) bool {
+	if v.Get("type") == nil {
+		return false
+	}
+	for _, k := range v.Keys {
+		if k != "type" && k != "description" && annotations[k] == "" {
+			return false
+		}
+	}
+	return true
 }

@@ -224,6 +224,14 @@ const (
 	FieldType_FIELD_TYPE_DECIMAL     FieldType = 10
 	FieldType_FIELD_TYPE_OBJECT      FieldType = 11
 	FieldType_FIELD_TYPE_ARRAY       FieldType = 12
+	// FIELD_TYPE_JSON takes a value of any JSON type: string, number,
+	// boolean, object or array (null is absence, as for every field). Its
+	// constraints apply to the values they are about and pass the others,
+	// as JSON Schema's do: min and max bound numbers; pattern, enum,
+	// min_length and max_length bound strings; items describes the elements
+	// of arrays; fields are the members of objects. PostgreSQL's jsonb,
+	// BigQuery's JSON and Snowflake's VARIANT hold such values.
+	FieldType_FIELD_TYPE_JSON FieldType = 13
 )
 
 // Enum value maps for FieldType.
@@ -242,6 +250,7 @@ var (
 		10: "FIELD_TYPE_DECIMAL",
 		11: "FIELD_TYPE_OBJECT",
 		12: "FIELD_TYPE_ARRAY",
+		13: "FIELD_TYPE_JSON",
 	}
 	FieldType_value = map[string]int32{
 		"FIELD_TYPE_UNSPECIFIED": 0,
@@ -257,6 +266,7 @@ var (
 		"FIELD_TYPE_DECIMAL":     10,
 		"FIELD_TYPE_OBJECT":      11,
 		"FIELD_TYPE_ARRAY":       12,
+		"FIELD_TYPE_JSON":        13,
 	}
 )
 
@@ -633,9 +643,11 @@ type Field struct {
 	MaxLength *int64   `protobuf:"varint,11,opt,name=max_length,json=maxLength,proto3,oneof" json:"max_length,omitempty"`
 	// Identifier marks the field as an identifier of an idmap namespace.
 	Identifier *Identifier `protobuf:"bytes,12,opt,name=identifier,proto3" json:"identifier,omitempty"`
-	// Fields are the members of an OBJECT field.
+	// Fields are the members of an OBJECT field, or of a JSON field's
+	// values that are objects.
 	Fields []*Field `protobuf:"bytes,13,rep,name=fields,proto3" json:"fields,omitempty"`
-	// Items describes the elements of an ARRAY field.
+	// Items describes the elements of an ARRAY field, or of a JSON field's
+	// values that are arrays.
 	Items *Field `protobuf:"bytes,14,opt,name=items,proto3" json:"items,omitempty"`
 	// Layout is the Go time layout (or "RFC3339") of TIMESTAMP and DATE values
 	// sent as strings.
@@ -1519,7 +1531,7 @@ const file_seam_contract_v1_contract_proto_rawDesc = "" +
 	"\x15COMPATIBILITY_FORWARD\x10\x04\x12$\n" +
 	" COMPATIBILITY_FORWARD_TRANSITIVE\x10\x05\x12\x16\n" +
 	"\x12COMPATIBILITY_FULL\x10\x06\x12!\n" +
-	"\x1dCOMPATIBILITY_FULL_TRANSITIVE\x10\a*\xb5\x02\n" +
+	"\x1dCOMPATIBILITY_FULL_TRANSITIVE\x10\a*\xca\x02\n" +
 	"\tFieldType\x12\x1a\n" +
 	"\x16FIELD_TYPE_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11FIELD_TYPE_STRING\x10\x01\x12\x14\n" +
@@ -1534,7 +1546,8 @@ const file_seam_contract_v1_contract_proto_rawDesc = "" +
 	"\x12FIELD_TYPE_DECIMAL\x10\n" +
 	"\x12\x15\n" +
 	"\x11FIELD_TYPE_OBJECT\x10\v\x12\x14\n" +
-	"\x10FIELD_TYPE_ARRAY\x10\f*[\n" +
+	"\x10FIELD_TYPE_ARRAY\x10\f\x12\x13\n" +
+	"\x0fFIELD_TYPE_JSON\x10\r*[\n" +
 	"\x06Policy\x12\x16\n" +
 	"\x12POLICY_UNSPECIFIED\x10\x00\x12\x10\n" +
 	"\fPOLICY_BLOCK\x10\x01\x12\x15\n" +
