@@ -32,7 +32,7 @@ func (s *Server) commitBatch(ctx context.Context, o *outcome, digest []byte) (*g
 	key := batchKey{in.subject, in.partition, in.batchID}
 	by := auth.NameFromContext(ctx)
 	var resp *gatev1.IngestResponse
-	err := s.store.InTx(ctx, func(tx storeTx) error {
+	err := s.store.InPartitionTx(ctx, in.subject, in.partition, func(tx storeTx) error {
 		claimed, err := tx.ClaimBatch(ctx, key, digest, now)
 		if err != nil {
 			return err

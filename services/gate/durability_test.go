@@ -7,7 +7,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -254,9 +253,12 @@ func startChild(t *testing.T, p *peers, url string) (*exec.Cmd, gatev1.GateServi
 // write nothing twice.
 func TestKillNineMidLoad(t *testing.T) {
 	t.Parallel()
+	storagetest.Each(t, killNineMidLoad)
+}
+
+func killNineMidLoad(t *testing.T, url string) {
 	p := newPeers(t)
 	p.knowCustomers()
-	url := "sqlite:" + filepath.Join(t.TempDir(), "gate.db")
 	cmd, client := startChild(t, p, url)
 	ctx := context.Background()
 

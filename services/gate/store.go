@@ -29,6 +29,10 @@ type gateStore interface {
 	// InTx runs fn in one transaction, retrying it on transient conflicts;
 	// fn must have no effect outside tx.
 	InTx(ctx context.Context, fn func(tx storeTx) error) error
+	// InPartitionTx runs fn, a batch's commit to a partition of subject, as
+	// InTx does; on PostgreSQL in one round trip when it can (see
+	// store_sql_pipe.go).
+	InPartitionTx(ctx context.Context, subject, part string, fn func(tx storeTx) error) error
 	// Listen returns a channel that receives a value after each commit
 	// that notified channel, on any replica; it closes when ctx ends.
 	Listen(ctx context.Context, channel string) (<-chan struct{}, error)

@@ -21,6 +21,9 @@ type sqlStore struct {
 	// keys caches the key index of the partitions in use; see
 	// store_sql_keys.go.
 	keys *keyCache
+	// parts caches the partitions this process committed batches to, for
+	// the commits pipelined on PostgreSQL; see store_sql_pipe.go.
+	parts *partCache
 }
 
 // sqlTx is storeTx inside one of sqlStore's transactions.
@@ -30,6 +33,21 @@ type sqlTx struct {
 	cache *keyCache
 	// views are the key indexes this transaction used, by partition.
 	views map[int64]*keyView
+	// writes are what it wrote of each partition, by partition.
+	writes map[int64]*partWrites
+}
+
+// wrote returns what t wrote of partition pid, to add to it.
+func (t *sqlTx) wrote(pid int64) *partWrites {
+	w := t.writes[pid]
+	if w == nil {
+		if t.writes == nil {
+			t.writes = map[int64]*partWrites{}
+		}
+		w = &partWrites{}
+		t.writes[pid] = w
+	}
+	return w
 }
 
 // querier is what both *sql.DB and *sql.Tx offer.
@@ -50,7 +68,7 @@ func openStore(ctx context.Context, url string, cachedKeys int) (*sqlStore, erro
 		db.Close()
 		return nil, err
 	}
-	return &sqlStore{db: db, keys: newKeyCache(cachedKeys)}, nil
+	return &sqlStore{db: db, keys: newKeyCache(cachedKeys), parts: newPartCache()}, nil
 }
 
 func (s *sqlStore) Close() error {
@@ -58,11 +76,23 @@ func (s *sqlStore) Close() error {
 }
 
 func (s *sqlStore) InTx(ctx context.Context, fn func(tx storeTx) error) error {
-	return s.db.InTx(ctx, func(tx *sql.Tx) error {
-		t := &sqlTx{db: s.db, tx: tx, cache: s.keys}
-		defer t.release()
+	var t *sqlTx
+	err := s.db.InTx(ctx, func(tx *sql.Tx) error {
+		if t != nil {
+			t.release(false) // an attempt before this one, rolled back
+		}
+		t = &sqlTx{db: s.db, tx: tx, cache: s.keys}
 		return fn(t)
 	})
+	if t != nil {
+		// Once committed, what the transaction wrote is what the caches
+		// hold; else they keep what was committed before it.
+		t.release(err == nil)
+		if err == nil {
+			s.parts.committed(t.writes)
+		}
+	}
+	return err
 }
 
 func (s *sqlStore) Listen(ctx context.Context, channel string) (<-chan struct{}, error) {
@@ -97,18 +127,20 @@ func (t *sqlTx) Audit(ctx context.Context, at time.Time, principal, subject, act
 	return audit(ctx, t.tx, at, principal, subject, action, detail)
 }
 
+const auditSQL = `INSERT INTO gate_audit (at, principal, subject, action, detail) VALUES ($1, $2, $3, $4, $5)`
+
 // audit appends an entry to the gate's audit trail.
 func audit(ctx context.Context, q querier, at time.Time, principal, subject, action, detail string) error {
-	if _, err := q.ExecContext(ctx, `INSERT INTO gate_audit (at, principal, subject, action, detail) VALUES ($1, $2, $3, $4, $5)`,
-		at.UnixNano(), principal, subject, action, detail); err != nil {
+	if _, err := q.ExecContext(ctx, auditSQL, at.UnixNano(), principal, subject, action, detail); err != nil {
 		return fmt.Errorf("audit %s of %s: %w", action, subject, err)
 	}
 	return nil
 }
 
+const enqueueSQL = `INSERT INTO gate_outbox (event_id, payload, created_at) VALUES ($1, $2, $3)`
+
 func (t *sqlTx) Enqueue(ctx context.Context, e outboxEvent, at time.Time) error {
-	if _, err := t.tx.ExecContext(ctx, `INSERT INTO gate_outbox (event_id, payload, created_at) VALUES ($1, $2, $3)`,
-		e.EventID, e.Payload, at.UnixNano()); err != nil {
+	if _, err := t.tx.ExecContext(ctx, enqueueSQL, e.EventID, e.Payload, at.UnixNano()); err != nil {
 		return fmt.Errorf("queue registry event %s: %w", e.EventID, err)
 	}
 	return t.Notify(ctx, outboxChannel)

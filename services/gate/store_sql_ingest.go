@@ -69,30 +69,44 @@ func (t *sqlTx) HeldDigests(ctx context.Context, subject, part string, digests [
 	return out, nil
 }
 
+const insertQuarantineSQL = `INSERT INTO gate_quarantine (id, subject, part, batch_id, idx, position, contract_version, format, raw,
+	reasons, reason, reason_codes, check_name, check_names, id_state, created_at, state, state_at, raw_size, raw_sha256, amendment)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $16, $18, $19, $20)`
+
+// quarantineArgs are the values insertQuarantineSQL writes for q.
+func quarantineArgs(q quarantineRow) ([]any, error) {
+	reasons, err := proto.Marshal(&gatev1.RecordVerdict{Reasons: q.reasons})
+	if err != nil {
+		return nil, fmt.Errorf("encode reasons of quarantined record %d: %w", q.index, err)
+	}
+	var codes, checks []string
+	for _, r := range q.reasons {
+		codes = append(codes, codeName(r.GetCode()))
+		checks = append(checks, r.GetCheck())
+	}
+	if len(codes) == 0 {
+		return nil, fmt.Errorf("quarantine record %d of batch %s: no reason", q.index, q.batchID)
+	}
+	return []any{q.id, q.subject, q.part, q.batchID, q.index, q.position, q.version, int32(q.format), q.raw,
+		reasons, codes[0], listColumn(codes), checks[0], listColumn(checks), q.idState, q.at.UnixNano(), int32(gatev1.QuarantineState_QUARANTINE_STATE_HELD),
+		q.rawSize, q.rawSHA256, q.amendment}, nil
+}
+
 func (t *sqlTx) InsertQuarantine(ctx context.Context, rows []quarantineRow) error {
 	if len(rows) == 0 {
 		return nil
 	}
-	stmt, err := t.tx.PrepareContext(ctx, `INSERT INTO gate_quarantine (id, subject, part, batch_id, idx, position, contract_version, format, raw,
-	reasons, reason, reason_codes, check_name, check_names, id_state, created_at, state, state_at, raw_size, raw_sha256, amendment)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $16, $18, $19, $20)`)
+	stmt, err := t.tx.PrepareContext(ctx, insertQuarantineSQL)
 	if err != nil {
 		return fmt.Errorf("prepare quarantine insert: %w", err)
 	}
 	defer stmt.Close()
 	for _, q := range rows {
-		reasons, err := proto.Marshal(&gatev1.RecordVerdict{Reasons: q.reasons})
+		args, err := quarantineArgs(q)
 		if err != nil {
-			return fmt.Errorf("encode reasons of quarantined record %d: %w", q.index, err)
+			return err
 		}
-		var codes, checks []string
-		for _, r := range q.reasons {
-			codes = append(codes, codeName(r.GetCode()))
-			checks = append(checks, r.GetCheck())
-		}
-		if _, err := stmt.ExecContext(ctx, q.id, q.subject, q.part, q.batchID, q.index, q.position, q.version, int32(q.format), q.raw,
-			reasons, codes[0], listColumn(codes), checks[0], listColumn(checks), q.idState, q.at.UnixNano(), int32(gatev1.QuarantineState_QUARANTINE_STATE_HELD),
-			q.rawSize, q.rawSHA256, q.amendment); err != nil {
+		if _, err := stmt.ExecContext(ctx, args...); err != nil {
 			return fmt.Errorf("quarantine record %d of batch %s: %w", q.index, q.batchID, err)
 		}
 	}

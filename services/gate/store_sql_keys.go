@@ -108,6 +108,52 @@ func (c *keyCache) put(s *keySet) {
 type keyView struct {
 	committed *keySet
 	added     map[[16]byte]struct{}
+	// run is the id of the last run the transaction wrote (0: none).
+	run int64
+}
+
+// decide says which of hashes are new to v and adds them to it; run is
+// their hashes, the run to append (empty when none is new).
+func (v *keyView) decide(pid int64, hashes [][]byte) (fresh []bool, run []byte, err error) {
+	for i, h := range hashes {
+		if len(h) != 16 {
+			return nil, nil, fmt.Errorf("index the keys of partition %d: key hash %d is %d bytes, want 16", pid, i, len(h))
+		}
+	}
+	if v.added == nil {
+		// Sized once for the batch rather than grown a doubling at a time.
+		v.added = make(map[[16]byte]struct{}, len(hashes))
+	}
+	fresh = make([]bool, len(hashes))
+	run = make([]byte, 0, 16*len(hashes))
+	for i, h := range hashes {
+		k := [16]byte(h)
+		if v.has(k) {
+			continue
+		}
+		v.added[k] = struct{}{}
+		fresh[i] = true
+		run = append(run, h...)
+	}
+	return fresh, run, nil
+}
+
+// merged returns the committed set with the transaction's keys, once it
+// committed: its runs were written under the partition's lock, so no other
+// run of the partition lies between the set's last and the transaction's.
+func (v *keyView) merged() *keySet {
+	s := v.committed
+	if v.run == 0 {
+		return s
+	}
+	for k := range v.added {
+		s.keys[k] = struct{}{}
+	}
+	if s.firstID == 0 {
+		s.firstID = v.run
+	}
+	s.lastID = v.run
+	return s
 }
 
 func (v *keyView) has(k [16]byte) bool {
@@ -121,35 +167,18 @@ func (v *keyView) has(k [16]byte) bool {
 // InsertKeys adds a batch's key hashes to a partition's key index, as one
 // run, and says which were new. A key repeated within the batch is new at
 // its first record only.
+const insertRunSQL = `INSERT INTO gate_key_runs (pid, hashes) VALUES ($1, $2) RETURNING id`
+
 func (t *sqlTx) InsertKeys(ctx context.Context, pid int64, hashes [][]byte) ([]bool, error) {
-	for i, h := range hashes {
-		if len(h) != 16 {
-			return nil, fmt.Errorf("index the keys of partition %d: key hash %d is %d bytes, want 16", pid, i, len(h))
-		}
-	}
 	v, err := t.keyView(ctx, pid)
 	if err != nil {
 		return nil, fmt.Errorf("index the keys of partition %d: %w", pid, err)
 	}
-	if v.added == nil {
-		// Sized once for the batch rather than grown a doubling at a time.
-		v.added = make(map[[16]byte]struct{}, len(hashes))
+	fresh, run, err := v.decide(pid, hashes)
+	if err != nil || len(run) == 0 {
+		return fresh, err
 	}
-	fresh := make([]bool, len(hashes))
-	run := make([]byte, 0, 16*len(hashes))
-	for i, h := range hashes {
-		k := [16]byte(h)
-		if v.has(k) {
-			continue
-		}
-		v.added[k] = struct{}{}
-		fresh[i] = true
-		run = append(run, h...)
-	}
-	if len(run) == 0 {
-		return fresh, nil
-	}
-	if _, err := t.db.Exec(ctx, t.tx, `INSERT INTO gate_key_runs (pid, hashes) VALUES ($1, $2)`, pid, run); err != nil {
+	if err := t.db.QueryRow(ctx, t.tx, insertRunSQL, pid, run).Scan(&v.run); err != nil {
 		return nil, fmt.Errorf("index the keys of partition %d: %w", pid, err)
 	}
 	return fresh, nil
@@ -194,12 +223,15 @@ func (t *sqlTx) keyView(ctx context.Context, pid int64) (*keyView, error) {
 	return v, nil
 }
 
-// release returns the committed sets this transaction used to the cache.
-// They hold no key of the transaction's own, so it does not matter whether
-// it commits.
-func (t *sqlTx) release() {
+// release returns the key sets this transaction used to the cache: with
+// the keys it added when it committed, as they were before it when not.
+func (t *sqlTx) release(committed bool) {
 	for _, v := range t.views {
-		t.cache.put(v.committed)
+		if committed {
+			t.cache.put(v.merged())
+		} else {
+			t.cache.put(v.committed)
+		}
 	}
 	t.views = nil
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -50,11 +51,17 @@ func (t *sqlTx) LockPartition(ctx context.Context, subject, part string, create 
 	return p, true, nil
 }
 
+const setPartitionSQL = `UPDATE gate_parts SET attempt = $1, amendment = $2, replaced_by = $3, replaced_at = CASE WHEN replaced_by = $3 THEN replaced_at ELSE $4 END WHERE pid = $5`
+
+func setPartitionArgs(p partRow, at time.Time) []any {
+	return []any{p.attempt, p.amendment, p.replacedBy, at.UnixNano(), p.pid}
+}
+
 func (t *sqlTx) SetPartition(ctx context.Context, p partRow, at time.Time) error {
-	if _, err := t.db.Exec(ctx, t.tx, `UPDATE gate_parts SET attempt = $1, amendment = $2, replaced_by = $3, replaced_at = CASE WHEN replaced_by = $3 THEN replaced_at ELSE $4 END WHERE pid = $5`,
-		p.attempt, p.amendment, p.replacedBy, at.UnixNano(), p.pid); err != nil {
+	if _, err := t.db.Exec(ctx, t.tx, setPartitionSQL, setPartitionArgs(p, at)...); err != nil {
 		return fmt.Errorf("update partition %s/%s: %w", p.subject, p.part, err)
 	}
+	t.wrote(p.pid).part = &p
 	return nil
 }
 
@@ -105,15 +112,27 @@ func (t *sqlTx) Unit(ctx context.Context, pid int64, amendment int32) (unitRow, 
 	return u, true, nil
 }
 
-func (t *sqlTx) PutUnit(ctx context.Context, u unitRow) error {
+const putUnitSQL = `INSERT INTO gate_units (` + unitColumns + `)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
+ON CONFLICT (pid, amendment) DO UPDATE SET status = excluded.status, verdict = excluded.verdict, contract_version = excluded.contract_version,
+	received = excluded.received, accepted = excluded.accepted, quarantined = excluded.quarantined, duplicates = excluded.duplicates,
+	released = excluded.released, batches = excluded.batches, id_checked = excluded.id_checked, id_matched = excluded.id_matched,
+	figures = excluded.figures, decision = excluded.decision, updated_at = excluded.updated_at, sealed_at = excluded.sealed_at,
+	seal_cause = excluded.seal_cause, sealed_by = excluded.sealed_by`
+
+// unitValues are a unit's columns as PutUnit writes them, in unitColumns'
+// order; scanUnit(unitValues(u)) reads them back as u.
+type unitValues []any
+
+func encodeUnit(u unitRow) (unitValues, error) {
 	figures, err := json.Marshal(u.figures)
 	if err != nil {
-		return fmt.Errorf("encode the figures of partition %d amendment %d: %w", u.pid, u.amendment, err)
+		return nil, fmt.Errorf("encode the figures of partition %d amendment %d: %w", u.pid, u.amendment, err)
 	}
 	var decision []byte
 	if len(u.decision) > 0 {
 		if decision, err = proto.Marshal(&gatev1.PartitionState{Checks: u.decision}); err != nil {
-			return fmt.Errorf("encode the decision of partition %d amendment %d: %w", u.pid, u.amendment, err)
+			return nil, fmt.Errorf("encode the decision of partition %d amendment %d: %w", u.pid, u.amendment, err)
 		}
 	}
 	var sealed int64
@@ -121,17 +140,48 @@ func (t *sqlTx) PutUnit(ctx context.Context, u unitRow) error {
 		sealed = u.sealedAt.UnixNano()
 	}
 	c := u.counts
-	if _, err := t.db.Exec(ctx, t.tx, `INSERT INTO gate_units (`+unitColumns+`)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
-ON CONFLICT (pid, amendment) DO UPDATE SET status = excluded.status, verdict = excluded.verdict, contract_version = excluded.contract_version,
-	received = excluded.received, accepted = excluded.accepted, quarantined = excluded.quarantined, duplicates = excluded.duplicates,
-	released = excluded.released, batches = excluded.batches, id_checked = excluded.id_checked, id_matched = excluded.id_matched,
-	figures = excluded.figures, decision = excluded.decision, updated_at = excluded.updated_at, sealed_at = excluded.sealed_at,
-	seal_cause = excluded.seal_cause, sealed_by = excluded.sealed_by`,
-		u.pid, u.amendment, int32(u.status), int32(u.verdict), u.version, c.received, c.accepted, c.quarantined, c.duplicates, c.released, c.batches,
-		c.idChecked, c.idMatched, figures, decision, u.openedAt.UnixNano(), u.updatedAt.UnixNano(), sealed, int32(u.sealCause), u.sealedBy); err != nil {
+	return unitValues{u.pid, u.amendment, int32(u.status), int32(u.verdict), u.version, c.received, c.accepted, c.quarantined, c.duplicates, c.released, c.batches,
+		c.idChecked, c.idMatched, figures, decision, u.openedAt.UnixNano(), u.updatedAt.UnixNano(), sealed, int32(u.sealCause), u.sealedBy}, nil
+}
+
+// of says whether v is a unit's values of amendment a.
+func (v unitValues) of(a int32) bool {
+	if len(v) < 2 {
+		return false
+	}
+	got, ok := v[1].(int32)
+	return ok && got == a
+}
+
+// Scan copies the values into dest, as a row of gate_units would.
+func (v unitValues) Scan(dest ...any) error {
+	if len(dest) != len(v) {
+		return fmt.Errorf("scan %d values into %d columns", len(v), len(dest))
+	}
+	for i, d := range dest {
+		val := v[i]
+		if b, ok := val.([]byte); ok && b != nil {
+			val = slices.Clone(b)
+		}
+		dv := reflect.ValueOf(d).Elem()
+		sv := reflect.ValueOf(val)
+		if !sv.Type().AssignableTo(dv.Type()) {
+			return fmt.Errorf("scan column %d: a %s into a %s", i, sv.Type(), dv.Type())
+		}
+		dv.Set(sv)
+	}
+	return nil
+}
+
+func (t *sqlTx) PutUnit(ctx context.Context, u unitRow) error {
+	vals, err := encodeUnit(u)
+	if err != nil {
+		return err
+	}
+	if _, err := t.db.Exec(ctx, t.tx, putUnitSQL, vals...); err != nil {
 		return fmt.Errorf("write partition %d amendment %d: %w", u.pid, u.amendment, err)
 	}
+	t.wrote(u.pid).unit = vals
 	return nil
 }
 
@@ -142,6 +192,7 @@ func (t *sqlTx) Supersede(ctx context.Context, p partRow, at time.Time) (int64, 
 		}
 	}
 	t.forget(p.pid)
+	t.wrote(p.pid).superseded = true
 	res, err := t.tx.ExecContext(ctx, `UPDATE gate_quarantine SET state = $1, state_at = $2, state_reason = $3, state_by = $4
 WHERE subject = $5 AND state = $6 AND part = $7`, int32(gatev1.QuarantineState_QUARANTINE_STATE_SUPERSEDED), at.UnixNano(),
 		"superseded by a new sending of the partition", "gate", p.subject, int32(gatev1.QuarantineState_QUARANTINE_STATE_HELD), p.part)
@@ -480,10 +531,20 @@ FROM gate_batches WHERE subject = $1 AND part = $2 AND batch_id = $3`, k.subject
 	return b, true, nil
 }
 
+// claimBatchSQL inserts a batch's idempotency row; claimBatchSQL + onConflictNothing
+// inserts it unless its key is taken.
+const (
+	claimBatchSQL = `INSERT INTO gate_batches (subject, part, batch_id, status, contract_version, received, accepted, quarantined, response, created_at, digest)
+VALUES ($1, $2, $3, 0, 0, 0, 0, 0, $4, $5, $6)`
+	onConflictNothing = ` ON CONFLICT (subject, part, batch_id) DO NOTHING`
+)
+
+func claimBatchArgs(k batchKey, digest []byte, at time.Time) []any {
+	return []any{k.subject, k.part, k.batchID, []byte{}, at.UnixNano(), digest}
+}
+
 func (t *sqlTx) ClaimBatch(ctx context.Context, k batchKey, digest []byte, at time.Time) (bool, error) {
-	res, err := t.db.Exec(ctx, t.tx, `INSERT INTO gate_batches (subject, part, batch_id, status, contract_version, received, accepted, quarantined, response, created_at, digest)
-VALUES ($1, $2, $3, 0, 0, 0, 0, 0, $4, $5, $6) ON CONFLICT (subject, part, batch_id) DO NOTHING`,
-		k.subject, k.part, k.batchID, []byte{}, at.UnixNano(), digest)
+	res, err := t.db.Exec(ctx, t.tx, claimBatchSQL+onConflictNothing, claimBatchArgs(k, digest, at)...)
 	if err != nil {
 		return false, fmt.Errorf("claim batch %s of %s/%s: %w", k.batchID, k.subject, k.part, err)
 	}
@@ -494,24 +555,30 @@ VALUES ($1, $2, $3, 0, 0, 0, 0, 0, $4, $5, $6) ON CONFLICT (subject, part, batch
 	return n == 1, nil
 }
 
-func (t *sqlTx) FinishBatch(ctx context.Context, k batchKey, b batchRow) error {
+const finishBatchSQL = `UPDATE gate_batches SET status = $1, contract_version = $2, received = $3, accepted = $4, quarantined = $5,
+	duplicates = $6, amendment = $7, attempt = $8, verdicts = $9, alert_seqs = $10 WHERE subject = $11 AND part = $12 AND batch_id = $13`
+
+func finishBatchArgs(k batchKey, b batchRow) []any {
 	seqs := make([]string, len(b.alertSeqs))
 	for i, s := range b.alertSeqs {
 		seqs[i] = strconv.FormatInt(s, 10)
 	}
-	if _, err := t.db.Exec(ctx, t.tx, `UPDATE gate_batches SET status = $1, contract_version = $2, received = $3, accepted = $4, quarantined = $5,
-	duplicates = $6, amendment = $7, attempt = $8, verdicts = $9, alert_seqs = $10 WHERE subject = $11 AND part = $12 AND batch_id = $13`,
-		int32(b.status), b.version, b.received, b.accepted, b.quarantined, b.duplicates, b.amendment, b.attempt, b.verdicts, strings.Join(seqs, " "),
-		k.subject, k.part, k.batchID); err != nil {
+	return []any{int32(b.status), b.version, b.received, b.accepted, b.quarantined, b.duplicates, b.amendment, b.attempt, b.verdicts, strings.Join(seqs, " "),
+		k.subject, k.part, k.batchID}
+}
+
+func (t *sqlTx) FinishBatch(ctx context.Context, k batchKey, b batchRow) error {
+	if _, err := t.db.Exec(ctx, t.tx, finishBatchSQL, finishBatchArgs(k, b)...); err != nil {
 		return fmt.Errorf("store verdicts of batch %s: %w", k.batchID, err)
 	}
 	return nil
 }
 
+const putAnswerSQL = `INSERT INTO gate_answers (subject, part, batch_id, records, expires_at, form) VALUES ($1, $2, $3, $4, $5, $6)
+ON CONFLICT (subject, part, batch_id) DO UPDATE SET records = excluded.records, expires_at = excluded.expires_at, form = excluded.form`
+
 func (t *sqlTx) PutAnswer(ctx context.Context, k batchKey, form answerForm, records []byte, expires time.Time) error {
-	if _, err := t.db.Exec(ctx, t.tx, `INSERT INTO gate_answers (subject, part, batch_id, records, expires_at, form) VALUES ($1, $2, $3, $4, $5, $6)
-ON CONFLICT (subject, part, batch_id) DO UPDATE SET records = excluded.records, expires_at = excluded.expires_at, form = excluded.form`,
-		k.subject, k.part, k.batchID, records, expires.UnixNano(), int(form)); err != nil {
+	if _, err := t.db.Exec(ctx, t.tx, putAnswerSQL, k.subject, k.part, k.batchID, records, expires.UnixNano(), int(form)); err != nil {
 		return fmt.Errorf("keep the answer of batch %s: %w", k.batchID, err)
 	}
 	return nil
