@@ -253,11 +253,14 @@ func (s *Source) snapshot(ctx context.Context, snap *exportedSnapshot) error {
 	return nil
 }
 
-// recountRows sets each resumed table's snapshot total to what this run
-// will count: the rows of its done chunks plus the rows its pending
-// chunks hold in the fresh snapshot. The first run's count no longer
-// holds (rows came and went between the two snapshots), and progress
-// would read over 100%.
+// recountRows sets each resumed table's snapshot total to what the
+// snapshot will have published when it is done: the rows its chunks
+// published in earlier runs, plus the rows its pending chunks hold beyond
+// the key they had applied, in the fresh snapshot. The first run's count
+// no longer holds (rows came and went between the two snapshots), and
+// progress would read over 100%. A row a resent chunk publishes at or
+// before that key (one the replica lacks) is added to the total as it is
+// found (applySnapshotPart).
 func (s *Source) recountRows(ctx context.Context, snap *exportedSnapshot, work []pendingChunk, shapes map[string]Shape) error {
 	pending := map[string]int64{}
 	err := s.inSnapshot(ctx, snap, func(tx pgx.Tx) error {
@@ -265,9 +268,13 @@ func (s *Source) recountRows(ctx context.Context, snap *exportedSnapshot, work [
 			shape := shapes[p.table.key]
 			var where []string
 			var args []any
-			if p.lo != nil {
+			lo := p.lo
+			if p.started && p.last != nil {
+				lo = p.last
+			}
+			if lo != nil {
 				where = append(where, keyCompare(shape, ">", len(args)+1))
-				for _, v := range p.lo {
+				for _, v := range lo {
 					args = append(args, v)
 				}
 			}
@@ -294,7 +301,7 @@ func (s *Source) recountRows(ctx context.Context, snap *exportedSnapshot, work [
 	}
 	for key, n := range pending {
 		if _, err := s.target.Exec(ctx, `UPDATE seam_cdc.tables t SET rows_total = $3 + coalesce((SELECT sum(c.rows_done) FROM seam_cdc.chunks c
-   WHERE c.connector = t.connector AND c.source_table = t.source_table AND c.done), 0), updated_at = now()
+   WHERE c.connector = t.connector AND c.source_table = t.source_table), 0), updated_at = now()
  WHERE connector = $1 AND source_table = $2`, s.cfg.Name, key, n); err != nil {
 			return fmt.Errorf("record the snapshot total of %s: %w", key, err)
 		}
@@ -470,8 +477,12 @@ func keyText(k []string) string {
 // applySnapshotPart sends one batch of snapshot rows through the gate and
 // writes what it accepted to the replica and the outbox, with the chunk's
 // progress, in one transaction. A batch that replaces the chunk's
-// partition takes the chunk's earlier figures back from the table's, as
-// the gate does with its counters. It returns the partition's state.
+// partition takes the chunk's earlier quarantine count back from the
+// table's, as the gate does with its counters. The rows counted done are
+// the rows the snapshot published (or quarantined) once each: a resent
+// row the replica already holds was counted by the run that published
+// it, and stays counted even when the fresh snapshot no longer has it. It
+// returns the partition's state.
 func (s *Source) applySnapshotPart(ctx context.Context, p pendingChunk, b *batchBuilder, batchID string, version int32, replace, advance bool, lastKey []string) (*gatev1.PartitionState, error) {
 	t := p.table
 	rep, err := s.replicaFor(ctx, t, version)
@@ -488,6 +499,7 @@ func (s *Source) applySnapshotPart(ctx context.Context, p pendingChunk, b *batch
 	}
 	defer tx.Rollback(ctx)
 	apply := ans.accepted
+	done, found := int64(b.count), int64(0)
 	if b.changes[0].resent {
 		var fresh, resent []canonicalRow
 		for _, r := range ans.accepted {
@@ -504,6 +516,16 @@ func (s *Source) applySnapshotPart(ctx context.Context, p pendingChunk, b *batch
 			return nil, err
 		}
 		apply = append(lacking, fresh...)
+		for _, ch := range b.changes {
+			if ch.resent {
+				done--
+			}
+		}
+		// The lacking rows were not in the resumed total, which counted
+		// the chunk's rows up to its applied key as the earlier runs
+		// published them.
+		found = int64(len(lacking))
+		done += found
 	}
 	if err := rep.apply(ctx, tx, apply); err != nil {
 		return nil, err
@@ -512,24 +534,23 @@ func (s *Source) applySnapshotPart(ctx context.Context, p pendingChunk, b *batch
 		return nil, err
 	}
 	if replace {
-		if _, err := tx.Exec(ctx, `UPDATE seam_cdc.tables t SET rows_done = t.rows_done - c.rows_done, bytes_done = t.bytes_done - c.bytes_done,
-       quarantined = t.quarantined - c.quarantined
+		if _, err := tx.Exec(ctx, `UPDATE seam_cdc.tables t SET bytes_done = t.bytes_done - c.bytes_done, quarantined = t.quarantined - c.quarantined
   FROM seam_cdc.chunks c WHERE t.connector = $1 AND t.source_table = $2 AND c.connector = t.connector AND c.source_table = t.source_table AND c.chunk = $3`,
 			s.cfg.Name, t.key, p.chunk); err != nil {
 			return nil, fmt.Errorf("take back the earlier sending of chunk %d of %s: %w", p.chunk, t.name, err)
 		}
-		if _, err := tx.Exec(ctx, "UPDATE seam_cdc.chunks SET rows_done = 0, bytes_done = 0, quarantined = 0 WHERE connector = $1 AND source_table = $2 AND chunk = $3",
+		if _, err := tx.Exec(ctx, "UPDATE seam_cdc.chunks SET bytes_done = 0, quarantined = 0 WHERE connector = $1 AND source_table = $2 AND chunk = $3",
 			s.cfg.Name, t.key, p.chunk); err != nil {
 			return nil, fmt.Errorf("take back the earlier sending of chunk %d of %s: %w", p.chunk, t.name, err)
 		}
 	}
 	if _, err := tx.Exec(ctx, `UPDATE seam_cdc.chunks SET last = CASE WHEN $4 THEN $5 ELSE last END, rows_done = rows_done + $6, bytes_done = bytes_done + $7,
        quarantined = quarantined + $8 WHERE connector = $1 AND source_table = $2 AND chunk = $3`,
-		s.cfg.Name, t.key, p.chunk, advance, lastKey, b.count, b.textBytes, ans.quarantined); err != nil {
+		s.cfg.Name, t.key, p.chunk, advance, lastKey, done, b.textBytes, ans.quarantined); err != nil {
 		return nil, fmt.Errorf("record progress of chunk %d of %s: %w", p.chunk, t.name, err)
 	}
-	if _, err := tx.Exec(ctx, `UPDATE seam_cdc.tables SET rows_done = rows_done + $3, bytes_done = bytes_done + $4, quarantined = quarantined + $5, updated_at = now()
- WHERE connector = $1 AND source_table = $2`, s.cfg.Name, t.key, b.count, b.textBytes, ans.quarantined); err != nil {
+	if _, err := tx.Exec(ctx, `UPDATE seam_cdc.tables SET rows_done = rows_done + $3, rows_total = rows_total + $6, bytes_done = bytes_done + $4, quarantined = quarantined + $5, updated_at = now()
+ WHERE connector = $1 AND source_table = $2`, s.cfg.Name, t.key, done, b.textBytes, ans.quarantined, found); err != nil {
 		return nil, fmt.Errorf("record progress of %s: %w", t.name, err)
 	}
 	if err := tx.Commit(ctx); err != nil {
