@@ -125,7 +125,7 @@ func TestCaughtUpSourceKeepsWALBounded(t *testing.T) {
 	r.waitReady(t)
 	ctx := context.Background()
 
-	const written, bound = 128 << 20, 64 << 20
+	const written, bound = 200 << 20, 64 << 20
 	var start int64
 	if err := e.src.QueryRow(ctx, "SELECT pg_current_wal_lsn() - '0/0'::pg_lsn").Scan(&start); err != nil {
 		t.Fatal(err)

@@ -137,6 +137,13 @@ ALTER TABLE seam_cdc.chunks ADD COLUMN IF NOT EXISTS sealed boolean NOT NULL DEF
 ALTER TABLE seam_cdc.chunks ADD COLUMN IF NOT EXISTS verdict text;
 ALTER TABLE seam_cdc.tables ADD COLUMN IF NOT EXISTS open_partition text;
 `,
+	// 3: the source table's relfilenode when a shape was taken on (read
+	// by the snapshot, or when the stream's shape was adopted), so a later
+	// column change can tell whether PostgreSQL rewrote the table since
+	// (fill.go); NULL is unknown.
+	`
+ALTER TABLE seam_cdc.shapes ADD COLUMN IF NOT EXISTS filenode bigint;
+`,
 }
 
 // migrateState brings the state schema up to date.
