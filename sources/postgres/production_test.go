@@ -265,3 +265,70 @@ func checkCDCRules(t testing.TB, scraped map[string][]string) {
 		}
 	}
 }
+
+// A snapshot longer than SnapshotTransactionLimit is read in passes, each
+// in a fresh exported snapshot: no transaction at the source lives much
+// longer than the limit, and the replica, the change stream and the
+// counts stay exact under writes, as after a restart.
+func TestSnapshotTransactionsEndAtTheirLimit(t *testing.T) {
+	t.Parallel()
+	sm := startSeam(t)
+	e := newEnv(t, sm)
+	loadPayments(e, 6000) // payments: 12 chunks of 500; accounts: 2
+	w := startWriter(e, 6000, 3)
+	cfg := e.config("passes", "payments", "accounts")
+	cfg.SnapshotWorkers = 2
+	cfg.SnapshotTransactionLimit = 300 * time.Millisecond
+	var mu sync.Mutex
+	var oldest time.Duration
+	src := connect(t, e.source)
+	cfg.Progress = func(p postgres.SnapshotProgress) {
+		if p.RowsDone > p.RowsTotal {
+			t.Errorf("snapshot progress over 100%%: %d of %d rows", p.RowsDone, p.RowsTotal)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		// The workers' transactions: client backends of the source (its
+		// replication connections are walsenders).
+		var age float64
+		err := src.QueryRow(context.Background(), `SELECT coalesce(extract(epoch FROM max(now() - xact_start)), 0)::float8 FROM pg_stat_activity
+ WHERE application_name = 'seam_passes' AND backend_type = 'client backend' AND xact_start IS NOT NULL AND pid <> pg_backend_pid()`).Scan(&age)
+		if err == nil && time.Duration(age*float64(time.Second)) > oldest {
+			oldest = time.Duration(age * float64(time.Second))
+		}
+	}
+	began := time.Now()
+	r := e.start(cfg)
+	r.waitReady(t)
+	took := time.Since(began)
+	w.finish(t)
+	converged(t, e, "replica")
+	noDuplicates(t, e, "passes")
+	snapshotReadsOnce(t, e, "passes")
+	holdsNothing(t, e, "passes")
+
+	// Rows read in each pass carry that pass's snapshot position.
+	var passes int
+	if err := e.tgt.QueryRow(context.Background(), "SELECT count(DISTINCT lsn) FROM seam_cdc.outbox WHERE connector = 'passes' AND op = 'r'").Scan(&passes); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	t.Logf("snapshot of 6,600 rows under writes in %s, in %d exported snapshots; oldest transaction seen %s", took.Round(10*time.Millisecond), passes, oldest.Round(time.Millisecond))
+	if passes < 2 {
+		t.Errorf("the snapshot was read in %d exported snapshot(s) in %s, want more with a limit of %s", passes, took, cfg.SnapshotTransactionLimit)
+	}
+	// A worker ends its transaction at the first chunk boundary past the
+	// limit: one chunk (500 rows, three gate calls; each worker reads
+	// about seven) beyond it, far from the whole read.
+	if oldest >= took*2/3 {
+		t.Errorf("a snapshot transaction at the source was %s old in a snapshot of %s, want about the limit (%s) plus one chunk", oldest, took, cfg.SnapshotTransactionLimit)
+	}
+	for _, table := range []string{"public.payments", "public.accounts"} {
+		ts := tableStatus(t, e, "passes", table)
+		published := outboxCount(t, e, "passes", table, "op = 'r'")
+		if ts.RowsDone != ts.RowsTotal || ts.RowsDone != published {
+			t.Errorf("%s: snapshot %d of %d rows when done, and %d published; want all of its total, and as many as published", table, ts.RowsDone, ts.RowsTotal, published)
+		}
+	}
+}

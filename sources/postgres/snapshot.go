@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"golang.org/x/sync/errgroup"
@@ -106,6 +108,30 @@ func chunkPartition(consistent uint64, chunk int) string {
 	return fmt.Sprintf("snapshot-%s-chunk%d", lsnName(consistent), chunk)
 }
 
+// errSnapshotAged ends a snapshot pass whose workers' transactions reached
+// the SnapshotTransactionLimit with chunks left to read.
+var errSnapshotAged = errors.New("the snapshot's transactions reached their time limit")
+
+// snapshotAll reads the snapshot in passes: each pass reads chunks in one
+// exported snapshot until its workers' transactions are as old as
+// SnapshotTransactionLimit; the chunks left are read in a fresh exported
+// snapshot (resnapshot), with the exactness a restart has (docs/sources.md,
+// "The handoff"). No transaction at the source outlives a pass.
+func (s *Source) snapshotAll(ctx context.Context, snap *exportedSnapshot) error {
+	for {
+		err := s.snapshot(ctx, snap)
+		if !errors.Is(err, errSnapshotAged) {
+			return err
+		}
+		snap.close()
+		s.metrics.snapshotRefreshed(ctx)
+		if snap, err = s.resnapshot(ctx); err != nil {
+			return err
+		}
+		defer snap.close()
+	}
+}
+
 // snapshot reads every pending chunk in the exported snapshot with
 // SnapshotWorkers workers, each in one repeatable-read transaction that
 // imported the snapshot, and sends the rows through the gate to the
@@ -191,6 +217,10 @@ func (s *Source) snapshot(ctx context.Context, snap *exportedSnapshot) error {
 
 	var mu sync.Mutex
 	queue := make(chan pendingChunk)
+	// stopFeed ends the feeding once every worker is gone, also when they
+	// left chunks in the queue because their transactions aged.
+	stopFeed := make(chan struct{})
+	var aged atomic.Bool
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
 		defer close(queue)
@@ -198,6 +228,8 @@ func (s *Source) snapshot(ctx context.Context, snap *exportedSnapshot) error {
 			select {
 			case queue <- w:
 			case <-gctx.Done():
+				return nil
+			case <-stopFeed:
 				return nil
 			}
 		}
@@ -215,13 +247,31 @@ func (s *Source) snapshot(ctx context.Context, snap *exportedSnapshot) error {
 		snap.close()
 		s.log.Info("snapshot imported by every worker; its exporting transaction is closed", "lsn", lsnText(snap.lsn))
 	}()
+	var running sync.WaitGroup
+	running.Add(workers)
+	go func() {
+		running.Wait()
+		close(stopFeed)
+	}()
 	for range workers {
 		var once sync.Once
 		imported := func() { once.Do(importedN.Done) }
 		g.Go(func() error {
+			defer running.Done()
 			defer imported() // a worker that failed to import releases the exporter too
+			began := time.Now()
 			return s.inSnapshotThen(gctx, snap, imported, func(tx pgx.Tx) error {
-				for p := range queue {
+				for {
+					if limit := s.cfg.SnapshotTransactionLimit; limit > 0 && time.Since(began) >= limit {
+						// Between chunks: the transaction ends here, and the
+						// chunks left wait for a fresh snapshot.
+						aged.Store(true)
+						return nil
+					}
+					p, ok := <-queue
+					if !ok {
+						return nil
+					}
 					if err := s.readChunk(gctx, tx, snap.lsn, p, shapes[p.table.key], versions[p.table.key]); err != nil {
 						return err
 					}
@@ -236,7 +286,6 @@ func (s *Source) snapshot(ctx context.Context, snap *exportedSnapshot) error {
 					}
 					s.reportProgress(gctx)
 				}
-				return nil
 			})
 		})
 	}
@@ -245,6 +294,19 @@ func (s *Source) snapshot(ctx context.Context, snap *exportedSnapshot) error {
 			return nil
 		}
 		return err
+	}
+	if aged.Load() {
+		mu.Lock()
+		unread := 0
+		for _, n := range left {
+			unread += n
+		}
+		mu.Unlock()
+		if unread > 0 {
+			s.log.Info("the snapshot's transactions reached their time limit; the chunks left are read in a fresh snapshot",
+				"limit", s.cfg.SnapshotTransactionLimit, "chunks_left", unread, "lsn", lsnText(snap.lsn))
+			return errSnapshotAged
+		}
 	}
 	if _, err := s.target.Exec(ctx, "UPDATE seam_cdc.connectors SET phase = 'stream', updated_at = now() WHERE name = $1 AND phase = 'snapshot'", s.cfg.Name); err != nil {
 		return fmt.Errorf("record the end of the snapshot: %w", err)

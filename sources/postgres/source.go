@@ -192,7 +192,7 @@ func (s *Source) Run(ctx context.Context) (err error) {
 			}
 			defer snap.close()
 		}
-		g.Go(func() error { return s.snapshot(gctx, snap) })
+		g.Go(func() error { return s.snapshotAll(gctx, snap) })
 	}
 	if s.cfg.HeartbeatInterval > 0 {
 		if err := s.ensureHeartbeat(ctx); err != nil {
@@ -473,7 +473,23 @@ VALUES ($1, $2, $3, $4, 'snapshot', $5, 1, $6, $7)`, s.cfg.Name, p.name.String()
 // tables' snapshot LSN before any of them is read: changes committed
 // before it are then checked against the replica row by row.
 func (s *Source) resnapshot(ctx context.Context) (*exportedSnapshot, error) {
-	snap, err := s.createSlot(ctx, s.cfg.slotName()+"_resume", true)
+	var snap *exportedSnapshot
+	var err error
+	for wait := 50 * time.Millisecond; ; wait *= 2 {
+		snap, err = s.createSlot(ctx, s.cfg.slotName()+"_resume", true)
+		var pgErr *pgconn.PgError
+		if !errors.As(err, &pgErr) || pgErr.Code != "42710" || wait > 5*time.Second {
+			break
+		}
+		// The previous fresh snapshot's temporary slot goes when the
+		// server ends the connection that made it, a moment after it was
+		// closed.
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
