@@ -146,6 +146,7 @@ func TestCrashMidSnapshotCountsEachRowOnce(t *testing.T) {
 		}
 		ts := tableStatus(t, e, "crashsnap", tc.table)
 		published := outboxCount(t, e, "crashsnap", tc.table, "op = 'r'")
+		t.Logf("%s: status %d of %d snapshot rows, %d published by the snapshot, %d received by the gate's snapshot partitions", tc.table, ts.RowsDone, ts.RowsTotal, published, received)
 		if ts.RowsDone != published || ts.RowsTotal != published || published != tc.published {
 			t.Errorf("%s: status counts %d of %d snapshot rows done, the snapshot published %d; want all %d", tc.table, ts.RowsDone, ts.RowsTotal, published, tc.published)
 		}

@@ -282,6 +282,7 @@ func TestRestartMidSnapshotResumesExactly(t *testing.T) {
 	for _, table := range []string{"public.payments", "public.accounts"} {
 		ts := tableStatus(t, e, "midsnap", table)
 		published := outboxCount(t, e, "midsnap", table, "op = 'r'")
+		t.Logf("%s: status %d of %d snapshot rows, %d published by the snapshot", table, ts.RowsDone, ts.RowsTotal, published)
 		if ts.RowsDone != ts.RowsTotal || ts.RowsDone != published {
 			t.Errorf("%s: snapshot %d of %d rows when done, and %d published; want all of its total, and as many as published", table, ts.RowsDone, ts.RowsTotal, published)
 		}
