@@ -115,7 +115,8 @@ func gone(t *testing.T, e *env, slot, app string) {
 // its snapshot, while the source database takes inserts, updates, deletes
 // and key changes, ends with the replica equal to the source, every
 // change and every snapshot row in the change stream once, and the
-// status counting exactly the rows the snapshot published.
+// status and the gate's snapshot partitions counting exactly the rows the
+// snapshot published.
 func TestKill9MidSnapshotKeepsCountsExact(t *testing.T) {
 	t.Parallel()
 	sm := startSeam(t)
@@ -217,8 +218,8 @@ func TestKill9MidSnapshotKeepsCountsExact(t *testing.T) {
 		}
 		t.Logf("%s after %d kill -9s: status %d of %d snapshot rows, %d published by the snapshot, %d received by the gate's snapshot partitions",
 			ts.Table, kills, ts.RowsDone, ts.RowsTotal, published, received)
-		if ts.RowsDone != ts.RowsTotal || ts.RowsDone != published {
-			t.Errorf("%s: status %d of %d snapshot rows, %d published; want all of its total, and as many as published", ts.Table, ts.RowsDone, ts.RowsTotal, published)
+		if ts.RowsDone != ts.RowsTotal || ts.RowsDone != published || received != published {
+			t.Errorf("%s: status %d of %d snapshot rows, %d published, %d received by the gate; want all of its total, and as many as published", ts.Table, ts.RowsDone, ts.RowsTotal, published, received)
 		}
 	}
 	if err := c.cmd.Process.Signal(syscall.SIGTERM); err != nil {

@@ -401,7 +401,17 @@ func (s *Source) readChunk(ctx context.Context, tx pgx.Tx, lsn uint64, p pending
 		cols = append(cols, pgx.Identifier{c.Name}.Sanitize())
 	}
 	resend := p.started && p.last != nil
+	var gone []*change
 	if resend {
+		// Rows the chunk published before and the fresh snapshot no longer
+		// holds (deleted since; their deletes follow in the stream) go to
+		// the replaced partition too, from the replica, to the gate only:
+		// the partition then counts what the chunk published. Read before
+		// the chunk's query, which holds tx's connection.
+		var err error
+		if gone, err = s.vanishedRows(ctx, tx, p, shape, version); err != nil {
+			return err
+		}
 		// The last column says whether the row is at or before the key the
 		// chunk had applied.
 		cols = append(cols, keyCompare(shape, "<=", len(args)+1))
@@ -462,6 +472,19 @@ func (s *Source) readChunk(ctx context.Context, tx pgx.Tx, lsn uint64, p pending
 		b.reset()
 		return nil
 	}
+	if len(gone) > 0 {
+		for _, ch := range gone {
+			b.add(ch)
+			if b.count >= s.cfg.BatchRecords || b.size() >= s.cfg.BatchBytes {
+				if err := send(); err != nil {
+					return err
+				}
+			}
+		}
+		if err := send(); err != nil {
+			return err
+		}
+	}
 	for rows.Next() {
 		raw := rows.RawValues()
 		resent := false
@@ -505,6 +528,138 @@ func (s *Source) readChunk(ctx context.Context, tx pgx.Tx, lsn uint64, p pending
 	}
 	return s.sealChunk(ctx, p.table, p.chunk, p.partition, p.started)
 }
+
+// vanishedRows are the rows a resent chunk published in earlier runs (the
+// outbox marks them with the chunk) whose keys its range no longer holds
+// in the fresh snapshot tx sees, as snapshot reads built from their
+// replica rows, marked resent. The replica holds them (its deletes wait
+// for the snapshot's end); a replica whose columns are not the source's
+// one to one cannot rebuild them, and none are returned.
+func (s *Source) vanishedRows(ctx context.Context, tx pgx.Tx, p pendingChunk, shape Shape, version int32) ([]*change, error) {
+	rep, err := s.replicaFor(ctx, p.table, version)
+	if err != nil {
+		return nil, err
+	}
+	fieldOf := map[string]bool{}
+	for _, f := range rep.fields {
+		fieldOf[f.GetName()] = true
+	}
+	var cols, keys []string
+	for _, c := range shape {
+		if !fieldOf[c.Name] {
+			s.log.Warn("a resent snapshot chunk cannot rebuild the rows deleted since it was first read: the replica lacks a column", "table", p.table.key, "column", c.Name)
+			return nil, nil
+		}
+		cols = append(cols, "r."+pgx.Identifier{c.Name}.Sanitize()+"::text")
+		if c.Key {
+			keys = append(keys, c.Name)
+		}
+	}
+	// The keys the fresh snapshot holds in the chunk's applied part.
+	var where []string
+	var args []any
+	for _, b := range []struct {
+		op   string
+		vals []string
+	}{{">", p.lo}, {"<=", p.last}} {
+		if b.vals == nil {
+			continue
+		}
+		where = append(where, keyCompare(shape, b.op, len(args)+1))
+		for _, v := range b.vals {
+			args = append(args, v)
+		}
+	}
+	var keyText []string
+	for _, k := range keys {
+		keyText = append(keyText, pgx.Identifier{k}.Sanitize()+"::text")
+	}
+	q := fmt.Sprintf("SELECT %s FROM %s", strings.Join(keyText, ", "), p.table.name.ident())
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	res, err := tx.Query(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read the keys of chunk %d of %s: %w", p.chunk, p.table.name, err)
+	}
+	fresh := make([][]string, len(keys))
+	for res.Next() {
+		vals := make([]string, len(keys))
+		ptrs := make([]any, len(keys))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := res.Scan(ptrs...); err != nil {
+			res.Close()
+			return nil, fmt.Errorf("read the keys of chunk %d of %s: %w", p.chunk, p.table.name, err)
+		}
+		for i, v := range vals {
+			fresh[i] = append(fresh[i], v)
+		}
+	}
+	res.Close()
+	if err := res.Err(); err != nil {
+		return nil, fmt.Errorf("read the keys of chunk %d of %s: %w", p.chunk, p.table.name, err)
+	}
+	// The published keys of the chunk, from the outbox, matched to the
+	// replica's rows and to the fresh keys by value, in the replica's
+	// column types.
+	targs := []any{s.cfg.Name, p.table.key, p.chunk}
+	var pubKeys, join, un, alias, in []string
+	for j, k := range keys {
+		c := shape[shape.index(k)]
+		typ := targetType(fieldType(c.Type))
+		pubKeys = append(pubKeys, fmt.Sprintf("(o.record->>%s)::%s AS k%d", quoteLiteral(k), typ, j))
+		join = append(join, fmt.Sprintf("r.%s = pub.k%d", pgx.Identifier{k}.Sanitize(), j))
+		targs = append(targs, fresh[j])
+		un = append(un, fmt.Sprintf("$%d::text[]", len(targs)))
+		alias = append(alias, fmt.Sprintf("f%d", j))
+		in = append(in, fmt.Sprintf("f.f%d::%s = r.%s", j, typ, pgx.Identifier{k}.Sanitize()))
+	}
+	tq := fmt.Sprintf(`SELECT r.`+FieldLSN+`, %s FROM (SELECT DISTINCT %s FROM seam_cdc.outbox o
+ WHERE o.connector = $1 AND o.source_table = $2 AND o.chunk = $3 AND o.op = 'r') pub
+  JOIN %s r ON %s
+ WHERE NOT EXISTS (SELECT 1 FROM unnest(%s) AS f(%s) WHERE %s)`,
+		strings.Join(cols, ", "), strings.Join(pubKeys, ", "), rep.ident, strings.Join(join, " AND "),
+		strings.Join(un, ", "), strings.Join(alias, ", "), strings.Join(in, " AND "))
+	rows, err := s.target.Query(ctx, tq, targs...)
+	if err != nil {
+		return nil, fmt.Errorf("read the rows chunk %d of %s published before and no longer holds: %w", p.chunk, p.table.name, err)
+	}
+	defer rows.Close()
+	var out []*change
+	for rows.Next() {
+		var at int64
+		vals := make([]*string, len(shape))
+		ptrs := []any{&at}
+		for i := range vals {
+			ptrs = append(ptrs, &vals[i])
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, fmt.Errorf("read the rows chunk %d of %s published before: %w", p.chunk, p.table.name, err)
+		}
+		// At the position it was published with: the snapshot it was read in.
+		ch := &change{op: 'r', lsn: uint64(at), seq: -1, resent: true, flags: make([]byte, len(vals)), vals: make([][]byte, len(vals))}
+		for i, v := range vals {
+			if v == nil {
+				ch.flags[i] = 'n'
+				continue
+			}
+			ch.flags[i], ch.vals[i] = 't', []byte(*v)
+		}
+		out = append(out, ch)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read the rows chunk %d of %s published before: %w", p.chunk, p.table.name, err)
+	}
+	if len(out) > 0 {
+		s.log.Info("a resent snapshot chunk sends the rows it published before and the fresh snapshot no longer holds to its partition", "table", p.table.key, "chunk", p.chunk, "rows", len(out))
+	}
+	return out, nil
+}
+
+// quoteLiteral quotes s as an SQL string literal.
+func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
 // sealChunk seals a read chunk's partition and records its verdict. A
 // chunk that sent nothing (no rows in its range) has no partition.
@@ -592,7 +747,7 @@ func (s *Source) applySnapshotPart(ctx context.Context, p pendingChunk, b *batch
 	if err := rep.apply(ctx, tx, apply); err != nil {
 		return nil, err
 	}
-	if err := s.publish(ctx, tx, t, version, apply); err != nil {
+	if err := s.publishChunk(ctx, tx, t, version, apply, &p.chunk); err != nil {
 		return nil, err
 	}
 	if replace {

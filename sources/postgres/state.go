@@ -141,8 +141,14 @@ ALTER TABLE seam_cdc.tables ADD COLUMN IF NOT EXISTS open_partition text;
 	// by the snapshot, or when the stream's shape was adopted), so a later
 	// column change can tell whether PostgreSQL rewrote the table since
 	// (fill.go); NULL is unknown.
+	// The outbox's chunk is the snapshot chunk a snapshot read was
+	// published for (NULL for stream changes): a chunk resent after a
+	// crash finds there the rows it published earlier that the fresh
+	// snapshot no longer holds, and sends them to its partition again.
 	`
 ALTER TABLE seam_cdc.shapes ADD COLUMN IF NOT EXISTS filenode bigint;
+ALTER TABLE seam_cdc.outbox ADD COLUMN IF NOT EXISTS chunk integer;
+CREATE INDEX IF NOT EXISTS outbox_chunk ON seam_cdc.outbox (connector, source_table, chunk) WHERE chunk IS NOT NULL;
 `,
 }
 
