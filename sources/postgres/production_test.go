@@ -111,7 +111,9 @@ func TestSnapshotLeavesNoTransactionOpen(t *testing.T) {
 }
 
 // A caught-up source confirms the server's WAL position from keepalives:
-// WAL written for other tables does not pile up behind its slot.
+// WAL written for other tables does not pile up behind its slot, with no
+// heartbeat. Run again with a heartbeat, the source writes its row into
+// the publication; a drop removes slot, publication and heartbeat.
 func TestCaughtUpSourceKeepsWALBounded(t *testing.T) {
 	t.Parallel()
 	sm := startSeam(t)
@@ -119,7 +121,6 @@ func TestCaughtUpSourceKeepsWALBounded(t *testing.T) {
 	loadPayments(e, 50)
 	e.exec(e.src, "CREATE TABLE noise (id bigserial PRIMARY KEY, pad text)")
 	cfg := e.config("walbound", "payments", "accounts")
-	cfg.HeartbeatInterval = time.Second
 	metrics := withMetrics(t, &cfg)
 	r := e.start(cfg)
 	r.waitReady(t)
@@ -171,6 +172,12 @@ func TestCaughtUpSourceKeepsWALBounded(t *testing.T) {
 	checkCDCRules(t, metrics())
 
 	// The heartbeat: a row of the publication, written every interval.
+	if err := r.stop(); err != nil {
+		t.Fatal(err)
+	}
+	cfg.HeartbeatInterval = time.Second
+	r = e.start(cfg)
+	r.waitReady(t)
 	var published bool
 	if err := e.src.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_publication_tables WHERE pubname = 'seam_walbound' AND tablename = 'seam_heartbeat')").Scan(&published); err != nil || !published {
 		t.Fatalf("seam_heartbeat in the publication: %v (%v)", published, err)
