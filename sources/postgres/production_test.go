@@ -62,7 +62,8 @@ func deadTuples(t testing.TB, e *env, table string) int64 {
 
 // Once its snapshot is read the source holds no transaction at the
 // source: VACUUM removes the rows deleted after the snapshot. While the
-// snapshot is read, status and the metric say a transaction is open.
+// snapshot is read, status and the metric say a transaction is open, and
+// the metric falls back to 0 when it is read.
 func TestSnapshotLeavesNoTransactionOpen(t *testing.T) {
 	t.Parallel()
 	sm := startSeam(t)
@@ -71,6 +72,19 @@ func TestSnapshotLeavesNoTransactionOpen(t *testing.T) {
 	e.exec(e.src, "CREATE EXTENSION IF NOT EXISTS pgstattuple")
 	cfg := e.config("vacuum", "payments", "accounts")
 	cfg.SnapshotWorkers = 2
+	metrics := withMetrics(t, &cfg)
+	openSeconds := func() (float64, string) {
+		for _, line := range metrics()["seam_cdc_source_transaction_open_seconds"] {
+			f := strings.Fields(line)
+			v, err := strconv.ParseFloat(f[len(f)-1], 64)
+			if err != nil {
+				t.Fatalf("%s: %v", line, err)
+			}
+			return v, line
+		}
+		return -1, "no seam_cdc_source_transaction_open_seconds"
+	}
+	var metricOpen float64
 	seenOpen := make(chan *postgres.OpenTransaction, 1)
 	// Progress is called from the snapshot's workers: connections of its
 	// own, one call at a time.
@@ -89,6 +103,9 @@ func TestSnapshotLeavesNoTransactionOpen(t *testing.T) {
 			default:
 			}
 		}
+		if v, _ := openSeconds(); v > metricOpen {
+			metricOpen = v
+		}
 	}
 	r := e.start(cfg)
 	r.waitReady(t)
@@ -100,7 +117,17 @@ func TestSnapshotLeavesNoTransactionOpen(t *testing.T) {
 	default:
 		t.Error("status never said the source held a transaction open while its snapshot was read")
 	}
+	mu.Lock()
+	sawMetric := metricOpen
+	mu.Unlock()
+	if sawMetric <= 0 {
+		t.Error("seam_cdc_source_transaction_open_seconds never rose above 0 while the snapshot was read")
+	}
 	holdsNothing(t, e, "vacuum")
+	eventually(t, "the open-transaction metric back at 0", 10*time.Second, func() (bool, string) {
+		v, line := openSeconds()
+		return v == 0, line
+	})
 
 	e.exec(e.src, "DELETE FROM payments WHERE id % 3 = 0")
 	converged(t, e, "replica")
