@@ -74,15 +74,16 @@ func TestSnapshotLeavesNoTransactionOpen(t *testing.T) {
 	cfg.SnapshotWorkers = 2
 	metrics := withMetrics(t, &cfg)
 	openSeconds := func() (float64, string) {
-		for _, line := range metrics()["seam_cdc_source_transaction_open_seconds"] {
-			f := strings.Fields(line)
-			v, err := strconv.ParseFloat(f[len(f)-1], 64)
-			if err != nil {
-				t.Fatalf("%s: %v", line, err)
-			}
-			return v, line
+		lines := metrics()["seam_cdc_source_transaction_open_seconds"]
+		if len(lines) == 0 {
+			return -1, "no seam_cdc_source_transaction_open_seconds"
 		}
-		return -1, "no seam_cdc_source_transaction_open_seconds"
+		f := strings.Fields(lines[0])
+		v, err := strconv.ParseFloat(f[len(f)-1], 64)
+		if err != nil {
+			t.Fatalf("%s: %v", lines[0], err)
+		}
+		return v, lines[0]
 	}
 	var metricOpen float64
 	seenOpen := make(chan *postgres.OpenTransaction, 1)
