@@ -157,6 +157,8 @@ func TestTypes(t *testing.T) {
 		{Name: "dl", Type: contractv1.FieldType_FIELD_TYPE_DATE, Layout: "02/01/2006"},
 		{Name: "dec", Type: contractv1.FieldType_FIELD_TYPE_DECIMAL},
 		{Name: "fl", Type: contractv1.FieldType_FIELD_TYPE_FLOAT},
+		{Name: "db", Type: contractv1.FieldType_FIELD_TYPE_DOUBLE},
+		{Name: "pos", Type: contractv1.FieldType_FIELD_TYPE_DOUBLE, Min: protoFloat(0)},
 		{Name: "dp", Type: contractv1.FieldType_FIELD_TYPE_DECIMAL, Precision: proto32(8), Scale: proto32(1)},
 		{Name: "b", Type: contractv1.FieldType_FIELD_TYPE_BOOL},
 		{Name: "arr", Type: contractv1.FieldType_FIELD_TYPE_ARRAY, Items: &contractv1.Field{Type: contractv1.FieldType_FIELD_TYPE_INT64}, MaxLength: proto64(2)},
@@ -178,6 +180,20 @@ func TestTypes(t *testing.T) {
 		{`{"fl":-3.4028235e38}`, ""},
 		{`{"fl":1.4e-45}`, ""},
 		{`{"fl":3.4028237e38}`, "fl.type"}, // rounds to +Inf as a float32
+		// NaN and the infinities travel as protobuf's JSON mapping spells
+		// them, and only so.
+		{`{"fl":"NaN","db":"NaN"}`, ""},
+		{`{"fl":"Infinity","db":"-Infinity"}`, ""},
+		{`{"fl":"-Infinity","db":"Infinity"}`, ""},
+		{`{"db":"nan"}`, "db.type"},
+		{`{"db":"inf"}`, "db.type"},
+		{`{"db":"+Infinity"}`, "db.type"},
+		{`{"db":"1.5"}`, "db.type"},
+		{`{"db":1e400}`, "db.type"}, // an overflow is not an infinity
+		{`{"dec":"NaN"}`, "dec.type"},
+		{`{"pos":"Infinity"}`, ""},
+		{`{"pos":"-Infinity"}`, "pos.range"},
+		{`{"pos":"NaN"}`, "pos.range"}, // NaN is in no bounded range
 		{`{"dp":"1234567.1"}`, ""},
 		{`{"dp":"-0.50"}`, ""},
 		{`{"dp":"0.0000000000"}`, ""},
@@ -209,6 +225,8 @@ func TestTypes(t *testing.T) {
 func proto64(v int64) *int64 { return &v }
 
 func proto32(v int32) *int32 { return &v }
+
+func protoFloat(v float64) *float64 { return &v }
 
 func TestDecodeFailuresQuarantine(t *testing.T) {
 	t.Parallel()

@@ -27,9 +27,15 @@ func typeOK(t contractv1.FieldType, layout string, items contractv1.FieldType, v
 		i, ok := v.Int()
 		return ok && i >= math.MinInt32 && i <= math.MaxInt32
 	case contractv1.FieldType_FIELD_TYPE_DOUBLE:
+		if nonFinite(v) {
+			return true
+		}
 		f, ok := v.Float()
 		return ok && !math.IsInf(f, 0)
 	case contractv1.FieldType_FIELD_TYPE_FLOAT:
+		if nonFinite(v) {
+			return true
+		}
 		// Judged as a float32: the largest real a database prints
 		// (3.4028235e38) is a little above MaxFloat32 as a float64, and
 		// rounds to it.
@@ -77,6 +83,18 @@ func typeOK(t contractv1.FieldType, layout string, items contractv1.FieldType, v
 		return ok && err == nil
 	}
 	return true
+}
+
+// nonFinite reports whether v is one of the strings "NaN", "Infinity" and
+// "-Infinity", which stand for FLOAT and DOUBLE values JSON numbers cannot
+// carry (lexical.NonFiniteName). A number that overflows is not one: a
+// DOUBLE of 1e400 is out of range, not infinite.
+func nonFinite(v record.Value) bool {
+	if v.Kind() != record.KindString {
+		return false
+	}
+	_, ok := lexical.ParseNonFinite(v.Bytes())
+	return ok
 }
 
 // describe names a value's shape for messages, quoting short text.
@@ -163,6 +181,16 @@ func numeric(v record.Value) (float64, bool) {
 func inRange(v record.Value, lo, hi float64) bool {
 	if i, ok := v.Int(); ok {
 		return intAtLeast(i, lo) && intAtMost(i, hi)
+	}
+	if v.Kind() == record.KindString {
+		if f, ok := lexical.ParseNonFinite(v.Bytes()); ok {
+			// An infinity compares as one; NaN is outside every range
+			// that has a bound.
+			if math.IsNaN(f) {
+				return math.IsNaN(lo) && math.IsNaN(hi)
+			}
+			return !(f < lo) && !(f > hi)
+		}
 	}
 	f, ok := numeric(v)
 	if !ok {

@@ -411,6 +411,8 @@ func layoutNote(fp *fieldPlan) string {
 		return " in layout " + fp.layout
 	case contractv1.FieldType_FIELD_TYPE_INT32, contractv1.FieldType_FIELD_TYPE_INT64:
 		return " (an integer literal without fraction or exponent)"
+	case contractv1.FieldType_FIELD_TYPE_FLOAT, contractv1.FieldType_FIELD_TYPE_DOUBLE:
+		return ` (a JSON number, or the string "NaN", "Infinity" or "-Infinity")`
 	}
 	return ""
 }

@@ -1,10 +1,13 @@
 // Package lexical reads the textual forms values arrive in, RFC 3339
-// timestamps and UUIDs, for the whole core: the checks, the mapping and
-// the id rules agree on what is a timestamp or a UUID because they ask
-// this package.
+// timestamps, UUIDs and the names of non-finite floats, for the whole
+// core: the checks, the mapping and the id rules agree on what is a
+// timestamp, a UUID or a NaN because they ask this package.
 package lexical
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // ParseRFC3339 parses an RFC 3339 timestamp, section 5.6:
 // YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM), with T and Z in either case,
@@ -155,4 +158,35 @@ func CheckUUID(b []byte) (bad int, upper bool) {
 func IsUUID(b []byte) bool {
 	bad, _ := CheckUUID(b)
 	return bad < 0
+}
+
+// NonFiniteName is the JSON string that stands for a non-finite FLOAT or
+// DOUBLE, as in protobuf's JSON mapping of double: "NaN", "Infinity" or
+// "-Infinity"; "" for a finite f. JSON numbers cannot carry these values,
+// and a source that has them (PostgreSQL's real and double precision)
+// sends them as these strings, which the gate's type check accepts for
+// FLOAT and DOUBLE fields and nothing else.
+func NonFiniteName(f float64) string {
+	switch {
+	case math.IsNaN(f):
+		return "NaN"
+	case math.IsInf(f, 1):
+		return "Infinity"
+	case math.IsInf(f, -1):
+		return "-Infinity"
+	}
+	return ""
+}
+
+// ParseNonFinite reads one of NonFiniteName's strings, spelled exactly.
+func ParseNonFinite(b []byte) (float64, bool) {
+	switch string(b) {
+	case "NaN":
+		return math.NaN(), true
+	case "Infinity":
+		return math.Inf(1), true
+	case "-Infinity":
+		return math.Inf(-1), true
+	}
+	return 0, false
 }

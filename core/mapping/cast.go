@@ -178,6 +178,15 @@ func (c *conv) fromNumberText(text []byte, a *arena) (Value, *failure) {
 
 func (c *conv) fromString(b []byte, a *arena) (Value, *failure) {
 	switch c.to {
+	case contractv1.FieldType_FIELD_TYPE_FLOAT, contractv1.FieldType_FIELD_TYPE_DOUBLE:
+		if f, ok := lexical.ParseNonFinite(b); ok {
+			// NaN and the infinities travel as strings (lexical.NonFiniteName): a
+			// FLOAT or DOUBLE field holds them without a cast.
+			if c.scaled {
+				f *= c.scale
+			}
+			return FloatValue(f), nil
+		}
 	case contractv1.FieldType_FIELD_TYPE_STRING:
 		return Value{kind: KindString, b: b}, nil
 	case contractv1.FieldType_FIELD_TYPE_UUID:

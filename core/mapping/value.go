@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/seamdata/seam/core/lexical"
 	"github.com/seamdata/seam/core/record"
 	"google.golang.org/protobuf/types/known/structpb"
 )
@@ -109,7 +110,11 @@ func (v Value) AppendJSON(dst []byte) []byte {
 	case KindInt:
 		return strconv.AppendInt(dst, int64(v.n), 10)
 	case KindFloat:
-		return appendFloat(dst, math.Float64frombits(v.n))
+		f := math.Float64frombits(v.n)
+		if name := lexical.NonFiniteName(f); name != "" {
+			return append(append(append(dst, '"'), name...), '"')
+		}
+		return appendFloat(dst, f)
 	case KindNumber, KindJSON:
 		return append(dst, v.b...)
 	case KindBool:
@@ -121,9 +126,10 @@ func (v Value) AppendJSON(dst []byte) []byte {
 	return append(dst, "null"...)
 }
 
-// appendFloat writes f the way encoding/json does: the shortest text that
-// reads back as f, in exponent form only for very large or small
-// magnitudes. Plans never produce NaN or infinities (casts refuse them).
+// appendFloat writes a finite f the way encoding/json does: the shortest
+// text that reads back as f, in exponent form only for very large or small
+// magnitudes. AppendJSON writes non-finite values as lexical.NonFiniteName's
+// strings; casts and expressions never produce them from finite input.
 func appendFloat(dst []byte, f float64) []byte {
 	abs := math.Abs(f)
 	format := byte('f')
@@ -151,7 +157,12 @@ func (v Value) Proto() *structpb.Value {
 	case KindInt:
 		return structpb.NewNumberValue(float64(int64(v.n)))
 	case KindFloat:
-		return structpb.NewNumberValue(math.Float64frombits(v.n))
+		f := math.Float64frombits(v.n)
+		if name := lexical.NonFiniteName(f); name != "" {
+			// structpb numbers cannot be NaN or infinite in JSON either.
+			return structpb.NewStringValue(name)
+		}
+		return structpb.NewNumberValue(f)
 	case KindNumber:
 		f, _ := v.Float()
 		return structpb.NewNumberValue(f)

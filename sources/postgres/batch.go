@@ -223,15 +223,21 @@ func (s *Source) sealPartition(ctx context.Context, t *table, partition string) 
 
 // publish appends accepted changes to the outbox pipelines read.
 func (s *Source) publish(ctx context.Context, tx pgx.Tx, t *table, version int32, rows []canonicalRow) error {
+	return s.publishChunk(ctx, tx, t, version, rows, nil)
+}
+
+// publishChunk is publish for the snapshot reads of a chunk, which the
+// outbox marks with the chunk's number (nil: stream changes).
+func (s *Source) publishChunk(ctx context.Context, tx pgx.Tx, t *table, version int32, rows []canonicalRow, chunk *int) error {
 	if len(rows) == 0 {
 		return nil
 	}
 	src := make([][]any, len(rows))
 	for i, r := range rows {
-		src[i] = []any{s.cfg.Name, t.key, t.subject, string(r.op), int64(r.lsn), r.seq, version, r.recordID, string(r.json)}
+		src[i] = []any{s.cfg.Name, t.key, t.subject, string(r.op), int64(r.lsn), r.seq, version, r.recordID, string(r.json), chunk}
 	}
 	_, err := tx.CopyFrom(ctx, pgx.Identifier{"seam_cdc", "outbox"},
-		[]string{"connector", "source_table", "subject", "op", "lsn", "seq", "contract_version", "record_id", "record"}, pgx.CopyFromRows(src))
+		[]string{"connector", "source_table", "subject", "op", "lsn", "seq", "contract_version", "record_id", "record", "chunk"}, pgx.CopyFromRows(src))
 	if err != nil {
 		return fmt.Errorf("publish %d changes of %s: %w", len(rows), t.name, err)
 	}

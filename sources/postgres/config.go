@@ -44,6 +44,13 @@ type Config struct {
 	// ChunkRows is the target size of a snapshot chunk (a primary-key
 	// range). Default 50,000.
 	ChunkRows int
+	// SnapshotTransactionLimit bounds how long a snapshot worker keeps its
+	// transaction at the source open (it holds back VACUUM on the whole
+	// database): once a worker's transaction is this old it ends after its
+	// chunk, and the chunks left are read in a fresh exported snapshot, as
+	// after a restart. Default 10m; negative: one snapshot for the whole
+	// read. See docs/sources.md, "On a production database".
+	SnapshotTransactionLimit time.Duration
 	// BatchRecords and BatchBytes bound one batch sent to the gate.
 	// Defaults 1,000 and 4 MiB.
 	BatchRecords int
@@ -137,6 +144,9 @@ func (c *Config) Validate() error {
 	}
 	if c.HeartbeatInterval < 0 || (c.HeartbeatInterval > 0 && c.HeartbeatInterval < time.Second) {
 		errs = append(errs, fmt.Errorf("heartbeat interval %s: use 0 (none) or at least 1s", c.HeartbeatInterval))
+	}
+	if c.SnapshotTransactionLimit == 0 {
+		c.SnapshotTransactionLimit = 10 * time.Minute
 	}
 	if c.StatusInterval <= 0 {
 		c.StatusInterval = 10 * time.Second

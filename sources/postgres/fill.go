@@ -10,13 +10,20 @@ import (
 )
 
 // A column added with a DEFAULT fills the rows that already exist without
-// a change event: PostgreSQL 11+ keeps a constant default in the catalog
+// a change event: PostgreSQL 11+ keeps a non-volatile default (a
+// constant, or now(), evaluated once) in the catalog
 // (pg_attribute.attmissingval) instead of rewriting the table, and
 // rewrites it, silently for the stream, when the default is volatile
-// (now(), gen_random_uuid()). The replica's existing rows take the
-// catalog's missing value in the same version switch that adds the
-// column; a default the catalog does not keep halts the table, because
-// no value the source can read is the one each row got.
+// (clock_timestamp(), gen_random_uuid()). The replica's existing rows take
+// the catalog's missing value in the same version switch that adds the
+// column; a default the catalog does not keep, on a table rewritten since
+// its last shape was taken on, halts the table, because no value the
+// source can read is the one each row got. A default without a missing
+// value on a table not rewritten was set after the column was added
+// (ALTER COLUMN … SET DEFAULT), which leaves existing rows NULL: nothing
+// to fill, and no halt. The relation's relfilenode tells a rewrite: it
+// changes with every rewrite (also VACUUM FULL, CLUSTER and TRUNCATE,
+// which then halt too: the source cannot tell them apart).
 
 // columnFill is the value the rows that predate an added column hold.
 type columnFill struct {
@@ -48,10 +55,42 @@ func (s *Source) addedColumnFills(ctx context.Context, t *table, prev, next Shap
 		case hasMissing && missing != nil:
 			fills = append(fills, columnFill{column: c.Name, value: *missing})
 		case def != nil:
-			volatile = append(volatile, fmt.Sprintf("column %s was added with DEFAULT %s, which PostgreSQL evaluated row by row when it rewrote the table; the values the existing rows got never travel the stream", c.Name, *def))
+			rewritten, err := s.rewrittenSince(ctx, t)
+			if err != nil {
+				return nil, nil, err
+			}
+			if rewritten {
+				volatile = append(volatile, fmt.Sprintf("column %s has DEFAULT %s and the table was rewritten since its last change of columns (a volatile default, evaluated row by row, or a VACUUM FULL, CLUSTER or TRUNCATE); the values the existing rows got never travel the stream", c.Name, *def))
+			}
 		}
 	}
 	return fills, volatile, nil
+}
+
+// rewrittenSince reports whether PostgreSQL rewrote t's relation since the
+// table's current shape was taken on: its relfilenode then and now
+// differ, or either is unknown (a partitioned table has none of its own).
+func (s *Source) rewrittenSince(ctx context.Context, t *table) (bool, error) {
+	var then *int64
+	if err := s.target.QueryRow(ctx, "SELECT filenode FROM seam_cdc.shapes WHERE connector = $1 AND source_table = $2 AND shape_id = $3",
+		s.cfg.Name, t.key, t.shapeID).Scan(&then); err != nil {
+		return false, fmt.Errorf("read the relfilenode of %s at shape %d: %w", t.name, t.shapeID, err)
+	}
+	now, err := relFilenode(ctx, s.source, t.name)
+	if err != nil {
+		return false, err
+	}
+	return then == nil || *then == 0 || now == 0 || *then != now, nil
+}
+
+// relFilenode is the relation's pg_class.relfilenode: the file that holds
+// its rows, new after every rewrite.
+func relFilenode(ctx context.Context, q queryer, t TableName) (int64, error) {
+	var n int64
+	if err := q.QueryRow(ctx, "SELECT relfilenode::bigint FROM pg_class WHERE oid = $1::regclass", t.ident()).Scan(&n); err != nil {
+		return 0, fmt.Errorf("read the relfilenode of %s: %w", t, err)
+	}
+	return n, nil
 }
 
 // fillReplica writes the added columns' missing values into the replica

@@ -37,7 +37,12 @@ import (
 // pgServer is the test PostgreSQL (wal_level=logical) of this package.
 var pgServer *postgrestest.Server
 
-func TestMain(m *testing.M) { os.Exit(postgrestest.Main(m, &pgServer)) }
+func TestMain(m *testing.M) {
+	if spec := os.Getenv(childEnv); spec != "" {
+		os.Exit(runChild(spec)) // a source process of TestKill9MidSnapshotKeepsCountsExact
+	}
+	os.Exit(postgrestest.Main(m, &pgServer))
+}
 
 // seam is the four Seam services in this process, on a loopback port, as
 // `seam up` runs them: they call each other over gRPC.

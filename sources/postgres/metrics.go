@@ -14,6 +14,7 @@ import (
 // applied changes, held changes, lag, gate latency, schema changes.
 type metrics struct {
 	snapRows, snapBytes, stagedC, appliedC, schemaC, alertC metric.Int64Counter
+	snapRefreshC                                            metric.Int64Counter
 	gateLatency                                             metric.Float64Histogram
 	reg                                                     metric.Registration
 
@@ -47,6 +48,7 @@ func newMetrics(m metric.Meter, s *Source) (*metrics, error) {
 	x.appliedC = counter("seam.cdc.changes.applied", "Changes accepted by the gate and applied to the replica.", "{change}")
 	x.schemaC = counter("seam.cdc.schema_changes", "Schema changes seen in the stream, by level.", "{change}")
 	x.alertC = counter("seam.cdc.halts", "Tables halted, by reason.", "{halt}")
+	x.snapRefreshC = counter("seam.cdc.snapshot.refreshes", "Fresh exported snapshots taken because the snapshot's transactions reached their time limit.", "{snapshot}")
 	if err != nil {
 		return nil, err
 	}
@@ -111,6 +113,8 @@ func (x *metrics) close() {
 func tableAttr(t string) metric.MeasurementOption {
 	return metric.WithAttributes(attribute.String("table", t))
 }
+
+func (x *metrics) snapshotRefreshed(ctx context.Context) { x.snapRefreshC.Add(ctx, 1) }
 
 func (x *metrics) snapshotRows(ctx context.Context, t string, rows, bytes int64) {
 	x.snapRows.Add(ctx, rows, tableAttr(t))

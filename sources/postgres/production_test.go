@@ -62,7 +62,8 @@ func deadTuples(t testing.TB, e *env, table string) int64 {
 
 // Once its snapshot is read the source holds no transaction at the
 // source: VACUUM removes the rows deleted after the snapshot. While the
-// snapshot is read, status and the metric say a transaction is open.
+// snapshot is read, status and the metric say a transaction is open, and
+// the metric falls back to 0 when it is read.
 func TestSnapshotLeavesNoTransactionOpen(t *testing.T) {
 	t.Parallel()
 	sm := startSeam(t)
@@ -71,6 +72,20 @@ func TestSnapshotLeavesNoTransactionOpen(t *testing.T) {
 	e.exec(e.src, "CREATE EXTENSION IF NOT EXISTS pgstattuple")
 	cfg := e.config("vacuum", "payments", "accounts")
 	cfg.SnapshotWorkers = 2
+	metrics := withMetrics(t, &cfg)
+	openSeconds := func() (float64, string) {
+		lines := metrics()["seam_cdc_source_transaction_open_seconds"]
+		if len(lines) == 0 {
+			return -1, "no seam_cdc_source_transaction_open_seconds"
+		}
+		f := strings.Fields(lines[0])
+		v, err := strconv.ParseFloat(f[len(f)-1], 64)
+		if err != nil {
+			t.Fatalf("%s: %v", lines[0], err)
+		}
+		return v, lines[0]
+	}
+	var metricOpen float64
 	seenOpen := make(chan *postgres.OpenTransaction, 1)
 	// Progress is called from the snapshot's workers: connections of its
 	// own, one call at a time.
@@ -89,6 +104,9 @@ func TestSnapshotLeavesNoTransactionOpen(t *testing.T) {
 			default:
 			}
 		}
+		if v, _ := openSeconds(); v > metricOpen {
+			metricOpen = v
+		}
 	}
 	r := e.start(cfg)
 	r.waitReady(t)
@@ -100,7 +118,17 @@ func TestSnapshotLeavesNoTransactionOpen(t *testing.T) {
 	default:
 		t.Error("status never said the source held a transaction open while its snapshot was read")
 	}
+	mu.Lock()
+	sawMetric := metricOpen
+	mu.Unlock()
+	if sawMetric <= 0 {
+		t.Error("seam_cdc_source_transaction_open_seconds never rose above 0 while the snapshot was read")
+	}
 	holdsNothing(t, e, "vacuum")
+	eventually(t, "the open-transaction metric back at 0", 10*time.Second, func() (bool, string) {
+		v, line := openSeconds()
+		return v == 0, line
+	})
 
 	e.exec(e.src, "DELETE FROM payments WHERE id % 3 = 0")
 	converged(t, e, "replica")
@@ -111,7 +139,9 @@ func TestSnapshotLeavesNoTransactionOpen(t *testing.T) {
 }
 
 // A caught-up source confirms the server's WAL position from keepalives:
-// WAL written for other tables does not pile up behind its slot.
+// WAL written for other tables does not pile up behind its slot, with no
+// heartbeat. Run again with a heartbeat, the source writes its row into
+// the publication; a drop removes slot, publication and heartbeat.
 func TestCaughtUpSourceKeepsWALBounded(t *testing.T) {
 	t.Parallel()
 	sm := startSeam(t)
@@ -119,13 +149,12 @@ func TestCaughtUpSourceKeepsWALBounded(t *testing.T) {
 	loadPayments(e, 50)
 	e.exec(e.src, "CREATE TABLE noise (id bigserial PRIMARY KEY, pad text)")
 	cfg := e.config("walbound", "payments", "accounts")
-	cfg.HeartbeatInterval = time.Second
 	metrics := withMetrics(t, &cfg)
 	r := e.start(cfg)
 	r.waitReady(t)
 	ctx := context.Background()
 
-	const written, bound = 128 << 20, 64 << 20
+	const written, bound = 200 << 20, 64 << 20
 	var start int64
 	if err := e.src.QueryRow(ctx, "SELECT pg_current_wal_lsn() - '0/0'::pg_lsn").Scan(&start); err != nil {
 		t.Fatal(err)
@@ -171,6 +200,12 @@ func TestCaughtUpSourceKeepsWALBounded(t *testing.T) {
 	checkCDCRules(t, metrics())
 
 	// The heartbeat: a row of the publication, written every interval.
+	if err := r.stop(); err != nil {
+		t.Fatal(err)
+	}
+	cfg.HeartbeatInterval = time.Second
+	r = e.start(cfg)
+	r.waitReady(t)
 	var published bool
 	if err := e.src.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_publication_tables WHERE pubname = 'seam_walbound' AND tablename = 'seam_heartbeat')").Scan(&published); err != nil || !published {
 		t.Fatalf("seam_heartbeat in the publication: %v (%v)", published, err)
@@ -262,6 +297,73 @@ func checkCDCRules(t testing.TB, scraped map[string][]string) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// A snapshot longer than SnapshotTransactionLimit is read in passes, each
+// in a fresh exported snapshot: no transaction at the source lives much
+// longer than the limit, and the replica, the change stream and the
+// counts stay exact under writes, as after a restart.
+func TestSnapshotTransactionsEndAtTheirLimit(t *testing.T) {
+	t.Parallel()
+	sm := startSeam(t)
+	e := newEnv(t, sm)
+	loadPayments(e, 6000) // payments: 12 chunks of 500; accounts: 2
+	w := startWriter(e, 6000, 3)
+	cfg := e.config("passes", "payments", "accounts")
+	cfg.SnapshotWorkers = 2
+	cfg.SnapshotTransactionLimit = 300 * time.Millisecond
+	var mu sync.Mutex
+	var oldest time.Duration
+	src := connect(t, e.source)
+	cfg.Progress = func(p postgres.SnapshotProgress) {
+		if p.RowsDone > p.RowsTotal {
+			t.Errorf("snapshot progress over 100%%: %d of %d rows", p.RowsDone, p.RowsTotal)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		// The workers' transactions: client backends of the source (its
+		// replication connections are walsenders).
+		var age float64
+		err := src.QueryRow(context.Background(), `SELECT coalesce(extract(epoch FROM max(now() - xact_start)), 0)::float8 FROM pg_stat_activity
+ WHERE application_name = 'seam_passes' AND backend_type = 'client backend' AND xact_start IS NOT NULL AND pid <> pg_backend_pid()`).Scan(&age)
+		if err == nil && time.Duration(age*float64(time.Second)) > oldest {
+			oldest = time.Duration(age * float64(time.Second))
+		}
+	}
+	began := time.Now()
+	r := e.start(cfg)
+	r.waitReady(t)
+	took := time.Since(began)
+	w.finish(t)
+	converged(t, e, "replica")
+	noDuplicates(t, e, "passes")
+	snapshotReadsOnce(t, e, "passes")
+	holdsNothing(t, e, "passes")
+
+	// Rows read in each pass carry that pass's snapshot position.
+	var passes int
+	if err := e.tgt.QueryRow(context.Background(), "SELECT count(DISTINCT lsn) FROM seam_cdc.outbox WHERE connector = 'passes' AND op = 'r'").Scan(&passes); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	t.Logf("snapshot of 6,600 rows under writes in %s, in %d exported snapshots; oldest transaction seen %s", took.Round(10*time.Millisecond), passes, oldest.Round(time.Millisecond))
+	if passes < 2 {
+		t.Errorf("the snapshot was read in %d exported snapshot(s) in %s, want more with a limit of %s", passes, took, cfg.SnapshotTransactionLimit)
+	}
+	// A worker ends its transaction at the first chunk boundary past the
+	// limit: one chunk (500 rows, three gate calls; each worker reads
+	// about seven) beyond it, far from the whole read.
+	if oldest >= took*2/3 {
+		t.Errorf("a snapshot transaction at the source was %s old in a snapshot of %s, want about the limit (%s) plus one chunk", oldest, took, cfg.SnapshotTransactionLimit)
+	}
+	for _, table := range []string{"public.payments", "public.accounts"} {
+		ts := tableStatus(t, e, "passes", table)
+		published := outboxCount(t, e, "passes", table, "op = 'r'")
+		if ts.RowsDone != ts.RowsTotal || ts.RowsDone != published {
+			t.Errorf("%s: snapshot %d of %d rows when done, and %d published; want all of its total, and as many as published", table, ts.RowsDone, ts.RowsTotal, published)
 		}
 	}
 }

@@ -111,8 +111,19 @@ func (s *Source) evolve(ctx context.Context, t *table, first *change) error {
 	return s.halt(ctx, t, h)
 }
 
-// setVersion records the table's contract version and shape.
+// setVersion records the table's contract version and shape, and the
+// relation's relfilenode the shape is taken on with (fill.go).
 func (s *Source) setVersion(ctx context.Context, t *table, version int32, shapeID int) error {
+	if shapeID != t.shapeID {
+		filenode, err := relFilenode(ctx, s.source, t.name)
+		if err != nil {
+			return err
+		}
+		if _, err := s.target.Exec(ctx, "UPDATE seam_cdc.shapes SET filenode = $4 WHERE connector = $1 AND source_table = $2 AND shape_id = $3 AND filenode IS NULL",
+			s.cfg.Name, t.key, shapeID, filenode); err != nil {
+			return fmt.Errorf("record the relfilenode of %s at shape %d: %w", t.name, shapeID, err)
+		}
+	}
 	if err := s.adopt(ctx, t, version, shapeID); err != nil {
 		return err
 	}

@@ -370,3 +370,50 @@ INSERT INTO t_qty SELECT i, i * 3 FROM generate_series(1, 50) i;`)
 		t.Fatalf("t_ann runs version %d, want the announced %d", ts.ContractVersion, reg.GetVersion().GetVersion())
 	}
 }
+
+// A default set on a column after it was added leaves the rows that
+// predate the column NULL, at the source and in the replica: the table
+// goes on (the catalog has a default but no missing value, and the table
+// was not rewritten). A volatile time default (clock_timestamp(), unlike
+// now() evaluated row by row in a rewrite) halts the table, also when the
+// new column's first change comes after a later SET DEFAULT elsewhere.
+func TestDefaultSetAfterAddColumnKeepsStreaming(t *testing.T) {
+	t.Parallel()
+	sm := startSeam(t)
+	e := newEnv(t, sm)
+	e.exec(e.src, `
+CREATE TABLE t_late (id int PRIMARY KEY, v text);
+CREATE TABLE t_clock (id int PRIMARY KEY, v text);
+INSERT INTO t_late SELECT i, 'v' || i FROM generate_series(1, 60) i;
+INSERT INTO t_clock SELECT i, 'v' || i FROM generate_series(1, 60) i;`)
+	r := e.start(e.config("late", "t_late", "t_clock"))
+	r.waitReady(t)
+
+	// No change of t_late between the ADD and the SET DEFAULT: the first
+	// change in the new shape comes when the catalog already has a default.
+	e.exec(e.src, "ALTER TABLE t_late ADD COLUMN note text")
+	e.exec(e.src, "ALTER TABLE t_late ALTER COLUMN note SET DEFAULT 'later'")
+	e.exec(e.src, "INSERT INTO t_late (id, v) VALUES (100, 'after')")
+	e.exec(e.src, "UPDATE t_late SET note = 'set' WHERE id = 3")
+	eventually(t, "t_late replica equals the source with the new column", 30*time.Second, func() (bool, string) {
+		return sameRows(t, e, "t_late", "replica.t_late", []string{"id", "v", "note"})
+	})
+	if ts := tableStatus(t, e, "late", "public.t_late"); ts.Phase != "stream" {
+		t.Fatalf("t_late after ADD COLUMN then SET DEFAULT: %s (halt %+v), want streaming", ts.Phase, ts.Halt)
+	}
+	var nulls int
+	if err := e.tgt.QueryRow(context.Background(), "SELECT count(*) FROM replica.t_late WHERE note IS NULL").Scan(&nulls); err != nil || nulls != 59 {
+		t.Fatalf("replica.t_late has %d rows without a note (%v), want the 59 that predate the column and were not updated", nulls, err)
+	}
+
+	// A volatile default: every existing row got its own time in a rewrite.
+	e.exec(e.src, "ALTER TABLE t_clock ADD COLUMN seen timestamptz DEFAULT clock_timestamp()")
+	e.exec(e.src, "INSERT INTO t_clock (id, v) VALUES (100, 'after')")
+	h := tableHalts(t, e, "late", "public.t_clock")
+	if !strings.Contains(h.Message, "clock_timestamp()") || !strings.Contains(h.Message, "drop the source and start it again") {
+		t.Fatalf("t_clock halt message %q, want it to name the default and the re-snapshot", h.Message)
+	}
+	if ts := tableStatus(t, e, "late", "public.t_late"); ts.Phase != "stream" {
+		t.Fatalf("t_late is %s after t_clock halted, want streaming", ts.Phase)
+	}
+}

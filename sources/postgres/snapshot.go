@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"golang.org/x/sync/errgroup"
@@ -106,6 +108,30 @@ func chunkPartition(consistent uint64, chunk int) string {
 	return fmt.Sprintf("snapshot-%s-chunk%d", lsnName(consistent), chunk)
 }
 
+// errSnapshotAged ends a snapshot pass whose workers' transactions reached
+// the SnapshotTransactionLimit with chunks left to read.
+var errSnapshotAged = errors.New("the snapshot's transactions reached their time limit")
+
+// snapshotAll reads the snapshot in passes: each pass reads chunks in one
+// exported snapshot until its workers' transactions are as old as
+// SnapshotTransactionLimit; the chunks left are read in a fresh exported
+// snapshot (resnapshot), with the exactness a restart has (docs/sources.md,
+// "The handoff"). No transaction at the source outlives a pass.
+func (s *Source) snapshotAll(ctx context.Context, snap *exportedSnapshot) error {
+	for {
+		err := s.snapshot(ctx, snap)
+		if !errors.Is(err, errSnapshotAged) {
+			return err
+		}
+		snap.close()
+		s.metrics.snapshotRefreshed(ctx)
+		if snap, err = s.resnapshot(ctx); err != nil {
+			return err
+		}
+		defer snap.close()
+	}
+}
+
 // snapshot reads every pending chunk in the exported snapshot with
 // SnapshotWorkers workers, each in one repeatable-read transaction that
 // imported the snapshot, and sends the rows through the gate to the
@@ -191,6 +217,10 @@ func (s *Source) snapshot(ctx context.Context, snap *exportedSnapshot) error {
 
 	var mu sync.Mutex
 	queue := make(chan pendingChunk)
+	// stopFeed ends the feeding once every worker is gone, also when they
+	// left chunks in the queue because their transactions aged.
+	stopFeed := make(chan struct{})
+	var aged atomic.Bool
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
 		defer close(queue)
@@ -198,6 +228,8 @@ func (s *Source) snapshot(ctx context.Context, snap *exportedSnapshot) error {
 			select {
 			case queue <- w:
 			case <-gctx.Done():
+				return nil
+			case <-stopFeed:
 				return nil
 			}
 		}
@@ -215,13 +247,31 @@ func (s *Source) snapshot(ctx context.Context, snap *exportedSnapshot) error {
 		snap.close()
 		s.log.Info("snapshot imported by every worker; its exporting transaction is closed", "lsn", lsnText(snap.lsn))
 	}()
+	var running sync.WaitGroup
+	running.Add(workers)
+	go func() {
+		running.Wait()
+		close(stopFeed)
+	}()
 	for range workers {
 		var once sync.Once
 		imported := func() { once.Do(importedN.Done) }
 		g.Go(func() error {
+			defer running.Done()
 			defer imported() // a worker that failed to import releases the exporter too
+			began := time.Now()
 			return s.inSnapshotThen(gctx, snap, imported, func(tx pgx.Tx) error {
-				for p := range queue {
+				for {
+					if limit := s.cfg.SnapshotTransactionLimit; limit > 0 && time.Since(began) >= limit {
+						// Between chunks: the transaction ends here, and the
+						// chunks left wait for a fresh snapshot.
+						aged.Store(true)
+						return nil
+					}
+					p, ok := <-queue
+					if !ok {
+						return nil
+					}
 					if err := s.readChunk(gctx, tx, snap.lsn, p, shapes[p.table.key], versions[p.table.key]); err != nil {
 						return err
 					}
@@ -236,7 +286,6 @@ func (s *Source) snapshot(ctx context.Context, snap *exportedSnapshot) error {
 					}
 					s.reportProgress(gctx)
 				}
-				return nil
 			})
 		})
 	}
@@ -246,6 +295,19 @@ func (s *Source) snapshot(ctx context.Context, snap *exportedSnapshot) error {
 		}
 		return err
 	}
+	if aged.Load() {
+		mu.Lock()
+		unread := 0
+		for _, n := range left {
+			unread += n
+		}
+		mu.Unlock()
+		if unread > 0 {
+			s.log.Info("the snapshot's transactions reached their time limit; the chunks left are read in a fresh snapshot",
+				"limit", s.cfg.SnapshotTransactionLimit, "chunks_left", unread, "lsn", lsnText(snap.lsn))
+			return errSnapshotAged
+		}
+	}
 	if _, err := s.target.Exec(ctx, "UPDATE seam_cdc.connectors SET phase = 'stream', updated_at = now() WHERE name = $1 AND phase = 'snapshot'", s.cfg.Name); err != nil {
 		return fmt.Errorf("record the end of the snapshot: %w", err)
 	}
@@ -253,11 +315,14 @@ func (s *Source) snapshot(ctx context.Context, snap *exportedSnapshot) error {
 	return nil
 }
 
-// recountRows sets each resumed table's snapshot total to what this run
-// will count: the rows of its done chunks plus the rows its pending
-// chunks hold in the fresh snapshot. The first run's count no longer
-// holds (rows came and went between the two snapshots), and progress
-// would read over 100%.
+// recountRows sets each resumed table's snapshot total to what the
+// snapshot will have published when it is done: the rows its chunks
+// published in earlier runs, plus the rows its pending chunks hold beyond
+// the key they had applied, in the fresh snapshot. The first run's count
+// no longer holds (rows came and went between the two snapshots), and
+// progress would read over 100%. A row a resent chunk publishes at or
+// before that key (one the replica lacks) is added to the total as it is
+// found (applySnapshotPart).
 func (s *Source) recountRows(ctx context.Context, snap *exportedSnapshot, work []pendingChunk, shapes map[string]Shape) error {
 	pending := map[string]int64{}
 	err := s.inSnapshot(ctx, snap, func(tx pgx.Tx) error {
@@ -265,9 +330,13 @@ func (s *Source) recountRows(ctx context.Context, snap *exportedSnapshot, work [
 			shape := shapes[p.table.key]
 			var where []string
 			var args []any
-			if p.lo != nil {
+			lo := p.lo
+			if p.started && p.last != nil {
+				lo = p.last
+			}
+			if lo != nil {
 				where = append(where, keyCompare(shape, ">", len(args)+1))
-				for _, v := range p.lo {
+				for _, v := range lo {
 					args = append(args, v)
 				}
 			}
@@ -294,7 +363,7 @@ func (s *Source) recountRows(ctx context.Context, snap *exportedSnapshot, work [
 	}
 	for key, n := range pending {
 		if _, err := s.target.Exec(ctx, `UPDATE seam_cdc.tables t SET rows_total = $3 + coalesce((SELECT sum(c.rows_done) FROM seam_cdc.chunks c
-   WHERE c.connector = t.connector AND c.source_table = t.source_table AND c.done), 0), updated_at = now()
+   WHERE c.connector = t.connector AND c.source_table = t.source_table), 0), updated_at = now()
  WHERE connector = $1 AND source_table = $2`, s.cfg.Name, key, n); err != nil {
 			return fmt.Errorf("record the snapshot total of %s: %w", key, err)
 		}
@@ -332,7 +401,17 @@ func (s *Source) readChunk(ctx context.Context, tx pgx.Tx, lsn uint64, p pending
 		cols = append(cols, pgx.Identifier{c.Name}.Sanitize())
 	}
 	resend := p.started && p.last != nil
+	var gone []*change
 	if resend {
+		// Rows the chunk published before and the fresh snapshot no longer
+		// holds (deleted since; their deletes follow in the stream) go to
+		// the replaced partition too, from the replica, to the gate only:
+		// the partition then counts what the chunk published. Read before
+		// the chunk's query, which holds tx's connection.
+		var err error
+		if gone, err = s.vanishedRows(ctx, tx, p, shape, version); err != nil {
+			return err
+		}
 		// The last column says whether the row is at or before the key the
 		// chunk had applied.
 		cols = append(cols, keyCompare(shape, "<=", len(args)+1))
@@ -393,6 +472,19 @@ func (s *Source) readChunk(ctx context.Context, tx pgx.Tx, lsn uint64, p pending
 		b.reset()
 		return nil
 	}
+	if len(gone) > 0 {
+		for _, ch := range gone {
+			b.add(ch)
+			if b.count >= s.cfg.BatchRecords || b.size() >= s.cfg.BatchBytes {
+				if err := send(); err != nil {
+					return err
+				}
+			}
+		}
+		if err := send(); err != nil {
+			return err
+		}
+	}
 	for rows.Next() {
 		raw := rows.RawValues()
 		resent := false
@@ -437,6 +529,138 @@ func (s *Source) readChunk(ctx context.Context, tx pgx.Tx, lsn uint64, p pending
 	return s.sealChunk(ctx, p.table, p.chunk, p.partition, p.started)
 }
 
+// vanishedRows are the rows a resent chunk published in earlier runs (the
+// outbox marks them with the chunk) whose keys its range no longer holds
+// in the fresh snapshot tx sees, as snapshot reads built from their
+// replica rows, marked resent. The replica holds them (its deletes wait
+// for the snapshot's end); a replica whose columns are not the source's
+// one to one cannot rebuild them, and none are returned.
+func (s *Source) vanishedRows(ctx context.Context, tx pgx.Tx, p pendingChunk, shape Shape, version int32) ([]*change, error) {
+	rep, err := s.replicaFor(ctx, p.table, version)
+	if err != nil {
+		return nil, err
+	}
+	fieldOf := map[string]bool{}
+	for _, f := range rep.fields {
+		fieldOf[f.GetName()] = true
+	}
+	var cols, keys []string
+	for _, c := range shape {
+		if !fieldOf[c.Name] {
+			s.log.Warn("a resent snapshot chunk cannot rebuild the rows deleted since it was first read: the replica lacks a column", "table", p.table.key, "column", c.Name)
+			return nil, nil
+		}
+		cols = append(cols, "r."+pgx.Identifier{c.Name}.Sanitize()+"::text")
+		if c.Key {
+			keys = append(keys, c.Name)
+		}
+	}
+	// The keys the fresh snapshot holds in the chunk's applied part.
+	var where []string
+	var args []any
+	for _, b := range []struct {
+		op   string
+		vals []string
+	}{{">", p.lo}, {"<=", p.last}} {
+		if b.vals == nil {
+			continue
+		}
+		where = append(where, keyCompare(shape, b.op, len(args)+1))
+		for _, v := range b.vals {
+			args = append(args, v)
+		}
+	}
+	var keyText []string
+	for _, k := range keys {
+		keyText = append(keyText, pgx.Identifier{k}.Sanitize()+"::text")
+	}
+	q := fmt.Sprintf("SELECT %s FROM %s", strings.Join(keyText, ", "), p.table.name.ident())
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	res, err := tx.Query(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read the keys of chunk %d of %s: %w", p.chunk, p.table.name, err)
+	}
+	fresh := make([][]string, len(keys))
+	for res.Next() {
+		vals := make([]string, len(keys))
+		ptrs := make([]any, len(keys))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := res.Scan(ptrs...); err != nil {
+			res.Close()
+			return nil, fmt.Errorf("read the keys of chunk %d of %s: %w", p.chunk, p.table.name, err)
+		}
+		for i, v := range vals {
+			fresh[i] = append(fresh[i], v)
+		}
+	}
+	res.Close()
+	if err := res.Err(); err != nil {
+		return nil, fmt.Errorf("read the keys of chunk %d of %s: %w", p.chunk, p.table.name, err)
+	}
+	// The published keys of the chunk, from the outbox, matched to the
+	// replica's rows and to the fresh keys by value, in the replica's
+	// column types.
+	targs := []any{s.cfg.Name, p.table.key, p.chunk}
+	var pubKeys, join, un, alias, in []string
+	for j, k := range keys {
+		c := shape[shape.index(k)]
+		typ := targetType(fieldType(c.Type))
+		pubKeys = append(pubKeys, fmt.Sprintf("(o.record->>%s)::%s AS k%d", quoteLiteral(k), typ, j))
+		join = append(join, fmt.Sprintf("r.%s = pub.k%d", pgx.Identifier{k}.Sanitize(), j))
+		targs = append(targs, fresh[j])
+		un = append(un, fmt.Sprintf("$%d::text[]", len(targs)))
+		alias = append(alias, fmt.Sprintf("f%d", j))
+		in = append(in, fmt.Sprintf("f.f%d::%s = r.%s", j, typ, pgx.Identifier{k}.Sanitize()))
+	}
+	tq := fmt.Sprintf(`SELECT r.`+FieldLSN+`, %s FROM (SELECT DISTINCT %s FROM seam_cdc.outbox o
+ WHERE o.connector = $1 AND o.source_table = $2 AND o.chunk = $3 AND o.op = 'r') pub
+  JOIN %s r ON %s
+ WHERE NOT EXISTS (SELECT 1 FROM unnest(%s) AS f(%s) WHERE %s)`,
+		strings.Join(cols, ", "), strings.Join(pubKeys, ", "), rep.ident, strings.Join(join, " AND "),
+		strings.Join(un, ", "), strings.Join(alias, ", "), strings.Join(in, " AND "))
+	rows, err := s.target.Query(ctx, tq, targs...)
+	if err != nil {
+		return nil, fmt.Errorf("read the rows chunk %d of %s published before and no longer holds: %w", p.chunk, p.table.name, err)
+	}
+	defer rows.Close()
+	var out []*change
+	for rows.Next() {
+		var at int64
+		vals := make([]*string, len(shape))
+		ptrs := []any{&at}
+		for i := range vals {
+			ptrs = append(ptrs, &vals[i])
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, fmt.Errorf("read the rows chunk %d of %s published before: %w", p.chunk, p.table.name, err)
+		}
+		// At the position it was published with: the snapshot it was read in.
+		ch := &change{op: 'r', lsn: uint64(at), seq: -1, resent: true, flags: make([]byte, len(vals)), vals: make([][]byte, len(vals))}
+		for i, v := range vals {
+			if v == nil {
+				ch.flags[i] = 'n'
+				continue
+			}
+			ch.flags[i], ch.vals[i] = 't', []byte(*v)
+		}
+		out = append(out, ch)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read the rows chunk %d of %s published before: %w", p.chunk, p.table.name, err)
+	}
+	if len(out) > 0 {
+		s.log.Info("a resent snapshot chunk sends the rows it published before and the fresh snapshot no longer holds to its partition", "table", p.table.key, "chunk", p.chunk, "rows", len(out))
+	}
+	return out, nil
+}
+
+// quoteLiteral quotes s as an SQL string literal.
+func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
 // sealChunk seals a read chunk's partition and records its verdict. A
 // chunk that sent nothing (no rows in its range) has no partition.
 func (s *Source) sealChunk(ctx context.Context, t *table, chunk int, partition string, started bool) error {
@@ -470,8 +694,12 @@ func keyText(k []string) string {
 // applySnapshotPart sends one batch of snapshot rows through the gate and
 // writes what it accepted to the replica and the outbox, with the chunk's
 // progress, in one transaction. A batch that replaces the chunk's
-// partition takes the chunk's earlier figures back from the table's, as
-// the gate does with its counters. It returns the partition's state.
+// partition takes the chunk's earlier quarantine count back from the
+// table's, as the gate does with its counters. The rows counted done are
+// the rows the snapshot published (or quarantined) once each: a resent
+// row the replica already holds was counted by the run that published
+// it, and stays counted even when the fresh snapshot no longer has it. It
+// returns the partition's state.
 func (s *Source) applySnapshotPart(ctx context.Context, p pendingChunk, b *batchBuilder, batchID string, version int32, replace, advance bool, lastKey []string) (*gatev1.PartitionState, error) {
 	t := p.table
 	rep, err := s.replicaFor(ctx, t, version)
@@ -488,6 +716,7 @@ func (s *Source) applySnapshotPart(ctx context.Context, p pendingChunk, b *batch
 	}
 	defer tx.Rollback(ctx)
 	apply := ans.accepted
+	done, found := int64(b.count), int64(0)
 	if b.changes[0].resent {
 		var fresh, resent []canonicalRow
 		for _, r := range ans.accepted {
@@ -504,32 +733,41 @@ func (s *Source) applySnapshotPart(ctx context.Context, p pendingChunk, b *batch
 			return nil, err
 		}
 		apply = append(lacking, fresh...)
+		for _, ch := range b.changes {
+			if ch.resent {
+				done--
+			}
+		}
+		// The lacking rows were not in the resumed total, which counted
+		// the chunk's rows up to its applied key as the earlier runs
+		// published them.
+		found = int64(len(lacking))
+		done += found
 	}
 	if err := rep.apply(ctx, tx, apply); err != nil {
 		return nil, err
 	}
-	if err := s.publish(ctx, tx, t, version, apply); err != nil {
+	if err := s.publishChunk(ctx, tx, t, version, apply, &p.chunk); err != nil {
 		return nil, err
 	}
 	if replace {
-		if _, err := tx.Exec(ctx, `UPDATE seam_cdc.tables t SET rows_done = t.rows_done - c.rows_done, bytes_done = t.bytes_done - c.bytes_done,
-       quarantined = t.quarantined - c.quarantined
+		if _, err := tx.Exec(ctx, `UPDATE seam_cdc.tables t SET bytes_done = t.bytes_done - c.bytes_done, quarantined = t.quarantined - c.quarantined
   FROM seam_cdc.chunks c WHERE t.connector = $1 AND t.source_table = $2 AND c.connector = t.connector AND c.source_table = t.source_table AND c.chunk = $3`,
 			s.cfg.Name, t.key, p.chunk); err != nil {
 			return nil, fmt.Errorf("take back the earlier sending of chunk %d of %s: %w", p.chunk, t.name, err)
 		}
-		if _, err := tx.Exec(ctx, "UPDATE seam_cdc.chunks SET rows_done = 0, bytes_done = 0, quarantined = 0 WHERE connector = $1 AND source_table = $2 AND chunk = $3",
+		if _, err := tx.Exec(ctx, "UPDATE seam_cdc.chunks SET bytes_done = 0, quarantined = 0 WHERE connector = $1 AND source_table = $2 AND chunk = $3",
 			s.cfg.Name, t.key, p.chunk); err != nil {
 			return nil, fmt.Errorf("take back the earlier sending of chunk %d of %s: %w", p.chunk, t.name, err)
 		}
 	}
 	if _, err := tx.Exec(ctx, `UPDATE seam_cdc.chunks SET last = CASE WHEN $4 THEN $5 ELSE last END, rows_done = rows_done + $6, bytes_done = bytes_done + $7,
        quarantined = quarantined + $8 WHERE connector = $1 AND source_table = $2 AND chunk = $3`,
-		s.cfg.Name, t.key, p.chunk, advance, lastKey, b.count, b.textBytes, ans.quarantined); err != nil {
+		s.cfg.Name, t.key, p.chunk, advance, lastKey, done, b.textBytes, ans.quarantined); err != nil {
 		return nil, fmt.Errorf("record progress of chunk %d of %s: %w", p.chunk, t.name, err)
 	}
-	if _, err := tx.Exec(ctx, `UPDATE seam_cdc.tables SET rows_done = rows_done + $3, bytes_done = bytes_done + $4, quarantined = quarantined + $5, updated_at = now()
- WHERE connector = $1 AND source_table = $2`, s.cfg.Name, t.key, b.count, b.textBytes, ans.quarantined); err != nil {
+	if _, err := tx.Exec(ctx, `UPDATE seam_cdc.tables SET rows_done = rows_done + $3, rows_total = rows_total + $6, bytes_done = bytes_done + $4, quarantined = quarantined + $5, updated_at = now()
+ WHERE connector = $1 AND source_table = $2`, s.cfg.Name, t.key, done, b.textBytes, ans.quarantined, found); err != nil {
 		return nil, fmt.Errorf("record progress of %s: %w", t.name, err)
 	}
 	if err := tx.Commit(ctx); err != nil {

@@ -192,7 +192,7 @@ func (s *Source) Run(ctx context.Context) (err error) {
 			}
 			defer snap.close()
 		}
-		g.Go(func() error { return s.snapshot(gctx, snap) })
+		g.Go(func() error { return s.snapshotAll(gctx, snap) })
 	}
 	if s.cfg.HeartbeatInterval > 0 {
 		if err := s.ensureHeartbeat(ctx); err != nil {
@@ -386,10 +386,11 @@ VALUES ($1, $2, $2, 'init', $3) ON CONFLICT (name) DO UPDATE SET phase = 'init',
 		}
 	}()
 	type planned struct {
-		name   TableName
-		shape  Shape
-		chunks []chunkBounds
-		rows   int64
+		name     TableName
+		shape    Shape
+		chunks   []chunkBounds
+		rows     int64
+		filenode int64
 	}
 	var plans []planned
 	err = s.inSnapshot(ctx, snap, func(tx pgx.Tx) error {
@@ -403,7 +404,11 @@ VALUES ($1, $2, $2, 'init', $3) ON CONFLICT (name) DO UPDATE SET phase = 'init',
 			if err != nil {
 				return err
 			}
-			plans = append(plans, planned{name: tn, shape: shape, chunks: chunks, rows: rows})
+			filenode, err := relFilenode(ctx, tx, tn)
+			if err != nil {
+				return err
+			}
+			plans = append(plans, planned{name: tn, shape: shape, chunks: chunks, rows: rows, filenode: filenode})
 		}
 		return nil
 	})
@@ -440,8 +445,8 @@ VALUES ($1, $2, $3, $4, 'snapshot', $5, 1, $6, $7)`, s.cfg.Name, p.name.String()
 			return nil, fmt.Errorf("record table %s: %w", p.name, err)
 		}
 		cols, _ := json.Marshal(p.shape)
-		if _, err := tx.Exec(ctx, "INSERT INTO seam_cdc.shapes (connector, source_table, shape_id, columns, first_lsn) VALUES ($1, $2, 1, $3, $4)",
-			s.cfg.Name, p.name.String(), cols, int64(snap.lsn)); err != nil {
+		if _, err := tx.Exec(ctx, "INSERT INTO seam_cdc.shapes (connector, source_table, shape_id, columns, first_lsn, filenode) VALUES ($1, $2, 1, $3, $4, $5)",
+			s.cfg.Name, p.name.String(), cols, int64(snap.lsn), p.filenode); err != nil {
 			return nil, fmt.Errorf("record the shape of %s: %w", p.name, err)
 		}
 		for i, c := range p.chunks {
@@ -468,7 +473,23 @@ VALUES ($1, $2, $3, $4, 'snapshot', $5, 1, $6, $7)`, s.cfg.Name, p.name.String()
 // tables' snapshot LSN before any of them is read: changes committed
 // before it are then checked against the replica row by row.
 func (s *Source) resnapshot(ctx context.Context) (*exportedSnapshot, error) {
-	snap, err := s.createSlot(ctx, s.cfg.slotName()+"_resume", true)
+	var snap *exportedSnapshot
+	var err error
+	for wait := 50 * time.Millisecond; ; wait *= 2 {
+		snap, err = s.createSlot(ctx, s.cfg.slotName()+"_resume", true)
+		var pgErr *pgconn.PgError
+		if !errors.As(err, &pgErr) || pgErr.Code != "42710" || wait > 5*time.Second {
+			break
+		}
+		// The previous fresh snapshot's temporary slot goes when the
+		// server ends the connection that made it, a moment after it was
+		// closed.
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -229,8 +229,10 @@ func outboxCount(t testing.TB, e *env, name, table, where string) int64 {
 
 // A source stopped in the middle of its snapshot resumes it in a fresh
 // exported snapshot: rows already applied are not read again, rows the
-// later snapshot already holds are not changed back by older changes, and
-// the replica ends equal to the source.
+// later snapshot already holds are not changed back by older changes, the
+// replica ends equal to the source, the status and the gate's snapshot
+// partitions count what the snapshot published, and nothing is left
+// holding back VACUUM.
 func TestRestartMidSnapshotResumesExactly(t *testing.T) {
 	t.Parallel()
 	sm := startSeam(t)
@@ -280,12 +282,27 @@ func TestRestartMidSnapshotResumesExactly(t *testing.T) {
 		t.Errorf("the resumed snapshot's progress went over 100%%: %s", o)
 	}
 	for _, table := range []string{"public.payments", "public.accounts"} {
-		if ts := tableStatus(t, e, "midsnap", table); ts.RowsDone != ts.RowsTotal {
-			t.Errorf("%s: snapshot %d of %d rows when done, want all of its total", table, ts.RowsDone, ts.RowsTotal)
+		ts := tableStatus(t, e, "midsnap", table)
+		published := outboxCount(t, e, "midsnap", table, "op = 'r'")
+		received := int64(0)
+		for _, p := range snapshotPartitions(t, e, ts.Subject) {
+			received += p.GetCounts().GetReceived()
+		}
+		t.Logf("%s: status %d of %d snapshot rows, %d published by the snapshot, %d received by the gate's snapshot partitions", table, ts.RowsDone, ts.RowsTotal, published, received)
+		if ts.RowsDone != ts.RowsTotal || ts.RowsDone != published || received != published {
+			t.Errorf("%s: snapshot %d of %d rows when done, %d published, %d received by the gate; want all of its total, and as many as published", table, ts.RowsDone, ts.RowsTotal, published, received)
 		}
 	}
-	// The resumed snapshot's exporter and temporary slot are gone.
+	// The resumed snapshot's exporter and temporary slot are gone: VACUUM
+	// removes the rows deleted after it.
 	holdsNothing(t, e, "midsnap")
+	e.exec(e.src, "CREATE EXTENSION IF NOT EXISTS pgstattuple")
+	e.exec(e.src, "DELETE FROM payments WHERE id % 5 = 0")
+	converged(t, e, "replica")
+	e.exec(e.src, "VACUUM payments")
+	if n := deadTuples(t, e, "payments"); n != 0 {
+		t.Fatalf("VACUUM left %d dead rows in payments after the resumed snapshot; the source still holds a transaction or slot that sees them", n)
+	}
 }
 
 // A source stopped again and again while it streams resumes each time

@@ -137,6 +137,19 @@ ALTER TABLE seam_cdc.chunks ADD COLUMN IF NOT EXISTS sealed boolean NOT NULL DEF
 ALTER TABLE seam_cdc.chunks ADD COLUMN IF NOT EXISTS verdict text;
 ALTER TABLE seam_cdc.tables ADD COLUMN IF NOT EXISTS open_partition text;
 `,
+	// 3: the source table's relfilenode when a shape was taken on (read
+	// by the snapshot, or when the stream's shape was adopted), so a later
+	// column change can tell whether PostgreSQL rewrote the table since
+	// (fill.go); NULL is unknown.
+	// The outbox's chunk is the snapshot chunk a snapshot read was
+	// published for (NULL for stream changes): a chunk resent after a
+	// crash finds there the rows it published earlier that the fresh
+	// snapshot no longer holds, and sends them to its partition again.
+	`
+ALTER TABLE seam_cdc.shapes ADD COLUMN IF NOT EXISTS filenode bigint;
+ALTER TABLE seam_cdc.outbox ADD COLUMN IF NOT EXISTS chunk integer;
+CREATE INDEX IF NOT EXISTS outbox_chunk ON seam_cdc.outbox (connector, source_table, chunk) WHERE chunk IS NOT NULL;
+`,
 }
 
 // migrateState brings the state schema up to date.

@@ -108,9 +108,12 @@ func targetType(t contractv1.FieldType) string {
 
 // appendJSON appends the JSON form, under the contract's type t, of a
 // column value in PostgreSQL's text output (sessions run with DateStyle ISO
-// and TimeZone UTC). A value the type cannot carry as JSON (a NaN float, an
-// infinite date) goes as a JSON string, so the gate's type check refuses it
-// by name instead of it being changed here.
+// and TimeZone UTC). A value the type cannot carry as a JSON number goes
+// as a JSON string: a real's or double's NaN, Infinity and -Infinity as
+// exactly those strings, which FLOAT and DOUBLE fields take (core/lexical's
+// NonFiniteName, protobuf's JSON spelling); anything else (a numeric NaN,
+// an infinite date) for the gate's type check to refuse by name instead of
+// it being changed here.
 func appendJSON(dst []byte, t contractv1.FieldType, text []byte) []byte {
 	switch t {
 	case contractv1.FieldType_FIELD_TYPE_INT32, contractv1.FieldType_FIELD_TYPE_INT64:

@@ -19,8 +19,8 @@ import (
 
 // `seam source postgres` end to end: run snapshots and streams a bank
 // feed, status and monitor show it, changes prints the stream, metrics
-// are served, a dropped column halts the table and proposal prints the
-// migration's start, drop removes the slot.
+// are served, a dropped column and a type change halt the table and the
+// proposal each prints registers as printed, drop removes the slot.
 func TestSourcePostgresCLI(t *testing.T) {
 	t.Parallel()
 	srv, err := postgrestest.Start()
@@ -159,6 +159,24 @@ INSERT INTO transfers SELECT 'TR-' || lpad(i::text, 8, '0'), 'DE8937040044053201
 	n.MustCLI(t, 0, "contract", "register", "-f", migration, "--override-reason", "bank feed dropped note")
 	waitFor("the resume", func(m map[string]any) bool {
 		return tableOf(m)["phase"] == "stream" && tableOf(m)["changes_pending"] == 0.0 && tableOf(m)["changes_applied"] == 3.0
+	})
+
+	// A type change (bigint → text) halts the table too; its proposal,
+	// printed, carries the cast back to the canonical model's type and
+	// registers as it is, with nothing to edit.
+	exec("ALTER TABLE transfers ALTER COLUMN cents TYPE text")
+	exec("UPDATE transfers SET cents = '4200' WHERE ref = 'TR-00000004'")
+	waitFor("the halt on the type change", func(m map[string]any) bool {
+		return tableOf(m)["phase"] == "halted" && tableOf(m)["changes_pending"] == 1.0
+	})
+	proposal = n.MustCLI(t, 0, append([]string{"source", "postgres", "proposal", "public.transfers"}, common...)...)
+	if strings.Contains(proposal, "EDIT BEFORE REGISTERING") || !strings.Contains(proposal, "cast:") {
+		t.Fatalf("proposal after cents became text, want a cast and nothing to edit:\n%s", proposal)
+	}
+	migration = seamtest.WriteFile(t, "retype.yaml", proposal)
+	n.MustCLI(t, 0, "contract", "register", "-f", migration, "--override-reason", "bank feed keeps cents as text")
+	waitFor("the resume after the type change", func(m map[string]any) bool {
+		return tableOf(m)["phase"] == "stream" && tableOf(m)["changes_pending"] == 0.0 && tableOf(m)["changes_applied"] == 4.0
 	})
 
 	stop()
