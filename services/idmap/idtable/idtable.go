@@ -40,6 +40,9 @@ const (
 // on its side: the caller checks one-to-one before building.
 var ErrDuplicate = errors.New("idtable: id already present")
 
+// ErrFull is returned by Builder.Add past the capacity the builder was given.
+var ErrFull = errors.New("idtable: more pairs than the builder's capacity")
+
 // maxLoad keeps linear probes short (about 2.5 slots for a hit, which
 // share a cache line) while slots cost 8/0.75 bytes per pair and direction.
 const maxLoad = 0.75
@@ -340,7 +343,7 @@ func (d *dir[K, V]) put(key, val string) error {
 		return fmt.Errorf("idtable: paired id %q is not a canonical id of its kind", val)
 	}
 	if d.keys.n == len(d.keys.v) {
-		return fmt.Errorf("idtable: more pairs than the capacity the builder was given (%d)", len(d.keys.v))
+		return fmt.Errorf("%w (%d)", ErrFull, len(d.keys.v))
 	}
 	if d.find(k) >= 0 {
 		return ErrDuplicate
