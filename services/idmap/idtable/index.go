@@ -17,9 +17,18 @@ type Index struct {
 	// tombstone for an id whose pair was deleted.
 	ab, ba overlay
 	n      int
-	// ops are the changes applied since base, in order; an Index derived
-	// by Apply shares its parent's prefix, which Rebase relies on.
-	ops []Op
+	// log holds the changes applied since base, newest last; an Index
+	// derived by Apply links to its parent's log, which Rebase walks.
+	log *opLog
+}
+
+// opLog is one Apply's operations, linked to the log of the Index it was
+// applied to. Being immutable, two Indexes applied to one parent never
+// see each other's operations.
+type opLog struct {
+	prev *opLog
+	ops  []Op
+	n    int // operations in this log and every one before it
 }
 
 // Op is one applied change: a pair deleted (by its A id) or inserted.
@@ -46,7 +55,12 @@ func (x *Index) Kinds() (a, b Kind) { return x.base.Kinds() }
 func (x *Index) Overlay() int { return x.ab.n + x.ba.n }
 
 // Changes returns how many operations were applied since the base.
-func (x *Index) Changes() int { return len(x.ops) }
+func (x *Index) Changes() int {
+	if x.log == nil {
+		return 0
+	}
+	return x.log.n
+}
 
 // LookupAB returns the B id paired with a.
 func (x *Index) LookupAB(a string) (string, bool) {
@@ -152,6 +166,7 @@ func (x *Index) translate(o *overlay, base func([]string, []byte, []idrule.Statu
 // checks one-to-one first. Ids must be canonical for their kinds.
 func (x *Index) Apply(deleteA []string, insert [][2]string) (*Index, error) {
 	next := *x
+	var ops []Op
 	for _, a := range deleteA {
 		b, ok := next.LookupAB(a)
 		if !ok {
@@ -160,7 +175,7 @@ func (x *Index) Apply(deleteA []string, insert [][2]string) (*Index, error) {
 		next.ab = next.ab.with(a, "", true)
 		next.ba = next.ba.with(b, "", true)
 		next.n--
-		next.ops = append(next.ops, Op{Delete: true, A: a, B: b})
+		ops = append(ops, Op{Delete: true, A: a, B: b})
 	}
 	ka, kb := x.base.Kinds()
 	for _, p := range insert {
@@ -179,7 +194,10 @@ func (x *Index) Apply(deleteA []string, insert [][2]string) (*Index, error) {
 		next.ab = next.ab.with(p[0], p[1], false)
 		next.ba = next.ba.with(p[1], p[0], false)
 		next.n++
-		next.ops = append(next.ops, Op{A: p[0], B: p[1]})
+		ops = append(ops, Op{A: p[0], B: p[1]})
+	}
+	if len(ops) > 0 {
+		next.log = &opLog{prev: x.log, ops: ops, n: x.Changes() + len(ops)}
 	}
 	return &next, nil
 }
@@ -223,18 +241,30 @@ func (x *Index) Compact() (*Table, error) {
 // from by Apply: the operations applied after since are applied again on
 // base, so only they stay in the overlay.
 func (x *Index) Rebase(base *Table, since *Index) (*Index, error) {
-	if x.base != since.base || len(x.ops) < len(since.ops) {
+	if x.base != since.base {
 		return nil, fmt.Errorf("idtable: rebase: the index does not derive from the compacted one")
 	}
-	next := NewIndex(base)
-	for _, op := range x.ops[len(since.ops):] {
-		var err error
-		if op.Delete {
-			next, err = next.Apply([]string{op.A}, nil)
-		} else {
-			next, err = next.Apply(nil, [][2]string{{op.A, op.B}})
+	var later []*opLog
+	for l := x.log; l != since.log; l = l.prev {
+		if l == nil {
+			return nil, fmt.Errorf("idtable: rebase: the index does not derive from the compacted one")
 		}
-		if err != nil {
+		later = append(later, l)
+	}
+	next := NewIndex(base)
+	for i := len(later) - 1; i >= 0; i-- {
+		// One Apply's operations are its deletions, then its insertions.
+		var deleteA []string
+		var insert [][2]string
+		for _, op := range later[i].ops {
+			if op.Delete {
+				deleteA = append(deleteA, op.A)
+			} else {
+				insert = append(insert, [2]string{op.A, op.B})
+			}
+		}
+		var err error
+		if next, err = next.Apply(deleteA, insert); err != nil {
 			return nil, fmt.Errorf("idtable: rebase: %w", err)
 		}
 	}

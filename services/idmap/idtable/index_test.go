@@ -141,3 +141,125 @@ func TestIndexApplyRefusesDuplicates(t *testing.T) {
 		t.Errorf("Apply of a non-integer A id = nil, want an error")
 	}
 }
+
+// TestIndexRebaseKeepsOnlyItsOwnChanges applies two changes to one parent,
+// as a writer does when a commit fails and it plans again: rebasing either
+// child carries its own change and not its sibling's.
+func TestIndexRebaseKeepsOnlyItsOwnChanges(t *testing.T) {
+	t.Parallel()
+	b, err := idtable.NewBuilder(idtable.Int, idtable.String, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Add("1", "one"); err != nil {
+		t.Fatal(err)
+	}
+	parent, err := idtable.NewIndex(b.Build()).Apply(nil, [][2]string{{"2", "two"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	compacted, err := parent.Compact()
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := parent.Apply(nil, [][2]string{{"3", "three"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := parent.Apply([]string{"1"}, [][2]string{{"4", "four"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name      string
+		x         *idtable.Index
+		has, lack []string
+	}{
+		{"first", first, []string{"1", "2", "3"}, []string{"4"}},
+		{"second", second, []string{"2", "4"}, []string{"1", "3"}},
+	} {
+		r, err := c.x.Rebase(compacted, parent)
+		if err != nil {
+			t.Fatalf("%s: Rebase: %v", c.name, err)
+		}
+		if r.Changes() != c.x.Changes()-parent.Changes() {
+			t.Errorf("%s: %d changes after rebase, want %d", c.name, r.Changes(), c.x.Changes()-parent.Changes())
+		}
+		for _, a := range c.has {
+			if !r.HasA(a) {
+				t.Errorf("%s: rebased index lacks A id %s", c.name, a)
+			}
+		}
+		for _, a := range c.lack {
+			if r.HasA(a) {
+				t.Errorf("%s: rebased index has A id %s", c.name, a)
+			}
+		}
+	}
+	if _, err := first.Rebase(compacted, second); err == nil {
+		t.Errorf("Rebase over a sibling's compaction = nil error, want one")
+	}
+}
+
+// BenchmarkIndexTranslate is BenchmarkLookup's batch lookup through an
+// Index, as idmap serves it: over a bare compact table, and with an overlay
+// of DefaultCompactAt (65,536) changed pairs, the most it holds before a
+// compaction folds it in.
+//
+//	go test -run '^$' -bench BenchmarkIndexTranslate -cpu 1 ./idtable
+func BenchmarkIndexTranslate(b *testing.B) {
+	uuids, ints := randomPairs(benchPairs, 7)
+	probes := contiguousProbes(uuids, 1<<20)
+	builder, err := idtable.NewBuilder(idtable.UUID, idtable.Int, benchPairs)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range uuids {
+		if err := builder.Add(uuids[i], ints[i]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	bare := idtable.NewIndex(builder.Build())
+	// Re-pair 65,536 A ids with new B ids, 1,000 a change as an import does.
+	changed := bare
+	const overlayPairs = 65_536
+	for start := 0; start < overlayPairs; start += 1000 {
+		var del []string
+		var ins [][2]string
+		for i := start; i < min(start+1000, overlayPairs); i++ {
+			del = append(del, uuids[i])
+			ins = append(ins, [2]string{uuids[i], strconv.Itoa(benchPairs + 1 + i)})
+		}
+		if changed, err = changed.Apply(del, ins); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		name string
+		x    *idtable.Index
+	}{{"bare", bare}, {"overlay-65536", changed}} {
+		b.Run(c.name, func(b *testing.B) {
+			const batch = 10_000
+			buf := make([]byte, 0, batch*20)
+			status := make([]idrule.Status, batch)
+			ends := make([]int, batch)
+			done := 0
+			for b.Loop() {
+				off := (done * batch) & (len(probes) - 1)
+				if off+batch > len(probes) {
+					off = 0
+				}
+				buf = c.x.TranslateAB(probes[off:off+batch], buf[:0], status, ends)
+				done++
+				for _, st := range status {
+					if st != idrule.Hit {
+						b.Fatalf("status %s, want HIT", st)
+					}
+				}
+			}
+			ids := float64(done * batch)
+			b.ReportMetric(ids/b.Elapsed().Seconds(), "ids/s")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/ids, "ns/id")
+		})
+	}
+}
