@@ -128,9 +128,9 @@ path through Seam costs against its parts, in one run:
   idmap                    imports of 1 and of 1,000 new pairs into the
                            --table-size lookup table over gRPC, one after
                            the other (records are pairs; the note gives
-                           the time an import takes, target under 50 ms),
-                           and the bytes a pair of an index of
-                           --table-size uuid↔int pairs built in this
+                           the time an import takes, for one pair target
+                           under 50 ms), and the bytes a pair of an index
+                           of --table-size uuid↔int pairs built in this
                            process (target: at most 48)
 
 The rows measured against each other (the chain, the no-op service and
@@ -440,7 +440,10 @@ func runBench(ctx context.Context, o benchOptions, progress io.Writer) ([]Result
 				return importOnce(ctx, ic, pairs)
 			})
 			if err == nil {
-				r.Note = fmt.Sprintf("%.1f ms an import (target < 50 ms)", r.NsPerRecord*float64(size)/1e6)
+				r.Note = fmt.Sprintf("%.1f ms an import", r.NsPerRecord*float64(size)/1e6)
+				if size == 1 {
+					r.Note += " (target < 50 ms)"
+				}
 			}
 			if err := add(r, err); err != nil {
 				return nil, err
@@ -910,7 +913,9 @@ func benchSetup(ctx context.Context, conn *grpc.ClientConn, o benchOptions, prog
 	// (legacy-int 100000..149999) are in it, so the match rate check
 	// looks up ids that exist, as on a real feed, instead of finding
 	// none and raising an alert per partition.
-	if !o.wants("translate") && !o.wants("ingest") && !o.wants("ingest-cli") {
+	// The idmap rows import into it: what one more pair costs is measured
+	// against a table of --table-size pairs, not an empty one.
+	if !o.wants("translate") && !o.wants("ingest") && !o.wants("ingest-cli") && !o.wants("idmap") {
 		return nil
 	}
 	fmt.Fprintf(progress, "  loading a %d-pair lookup table…\n", o.tableSize)
