@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"go.opentelemetry.io/otel/metric"
 
@@ -39,7 +40,17 @@ type Config struct {
 	MaxTranslateIDs int
 	// MaxImportPairs bounds one import (default 50,000,000).
 	MaxImportPairs int
+	// CompactAt is how many changes a lookup table's overlay takes before
+	// it is folded into a new compact index in the background (default
+	// 65,536); one change larger than that rebuilds the index at once.
+	CompactAt int
+	// CounterFlushInterval is how often translation counters are added to
+	// the store that GetStats reads (default 1s).
+	CounterFlushInterval time.Duration
 }
+
+// DefaultCompactAt is the default of Config.CompactAt.
+const DefaultCompactAt = 65_536
 
 // withDefaults fills the zero fields.
 func (c Config) withDefaults() Config {
@@ -48,6 +59,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxImportPairs == 0 {
 		c.MaxImportPairs = DefaultMaxImportPairs
+	}
+	if c.CompactAt == 0 {
+		c.CompactAt = DefaultCompactAt
+	}
+	if c.CounterFlushInterval == 0 {
+		c.CounterFlushInterval = time.Second
 	}
 	if c.Principal == nil {
 		c.Principal = func(context.Context) string { return "anonymous" }
@@ -69,6 +86,12 @@ func (c Config) Validate() error {
 	}
 	if c.MaxImportPairs < 0 {
 		errs = append(errs, fmt.Errorf("idmap config: MaxImportPairs is %d, want a positive limit or 0 for the default", c.MaxImportPairs))
+	}
+	if c.CompactAt < 0 {
+		errs = append(errs, fmt.Errorf("idmap config: CompactAt is %d, want a positive number of changes or 0 for the default", c.CompactAt))
+	}
+	if c.CounterFlushInterval < 0 {
+		errs = append(errs, fmt.Errorf("idmap config: CounterFlushInterval is %s, want a positive interval or 0 for the default", c.CounterFlushInterval))
 	}
 	return errors.Join(errs...)
 }

@@ -138,7 +138,7 @@ func (s *Server) ImportPairs(stream grpc.ClientStreamingServer[idmapv1.ImportPai
 type importPlan struct {
 	resp   *idmapv1.ImportPairsResponse
 	change TableChange
-	table  *idtable.Table
+	table  *idtable.Index
 }
 
 func (s *Server) commitImport(ctx context.Context, ns *nsState, key TableKey, swapped bool, h *idmapv1.ImportHeader, pairs [][2]string) (*idmapv1.ImportPairsResponse, error) {
@@ -146,12 +146,12 @@ func (s *Server) commitImport(ctx context.Context, ns *nsState, key TableKey, sw
 	defer s.mu.Unlock()
 	kindA, kindB := kindOf(ns.formats[key.A]), kindOf(ns.formats[key.B])
 	var plan importPlan
-	state, err := s.store.UpdateTable(ctx, key, func(gen int64, loadPairs func(func(a, b string) error) error) (TableChange, error) {
-		cur, err := s.committedTable(key, gen, kindA, kindB, loadPairs)
+	state, err := s.store.UpdateTable(ctx, key, func(c Committed) (TableChange, error) {
+		cur, err := s.committedTable(key, c, kindA, kindB)
 		if err != nil {
 			return TableChange{}, err
 		}
-		if plan, err = planImport(cur, pairs, swapped, h.GetReplace(), kindA, kindB); err != nil {
+		if plan, err = s.planImport(cur, pairs, swapped, h.GetReplace()); err != nil {
 			return TableChange{}, err
 		}
 		if len(plan.resp.Conflicts) > 0 && h.GetOnConflict() != idmapv1.ConflictPolicy_CONFLICT_POLICY_SKIP {
@@ -178,40 +178,81 @@ func (s *Server) commitImport(ctx context.Context, ns *nsState, key TableKey, sw
 	if plan.table.Len() != int(state.Pairs) {
 		// The index and the store disagree: serve what the store says.
 		s.cfg.Logger.ErrorContext(ctx, "idmap: import index size differs from store; reloading", "index", plan.table.Len(), "store", state.Pairs)
-		next, err := load(ctx, s.store, s.snap.Load())
+		next, err := s.load(ctx, s.snap.Load())
 		if err != nil {
 			return nil, internal("import", err)
 		}
-		s.snap.Store(next)
+		s.publish(next)
 		return plan.resp, nil
 	}
-	s.snap.Store(s.snap.Load().withTable(&tableState{TableState: state, table: plan.table}))
+	s.publish(s.snap.Load().withTable(&tableState{TableState: state, table: plan.table}))
 	return plan.resp, nil
 }
 
-// committedTable returns the committed table of generation gen: the index
-// already in memory when it is that generation, else read in the transaction.
-func (s *Server) committedTable(key TableKey, gen int64, kindA, kindB idtable.Kind, loadPairs func(func(a, b string) error) error) (*idtable.Table, error) {
+// committedTable returns the committed table of the locked generation:
+// the index in memory when it is that generation, the index brought
+// forward by the change log when it is older, else the table read whole in
+// the transaction.
+func (s *Server) committedTable(key TableKey, c Committed, kindA, kindB idtable.Kind) (*idtable.Index, error) {
 	if ns := s.snap.Load().namespaces[key.Namespace]; ns != nil {
-		if t := ns.tables[[2]string{key.A, key.B}]; t != nil && t.Generation == gen {
-			return t.table, nil
+		if t := ns.tables[[2]string{key.A, key.B}]; t != nil {
+			if t.Generation == c.Generation {
+				return t.table, nil
+			}
+			if t.Generation < c.Generation {
+				idx, err := catchUp(t.table, t.Generation, c.Generation, c.Changes)
+				if err == nil {
+					return idx, nil
+				}
+				if !errors.Is(err, ErrNoChangeLog) {
+					s.cfg.Logger.Warn("idmap: applying the change log failed; reading the whole table", "table", key, "error", err)
+				}
+			}
 		}
 	}
-	if gen == 0 {
-		return idtable.Empty(kindA, kindB), nil
+	if c.Generation == 0 {
+		return idtable.NewIndex(idtable.Empty(kindA, kindB)), nil
 	}
 	var all [][2]string
-	if err := loadPairs(func(a, b string) error {
+	if err := c.LoadPairs(func(a, b string) error {
 		all = append(all, [2]string{a, b})
 		return nil
 	}); err != nil {
 		return nil, err
 	}
-	return buildTable(kindA, kindB, all, nil, nil)
+	t, err := buildTable(kindA, kindB, all, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	return idtable.NewIndex(t), nil
 }
 
-// buildTable builds an index of base's pairs (minus dropA) plus extra.
-func buildTable(kindA, kindB idtable.Kind, extra [][2]string, base *idtable.Table, dropA map[string]bool) (*idtable.Table, error) {
+// applyChange returns cur with change applied: in the overlay when the
+// change is small, so it costs O(k); rebuilt at once when the change is
+// larger than CompactAt or the table was empty, which costs about what
+// writing the change costs anyway.
+func (s *Server) applyChange(cur *idtable.Index, change TableChange) (*idtable.Index, error) {
+	k := len(change.DeleteA) + len(change.Insert)
+	if k == 0 {
+		return cur, nil
+	}
+	if cur.Len() > 0 && k <= s.cfg.CompactAt {
+		return cur.Apply(change.DeleteA, change.Insert)
+	}
+	drop := make(map[string]bool, len(change.DeleteA))
+	for _, a := range change.DeleteA {
+		drop[a] = true
+	}
+	kindA, kindB := cur.Kinds()
+	t, err := buildTable(kindA, kindB, change.Insert, cur, drop)
+	if err != nil {
+		return nil, err
+	}
+	return idtable.NewIndex(t), nil
+}
+
+// buildTable builds a compact table of base's pairs (minus dropA) plus extra.
+func buildTable(kindA, kindB idtable.Kind, extra [][2]string, base *idtable.Index, dropA map[string]bool) (*idtable.Table, error) {
 	n := len(extra)
 	if base != nil {
 		n += base.Len()
@@ -246,7 +287,7 @@ func buildTable(kindA, kindB idtable.Kind, extra [][2]string, base *idtable.Tabl
 // is already mapped from another A id: in the import itself, or in the
 // committed table when merging. The first pair wins; every later clash is a
 // conflict reported with both sides, in the caller's orientation.
-func planImport(cur *idtable.Table, pairs [][2]string, swapped, replace bool, kindA, kindB idtable.Kind) (importPlan, error) {
+func (s *Server) planImport(cur *idtable.Index, pairs [][2]string, swapped, replace bool) (importPlan, error) {
 	resp := &idmapv1.ImportPairsResponse{Received: int64(len(pairs))}
 	byA := make(map[string]int, len(pairs))
 	byB := make(map[string]int, len(pairs))
@@ -304,7 +345,6 @@ func planImport(cur *idtable.Table, pairs [][2]string, swapped, replace bool, ki
 	}
 	plan := importPlan{resp: resp}
 	resp.Inserted = int64(len(insert))
-	var err error
 	if replace {
 		// Everything not re-imported identically goes: its A id is
 		// deleted, and pairs whose A id stays but whose B changed are
@@ -316,14 +356,12 @@ func planImport(cur *idtable.Table, pairs [][2]string, swapped, replace bool, ki
 			}
 			return true
 		})
-		plan.table, err = buildTable(kindA, kindB, accepted, nil, nil)
-	} else {
-		plan.table, err = buildTable(kindA, kindB, insert, cur, nil)
-	}
-	if err != nil {
-		return plan, fmt.Errorf("index a checked import: %w", err)
 	}
 	plan.change.Insert = insert
+	var err error
+	if plan.table, err = s.applyChange(cur, plan.change); err != nil {
+		return plan, fmt.Errorf("index a checked import: %w", err)
+	}
 	return plan, nil
 }
 
@@ -360,10 +398,11 @@ func (s *Server) UpsertPair(ctx context.Context, req *idmapv1.UpsertPairRequest)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	kindA, kindB := kindOf(ns.formats[key.A]), kindOf(ns.formats[key.B])
-	var next *idtable.Table
+	var next *idtable.Index
 	var clash error
-	state, err := s.store.UpdateTable(ctx, key, func(gen int64, loadPairs func(func(a, b string) error) error) (TableChange, error) {
-		cur, err := s.committedTable(key, gen, kindA, kindB, loadPairs)
+	state, err := s.store.UpdateTable(ctx, key, func(c Committed) (TableChange, error) {
+		next = nil
+		cur, err := s.committedTable(key, c, kindA, kindB)
 		if err != nil {
 			return TableChange{}, err
 		}
@@ -389,15 +428,14 @@ func (s *Server) UpsertPair(ctx context.Context, req *idmapv1.UpsertPairRequest)
 			pair = [2]string{otherID, keyID}
 		}
 		change := TableChange{Insert: [][2]string{pair}, Audit: audit}
-		drop := map[string]bool{}
 		if hasOld {
 			a := keyID
 			if swapped {
 				a = old
 			}
-			change.DeleteA, drop[a] = []string{a}, true
+			change.DeleteA = []string{a}
 		}
-		next, err = buildTable(kindA, kindB, change.Insert, cur, drop)
+		next, err = s.applyChange(cur, change)
 		return change, err
 	})
 	if clash != nil && errors.Is(err, clash) {
@@ -409,7 +447,7 @@ func (s *Server) UpsertPair(ctx context.Context, req *idmapv1.UpsertPairRequest)
 	if next == nil {
 		return &idmapv1.UpsertPairResponse{Changed: false}, nil
 	}
-	s.snap.Store(s.snap.Load().withTable(&tableState{TableState: state, table: next}))
+	s.publish(s.snap.Load().withTable(&tableState{TableState: state, table: next}))
 	return &idmapv1.UpsertPairResponse{Changed: true}, nil
 }
 
@@ -432,9 +470,10 @@ func (s *Server) DeletePair(ctx context.Context, req *idmapv1.DeletePairRequest)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	kindA, kindB := kindOf(ns.formats[key.A]), kindOf(ns.formats[key.B])
-	var next *idtable.Table
-	state, err := s.store.UpdateTable(ctx, key, func(gen int64, loadPairs func(func(a, b string) error) error) (TableChange, error) {
-		cur, err := s.committedTable(key, gen, kindA, kindB, loadPairs)
+	var next *idtable.Index
+	state, err := s.store.UpdateTable(ctx, key, func(c Committed) (TableChange, error) {
+		next = nil
+		cur, err := s.committedTable(key, c, kindA, kindB)
 		if err != nil {
 			return TableChange{}, err
 		}
@@ -451,8 +490,9 @@ func (s *Server) DeletePair(ctx context.Context, req *idmapv1.DeletePairRequest)
 		if !ok {
 			return TableChange{Audit: audit}, nil
 		}
-		next, err = buildTable(kindA, kindB, nil, cur, map[string]bool{a: true})
-		return TableChange{DeleteA: []string{a}, Audit: audit}, err
+		change := TableChange{DeleteA: []string{a}, Audit: audit}
+		next, err = s.applyChange(cur, change)
+		return change, err
 	})
 	if err != nil {
 		return nil, internal("delete pair", err)
@@ -460,6 +500,6 @@ func (s *Server) DeletePair(ctx context.Context, req *idmapv1.DeletePairRequest)
 	if next == nil {
 		return &idmapv1.DeletePairResponse{Deleted: false}, nil
 	}
-	s.snap.Store(s.snap.Load().withTable(&tableState{TableState: state, table: next}))
+	s.publish(s.snap.Load().withTable(&tableState{TableState: state, table: next}))
 	return &idmapv1.DeletePairResponse{Deleted: true}, nil
 }

@@ -37,9 +37,15 @@ type Server struct {
 	// mu serialises this replica's writes and reloads; readers never take it.
 	mu   sync.Mutex
 	snap atomic.Pointer[snapshot]
+	// compacting holds the tables whose overlay a goroutine is folding
+	// into a new compact index; guarded by mu.
+	compacting map[TableKey]bool
 
 	cancel context.CancelFunc
 	done   chan struct{}
+	// background counts compactions and the counter flusher, which Close
+	// waits for.
+	background sync.WaitGroup
 }
 
 // New opens the store, migrates it, loads every namespace and table into
@@ -49,7 +55,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	s := &Server{cfg: cfg, db: cfg.DB, done: make(chan struct{})}
+	s := &Server{cfg: cfg, db: cfg.DB, done: make(chan struct{}), compacting: map[TableKey]bool{}}
 	if s.db == nil {
 		db, err := storage.Open(ctx, cfg.StoreURL)
 		if err != nil {
@@ -79,14 +85,69 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		cancel()
 		return fail(err)
 	}
-	snap, err := load(ctx, s.store, nil)
+	snap, err := s.load(ctx, nil)
 	if err != nil {
 		cancel()
 		return fail(err)
 	}
 	s.snap.Store(snap)
 	go s.follow(watchCtx, wake)
+	s.background.Add(1)
+	go s.flushCounters(watchCtx)
 	return s, nil
+}
+
+func (s *Server) load(ctx context.Context, prev *snapshot) (*snapshot, error) {
+	return load(ctx, s.store, prev, s.cfg.Logger)
+}
+
+// publish makes next the snapshot readers see, and starts compacting each
+// table whose overlay has grown past CompactAt changes. The caller holds mu.
+func (s *Server) publish(next *snapshot) {
+	s.snap.Store(next)
+	for _, ns := range next.namespaces {
+		for _, t := range ns.tables {
+			if t.table.Changes() >= s.cfg.CompactAt && !s.compacting[t.Key] {
+				s.compacting[t.Key] = true
+				s.background.Add(1)
+				go s.compact(t.Key, t.table)
+			}
+		}
+	}
+}
+
+// compact folds the overlay of since, the index of key when it started,
+// into a new compact index without holding mu, then swaps it in under mu
+// with the changes committed meanwhile applied again on top. Readers never
+// wait: they keep the snapshot they loaded.
+func (s *Server) compact(key TableKey, since *idtable.Index) {
+	defer s.background.Done()
+	began := time.Now()
+	base, err := since.Compact()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.compacting, key)
+	if err != nil {
+		s.cfg.Logger.Error("idmap: compacting a lookup table failed; it keeps serving from its overlay", "table", key, "error", err)
+		return
+	}
+	snap := s.snap.Load()
+	ns := snap.namespaces[key.Namespace]
+	if ns == nil {
+		return
+	}
+	cur := ns.tables[[2]string{key.A, key.B}]
+	if cur == nil || cur.table.Base() != since.Base() {
+		return // rebuilt or reread meanwhile: that index has no overlay to fold
+	}
+	next, err := cur.table.Rebase(base, since)
+	if err != nil {
+		s.cfg.Logger.Error("idmap: swapping in a compacted lookup table failed", "table", key, "error", err)
+		return
+	}
+	s.snap.Store(snap.withTable(&tableState{TableState: cur.TableState, table: next}))
+	s.cfg.Logger.Debug("idmap: compacted a lookup table", "table", key, "pairs", next.Len(),
+		"folded", since.Changes(), "reapplied", next.Changes(), "took", time.Since(began))
 }
 
 // Bounds of the backoff between attempts to reload after a failed reload.
@@ -130,11 +191,11 @@ func (s *Server) follow(ctx context.Context, wake <-chan struct{}) {
 func (s *Server) Reload(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	next, err := load(ctx, s.store, s.snap.Load())
+	next, err := s.load(ctx, s.snap.Load())
 	if err != nil {
 		return err
 	}
-	s.snap.Store(next)
+	s.publish(next)
 	return nil
 }
 
@@ -143,10 +204,12 @@ func (s *Server) Register(r grpc.ServiceRegistrar) {
 	idmapv1.RegisterIdMapServiceServer(r, s)
 }
 
-// Close stops following changes and closes the store if New opened it.
+// Close stops following changes, waits for compactions and the last flush
+// of the counters, and closes the store if New opened it.
 func (s *Server) Close() error {
 	s.cancel()
 	<-s.done
+	s.background.Wait()
 	if s.ownDB {
 		return s.db.Close()
 	}
@@ -238,11 +301,11 @@ func (s *Server) CreateNamespace(ctx context.Context, req *idmapv1.CreateNamespa
 	if err != nil {
 		return nil, internal("create namespace", err)
 	}
-	next, err := load(ctx, s.store, s.snap.Load())
+	next, err := s.load(ctx, s.snap.Load())
 	if err != nil {
 		return nil, internal("create namespace", err)
 	}
-	s.snap.Store(next)
+	s.publish(next)
 	return &idmapv1.CreateNamespaceResponse{Namespace: next.namespaces[ns.GetName()].proto()}, nil
 }
 
@@ -274,11 +337,11 @@ func (s *Server) AddFormat(ctx context.Context, req *idmapv1.AddFormatRequest) (
 	case err != nil:
 		return nil, internal("add format", err)
 	}
-	next, err := load(ctx, s.store, s.snap.Load())
+	next, err := s.load(ctx, s.snap.Load())
 	if err != nil {
 		return nil, internal("add format", err)
 	}
-	s.snap.Store(next)
+	s.publish(next)
 	return &idmapv1.AddFormatResponse{Namespace: next.namespaces[req.GetNamespace()].proto()}, nil
 }
 
@@ -334,11 +397,11 @@ func (s *Server) SetRule(ctx context.Context, req *idmapv1.SetRuleRequest) (*idm
 		Detail: fmt.Sprintf("%s→%s %s reversible=%v, %d samples checked", rule.GetFromFormat(), rule.GetToFormat(), strategyName(c.Rule), c.Rule.GetReversible(), checked)}); err != nil {
 		return nil, internal("set rule", err)
 	}
-	next, err := load(ctx, s.store, s.snap.Load())
+	next, err := s.load(ctx, s.snap.Load())
 	if err != nil {
 		return nil, internal("set rule", err)
 	}
-	s.snap.Store(next)
+	s.publish(next)
 	return &idmapv1.SetRuleResponse{Rule: c.Rule, Checked: int32(checked)}, nil
 }
 
@@ -361,7 +424,7 @@ func strategyName(r *idmapv1.Rule) string {
 type route struct {
 	from, to *idrule.Format
 	fn       idrule.Func // deterministic
-	table    *idtable.Table
+	table    *idtable.Index
 	reverse  bool // table lookup from side B
 }
 
@@ -405,8 +468,8 @@ func resolve(ns *nsState, fromName, toName string) (route, error) {
 		map[string]string{"namespace": ns.spec.GetName(), "from_format": fromName, "to_format": toName})
 }
 
-func emptyTable(key TableKey, ns *nsState) *idtable.Table {
-	return idtable.Empty(kindOf(ns.formats[key.A]), kindOf(ns.formats[key.B]))
+func emptyTable(key TableKey, ns *nsState) *idtable.Index {
+	return idtable.NewIndex(idtable.Empty(kindOf(ns.formats[key.A]), kindOf(ns.formats[key.B])))
 }
 
 // translate answers one batch.
@@ -546,7 +609,7 @@ func (s *Server) Contains(ctx context.Context, req *idmapv1.ContainsRequest) (*i
 		return nil, err
 	}
 	type side struct {
-		t   *idtable.Table
+		t   *idtable.Index
 		isA bool
 	}
 	var sides []side
@@ -592,9 +655,41 @@ func packedOr(ids []string, p *idmapv1.PackedIds, field string) ([]string, error
 	return out, nil
 }
 
-// GetStats returns this replica's counters since it started.
-func (s *Server) GetStats(_ context.Context, req *idmapv1.GetStatsRequest) (*idmapv1.GetStatsResponse, error) {
-	return &idmapv1.GetStatsResponse{Counters: s.stats.snapshot(req.GetNamespace())}, nil
+// GetStats returns the translation counters every replica has added to
+// the store, this replica's latest included, so every replica answers
+// the same.
+func (s *Server) GetStats(ctx context.Context, req *idmapv1.GetStatsRequest) (*idmapv1.GetStatsResponse, error) {
+	if err := s.stats.flush(ctx, s.store); err != nil {
+		return nil, internal("get stats", err)
+	}
+	counters, err := s.store.Counters(ctx, req.GetNamespace())
+	if err != nil {
+		return nil, internal("get stats", err)
+	}
+	return &idmapv1.GetStatsResponse{Counters: counters}, nil
+}
+
+// flushCounters adds this replica's translation counts to the store every
+// CounterFlushInterval, and once more when the server closes.
+func (s *Server) flushCounters(ctx context.Context) {
+	defer s.background.Done()
+	tick := time.NewTicker(s.cfg.CounterFlushInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			flushCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			if err := s.stats.flush(flushCtx, s.store); err != nil {
+				s.cfg.Logger.Error("idmap: the last flush of translation counters failed", "error", err)
+			}
+			cancel()
+			return
+		case <-tick.C:
+			if err := s.stats.flush(ctx, s.store); err != nil && ctx.Err() == nil {
+				s.cfg.Logger.Warn("idmap: flushing translation counters failed; they are kept and sent with the next flush", "error", err)
+			}
+		}
+	}
 }
 
 // ListAudit lists the newest audit records.

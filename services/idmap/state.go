@@ -2,7 +2,9 @@ package idmap
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -28,7 +30,7 @@ type nsState struct {
 
 type tableState struct {
 	TableState
-	table *idtable.Table
+	table *idtable.Index
 }
 
 func kindOf(f *idrule.Format) idtable.Kind {
@@ -91,9 +93,10 @@ func (n *nsState) proto() *idmapv1.Namespace {
 }
 
 // load builds a snapshot from the store, reusing the tables of prev whose
-// generation has not changed, so a reload after a change elsewhere reads
-// only the tables that changed.
-func load(ctx context.Context, store Store, prev *snapshot) (*snapshot, error) {
+// generation has not changed and applying the logged changes to those that
+// moved, so a reload after a change elsewhere costs what the change costs;
+// a table the log cannot bring forward is read whole.
+func load(ctx context.Context, store Store, prev *snapshot, logger *slog.Logger) (*snapshot, error) {
 	nss, err := store.Namespaces(ctx)
 	if err != nil {
 		return nil, err
@@ -116,28 +119,82 @@ func load(ctx context.Context, store Store, prev *snapshot) (*snapshot, error) {
 			continue
 		}
 		k := [2]string{t.Key.A, t.Key.B}
+		var old *tableState
 		if prev != nil {
-			if old := prev.namespaces[t.Key.Namespace]; old != nil {
-				if ot := old.tables[k]; ot != nil && ot.Generation == t.Generation {
-					ns.tables[k] = ot
-					continue
-				}
+			if o := prev.namespaces[t.Key.Namespace]; o != nil {
+				old = o.tables[k]
+			}
+		}
+		if old != nil && old.Generation == t.Generation {
+			ns.tables[k] = old
+			continue
+		}
+		if old != nil && old.Generation < t.Generation {
+			idx, err := catchUp(old.table, old.Generation, t.Generation, func(after int64) ([]LoggedChange, error) {
+				return store.TableChanges(ctx, t.Key, after, t.Generation)
+			})
+			if err == nil && int64(idx.Len()) != t.Pairs {
+				err = fmt.Errorf("the log leaves %d pairs, the store counts %d", idx.Len(), t.Pairs)
+			}
+			if err == nil {
+				ns.tables[k] = &tableState{TableState: t, table: idx}
+				continue
+			}
+			if !errors.Is(err, ErrNoChangeLog) {
+				logger.WarnContext(ctx, "idmap: applying the change log failed; reading the whole table", "table", t.Key, "error", err)
 			}
 		}
 		fa, fb := ns.formats[t.Key.A], ns.formats[t.Key.B]
 		if fa == nil || fb == nil {
 			return nil, fmt.Errorf("table %s %s↔%s names a format the namespace lacks", t.Key.Namespace, t.Key.A, t.Key.B)
 		}
-		b, err := idtable.NewBuilder(kindOf(fa), kindOf(fb), int(t.Pairs))
+		st, err := loadTable(ctx, store, t, kindOf(fa), kindOf(fb))
 		if err != nil {
 			return nil, err
 		}
-		if err := store.LoadTable(ctx, t.Key, b.Add); err != nil {
-			return nil, err
-		}
-		ns.tables[k] = &tableState{TableState: t, table: b.Build()}
+		ns.tables[k] = st
 	}
 	return next, nil
+}
+
+// catchUp applies the logged changes after generation from up to to.
+func catchUp(idx *idtable.Index, from, to int64, changes func(after int64) ([]LoggedChange, error)) (*idtable.Index, error) {
+	log, err := changes(from)
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(log)) != to-from {
+		return nil, fmt.Errorf("%d logged changes for generations %d..%d: %w", len(log), from+1, to, ErrNoChangeLog)
+	}
+	for _, c := range log {
+		if idx, err = idx.Apply(c.DeleteA, c.Insert); err != nil {
+			return nil, fmt.Errorf("apply generation %d: %w", c.Generation, err)
+		}
+	}
+	return idx, nil
+}
+
+// loadTable reads a whole table. The table may have grown since its
+// metadata was read; then the read is tried again with the new size.
+func loadTable(ctx context.Context, store Store, t TableState, kindA, kindB idtable.Kind) (*tableState, error) {
+	capacity := int(t.Pairs)
+	for attempt := 0; ; attempt++ {
+		b, err := idtable.NewBuilder(kindA, kindB, capacity)
+		if err != nil {
+			return nil, err
+		}
+		gen, err := store.LoadTable(ctx, t.Key, b.Add)
+		if errors.Is(err, idtable.ErrFull) && attempt < 5 {
+			capacity += capacity/4 + 1024
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		tab := b.Build()
+		t.Generation, t.Pairs = gen, int64(tab.Len())
+		return &tableState{TableState: t, table: idtable.NewIndex(tab)}, nil
+	}
 }
 
 // withTable returns a copy of s with one table replaced.

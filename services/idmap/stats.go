@@ -20,11 +20,15 @@ type stats struct {
 	mu       sync.RWMutex
 	counters map[[3]string]*counter
 	ids      metric.Int64Counter // nil without a meter
+	// flushMu lets one flush at a time move counts to the store.
+	flushMu sync.Mutex
 }
 
 type counter struct {
 	hits, misses, invalid atomic.Int64
-	attrs                 [3]metric.AddOption
+	// flushed are the counts already added to the store; guarded by flushMu.
+	flushed [3]int64
+	attrs   [3]metric.AddOption
 }
 
 func newStats(meter metric.Meter) (*stats, error) {
@@ -76,6 +80,45 @@ func (s *stats) add(ctx context.Context, ns, from, to string, hits, misses, inva
 			s.ids.Add(ctx, n, c.attrs[i])
 		}
 	}
+}
+
+// counterStore is where flush adds counts.
+type counterStore interface {
+	AddCounters(ctx context.Context, counters []*idmapv1.Counter) error
+}
+
+// flush adds what was counted since the last flush to the store. Counts a
+// failed flush did not add stay pending for the next.
+func (s *stats) flush(ctx context.Context, store counterStore) error {
+	s.flushMu.Lock()
+	defer s.flushMu.Unlock()
+	type pending struct {
+		c   *counter
+		now [3]int64
+	}
+	var todo []pending
+	var out []*idmapv1.Counter
+	s.mu.RLock()
+	for k, c := range s.counters {
+		now := [3]int64{c.hits.Load(), c.misses.Load(), c.invalid.Load()}
+		if now == c.flushed {
+			continue
+		}
+		todo = append(todo, pending{c, now})
+		out = append(out, &idmapv1.Counter{Namespace: k[0], FromFormat: k[1], ToFormat: k[2],
+			Hits: now[0] - c.flushed[0], Misses: now[1] - c.flushed[1], Invalid: now[2] - c.flushed[2]})
+	}
+	s.mu.RUnlock()
+	if len(out) == 0 {
+		return nil
+	}
+	if err := store.AddCounters(ctx, out); err != nil {
+		return err
+	}
+	for _, p := range todo {
+		p.c.flushed = p.now
+	}
+	return nil
 }
 
 func (s *stats) snapshot(namespace string) []*idmapv1.Counter {

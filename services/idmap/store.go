@@ -3,6 +3,7 @@ package idmap
 import (
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -69,10 +70,31 @@ type TableChange struct {
 	Audit   AuditEntry
 }
 
+// LoggedChange is the change that made one generation of a table, as the
+// change log keeps it for replicas to apply instead of reloading.
+type LoggedChange struct {
+	Generation int64
+	DeleteA    []string
+	Insert     [][2]string
+}
+
+// ErrNoChangeLog is returned by TableChanges when the log does not hold
+// every generation asked for (pruned, or a change too large to log): the
+// caller reads the whole table instead.
+var ErrNoChangeLog = errors.New("the change log does not cover those generations")
+
+// Committed is what a PlanFunc may read of the locked table: its
+// generation, its pairs, and the logged changes after a generation up to
+// this one.
+type Committed struct {
+	Generation int64
+	LoadPairs  func(fn func(a, b string) error) error
+	Changes    func(after int64) ([]LoggedChange, error)
+}
+
 // PlanFunc decides a table update inside the store's transaction, given the
-// committed generation and a way to read the committed pairs. Returning an
-// error rolls everything back.
-type PlanFunc func(generation int64, load func(fn func(a, b string) error) error) (TableChange, error)
+// committed table. Returning an error rolls everything back.
+type PlanFunc func(committed Committed) (TableChange, error)
 
 // Store is idmap's persistence. One implementation over platform/storage
 // serves SQLite and PostgreSQL; the conformance suite runs it on both.
@@ -88,8 +110,16 @@ type Store interface {
 	PutRule(ctx context.Context, namespace string, rule *idmapv1.Rule, audit AuditEntry) error
 	// Tables returns the metadata of every lookup table.
 	Tables(ctx context.Context) ([]TableState, error)
-	// LoadTable streams the pairs of a table.
-	LoadTable(ctx context.Context, key TableKey, fn func(a, b string) error) error
+	// LoadTable streams the pairs of a table as of one generation, which
+	// it returns.
+	LoadTable(ctx context.Context, key TableKey, fn func(a, b string) error) (int64, error)
+	// TableChanges returns the logged changes of the generations after
+	// `after` up to upTo, oldest first; ErrNoChangeLog when the log lacks one.
+	TableChanges(ctx context.Context, key TableKey, after, upTo int64) ([]LoggedChange, error)
+	// AddCounters adds translation outcomes to the shared counters.
+	AddCounters(ctx context.Context, counters []*idmapv1.Counter) error
+	// Counters returns the shared counters of namespace (all when empty).
+	Counters(ctx context.Context, namespace string) ([]*idmapv1.Counter, error)
 	// UpdateTable runs plan under the table's lock and writes its change
 	// atomically, bumping the generation when pairs changed.
 	UpdateTable(ctx context.Context, key TableKey, plan PlanFunc) (TableState, error)
@@ -126,6 +156,26 @@ CREATE TABLE idmap_pairs (table_id BIGINT NOT NULL, a_id TEXT NOT NULL, b_id TEX
   PRIMARY KEY (table_id, a_id));
 CREATE TABLE idmap_audit (seq BIGSERIAL PRIMARY KEY, at TEXT NOT NULL, principal TEXT NOT NULL,
   namespace TEXT NOT NULL, action TEXT NOT NULL, detail TEXT NOT NULL);
+`,
+}, {
+	// Replicas apply each generation's change instead of reloading a table;
+	// ops is NULL for a change too large to log. Translation counters are
+	// summed here from every replica, so GetStats answers the same anywhere.
+	Version: 2,
+	Name:    "table change log, shared translation counters",
+	SQLite: `
+CREATE TABLE idmap_changes (table_id INTEGER NOT NULL, generation INTEGER NOT NULL, ops BLOB,
+  PRIMARY KEY (table_id, generation)) WITHOUT ROWID;
+CREATE TABLE idmap_counters (namespace TEXT NOT NULL, from_format TEXT NOT NULL, to_format TEXT NOT NULL,
+  hits INTEGER NOT NULL, misses INTEGER NOT NULL, invalid INTEGER NOT NULL,
+  PRIMARY KEY (namespace, from_format, to_format)) WITHOUT ROWID;
+`,
+	Postgres: `
+CREATE TABLE idmap_changes (table_id BIGINT NOT NULL, generation BIGINT NOT NULL, ops BYTEA,
+  PRIMARY KEY (table_id, generation));
+CREATE TABLE idmap_counters (namespace TEXT NOT NULL, from_format TEXT NOT NULL, to_format TEXT NOT NULL,
+  hits BIGINT NOT NULL, misses BIGINT NOT NULL, invalid BIGINT NOT NULL,
+  PRIMARY KEY (namespace, from_format, to_format));
 `,
 }}
 
@@ -322,7 +372,7 @@ func (s *sqlStore) Tables(ctx context.Context) ([]TableState, error) {
 	return out, nil
 }
 
-func (s *sqlStore) LoadTable(ctx context.Context, key TableKey, fn func(a, b string) error) error {
+func (s *sqlStore) LoadTable(ctx context.Context, key TableKey, fn func(a, b string) error) (int64, error) {
 	return loadPairs(ctx, s.db.SQL, key, fn)
 }
 
@@ -331,26 +381,151 @@ type querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
-func loadPairs(ctx context.Context, q querier, key TableKey, fn func(a, b string) error) error {
-	rows, err := q.QueryContext(ctx, `SELECT p.a_id, p.b_id FROM idmap_pairs p JOIN idmap_tables t ON t.id = p.table_id
+// loadPairs streams a table's pairs and returns their generation. One
+// statement reads both, so they come from one snapshot of the database
+// even outside a transaction, on either store.
+func loadPairs(ctx context.Context, q querier, key TableKey, fn func(a, b string) error) (int64, error) {
+	rows, err := q.QueryContext(ctx, `SELECT t.generation, p.a_id, p.b_id FROM idmap_tables t LEFT JOIN idmap_pairs p ON p.table_id = t.id
 WHERE t.namespace = $1 AND t.format_a = $2 AND t.format_b = $3`, key.Namespace, key.A, key.B)
 	if err != nil {
-		return fmt.Errorf("load table %s %s↔%s: %w", key.Namespace, key.A, key.B, err)
+		return 0, fmt.Errorf("load table %s %s↔%s: %w", key.Namespace, key.A, key.B, err)
 	}
 	defer rows.Close()
+	var gen int64
 	for rows.Next() {
-		var a, b string
-		if err := rows.Scan(&a, &b); err != nil {
-			return fmt.Errorf("read pair of %s %s↔%s: %w", key.Namespace, key.A, key.B, err)
+		var a, b sql.NullString
+		if err := rows.Scan(&gen, &a, &b); err != nil {
+			return 0, fmt.Errorf("read pair of %s %s↔%s: %w", key.Namespace, key.A, key.B, err)
 		}
-		if err := fn(a, b); err != nil {
-			return err
+		if !a.Valid {
+			continue // the table row of a table without pairs
+		}
+		if err := fn(a.String, b.String); err != nil {
+			return 0, err
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("load table %s %s↔%s: %w", key.Namespace, key.A, key.B, err)
+		return 0, fmt.Errorf("load table %s %s↔%s: %w", key.Namespace, key.A, key.B, err)
 	}
-	return nil
+	return gen, nil
+}
+
+func (s *sqlStore) TableChanges(ctx context.Context, key TableKey, after, upTo int64) ([]LoggedChange, error) {
+	return tableChanges(ctx, s.db.SQL, key, after, upTo)
+}
+
+func tableChanges(ctx context.Context, q querier, key TableKey, after, upTo int64) ([]LoggedChange, error) {
+	if upTo <= after {
+		return nil, nil
+	}
+	rows, err := q.QueryContext(ctx, `SELECT c.generation, c.ops FROM idmap_changes c JOIN idmap_tables t ON t.id = c.table_id
+WHERE t.namespace = $1 AND t.format_a = $2 AND t.format_b = $3 AND c.generation > $4 AND c.generation <= $5 ORDER BY c.generation`,
+		key.Namespace, key.A, key.B, after, upTo)
+	if err != nil {
+		return nil, fmt.Errorf("read change log of %s %s↔%s: %w", key.Namespace, key.A, key.B, err)
+	}
+	defer rows.Close()
+	var out []LoggedChange
+	want := after + 1
+	for rows.Next() {
+		var c LoggedChange
+		var ops []byte
+		if err := rows.Scan(&c.Generation, &ops); err != nil {
+			return nil, fmt.Errorf("read change log of %s %s↔%s: %w", key.Namespace, key.A, key.B, err)
+		}
+		if c.Generation != want || ops == nil {
+			return nil, fmt.Errorf("table %s %s↔%s generation %d: %w", key.Namespace, key.A, key.B, want, ErrNoChangeLog)
+		}
+		if c.DeleteA, c.Insert, err = decodeOps(ops); err != nil {
+			return nil, fmt.Errorf("change log of %s %s↔%s generation %d: %w", key.Namespace, key.A, key.B, c.Generation, err)
+		}
+		out = append(out, c)
+		want++
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read change log of %s %s↔%s: %w", key.Namespace, key.A, key.B, err)
+	}
+	if want != upTo+1 {
+		return nil, fmt.Errorf("table %s %s↔%s generation %d: %w", key.Namespace, key.A, key.B, want, ErrNoChangeLog)
+	}
+	return out, nil
+}
+
+// maxLoggedOps is the largest change the log keeps: a replica applies a
+// larger one by reading the table, which costs about as much.
+const maxLoggedOps = 100_000
+
+// keptGenerations is how many recent generations of a table the log
+// keeps; a replica further behind reads the whole table.
+const keptGenerations = 1000
+
+// encodeOps encodes a change for the log: a count of deleted A ids, each
+// length-prefixed, then a count of inserted pairs, each two such ids.
+func encodeOps(deleteA []string, insert [][2]string) []byte {
+	var b []byte
+	str := func(s string) {
+		b = binary.AppendUvarint(b, uint64(len(s)))
+		b = append(b, s...)
+	}
+	b = binary.AppendUvarint(b, uint64(len(deleteA)))
+	for _, a := range deleteA {
+		str(a)
+	}
+	b = binary.AppendUvarint(b, uint64(len(insert)))
+	for _, p := range insert {
+		str(p[0])
+		str(p[1])
+	}
+	return b
+}
+
+func decodeOps(b []byte) (deleteA []string, insert [][2]string, err error) {
+	bad := errors.New("malformed change record")
+	count := func() (int, bool) {
+		n, k := binary.Uvarint(b)
+		if k <= 0 || n > uint64(len(b)) {
+			return 0, false
+		}
+		b = b[k:]
+		return int(n), true
+	}
+	str := func() (string, bool) {
+		n, ok := count()
+		if !ok || n > len(b) {
+			return "", false
+		}
+		s := string(b[:n])
+		b = b[n:]
+		return s, true
+	}
+	n, ok := count()
+	if !ok {
+		return nil, nil, bad
+	}
+	deleteA = make([]string, 0, n)
+	for range n {
+		a, ok := str()
+		if !ok {
+			return nil, nil, bad
+		}
+		deleteA = append(deleteA, a)
+	}
+	if n, ok = count(); !ok {
+		return nil, nil, bad
+	}
+	insert = make([][2]string, 0, n)
+	for range n {
+		a, ok1 := str()
+		bID, ok2 := str()
+		if !ok1 || !ok2 {
+			return nil, nil, bad
+		}
+		insert = append(insert, [2]string{a, bID})
+	}
+	if len(b) != 0 {
+		return nil, nil, bad
+	}
+	return deleteA, insert, nil
 }
 
 // insertBatch is the number of pairs per multi-row INSERT: 3 parameters
@@ -376,7 +551,13 @@ VALUES ($1, $2, $3, 0, 0, $4) ON CONFLICT (namespace, format_a, format_b) DO NOT
 			key.Namespace, key.A, key.B).Scan(&id, &gen, &pairs); err != nil {
 			return fmt.Errorf("lock table %s %s↔%s: %w", key.Namespace, key.A, key.B, err)
 		}
-		change, err := plan(gen, func(fn func(a, b string) error) error { return loadPairs(ctx, tx, key, fn) })
+		change, err := plan(Committed{Generation: gen,
+			LoadPairs: func(fn func(a, b string) error) error {
+				_, err := loadPairs(ctx, tx, key, fn)
+				return err
+			},
+			Changes: func(after int64) ([]LoggedChange, error) { return tableChanges(ctx, tx, key, after, gen) },
+		})
 		if err != nil {
 			return err
 		}
@@ -399,6 +580,16 @@ VALUES ($1, $2, $3, 0, 0, $4) ON CONFLICT (namespace, format_a, format_b) DO NOT
 		if _, err := tx.ExecContext(ctx, "UPDATE idmap_tables SET generation = $1, pairs = $2, updated_at = $3 WHERE id = $4",
 			state.Generation, state.Pairs, now.Format(timeLayout), id); err != nil {
 			return fmt.Errorf("bump generation of %s %s↔%s: %w", key.Namespace, key.A, key.B, err)
+		}
+		var ops []byte
+		if len(change.DeleteA)+len(change.Insert) <= maxLoggedOps {
+			ops = encodeOps(change.DeleteA, change.Insert)
+		}
+		if _, err := tx.ExecContext(ctx, "INSERT INTO idmap_changes (table_id, generation, ops) VALUES ($1, $2, $3)", id, state.Generation, ops); err != nil {
+			return fmt.Errorf("log generation %d of %s %s↔%s: %w", state.Generation, key.Namespace, key.A, key.B, err)
+		}
+		if _, err := tx.ExecContext(ctx, "DELETE FROM idmap_changes WHERE table_id = $1 AND generation <= $2", id, state.Generation-keptGenerations); err != nil {
+			return fmt.Errorf("prune the change log of %s %s↔%s: %w", key.Namespace, key.A, key.B, err)
 		}
 		return s.db.Notify(ctx, tx, changeChannel)
 	})
@@ -514,4 +705,43 @@ WHERE $1 = '' OR namespace = $1 ORDER BY seq DESC LIMIT $2`, namespace, limit)
 // `seam migrate` calls it before a rollout.
 func Migrate(ctx context.Context, db *storage.DB) error {
 	return db.Migrate(ctx, "idmap", migrations)
+}
+
+func (s *sqlStore) AddCounters(ctx context.Context, counters []*idmapv1.Counter) error {
+	if len(counters) == 0 {
+		return nil
+	}
+	// No notification: counters change no snapshot.
+	return s.db.InTx(ctx, func(tx *sql.Tx) error {
+		for _, c := range counters {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO idmap_counters (namespace, from_format, to_format, hits, misses, invalid)
+VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (namespace, from_format, to_format) DO UPDATE SET
+hits = idmap_counters.hits + excluded.hits, misses = idmap_counters.misses + excluded.misses, invalid = idmap_counters.invalid + excluded.invalid`,
+				c.GetNamespace(), c.GetFromFormat(), c.GetToFormat(), c.GetHits(), c.GetMisses(), c.GetInvalid()); err != nil {
+				return fmt.Errorf("add counters of %s %s→%s: %w", c.GetNamespace(), c.GetFromFormat(), c.GetToFormat(), err)
+			}
+		}
+		return nil
+	})
+}
+
+func (s *sqlStore) Counters(ctx context.Context, namespace string) ([]*idmapv1.Counter, error) {
+	rows, err := s.db.SQL.QueryContext(ctx, `SELECT namespace, from_format, to_format, hits, misses, invalid FROM idmap_counters
+WHERE $1 = '' OR namespace = $1 ORDER BY namespace, from_format, to_format`, namespace)
+	if err != nil {
+		return nil, fmt.Errorf("read counters: %w", err)
+	}
+	defer rows.Close()
+	var out []*idmapv1.Counter
+	for rows.Next() {
+		c := &idmapv1.Counter{}
+		if err := rows.Scan(&c.Namespace, &c.FromFormat, &c.ToFormat, &c.Hits, &c.Misses, &c.Invalid); err != nil {
+			return nil, fmt.Errorf("read counters: %w", err)
+		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read counters: %w", err)
+	}
+	return out, nil
 }

@@ -2,7 +2,7 @@
 
 package idtable
 
-// allocSlots returns n zeroed slots on the Go heap.
-func allocSlots[K comparable, V comparable](_ *dir[K, V], n int) []slot[K, V] {
-	return make([]slot[K, V], n)
+// allocArray returns n zeroed elements on the Go heap.
+func allocArray[T any, O any](_ *O, _ *int, n int) []T {
+	return make([]T, n)
 }

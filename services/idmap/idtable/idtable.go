@@ -1,11 +1,16 @@
 // Package idtable is idmap's in-memory lookup table: an immutable,
 // one-to-one map between the ids of two formats, compact enough to hold tens
-// of millions of pairs and fast enough to serve translation batches.
+// of millions of pairs and fast enough to serve translation batches, and
+// Index, which layers small changes over it so that changing k pairs costs
+// O(k) instead of a rebuild.
 //
-// Ids are stored in their typed form (int64, [16]byte UUID, or a string for
-// STRING formats) in two open-addressing hash tables, one per direction, so
-// a uuid↔int pair costs about 70 bytes for both directions and a lookup
-// touches one or two cache lines instead of chasing string pointers.
+// Ids are stored once, in their typed form (int64, [16]byte UUID, or a
+// string for STRING formats), in two parallel arrays; each direction is an
+// open-addressing hash table of 8-byte slots holding a pair's position and
+// 32 bits of its key's hash. A uuid↔int pair costs 24 bytes of ids and about
+// 21 bytes of slots for both directions, and a lookup reads one slot, then
+// the key and the value it points at; the slot's hash bits make a probe
+// past a foreign key almost never touch that key.
 package idtable
 
 import (
@@ -35,8 +40,15 @@ const (
 // on its side: the caller checks one-to-one before building.
 var ErrDuplicate = errors.New("idtable: id already present")
 
-// maxLoad keeps linear probes short: about 2 slots for a hit.
-const maxLoad = 0.7
+// ErrFull is returned by Builder.Add past the capacity the builder was given.
+var ErrFull = errors.New("idtable: more pairs than the builder's capacity")
+
+// maxLoad keeps linear probes short (about 2.5 slots for a hit, which
+// share a cache line) while slots cost 8/0.75 bytes per pair and direction.
+const maxLoad = 0.75
+
+// maxPairs is what a slot's 32-bit position can address.
+const maxPairs = 1<<32 - 2
 
 // Table is an immutable one-to-one table between side A and side B.
 // Its methods are safe for concurrent use.
@@ -54,7 +66,10 @@ type direction interface {
 	len() int
 	// each calls fn with every key and value, formatted, until fn is false.
 	each(fn func(key, val string) bool)
+	// put appends the pair (key, val) to the shared arrays and indexes it
+	// on this side; the other side's direction then only indexes it.
 	put(key, val string) error
+	index() error
 	bytes() int
 	mappedBytes() int
 	translate(ids []string, dst []byte, status []idrule.Status, ends []int) ([]byte, int)
@@ -66,14 +81,13 @@ type Builder struct {
 }
 
 // NewBuilder starts a table of at most capacity pairs between ids of kind a
-// and kind b. Adding more than capacity pairs is an error, because the hash
-// tables are sized once.
+// and kind b. Adding more than capacity pairs is an error, because the
+// arrays and hash tables are sized once.
 func NewBuilder(a, b Kind, capacity int) (*Builder, error) {
-	ab, err := newDirection(a, b, capacity)
-	if err != nil {
-		return nil, err
+	if capacity < 0 || capacity > maxPairs {
+		return nil, fmt.Errorf("idtable: capacity %d is outside 0..%d", capacity, maxPairs)
 	}
-	ba, err := newDirection(b, a, capacity)
+	ab, ba, err := newDirections(a, b, capacity)
 	if err != nil {
 		return nil, err
 	}
@@ -81,12 +95,16 @@ func NewBuilder(a, b Kind, capacity int) (*Builder, error) {
 }
 
 // Add adds the pair (a, b). Ids must be canonical for their kind; an id
-// already present on its side is ErrDuplicate.
+// already present on its side is ErrDuplicate, and the table is unchanged.
 func (b *Builder) Add(a, bID string) error {
+	if b.t.ba.has(bID) {
+		return fmt.Errorf("side B id %q: %w", bID, ErrDuplicate)
+	}
 	if err := b.t.ab.put(a, bID); err != nil {
 		return fmt.Errorf("side A id %q: %w", a, err)
 	}
-	if err := b.t.ba.put(bID, a); err != nil {
+	// The pair is stored; the B side indexes the position put used.
+	if err := b.t.ba.index(); err != nil {
 		return fmt.Errorf("side B id %q: %w", bID, err)
 	}
 	return nil
@@ -150,33 +168,65 @@ func (t *Table) MappedBytes() int { return t.ab.mappedBytes() + t.ba.mappedBytes
 // Range calls fn for every pair until fn returns false.
 func (t *Table) Range(fn func(a, b string) bool) { t.ab.each(fn) }
 
-// Bytes estimates the table's resident size.
+// Bytes estimates the table's resident size: ids once, slots per side.
 func (t *Table) Bytes() int { return t.ab.bytes() + t.ba.bytes() }
 
-func newDirection(from, to Kind, capacity int) (direction, error) {
-	switch from {
+func newDirections(a, b Kind, capacity int) (ab, ba direction, err error) {
+	switch a {
 	case Int:
-		return newDirFrom[int64](to, capacity, parseInt, hashInt(), appendInt)
+		return newDirsFrom(b, capacity, side[int64]{parseInt, hashInt(), appendInt})
 	case UUID:
-		return newDirFrom[[16]byte](to, capacity, idrule.ParseUUID, hashUUID(), idrule.AppendUUID)
+		return newDirsFrom(b, capacity, side[[16]byte]{idrule.ParseUUID, hashUUID(), idrule.AppendUUID})
 	case String:
-		return newDirFrom[string](to, capacity, parseString, hashString(), appendString)
+		return newDirsFrom(b, capacity, side[string]{parseString, hashString(), appendString})
 	default:
-		return nil, fmt.Errorf("idtable: unknown kind %d", from)
+		return nil, nil, fmt.Errorf("idtable: unknown kind %d", a)
 	}
 }
 
-func newDirFrom[K comparable](to Kind, capacity int, parse func(string) (K, bool), hash func(K) uint64, fmtKey func([]byte, K) []byte) (direction, error) {
-	switch to {
+func newDirsFrom[A comparable](b Kind, capacity int, sa side[A]) (ab, ba direction, err error) {
+	switch b {
 	case Int:
-		return newDir(capacity, parse, hash, fmtKey, parseInt, appendInt), nil
+		ab, ba = newPair(capacity, sa, side[int64]{parseInt, hashInt(), appendInt})
 	case UUID:
-		return newDir(capacity, parse, hash, fmtKey, idrule.ParseUUID, idrule.AppendUUID), nil
+		ab, ba = newPair(capacity, sa, side[[16]byte]{idrule.ParseUUID, hashUUID(), idrule.AppendUUID})
 	case String:
-		return newDir(capacity, parse, hash, fmtKey, parseString, appendString), nil
+		ab, ba = newPair(capacity, sa, side[string]{parseString, hashString(), appendString})
 	default:
-		return nil, fmt.Errorf("idtable: unknown kind %d", to)
+		return nil, nil, fmt.Errorf("idtable: unknown kind %d", b)
 	}
+	return ab, ba, nil
+}
+
+// side is how one kind of id is parsed, hashed and formatted.
+type side[K comparable] struct {
+	parse  func(string) (K, bool)
+	hash   func(K) uint64
+	format func([]byte, K) []byte
+}
+
+// ids is one side's array of ids, shared by both directions: position i
+// of side A and position i of side B are one pair.
+type ids[K comparable] struct {
+	v []K
+	n int
+}
+
+// newPair allocates the shared id arrays and the two directions over them.
+func newPair[A, B comparable](capacity int, sa side[A], sb side[B]) (*dir[A, B], *dir[B, A]) {
+	size := int(float64(capacity)/maxLoad) + 1
+	if capacity == 0 {
+		size = 0
+	}
+	as, bs := &ids[A]{}, &ids[B]{}
+	ab := &dir[A, B]{keys: as, vals: bs, from: sa, to: sb}
+	ba := &dir[B, A]{keys: bs, vals: as, from: sb, to: sa}
+	// Each direction counts the ids of its own side as mapped.
+	as.v = allocArray[A](as, &ab.mapped, capacity)
+	bs.v = allocArray[B](bs, &ba.mapped, capacity)
+	ab.slots = allocArray[uint64](ab, &ab.mapped, size)
+	ba.slots = allocArray[uint64](ba, &ba.mapped, size)
+	return ab, ba
 }
 
 func parseInt(s string) (int64, bool) { return idrule.ParseInt(s) }
@@ -214,35 +264,19 @@ func hashString() func(string) uint64 {
 	return func(k string) uint64 { return maphash.String(seed, k) }
 }
 
-// slot holds one key and its value inline, so a hit reads one cache line.
-type slot[K comparable, V comparable] struct {
-	key K
-	val V
-}
-
-// dir is an open-addressing (linear probing) hash table. The zero key marks
-// an empty slot; a real zero key (id 0, the nil UUID) is kept beside the table.
-type dir[K comparable, V comparable] struct {
-	slots   []slot[K, V]
-	n       int
-	hasZero bool
-	zeroVal V
-	// mapped is the size of slots when they live outside the Go heap.
+// dir is one direction: an open-addressing (linear probing) hash table of
+// slots over the keys of one side. A slot is 0 when empty, else the pair's
+// position plus one in its high 32 bits and the key hash's low 32 bits.
+type dir[K, V comparable] struct {
+	keys  *ids[K]
+	vals  *ids[V]
+	slots []uint64
+	// mapped is the size of the arrays this direction allocated outside
+	// the Go heap.
 	mapped int
 
-	parse    func(string) (K, bool)
-	hash     func(K) uint64
-	fmtKey   func([]byte, K) []byte
-	parseVal func(string) (V, bool)
-	fmtVal   func([]byte, V) []byte
-}
-
-func newDir[K comparable, V comparable](capacity int, parse func(string) (K, bool), hash func(K) uint64, fmtKey func([]byte, K) []byte,
-	parseVal func(string) (V, bool), fmtVal func([]byte, V) []byte) *dir[K, V] {
-	size := int(float64(capacity)/maxLoad) + 1
-	d := &dir[K, V]{parse: parse, hash: hash, fmtKey: fmtKey, parseVal: parseVal, fmtVal: fmtVal}
-	d.slots = allocSlots(d, size)
-	return d
+	from side[K]
+	to   side[V]
 }
 
 // home maps a hash onto [0, len(slots)) without a power-of-two size, so
@@ -252,118 +286,108 @@ func (d *dir[K, V]) home(h uint64) int {
 	return int(hi)
 }
 
-func (d *dir[K, V]) find(k K) (V, bool) {
-	var zero K
-	if k == zero {
-		return d.zeroVal, d.hasZero
-	}
-	if len(d.slots) == 0 {
-		var none V
-		return none, false
-	}
-	i := d.home(d.hash(k))
+// findFrom probes from slot i for k with hash tag; it returns k's
+// position, or -1.
+func (d *dir[K, V]) findFrom(i int, tag uint32, k K) int {
 	for {
-		s := &d.slots[i]
-		if s.key == k {
-			return s.val, true
+		s := d.slots[i]
+		if s == 0 {
+			return -1
 		}
-		if s.key == zero {
-			var none V
-			return none, false
+		if uint32(s) == tag {
+			if p := int(s>>32) - 1; d.keys.v[p] == k {
+				return p
+			}
 		}
 		i++
 		if i == len(d.slots) {
 			i = 0
 		}
 	}
+}
+
+func (d *dir[K, V]) find(k K) int {
+	if len(d.slots) == 0 {
+		return -1
+	}
+	h := d.from.hash(k)
+	return d.findFrom(d.home(h), uint32(h), k)
 }
 
 func (d *dir[K, V]) appendLookup(dst []byte, id string) ([]byte, bool) {
-	k, ok := d.parse(id)
+	k, ok := d.from.parse(id)
 	if !ok {
 		return dst, false
 	}
-	v, ok := d.find(k)
-	if !ok {
+	p := d.find(k)
+	if p < 0 {
 		return dst, false
 	}
-	return d.fmtVal(dst, v), true
+	return d.to.format(dst, d.vals.v[p]), true
 }
 
 func (d *dir[K, V]) has(id string) bool {
-	k, ok := d.parse(id)
-	if !ok {
-		return false
-	}
-	_, ok = d.find(k)
-	return ok
+	k, ok := d.from.parse(id)
+	return ok && d.find(k) >= 0
 }
 
-func (d *dir[K, V]) len() int { return d.n }
+func (d *dir[K, V]) len() int { return d.keys.n }
 
 func (d *dir[K, V]) put(key, val string) error {
-	k, ok := d.parse(key)
+	k, ok := d.from.parse(key)
 	if !ok {
 		return fmt.Errorf("idtable: not a canonical id of its kind")
 	}
-	v, ok := d.parseVal(val)
+	v, ok := d.to.parse(val)
 	if !ok {
 		return fmt.Errorf("idtable: paired id %q is not a canonical id of its kind", val)
 	}
-	var zero K
-	if k == zero {
-		if d.hasZero {
-			return ErrDuplicate
-		}
-		d.hasZero, d.zeroVal = true, v
-		d.n++
-		return nil
+	if d.keys.n == len(d.keys.v) {
+		return fmt.Errorf("%w (%d)", ErrFull, len(d.keys.v))
 	}
-	if float64(d.n+1) > float64(len(d.slots))*maxLoad+1 {
-		return fmt.Errorf("idtable: more pairs than the capacity the builder was given (%d slots)", len(d.slots))
+	if d.find(k) >= 0 {
+		return ErrDuplicate
 	}
-	i := d.home(d.hash(k))
-	for {
-		s := &d.slots[i]
-		if s.key == zero {
-			s.key, s.val = k, v
-			d.n++
-			return nil
-		}
-		if s.key == k {
-			return ErrDuplicate
-		}
+	p := d.keys.n
+	d.keys.v[p], d.vals.v[p] = k, v
+	d.keys.n++
+	d.vals.n++
+	return d.slot(k, p)
+}
+
+// index adds the newest pair's key to this direction's slots.
+func (d *dir[K, V]) index() error {
+	p := d.keys.n - 1
+	return d.slot(d.keys.v[p], p)
+}
+
+func (d *dir[K, V]) slot(k K, p int) error {
+	h := d.from.hash(k)
+	i := d.home(h)
+	for d.slots[i] != 0 {
 		i++
 		if i == len(d.slots) {
 			i = 0
 		}
 	}
+	d.slots[i] = uint64(p+1)<<32 | uint64(uint32(h))
+	return nil
 }
 
 func (d *dir[K, V]) each(fn func(key, val string) bool) {
 	var kb, vb []byte
-	if d.hasZero {
-		var zero K
-		if !fn(string(d.fmtKey(kb[:0], zero)), string(d.fmtVal(vb[:0], d.zeroVal))) {
-			return
-		}
-	}
-	var zero K
-	for i := range d.slots {
-		s := &d.slots[i]
-		if s.key == zero {
-			continue
-		}
-		kb, vb = d.fmtKey(kb[:0], s.key), d.fmtVal(vb[:0], s.val)
+	for p := range d.keys.n {
+		kb, vb = d.from.format(kb[:0], d.keys.v[p]), d.to.format(vb[:0], d.vals.v[p])
 		if !fn(string(kb), string(vb)) {
 			return
 		}
 	}
 }
 
+// bytes counts this direction's slots and its own side's ids.
 func (d *dir[K, V]) bytes() int {
-	var s slot[K, V]
-	return len(d.slots) * int(sizeOf(s))
+	var k K
+	return len(d.slots)*8 + len(d.keys.v)*int(sizeOf(k))
 }
 
 func (d *dir[K, V]) mappedBytes() int { return d.mapped }

@@ -276,8 +276,8 @@ func BenchmarkMemoryPerPair(b *testing.B) {
 		perPair := float64(after.HeapAlloc-before.HeapAlloc+uint64(tab.MappedBytes())) / benchPairs
 		runtime.KeepAlive(tab)
 		b.ReportMetric(perPair, "bytes/pair")
-		if perPair > 100 {
-			b.Errorf("resident %.1f bytes per pair, want at most 100", perPair)
+		if perPair > 48 {
+			b.Errorf("resident %.1f bytes per pair, want at most 48", perPair)
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -40,6 +41,7 @@ import (
 	idmapv1 "github.com/seamdata/seam/proto/seam/idmap/v1"
 	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
 	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
+	"github.com/seamdata/seam/services/idmap/idtable"
 )
 
 // Result is one row of `seam bench`, also its JSON form.
@@ -65,6 +67,8 @@ const (
 	RowIngestCLI     = "seam gate ingest (%d-record file)"
 	RowTranslate     = "translate (gRPC, %dk-id batches)"
 	RowAdaptGRPC     = "adapt (gRPC)"
+	RowIdmapUpsert   = "idmap import of %s into %d (gRPC)"
+	RowIdmapBytes    = "idmap index of %d pairs (in-process)"
 )
 
 type benchOptions struct {
@@ -121,6 +125,13 @@ path through Seam costs against its parts, in one run:
                            in it)
   translate, adapt-grpc    identifier translation on a lookup table of
                            --table-size pairs, and adaptation, over gRPC
+  idmap                    imports of 1 and of 1,000 new pairs into the
+                           --table-size lookup table over gRPC, one after
+                           the other (records are pairs; the note gives
+                           the time an import takes, for one pair target
+                           under 50 ms), and the bytes a pair of an index
+                           of --table-size uuid↔int pairs built in this
+                           process (target: at most 48)
 
 The rows measured against each other (the chain, the no-op service and
 the ingest rows, and validate-cli with its floor) run --rounds times, one
@@ -136,7 +147,8 @@ measure what its commits cost.`,
 		Example: `  seam bench
   seam bench --duration 5s --table-size 10000000 -o json
   seam bench --only chain,ingest,ingest-cli,validate-cli --cpuprofile ingest.pprof
-  seam bench --only chain,ingest --store postgres://seam@db/seam_bench`,
+  seam bench --only chain,ingest --store postgres://seam@db/seam_bench
+  seam bench --only idmap --table-size 10000000`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := g.ValidateOutput(); err != nil {
@@ -203,7 +215,7 @@ measure what its commits cost.`,
 	cmd.Flags().IntVar(&o.concurrency, "concurrency", 0, "parallel gRPC callers (default: one per core, at least 2)")
 	cmd.Flags().IntVar(&o.batch, "batch", 1000, "records per batch (translate uses 10x as many ids)")
 	cmd.Flags().IntVar(&o.fileRecords, "file-records", 1_000_000, "records in the NDJSON file validate-cli and ingest-cli read")
-	cmd.Flags().StringSliceVar(&o.only, "only", nil, "run only these: validate, adapt, chain, validate-cli, translate, adapt-grpc, ingest, ingest-cli")
+	cmd.Flags().StringSliceVar(&o.only, "only", nil, "run only these: validate, adapt, chain, validate-cli, translate, adapt-grpc, ingest, ingest-cli, idmap")
 	cmd.Flags().StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file")
 	cmd.Flags().StringVar(&o.memProfile, "memprofile", "", "write a profile of every allocation of the run to this file (slows the run)")
 	cmd.Flags().IntVar(&o.rounds, "rounds", 3, "times each row measured against others runs, in turn with them; the median round is reported")
@@ -343,7 +355,14 @@ func runBench(ctx context.Context, o benchOptions, progress io.Writer) ([]Result
 			}
 		}
 	}
-	if !o.wants("translate") && !o.wants("adapt-grpc") && !o.wants("ingest") && !o.wants("ingest-cli") {
+	if o.wants("idmap") {
+		// Before the instance starts, so the heap holds nothing else.
+		r, err := indexBytes(o.tableSize)
+		if err := add(r, err); err != nil {
+			return nil, err
+		}
+	}
+	if !o.wants("translate") && !o.wants("adapt-grpc") && !o.wants("ingest") && !o.wants("ingest-cli") && !o.wants("idmap") {
 		return out, nil
 	}
 
@@ -402,6 +421,33 @@ func runBench(ctx context.Context, o benchOptions, progress io.Writer) ([]Result
 		}))
 		if err != nil {
 			return nil, err
+		}
+	}
+	if o.wants("idmap") {
+		ic := idmapv1.NewIdMapServiceClient(conn)
+		next := o.tableSize // new pairs continue the table's ids
+		for _, size := range []int{1, 1000} {
+			name := fmt.Sprintf(RowIdmapUpsert, "1 pair", o.tableSize)
+			if size > 1 {
+				name = fmt.Sprintf(RowIdmapUpsert, "1,000 pairs", o.tableSize)
+			}
+			r, err := measure.Run(name, o.duration, 1, int64(size), func() error {
+				pairs := make([]*idmapv1.Pair, size)
+				for i := range pairs {
+					pairs[i] = &idmapv1.Pair{From: benchUUID(next), To: fmt.Sprint(1 + next)}
+					next++
+				}
+				return importOnce(ctx, ic, pairs)
+			})
+			if err == nil {
+				r.Note = fmt.Sprintf("%.1f ms an import", r.NsPerRecord*float64(size)/1e6)
+				if size == 1 {
+					r.Note += " (target < 50 ms)"
+				}
+			}
+			if err := add(r, err); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if o.wants("adapt-grpc") {
@@ -796,6 +842,57 @@ func benchUUID(i int) string {
 	return fmt.Sprintf("00000000-0000-4000-8000-%012d", i)
 }
 
+// importOnce imports pairs, which must all be new, as one ImportPairs call.
+func importOnce(ctx context.Context, ic idmapv1.IdMapServiceClient, pairs []*idmapv1.Pair) error {
+	stream, err := ic.ImportPairs(ctx)
+	if err != nil {
+		return err
+	}
+	if err := stream.Send(&idmapv1.ImportPairsRequest{Message: &idmapv1.ImportPairsRequest_Header{Header: &idmapv1.ImportHeader{Namespace: "customer", FromFormat: "uuid", ToFormat: "legacy-int"}}}); err != nil {
+		return err
+	}
+	if err := stream.Send(&idmapv1.ImportPairsRequest{Message: &idmapv1.ImportPairsRequest_Chunk{Chunk: &idmapv1.PairChunk{Pairs: pairs}}}); err != nil {
+		return err
+	}
+	resp, err := stream.CloseAndRecv()
+	if err != nil {
+		return err
+	}
+	if !resp.GetCommitted() || resp.GetInserted() != int64(len(pairs)) {
+		return fmt.Errorf("import of %d new pairs: committed %v, inserted %d, %d conflicts", len(pairs), resp.GetCommitted(), resp.GetInserted(), len(resp.GetConflicts()))
+	}
+	return nil
+}
+
+// indexBytes builds idmap's index of n uuid↔int pairs, as the service does
+// from its store, and reports the memory it keeps a pair: the Go heap it
+// grew by plus the arrays mapped outside it.
+func indexBytes(n int) (Result, error) {
+	name := fmt.Sprintf(RowIdmapBytes, n)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	start := time.Now()
+	b, err := idtable.NewBuilder(idtable.UUID, idtable.Int, n)
+	if err != nil {
+		return Result{}, fmt.Errorf("%s: %w", name, err)
+	}
+	for i := range n {
+		if err := b.Add(benchUUID(i), strconv.Itoa(1+i)); err != nil {
+			return Result{}, fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	tab := b.Build()
+	elapsed := time.Since(start)
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	perPair := (float64(after.HeapAlloc) - float64(before.HeapAlloc) + float64(tab.MappedBytes())) / float64(n)
+	runtime.KeepAlive(tab)
+	return Result{Name: name, Records: int64(n), Seconds: elapsed.Seconds(), RecordsPerSec: float64(n) / elapsed.Seconds(),
+		NsPerRecord: float64(elapsed.Nanoseconds()) / float64(n), BytesPerRecord: perPair,
+		Note: fmt.Sprintf("%.1f bytes a pair (target <= 48); records/s is the build", perPair)}, nil
+}
+
 // benchSetup registers the reference contracts and loads the customer table.
 func benchSetup(ctx context.Context, conn *grpc.ClientConn, o benchOptions, progress io.Writer) error {
 	rc := registryv1.NewRegistryServiceClient(conn)
@@ -816,7 +913,9 @@ func benchSetup(ctx context.Context, conn *grpc.ClientConn, o benchOptions, prog
 	// (legacy-int 100000..149999) are in it, so the match rate check
 	// looks up ids that exist, as on a real feed, instead of finding
 	// none and raising an alert per partition.
-	if !o.wants("translate") && !o.wants("ingest") && !o.wants("ingest-cli") {
+	// The idmap rows import into it: what one more pair costs is measured
+	// against a table of --table-size pairs, not an empty one.
+	if !o.wants("translate") && !o.wants("ingest") && !o.wants("ingest-cli") && !o.wants("idmap") {
 		return nil
 	}
 	fmt.Fprintf(progress, "  loading a %d-pair lookup table…\n", o.tableSize)
