@@ -135,6 +135,7 @@ type Server struct {
 	grpc     *grpc.Server
 	health   *health.Server
 	access   auth.Access
+	watches  *watches
 }
 
 // New builds a server for services.
@@ -150,6 +151,7 @@ func New(cfg Config, services ...Service) (*Server, error) {
 	authz := auth.NewAuthorizer(cfg.Tokens, merged).WithAudit(cfg.Logger)
 	dial.UseBuffers()
 	boundary := rpcerr.NewBoundary(cfg.Logger)
+	w := newWatches()
 	tel := cfg.Telemetry
 	opts := []grpc.ServerOption{
 		grpc.StatsHandler(otelgrpc.NewServerHandler(
@@ -167,7 +169,7 @@ func New(cfg Config, services ...Service) (*Server, error) {
 		// request names and keep streams' tokens checked.
 		grpc.InTapHandle(authz.TapHandle),
 		grpc.ChainUnaryInterceptor(boundary.UnaryInterceptor(), authz.UnaryInterceptor()),
-		grpc.ChainStreamInterceptor(boundary.StreamInterceptor(), authz.StreamInterceptor()),
+		grpc.ChainStreamInterceptor(boundary.StreamInterceptor(), authz.StreamInterceptor(), w.interceptor),
 		grpc.MaxRecvMsgSize(cfg.MaxMessageBytes),
 		grpc.MaxSendMsgSize(cfg.MaxMessageBytes),
 		grpc.KeepaliveParams(keepalive.ServerParameters{
@@ -189,7 +191,7 @@ func New(cfg Config, services ...Service) (*Server, error) {
 		s.Register(g)
 		h.SetServingStatus(s.Name, healthpb.HealthCheckResponse_SERVING)
 	}
-	return &Server{cfg: cfg, services: services, authz: authz, grpc: g, health: h, access: merged}, nil
+	return &Server{cfg: cfg, services: services, authz: authz, grpc: g, health: h, access: merged, watches: w}, nil
 }
 
 // SetServing reports service (a full name, or "" for the whole server) as
@@ -289,7 +291,10 @@ func (s *Server) Serve(ctx context.Context, l Listeners) error {
 	if s.cfg.DrainDelay > 0 {
 		time.Sleep(s.cfg.DrainDelay)
 	}
-	// 2. Stop HTTP intake so no new gateway calls start.
+	// 2. End the watches (they would never end on their own; their
+	// clients resume elsewhere) and stop HTTP intake so no new gateway
+	// calls start.
+	s.watches.stop()
 	shutCtx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
 	defer cancel()
 	for _, hs := range []*http.Server{httpSrv, metricsSrv} {
