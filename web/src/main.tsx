@@ -7,6 +7,8 @@ import { href, onLinkClick, useLocation } from './router';
 import { newSession, SessionContext, type Session } from './session';
 import type { WhoAmI } from './types';
 import { ErrorBox, Loading } from './components/ui';
+import { LiveIndicator } from './components/Live';
+import { startLive } from './live';
 import { SourcesPage } from './pages/Sources';
 import { SourcePage } from './pages/Source';
 import { QuarantinePage, RecordPage } from './pages/Quarantine';
@@ -67,6 +69,8 @@ function App() {
     [who],
   );
 
+  useEffect(() => (session ? startLive({ registry: session.serves(SERVICES.registry) }) : undefined), [session]);
+
   if (checking) return <Loading what="your session" />;
   if (!session) {
     return (
@@ -108,6 +112,7 @@ function App() {
             })}
           </ul>
         </nav>
+        <LiveIndicator />
         <div class="who" data-testid="who">
           <span>
             Signed in as <strong>{session.who.name}</strong>

@@ -5,6 +5,7 @@ import { api, M, SERVICES } from '../api';
 import * as data from '../data';
 import { enumName, int, pct } from '../format';
 import { useAsync } from '../hooks';
+import { useLiveReload } from '../live';
 import { buildGraph } from '../lineage';
 import { href, navigate } from '../router';
 import { buildRows, parseMatchRateChecks, summarize, type PartitionRow } from '../series';
@@ -38,6 +39,7 @@ export function SourcePage({ subject, params }: { subject: string; params: URLSe
     },
     [subject],
   );
+  useLiveReload(head.reload, ['containment', 'versions'], subject);
   const [dialog, setDialog] = useState<'contain' | 'release' | null>(null);
   const contained = head.data?.containment?.contained ?? false;
   const info = head.data?.subject;
@@ -156,6 +158,7 @@ function Partitions({ subject }: { subject: string }) {
     },
     [subject],
   );
+  useLiveReload(res.reload, ['partitions', 'alerts', 'backfills', 'versions'], subject);
   const plots = useMemo(() => {
     if (!res.data) return null;
     return { counts: countsPlot(res.data.rows), rate: matchRatePlot(res.data.rows, res.data.check?.min) };
@@ -186,14 +189,14 @@ function Partitions({ subject }: { subject: string }) {
         {check?.window ?? 7} partitions before each one. The solid line is the match rate now; the dashed red line is where a backfilled partition stood before its
         backfill (the rate its sealed verdict or MATCH_RATE alert judged). Markers: ⚠ alerts, ↺ backfills.
       </p>
-      <PartitionTable subject={subject} rows={rows} />
+      <PartitionTable subject={subject} rows={rows} floor={check?.min} />
     </div>
   );
 }
 
-function PartitionTable({ subject, rows }: { subject: string; rows: PartitionRow[] }) {
+function PartitionTable({ subject, rows, floor }: { subject: string; rows: PartitionRow[]; floor?: number }) {
   return (
-    <table class="table table-compact" data-testid="partitions-table">
+    <table class="table table-compact table-scroll" data-testid="partitions-table">
       <caption>Partitions of {subject}</caption>
       <thead>
         <tr>
@@ -251,10 +254,10 @@ function PartitionTable({ subject, rows }: { subject: string; rows: PartitionRow
               <td class="num">{int(r.blocked)}</td>
               <td class="num">{int(r.released)}</td>
               <td class="num" data-col="rate-now">
-                {pct(r.matchRate)}
+                {pct(r.matchRate, 1, floor)}
               </td>
               <td class={`num ${low ? 'cell-bad' : ''}`} data-col="rate-judged" title={r.judgedBy}>
-                {r.judged === null ? '–' : pct(r.judged)}
+                {r.judged === null ? '–' : pct(r.judged, 1, floor)}
               </td>
               <td class="num nowrap">{r.baseline ? `${pct(r.baseline.mean)} ± ${((r.baseline.high - r.baseline.mean) * 100).toFixed(1)}` : '–'}</td>
               <td>
@@ -295,6 +298,7 @@ function Versions({ subject }: { subject: string }) {
     const [versions, history] = await Promise.all([data.versions(subject, signal), data.history(subject, signal)]);
     return { versions, history };
   }, [subject]);
+  useLiveReload(res.reload, ['versions', 'containment', 'alerts'], subject);
   const [shown, setShown] = useState<number | null>(null);
   if (res.error) return <ErrorBox error={res.error} what="Could not load the versions" />;
   if (!res.data) return <Loading what="versions" />;
