@@ -114,7 +114,11 @@ export function startLive(opts: { registry: boolean }): () => void {
             emit(null);
           }
         };
-        for await (const m of stream<{ event?: RegistryEvent }>('GET', `/v1/events:watch?after_sequence=${state.last}`, undefined, signal, opened)) {
+        // The gateway sends a stream's headers with its first message, so
+        // the watch starts one event back: the newest event seen comes
+        // again at once, proves the stream open, and is skipped.
+        const from = Math.max(0, state.last - 1);
+        for await (const m of stream<{ event?: RegistryEvent }>('GET', `/v1/events:watch?after_sequence=${from}`, undefined, signal, opened)) {
           const e = m.event;
           if (!e) continue;
           const seq = num(e.sequence);
