@@ -103,9 +103,28 @@ async function openPage(browser: Browser, vp: { width: number; height: number },
   return page;
 }
 
-/** widthOf is how wide the page's document is, and the viewport. */
-async function widthOf(page: Page): Promise<{ doc: number; view: number }> {
-  return page.evaluate(() => ({ doc: document.documentElement.scrollWidth, view: window.innerWidth }));
+/**
+ * widthOf is how wide the page's document is, the viewport, and the
+ * outermost elements reaching past it (to say what to fix).
+ */
+async function widthOf(page: Page): Promise<{ doc: number; view: number; culprits: string[] }> {
+  return page.evaluate(() => {
+    const view = window.innerWidth;
+    const culprits: string[] = [];
+    const walk = (el: Element) => {
+      const r = el.getBoundingClientRect();
+      if (r.right > view + 0.5 && r.width > 0) {
+        culprits.push(`${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ''}${el.className && typeof el.className === 'string' ? `.${el.className.split(' ').join('.')}` : ''} right=${Math.round(r.right)}`);
+        return;
+      }
+      // An element that scrolls its overflow keeps it inside.
+      const st = getComputedStyle(el);
+      if (st.overflowX === 'auto' || st.overflowX === 'scroll' || st.overflowX === 'hidden') return;
+      for (const c of Array.from(el.children)) walk(c);
+    };
+    walk(document.body);
+    return { doc: document.documentElement.scrollWidth, view, culprits: culprits.slice(0, 5) };
+  });
 }
 
 for (const vp of VIEWPORTS) {
@@ -146,8 +165,8 @@ for (const vp of VIEWPORTS) {
       // None of the three pages was reloaded.
       expect(await Promise.all([page, sourcePage, alertsPage].map((p) => p.evaluate(() => performance.timeOrigin)))).toEqual(loads);
 
-      await shot(page, info, `live-sources-${vp.name}`);
-      await shot(sourcePage, info, `live-source-${vp.name}`);
+      if (vp.name === 'desktop') await shot(page, info, 'live-sources');
+      else await shot(sourcePage, info, 'phone-live-source');
       await sourcePage.context().close();
       await alertsPage.context().close();
     });
@@ -200,7 +219,7 @@ for (const vp of VIEWPORTS) {
       await expect(otherRow.getByTestId('acked')).toContainText('acknowledged by otto', { timeout: 10_000 });
       await expect(otherRow.getByTestId('acked')).toContainText('on it from the terminal');
       await expect(otherRow.getByRole('button', { name: 'Acknowledge…' })).toHaveCount(0);
-      await shot(page, info, `alerts-acted-${vp.name}`);
+      if (vp.name === 'desktop') await shot(page, info, 'alerts-acted');
       cli(tokens.operator(), 'alerts', 'resolve', String(other.sequence), '--reason', 'resent from the terminal');
       await expect(otherRow.getByTestId('resolved')).toContainText('resent from the terminal', { timeout: 10_000 });
       await expect(otherRow.getByRole('button')).toHaveCount(0);
@@ -239,7 +258,7 @@ for (const vp of VIEWPORTS) {
         await expect(page.getByText(/^Loading/)).toHaveCount(0);
         await page.waitForTimeout(300);
         const w = await widthOf(page);
-        if (w.doc > w.view) wide.push(`/ui/${path}: ${w.doc} px in ${w.view} px`);
+        if (w.doc > w.view) wide.push(`/ui/${path}: ${w.doc} px in ${w.view} px (${w.culprits.join(', ')})`);
         // The header keeps its text on the dark bar: nothing overflows it.
         const header = await page.locator('header.top').evaluate((h) => ({ scroll: h.scrollWidth, client: h.clientWidth, height: h.getBoundingClientRect().height }));
         if (header.scroll > header.client) wide.push(`/ui/${path}: header ${header.scroll} px in ${header.client} px`);

@@ -94,6 +94,13 @@ export function Sparkline({ values, low, labels, verdicts }: { values: (number |
       ? 'no match rate yet'
       : `match rate of the last ${values.length} partitions, from ${pct(Math.min(...shown), 1, low)} to ${pct(Math.max(...shown), 1, low)}` +
         (low !== undefined ? `; minimum ${pct(low, 0)}, ${under} under it` : '');
+  if (shown.length === 0) {
+    return (
+      <span class="muted" title="no partition has the identifier to match">
+        –
+      </span>
+    );
+  }
   return (
     <svg class="sparkline" width={w} height={h} viewBox={`0 0 ${w} ${h}`} role="img" aria-label={summary} data-testid="sparkline">
       <title>{summary}</title>
