@@ -233,3 +233,25 @@ export function useLiveReload(reload: () => void, concerns: Concern[], subject?:
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [key, subject]);
 }
+
+/**
+ * useLivePoll reloads, every ms while the tab is visible, a page whose
+ * changes are not in the stream (idmap reports no events), and after a
+ * gap in the stream like every page.
+ */
+export function useLivePoll(reload: () => void, ms = POLL_MS): void {
+  const reloadRef = useRef(reload);
+  reloadRef.current = reload;
+  useEffect(() => {
+    const id = setInterval(() => {
+      if (document.visibilityState === 'visible') reloadRef.current();
+    }, ms);
+    const off = onLive((s) => {
+      if (s === null) reloadRef.current();
+    });
+    return () => {
+      clearInterval(id);
+      off();
+    };
+  }, [ms]);
+}

@@ -471,6 +471,8 @@ function DiscardButton({ filter, count, onDone }: { filter: QuarantineFilter; co
 export function RecordPage({ id }: { id: string }) {
   const s = useSession();
   const res = useAsync((signal) => api.get<{ record?: QuarantinedRecord }>(`/v1/quarantine/${encodeURIComponent(id)}`, undefined, signal), [id]);
+  // A replay (a backfill event) may release it.
+  useLiveReload(res.reload, ['backfills'], res.data?.record?.subject);
   const [discard, setDiscard] = useState(false);
   const r = res.data?.record;
   const raw = decodeRaw(r?.raw);
