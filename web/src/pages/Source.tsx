@@ -12,6 +12,7 @@ import { useSession } from '../session';
 import type { Alert, Change, Containment, ContractVersion, RegistryEvent, Subject } from '../types';
 import { Badge, Confirm, Countdown, Empty, ErrorBox, Loading, Time } from '../components/ui';
 import { LineageGraph } from '../components/LineageGraph';
+import { CurrentIncident } from '../components/CurrentIncident';
 import { countsPlot, matchRatePlot, Plot } from '../components/Plot';
 import { verdictOf } from './Sources';
 
@@ -75,6 +76,11 @@ export function SourcePage({ subject, params }: { subject: string; params: URLSe
               Quarantine
             </a>
           ) : null}
+          {s.serves(SERVICES.gate) && s.serves(SERVICES.registry) ? (
+            <a class="btn" href={href(`incident/${subject}`)}>
+              Incident
+            </a>
+          ) : null}
           {!contained && s.can(M.contain) ? (
             <button class="btn btn-danger" type="button" onClick={() => setDialog('contain')}>
               Contain…
@@ -118,6 +124,7 @@ export function SourcePage({ subject, params }: { subject: string; params: URLSe
           <p>What {subject} sends is judged by its contract again. Records held while it was contained stay in quarantine until replayed.</p>
         </Confirm>
       ) : null}
+      {s.serves(SERVICES.gate) ? <CurrentIncident subject={subject} /> : null}
       <nav class="tabs" aria-label="Views of this source">
         {tabs.map((t) => (
           <a key={t.id} href={href(`sources/${subject}`, { tab: t.id })} aria-current={t.id === tab ? 'page' : undefined} class="tab">
@@ -241,7 +248,7 @@ function PartitionTable({ subject, rows }: { subject: string; rows: PartitionRow
           return (
             <tr key={r.partition} data-partition={r.partition}>
               <th scope="row" class="nowrap">
-                <a href={href('quarantine', { subject, from: r.partition, to: r.partition })} title="Quarantine of this partition">
+                <a href={href(`partition/${subject}/${r.partition}`)} title="This partition's checks, amendments and resend">
                   {r.partition}
                 </a>
               </th>

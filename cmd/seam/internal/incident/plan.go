@@ -86,7 +86,7 @@ type Incident struct {
 	// OnStep and OnProgress, when set, are told by Apply of each step as
 	// it ends (done before, carried out or failed) and of the replay's
 	// progress after each partition: the console shows them as they come.
-	OnStep     func(i int, s *Step) `json:"-"`
+	OnStep     func(i int, s *Step)         `json:"-"`
 	OnProgress func(*gatev1.ReplayProgress) `json:"-"`
 }
 
@@ -141,8 +141,8 @@ type Step struct {
 
 // Options are the choices of `seam incident`.
 type Options struct {
-	Proposal  proposal.Options
-	Pairs string
+	Proposal proposal.Options
+	Pairs    string
 	// PairsData is the pairs CSV's content when it came without a file
 	// (the console's upload); Pairs then names it.
 	PairsData []byte

@@ -110,7 +110,9 @@ func serve(w http.ResponseWriter, r *http.Request, conn grpc.ClientConnInterface
 		_ = enc.Encode(map[string]any{"result": v})
 		_ = rc.Flush()
 	}
-	inc.OnStep = func(i int, s *Step) { send(map[string]any{"step": map[string]any{"index": i, "of": len(inc.Steps), "step": s}}) }
+	inc.OnStep = func(i int, s *Step) {
+		send(map[string]any{"step": map[string]any{"index": i, "of": len(inc.Steps), "step": s}})
+	}
 	inc.OnProgress = func(p *gatev1.ReplayProgress) {
 		send(map[string]any{"progress": map[string]any{"partition": p.GetPartition(), "held": p.GetHeld(), "released": p.GetReleased(),
 			"remaining": p.GetRemaining(), "done": p.GetDone(), "partitions": p.GetPartitions()}})

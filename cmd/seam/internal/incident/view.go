@@ -59,4 +59,3 @@ func (inc *Incident) View(rec *Reconciliation, applyErr error) map[string]any {
 	}
 	return out
 }
-
