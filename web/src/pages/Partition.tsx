@@ -68,7 +68,7 @@ export function PartitionPage({ subject, partition }: { subject: string; partiti
               Sent {res.data.state.attempt ?? 1} time{(res.data.state.attempt ?? 1) === 1 ? '' : 's'}
               {(res.data.state.attempt ?? 1) > 1 ? ': each resend replaced what was sent before' : ''}.
             </li>
-            {res.data.state.sealed_verdict && res.data.state.sealed_verdict !== res.data.state.verdict ? (
+            {res.data.state.sealed_verdict && (res.data.state.sealed_verdict !== res.data.state.verdict || /REPLAY$/.test(res.data.state.seal_cause ?? '')) ? (
               <li>
                 First sealed <Badge tone={tone(res.data.state.sealed_verdict)}>{enumName(res.data.state.sealed_verdict, 'PARTITION_VERDICT_')}</Badge> at a
                 match rate of {pct(num(res.data.state.sealed_match_rate))}; judged again since ({enumName(res.data.state.seal_cause, 'SEAL_CAUSE_').toLowerCase()}).
