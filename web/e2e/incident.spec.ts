@@ -63,7 +63,7 @@ async function widthFits(page: Page, root = 'main'): Promise<void> {
     const view = window.innerWidth;
     const main = document.querySelector(root)!;
     const wide: string[] = [];
-    for (const el of main.querySelectorAll('*')) {
+    for (const el of Array.from(main.querySelectorAll('*'))) {
       // What scrolls inside its own frame is within the page.
       if (el.closest('.frame') && !el.classList.contains('frame')) continue;
       const r = el.getBoundingClientRect();
@@ -225,6 +225,7 @@ test('the incident page applies the fix and releases exactly what seam incident 
   const after = JSON.parse(mustSeam('incident', PAY, '--pairs', join(dir, 'merchants.csv'), '-o', 'json')) as { steps: unknown[] | null; held: number };
   expect(after.steps ?? []).toEqual([]);
   expect(after.held).toBe(cliPlan.window_held - cliPlan.dry_run.passed);
+  await page.evaluate(() => window.scrollTo(0, 0));
   await shot(page, info, 'incident-applied');
   await page.setViewportSize(PHONE);
   await widthFits(page);
@@ -318,6 +319,7 @@ test('the source page leads with the BLOCKED day, and its partition page says wh
   const cp = state.checks.find((c) => c.check === 'customer_present')!;
   await expect(row).toContainText(`${n(cp.failures)} of ${n(cp.rows)} failed (20%)`);
   await expect(row).toContainText('over threshold');
+  await expect(row).toContainText('no failure allowed');
   // Every other check is listed with its outcome, and decided nothing.
   await expect(page.getByTestId('checks-table').locator('tr[data-decided=no]')).toHaveCount(state.checks.length - 1);
   // A viewer may not resend.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { currentIncident, decided, fraction, problemResolvedByFix, span, thresholdText, verdictWord, type CheckOutcome } from './incident';
+import { currentIncident, decided, fraction, problemResolvedByFix, share, span, thresholdText, verdictWord, type CheckOutcome } from './incident';
 import type { Alert, PartitionMonitor } from './types';
 
 const day = (d: number, extra: Partial<PartitionMonitor> = {}): PartitionMonitor => ({
@@ -83,9 +83,23 @@ describe('thresholds', () => {
     expect(fraction(0.0005)).toBe('0.05%');
     expect(fraction(0.1)).toBe('10%');
     expect(thresholdText({ threshold: { count: 1 } })).toBe('at most 1 record');
+    expect(thresholdText({ threshold: { count: 0 } })).toBe('no failure allowed');
     expect(thresholdText({ threshold: { count: '2500' } })).toBe('at most 2,500 records');
     expect(thresholdText({ threshold: { fraction: 0.001 } })).toBe('at most 0.1% of records');
     expect(thresholdText({})).toBe('–');
+  });
+  it("reads a metric's bounds off its rule", () => {
+    expect(thresholdText({ kind: 'match_rate', rule: 'match_rate(customer_id, min: 0.9, baseline: 7d)' })).toBe('at least 90%');
+    expect(thresholdText({ kind: 'mean', rule: 'mean_drift(amount, max_relative_change: 0.15, baseline: 7d)' })).toBe('within 15% of the baseline');
+    expect(thresholdText({ kind: 'row_count', rule: 'row_count(min: 1000)' })).toBe('at least 1,000');
+  });
+  it('never shows a measured share on the other side of a bound', () => {
+    expect(share(0.9792)).toBe('97.92%');
+    expect(share(0.98117143)).toBe('98.12%');
+    expect(share(0.89999)).toBe('89.999%');
+    expect(share(0.8999999)).toBe('89.99999%');
+    expect(share(0.9)).toBe('90.00%');
+    expect(share(0.90004)).toBe('90.00%');
   });
 });
 

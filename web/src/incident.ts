@@ -218,10 +218,15 @@ export function decided(c: CheckOutcome, verdict: string | undefined): boolean {
   return false;
 }
 
-/** thresholdText renders a check's threshold: "at most 10 records", "at most 0.1% of records". */
+/**
+ * thresholdText renders a check's threshold: "at most 10 records", "at
+ * most 0.1% of records"; for a metric, the bounds its rule sets ("at
+ * least 90%", "within 15% of the baseline").
+ */
 export function thresholdText(c: CheckOutcome): string {
   const t = c.threshold;
-  if (!t) return '–';
+  if (!t) return isMetric(c) ? boundsText(c) : '–';
+  if (t.count !== undefined && num(t.count) === 0) return 'no failure allowed';
   if (t.count !== undefined) return `at most ${num(t.count).toLocaleString('en-US')} record${num(t.count) === 1 ? '' : 's'}`;
   if (t.fraction !== undefined) return `at most ${fraction(dbl(t.fraction))} of records`;
   return '–';
@@ -236,6 +241,39 @@ export function fraction(share: number): string {
   for (let d = 1; d <= 6; d++) {
     const s = p.toFixed(d);
     if (Number(s) === Number(p.toPrecision(12))) return `${Number(s)}%`;
+  }
+  return `${p.toFixed(6)}%`;
+}
+
+/** boundsText reads a metric check's bounds off its rule: "match_rate(customer_id, min: 0.9, baseline: 7d)". */
+export function boundsText(c: CheckOutcome): string {
+  const m = /\(([^)]*)\)/.exec(c.rule ?? '');
+  if (!m) return '–';
+  const args = new Map<string, number>();
+  for (const part of m[1].split(',')) {
+    const i = part.indexOf(':');
+    if (i > 0) args.set(part.slice(0, i).trim(), Number(part.slice(i + 1).trim()));
+  }
+  const share = c.kind === 'match_rate' || c.kind === 'null_rate';
+  const show = (v: number) => (share ? fraction(v) : v.toLocaleString('en-US'));
+  const out: string[] = [];
+  if (Number.isFinite(args.get('min'))) out.push(`at least ${show(args.get('min')!)}`);
+  if (Number.isFinite(args.get('max'))) out.push(`at most ${show(args.get('max')!)}`);
+  if (Number.isFinite(args.get('max_relative_change'))) out.push(`within ${fraction(args.get('max_relative_change')!)} of the baseline`);
+  return out.length ? out.join(', ') : '–';
+}
+
+/**
+ * share renders a measured share to two decimals, with more where two
+ * would carry it onto or across a tenth of a percent it lies under or
+ * over (89.999% is never "90.00%"), so it reads on the right side of a
+ * bound such as 90%.
+ */
+export function share(v: number): string {
+  const p = v * 100;
+  for (let d = 2; d <= 6; d++) {
+    const r = Number(p.toFixed(d));
+    if (Math.floor(r * 10 + 1e-9) === Math.floor(p * 10 + 1e-9)) return `${p.toFixed(d)}%`;
   }
   return `${p.toFixed(6)}%`;
 }

@@ -57,7 +57,8 @@ export function IncidentPage({ subject }: { subject: string }) {
         <ErrorBox error={plan.error} what="Could not plan the fix" />
       )}
       {!view && !plan.error ? <Loading what="the incident" /> : null}
-      {view ? <Plan view={view} /> : null}
+      {applied ? <Outcome view={applied} /> : null}
+      {view ? <Plan view={view} applied={!!applied} /> : null}
       {view && !applied && (view.migrations ?? []).some((m) => m.missing || m.pairs_from) ? (
         <PairsForm pairs={pairs} onPairs={setPairs} busy={plan.loading} />
       ) : null}
@@ -70,12 +71,11 @@ export function IncidentPage({ subject }: { subject: string }) {
           </p>
         )
       ) : null}
-      {applied ? <Outcome view={applied} /> : null}
     </section>
   );
 }
 
-function Plan({ view }: { view: IncidentView }) {
+function Plan({ view, applied }: { view: IncidentView; applied: boolean }) {
   const changed = view.changed ?? [];
   const radius = view.blast_radius ?? [];
   const parts = view.partitions ?? [];
@@ -255,8 +255,12 @@ function Plan({ view }: { view: IncidentView }) {
       ) : (
         <Empty>Nothing to simulate.</Empty>
       )}
-      <h2>Steps</h2>
-      <Steps steps={view.steps ?? []} />
+      {applied ? null : (
+        <>
+          <h2>Steps</h2>
+          <Steps steps={view.steps ?? []} />
+        </>
+      )}
     </div>
   );
 }
@@ -416,6 +420,7 @@ function Outcome({ view }: { view: IncidentView }) {
   return (
     <div class="incident-outcome" data-testid="incident-outcome" role="status">
       <h2>What the fix did</h2>
+      <p class="muted">The plan it carried out follows below.</p>
       {view.error ? <div class="error">{view.error}</div> : null}
       <Steps steps={view.steps ?? []} />
       {r ? (

@@ -9,7 +9,7 @@ import { api, type Query } from '../api';
 import * as data from '../data';
 import { enumName, int, pct } from '../format';
 import { useAsync } from '../hooks';
-import { decided, fraction, isMetric, metric, thresholdText, verdictWord, type CheckOutcome, type PartitionState } from '../incident';
+import { decided, fraction, isMetric, metric, share, thresholdText, verdictWord, type CheckOutcome, type PartitionState } from '../incident';
 import { href } from '../router';
 import { useSession } from '../session';
 import { num } from '../types';
@@ -142,7 +142,7 @@ function figures(c: CheckOutcome): string {
   if (isMetric(c)) {
     const o = metric(c.observed);
     if (o === null) return '–';
-    return c.kind === 'match_rate' || c.kind === 'null_rate' ? fraction(o) : c.kind === 'row_count' ? int(o) : o.toFixed(2);
+    return c.kind === 'match_rate' || c.kind === 'null_rate' ? share(o) : c.kind === 'row_count' ? int(o) : o.toFixed(2);
   }
   const rows = num(c.rows);
   return `${int(num(c.failures))} of ${int(rows)} failed${rows ? ` (${fraction(num(c.failures) / rows)})` : ''}`;
@@ -151,7 +151,7 @@ function figures(c: CheckOutcome): string {
 function baseline(c: CheckOutcome): string {
   const b = metric(c.baseline);
   if (b === null) return isMetric(c) ? 'none yet' : '–';
-  return c.kind === 'match_rate' || c.kind === 'null_rate' ? fraction(b) : c.kind === 'row_count' ? int(b) : b.toFixed(2);
+  return c.kind === 'match_rate' || c.kind === 'null_rate' ? share(b) : c.kind === 'row_count' ? int(b) : b.toFixed(2);
 }
 
 function Checks({ state, subject }: { state: PartitionState; subject: string }) {
