@@ -229,6 +229,7 @@ test('the incident page applies the fix and releases exactly what seam incident 
   await shot(page, info, 'incident-applied');
   await page.setViewportSize(PHONE);
   await widthFits(page);
+  await shot(page, info, 'incident-phone');
 });
 
 // shop.orders after the drill: day 8 broke and was backfilled. Day 11
@@ -349,6 +350,8 @@ test('a partition page shows the baseline partitions, the resend and the replay 
   await shot(page, info, 'partition');
   await page.setViewportSize(PHONE);
   await widthFits(page);
+  await page.getByTestId('checks-table').scrollIntoViewIfNeeded();
+  await shot(page, info, 'partition-phone');
 });
 
 test('a blocked day resent from a file in the console passes, and the source page moves on', async ({ page }, info) => {

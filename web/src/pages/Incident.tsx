@@ -115,7 +115,7 @@ function Plan({ view, applied }: { view: IncidentView; applied: boolean }) {
       )}
       {parts.length > 0 ? (
         <div class="frame">
-          <table class="table table-compact" data-testid="incident-window">
+          <table class="table table-compact cards" data-testid="incident-window">
             <caption>The window as the gate stands it</caption>
             <thead>
               <tr>
@@ -142,12 +142,20 @@ function Plan({ view, applied }: { view: IncidentView; applied: boolean }) {
                   <th scope="row">
                     <a href={href(`partition/${view.subject}/${x.partition}`)}>{x.partition}</a>
                   </th>
-                  <td>{x.verdict}</td>
-                  <td>{x.sealed_verdict || '–'}</td>
-                  <td class="num">{int(x.received)}</td>
-                  <td class="num">{int(x.quarantined)}</td>
-                  <td class="num">{int(x.released)}</td>
-                  <td class="num">{pct(x.match_rate)}</td>
+                  <td data-label="Verdict">{x.verdict}</td>
+                  <td data-label="As sealed">{x.sealed_verdict || '–'}</td>
+                  <td data-label="Received" class="num">
+                    {int(x.received)}
+                  </td>
+                  <td data-label="Quarantined" class="num">
+                    {int(x.quarantined)}
+                  </td>
+                  <td data-label="Released" class="num">
+                    {int(x.released)}
+                  </td>
+                  <td data-label="Match rate" class="num">
+                    {pct(x.match_rate)}
+                  </td>
                 </tr>
               ))}
             </tbody>

@@ -159,7 +159,7 @@ function Checks({ state, subject }: { state: PartitionState; subject: string }) 
   if (checks.length === 0) return <p class="muted">No check outcome is recorded for this partition.</p>;
   return (
     <div class="frame">
-      <table class="table table-compact" data-testid="checks-table">
+      <table class="table table-compact cards" data-testid="checks-table">
         <caption>Checks</caption>
         <thead>
           <tr>
@@ -182,10 +182,10 @@ function Checks({ state, subject }: { state: PartitionState; subject: string }) 
                     <code>{c.rule || c.kind}</code>
                   </div>
                 </th>
-                <td>{enumName(c.policy, 'POLICY_')}</td>
-                <td class="nowrap">{figures(c)}</td>
-                <td>{thresholdText(c)}</td>
-                <td>
+                <td data-label="Policy">{enumName(c.policy, 'POLICY_')}</td>
+                <td data-label="Figures">{figures(c)}</td>
+                <td data-label="Threshold">{thresholdText(c)}</td>
+                <td data-label="Baseline">
                   {baseline(c)}
                   {(c.baseline_partitions ?? []).length > 0 ? (
                     <div class="muted">
@@ -199,7 +199,7 @@ function Checks({ state, subject }: { state: PartitionState; subject: string }) 
                     </div>
                   ) : null}
                 </td>
-                <td>
+                <td data-label="Outcome">
                   {d ? <Badge tone="bad">decided</Badge> : null} {verdictWord(c)}
                   {c.message ? <div class="muted">{c.message}</div> : null}
                 </td>
