@@ -299,6 +299,8 @@ test('the source page leads with the BLOCKED day, and its partition page says wh
   const now = page.getByTestId('current-incident');
   await expect(now).toHaveAttribute('data-partition', DAY11);
   await expect(now).toContainText(`Partition ${DAY11} is BLOCKED`);
+  // The plot's caption, too, names what is held back now, not day 8 before its backfill.
+  await expect(page.getByTestId('counts-plot').locator('figcaption')).toContainText(`most held back now on ${DAY11}`);
   await shot(page, info, 'source-current-incident');
   await page.setViewportSize(PHONE);
   // The banner fits a phone (the source page's tables are the shell's).

@@ -171,13 +171,15 @@ function Partitions({ subject }: { subject: string }) {
   if (!res.data || !plots) return <Loading what="partitions" />;
   const { rows, check } = res.data;
   if (rows.length === 0) return <Empty>No partition of {subject} has been received yet.</Empty>;
-  const worst = rows.reduce((a, r) => (r.quarantined + r.blocked > a.quarantined + a.blocked ? r : a), rows[0]);
+  // What a partition holds back now: a backfill's releases no longer count.
+  const heldBack = (r: PartitionRow) => Math.max(0, r.quarantined - r.released) + r.blocked;
+  const worst = rows.reduce((a, r) => (heldBack(r) >= heldBack(a) ? r : a), rows[0]);
   return (
     <div>
       <Plot
         id="counts-plot"
         title="Records per partition"
-        caption={`${rows.length} partitions from ${rows[0].partition} to ${rows[rows.length - 1].partition}; most held back on ${worst.partition}: ${int(worst.quarantined)} quarantined, ${int(worst.blocked)} blocked of ${int(worst.received)} received.`}
+        caption={`${rows.length} partitions from ${rows[0].partition} to ${rows[rows.length - 1].partition}; most held back now on ${worst.partition}: ${int(Math.max(0, worst.quarantined - worst.released))} still quarantined, ${int(worst.blocked)} blocked of ${int(worst.received)} received.`}
         opts={plots.counts.opts}
         data={plots.counts.data}
       />
