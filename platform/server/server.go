@@ -79,6 +79,21 @@ type Config struct {
 	// bound (HTTPHeaderTimeout), and idle keep-alive connections are closed
 	// after HTTPIdleTimeout.
 	HTTPReadTimeout time.Duration
+	// Routes are REST routes that are not one RPC (`seam up`'s incident
+	// view, which several services answer together).
+	Routes []Route
+}
+
+// Route is a REST route built over the in-process connection to this
+// server's services. Its caller's bearer token is checked before it runs
+// (401 otherwise) and its body is bounded by MaxMessageBytes; the handler
+// forwards the token on every call it makes, so each service authorizes
+// the caller as it would over REST.
+type Route struct {
+	// Pattern is the net/http pattern, for example
+	// "POST /v1/subjects/{subject}/incident:apply".
+	Pattern string
+	New     func(conn grpc.ClientConnInterface) http.Handler
 }
 
 // Defaults.
@@ -404,6 +419,9 @@ func (s *Server) httpHandler(ctx context.Context, conn *grpc.ClientConn, withMet
 	mux := http.NewServeMux()
 	mux.Handle("/v1/", guard)
 	mux.HandleFunc("GET /v1/whoami", s.whoami)
+	for _, rt := range s.cfg.Routes {
+		mux.Handle(rt.Pattern, s.authenticated(rt.New(conn)))
+	}
 	mux.Handle(console.Prefix, console.Handler())
 	mux.Handle("GET /{$}", http.RedirectHandler(console.Prefix, http.StatusFound))
 	if err := s.routeStandards(mux, guard); err != nil {

@@ -14,6 +14,8 @@ import { SourcePage } from './pages/Source';
 import { QuarantinePage, RecordPage } from './pages/Quarantine';
 import { AlertsPage } from './pages/Alerts';
 import { IdentifiersPage } from './pages/Identifiers';
+import { IncidentPage } from './pages/Incident';
+import { PartitionPage } from './pages/Partition';
 import { SignInPage } from './pages/SignIn';
 
 const NAV = [
@@ -147,6 +149,15 @@ function Page({ path, params }: { path: string; params: URLSearchParams }) {
       return <AlertsPage params={params} />;
     case 'identifiers':
       return <IdentifiersPage />;
+    case 'incident':
+      return rest.length ? <IncidentPage key={rest.join('/')} subject={rest.join('/')} /> : <SourcesPage />;
+    case 'partition':
+      // partition/{subject}/{partition}: the partition is the last segment.
+      return rest.length > 1 ? (
+        <PartitionPage key={rest.join('/')} subject={rest.slice(0, -1).join('/')} partition={rest[rest.length - 1]} />
+      ) : (
+        <SourcesPage />
+      );
     case 'signin':
       return <SourcesPage />;
     default:

@@ -13,6 +13,7 @@ import { useSession } from '../session';
 import type { Alert, Change, Containment, ContractVersion, RegistryEvent, Subject } from '../types';
 import { Badge, Confirm, Countdown, Empty, ErrorBox, Loading, Time } from '../components/ui';
 import { LineageGraph } from '../components/LineageGraph';
+import { CurrentIncident } from '../components/CurrentIncident';
 import { countsPlot, matchRatePlot, Plot } from '../components/Plot';
 import { verdictOf } from './Sources';
 
@@ -77,6 +78,11 @@ export function SourcePage({ subject, params }: { subject: string; params: URLSe
               Quarantine
             </a>
           ) : null}
+          {s.serves(SERVICES.gate) && s.serves(SERVICES.registry) ? (
+            <a class="btn" href={href(`incident/${subject}`)}>
+              Incident
+            </a>
+          ) : null}
           {!contained && s.can(M.contain) ? (
             <button class="btn btn-danger" type="button" onClick={() => setDialog('contain')}>
               Contain…
@@ -120,6 +126,7 @@ export function SourcePage({ subject, params }: { subject: string; params: URLSe
           <p>What {subject} sends is judged by its contract again. Records held while it was contained stay in quarantine until replayed.</p>
         </Confirm>
       ) : null}
+      {s.serves(SERVICES.gate) ? <CurrentIncident subject={subject} /> : null}
       <nav class="tabs" aria-label="Views of this source">
         {tabs.map((t) => (
           <a key={t.id} href={href(`sources/${subject}`, { tab: t.id })} aria-current={t.id === tab ? 'page' : undefined} class="tab">
@@ -167,13 +174,15 @@ function Partitions({ subject }: { subject: string }) {
   if (!res.data || !plots) return <Loading what="partitions" />;
   const { rows, check } = res.data;
   if (rows.length === 0) return <Empty>No partition of {subject} has been received yet.</Empty>;
-  const worst = rows.reduce((a, r) => (r.quarantined + r.blocked > a.quarantined + a.blocked ? r : a), rows[0]);
+  // What a partition holds back now: a backfill's releases no longer count.
+  const heldBack = (r: PartitionRow) => Math.max(0, r.quarantined - r.released) + r.blocked;
+  const worst = rows.reduce((a, r) => (heldBack(r) >= heldBack(a) ? r : a), rows[0]);
   return (
     <div>
       <Plot
         id="counts-plot"
         title="Records per partition"
-        caption={`${rows.length} partitions from ${rows[0].partition} to ${rows[rows.length - 1].partition}; most held back on ${worst.partition}: ${int(worst.quarantined)} quarantined, ${int(worst.blocked)} blocked of ${int(worst.received)} received.`}
+        caption={`${rows.length} partitions from ${rows[0].partition} to ${rows[rows.length - 1].partition}; most held back now on ${worst.partition}: ${int(Math.max(0, worst.quarantined - worst.released))} still quarantined, ${int(worst.blocked)} blocked of ${int(worst.received)} received.`}
         opts={plots.counts.opts}
         data={plots.counts.data}
       />
@@ -244,7 +253,7 @@ function PartitionTable({ subject, rows, floor }: { subject: string; rows: Parti
           return (
             <tr key={r.partition} data-partition={r.partition}>
               <th scope="row" class="nowrap">
-                <a href={href('quarantine', { subject, from: r.partition, to: r.partition })} title="Quarantine of this partition">
+                <a href={href(`partition/${subject}/${r.partition}`)} title="This partition's checks, amendments and resend">
                   {r.partition}
                 </a>
               </th>
