@@ -139,9 +139,12 @@ for (const vp of VIEWPORTS) {
       await expect(page.getByTestId('live')).toHaveAttribute('data-status', 'live');
       const sourcePage = await openPage(browser, vp, tokens.viewer(), 'viewer', `sources/${SUBJECT}`);
       const alertsPage = await openPage(browser, vp, tokens.viewer(), 'viewer', `alerts?subject=${SUBJECT}`);
+      const incidentPage = await openPage(browser, vp, tokens.viewer(), 'viewer', `incident/${SUBJECT}`);
+      await expect(incidentPage.getByText(/^Loading/)).toHaveCount(0);
       const row = page.getByTestId('sources-table').locator(`tr[data-subject="${SUBJECT}"]`);
       await expect(row.getByTestId('latest-partition')).not.toHaveText(blocked);
-      const loads = await Promise.all([page, sourcePage, alertsPage].map((p) => p.evaluate(() => performance.timeOrigin)));
+      const pages = [page, sourcePage, alertsPage, incidentPage];
+      const loads = await Promise.all(pages.map((p) => p.evaluate(() => performance.timeOrigin)));
 
       // The day arrives with records missing the account, and is sealed.
       const t0 = Date.now();
@@ -155,20 +158,28 @@ for (const vp of VIEWPORTS) {
       await expect(row.getByTestId('open-alerts')).toContainText('critical', { timeout: left() });
       const onSources = Date.now() - t0;
       await expect(sourcePage.getByTestId('partitions-table').locator(`tr[data-partition="${blocked}"]`)).toContainText('BLOCKED', { timeout: left() });
+      // The banner the source page leads with names the day too.
+      await expect(sourcePage.getByTestId('current-incident')).toHaveAttribute('data-partition', blocked, { timeout: left() });
       const onSource = Date.now() - t0;
       const blockedAlert = alertsPage.getByTestId('alerts-table').locator('tbody tr').filter({ hasText: 'PARTITION_BLOCKED' }).filter({ hasText: blocked });
       await expect(blockedAlert).toHaveCount(1, { timeout: left() });
       const onAlerts = Date.now() - t0;
-      console.log(`${vp.name}: sealed BLOCKED shown on Sources after ${onSources} ms, the source after ${onSource} ms, Alerts after ${onAlerts} ms`);
-      expect(Math.max(onSources, onSource, onAlerts)).toBeLessThan(10_000);
+      // The incident page's window reaches the day, as the gate stands it.
+      await expect(incidentPage.getByTestId('incident-window').locator('tr').filter({ hasText: blocked })).toContainText('BLOCKED', { timeout: left() });
+      const onIncident = Date.now() - t0;
+      console.log(
+        `${vp.name}: sealed BLOCKED shown on Sources after ${onSources} ms, the source after ${onSource} ms, Alerts after ${onAlerts} ms, the incident page after ${onIncident} ms`,
+      );
+      expect(Math.max(onSources, onSource, onAlerts, onIncident)).toBeLessThan(10_000);
 
-      // None of the three pages was reloaded.
-      expect(await Promise.all([page, sourcePage, alertsPage].map((p) => p.evaluate(() => performance.timeOrigin)))).toEqual(loads);
+      // None of the pages was reloaded.
+      expect(await Promise.all(pages.map((p) => p.evaluate(() => performance.timeOrigin)))).toEqual(loads);
 
       if (vp.name === 'desktop') await shot(page, info, 'live-sources');
       else await shot(sourcePage, info, 'phone-live-source');
       await sourcePage.context().close();
       await alertsPage.context().close();
+      await incidentPage.context().close();
     });
 
     test('acknowledge and resolve from the console show in seam alerts list; the CLI’s show in the console', async ({ page, browser }, info) => {
@@ -251,13 +262,27 @@ for (const vp of VIEWPORTS) {
         'alerts',
         'identifiers',
       ];
+      // The incident pages, and the partition pages of the newest and the
+      // drill's day 8 (backfilled, amended) of each source that has them:
+      // the lists of partitions and incidents depend on the tests run before.
+      for (const subject of [SUBJECT, 'shop.orders', 'pay.settlements']) {
+        const parts = await api<{ partitions?: { partition: string }[] }>(tokens.admin(), 'GET', `/v1/subjects/${subject}/monitor`).then(
+          (r) => (r.partitions ?? []).map((x) => x.partition),
+          () => [] as string[],
+        );
+        if (parts.length === 0) continue;
+        pages.push(`incident/${subject}`, `partition/${subject}/${parts[parts.length - 1]}`);
+        if (parts.includes('2026-03-08') && parts[parts.length - 1] !== '2026-03-08') pages.push(`partition/${subject}/2026-03-08`);
+      }
       const wide: string[] = [];
+      const measured: string[] = [];
       for (const path of pages) {
         await page.goto(`${base()}/ui/${path}`);
         await expect(page.locator('main h1')).toBeVisible();
         await expect(page.getByText(/^Loading/)).toHaveCount(0);
         await page.waitForTimeout(300);
         const w = await widthOf(page);
+        measured.push(`/ui/${path} ${w.doc}`);
         if (w.doc > w.view) wide.push(`/ui/${path}: ${w.doc} px in ${w.view} px (${w.culprits.join(', ')})`);
         // The header keeps its text on the dark bar: nothing overflows it.
         const header = await page.locator('header.top').evaluate((h) => ({ scroll: h.scrollWidth, client: h.clientWidth, height: h.getBoundingClientRect().height }));
@@ -267,6 +292,7 @@ for (const vp of VIEWPORTS) {
           await shot(page, info, `phone-${path === '' ? 'sources' : path.replace(/[/?=.]+/g, '-')}`);
         }
       }
+      console.log(`${vp.name}: document width in a ${vp.width} px viewport: ${measured.join(', ')}`);
       expect(wide, 'pages wider than the viewport').toEqual([]);
       // The sparkline is a chart: taller than a hairline, a marker per
       // partition with a match rate among the last 14.

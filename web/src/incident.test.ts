@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { currentIncident, decided, fraction, problemResolvedByFix, share, span, thresholdText, verdictWord, type CheckOutcome } from './incident';
+import { currentIncident, decided, fraction, problemResolvedByFix, rate, share, span, thresholdText, verdictWord, type CheckOutcome } from './incident';
 import type { Alert, PartitionMonitor } from './types';
 
 const day = (d: number, extra: Partial<PartitionMonitor> = {}): PartitionMonitor => ({
@@ -99,6 +99,10 @@ describe('thresholds', () => {
     expect(share(0.89999)).toBe('89.999%');
     expect(share(0.8999999)).toBe('89.99999%');
     expect(share(0.9)).toBe('90.00%');
+    expect(rate(0.89999)).toBe('89.999%');
+    expect(rate(undefined)).toBe('–');
+    expect(rate(null)).toBe('–');
+    expect(rate(-1)).toBe('–');
     expect(share(0.90004)).toBe('90.00%');
   });
 });

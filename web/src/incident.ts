@@ -278,6 +278,16 @@ export function share(v: number): string {
   return `${p.toFixed(6)}%`;
 }
 
+/**
+ * rate renders a match rate as share does, and a missing or negative one
+ * (no identifiers measured) as "–": the incident and partition pages have
+ * no bound at hand beside each rate, so the rate keeps its own side of
+ * every tenth of a percent.
+ */
+export function rate(v: number | null | undefined): string {
+  return v === null || v === undefined || !Number.isFinite(v) || v < 0 ? '–' : share(v);
+}
+
 /** verdictWord says what a check's outcome was, in one word. */
 export function verdictWord(c: CheckOutcome): string {
   if (isMetric(c)) return c.exceeded ? 'out of bounds' : 'within bounds';

@@ -4,6 +4,7 @@
 import * as data from '../data';
 import { useAsync } from '../hooks';
 import { currentIncident } from '../incident';
+import { useLiveReload } from '../live';
 import { href } from '../router';
 import { Badge } from './ui';
 import '../pages/incident.css';
@@ -16,6 +17,9 @@ export function CurrentIncident({ subject }: { subject: string }) {
     },
     [subject],
   );
+  // The banner follows the stream: a partition sealed BLOCKED, an alert
+  // raised or resolved, a backfill, all change what is wrong now.
+  useLiveReload(res.reload, ['partitions', 'alerts', 'backfills'], subject);
   if (res.error || !res.data) {
     return res.data === null ? (
       <p class="now now-ok" data-testid="current-incident">

@@ -8,7 +8,8 @@ import { useState } from 'preact/hooks';
 import { ApiError, api, M, stream } from '../api';
 import { int, pct } from '../format';
 import { useAsync } from '../hooks';
-import { problemResolvedByFix, span, type ApplyEvent, type IncidentStep, type IncidentView } from '../incident';
+import { useLiveReload } from '../live';
+import { problemResolvedByFix, rate, span, type ApplyEvent, type IncidentStep, type IncidentView } from '../incident';
 import { href } from '../router';
 import { useSession } from '../session';
 import { Badge, Empty, ErrorBox, Loading } from '../components/ui';
@@ -38,6 +39,19 @@ export function IncidentPage({ subject }: { subject: string }) {
     [subject, pairs],
   );
   const [applied, setApplied] = useState<IncidentView | null>(null);
+  const [applying, setApplying] = useState(false);
+  // The plan follows the stream (a partition sealed, an alert raised or
+  // resolved, the source contained or a version registered elsewhere),
+  // except while the fix is applied from here or once it has been: the
+  // apply's own steps raise those events, and its outcome is what the
+  // page shows then.
+  useLiveReload(
+    () => {
+      if (!applying && !applied) plan.reload();
+    },
+    ['partitions', 'alerts', 'containment', 'versions', 'backfills'],
+    subject,
+  );
   const mayApply = s.can(M.contain) && s.can(M.release) && s.can(M.replay) && s.can(REGISTER);
   const view = applied ?? plan.data;
   const unserved = plan.error instanceof ApiError && plan.error.status === 404;
@@ -62,9 +76,9 @@ export function IncidentPage({ subject }: { subject: string }) {
       {view && !applied && (view.migrations ?? []).some((m) => m.missing || m.pairs_from) ? (
         <PairsForm pairs={pairs} onPairs={setPairs} busy={plan.loading} />
       ) : null}
-      {view && !applied && (view.steps ?? []).length > 0 ? (
+      {view && !applied && ((view.steps ?? []).length > 0 || applying) ? (
         mayApply ? (
-          <ApplyForm subject={subject} pairs={pairs} view={view} onApplied={setApplied} />
+          <ApplyForm subject={subject} pairs={pairs} view={view} onApplied={setApplied} onBusy={setApplying} />
         ) : (
           <p class="note" data-testid="apply-needs-role">
             Applying the fix contains, registers and replays: it needs an admin (the notice waiver is an admin's). You can read the plan.
@@ -154,7 +168,7 @@ function Plan({ view, applied }: { view: IncidentView; applied: boolean }) {
                     {int(x.released)}
                   </td>
                   <td data-label="Match rate" class="num">
-                    {pct(x.match_rate)}
+                    {rate(x.match_rate)}
                   </td>
                 </tr>
               ))}
@@ -348,7 +362,19 @@ function PairsForm({ pairs, onPairs, busy }: { pairs: Pairs | null; onPairs: (p:
   );
 }
 
-function ApplyForm({ subject, pairs, view, onApplied }: { subject: string; pairs: Pairs | null; view: IncidentView; onApplied: (v: IncidentView) => void }) {
+function ApplyForm({
+  subject,
+  pairs,
+  view,
+  onApplied,
+  onBusy,
+}: {
+  subject: string;
+  pairs: Pairs | null;
+  view: IncidentView;
+  onApplied: (v: IncidentView) => void;
+  onBusy: (busy: boolean) => void;
+}) {
   const [reason, setReason] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<Error>();
@@ -363,7 +389,10 @@ function ApplyForm({ subject, pairs, view, onApplied }: { subject: string; pairs
       return;
     }
     setBusy(true);
+    onBusy(true);
     setError(undefined);
+    // The steps as planned now: the plan may have been reloaded since the form appeared.
+    setSteps(view.steps ?? []);
     setCurrent(0);
     try {
       for await (const ev of stream<ApplyEvent>('POST', path(subject, ':apply'), body(pairs, reason.trim()))) {
@@ -381,6 +410,7 @@ function ApplyForm({ subject, pairs, view, onApplied }: { subject: string; pairs
       setError(err as Error);
     } finally {
       setBusy(false);
+      onBusy(false);
     }
   };
   return (
@@ -443,7 +473,7 @@ function Outcome({ view }: { view: IncidentView }) {
           <p>
             Match rate after the fix:{' '}
             {Object.entries(r.match_rate_after ?? {})
-              .map(([p, v]) => `${p} ${pct(v)}`)
+              .map(([p, v]) => `${p} ${rate(v)}`)
               .join(', ') || '–'}
           </p>
           {view.replay?.rerun_consumers?.length ? <p>Consumers to rerun, in order: {view.replay.rerun_consumers.join(' → ')}</p> : null}

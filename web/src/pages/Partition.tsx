@@ -7,9 +7,10 @@
 import { useState } from 'preact/hooks';
 import { api, type Query } from '../api';
 import * as data from '../data';
-import { enumName, int, pct } from '../format';
+import { enumName, int } from '../format';
 import { useAsync } from '../hooks';
-import { decided, fraction, isMetric, metric, share, thresholdText, verdictWord, type CheckOutcome, type PartitionState } from '../incident';
+import { useLiveReload } from '../live';
+import { decided, fraction, isMetric, metric, rate, share, thresholdText, verdictWord, type CheckOutcome, type PartitionState } from '../incident';
 import { href } from '../router';
 import { useSession } from '../session';
 import { num } from '../types';
@@ -46,6 +47,9 @@ export function PartitionPage({ subject, partition }: { subject: string; partiti
     },
     [subject, partition],
   );
+  // A resend, a replay or an amendment elsewhere (the CLI, a pipeline)
+  // seals the partition again: the page follows.
+  useLiveReload(res.reload, ['partitions', 'backfills'], subject);
   const [resent, setResent] = useState<PartitionState>();
 
   return (
@@ -71,7 +75,7 @@ export function PartitionPage({ subject, partition }: { subject: string; partiti
             {res.data.state.sealed_verdict && (res.data.state.sealed_verdict !== res.data.state.verdict || /REPLAY$/.test(res.data.state.seal_cause ?? '')) ? (
               <li>
                 First sealed <Badge tone={tone(res.data.state.sealed_verdict)}>{enumName(res.data.state.sealed_verdict, 'PARTITION_VERDICT_')}</Badge> at a
-                match rate of {pct(num(res.data.state.sealed_match_rate))}; judged again since ({enumName(res.data.state.seal_cause, 'SEAL_CAUSE_').toLowerCase()}).
+                match rate of {rate(metric(res.data.state.sealed_match_rate))}; judged again since ({enumName(res.data.state.seal_cause, 'SEAL_CAUSE_').toLowerCase()}).
               </li>
             ) : null}
             {res.data.events.map((e) => (
@@ -119,7 +123,7 @@ function Judgment({ state, subject }: { state: PartitionState; subject: string }
           </>
         ) : null}
         {state.sealed_by ? ` by ${state.sealed_by}` : ''}; {int(num(c.received))} received, {int(num(c.accepted))} accepted, {int(num(c.quarantined))}{' '}
-        quarantined ({int(num(c.duplicates))} duplicates), {int(num(c.released))} released; match rate {pct(metric(state.match_rate))}.
+        quarantined ({int(num(c.duplicates))} duplicates), {int(num(c.released))} released; match rate {rate(metric(state.match_rate))}.
       </p>
       {state.notice ? <p class="note">{state.notice}</p> : null}
       <p data-testid="decided-by">
