@@ -79,6 +79,21 @@ type Config struct {
 	// bound (HTTPHeaderTimeout), and idle keep-alive connections are closed
 	// after HTTPIdleTimeout.
 	HTTPReadTimeout time.Duration
+	// Routes are REST routes that are not one RPC (`seam up`'s incident
+	// view, which several services answer together).
+	Routes []Route
+}
+
+// Route is a REST route built over the in-process connection to this
+// server's services. Its caller's bearer token is checked before it runs
+// (401 otherwise) and its body is bounded by MaxMessageBytes; the handler
+// forwards the token on every call it makes, so each service authorizes
+// the caller as it would over REST.
+type Route struct {
+	// Pattern is the net/http pattern, for example
+	// "POST /v1/subjects/{subject}/incident:apply".
+	Pattern string
+	New     func(conn grpc.ClientConnInterface) http.Handler
 }
 
 // Defaults.
@@ -135,6 +150,7 @@ type Server struct {
 	grpc     *grpc.Server
 	health   *health.Server
 	access   auth.Access
+	watches  *watches
 }
 
 // New builds a server for services.
@@ -150,6 +166,7 @@ func New(cfg Config, services ...Service) (*Server, error) {
 	authz := auth.NewAuthorizer(cfg.Tokens, merged).WithAudit(cfg.Logger)
 	dial.UseBuffers()
 	boundary := rpcerr.NewBoundary(cfg.Logger)
+	w := newWatches()
 	tel := cfg.Telemetry
 	opts := []grpc.ServerOption{
 		grpc.StatsHandler(otelgrpc.NewServerHandler(
@@ -167,7 +184,7 @@ func New(cfg Config, services ...Service) (*Server, error) {
 		// request names and keep streams' tokens checked.
 		grpc.InTapHandle(authz.TapHandle),
 		grpc.ChainUnaryInterceptor(boundary.UnaryInterceptor(), authz.UnaryInterceptor()),
-		grpc.ChainStreamInterceptor(boundary.StreamInterceptor(), authz.StreamInterceptor()),
+		grpc.ChainStreamInterceptor(boundary.StreamInterceptor(), authz.StreamInterceptor(), w.interceptor),
 		grpc.MaxRecvMsgSize(cfg.MaxMessageBytes),
 		grpc.MaxSendMsgSize(cfg.MaxMessageBytes),
 		grpc.KeepaliveParams(keepalive.ServerParameters{
@@ -189,7 +206,7 @@ func New(cfg Config, services ...Service) (*Server, error) {
 		s.Register(g)
 		h.SetServingStatus(s.Name, healthpb.HealthCheckResponse_SERVING)
 	}
-	return &Server{cfg: cfg, services: services, authz: authz, grpc: g, health: h, access: merged}, nil
+	return &Server{cfg: cfg, services: services, authz: authz, grpc: g, health: h, access: merged, watches: w}, nil
 }
 
 // SetServing reports service (a full name, or "" for the whole server) as
@@ -289,7 +306,10 @@ func (s *Server) Serve(ctx context.Context, l Listeners) error {
 	if s.cfg.DrainDelay > 0 {
 		time.Sleep(s.cfg.DrainDelay)
 	}
-	// 2. Stop HTTP intake so no new gateway calls start.
+	// 2. End the watches (they would never end on their own; their
+	// clients resume elsewhere) and stop HTTP intake so no new gateway
+	// calls start.
+	s.watches.stop()
 	shutCtx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
 	defer cancel()
 	for _, hs := range []*http.Server{httpSrv, metricsSrv} {
@@ -399,6 +419,9 @@ func (s *Server) httpHandler(ctx context.Context, conn *grpc.ClientConn, withMet
 	mux := http.NewServeMux()
 	mux.Handle("/v1/", guard)
 	mux.HandleFunc("GET /v1/whoami", s.whoami)
+	for _, rt := range s.cfg.Routes {
+		mux.Handle(rt.Pattern, s.authenticated(rt.New(conn)))
+	}
 	mux.Handle(console.Prefix, console.Handler())
 	mux.Handle("GET /{$}", http.RedirectHandler(console.Prefix, http.StatusFound))
 	if err := s.routeStandards(mux, guard); err != nil {

@@ -76,6 +76,9 @@ type node struct {
 	tokens     map[string]string
 	tokensFile string
 	entries    []auth.TokenEntry
+	// stop ends Serve; served is closed when it returned.
+	stop   context.CancelFunc
+	served chan struct{}
 }
 
 // start serves the fake gate through a real Server on loopback.
@@ -141,12 +144,17 @@ func start(t *testing.T, cfg server.Config, separateMetrics bool) *node {
 		n.metrics = l.Metrics.Addr().String()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, l) }()
+	var serveErr error
+	n.stop, n.served = cancel, make(chan struct{})
+	go func() {
+		serveErr = srv.Serve(ctx, l)
+		close(n.served)
+	}()
 	t.Cleanup(func() {
 		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Serve: %v", err)
+		<-n.served
+		if serveErr != nil {
+			t.Errorf("Serve: %v", serveErr)
 		}
 		_ = tel.Shutdown(context.Background())
 		http.DefaultClient.CloseIdleConnections()
@@ -439,5 +447,58 @@ func TestRESTMetricsNameTheRouteTemplate(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no http_server_request_duration_seconds_count with %s and status 200 among:\n%s", want, strings.Join(lines, "\n"))
+	}
+}
+
+// TestShutdownEndsWatches: an open watch (a console tab on the alerts) does
+// not hold the shutdown for its timeout: it ends at once with UNAVAILABLE,
+// which tells its client to resume, while a stream that changes state (a
+// replay) still runs to its end.
+func TestShutdownEndsWatches(t *testing.T) {
+	t.Parallel()
+	n := start(t, server.Config{ShutdownTimeout: 10 * time.Second}, false)
+	open := func(method, path, body string) *http.Response {
+		req, err := http.NewRequest(method, "http://"+n.http+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+n.token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { resp.Body.Close() })
+		return resp
+	}
+	watch := open("GET", "/v1/alerts:watch?subject=shop.orders", "")
+	replay := open("POST", "/v1/replay", `{"window":{"subject":"shop.orders"}}`)
+	// Both streams are running once their first message arrives.
+	watchBody, replayBody := bufio.NewReader(watch.Body), bufio.NewReader(replay.Body)
+	for _, r := range []*bufio.Reader{watchBody, replayBody} {
+		if _, err := r.ReadString('\n'); err != nil {
+			t.Fatalf("first streamed message: %v", err)
+		}
+	}
+	begun := time.Now()
+	n.stop()
+	watched, err := io.ReadAll(watchBody)
+	if err != nil {
+		t.Fatalf("reading the watch to its end: %v", err)
+	}
+	replayed, err := io.ReadAll(replayBody)
+	if err != nil {
+		t.Fatalf("reading the replay to its end: %v", err)
+	}
+	<-n.served
+	took := time.Since(begun)
+	if took > 3*time.Second {
+		t.Errorf("shutdown took %s with a watch open, want well under the 10s timeout", took)
+	}
+	if !bytes.Contains(watched, []byte(`"error"`)) || !bytes.Contains(watched, []byte("shutting down")) {
+		t.Errorf("the watch ended with %q, want an error saying the server is shutting down", watched)
+	}
+	// The replay's first message was read above; the other five follow.
+	if got := bytes.Count(replayed, []byte(`"result"`)); got != 5 || bytes.Contains(replayed, []byte(`"error"`)) {
+		t.Errorf("the replay sent %d more messages (%q), want the other 5 and no error", got, replayed)
 	}
 }

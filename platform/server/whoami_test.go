@@ -20,13 +20,13 @@ import (
 
 // startHTTP serves a Server with one fake service on loopback and returns
 // its REST base URL.
-func startHTTP(t *testing.T, tokens *auth.Tokens, access auth.Access) string {
+func startHTTP(t *testing.T, tokens *auth.Tokens, access auth.Access, routes ...Route) string {
 	t.Helper()
 	tel, err := telemetry.Setup(context.Background(), telemetry.Config{ServiceName: "whoami-test", Getenv: func(string) string { return "" }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(Config{Tokens: tokens, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Telemetry: tel, ShutdownTimeout: 2 * time.Second},
+	srv, err := New(Config{Tokens: tokens, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Telemetry: tel, ShutdownTimeout: 2 * time.Second, Routes: routes},
 		Service{Name: "seam.test.v1.TestService", Register: func(grpc.ServiceRegistrar) {}, Access: access})
 	if err != nil {
 		t.Fatal(err)

@@ -180,6 +180,9 @@ func (s *Server) sealUnit(ctx context.Context, tx storeTx, cv *compiled, p partR
 	u.verdict = verdictProto(verdict)
 	u.decision = outcomesProto(j.Outcomes)
 	u.sealedAt, u.sealCause, u.sealedBy, u.updatedAt = now, cause, by, now
+	if err := s.sealedEvent(ctx, tx, p, u, cv.version, len(out), now); err != nil {
+		return nil, err
+	}
 	if err := tx.Notify(ctx, partitionChannel); err != nil {
 		return nil, err
 	}
@@ -190,6 +193,29 @@ func (s *Server) sealUnit(ctx context.Context, tx storeTx, cv *compiled, p partR
 		"received", c.received, "accepted", c.accepted, "quarantined", c.quarantined, "duplicates", c.duplicates, "released", c.released,
 		"alerts", len(out))
 	return out, nil
+}
+
+// sealedEvent queues the registry event saying a unit was sealed (or
+// sealed again after a replay) with its verdict, in the seal's
+// transaction: readers of the registry's stream (downstream jobs, the
+// console) learn that a day is ready or BLOCKED without polling the gate.
+func (s *Server) sealedEvent(ctx context.Context, tx storeTx, p partRow, u *unitRow, version int32, alerts int, now time.Time) error {
+	what := "partition " + p.part
+	if u.amendment > 0 {
+		what = fmt.Sprintf("amendment %d of partition %s", u.amendment, p.part)
+	}
+	verdict := strings.TrimPrefix(u.verdict.String(), "PARTITION_VERDICT_")
+	c := u.counts
+	ev, err := newEvent(ctx, &registryv1.Event{Type: registryv1.EventType_EVENT_TYPE_PARTITION_SEALED, Time: timestamppb.New(now),
+		Subject: p.subject, Version: version, Principal: "gate", PartitionFrom: p.part, PartitionTo: p.part,
+		Message: fmt.Sprintf("%s of %s sealed %s (%d received, %d accepted, %d quarantined)", what, p.subject, verdict, c.received, c.accepted, c.quarantined),
+		Attributes: map[string]string{"verdict": verdict, "amendment": fmt.Sprint(u.amendment), "attempt": fmt.Sprint(p.attempt),
+			"cause": strings.TrimPrefix(u.sealCause.String(), "SEAL_CAUSE_"), "by": u.sealedBy, "alerts": fmt.Sprint(alerts),
+			"received": fmt.Sprint(c.received), "accepted": fmt.Sprint(c.accepted), "quarantined": fmt.Sprint(c.quarantined)}})
+	if err != nil {
+		return err
+	}
+	return tx.Enqueue(ctx, ev, now)
 }
 
 const contractPolicyBlock = 1 // contractv1.Policy_POLICY_BLOCK

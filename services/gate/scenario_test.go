@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -154,6 +155,25 @@ func TestScenarioDriftAlertsAndPasses(t *testing.T) {
 	ev := waitEvent(t, e.peers, registryv1.EventType_EVENT_TYPE_ALERT_RAISED)
 	if ev[0].GetAttributes()["kind"] != "MEAN_DRIFT" {
 		t.Fatalf("registry event = %v, want the MEAN_DRIFT alert", ev[0])
+	}
+	// Every seal is in the stream with its verdict: seven PASSED days,
+	// then this one.
+	var sealed []string
+	deadline := time.Now().Add(10 * time.Second)
+	for len(sealed) < 8 && time.Now().Before(deadline) {
+		sealed = nil
+		for _, e := range waitEvent(t, e.peers, registryv1.EventType_EVENT_TYPE_PARTITION_SEALED) {
+			sealed = append(sealed, e.GetPartitionFrom()+" "+e.GetAttributes()["verdict"])
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	want := []string{}
+	for i := range 7 {
+		want = append(want, day(i)+" PASSED")
+	}
+	want = append(want, day(7)+" PASSED_WITH_ALERTS")
+	if !slices.Equal(sealed, want) {
+		t.Fatalf("PARTITION_SEALED events = %v, want %v", sealed, want)
 	}
 }
 

@@ -22,6 +22,7 @@ var publishable = map[registryv1.EventType]bool{
 	registryv1.EventType_EVENT_TYPE_ALERT_RAISED:       true,
 	registryv1.EventType_EVENT_TYPE_ALERT_ACKNOWLEDGED: true,
 	registryv1.EventType_EVENT_TYPE_ALERT_RESOLVED:     true,
+	registryv1.EventType_EVENT_TYPE_PARTITION_SEALED:   true,
 }
 
 // publishEvent appends an event another service reports. The registry
@@ -34,7 +35,7 @@ func (s *Server) publishEvent(ctx context.Context, p *auth.Principal, in *regist
 	}
 	if !publishable[in.GetType()] {
 		return nil, invalid("this event type cannot be published", rpcerr.FieldViolation{Field: "event.type",
-			Description: fmt.Sprintf("%s is written by the registry itself; publish SOURCE_CONTAINED, SOURCE_RELEASED, BACKFILL_COMPLETED, UNANNOUNCED_CHANGE, ALERT_RAISED, ALERT_ACKNOWLEDGED or ALERT_RESOLVED", in.GetType())})
+			Description: fmt.Sprintf("%s is written by the registry itself; publish SOURCE_CONTAINED, SOURCE_RELEASED, BACKFILL_COMPLETED, UNANNOUNCED_CHANGE, ALERT_RAISED, ALERT_ACKNOWLEDGED, ALERT_RESOLVED or PARTITION_SEALED", in.GetType())})
 	}
 	if in.GetSubject() == "" {
 		return nil, required("event.subject", `"shop.orders"`)

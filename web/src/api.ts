@@ -157,8 +157,11 @@ function parseLine<T>(line: string): T {
   return msg.result;
 }
 
-/** stream calls a server-streaming route and yields its messages. */
-export async function* stream<T>(method: 'GET' | 'POST', path: string, body: unknown, signal?: AbortSignal): AsyncGenerator<T> {
+/**
+ * stream calls a server-streaming route and yields its messages; onOpen is
+ * called once the server has answered, before any message.
+ */
+export async function* stream<T>(method: 'GET' | 'POST', path: string, body: unknown, signal?: AbortSignal, onOpen?: () => void): AsyncGenerator<T> {
   let res: Response;
   try {
     res = await fetch(path, {
@@ -175,6 +178,7 @@ export async function* stream<T>(method: 'GET' | 'POST', path: string, body: unk
   }
   if (!res.ok) throw await failure(res);
   if (!res.body) throw new ApiError('the stream has no body', res.status);
+  onOpen?.();
   yield* ndjson<T>(res.body);
 }
 
@@ -187,6 +191,8 @@ export const M = {
   discard: 'seam.gate.v1.GateService/DiscardQuarantined',
   listQuarantine: 'seam.gate.v1.GateService/ListQuarantine',
   getMonitor: 'seam.gate.v1.GateService/GetMonitor',
+  acknowledgeAlert: 'seam.gate.v1.GateService/AcknowledgeAlert',
+  resolveAlert: 'seam.gate.v1.GateService/ResolveAlert',
   translate: 'seam.idmap.v1.IdMapService/Translate',
 } as const;
 

@@ -1,11 +1,42 @@
 import { describe, expect, it } from 'vitest';
-import { countdown, decodeRaw, duration, pct, time } from './format';
+import { boundOf, countdown, decodeRaw, duration, pct, time } from './format';
 
 describe('format', () => {
   it('renders shares and refuses the no-identifier rate', () => {
     expect(pct(0.9792)).toBe('97.9%');
     expect(pct(-1)).toBe('–');
     expect(pct(null)).toBe('–');
+  });
+  it('never rounds a share onto or across the bound it is shown against', () => {
+    // The issue's case: 89.99% against a 90% minimum is not "90.0%".
+    expect(pct(0.8999, 1, 0.9)).toBe('89.99%');
+    expect(pct(0.89999, 1, 0.9)).toBe('89.999%');
+    expect(pct(0.899999, 1, 0.9)).toBe('89.9999%');
+    // Closer than the digits allow: cut toward its side, never rounded up.
+    expect(pct(0.8999999999, 1, 0.9)).toBe('89.9999%');
+    expect(pct(0.9000000001, 1, 0.9)).toBe('90.0001%');
+    // Above a maximum stays above it.
+    expect(pct(0.05001, 1, 0.05)).toBe('5.001%');
+    // Far from the bound, or on it, the usual digits.
+    expect(pct(0.979, 1, 0.9)).toBe('97.9%');
+    expect(pct(0.9, 1, 0.9)).toBe('90.0%');
+    expect(pct(0.89, 1, 0.9)).toBe('89.0%');
+    expect(pct(0.9794, 1, 0.98)).toBe('97.9%');
+    expect(pct(0.97996, 1, 0.98)).toBe('97.996%');
+    // Without a bound, plain rounding.
+    expect(pct(0.8999)).toBe('90.0%');
+    // Every share of a fine grid near 90% stays on its side.
+    for (let i = -2000; i <= 2000; i++) {
+      const share = 0.9 + i / 1e6;
+      const shown = Number(pct(share, 1, 0.9).replace('%', ''));
+      if (i < 0) expect(shown, `share ${share}`).toBeLessThan(90);
+      if (i > 0) expect(shown, `share ${share}`).toBeGreaterThan(90);
+    }
+  });
+  it('reads the bound a check message names', () => {
+    expect(boundOf('partition 2026-11-11 of fleet.trips: match rate of driver_id is 89.99%, below the minimum 90%')).toBeCloseTo(0.9);
+    expect(boundOf('null rate of email is 7.5%, above the maximum 5%')).toBeCloseTo(0.05);
+    expect(boundOf('mean of amount moved from a baseline of 85 to 102')).toBeUndefined();
   });
   it('counts down to an effective time', () => {
     const now = Date.parse('2026-11-29T20:03:23Z');

@@ -7,10 +7,45 @@ export function int(n: number): string {
   return Number.isFinite(n) ? intFmt.format(n) : '–';
 }
 
-/** pct renders a share (0.979) as "97.9%"; a negative or missing share as "–". */
-export function pct(share: number | undefined | null, digits = 1): string {
+/** MORE_DIGITS is how many digits pct adds to keep a share on its side of a bound. */
+const MORE_DIGITS = 3;
+
+/**
+ * pct renders a share (0.979) as "97.9%"; a negative or missing share as
+ * "–". Given the bound the share is shown against (a minimum match rate),
+ * rounding never moves it onto or across the bound: 0.8999 against 0.9 is
+ * "89.99%", not "90.0%". It shows up to MORE_DIGITS more digits, then cuts
+ * the value toward its side.
+ */
+export function pct(share: number | undefined | null, digits = 1, bound?: number | null): string {
   if (share === undefined || share === null || !Number.isFinite(share) || share < 0) return '–';
-  return `${(share * 100).toFixed(digits)}%`;
+  const v = share * 100;
+  if (bound === undefined || bound === null || !Number.isFinite(bound)) return `${v.toFixed(digits)}%`;
+  const b = bound * 100;
+  // Shares and bounds come as binary fractions: 0.9 * 100 is 90.00000000000001.
+  const eps = 1e-12 * Math.max(1, Math.abs(b));
+  const side = Math.abs(v - b) <= eps ? 0 : Math.sign(v - b);
+  if (side === 0) return `${b.toFixed(digits)}%`;
+  for (let d = digits; d <= digits + MORE_DIGITS; d++) {
+    const shown = v.toFixed(d);
+    const r = Number(shown);
+    if (Math.abs(r - b) > eps && Math.sign(r - b) === side) return `${shown}%`;
+  }
+  const d = digits + MORE_DIGITS;
+  const scale = 10 ** d;
+  const cut = (side < 0 ? Math.floor(v * scale - eps) : Math.ceil(v * scale + eps)) / scale;
+  return `${cut.toFixed(d)}%`;
+}
+
+/**
+ * boundOf reads the bound a statistical check's message names ("…, below
+ * the minimum 90%"), as a share; undefined when it names none.
+ */
+export function boundOf(message: string | undefined): number | undefined {
+  const m = /(?:below the minimum|above the maximum) (-?[0-9.]+(?:e[-+]?[0-9]+)?)%/.exec(message ?? '');
+  if (!m) return undefined;
+  const v = Number(m[1]);
+  return Number.isFinite(v) ? v / 100 : undefined;
 }
 
 /** enumName drops the proto enum prefix: "SEVERITY_CRITICAL" → "CRITICAL". */

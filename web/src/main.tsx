@@ -7,11 +7,15 @@ import { href, onLinkClick, useLocation } from './router';
 import { newSession, SessionContext, type Session } from './session';
 import type { WhoAmI } from './types';
 import { ErrorBox, Loading } from './components/ui';
+import { LiveIndicator } from './components/Live';
+import { startLive } from './live';
 import { SourcesPage } from './pages/Sources';
 import { SourcePage } from './pages/Source';
 import { QuarantinePage, RecordPage } from './pages/Quarantine';
 import { AlertsPage } from './pages/Alerts';
 import { IdentifiersPage } from './pages/Identifiers';
+import { IncidentPage } from './pages/Incident';
+import { PartitionPage } from './pages/Partition';
 import { SignInPage } from './pages/SignIn';
 
 const NAV = [
@@ -67,6 +71,8 @@ function App() {
     [who],
   );
 
+  useEffect(() => (session ? startLive({ registry: session.serves(SERVICES.registry) }) : undefined), [session]);
+
   if (checking) return <Loading what="your session" />;
   if (!session) {
     return (
@@ -108,6 +114,7 @@ function App() {
             })}
           </ul>
         </nav>
+        <LiveIndicator />
         <div class="who" data-testid="who">
           <span>
             Signed in as <strong>{session.who.name}</strong>
@@ -142,6 +149,15 @@ function Page({ path, params }: { path: string; params: URLSearchParams }) {
       return <AlertsPage params={params} />;
     case 'identifiers':
       return <IdentifiersPage />;
+    case 'incident':
+      return rest.length ? <IncidentPage key={rest.join('/')} subject={rest.join('/')} /> : <SourcesPage />;
+    case 'partition':
+      // partition/{subject}/{partition}: the partition is the last segment.
+      return rest.length > 1 ? (
+        <PartitionPage key={rest.join('/')} subject={rest.slice(0, -1).join('/')} partition={rest[rest.length - 1]} />
+      ) : (
+        <SourcesPage />
+      );
     case 'signin':
       return <SourcesPage />;
     default:

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildRows, parseMatchRateChecks, summarize } from './series';
+import { buildRows, parseMatchRateChecks, sparkDomain, summarize } from './series';
 import type { Alert, PartitionMonitor, RegistryEvent } from './types';
 
 // Ten days shaped like the incident drill: about 98% until day 8, when the
@@ -117,5 +117,25 @@ describe('summarize', () => {
   });
   it('says when there is nothing to match', () => {
     expect(summarize(buildRows([{ partition: 'a', match_rate: -1 }], [], []))).toBe('No partition has the identifier to match yet.');
+  });
+});
+
+describe('sparkDomain', () => {
+  it('spans the values and the floor, so a series near 98% is not a hairline', () => {
+    const [lo, hi] = sparkDomain([0.98, 0.983, 0.979, null, 0.981], 0.9);
+    expect(lo).toBeLessThan(0.9);
+    expect(lo).toBeGreaterThan(0.85);
+    expect(hi).toBeGreaterThan(0.983);
+    expect(hi).toBeLessThanOrEqual(1);
+    // The drop of the drill's day 8 (9.9%) is in range.
+    const [lo8] = sparkDomain([0.98, 0.099, 0.979], 0.9);
+    expect(lo8).toBeLessThan(0.099);
+    expect(lo8).toBeGreaterThanOrEqual(0);
+  });
+  it('keeps a flat series visible and within 0..1', () => {
+    const [lo, hi] = sparkDomain([1, 1, 1]);
+    expect(hi).toBe(1);
+    expect(hi - lo).toBeGreaterThanOrEqual(0.02);
+    expect(sparkDomain([null, null])).toEqual([0, 1]);
   });
 });

@@ -177,3 +177,25 @@ export function summarize(rows: PartitionRow[], field = 'the identifier'): strin
   if (low.backfills.length > 0) now += ' after the backfill';
   return `Match rate of ${field} fell to ${f(lowValue)} on ${low.partition}${how}${normal}${now}; latest ${last.partition} at ${f(last.matchRate!)}.`;
 }
+
+/**
+ * sparkDomain is the vertical range of a table's mini-chart of shares: the
+ * values and the floor, padded, so a series near 98% is not drawn as a
+ * hairline at the top of 0..100%; never beyond 0..1.
+ */
+export function sparkDomain(values: (number | null)[], low?: number): [number, number] {
+  const xs = values.filter((v): v is number => v !== null && Number.isFinite(v));
+  if (low !== undefined && Number.isFinite(low)) xs.push(low);
+  if (xs.length === 0) return [0, 1];
+  let lo = Math.min(...xs);
+  let hi = Math.max(...xs);
+  const span = Math.max(hi - lo, 0.02);
+  lo = Math.max(0, lo - span * 0.15);
+  hi = Math.min(1, hi + span * 0.15);
+  if (hi - lo < 0.02) {
+    // Pinned at 0 or 1: open the range on the free side.
+    if (lo === 0) hi = Math.min(1, lo + 0.02);
+    else lo = Math.max(0, hi - 0.02);
+  }
+  return [lo, hi];
+}

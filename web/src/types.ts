@@ -158,7 +158,12 @@ export interface Alert {
   /** The alert lifecycle: ALERT_STATE_OPEN, _ACKNOWLEDGED or _RESOLVED. */
   state?: string;
   acknowledged_by?: string;
+  acknowledge_time?: string;
   resolved_by?: string;
+  /** resolution says why it was resolved. */
+  resolution?: string;
+  resolve_time?: string;
+  amendment?: number;
 }
 
 export interface Containment {

@@ -7,6 +7,7 @@ import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { useEffect, useRef } from 'preact/hooks';
 import type { PartitionRow } from '../series';
+import { pct } from '../format';
 
 export interface Marker {
   /** index of the partition */
@@ -30,7 +31,11 @@ function markersPlugin(markers: Marker[]): uPlot.Plugin {
           ctx.font = `${11 * dpr}px system-ui, sans-serif`;
           ctx.textBaseline = 'middle';
           ctx.textAlign = 'left';
+          // On a narrow plot (a phone) a marker shows only its sign: the
+          // words are in the caption and the table below.
+          const narrow = width / dpr < 560;
           for (const m of markers) {
+            const label = narrow ? m.label.split(' ')[0] : m.label;
             const x = Math.round(u.valToPos(m.x, 'x', true));
             const stack = perX.get(m.x) ?? 0;
             perX.set(m.x, stack + 1);
@@ -44,7 +49,7 @@ function markersPlugin(markers: Marker[]): uPlot.Plugin {
             ctx.stroke();
             ctx.setLineDash([]);
             ctx.globalAlpha = 1;
-            const w = ctx.measureText(m.label).width + 8 * dpr;
+            const w = ctx.measureText(label).width + 8 * dpr;
             const h = 15 * dpr;
             const y = top - 26 * dpr + stack * (h + 2 * dpr);
             const bx = Math.min(Math.max(x - w / 2, left), left + width - w);
@@ -54,7 +59,7 @@ function markersPlugin(markers: Marker[]): uPlot.Plugin {
             ctx.fillRect(bx, y, w, h);
             ctx.strokeRect(bx, y, w, h);
             ctx.fillStyle = m.color;
-            ctx.fillText(m.label, bx + 4 * dpr, y + h / 2);
+            ctx.fillText(label, bx + 4 * dpr, y + h / 2);
           }
           ctx.restore();
         },
@@ -66,9 +71,14 @@ function markersPlugin(markers: Marker[]): uPlot.Plugin {
 function axisX(labels: string[]): uPlot.Axis {
   return {
     space: 60,
-    splits: (_u, _axis, min, max) => {
+    splits: (u, _axis, min, max) => {
+      // One label per partition while they fit (about 64 px each), else
+      // every step-th one, so labels never overlap on a narrow screen.
+      const px = u.bbox.width / (devicePixelRatio || 1) || 600;
+      const n = Math.floor(max) - Math.ceil(min) + 1;
+      const step = Math.max(1, Math.ceil((n * 64) / px));
       const out: number[] = [];
-      for (let i = Math.ceil(min); i <= Math.floor(max); i++) out.push(i);
+      for (let i = Math.ceil(min); i <= Math.floor(max); i += step) out.push(i);
       return out;
     },
     values: (_u, splits) => splits.map((i) => labels[i] ?? ''),
@@ -190,7 +200,8 @@ export function countsPlot(rows: PartitionRow[]): { opts: uPlot.Options; data: u
 export function matchRatePlot(rows: PartitionRow[], floor?: number): { opts: uPlot.Options; data: uPlot.AlignedData } {
   const labels = rows.map((r) => r.partition);
   const x = rows.map((_, i) => i);
-  const pctVal = (_u: uPlot, v: number | null) => (v === null || v === undefined ? '–' : `${(v * 100).toFixed(1)}%`);
+  // Against the floor, rounding never puts a rate on the wrong side of it.
+  const pctVal = (_u: uPlot, v: number | null) => (v === null || v === undefined ? '–' : pct(v, 1, floor));
   const series: uPlot.Series[] = [
     { label: 'partition', value: (_u, v) => labels[v] ?? '' },
     { label: 'baseline band', stroke: 'rgba(15,118,110,0.35)', width: 1, points: { show: false }, value: pctVal },

@@ -2,7 +2,8 @@
 import type { ComponentChildren, JSX } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError } from '../api';
-import { countdown, enumName, time } from '../format';
+import { countdown, enumName, pct, time } from '../format';
+import { sparkDomain } from '../series';
 import { useNow } from '../hooks';
 
 export function ErrorBox({ error, what }: { error?: Error; what?: string }) {
@@ -57,23 +58,80 @@ export function Empty({ children }: { children: ComponentChildren }) {
 }
 
 /**
- * Sparkline draws a share series (0..1) as a small SVG line, for tables; the
- * numbers themselves are in the cell beside it.
+ * Sparkline is a table's mini-chart of a share series (0..1): a line over
+ * a shaded area, scaled to the values and the floor (not 0..100%, where a
+ * series near 98% is a hairline), the floor dashed and labelled, a marker
+ * per partition coloured by its verdict or by falling under the floor, and
+ * the newest value written at the end. Each marker names its partition on
+ * hover.
  */
-export function Sparkline({ values, low }: { values: (number | null)[]; low?: number }) {
-  const w = 96;
-  const h = 22;
-  const pts = values.map((v, i) => (v === null ? null : [values.length === 1 ? w / 2 : (i * (w - 4)) / (values.length - 1) + 2, h - 2 - v * (h - 4)]));
-  const d = pts
-    .map((p, i) => (p ? `${i === 0 || !pts[i - 1] ? 'M' : 'L'}${p[0].toFixed(1)},${p[1].toFixed(1)}` : ''))
-    .join('');
+export function Sparkline({ values, low, labels, verdicts }: { values: (number | null)[]; low?: number; labels?: string[]; verdicts?: string[] }) {
+  const w = 150;
+  const h = 40;
+  const padL = 2;
+  const padR = 40;
+  const padY = 4;
+  const [lo, hi] = sparkDomain(values, low);
+  const x = (i: number) => (values.length === 1 ? (w - padR) / 2 : padL + (i * (w - padR - padL)) / (values.length - 1));
+  const y = (v: number) => padY + (1 - (v - lo) / (hi - lo)) * (h - 2 * padY);
+  const pts = values.map((v, i) => (v === null ? null : ([x(i), y(v)] as const)));
+  const line = pts.map((p, i) => (p ? `${i === 0 || !pts[i - 1] ? 'M' : 'L'}${p[0].toFixed(1)},${p[1].toFixed(1)}` : '')).join('');
+  const runs: string[] = [];
+  let run: (readonly [number, number])[] = [];
+  const flush = () => {
+    if (run.length > 1) {
+      runs.push(`M${run[0][0].toFixed(1)},${h - padY}${run.map((p) => `L${p[0].toFixed(1)},${p[1].toFixed(1)}`).join('')}L${run[run.length - 1][0].toFixed(1)},${h - padY}Z`);
+    }
+    run = [];
+  };
+  pts.forEach((p) => (p ? run.push(p) : flush()));
+  flush();
+  const lastIdx = values.map((v, i) => (v === null ? -1 : i)).reduce((a, b) => Math.max(a, b), -1);
+  const shown = values.filter((v) => v !== null) as number[];
+  const under = low === undefined ? 0 : shown.filter((v) => v < low).length;
+  const summary =
+    shown.length === 0
+      ? 'no match rate yet'
+      : `match rate of the last ${values.length} partitions, from ${pct(Math.min(...shown), 1, low)} to ${pct(Math.max(...shown), 1, low)}` +
+        (low !== undefined ? `; minimum ${pct(low, 0)}, ${under} under it` : '');
+  if (shown.length === 0) {
+    return (
+      <span class="muted" title="no partition has the identifier to match">
+        –
+      </span>
+    );
+  }
   return (
-    <svg class="sparkline" width={w} height={h} viewBox={`0 0 ${w} ${h}`} aria-hidden="true">
-      {low !== undefined ? <line x1="0" x2={w} y1={h - 2 - low * (h - 4)} y2={h - 2 - low * (h - 4)} class="spark-floor" /> : null}
-      <path d={d} class="spark-line" />
-      {pts.map((p, i) =>
-        p && values[i] !== null && low !== undefined && (values[i] as number) < low ? <circle cx={p[0]} cy={p[1]} r="2.5" class="spark-low" /> : null,
-      )}
+    <svg class="sparkline" width={w} height={h} viewBox={`0 0 ${w} ${h}`} role="img" aria-label={summary} data-testid="sparkline">
+      <title>{summary}</title>
+      {runs.map((d, i) => (
+        <path key={i} d={d} class="spark-area" />
+      ))}
+      {low !== undefined ? (
+        <>
+          <line x1={padL} x2={w - padR} y1={y(low)} y2={y(low)} class="spark-floor" />
+          <text x={padL + 1} y={y(low) > h / 2 ? y(low) - 2 : y(low) + 8} class="spark-floor-label">
+            min {pct(low, 0)}
+          </text>
+        </>
+      ) : null}
+      <path d={line} class="spark-line" />
+      {pts.map((p, i) => {
+        if (!p) return null;
+        const v = values[i] as number;
+        const verdict = verdicts?.[i] ?? '';
+        const cls = verdict === 'BLOCKED' || (low !== undefined && v < low) ? 'spark-low' : verdict.includes('ALERT') ? 'spark-warn' : 'spark-pt';
+        return (
+          <circle key={i} cx={p[0]} cy={p[1]} r={cls === 'spark-pt' ? 1.6 : 2.8} class={cls}>
+            <title>{`${labels?.[i] ?? `partition ${i + 1}`}: ${pct(v, 1, low)}${verdict && verdict !== '–' ? ` ${verdict}` : ''}`}</title>
+          </circle>
+        );
+      })}
+      {lastIdx >= 0 ? (
+        <text x={w - padR + 3} y={Math.max(9, Math.min(h - 10, y(values[lastIdx] as number) + 3))} class="spark-last">
+          {pct(values[lastIdx] as number, 1, low)}
+        </text>
+      ) : null}
     </svg>
   );
 }

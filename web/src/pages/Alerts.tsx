@@ -1,85 +1,55 @@
-// Alerts and events: the alert inbox, kept current by the gate's alert
-// stream, and the registry's event stream, live.
-import { useEffect, useRef, useState } from 'preact/hooks';
-import { SERVICES, stream } from '../api';
+// Alerts and events: the alert inbox, where an operator acknowledges and
+// resolves alerts, and the registry's event stream. Both follow the tab's
+// one stream (live.ts): an alert raised, acknowledged or resolved anywhere
+// (here, the CLI, the gate itself) reloads the inbox, and every event is
+// added to the list as it comes.
+import { useEffect, useState } from 'preact/hooks';
+import { api, M, SERVICES } from '../api';
 import * as data from '../data';
 import { dbl, num } from '../types';
 import type { Alert, RegistryEvent } from '../types';
-import { enumName, int } from '../format';
+import { boundOf, enumName, int, pct } from '../format';
+import { useAsync } from '../hooks';
+import { onLive, useLiveReload, useLiveState, type LiveStatus } from '../live';
 import { href, navigate } from '../router';
 import { useSession } from '../session';
-import { Badge, Empty, ErrorBox, Loading, Severity, Time } from '../components/ui';
+import { Badge, Confirm, Empty, ErrorBox, Loading, Severity, Time } from '../components/ui';
 
 const KEEP_EVENTS = 300;
 
-type Live = 'connecting' | 'live' | 'retrying' | 'stopped';
+/** STATES are the state filter's choices; "holding" is open and acknowledged. */
+const STATES = ['all', 'holding', 'open', 'acknowledged', 'resolved'] as const;
+type StateFilter = (typeof STATES)[number];
 
-/**
- * useLive keeps a list loaded once and then extended by a server stream,
- * reconnecting with backoff from the last sequence it saw, so nothing is
- * missed or shown twice.
- */
-function useLive<T extends { sequence: string | number }>(
-  load: (signal: AbortSignal) => Promise<{ items: T[]; last: number }>,
-  watch: (after: number, signal: AbortSignal) => AsyncGenerator<T>,
-  keep: number,
-  deps: unknown[],
-): { items: T[]; state: Live; error?: Error } {
-  const [items, setItems] = useState<T[]>([]);
-  const [state, setState] = useState<Live>('connecting');
-  const [error, setError] = useState<Error>();
-  const loadRef = useRef(load);
-  const watchRef = useRef(watch);
-  loadRef.current = load;
-  watchRef.current = watch;
-  useEffect(() => {
-    const ctl = new AbortController();
-    let after = 0;
-    let delay = 500;
-    (async () => {
-      try {
-        const first = await loadRef.current(ctl.signal);
-        setItems(first.items.slice(-keep));
-        after = first.last;
-      } catch (e) {
-        if ((e as Error).name === 'AbortError') return;
-        setError(e as Error);
-      }
-      while (!ctl.signal.aborted) {
-        try {
-          setState('live');
-          for await (const item of watchRef.current(after, ctl.signal)) {
-            const seq = num(item.sequence);
-            if (seq <= after) continue;
-            after = seq;
-            delay = 500;
-            setError(undefined);
-            setItems((xs) => [...xs, item].slice(-keep));
-          }
-        } catch (e) {
-          if ((e as Error).name === 'AbortError' || ctl.signal.aborted) break;
-          setError(e as Error);
-        }
-        if (ctl.signal.aborted) break;
-        setState('retrying');
-        await new Promise((r) => setTimeout(r, delay));
-        delay = Math.min(delay * 2, 15000);
-      }
-      setState('stopped');
-    })();
-    return () => ctl.abort();
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, deps);
-  return { items, state, error };
+function stateOf(a: Alert): string {
+  return enumName(a.state, 'ALERT_STATE_').toLowerCase();
 }
 
-function LiveBadge({ state }: { state: Live }) {
-  const tone = state === 'live' ? 'ok' : state === 'retrying' ? 'warn' : 'muted';
+export function matchesState(a: Alert, f: StateFilter): boolean {
+  const st = stateOf(a);
+  if (f === 'all') return true;
+  if (f === 'holding') return st !== 'resolved';
+  return st === f;
+}
+
+function LiveBadge({ state }: { state: LiveStatus }) {
+  const tone = state === 'live' || state === 'polling' ? 'ok' : state === 'retrying' ? 'warn' : 'muted';
   return (
-    <Badge tone={tone} title="streamed from the server as it happens">
+    <Badge tone={tone} title="kept current by the server's event stream">
       {state === 'live' ? '● live' : state}
     </Badge>
   );
+}
+
+/** AckReason is why an alert was acknowledged, from its registry event. */
+function ackReasons(events: RegistryEvent[]): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const e of events) {
+    if (e.type === 'EVENT_TYPE_ALERT_ACKNOWLEDGED' && e.attributes?.alert_sequence && e.attributes.reason) {
+      out.set(e.attributes.alert_sequence, e.attributes.reason);
+    }
+  }
+  return out;
 }
 
 export function AlertsPage({ params }: { params: URLSearchParams }) {
@@ -87,48 +57,66 @@ export function AlertsPage({ params }: { params: URLSearchParams }) {
   const subject = params.get('subject') ?? '';
   const severity = params.get('severity') ?? '';
   const kind = params.get('kind') ?? '';
-  const set = (patch: Record<string, string>) => navigate(href('alerts', { subject, severity, kind, ...patch }), true);
+  const state = (STATES as readonly string[]).includes(params.get('state') ?? '') ? (params.get('state') as StateFilter) : 'all';
+  const set = (patch: Record<string, string>) => navigate(href('alerts', { subject, severity, kind, state: state === 'all' ? '' : state, ...patch }), true);
   const hasGate = s.serves(SERVICES.gate);
   const hasRegistry = s.serves(SERVICES.registry);
+  const live = useLiveState();
+  const [acting, setActing] = useState<{ alert: Alert; action: 'acknowledge' | 'resolve' } | null>(null);
 
-  const alerts = useLive<Alert>(
-    async (signal) => {
-      if (!hasGate) return { items: [], last: 0 };
-      const items = await data.alerts(subject || undefined, signal);
-      return { items, last: items.length ? num(items[items.length - 1].sequence) : 0 };
-    },
-    async function* (after, signal) {
-      if (!hasGate) return;
-      for await (const m of stream<{ alert?: Alert }>('GET', `/v1/alerts:watch?after_sequence=${after}${subject ? `&subject=${encodeURIComponent(subject)}` : ''}`, undefined, signal)) {
-        if (m.alert) yield m.alert;
-      }
-    },
-    100000,
-    [subject, hasGate],
-  );
-  const events = useLive<RegistryEvent>(
-    async (signal) => {
-      if (!hasRegistry) return { items: [], last: 0 };
-      const r = await data.events({ subjects: subject ? [subject] : undefined }, signal);
-      return { items: r.events, last: r.last };
-    },
-    async function* (after, signal) {
-      if (!hasRegistry) return;
-      for await (const m of stream<{ event?: RegistryEvent }>('GET', `/v1/events:watch?after_sequence=${after}${subject ? `&subjects=${encodeURIComponent(subject)}` : ''}`, undefined, signal)) {
-        if (m.event) yield m.event;
-      }
-    },
-    KEEP_EVENTS,
-    [subject, hasRegistry],
-  );
+  const alerts = useAsync((signal) => (hasGate ? data.alerts(subject || undefined, signal) : Promise.resolve([] as Alert[])), [subject, hasGate]);
+  useLiveReload(alerts.reload, ['alerts', 'partitions'], subject || undefined);
 
-  const shown = alerts.items
-    .filter((a) => (!severity || a.severity === severity) && (!kind || a.kind === kind))
+  // The events: what the log holds, then each one the tab's stream brings.
+  const [events, setEvents] = useState<RegistryEvent[]>([]);
+  const [eventsError, setEventsError] = useState<Error>();
+  const [eventsLoaded, setEventsLoaded] = useState(false);
+  useEffect(() => {
+    if (!hasRegistry) return;
+    const ctl = new AbortController();
+    let last = 0;
+    const pending: RegistryEvent[] = [];
+    let loaded = false;
+    const add = (xs: RegistryEvent[]) => {
+      const fresh = xs.filter((e) => num(e.sequence) > last);
+      if (!fresh.length) return;
+      last = num(fresh[fresh.length - 1].sequence);
+      setEvents((cur) => [...cur, ...fresh].slice(-KEEP_EVENTS));
+    };
+    const off = onLive((e) => {
+      if (!e || (subject && e.subject !== subject)) return;
+      if (loaded) add([e]);
+      else pending.push(e);
+    });
+    setEvents([]);
+    setEventsLoaded(false);
+    data.events({ subjects: subject ? [subject] : undefined }, ctl.signal).then(
+      (r) => {
+        loaded = true;
+        setEventsLoaded(true);
+        add(r.events.slice(-KEEP_EVENTS));
+        add(pending);
+      },
+      (e: Error) => {
+        if (e.name !== 'AbortError') setEventsError(e);
+      },
+    );
+    return () => {
+      off();
+      ctl.abort();
+    };
+  }, [subject, hasRegistry]);
+
+  const all = alerts.data ?? [];
+  const reasons = ackReasons(events);
+  const shown = all
+    .filter((a) => (!severity || a.severity === severity) && (!kind || a.kind === kind) && matchesState(a, state))
     .slice()
     .reverse();
-  const kinds = [...new Set(alerts.items.map((a) => a.kind ?? ''))].filter(Boolean).sort();
-  const subjects = [...new Set(alerts.items.map((a) => a.subject ?? ''))].filter(Boolean).sort();
-  const hasState = alerts.items.some((a) => a.state);
+  const kinds = [...new Set(all.map((a) => a.kind ?? ''))].filter(Boolean).sort();
+  const subjects = [...new Set(all.map((a) => a.subject ?? ''))].filter(Boolean).sort();
+  const canAck = s.can(M.acknowledgeAlert);
+  const canResolve = s.can(M.resolveAlert);
 
   return (
     <section aria-labelledby="alerts-title">
@@ -139,9 +127,19 @@ export function AlertsPage({ params }: { params: URLSearchParams }) {
         {hasGate ? (
           <div>
             <h2>
-              Alerts <LiveBadge state={alerts.state} />
+              Alerts <LiveBadge state={live.status} />
             </h2>
-            <form class="inline-form" onSubmit={(e) => e.preventDefault()} aria-label="Filter alerts">
+            <form class="inline-form filters" onSubmit={(e) => e.preventDefault()} aria-label="Filter alerts">
+              <label class="field-inline">
+                <span>State</span>
+                <select value={state} data-testid="state-filter" onChange={(e) => set({ state: (e.target as HTMLSelectElement).value })}>
+                  {STATES.map((x) => (
+                    <option key={x} value={x}>
+                      {x === 'holding' ? 'open or acknowledged' : x}
+                    </option>
+                  ))}
+                </select>
+              </label>
               <label class="field-inline">
                 <span>Subject</span>
                 <select value={subject} onChange={(e) => set({ subject: (e.target as HTMLSelectElement).value })}>
@@ -176,11 +174,15 @@ export function AlertsPage({ params }: { params: URLSearchParams }) {
                 </select>
               </label>
             </form>
-            <ErrorBox error={alerts.error} what="Alert stream" />
-            {alerts.state === 'connecting' && alerts.items.length === 0 ? <Loading what="alerts" /> : null}
-            {alerts.state !== 'connecting' && shown.length === 0 ? <Empty>No alert{subject ? ` for ${subject}` : ''}.</Empty> : null}
+            <ErrorBox error={alerts.error} what="Could not load the alerts" />
+            {alerts.loading && !alerts.data ? <Loading what="alerts" /> : null}
+            {alerts.data && shown.length === 0 ? (
+              <Empty>
+                No {state === 'all' ? '' : `${state === 'holding' ? 'open or acknowledged' : state} `}alert{subject ? ` for ${subject}` : ''}.
+              </Empty>
+            ) : null}
             {shown.length > 0 ? (
-              <table class="table table-compact" data-testid="alerts-table">
+              <table class="table table-compact table-cards" data-testid="alerts-table">
                 <caption>
                   {int(shown.length)} alert{shown.length === 1 ? '' : 's'}, newest first
                 </caption>
@@ -191,33 +193,69 @@ export function AlertsPage({ params }: { params: URLSearchParams }) {
                     <th scope="col">Severity</th>
                     <th scope="col">What</th>
                     <th scope="col">Where</th>
-                    {hasState ? <th scope="col">State</th> : null}
+                    <th scope="col">State</th>
                   </tr>
                 </thead>
                 <tbody>
                   {shown.map((a) => {
                     const obs = dbl(a.observed);
+                    const st = stateOf(a);
+                    const bound = boundOf(a.message);
+                    const ackWhy = reasons.get(String(a.sequence));
                     return (
-                      <tr key={String(a.sequence)}>
-                        <td>{a.sequence}</td>
-                        <td>
+                      <tr key={String(a.sequence)} data-alert={String(a.sequence)} data-state={st}>
+                        <td data-label="#">{a.sequence}</td>
+                        <td data-label="When">
                           <Time ts={a.time} />
                         </td>
-                        <td>
+                        <td data-label="Severity">
                           <Severity value={a.severity} />
                         </td>
-                        <td class="cell-wrap">
+                        <td class="cell-wrap" data-label="What">
                           <strong>{a.kind}</strong> <span class="muted">{a.check}</span>
                           <div>{a.message}</div>
-                          {a.kind === 'MATCH_RATE' && Number.isFinite(obs) ? <div class="muted">observed {(obs * 100).toFixed(1)}%</div> : null}
+                          {a.kind === 'MATCH_RATE' && Number.isFinite(obs) ? (
+                            <div class="muted" data-testid="observed">
+                              observed {pct(obs, 1, bound)}
+                              {bound !== undefined ? ` against ${pct(bound, 0)}` : ''}
+                            </div>
+                          ) : null}
                         </td>
-                        <td class="nowrap">
+                        <td class="nowrap" data-label="Where">
                           <a href={href(`sources/${a.subject}`)}>{a.subject}</a>
                           <div>
                             <a href={href('quarantine', { subject: a.subject, from: a.partition, to: a.partition })}>{a.partition}</a>
                           </div>
                         </td>
-                        {hasState ? <td>{enumName(a.state, 'ALERT_STATE_').toLowerCase()}</td> : null}
+                        <td class="cell-wrap" data-label="State" data-testid="alert-state">
+                          <Badge tone={st === 'resolved' ? 'ok' : st === 'acknowledged' ? 'info' : 'warn'}>{st}</Badge>
+                          {a.acknowledged_by ? (
+                            <div class="who-why" data-testid="acked">
+                              acknowledged by <strong>{a.acknowledged_by}</strong> <Time ts={a.acknowledge_time} />
+                              {ackWhy ? <div class="why">“{ackWhy}”</div> : null}
+                            </div>
+                          ) : null}
+                          {a.resolved_by ? (
+                            <div class="who-why" data-testid="resolved">
+                              resolved by <strong>{a.resolved_by}</strong> <Time ts={a.resolve_time} />
+                              {a.resolution ? <div class="why">“{a.resolution}”</div> : null}
+                            </div>
+                          ) : null}
+                          {(canAck && st === 'open') || (canResolve && st !== 'resolved') ? (
+                            <div class="row-actions">
+                              {canAck && st === 'open' ? (
+                                <button type="button" class="btn btn-small" onClick={() => setActing({ alert: a, action: 'acknowledge' })}>
+                                  Acknowledge…
+                                </button>
+                              ) : null}
+                              {canResolve && st !== 'resolved' ? (
+                                <button type="button" class="btn btn-small" onClick={() => setActing({ alert: a, action: 'resolve' })}>
+                                  Resolve…
+                                </button>
+                              ) : null}
+                            </div>
+                          ) : null}
+                        </td>
                       </tr>
                     );
                   })}
@@ -229,12 +267,12 @@ export function AlertsPage({ params }: { params: URLSearchParams }) {
         {hasRegistry ? (
           <div>
             <h2>
-              Registry events <LiveBadge state={events.state} />
+              Registry events <LiveBadge state={live.status} />
             </h2>
-            <ErrorBox error={events.error} what="Event stream" />
-            {events.items.length === 0 && events.state !== 'connecting' ? <Empty>No event yet.</Empty> : null}
+            <ErrorBox error={eventsError} what="Could not load the events" />
+            {events.length === 0 && eventsLoaded ? <Empty>No event yet.</Empty> : null}
             <ol class="events" reversed data-testid="events-list" aria-live="polite" aria-relevant="additions">
-              {events.items
+              {events
                 .slice()
                 .reverse()
                 .map((e) => (
@@ -252,6 +290,30 @@ export function AlertsPage({ params }: { params: URLSearchParams }) {
           </div>
         ) : null}
       </div>
+      {acting ? (
+        <Confirm
+          title={`${acting.action === 'acknowledge' ? 'Acknowledge' : 'Resolve'} alert #${acting.alert.sequence}`}
+          confirmLabel={acting.action === 'acknowledge' ? 'Acknowledge' : 'Resolve'}
+          reason={{
+            label: 'Reason',
+            placeholder: acting.action === 'acknowledge' ? 'asked the fleet team' : 'drivers log in by e-mail now; v3 declares it',
+          }}
+          onConfirm={async (reason) => {
+            await api.post(`/v1/alerts/${encodeURIComponent(String(acting.alert.sequence))}:${acting.action}`, { reason });
+            alerts.reload();
+          }}
+          onClose={() => setActing(null)}
+        >
+          <p>
+            <strong>{acting.alert.kind}</strong> on {acting.alert.subject} partition {acting.alert.partition}: {acting.alert.message}
+          </p>
+          <p class="muted">
+            {acting.action === 'acknowledge'
+              ? 'Says someone is on it. It still holds and stays listed as holding until resolved. The reason goes to the audit trail and the event stream.'
+              : 'Says it no longer needs attention. The reason is kept on the alert, in the audit trail and in the event stream.'}
+          </p>
+        </Confirm>
+      ) : null}
     </section>
   );
 }

@@ -5,6 +5,7 @@ import { useState } from 'preact/hooks';
 import { api } from '../api';
 import { enumName, int, pct } from '../format';
 import { useAsync } from '../hooks';
+import { useLivePoll } from '../live';
 import type { IdAudit, IdCounter, IdRule, Namespace, TranslateResult } from '../types';
 import { num } from '../types';
 import { Badge, Empty, ErrorBox, Loading, Time } from '../components/ui';
@@ -29,6 +30,8 @@ export function IdentifiersPage() {
     ]);
     return { namespaces: ns.namespaces ?? [], counters: stats.counters ?? [], audit: audit.records ?? [] };
   }, []);
+  // Table loads and lookups are not in the event stream: the page polls.
+  useLivePoll(res.reload);
   if (res.error) return <ErrorBox error={res.error} what="Could not load idmap" />;
   if (!res.data) return <Loading what="namespaces" />;
   const { namespaces, counters, audit } = res.data;

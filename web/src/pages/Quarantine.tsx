@@ -5,6 +5,7 @@ import { api, M, SERVICES, stream } from '../api';
 import * as data from '../data';
 import { decodeRaw, enumName, int, short } from '../format';
 import { useAsync } from '../hooks';
+import { useLiveReload } from '../live';
 import { href, navigate } from '../router';
 import { useSession } from '../session';
 import type { QuarantineCount, QuarantinedRecord, QuarantineFilter, ReplayPlan, ReplaySummary, ReplayWindow, Subject } from '../types';
@@ -46,6 +47,8 @@ export function QuarantinePage({ params }: { params: URLSearchParams }) {
     [],
   );
   const stats = useAsync((signal) => data.quarantineStats(clean(filter), signal), [key]);
+  // Counts follow the stream; the list keeps the pages already read until reloaded.
+  useLiveReload(stats.reload, ['partitions', 'backfills', 'containment'], filter.subject || undefined);
   const [records, setRecords] = useState<{ list: QuarantinedRecord[]; next?: string; error?: Error; loading: boolean }>({ list: [], loading: true });
   const [tick, setTick] = useState(0);
   const reloadAll = () => {
@@ -468,6 +471,8 @@ function DiscardButton({ filter, count, onDone }: { filter: QuarantineFilter; co
 export function RecordPage({ id }: { id: string }) {
   const s = useSession();
   const res = useAsync((signal) => api.get<{ record?: QuarantinedRecord }>(`/v1/quarantine/${encodeURIComponent(id)}`, undefined, signal), [id]);
+  // A replay (a backfill event) may release it.
+  useLiveReload(res.reload, ['backfills'], res.data?.record?.subject);
   const [discard, setDiscard] = useState(false);
   const r = res.data?.record;
   const raw = decodeRaw(r?.raw);

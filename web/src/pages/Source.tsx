@@ -5,6 +5,7 @@ import { api, M, SERVICES } from '../api';
 import * as data from '../data';
 import { enumName, int, pct } from '../format';
 import { useAsync } from '../hooks';
+import { useLiveReload } from '../live';
 import { buildGraph } from '../lineage';
 import { href, navigate } from '../router';
 import { buildRows, parseMatchRateChecks, summarize, type PartitionRow } from '../series';
@@ -12,6 +13,7 @@ import { useSession } from '../session';
 import type { Alert, Change, Containment, ContractVersion, RegistryEvent, Subject } from '../types';
 import { Badge, Confirm, Countdown, Empty, ErrorBox, Loading, Time } from '../components/ui';
 import { LineageGraph } from '../components/LineageGraph';
+import { CurrentIncident } from '../components/CurrentIncident';
 import { countsPlot, matchRatePlot, Plot } from '../components/Plot';
 import { verdictOf } from './Sources';
 
@@ -38,6 +40,7 @@ export function SourcePage({ subject, params }: { subject: string; params: URLSe
     },
     [subject],
   );
+  useLiveReload(head.reload, ['containment', 'versions'], subject);
   const [dialog, setDialog] = useState<'contain' | 'release' | null>(null);
   const contained = head.data?.containment?.contained ?? false;
   const info = head.data?.subject;
@@ -73,6 +76,11 @@ export function SourcePage({ subject, params }: { subject: string; params: URLSe
           {s.serves(SERVICES.gate) ? (
             <a class="btn" href={href('quarantine', { subject })}>
               Quarantine
+            </a>
+          ) : null}
+          {s.serves(SERVICES.gate) && s.serves(SERVICES.registry) ? (
+            <a class="btn" href={href(`incident/${subject}`)}>
+              Incident
             </a>
           ) : null}
           {!contained && s.can(M.contain) ? (
@@ -118,6 +126,7 @@ export function SourcePage({ subject, params }: { subject: string; params: URLSe
           <p>What {subject} sends is judged by its contract again. Records held while it was contained stay in quarantine until replayed.</p>
         </Confirm>
       ) : null}
+      {s.serves(SERVICES.gate) ? <CurrentIncident subject={subject} /> : null}
       <nav class="tabs" aria-label="Views of this source">
         {tabs.map((t) => (
           <a key={t.id} href={href(`sources/${subject}`, { tab: t.id })} aria-current={t.id === tab ? 'page' : undefined} class="tab">
@@ -156,6 +165,7 @@ function Partitions({ subject }: { subject: string }) {
     },
     [subject],
   );
+  useLiveReload(res.reload, ['partitions', 'alerts', 'backfills', 'versions'], subject);
   const plots = useMemo(() => {
     if (!res.data) return null;
     return { counts: countsPlot(res.data.rows), rate: matchRatePlot(res.data.rows, res.data.check?.min) };
@@ -164,13 +174,15 @@ function Partitions({ subject }: { subject: string }) {
   if (!res.data || !plots) return <Loading what="partitions" />;
   const { rows, check } = res.data;
   if (rows.length === 0) return <Empty>No partition of {subject} has been received yet.</Empty>;
-  const worst = rows.reduce((a, r) => (r.quarantined + r.blocked > a.quarantined + a.blocked ? r : a), rows[0]);
+  // What a partition holds back now: a backfill's releases no longer count.
+  const heldBack = (r: PartitionRow) => Math.max(0, r.quarantined - r.released) + r.blocked;
+  const worst = rows.reduce((a, r) => (heldBack(r) >= heldBack(a) ? r : a), rows[0]);
   return (
     <div>
       <Plot
         id="counts-plot"
         title="Records per partition"
-        caption={`${rows.length} partitions from ${rows[0].partition} to ${rows[rows.length - 1].partition}; most held back on ${worst.partition}: ${int(worst.quarantined)} quarantined, ${int(worst.blocked)} blocked of ${int(worst.received)} received.`}
+        caption={`${rows.length} partitions from ${rows[0].partition} to ${rows[rows.length - 1].partition}; most held back now on ${worst.partition}: ${int(Math.max(0, worst.quarantined - worst.released))} still quarantined, ${int(worst.blocked)} blocked of ${int(worst.received)} received.`}
         opts={plots.counts.opts}
         data={plots.counts.data}
       />
@@ -186,14 +198,14 @@ function Partitions({ subject }: { subject: string }) {
         {check?.window ?? 7} partitions before each one. The solid line is the match rate now; the dashed red line is where a backfilled partition stood before its
         backfill (the rate its sealed verdict or MATCH_RATE alert judged). Markers: ⚠ alerts, ↺ backfills.
       </p>
-      <PartitionTable subject={subject} rows={rows} />
+      <PartitionTable subject={subject} rows={rows} floor={check?.min} />
     </div>
   );
 }
 
-function PartitionTable({ subject, rows }: { subject: string; rows: PartitionRow[] }) {
+function PartitionTable({ subject, rows, floor }: { subject: string; rows: PartitionRow[]; floor?: number }) {
   return (
-    <table class="table table-compact" data-testid="partitions-table">
+    <table class="table table-compact table-scroll" data-testid="partitions-table">
       <caption>Partitions of {subject}</caption>
       <thead>
         <tr>
@@ -241,7 +253,7 @@ function PartitionTable({ subject, rows }: { subject: string; rows: PartitionRow
           return (
             <tr key={r.partition} data-partition={r.partition}>
               <th scope="row" class="nowrap">
-                <a href={href('quarantine', { subject, from: r.partition, to: r.partition })} title="Quarantine of this partition">
+                <a href={href(`partition/${subject}/${r.partition}`)} title="This partition's checks, amendments and resend">
                   {r.partition}
                 </a>
               </th>
@@ -251,10 +263,10 @@ function PartitionTable({ subject, rows }: { subject: string; rows: PartitionRow
               <td class="num">{int(r.blocked)}</td>
               <td class="num">{int(r.released)}</td>
               <td class="num" data-col="rate-now">
-                {pct(r.matchRate)}
+                {pct(r.matchRate, 1, floor)}
               </td>
               <td class={`num ${low ? 'cell-bad' : ''}`} data-col="rate-judged" title={r.judgedBy}>
-                {r.judged === null ? '–' : pct(r.judged)}
+                {r.judged === null ? '–' : pct(r.judged, 1, floor)}
               </td>
               <td class="num nowrap">{r.baseline ? `${pct(r.baseline.mean)} ± ${((r.baseline.high - r.baseline.mean) * 100).toFixed(1)}` : '–'}</td>
               <td>
@@ -295,6 +307,7 @@ function Versions({ subject }: { subject: string }) {
     const [versions, history] = await Promise.all([data.versions(subject, signal), data.history(subject, signal)]);
     return { versions, history };
   }, [subject]);
+  useLiveReload(res.reload, ['versions', 'containment', 'alerts'], subject);
   const [shown, setShown] = useState<number | null>(null);
   if (res.error) return <ErrorBox error={res.error} what="Could not load the versions" />;
   if (!res.data) return <Loading what="versions" />;

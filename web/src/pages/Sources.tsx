@@ -4,6 +4,7 @@ import { SERVICES } from '../api';
 import * as data from '../data';
 import { enumName, int, pct } from '../format';
 import { useAsync } from '../hooks';
+import { useLiveReload } from '../live';
 import { href, navigate } from '../router';
 import { parseMatchRateChecks } from '../series';
 import { useSession } from '../session';
@@ -88,6 +89,7 @@ export function SourcesPage() {
     },
     [hasRegistry, hasGate],
   );
+  useLiveReload(rows.reload, ['partitions', 'alerts', 'containment', 'versions', 'backfills']);
 
   return (
     <section aria-labelledby="sources-title">
@@ -117,7 +119,7 @@ export function SourcesPage() {
       {rows.loading && !rows.data ? <Loading what="sources" /> : null}
       {rows.data && rows.data.length === 0 ? <Empty>No subject is registered yet. Register a contract with `seam contract register -f contract.yaml`.</Empty> : null}
       {rows.data && rows.data.length > 0 ? (
-        <table class="table" data-testid="sources-table">
+        <table class="table table-cards" data-testid="sources-table">
           <thead>
             <tr>
               <th scope="col">Source</th>
@@ -146,13 +148,13 @@ export function SourcesPage() {
               const rate = latest ? dbl(latest.match_rate) : -1;
               return (
                 <tr key={r.name} data-subject={r.name}>
-                  <th scope="row">
+                  <th scope="row" data-label="Source">
                     <a href={href(`sources/${r.name}`)}>{r.name}</a>
                     {r.error ? <div class="error-inline">{r.error.message}</div> : null}
                   </th>
-                  <td>{r.subject?.owner ?? '–'}</td>
-                  <td>{r.subject?.active_version ? `v${r.subject.active_version}` : '–'}</td>
-                  <td>
+                  <td data-label="Owner">{r.subject?.owner ?? '–'}</td>
+                  <td data-label="Active">{r.subject?.active_version ? `v${r.subject.active_version}` : '–'}</td>
+                  <td data-label="Scheduled">
                     {r.scheduled.length === 0
                       ? '–'
                       : r.scheduled.map((sv) => (
@@ -161,7 +163,7 @@ export function SourcesPage() {
                           </div>
                         ))}
                   </td>
-                  <td data-testid="contained">
+                  <td data-testid="contained" data-label="Contained">
                     {r.containment?.contained ? (
                       <Badge tone="bad" title={`${r.containment.reason ?? ''} (by ${r.containment.principal ?? '?'})`}>
                         contained{r.containment.automatic ? ' (auto)' : ''}
@@ -170,7 +172,7 @@ export function SourcesPage() {
                       <Badge tone="ok">flowing</Badge>
                     )}
                   </td>
-                  <td data-testid="open-alerts">
+                  <td data-testid="open-alerts" data-label="Open alerts">
                     {r.openAlerts.length === 0 ? (
                       '0'
                     ) : (
@@ -185,12 +187,22 @@ export function SourcesPage() {
                       </a>
                     )}
                   </td>
-                  <td>{latest?.partition ?? '–'}</td>
-                  <td>{v ? <Badge tone={v.tone} title={v.title}>{v.text}</Badge> : '–'}</td>
-                  <td class="num" data-testid="match-rate">
-                    {rate >= 0 ? pct(rate) : '–'}
+                  <td data-label="Latest partition" data-testid="latest-partition">
+                    {latest?.partition ?? '–'}
                   </td>
-                  <td>
+                  <td data-label="Verdict" data-testid="verdict">
+                    {v ? (
+                      <Badge tone={v.tone} title={v.title}>
+                        {v.text}
+                      </Badge>
+                    ) : (
+                      '–'
+                    )}
+                  </td>
+                  <td class="num" data-testid="match-rate" data-label="Match rate">
+                    {rate >= 0 ? pct(rate, 1, r.floor) : '–'}
+                  </td>
+                  <td data-label={`Last ${SPARK}`}>
                     {r.partitions.length ? (
                       <Sparkline
                         values={r.partitions.slice(-SPARK).map((p) => {
@@ -204,6 +216,8 @@ export function SourcesPage() {
                           return x < 0 ? null : Math.min(x, ...seen);
                         })}
                         low={r.floor}
+                        labels={r.partitions.slice(-SPARK).map((p) => p.partition)}
+                        verdicts={r.partitions.slice(-SPARK).map((p) => enumName(p.verdict, 'PARTITION_VERDICT_'))}
                       />
                     ) : (
                       '–'

@@ -1,6 +1,7 @@
 package incident
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -82,6 +83,11 @@ type Incident struct {
 	// Progress is the replay's partitions as it went through them.
 	Progress []*gatev1.ReplayProgress `json:"-"`
 	progress func(*gatev1.ReplayProgress)
+	// OnStep and OnProgress, when set, are told by Apply of each step as
+	// it ends (done before, carried out or failed) and of the replay's
+	// progress after each partition: the console shows them as they come.
+	OnStep     func(i int, s *Step)         `json:"-"`
+	OnProgress func(*gatev1.ReplayProgress) `json:"-"`
 }
 
 // MigrationPlan is how one migrated identifier gets translated.
@@ -135,8 +141,11 @@ type Step struct {
 
 // Options are the choices of `seam incident`.
 type Options struct {
-	Proposal  proposal.Options
-	Pairs     string
+	Proposal proposal.Options
+	Pairs    string
+	// PairsData is the pairs CSV's content when it came without a file
+	// (the console's upload); Pairs then names it.
+	PairsData []byte
 	NoHeader  bool
 	Reason    string
 	Out       string
@@ -262,7 +271,13 @@ var changeKinds = map[string]bool{"UNANNOUNCED_CHANGE": true, "MATCH_RATE": true
 // --pairs, or generated from a UUIDv5 rule and the known ids).
 func (inc *Incident) migrations(ctx context.Context, c proposal.Clients, g *proposal.Gathered, o Options) error {
 	var filePairs []infer.Pair
-	if o.Pairs != "" {
+	switch {
+	case o.PairsData != nil:
+		var err error
+		if filePairs, err = idmapcmd.ReadPairsCSV(bytes.NewReader(o.PairsData), !o.NoHeader, o.Pairs); err != nil {
+			return err
+		}
+	case o.Pairs != "":
 		f, err := os.Open(o.Pairs)
 		if err != nil {
 			return exit.Usagef("--pairs: %w", err)

@@ -254,16 +254,26 @@ func (inc *Incident) Apply(ctx context.Context, w, progress io.Writer) error {
 		fmt.Fprintf(progress, "     %s: %d held, %d released, %d still held (%d of %d partitions)\n",
 			p.GetPartition(), p.GetHeld(), p.GetReleased(), p.GetRemaining(), p.GetDone(), p.GetPartitions())
 		inc.Progress = append(inc.Progress, p)
+		if inc.OnProgress != nil {
+			inc.OnProgress(p)
+		}
+	}
+	tell := func(i int, s *Step) {
+		if inc.OnStep != nil {
+			inc.OnStep(i, s)
+		}
 	}
 	for i, s := range inc.Steps {
 		if s.Done {
 			fmt.Fprintf(w, "  %d. %s: already done (%s)\n", i+1, s.Name, s.Why)
+			tell(i, s)
 			continue
 		}
 		res, err := s.run(ctx)
 		if err != nil {
 			s.Failed = status.Convert(err).Message()
 			fmt.Fprintf(w, "  %d. %s: FAILED: %s\n", i+1, s.Name, s.Failed)
+			tell(i, s)
 			done := "nothing was done"
 			if i > 0 {
 				done = fmt.Sprintf("steps 1 to %d are done", i)
@@ -272,6 +282,7 @@ func (inc *Incident) Apply(ctx context.Context, w, progress io.Writer) error {
 		}
 		s.Result = res
 		fmt.Fprintf(w, "  %d. %s: %s\n", i+1, s.Name, res)
+		tell(i, s)
 	}
 	return nil
 }

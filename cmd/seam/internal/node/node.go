@@ -27,6 +27,7 @@ import (
 
 	"github.com/seamdata/seam/cmd/seam/internal/client"
 	"github.com/seamdata/seam/cmd/seam/internal/exit"
+	"github.com/seamdata/seam/cmd/seam/internal/incident"
 	"github.com/seamdata/seam/platform/auth"
 	"github.com/seamdata/seam/platform/dial"
 	"github.com/seamdata/seam/platform/server"
@@ -364,10 +365,16 @@ func Run(ctx context.Context, cfg Config, hooks Hooks) (err error) {
 	for _, b := range services {
 		svcs = append(svcs, b.svc)
 	}
+	var routes []server.Route
+	if slices.Contains(cfg.Services, "gate") && slices.Contains(cfg.Services, "registry") && slices.Contains(cfg.Services, "idmap") {
+		// The incident view needs the three in this process (seam up).
+		routes = incident.Routes()
+	}
 	srv, err := server.New(server.Config{
 		TLS: serverTLS, Tokens: tokens, Logger: log, Telemetry: tel,
 		MaxMessageBytes: cfg.MaxMessageBytes, ShutdownTimeout: cfg.ShutdownTimeout, DrainDelay: cfg.DrainDelay,
 		MaxConnectionAge: cfg.MaxConnectionAge, HTTPReadTimeout: cfg.HTTPReadTimeout, Version: cfg.Version,
+		Routes: routes,
 	}, svcs...)
 	if err != nil {
 		return err

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -126,6 +127,20 @@ func TestUpServesTLS(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		t.Errorf("REST over TLS = %d, want 200", resp.StatusCode)
+	}
+	// The incident route calls the services over the in-process
+	// connection, which speaks TLS too: an unknown subject is the
+	// registry's NotFound, not an unreachable service.
+	req, _ = http.NewRequest("GET", "https://"+a.http+"/v1/subjects/no.such/incident", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err = client.Do(req)
+	if err != nil {
+		t.Fatalf("incident over TLS: %v", err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(body), "no.such") {
+		t.Errorf("incident of an unknown subject over TLS = %d %s, want 404 naming it", resp.StatusCode, body)
 	}
 	client.CloseIdleConnections()
 

@@ -524,6 +524,11 @@ const (
 	// EVENT_TYPE_ALERT_RESOLVED: a gate alert was resolved, by someone or
 	// because it no longer holds; the attributes say by whom or what.
 	EventType_EVENT_TYPE_ALERT_RESOLVED EventType = 15
+	// EVENT_TYPE_PARTITION_SEALED: the gate sealed a partition (or an
+	// amendment), or sealed it again after a replay; the attributes carry
+	// its verdict, so a downstream reader learns a day is ready (or
+	// BLOCKED) and a console refreshes what it shows.
+	EventType_EVENT_TYPE_PARTITION_SEALED EventType = 16
 )
 
 // Enum value maps for EventType.
@@ -545,6 +550,7 @@ var (
 		13: "EVENT_TYPE_ACTIVATION_HELD",
 		14: "EVENT_TYPE_ALERT_ACKNOWLEDGED",
 		15: "EVENT_TYPE_ALERT_RESOLVED",
+		16: "EVENT_TYPE_PARTITION_SEALED",
 	}
 	EventType_value = map[string]int32{
 		"EVENT_TYPE_UNSPECIFIED":                0,
@@ -563,6 +569,7 @@ var (
 		"EVENT_TYPE_ACTIVATION_HELD":            13,
 		"EVENT_TYPE_ALERT_ACKNOWLEDGED":         14,
 		"EVENT_TYPE_ALERT_RESOLVED":             15,
+		"EVENT_TYPE_PARTITION_SEALED":           16,
 	}
 )
 
@@ -4732,7 +4739,7 @@ const file_seam_registry_v1_registry_proto_rawDesc = "" +
 	"\x16LINEAGE_ACTION_UPDATED\x10\x02\x12\x1c\n" +
 	"\x18LINEAGE_ACTION_UNCHANGED\x10\x03\x12 \n" +
 	"\x1cLINEAGE_ACTION_KEPT_DECLARED\x10\x04\x12\x1a\n" +
-	"\x16LINEAGE_ACTION_IGNORED\x10\x05*\xa5\x04\n" +
+	"\x16LINEAGE_ACTION_IGNORED\x10\x05*\xc6\x04\n" +
 	"\tEventType\x12\x1a\n" +
 	"\x16EVENT_TYPE_UNSPECIFIED\x10\x00\x12!\n" +
 	"\x1dEVENT_TYPE_VERSION_REGISTERED\x10\x01\x12\x1f\n" +
@@ -4750,7 +4757,8 @@ const file_seam_registry_v1_registry_proto_rawDesc = "" +
 	"\x17EVENT_TYPE_ALERT_RAISED\x10\f\x12\x1e\n" +
 	"\x1aEVENT_TYPE_ACTIVATION_HELD\x10\r\x12!\n" +
 	"\x1dEVENT_TYPE_ALERT_ACKNOWLEDGED\x10\x0e\x12\x1d\n" +
-	"\x19EVENT_TYPE_ALERT_RESOLVED\x10\x0f2\x93\x11\n" +
+	"\x19EVENT_TYPE_ALERT_RESOLVED\x10\x0f\x12\x1f\n" +
+	"\x1bEVENT_TYPE_PARTITION_SEALED\x10\x102\x93\x11\n" +
 	"\x0fRegistryService\x12e\n" +
 	"\rCheckContract\x12&.seam.registry.v1.CheckContractRequest\x1a'.seam.registry.v1.CheckContractResponse\"\x03\x90\x02\x01\x12i\n" +
 	"\x10RegisterContract\x12).seam.registry.v1.RegisterContractRequest\x1a*.seam.registry.v1.RegisterContractResponse\x12_\n" +
