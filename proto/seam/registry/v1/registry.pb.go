@@ -1313,7 +1313,14 @@ type ContractDocument struct {
 	// Object picks one schema object of an ODCS contract that has several.
 	Object string `protobuf:"bytes,5,opt,name=object,proto3" json:"object,omitempty"`
 	// Strict refuses a document of which anything is dropped or approximated.
-	Strict        bool `protobuf:"varint,6,opt,name=strict,proto3" json:"strict,omitempty"`
+	Strict bool `protobuf:"varint,6,opt,name=strict,proto3" json:"strict,omitempty"`
+	// Inherit, for a subject that has versions, keeps what schema languages
+	// have no words for from its latest version: owner, compatibility,
+	// notice period, checks, mapping, partition time, additional fields and
+	// labels, unless the converted document sets them. The
+	// Confluent-compatible API registers with it, so a schema evolved by a
+	// Kafka serializer keeps the subject's Seam rules.
+	Inherit       bool `protobuf:"varint,7,opt,name=inherit,proto3" json:"inherit,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1386,6 +1393,13 @@ func (x *ContractDocument) GetObject() string {
 func (x *ContractDocument) GetStrict() bool {
 	if x != nil {
 		return x.Strict
+	}
+	return false
+}
+
+func (x *ContractDocument) GetInherit() bool {
+	if x != nil {
+		return x.Inherit
 	}
 	return false
 }
@@ -4718,14 +4732,15 @@ const file_seam_registry_v1_registry_proto_rawDesc = "" +
 	"\x05depth\x18\x03 \x01(\x05R\x05depth\x12\x16\n" +
 	"\x06fields\x18\x04 \x03(\tR\x06fields\x123\n" +
 	"\x06usages\x18\x05 \x03(\x0e2\x1b.seam.registry.v1.UsageKindR\x06usages\x12\x14\n" +
-	"\x05owner\x18\x06 \x01(\tR\x05owner\"\xc6\x01\n" +
+	"\x05owner\x18\x06 \x01(\tR\x05owner\"\xe0\x01\n" +
 	"\x10ContractDocument\x128\n" +
 	"\x06format\x18\x01 \x01(\x0e2 .seam.registry.v1.ContractFormatR\x06format\x12\x18\n" +
 	"\acontent\x18\x02 \x01(\tR\acontent\x12\x18\n" +
 	"\asubject\x18\x03 \x01(\tR\asubject\x12\x14\n" +
 	"\x05owner\x18\x04 \x01(\tR\x05owner\x12\x16\n" +
 	"\x06object\x18\x05 \x01(\tR\x06object\x12\x16\n" +
-	"\x06strict\x18\x06 \x01(\bR\x06strict\"p\n" +
+	"\x06strict\x18\x06 \x01(\bR\x06strict\x12\x18\n" +
+	"\ainherit\x18\a \x01(\bR\ainherit\"p\n" +
 	"\n" +
 	"ImportNote\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x124\n" +
