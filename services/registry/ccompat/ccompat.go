@@ -281,6 +281,10 @@ func statusText(st *status.Status) string {
 	parts := []string{st.Message()}
 	for _, d := range st.Details() {
 		switch x := d.(type) {
+		case *errdetails.ErrorInfo:
+			if x.GetReason() != "" {
+				parts[0] = fmt.Sprintf("%s (Seam reason %s)", parts[0], x.GetReason())
+			}
 		case *errdetails.BadRequest:
 			for _, v := range x.GetFieldViolations() {
 				parts = append(parts, v.GetField()+": "+v.GetDescription())
@@ -594,11 +598,22 @@ func (h *Handler) register(c *call) (any, error) {
 		return nil, err
 	}
 	doc := c.document(seam, req, f)
-	if v, s, err := h.registered(c, seam, doc); err != nil || v != nil {
+	v, s, err := h.registered(c, seam, doc)
+	if err != nil {
+		return nil, err
+	}
+	if v != nil {
+		// Registered as the latest version: its id, nothing written. A
+		// schema of an older version goes through Seam's rules again
+		// (compared with the latest version, whose Seam-only settings it
+		// inherits): unchanged, it names the latest version too.
+		list, err := h.reg.ListContracts(c.ctx, &registryv1.ListContractsRequest{Subject: seam})
 		if err != nil {
-			return nil, err
+			return nil, fromRPC(err, codeSubjectNotFound)
 		}
-		return map[string]int32{"id": s.GetId()}, nil
+		if vs := list.GetVersions(); len(vs) > 0 && vs[len(vs)-1].GetVersion() == v.GetVersion() {
+			return map[string]int32{"id": s.GetId()}, nil
+		}
 	}
 	var resp *registryv1.RegisterContractResponse
 	for attempt := 0; ; attempt++ {
