@@ -602,7 +602,9 @@ func (h *Handler) register(c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if v != nil {
+	// Only who may register versions of the subject gets the fast answer;
+	// anyone else hears the registry's refusal.
+	if v != nil && c.principal.Owns(seam) {
 		// Registered as the latest version: its id, nothing written. A
 		// schema of an older version goes through Seam's rules again
 		// (compared with the latest version, whose Seam-only settings it
