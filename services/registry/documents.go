@@ -103,19 +103,17 @@ func convertDocument(doc *registryv1.ContractDocument) (*contractv1.Contract, []
 
 // schemaOf returns the schema document a version registered from doc
 // keeps, without its id: JSON Schema and Avro documents in normalized form
-// (compact JSON; Avro as parsed), nil for other formats. Registering the
+// (compact JSON; Avro also with its keys sorted), nil for other formats. Registering the
 // same schema written with other spacing then finds the same id.
 func schemaOf(doc *registryv1.ContractDocument) (*registryv1.Schema, error) {
 	text := strings.TrimSpace(doc.GetContent())
 	switch doc.GetFormat() {
 	case registryv1.ContractFormat_CONTRACT_FORMAT_AVRO:
-		s, err := avro.Parse(text)
+		norm, err := avro.Normalize(text)
 		if err != nil {
 			return nil, invalid("the Avro schema cannot be read", rpcerr.FieldViolation{Field: "document.content", Description: err.Error()})
 		}
-		if text, err = avro.Normalize(s); err != nil {
-			return nil, err
-		}
+		text = norm
 	case registryv1.ContractFormat_CONTRACT_FORMAT_JSON_SCHEMA:
 		// A JSON Schema written as YAML keeps its text as sent.
 		var buf bytes.Buffer

@@ -19,6 +19,17 @@ type Decoder struct {
 	schema hamba.Schema
 }
 
+// Bounds on what one payload may make the decoder allocate: an array's
+// item count is read from the payload before its items, so a few bytes
+// could otherwise ask for terabytes. A Kafka message is 1 MiB by default,
+// and every item Seam's contracts allow takes at least one byte.
+const (
+	maxArrayItems = 1 << 20
+	maxBytesValue = 8 << 20
+)
+
+var decodeAPI = hamba.Config{MaxSliceAllocSize: maxArrayItems, MaxByteSliceSize: maxBytesValue}.Freeze()
+
 // NewDecoder returns a decoder for the schema text.
 func NewDecoder(text string) (*Decoder, error) {
 	s, err := Parse(text)
@@ -32,7 +43,7 @@ func NewDecoder(text string) (*Decoder, error) {
 // A record that does not decode, or that leaves bytes over, is an error
 // saying where.
 func (d *Decoder) Decode(data []byte) ([]byte, error) {
-	r := hamba.NewReader(nil, 0)
+	r := hamba.NewReader(nil, 0, hamba.WithReaderConfig(decodeAPI))
 	r.Reset(data)
 	var v any
 	r.ReadVal(d.schema, &v)

@@ -45,25 +45,41 @@ type Result struct {
 
 // Parse parses an Avro schema on its own (no shared cache of named types,
 // so two documents never see each other's names).
-func Parse(text string) (hamba.Schema, error) {
+func Parse(text string) (s hamba.Schema, err error) {
+	// hamba/avro panics on some malformed schemas (an empty union with a
+	// default, found by FuzzImport); a schema sent to the registry must
+	// be refused, not crash it.
+	defer func() {
+		if r := recover(); r != nil {
+			s, err = nil, fmt.Errorf("avro: the schema cannot be parsed: %v", r)
+		}
+	}()
 	return hamba.ParseWithCache(text, "", &hamba.SchemaCache{})
 }
 
-// Normalize returns the schema's canonical text: Avro's parsing canonical
-// form keeps what decoding depends on (names, types, order, sizes, enum
-// symbols) and drops the rest, so a schema written with other spacing or
-// docs is the same schema. Logical types, which the canonical form drops,
-// are kept, since Seam's contract depends on them.
-func Normalize(s hamba.Schema) (string, error) {
-	b, err := json.Marshal(s)
-	if err != nil {
+// Normalize returns a schema text's normal form, after checking that it
+// parses: compact JSON with every object's keys in sorted order and
+// numbers as written, so the same schema written with other spacing or key
+// order has the same normal form. It is the text as sent otherwise:
+// hamba/avro's own rendering is not used, since it rewrites defaults (a
+// bytes default "0" comes back as "MA==", found by FuzzImport).
+func Normalize(text string) (string, error) {
+	if _, err := Parse(text); err != nil {
+		return "", err
+	}
+	dec := json.NewDecoder(strings.NewReader(text))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
 		return "", fmt.Errorf("avro: normalize the schema: %w", err)
 	}
 	var buf bytes.Buffer
-	if err := json.Compact(&buf, b); err != nil {
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		return "", fmt.Errorf("avro: normalize the schema: %w", err)
 	}
-	return buf.String(), nil
+	return strings.TrimSuffix(buf.String(), "\n"), nil
 }
 
 // Import converts an Avro schema document (JSON) into a contract.
