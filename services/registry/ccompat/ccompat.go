@@ -94,8 +94,8 @@ func New(cfg Config) (*Handler, error) {
 		"GET /subjects/{subject}/versions/{version}/schema":         h.rawVersion,
 		"GET /subjects/{subject}/versions/{version}/referencedby":   h.referencedBy,
 		"POST /subjects/{subject}":                                  h.lookup,
-		"DELETE /subjects/{subject}":                                h.refuseDelete,
-		"DELETE /subjects/{subject}/versions/{version}":             h.refuseDelete,
+		"DELETE /subjects/{subject}":                                h.deleteSubject,
+		"DELETE /subjects/{subject}/versions/{version}":             h.deleteVersion,
 		"POST /compatibility/subjects/{subject}/versions/{version}": h.compatibility,
 		"POST /compatibility/subjects/{subject}/versions":           h.compatibility,
 		"GET /config":                                               h.globalConfig,
@@ -148,6 +148,9 @@ const (
 	codeSubjectNotFound    = 40401
 	codeVersionNotFound    = 40402
 	codeSchemaNotFound     = 40403
+	codeSubjectNotDeleted  = 40405
+	codeVersionSoftDeleted = 40406
+	codeVersionNotDeleted  = 40407
 	codeIncompatible       = 409
 	codeInvalidSchema      = 42201
 	codeInvalidVersion     = 42202
@@ -502,9 +505,23 @@ func (h *Handler) listVersions(c *call) (any, error) {
 	}
 	out := make([]int32, 0, len(vs))
 	for _, v := range vs {
-		out = append(out, v.GetVersion())
+		if c.visible(v) {
+			out = append(out, v.GetVersion())
+		}
 	}
 	return out, nil
+}
+
+// deleted reports whether a version was deleted through this API: Seam
+// retired it (docs/kafka.md).
+func deleted(v *registryv1.ContractVersion) bool {
+	return v.GetStatus() == registryv1.VersionStatus_VERSION_STATUS_RETIRED
+}
+
+// visible reports whether the call sees v: a deleted version only with
+// ?deleted=true, as Confluent's registry answers.
+func (c *call) visible(v *registryv1.ContractVersion) bool {
+	return !deleted(v) || c.r.URL.Query().Get("deleted") == "true"
 }
 
 // pick returns the version {version} names, with its schema document.
@@ -518,14 +535,9 @@ func (h *Handler) pick(c *call) (*registryv1.ContractVersion, error) {
 		return nil, err
 	}
 	var v *registryv1.ContractVersion
-	switch {
-	case n == 0 && len(vs) > 0:
-		v = vs[len(vs)-1]
-	case n > 0:
-		for _, x := range vs {
-			if x.GetVersion() == n {
-				v = x
-			}
+	for _, x := range vs {
+		if (n == 0 || x.GetVersion() == n) && c.visible(x) {
+			v = x
 		}
 	}
 	if v == nil {
@@ -564,8 +576,9 @@ func (h *Handler) referencedBy(c *call) (any, error) {
 }
 
 // registered returns the version of subject already registered from the
-// schema document, or nil.
-func (h *Handler) registered(c *call, seam string, doc *registryv1.ContractDocument) (*registryv1.SubjectVersion, *registryv1.Schema, error) {
+// schema document, among the versions vs of the subject the call sees, or
+// nil.
+func (h *Handler) registered(c *call, seam string, doc *registryv1.ContractDocument, vs []*registryv1.ContractVersion) (*registryv1.SubjectVersion, *registryv1.Schema, error) {
 	resp, err := h.reg.GetSchema(c.ctx, &registryv1.GetSchemaRequest{Document: doc})
 	if status.Code(err) == codes.NotFound {
 		return nil, nil, nil
@@ -577,7 +590,8 @@ func (h *Handler) registered(c *call, seam string, doc *registryv1.ContractDocum
 	for _, v := range resp.GetVersions() {
 		// The newest version registered from the schema, as Confluent's
 		// registry answers for a schema registered again.
-		if v.GetSubject() == seam && (found == nil || v.GetVersion() > found.GetVersion()) {
+		seen := slices.ContainsFunc(vs, func(x *registryv1.ContractVersion) bool { return x.GetVersion() == v.GetVersion() && c.visible(x) })
+		if v.GetSubject() == seam && seen && (found == nil || v.GetVersion() > found.GetVersion()) {
 			found = v
 		}
 	}
@@ -598,24 +612,23 @@ func (h *Handler) register(c *call) (any, error) {
 		return nil, err
 	}
 	doc := c.document(seam, req, f)
-	v, s, err := h.registered(c, seam, doc)
+	list, err := h.reg.ListContracts(c.ctx, &registryv1.ListContractsRequest{Subject: seam})
+	if err != nil && status.Code(err) != codes.NotFound {
+		return nil, fromRPC(err, codeSubjectNotFound)
+	}
+	vs := list.GetVersions()
+	v, s, err := h.registered(c, seam, doc, vs)
 	if err != nil {
 		return nil, err
 	}
 	// Only who may register versions of the subject gets the fast answer;
-	// anyone else hears the registry's refusal.
-	if v != nil && c.principal.Owns(seam) {
-		// Registered as the latest version: its id, nothing written. A
-		// schema of an older version goes through Seam's rules again
-		// (compared with the latest version, whose Seam-only settings it
-		// inherits): unchanged, it names the latest version too.
-		list, err := h.reg.ListContracts(c.ctx, &registryv1.ListContractsRequest{Subject: seam})
-		if err != nil {
-			return nil, fromRPC(err, codeSubjectNotFound)
-		}
-		if vs := list.GetVersions(); len(vs) > 0 && vs[len(vs)-1].GetVersion() == v.GetVersion() {
-			return map[string]int32{"id": s.GetId()}, nil
-		}
+	// anyone else hears the registry's refusal. Registered as the latest
+	// version: its id, nothing written. A schema of an older version goes
+	// through Seam's rules again (compared with the latest version, whose
+	// Seam-only settings it inherits): unchanged, it names the latest
+	// version too.
+	if v != nil && c.principal.Owns(seam) && len(vs) > 0 && vs[len(vs)-1].GetVersion() == v.GetVersion() {
+		return map[string]int32{"id": s.GetId()}, nil
 	}
 	var resp *registryv1.RegisterContractResponse
 	for attempt := 0; ; attempt++ {
@@ -676,10 +689,11 @@ func (h *Handler) lookup(c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, _, err := h.versions(c); err != nil {
+	_, vs, err := h.versions(c)
+	if err != nil {
 		return nil, err
 	}
-	v, s, err := h.registered(c, seam, c.document(seam, req, f))
+	v, s, err := h.registered(c, seam, c.document(seam, req, f), vs)
 	if err != nil {
 		return nil, err
 	}
@@ -689,13 +703,79 @@ func (h *Handler) lookup(c *call) (any, error) {
 	return versionAnswer{Subject: confluent, ID: s.GetId(), Version: v.GetVersion(), SchemaType: schemaType(s.GetFormat()), Schema: s.GetText()}, nil
 }
 
-func (h *Handler) refuseDelete(c *call) (any, error) {
-	confluent, _, err := c.subject()
+// deleteVersion is DELETE /subjects/{subject}/versions/{version}. A soft
+// delete retires the version in Seam, by Seam's rules: only the subject's
+// owners, operators or an admin, and never the active or a scheduled
+// version (the gate judges records by them). A retired version leaves the
+// API's answers unless ?deleted=true, and the gate refuses records
+// written with it. Seam keeps every version, so ?permanent=true, once the
+// version is soft-deleted, is refused with the reason.
+func (h *Handler) deleteVersion(c *call) (any, error) {
+	confluent, vs, err := h.versions(c)
 	if err != nil {
 		return nil, err
 	}
+	n, err := c.version()
+	if err != nil {
+		return nil, err
+	}
+	var v *registryv1.ContractVersion
+	for _, x := range vs {
+		if (n == 0 && !deleted(x)) || x.GetVersion() == n {
+			v = x
+		}
+	}
+	if v == nil {
+		return nil, &apiError{status: http.StatusNotFound, code: codeVersionNotFound, msg: fmt.Sprintf("version %s of subject %q not found", c.r.PathValue("version"), confluent)}
+	}
+	if c.r.URL.Query().Get("permanent") == "true" {
+		if !deleted(v) {
+			return nil, &apiError{status: http.StatusNotFound, code: codeVersionNotDeleted, msg: fmt.Sprintf(
+				"version %d of subject %q was not deleted first before being permanently deleted", v.GetVersion(), confluent)}
+		}
+		return nil, &apiError{status: http.StatusUnprocessableEntity, code: codeOperationForbidden, msg: fmt.Sprintf(
+			"version %d of subject %q is deleted (retired in Seam) and stays so: Seam never erases a version, because the gate's quarantine, replays and the subject's history refer to it (docs/kafka.md)", v.GetVersion(), confluent)}
+	}
+	if deleted(v) {
+		return nil, &apiError{status: http.StatusNotFound, code: codeVersionSoftDeleted, msg: fmt.Sprintf(
+			"version %d of subject %q was soft deleted; set permanent=true to delete permanently", v.GetVersion(), confluent)}
+	}
+	_, err = h.reg.SetVersionStatus(c.ctx, &registryv1.SetVersionStatusRequest{Subject: v.GetSubject(), Version: v.GetVersion(),
+		Status: registryv1.VersionStatus_VERSION_STATUS_RETIRED, Reason: "deleted through the Confluent-compatible API"})
+	if status.Code(err) == codes.FailedPrecondition {
+		return nil, &apiError{status: http.StatusUnprocessableEntity, code: codeOperationForbidden, msg: fmt.Sprintf(
+			"version %d of subject %q cannot be deleted: %s", v.GetVersion(), confluent, statusText(status.Convert(err)))}
+	}
+	if err != nil {
+		return nil, fromRPC(err, codeVersionNotFound)
+	}
+	h.cfg.Logger.InfoContext(c.ctx, "version retired through the Confluent-compatible API", "subject", v.GetSubject(), "version", v.GetVersion(), "principal", c.principal.Name)
+	return v.GetVersion(), nil
+}
+
+// deleteSubject is DELETE /subjects/{subject}. Deleting a subject would
+// retire its active version, which Seam never does while the gate judges
+// records by it: the answer says so and how to retire older versions
+// one by one. ?permanent=true answers as Confluent's registry does for a
+// subject that was not soft-deleted first.
+func (h *Handler) deleteSubject(c *call) (any, error) {
+	confluent, vs, err := h.versions(c)
+	if err != nil {
+		return nil, err
+	}
+	var live []string
+	for _, v := range vs {
+		if !deleted(v) {
+			live = append(live, fmt.Sprintf("%d (%s)", v.GetVersion(), strings.ToLower(strings.TrimPrefix(v.GetStatus().String(), "VERSION_STATUS_"))))
+		}
+	}
+	if c.r.URL.Query().Get("permanent") == "true" {
+		return nil, &apiError{status: http.StatusNotFound, code: codeSubjectNotDeleted, msg: fmt.Sprintf(
+			"subject %q was not deleted first before being permanently deleted: its versions %s are not deleted", confluent, strings.Join(live, ", "))}
+	}
 	return nil, &apiError{status: http.StatusUnprocessableEntity, code: codeOperationForbidden, msg: fmt.Sprintf(
-		"Seam never deletes a registered version of %q: consumers, the gate's quarantine and replays refer to it; retire a version with 'seam contract status --retire' (docs/kafka.md)", confluent)}
+		"subject %q cannot be deleted: Seam never retires a subject's active or scheduled version while the gate judges records by it (versions %s); "+
+			"delete older versions one by one with DELETE /subjects/%s/versions/{version}, which retires them (docs/kafka.md)", confluent, strings.Join(live, ", "), confluent)}
 }
 
 // compatibility is POST /compatibility/subjects/{subject}/versions[/{v}]:

@@ -136,8 +136,8 @@ func TestConfluentAPIOverPlainHTTP(t *testing.T) {
 	check(srCall{method: "POST", path: "/subjects/clicks-value/versions", body: schemaBody(t, `{"type":"record","name":"Bad","fields":[{"name":"a","type":"nonsense"}]}`, ""), auth: admin}, want{422, 42201, "nonsense"})
 	check(srCall{method: "POST", path: "/subjects/clicks-value/versions", body: schemaBody(t, `syntax = "proto3"; message M { string a = 1; }`, "PROTOBUF"), auth: admin}, want{422, 42201, "PROTOBUF"})
 	check(srCall{method: "POST", path: "/subjects/9lives-value/versions", body: schemaBody(t, avro, ""), auth: admin}, want{422, 422, "9lives"})
-	check(srCall{method: "DELETE", path: "/subjects/clicks-value", auth: admin}, want{422, 42205, "never deletes"})
-	check(srCall{method: "DELETE", path: "/subjects/clicks-value/versions/1", auth: admin}, want{422, 42205, "never deletes"})
+	check(srCall{method: "DELETE", path: "/subjects/clicks-value", auth: admin}, want{422, 42205, "cannot be deleted"})
+	check(srCall{method: "DELETE", path: "/subjects/clicks-value/versions/1", auth: admin}, want{422, 42205, "active version"})
 	check(srCall{method: "PUT", path: "/config/clicks-value", body: `{"compatibility":"NONE"}`, auth: admin}, want{422, 42205, "versioned contract"})
 	check(srCall{method: "PUT", path: "/config/clicks-value", body: `{"compatibility":"BACKWARD"}`, auth: admin}, want{200, 0, `"compatibility":"BACKWARD"`})
 
