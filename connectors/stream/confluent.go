@@ -6,8 +6,10 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -89,9 +91,51 @@ func (c *Connector) unframe(ctx context.Context, msgs []Message) ([]framed, erro
 			out[i] = framed{value: rec, version: fs.version}
 			continue
 		}
-		out[i] = framed{value: []byte("confluent wire format: " + reason + "; message (base64): " + base64.StdEncoding.EncodeToString(v))}
+		out[i] = quarantineLine(reason, v)
+	}
+	// The gate refuses a whole batch sent with a retired or a scheduled
+	// version; a message whose schema names one is quarantined instead.
+	// Statuses change, so they are read for every batch that has versions.
+	var versions []int32
+	for _, f := range out {
+		if f.version != 0 && !slices.Contains(versions, f.version) {
+			versions = append(versions, f.version)
+		}
+	}
+	if len(versions) == 0 {
+		return out, nil
+	}
+	var list *registryv1.ListContractsResponse
+	if err := c.retry(ctx, "read the versions of "+c.cfg.Subject, func(ctx context.Context) error {
+		var err error
+		list, err = c.registry.ListContracts(ctx, &registryv1.ListContractsRequest{Subject: c.cfg.Subject})
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	why := map[int32]string{}
+	for _, v := range list.GetVersions() {
+		switch v.GetStatus() {
+		case registryv1.VersionStatus_VERSION_STATUS_RETIRED:
+			why[v.GetVersion()] = fmt.Sprintf("version %d of %s, which its schema id names, is retired (deleted through the schema registry API)", v.GetVersion(), c.cfg.Subject)
+		case registryv1.VersionStatus_VERSION_STATUS_SCHEDULED:
+			why[v.GetVersion()] = fmt.Sprintf("version %d of %s, which its schema id names, is scheduled and not in effect before %s",
+				v.GetVersion(), c.cfg.Subject, v.GetEffectiveTime().AsTime().UTC().Format(time.RFC3339))
+		}
+	}
+	for i, f := range out {
+		if reason, ok := why[f.version]; ok {
+			out[i] = quarantineLine(reason, msgs[i].Value)
+		}
 	}
 	return out, nil
+}
+
+// quarantineLine is what is sent for a message that cannot be judged: a
+// line that is not JSON, so the gate quarantines it, saying why and
+// carrying the message in base64.
+func quarantineLine(reason string, v []byte) framed {
+	return framed{value: []byte("confluent wire format: " + reason + "; message (base64): " + base64.StdEncoding.EncodeToString(v))}
 }
 
 func prefix(b []byte) []byte {
