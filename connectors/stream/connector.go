@@ -51,6 +51,12 @@ type Config struct {
 	ContainmentPoll time.Duration
 	// EventPoll is how often the registry is asked for new backfills.
 	EventPoll time.Duration
+	// Confluent, when true, reads every message in Confluent's wire format
+	// (magic byte 0, a 4-byte schema id, an Avro or JSON payload): each is
+	// decoded with the schema of its id, which the registry names, and
+	// judged with the contract version registered from that schema. A
+	// message that cannot be decoded is quarantined with the reason.
+	Confluent bool
 	// IgnoreReplays, when true, does not publish what replays release
 	// (the token then needs no operator role).
 	IgnoreReplays bool
@@ -225,6 +231,9 @@ type Connector struct {
 	contained   bool
 	containedAt time.Time // when contained was last read from the gate
 
+	// schemas caches the schema ids of Confluent-framed messages.
+	schemas schemaCache
+
 	// replayMu serialises replay calls, so the engines of one connector
 	// never race each other for the same replay id.
 	replayMu sync.Mutex
@@ -246,7 +255,8 @@ func New(cfg Config, conn grpc.ClientConnInterface, parts []Partition) (*Connect
 		return nil, errors.New("no source partition to read")
 	}
 	c := &Connector{cfg: cfg, gate: gatev1.NewGateServiceClient(conn), registry: registryv1.NewRegistryServiceClient(conn),
-		log: cfg.Logger.With("connector", cfg.Name, "subject", cfg.Subject), marks: NewWatermarks(cfg.Idle, cfg.Now)}
+		log: cfg.Logger.With("connector", cfg.Name, "subject", cfg.Subject), marks: NewWatermarks(cfg.Idle, cfg.Now),
+		schemas: schemaCache{known: map[int32]*framedSchema{}}}
 	if c.cfg.Sealer == nil {
 		c.cfg.Sealer = gateSealer{c}
 	}

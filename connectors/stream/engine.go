@@ -202,6 +202,23 @@ func (e *engine) process(ctx context.Context, msgs []Message) error {
 	e.c.crash("planned")
 	e.c.stats.read.Add(int64(len(msgs)))
 	e.c.met.add(ctx, "read", int64(len(msgs)))
+	// In Confluent's wire format each message is decoded first; the
+	// decoded record is what the gate judges and what event time is read
+	// from, and its schema's contract version judges it.
+	versions := map[int64]int32{}
+	if cfg.Confluent {
+		dec, err := e.c.unframe(ctx, msgs)
+		if err != nil {
+			return err
+		}
+		decoded := make([]Message, len(msgs))
+		for i, m := range msgs {
+			m.Value = dec[i].value
+			decoded[i] = m
+			versions[m.Position] = dec[i].version
+		}
+		msgs = decoded
+	}
 	parts := make(map[int64]string, len(msgs))
 	maxTime := e.st.watermark
 	for _, m := range msgs {
@@ -227,7 +244,7 @@ func (e *engine) process(ctx context.Context, msgs []Message) error {
 	}
 	var out []entry
 	var accepted, quarantined, blocked int64
-	for _, sb := range split(e.name, from, to, msgs, func(m Message) string { return parts[m.Position] }) {
+	for _, sb := range split(e.name, from, to, msgs, func(m Message) (string, int32) { return parts[m.Position], versions[m.Position] }) {
 		res, err := e.c.ingest(ctx, sb)
 		if err != nil {
 			return err

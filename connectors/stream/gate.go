@@ -24,9 +24,11 @@ import (
 const maxGapLines = 4096
 
 // subBatch is the part of a source batch that falls in one gate
-// partition (and one run of near-contiguous positions).
+// partition, one contract version (Confluent's wire format names one per
+// message; 0 is the connector's) and one run of near-contiguous positions.
 type subBatch struct {
 	part    string
+	version int32
 	batchID string
 	msgs    []Message
 }
@@ -38,26 +40,33 @@ func batchName(source string) string {
 	return strings.NewReplacer("/", ":", "\\", ":").Replace(source)
 }
 
-// split cuts a source batch by gate partition, in position order within
-// each. The batch id is the source name and the batch's position range,
-// so a redelivered batch carries the same identity; runs after a large
-// position gap get the run's first position as a suffix. A batch id may
-// not hold a path separator (the gate's naming rule): a Kafka source's
+// split cuts a source batch by gate partition and contract version, in
+// position order within each. The batch id is the source name and the
+// batch's position range, so a redelivered batch carries the same
+// identity; runs after a large position gap get the run's first position
+// as a suffix, and a run judged with a version named by its messages
+// (Confluent's wire format) gets "~v" and the version. A batch id may not
+// hold a path separator (the gate's naming rule): a Kafka source's
 // topic/partition is written topic:partition in it.
-func split(source string, from, to int64, msgs []Message, partOf func(Message) string) []subBatch {
+func split(source string, from, to int64, msgs []Message, partOf func(Message) (string, int32)) []subBatch {
 	base := fmt.Sprintf("%s@%d-%d", batchName(source), from, to)
-	byPart := map[string][]Message{}
-	var order []string
+	type key struct {
+		part    string
+		version int32
+	}
+	byKey := map[key][]Message{}
+	var order []key
 	for _, m := range msgs {
-		p := partOf(m)
-		if _, ok := byPart[p]; !ok {
-			order = append(order, p)
+		p, v := partOf(m)
+		k := key{p, v}
+		if _, ok := byKey[k]; !ok {
+			order = append(order, k)
 		}
-		byPart[p] = append(byPart[p], m)
+		byKey[k] = append(byKey[k], m)
 	}
 	var out []subBatch
-	for _, p := range order {
-		ms := byPart[p]
+	for _, k := range order {
+		ms := byKey[k]
 		start := 0
 		for i := 1; i <= len(ms); i++ {
 			if i < len(ms) && ms[i].Position-ms[i-1].Position-1 <= maxGapLines {
@@ -67,7 +76,10 @@ func split(source string, from, to int64, msgs []Message, partOf func(Message) s
 			if start > 0 {
 				id = fmt.Sprintf("%s+%d", base, ms[start].Position)
 			}
-			out = append(out, subBatch{part: p, batchID: id, msgs: ms[start:i]})
+			if k.version != 0 {
+				id = fmt.Sprintf("%s~v%d", id, k.version)
+			}
+			out = append(out, subBatch{part: k.part, version: k.version, batchID: id, msgs: ms[start:i]})
 			start = i
 		}
 	}
@@ -131,7 +143,11 @@ var errFatal = errors.New("the gate refused the batch")
 // overloaded: the batch id makes every retry safe.
 func (c *Connector) ingest(ctx context.Context, sb subBatch) (ingestResult, error) {
 	data, first := ndjson(sb.msgs)
-	req := &gatev1.IngestRequest{Subject: c.cfg.Subject, Partition: sb.part, ContractVersion: c.cfg.ContractVersion,
+	version := c.cfg.ContractVersion
+	if sb.version != 0 {
+		version = sb.version
+	}
+	req := &gatev1.IngestRequest{Subject: c.cfg.Subject, Partition: sb.part, ContractVersion: version,
 		Identity: &gatev1.IngestRequest_BatchId{BatchId: sb.batchID},
 		Batch: &recordv1.RecordBatch{FirstOffset: first, Body: &recordv1.RecordBatch_Raw{Raw: &recordv1.RawRecords{
 			Format: recordv1.Format_FORMAT_NDJSON, Data: data}}}}

@@ -43,11 +43,11 @@ func TestSplitByPartitionAndGap(t *testing.T) {
 	for _, p := range []int64{10, 11, 12, 13, 13 + maxGapLines + 5, 13 + maxGapLines + 6} {
 		msgs = append(msgs, Message{Position: p})
 	}
-	partOf := func(m Message) string {
+	partOf := func(m Message) (string, int32) {
 		if m.Position%2 == 0 {
-			return "even"
+			return "even", 0
 		}
-		return "odd"
+		return "odd", 0
 	}
 	got := split("src/0", 10, msgs[len(msgs)-1].Position, msgs, partOf)
 	var desc []string

@@ -22,9 +22,11 @@ const (
 	FormatODCS
 	// FormatJSONSchema is a JSON Schema (draft 2020-12 or draft-07) of one record.
 	FormatJSONSchema
+	// FormatAvro is an Avro schema of one record.
+	FormatAvro
 )
 
-var formatNames = map[Format]string{FormatSeam: "seam", FormatODCS: "odcs", FormatJSONSchema: "jsonschema"}
+var formatNames = map[Format]string{FormatSeam: "seam", FormatODCS: "odcs", FormatJSONSchema: "jsonschema", FormatAvro: "avro"}
 
 // String returns the name the CLI and the API use: seam, odcs or jsonschema.
 func (f Format) String() string {

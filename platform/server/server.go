@@ -51,6 +51,25 @@ type Service struct {
 	Gateway func(ctx context.Context, mux *runtime.ServeMux, conn *grpc.ClientConn) error
 	// Access says which roles may call each method.
 	Access auth.Access
+	// HTTP, when set, returns handlers the service serves on the HTTP port
+	// beside its REST routes, by ServeMux pattern: an API of another shape
+	// (the Confluent-compatible schema registry API), which reaches the
+	// service over env.Conn under the caller's token.
+	HTTP func(env HTTPEnv) (map[string]http.Handler, error)
+}
+
+// HTTPEnv is what a service's own HTTP handlers get from the server.
+type HTTPEnv struct {
+	// Conn reaches this server's gRPC services in-process; calls on it are
+	// authorized from the authorization metadata they carry, like any
+	// other call.
+	Conn *grpc.ClientConn
+	// Lookup returns the principal of a token, expired or not (check
+	// Principal.Expired).
+	Lookup func(token string) (*auth.Principal, bool)
+	Logger *slog.Logger
+	// MaxBodyBytes is the server's bound on a request body.
+	MaxBodyBytes int64
 }
 
 // Config configures a Server.
@@ -417,6 +436,18 @@ func (s *Server) httpHandler(ctx context.Context, conn *grpc.ClientConn, withMet
 		}
 	}
 	mux := http.NewServeMux()
+	for _, svc := range s.services {
+		if svc.HTTP == nil {
+			continue
+		}
+		handlers, err := svc.HTTP(HTTPEnv{Conn: conn, Lookup: s.cfg.Tokens.Lookup, Logger: s.cfg.Logger, MaxBodyBytes: int64(s.cfg.MaxMessageBytes)})
+		if err != nil {
+			return nil, fmt.Errorf("HTTP handlers of %s: %w", svc.Name, err)
+		}
+		for pattern, h := range handlers {
+			mux.Handle(pattern, h)
+		}
+	}
 	mux.Handle("/v1/", guard)
 	mux.HandleFunc("GET /v1/whoami", s.whoami)
 	for _, rt := range s.cfg.Routes {

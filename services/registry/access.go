@@ -27,6 +27,7 @@ var Access = auth.Access{
 	registryv1.RegistryService_DiffContracts_FullMethodName:          {Roles: auth.AllRoles, Subject: "subject"},
 	registryv1.RegistryService_SetVersionStatus_FullMethodName:       {Roles: []auth.Role{auth.RoleAdmin, auth.RoleOperator, auth.RoleOwner}, Subject: "subject"},
 	registryv1.RegistryService_GetHistory_FullMethodName:             {Roles: auth.AllRoles, Subject: "subject"},
+	registryv1.RegistryService_GetSchema_FullMethodName:              {Roles: auth.AllRoles},
 	registryv1.RegistryService_RegisterCanonicalModel_FullMethodName: {Roles: []auth.Role{auth.RoleAdmin, auth.RoleOperator, auth.RoleOwner}},
 	registryv1.RegistryService_GetCanonicalModel_FullMethodName:      {Roles: auth.AllRoles},
 	registryv1.RegistryService_ListCanonicalModels_FullMethodName:    {Roles: auth.AllRoles},

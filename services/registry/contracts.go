@@ -9,6 +9,7 @@ import (
 	memdb "github.com/hashicorp/go-memdb"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/seamdata/seam/core/classify"
@@ -91,6 +92,9 @@ func (s *Server) checkContract(ctx context.Context, p *auth.Principal, req *regi
 	if err != nil {
 		return nil, err
 	}
+	if req.GetDocument().GetInherit() {
+		inherit(c, latestContract(history))
+	}
 	model := func(name string, version int32) *registryv1.CanonicalModelVersion {
 		return s.modelVersion(txn, name, version)
 	}
@@ -140,6 +144,14 @@ func (s *Server) checkContract(ctx context.Context, p *auth.Principal, req *regi
 	return resp, nil
 }
 
+// latestContract returns the contract of the newest of history, or nil.
+func latestContract(history []*registryv1.ContractVersion) *contractv1.Contract {
+	if len(history) == 0 {
+		return nil
+	}
+	return history[len(history)-1].GetContract()
+}
+
 // affectedBy returns the blast radius of the breaking changes among
 // changes: readers of the changed subject fields, and readers of the
 // canonical fields those feed through mappings.
@@ -165,6 +177,23 @@ func (s *Server) registerContract(ctx context.Context, p *auth.Principal, req *r
 		return nil, rpcerr.PermissionDenied(ReasonNotOwner, fmt.Sprintf(
 			"%s does not own subject %q; only its owners or an admin may register versions of it", p.Name, c.GetSubject()))
 	}
+	var schema *registryv1.Schema
+	if doc := req.GetDocument(); doc != nil {
+		if schema, err = schemaOf(doc); err != nil {
+			return nil, err
+		}
+	}
+	// What a document inherits is read from the read model; the write
+	// transaction makes sure the latest version is still that one.
+	inheritedFrom := int32(-1)
+	if req.GetDocument().GetInherit() {
+		history, err := versionsOf(s.model.snapshot(), nil, c.GetSubject())
+		if err != nil {
+			return nil, err
+		}
+		inherit(c, latestContract(history))
+		inheritedFrom = int32(len(history))
+	}
 	// idmap is asked before the write transaction, which must not wait on
 	// another service; what it says depends on the contract alone.
 	report, err := s.registrationMigration(ctx, p, c, req)
@@ -177,6 +206,9 @@ func (s *Server) registerContract(ctx context.Context, p *auth.Principal, req *r
 		subj, history, err := tx.Subject(c.GetSubject())
 		if err != nil {
 			return err
+		}
+		if inheritedFrom >= 0 && len(history) > 0 && history[len(history)-1].GetVersion() != inheritedFrom {
+			return errRetryRegistration
 		}
 		var modelErr error
 		d, err := decide(proposal{
@@ -207,9 +239,36 @@ func (s *Server) registerContract(ctx context.Context, p *auth.Principal, req *r
 		}
 		if d.unchanged {
 			resp = &registryv1.RegisterContractResponse{Version: d.latest, Unchanged: true}
+			if schema == nil || d.latest.GetSchema() != nil {
+				return nil
+			}
+			// A schema document equal to a version registered in Seam's own
+			// form names that version from now on: the version gets the
+			// schema's id, its contract is untouched.
+			id, err := tx.SchemaID(schema.GetFormat(), schema.GetText())
+			if err != nil {
+				return err
+			}
+			named := &registryv1.Schema{Id: id, Format: schema.GetFormat(), Text: schema.GetText()}
+			if _, err := tx.UpdateVersion(d.latest.GetSubject(), d.latest.GetVersion(), func(v *registryv1.ContractVersion) bool {
+				v.Schema = named
+				return true
+			}); err != nil {
+				return err
+			}
+			latest := proto.CloneOf(d.latest)
+			latest.Schema = named
+			resp.Version = latest
 			return nil
 		}
 		v := d.version
+		if schema != nil {
+			id, err := tx.SchemaID(schema.GetFormat(), schema.GetText())
+			if err != nil {
+				return err
+			}
+			v.Schema = &registryv1.Schema{Id: id, Format: schema.GetFormat(), Text: schema.GetText()}
+		}
 		consumers, err := tx.Consumers()
 		if err != nil {
 			return err
@@ -234,6 +293,9 @@ func (s *Server) registerContract(ctx context.Context, p *auth.Principal, req *r
 	})
 	if err != nil {
 		return nil, err
+	}
+	if resp.GetUnchanged() && resp.GetVersion().GetSchema() != nil {
+		s.sync(ctx)
 	}
 	if !resp.GetUnchanged() {
 		s.registrations.Add(ctx, 1, metric.WithAttributes(attribute.String("status", resp.GetVersion().GetStatus().String())))

@@ -1,11 +1,16 @@
 package registry
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"strings"
 
 	"github.com/seamdata/seam/core/contract"
 	"github.com/seamdata/seam/core/interop"
+	"github.com/seamdata/seam/core/interop/avro"
 	"github.com/seamdata/seam/core/interop/jsonschema"
 	"github.com/seamdata/seam/core/interop/odcs"
 	"github.com/seamdata/seam/platform/rpcerr"
@@ -72,8 +77,15 @@ func convertDocument(doc *registryv1.ContractDocument) (*contractv1.Contract, []
 			rep = res.Report
 			c = res.Contract
 		}
+	case registryv1.ContractFormat_CONTRACT_FORMAT_AVRO:
+		var res *avro.Result
+		res, err = avro.Import(data, avro.ImportOptions{Source: source, Subject: doc.GetSubject(), Owner: doc.GetOwner(), Strict: doc.GetStrict()})
+		if res != nil {
+			rep = res.Report
+			c = res.Contract
+		}
 	default:
-		return nil, nil, invalid("unknown document format", rpcerr.FieldViolation{Field: "document.format", Description: fmt.Sprintf("%v; want SEAM, ODCS or JSON_SCHEMA", doc.GetFormat())})
+		return nil, nil, invalid("unknown document format", rpcerr.FieldViolation{Field: "document.format", Description: fmt.Sprintf("%v; want SEAM, ODCS, JSON_SCHEMA or AVRO", doc.GetFormat())})
 	}
 	var loss *interop.LossError
 	switch {
@@ -87,6 +99,65 @@ func convertDocument(doc *registryv1.ContractDocument) (*contractv1.Contract, []
 		return nil, notes(rep), invalid("the document cannot be converted", rpcerr.FieldViolation{Field: "document.content", Description: err.Error()})
 	}
 	return c, notes(rep), nil
+}
+
+// schemaOf returns the schema document a version registered from doc
+// keeps, without its id: JSON Schema and Avro documents in normalized form
+// (compact JSON; Avro also with its keys sorted), nil for other formats. Registering the
+// same schema written with other spacing then finds the same id.
+func schemaOf(doc *registryv1.ContractDocument) (*registryv1.Schema, error) {
+	text := strings.TrimSpace(doc.GetContent())
+	switch doc.GetFormat() {
+	case registryv1.ContractFormat_CONTRACT_FORMAT_AVRO:
+		norm, err := avro.Normalize(text)
+		if err != nil {
+			return nil, invalid("the Avro schema cannot be read", rpcerr.FieldViolation{Field: "document.content", Description: err.Error()})
+		}
+		text = norm
+	case registryv1.ContractFormat_CONTRACT_FORMAT_JSON_SCHEMA:
+		// A JSON Schema written as YAML keeps its text as sent.
+		var buf bytes.Buffer
+		if json.Valid([]byte(text)) && json.Compact(&buf, []byte(text)) == nil {
+			text = buf.String()
+		}
+	default:
+		return nil, nil
+	}
+	return &registryv1.Schema{Format: doc.GetFormat(), Text: text}, nil
+}
+
+// inherit fills in, on c converted from a schema document, what the
+// subject's latest contract says and schema languages cannot: a version
+// registered by a Kafka serializer keeps the subject's owner, notice,
+// compatibility, checks and mapping (see ContractDocument.inherit).
+func inherit(c, latest *contractv1.Contract) {
+	if latest == nil {
+		return
+	}
+	c.Owner = latest.GetOwner()
+	if c.GetCompatibility() == contractv1.Compatibility_COMPATIBILITY_UNSPECIFIED {
+		c.Compatibility = latest.GetCompatibility()
+	}
+	if c.GetNoticePeriod() == "" {
+		c.NoticePeriod = latest.GetNoticePeriod()
+	}
+	if len(c.GetChecks()) == 0 {
+		c.Checks = latest.GetChecks()
+	}
+	if c.GetMapping() == nil {
+		c.Mapping = latest.GetMapping()
+	}
+	if c.GetPartitionTime() == nil {
+		c.PartitionTime = latest.GetPartitionTime()
+	}
+	if c.GetAdditionalFields() == contractv1.AdditionalFields_ADDITIONAL_FIELDS_UNSPECIFIED {
+		c.AdditionalFields = latest.GetAdditionalFields()
+	}
+	if len(latest.GetLabels()) > 0 {
+		labels := maps.Clone(latest.GetLabels())
+		maps.Copy(labels, c.GetLabels())
+		c.Labels = labels
+	}
 }
 
 var noteKinds = map[interop.Kind]registryv1.ImportNoteKind{

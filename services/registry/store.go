@@ -63,6 +63,11 @@ type Store interface {
 	LastEvent(ctx context.Context) (int64, error)
 	// History returns the audit entries of a subject, oldest first.
 	History(ctx context.Context, subject string) ([]*registryv1.AuditEntry, error)
+	// Schema returns the schema document with a global id, or nil.
+	Schema(ctx context.Context, id int32) (*registryv1.Schema, error)
+	// SchemaByText returns the schema document of a format with a
+	// normalized text, or nil when it was never registered.
+	SchemaByText(ctx context.Context, format registryv1.ContractFormat, text string) (*registryv1.Schema, error)
 	// Wake returns a channel that receives a value after any process commits
 	// a write to this store; it closes when ctx ends.
 	Wake(ctx context.Context) (<-chan struct{}, error)
@@ -101,6 +106,9 @@ type StoreTx interface {
 	// AppendEvent assigns e the next event sequence and appends it to the
 	// event log.
 	AppendEvent(e *registryv1.Event) error
+	// SchemaID returns the global id of a schema document (format and
+	// normalized text), numbering it when it is new. Ids are never reused.
+	SchemaID(format registryv1.ContractFormat, text string) (int32, error)
 	// Audit assigns a the next audit sequence and appends it to its subject's
 	// history.
 	Audit(subject string, a *registryv1.AuditEntry) error

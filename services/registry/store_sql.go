@@ -2,7 +2,9 @@ package registry
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
@@ -73,6 +75,28 @@ CREATE TABLE registry_events (sequence BIGINT PRIMARY KEY, body BYTEA NOT NULL);
 CREATE TABLE registry_audit (sequence BIGINT PRIMARY KEY, subject TEXT NOT NULL, body BYTEA NOT NULL);
 CREATE INDEX registry_audit_subject ON registry_audit (subject, sequence);
 CREATE TABLE registry_changes (sequence BIGINT PRIMARY KEY, entity TEXT NOT NULL, key TEXT NOT NULL);
+`,
+}, {
+	// Version 2 numbers schema documents (JSON Schema, Avro) by global
+	// id, as Confluent's schema registry does: the fingerprint (format and
+	// normalized text) is unique, so the same schema keeps its id.
+	Version: 2,
+	Name:    "registry schema ids",
+	SQLite: `
+CREATE TABLE registry_schemas (
+	id INTEGER PRIMARY KEY,
+	fingerprint TEXT NOT NULL UNIQUE,
+	format INTEGER NOT NULL,
+	text TEXT NOT NULL
+);
+`,
+	Postgres: `
+CREATE TABLE registry_schemas (
+	id INTEGER PRIMARY KEY,
+	fingerprint TEXT NOT NULL UNIQUE,
+	format INTEGER NOT NULL,
+	text TEXT NOT NULL
+);
 `,
 }}
 
@@ -232,6 +256,37 @@ func (s *sqlStore) History(ctx context.Context, subject string) ([]*registryv1.A
 		return nil, fmt.Errorf("read history of %q: %w", subject, err)
 	}
 	return scanBodies(rows, func() *registryv1.AuditEntry { return &registryv1.AuditEntry{} }, "history of "+strconv.Quote(subject))
+}
+
+func (s *sqlStore) Schema(ctx context.Context, id int32) (*registryv1.Schema, error) {
+	return readSchema(ctx, s.db.SQL, `SELECT id, format, text FROM registry_schemas WHERE id = $1`, id)
+}
+
+func (s *sqlStore) SchemaByText(ctx context.Context, format registryv1.ContractFormat, text string) (*registryv1.Schema, error) {
+	return readSchema(ctx, s.db.SQL, `SELECT id, format, text FROM registry_schemas WHERE fingerprint = $1`, schemaFingerprint(format, text))
+}
+
+// schemaFingerprint identifies a schema document by its format and
+// normalized text.
+func schemaFingerprint(format registryv1.ContractFormat, text string) string {
+	h := sha256.Sum256([]byte(text))
+	return fmt.Sprintf("%d:%s", int32(format), hex.EncodeToString(h[:]))
+}
+
+func readSchema(ctx context.Context, q queryer, query string, arg any) (*registryv1.Schema, error) {
+	var (
+		id     int32
+		format int32
+		text   string
+	)
+	err := q.QueryRowContext(ctx, query, arg).Scan(&id, &format, &text)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read schema: %w", err)
+	}
+	return &registryv1.Schema{Id: id, Format: registryv1.ContractFormat(format), Text: text}, nil
 }
 
 // scanBodies decodes a one-column result of marshalled messages.
@@ -431,6 +486,24 @@ func (w *sqlTx) UpdateVersion(subject string, version int32, fn func(v *registry
 		return false, fmt.Errorf("update %s v%d: %w", subject, version, err)
 	}
 	return true, w.logChange(EntitySubject, subject)
+}
+
+func (w *sqlTx) SchemaID(format registryv1.ContractFormat, text string) (int32, error) {
+	fp := schemaFingerprint(format, text)
+	known, err := readSchema(w.ctx, w.tx, `SELECT id, format, text FROM registry_schemas WHERE fingerprint = $1`, fp)
+	if err != nil || known != nil {
+		return known.GetId(), err
+	}
+	// Writers hold the registry's write lock, so the next id is free.
+	var id int32
+	if err := w.tx.QueryRowContext(w.ctx, `SELECT COALESCE(MAX(id), 0) + 1 FROM registry_schemas`).Scan(&id); err != nil {
+		return 0, fmt.Errorf("number a new schema: %w", err)
+	}
+	if _, err := w.tx.ExecContext(w.ctx, `INSERT INTO registry_schemas (id, fingerprint, format, text) VALUES ($1, $2, $3, $4)`,
+		id, fp, int32(format), text); err != nil {
+		return 0, fmt.Errorf("store schema %d: %w", id, err)
+	}
+	return id, nil
 }
 
 func (w *sqlTx) Model(name string) ([]*registryv1.CanonicalModelVersion, error) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"go.opentelemetry.io/otel/metric"
@@ -23,6 +24,7 @@ import (
 	"github.com/seamdata/seam/services/gate"
 	"github.com/seamdata/seam/services/idmap"
 	"github.com/seamdata/seam/services/registry"
+	"github.com/seamdata/seam/services/registry/ccompat"
 )
 
 // buildService constructs one service with its store and peers.
@@ -47,6 +49,7 @@ func buildService(ctx context.Context, name string, env serviceEnv) (built, erro
 				Register: s.Register,
 				Gateway:  registryv1.RegisterRegistryServiceHandler,
 				Access:   registry.Access,
+				HTTP:     confluentAPI,
 			},
 			run:   s.Run,
 			close: s.Close,
@@ -122,6 +125,16 @@ func buildService(ctx context.Context, name string, env serviceEnv) (built, erro
 		}, nil
 	}
 	return built{}, fmt.Errorf("unknown service %q", name)
+}
+
+// confluentAPI serves the Confluent Schema Registry API (ccompat) beside
+// the registry's REST routes.
+func confluentAPI(env server.HTTPEnv) (map[string]http.Handler, error) {
+	h, err := ccompat.New(ccompat.Config{Conn: env.Conn, Authenticate: env.Lookup, Logger: env.Logger.With("api", "ccompat"), MaxBodyBytes: env.MaxBodyBytes})
+	if err != nil {
+		return nil, err
+	}
+	return map[string]http.Handler{ccompat.Prefix + "/": h}, nil
 }
 
 func peers2(env serviceEnv, a, b string) (*grpc.ClientConn, *grpc.ClientConn, error) {

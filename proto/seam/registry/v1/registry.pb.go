@@ -214,6 +214,8 @@ const (
 	ContractFormat_CONTRACT_FORMAT_ODCS ContractFormat = 2
 	// CONTRACT_FORMAT_JSON_SCHEMA is a JSON Schema of one record.
 	ContractFormat_CONTRACT_FORMAT_JSON_SCHEMA ContractFormat = 3
+	// CONTRACT_FORMAT_AVRO is an Avro schema of one record.
+	ContractFormat_CONTRACT_FORMAT_AVRO ContractFormat = 4
 )
 
 // Enum value maps for ContractFormat.
@@ -223,12 +225,14 @@ var (
 		1: "CONTRACT_FORMAT_SEAM",
 		2: "CONTRACT_FORMAT_ODCS",
 		3: "CONTRACT_FORMAT_JSON_SCHEMA",
+		4: "CONTRACT_FORMAT_AVRO",
 	}
 	ContractFormat_value = map[string]int32{
 		"CONTRACT_FORMAT_UNSPECIFIED": 0,
 		"CONTRACT_FORMAT_SEAM":        1,
 		"CONTRACT_FORMAT_ODCS":        2,
 		"CONTRACT_FORMAT_JSON_SCHEMA": 3,
+		"CONTRACT_FORMAT_AVRO":        4,
 	}
 )
 
@@ -778,8 +782,12 @@ type ContractVersion struct {
 	// version was made effective from a past data date.
 	DataEffectiveReason string `protobuf:"bytes,15,opt,name=data_effective_reason,json=dataEffectiveReason,proto3" json:"data_effective_reason,omitempty"`
 	DataEffectiveBy     string `protobuf:"bytes,16,opt,name=data_effective_by,json=dataEffectiveBy,proto3" json:"data_effective_by,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	// Schema is the schema document the version was registered from (JSON
+	// Schema or Avro) with its global id; unset for a version registered as
+	// a Seam contract or an ODCS document.
+	Schema        *Schema `protobuf:"bytes,17,opt,name=schema,proto3" json:"schema,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ContractVersion) Reset() {
@@ -924,6 +932,133 @@ func (x *ContractVersion) GetDataEffectiveBy() string {
 	return ""
 }
 
+func (x *ContractVersion) GetSchema() *Schema {
+	if x != nil {
+		return x.Schema
+	}
+	return nil
+}
+
+// Schema is a schema document with its global id. The id names the
+// document's content: the same schema registered again, under any
+// subject, has the same id (as Confluent's schema registry numbers
+// schemas), and ids are never reused.
+type Schema struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    int32                  `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	// Format is JSON_SCHEMA or AVRO.
+	Format ContractFormat `protobuf:"varint,2,opt,name=format,proto3,enum=seam.registry.v1.ContractFormat" json:"format,omitempty"`
+	// Text is the document in its normalized form (compact JSON); the id
+	// is assigned to this text.
+	Text          string `protobuf:"bytes,3,opt,name=text,proto3" json:"text,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Schema) Reset() {
+	*x = Schema{}
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Schema) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Schema) ProtoMessage() {}
+
+func (x *Schema) ProtoReflect() protoreflect.Message {
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Schema.ProtoReflect.Descriptor instead.
+func (*Schema) Descriptor() ([]byte, []int) {
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *Schema) GetId() int32 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *Schema) GetFormat() ContractFormat {
+	if x != nil {
+		return x.Format
+	}
+	return ContractFormat_CONTRACT_FORMAT_UNSPECIFIED
+}
+
+func (x *Schema) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+// SubjectVersion names one version of one subject.
+type SubjectVersion struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Subject       string                 `protobuf:"bytes,1,opt,name=subject,proto3" json:"subject,omitempty"`
+	Version       int32                  `protobuf:"varint,2,opt,name=version,proto3" json:"version,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SubjectVersion) Reset() {
+	*x = SubjectVersion{}
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SubjectVersion) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SubjectVersion) ProtoMessage() {}
+
+func (x *SubjectVersion) ProtoReflect() protoreflect.Message {
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SubjectVersion.ProtoReflect.Descriptor instead.
+func (*SubjectVersion) Descriptor() ([]byte, []int) {
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *SubjectVersion) GetSubject() string {
+	if x != nil {
+		return x.Subject
+	}
+	return ""
+}
+
+func (x *SubjectVersion) GetVersion() int32 {
+	if x != nil {
+		return x.Version
+	}
+	return 0
+}
+
 // Subject summarises one source data set.
 type Subject struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -940,7 +1075,7 @@ type Subject struct {
 
 func (x *Subject) Reset() {
 	*x = Subject{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[3]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -952,7 +1087,7 @@ func (x *Subject) String() string {
 func (*Subject) ProtoMessage() {}
 
 func (x *Subject) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[3]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -965,7 +1100,7 @@ func (x *Subject) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Subject.ProtoReflect.Descriptor instead.
 func (*Subject) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{3}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Subject) GetName() string {
@@ -1030,7 +1165,7 @@ type Problem struct {
 
 func (x *Problem) Reset() {
 	*x = Problem{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[4]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1042,7 +1177,7 @@ func (x *Problem) String() string {
 func (*Problem) ProtoMessage() {}
 
 func (x *Problem) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[4]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1055,7 +1190,7 @@ func (x *Problem) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Problem.ProtoReflect.Descriptor instead.
 func (*Problem) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{4}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Problem) GetReason() string {
@@ -1100,7 +1235,7 @@ type AffectedConsumer struct {
 
 func (x *AffectedConsumer) Reset() {
 	*x = AffectedConsumer{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[5]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1112,7 +1247,7 @@ func (x *AffectedConsumer) String() string {
 func (*AffectedConsumer) ProtoMessage() {}
 
 func (x *AffectedConsumer) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[5]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1125,7 +1260,7 @@ func (x *AffectedConsumer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AffectedConsumer.ProtoReflect.Descriptor instead.
 func (*AffectedConsumer) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{5}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *AffectedConsumer) GetConsumer() string {
@@ -1185,14 +1320,21 @@ type ContractDocument struct {
 	// Object picks one schema object of an ODCS contract that has several.
 	Object string `protobuf:"bytes,5,opt,name=object,proto3" json:"object,omitempty"`
 	// Strict refuses a document of which anything is dropped or approximated.
-	Strict        bool `protobuf:"varint,6,opt,name=strict,proto3" json:"strict,omitempty"`
+	Strict bool `protobuf:"varint,6,opt,name=strict,proto3" json:"strict,omitempty"`
+	// Inherit, for a subject that has versions, keeps what schema languages
+	// have no words for from its latest version: owner, compatibility,
+	// notice period, checks, mapping, partition time, additional fields and
+	// labels, unless the converted document sets them. The
+	// Confluent-compatible API registers with it, so a schema evolved by a
+	// Kafka serializer keeps the subject's Seam rules.
+	Inherit       bool `protobuf:"varint,7,opt,name=inherit,proto3" json:"inherit,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ContractDocument) Reset() {
 	*x = ContractDocument{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[6]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1204,7 +1346,7 @@ func (x *ContractDocument) String() string {
 func (*ContractDocument) ProtoMessage() {}
 
 func (x *ContractDocument) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[6]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1217,7 +1359,7 @@ func (x *ContractDocument) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContractDocument.ProtoReflect.Descriptor instead.
 func (*ContractDocument) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{6}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ContractDocument) GetFormat() ContractFormat {
@@ -1262,6 +1404,13 @@ func (x *ContractDocument) GetStrict() bool {
 	return false
 }
 
+func (x *ContractDocument) GetInherit() bool {
+	if x != nil {
+		return x.Inherit
+	}
+	return false
+}
+
 // ImportNote is one part of a converted document that did not carry over
 // exactly.
 type ImportNote struct {
@@ -1276,7 +1425,7 @@ type ImportNote struct {
 
 func (x *ImportNote) Reset() {
 	*x = ImportNote{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[7]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1288,7 +1437,7 @@ func (x *ImportNote) String() string {
 func (*ImportNote) ProtoMessage() {}
 
 func (x *ImportNote) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[7]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1301,7 +1450,7 @@ func (x *ImportNote) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportNote.ProtoReflect.Descriptor instead.
 func (*ImportNote) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{7}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ImportNote) GetPath() string {
@@ -1350,7 +1499,7 @@ type CheckContractRequest struct {
 
 func (x *CheckContractRequest) Reset() {
 	*x = CheckContractRequest{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[8]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1362,7 +1511,7 @@ func (x *CheckContractRequest) String() string {
 func (*CheckContractRequest) ProtoMessage() {}
 
 func (x *CheckContractRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[8]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1375,7 +1524,7 @@ func (x *CheckContractRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckContractRequest.ProtoReflect.Descriptor instead.
 func (*CheckContractRequest) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{8}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *CheckContractRequest) GetContract() *v1.Contract {
@@ -1455,7 +1604,7 @@ type CheckContractResponse struct {
 
 func (x *CheckContractResponse) Reset() {
 	*x = CheckContractResponse{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[9]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1467,7 +1616,7 @@ func (x *CheckContractResponse) String() string {
 func (*CheckContractResponse) ProtoMessage() {}
 
 func (x *CheckContractResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[9]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1480,7 +1629,7 @@ func (x *CheckContractResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckContractResponse.ProtoReflect.Descriptor instead.
 func (*CheckContractResponse) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{9}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *CheckContractResponse) GetVerdict() Verdict {
@@ -1583,7 +1732,7 @@ type TranslationReadiness struct {
 
 func (x *TranslationReadiness) Reset() {
 	*x = TranslationReadiness{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[10]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1595,7 +1744,7 @@ func (x *TranslationReadiness) String() string {
 func (*TranslationReadiness) ProtoMessage() {}
 
 func (x *TranslationReadiness) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[10]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1608,7 +1757,7 @@ func (x *TranslationReadiness) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TranslationReadiness.ProtoReflect.Descriptor instead.
 func (*TranslationReadiness) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{10}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *TranslationReadiness) GetField() string {
@@ -1683,7 +1832,7 @@ type RegisterContractRequest struct {
 
 func (x *RegisterContractRequest) Reset() {
 	*x = RegisterContractRequest{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[11]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1695,7 +1844,7 @@ func (x *RegisterContractRequest) String() string {
 func (*RegisterContractRequest) ProtoMessage() {}
 
 func (x *RegisterContractRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[11]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1708,7 +1857,7 @@ func (x *RegisterContractRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterContractRequest.ProtoReflect.Descriptor instead.
 func (*RegisterContractRequest) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{11}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *RegisterContractRequest) GetContract() *v1.Contract {
@@ -1779,7 +1928,7 @@ type RegisterContractResponse struct {
 
 func (x *RegisterContractResponse) Reset() {
 	*x = RegisterContractResponse{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[12]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1791,7 +1940,7 @@ func (x *RegisterContractResponse) String() string {
 func (*RegisterContractResponse) ProtoMessage() {}
 
 func (x *RegisterContractResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[12]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1804,7 +1953,7 @@ func (x *RegisterContractResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterContractResponse.ProtoReflect.Descriptor instead.
 func (*RegisterContractResponse) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{12}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *RegisterContractResponse) GetVersion() *ContractVersion {
@@ -1855,7 +2004,7 @@ type GetContractRequest struct {
 
 func (x *GetContractRequest) Reset() {
 	*x = GetContractRequest{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[13]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1867,7 +2016,7 @@ func (x *GetContractRequest) String() string {
 func (*GetContractRequest) ProtoMessage() {}
 
 func (x *GetContractRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[13]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1880,7 +2029,7 @@ func (x *GetContractRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetContractRequest.ProtoReflect.Descriptor instead.
 func (*GetContractRequest) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{13}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *GetContractRequest) GetSubject() string {
@@ -1913,7 +2062,7 @@ type GetContractResponse struct {
 
 func (x *GetContractResponse) Reset() {
 	*x = GetContractResponse{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[14]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1925,7 +2074,7 @@ func (x *GetContractResponse) String() string {
 func (*GetContractResponse) ProtoMessage() {}
 
 func (x *GetContractResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[14]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1938,7 +2087,7 @@ func (x *GetContractResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetContractResponse.ProtoReflect.Descriptor instead.
 func (*GetContractResponse) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{14}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *GetContractResponse) GetVersion() *ContractVersion {
@@ -1957,7 +2106,7 @@ type ListContractsRequest struct {
 
 func (x *ListContractsRequest) Reset() {
 	*x = ListContractsRequest{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[15]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1969,7 +2118,7 @@ func (x *ListContractsRequest) String() string {
 func (*ListContractsRequest) ProtoMessage() {}
 
 func (x *ListContractsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[15]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1982,7 +2131,7 @@ func (x *ListContractsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListContractsRequest.ProtoReflect.Descriptor instead.
 func (*ListContractsRequest) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{15}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ListContractsRequest) GetSubject() string {
@@ -2001,7 +2150,7 @@ type ListContractsResponse struct {
 
 func (x *ListContractsResponse) Reset() {
 	*x = ListContractsResponse{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[16]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2013,7 +2162,7 @@ func (x *ListContractsResponse) String() string {
 func (*ListContractsResponse) ProtoMessage() {}
 
 func (x *ListContractsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[16]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2026,7 +2175,7 @@ func (x *ListContractsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListContractsResponse.ProtoReflect.Descriptor instead.
 func (*ListContractsResponse) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{16}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ListContractsResponse) GetVersions() []*ContractVersion {
@@ -2046,7 +2195,7 @@ type ListSubjectsRequest struct {
 
 func (x *ListSubjectsRequest) Reset() {
 	*x = ListSubjectsRequest{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[17]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2058,7 +2207,7 @@ func (x *ListSubjectsRequest) String() string {
 func (*ListSubjectsRequest) ProtoMessage() {}
 
 func (x *ListSubjectsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[17]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2071,7 +2220,7 @@ func (x *ListSubjectsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSubjectsRequest.ProtoReflect.Descriptor instead.
 func (*ListSubjectsRequest) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{17}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ListSubjectsRequest) GetPrefix() string {
@@ -2090,7 +2239,7 @@ type ListSubjectsResponse struct {
 
 func (x *ListSubjectsResponse) Reset() {
 	*x = ListSubjectsResponse{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[18]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2102,7 +2251,7 @@ func (x *ListSubjectsResponse) String() string {
 func (*ListSubjectsResponse) ProtoMessage() {}
 
 func (x *ListSubjectsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[18]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2115,7 +2264,7 @@ func (x *ListSubjectsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSubjectsResponse.ProtoReflect.Descriptor instead.
 func (*ListSubjectsResponse) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{18}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ListSubjectsResponse) GetSubjects() []*Subject {
@@ -2136,7 +2285,7 @@ type DiffContractsRequest struct {
 
 func (x *DiffContractsRequest) Reset() {
 	*x = DiffContractsRequest{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[19]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2148,7 +2297,7 @@ func (x *DiffContractsRequest) String() string {
 func (*DiffContractsRequest) ProtoMessage() {}
 
 func (x *DiffContractsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[19]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2161,7 +2310,7 @@ func (x *DiffContractsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiffContractsRequest.ProtoReflect.Descriptor instead.
 func (*DiffContractsRequest) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{19}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *DiffContractsRequest) GetSubject() string {
@@ -2195,7 +2344,7 @@ type DiffContractsResponse struct {
 
 func (x *DiffContractsResponse) Reset() {
 	*x = DiffContractsResponse{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[20]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2207,7 +2356,7 @@ func (x *DiffContractsResponse) String() string {
 func (*DiffContractsResponse) ProtoMessage() {}
 
 func (x *DiffContractsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[20]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2220,7 +2369,7 @@ func (x *DiffContractsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiffContractsResponse.ProtoReflect.Descriptor instead.
 func (*DiffContractsResponse) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{20}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *DiffContractsResponse) GetChanges() []*Change {
@@ -2250,7 +2399,7 @@ type SetVersionStatusRequest struct {
 
 func (x *SetVersionStatusRequest) Reset() {
 	*x = SetVersionStatusRequest{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[21]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2262,7 +2411,7 @@ func (x *SetVersionStatusRequest) String() string {
 func (*SetVersionStatusRequest) ProtoMessage() {}
 
 func (x *SetVersionStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[21]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2275,7 +2424,7 @@ func (x *SetVersionStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetVersionStatusRequest.ProtoReflect.Descriptor instead.
 func (*SetVersionStatusRequest) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{21}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *SetVersionStatusRequest) GetSubject() string {
@@ -2315,7 +2464,7 @@ type SetVersionStatusResponse struct {
 
 func (x *SetVersionStatusResponse) Reset() {
 	*x = SetVersionStatusResponse{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[22]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2327,7 +2476,7 @@ func (x *SetVersionStatusResponse) String() string {
 func (*SetVersionStatusResponse) ProtoMessage() {}
 
 func (x *SetVersionStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[22]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2340,7 +2489,7 @@ func (x *SetVersionStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetVersionStatusResponse.ProtoReflect.Descriptor instead.
 func (*SetVersionStatusResponse) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{22}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *SetVersionStatusResponse) GetVersion() *ContractVersion {
@@ -2365,7 +2514,7 @@ type AuditEntry struct {
 
 func (x *AuditEntry) Reset() {
 	*x = AuditEntry{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[23]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2377,7 +2526,7 @@ func (x *AuditEntry) String() string {
 func (*AuditEntry) ProtoMessage() {}
 
 func (x *AuditEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[23]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2390,7 +2539,7 @@ func (x *AuditEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuditEntry.ProtoReflect.Descriptor instead.
 func (*AuditEntry) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{23}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *AuditEntry) GetSequence() int64 {
@@ -2444,7 +2593,7 @@ type GetHistoryRequest struct {
 
 func (x *GetHistoryRequest) Reset() {
 	*x = GetHistoryRequest{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[24]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2456,7 +2605,7 @@ func (x *GetHistoryRequest) String() string {
 func (*GetHistoryRequest) ProtoMessage() {}
 
 func (x *GetHistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[24]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2469,7 +2618,7 @@ func (x *GetHistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetHistoryRequest.ProtoReflect.Descriptor instead.
 func (*GetHistoryRequest) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{24}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *GetHistoryRequest) GetSubject() string {
@@ -2488,7 +2637,7 @@ type GetHistoryResponse struct {
 
 func (x *GetHistoryResponse) Reset() {
 	*x = GetHistoryResponse{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[25]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2500,7 +2649,7 @@ func (x *GetHistoryResponse) String() string {
 func (*GetHistoryResponse) ProtoMessage() {}
 
 func (x *GetHistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[25]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2513,12 +2662,121 @@ func (x *GetHistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetHistoryResponse.ProtoReflect.Descriptor instead.
 func (*GetHistoryResponse) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{25}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *GetHistoryResponse) GetEntries() []*AuditEntry {
 	if x != nil {
 		return x.Entries
+	}
+	return nil
+}
+
+type GetSchemaRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Id asks for the schema with this global id.
+	Id int32 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	// Document, instead of id, asks for the id of this schema document
+	// (JSON_SCHEMA or AVRO): NotFound when it was never registered.
+	Document      *ContractDocument `protobuf:"bytes,2,opt,name=document,proto3" json:"document,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetSchemaRequest) Reset() {
+	*x = GetSchemaRequest{}
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetSchemaRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetSchemaRequest) ProtoMessage() {}
+
+func (x *GetSchemaRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetSchemaRequest.ProtoReflect.Descriptor instead.
+func (*GetSchemaRequest) Descriptor() ([]byte, []int) {
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *GetSchemaRequest) GetId() int32 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *GetSchemaRequest) GetDocument() *ContractDocument {
+	if x != nil {
+		return x.Document
+	}
+	return nil
+}
+
+type GetSchemaResponse struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Schema *Schema                `protobuf:"bytes,1,opt,name=schema,proto3" json:"schema,omitempty"`
+	// Versions are the subject versions registered from the schema, by
+	// subject and version; only those in the caller's subject scope.
+	Versions      []*SubjectVersion `protobuf:"bytes,2,rep,name=versions,proto3" json:"versions,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetSchemaResponse) Reset() {
+	*x = GetSchemaResponse{}
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetSchemaResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetSchemaResponse) ProtoMessage() {}
+
+func (x *GetSchemaResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetSchemaResponse.ProtoReflect.Descriptor instead.
+func (*GetSchemaResponse) Descriptor() ([]byte, []int) {
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *GetSchemaResponse) GetSchema() *Schema {
+	if x != nil {
+		return x.Schema
+	}
+	return nil
+}
+
+func (x *GetSchemaResponse) GetVersions() []*SubjectVersion {
+	if x != nil {
+		return x.Versions
 	}
 	return nil
 }
@@ -2538,7 +2796,7 @@ type CanonicalModelVersion struct {
 
 func (x *CanonicalModelVersion) Reset() {
 	*x = CanonicalModelVersion{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[26]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2550,7 +2808,7 @@ func (x *CanonicalModelVersion) String() string {
 func (*CanonicalModelVersion) ProtoMessage() {}
 
 func (x *CanonicalModelVersion) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[26]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2563,7 +2821,7 @@ func (x *CanonicalModelVersion) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CanonicalModelVersion.ProtoReflect.Descriptor instead.
 func (*CanonicalModelVersion) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{26}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *CanonicalModelVersion) GetName() string {
@@ -2620,7 +2878,7 @@ type RegisterCanonicalModelRequest struct {
 
 func (x *RegisterCanonicalModelRequest) Reset() {
 	*x = RegisterCanonicalModelRequest{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[27]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2632,7 +2890,7 @@ func (x *RegisterCanonicalModelRequest) String() string {
 func (*RegisterCanonicalModelRequest) ProtoMessage() {}
 
 func (x *RegisterCanonicalModelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[27]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2645,7 +2903,7 @@ func (x *RegisterCanonicalModelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterCanonicalModelRequest.ProtoReflect.Descriptor instead.
 func (*RegisterCanonicalModelRequest) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{27}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *RegisterCanonicalModelRequest) GetModel() *v1.CanonicalModel {
@@ -2672,7 +2930,7 @@ type RegisterCanonicalModelResponse struct {
 
 func (x *RegisterCanonicalModelResponse) Reset() {
 	*x = RegisterCanonicalModelResponse{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[28]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2684,7 +2942,7 @@ func (x *RegisterCanonicalModelResponse) String() string {
 func (*RegisterCanonicalModelResponse) ProtoMessage() {}
 
 func (x *RegisterCanonicalModelResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[28]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2697,7 +2955,7 @@ func (x *RegisterCanonicalModelResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterCanonicalModelResponse.ProtoReflect.Descriptor instead.
 func (*RegisterCanonicalModelResponse) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{28}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *RegisterCanonicalModelResponse) GetVersion() *CanonicalModelVersion {
@@ -2724,7 +2982,7 @@ type GetCanonicalModelRequest struct {
 
 func (x *GetCanonicalModelRequest) Reset() {
 	*x = GetCanonicalModelRequest{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[29]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2736,7 +2994,7 @@ func (x *GetCanonicalModelRequest) String() string {
 func (*GetCanonicalModelRequest) ProtoMessage() {}
 
 func (x *GetCanonicalModelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[29]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2749,7 +3007,7 @@ func (x *GetCanonicalModelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetCanonicalModelRequest.ProtoReflect.Descriptor instead.
 func (*GetCanonicalModelRequest) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{29}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *GetCanonicalModelRequest) GetName() string {
@@ -2775,7 +3033,7 @@ type GetCanonicalModelResponse struct {
 
 func (x *GetCanonicalModelResponse) Reset() {
 	*x = GetCanonicalModelResponse{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[30]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2787,7 +3045,7 @@ func (x *GetCanonicalModelResponse) String() string {
 func (*GetCanonicalModelResponse) ProtoMessage() {}
 
 func (x *GetCanonicalModelResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[30]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2800,7 +3058,7 @@ func (x *GetCanonicalModelResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetCanonicalModelResponse.ProtoReflect.Descriptor instead.
 func (*GetCanonicalModelResponse) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{30}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *GetCanonicalModelResponse) GetVersion() *CanonicalModelVersion {
@@ -2818,7 +3076,7 @@ type ListCanonicalModelsRequest struct {
 
 func (x *ListCanonicalModelsRequest) Reset() {
 	*x = ListCanonicalModelsRequest{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[31]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2830,7 +3088,7 @@ func (x *ListCanonicalModelsRequest) String() string {
 func (*ListCanonicalModelsRequest) ProtoMessage() {}
 
 func (x *ListCanonicalModelsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[31]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2843,7 +3101,7 @@ func (x *ListCanonicalModelsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCanonicalModelsRequest.ProtoReflect.Descriptor instead.
 func (*ListCanonicalModelsRequest) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{31}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{35}
 }
 
 type ListCanonicalModelsResponse struct {
@@ -2855,7 +3113,7 @@ type ListCanonicalModelsResponse struct {
 
 func (x *ListCanonicalModelsResponse) Reset() {
 	*x = ListCanonicalModelsResponse{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[32]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2867,7 +3125,7 @@ func (x *ListCanonicalModelsResponse) String() string {
 func (*ListCanonicalModelsResponse) ProtoMessage() {}
 
 func (x *ListCanonicalModelsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[32]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2880,7 +3138,7 @@ func (x *ListCanonicalModelsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCanonicalModelsResponse.ProtoReflect.Descriptor instead.
 func (*ListCanonicalModelsResponse) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{32}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ListCanonicalModelsResponse) GetModels() []*CanonicalModelVersion {
@@ -2910,7 +3168,7 @@ type Input struct {
 
 func (x *Input) Reset() {
 	*x = Input{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[33]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2922,7 +3180,7 @@ func (x *Input) String() string {
 func (*Input) ProtoMessage() {}
 
 func (x *Input) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[33]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2935,7 +3193,7 @@ func (x *Input) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Input.ProtoReflect.Descriptor instead.
 func (*Input) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{33}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *Input) GetSource() isInput_Source {
@@ -3027,7 +3285,7 @@ type LearnedLineage struct {
 
 func (x *LearnedLineage) Reset() {
 	*x = LearnedLineage{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[34]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3039,7 +3297,7 @@ func (x *LearnedLineage) String() string {
 func (*LearnedLineage) ProtoMessage() {}
 
 func (x *LearnedLineage) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[34]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3052,7 +3310,7 @@ func (x *LearnedLineage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LearnedLineage.ProtoReflect.Descriptor instead.
 func (*LearnedLineage) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{34}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *LearnedLineage) GetJobNamespace() string {
@@ -3110,7 +3368,7 @@ type Consumer struct {
 
 func (x *Consumer) Reset() {
 	*x = Consumer{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[35]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3122,7 +3380,7 @@ func (x *Consumer) String() string {
 func (*Consumer) ProtoMessage() {}
 
 func (x *Consumer) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[35]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3135,7 +3393,7 @@ func (x *Consumer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Consumer.ProtoReflect.Descriptor instead.
 func (*Consumer) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{35}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *Consumer) GetName() string {
@@ -3203,7 +3461,7 @@ type RegisterConsumerRequest struct {
 
 func (x *RegisterConsumerRequest) Reset() {
 	*x = RegisterConsumerRequest{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[36]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3215,7 +3473,7 @@ func (x *RegisterConsumerRequest) String() string {
 func (*RegisterConsumerRequest) ProtoMessage() {}
 
 func (x *RegisterConsumerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[36]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3228,7 +3486,7 @@ func (x *RegisterConsumerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterConsumerRequest.ProtoReflect.Descriptor instead.
 func (*RegisterConsumerRequest) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{36}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *RegisterConsumerRequest) GetConsumer() *Consumer {
@@ -3247,7 +3505,7 @@ type RegisterConsumerResponse struct {
 
 func (x *RegisterConsumerResponse) Reset() {
 	*x = RegisterConsumerResponse{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[37]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3259,7 +3517,7 @@ func (x *RegisterConsumerResponse) String() string {
 func (*RegisterConsumerResponse) ProtoMessage() {}
 
 func (x *RegisterConsumerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[37]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3272,7 +3530,7 @@ func (x *RegisterConsumerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterConsumerResponse.ProtoReflect.Descriptor instead.
 func (*RegisterConsumerResponse) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{37}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *RegisterConsumerResponse) GetConsumer() *Consumer {
@@ -3291,7 +3549,7 @@ type GetConsumerRequest struct {
 
 func (x *GetConsumerRequest) Reset() {
 	*x = GetConsumerRequest{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[38]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3303,7 +3561,7 @@ func (x *GetConsumerRequest) String() string {
 func (*GetConsumerRequest) ProtoMessage() {}
 
 func (x *GetConsumerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[38]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3316,7 +3574,7 @@ func (x *GetConsumerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetConsumerRequest.ProtoReflect.Descriptor instead.
 func (*GetConsumerRequest) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{38}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *GetConsumerRequest) GetName() string {
@@ -3335,7 +3593,7 @@ type GetConsumerResponse struct {
 
 func (x *GetConsumerResponse) Reset() {
 	*x = GetConsumerResponse{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[39]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3347,7 +3605,7 @@ func (x *GetConsumerResponse) String() string {
 func (*GetConsumerResponse) ProtoMessage() {}
 
 func (x *GetConsumerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[39]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3360,7 +3618,7 @@ func (x *GetConsumerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetConsumerResponse.ProtoReflect.Descriptor instead.
 func (*GetConsumerResponse) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{39}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *GetConsumerResponse) GetConsumer() *Consumer {
@@ -3380,7 +3638,7 @@ type ListConsumersRequest struct {
 
 func (x *ListConsumersRequest) Reset() {
 	*x = ListConsumersRequest{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[40]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3392,7 +3650,7 @@ func (x *ListConsumersRequest) String() string {
 func (*ListConsumersRequest) ProtoMessage() {}
 
 func (x *ListConsumersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[40]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3405,7 +3663,7 @@ func (x *ListConsumersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListConsumersRequest.ProtoReflect.Descriptor instead.
 func (*ListConsumersRequest) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{40}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *ListConsumersRequest) GetSubject() string {
@@ -3424,7 +3682,7 @@ type ListConsumersResponse struct {
 
 func (x *ListConsumersResponse) Reset() {
 	*x = ListConsumersResponse{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[41]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3436,7 +3694,7 @@ func (x *ListConsumersResponse) String() string {
 func (*ListConsumersResponse) ProtoMessage() {}
 
 func (x *ListConsumersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[41]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3449,7 +3707,7 @@ func (x *ListConsumersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListConsumersResponse.ProtoReflect.Descriptor instead.
 func (*ListConsumersResponse) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{41}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *ListConsumersResponse) GetConsumers() []*Consumer {
@@ -3468,7 +3726,7 @@ type DeleteConsumerRequest struct {
 
 func (x *DeleteConsumerRequest) Reset() {
 	*x = DeleteConsumerRequest{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[42]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3480,7 +3738,7 @@ func (x *DeleteConsumerRequest) String() string {
 func (*DeleteConsumerRequest) ProtoMessage() {}
 
 func (x *DeleteConsumerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[42]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3493,7 +3751,7 @@ func (x *DeleteConsumerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteConsumerRequest.ProtoReflect.Descriptor instead.
 func (*DeleteConsumerRequest) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{42}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *DeleteConsumerRequest) GetName() string {
@@ -3511,7 +3769,7 @@ type DeleteConsumerResponse struct {
 
 func (x *DeleteConsumerResponse) Reset() {
 	*x = DeleteConsumerResponse{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[43]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3523,7 +3781,7 @@ func (x *DeleteConsumerResponse) String() string {
 func (*DeleteConsumerResponse) ProtoMessage() {}
 
 func (x *DeleteConsumerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[43]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3536,7 +3794,7 @@ func (x *DeleteConsumerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteConsumerResponse.ProtoReflect.Descriptor instead.
 func (*DeleteConsumerResponse) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{43}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{47}
 }
 
 type GetBlastRadiusRequest struct {
@@ -3553,7 +3811,7 @@ type GetBlastRadiusRequest struct {
 
 func (x *GetBlastRadiusRequest) Reset() {
 	*x = GetBlastRadiusRequest{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[44]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3565,7 +3823,7 @@ func (x *GetBlastRadiusRequest) String() string {
 func (*GetBlastRadiusRequest) ProtoMessage() {}
 
 func (x *GetBlastRadiusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[44]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3578,7 +3836,7 @@ func (x *GetBlastRadiusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetBlastRadiusRequest.ProtoReflect.Descriptor instead.
 func (*GetBlastRadiusRequest) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{44}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *GetBlastRadiusRequest) GetSubject() string {
@@ -3613,7 +3871,7 @@ type GetBlastRadiusResponse struct {
 
 func (x *GetBlastRadiusResponse) Reset() {
 	*x = GetBlastRadiusResponse{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[45]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3625,7 +3883,7 @@ func (x *GetBlastRadiusResponse) String() string {
 func (*GetBlastRadiusResponse) ProtoMessage() {}
 
 func (x *GetBlastRadiusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[45]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3638,7 +3896,7 @@ func (x *GetBlastRadiusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetBlastRadiusResponse.ProtoReflect.Descriptor instead.
 func (*GetBlastRadiusResponse) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{45}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *GetBlastRadiusResponse) GetConsumers() []*AffectedConsumer {
@@ -3669,7 +3927,7 @@ type GetRerunOrderRequest struct {
 
 func (x *GetRerunOrderRequest) Reset() {
 	*x = GetRerunOrderRequest{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[46]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3681,7 +3939,7 @@ func (x *GetRerunOrderRequest) String() string {
 func (*GetRerunOrderRequest) ProtoMessage() {}
 
 func (x *GetRerunOrderRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[46]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3694,7 +3952,7 @@ func (x *GetRerunOrderRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRerunOrderRequest.ProtoReflect.Descriptor instead.
 func (*GetRerunOrderRequest) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{46}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *GetRerunOrderRequest) GetRoot() isGetRerunOrderRequest_Root {
@@ -3765,7 +4023,7 @@ type GetRerunOrderResponse struct {
 
 func (x *GetRerunOrderResponse) Reset() {
 	*x = GetRerunOrderResponse{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[47]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3777,7 +4035,7 @@ func (x *GetRerunOrderResponse) String() string {
 func (*GetRerunOrderResponse) ProtoMessage() {}
 
 func (x *GetRerunOrderResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[47]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3790,7 +4048,7 @@ func (x *GetRerunOrderResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRerunOrderResponse.ProtoReflect.Descriptor instead.
 func (*GetRerunOrderResponse) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{47}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *GetRerunOrderResponse) GetConsumers() []string {
@@ -3811,7 +4069,7 @@ type RecordLineageRequest struct {
 
 func (x *RecordLineageRequest) Reset() {
 	*x = RecordLineageRequest{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[48]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3823,7 +4081,7 @@ func (x *RecordLineageRequest) String() string {
 func (*RecordLineageRequest) ProtoMessage() {}
 
 func (x *RecordLineageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[48]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3836,7 +4094,7 @@ func (x *RecordLineageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordLineageRequest.ProtoReflect.Descriptor instead.
 func (*RecordLineageRequest) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{48}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *RecordLineageRequest) GetEvents() *structpb.Value {
@@ -3860,7 +4118,7 @@ type LineageOutcome struct {
 
 func (x *LineageOutcome) Reset() {
 	*x = LineageOutcome{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[49]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3872,7 +4130,7 @@ func (x *LineageOutcome) String() string {
 func (*LineageOutcome) ProtoMessage() {}
 
 func (x *LineageOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[49]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3885,7 +4143,7 @@ func (x *LineageOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LineageOutcome.ProtoReflect.Descriptor instead.
 func (*LineageOutcome) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{49}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *LineageOutcome) GetIndex() int32 {
@@ -3925,7 +4183,7 @@ type RecordLineageResponse struct {
 
 func (x *RecordLineageResponse) Reset() {
 	*x = RecordLineageResponse{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[50]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3937,7 +4195,7 @@ func (x *RecordLineageResponse) String() string {
 func (*RecordLineageResponse) ProtoMessage() {}
 
 func (x *RecordLineageResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[50]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3950,7 +4208,7 @@ func (x *RecordLineageResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordLineageResponse.ProtoReflect.Descriptor instead.
 func (*RecordLineageResponse) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{50}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *RecordLineageResponse) GetOutcomes() []*LineageOutcome {
@@ -3987,7 +4245,7 @@ type Event struct {
 
 func (x *Event) Reset() {
 	*x = Event{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[51]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3999,7 +4257,7 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[51]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4012,7 +4270,7 @@ func (x *Event) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Event.ProtoReflect.Descriptor instead.
 func (*Event) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{51}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *Event) GetSequence() int64 {
@@ -4115,7 +4373,7 @@ type PublishEventRequest struct {
 
 func (x *PublishEventRequest) Reset() {
 	*x = PublishEventRequest{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[52]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4127,7 +4385,7 @@ func (x *PublishEventRequest) String() string {
 func (*PublishEventRequest) ProtoMessage() {}
 
 func (x *PublishEventRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[52]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4140,7 +4398,7 @@ func (x *PublishEventRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PublishEventRequest.ProtoReflect.Descriptor instead.
 func (*PublishEventRequest) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{52}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *PublishEventRequest) GetEvent() *Event {
@@ -4159,7 +4417,7 @@ type PublishEventResponse struct {
 
 func (x *PublishEventResponse) Reset() {
 	*x = PublishEventResponse{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[53]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4171,7 +4429,7 @@ func (x *PublishEventResponse) String() string {
 func (*PublishEventResponse) ProtoMessage() {}
 
 func (x *PublishEventResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[53]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4184,7 +4442,7 @@ func (x *PublishEventResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PublishEventResponse.ProtoReflect.Descriptor instead.
 func (*PublishEventResponse) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{53}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *PublishEventResponse) GetEvent() *Event {
@@ -4207,7 +4465,7 @@ type ListEventsRequest struct {
 
 func (x *ListEventsRequest) Reset() {
 	*x = ListEventsRequest{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[54]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4219,7 +4477,7 @@ func (x *ListEventsRequest) String() string {
 func (*ListEventsRequest) ProtoMessage() {}
 
 func (x *ListEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[54]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4232,7 +4490,7 @@ func (x *ListEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEventsRequest.ProtoReflect.Descriptor instead.
 func (*ListEventsRequest) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{54}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *ListEventsRequest) GetAfterSequence() int64 {
@@ -4273,7 +4531,7 @@ type ListEventsResponse struct {
 
 func (x *ListEventsResponse) Reset() {
 	*x = ListEventsResponse{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[55]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4285,7 +4543,7 @@ func (x *ListEventsResponse) String() string {
 func (*ListEventsResponse) ProtoMessage() {}
 
 func (x *ListEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[55]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4298,7 +4556,7 @@ func (x *ListEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEventsResponse.ProtoReflect.Descriptor instead.
 func (*ListEventsResponse) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{55}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *ListEventsResponse) GetEvents() []*Event {
@@ -4326,7 +4584,7 @@ type WatchEventsRequest struct {
 
 func (x *WatchEventsRequest) Reset() {
 	*x = WatchEventsRequest{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[56]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4338,7 +4596,7 @@ func (x *WatchEventsRequest) String() string {
 func (*WatchEventsRequest) ProtoMessage() {}
 
 func (x *WatchEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[56]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4351,7 +4609,7 @@ func (x *WatchEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchEventsRequest.ProtoReflect.Descriptor instead.
 func (*WatchEventsRequest) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{56}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *WatchEventsRequest) GetAfterSequence() int64 {
@@ -4384,7 +4642,7 @@ type WatchEventsResponse struct {
 
 func (x *WatchEventsResponse) Reset() {
 	*x = WatchEventsResponse{}
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[57]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4396,7 +4654,7 @@ func (x *WatchEventsResponse) String() string {
 func (*WatchEventsResponse) ProtoMessage() {}
 
 func (x *WatchEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seam_registry_v1_registry_proto_msgTypes[57]
+	mi := &file_seam_registry_v1_registry_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4409,7 +4667,7 @@ func (x *WatchEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchEventsResponse.ProtoReflect.Descriptor instead.
 func (*WatchEventsResponse) Descriptor() ([]byte, []int) {
-	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{57}
+	return file_seam_registry_v1_registry_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *WatchEventsResponse) GetEvent() *Event {
@@ -4433,7 +4691,7 @@ const file_seam_registry_v1_registry_proto_rawDesc = "" +
 	"\amessage\x18\x06 \x01(\tR\amessage\x12)\n" +
 	"\x10compared_version\x18\a \x01(\x05R\x0fcomparedVersion\"(\n" +
 	"\x0eNoticeOverride\x12\x16\n" +
-	"\x06reason\x18\x01 \x01(\tR\x06reason\"\xf4\x05\n" +
+	"\x06reason\x18\x01 \x01(\tR\x06reason\"\xa6\x06\n" +
 	"\x0fContractVersion\x12\x18\n" +
 	"\asubject\x18\x01 \x01(\tR\asubject\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\x05R\aversion\x126\n" +
@@ -4453,7 +4711,15 @@ const file_seam_registry_v1_registry_proto_rawDesc = "" +
 	"\x0factivation_hold\x18\r \x01(\tR\x0eactivationHold\x12J\n" +
 	"\x13data_effective_time\x18\x0e \x01(\v2\x1a.google.protobuf.TimestampR\x11dataEffectiveTime\x122\n" +
 	"\x15data_effective_reason\x18\x0f \x01(\tR\x13dataEffectiveReason\x12*\n" +
-	"\x11data_effective_by\x18\x10 \x01(\tR\x0fdataEffectiveBy\"\xaa\x02\n" +
+	"\x11data_effective_by\x18\x10 \x01(\tR\x0fdataEffectiveBy\x120\n" +
+	"\x06schema\x18\x11 \x01(\v2\x18.seam.registry.v1.SchemaR\x06schema\"f\n" +
+	"\x06Schema\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x05R\x02id\x128\n" +
+	"\x06format\x18\x02 \x01(\x0e2 .seam.registry.v1.ContractFormatR\x06format\x12\x12\n" +
+	"\x04text\x18\x03 \x01(\tR\x04text\"D\n" +
+	"\x0eSubjectVersion\x12\x18\n" +
+	"\asubject\x18\x01 \x01(\tR\asubject\x12\x18\n" +
+	"\aversion\x18\x02 \x01(\x05R\aversion\"\xaa\x02\n" +
 	"\aSubject\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05owner\x18\x02 \x01(\tR\x05owner\x12E\n" +
@@ -4473,14 +4739,15 @@ const file_seam_registry_v1_registry_proto_rawDesc = "" +
 	"\x05depth\x18\x03 \x01(\x05R\x05depth\x12\x16\n" +
 	"\x06fields\x18\x04 \x03(\tR\x06fields\x123\n" +
 	"\x06usages\x18\x05 \x03(\x0e2\x1b.seam.registry.v1.UsageKindR\x06usages\x12\x14\n" +
-	"\x05owner\x18\x06 \x01(\tR\x05owner\"\xc6\x01\n" +
+	"\x05owner\x18\x06 \x01(\tR\x05owner\"\xe0\x01\n" +
 	"\x10ContractDocument\x128\n" +
 	"\x06format\x18\x01 \x01(\x0e2 .seam.registry.v1.ContractFormatR\x06format\x12\x18\n" +
 	"\acontent\x18\x02 \x01(\tR\acontent\x12\x18\n" +
 	"\asubject\x18\x03 \x01(\tR\asubject\x12\x14\n" +
 	"\x05owner\x18\x04 \x01(\tR\x05owner\x12\x16\n" +
 	"\x06object\x18\x05 \x01(\tR\x06object\x12\x16\n" +
-	"\x06strict\x18\x06 \x01(\bR\x06strict\"p\n" +
+	"\x06strict\x18\x06 \x01(\bR\x06strict\x12\x18\n" +
+	"\ainherit\x18\a \x01(\bR\ainherit\"p\n" +
 	"\n" +
 	"ImportNote\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x124\n" +
@@ -4571,7 +4838,13 @@ const file_seam_registry_v1_registry_proto_rawDesc = "" +
 	"\x11GetHistoryRequest\x12\x18\n" +
 	"\asubject\x18\x01 \x01(\tR\asubject\"L\n" +
 	"\x12GetHistoryResponse\x126\n" +
-	"\aentries\x18\x01 \x03(\v2\x1c.seam.registry.v1.AuditEntryR\aentries\"\x86\x02\n" +
+	"\aentries\x18\x01 \x03(\v2\x1c.seam.registry.v1.AuditEntryR\aentries\"b\n" +
+	"\x10GetSchemaRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x05R\x02id\x12>\n" +
+	"\bdocument\x18\x02 \x01(\v2\".seam.registry.v1.ContractDocumentR\bdocument\"\x83\x01\n" +
+	"\x11GetSchemaResponse\x120\n" +
+	"\x06schema\x18\x01 \x01(\v2\x18.seam.registry.v1.SchemaR\x06schema\x12<\n" +
+	"\bversions\x18\x02 \x03(\v2 .seam.registry.v1.SubjectVersionR\bversions\"\x86\x02\n" +
 	"\x15CanonicalModelVersion\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\x05R\aversion\x126\n" +
@@ -4711,12 +4984,13 @@ const file_seam_registry_v1_registry_proto_rawDesc = "" +
 	"\x10VERDICT_ADDITIVE\x10\x02\x12 \n" +
 	"\x1cVERDICT_BREAKING_SCHEDULABLE\x10\x03\x12\x13\n" +
 	"\x0fVERDICT_REFUSED\x10\x04\x12\x13\n" +
-	"\x0fVERDICT_INVALID\x10\x05*\x86\x01\n" +
+	"\x0fVERDICT_INVALID\x10\x05*\xa0\x01\n" +
 	"\x0eContractFormat\x12\x1f\n" +
 	"\x1bCONTRACT_FORMAT_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14CONTRACT_FORMAT_SEAM\x10\x01\x12\x18\n" +
 	"\x14CONTRACT_FORMAT_ODCS\x10\x02\x12\x1f\n" +
-	"\x1bCONTRACT_FORMAT_JSON_SCHEMA\x10\x03*\xab\x01\n" +
+	"\x1bCONTRACT_FORMAT_JSON_SCHEMA\x10\x03\x12\x18\n" +
+	"\x14CONTRACT_FORMAT_AVRO\x10\x04*\xab\x01\n" +
 	"\x0eImportNoteKind\x12 \n" +
 	"\x1cIMPORT_NOTE_KIND_UNSPECIFIED\x10\x00\x12\x1c\n" +
 	"\x18IMPORT_NOTE_KIND_DROPPED\x10\x01\x12!\n" +
@@ -4758,7 +5032,7 @@ const file_seam_registry_v1_registry_proto_rawDesc = "" +
 	"\x1aEVENT_TYPE_ACTIVATION_HELD\x10\r\x12!\n" +
 	"\x1dEVENT_TYPE_ALERT_ACKNOWLEDGED\x10\x0e\x12\x1d\n" +
 	"\x19EVENT_TYPE_ALERT_RESOLVED\x10\x0f\x12\x1f\n" +
-	"\x1bEVENT_TYPE_PARTITION_SEALED\x10\x102\x93\x11\n" +
+	"\x1bEVENT_TYPE_PARTITION_SEALED\x10\x102\xee\x11\n" +
 	"\x0fRegistryService\x12e\n" +
 	"\rCheckContract\x12&.seam.registry.v1.CheckContractRequest\x1a'.seam.registry.v1.CheckContractResponse\"\x03\x90\x02\x01\x12i\n" +
 	"\x10RegisterContract\x12).seam.registry.v1.RegisterContractRequest\x1a*.seam.registry.v1.RegisterContractResponse\x12_\n" +
@@ -4768,7 +5042,8 @@ const file_seam_registry_v1_registry_proto_rawDesc = "" +
 	"\rDiffContracts\x12&.seam.registry.v1.DiffContractsRequest\x1a'.seam.registry.v1.DiffContractsResponse\"\x03\x90\x02\x01\x12i\n" +
 	"\x10SetVersionStatus\x12).seam.registry.v1.SetVersionStatusRequest\x1a*.seam.registry.v1.SetVersionStatusResponse\x12\\\n" +
 	"\n" +
-	"GetHistory\x12#.seam.registry.v1.GetHistoryRequest\x1a$.seam.registry.v1.GetHistoryResponse\"\x03\x90\x02\x01\x12{\n" +
+	"GetHistory\x12#.seam.registry.v1.GetHistoryRequest\x1a$.seam.registry.v1.GetHistoryResponse\"\x03\x90\x02\x01\x12Y\n" +
+	"\tGetSchema\x12\".seam.registry.v1.GetSchemaRequest\x1a#.seam.registry.v1.GetSchemaResponse\"\x03\x90\x02\x01\x12{\n" +
 	"\x16RegisterCanonicalModel\x12/.seam.registry.v1.RegisterCanonicalModelRequest\x1a0.seam.registry.v1.RegisterCanonicalModelResponse\x12q\n" +
 	"\x11GetCanonicalModel\x12*.seam.registry.v1.GetCanonicalModelRequest\x1a+.seam.registry.v1.GetCanonicalModelResponse\"\x03\x90\x02\x01\x12w\n" +
 	"\x13ListCanonicalModels\x12,.seam.registry.v1.ListCanonicalModelsRequest\x1a-.seam.registry.v1.ListCanonicalModelsResponse\"\x03\x90\x02\x01\x12i\n" +
@@ -4797,7 +5072,7 @@ func file_seam_registry_v1_registry_proto_rawDescGZIP() []byte {
 }
 
 var file_seam_registry_v1_registry_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
-var file_seam_registry_v1_registry_proto_msgTypes = make([]protoimpl.MessageInfo, 59)
+var file_seam_registry_v1_registry_proto_msgTypes = make([]protoimpl.MessageInfo, 63)
 var file_seam_registry_v1_registry_proto_goTypes = []any{
 	(VersionStatus)(0),                     // 0: seam.registry.v1.VersionStatus
 	(ChangeLevel)(0),                       // 1: seam.registry.v1.ChangeLevel
@@ -4811,194 +5086,205 @@ var file_seam_registry_v1_registry_proto_goTypes = []any{
 	(*Change)(nil),                         // 9: seam.registry.v1.Change
 	(*NoticeOverride)(nil),                 // 10: seam.registry.v1.NoticeOverride
 	(*ContractVersion)(nil),                // 11: seam.registry.v1.ContractVersion
-	(*Subject)(nil),                        // 12: seam.registry.v1.Subject
-	(*Problem)(nil),                        // 13: seam.registry.v1.Problem
-	(*AffectedConsumer)(nil),               // 14: seam.registry.v1.AffectedConsumer
-	(*ContractDocument)(nil),               // 15: seam.registry.v1.ContractDocument
-	(*ImportNote)(nil),                     // 16: seam.registry.v1.ImportNote
-	(*CheckContractRequest)(nil),           // 17: seam.registry.v1.CheckContractRequest
-	(*CheckContractResponse)(nil),          // 18: seam.registry.v1.CheckContractResponse
-	(*TranslationReadiness)(nil),           // 19: seam.registry.v1.TranslationReadiness
-	(*RegisterContractRequest)(nil),        // 20: seam.registry.v1.RegisterContractRequest
-	(*RegisterContractResponse)(nil),       // 21: seam.registry.v1.RegisterContractResponse
-	(*GetContractRequest)(nil),             // 22: seam.registry.v1.GetContractRequest
-	(*GetContractResponse)(nil),            // 23: seam.registry.v1.GetContractResponse
-	(*ListContractsRequest)(nil),           // 24: seam.registry.v1.ListContractsRequest
-	(*ListContractsResponse)(nil),          // 25: seam.registry.v1.ListContractsResponse
-	(*ListSubjectsRequest)(nil),            // 26: seam.registry.v1.ListSubjectsRequest
-	(*ListSubjectsResponse)(nil),           // 27: seam.registry.v1.ListSubjectsResponse
-	(*DiffContractsRequest)(nil),           // 28: seam.registry.v1.DiffContractsRequest
-	(*DiffContractsResponse)(nil),          // 29: seam.registry.v1.DiffContractsResponse
-	(*SetVersionStatusRequest)(nil),        // 30: seam.registry.v1.SetVersionStatusRequest
-	(*SetVersionStatusResponse)(nil),       // 31: seam.registry.v1.SetVersionStatusResponse
-	(*AuditEntry)(nil),                     // 32: seam.registry.v1.AuditEntry
-	(*GetHistoryRequest)(nil),              // 33: seam.registry.v1.GetHistoryRequest
-	(*GetHistoryResponse)(nil),             // 34: seam.registry.v1.GetHistoryResponse
-	(*CanonicalModelVersion)(nil),          // 35: seam.registry.v1.CanonicalModelVersion
-	(*RegisterCanonicalModelRequest)(nil),  // 36: seam.registry.v1.RegisterCanonicalModelRequest
-	(*RegisterCanonicalModelResponse)(nil), // 37: seam.registry.v1.RegisterCanonicalModelResponse
-	(*GetCanonicalModelRequest)(nil),       // 38: seam.registry.v1.GetCanonicalModelRequest
-	(*GetCanonicalModelResponse)(nil),      // 39: seam.registry.v1.GetCanonicalModelResponse
-	(*ListCanonicalModelsRequest)(nil),     // 40: seam.registry.v1.ListCanonicalModelsRequest
-	(*ListCanonicalModelsResponse)(nil),    // 41: seam.registry.v1.ListCanonicalModelsResponse
-	(*Input)(nil),                          // 42: seam.registry.v1.Input
-	(*LearnedLineage)(nil),                 // 43: seam.registry.v1.LearnedLineage
-	(*Consumer)(nil),                       // 44: seam.registry.v1.Consumer
-	(*RegisterConsumerRequest)(nil),        // 45: seam.registry.v1.RegisterConsumerRequest
-	(*RegisterConsumerResponse)(nil),       // 46: seam.registry.v1.RegisterConsumerResponse
-	(*GetConsumerRequest)(nil),             // 47: seam.registry.v1.GetConsumerRequest
-	(*GetConsumerResponse)(nil),            // 48: seam.registry.v1.GetConsumerResponse
-	(*ListConsumersRequest)(nil),           // 49: seam.registry.v1.ListConsumersRequest
-	(*ListConsumersResponse)(nil),          // 50: seam.registry.v1.ListConsumersResponse
-	(*DeleteConsumerRequest)(nil),          // 51: seam.registry.v1.DeleteConsumerRequest
-	(*DeleteConsumerResponse)(nil),         // 52: seam.registry.v1.DeleteConsumerResponse
-	(*GetBlastRadiusRequest)(nil),          // 53: seam.registry.v1.GetBlastRadiusRequest
-	(*GetBlastRadiusResponse)(nil),         // 54: seam.registry.v1.GetBlastRadiusResponse
-	(*GetRerunOrderRequest)(nil),           // 55: seam.registry.v1.GetRerunOrderRequest
-	(*GetRerunOrderResponse)(nil),          // 56: seam.registry.v1.GetRerunOrderResponse
-	(*RecordLineageRequest)(nil),           // 57: seam.registry.v1.RecordLineageRequest
-	(*LineageOutcome)(nil),                 // 58: seam.registry.v1.LineageOutcome
-	(*RecordLineageResponse)(nil),          // 59: seam.registry.v1.RecordLineageResponse
-	(*Event)(nil),                          // 60: seam.registry.v1.Event
-	(*PublishEventRequest)(nil),            // 61: seam.registry.v1.PublishEventRequest
-	(*PublishEventResponse)(nil),           // 62: seam.registry.v1.PublishEventResponse
-	(*ListEventsRequest)(nil),              // 63: seam.registry.v1.ListEventsRequest
-	(*ListEventsResponse)(nil),             // 64: seam.registry.v1.ListEventsResponse
-	(*WatchEventsRequest)(nil),             // 65: seam.registry.v1.WatchEventsRequest
-	(*WatchEventsResponse)(nil),            // 66: seam.registry.v1.WatchEventsResponse
-	nil,                                    // 67: seam.registry.v1.Event.AttributesEntry
-	(*v1.Contract)(nil),                    // 68: seam.contract.v1.Contract
-	(*timestamppb.Timestamp)(nil),          // 69: google.protobuf.Timestamp
-	(v1.Compatibility)(0),                  // 70: seam.contract.v1.Compatibility
-	(*v1.CanonicalModel)(nil),              // 71: seam.contract.v1.CanonicalModel
-	(*structpb.Value)(nil),                 // 72: google.protobuf.Value
+	(*Schema)(nil),                         // 12: seam.registry.v1.Schema
+	(*SubjectVersion)(nil),                 // 13: seam.registry.v1.SubjectVersion
+	(*Subject)(nil),                        // 14: seam.registry.v1.Subject
+	(*Problem)(nil),                        // 15: seam.registry.v1.Problem
+	(*AffectedConsumer)(nil),               // 16: seam.registry.v1.AffectedConsumer
+	(*ContractDocument)(nil),               // 17: seam.registry.v1.ContractDocument
+	(*ImportNote)(nil),                     // 18: seam.registry.v1.ImportNote
+	(*CheckContractRequest)(nil),           // 19: seam.registry.v1.CheckContractRequest
+	(*CheckContractResponse)(nil),          // 20: seam.registry.v1.CheckContractResponse
+	(*TranslationReadiness)(nil),           // 21: seam.registry.v1.TranslationReadiness
+	(*RegisterContractRequest)(nil),        // 22: seam.registry.v1.RegisterContractRequest
+	(*RegisterContractResponse)(nil),       // 23: seam.registry.v1.RegisterContractResponse
+	(*GetContractRequest)(nil),             // 24: seam.registry.v1.GetContractRequest
+	(*GetContractResponse)(nil),            // 25: seam.registry.v1.GetContractResponse
+	(*ListContractsRequest)(nil),           // 26: seam.registry.v1.ListContractsRequest
+	(*ListContractsResponse)(nil),          // 27: seam.registry.v1.ListContractsResponse
+	(*ListSubjectsRequest)(nil),            // 28: seam.registry.v1.ListSubjectsRequest
+	(*ListSubjectsResponse)(nil),           // 29: seam.registry.v1.ListSubjectsResponse
+	(*DiffContractsRequest)(nil),           // 30: seam.registry.v1.DiffContractsRequest
+	(*DiffContractsResponse)(nil),          // 31: seam.registry.v1.DiffContractsResponse
+	(*SetVersionStatusRequest)(nil),        // 32: seam.registry.v1.SetVersionStatusRequest
+	(*SetVersionStatusResponse)(nil),       // 33: seam.registry.v1.SetVersionStatusResponse
+	(*AuditEntry)(nil),                     // 34: seam.registry.v1.AuditEntry
+	(*GetHistoryRequest)(nil),              // 35: seam.registry.v1.GetHistoryRequest
+	(*GetHistoryResponse)(nil),             // 36: seam.registry.v1.GetHistoryResponse
+	(*GetSchemaRequest)(nil),               // 37: seam.registry.v1.GetSchemaRequest
+	(*GetSchemaResponse)(nil),              // 38: seam.registry.v1.GetSchemaResponse
+	(*CanonicalModelVersion)(nil),          // 39: seam.registry.v1.CanonicalModelVersion
+	(*RegisterCanonicalModelRequest)(nil),  // 40: seam.registry.v1.RegisterCanonicalModelRequest
+	(*RegisterCanonicalModelResponse)(nil), // 41: seam.registry.v1.RegisterCanonicalModelResponse
+	(*GetCanonicalModelRequest)(nil),       // 42: seam.registry.v1.GetCanonicalModelRequest
+	(*GetCanonicalModelResponse)(nil),      // 43: seam.registry.v1.GetCanonicalModelResponse
+	(*ListCanonicalModelsRequest)(nil),     // 44: seam.registry.v1.ListCanonicalModelsRequest
+	(*ListCanonicalModelsResponse)(nil),    // 45: seam.registry.v1.ListCanonicalModelsResponse
+	(*Input)(nil),                          // 46: seam.registry.v1.Input
+	(*LearnedLineage)(nil),                 // 47: seam.registry.v1.LearnedLineage
+	(*Consumer)(nil),                       // 48: seam.registry.v1.Consumer
+	(*RegisterConsumerRequest)(nil),        // 49: seam.registry.v1.RegisterConsumerRequest
+	(*RegisterConsumerResponse)(nil),       // 50: seam.registry.v1.RegisterConsumerResponse
+	(*GetConsumerRequest)(nil),             // 51: seam.registry.v1.GetConsumerRequest
+	(*GetConsumerResponse)(nil),            // 52: seam.registry.v1.GetConsumerResponse
+	(*ListConsumersRequest)(nil),           // 53: seam.registry.v1.ListConsumersRequest
+	(*ListConsumersResponse)(nil),          // 54: seam.registry.v1.ListConsumersResponse
+	(*DeleteConsumerRequest)(nil),          // 55: seam.registry.v1.DeleteConsumerRequest
+	(*DeleteConsumerResponse)(nil),         // 56: seam.registry.v1.DeleteConsumerResponse
+	(*GetBlastRadiusRequest)(nil),          // 57: seam.registry.v1.GetBlastRadiusRequest
+	(*GetBlastRadiusResponse)(nil),         // 58: seam.registry.v1.GetBlastRadiusResponse
+	(*GetRerunOrderRequest)(nil),           // 59: seam.registry.v1.GetRerunOrderRequest
+	(*GetRerunOrderResponse)(nil),          // 60: seam.registry.v1.GetRerunOrderResponse
+	(*RecordLineageRequest)(nil),           // 61: seam.registry.v1.RecordLineageRequest
+	(*LineageOutcome)(nil),                 // 62: seam.registry.v1.LineageOutcome
+	(*RecordLineageResponse)(nil),          // 63: seam.registry.v1.RecordLineageResponse
+	(*Event)(nil),                          // 64: seam.registry.v1.Event
+	(*PublishEventRequest)(nil),            // 65: seam.registry.v1.PublishEventRequest
+	(*PublishEventResponse)(nil),           // 66: seam.registry.v1.PublishEventResponse
+	(*ListEventsRequest)(nil),              // 67: seam.registry.v1.ListEventsRequest
+	(*ListEventsResponse)(nil),             // 68: seam.registry.v1.ListEventsResponse
+	(*WatchEventsRequest)(nil),             // 69: seam.registry.v1.WatchEventsRequest
+	(*WatchEventsResponse)(nil),            // 70: seam.registry.v1.WatchEventsResponse
+	nil,                                    // 71: seam.registry.v1.Event.AttributesEntry
+	(*v1.Contract)(nil),                    // 72: seam.contract.v1.Contract
+	(*timestamppb.Timestamp)(nil),          // 73: google.protobuf.Timestamp
+	(v1.Compatibility)(0),                  // 74: seam.contract.v1.Compatibility
+	(*v1.CanonicalModel)(nil),              // 75: seam.contract.v1.CanonicalModel
+	(*structpb.Value)(nil),                 // 76: google.protobuf.Value
 }
 var file_seam_registry_v1_registry_proto_depIdxs = []int32{
-	1,  // 0: seam.registry.v1.Change.level:type_name -> seam.registry.v1.ChangeLevel
-	68, // 1: seam.registry.v1.ContractVersion.contract:type_name -> seam.contract.v1.Contract
-	0,  // 2: seam.registry.v1.ContractVersion.status:type_name -> seam.registry.v1.VersionStatus
-	69, // 3: seam.registry.v1.ContractVersion.create_time:type_name -> google.protobuf.Timestamp
-	69, // 4: seam.registry.v1.ContractVersion.effective_time:type_name -> google.protobuf.Timestamp
-	9,  // 5: seam.registry.v1.ContractVersion.changes:type_name -> seam.registry.v1.Change
-	10, // 6: seam.registry.v1.ContractVersion.override:type_name -> seam.registry.v1.NoticeOverride
-	69, // 7: seam.registry.v1.ContractVersion.data_effective_time:type_name -> google.protobuf.Timestamp
-	70, // 8: seam.registry.v1.Subject.compatibility:type_name -> seam.contract.v1.Compatibility
-	69, // 9: seam.registry.v1.Subject.create_time:type_name -> google.protobuf.Timestamp
-	5,  // 10: seam.registry.v1.AffectedConsumer.usages:type_name -> seam.registry.v1.UsageKind
-	3,  // 11: seam.registry.v1.ContractDocument.format:type_name -> seam.registry.v1.ContractFormat
-	4,  // 12: seam.registry.v1.ImportNote.kind:type_name -> seam.registry.v1.ImportNoteKind
-	68, // 13: seam.registry.v1.CheckContractRequest.contract:type_name -> seam.contract.v1.Contract
-	69, // 14: seam.registry.v1.CheckContractRequest.effective_time:type_name -> google.protobuf.Timestamp
-	10, // 15: seam.registry.v1.CheckContractRequest.override:type_name -> seam.registry.v1.NoticeOverride
-	15, // 16: seam.registry.v1.CheckContractRequest.document:type_name -> seam.registry.v1.ContractDocument
-	69, // 17: seam.registry.v1.CheckContractRequest.data_effective_time:type_name -> google.protobuf.Timestamp
-	2,  // 18: seam.registry.v1.CheckContractResponse.verdict:type_name -> seam.registry.v1.Verdict
-	9,  // 19: seam.registry.v1.CheckContractResponse.changes:type_name -> seam.registry.v1.Change
-	13, // 20: seam.registry.v1.CheckContractResponse.problems:type_name -> seam.registry.v1.Problem
-	69, // 21: seam.registry.v1.CheckContractResponse.earliest_effective_time:type_name -> google.protobuf.Timestamp
-	14, // 22: seam.registry.v1.CheckContractResponse.affected_consumers:type_name -> seam.registry.v1.AffectedConsumer
-	16, // 23: seam.registry.v1.CheckContractResponse.import_notes:type_name -> seam.registry.v1.ImportNote
-	68, // 24: seam.registry.v1.CheckContractResponse.contract:type_name -> seam.contract.v1.Contract
-	19, // 25: seam.registry.v1.CheckContractResponse.migration:type_name -> seam.registry.v1.TranslationReadiness
-	68, // 26: seam.registry.v1.RegisterContractRequest.contract:type_name -> seam.contract.v1.Contract
-	69, // 27: seam.registry.v1.RegisterContractRequest.effective_time:type_name -> google.protobuf.Timestamp
-	10, // 28: seam.registry.v1.RegisterContractRequest.override:type_name -> seam.registry.v1.NoticeOverride
-	15, // 29: seam.registry.v1.RegisterContractRequest.document:type_name -> seam.registry.v1.ContractDocument
-	69, // 30: seam.registry.v1.RegisterContractRequest.data_effective_time:type_name -> google.protobuf.Timestamp
-	11, // 31: seam.registry.v1.RegisterContractResponse.version:type_name -> seam.registry.v1.ContractVersion
-	14, // 32: seam.registry.v1.RegisterContractResponse.affected_consumers:type_name -> seam.registry.v1.AffectedConsumer
-	16, // 33: seam.registry.v1.RegisterContractResponse.import_notes:type_name -> seam.registry.v1.ImportNote
-	19, // 34: seam.registry.v1.RegisterContractResponse.migration:type_name -> seam.registry.v1.TranslationReadiness
-	69, // 35: seam.registry.v1.GetContractRequest.at_time:type_name -> google.protobuf.Timestamp
-	11, // 36: seam.registry.v1.GetContractResponse.version:type_name -> seam.registry.v1.ContractVersion
-	11, // 37: seam.registry.v1.ListContractsResponse.versions:type_name -> seam.registry.v1.ContractVersion
-	12, // 38: seam.registry.v1.ListSubjectsResponse.subjects:type_name -> seam.registry.v1.Subject
-	9,  // 39: seam.registry.v1.DiffContractsResponse.changes:type_name -> seam.registry.v1.Change
-	0,  // 40: seam.registry.v1.SetVersionStatusRequest.status:type_name -> seam.registry.v1.VersionStatus
-	11, // 41: seam.registry.v1.SetVersionStatusResponse.version:type_name -> seam.registry.v1.ContractVersion
-	69, // 42: seam.registry.v1.AuditEntry.time:type_name -> google.protobuf.Timestamp
-	32, // 43: seam.registry.v1.GetHistoryResponse.entries:type_name -> seam.registry.v1.AuditEntry
-	71, // 44: seam.registry.v1.CanonicalModelVersion.model:type_name -> seam.contract.v1.CanonicalModel
-	69, // 45: seam.registry.v1.CanonicalModelVersion.create_time:type_name -> google.protobuf.Timestamp
-	9,  // 46: seam.registry.v1.CanonicalModelVersion.changes:type_name -> seam.registry.v1.Change
-	71, // 47: seam.registry.v1.RegisterCanonicalModelRequest.model:type_name -> seam.contract.v1.CanonicalModel
-	15, // 48: seam.registry.v1.RegisterCanonicalModelRequest.document:type_name -> seam.registry.v1.ContractDocument
-	35, // 49: seam.registry.v1.RegisterCanonicalModelResponse.version:type_name -> seam.registry.v1.CanonicalModelVersion
-	35, // 50: seam.registry.v1.GetCanonicalModelResponse.version:type_name -> seam.registry.v1.CanonicalModelVersion
-	35, // 51: seam.registry.v1.ListCanonicalModelsResponse.models:type_name -> seam.registry.v1.CanonicalModelVersion
-	5,  // 52: seam.registry.v1.Input.usage:type_name -> seam.registry.v1.UsageKind
-	69, // 53: seam.registry.v1.LearnedLineage.event_time:type_name -> google.protobuf.Timestamp
-	42, // 54: seam.registry.v1.Consumer.inputs:type_name -> seam.registry.v1.Input
-	69, // 55: seam.registry.v1.Consumer.update_time:type_name -> google.protobuf.Timestamp
-	6,  // 56: seam.registry.v1.Consumer.origin:type_name -> seam.registry.v1.ConsumerOrigin
-	43, // 57: seam.registry.v1.Consumer.learned:type_name -> seam.registry.v1.LearnedLineage
-	44, // 58: seam.registry.v1.RegisterConsumerRequest.consumer:type_name -> seam.registry.v1.Consumer
-	44, // 59: seam.registry.v1.RegisterConsumerResponse.consumer:type_name -> seam.registry.v1.Consumer
-	44, // 60: seam.registry.v1.GetConsumerResponse.consumer:type_name -> seam.registry.v1.Consumer
-	44, // 61: seam.registry.v1.ListConsumersResponse.consumers:type_name -> seam.registry.v1.Consumer
-	68, // 62: seam.registry.v1.GetBlastRadiusRequest.proposed:type_name -> seam.contract.v1.Contract
-	14, // 63: seam.registry.v1.GetBlastRadiusResponse.consumers:type_name -> seam.registry.v1.AffectedConsumer
-	72, // 64: seam.registry.v1.RecordLineageRequest.events:type_name -> google.protobuf.Value
-	7,  // 65: seam.registry.v1.LineageOutcome.action:type_name -> seam.registry.v1.LineageAction
-	58, // 66: seam.registry.v1.RecordLineageResponse.outcomes:type_name -> seam.registry.v1.LineageOutcome
-	8,  // 67: seam.registry.v1.Event.type:type_name -> seam.registry.v1.EventType
-	69, // 68: seam.registry.v1.Event.time:type_name -> google.protobuf.Timestamp
-	9,  // 69: seam.registry.v1.Event.changes:type_name -> seam.registry.v1.Change
-	69, // 70: seam.registry.v1.Event.effective_time:type_name -> google.protobuf.Timestamp
-	67, // 71: seam.registry.v1.Event.attributes:type_name -> seam.registry.v1.Event.AttributesEntry
-	60, // 72: seam.registry.v1.PublishEventRequest.event:type_name -> seam.registry.v1.Event
-	60, // 73: seam.registry.v1.PublishEventResponse.event:type_name -> seam.registry.v1.Event
-	8,  // 74: seam.registry.v1.ListEventsRequest.types:type_name -> seam.registry.v1.EventType
-	60, // 75: seam.registry.v1.ListEventsResponse.events:type_name -> seam.registry.v1.Event
-	8,  // 76: seam.registry.v1.WatchEventsRequest.types:type_name -> seam.registry.v1.EventType
-	60, // 77: seam.registry.v1.WatchEventsResponse.event:type_name -> seam.registry.v1.Event
-	17, // 78: seam.registry.v1.RegistryService.CheckContract:input_type -> seam.registry.v1.CheckContractRequest
-	20, // 79: seam.registry.v1.RegistryService.RegisterContract:input_type -> seam.registry.v1.RegisterContractRequest
-	22, // 80: seam.registry.v1.RegistryService.GetContract:input_type -> seam.registry.v1.GetContractRequest
-	24, // 81: seam.registry.v1.RegistryService.ListContracts:input_type -> seam.registry.v1.ListContractsRequest
-	26, // 82: seam.registry.v1.RegistryService.ListSubjects:input_type -> seam.registry.v1.ListSubjectsRequest
-	28, // 83: seam.registry.v1.RegistryService.DiffContracts:input_type -> seam.registry.v1.DiffContractsRequest
-	30, // 84: seam.registry.v1.RegistryService.SetVersionStatus:input_type -> seam.registry.v1.SetVersionStatusRequest
-	33, // 85: seam.registry.v1.RegistryService.GetHistory:input_type -> seam.registry.v1.GetHistoryRequest
-	36, // 86: seam.registry.v1.RegistryService.RegisterCanonicalModel:input_type -> seam.registry.v1.RegisterCanonicalModelRequest
-	38, // 87: seam.registry.v1.RegistryService.GetCanonicalModel:input_type -> seam.registry.v1.GetCanonicalModelRequest
-	40, // 88: seam.registry.v1.RegistryService.ListCanonicalModels:input_type -> seam.registry.v1.ListCanonicalModelsRequest
-	45, // 89: seam.registry.v1.RegistryService.RegisterConsumer:input_type -> seam.registry.v1.RegisterConsumerRequest
-	47, // 90: seam.registry.v1.RegistryService.GetConsumer:input_type -> seam.registry.v1.GetConsumerRequest
-	49, // 91: seam.registry.v1.RegistryService.ListConsumers:input_type -> seam.registry.v1.ListConsumersRequest
-	51, // 92: seam.registry.v1.RegistryService.DeleteConsumer:input_type -> seam.registry.v1.DeleteConsumerRequest
-	53, // 93: seam.registry.v1.RegistryService.GetBlastRadius:input_type -> seam.registry.v1.GetBlastRadiusRequest
-	55, // 94: seam.registry.v1.RegistryService.GetRerunOrder:input_type -> seam.registry.v1.GetRerunOrderRequest
-	57, // 95: seam.registry.v1.RegistryService.RecordLineage:input_type -> seam.registry.v1.RecordLineageRequest
-	61, // 96: seam.registry.v1.RegistryService.PublishEvent:input_type -> seam.registry.v1.PublishEventRequest
-	63, // 97: seam.registry.v1.RegistryService.ListEvents:input_type -> seam.registry.v1.ListEventsRequest
-	65, // 98: seam.registry.v1.RegistryService.WatchEvents:input_type -> seam.registry.v1.WatchEventsRequest
-	18, // 99: seam.registry.v1.RegistryService.CheckContract:output_type -> seam.registry.v1.CheckContractResponse
-	21, // 100: seam.registry.v1.RegistryService.RegisterContract:output_type -> seam.registry.v1.RegisterContractResponse
-	23, // 101: seam.registry.v1.RegistryService.GetContract:output_type -> seam.registry.v1.GetContractResponse
-	25, // 102: seam.registry.v1.RegistryService.ListContracts:output_type -> seam.registry.v1.ListContractsResponse
-	27, // 103: seam.registry.v1.RegistryService.ListSubjects:output_type -> seam.registry.v1.ListSubjectsResponse
-	29, // 104: seam.registry.v1.RegistryService.DiffContracts:output_type -> seam.registry.v1.DiffContractsResponse
-	31, // 105: seam.registry.v1.RegistryService.SetVersionStatus:output_type -> seam.registry.v1.SetVersionStatusResponse
-	34, // 106: seam.registry.v1.RegistryService.GetHistory:output_type -> seam.registry.v1.GetHistoryResponse
-	37, // 107: seam.registry.v1.RegistryService.RegisterCanonicalModel:output_type -> seam.registry.v1.RegisterCanonicalModelResponse
-	39, // 108: seam.registry.v1.RegistryService.GetCanonicalModel:output_type -> seam.registry.v1.GetCanonicalModelResponse
-	41, // 109: seam.registry.v1.RegistryService.ListCanonicalModels:output_type -> seam.registry.v1.ListCanonicalModelsResponse
-	46, // 110: seam.registry.v1.RegistryService.RegisterConsumer:output_type -> seam.registry.v1.RegisterConsumerResponse
-	48, // 111: seam.registry.v1.RegistryService.GetConsumer:output_type -> seam.registry.v1.GetConsumerResponse
-	50, // 112: seam.registry.v1.RegistryService.ListConsumers:output_type -> seam.registry.v1.ListConsumersResponse
-	52, // 113: seam.registry.v1.RegistryService.DeleteConsumer:output_type -> seam.registry.v1.DeleteConsumerResponse
-	54, // 114: seam.registry.v1.RegistryService.GetBlastRadius:output_type -> seam.registry.v1.GetBlastRadiusResponse
-	56, // 115: seam.registry.v1.RegistryService.GetRerunOrder:output_type -> seam.registry.v1.GetRerunOrderResponse
-	59, // 116: seam.registry.v1.RegistryService.RecordLineage:output_type -> seam.registry.v1.RecordLineageResponse
-	62, // 117: seam.registry.v1.RegistryService.PublishEvent:output_type -> seam.registry.v1.PublishEventResponse
-	64, // 118: seam.registry.v1.RegistryService.ListEvents:output_type -> seam.registry.v1.ListEventsResponse
-	66, // 119: seam.registry.v1.RegistryService.WatchEvents:output_type -> seam.registry.v1.WatchEventsResponse
-	99, // [99:120] is the sub-list for method output_type
-	78, // [78:99] is the sub-list for method input_type
-	78, // [78:78] is the sub-list for extension type_name
-	78, // [78:78] is the sub-list for extension extendee
-	0,  // [0:78] is the sub-list for field type_name
+	1,   // 0: seam.registry.v1.Change.level:type_name -> seam.registry.v1.ChangeLevel
+	72,  // 1: seam.registry.v1.ContractVersion.contract:type_name -> seam.contract.v1.Contract
+	0,   // 2: seam.registry.v1.ContractVersion.status:type_name -> seam.registry.v1.VersionStatus
+	73,  // 3: seam.registry.v1.ContractVersion.create_time:type_name -> google.protobuf.Timestamp
+	73,  // 4: seam.registry.v1.ContractVersion.effective_time:type_name -> google.protobuf.Timestamp
+	9,   // 5: seam.registry.v1.ContractVersion.changes:type_name -> seam.registry.v1.Change
+	10,  // 6: seam.registry.v1.ContractVersion.override:type_name -> seam.registry.v1.NoticeOverride
+	73,  // 7: seam.registry.v1.ContractVersion.data_effective_time:type_name -> google.protobuf.Timestamp
+	12,  // 8: seam.registry.v1.ContractVersion.schema:type_name -> seam.registry.v1.Schema
+	3,   // 9: seam.registry.v1.Schema.format:type_name -> seam.registry.v1.ContractFormat
+	74,  // 10: seam.registry.v1.Subject.compatibility:type_name -> seam.contract.v1.Compatibility
+	73,  // 11: seam.registry.v1.Subject.create_time:type_name -> google.protobuf.Timestamp
+	5,   // 12: seam.registry.v1.AffectedConsumer.usages:type_name -> seam.registry.v1.UsageKind
+	3,   // 13: seam.registry.v1.ContractDocument.format:type_name -> seam.registry.v1.ContractFormat
+	4,   // 14: seam.registry.v1.ImportNote.kind:type_name -> seam.registry.v1.ImportNoteKind
+	72,  // 15: seam.registry.v1.CheckContractRequest.contract:type_name -> seam.contract.v1.Contract
+	73,  // 16: seam.registry.v1.CheckContractRequest.effective_time:type_name -> google.protobuf.Timestamp
+	10,  // 17: seam.registry.v1.CheckContractRequest.override:type_name -> seam.registry.v1.NoticeOverride
+	17,  // 18: seam.registry.v1.CheckContractRequest.document:type_name -> seam.registry.v1.ContractDocument
+	73,  // 19: seam.registry.v1.CheckContractRequest.data_effective_time:type_name -> google.protobuf.Timestamp
+	2,   // 20: seam.registry.v1.CheckContractResponse.verdict:type_name -> seam.registry.v1.Verdict
+	9,   // 21: seam.registry.v1.CheckContractResponse.changes:type_name -> seam.registry.v1.Change
+	15,  // 22: seam.registry.v1.CheckContractResponse.problems:type_name -> seam.registry.v1.Problem
+	73,  // 23: seam.registry.v1.CheckContractResponse.earliest_effective_time:type_name -> google.protobuf.Timestamp
+	16,  // 24: seam.registry.v1.CheckContractResponse.affected_consumers:type_name -> seam.registry.v1.AffectedConsumer
+	18,  // 25: seam.registry.v1.CheckContractResponse.import_notes:type_name -> seam.registry.v1.ImportNote
+	72,  // 26: seam.registry.v1.CheckContractResponse.contract:type_name -> seam.contract.v1.Contract
+	21,  // 27: seam.registry.v1.CheckContractResponse.migration:type_name -> seam.registry.v1.TranslationReadiness
+	72,  // 28: seam.registry.v1.RegisterContractRequest.contract:type_name -> seam.contract.v1.Contract
+	73,  // 29: seam.registry.v1.RegisterContractRequest.effective_time:type_name -> google.protobuf.Timestamp
+	10,  // 30: seam.registry.v1.RegisterContractRequest.override:type_name -> seam.registry.v1.NoticeOverride
+	17,  // 31: seam.registry.v1.RegisterContractRequest.document:type_name -> seam.registry.v1.ContractDocument
+	73,  // 32: seam.registry.v1.RegisterContractRequest.data_effective_time:type_name -> google.protobuf.Timestamp
+	11,  // 33: seam.registry.v1.RegisterContractResponse.version:type_name -> seam.registry.v1.ContractVersion
+	16,  // 34: seam.registry.v1.RegisterContractResponse.affected_consumers:type_name -> seam.registry.v1.AffectedConsumer
+	18,  // 35: seam.registry.v1.RegisterContractResponse.import_notes:type_name -> seam.registry.v1.ImportNote
+	21,  // 36: seam.registry.v1.RegisterContractResponse.migration:type_name -> seam.registry.v1.TranslationReadiness
+	73,  // 37: seam.registry.v1.GetContractRequest.at_time:type_name -> google.protobuf.Timestamp
+	11,  // 38: seam.registry.v1.GetContractResponse.version:type_name -> seam.registry.v1.ContractVersion
+	11,  // 39: seam.registry.v1.ListContractsResponse.versions:type_name -> seam.registry.v1.ContractVersion
+	14,  // 40: seam.registry.v1.ListSubjectsResponse.subjects:type_name -> seam.registry.v1.Subject
+	9,   // 41: seam.registry.v1.DiffContractsResponse.changes:type_name -> seam.registry.v1.Change
+	0,   // 42: seam.registry.v1.SetVersionStatusRequest.status:type_name -> seam.registry.v1.VersionStatus
+	11,  // 43: seam.registry.v1.SetVersionStatusResponse.version:type_name -> seam.registry.v1.ContractVersion
+	73,  // 44: seam.registry.v1.AuditEntry.time:type_name -> google.protobuf.Timestamp
+	34,  // 45: seam.registry.v1.GetHistoryResponse.entries:type_name -> seam.registry.v1.AuditEntry
+	17,  // 46: seam.registry.v1.GetSchemaRequest.document:type_name -> seam.registry.v1.ContractDocument
+	12,  // 47: seam.registry.v1.GetSchemaResponse.schema:type_name -> seam.registry.v1.Schema
+	13,  // 48: seam.registry.v1.GetSchemaResponse.versions:type_name -> seam.registry.v1.SubjectVersion
+	75,  // 49: seam.registry.v1.CanonicalModelVersion.model:type_name -> seam.contract.v1.CanonicalModel
+	73,  // 50: seam.registry.v1.CanonicalModelVersion.create_time:type_name -> google.protobuf.Timestamp
+	9,   // 51: seam.registry.v1.CanonicalModelVersion.changes:type_name -> seam.registry.v1.Change
+	75,  // 52: seam.registry.v1.RegisterCanonicalModelRequest.model:type_name -> seam.contract.v1.CanonicalModel
+	17,  // 53: seam.registry.v1.RegisterCanonicalModelRequest.document:type_name -> seam.registry.v1.ContractDocument
+	39,  // 54: seam.registry.v1.RegisterCanonicalModelResponse.version:type_name -> seam.registry.v1.CanonicalModelVersion
+	39,  // 55: seam.registry.v1.GetCanonicalModelResponse.version:type_name -> seam.registry.v1.CanonicalModelVersion
+	39,  // 56: seam.registry.v1.ListCanonicalModelsResponse.models:type_name -> seam.registry.v1.CanonicalModelVersion
+	5,   // 57: seam.registry.v1.Input.usage:type_name -> seam.registry.v1.UsageKind
+	73,  // 58: seam.registry.v1.LearnedLineage.event_time:type_name -> google.protobuf.Timestamp
+	46,  // 59: seam.registry.v1.Consumer.inputs:type_name -> seam.registry.v1.Input
+	73,  // 60: seam.registry.v1.Consumer.update_time:type_name -> google.protobuf.Timestamp
+	6,   // 61: seam.registry.v1.Consumer.origin:type_name -> seam.registry.v1.ConsumerOrigin
+	47,  // 62: seam.registry.v1.Consumer.learned:type_name -> seam.registry.v1.LearnedLineage
+	48,  // 63: seam.registry.v1.RegisterConsumerRequest.consumer:type_name -> seam.registry.v1.Consumer
+	48,  // 64: seam.registry.v1.RegisterConsumerResponse.consumer:type_name -> seam.registry.v1.Consumer
+	48,  // 65: seam.registry.v1.GetConsumerResponse.consumer:type_name -> seam.registry.v1.Consumer
+	48,  // 66: seam.registry.v1.ListConsumersResponse.consumers:type_name -> seam.registry.v1.Consumer
+	72,  // 67: seam.registry.v1.GetBlastRadiusRequest.proposed:type_name -> seam.contract.v1.Contract
+	16,  // 68: seam.registry.v1.GetBlastRadiusResponse.consumers:type_name -> seam.registry.v1.AffectedConsumer
+	76,  // 69: seam.registry.v1.RecordLineageRequest.events:type_name -> google.protobuf.Value
+	7,   // 70: seam.registry.v1.LineageOutcome.action:type_name -> seam.registry.v1.LineageAction
+	62,  // 71: seam.registry.v1.RecordLineageResponse.outcomes:type_name -> seam.registry.v1.LineageOutcome
+	8,   // 72: seam.registry.v1.Event.type:type_name -> seam.registry.v1.EventType
+	73,  // 73: seam.registry.v1.Event.time:type_name -> google.protobuf.Timestamp
+	9,   // 74: seam.registry.v1.Event.changes:type_name -> seam.registry.v1.Change
+	73,  // 75: seam.registry.v1.Event.effective_time:type_name -> google.protobuf.Timestamp
+	71,  // 76: seam.registry.v1.Event.attributes:type_name -> seam.registry.v1.Event.AttributesEntry
+	64,  // 77: seam.registry.v1.PublishEventRequest.event:type_name -> seam.registry.v1.Event
+	64,  // 78: seam.registry.v1.PublishEventResponse.event:type_name -> seam.registry.v1.Event
+	8,   // 79: seam.registry.v1.ListEventsRequest.types:type_name -> seam.registry.v1.EventType
+	64,  // 80: seam.registry.v1.ListEventsResponse.events:type_name -> seam.registry.v1.Event
+	8,   // 81: seam.registry.v1.WatchEventsRequest.types:type_name -> seam.registry.v1.EventType
+	64,  // 82: seam.registry.v1.WatchEventsResponse.event:type_name -> seam.registry.v1.Event
+	19,  // 83: seam.registry.v1.RegistryService.CheckContract:input_type -> seam.registry.v1.CheckContractRequest
+	22,  // 84: seam.registry.v1.RegistryService.RegisterContract:input_type -> seam.registry.v1.RegisterContractRequest
+	24,  // 85: seam.registry.v1.RegistryService.GetContract:input_type -> seam.registry.v1.GetContractRequest
+	26,  // 86: seam.registry.v1.RegistryService.ListContracts:input_type -> seam.registry.v1.ListContractsRequest
+	28,  // 87: seam.registry.v1.RegistryService.ListSubjects:input_type -> seam.registry.v1.ListSubjectsRequest
+	30,  // 88: seam.registry.v1.RegistryService.DiffContracts:input_type -> seam.registry.v1.DiffContractsRequest
+	32,  // 89: seam.registry.v1.RegistryService.SetVersionStatus:input_type -> seam.registry.v1.SetVersionStatusRequest
+	35,  // 90: seam.registry.v1.RegistryService.GetHistory:input_type -> seam.registry.v1.GetHistoryRequest
+	37,  // 91: seam.registry.v1.RegistryService.GetSchema:input_type -> seam.registry.v1.GetSchemaRequest
+	40,  // 92: seam.registry.v1.RegistryService.RegisterCanonicalModel:input_type -> seam.registry.v1.RegisterCanonicalModelRequest
+	42,  // 93: seam.registry.v1.RegistryService.GetCanonicalModel:input_type -> seam.registry.v1.GetCanonicalModelRequest
+	44,  // 94: seam.registry.v1.RegistryService.ListCanonicalModels:input_type -> seam.registry.v1.ListCanonicalModelsRequest
+	49,  // 95: seam.registry.v1.RegistryService.RegisterConsumer:input_type -> seam.registry.v1.RegisterConsumerRequest
+	51,  // 96: seam.registry.v1.RegistryService.GetConsumer:input_type -> seam.registry.v1.GetConsumerRequest
+	53,  // 97: seam.registry.v1.RegistryService.ListConsumers:input_type -> seam.registry.v1.ListConsumersRequest
+	55,  // 98: seam.registry.v1.RegistryService.DeleteConsumer:input_type -> seam.registry.v1.DeleteConsumerRequest
+	57,  // 99: seam.registry.v1.RegistryService.GetBlastRadius:input_type -> seam.registry.v1.GetBlastRadiusRequest
+	59,  // 100: seam.registry.v1.RegistryService.GetRerunOrder:input_type -> seam.registry.v1.GetRerunOrderRequest
+	61,  // 101: seam.registry.v1.RegistryService.RecordLineage:input_type -> seam.registry.v1.RecordLineageRequest
+	65,  // 102: seam.registry.v1.RegistryService.PublishEvent:input_type -> seam.registry.v1.PublishEventRequest
+	67,  // 103: seam.registry.v1.RegistryService.ListEvents:input_type -> seam.registry.v1.ListEventsRequest
+	69,  // 104: seam.registry.v1.RegistryService.WatchEvents:input_type -> seam.registry.v1.WatchEventsRequest
+	20,  // 105: seam.registry.v1.RegistryService.CheckContract:output_type -> seam.registry.v1.CheckContractResponse
+	23,  // 106: seam.registry.v1.RegistryService.RegisterContract:output_type -> seam.registry.v1.RegisterContractResponse
+	25,  // 107: seam.registry.v1.RegistryService.GetContract:output_type -> seam.registry.v1.GetContractResponse
+	27,  // 108: seam.registry.v1.RegistryService.ListContracts:output_type -> seam.registry.v1.ListContractsResponse
+	29,  // 109: seam.registry.v1.RegistryService.ListSubjects:output_type -> seam.registry.v1.ListSubjectsResponse
+	31,  // 110: seam.registry.v1.RegistryService.DiffContracts:output_type -> seam.registry.v1.DiffContractsResponse
+	33,  // 111: seam.registry.v1.RegistryService.SetVersionStatus:output_type -> seam.registry.v1.SetVersionStatusResponse
+	36,  // 112: seam.registry.v1.RegistryService.GetHistory:output_type -> seam.registry.v1.GetHistoryResponse
+	38,  // 113: seam.registry.v1.RegistryService.GetSchema:output_type -> seam.registry.v1.GetSchemaResponse
+	41,  // 114: seam.registry.v1.RegistryService.RegisterCanonicalModel:output_type -> seam.registry.v1.RegisterCanonicalModelResponse
+	43,  // 115: seam.registry.v1.RegistryService.GetCanonicalModel:output_type -> seam.registry.v1.GetCanonicalModelResponse
+	45,  // 116: seam.registry.v1.RegistryService.ListCanonicalModels:output_type -> seam.registry.v1.ListCanonicalModelsResponse
+	50,  // 117: seam.registry.v1.RegistryService.RegisterConsumer:output_type -> seam.registry.v1.RegisterConsumerResponse
+	52,  // 118: seam.registry.v1.RegistryService.GetConsumer:output_type -> seam.registry.v1.GetConsumerResponse
+	54,  // 119: seam.registry.v1.RegistryService.ListConsumers:output_type -> seam.registry.v1.ListConsumersResponse
+	56,  // 120: seam.registry.v1.RegistryService.DeleteConsumer:output_type -> seam.registry.v1.DeleteConsumerResponse
+	58,  // 121: seam.registry.v1.RegistryService.GetBlastRadius:output_type -> seam.registry.v1.GetBlastRadiusResponse
+	60,  // 122: seam.registry.v1.RegistryService.GetRerunOrder:output_type -> seam.registry.v1.GetRerunOrderResponse
+	63,  // 123: seam.registry.v1.RegistryService.RecordLineage:output_type -> seam.registry.v1.RecordLineageResponse
+	66,  // 124: seam.registry.v1.RegistryService.PublishEvent:output_type -> seam.registry.v1.PublishEventResponse
+	68,  // 125: seam.registry.v1.RegistryService.ListEvents:output_type -> seam.registry.v1.ListEventsResponse
+	70,  // 126: seam.registry.v1.RegistryService.WatchEvents:output_type -> seam.registry.v1.WatchEventsResponse
+	105, // [105:127] is the sub-list for method output_type
+	83,  // [83:105] is the sub-list for method input_type
+	83,  // [83:83] is the sub-list for extension type_name
+	83,  // [83:83] is the sub-list for extension extendee
+	0,   // [0:83] is the sub-list for field type_name
 }
 
 func init() { file_seam_registry_v1_registry_proto_init() }
@@ -5006,12 +5292,12 @@ func file_seam_registry_v1_registry_proto_init() {
 	if File_seam_registry_v1_registry_proto != nil {
 		return
 	}
-	file_seam_registry_v1_registry_proto_msgTypes[33].OneofWrappers = []any{
+	file_seam_registry_v1_registry_proto_msgTypes[37].OneofWrappers = []any{
 		(*Input_Subject)(nil),
 		(*Input_Dataset)(nil),
 		(*Input_Canonical)(nil),
 	}
-	file_seam_registry_v1_registry_proto_msgTypes[46].OneofWrappers = []any{
+	file_seam_registry_v1_registry_proto_msgTypes[50].OneofWrappers = []any{
 		(*GetRerunOrderRequest_Subject)(nil),
 		(*GetRerunOrderRequest_Dataset)(nil),
 		(*GetRerunOrderRequest_Canonical)(nil),
@@ -5022,7 +5308,7 @@ func file_seam_registry_v1_registry_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_seam_registry_v1_registry_proto_rawDesc), len(file_seam_registry_v1_registry_proto_rawDesc)),
 			NumEnums:      9,
-			NumMessages:   59,
+			NumMessages:   63,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

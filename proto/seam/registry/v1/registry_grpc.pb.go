@@ -31,6 +31,7 @@ const (
 	RegistryService_DiffContracts_FullMethodName          = "/seam.registry.v1.RegistryService/DiffContracts"
 	RegistryService_SetVersionStatus_FullMethodName       = "/seam.registry.v1.RegistryService/SetVersionStatus"
 	RegistryService_GetHistory_FullMethodName             = "/seam.registry.v1.RegistryService/GetHistory"
+	RegistryService_GetSchema_FullMethodName              = "/seam.registry.v1.RegistryService/GetSchema"
 	RegistryService_RegisterCanonicalModel_FullMethodName = "/seam.registry.v1.RegistryService/RegisterCanonicalModel"
 	RegistryService_GetCanonicalModel_FullMethodName      = "/seam.registry.v1.RegistryService/GetCanonicalModel"
 	RegistryService_ListCanonicalModels_FullMethodName    = "/seam.registry.v1.RegistryService/ListCanonicalModels"
@@ -70,6 +71,11 @@ type RegistryServiceClient interface {
 	SetVersionStatus(ctx context.Context, in *SetVersionStatusRequest, opts ...grpc.CallOption) (*SetVersionStatusResponse, error)
 	// GetHistory returns the audit history of a subject.
 	GetHistory(ctx context.Context, in *GetHistoryRequest, opts ...grpc.CallOption) (*GetHistoryResponse, error)
+	// GetSchema returns a schema by its global id, or the id a schema
+	// document has, with the subject versions registered from it: the
+	// registry side of the Confluent-compatible API and of the stream
+	// connector's Confluent wire format.
+	GetSchema(ctx context.Context, in *GetSchemaRequest, opts ...grpc.CallOption) (*GetSchemaResponse, error)
 	// RegisterCanonicalModel registers a new version of a canonical model.
 	RegisterCanonicalModel(ctx context.Context, in *RegisterCanonicalModelRequest, opts ...grpc.CallOption) (*RegisterCanonicalModelResponse, error)
 	// GetCanonicalModel returns a canonical model version (0: the latest).
@@ -187,6 +193,16 @@ func (c *registryServiceClient) GetHistory(ctx context.Context, in *GetHistoryRe
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(GetHistoryResponse)
 	err := c.cc.Invoke(ctx, RegistryService_GetHistory_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *registryServiceClient) GetSchema(ctx context.Context, in *GetSchemaRequest, opts ...grpc.CallOption) (*GetSchemaResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetSchemaResponse)
+	err := c.cc.Invoke(ctx, RegistryService_GetSchema_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -356,6 +372,11 @@ type RegistryServiceServer interface {
 	SetVersionStatus(context.Context, *SetVersionStatusRequest) (*SetVersionStatusResponse, error)
 	// GetHistory returns the audit history of a subject.
 	GetHistory(context.Context, *GetHistoryRequest) (*GetHistoryResponse, error)
+	// GetSchema returns a schema by its global id, or the id a schema
+	// document has, with the subject versions registered from it: the
+	// registry side of the Confluent-compatible API and of the stream
+	// connector's Confluent wire format.
+	GetSchema(context.Context, *GetSchemaRequest) (*GetSchemaResponse, error)
 	// RegisterCanonicalModel registers a new version of a canonical model.
 	RegisterCanonicalModel(context.Context, *RegisterCanonicalModelRequest) (*RegisterCanonicalModelResponse, error)
 	// GetCanonicalModel returns a canonical model version (0: the latest).
@@ -422,6 +443,9 @@ func (UnimplementedRegistryServiceServer) SetVersionStatus(context.Context, *Set
 }
 func (UnimplementedRegistryServiceServer) GetHistory(context.Context, *GetHistoryRequest) (*GetHistoryResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetHistory not implemented")
+}
+func (UnimplementedRegistryServiceServer) GetSchema(context.Context, *GetSchemaRequest) (*GetSchemaResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetSchema not implemented")
 }
 func (UnimplementedRegistryServiceServer) RegisterCanonicalModel(context.Context, *RegisterCanonicalModelRequest) (*RegisterCanonicalModelResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method RegisterCanonicalModel not implemented")
@@ -623,6 +647,24 @@ func _RegistryService_GetHistory_Handler(srv interface{}, ctx context.Context, d
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(RegistryServiceServer).GetHistory(ctx, req.(*GetHistoryRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _RegistryService_GetSchema_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetSchemaRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RegistryServiceServer).GetSchema(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RegistryService_GetSchema_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RegistryServiceServer).GetSchema(ctx, req.(*GetSchemaRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -892,6 +934,10 @@ var RegistryService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetHistory",
 			Handler:    _RegistryService_GetHistory_Handler,
+		},
+		{
+			MethodName: "GetSchema",
+			Handler:    _RegistryService_GetSchema_Handler,
 		},
 		{
 			MethodName: "RegisterCanonicalModel",

@@ -51,6 +51,7 @@ func (f *streamFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.cfg.BatchRecords, "batch-records", 1000, "most records in one gate batch")
 	fs.IntVar(&f.cfg.BatchBytes, "batch-bytes", 4<<20, "most bytes in one gate batch")
 	fs.DurationVar(&f.cfg.BatchWait, "batch-wait", 200*time.Millisecond, "how long a batch waits to fill")
+	fs.BoolVar(&f.cfg.Confluent, "confluent", false, "messages are in Confluent's wire format (magic byte 0, schema id, Avro or JSON payload): decode each by its schema id in Seam's registry and judge it with that schema's contract version (docs/kafka.md)")
 	fs.BoolVar(&f.cfg.IgnoreReplays, "ignore-replays", false, "do not publish what replays of the subject release (then a pipeline token is enough; otherwise the token needs the operator role)")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics on this address (empty: none)")
 	fs.DurationVar(&f.progress, "progress", 2*time.Second, "print a progress line this often (0: never)")

@@ -1,0 +1,170 @@
+package node_test
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/seamdata/seam/cmd/seam/internal/seamtest"
+	"github.com/seamdata/seam/connectors/stream"
+	seamjs "github.com/seamdata/seam/connectors/stream/jetstream"
+	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
+	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
+	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
+)
+
+// TestConfluentFramingOnJetStream sends JSON Schema records in
+// Confluent's wire format over JetStream: each is judged with the version
+// of its schema id; a record of a deleted (retired) version, a payload
+// that is not JSON and a message out of the wire format are quarantined
+// with their reasons. It needs a JetStream server on 127.0.0.1:4222.
+func TestConfluentFramingOnJetStream(t *testing.T) {
+	t.Parallel()
+	nc, err := nats.Connect("nats://127.0.0.1:4222", nats.Timeout(2*time.Second))
+	if err != nil {
+		t.Skipf("no NATS server at 127.0.0.1:4222 (%v): start one with JetStream (nats-server -js) to run this test", err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	id := strconv.Itoa(rand.IntN(1 << 30))
+	src, out, connector := "T_CC_SRC_"+id, "T_CC_OUT_"+id, "visits-"+id
+	srcSubj, outSubj := "t.cc."+id+".src", "t.cc."+id+".out"
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: src, Subjects: []string{srcSubj}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: out, Subjects: []string{outSubj}, Duplicates: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for _, s := range []string{src, out, seamjs.JournalStream(connector)} {
+			if err := js.DeleteStream(context.Background(), s); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
+				t.Errorf("delete stream %s: %v", s, err)
+			}
+		}
+	})
+
+	n := seamtest.StartNode(t)
+	admin := basic(n.Admin)
+	v1 := `{"type":"object","properties":{"visit_id":{"type":"string"},"at":{"type":"string","format":"date-time"}},"required":["visit_id","at"]}`
+	v2 := `{"type":"object","properties":{"visit_id":{"type":"string"},"at":{"type":"string","format":"date-time"},"ref":{"type":"string"}},"required":["visit_id","at"]}`
+	idOf := func(schema string) uint32 {
+		t.Helper()
+		body := srCheck(t, n, srCall{method: "POST", path: "/subjects/visits-value/versions", body: schemaBody(t, schema, "JSON"), auth: admin}, srWant{200, 0, `"id"`})
+		var r struct {
+			ID uint32 `json:"id"`
+		}
+		if err := json.Unmarshal(body, &r); err != nil {
+			t.Fatal(err)
+		}
+		return r.ID
+	}
+	// The gate emits canonical records: the platform team maps the
+	// subject in Seam's form (v2); v1's schema registered again names v2,
+	// and v3 (additive) inherits the mapping.
+	id1 := idOf(v1)
+	reg := registryv1.NewRegistryServiceClient(n.Conn(t, n.Admin))
+	got, err := reg.GetContract(ctx, &registryv1.GetContractRequest{Subject: "visits.value", Version: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := reg.RegisterCanonicalModel(ctx, &registryv1.RegisterCanonicalModelRequest{Model: &contractv1.CanonicalModel{
+		Name: "web.visit", Owner: "team-web", Fields: got.GetVersion().GetContract().GetFields()}}); err != nil {
+		t.Fatalf("RegisterCanonicalModel: %v", err)
+	}
+	mapped := proto.CloneOf(got.GetVersion().GetContract())
+	mapped.Mapping = &contractv1.Mapping{Canonical: "web.visit", Fields: map[string]*contractv1.FieldMapping{}}
+	for _, f := range mapped.GetFields() {
+		mapped.Mapping.Fields[f.GetName()] = &contractv1.FieldMapping{From: f.GetName()}
+	}
+	if r, err := reg.RegisterContract(ctx, &registryv1.RegisterContractRequest{Contract: mapped}); err != nil || r.GetVersion().GetVersion() != 2 {
+		t.Fatalf("register visits.value v2 with a mapping: got %v, %v", r.GetVersion(), err)
+	}
+	if again := idOf(v1); again != id1 {
+		t.Fatalf("v1's schema again: id %d, want %d", again, id1)
+	}
+	id2 := idOf(v2)
+	// Version 2, the newest with id1, is deleted: records framed with id1
+	// are quarantined, saying so.
+	srCheck(t, n, srCall{method: "DELETE", path: "/subjects/visits-value/versions/2", auth: admin}, srWant{200, 0, "2"})
+
+	frame := func(id uint32, payload string) []byte {
+		b := make([]byte, 5, 5+len(payload))
+		binary.BigEndian.PutUint32(b[1:], id)
+		return append(b, payload...)
+	}
+	msgs := [][]byte{
+		frame(id2, `{"visit_id":"V-1","at":"2026-03-01T10:00:00Z","ref":"mail"}`),
+		frame(id2, `{"visit_id":"V-2","at":"2026-03-01T11:00:00Z"}`),
+		frame(id1, `{"visit_id":"V-3","at":"2026-03-01T12:00:00Z"}`),
+		frame(id2, `not json`),
+		[]byte(`{"visit_id":"V-5","at":"2026-03-01T12:00:00Z"}`),
+		frame(id2, `{"visit_id":"V-6","at":"2026-03-04T10:00:00Z"}`),
+	}
+	for _, m := range msgs {
+		if _, err := js.Publish(ctx, srcSubj, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	part, err := seamjs.Open(ctx, nc, seamjs.Config{Connector: connector, Stream: src, Subject: srcSubj, OutputStream: out, OutputSubject: outSubj})
+	if err != nil {
+		t.Fatalf("jetstream.Open: %v", err)
+	}
+	conn, err := stream.New(stream.Config{Name: connector, Subject: "visits.value", Confluent: true, EventTimeField: "at",
+		Sealer: stream.LocalSealer{}, IgnoreReplays: true, BatchWait: 50 * time.Millisecond}, n.Conn(t, n.Admin), []stream.Partition{part})
+	if err != nil {
+		t.Fatalf("stream.New: %v", err)
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- conn.Run(runCtx) }()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		st := conn.Stats(ctx)
+		if st.Accepted == 3 && st.Quarantined == 3 && st.Published == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("connector stats: %+v; want 3 accepted, 3 quarantined, 2 published", st)
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("the connector stopped: %v (stats %+v)", err, st)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	stop()
+	if err := <-done; err != nil {
+		t.Fatalf("connector: %v", err)
+	}
+
+	gate := gatev1.NewGateServiceClient(n.Conn(t, n.Admin))
+	q, err := gate.ListQuarantine(ctx, &gatev1.ListQuarantineRequest{Filter: &gatev1.QuarantineFilter{Subject: "visits.value"}})
+	if err != nil {
+		t.Fatalf("ListQuarantine: %v", err)
+	}
+	var raws []string
+	for _, r := range q.GetRecords() {
+		raws = append(raws, string(r.GetRaw()))
+	}
+	all := strings.Join(raws, "\n")
+	for _, want := range []string{"version 2 of visits.value, which its schema id names, is retired", "is a JSON Schema but the payload is not JSON", "not in Confluent's wire format"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("quarantine of visits.value: no record says %q; got:\n%s", want, all)
+		}
+	}
+}
