@@ -73,10 +73,14 @@ lint: tools
 fmt:
 	gofmt -w $(MODULES)
 
-# test is the README's test command and CI's: every module, with the race
-# detector wherever cgo can build it (RACE= turns it off). A package's
-# tests may take up to TEST_TIMEOUT: under the race detector on a loaded
-# two-core machine the gate's scenarios outgrow go test's default 10m.
+# test is the README's test command: every module, without the race
+# detector, so a warm run is quick and the assertions that only hold
+# without it run (allocation counts, every transport and chunking of the
+# scenarios, which the race lane scales down). test-race is the race
+# lane: the same tests with the detector on, where cgo can build it. CI
+# runs both. A package's tests may take up to TEST_TIMEOUT: under the
+# race detector on a loaded two-core machine the gate's scenarios outgrow
+# go test's default 10m.
 #
 # NORACE_PKGS are compiled without the detector's instrumentation inside
 # a race build: modernc.org/sqlite/lib is SQLite's C source translated to
@@ -90,17 +94,28 @@ fmt:
 # and at go test's default of one package per core a two-core machine
 # sat a third idle; four kept it busy and took make test from 246 s to
 # 192 s there.
+#
+# SEAM_TEST_STRICT=1 (CI sets it) runs go test through .ci/strict.go,
+# which fails the run when any test skips: in CI everything a test needs
+# is provided, so a skip is a check that passed without looking.
 NORACE_PKGS := modernc.org/sqlite/lib
 RACE ?= $(if $(filter 1,$(shell go env CGO_ENABLED)),-race $(foreach p,$(NORACE_PKGS),-gcflags=$(p)=-race=false),)
 TEST_P ?= $(shell n=$$(nproc 2>/dev/null || echo 1); echo $$(( n < 4 ? 4 : n )))
 TEST_TIMEOUT ?= 30m
-test:
+TEST_FLAGS ?=
+GOTEST = $(if $(filter 1,$(SEAM_TEST_STRICT)),go run .ci/strict.go,go test)
+define pgnote
 	@if [ -z "$$SEAM_TEST_POSTGRES_URL" ]; then \
 		echo "note: SEAM_TEST_POSTGRES_URL is not set, so the PostgreSQL tests skip; set it (for example postgres://postgres@127.0.0.1:5432/test?sslmode=disable) to run them"; fi
-	go test $(RACE) -p $(TEST_P) -timeout $(TEST_TIMEOUT) $(PACKAGES)
+endef
+test:
+	$(pgnote)
+	$(GOTEST) -p $(TEST_P) -timeout $(TEST_TIMEOUT) $(TEST_FLAGS) $(PACKAGES)
 
 test-race:
-	go test -race $(foreach p,$(NORACE_PKGS),-gcflags=$(p)=-race=false) $(PACKAGES)
+	@if [ -z "$(RACE)" ]; then echo "the race detector needs cgo (CGO_ENABLED=1 and a C compiler)"; exit 1; fi
+	$(pgnote)
+	$(GOTEST) $(RACE) -p $(TEST_P) -timeout $(TEST_TIMEOUT) $(TEST_FLAGS) $(PACKAGES)
 
 # check-tidy fails when `go mod tidy` would change a module's go.mod or go.sum.
 check-tidy:
