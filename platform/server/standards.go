@@ -24,6 +24,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/seamdata/seam/platform/rpcerr"
 	"github.com/seamdata/seam/proto/openapi"
 )
 
@@ -138,7 +139,7 @@ func routingError(ctx context.Context, mux *runtime.ServeMux, m runtime.Marshale
 	}
 	runtime.DefaultHTTPErrorHandler(ctx, mux, m, w, r, &runtime.HTTPStatusError{
 		HTTPStatus: http.StatusMethodNotAllowed,
-		Err:        status.Errorf(codes.Unimplemented, "%s is not allowed on %s", r.Method, r.URL.Path),
+		Err:        rpcerr.WithReason(codes.Unimplemented, "METHOD_NOT_ALLOWED", fmt.Sprintf("%s is not allowed on %s", r.Method, r.URL.Path), nil),
 	})
 }
 
