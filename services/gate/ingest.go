@@ -819,7 +819,7 @@ func (s *Server) validate(ctx context.Context, in batchInput, cv *compiled, form
 	if len(decoded) > 0 {
 		wg.Go(func() {
 			adapted, adaptErr = s.adaptRecords(ctx, adaptTarget{cv: cv, partition: in.partition, batchID: in.batchID, records: in.withRecords, direct: in.withRecords && in.packed},
-				format, o.header, decoded, len(b.Records))
+				o.header, decoded, len(b.Records))
 		})
 	}
 	res := plan.ValidatePartition(b.Records, in.partition)
@@ -1025,28 +1025,15 @@ func peerError(ctx context.Context, peer string, err error) error {
 
 // lookupIdentifiers asks idmap, once per identifier field, which of the
 // batch's identifier values resolve in their namespace. The values go
-// packed in one buffer (ContainsRequest.packed); an idmap that predates
-// packed ids finds none and answers none, and the gate asks it with a
-// string per id from then on.
+// packed in one buffer (ContainsRequest.packed).
 func (s *Server) lookupIdentifiers(ctx context.Context, ids []check.IdentifierValues) ([][]bool, error) {
 	out := make([][]bool, len(ids))
 	for k, iv := range ids {
 		if len(iv.Values) == 0 {
 			continue
 		}
-		req := &idmapv1.ContainsRequest{Namespace: iv.Namespace, Format: iv.Format}
-		if s.idsAsStrings.Load() {
-			req.Ids = idStrings(iv.Values)
-		} else {
-			req.Packed = idpack.Pack(iv.Values)
-		}
+		req := &idmapv1.ContainsRequest{Namespace: iv.Namespace, Format: iv.Format, Packed: idpack.Pack(iv.Values)}
 		resp, err := s.idmap.Contains(ctx, req)
-		if err == nil && req.Packed != nil && len(resp.GetPresent()) == 0 {
-			s.cfg.Logger.WarnContext(ctx, "idmap answered no ids packed in one buffer; asking it with a string per id from now on")
-			s.idsAsStrings.Store(true)
-			req.Packed, req.Ids = nil, idStrings(iv.Values)
-			resp, err = s.idmap.Contains(ctx, req)
-		}
 		if err != nil {
 			return nil, err
 		}
@@ -1056,13 +1043,6 @@ func (s *Server) lookupIdentifiers(ctx context.Context, ids []check.IdentifierVa
 		out[k] = resp.GetPresent()
 	}
 	return out, nil
-}
-
-// idStrings is ids as strings, cut from one string rather than allocated
-// one by one (for an idmap that predates packed ids).
-func idStrings(ids [][]byte) []string {
-	out, _ := idpack.Strings(idpack.Pack(ids)) // Pack's ends are in range
-	return out
 }
 
 // blockedError is the FAILED_PRECONDITION answer to a batch that an

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -29,20 +28,14 @@ import (
 type Server struct {
 	gatev1.UnimplementedGateServiceServer
 
-	cfg      Config
-	store    gateStore
-	registry registryv1.RegistryServiceClient
-	adapter  adapterv1.AdapterServiceClient
-	// rawToAdapter is set once the adapter refused decoded records (it
-	// predates them): records go to it as raw bytes instead.
-	rawToAdapter atomic.Bool
-	idmap        idmapv1.IdMapServiceClient
-	// idsAsStrings is set once idmap answered no ids packed in one buffer
-	// (it predates ContainsRequest.packed): ids go to it a string each.
-	idsAsStrings atomic.Bool
-	contracts    *contracts
-	metrics      *metrics
-	tracer       trace.Tracer
+	cfg       Config
+	store     gateStore
+	registry  registryv1.RegistryServiceClient
+	adapter   adapterv1.AdapterServiceClient
+	idmap     idmapv1.IdMapServiceClient
+	contracts *contracts
+	metrics   *metrics
+	tracer    trace.Tracer
 	// delivered is signalled after each round of the outbox relay, so a
 	// replay waiting for its event's registry sequence wakes without
 	// delivering itself.
