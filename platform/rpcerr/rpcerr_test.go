@@ -18,12 +18,12 @@ import (
 	"github.com/seamdata/seam/platform/rpcerr"
 )
 
-func unary(t *testing.T, handler grpc.UnaryHandler) (error, string) {
+func unary(t *testing.T, handler grpc.UnaryHandler) (string, error) {
 	t.Helper()
 	var logs bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
 	_, err := rpcerr.UnaryInterceptor(log)(context.Background(), nil, &grpc.UnaryServerInfo{FullMethod: "/seam.test.v1.Test/Do"}, handler)
-	return err, logs.String()
+	return logs.String(), err
 }
 
 func TestUnaryInterceptor(t *testing.T) {
@@ -58,7 +58,7 @@ func TestUnaryInterceptor(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			err, logs := unary(t, tc.handler)
+			logs, err := unary(t, tc.handler)
 			if got := status.Code(err); got != tc.code {
 				t.Fatalf("code = %v (%v), want %v", got, err, tc.code)
 			}
@@ -77,7 +77,7 @@ func TestUnaryInterceptor(t *testing.T) {
 // reported failure.
 func TestInternalCarriesTheLoggedErrorID(t *testing.T) {
 	t.Parallel()
-	err, logs := unary(t, func(context.Context, any) (any, error) {
+	logs, err := unary(t, func(context.Context, any) (any, error) {
 		return nil, errors.New("ERROR: relation \"gate_batches\" does not exist (SQLSTATE 42P01)")
 	})
 	st := status.Convert(err)
@@ -149,7 +149,7 @@ func TestDetailsSurviveRewrapping(t *testing.T) {
 	for name, inner := range map[string]error{"domain error": domain, "peer status": fromPeer} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			err, _ := unary(t, func(context.Context, any) (any, error) {
+			_, err := unary(t, func(context.Context, any) (any, error) {
 				return nil, fmt.Errorf("chunk 3 (sequence 2): %w", inner)
 			})
 			st := status.Convert(err)
@@ -270,7 +270,7 @@ func TestRelayKeepsThePeersDetails(t *testing.T) {
 	peer := status.Convert(rpcerr.InvalidArgument("amount is not a number",
 		rpcerr.FieldViolation{Field: "records[3].amount", Description: "not a number"})).Err()
 	relayed := rpcerr.Relay(codes.InvalidArgument, "adapter refused the batch: amount is not a number", peer)
-	err, logs := unary(t, func(context.Context, any) (any, error) {
+	logs, err := unary(t, func(context.Context, any) (any, error) {
 		return nil, fmt.Errorf("adapting batch b1: %w", relayed)
 	})
 	st := status.Convert(err)

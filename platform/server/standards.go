@@ -85,13 +85,6 @@ func (s *Server) routeStandards(mux *http.ServeMux, rest http.Handler) error {
 	return nil
 }
 
-// httpError answers with the JSON error shape the gateway uses.
-func httpError(w http.ResponseWriter, status int, code codes.Code, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]any{"code": code, "message": msg, "details": []any{}})
-}
-
 // challenge is the gateway's error handler with the RFC 6750 challenge a
 // client needs to know it must send a bearer token.
 func challenge(ctx context.Context, mux *runtime.ServeMux, m runtime.Marshaler, w http.ResponseWriter, r *http.Request, err error) {

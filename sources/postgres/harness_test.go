@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"google.golang.org/grpc"
 
 	"github.com/seamdata/seam/platform/auth"
 	"github.com/seamdata/seam/platform/dial"
@@ -127,16 +126,6 @@ func startSeam(t testing.TB) *seam {
 	}
 	t.Cleanup(func() { conn.Close() })
 	return &seam{addr: addr, admin: admin, gate: gatev1.NewGateServiceClient(conn), registry: registryv1.NewRegistryServiceClient(conn)}
-}
-
-// conn returns a gRPC connection to s.
-func (s *seam) conn(t testing.TB) *grpc.ClientConn {
-	c, err := dial.Conn(s.addr, dial.Options{Token: s.admin})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
 }
 
 // env is one test's world: a source database, a target database and Seam.

@@ -78,8 +78,7 @@ type importer struct {
 	labels map[string]string
 	checks []*contractv1.Check
 	// integer is the first integer property, for the caveat on integers.
-	integer  *interop.Value
-	refDepth int
+	integer *interop.Value
 	// refusal is the first part found that Seam cannot express where
 	// returning an error at once is not possible.
 	refusal error
