@@ -2,6 +2,7 @@ package gate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -79,19 +80,16 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	if err := st.FoldLegacyFields(ctx); err != nil {
-		st.Close()
-		return nil, err
+		return nil, errors.Join(err, st.Close())
 	}
 	s := &Server{cfg: cfg, store: st, registry: registryv1.NewRegistryServiceClient(cfg.Registry),
 		adapter: adapterv1.NewAdapterServiceClient(cfg.Adapter), idmap: idmapv1.NewIdMapServiceClient(cfg.Idmap),
 		tracer: cfg.TracerProvider.Tracer("github.com/seamdata/seam/services/gate")}
 	if s.contracts, err = newContracts(ctx, cfg, s.registry, st); err != nil {
-		st.Close()
-		return nil, err
+		return nil, errors.Join(err, st.Close())
 	}
 	if s.metrics, err = newMetrics(cfg.Meter, st, s.contracts.subjects, func() int64 { return cfg.Clock().UnixNano() }); err != nil {
-		st.Close()
-		return nil, err
+		return nil, errors.Join(err, st.Close())
 	}
 	return s, nil
 }

@@ -362,7 +362,9 @@ func runBench(ctx context.Context, o benchOptions, progress io.Writer) ([]Result
 	case err := <-done:
 		return nil, fmt.Errorf("start the benchmark instance: %w", err)
 	}
-	defer func() { cancel(); <-done }()
+	// The instance is stopped on purpose: the error it ends with is its
+	// cancellation.
+	defer func() { cancel(); _ = <-done }()
 	tokenBytes, err := os.ReadFile(dir + "/node/admin.token")
 	if err != nil {
 		return nil, err
