@@ -18,6 +18,10 @@ BUF_VERSION              := v1.75.0
 PROTOC_GEN_GO_VERSION    := v1.36.12
 PROTOC_GEN_GO_GRPC_VER   := v1.6.0
 GRPC_GATEWAY_VERSION     := v2.33.0
+# Linters: staticcheck (honnef.co/go/tools) 2026.2, which knows Go 1.26,
+# and errcheck.
+STATICCHECK_VERSION      := v0.8.2
+ERRCHECK_VERSION         := v1.30.0
 
 MODULES = $(shell go list -f '{{.Dir}}' -m)
 PACKAGES = $(addsuffix /...,$(MODULES))
@@ -34,13 +38,20 @@ all: build test
 TOOLS_KEY   := $(shell go env GOVERSION)-buf$(BUF_VERSION)-go$(PROTOC_GEN_GO_VERSION)-grpc$(PROTOC_GEN_GO_GRPC_VER)-gw$(GRPC_GATEWAY_VERSION)
 TOOLS_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/seam/tools/$(TOOLS_KEY)
 
-tools: $(TOOLS)/buf $(TOOLS)/protoc-gen-go $(TOOLS)/protoc-gen-go-grpc $(TOOLS)/protoc-gen-grpc-gateway $(TOOLS)/protoc-gen-openapiv2
+# The linters have a cache of their own, so bumping one does not rebuild
+# the generators.
+LINTERS_KEY   := $(shell go env GOVERSION)-staticcheck$(STATICCHECK_VERSION)-errcheck$(ERRCHECK_VERSION)
+LINTERS_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/seam/linters/$(LINTERS_KEY)
 
-# tool installs $(2) into the cache unless it is there, then links it.
+tools: $(TOOLS)/buf $(TOOLS)/protoc-gen-go $(TOOLS)/protoc-gen-go-grpc $(TOOLS)/protoc-gen-grpc-gateway $(TOOLS)/protoc-gen-openapiv2 \
+	$(TOOLS)/staticcheck $(TOOLS)/errcheck
+
+# tool installs $(2) into the cache ($(3), TOOLS_CACHE unless given)
+# unless it is there, then links it.
 define tool
-	@mkdir -p $(TOOLS) $(TOOLS_CACHE)
-	@if [ ! -x $(TOOLS_CACHE)/$(1) ]; then echo "building $(1) into $(TOOLS_CACHE)"; GOBIN=$(TOOLS_CACHE) go install $(2); fi
-	@ln -sf $(TOOLS_CACHE)/$(1) $(TOOLS)/$(1)
+	@mkdir -p $(TOOLS) $(or $(3),$(TOOLS_CACHE))
+	@if [ ! -x $(or $(3),$(TOOLS_CACHE))/$(1) ]; then echo "building $(1) into $(or $(3),$(TOOLS_CACHE))"; GOBIN=$(or $(3),$(TOOLS_CACHE)) go install $(2); fi
+	@ln -sf $(or $(3),$(TOOLS_CACHE))/$(1) $(TOOLS)/$(1)
 endef
 
 $(TOOLS)/buf:
@@ -53,6 +64,13 @@ $(TOOLS)/protoc-gen-grpc-gateway:
 	$(call tool,protoc-gen-grpc-gateway,github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-grpc-gateway@$(GRPC_GATEWAY_VERSION))
 $(TOOLS)/protoc-gen-openapiv2:
 	$(call tool,protoc-gen-openapiv2,github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-openapiv2@$(GRPC_GATEWAY_VERSION))
+# The linters are linked whatever .tools/bin holds: a link to an older
+# version's cache is replaced when the version changes.
+.PHONY: $(TOOLS)/staticcheck $(TOOLS)/errcheck
+$(TOOLS)/staticcheck:
+	$(call tool,staticcheck,honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION),$(LINTERS_CACHE))
+$(TOOLS)/errcheck:
+	$(call tool,errcheck,github.com/kisielk/errcheck@$(ERRCHECK_VERSION),$(LINTERS_CACHE))
 
 generate: tools
 	buf lint
@@ -65,18 +83,30 @@ check-generated: generate
 		echo "generated code is stale: run 'make generate' and commit the result"; \
 		git diff --stat -- proto; exit 1; fi
 
+# lint runs buf lint, gofmt, go vet, staticcheck (its default checks) and
+# errcheck over every module, tests included. errcheck leaves out the calls
+# listed in .errcheck-excludes, each with why its error is not wanted.
+# The import directions and the one error path are checked by a test
+# (cmd/seam/internal/house), which make test runs.
 lint: tools
 	buf lint
-	@out=$$(gofmt -l $(MODULES)); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	@out=$$(gofmt -l $(MODULES) .ci); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	go vet $(PACKAGES)
+	go vet .ci/strict.go
+	staticcheck $(PACKAGES)
+	errcheck -exclude .errcheck-excludes $(PACKAGES)
 
 fmt:
 	gofmt -w $(MODULES)
 
-# test is the README's test command and CI's: every module, with the race
-# detector wherever cgo can build it (RACE= turns it off). A package's
-# tests may take up to TEST_TIMEOUT: under the race detector on a loaded
-# two-core machine the gate's scenarios outgrow go test's default 10m.
+# test is the README's test command: every module, without the race
+# detector, so a warm run is quick and the assertions that only hold
+# without it run (allocation counts, every transport and chunking of the
+# scenarios, which the race lane scales down). test-race is the race
+# lane: the same tests with the detector on, where cgo can build it. CI
+# runs both. A package's tests may take up to TEST_TIMEOUT: under the
+# race detector on a loaded two-core machine the gate's scenarios outgrow
+# go test's default 10m.
 #
 # NORACE_PKGS are compiled without the detector's instrumentation inside
 # a race build: modernc.org/sqlite/lib is SQLite's C source translated to
@@ -90,17 +120,28 @@ fmt:
 # and at go test's default of one package per core a two-core machine
 # sat a third idle; four kept it busy and took make test from 246 s to
 # 192 s there.
+#
+# SEAM_TEST_STRICT=1 (CI sets it) runs go test through .ci/strict.go,
+# which fails the run when any test skips: in CI everything a test needs
+# is provided, so a skip is a check that passed without looking.
 NORACE_PKGS := modernc.org/sqlite/lib
 RACE ?= $(if $(filter 1,$(shell go env CGO_ENABLED)),-race $(foreach p,$(NORACE_PKGS),-gcflags=$(p)=-race=false),)
 TEST_P ?= $(shell n=$$(nproc 2>/dev/null || echo 1); echo $$(( n < 4 ? 4 : n )))
 TEST_TIMEOUT ?= 30m
-test:
+TEST_FLAGS ?=
+GOTEST = $(if $(filter 1,$(SEAM_TEST_STRICT)),go run .ci/strict.go,go test)
+define pgnote
 	@if [ -z "$$SEAM_TEST_POSTGRES_URL" ]; then \
 		echo "note: SEAM_TEST_POSTGRES_URL is not set, so the PostgreSQL tests skip; set it (for example postgres://postgres@127.0.0.1:5432/test?sslmode=disable) to run them"; fi
-	go test $(RACE) -p $(TEST_P) -timeout $(TEST_TIMEOUT) $(PACKAGES)
+endef
+test:
+	$(pgnote)
+	$(GOTEST) -p $(TEST_P) -timeout $(TEST_TIMEOUT) $(TEST_FLAGS) $(PACKAGES)
 
 test-race:
-	go test -race $(foreach p,$(NORACE_PKGS),-gcflags=$(p)=-race=false) $(PACKAGES)
+	@if [ -z "$(RACE)" ]; then echo "the race detector needs cgo (CGO_ENABLED=1 and a C compiler)"; exit 1; fi
+	$(pgnote)
+	$(GOTEST) $(RACE) -p $(TEST_P) -timeout $(TEST_TIMEOUT) $(TEST_FLAGS) $(PACKAGES)
 
 # check-tidy fails when `go mod tidy` would change a module's go.mod or go.sum.
 check-tidy:

@@ -100,7 +100,11 @@ func benchPayments(n int) []payment {
 // (SEAM_BENCH_BATCH_RECORDS overrides the default of 1000).
 func benchBatch() int {
 	k := 1000
-	fmt.Sscan(os.Getenv("SEAM_BENCH_BATCH_RECORDS"), &k)
+	if v := os.Getenv("SEAM_BENCH_BATCH_RECORDS"); v != "" {
+		if _, err := fmt.Sscan(v, &k); err != nil || k < 1 {
+			panic(fmt.Sprintf("SEAM_BENCH_BATCH_RECORDS=%q: want a positive number of records", v))
+		}
+	}
 	return k
 }
 

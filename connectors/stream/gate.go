@@ -107,7 +107,7 @@ func ndjson(msgs []Message) (data []byte, firstOffset int64) {
 		switch {
 		case len(v) == 0:
 			buf.WriteString("null")
-		case bytes.IndexAny(v, "\r\n") < 0:
+		case !bytes.ContainsAny(v, "\r\n"):
 			buf.Write(v)
 		case json.Valid(v):
 			_ = json.Compact(&buf, v) // cannot fail on valid JSON

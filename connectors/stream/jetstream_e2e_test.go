@@ -159,7 +159,9 @@ func TestJetStreamBlockedPartitionIsHeld(t *testing.T) {
 	ps := payments(0, 300, false)
 	bad := ps[130] // minute 2
 	b.produce(t, ps[:130])
-	b.js.Publish(context.Background(), b.srcSubject, []byte(strings.Replace(string(bad.value()), `"amount":`, `"amount":5000`, 1)))
+	if _, err := b.js.Publish(context.Background(), b.srcSubject, []byte(strings.Replace(string(bad.value()), `"amount":`, `"amount":5000`, 1))); err != nil {
+		t.Fatal(err)
+	}
 	b.produce(t, ps[131:])
 	b.produce(t, []payment{{seq: 99999999, account: 1, at: base.Add(time.Hour)}})
 	var out []outRecord

@@ -22,7 +22,7 @@ func TestExamplesLoadAndValidate(t *testing.T) {
 	if p := contract.ValidateCanonicalModel(examples.CommerceOrder()); len(p) > 0 {
 		t.Errorf("commerce.order is invalid: %v", p)
 	}
-	if examples.ShopOrdersV1() == examples.ShopOrdersV1() {
+	if first, second := examples.ShopOrdersV1(), examples.ShopOrdersV1(); first == second {
 		t.Error("ShopOrdersV1 returned the same pointer twice; callers may modify their copy")
 	}
 }

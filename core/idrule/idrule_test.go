@@ -131,8 +131,6 @@ type ruleCase struct {
 	in         string
 	want       string
 	wantStatus idrule.Status
-	// back is the expected reverse translation of want ("" = same as in).
-	back string
 }
 
 func compile(t *testing.T, rule *idmapv1.Rule, from, to *idrule.Format) *idrule.Compiled {

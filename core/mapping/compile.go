@@ -94,16 +94,6 @@ type fieldPlan struct {
 	prog     cel.Program
 }
 
-// errField is the path a record error of the field names: the source path
-// when the value came from the source, so a source team can find it, and
-// the canonical field otherwise.
-func (f *fieldPlan) errField() string {
-	if f.op == opFrom {
-		return f.source
-	}
-	return f.name
-}
-
 // translation is one (namespace, from format, to format) triple: every id
 // that goes through it in a batch goes in one idmap call.
 type translation struct {

@@ -116,6 +116,22 @@ func (a Access) checkStreamMessage(p *Principal, method string, req any, first b
 // subject is outside the token's subject list.
 const ReasonOutOfScope = "SUBJECT_OUT_OF_SCOPE"
 
+// ErrorInfo reasons of calls refused for their credentials or role.
+const (
+	// ReasonNoToken: the call carries no bearer token (or, past the
+	// interceptors, no authenticated caller).
+	ReasonNoToken = "TOKEN_MISSING"
+	// ReasonMalformedToken: the authorization header is not "Bearer <token>".
+	ReasonMalformedToken = "TOKEN_MALFORMED"
+	// ReasonUnknownToken: no token of this server has that value (never
+	// created here, or revoked).
+	ReasonUnknownToken = "TOKEN_UNKNOWN"
+	// ReasonExpiredToken: the token's expiry has passed.
+	ReasonExpiredToken = "TOKEN_EXPIRED"
+	// ReasonRoleDenied: the token's roles may not call the method.
+	ReasonRoleDenied = "ROLE_DENIED"
+)
+
 func outOfScope(p *Principal, subject, field string) error {
 	return rpcerr.PermissionDenied(ReasonOutOfScope, fmt.Sprintf("%s is limited to subjects %s; %s %q is not one of them",
 		p.Name, strings.Join(p.Subjects, ", "), field, subject))

@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -13,6 +14,8 @@ import (
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/tap"
+
+	"github.com/seamdata/seam/platform/rpcerr"
 )
 
 // publicServices need no token: probes and tooling discovery.
@@ -115,7 +118,7 @@ func (a *Authorizer) authorizeHeader(ctx context.Context, method, header string)
 		roles := a.access.Roles(method)
 		a.audit.WarnContext(ctx, "role denied", "event", "role_denied", "principal", p.Name, "roles", p.Roles, "method", method,
 			"peer", peerAddr(ctx), "needs", rolesOrAdmin(roles))
-		return nil, status.Errorf(codes.PermissionDenied, "%s (roles %v) may not call %s; it needs one of %v", p.Name, p.Roles, method, rolesOrAdmin(roles))
+		return nil, rpcerr.PermissionDenied(ReasonRoleDenied, fmt.Sprintf("%s (roles %v) may not call %s; it needs one of %v", p.Name, p.Roles, method, rolesOrAdmin(roles)))
 	}
 	a.audit.DebugContext(ctx, "token used", "event", "token_used", "principal", p.Name, "roles", p.Roles, "method", method)
 	return p, nil
@@ -152,11 +155,11 @@ func rolesOrAdmin(roles []Role) []Role {
 // "Bearer <token>", or an Unauthenticated status saying what is wrong.
 func ParseBearer(header string) (string, error) {
 	if header == "" {
-		return "", status.Error(codes.Unauthenticated, "missing bearer token: send 'authorization: Bearer <token>'")
+		return "", rpcerr.Unauthenticated(ReasonNoToken, "missing bearer token: send 'authorization: Bearer <token>'")
 	}
 	scheme, tok, ok := strings.Cut(header, " ")
 	if !ok || !strings.EqualFold(scheme, "bearer") || strings.TrimSpace(tok) == "" {
-		return "", status.Error(codes.Unauthenticated, "malformed authorization header: want 'Bearer <token>'")
+		return "", rpcerr.Unauthenticated(ReasonMalformedToken, "malformed authorization header: want 'Bearer <token>'")
 	}
 	return strings.TrimSpace(tok), nil
 }
@@ -180,11 +183,11 @@ func (a *Authorizer) authenticate(header string) (*Principal, error) {
 	}
 	p, ok := a.tokens.Lookup(token)
 	if !ok {
-		return nil, status.Error(codes.Unauthenticated, "the bearer token is not known to this server")
+		return nil, rpcerr.Unauthenticated(ReasonUnknownToken, "the bearer token is not known to this server")
 	}
 	if p.Expired(time.Now()) {
-		return nil, status.Errorf(codes.Unauthenticated, "the bearer token %s expired at %s; create a new one with 'seam token create'",
-			p.Name, p.Expires.UTC().Format(time.RFC3339))
+		return nil, rpcerr.Unauthenticated(ReasonExpiredToken, fmt.Sprintf("the bearer token %s expired at %s; create a new one with 'seam token create'",
+			p.Name, p.Expires.UTC().Format(time.RFC3339)))
 	}
 	return p, nil
 }
@@ -278,7 +281,7 @@ func (a *Authorizer) StreamInterceptor() grpc.StreamServerInterceptor {
 						a.audit.WarnContext(ctx, "stream token refused", "event", "token_refused", "principal", p.Name, "method", info.FullMethod,
 							"reason", status.Convert(err).Message())
 						mu.Lock()
-						revoked = status.Errorf(codes.Unauthenticated, "the stream is closed: %s", status.Convert(err).Message())
+						revoked = rpcerr.Relay(codes.Unauthenticated, "the stream is closed: "+status.Convert(err).Message(), err)
 						mu.Unlock()
 						cancel()
 						return

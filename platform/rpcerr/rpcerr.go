@@ -129,6 +129,38 @@ func PermissionDenied(reason, msg string) error {
 	return WithReason(codes.PermissionDenied, reason, msg, nil)
 }
 
+// Unauthenticated returns an Unauthenticated error with an ErrorInfo
+// reason, for a call whose credentials are missing, malformed, unknown or
+// expired.
+func Unauthenticated(reason, msg string) error {
+	return WithReason(codes.Unauthenticated, reason, msg, nil)
+}
+
+// WithDetails returns an error of code with an ErrorInfo reason and
+// metadata, followed by details (a service's own detail messages, such
+// as the gate's BlockedDetail).
+func WithDetails(code codes.Code, reason, msg string, metadata map[string]string, details ...protoadapt.MessageV1) error {
+	all := append([]protoadapt.MessageV1{&errdetails.ErrorInfo{Reason: reason, Domain: Domain, Metadata: metadata}}, details...)
+	return newError(code, msg, all...)
+}
+
+// Relay returns a peer's failed call, err, as this server's answer: code
+// with msg (which says what the peer said, in this server's words), the
+// peer's details kept as they came (its field violations, its reason and
+// metadata), and err as the logged cause. It wraps a peer's error once, so
+// a caller reads the same details whichever service first refused.
+func Relay(code codes.Code, msg string, err error) error {
+	var details []protoadapt.MessageV1
+	if st, ok := status.FromError(err); ok {
+		for _, d := range st.Details() {
+			if m, ok := d.(protoadapt.MessageV1); ok {
+				details = append(details, m)
+			}
+		}
+	}
+	return &Error{code: code, msg: msg, details: details, cause: err}
+}
+
 // WithReason returns an error of code with an ErrorInfo reason.
 func WithReason(code codes.Code, reason, msg string, metadata map[string]string) error {
 	return newError(code, msg, &errdetails.ErrorInfo{Reason: reason, Domain: Domain, Metadata: metadata})

@@ -18,12 +18,12 @@ import (
 	"github.com/seamdata/seam/platform/rpcerr"
 )
 
-func unary(t *testing.T, handler grpc.UnaryHandler) (error, string) {
+func unary(t *testing.T, handler grpc.UnaryHandler) (string, error) {
 	t.Helper()
 	var logs bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
 	_, err := rpcerr.UnaryInterceptor(log)(context.Background(), nil, &grpc.UnaryServerInfo{FullMethod: "/seam.test.v1.Test/Do"}, handler)
-	return err, logs.String()
+	return logs.String(), err
 }
 
 func TestUnaryInterceptor(t *testing.T) {
@@ -58,7 +58,7 @@ func TestUnaryInterceptor(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			err, logs := unary(t, tc.handler)
+			logs, err := unary(t, tc.handler)
 			if got := status.Code(err); got != tc.code {
 				t.Fatalf("code = %v (%v), want %v", got, err, tc.code)
 			}
@@ -77,7 +77,7 @@ func TestUnaryInterceptor(t *testing.T) {
 // reported failure.
 func TestInternalCarriesTheLoggedErrorID(t *testing.T) {
 	t.Parallel()
-	err, logs := unary(t, func(context.Context, any) (any, error) {
+	logs, err := unary(t, func(context.Context, any) (any, error) {
 		return nil, errors.New("ERROR: relation \"gate_batches\" does not exist (SQLSTATE 42P01)")
 	})
 	st := status.Convert(err)
@@ -149,7 +149,7 @@ func TestDetailsSurviveRewrapping(t *testing.T) {
 	for name, inner := range map[string]error{"domain error": domain, "peer status": fromPeer} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			err, _ := unary(t, func(context.Context, any) (any, error) {
+			_, err := unary(t, func(context.Context, any) (any, error) {
 				return nil, fmt.Errorf("chunk 3 (sequence 2): %w", inner)
 			})
 			st := status.Convert(err)
@@ -258,5 +258,53 @@ func TestCode(t *testing.T) {
 		if got := rpcerr.Code(c.err); got != c.want {
 			t.Errorf("Code(%v) = %v, want %v", c.err, got, c.want)
 		}
+	}
+}
+
+// A peer's refusal relayed by Relay reaches the caller with this server's
+// code and message and the peer's details, through the boundary and a
+// further %w wrapping.
+func TestRelayKeepsThePeersDetails(t *testing.T) {
+	t.Parallel()
+	// What the gate receives from the adapter: a status off the wire.
+	peer := status.Convert(rpcerr.InvalidArgument("amount is not a number",
+		rpcerr.FieldViolation{Field: "records[3].amount", Description: "not a number"})).Err()
+	relayed := rpcerr.Relay(codes.InvalidArgument, "adapter refused the batch: amount is not a number", peer)
+	logs, err := unary(t, func(context.Context, any) (any, error) {
+		return nil, fmt.Errorf("adapting batch b1: %w", relayed)
+	})
+	st := status.Convert(err)
+	if st.Code() != codes.InvalidArgument || !strings.Contains(st.Message(), "adapter refused the batch: amount is not a number") {
+		t.Fatalf("got %v %q, want InvalidArgument saying the adapter refused the batch", st.Code(), st.Message())
+	}
+	var field string
+	for _, d := range st.Details() {
+		if br, ok := d.(*errdetails.BadRequest); ok && len(br.GetFieldViolations()) == 1 {
+			field = br.GetFieldViolations()[0].GetField()
+		}
+	}
+	if field != "records[3].amount" {
+		t.Errorf("details %v, want the peer's field violation of records[3].amount", st.Details())
+	}
+	if logs != "" {
+		t.Errorf("a relayed refusal was logged: %s", logs)
+	}
+	// A peer's answer without details (a transport's) relays as code and
+	// message alone.
+	if st := status.Convert(rpcerr.Relay(codes.DeadlineExceeded, "the call's deadline passed", context.DeadlineExceeded)); st.Code() != codes.DeadlineExceeded || len(st.Details()) != 0 {
+		t.Errorf("relay of a plain error: %v %v, want DeadlineExceeded without details", st.Code(), st.Details())
+	}
+}
+
+// WithDetails puts the reason first and the service's own details after.
+func TestWithDetails(t *testing.T) {
+	t.Parallel()
+	extra := &errdetails.ResourceInfo{ResourceType: "batch", ResourceName: "b1"}
+	st := status.Convert(rpcerr.WithDetails(codes.FailedPrecondition, "BATCH_BLOCKED", "batch b1 is BLOCKED", map[string]string{"batch_id": "b1"}, extra))
+	if st.Code() != codes.FailedPrecondition || rpcerr.Reason(st.Err()) != "BATCH_BLOCKED" || len(st.Details()) != 2 {
+		t.Fatalf("got %v reason %q details %v, want FailedPrecondition, BATCH_BLOCKED and two details", st.Code(), rpcerr.Reason(st.Err()), st.Details())
+	}
+	if ri, ok := st.Details()[1].(*errdetails.ResourceInfo); !ok || ri.GetResourceName() != "b1" {
+		t.Errorf("second detail %v, want the ResourceInfo of b1", st.Details()[1])
 	}
 }

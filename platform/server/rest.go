@@ -15,9 +15,9 @@ import (
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/seamdata/seam/platform/auth"
+	"github.com/seamdata/seam/platform/rpcerr"
 	"github.com/seamdata/seam/proto/openapi"
 	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
 )
@@ -95,7 +95,7 @@ func (g *restGuard) middleware(next runtime.HandlerFunc) runtime.HandlerFunc {
 		if !ok {
 			// Every route the gateway serves is in the table (a test says
 			// so); one that is not is refused rather than read unchecked.
-			g.refuse(w, r, status.Errorf(codes.PermissionDenied, "%s %s has no access rule; no one may call it", r.Method, tmpl))
+			g.refuse(w, r, rpcerr.PermissionDenied("NO_ACCESS_RULE", fmt.Sprintf("%s %s has no access rule; no one may call it", r.Method, tmpl)))
 			return
 		}
 		p, err := g.authz.AuthorizeHeader(r.Context(), method, r.Header.Get("Authorization"))
@@ -134,8 +134,9 @@ func (g *restGuard) bound(w http.ResponseWriter, r *http.Request, method string)
 	case "gzip", "x-gzip":
 		gz = true
 	default:
-		return r, &runtime.HTTPStatusError{HTTPStatus: http.StatusUnsupportedMediaType, Err: status.Errorf(codes.InvalidArgument,
-			"Content-Encoding %q is not supported; send the body uncompressed or with gzip", enc)}
+		return r, &runtime.HTTPStatusError{HTTPStatus: http.StatusUnsupportedMediaType, Err: rpcerr.InvalidArgument(fmt.Sprintf(
+			"Content-Encoding %q is not supported; send the body uncompressed or with gzip", enc),
+			rpcerr.FieldViolation{Field: "Content-Encoding", Description: "gzip, identity or none"})}
 	}
 	if r.ContentLength == 0 && len(r.TransferEncoding) == 0 {
 		// No body: nothing to bound, and a streaming answer (a watch) must
@@ -180,14 +181,14 @@ func (g *restGuard) errorHandler(ctx context.Context, mux *runtime.ServeMux, m r
 			if b.zr != nil {
 				msg = "the gzip body cannot be read: " + cause.Error() + "; send it whole"
 			}
-			err = status.Error(codes.InvalidArgument, msg)
+			err = rpcerr.InvalidArgument(msg)
 		case b.timedOut.Load():
 			// The decoder's error is the connection's ("read tcp
 			// host:port->host:port: i/o timeout"): say what happened
 			// instead, without addresses.
 			closeAfter(w, r)
-			err = &runtime.HTTPStatusError{HTTPStatus: http.StatusRequestTimeout, Err: status.Errorf(codes.DeadlineExceeded,
-				"the request body was not read within the read timeout of %s (--http-read-timeout); send it at once, or split the batch", g.readTimeout)}
+			err = &runtime.HTTPStatusError{HTTPStatus: http.StatusRequestTimeout, Err: rpcerr.WithReason(codes.DeadlineExceeded, "BODY_READ_TIMEOUT", fmt.Sprintf(
+				"the request body was not read within the read timeout of %s (--http-read-timeout); send it at once, or split the batch", g.readTimeout), nil)}
 		}
 	}
 	challenge(ctx, mux, m, w, r, err)
@@ -208,7 +209,7 @@ func tooLarge(limit int64, size string) error {
 	if size == "" {
 		msg = fmt.Sprintf("the request body (inflated, when gzip) is over the limit of %d bytes (--max-message-bytes); split the batch, or send large loads over gRPC IngestStream", limit)
 	}
-	return &runtime.HTTPStatusError{HTTPStatus: http.StatusRequestEntityTooLarge, Err: status.Error(codes.ResourceExhausted, msg)}
+	return &runtime.HTTPStatusError{HTTPStatus: http.StatusRequestEntityTooLarge, Err: rpcerr.WithReason(codes.ResourceExhausted, "BODY_TOO_LARGE", msg, map[string]string{"limit_bytes": fmt.Sprint(limit)})}
 }
 
 type bodyReaderKey struct{}

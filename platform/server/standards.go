@@ -24,6 +24,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/seamdata/seam/platform/rpcerr"
 	"github.com/seamdata/seam/proto/openapi"
 )
 
@@ -84,13 +85,6 @@ func (s *Server) routeStandards(mux *http.ServeMux, rest http.Handler) error {
 	return nil
 }
 
-// httpError answers with the JSON error shape the gateway uses.
-func httpError(w http.ResponseWriter, status int, code codes.Code, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]any{"code": code, "message": msg, "details": []any{}})
-}
-
 // challenge is the gateway's error handler with the RFC 6750 challenge a
 // client needs to know it must send a bearer token.
 func challenge(ctx context.Context, mux *runtime.ServeMux, m runtime.Marshaler, w http.ResponseWriter, r *http.Request, err error) {
@@ -138,7 +132,7 @@ func routingError(ctx context.Context, mux *runtime.ServeMux, m runtime.Marshale
 	}
 	runtime.DefaultHTTPErrorHandler(ctx, mux, m, w, r, &runtime.HTTPStatusError{
 		HTTPStatus: http.StatusMethodNotAllowed,
-		Err:        status.Errorf(codes.Unimplemented, "%s is not allowed on %s", r.Method, r.URL.Path),
+		Err:        rpcerr.WithReason(codes.Unimplemented, "METHOD_NOT_ALLOWED", fmt.Sprintf("%s is not allowed on %s", r.Method, r.URL.Path), nil),
 	})
 }
 

@@ -173,10 +173,7 @@ type fakeIdmap struct {
 	down      bool
 	translate atomic.Int64
 	ids       atomic.Int64
-	// legacy makes it answer as an idmap that predates packed ids: it
-	// does not see TranslateRequest.packed, so it finds no ids there.
-	legacy atomic.Bool
-	packed atomic.Int64 // calls answered from packed ids
+	packed    atomic.Int64 // calls answered from packed ids
 }
 
 func (m *fakeIdmap) setDown(down bool) {
@@ -204,7 +201,7 @@ func (m *fakeIdmap) Translate(_ context.Context, req *idmapv1.TranslateRequest) 
 	m.translate.Add(1)
 	ids := req.GetIds()
 	p := req.GetPacked()
-	if p != nil && !m.legacy.Load() {
+	if p != nil {
 		m.packed.Add(1)
 		var err error
 		if ids, err = idpack.Strings(p); err != nil {
@@ -219,7 +216,7 @@ func (m *fakeIdmap) Translate(_ context.Context, req *idmapv1.TranslateRequest) 
 	}
 	resp := &idmapv1.TranslateResponse{Values: make([]string, len(ids)), Statuses: make([]idmapv1.TranslateStatus, len(ids))}
 	defer func() {
-		if p != nil && !m.legacy.Load() {
+		if p != nil {
 			resp.PackedValues, resp.Values = idpack.Pack(resp.Values), nil
 		}
 	}()

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"sync/atomic"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -33,12 +32,9 @@ type Server struct {
 	cfg      Config
 	registry registryv1.RegistryServiceClient
 	idmap    idmapv1.IdMapServiceClient
-	// idsAsStrings is set once idmap answered no ids packed in one buffer
-	// (it predates TranslateRequest.packed): ids go to it a string each.
-	idsAsStrings atomic.Bool
-	plans        *plans
-	records      metric.Int64Counter
-	gauges       metric.Registration
+	plans    *plans
+	records  metric.Int64Counter
+	gauges   metric.Registration
 }
 
 // New returns an adapter server. Call Run to follow the registry's events.

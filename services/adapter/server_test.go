@@ -546,31 +546,23 @@ func TestPlanAgeWithoutTraffic(t *testing.T) {
 }
 
 // The ids the adapter translates go to idmap packed in one buffer and the
-// values come back so; an idmap that predates packed ids finds none and
-// answers none, and the adapter asks it a string per id from then on.
-// Both ways give the same canonical records, unmapped ids failing alike.
-func TestTranslatePackedOrStringsToALegacyIdmap(t *testing.T) {
+// values come back so, unmapped ids failing their records.
+func TestTranslatePacked(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, adapter.Config{}, nil)
 	_, in2 := orders(300)
 	in2 = append(in2, []byte(`{"order_id":"ORD-9999999999","customer_id":"00000000-0000-4000-8000-999999999999","amount":5,"currency":"EUR","status":"paid","created_at":"2025-03-01T10:00:00Z","items":1}`))
-	batch := rawBatch(recordv1.Format_FORMAT_NDJSON, ndjson(in2))
-	packed := adapt(t, e, e.v2, batch)
-	if got := e.idm.packed.Load(); got != 1 {
-		t.Fatalf("idmap answered %d calls from packed ids, want 1", got)
+	packed := adapt(t, e, e.v2, rawBatch(recordv1.Format_FORMAT_NDJSON, ndjson(in2)))
+	if got, calls := e.idm.packed.Load(), e.idm.translate.Load(); got != 1 || calls != 1 {
+		t.Fatalf("idmap answered %d calls from packed ids of %d, want 1 of 1", got, calls)
 	}
-	e.idm.legacy.Store(true)
-	strs := adapt(t, e, e.v2, batch)
-	if got, calls := e.idm.packed.Load(), e.idm.translate.Load(); got != 1 || calls != 3 {
-		t.Fatalf("after idmap stopped reading packed ids: %d packed calls of %d; want 1 of 3 (the refused one asked again a string per id)", got, calls)
-	}
-	if packed.GetAdapted() != 300 || packed.GetFailed() != 1 || !proto.Equal(packed, strs) {
-		t.Fatalf("packed: %d adapted, %d failed; a string per id: %d, %d; want 300 and 1, and the same answers", packed.GetAdapted(), packed.GetFailed(), strs.GetAdapted(), strs.GetFailed())
+	if packed.GetAdapted() != 300 || packed.GetFailed() != 1 {
+		t.Fatalf("%d adapted, %d failed; want 300 and 1", packed.GetAdapted(), packed.GetFailed())
 	}
 }
 
 // A batch whose mapping translates through two lookups (two fields, two
-// directions) has both resolved, packed or a string per id.
+// directions) has both resolved.
 func TestTranslateEveryLookupOfABatch(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, adapter.Config{}, nil)
@@ -592,21 +584,21 @@ func TestTranslateEveryLookupOfABatch(t *testing.T) {
 		in2[i] = bytes.Replace(in2[i], []byte(`"order_id"`), []byte(`"referrer":`+itoa(100000+i)+`,"order_id"`), 1)
 	}
 	batch := rawBatch(recordv1.Format_FORMAT_NDJSON, ndjson(in2))
-	for _, legacy := range []bool{false, true} {
-		e.idm.legacy.Store(legacy)
-		resp, err := e.client.Adapt(context.Background(), &adapterv1.AdaptRequest{Subject: "shop.orders", Version: v, Batch: batch})
-		if err != nil {
-			t.Fatalf("legacy idmap %v: Adapt: %v", legacy, err)
-		}
-		if resp.GetAdapted() != 200 {
-			t.Fatalf("legacy idmap %v: %d adapted, want 200 (first errors: %v)", legacy, resp.GetAdapted(), resp.GetResults()[0].GetErrors())
-		}
-		var rec struct {
-			CustomerID int64  `json:"customer_id"`
-			Coupon     string `json:"coupon"`
-		}
-		if err := json.Unmarshal(resp.GetResults()[7].GetRecord().GetJson(), &rec); err != nil || rec.Coupon != customerUUID(100007) || rec.CustomerID == 0 {
-			t.Fatalf("legacy idmap %v: record 7 = %+v (%v), want coupon %s and a customer id", legacy, rec, err, customerUUID(100007))
-		}
+	resp, err := e.client.Adapt(context.Background(), &adapterv1.AdaptRequest{Subject: "shop.orders", Version: v, Batch: batch})
+	if err != nil {
+		t.Fatalf("Adapt: %v", err)
+	}
+	if resp.GetAdapted() != 200 {
+		t.Fatalf("%d adapted, want 200 (first errors: %v)", resp.GetAdapted(), resp.GetResults()[0].GetErrors())
+	}
+	var rec struct {
+		CustomerID int64  `json:"customer_id"`
+		Coupon     string `json:"coupon"`
+	}
+	if err := json.Unmarshal(resp.GetResults()[7].GetRecord().GetJson(), &rec); err != nil || rec.Coupon != customerUUID(100007) || rec.CustomerID == 0 {
+		t.Fatalf("record 7 = %+v (%v), want coupon %s and a customer id", rec, err, customerUUID(100007))
+	}
+	if got := e.idm.packed.Load(); got != 2 {
+		t.Errorf("idmap answered %d calls from packed ids, want 2 (one a lookup)", got)
 	}
 }

@@ -16,49 +16,21 @@ const maxTranslateIDs = 100_000
 // from, to) the batch uses, split only where a lookup exceeds idmap's
 // per-call limit. A failure fails the whole batch: a record never passes
 // with an id left untranslated. The ids go packed in one buffer and the
-// values come back so; an idmap that predates packed ids finds none and
-// answers none, and the adapter asks it with a string per id from then on.
+// values come back so.
 func (s *Server) translate(ctx context.Context, b *mapping.Batch) error {
 	for _, l := range b.Lookups() {
 		if len(l.IDs) == 0 {
 			continue
 		}
-		if !s.idsAsStrings.Load() {
-			done, err := s.translatePacked(ctx, l)
-			if err != nil {
-				return err
-			}
-			if done {
-				continue
-			}
-			s.cfg.Logger.WarnContext(ctx, "idmap answered no ids packed in one buffer; asking it with a string per id from now on")
-			s.idsAsStrings.Store(true)
-		}
-		values := make([]string, 0, len(l.IDs))
-		statuses := make([]idmapv1.TranslateStatus, 0, len(l.IDs))
-		for start := 0; start < len(l.IDs); start += maxTranslateIDs {
-			ids := l.IDs[start:min(start+maxTranslateIDs, len(l.IDs))]
-			resp, err := s.idmap.Translate(ctx, &idmapv1.TranslateRequest{Namespace: l.Namespace, FromFormat: l.From, ToFormat: l.To, Ids: ids})
-			if err != nil {
-				return peerError(ctx, "idmap", "translation", "", err, "")
-			}
-			if len(resp.GetValues()) != len(ids) || len(resp.GetStatuses()) != len(ids) {
-				return peerError(ctx, "idmap", "translation", "", fmt.Errorf("idmap answered %d values and %d statuses for %d ids", len(resp.GetValues()), len(resp.GetStatuses()), len(ids)), "")
-			}
-			values = append(values, resp.GetValues()...)
-			statuses = append(statuses, resp.GetStatuses()...)
-		}
-		if err := l.Resolve(values, statuses); err != nil {
-			return fmt.Errorf("translate %s/%s → %s: %w", l.Namespace, l.From, l.To, err)
+		if err := s.translatePacked(ctx, l); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-// translatePacked resolves l with packed ids and values. It reports false,
-// having resolved nothing, when idmap answered its first call with no
-// values: an idmap that predates packed ids.
-func (s *Server) translatePacked(ctx context.Context, l *mapping.Lookup) (bool, error) {
+// translatePacked resolves l with packed ids and values.
+func (s *Server) translatePacked(ctx context.Context, l *mapping.Lookup) error {
 	var data []byte
 	var ends []uint32
 	statuses := make([]idmapv1.TranslateStatus, 0, len(l.IDs))
@@ -66,14 +38,11 @@ func (s *Server) translatePacked(ctx context.Context, l *mapping.Lookup) (bool, 
 		ids := l.IDs[start:min(start+maxTranslateIDs, len(l.IDs))]
 		resp, err := s.idmap.Translate(ctx, &idmapv1.TranslateRequest{Namespace: l.Namespace, FromFormat: l.From, ToFormat: l.To, Packed: idpack.Pack(ids)})
 		if err != nil {
-			return false, peerError(ctx, "idmap", "translation", "", err, "")
+			return peerError(ctx, "idmap", "translation", "", err, "")
 		}
 		pv := resp.GetPackedValues()
-		if start == 0 && pv == nil && len(resp.GetStatuses()) == 0 {
-			return false, nil
-		}
 		if len(pv.GetEnds()) != len(ids) || len(resp.GetStatuses()) != len(ids) {
-			return false, peerError(ctx, "idmap", "translation", "", fmt.Errorf("idmap answered %d values and %d statuses for %d ids", len(pv.GetEnds()), len(resp.GetStatuses()), len(ids)), "")
+			return peerError(ctx, "idmap", "translation", "", fmt.Errorf("idmap answered %d values and %d statuses for %d ids", len(pv.GetEnds()), len(resp.GetStatuses()), len(ids)), "")
 		}
 		if start == 0 && len(l.IDs) <= maxTranslateIDs {
 			data, ends = pv.GetData(), pv.GetEnds() // one call: its buffer as it is
@@ -87,7 +56,7 @@ func (s *Server) translatePacked(ctx context.Context, l *mapping.Lookup) (bool, 
 		statuses = append(statuses, resp.GetStatuses()...)
 	}
 	if err := l.ResolvePacked(data, ends, statuses); err != nil {
-		return false, fmt.Errorf("translate %s/%s → %s: %w", l.Namespace, l.From, l.To, err)
+		return fmt.Errorf("translate %s/%s → %s: %w", l.Namespace, l.From, l.To, err)
 	}
-	return true, nil
+	return nil
 }

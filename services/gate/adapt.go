@@ -1,16 +1,13 @@
 package gate
 
 import (
-	"bytes"
 	"context"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
 	"sync"
 
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -85,9 +82,7 @@ func (c canonical) id(a *adapted) []byte {
 // limit: any batch the gate accepts is mapped, however much larger the
 // canonical records are than the source ones. Records travel as the
 // values the gate decoded (adapterv1.DecodedRecords), so the adapter does
-// not parse them again and numbers keep their literals; to an adapter
-// that predates decoded records they travel as raw bytes (CSV rows under
-// their header, everything else as NDJSON lines). The answer holds
+// not parse them again and numbers keep their literals. The answer holds
 // canonical JSON, packed (one buffer for the batch, not a message per
 // record; an adapter that predates packing answers per record). Without
 // t.records the adapter encodes no canonical record and an adapted
@@ -96,7 +91,7 @@ func (c canonical) id(a *adapted) []byte {
 // refused with ResourceExhausted naming the limit. Results are by the
 // records' indices in their batch of n records, with their provenance set
 // to the batch's.
-func (s *Server) adaptRecords(ctx context.Context, t adaptTarget, format recordv1.Format, header []byte, recs []*record.Record, n int) (*adapted, error) {
+func (s *Server) adaptRecords(ctx context.Context, t adaptTarget, header []byte, recs []*record.Record, n int) (*adapted, error) {
 	out := &adapted{results: make([]*adapterv1.AdaptResult, n)}
 	if t.records {
 		out.canon = make([]canonical, n)
@@ -108,7 +103,7 @@ func (s *Server) adaptRecords(ctx context.Context, t adaptTarget, format recordv
 			size += len(recs[end].Raw) + 1
 			end++
 		}
-		if err := s.adaptSpan(ctx, t, format, header, recs[start:end], out); err != nil {
+		if err := s.adaptSpan(ctx, t, recs[start:end], out); err != nil {
 			return nil, err
 		}
 		start = end
@@ -168,7 +163,7 @@ func (a *adapted) messages(t adaptTarget, recs []*record.Record) {
 	}
 }
 
-func (s *Server) adaptSpan(ctx context.Context, t adaptTarget, format recordv1.Format, header []byte, recs []*record.Record, out *adapted) error {
+func (s *Server) adaptSpan(ctx context.Context, t adaptTarget, recs []*record.Record, out *adapted) error {
 	answer := adapterv1.AdaptAnswer_ADAPT_ANSWER_FAILURES
 	if t.records {
 		answer = adapterv1.AdaptAnswer_ADAPT_ANSWER_PACKED
@@ -176,21 +171,10 @@ func (s *Server) adaptSpan(ctx context.Context, t adaptTarget, format recordv1.F
 	req := &adapterv1.AdaptRequest{Subject: t.cv.subject, Version: t.cv.version, Partition: t.partition, BatchId: t.batchID, Answer: answer}
 	buf := adaptBuffers.Get().(*[]byte)
 	data := (*buf)[:0]
-	raw := s.rawToAdapter.Load()
-	if !raw {
-		for _, r := range recs {
-			data = record.AppendPacked(data, r.Values)
-		}
-		req.Decoded = &adapterv1.DecodedRecords{Fields: t.cv.paths, Count: int64(len(recs)), Values: data}
-	} else {
-		var wire recordv1.Format
-		var err error
-		if data, wire, err = encodeForAdapter(data, format, header, recs); err != nil {
-			adaptBuffers.Put(buf)
-			return err
-		}
-		req.Batch = &recordv1.RecordBatch{Body: &recordv1.RecordBatch_Raw{Raw: &recordv1.RawRecords{Format: wire, Data: data}}}
+	for _, r := range recs {
+		data = record.AppendPacked(data, r.Values)
 	}
+	req.Decoded = &adapterv1.DecodedRecords{Fields: t.cv.paths, Count: int64(len(recs)), Values: data}
 	resp, err := s.adapter.Adapt(ctx, req)
 	// The request was marshalled before the call returned: its bytes are
 	// free again. Calls near the message limit keep theirs to the collector.
@@ -198,20 +182,13 @@ func (s *Server) adaptSpan(ctx context.Context, t adaptTarget, format recordv1.F
 		*buf = data
 		adaptBuffers.Put(buf)
 	}
-	if !raw && predatesDecoded(err) {
-		// An adapter that predates decoded records finds no batch in the
-		// call; from now on records go to it as raw bytes.
-		s.cfg.Logger.WarnContext(ctx, "the adapter refused decoded records; sending records to it as raw bytes from now on", "error", err)
-		s.rawToAdapter.Store(true)
-		return s.adaptSpan(ctx, t, format, header, recs, out)
-	}
 	if status.Code(err) == codes.ResourceExhausted {
 		if len(recs) > 1 {
 			half := len(recs) / 2
-			if err := s.adaptSpan(ctx, t, format, header, recs[:half], out); err != nil {
+			if err := s.adaptSpan(ctx, t, recs[:half], out); err != nil {
 				return err
 			}
-			return s.adaptSpan(ctx, t, format, header, recs[half:], out)
+			return s.adaptSpan(ctx, t, recs[half:], out)
 		}
 		r := recs[0]
 		return rpcerr.WithReason(codes.ResourceExhausted, "ANSWER_TOO_LARGE",
@@ -241,28 +218,6 @@ func (s *Server) adaptSpan(ctx context.Context, t adaptTarget, format recordv1.F
 		out.results[r.Index] = ar
 	}
 	return nil
-}
-
-// predatesDecoded says whether err is an adapter's refusal of a call
-// without a batch, as an adapter that predates decoded records answers
-// one carrying them: InvalidArgument naming the field batch. A refusal of
-// the decoded records themselves names decoded, and is the adapter's
-// error to report.
-func predatesDecoded(err error) bool {
-	st := status.Convert(err)
-	if st.Code() != codes.InvalidArgument {
-		return false
-	}
-	for _, d := range st.Details() {
-		if br, ok := d.(*errdetails.BadRequest); ok {
-			for _, v := range br.GetFieldViolations() {
-				if v.GetField() == "batch" {
-					return true
-				}
-			}
-		}
-	}
-	return false
 }
 
 // unpack places a packed answer's results by the records' indices,
@@ -325,39 +280,6 @@ var adaptBuffers = sync.Pool{New: func() any { return new([]byte) }}
 // maxPooledAdaptBytes bounds the buffers adaptBuffers keeps: a rare huge
 // batch does not pin its memory.
 const maxPooledAdaptBytes = 8 << 20
-
-// encodeForAdapter writes records as one raw batch, reusing dst's memory:
-// CSV rows under their header, JSON records (from JSON, NDJSON or Struct
-// objects) one object per line. A record without a line feed (every NDJSON
-// line) is already a line as it was sent; only the others are compacted.
-func encodeForAdapter(dst []byte, format recordv1.Format, header []byte, recs []*record.Record) ([]byte, recordv1.Format, error) {
-	size := len(header) + 1
-	for _, r := range recs {
-		size += len(r.Raw) + 1
-	}
-	b := bytes.NewBuffer(slices.Grow(dst[:0], size))
-	if format == recordv1.Format_FORMAT_CSV {
-		b.Write(header)
-		b.WriteByte('\n')
-		for _, r := range recs {
-			b.Write(r.Raw)
-			b.WriteByte('\n')
-		}
-		return b.Bytes(), recordv1.Format_FORMAT_CSV, nil
-	}
-	for _, r := range recs {
-		if bytes.IndexByte(r.Raw, '\n') < 0 {
-			b.Write(r.Raw)
-			b.WriteByte('\n')
-			continue
-		}
-		if err := json.Compact(b, r.Raw); err != nil {
-			return nil, 0, fmt.Errorf("re-encode the record at position %d for the adapter: %w", r.Position, err)
-		}
-		b.WriteByte('\n')
-	}
-	return b.Bytes(), recordv1.Format_FORMAT_NDJSON, nil
-}
 
 // packDirect packs a batch's verdicts vs (in index order) as verdict.Pack
 // packs them with their canonical records, taking each accepted record's

@@ -1,55 +1,26 @@
 package gate
 
 import (
-	"bytes"
 	"context"
 	"testing"
 
 	"github.com/klauspost/compress/s2"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
-	"github.com/seamdata/seam/platform/rpcerr"
 	"github.com/seamdata/seam/platform/storage/storagetest"
 )
 
 // Records that passed the checks go to the adapter as the values the gate
-// decoded; an adapter that predates decoded records refuses them, and the
-// gate sends records to it as raw bytes from then on. Both ways give the
-// same canonical records.
-func TestAdapterGetsDecodedRecordsOrRawFromALegacyAdapter(t *testing.T) {
+// decoded, not as bytes for it to parse again.
+func TestAdapterGetsDecodedRecords(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.knowCustomers()
-	ctx := context.Background()
-	send := func(partition string) [][]byte {
-		t.Helper()
-		resp, err := e.as("pipeline").Ingest(ctx, ingest("shop.orders", partition, "b1", orders{first: 1, n: 40, amount: 85}))
-		if err != nil || resp.GetSummary().GetAccepted() != 40 {
-			t.Fatalf("Ingest into %s = %v (%v), want 40 accepted", partition, resp.GetSummary(), err)
-		}
-		var out [][]byte
-		for _, v := range resp.GetRecords() {
-			out = append(out, v.GetRecord().GetJson())
-		}
-		return out
+	resp, err := e.as("pipeline").Ingest(context.Background(), ingest("shop.orders", "2025-03-01", "b1", orders{first: 1, n: 40, amount: 85}))
+	if err != nil || resp.GetSummary().GetAccepted() != 40 {
+		t.Fatalf("Ingest = %v (%v), want 40 accepted", resp.GetSummary(), err)
 	}
-	decoded := send("2025-03-01")
-	if got := e.adapter.Decoded(); got != 40 {
-		t.Fatalf("the adapter got %d records decoded, want all 40", got)
-	}
-	e.adapter.SetLegacy(true)
-	raw := send("2025-03-02")
-	if got, all := e.adapter.Decoded(), e.adapter.Records(); got != 40 || all != 80 {
-		t.Fatalf("after the adapter refused decoded records: %d decoded of %d adapted, want 40 of 80", got, all)
-	}
-	if e.srv.rawToAdapter.Load() != true {
-		t.Fatal("the gate did not note that the adapter wants raw bytes")
-	}
-	for i := range decoded {
-		if len(decoded[i]) == 0 || !bytes.Equal(decoded[i], raw[i]) {
-			t.Fatalf("record %d: %s decoded, %s raw", i, decoded[i], raw[i])
-		}
+	if got, all := e.adapter.Decoded(), e.adapter.Records(); got != 40 || all != 40 {
+		t.Fatalf("the adapter got %d records decoded of %d, want all 40", got, all)
 	}
 }
 
@@ -105,54 +76,21 @@ func TestKeptAnswersPackedAndPerRecord(t *testing.T) {
 	})
 }
 
-// Only an adapter's refusal of a call without a batch sends records raw
-// from then on; a refusal of the decoded records is its error to report.
-func TestPredatesDecoded(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		err  error
-		want bool
-	}{
-		{rpcerr.InvalidArgument("invalid adapt request: batch: no records", rpcerr.FieldViolation{Field: "batch", Description: "no records"}), true},
-		{rpcerr.InvalidArgument("decode packed records: record 3", rpcerr.FieldViolation{Field: "decoded", Description: "record 3"}), false},
-		{status.Error(codes.InvalidArgument, "no details"), false},
-		{status.Error(codes.Unavailable, "adapter down"), false},
-		{nil, false},
-	} {
-		if got := predatesDecoded(tc.err); got != tc.want {
-			t.Errorf("predatesDecoded(%v) = %v, want %v", tc.err, got, tc.want)
-		}
-	}
-}
-
-// The identifiers the gate asks idmap about go packed in one buffer; an
-// idmap that predates packed ids finds none and answers none, and the
-// gate asks it a string per id from then on. Both ways count the same
-// matches.
-func TestIdmapGetsPackedIDsOrStringsFromALegacyIdmap(t *testing.T) {
+// The identifiers the gate asks idmap about go packed in one buffer, one
+// call per identifier field, and the matches count as idmap answered.
+func TestIdmapGetsPackedIDs(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.knowCustomers()
-	ctx := context.Background()
-	send := func(partition string) float64 {
-		t.Helper()
-		// Every 4th record's customer is one idmap does not know.
-		resp, err := e.as("pipeline").Ingest(ctx, ingest("shop.orders", partition, "b1", orders{first: 1, n: 40, amount: 85, unknown: 4}))
-		if err != nil || resp.GetSummary().GetReceived() != 40 {
-			t.Fatalf("Ingest into %s = %v (%v)", partition, resp.GetSummary(), err)
-		}
-		return monitorOf(t, e, "shop.orders", partition).GetMatchRate()
+	// Every 4th record's customer is one idmap does not know.
+	resp, err := e.as("pipeline").Ingest(context.Background(), ingest("shop.orders", "2025-03-01", "b1", orders{first: 1, n: 40, amount: 85, unknown: 4}))
+	if err != nil || resp.GetSummary().GetReceived() != 40 {
+		t.Fatalf("Ingest = %v (%v)", resp.GetSummary(), err)
 	}
-	packed := send("2025-03-01")
 	if got := e.idmap.Packed(); got != 1 {
 		t.Fatalf("idmap answered %d calls from packed ids, want 1", got)
 	}
-	e.idmap.SetLegacy(true)
-	strs := send("2025-03-02")
-	if !e.srv.idsAsStrings.Load() {
-		t.Fatal("the gate did not note that idmap wants a string per id")
-	}
-	if packed != strs || packed <= 0 || packed >= 1 {
-		t.Fatalf("match rate %v asked packed, %v asked a string per id; want the same, between 0 and 1", packed, strs)
+	if rate := monitorOf(t, e, "shop.orders", "2025-03-01").GetMatchRate(); rate != 0.75 {
+		t.Fatalf("match rate %v, want 0.75 (every 4th customer unknown)", rate)
 	}
 }

@@ -72,7 +72,7 @@ type activeEntry struct {
 type contracts struct {
 	cfg      Config
 	registry registryv1.RegistryServiceClient
-	store    gateStore
+	store    contractStore
 
 	mu       sync.Mutex
 	versions map[versionKey]*compiled
@@ -88,7 +88,7 @@ type listedEntry struct {
 	fetched  time.Time
 }
 
-func newContracts(ctx context.Context, cfg Config, reg registryv1.RegistryServiceClient, st gateStore) (*contracts, error) {
+func newContracts(ctx context.Context, cfg Config, reg registryv1.RegistryServiceClient, st contractStore) (*contracts, error) {
 	c := &contracts{cfg: cfg, registry: reg, store: st, versions: map[versionKey]*compiled{}, active: map[string]activeEntry{}, listed: map[string]listedEntry{}}
 	known, err := st.ActiveContracts(ctx)
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.uber.org/goleak"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -181,13 +182,15 @@ func TestAutomaticContainmentBelowMatchRateFloor(t *testing.T) {
 	}
 }
 
-// The child gate of TestKillNineMidLoad: it serves a gate on the store and
-// peers the parent names, until killed.
+// TestMain runs the child gate of TestKillNineMidLoad when asked to (it
+// serves a gate on the store and peers the parent names, until killed),
+// and otherwise the tests, failing when any goroutine outlives them: every
+// gate, peer and store a test starts must end with it.
 func TestMain(m *testing.M) {
 	if os.Getenv("SEAM_GATE_CHILD") == "1" {
 		os.Exit(runChild())
 	}
-	os.Exit(m.Run())
+	goleak.VerifyTestMain(m)
 }
 
 func runChild() int {

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -820,7 +819,7 @@ func (s *Server) validate(ctx context.Context, in batchInput, cv *compiled, form
 	if len(decoded) > 0 {
 		wg.Go(func() {
 			adapted, adaptErr = s.adaptRecords(ctx, adaptTarget{cv: cv, partition: in.partition, batchID: in.batchID, records: in.withRecords, direct: in.withRecords && in.packed},
-				format, o.header, decoded, len(b.Records))
+				o.header, decoded, len(b.Records))
 		})
 	}
 	res := plan.ValidatePartition(b.Records, in.partition)
@@ -998,25 +997,26 @@ func (s *Server) place(cv *compiled, part string, b *record.Batch, res *check.Ba
 	return misplaced, times
 }
 
-// peerError turns a failed call to a peer service into the gate's answer:
-// Unavailable (retry) when the peer could not answer, so a batch is never
-// passed with values missing. ctx is the call's own context: a peer call
-// cut short because it ended (the caller went away, or its deadline
-// passed while the peer worked) ends the call the same way, and the peer
-// is not blamed.
+// peerError turns a failed call to a peer service into the gate's answer,
+// wrapped once by rpcerr with the peer's details kept: Unavailable (retry)
+// when the peer could not answer, so a batch is never passed with values
+// missing. ctx is the call's own context: a peer call cut short because
+// it ended (the caller went away, or its deadline passed while the peer
+// worked) ends the call the same way, and the peer is not blamed.
 func peerError(ctx context.Context, peer string, err error) error {
 	if st, ok := status.FromError(err); ok {
 		switch st.Code() {
 		case codes.InvalidArgument, codes.NotFound, codes.FailedPrecondition:
 			// The peer refused the batch itself; that is the caller's to fix
-			// and retrying will not help. Keep the peer's message.
-			return status.Errorf(st.Code(), "%s refused the batch: %s", peer, st.Message())
+			// and retrying will not help. Keep the peer's message and details
+			// (which field, which reason).
+			return rpcerr.Relay(st.Code(), fmt.Sprintf("%s refused the batch: %s", peer, st.Message()), err)
 		case codes.Canceled, codes.DeadlineExceeded:
 			switch {
 			case errors.Is(ctx.Err(), context.DeadlineExceeded):
-				return status.Errorf(codes.DeadlineExceeded, "the call's deadline passed while %s answered: %s", peer, st.Message())
+				return rpcerr.Relay(codes.DeadlineExceeded, fmt.Sprintf("the call's deadline passed while %s answered: %s", peer, st.Message()), err)
 			case ctx.Err() != nil:
-				return status.Errorf(codes.Canceled, "the call to %s was canceled: %s", peer, st.Message())
+				return rpcerr.Relay(codes.Canceled, fmt.Sprintf("the call to %s was canceled: %s", peer, st.Message()), err)
 			}
 		}
 	}
@@ -1025,28 +1025,15 @@ func peerError(ctx context.Context, peer string, err error) error {
 
 // lookupIdentifiers asks idmap, once per identifier field, which of the
 // batch's identifier values resolve in their namespace. The values go
-// packed in one buffer (ContainsRequest.packed); an idmap that predates
-// packed ids finds none and answers none, and the gate asks it with a
-// string per id from then on.
+// packed in one buffer (ContainsRequest.packed).
 func (s *Server) lookupIdentifiers(ctx context.Context, ids []check.IdentifierValues) ([][]bool, error) {
 	out := make([][]bool, len(ids))
 	for k, iv := range ids {
 		if len(iv.Values) == 0 {
 			continue
 		}
-		req := &idmapv1.ContainsRequest{Namespace: iv.Namespace, Format: iv.Format}
-		if s.idsAsStrings.Load() {
-			req.Ids = idStrings(iv.Values)
-		} else {
-			req.Packed = idpack.Pack(iv.Values)
-		}
+		req := &idmapv1.ContainsRequest{Namespace: iv.Namespace, Format: iv.Format, Packed: idpack.Pack(iv.Values)}
 		resp, err := s.idmap.Contains(ctx, req)
-		if err == nil && req.Packed != nil && len(resp.GetPresent()) == 0 {
-			s.cfg.Logger.WarnContext(ctx, "idmap answered no ids packed in one buffer; asking it with a string per id from now on")
-			s.idsAsStrings.Store(true)
-			req.Packed, req.Ids = nil, idStrings(iv.Values)
-			resp, err = s.idmap.Contains(ctx, req)
-		}
 		if err != nil {
 			return nil, err
 		}
@@ -1058,13 +1045,6 @@ func (s *Server) lookupIdentifiers(ctx context.Context, ids []check.IdentifierVa
 	return out, nil
 }
 
-// idStrings is ids as strings, cut from one string rather than allocated
-// one by one (for an idmap that predates packed ids).
-func idStrings(ids [][]byte) []string {
-	out, _ := idpack.Strings(idpack.Pack(ids)) // Pack's ends are in range
-	return out
-}
-
 // blockedError is the FAILED_PRECONDITION answer to a batch that an
 // earlier version of the gate stored BLOCKED, when it is retried.
 func blockedError(in batchInput, d *gatev1.BlockedDetail) error {
@@ -1074,12 +1054,6 @@ func blockedError(in batchInput, d *gatev1.BlockedDetail) error {
 	}
 	msg := fmt.Sprintf("batch %s of %s partition %s is BLOCKED: check %s failed for %d of %d records, over its threshold (%s); sample positions %s; nothing of the batch was passed on — fix the records and send the batch again under a new batch id",
 		in.batchID, in.subject, in.partition, d.GetCheck(), d.GetFailures(), d.GetReceived(), thresholdText(d), strings.Join(pos, ", "))
-	st, err := status.New(codes.FailedPrecondition, msg).WithDetails(
-		&errdetails.ErrorInfo{Reason: "BATCH_BLOCKED", Domain: rpcerr.Domain, Metadata: map[string]string{
-			"subject": in.subject, "partition": in.partition, "batch_id": in.batchID, "check": d.GetCheck()}},
-		d)
-	if err != nil {
-		return status.Error(codes.FailedPrecondition, msg)
-	}
-	return st.Err()
+	return rpcerr.WithDetails(codes.FailedPrecondition, "BATCH_BLOCKED", msg, map[string]string{
+		"subject": in.subject, "partition": in.partition, "batch_id": in.batchID, "check": d.GetCheck()}, d)
 }

@@ -88,7 +88,7 @@ func openTestStore(t *testing.T, url string) *sqlStore {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { s.Close() })
+	t.Cleanup(func() { _ = s.Close() }) // after the checks
 	return s
 }
 
@@ -148,7 +148,7 @@ func TestKeyIndexCache(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { c.Close() })
+		t.Cleanup(func() { _ = c.Close() }) // after the checks
 		insertKeys(t, c, 11, keyHashes(0, 10))
 		insertKeys(t, c, 12, keyHashes(0, 10))
 		insertKeys(t, c, 13, keyHashes(0, 20))
@@ -181,7 +181,9 @@ func TestKeyIndexUpgradeFromSchema6(t *testing.T) {
 				}
 			}
 		}
-		db.Close()
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
 		s := openTestStore(t, url)
 		got := insertKeys(t, s, 1, keyHashes(298, 3))
 		if fmt.Sprint(got) != "[false false true]" {
@@ -208,7 +210,7 @@ func BenchmarkInsertKeys(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			defer s.Close()
+			defer func() { _ = s.Close() }() // after the benchmark
 			hashes := keyHashes(0, benchBatch)
 			b.ReportAllocs()
 			pid := int64(0)

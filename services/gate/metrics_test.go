@@ -120,7 +120,7 @@ func point(t *testing.T, reader *sdkmetric.ManualReader, name string, want map[s
 	}
 	match := func(set attribute.Set) bool {
 		for k, v := range want {
-			if got, ok := set.Value(attribute.Key(k)); !ok || got.Emit() != v {
+			if got, ok := set.Value(attribute.Key(k)); !ok || got.String() != v {
 				return false
 			}
 		}

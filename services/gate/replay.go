@@ -148,7 +148,7 @@ func (s *Server) evaluateGroup(ctx context.Context, cv *compiled, subject, repla
 			passing = append(passing, &decoded.Records[i])
 		}
 	}
-	adapted, err := s.adaptRecords(ctx, adaptTarget{cv: cv, batchID: "replay:" + replayID, records: true}, g.format, g.header, passing, len(decoded.Records))
+	adapted, err := s.adaptRecords(ctx, adaptTarget{cv: cv, batchID: "replay:" + replayID, records: true}, g.header, passing, len(decoded.Records))
 	if err != nil {
 		return err
 	}

@@ -110,7 +110,9 @@ VALUES ('fleet.trips', $1, $2, 40, 1, $3, $3)`, l[0], l[1], tripsPart(1)); err !
 		if _, err := db.SQL.ExecContext(ctx, `INSERT INTO gate_shapes (subject, field, shape, first_seen, batch_id) VALUES ('fleet.trips', 'odometer_km', 'digit string', 1, 'day1-0')`); err != nil {
 			t.Fatalf("write a schema-8 reported shape: %v", err)
 		}
-		db.Close()
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
 
 		p := newPeers(t)
 		useRealPeers(t, p)

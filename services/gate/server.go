@@ -2,10 +2,10 @@ package gate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -29,20 +29,14 @@ import (
 type Server struct {
 	gatev1.UnimplementedGateServiceServer
 
-	cfg      Config
-	store    gateStore
-	registry registryv1.RegistryServiceClient
-	adapter  adapterv1.AdapterServiceClient
-	// rawToAdapter is set once the adapter refused decoded records (it
-	// predates them): records go to it as raw bytes instead.
-	rawToAdapter atomic.Bool
-	idmap        idmapv1.IdMapServiceClient
-	// idsAsStrings is set once idmap answered no ids packed in one buffer
-	// (it predates ContainsRequest.packed): ids go to it a string each.
-	idsAsStrings atomic.Bool
-	contracts    *contracts
-	metrics      *metrics
-	tracer       trace.Tracer
+	cfg       Config
+	store     gateStore
+	registry  registryv1.RegistryServiceClient
+	adapter   adapterv1.AdapterServiceClient
+	idmap     idmapv1.IdMapServiceClient
+	contracts *contracts
+	metrics   *metrics
+	tracer    trace.Tracer
 	// delivered is signalled after each round of the outbox relay, so a
 	// replay waiting for its event's registry sequence wakes without
 	// delivering itself.
@@ -86,19 +80,16 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	if err := st.FoldLegacyFields(ctx); err != nil {
-		st.Close()
-		return nil, err
+		return nil, errors.Join(err, st.Close())
 	}
 	s := &Server{cfg: cfg, store: st, registry: registryv1.NewRegistryServiceClient(cfg.Registry),
 		adapter: adapterv1.NewAdapterServiceClient(cfg.Adapter), idmap: idmapv1.NewIdMapServiceClient(cfg.Idmap),
 		tracer: cfg.TracerProvider.Tracer("github.com/seamdata/seam/services/gate")}
 	if s.contracts, err = newContracts(ctx, cfg, s.registry, st); err != nil {
-		st.Close()
-		return nil, err
+		return nil, errors.Join(err, st.Close())
 	}
 	if s.metrics, err = newMetrics(cfg.Meter, st, s.contracts.subjects, func() int64 { return cfg.Clock().UnixNano() }); err != nil {
-		st.Close()
-		return nil, err
+		return nil, errors.Join(err, st.Close())
 	}
 	return s, nil
 }

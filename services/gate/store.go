@@ -24,7 +24,9 @@ const (
 
 // gateStore is the gate's durable state. Handlers use only this interface
 // and storeTx; the SQL behind it (sqlStore) serves the embedded SQLite
-// file and PostgreSQL alike, and the conformance tests run on both.
+// file and PostgreSQL alike, and the conformance tests run on both. It is
+// the union of one interface per role, so a part of the gate that plays
+// one role can be given that role's alone.
 type gateStore interface {
 	// InTx runs fn in one transaction, retrying it on transient conflicts;
 	// fn must have no effect outside tx.
@@ -38,26 +40,6 @@ type gateStore interface {
 	Listen(ctx context.Context, channel string) (<-chan struct{}, error)
 	Close() error
 
-	// Batch reads a batch's idempotency row.
-	Batch(ctx context.Context, k batchKey) (storedBatch, bool, error)
-	// Answer reads the canonical records kept for a batch's answer; false
-	// when none are kept (asked summary-only, or expired).
-	Answer(ctx context.Context, k batchKey, now time.Time) (answerForm, []byte, bool, error)
-	// QuarantineReasons reads the reasons of a batch's quarantined records
-	// still kept, by record index.
-	QuarantineReasons(ctx context.Context, k batchKey) (map[int64][]*recordv1.RecordError, error)
-
-	// Head reads a partition's row and its latest unit (or the unit of an
-	// amendment); false when the partition was never sent.
-	Head(ctx context.Context, subject, part string, amendment *int32) (partRow, unitRow, bool, error)
-	// PartitionAlerts lists the alerts raised for a partition's amendment
-	// in its current sending.
-	PartitionAlerts(ctx context.Context, subject, part string, amendment int32, since time.Time) ([]*gatev1.Alert, error)
-	// Watermark reads a subject's watermark; false when it has none.
-	Watermark(ctx context.Context, subject string) (time.Time, bool, error)
-	// OpenBefore lists the partitions of subject named before cutoff whose
-	// original unit (amendment 0) is open.
-	OpenBefore(ctx context.Context, subject, cutoff string) ([]string, error)
 	// FoldLegacyFields folds the field statistics kept by schema 4 into
 	// the units' figures, once.
 	FoldLegacyFields(ctx context.Context) error
@@ -67,12 +49,93 @@ type gateStore interface {
 	// quarantineBefore. It returns how many rows it deleted.
 	Expire(ctx context.Context, now, batchesBefore, quarantineBefore time.Time) (int64, error)
 
+	partitionStore
+	alertStore
+	quarantineStore
+	containmentStore
+	outboxStore
+	contractStore
+}
+
+// partitionStore reads what ingestion wrote: batches and their answers,
+// partitions, units and watermarks.
+type partitionStore interface {
+	// Batch reads a batch's idempotency row.
+	Batch(ctx context.Context, k batchKey) (storedBatch, bool, error)
+	// Answer reads the canonical records kept for a batch's answer; false
+	// when none are kept (asked summary-only, or expired).
+	Answer(ctx context.Context, k batchKey, now time.Time) (answerForm, []byte, bool, error)
+	// Head reads a partition's row and its latest unit (or the unit of an
+	// amendment); false when the partition was never sent.
+	Head(ctx context.Context, subject, part string, amendment *int32) (partRow, unitRow, bool, error)
+	// Watermark reads a subject's watermark; false when it has none.
+	Watermark(ctx context.Context, subject string) (time.Time, bool, error)
+	// OpenBefore lists the partitions of subject named before cutoff whose
+	// original unit (amendment 0) is open.
+	OpenBefore(ctx context.Context, subject, cutoff string) ([]string, error)
+	// Units reads the partitions of a subject in [from, to] with the
+	// units of their current sending, oldest first.
+	Units(ctx context.Context, subject, from, to string) ([]partUnits, error)
+	// LatestSealed reads up to n sealed units of subject, the latest
+	// partition (by name, then amendment) first.
+	LatestSealed(ctx context.Context, subject string, n int) ([]sealedUnit, error)
+	// UnitMatchRates reads a unit's match rate per identifier field.
+	UnitMatchRates(ctx context.Context, pid int64, amendment int32) (map[string]float64, error)
+}
+
+// alertStore reads the alerts checks raised.
+type alertStore interface {
+	// PartitionAlerts lists the alerts raised for a partition's amendment
+	// in its current sending.
+	PartitionAlerts(ctx context.Context, subject, part string, amendment int32, since time.Time) ([]*gatev1.Alert, error)
+	// Alerts lists up to limit alerts matching f after a sequence, oldest
+	// first.
+	Alerts(ctx context.Context, f alertFilter, after int64, limit int) ([]*gatev1.Alert, error)
+	// Alert reads one alert; false when no alert has the sequence.
+	Alert(ctx context.Context, seq int64) (*gatev1.Alert, bool, error)
+	// OpenAlertCounts counts the OPEN alerts (raised, neither acknowledged
+	// nor resolved) by subject and severity, for the gauges.
+	OpenAlertCounts(ctx context.Context) ([]openAlertCount, error)
+}
+
+// quarantineStore reads and settles the quarantined records: listing,
+// counting, discarding, and the held pages a replay releases.
+type quarantineStore interface {
+	// QuarantineReasons reads the reasons of a batch's quarantined records
+	// still kept, by record index.
+	QuarantineReasons(ctx context.Context, k batchKey) (map[int64][]*recordv1.RecordError, error)
+	// ListQuarantine lists up to limit records matching f after the page
+	// position (nil for the first page), in partition order, stopping after
+	// the record whose raw bytes reach maxBytes.
+	ListQuarantine(ctx context.Context, f quarantineFilter, after *quarantineKey, limit, maxBytes int) ([]*gatev1.QuarantinedRecord, error)
+	QuarantinedRecord(ctx context.Context, id string) (*gatev1.QuarantinedRecord, bool, error)
+	// QuarantineCounts counts records matching f grouped by by ("reason",
+	// "check" or "partition").
+	QuarantineCounts(ctx context.Context, f quarantineFilter, by string) ([]*gatev1.QuarantineCount, error)
+	// Discard marks the held records of sel DISCARDED and audits it.
+	Discard(ctx context.Context, sel discardSelection, reason, principal string, at time.Time) (int64, error)
+	// HeldPartitions lists the partitions of a window that hold records
+	// (or that replayID released records in).
+	HeldPartitions(ctx context.Context, subject, from, to, replayID string) ([]string, error)
+	// HeldPage reads up to limit held records of a partition after
+	// (afterBatch, afterIndex), with the amendment each came in.
+	HeldPage(ctx context.Context, subject, part, afterBatch string, afterIndex int64, limit int) ([]heldRow, error)
+	// ReleasedBy returns the canonical records replayID released in a
+	// partition.
+	ReleasedBy(ctx context.Context, subject, part, replayID string) ([]*recordv1.CanonicalRecord, error)
+}
+
+// containmentStore keeps the subjects contained and their audit.
+type containmentStore interface {
 	Containment(ctx context.Context, subject string) (containment, bool, error)
 	Containments(ctx context.Context) ([]containment, error)
 	// SetContainment records a containment change, its audit entry and the
 	// registry event announcing it, in one transaction.
 	SetContainment(ctx context.Context, c containment, action string, event outboxEvent) error
+}
 
+// outboxStore is the outbox of registry events the relay delivers.
+type outboxStore interface {
 	// PendingEvents returns up to limit undelivered registry events,
 	// oldest first.
 	PendingEvents(ctx context.Context, limit int) ([]outboxEvent, error)
@@ -86,7 +149,11 @@ type gateStore interface {
 	// RegistrySeq is the registry's sequence of a delivered event, or 0
 	// while it waits in the outbox.
 	RegistrySeq(ctx context.Context, eventID string) (int64, error)
+}
 
+// contractStore keeps the contract versions the registry returned, so a
+// registry outage does not stop ingestion (contracts uses it alone).
+type contractStore interface {
 	// PutContract keeps a contract version the registry returned, for
 	// outages; SetActive records which version the registry last said was
 	// active. Contract and ActiveContracts read them back.
@@ -96,44 +163,6 @@ type gateStore interface {
 	// Versions lists what the store knows of a subject's versions.
 	Versions(ctx context.Context, subject string) ([]storedVersion, error)
 	ActiveContracts(ctx context.Context) (map[string]activeEntry, error)
-
-	// ListQuarantine lists up to limit records matching f after the page
-	// position (nil for the first page), in partition order, stopping after
-	// the record whose raw bytes reach maxBytes.
-	ListQuarantine(ctx context.Context, f quarantineFilter, after *quarantineKey, limit, maxBytes int) ([]*gatev1.QuarantinedRecord, error)
-	QuarantinedRecord(ctx context.Context, id string) (*gatev1.QuarantinedRecord, bool, error)
-	// QuarantineCounts counts records matching f grouped by by ("reason",
-	// "check" or "partition").
-	QuarantineCounts(ctx context.Context, f quarantineFilter, by string) ([]*gatev1.QuarantineCount, error)
-	// Discard marks the held records of sel DISCARDED and audits it.
-	Discard(ctx context.Context, sel discardSelection, reason, principal string, at time.Time) (int64, error)
-
-	// Units reads the partitions of a subject in [from, to] with the
-	// units of their current sending, oldest first.
-	Units(ctx context.Context, subject, from, to string) ([]partUnits, error)
-	// Alerts lists up to limit alerts matching f after a sequence, oldest
-	// first.
-	Alerts(ctx context.Context, f alertFilter, after int64, limit int) ([]*gatev1.Alert, error)
-	// Alert reads one alert; false when no alert has the sequence.
-	Alert(ctx context.Context, seq int64) (*gatev1.Alert, bool, error)
-	// OpenAlertCounts counts the OPEN alerts (raised, neither acknowledged
-	// nor resolved) by subject and severity, for the gauges.
-	OpenAlertCounts(ctx context.Context) ([]openAlertCount, error)
-	// LatestSealed reads up to n sealed units of subject, the latest
-	// partition (by name, then amendment) first.
-	LatestSealed(ctx context.Context, subject string, n int) ([]sealedUnit, error)
-	// UnitMatchRates reads a unit's match rate per identifier field.
-	UnitMatchRates(ctx context.Context, pid int64, amendment int32) (map[string]float64, error)
-
-	// HeldPartitions lists the partitions of a window that hold records
-	// (or that replayID released records in).
-	HeldPartitions(ctx context.Context, subject, from, to, replayID string) ([]string, error)
-	// HeldPage reads up to limit held records of a partition after
-	// (afterBatch, afterIndex), with the amendment each came in.
-	HeldPage(ctx context.Context, subject, part, afterBatch string, afterIndex int64, limit int) ([]heldRow, error)
-	// ReleasedBy returns the canonical records replayID released in a
-	// partition.
-	ReleasedBy(ctx context.Context, subject, part, replayID string) ([]*recordv1.CanonicalRecord, error)
 }
 
 // storeTx is what a handler may do inside one of the store's transactions.

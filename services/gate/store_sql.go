@@ -65,8 +65,7 @@ func openStore(ctx context.Context, url string, cachedKeys int) (*sqlStore, erro
 		return nil, err
 	}
 	if err := Migrate(ctx, db); err != nil {
-		db.Close()
-		return nil, err
+		return nil, errors.Join(err, db.Close())
 	}
 	return &sqlStore{db: db, keys: newKeyCache(cachedKeys), parts: newPartCache()}, nil
 }

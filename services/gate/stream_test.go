@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -69,5 +70,33 @@ func TestPeerErrorBlamesThePeerOnlyForItsOwnFailures(t *testing.T) {
 		if got := rpcerr.Code(peerError(c.ctx, "adapter", c.err)); got != c.want {
 			t.Errorf("peerError(%v) with the call's context %v ends the call %v, want %v", c.err, c.ctx.Err(), got, c.want)
 		}
+	}
+}
+
+// A peer's refusal reaches the pipeline wrapped once: the gate's words
+// naming the peer, and the peer's details (which field, which reason) as
+// the peer sent them.
+func TestPeerErrorKeepsThePeersDetails(t *testing.T) {
+	t.Parallel()
+	refusal := status.Convert(rpcerr.FailedPrecondition("MAPPING_MISSING", "no mapping of shop.orders v3 to orders.order v2",
+		map[string]string{"subject": "shop.orders", "version": "3"},
+		rpcerr.PreconditionViolation{Type: "MAPPING", Subject: "shop.orders", Description: "register a mapping for v3"})).Err()
+	st := status.Convert(peerError(context.Background(), "adapter", refusal))
+	if st.Code() != codes.FailedPrecondition || st.Message() != "adapter refused the batch: no mapping of shop.orders v3 to orders.order v2" {
+		t.Fatalf("got %v %q, want FailedPrecondition naming the adapter with its message", st.Code(), st.Message())
+	}
+	if got := rpcerr.Reason(st.Err()); got != "MAPPING_MISSING" {
+		t.Errorf("reason %q, want the adapter's MAPPING_MISSING", got)
+	}
+	var violations []string
+	for _, d := range st.Details() {
+		if pf, ok := d.(*errdetails.PreconditionFailure); ok {
+			for _, v := range pf.GetViolations() {
+				violations = append(violations, v.GetType()+" "+v.GetSubject())
+			}
+		}
+	}
+	if len(violations) != 1 || violations[0] != "MAPPING shop.orders" {
+		t.Errorf("precondition violations %v, want the adapter's one of MAPPING shop.orders", violations)
 	}
 }

@@ -64,7 +64,9 @@ VALUES ('shop.orders', '2025-02-01', 'old-blocked', 4, 1, 3, 0, 0, $1, $2)`, []a
 				t.Fatalf("write schema-4 rows: %v", err)
 			}
 		}
-		db.Close()
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
 
 		p := newPeers(t)
 		p.knowCustomers()

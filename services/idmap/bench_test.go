@@ -80,7 +80,7 @@ func BenchmarkTranslateGRPC(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer srv.Close()
+	defer func() { _ = srv.Close() }() // after the benchmark
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)

@@ -379,8 +379,7 @@ func TestMigrationsThatMustWork(t *testing.T) {
 		}
 
 		// Now the same migration is ready, and a check says how.
-		chk, err = owner.CheckContract(ctx, &registryv1.CheckContractRequest{Contract: loadBank(t, strings.Replace(bankV1, "owner: team-payments", "owner: team-payments\ndescription: v3", 1))})
-		if err != nil {
+		if _, err = owner.CheckContract(ctx, &registryv1.CheckContractRequest{Contract: loadBank(t, strings.Replace(bankV1, "owner: team-payments", "owner: team-payments\ndescription: v3", 1))}); err != nil {
 			t.Fatal(err)
 		}
 		v3 := bankV2(t)

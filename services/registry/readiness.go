@@ -338,7 +338,7 @@ func (s *Server) migrationCheck(ctx context.Context, d *decision, c *contractv1.
 
 // errRetryRegistration is a registration whose subject changed between
 // asking idmap and writing, so idmap was not asked about what is written.
-var errRetryRegistration = status.Error(codes.Aborted, "the subject changed while the registration was being checked; send it again")
+var errRetryRegistration = rpcerr.WithReason(codes.Aborted, "SUBJECT_CHANGED", "the subject changed while the registration was being checked; send it again", nil)
 
 // registrationMigration asks idmap about a contract about to be registered,
 // deciding on the read model whether there is anything to ask; the write

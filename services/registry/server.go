@@ -10,8 +10,6 @@ import (
 	memdb "github.com/hashicorp/go-memdb"
 	"go.opentelemetry.io/otel/metric"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/seamdata/seam/platform/auth"
 	"github.com/seamdata/seam/platform/rpcerr"
@@ -134,7 +132,7 @@ func (s *Server) sync(ctx context.Context) {
 func principalOf(ctx context.Context) (*auth.Principal, error) {
 	p, ok := auth.FromContext(ctx)
 	if !ok {
-		return nil, status.Error(codes.Unauthenticated, "no authenticated caller; send a bearer token")
+		return nil, rpcerr.Unauthenticated(auth.ReasonNoToken, "no authenticated caller; send a bearer token")
 	}
 	return p, nil
 }

@@ -577,18 +577,6 @@ func eventsAfter(txn *memdb.Txn, ws memdb.WatchSet, after int64, limit int, f ev
 	return out, last, nil
 }
 
-// lastEventSequence returns the newest event sequence in the model.
-func lastEventSequence(txn *memdb.Txn) (int64, error) {
-	raw, err := txn.Last(tableEvents, indexID)
-	if err != nil {
-		return 0, fmt.Errorf("read model: last event: %w", err)
-	}
-	if raw == nil {
-		return 0, nil
-	}
-	return raw.(*eventRow).E.GetSequence(), nil
-}
-
 // dueVersions returns the SCHEDULED versions whose effective time is not
 // after now, oldest version first per subject.
 func dueVersions(txn *memdb.Txn, now time.Time) ([]*registryv1.ContractVersion, error) {

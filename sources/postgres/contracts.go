@@ -186,9 +186,7 @@ func extendCanonical(model *contractv1.CanonicalModel, c *contractv1.Contract) *
 
 func cloneModel(m *contractv1.CanonicalModel) *contractv1.CanonicalModel {
 	out := &contractv1.CanonicalModel{Name: m.GetName(), Owner: m.GetOwner(), Description: m.GetDescription()}
-	for _, f := range m.GetFields() {
-		out.Fields = append(out.Fields, f)
-	}
+	out.Fields = append(out.Fields, m.GetFields()...)
 	return out
 }
 

@@ -91,12 +91,16 @@ func checkBounds(t *testing.T, name string, f *contractv1.Field, bounds string) 
 			t.Errorf("%s: got bounds %v, want none", name, f)
 		}
 	case strings.HasPrefix(bounds, "max_length"):
-		fmt.Sscanf(bounds, "max_length %d", &n)
+		if _, err := fmt.Sscanf(bounds, "max_length %d", &n); err != nil {
+			t.Fatalf("%s: bounds %q: %v", name, bounds, err)
+		}
 		if f.GetMaxLength() != n || f.MaxLength == nil {
 			t.Errorf("%s: got max_length %v, want %d", name, f.MaxLength, n)
 		}
 	case strings.HasPrefix(bounds, "items"):
-		fmt.Sscanf(bounds, "items %s", &items)
+		if _, err := fmt.Sscanf(bounds, "items %s", &items); err != nil {
+			t.Fatalf("%s: bounds %q: %v", name, bounds, err)
+		}
 		if got := strings.TrimPrefix(f.GetItems().GetType().String(), "FIELD_TYPE_"); got != items {
 			t.Errorf("%s: got items %s, want %s", name, got, items)
 		}

@@ -37,7 +37,6 @@ type Adapter struct {
 	mu      sync.Mutex
 	plans   map[string]*mapping.Plan
 	down    atomic.Bool
-	legacy  atomic.Bool
 	records atomic.Int64
 	decoded atomic.Int64
 }
@@ -49,10 +48,6 @@ func NewAdapter(registry registryv1.RegistryServiceClient, idmap idmapv1.IdMapSe
 
 // SetDown makes every call fail with Unavailable, as an unreachable adapter.
 func (a *Adapter) SetDown(down bool) { a.down.Store(down) }
-
-// SetLegacy makes the Adapter answer as one that predates decoded records:
-// a call carrying them has no batch.
-func (a *Adapter) SetLegacy(legacy bool) { a.legacy.Store(legacy) }
 
 // Records counts the records adapted, successfully or not.
 func (a *Adapter) Records() int64 { return a.records.Load() }
@@ -100,7 +95,7 @@ func (a *Adapter) Adapt(ctx context.Context, req *adapterv1.AdaptRequest) (*adap
 	var b *record.Batch
 	switch body := req.GetBatch().GetBody().(type) {
 	case nil:
-		if d := req.GetDecoded(); d != nil && !a.legacy.Load() {
+		if d := req.GetDecoded(); d != nil {
 			if b, err = dec.DecodePacked(d.GetFields(), d.GetValues(), int(d.GetCount())); err == nil {
 				a.decoded.Add(int64(len(b.Records)))
 			}

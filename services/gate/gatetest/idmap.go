@@ -27,7 +27,6 @@ type Idmap struct {
 	tables map[string]map[string]string // "namespace/from/to" → from → to
 	down   atomic.Bool
 	calls  atomic.Int64
-	legacy atomic.Bool
 	packed atomic.Int64
 }
 
@@ -72,10 +71,6 @@ func (m *Idmap) SetDown(down bool) { m.down.Store(down) }
 // Calls counts the calls answered.
 func (m *Idmap) Calls() int64 { return m.calls.Load() }
 
-// SetLegacy makes the Idmap answer as one that predates packed ids: it
-// does not see ContainsRequest.packed, so it finds no ids there.
-func (m *Idmap) SetLegacy(legacy bool) { m.legacy.Store(legacy) }
-
 // Packed counts the Contains calls answered from packed ids.
 func (m *Idmap) Packed() int64 { return m.packed.Load() }
 
@@ -89,7 +84,7 @@ func (m *Idmap) Contains(_ context.Context, req *idmapv1.ContainsRequest) (*idma
 	defer m.mu.RUnlock()
 	set := m.known[req.GetNamespace()+"/"+req.GetFormat()]
 	ids := req.GetIds()
-	if p := req.GetPacked(); p != nil && !m.legacy.Load() {
+	if p := req.GetPacked(); p != nil {
 		m.packed.Add(1)
 		var err error
 		if ids, err = idpack.Strings(p); err != nil {

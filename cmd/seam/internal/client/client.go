@@ -9,6 +9,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -29,6 +30,7 @@ import (
 	"github.com/seamdata/seam/core/naming"
 	"github.com/seamdata/seam/platform/auth"
 	"github.com/seamdata/seam/platform/dial"
+	"github.com/seamdata/seam/platform/rpcerr"
 )
 
 // Globals are the flags every command shares, and the build's version.
@@ -210,7 +212,7 @@ func (g *Globals) Stream(ctx context.Context) (sctx context.Context, progress fu
 	}
 	idle := g.Timeout
 	timer := time.AfterFunc(idle, func() {
-		cancel(status.Errorf(codes.DeadlineExceeded, "no progress for %s (--timeout)", idle))
+		cancel(rpcerr.WithReason(codes.DeadlineExceeded, "NO_PROGRESS", fmt.Sprintf("no progress for %s (--timeout)", idle), nil))
 	})
 	return ctx, func() { timer.Reset(idle) }, func() { timer.Stop(); cancel(nil) }
 }

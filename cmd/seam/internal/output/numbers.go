@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"strconv"
 
 	"google.golang.org/protobuf/encoding/protojson"
@@ -110,31 +109,31 @@ func readJSON(dec *json.Decoder) (any, error) {
 	}
 }
 
-func writeJSON(w io.Writer, v any) {
+func writeJSON(w *bytes.Buffer, v any) {
 	switch t := v.(type) {
 	case *jsonObject:
-		io.WriteString(w, "{")
+		w.WriteString("{")
 		for i, k := range t.keys {
 			if i > 0 {
-				io.WriteString(w, ",")
+				w.WriteString(",")
 			}
 			kb, _ := json.Marshal(k)
 			w.Write(kb)
-			io.WriteString(w, ":")
+			w.WriteString(":")
 			writeJSON(w, t.vals[k])
 		}
-		io.WriteString(w, "}")
+		w.WriteString("}")
 	case []any:
-		io.WriteString(w, "[")
+		w.WriteString("[")
 		for i, e := range t {
 			if i > 0 {
-				io.WriteString(w, ",")
+				w.WriteString(",")
 			}
 			writeJSON(w, e)
 		}
-		io.WriteString(w, "]")
+		w.WriteString("]")
 	case json.Number:
-		io.WriteString(w, string(t))
+		w.WriteString(string(t))
 	default:
 		b, _ := json.Marshal(t)
 		w.Write(b)

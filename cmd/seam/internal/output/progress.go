@@ -1,6 +1,7 @@
 package output
 
 import (
+	"fmt"
 	"io"
 	"os"
 
@@ -21,7 +22,7 @@ func Progress(w io.Writer, total int64, what string) *progressbar.ProgressBar {
 		progressbar.OptionShowCount(),
 		progressbar.OptionSetPredictTime(true),
 		progressbar.OptionThrottle(100_000_000),
-		progressbar.OptionOnCompletion(func() { io.WriteString(w, "\n") }),
+		progressbar.OptionOnCompletion(func() { fmt.Fprintln(w) }),
 		progressbar.OptionFullWidth(),
 	)
 }

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -277,14 +278,17 @@ func OrderLines(n int) []string {
 }
 
 // JSONInt reads an integer from decoded JSON: a number, or a string as
-// protojson writes 64-bit integers.
+// protojson writes 64-bit integers (absent, it is protojson's omitted 0).
+// A string that is not an integer reads as -1, which no count equals.
 func JSONInt(v any) int64 {
 	switch x := v.(type) {
 	case float64:
 		return int64(x)
 	case string:
-		var n int64
-		json.Unmarshal([]byte(x), &n)
+		n, err := strconv.ParseInt(x, 10, 64)
+		if err != nil {
+			return -1
+		}
 		return n
 	}
 	return 0

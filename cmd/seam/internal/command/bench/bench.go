@@ -381,7 +381,13 @@ func runBench(ctx context.Context, o benchOptions, progress io.Writer) ([]Result
 	case err := <-done:
 		return nil, fmt.Errorf("start the benchmark instance: %w", err)
 	}
-	defer func() { cancel(); <-done }()
+	defer func() {
+		cancel()
+		// The instance is stopped on purpose: the error it ends with is
+		// its cancellation.
+		err := <-done
+		_ = err
+	}()
 	tokenBytes, err := os.ReadFile(dir + "/node/admin.token")
 	if err != nil {
 		return nil, err

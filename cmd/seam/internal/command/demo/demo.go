@@ -165,7 +165,14 @@ func demoConnection(ctx context.Context, g *client.Globals, remote bool) (grpc.C
 		os.RemoveAll(dir)
 		return nil, "", "", nil, fmt.Errorf("start a temporary Seam: %w", err)
 	}
-	stopNode := func() { cancel(); <-done; os.RemoveAll(dir) }
+	stopNode := func() {
+		cancel()
+		// The node is stopped on purpose: the error it ends with is its
+		// cancellation.
+		err := <-done
+		_ = err
+		os.RemoveAll(dir)
+	}
 	tok, err := os.ReadFile(dir + "/admin.token")
 	if err != nil {
 		stopNode()

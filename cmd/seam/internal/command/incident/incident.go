@@ -166,7 +166,8 @@ func printView(w io.Writer, inc *incident.Incident, applying bool) {
 			inc.Active, p.After.Passed, p.After.Records)
 	default:
 		fmt.Fprintln(w)
-		proposal.Print(w, p, "")
+		// Print fails only when writing to w does, as the lines around it.
+		_ = proposal.Print(w, p, "")
 	}
 	if len(inc.BlastRadius) > 0 {
 		fmt.Fprintln(w, "\nblast radius (consumers the fix reaches, in order):")

@@ -131,7 +131,7 @@ func newSourceRunCmd(g *client.Globals) *cobra.Command {
 			if err != nil {
 				return exit.Usagef("%w", err)
 			}
-			defer tel.Shutdown(context.Background())
+			defer func() { _ = tel.Shutdown(context.Background()) }() // on exit: nothing left to report it to
 			cfg.Meter = tel.Meter("github.com/seamdata/seam/sources/postgres")
 			if metricsAddr != "" {
 				stop, err := serveMetrics(metricsAddr, tel.Metrics)

@@ -213,7 +213,8 @@ func runStream(cmd *cobra.Command, g *client.Globals, f *streamFlags, conn grpc.
 		mux.Handle("/metrics", tel.Metrics)
 		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 		go func() { _ = srv.Serve(lis) }() // ends with Shutdown below
-		defer srv.Shutdown(context.Background())
+		// On exit: nothing is left to report a failed shutdown to.
+		defer func() { _ = srv.Shutdown(context.Background()) }()
 		log.Info("serving metrics", "addr", lis.Addr().String())
 	}
 	runCtx, cancel := context.WithCancel(ctx)
