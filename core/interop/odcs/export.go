@@ -85,7 +85,7 @@ type schemaObject struct {
 
 type property struct {
 	Name               string           `yaml:"name,omitempty" json:"name,omitempty"`
-	LogicalType        string           `yaml:"logicalType" json:"logicalType"`
+	LogicalType        string           `yaml:"logicalType,omitempty" json:"logicalType,omitempty"` // none for JSON: ODCS has no logical type for any value
 	LogicalTypeOptions map[string]any   `yaml:"logicalTypeOptions,omitempty" json:"logicalTypeOptions,omitempty"`
 	PhysicalType       string           `yaml:"physicalType,omitempty" json:"physicalType,omitempty"`
 	Required           bool             `yaml:"required,omitempty" json:"required,omitempty"`
@@ -288,6 +288,9 @@ func (ex *exporter) property(f *contractv1.Field, name, path string, items bool)
 		p.LogicalType, opts["format"] = "number", "f64"
 	case contractv1.FieldType_FIELD_TYPE_DECIMAL:
 		p.LogicalType = "number"
+		if f.Precision != nil {
+			p.PhysicalType = fmt.Sprintf("DECIMAL(%d,%d)", f.GetPrecision(), f.GetScale())
+		}
 	case contractv1.FieldType_FIELD_TYPE_BOOL:
 		p.LogicalType = "boolean"
 	case contractv1.FieldType_FIELD_TYPE_DATE:

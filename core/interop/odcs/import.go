@@ -705,8 +705,11 @@ func init() {
 		contractv1.FieldType_FIELD_TYPE_DATE:      {"date"},
 		contractv1.FieldType_FIELD_TYPE_TIMESTAMP: {"timestamp", "timestamptz", "timestamp_tz", "timestamp_ntz", "timestamp_ltz", "datetime", "datetime2", "datetimeoffset", "smalldatetime"},
 		contractv1.FieldType_FIELD_TYPE_UUID:      {"uuid", "uniqueidentifier"},
-		contractv1.FieldType_FIELD_TYPE_OBJECT:    {"object", "struct", "record", "json", "jsonb", "map", "super"},
-		contractv1.FieldType_FIELD_TYPE_ARRAY:     {"array", "list"},
+		contractv1.FieldType_FIELD_TYPE_OBJECT:    {"object", "struct", "record", "map"},
+		// A JSON column holds any JSON value, as Snowflake's VARIANT and
+		// Redshift's SUPER do; a logicalType narrows it.
+		contractv1.FieldType_FIELD_TYPE_JSON:  {"json", "jsonb", "variant", "super"},
+		contractv1.FieldType_FIELD_TYPE_ARRAY: {"array", "list"},
 	} {
 		for _, n := range names {
 			physicalNames[n] = t
@@ -806,6 +809,9 @@ func (ob *objectImport) refine(p, physV *interop.Value, logical string, t contra
 	phys, _ := physV.Scalar()
 	switch {
 	case ph.t == t:
+		return t
+	case ph.t == contractv1.FieldType_FIELD_TYPE_JSON:
+		// A JSON column whose values the logicalType says are of one kind.
 		return t
 	case family(t) == family(ph.t) && t == contractv1.FieldType_FIELD_TYPE_INT32:
 		// logicalType integer: the physical type says how wide.
@@ -920,7 +926,14 @@ func (ob *objectImport) property(p *interop.Value, prefix string, items bool) (*
 		f.MaxLength = &n
 	}
 	if ph.ok && t == contractv1.FieldType_FIELD_TYPE_DECIMAL && ph.t == contractv1.FieldType_FIELD_TYPE_DECIMAL && ph.hasN {
-		im.note(physV, interop.Approximated, "precision and scale of %q are not checked: Seam's DECIMAL takes any exact decimal", phys)
+		// numeric(p, s): the digits Seam's DECIMAL checks, as the column
+		// holds them.
+		if ph.n < 1 || ph.n > contract.MaxDecimalPrecision || ph.scale < 0 || ph.scale > ph.n {
+			im.note(physV, interop.Dropped, "precision and scale of %q are outside what a DECIMAL can declare (precision 1..%d, scale 0..precision); any exact decimal is taken", phys, contract.MaxDecimalPrecision)
+		} else {
+			precision, scale := int32(ph.n), int32(ph.scale)
+			f.Precision, f.Scale = &precision, &scale
+		}
 	}
 	if physV != nil && phys != "" && !ph.ok {
 		im.note(physV, interop.Dropped, "physicalType %q is not a type Seam reads; the field is checked as %s, from its logicalType", phys, typeName(t))

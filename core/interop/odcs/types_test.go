@@ -46,6 +46,9 @@ func TestTypeMappingTable(t *testing.T) {
 			t.Fatalf("row %q: want 4 cells", line)
 		}
 		logical := strings.Trim(strings.TrimSpace(cells[0]), "`")
+		if logical == "(none)" {
+			logical = ""
+		}
 		var physicals []string
 		if strings.Contains(cells[1], "(none)") {
 			physicals = append(physicals, "")
@@ -87,8 +90,16 @@ func checkBounds(t *testing.T, name string, f *contractv1.Field, bounds string) 
 	var items string
 	switch {
 	case bounds == "—":
-		if f.MaxLength != nil || f.GetPattern() != "" || f.Min != nil || f.Max != nil {
+		if f.MaxLength != nil || f.GetPattern() != "" || f.Min != nil || f.Max != nil || f.Precision != nil || f.Scale != nil {
 			t.Errorf("%s: got bounds %v, want none", name, f)
+		}
+	case strings.HasPrefix(bounds, "digits"):
+		var p, s int32
+		if _, err := fmt.Sscanf(bounds, "digits %d,%d", &p, &s); err != nil {
+			t.Fatalf("%s: bounds %q: %v", name, bounds, err)
+		}
+		if f.Precision == nil || f.Scale == nil || f.GetPrecision() != p || f.GetScale() != s {
+			t.Errorf("%s: got precision %v and scale %v, want %d and %d", name, f.Precision, f.Scale, p, s)
 		}
 	case strings.HasPrefix(bounds, "max_length"):
 		if _, err := fmt.Sscanf(bounds, "max_length %d", &n); err != nil {
@@ -121,7 +132,10 @@ func checkBounds(t *testing.T, name string, f *contractv1.Field, bounds string) 
 // oneProperty is an ODCS v3.1.0 document of one table with a key and the
 // property under test.
 func oneProperty(logical, phys string) string {
-	p := "      - name: v\n        logicalType: " + logical + "\n"
+	p := "      - name: v\n"
+	if logical != "" {
+		p += "        logicalType: " + logical + "\n"
+	}
 	if phys != "" {
 		p += fmt.Sprintf("        physicalType: %q\n", phys)
 	}
