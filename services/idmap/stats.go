@@ -3,8 +3,6 @@ package idmap
 import (
 	"context"
 	"fmt"
-	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -119,21 +117,4 @@ func (s *stats) flush(ctx context.Context, store counterStore) error {
 		p.c.flushed = p.now
 	}
 	return nil
-}
-
-func (s *stats) snapshot(namespace string) []*idmapv1.Counter {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	var out []*idmapv1.Counter
-	for k, c := range s.counters {
-		if namespace != "" && k[0] != namespace {
-			continue
-		}
-		out = append(out, &idmapv1.Counter{Namespace: k[0], FromFormat: k[1], ToFormat: k[2],
-			Hits: c.hits.Load(), Misses: c.misses.Load(), Invalid: c.invalid.Load()})
-	}
-	slices.SortFunc(out, func(a, b *idmapv1.Counter) int {
-		return strings.Compare(a.Namespace+"\x00"+a.FromFormat+"\x00"+a.ToFormat, b.Namespace+"\x00"+b.FromFormat+"\x00"+b.ToFormat)
-	})
-	return out
 }
