@@ -111,7 +111,7 @@ const (
 	DefaultRetentionInterval   = time.Hour
 	DefaultMinMatchSample      = 100
 	DefaultUnannouncedShare    = 0.5
-	DefaultKeyCacheKeys        = 4 << 20
+	DefaultKeyCacheKeys        = 12 << 20
 )
 
 // DefaultRelayInterval is how often the outbox relay retries when no
@@ -204,7 +204,7 @@ func (c Config) Validate() error {
 		errs = append(errs, errors.New("gate config: MaxMessageBytes must be at least 1 MiB (or 0 for the default 64 MiB)"))
 	}
 	if c.KeyCacheKeys < 0 {
-		errs = append(errs, errors.New("gate config: KeyCacheKeys must be positive (or 0 for the default 4194304)"))
+		errs = append(errs, errors.New("gate config: KeyCacheKeys must be positive (or 0 for the default 12582912)"))
 	}
 	if c.QuarantineMaxRaw < 0 || c.MaxPageBytes < 0 {
 		errs = append(errs, errors.New("gate config: QuarantineMaxRaw and MaxPageBytes must be positive (or 0 for their defaults)"))
