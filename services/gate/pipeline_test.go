@@ -388,7 +388,7 @@ func BenchmarkPartitionCommit(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		b.Cleanup(func() { s.Close() })
+		b.Cleanup(func() { _ = s.Close() }) // a benchmark's store; its data is thrown away
 		run(b, s, nil, false)
 	})
 	for _, c := range []struct {
@@ -406,7 +406,7 @@ func BenchmarkPartitionCommit(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			b.Cleanup(func() { s.Close() })
+			b.Cleanup(func() { _ = s.Close() }) // a benchmark's store; its data is thrown away
 			run(b, s, proxy, c.mode == "transaction")
 		})
 	}
