@@ -7,10 +7,12 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
+
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/descriptorpb"
+
+	"github.com/seamdata/seam/platform/rpcerr"
 )
 
 // watches ends the read-only server streams (the watches: alerts, events)
@@ -45,7 +47,7 @@ func (w *watches) interceptor(srv any, ss grpc.ServerStream, info *grpc.StreamSe
 	defer unhook()
 	err := handler(srv, &ctxStream{ServerStream: ss, ctx: ctx})
 	if w.ctx.Err() != nil && ss.Context().Err() == nil {
-		return status.Error(codes.Unavailable, "the server is shutting down: watch again to resume after the last sequence received")
+		return rpcerr.WithReason(codes.Unavailable, "SERVER_SHUTTING_DOWN", "the server is shutting down: watch again to resume after the last sequence received", nil)
 	}
 	return err
 }

@@ -15,5 +15,6 @@ func TestAccessTable(t *testing.T) {
 	authtest.CheckTable(t, Access, registryv1.File_seam_registry_v1_registry_proto.Services().ByName("RegistryService"), map[string]string{
 		registryv1.RegistryService_PublishEvent_FullMethodName:           "only the Seam services (service role) and admins publish events, about any subject",
 		registryv1.RegistryService_RegisterCanonicalModel_FullMethodName: "a canonical model belongs to no subject; its document's subject field names none",
+		registryv1.RegistryService_GetSchema_FullMethodName:              "a schema id is shared by every subject registered from the document; the answer lists only the versions of subjects in the caller's scope",
 	})
 }

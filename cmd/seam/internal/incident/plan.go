@@ -312,7 +312,7 @@ func (inc *Incident) migrations(ctx context.Context, c proposal.Clients, g *prop
 		}
 		if len(filePairs) > 0 {
 			nsp := inc.namespace(g, m)
-			finding, err := infer.InferRule(infer.RuleQuery{Namespace: m.Namespace, From: formatOf(nsp, m.New), To: formatOf(nsp, m.Target), Pairs: filePairs})
+			finding, err := infer.InferRule(infer.RuleQuery{Namespace: m.Namespace, From: proposal.FormatOf(nsp, m.New), To: proposal.FormatOf(nsp, m.Target), Pairs: filePairs})
 			if err == nil && finding.Rule != nil && finding.Answers && finding.Wrong == 0 {
 				mp.Rule, mp.Samples, mp.RuleText = finding.Rule, finding.Samples, infer.DescribeRule(finding.Rule)
 				mp.How = finding.Why + fmt.Sprintf(" (read off the %d pairs of %s)", len(filePairs), o.Pairs)
@@ -352,15 +352,6 @@ func (inc *Incident) namespace(g *proposal.Gathered, m *infer.Migration) *idmapv
 		}
 	}
 	return &idmapv1.Namespace{Name: m.Namespace}
-}
-
-func formatOf(ns *idmapv1.Namespace, name string) *idmapv1.Format {
-	for _, f := range ns.GetFormats() {
-		if f.GetName() == name {
-			return f
-		}
-	}
-	return &idmapv1.Format{Name: name}
 }
 
 // dryRun replays the records read through the proposal: checks, mapping,

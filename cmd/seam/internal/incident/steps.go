@@ -36,7 +36,7 @@ func (inc *Incident) plan(c proposal.Clients, o Options) {
 	if reason == "" {
 		reason = "REASON"
 	}
-	q := ShellQuote
+	q := proposal.ShellQuote
 	subj := inc.Subject
 	p := inc.Proposal
 	add := func(s *Step) { inc.Steps = append(inc.Steps, s) }
@@ -147,7 +147,7 @@ func (inc *Incident) plan(c proposal.Clients, o Options) {
 	replay.run = func(ctx context.Context) (string, error) {
 		// Through the version the register step got, should it differ
 		// from the number foreseen (the same version registered before).
-		sum, err := runReplay(ctx, c.Gate, &gatev1.ReplayRequest{
+		sum, err := proposal.RunReplay(ctx, c.Gate, &gatev1.ReplayRequest{
 			Window:   &gatev1.ReplayWindow{Subject: subj, PartitionFrom: from, PartitionTo: to, ContractVersion: cmp.Or(inc.Registered, version)},
 			ReplayId: inc.ReplayID, SummaryOnly: true, Reason: o.Reason, Progress: true}, inc.progress)
 		if err != nil {
@@ -181,7 +181,7 @@ func (inc *Incident) translationStep(c proposal.Clients, mp *MigrationPlan) *Ste
 		s.Name = "set rule " + infer.DescribeRule(rule)
 		s.Command = fmt.Sprintf("seam idmap rule set %s %s", ns, infer.RuleFlags(rule))
 		for _, x := range samples {
-			s.Command += " --sample " + ShellQuote(x)
+			s.Command += " --sample " + proposal.ShellQuote(x)
 		}
 		s.run = func(ctx context.Context) (string, error) {
 			resp, err := c.Idmap.SetRule(ctx, &idmapv1.SetRuleRequest{Namespace: ns, Rule: rule, Samples: samples})
@@ -198,7 +198,7 @@ func (inc *Incident) translationStep(c proposal.Clients, mp *MigrationPlan) *Ste
 			file = "PAIRS.csv"
 			s.Why = "--apply generates the pairs: " + mp.PairsFrom
 		}
-		s.Command = fmt.Sprintf("seam idmap import %s %s --from %s --to %s", ns, ShellQuote(file), from, to)
+		s.Command = fmt.Sprintf("seam idmap import %s %s --from %s --to %s", ns, proposal.ShellQuote(file), from, to)
 		s.run = func(ctx context.Context) (string, error) {
 			resp, err := idmapcmd.ImportPairs(ctx, c.Idmap, ns, from, to, pairs)
 			if err != nil {
@@ -285,40 +285,4 @@ func (inc *Incident) Apply(ctx context.Context, w, progress io.Writer) error {
 		tell(i, s)
 	}
 	return nil
-}
-
-// runReplay receives a summary-only replay, handing each partition's
-// progress to progress (nil: none).
-func runReplay(ctx context.Context, gate gatev1.GateServiceClient, req *gatev1.ReplayRequest, progress func(*gatev1.ReplayProgress)) (*gatev1.ReplaySummary, error) {
-	stream, err := gate.Replay(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	var sum *gatev1.ReplaySummary
-	for {
-		msg, err := stream.Recv()
-		if errors.Is(err, io.EOF) {
-			if sum == nil {
-				return nil, fmt.Errorf("the replay ended without a summary; run it again with replay id %s", req.GetReplayId())
-			}
-			return sum, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		if p := msg.GetProgress(); p != nil && progress != nil {
-			progress(p)
-		}
-		if s := msg.GetSummary(); s != nil {
-			sum = s
-		}
-	}
-}
-
-// ShellQuote quotes s for a POSIX shell when it needs it.
-func ShellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=@,+") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

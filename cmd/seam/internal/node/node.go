@@ -27,7 +27,7 @@ import (
 
 	"github.com/seamdata/seam/cmd/seam/internal/client"
 	"github.com/seamdata/seam/cmd/seam/internal/exit"
-	"github.com/seamdata/seam/cmd/seam/internal/incident"
+	incidentrest "github.com/seamdata/seam/cmd/seam/internal/incident/rest"
 	"github.com/seamdata/seam/platform/auth"
 	"github.com/seamdata/seam/platform/dial"
 	"github.com/seamdata/seam/platform/server"
@@ -368,7 +368,7 @@ func Run(ctx context.Context, cfg Config, hooks Hooks) (err error) {
 	var routes []server.Route
 	if slices.Contains(cfg.Services, "gate") && slices.Contains(cfg.Services, "registry") && slices.Contains(cfg.Services, "idmap") {
 		// The incident view needs the three in this process (seam up).
-		routes = incident.Routes()
+		routes = incidentrest.Routes()
 	}
 	srv, err := server.New(server.Config{
 		TLS: serverTLS, Tokens: tokens, Logger: log, Telemetry: tel,

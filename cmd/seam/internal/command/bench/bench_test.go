@@ -41,7 +41,10 @@ func TestBenchCommand(t *testing.T) {
 		{bench.RowChain, "", 0},
 		{bench.RowValidateCLI, bench.RowJSONValid, 1.4},
 		{bench.RowJSONValid, "", 0},
+		{"idmap index of 5000 pairs (in-process)", "", 0},
 		{"translate (gRPC, 2k-id batches)", "", 0},
+		{"idmap import of 1 pair into 5000 (gRPC)", "", 0},
+		{"idmap import of 1,000 pairs into 5000 (gRPC)", "", 0},
 		{bench.RowAdaptGRPC, "", 0},
 		{bench.RowNoop, "", 0},
 		{bench.RowIngestSummary, bench.RowChain, 0.5},
@@ -67,13 +70,17 @@ func TestBenchCommand(t *testing.T) {
 			t.Errorf("row %q ran %d rounds; want 3 for a row measured against others, none reported otherwise", r.Name, r.Rounds)
 		}
 	}
-	if noop := rows[7]; !strings.Contains(noop.Note, "gRPC alone; "+bench.RowIngestSummary+" runs at ") {
+	byName := map[string]int{}
+	for i, r := range rows {
+		byName[r.Name] = i
+	}
+	if noop := rows[byName[bench.RowNoop]]; !strings.Contains(noop.Note, "gRPC alone; "+bench.RowIngestSummary+" runs at ") {
 		t.Errorf("no-op row note %q, want the share of it ingest runs at", noop.Note)
 	}
-	if stream := rows[11]; !strings.HasSuffix(stream.Note, "% of "+bench.RowChain) {
+	if stream := rows[byName[bench.RowIngestStream]]; !strings.HasSuffix(stream.Note, "% of "+bench.RowChain) {
 		t.Errorf("stream row note %q, want its share of the chain", stream.Note)
 	}
-	if cli := rows[12]; !strings.HasSuffix(cli.Note, "% of "+bench.RowChain) {
+	if cli := rows[len(rows)-1]; !strings.HasSuffix(cli.Note, "% of "+bench.RowChain) {
 		t.Errorf("seam gate ingest row note %q, want its share of the chain after its target", cli.Note)
 	}
 	if rows[3].CPUSeconds <= 0 || rows[4].CPUSeconds <= 0 {

@@ -61,7 +61,7 @@ the reconciliation of the window: held before = released + still held.`,
 			}
 			o.Proposal = popts
 			for _, p := range f.Partitions {
-				o.InferArgs += " --partition " + incident.ShellQuote(p)
+				o.InferArgs += " --partition " + proposal.ShellQuote(p)
 			}
 			if apply && strings.TrimSpace(o.Reason) == "" {
 				return exit.Usagef("--apply needs --reason: it is kept with the containment, the notice waiver and the backfill")
@@ -254,7 +254,7 @@ func printView(w io.Writer, inc *incident.Incident, applying bool) {
 func pairsFlag(inc *incident.Incident) string {
 	for _, mp := range inc.Migrations {
 		if strings.HasSuffix(mp.PairsFrom, ".csv") {
-			return " --pairs " + incident.ShellQuote(mp.PairsFrom)
+			return " --pairs " + proposal.ShellQuote(mp.PairsFrom)
 		}
 	}
 	return ""

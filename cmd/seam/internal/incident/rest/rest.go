@@ -1,4 +1,5 @@
-package incident
+// Package rest serves a source's incident over REST, for the console.
+package rest
 
 import (
 	"encoding/json"
@@ -15,8 +16,10 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/seamdata/seam/cmd/seam/internal/exit"
+	"github.com/seamdata/seam/cmd/seam/internal/incident"
 	"github.com/seamdata/seam/cmd/seam/internal/proposal"
 	"github.com/seamdata/seam/core/infer"
+	"github.com/seamdata/seam/platform/rpcerr"
 	"github.com/seamdata/seam/platform/server"
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
 )
@@ -70,12 +73,12 @@ func serve(w http.ResponseWriter, r *http.Request, conn grpc.ClientConnInterface
 		dec := json.NewDecoder(r.Body)
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&req); err != nil && !errors.Is(err, io.EOF) {
-			writeError(w, status.Errorf(codes.InvalidArgument, "the body of %s %s is not a JSON incident request (pairs_csv, pairs_name, no_header, reason): %v", r.Method, r.URL.Path, err))
+			writeError(w, rpcerr.InvalidArgument(fmt.Sprintf("the body of %s %s is not a JSON incident request (pairs_csv, pairs_name, no_header, reason): %v", r.Method, r.URL.Path, err)))
 			return
 		}
 	}
 	// The inference's defaults, as `seam incident` has them without flags.
-	o := Options{Reason: req.Reason, NoHeader: req.NoHeader, Proposal: proposal.Options{Limit: proposal.DefaultLimit,
+	o := incident.Options{Reason: req.Reason, NoHeader: req.NoHeader, Proposal: proposal.Options{Limit: proposal.DefaultLimit,
 		Options: infer.Options{MinShare: infer.DefaultMinShare, MinCount: infer.DefaultMinCount}}}
 	if req.PairsCSV != "" {
 		o.PairsData = []byte(req.PairsCSV)
@@ -85,13 +88,13 @@ func serve(w http.ResponseWriter, r *http.Request, conn grpc.ClientConnInterface
 		}
 	}
 	if apply && strings.TrimSpace(req.Reason) == "" {
-		writeError(w, status.Error(codes.InvalidArgument, "applying the fix needs a reason: it is kept with the containment, the notice waiver and the backfill"))
+		writeError(w, rpcerr.InvalidArgument("applying the fix needs a reason: it is kept with the containment, the notice waiver and the backfill"))
 		return
 	}
 	// The caller's token goes with every call, as the gateway forwards it.
 	ctx := metadata.AppendToOutgoingContext(r.Context(), "authorization", r.Header.Get("Authorization"))
 	c := proposal.NewClients(conn)
-	inc, err := Build(ctx, c, subject, o)
+	inc, err := incident.Build(ctx, c, subject, o)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -110,14 +113,14 @@ func serve(w http.ResponseWriter, r *http.Request, conn grpc.ClientConnInterface
 		_ = enc.Encode(map[string]any{"result": v})
 		_ = rc.Flush()
 	}
-	inc.OnStep = func(i int, s *Step) {
+	inc.OnStep = func(i int, s *incident.Step) {
 		send(map[string]any{"step": map[string]any{"index": i, "of": len(inc.Steps), "step": s}})
 	}
 	inc.OnProgress = func(p *gatev1.ReplayProgress) {
 		send(map[string]any{"progress": map[string]any{"partition": p.GetPartition(), "held": p.GetHeld(), "released": p.GetReleased(),
 			"remaining": p.GetRemaining(), "done": p.GetDone(), "partitions": p.GetPartitions()}})
 	}
-	var rec *Reconciliation
+	var rec *incident.Reconciliation
 	applyErr := inc.Preflight(req.Reason)
 	if applyErr == nil {
 		if applyErr = inc.Apply(ctx, io.Discard, io.Discard); applyErr == nil {
