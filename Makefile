@@ -170,6 +170,10 @@ chaos:
 # that wrote an input to testdata/fuzz, fails.
 FUZZTIME ?= 10s
 FUZZMINIMIZE ?= 100x
+# FUZZ_LIMIT bounds one target's run, its build included, in seconds: a
+# target that hangs (a TestMain waiting on something) fails the run
+# instead of eating CI's whole budget.
+FUZZ_LIMIT ?= 300
 fuzz:
 	@grep -rl --include='*_test.go' '^func Fuzz' $(MODULES) | sort | while read -r file; do \
 		dir=$$(dirname "$$file"); \
@@ -177,8 +181,11 @@ fuzz:
 			echo "fuzz $$dir $$target"; \
 			corpus="$$dir/testdata/fuzz/$$target"; before=$$(ls "$$corpus" 2>/dev/null | wc -l); \
 			log=$$(mktemp); \
-			if ! (cd "$$dir" && go test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) .) >"$$log" 2>&1; then \
-				cat "$$log"; after=$$(ls "$$corpus" 2>/dev/null | wc -l); \
+			(cd "$$dir" && timeout -k 10 $(FUZZ_LIMIT) go test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) .) >"$$log" 2>&1; code=$$?; \
+			if [ "$$code" -ne 0 ]; then \
+				cat "$$log"; \
+				if [ "$$code" -eq 124 ] || [ "$$code" -eq 137 ]; then rm -f "$$log"; echo "fuzz $$dir $$target: not done within $(FUZZ_LIMIT)s, build included; stopped as a hang" >&2; exit 1; fi; \
+				after=$$(ls "$$corpus" 2>/dev/null | wc -l); \
 				if [ "$$after" -gt "$$before" ] || ! grep -q '^    context deadline exceeded$$' "$$log"; then rm -f "$$log"; exit 1; fi; \
 				echo "fuzz $$target: stopped by the fuzz coordinator's deadline race (golang/go#75804), no failing input written"; \
 			else cat "$$log"; fi; \

@@ -50,7 +50,7 @@ func BenchmarkSnapshot(b *testing.B) {
 	var elapsed time.Duration
 	for i := 0; b.Loop(); i++ {
 		b.StopTimer()
-		tgt, err := pgServer.CreateDB(context.Background(), "benchtgt")
+		tgt, err := pgServer.Require(b).CreateDB(context.Background(), "benchtgt")
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -34,7 +34,7 @@ import (
 )
 
 // pgServer is the test PostgreSQL (wal_level=logical) of this package.
-var pgServer *postgrestest.Server
+var pgServer postgrestest.Shared
 
 func TestMain(m *testing.M) {
 	if spec := os.Getenv(childEnv); spec != "" {
@@ -144,7 +144,7 @@ type env struct {
 
 func newEnv(t testing.TB, sm *seam) *env {
 	t.Helper()
-	srv := postgrestest.Require(t, pgServer)
+	srv := pgServer.Require(t)
 	ctx := context.Background()
 	source, err := srv.CreateDB(ctx, "src")
 	if err != nil {

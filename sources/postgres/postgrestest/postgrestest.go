@@ -19,6 +19,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -211,39 +212,45 @@ func (s *Server) CreateDB(ctx context.Context, prefix string) (string, error) {
 	return s.URL(name), nil
 }
 
-// Main runs a test binary's tests with a shared server in *srv, or skips
-// them all with a clear message when no server can be started (no
-// binaries). It is meant for TestMain.
-func Main(m *testing.M, srv **Server) int {
-	s, err := Start()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "postgrestest: no test PostgreSQL with wal_level=logical: %v; the tests that need it skip\n", err)
-		startErr.Store(err.Error())
-		return m.Run()
-	}
-	*srv = s
+// Shared is one server for a test binary, started by the first test that
+// asks for it (Require) and stopped by Main when the tests are done. A
+// binary that never asks starts none: a fuzz worker, a -run that selects
+// no PostgreSQL test, or the child processes a kill -9 test spawns. (Go's
+// fuzzing runs TestMain in the coordinator and in every worker, so a
+// server started there was an initdb per process, left running whenever
+// the coordinator killed a worker.)
+type Shared struct {
+	once sync.Once
+	srv  *Server
+	err  error
+}
+
+// Main runs a test binary's tests and stops the shared server, if one of
+// them started it. It is meant for TestMain.
+func Main(m *testing.M, shared *Shared) int {
 	code := m.Run()
-	if err := s.Stop(); err != nil {
-		fmt.Fprintf(os.Stderr, "postgrestest: %v\n", err)
+	if shared.srv != nil {
+		if err := shared.srv.Stop(); err != nil {
+			fmt.Fprintf(os.Stderr, "postgrestest: %v\n", err)
+		}
 	}
 	return code
 }
 
-var startErr atomic.Value
-
-// Require skips t when Main could not start a server, and fails it
-// instead under CI=true: CI has the PostgreSQL binaries, so a missing one
-// is a broken CI, never a reason to pass.
-func Require(t testing.TB, srv *Server) *Server {
+// Require returns the shared server, starting it on first use. When none
+// can be started (no server binaries) it skips t, and fails it instead
+// under CI=true: CI has the PostgreSQL binaries, so a missing one is a
+// broken CI, never a reason to pass.
+func (s *Shared) Require(t testing.TB) *Server {
 	t.Helper()
-	if srv == nil {
-		msg, _ := startErr.Load().(string)
+	s.once.Do(func() { s.srv, s.err = Start() })
+	if s.err != nil {
 		if os.Getenv("CI") == "true" {
-			t.Fatalf("no test PostgreSQL with wal_level=logical under CI=true (%s); install the postgresql package", msg)
+			t.Fatalf("no test PostgreSQL with wal_level=logical under CI=true (%v); install the postgresql package", s.err)
 		}
-		t.Skipf("skipped: no test PostgreSQL with wal_level=logical (%s)", msg)
+		t.Skipf("skipped: no test PostgreSQL with wal_level=logical (%v)", s.err)
 	}
-	return srv
+	return s.srv
 }
 
 // WaitReady waits until the server accepts connections to db.

@@ -8,13 +8,13 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-var srv *Server
+var shared Shared
 
-func TestMain(m *testing.M) { os.Exit(Main(m, &srv)) }
+func TestMain(m *testing.M) { os.Exit(Main(m, &shared)) }
 
 // The server the CDC tests run on decodes logical replication.
 func TestServerIsLogical(t *testing.T) {
-	s := Require(t, srv)
+	s := shared.Require(t)
 	ctx := context.Background()
 	url, err := s.CreateDB(ctx, "probe")
 	if err != nil {
