@@ -31,17 +31,7 @@ func TestRoutes(t *testing.T) {
 	base := startHTTP(t, tokens, auth.Access{}, echo)
 	post := func(token, body string) (int, string) {
 		t.Helper()
-		req, err := http.NewRequest(http.MethodPost, base+"/v1/things/a.b/things:count", strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		resp := send(t, http.MethodPost, base+"/v1/things/a.b/things:count", token, body)
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(b)

@@ -205,6 +205,31 @@ func rawRequest(t *testing.T, addr, head string, body io.Reader) (int, int64) {
 }
 
 // endless is a body that never ends: a JSON object opening, then spaces.
+// expectRefusedUnread sends head and body and checks that the server
+// answers want having read next to none of the body, that the process
+// allocated at most maxAlloc bytes meanwhile, and that the handler never
+// ran.
+func expectRefusedUnread(t *testing.T, n *node, head string, body io.Reader, want int, maxAlloc uint64) {
+	t.Helper()
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	code, written := rawRequest(t, n.http, head, body)
+	runtime.ReadMemStats(&after)
+	if code != want {
+		t.Errorf("status %d, want %d", code, want)
+	}
+	if written > 32<<20 {
+		t.Errorf("the server took %d bytes of the body before answering, want it to read none", written)
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > maxAlloc {
+		t.Errorf("the process allocated %d MB while the server refused, want at most %d MB", grew>>20, maxAlloc>>20)
+	}
+	if got := n.gate.ingests.Load(); got != 0 {
+		t.Errorf("the handler ran %d times for a refused call", got)
+	}
+}
+
 type endless struct{ started bool }
 
 func (e *endless) Read(p []byte) (int, error) {
@@ -233,24 +258,8 @@ func TestRESTAuthenticatesBeforeReadingTheBody(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			var before, after runtime.MemStats
-			runtime.GC()
-			runtime.ReadMemStats(&before)
 			head := "POST /v1/subjects/shop.orders:ingest HTTP/1.1\r\nHost: seam\r\nContent-Type: application/json\r\n" + tc.auth + tc.framing + "\r\n"
-			code, written := rawRequest(t, n.http, head, io.LimitReader(&endless{}, offered))
-			runtime.ReadMemStats(&after)
-			if code != http.StatusUnauthorized {
-				t.Errorf("status %d, want 401", code)
-			}
-			if written > 32<<20 {
-				t.Errorf("the server took %d bytes of the body before answering, want it to read none", written)
-			}
-			if grew := after.TotalAlloc - before.TotalAlloc; grew > 16<<20 {
-				t.Errorf("the server allocated %d MB while refusing, want next to nothing", grew>>20)
-			}
-			if got := n.gate.ingests.Load(); got != 0 {
-				t.Errorf("the handler ran %d times for an unauthenticated call", got)
-			}
+			expectRefusedUnread(t, n, head, io.LimitReader(&endless{}, offered), http.StatusUnauthorized, 16<<20)
 		})
 	}
 }
@@ -346,15 +355,7 @@ func TestRESTReadTimeout(t *testing.T) {
 func TestRESTStreamOutlivesReadTimeout(t *testing.T) {
 	t.Parallel()
 	n := start(t, server.Config{HTTPReadTimeout: 150 * time.Millisecond}, false)
-	req, err := http.NewRequest("POST", "http://"+n.http+"/v1/replay", strings.NewReader(`{"window":{"subject":"shop.orders"}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+n.token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := server.Send(t, "POST", "http://"+n.http+"/v1/replay", n.token, `{"window":{"subject":"shop.orders"}}`)
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {
@@ -397,17 +398,7 @@ func TestMetricsAddr(t *testing.T) {
 func TestRESTMetricsNameTheRouteTemplate(t *testing.T) {
 	n := start(t, server.Config{}, false)
 	post := func(path, token string) int {
-		req, err := http.NewRequest(http.MethodPost, "http://"+n.http+path, strings.NewReader(`{"partition":"p","batch_id":"b"}`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		resp := server.Send(t, http.MethodPost, "http://"+n.http+path, token, `{"partition":"p","batch_id":"b"}`)
 		resp.Body.Close()
 		return resp.StatusCode
 	}
@@ -458,15 +449,7 @@ func TestShutdownEndsWatches(t *testing.T) {
 	t.Parallel()
 	n := start(t, server.Config{ShutdownTimeout: 10 * time.Second}, false)
 	open := func(method, path, body string) *http.Response {
-		req, err := http.NewRequest(method, "http://"+n.http+path, strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Authorization", "Bearer "+n.token)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		resp := server.Send(t, method, "http://"+n.http+path, n.token, body)
 		t.Cleanup(func() { resp.Body.Close() })
 		return resp
 	}

@@ -1,0 +1,7 @@
+package server
+
+// The fixtures of the internal tests, for the external ones.
+var (
+	ServeLoopback = serveLoopback
+	Send          = send
+)
