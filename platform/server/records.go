@@ -53,13 +53,19 @@ func (m *recordsMarshaler) Unmarshal(data []byte, v any) error {
 // NewDecoder decodes a stream of JSON messages (one for a unary call,
 // several for a client stream).
 func (m *recordsMarshaler) NewDecoder(r io.Reader) runtime.Decoder {
+	return jsonDecoder(r, m.Unmarshal)
+}
+
+// jsonDecoder reads one JSON value from r per Decode (io.EOF at the end)
+// and hands it to unmarshal.
+func jsonDecoder(r io.Reader, unmarshal func([]byte, any) error) runtime.Decoder {
 	dec := json.NewDecoder(r)
 	return runtime.DecoderFunc(func(v any) error {
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
 			return err
 		}
-		return m.Unmarshal(raw, v)
+		return unmarshal(raw, v)
 	})
 }
 

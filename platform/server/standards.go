@@ -251,14 +251,7 @@ type shortEnumMarshaler struct {
 // a client-streaming route (POST /v1/namespaces:import) takes its
 // messages one after another in one body.
 func (m *shortEnumMarshaler) NewDecoder(r io.Reader) runtime.Decoder {
-	dec := json.NewDecoder(r)
-	return runtime.DecoderFunc(func(v any) error {
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return err
-		}
-		return m.Unmarshal(raw, v)
-	})
+	return jsonDecoder(r, m.Unmarshal)
 }
 
 // Unmarshal implements runtime.Marshaler.
