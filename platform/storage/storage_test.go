@@ -19,6 +19,16 @@ import (
 	"github.com/seamdata/seam/platform/storage/storagetest"
 )
 
+// queryInt runs a query for one integer, such as a count, on db.
+func queryInt(t *testing.T, db *storage.DB, query string, args ...any) int {
+	t.Helper()
+	var n int
+	if err := db.SQL.QueryRow(query, args...).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
 func open(t *testing.T, url string) *storage.DB {
 	t.Helper()
 	db, err := storage.Open(context.Background(), url)
@@ -117,18 +127,10 @@ func TestMigrateIdempotent(t *testing.T) {
 				t.Fatalf("Migrate run %d: %v", i+1, err)
 			}
 		}
-		var rows int
-		if err := db.SQL.QueryRow("SELECT count(*) FROM items").Scan(&rows); err != nil {
-			t.Fatal(err)
-		}
-		if rows != 2 {
+		if rows := queryInt(t, db, "SELECT count(*) FROM items"); rows != 2 {
 			t.Errorf("items rows after three migrations = %d, want 2 (seed applied once)", rows)
 		}
-		var versions int
-		if err := db.SQL.QueryRow("SELECT count(*) FROM seam_migrations WHERE component = $1", "test").Scan(&versions); err != nil {
-			t.Fatal(err)
-		}
-		if versions != 2 {
+		if versions := queryInt(t, db, "SELECT count(*) FROM seam_migrations WHERE component = $1", "test"); versions != 2 {
 			t.Errorf("recorded versions = %d, want 2", versions)
 		}
 	})
@@ -158,11 +160,7 @@ func TestMigrateConcurrentProcesses(t *testing.T) {
 				t.Errorf("starter %d: Migrate: %v", i, err)
 			}
 		}
-		var rows int
-		if err := dbs[0].SQL.QueryRow("SELECT count(*) FROM items").Scan(&rows); err != nil {
-			t.Fatal(err)
-		}
-		if rows != 2 {
+		if rows := queryInt(t, dbs[0], "SELECT count(*) FROM items"); rows != 2 {
 			t.Errorf("items rows = %d, want 2 (each version applied exactly once)", rows)
 		}
 	})
@@ -183,11 +181,7 @@ func TestMigrateFailureRollsBackThatVersion(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "version 2 (half broken)") {
 			t.Fatalf("Migrate with a broken version 2 = %v, want an error naming version 2 (half broken)", err)
 		}
-		var n int
-		if err := db.SQL.QueryRow("SELECT count(*) FROM seam_migrations WHERE component = 'test'").Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		if n != 1 {
+		if n := queryInt(t, db, "SELECT count(*) FROM seam_migrations WHERE component = 'test'"); n != 1 {
 			t.Errorf("recorded versions = %d, want 1 (version 1 kept, version 2 rolled back)", n)
 		}
 		if _, err := db.SQL.Exec("SELECT count(*) FROM half"); err == nil {
@@ -304,11 +298,7 @@ func TestInTxConcurrentWritersLoseNothing(t *testing.T) {
 			})
 		}
 		wg.Wait()
-		var v int
-		if err := setup.SQL.QueryRow("SELECT v FROM items WHERE id = 1").Scan(&v); err != nil {
-			t.Fatal(err)
-		}
-		if v != writers*increments {
+		if v := queryInt(t, setup, "SELECT v FROM items WHERE id = 1"); v != writers*increments {
 			t.Errorf("counter = %d, want %d", v, writers*increments)
 		}
 	})
@@ -355,11 +345,7 @@ func TestInTxRetriesRealDeadlock(t *testing.T) {
 	if got := attempts.Load(); got < 3 {
 		t.Errorf("attempts = %d, want at least 3 (one deadlock victim rerun)", got)
 	}
-	var sum int
-	if err := a.SQL.QueryRow("SELECT sum(v) FROM items").Scan(&sum); err != nil {
-		t.Fatal(err)
-	}
-	if sum != 4 {
+	if sum := queryInt(t, a, "SELECT sum(v) FROM items"); sum != 4 {
 		t.Errorf("sum of counters = %d, want 4 (two transactions × two rows, each once)", sum)
 	}
 }
@@ -369,26 +355,11 @@ func TestNotifyListenSQLite(t *testing.T) {
 	db := open(t, storagetest.SQLiteURL(t))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	woken, err := db.Listen(ctx, "tables")
-	if err != nil {
-		t.Fatal(err)
-	}
-	other, err := db.Listen(ctx, "other")
-	if err != nil {
-		t.Fatal(err)
-	}
+	woken := listen(t, ctx, db, "tables")
+	other := listen(t, ctx, db, "other")
 
 	// A rolled-back transaction notifies nobody.
-	rollback := errors.New("roll back")
-	err = db.InTx(ctx, func(tx *sql.Tx) error {
-		if err := db.Notify(ctx, tx, "tables"); err != nil {
-			return err
-		}
-		return rollback
-	})
-	if !errors.Is(err, rollback) {
-		t.Fatalf("InTx = %v, want %v", err, rollback)
-	}
+	notifyRolledBack(t, ctx, db, "tables")
 	expectQuiet(t, woken, "after a rolled-back Notify")
 
 	// Two commits before the listener looks coalesce into one wake-up.
@@ -422,20 +393,8 @@ func TestNotifyListenPostgresAcrossHandles(t *testing.T) {
 	writer, reader := open(t, url), open(t, url)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	woken, err := reader.Listen(ctx, "idmap-tables")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rollback := errors.New("roll back")
-	err = writer.InTx(ctx, func(tx *sql.Tx) error {
-		if err := writer.Notify(ctx, tx, "idmap-tables"); err != nil {
-			return err
-		}
-		return rollback
-	})
-	if !errors.Is(err, rollback) {
-		t.Fatalf("InTx = %v, want %v", err, rollback)
-	}
+	woken := listen(t, ctx, reader, "idmap-tables")
+	notifyRolledBack(t, ctx, writer, "idmap-tables")
 	expectQuiet(t, woken, "after a rolled-back Notify")
 
 	if err := writer.InTx(ctx, func(tx *sql.Tx) error { return writer.Notify(ctx, tx, "idmap-tables") }); err != nil {
@@ -445,6 +404,31 @@ func TestNotifyListenPostgresAcrossHandles(t *testing.T) {
 
 	cancel()
 	expectClosed(t, woken)
+}
+
+// listen subscribes to channel on db until ctx ends.
+func listen(t *testing.T, ctx context.Context, db *storage.DB, channel string) <-chan struct{} {
+	t.Helper()
+	woken, err := db.Listen(ctx, channel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return woken
+}
+
+// notifyRolledBack notifies channel in a transaction that then rolls back.
+func notifyRolledBack(t *testing.T, ctx context.Context, db *storage.DB, channel string) {
+	t.Helper()
+	rollback := errors.New("roll back")
+	err := db.InTx(ctx, func(tx *sql.Tx) error {
+		if err := db.Notify(ctx, tx, channel); err != nil {
+			return err
+		}
+		return rollback
+	})
+	if !errors.Is(err, rollback) {
+		t.Fatalf("InTx = %v, want %v", err, rollback)
+	}
 }
 
 func expectWake(t *testing.T, ch <-chan struct{}, when string) {
