@@ -14,19 +14,32 @@ import (
 	"github.com/seamdata/seam/platform/auth"
 )
 
+// newToken makes a token and its file entry.
+func newToken(t *testing.T, name string, roles []auth.Role, subjects []string) (string, auth.TokenEntry) {
+	t.Helper()
+	tok, entry, err := auth.NewToken(name, roles, subjects)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok, entry
+}
+
+// writeTokens writes f as the tokens file at path.
+func writeTokens(t *testing.T, path string, f auth.TokensFile) {
+	t.Helper()
+	if err := auth.WriteTokensFile(path, f); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // A token set loaded from a file follows the file: a token added is
 // accepted and a token removed refused without a restart, and a file that
 // no longer parses leaves the last good set in force.
 func TestTokensFollowTheirFile(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), auth.TokensFileName)
-	old, oldEntry, err := auth.NewToken("old", []auth.Role{auth.RoleViewer}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := auth.WriteTokensFile(path, auth.TokensFile{Tokens: []auth.TokenEntry{oldEntry}}); err != nil {
-		t.Fatal(err)
-	}
+	old, oldEntry := newToken(t, "old", []auth.Role{auth.RoleViewer}, nil)
+	writeTokens(t, path, auth.TokensFile{Tokens: []auth.TokenEntry{oldEntry}})
 	tokens, err := auth.LoadTokens(path)
 	if err != nil {
 		t.Fatal(err)
@@ -35,13 +48,8 @@ func TestTokensFollowTheirFile(t *testing.T) {
 		t.Fatal("the token in the file is refused")
 	}
 
-	fresh, freshEntry, err := auth.NewToken("fresh", []auth.Role{auth.RolePipeline}, []string{"pay.*"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := auth.WriteTokensFile(path, auth.TokensFile{Tokens: []auth.TokenEntry{freshEntry}}); err != nil {
-		t.Fatal(err)
-	}
+	fresh, freshEntry := newToken(t, "fresh", []auth.Role{auth.RolePipeline}, []string{"pay.*"})
+	writeTokens(t, path, auth.TokensFile{Tokens: []auth.TokenEntry{freshEntry}})
 	deadline := time.Now().Add(10 * auth.ReloadInterval)
 	for {
 		p, added := tokens.Authenticate(fresh)
@@ -75,17 +83,9 @@ func TestTokensFollowTheirFile(t *testing.T) {
 func TestTokenChangesAreAudited(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), auth.TokensFileName)
-	admin, adminEntry, err := auth.NewToken("admin", []auth.Role{auth.RoleAdmin}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, loaderEntry, err := auth.NewToken("loader", []auth.Role{auth.RolePipeline}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := auth.WriteTokensFile(path, auth.TokensFile{Tokens: []auth.TokenEntry{adminEntry, loaderEntry}}); err != nil {
-		t.Fatal(err)
-	}
+	admin, adminEntry := newToken(t, "admin", []auth.Role{auth.RoleAdmin}, nil)
+	_, loaderEntry := newToken(t, "loader", []auth.Role{auth.RolePipeline}, nil)
+	writeTokens(t, path, auth.TokensFile{Tokens: []auth.TokenEntry{adminEntry, loaderEntry}})
 	tokens, err := auth.LoadTokens(path)
 	if err != nil {
 		t.Fatal(err)
@@ -93,15 +93,10 @@ func TestTokenChangesAreAudited(t *testing.T) {
 	var buf syncWriter
 	auth.NewAuthorizer(tokens, auth.Access{}).WithAudit(slog.New(slog.NewJSONHandler(&buf, nil)))
 
-	_, dashEntry, err := auth.NewToken("dashboards", []auth.Role{auth.RoleViewer}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, dashEntry := newToken(t, "dashboards", []auth.Role{auth.RoleViewer}, nil)
 	dashEntry.CreatedBy, dashEntry.Reason = "alice", "the ops dashboards"
-	if err := auth.WriteTokensFile(path, auth.TokensFile{Tokens: []auth.TokenEntry{adminEntry, dashEntry},
-		Revoked: []auth.RevokedToken{{Name: "loader", RevokedBy: "bob", Reason: "the loader moved"}}}); err != nil {
-		t.Fatal(err)
-	}
+	writeTokens(t, path, auth.TokensFile{Tokens: []auth.TokenEntry{adminEntry, dashEntry},
+		Revoked: []auth.RevokedToken{{Name: "loader", RevokedBy: "bob", Reason: "the loader moved"}}})
 	want := []map[string]any{
 		{"msg": "token created", "audit": true, "event": "token_created", "name": "dashboards", "by": "alice", "reason": "the ops dashboards"},
 		{"msg": "token revoked", "audit": true, "event": "token_revoked", "name": "loader", "by": "bob", "reason": "the loader moved"},
