@@ -62,23 +62,8 @@ func (s *Source) evolve(ctx context.Context, t *table, first *change) error {
 		if err != nil {
 			return err
 		}
-		tx, err := s.target.Begin(ctx)
-		if err != nil {
+		if err := s.readyReplica(ctx, t, ev.proposed, model, fills); err != nil {
 			return err
-		}
-		defer tx.Rollback(ctx)
-		if err := ensureReplica(ctx, tx, s.cfg.TargetSchema, t.target, model); err != nil {
-			return err
-		}
-		filled, err := fillReplica(ctx, tx, s.cfg.TargetSchema, t.target, ev.proposed, model, fills)
-		if err != nil {
-			return err
-		}
-		if err := tx.Commit(ctx); err != nil {
-			return err
-		}
-		if len(fills) > 0 {
-			s.log.Info("existing replica rows took the added columns' defaults", "table", t.key, "rows", filled)
 		}
 		s.log.Info("additive change registered", "table", t.key, "subject", t.subject, "version", version, "changes", strings.Join(changeLines(ev.changes), "; "))
 		s.metrics.schemaChange(ctx, t.key, "additive")
@@ -270,6 +255,12 @@ func (s *Source) switchReplica(ctx context.Context, t *table, c *contractv1.Cont
 	if err != nil {
 		return err
 	}
+	return s.readyReplica(ctx, t, c, model, fills)
+}
+
+// readyReplica gives the replica the columns of model, and the added
+// columns' defaults in the rows that predate them, in one transaction.
+func (s *Source) readyReplica(ctx context.Context, t *table, c *contractv1.Contract, model *contractv1.CanonicalModel, fills []columnFill) error {
 	tx, err := s.target.Begin(ctx)
 	if err != nil {
 		return err
