@@ -142,6 +142,15 @@ type env struct {
 	tgt    *pgx.Conn
 }
 
+// paymentsEnv starts a Seam and an env whose source holds n payments and
+// n/10 accounts.
+func paymentsEnv(t testing.TB, n int) *env {
+	t.Helper()
+	e := newEnv(t, startSeam(t))
+	loadPayments(e, n)
+	return e
+}
+
 func newEnv(t testing.TB, sm *seam) *env {
 	t.Helper()
 	srv := pgServer.Require(t)
@@ -245,6 +254,15 @@ func (e *env) start(cfg postgres.Config) *running {
 			e.t.Errorf("source stopped with %v", err)
 		}
 	})
+	return r
+}
+
+// startReady runs a source as start does and waits for its snapshot to
+// be done.
+func (e *env) startReady(cfg postgres.Config) *running {
+	e.t.Helper()
+	r := e.start(cfg)
+	r.waitReady(e.t)
 	return r
 }
 

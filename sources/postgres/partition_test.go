@@ -68,9 +68,7 @@ func snapshotPartitions(t testing.TB, e *env, subject string) []*gatev1.Partitio
 // the chunk had passed.
 func TestCrashMidSnapshotCountsEachRowOnce(t *testing.T) {
 	t.Parallel()
-	sm := startSeam(t)
-	e := newEnv(t, sm)
-	loadPayments(e, 3000) // payments: 6 chunks of 500; accounts: 1 chunk
+	e := paymentsEnv(t, 3000) // payments: 6 chunks of 500; accounts: 1 chunk
 	cfg := e.config("crashsnap", "payments", "accounts")
 	cfg.SnapshotWorkers = 1
 	gate := &crashingGate{GateServiceClient: e.seam.gate}
@@ -101,8 +99,7 @@ func TestCrashMidSnapshotCountsEachRowOnce(t *testing.T) {
 	e.exec(e.src, "DELETE FROM payments WHERE id <= 50")
 	e.exec(e.src, `INSERT INTO payments (id, account, amount, currency, paid_at) VALUES (0, 'DE0', 1, 'EUR', now())`)
 	cfg.Gate = e.seam.gate
-	r := e.start(cfg)
-	r.waitReady(t)
+	e.startReady(cfg)
 	converged(t, e, "replica")
 	snapshotReadsOnce(t, e, "crashsnap")
 	noDuplicates(t, e, "crashsnap")
@@ -179,14 +176,11 @@ func partitionState(t testing.TB, e *env, subject, part string) *gatev1.Partitio
 // sealed and judged; the new day stays open, also across a clean stop.
 func TestStreamSealsTheDayItLeaves(t *testing.T) {
 	t.Parallel()
-	sm := startSeam(t)
-	e := newEnv(t, sm)
-	loadPayments(e, 200)
+	e := paymentsEnv(t, 200)
 	var clock dayClock
 	clock.cut.Store(time.Now().Add(24 * time.Hour).UnixNano())
 	cfg := postgres.WithPartitionOf(e.config("days", "payments", "accounts"), clock.partitionOf)
-	r := e.start(cfg)
-	r.waitReady(t)
+	r := e.startReady(cfg)
 	subject := "pg." + dbName(e.source) + ".public.payments"
 	e.exec(e.src, "UPDATE payments SET memo = 'day one' WHERE id <= 10")
 	converged(t, e, "replica")
@@ -224,14 +218,11 @@ func TestStreamSealsTheDayItLeaves(t *testing.T) {
 // releases the held changes.
 func TestBlockingPartitionHaltsTheTable(t *testing.T) {
 	t.Parallel()
-	sm := startSeam(t)
-	e := newEnv(t, sm)
-	loadPayments(e, 200)
+	e := paymentsEnv(t, 200)
 	ctx := context.Background()
 	subject := "pg." + dbName(e.source) + ".public.accounts"
 	_, version := registerBlocking(t, e, subject)
-	r := e.start(e.config("blocks", "payments", "accounts"))
-	r.waitReady(t)
+	e.startReady(e.config("blocks", "payments", "accounts"))
 	converged(t, e, "replica")
 	if v := tableStatus(t, e, "blocks", "public.accounts").ContractVersion; v != version {
 		t.Fatalf("accounts runs version %d, want the registered %d", v, version)
@@ -317,15 +308,12 @@ func registerBlocking(t testing.TB, e *env, subject string) (*contractv1.Contrac
 // version releases it.
 func TestBlockedSnapshotChunkHaltsTheTable(t *testing.T) {
 	t.Parallel()
-	sm := startSeam(t)
-	e := newEnv(t, sm)
-	loadPayments(e, 200)
+	e := paymentsEnv(t, 200)
 	e.exec(e.src, "UPDATE accounts SET holder = 'bad' WHERE ref IN ('ACC-000001', 'ACC-000002', 'ACC-000003')")
 	ctx := context.Background()
 	subject := "pg." + dbName(e.source) + ".public.accounts"
 	c, _ := registerBlocking(t, e, subject)
-	r := e.start(e.config("snapblock", "payments", "accounts"))
-	r.waitReady(t)
+	e.startReady(e.config("snapblock", "payments", "accounts"))
 	ts := tableStatus(t, e, "snapblock", "public.accounts")
 	if ts.Phase != "halted" || ts.Halt == nil || ts.Halt.Reason != "PARTITION_BLOCKED" || len(ts.Halt.Partitions) != 1 {
 		t.Fatalf("accounts after its snapshot: phase %s, halt %v; want halted by its blocked chunk", ts.Phase, ts.Halt)

@@ -60,15 +60,27 @@ func deadTuples(t testing.TB, e *env, table string) int64 {
 	return n
 }
 
+// expectVacuumed deletes every nth payment, waits for the replica to
+// converge and checks that VACUUM then leaves no dead rows in payments,
+// as it does only when the source holds no transaction or slot that
+// still sees them. It needs the pgstattuple extension.
+func expectVacuumed(t *testing.T, e *env, nth int, when string) {
+	t.Helper()
+	e.exec(e.src, fmt.Sprintf("DELETE FROM payments WHERE id %% %d = 0", nth))
+	converged(t, e, "replica")
+	e.exec(e.src, "VACUUM payments")
+	if n := deadTuples(t, e, "payments"); n != 0 {
+		t.Fatalf("VACUUM left %d dead rows in payments%s; the source still holds a transaction or slot that sees them", n, when)
+	}
+}
+
 // Once its snapshot is read the source holds no transaction at the
 // source: VACUUM removes the rows deleted after the snapshot. While the
 // snapshot is read, status and the metric say a transaction is open, and
 // the metric falls back to 0 when it is read.
 func TestSnapshotLeavesNoTransactionOpen(t *testing.T) {
 	t.Parallel()
-	sm := startSeam(t)
-	e := newEnv(t, sm)
-	loadPayments(e, 3000)
+	e := paymentsEnv(t, 3000)
 	e.exec(e.src, "CREATE EXTENSION IF NOT EXISTS pgstattuple")
 	cfg := e.config("vacuum", "payments", "accounts")
 	cfg.SnapshotWorkers = 2
@@ -108,8 +120,7 @@ func TestSnapshotLeavesNoTransactionOpen(t *testing.T) {
 			metricOpen = v
 		}
 	}
-	r := e.start(cfg)
-	r.waitReady(t)
+	e.startReady(cfg)
 	select {
 	case ot := <-seenOpen:
 		if ot.Backends < 1 || ot.Since.IsZero() {
@@ -130,12 +141,7 @@ func TestSnapshotLeavesNoTransactionOpen(t *testing.T) {
 		return v == 0, line
 	})
 
-	e.exec(e.src, "DELETE FROM payments WHERE id % 3 = 0")
-	converged(t, e, "replica")
-	e.exec(e.src, "VACUUM payments")
-	if n := deadTuples(t, e, "payments"); n != 0 {
-		t.Fatalf("VACUUM left %d dead rows in payments; the source still holds a transaction that sees them", n)
-	}
+	expectVacuumed(t, e, 3, "")
 }
 
 // A caught-up source confirms the server's WAL position from keepalives:
@@ -144,14 +150,11 @@ func TestSnapshotLeavesNoTransactionOpen(t *testing.T) {
 // the publication; a drop removes slot, publication and heartbeat.
 func TestCaughtUpSourceKeepsWALBounded(t *testing.T) {
 	t.Parallel()
-	sm := startSeam(t)
-	e := newEnv(t, sm)
-	loadPayments(e, 50)
+	e := paymentsEnv(t, 50)
 	e.exec(e.src, "CREATE TABLE noise (id bigserial PRIMARY KEY, pad text)")
 	cfg := e.config("walbound", "payments", "accounts")
 	metrics := withMetrics(t, &cfg)
-	r := e.start(cfg)
-	r.waitReady(t)
+	r := e.startReady(cfg)
 	ctx := context.Background()
 
 	const written, bound = 200 << 20, 64 << 20
@@ -307,9 +310,7 @@ func checkCDCRules(t testing.TB, scraped map[string][]string) {
 // counts stay exact under writes, as after a restart.
 func TestSnapshotTransactionsEndAtTheirLimit(t *testing.T) {
 	t.Parallel()
-	sm := startSeam(t)
-	e := newEnv(t, sm)
-	loadPayments(e, 6000) // payments: 12 chunks of 500; accounts: 2
+	e := paymentsEnv(t, 6000) // payments: 12 chunks of 500; accounts: 2
 	w := startWriter(e, 6000, 3)
 	cfg := e.config("passes", "payments", "accounts")
 	cfg.SnapshotWorkers = 2
@@ -333,8 +334,7 @@ func TestSnapshotTransactionsEndAtTheirLimit(t *testing.T) {
 		}
 	}
 	began := time.Now()
-	r := e.start(cfg)
-	r.waitReady(t)
+	e.startReady(cfg)
 	took := time.Since(began)
 	w.finish(t)
 	converged(t, e, "replica")

@@ -77,11 +77,8 @@ func without(cols []string, drop string) []string {
 // column does the same the other way round.
 func TestSchemaChangesAdditiveFlowBreakingHalt(t *testing.T) {
 	t.Parallel()
-	sm := startSeam(t)
-	e := newEnv(t, sm)
-	loadPayments(e, 300)
-	r := e.start(e.config("schema", "payments", "accounts"))
-	r.waitReady(t)
+	e := paymentsEnv(t, 300)
+	e.startReady(e.config("schema", "payments", "accounts"))
 	db := dbName(e.source)
 	paySubject, accSubject := "pg."+db+".public.payments", "pg."+db+".public.accounts"
 	converged(t, e, "replica")
@@ -113,14 +110,7 @@ func TestSchemaChangesAdditiveFlowBreakingHalt(t *testing.T) {
 	e.exec(e.src, "INSERT INTO payments VALUES (9002, 'FR02', 6.00, 'EUR', now(), true, NULL, 'web')")
 	e.exec(e.src, "DELETE FROM payments WHERE id = 8")
 	e.exec(e.src, "UPDATE accounts SET holder = 'moved on' WHERE ref = 'ACC-000001'")
-	eventually(t, "payments halts", 30*time.Second, func() (bool, string) {
-		ts := tableStatus(t, e, "schema", "public.payments")
-		return ts.Phase == "halted" && ts.Held() == 7 && ts.Halt.AlertSequence > 0, fmt.Sprintf("phase %s, %d held, halt %+v", ts.Phase, ts.Held(), ts.Halt)
-	})
-	eventually(t, "accounts goes on while payments is halted", 30*time.Second, func() (bool, string) {
-		return sameRows(t, e, "accounts", "replica.accounts", accountCols)
-	})
-	h := tableStatus(t, e, "schema", "public.payments").Halt
+	h := haltsHolding(t, e, "schema", "payments", 7, "accounts", accountCols)
 	if h.Reason != "SCHEMA_CHANGE" || !strings.Contains(strings.Join(h.Changes, ";"), "FIELD_REMOVED") {
 		t.Fatalf("halt = %+v, want SCHEMA_CHANGE naming FIELD_REMOVED", h)
 	}
@@ -164,14 +154,7 @@ func TestSchemaChangesAdditiveFlowBreakingHalt(t *testing.T) {
 	e.exec(e.src, "ALTER TABLE accounts ALTER COLUMN balance TYPE numeric(14,2)")
 	e.exec(e.src, "UPDATE accounts SET balance = 12.25 WHERE ref = 'ACC-000002'")
 	e.exec(e.src, "UPDATE payments SET settled = true WHERE id = 9")
-	eventually(t, "accounts halts", 30*time.Second, func() (bool, string) {
-		ts := tableStatus(t, e, "schema", "public.accounts")
-		return ts.Phase == "halted" && ts.Held() == 1 && ts.Halt.AlertSequence > 0, fmt.Sprintf("phase %s, %d held, halt %+v", ts.Phase, ts.Held(), ts.Halt)
-	})
-	eventually(t, "payments goes on while accounts is halted", 30*time.Second, func() (bool, string) {
-		return sameRows(t, e, "payments", "replica.payments", without(withChannel, "memo"))
-	})
-	ah := tableStatus(t, e, "schema", "public.accounts").Halt
+	ah := haltsHolding(t, e, "schema", "accounts", 1, "payments", without(withChannel, "memo"))
 	if !strings.Contains(strings.Join(ah.Changes, ";"), "FIELD_TYPE_CHANGED") || len(haltEvents(t, e, accSubject)) != 1 {
 		t.Fatalf("accounts halt = %+v with %d events, want FIELD_TYPE_CHANGED announced once", ah, len(haltEvents(t, e, accSubject)))
 	}
@@ -197,11 +180,8 @@ func TestSchemaChangesAdditiveFlowBreakingHalt(t *testing.T) {
 // piling up in the gate's quarantine; release resumes them.
 func TestContainmentHoldsChangesUntilRelease(t *testing.T) {
 	t.Parallel()
-	sm := startSeam(t)
-	e := newEnv(t, sm)
-	loadPayments(e, 200)
-	r := e.start(e.config("contain", "payments", "accounts"))
-	r.waitReady(t)
+	e := paymentsEnv(t, 200)
+	e.startReady(e.config("contain", "payments", "accounts"))
 	converged(t, e, "replica")
 	subject := "pg." + dbName(e.source) + ".public.payments"
 	ctx := context.Background()
@@ -234,6 +214,21 @@ func TestContainmentHoldsChangesUntilRelease(t *testing.T) {
 	}
 }
 
+// haltsHolding waits for public.<table> of source name to halt holding
+// held changes while other goes on matching the source, and returns the
+// halt.
+func haltsHolding(t testing.TB, e *env, name, table string, held int64, other string, otherCols []string) *postgres.Halt {
+	t.Helper()
+	eventually(t, table+" halts", 30*time.Second, func() (bool, string) {
+		ts := tableStatus(t, e, name, "public."+table)
+		return ts.Phase == "halted" && ts.Held() == held && ts.Halt.AlertSequence > 0, fmt.Sprintf("phase %s, %d held, halt %+v", ts.Phase, ts.Held(), ts.Halt)
+	})
+	eventually(t, other+" goes on while "+table+" is halted", 30*time.Second, func() (bool, string) {
+		return sameRows(t, e, other, "replica."+other, otherCols)
+	})
+	return tableStatus(t, e, name, "public."+table).Halt
+}
+
 // tableHalts waits for a table to halt and returns its halt.
 func tableHalts(t testing.TB, e *env, name, table string) *postgres.Halt {
 	t.Helper()
@@ -253,8 +248,7 @@ func tableHalts(t testing.TB, e *env, name, table string) *postgres.Halt {
 // registers as printed.
 func TestSchemaChangesKeepTheReplicaEqual(t *testing.T) {
 	t.Parallel()
-	sm := startSeam(t)
-	e := newEnv(t, sm)
+	e := newEnv(t, startSeam(t))
 	e.exec(e.src, `
 CREATE TABLE t_def (id int PRIMARY KEY, v text);
 CREATE TABLE t_vol (id int PRIMARY KEY, v text);
@@ -266,8 +260,7 @@ INSERT INTO t_def SELECT i, 'v' || i FROM generate_series(1, 1007) i;
 INSERT INTO t_vol SELECT i, 'v' || i FROM generate_series(1, 50) i;
 INSERT INTO t_num SELECT i, i + 0.2345 FROM generate_series(1, 50) i;
 INSERT INTO t_qty SELECT i, i * 3 FROM generate_series(1, 50) i;`)
-	r := e.start(e.config("ddl", "t_def", "t_vol", "t_num", "t_qty", "t_ann"))
-	r.waitReady(t)
+	e.startReady(e.config("ddl", "t_def", "t_vol", "t_num", "t_qty", "t_ann"))
 	db := dbName(e.source)
 
 	// A constant default: PostgreSQL keeps it in the catalog and sends no
@@ -379,15 +372,13 @@ INSERT INTO t_qty SELECT i, i * 3 FROM generate_series(1, 50) i;`)
 // new column's first change comes after a later SET DEFAULT elsewhere.
 func TestDefaultSetAfterAddColumnKeepsStreaming(t *testing.T) {
 	t.Parallel()
-	sm := startSeam(t)
-	e := newEnv(t, sm)
+	e := newEnv(t, startSeam(t))
 	e.exec(e.src, `
 CREATE TABLE t_late (id int PRIMARY KEY, v text);
 CREATE TABLE t_clock (id int PRIMARY KEY, v text);
 INSERT INTO t_late SELECT i, 'v' || i FROM generate_series(1, 60) i;
 INSERT INTO t_clock SELECT i, 'v' || i FROM generate_series(1, 60) i;`)
-	r := e.start(e.config("late", "t_late", "t_clock"))
-	r.waitReady(t)
+	e.startReady(e.config("late", "t_late", "t_clock"))
 
 	// No change of t_late between the ADD and the SET DEFAULT: the first
 	// change in the new shape comes when the catalog already has a default.

@@ -15,15 +15,13 @@ import (
 // shape. Zero-padded codes and digit strings ride along.
 func TestSnapshotChunksOfNamesAcrossAPowerOfTenRaiseNoChange(t *testing.T) {
 	t.Parallel()
-	sm := startSeam(t)
-	e := newEnv(t, sm)
+	e := newEnv(t, startSeam(t))
 	e.exec(e.src, `CREATE TABLE vehicles (id bigint PRIMARY KEY, name text NOT NULL, code text NOT NULL, ref text NOT NULL)`)
 	e.exec(e.src, `INSERT INTO vehicles SELECT i, 'name-' || i, 'VH-' || lpad((i % 1000)::text, 6, '0'), (i * 10)::text
   FROM generate_series(9901, 10200) i`)
 	cfg := e.config("seqnames", "vehicles")
 	cfg.SnapshotWorkers, cfg.ChunkRows, cfg.BatchRecords = 1, 100, 40
-	r := e.start(cfg)
-	r.waitReady(t)
+	e.startReady(cfg)
 
 	subject := "pg." + dbName(e.source) + ".public.vehicles"
 	parts := snapshotPartitions(t, e, subject)

@@ -53,11 +53,9 @@ var typeCols = []string{"id", "r", "d", "n", "n38", "z", "b", "ts", "j", "u", "a
 // changed.
 func TestTypesRoundTrip(t *testing.T) {
 	t.Parallel()
-	sm := startSeam(t)
-	e := newEnv(t, sm)
+	e := newEnv(t, startSeam(t))
 	e.exec(e.src, typesDDL)
-	r := e.start(e.config("types", "types"))
-	r.waitReady(t)
+	e.startReady(e.config("types", "types"))
 	same := func() (bool, string) { return sameRows(t, e, "types", "replica.types", typeCols) }
 	eventually(t, "the snapshot of the type table", 30*time.Second, same)
 	checkFloats(t, e, 9)
