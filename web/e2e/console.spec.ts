@@ -3,7 +3,7 @@
 // load, the backfill of day 8. Each test checks what the page shows
 // against what the REST API says.
 import { expect, test } from '@playwright/test';
-import { api, base, intText, n, pct, shot, signIn, tokens, watchErrors, watchOrigins } from './helpers';
+import { api, base, guardPages, intText, n, pct, shot, signIn, tokens } from './helpers';
 
 const SUBJECT = 'shop.orders';
 const DAY8 = '2026-03-08';
@@ -21,16 +21,7 @@ interface Partition {
 
 test.describe.configure({ mode: 'serial' });
 
-let foreign: string[] = [];
-let errors: string[] = [];
-test.beforeEach(({ page }) => {
-  foreign = watchOrigins(page);
-  errors = watchErrors(page);
-});
-test.afterEach(() => {
-  expect(foreign, 'requests to another origin').toEqual([]);
-  expect(errors, 'errors in the page').toEqual([]);
-});
+guardPages();
 
 async function monitor(): Promise<Partition[]> {
   const r = await api<{ partitions: Partition[] }>(tokens.admin(), 'GET', `/v1/subjects/${SUBJECT}/monitor`);

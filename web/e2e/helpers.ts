@@ -1,4 +1,4 @@
-import { expect, type Page, type TestInfo } from '@playwright/test';
+import { expect, test, type Page, type TestInfo } from '@playwright/test';
 import { mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -83,4 +83,21 @@ export function watchErrors(page: Page): string[] {
     if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) errors.push(`console: ${m.text()}`);
   });
   return errors;
+}
+
+/**
+ * guardPages checks after each test of the file that its page asked no
+ * other origin for anything and raised no error.
+ */
+export function guardPages(): void {
+  let foreign: string[] = [];
+  let errors: string[] = [];
+  test.beforeEach(({ page }) => {
+    foreign = watchOrigins(page);
+    errors = watchErrors(page);
+  });
+  test.afterEach(() => {
+    expect(foreign, 'requests to another origin').toEqual([]);
+    expect(errors, 'errors in the page').toEqual([]);
+  });
 }

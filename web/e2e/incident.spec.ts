@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { api, base, n, shot, signIn, tokens, watchErrors, watchOrigins } from './helpers';
+import { api, base, guardPages, n, shot, signIn, tokens } from './helpers';
 
 const PAY = 'pay.settlements';
 const DAY7 = '2026-03-07';
@@ -22,16 +22,7 @@ const PHONE = { width: 390, height: 844 };
 
 test.describe.configure({ mode: 'serial' });
 
-let foreign: string[] = [];
-let errors: string[] = [];
-test.beforeEach(({ page }) => {
-  foreign = watchOrigins(page);
-  errors = watchErrors(page);
-});
-test.afterEach(() => {
-  expect(foreign, 'requests to another origin').toEqual([]);
-  expect(errors, 'errors in the page').toEqual([]);
-});
+guardPages();
 
 const dir = mkdtempSync(join(tmpdir(), 'seam-incident-e2e-'));
 const file = (name: string, text: string): string => {
