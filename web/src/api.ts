@@ -90,7 +90,12 @@ async function failure(res: Response): Promise<ApiError> {
   return err;
 }
 
-async function call<T>(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
+/**
+ * send makes a request of the REST API with the session's token and
+ * returns its answer, or throws an ApiError when Seam cannot be reached or
+ * answers with an error.
+ */
+async function send(method: string, path: string, body: unknown, signal?: AbortSignal): Promise<Response> {
   let res: Response;
   try {
     res = await fetch(path, {
@@ -106,6 +111,11 @@ async function call<T>(method: string, path: string, body?: unknown, signal?: Ab
     throw new ApiError(`could not reach Seam at ${location.host}: ${(e as Error).message}`, 0);
   }
   if (!res.ok) throw await failure(res);
+  return res;
+}
+
+async function call<T>(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
+  const res = await send(method, path, body, signal);
   return (await res.json()) as T;
 }
 
@@ -162,21 +172,7 @@ function parseLine<T>(line: string): T {
  * called once the server has answered, before any message.
  */
 export async function* stream<T>(method: 'GET' | 'POST', path: string, body: unknown, signal?: AbortSignal, onOpen?: () => void): AsyncGenerator<T> {
-  let res: Response;
-  try {
-    res = await fetch(path, {
-      method,
-      headers: headers(body !== undefined),
-      body: body === undefined ? undefined : JSON.stringify(body),
-      credentials: 'omit',
-      cache: 'no-store',
-      signal,
-    });
-  } catch (e) {
-    if ((e as Error).name === 'AbortError') throw e;
-    throw new ApiError(`could not reach Seam at ${location.host}: ${(e as Error).message}`, 0);
-  }
-  if (!res.ok) throw await failure(res);
+  const res = await send(method, path, body, signal);
   if (!res.body) throw new ApiError('the stream has no body', res.status);
   onOpen?.();
   yield* ndjson<T>(res.body);

@@ -53,6 +53,33 @@ export function Countdown({ ts }: { ts?: string }) {
   );
 }
 
+/** Column is a column heading: its label, or the label with details. */
+export type Column = ComponentChildren | { label: ComponentChildren; num?: boolean; title?: string };
+
+/**
+ * Head is a table's header row, a heading of scope col per column; a num
+ * column is aligned right, as its figures are.
+ */
+export function Head({ columns }: { columns: Column[] }) {
+  return (
+    <thead>
+      <tr>
+        {columns.map((c, i) =>
+          c !== null && typeof c === 'object' && 'label' in c ? (
+            <th key={i} scope="col" class={c.num ? 'num' : undefined} title={c.title}>
+              {c.label}
+            </th>
+          ) : (
+            <th key={i} scope="col">
+              {c}
+            </th>
+          ),
+        )}
+      </tr>
+    </thead>
+  );
+}
+
 export function Empty({ children }: { children: ComponentChildren }) {
   return <p class="empty">{children}</p>;
 }

@@ -13,7 +13,7 @@ import { useAsync } from '../hooks';
 import { onLive, useLiveReload, useLiveState, type LiveStatus } from '../live';
 import { href, navigate } from '../router';
 import { useSession } from '../session';
-import { Badge, Confirm, Empty, ErrorBox, Loading, Severity, Time } from '../components/ui';
+import { Badge, Confirm, Empty, ErrorBox, Head, Loading, Severity, Time } from '../components/ui';
 
 const KEEP_EVENTS = 300;
 
@@ -42,6 +42,34 @@ function LiveBadge({ state }: { state: LiveStatus }) {
 }
 
 /** AckReason is why an alert was acknowledged, from its registry event. */
+interface FilterProps {
+  label: string;
+  value: string;
+  options: readonly string[];
+  /** all offers "all" (the empty value) before the options. */
+  all?: boolean;
+  text?: (option: string) => string;
+  testid?: string;
+  onPick: (value: string) => void;
+}
+
+/** Filter is one of the alert list's filters: a labelled select. */
+function Filter({ label, value, options, all, text = (x) => x, testid, onPick }: FilterProps) {
+  return (
+    <label class="field-inline">
+      <span>{label}</span>
+      <select value={value} data-testid={testid} onChange={(e) => onPick((e.target as HTMLSelectElement).value)}>
+        {all ? <option value="">all</option> : null}
+        {options.map((x) => (
+          <option key={x} value={x}>
+            {text(x)}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
+
 function ackReasons(events: RegistryEvent[]): Map<string, string> {
   const out = new Map<string, string>();
   for (const e of events) {
@@ -130,49 +158,17 @@ export function AlertsPage({ params }: { params: URLSearchParams }) {
               Alerts <LiveBadge state={live.status} />
             </h2>
             <form class="inline-form filters" onSubmit={(e) => e.preventDefault()} aria-label="Filter alerts">
-              <label class="field-inline">
-                <span>State</span>
-                <select value={state} data-testid="state-filter" onChange={(e) => set({ state: (e.target as HTMLSelectElement).value })}>
-                  {STATES.map((x) => (
-                    <option key={x} value={x}>
-                      {x === 'holding' ? 'open or acknowledged' : x}
-                    </option>
-                  ))}
-                </select>
-              </label>
-              <label class="field-inline">
-                <span>Subject</span>
-                <select value={subject} onChange={(e) => set({ subject: (e.target as HTMLSelectElement).value })}>
-                  <option value="">all</option>
-                  {[...new Set([...subjects, subject].filter(Boolean))].map((x) => (
-                    <option key={x} value={x}>
-                      {x}
-                    </option>
-                  ))}
-                </select>
-              </label>
-              <label class="field-inline">
-                <span>Severity</span>
-                <select value={severity} onChange={(e) => set({ severity: (e.target as HTMLSelectElement).value })}>
-                  <option value="">all</option>
-                  {['SEVERITY_CRITICAL', 'SEVERITY_WARNING', 'SEVERITY_INFO'].map((x) => (
-                    <option key={x} value={x}>
-                      {enumName(x, 'SEVERITY_').toLowerCase()}
-                    </option>
-                  ))}
-                </select>
-              </label>
-              <label class="field-inline">
-                <span>Kind</span>
-                <select value={kind} onChange={(e) => set({ kind: (e.target as HTMLSelectElement).value })}>
-                  <option value="">all</option>
-                  {kinds.map((x) => (
-                    <option key={x} value={x}>
-                      {x}
-                    </option>
-                  ))}
-                </select>
-              </label>
+              <Filter label="State" value={state} testid="state-filter" options={STATES} text={(x) => (x === 'holding' ? 'open or acknowledged' : x)} onPick={(x) => set({ state: x })} />
+              <Filter label="Subject" value={subject} all options={[...new Set([...subjects, subject].filter(Boolean))]} onPick={(x) => set({ subject: x })} />
+              <Filter
+                label="Severity"
+                value={severity}
+                all
+                options={['SEVERITY_CRITICAL', 'SEVERITY_WARNING', 'SEVERITY_INFO']}
+                text={(x) => enumName(x, 'SEVERITY_').toLowerCase()}
+                onPick={(x) => set({ severity: x })}
+              />
+              <Filter label="Kind" value={kind} all options={kinds} onPick={(x) => set({ kind: x })} />
             </form>
             <ErrorBox error={alerts.error} what="Could not load the alerts" />
             {alerts.loading && !alerts.data ? <Loading what="alerts" /> : null}
@@ -186,16 +182,7 @@ export function AlertsPage({ params }: { params: URLSearchParams }) {
                 <caption>
                   {int(shown.length)} alert{shown.length === 1 ? '' : 's'}, newest first
                 </caption>
-                <thead>
-                  <tr>
-                    <th scope="col">#</th>
-                    <th scope="col">When</th>
-                    <th scope="col">Severity</th>
-                    <th scope="col">What</th>
-                    <th scope="col">Where</th>
-                    <th scope="col">State</th>
-                  </tr>
-                </thead>
+                <Head columns={['#', 'When', 'Severity', 'What', 'Where', 'State']} />
                 <tbody>
                   {shown.map((a) => {
                     const obs = dbl(a.observed);

@@ -8,7 +8,7 @@ import { useAsync } from '../hooks';
 import { useLivePoll } from '../live';
 import type { IdAudit, IdCounter, IdRule, Namespace, TranslateResult } from '../types';
 import { num } from '../types';
-import { Badge, Empty, ErrorBox, Loading, Time } from '../components/ui';
+import { Badge, Empty, ErrorBox, Head, Loading, Time } from '../components/ui';
 
 const MAX_IDS = 1000;
 
@@ -53,13 +53,7 @@ export function IdentifiersPage() {
           <div class="three-col">
             <table class="table table-compact">
               <caption>Formats</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Format</th>
-                  <th scope="col">Kind</th>
-                  <th scope="col">Pattern</th>
-                </tr>
-              </thead>
+              <Head columns={['Format', 'Kind', 'Pattern']} />
               <tbody>
                 {(n.formats ?? []).map((f) => (
                   <tr key={f.name}>
@@ -74,12 +68,7 @@ export function IdentifiersPage() {
             </table>
             <table class="table table-compact">
               <caption>Rules</caption>
-              <thead>
-                <tr>
-                  <th scope="col">From → to</th>
-                  <th scope="col">Strategy</th>
-                </tr>
-              </thead>
+              <Head columns={['From → to', 'Strategy']} />
               <tbody>
                 {(n.rules ?? []).length === 0 ? (
                   <tr>
@@ -102,18 +91,7 @@ export function IdentifiersPage() {
             </table>
             <table class="table table-compact" data-testid="tables">
               <caption>Lookup tables</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Formats</th>
-                  <th scope="col" class="num">
-                    Pairs
-                  </th>
-                  <th scope="col" class="num">
-                    Generation
-                  </th>
-                  <th scope="col">Updated</th>
-                </tr>
-              </thead>
+              <Head columns={['Formats', { label: 'Pairs', num: true }, { label: 'Generation', num: true }, 'Updated']} />
               <tbody>
                 {(n.tables ?? []).length === 0 ? (
                   <tr>
@@ -144,24 +122,16 @@ export function IdentifiersPage() {
         <Empty>No translation counted yet.</Empty>
       ) : (
         <table class="table table-compact" data-testid="idmap-stats">
-          <thead>
-            <tr>
-              <th scope="col">Namespace</th>
-              <th scope="col">From → to</th>
-              <th scope="col" class="num">
-                Hits
-              </th>
-              <th scope="col" class="num">
-                Misses
-              </th>
-              <th scope="col" class="num">
-                Invalid
-              </th>
-              <th scope="col" class="num">
-                Hit rate
-              </th>
-            </tr>
-          </thead>
+          <Head
+            columns={[
+              'Namespace',
+              'From → to',
+              { label: 'Hits', num: true },
+              { label: 'Misses', num: true },
+              { label: 'Invalid', num: true },
+              { label: 'Hit rate', num: true },
+            ]}
+          />
           <tbody>
             {counters.map((c, i) => {
               const hits = num(c.hits);
@@ -190,16 +160,7 @@ export function IdentifiersPage() {
         <Empty>No audited change.</Empty>
       ) : (
         <table class="table table-compact">
-          <thead>
-            <tr>
-              <th scope="col">#</th>
-              <th scope="col">When</th>
-              <th scope="col">Who</th>
-              <th scope="col">Namespace</th>
-              <th scope="col">Action</th>
-              <th scope="col">Detail</th>
-            </tr>
-          </thead>
+          <Head columns={['#', 'When', 'Who', 'Namespace', 'Action', 'Detail']} />
           <tbody>
             {[...audit].reverse().map((a) => (
               <tr key={String(a.sequence)}>
@@ -308,13 +269,7 @@ function Translate({ namespaces }: { namespaces: Namespace[] }) {
           <caption>
             {int(num(result.r.hits))} hit, {int(num(result.r.misses))} miss, {int(num(result.r.invalid))} invalid
           </caption>
-          <thead>
-            <tr>
-              <th scope="col">{from}</th>
-              <th scope="col">Outcome</th>
-              <th scope="col">{to}</th>
-            </tr>
-          </thead>
+          <Head columns={[from, 'Outcome', to]} />
           <tbody>
             {result.ids.map((id, i) => {
               const st = enumName(result.r.statuses?.[i], 'TRANSLATE_STATUS_');

@@ -14,7 +14,7 @@ import { decided, fraction, isMetric, metric, rate, share, thresholdText, verdic
 import { href } from '../router';
 import { useSession } from '../session';
 import { num } from '../types';
-import { Badge, Confirm, ErrorBox, Loading, Time } from '../components/ui';
+import { Badge, Confirm, ErrorBox, Head, Loading, Time } from '../components/ui';
 import './incident.css';
 
 const INGEST = 'seam.gate.v1.GateService/Ingest';
@@ -165,16 +165,7 @@ function Checks({ state, subject }: { state: PartitionState; subject: string }) 
     <div class="frame">
       <table class="table table-compact cards" data-testid="checks-table">
         <caption>Checks</caption>
-        <thead>
-          <tr>
-            <th scope="col">Check</th>
-            <th scope="col">Policy</th>
-            <th scope="col">Figures</th>
-            <th scope="col">Threshold</th>
-            <th scope="col">Baseline</th>
-            <th scope="col">Outcome</th>
-          </tr>
-        </thead>
+        <Head columns={['Check', 'Policy', 'Figures', 'Threshold', 'Baseline', 'Outcome']} />
         <tbody>
           {checks.map((c) => {
             const d = decided(c, state.verdict);

@@ -8,9 +8,9 @@ import { useAsync } from '../hooks';
 import { useLiveReload } from '../live';
 import { href, navigate } from '../router';
 import { useSession } from '../session';
-import type { QuarantineCount, QuarantinedRecord, QuarantineFilter, ReplayPlan, ReplaySummary, ReplayWindow, Subject } from '../types';
+import type { PartitionPlan, QuarantineCount, QuarantinedRecord, QuarantineFilter, ReplayPlan, ReplaySummary, ReplayWindow, Subject } from '../types';
 import { num } from '../types';
-import { Badge, Confirm, Empty, ErrorBox, Loading, Time } from '../components/ui';
+import { Badge, Confirm, Empty, ErrorBox, Head, Loading, Time } from '../components/ui';
 
 const STATES = ['QUARANTINE_STATE_HELD', 'QUARANTINE_STATE_RELEASED', 'QUARANTINE_STATE_DISCARDED'];
 const PAGE_SIZE = 50;
@@ -176,21 +176,7 @@ export function QuarantinePage({ params }: { params: URLSearchParams }) {
           {!records.loading && records.list.length === 0 && !records.error ? <Empty>No record matches.</Empty> : null}
           {records.list.length > 0 ? (
             <table class="table table-compact" data-testid="quarantine-table">
-              <thead>
-                <tr>
-                  <th scope="col">Record</th>
-                  <th scope="col">Subject</th>
-                  <th scope="col">Partition</th>
-                  <th scope="col">Batch</th>
-                  <th scope="col" class="num">
-                    Position
-                  </th>
-                  <th scope="col">Version</th>
-                  <th scope="col">Reasons</th>
-                  <th scope="col">Held since</th>
-                  <th scope="col">State</th>
-                </tr>
-              </thead>
+              <Head columns={['Record', 'Subject', 'Partition', 'Batch', { label: 'Position', num: true }, 'Version', 'Reasons', 'Held since', 'State']} />
               <tbody>
                 {records.list.map((r) => (
                   <tr key={r.id}>
@@ -358,6 +344,23 @@ function ReplayPanel({ filter, stats, onChanged }: { filter: QuarantineFilter; s
   );
 }
 
+/** PlanFigures are the cells of a dry run's row: held, would release, would remain. */
+function PlanFigures({ f }: { f: Omit<PartitionPlan, 'partition'> }) {
+  return (
+    <>
+      <td class="num" data-col="held">
+        {int(num(f.held))}
+      </td>
+      <td class="num" data-col="would-release">
+        {int(num(f.would_release))}
+      </td>
+      <td class="num" data-col="would-remain">
+        {int(num(f.would_remain))}
+      </td>
+    </>
+  );
+}
+
 function PlanTable({ plan, window }: { plan: ReplayPlan; window: ReplayWindow }) {
   const parts = plan.partitions ?? [];
   return (
@@ -366,48 +369,19 @@ function PlanTable({ plan, window }: { plan: ReplayPlan; window: ReplayWindow })
         <caption>
           Dry run of {window.subject} {window.partition_from}..{window.partition_to} through {window.contract_version ? `v${window.contract_version}` : 'the active version'}
         </caption>
-        <thead>
-          <tr>
-            <th scope="col">Partition</th>
-            <th scope="col" class="num">
-              Held
-            </th>
-            <th scope="col" class="num">
-              Would release
-            </th>
-            <th scope="col" class="num">
-              Would remain
-            </th>
-          </tr>
-        </thead>
+        <Head columns={['Partition', { label: 'Held', num: true }, { label: 'Would release', num: true }, { label: 'Would remain', num: true }]} />
         <tbody>
           {parts.map((p) => (
             <tr key={p.partition} data-partition={p.partition}>
               <th scope="row">{p.partition}</th>
-              <td class="num" data-col="held">
-                {int(num(p.held))}
-              </td>
-              <td class="num" data-col="would-release">
-                {int(num(p.would_release))}
-              </td>
-              <td class="num" data-col="would-remain">
-                {int(num(p.would_remain))}
-              </td>
+              <PlanFigures f={p} />
             </tr>
           ))}
         </tbody>
         <tfoot>
           <tr data-partition="total">
             <th scope="row">total</th>
-            <td class="num" data-col="held">
-              {int(num(plan.held))}
-            </td>
-            <td class="num" data-col="would-release">
-              {int(num(plan.would_release))}
-            </td>
-            <td class="num" data-col="would-remain">
-              {int(num(plan.would_remain))}
-            </td>
+            <PlanFigures f={plan} />
           </tr>
         </tfoot>
       </table>
@@ -522,14 +496,7 @@ export function RecordPage({ id }: { id: string }) {
           </dl>
           <h2>Why it is held</h2>
           <table class="table table-compact">
-            <thead>
-              <tr>
-                <th scope="col">Code</th>
-                <th scope="col">Field</th>
-                <th scope="col">Check</th>
-                <th scope="col">Message</th>
-              </tr>
-            </thead>
+            <Head columns={['Code', 'Field', 'Check', 'Message']} />
             <tbody>
               {(r.reasons ?? []).map((x, i) => (
                 <tr key={i}>

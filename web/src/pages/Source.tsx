@@ -11,7 +11,7 @@ import { href, navigate } from '../router';
 import { buildRows, parseMatchRateChecks, summarize, type PartitionRow } from '../series';
 import { useSession } from '../session';
 import type { Alert, Change, Containment, ContractVersion, RegistryEvent, Subject } from '../types';
-import { Badge, Confirm, Countdown, Empty, ErrorBox, Loading, Time } from '../components/ui';
+import { Badge, Confirm, Countdown, Empty, ErrorBox, Head, Loading, Time } from '../components/ui';
 import { LineageGraph } from '../components/LineageGraph';
 import { CurrentIncident } from '../components/CurrentIncident';
 import { countsPlot, matchRatePlot, Plot } from '../components/Plot';
@@ -207,37 +207,21 @@ function PartitionTable({ subject, rows, floor }: { subject: string; rows: Parti
   return (
     <table class="table table-compact table-scroll" data-testid="partitions-table">
       <caption>Partitions of {subject}</caption>
-      <thead>
-        <tr>
-          <th scope="col">Partition</th>
-          <th scope="col" class="num">
-            Received
-          </th>
-          <th scope="col" class="num">
-            Accepted
-          </th>
-          <th scope="col" class="num">
-            Quarantined
-          </th>
-          <th scope="col" class="num">
-            Blocked
-          </th>
-          <th scope="col" class="num">
-            Released
-          </th>
-          <th scope="col" class="num">
-            Match rate now
-          </th>
-          <th scope="col" class="num">
-            When judged
-          </th>
-          <th scope="col" class="num">
-            Baseline
-          </th>
-          <th scope="col">Verdict</th>
-          <th scope="col">Alerts and backfills</th>
-        </tr>
-      </thead>
+      <Head
+        columns={[
+          'Partition',
+          { label: 'Received', num: true },
+          { label: 'Accepted', num: true },
+          { label: 'Quarantined', num: true },
+          { label: 'Blocked', num: true },
+          { label: 'Released', num: true },
+          { label: 'Match rate now', num: true },
+          { label: 'When judged', num: true },
+          { label: 'Baseline', num: true },
+          'Verdict',
+          'Alerts and backfills',
+        ]}
+      />
       <tbody>
         {[...rows].reverse().map((r) => {
           const v = verdictOf({
@@ -317,18 +301,7 @@ function Versions({ subject }: { subject: string }) {
     <div>
       <h2>Version history</h2>
       <table class="table" data-testid="versions-table">
-        <thead>
-          <tr>
-            <th scope="col">Version</th>
-            <th scope="col">Status</th>
-            <th scope="col">Effective</th>
-            <th scope="col">Registered</th>
-            <th scope="col">By</th>
-            <th scope="col">Changes</th>
-            <th scope="col">Notice waived</th>
-            <th scope="col">Fingerprint</th>
-          </tr>
-        </thead>
+        <Head columns={['Version', 'Status', 'Effective', 'Registered', 'By', 'Changes', 'Notice waived', 'Fingerprint']} />
         <tbody>
           {[...versions].reverse().map((v) => (
             <tr key={v.version}>
@@ -379,14 +352,7 @@ function Versions({ subject }: { subject: string }) {
           <div class="two-col">
             <table class="table table-compact">
               <caption>Fields</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Field</th>
-                  <th scope="col">Type</th>
-                  <th scope="col">Required</th>
-                  <th scope="col">Identifier</th>
-                </tr>
-              </thead>
+              <Head columns={['Field', 'Type', 'Required', 'Identifier']} />
               <tbody>
                 {(contract.contract.fields ?? []).map((f) => (
                   <tr key={f.name}>
@@ -403,13 +369,7 @@ function Versions({ subject }: { subject: string }) {
             </table>
             <table class="table table-compact">
               <caption>Checks</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Check</th>
-                  <th scope="col">Rule</th>
-                  <th scope="col">Policy</th>
-                </tr>
-              </thead>
+              <Head columns={['Check', 'Rule', 'Policy']} />
               <tbody>
                 {(contract.contract.checks ?? []).map((c) => (
                   <tr key={c.name}>
@@ -430,16 +390,7 @@ function Versions({ subject }: { subject: string }) {
         <Empty>No recorded action.</Empty>
       ) : (
         <table class="table table-compact" data-testid="audit-table">
-          <thead>
-            <tr>
-              <th scope="col">#</th>
-              <th scope="col">When</th>
-              <th scope="col">Who</th>
-              <th scope="col">Action</th>
-              <th scope="col">Version</th>
-              <th scope="col">Detail</th>
-            </tr>
-          </thead>
+          <Head columns={['#', 'When', 'Who', 'Action', 'Version', 'Detail']} />
           <tbody>
             {[...history].reverse().map((e) => (
               <tr key={String(e.sequence)} class={e.action === 'NOTICE_OVERRIDE' ? 'row-warn' : ''}>
@@ -518,16 +469,7 @@ function Diff({ subject, params }: { subject: string; params: URLSearchParams })
           <caption>
             v{f} → v{t}: {changes.length} change{changes.length === 1 ? '' : 's'}
           </caption>
-          <thead>
-            <tr>
-              <th scope="col">Level</th>
-              <th scope="col">Rule</th>
-              <th scope="col">Path</th>
-              <th scope="col">Old</th>
-              <th scope="col">New</th>
-              <th scope="col">Why</th>
-            </tr>
-          </thead>
+          <Head columns={['Level', 'Rule', 'Path', 'Old', 'New', 'Why']} />
           <tbody>
             {changes.map((c, i) => (
               <tr key={i} class={c.level === 'CHANGE_LEVEL_BREAKING' ? 'row-bad' : ''}>
@@ -587,15 +529,7 @@ function BlastRadius({ subject }: { subject: string }) {
         </div>
         <table class="table table-compact">
           <caption>Affected consumers</caption>
-          <thead>
-            <tr>
-              <th scope="col">Consumer</th>
-              <th scope="col">Depth</th>
-              <th scope="col">Via</th>
-              <th scope="col">Usage</th>
-              <th scope="col">Owner</th>
-            </tr>
-          </thead>
+          <Head columns={['Consumer', 'Depth', 'Via', 'Usage', 'Owner']} />
           <tbody>
             {affected.map((a) => (
               <tr key={a.consumer}>

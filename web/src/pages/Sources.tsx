@@ -10,7 +10,7 @@ import { parseMatchRateChecks } from '../series';
 import { useSession } from '../session';
 import type { Alert, Containment, ContractVersion, PartitionMonitor, Subject } from '../types';
 import { dbl, num } from '../types';
-import { Badge, Countdown, Empty, ErrorBox, Loading, Sparkline } from '../components/ui';
+import { Badge, Countdown, Empty, ErrorBox, Head, Loading, Sparkline } from '../components/ui';
 
 interface SourceRow {
   name: string;
@@ -120,26 +120,20 @@ export function SourcesPage() {
       {rows.data && rows.data.length === 0 ? <Empty>No subject is registered yet. Register a contract with `seam contract register -f contract.yaml`.</Empty> : null}
       {rows.data && rows.data.length > 0 ? (
         <table class="table table-cards" data-testid="sources-table">
-          <thead>
-            <tr>
-              <th scope="col">Source</th>
-              <th scope="col">Owner</th>
-              <th scope="col">Active</th>
-              <th scope="col">Scheduled</th>
-              <th scope="col">Contained</th>
-              <th scope="col" title="Alerts not yet resolved (every alert, until alerts can be resolved)">
-                Open alerts
-              </th>
-              <th scope="col">Latest partition</th>
-              <th scope="col">Verdict</th>
-              <th scope="col" class="num">
-                Match rate
-              </th>
-              <th scope="col" title="Match rate of the last partitions; a partition repaired by a backfill shows the rate its alert saw">
-                Last {SPARK} partitions
-              </th>
-            </tr>
-          </thead>
+          <Head
+            columns={[
+              'Source',
+              'Owner',
+              'Active',
+              'Scheduled',
+              'Contained',
+              { label: 'Open alerts', title: 'Alerts not yet resolved (every alert, until alerts can be resolved)' },
+              'Latest partition',
+              'Verdict',
+              { label: 'Match rate', num: true },
+              { label: `Last ${SPARK} partitions`, title: 'Match rate of the last partitions; a partition repaired by a backfill shows the rate its alert saw' },
+            ]}
+          />
           <tbody>
             {rows.data.map((r) => {
               const latest = r.partitions[r.partitions.length - 1];
