@@ -60,6 +60,9 @@ export type Column = ComponentChildren | { label: ComponentChildren; num?: boole
  * Head is a table's header row, a heading of scope col per column; a num
  * column is aligned right, as its figures are.
  */
+/** numCol is the column heading of figures, aligned right. */
+export const numCol = (label: ComponentChildren): Column => ({ label, num: true });
+
 export function Head({ columns }: { columns: Column[] }) {
   return (
     <thead>

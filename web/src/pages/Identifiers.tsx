@@ -8,7 +8,7 @@ import { useAsync } from '../hooks';
 import { useLivePoll } from '../live';
 import type { IdAudit, IdCounter, IdRule, Namespace, TranslateResult } from '../types';
 import { num } from '../types';
-import { Badge, Empty, ErrorBox, Head, Loading, Time } from '../components/ui';
+import { Badge, Empty, ErrorBox, Head, Loading, numCol, Time } from '../components/ui';
 
 const MAX_IDS = 1000;
 
@@ -91,7 +91,7 @@ export function IdentifiersPage() {
             </table>
             <table class="table table-compact" data-testid="tables">
               <caption>Lookup tables</caption>
-              <Head columns={['Formats', { label: 'Pairs', num: true }, { label: 'Generation', num: true }, 'Updated']} />
+              <Head columns={['Formats', numCol('Pairs'), numCol('Generation'), 'Updated']} />
               <tbody>
                 {(n.tables ?? []).length === 0 ? (
                   <tr>
@@ -122,16 +122,7 @@ export function IdentifiersPage() {
         <Empty>No translation counted yet.</Empty>
       ) : (
         <table class="table table-compact" data-testid="idmap-stats">
-          <Head
-            columns={[
-              'Namespace',
-              'From → to',
-              { label: 'Hits', num: true },
-              { label: 'Misses', num: true },
-              { label: 'Invalid', num: true },
-              { label: 'Hit rate', num: true },
-            ]}
-          />
+          <Head columns={['Namespace', 'From → to', numCol('Hits'), numCol('Misses'), numCol('Invalid'), numCol('Hit rate')]} />
           <tbody>
             {counters.map((c, i) => {
               const hits = num(c.hits);
@@ -215,11 +206,18 @@ function Translate({ namespaces }: { namespaces: Namespace[] }) {
       setBusy(false);
     }
   };
-  const fmtOptions = formats.map((f) => (
-    <option key={f.name} value={f.name}>
-      {f.name}
-    </option>
-  ));
+  const formatPick = (label: string, value: string, pick: (name: string) => void) => (
+    <label class="field-inline">
+      <span>{label}</span>
+      <select value={value} onChange={(e) => pick((e.target as HTMLSelectElement).value)}>
+        {formats.map((f) => (
+          <option key={f.name} value={f.name}>
+            {f.name}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
   return (
     <form class="panel translate" onSubmit={submit} aria-labelledby="translate-title" data-testid="translate">
       <h2 id="translate-title">Translate</h2>
@@ -243,18 +241,8 @@ function Translate({ namespaces }: { namespaces: Namespace[] }) {
             ))}
           </select>
         </label>
-        <label class="field-inline">
-          <span>From format</span>
-          <select value={from} onChange={(e) => setFrom((e.target as HTMLSelectElement).value)}>
-            {fmtOptions}
-          </select>
-        </label>
-        <label class="field-inline">
-          <span>to format</span>
-          <select value={to} onChange={(e) => setTo((e.target as HTMLSelectElement).value)}>
-            {fmtOptions}
-          </select>
-        </label>
+        {formatPick('From format', from, setFrom)}
+        {formatPick('to format', to, setTo)}
         <button class="btn btn-primary" type="submit" disabled={busy}>
           Translate
         </button>

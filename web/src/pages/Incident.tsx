@@ -12,7 +12,7 @@ import { useLiveReload } from '../live';
 import { problemResolvedByFix, rate, span, type ApplyEvent, type IncidentStep, type IncidentView } from '../incident';
 import { href } from '../router';
 import { useSession } from '../session';
-import { Badge, Empty, ErrorBox, Head, Loading } from '../components/ui';
+import { Badge, Empty, ErrorBox, Head, Loading, numCol } from '../components/ui';
 import './incident.css';
 
 const REGISTER = 'seam.registry.v1.RegistryService/RegisterContract';
@@ -131,17 +131,7 @@ function Plan({ view, applied }: { view: IncidentView; applied: boolean }) {
         <div class="frame">
           <table class="table table-compact cards" data-testid="incident-window">
             <caption>The window as the gate stands it</caption>
-            <Head
-              columns={[
-                'Partition',
-                'Verdict',
-                'As sealed',
-                { label: 'Received', num: true },
-                { label: 'Quarantined', num: true },
-                { label: 'Released', num: true },
-                { label: 'Match rate', num: true },
-              ]}
-            />
+            <Head columns={['Partition', 'Verdict', 'As sealed', numCol('Received'), numCol('Quarantined'), numCol('Released'), numCol('Match rate')]} />
             <tbody>
               {parts.map((x) => (
                 <tr key={x.partition}>

@@ -10,7 +10,7 @@ import { href, navigate } from '../router';
 import { useSession } from '../session';
 import type { PartitionPlan, QuarantineCount, QuarantinedRecord, QuarantineFilter, ReplayPlan, ReplaySummary, ReplayWindow, Subject } from '../types';
 import { num } from '../types';
-import { Badge, Confirm, Empty, ErrorBox, Head, Loading, Time } from '../components/ui';
+import { Badge, Confirm, Empty, ErrorBox, Head, Loading, numCol, Time } from '../components/ui';
 
 const STATES = ['QUARANTINE_STATE_HELD', 'QUARANTINE_STATE_RELEASED', 'QUARANTINE_STATE_DISCARDED'];
 const PAGE_SIZE = 50;
@@ -121,22 +121,10 @@ export function QuarantinePage({ params }: { params: URLSearchParams }) {
             <input type="text" value={filter.subject ?? ''} onChange={(e) => set({ subject: (e.target as HTMLInputElement).value || undefined })} />
           )}
         </label>
-        <label class="field-inline">
-          <span>Partitions from</span>
-          <input type="text" size={11} value={filter.partition_from ?? ''} placeholder="first" onChange={(e) => set({ partition_from: (e.target as HTMLInputElement).value || undefined })} />
-        </label>
-        <label class="field-inline">
-          <span>to</span>
-          <input type="text" size={11} value={filter.partition_to ?? ''} placeholder="last" onChange={(e) => set({ partition_to: (e.target as HTMLInputElement).value || undefined })} />
-        </label>
-        <label class="field-inline">
-          <span>Reason</span>
-          <input type="text" size={16} value={filter.reason ?? ''} placeholder="any" onChange={(e) => set({ reason: (e.target as HTMLInputElement).value || undefined })} />
-        </label>
-        <label class="field-inline">
-          <span>Check</span>
-          <input type="text" size={16} value={filter.check ?? ''} placeholder="any" onChange={(e) => set({ check: (e.target as HTMLInputElement).value || undefined })} />
-        </label>
+        <TextFilter label="Partitions from" size={11} value={filter.partition_from} placeholder="first" onValue={(v) => set({ partition_from: v })} />
+        <TextFilter label="to" size={11} value={filter.partition_to} placeholder="last" onValue={(v) => set({ partition_to: v })} />
+        <TextFilter label="Reason" size={16} value={filter.reason} placeholder="any" onValue={(v) => set({ reason: v })} />
+        <TextFilter label="Check" size={16} value={filter.check} placeholder="any" onValue={(v) => set({ check: v })} />
         <label class="field-inline">
           <span>State</span>
           <select value={filter.state ?? ''} onChange={(e) => set({ state: (e.target as HTMLSelectElement).value || undefined })}>
@@ -176,7 +164,7 @@ export function QuarantinePage({ params }: { params: URLSearchParams }) {
           {!records.loading && records.list.length === 0 && !records.error ? <Empty>No record matches.</Empty> : null}
           {records.list.length > 0 ? (
             <table class="table table-compact" data-testid="quarantine-table">
-              <Head columns={['Record', 'Subject', 'Partition', 'Batch', { label: 'Position', num: true }, 'Version', 'Reasons', 'Held since', 'State']} />
+              <Head columns={['Record', 'Subject', 'Partition', 'Batch', numCol('Position'), 'Version', 'Reasons', 'Held since', 'State']} />
               <tbody>
                 {records.list.map((r) => (
                   <tr key={r.id}>
@@ -344,6 +332,16 @@ function ReplayPanel({ filter, stats, onChanged }: { filter: QuarantineFilter; s
   );
 }
 
+/** TextFilter is a labelled text field of the record filter; left empty, it filters nothing. */
+function TextFilter({ label, size, value, placeholder, onValue }: { label: string; size: number; value?: string; placeholder: string; onValue: (v: string | undefined) => void }) {
+  return (
+    <label class="field-inline">
+      <span>{label}</span>
+      <input type="text" size={size} value={value ?? ''} placeholder={placeholder} onChange={(e) => onValue((e.target as HTMLInputElement).value || undefined)} />
+    </label>
+  );
+}
+
 /** PlanFigures are the cells of a dry run's row: held, would release, would remain. */
 function PlanFigures({ f }: { f: Omit<PartitionPlan, 'partition'> }) {
   return (
@@ -369,7 +367,7 @@ function PlanTable({ plan, window }: { plan: ReplayPlan; window: ReplayWindow })
         <caption>
           Dry run of {window.subject} {window.partition_from}..{window.partition_to} through {window.contract_version ? `v${window.contract_version}` : 'the active version'}
         </caption>
-        <Head columns={['Partition', { label: 'Held', num: true }, { label: 'Would release', num: true }, { label: 'Would remain', num: true }]} />
+        <Head columns={['Partition', numCol('Held'), numCol('Would release'), numCol('Would remain')]} />
         <tbody>
           {parts.map((p) => (
             <tr key={p.partition} data-partition={p.partition}>

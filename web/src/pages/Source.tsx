@@ -11,7 +11,7 @@ import { href, navigate } from '../router';
 import { buildRows, parseMatchRateChecks, summarize, type PartitionRow } from '../series';
 import { useSession } from '../session';
 import type { Alert, Change, Containment, ContractVersion, RegistryEvent, Subject } from '../types';
-import { Badge, Confirm, Countdown, Empty, ErrorBox, Head, Loading, Time } from '../components/ui';
+import { Badge, Confirm, Countdown, Empty, ErrorBox, Head, Loading, numCol, Time } from '../components/ui';
 import { LineageGraph } from '../components/LineageGraph';
 import { CurrentIncident } from '../components/CurrentIncident';
 import { countsPlot, matchRatePlot, Plot } from '../components/Plot';
@@ -210,14 +210,14 @@ function PartitionTable({ subject, rows, floor }: { subject: string; rows: Parti
       <Head
         columns={[
           'Partition',
-          { label: 'Received', num: true },
-          { label: 'Accepted', num: true },
-          { label: 'Quarantined', num: true },
-          { label: 'Blocked', num: true },
-          { label: 'Released', num: true },
-          { label: 'Match rate now', num: true },
-          { label: 'When judged', num: true },
-          { label: 'Baseline', num: true },
+          numCol('Received'),
+          numCol('Accepted'),
+          numCol('Quarantined'),
+          numCol('Blocked'),
+          numCol('Released'),
+          numCol('Match rate now'),
+          numCol('When judged'),
+          numCol('Baseline'),
           'Verdict',
           'Alerts and backfills',
         ]}

@@ -10,7 +10,7 @@ import { parseMatchRateChecks } from '../series';
 import { useSession } from '../session';
 import type { Alert, Containment, ContractVersion, PartitionMonitor, Subject } from '../types';
 import { dbl, num } from '../types';
-import { Badge, Countdown, Empty, ErrorBox, Head, Loading, Sparkline } from '../components/ui';
+import { Badge, Countdown, Empty, ErrorBox, Head, Loading, numCol, Sparkline } from '../components/ui';
 
 interface SourceRow {
   name: string;
@@ -130,7 +130,7 @@ export function SourcesPage() {
               { label: 'Open alerts', title: 'Alerts not yet resolved (every alert, until alerts can be resolved)' },
               'Latest partition',
               'Verdict',
-              { label: 'Match rate', num: true },
+              numCol('Match rate'),
               { label: `Last ${SPARK} partitions`, title: 'Match rate of the last partitions; a partition repaired by a backfill shows the rate its alert saw' },
             ]}
           />
