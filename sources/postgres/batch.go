@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/seamdata/seam/platform/backoff"
 	"github.com/seamdata/seam/platform/rpcerr"
 	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
@@ -137,7 +138,7 @@ func (s *Source) ingest(ctx context.Context, t *table, rep *replica, partition, 
 	}
 	var none gateAnswer
 	var resp *gatev1.IngestResponse
-	backoff := 100 * time.Millisecond
+	retry := backoff.Backoff{Min: 100 * time.Millisecond, Max: 5 * time.Second}
 	start := time.Now()
 	for {
 		var err error
@@ -155,12 +156,9 @@ func (s *Source) ingest(ctx context.Context, t *table, rep *replica, partition, 
 			return none, fmt.Errorf("gate refused batch %s of %s: %w", batchID, t.subject, err)
 		}
 		s.log.Warn("gate unreachable; sending the batch again", "table", t.key, "batch", batchID, "error", err)
-		select {
-		case <-time.After(backoff):
-		case <-ctx.Done():
+		if retry.Wait(ctx) != nil {
 			return none, errStopped
 		}
-		backoff = min(2*backoff, 5*time.Second)
 	}
 	s.metrics.gateCall(ctx, t.key, time.Since(start))
 	var out []canonicalRow
@@ -198,7 +196,7 @@ func blocking(p *gatev1.PartitionState) bool {
 // while the gate is unreachable (sealing a sealed partition returns its
 // verdict, so a repeat is harmless).
 func (s *Source) sealPartition(ctx context.Context, t *table, partition string) (*gatev1.PartitionState, error) {
-	backoff := 100 * time.Millisecond
+	retry := backoff.Backoff{Min: 100 * time.Millisecond, Max: 5 * time.Second}
 	for {
 		resp, err := s.cfg.Gate.SealPartition(ctx, &gatev1.SealPartitionRequest{Subject: t.subject, Partition: partition})
 		if err == nil {
@@ -212,12 +210,9 @@ func (s *Source) sealPartition(ctx context.Context, t *table, partition string) 
 			return nil, fmt.Errorf("seal partition %s of %s: %w", partition, t.subject, err)
 		}
 		s.log.Warn("gate unreachable; sealing the partition again", "table", t.key, "partition", partition, "error", err)
-		select {
-		case <-time.After(backoff):
-		case <-ctx.Done():
+		if retry.Wait(ctx) != nil {
 			return nil, errStopped
 		}
-		backoff = min(2*backoff, 5*time.Second)
 	}
 }
 
