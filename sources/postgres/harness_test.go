@@ -257,6 +257,33 @@ func (e *env) start(cfg postgres.Config) *running {
 	return r
 }
 
+// column reads the first column of a query's rows.
+func column[T any](t testing.TB, c *pgx.Conn, sql string, args ...any) []T {
+	t.Helper()
+	rows, err := c.Query(context.Background(), sql, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals, err := pgx.CollectRows(rows, pgx.RowTo[T])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return vals
+}
+
+// runToEnd runs a source in the foreground for at most timeout and
+// returns how it ended.
+func runToEnd(t testing.TB, cfg postgres.Config, timeout time.Duration) error {
+	t.Helper()
+	src, err := postgres.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	return src.Run(ctx)
+}
+
 // startReady runs a source as start does and waits for its snapshot to
 // be done.
 func (e *env) startReady(cfg postgres.Config) *running {

@@ -76,13 +76,7 @@ func TestCrashMidSnapshotCountsEachRowOnce(t *testing.T) {
 	// second batch is in the gate when the source dies.
 	gate.at.Store(4)
 	cfg.Gate = gate
-	src, err := postgres.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	if err := src.Run(ctx); err == nil || !strings.Contains(err.Error(), "the source dies") {
+	if err := runToEnd(t, cfg, 60*time.Second); err == nil || !strings.Contains(err.Error(), "the source dies") {
 		t.Fatalf("first run ended with %v, want the injected failure", err)
 	}
 	st, err := postgres.ReadStatus(context.Background(), e.tgt, nil, "crashsnap")
@@ -235,14 +229,7 @@ func TestBlockingPartitionHaltsTheTable(t *testing.T) {
 	})
 	e.exec(e.src, "UPDATE accounts SET balance = 4242 WHERE ref = 'ACC-000010'")
 	e.exec(e.src, "UPDATE accounts SET balance = 4343 WHERE ref = 'ACC-000010'")
-	e.exec(e.src, "UPDATE payments SET memo = 'still flowing' WHERE id <= 5")
-	eventually(t, "payments goes on", 20*time.Second, func() (bool, string) {
-		return sameRows(t, e, "payments", "replica.payments", paymentCols)
-	})
-	eventually(t, "accounts holds its changes", 20*time.Second, func() (bool, string) {
-		ts := tableStatus(t, e, "blocks", "public.accounts")
-		return ts.Held() == 2, fmt.Sprintf("%d held", ts.Held())
-	})
+	paymentsFlowWhileAccountsHold(t, e, "blocks", 2)
 	ts := tableStatus(t, e, "blocks", "public.accounts")
 	if !strings.Contains(ts.Halt.Message, "will be BLOCKED") || len(ts.Halt.Partitions) != 1 {
 		t.Fatalf("the halt says %q about %v; want the gate's notice and the partition", ts.Halt.Message, ts.Halt.Partitions)
@@ -326,14 +313,7 @@ func TestBlockedSnapshotChunkHaltsTheTable(t *testing.T) {
 		t.Fatalf("chunk partition %s is %s with %d quarantined, want BLOCKED with 3", ts.Halt.Partitions[0], part.GetVerdict(), part.GetCounts().GetQuarantined())
 	}
 	e.exec(e.src, "UPDATE accounts SET holder = 'fixed' WHERE holder = 'bad'")
-	e.exec(e.src, "UPDATE payments SET memo = 'still flowing' WHERE id <= 5")
-	eventually(t, "payments goes on", 20*time.Second, func() (bool, string) {
-		return sameRows(t, e, "payments", "replica.payments", paymentCols)
-	})
-	eventually(t, "accounts holds its changes", 20*time.Second, func() (bool, string) {
-		ts := tableStatus(t, e, "snapblock", "public.accounts")
-		return ts.Held() == 3, fmt.Sprintf("%d held", ts.Held())
-	})
+	paymentsFlowWhileAccountsHold(t, e, "snapblock", 3)
 	next := proto.Clone(c).(*contractv1.Contract)
 	next.Checks = nil
 	if _, err := e.seam.registry.RegisterContract(ctx, &registryv1.RegisterContractRequest{Contract: next,
@@ -344,4 +324,18 @@ func TestBlockedSnapshotChunkHaltsTheTable(t *testing.T) {
 	if ts := tableStatus(t, e, "snapblock", "public.accounts"); ts.Phase != "stream" {
 		t.Fatalf("accounts is %s after the new version, want stream", ts.Phase)
 	}
+}
+
+// paymentsFlowWhileAccountsHold changes payments and waits for the change
+// to reach the replica while accounts of source name holds held changes.
+func paymentsFlowWhileAccountsHold(t testing.TB, e *env, name string, held int64) {
+	t.Helper()
+	e.exec(e.src, "UPDATE payments SET memo = 'still flowing' WHERE id <= 5")
+	eventually(t, "payments goes on", 20*time.Second, func() (bool, string) {
+		return sameRows(t, e, "payments", "replica.payments", paymentCols)
+	})
+	eventually(t, "accounts holds its changes", 20*time.Second, func() (bool, string) {
+		ts := tableStatus(t, e, name, "public.accounts")
+		return ts.Held() == held, fmt.Sprintf("%d held", ts.Held())
+	})
 }

@@ -133,19 +133,8 @@ func TestSchemaChangesAdditiveFlowBreakingHalt(t *testing.T) {
 	eventually(t, "payments resumes and matches the source", 30*time.Second, func() (bool, string) {
 		return sameRows(t, e, "payments", "replica.payments", without(withChannel, "memo"))
 	})
-	var amounts []string
-	rows, err := e.tgt.Query(context.Background(), `SELECT record->>'amount' FROM seam_cdc.outbox
+	amounts := column[string](t, e.tgt, `SELECT record->>'amount' FROM seam_cdc.outbox
  WHERE connector = 'schema' AND source_table = 'public.payments' AND record->>'id' = '7' AND op = 'u' AND lsn >= $1 ORDER BY id`, int64(h.AtLSN))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var a string
-		if err := rows.Scan(&a); err != nil {
-			t.Fatal(err)
-		}
-		amounts = append(amounts, a)
-	}
 	if want := []string{"1.00", "2.00", "3.00", "4.00", "5.00"}; !slices.Equal(amounts, want) {
 		t.Fatalf("held updates of payment 7 published as %v, want %v (log order)", amounts, want)
 	}
@@ -214,6 +203,15 @@ func TestContainmentHoldsChangesUntilRelease(t *testing.T) {
 	}
 }
 
+// replicaEquals waits for replica.<table> to equal the source's table in
+// cols; when says after what, for the failure.
+func replicaEquals(t testing.TB, e *env, table, when string, cols []string) {
+	t.Helper()
+	eventually(t, table+" replica equals the source "+when, 30*time.Second, func() (bool, string) {
+		return sameRows(t, e, table, "replica."+table, cols)
+	})
+}
+
 // haltsHolding waits for public.<table> of source name to halt holding
 // held changes while other goes on matching the source, and returns the
 // halt.
@@ -267,9 +265,7 @@ INSERT INTO t_qty SELECT i, i * 3 FROM generate_series(1, 50) i;`)
 	// change for the 1,007 rows it already had.
 	e.exec(e.src, "ALTER TABLE t_def ADD COLUMN status text DEFAULT 'active'")
 	e.exec(e.src, "INSERT INTO t_def VALUES (2000, 'new', 'pending')")
-	eventually(t, "t_def replica equals the source with the new column", 30*time.Second, func() (bool, string) {
-		return sameRows(t, e, "t_def", "replica.t_def", []string{"id", "v", "status"})
-	})
+	replicaEquals(t, e, "t_def", "with the new column", []string{"id", "v", "status"})
 	if ts := tableStatus(t, e, "ddl", "public.t_def"); ts.Phase != "stream" {
 		t.Fatalf("t_def after ADD COLUMN DEFAULT 'active': %s (halt %+v), want streaming (additive)", ts.Phase, ts.Halt)
 	}
@@ -282,17 +278,13 @@ INSERT INTO t_qty SELECT i, i * 3 FROM generate_series(1, 50) i;`)
 		t.Fatalf("t_def halt %+v, want FIELD_ADDED_REQUIRED", h)
 	}
 	registerMigration(t, e, h, nil)
-	eventually(t, "t_def replica equals the source with the NOT NULL column", 30*time.Second, func() (bool, string) {
-		return sameRows(t, e, "t_def", "replica.t_def", []string{"id", "v", "status", "flag"})
-	})
+	replicaEquals(t, e, "t_def", "with the NOT NULL column", []string{"id", "v", "status", "flag"})
 
 	// DEFAULT now() is stable, not volatile: PostgreSQL evaluates it once
 	// and keeps it in the catalog, so the replica's rows take it.
 	e.exec(e.src, "ALTER TABLE t_vol ADD COLUMN created timestamptz DEFAULT now()")
 	e.exec(e.src, "INSERT INTO t_vol (id, v) VALUES (100, 'after')")
-	eventually(t, "t_vol replica equals the source with DEFAULT now()", 30*time.Second, func() (bool, string) {
-		return sameRows(t, e, "t_vol", "replica.t_vol", []string{"id", "v", "created"})
-	})
+	replicaEquals(t, e, "t_vol", "with DEFAULT now()", []string{"id", "v", "created"})
 	// A volatile default: each row got its own value in a rewrite the
 	// stream never saw. The table halts and says what to do; no NULLs.
 	e.exec(e.src, "ALTER TABLE t_vol ADD COLUMN token uuid DEFAULT gen_random_uuid()")
@@ -356,9 +348,7 @@ INSERT INTO t_qty SELECT i, i * 3 FROM generate_series(1, 50) i;`)
 	}
 	e.exec(e.src, "ALTER TABLE t_ann ADD COLUMN region text DEFAULT 'eu'")
 	e.exec(e.src, "INSERT INTO t_ann VALUES (100, 'new', 'us')")
-	eventually(t, "t_ann replica equals the source through the announced version", 30*time.Second, func() (bool, string) {
-		return sameRows(t, e, "t_ann", "replica.t_ann", []string{"id", "v", "region"})
-	})
+	replicaEquals(t, e, "t_ann", "through the announced version", []string{"id", "v", "region"})
 	if ts := tableStatus(t, e, "ddl", "public.t_ann"); ts.ContractVersion != reg.GetVersion().GetVersion() {
 		t.Fatalf("t_ann runs version %d, want the announced %d", ts.ContractVersion, reg.GetVersion().GetVersion())
 	}
@@ -386,9 +376,7 @@ INSERT INTO t_clock SELECT i, 'v' || i FROM generate_series(1, 60) i;`)
 	e.exec(e.src, "ALTER TABLE t_late ALTER COLUMN note SET DEFAULT 'later'")
 	e.exec(e.src, "INSERT INTO t_late (id, v) VALUES (100, 'after')")
 	e.exec(e.src, "UPDATE t_late SET note = 'set' WHERE id = 3")
-	eventually(t, "t_late replica equals the source with the new column", 30*time.Second, func() (bool, string) {
-		return sameRows(t, e, "t_late", "replica.t_late", []string{"id", "v", "note"})
-	})
+	replicaEquals(t, e, "t_late", "with the new column", []string{"id", "v", "note"})
 	if ts := tableStatus(t, e, "late", "public.t_late"); ts.Phase != "stream" {
 		t.Fatalf("t_late after ADD COLUMN then SET DEFAULT: %s (halt %+v), want streaming", ts.Phase, ts.Halt)
 	}

@@ -385,13 +385,7 @@ func TestSecondRunOfASourceRefuses(t *testing.T) {
 	e := paymentsEnv(t, 10)
 	cfg := e.config("once", "payments")
 	e.startReady(cfg)
-	second, err := postgres.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := second.Run(ctx); err == nil || !strings.Contains(err.Error(), "already running") {
+	if err := runToEnd(t, cfg, 30*time.Second); err == nil || !strings.Contains(err.Error(), "already running") {
 		t.Fatalf("a second run of source once returned %v, want it refused as already running", err)
 	}
 }

@@ -78,18 +78,7 @@ func TestTypesRoundTrip(t *testing.T) {
 		_ = e.tgt.QueryRow(context.Background(), "SELECT count(*) FROM replica.types WHERE id = 207").Scan(&n)
 		return n == 1, "row 207 not in the replica"
 	})
-	var ids []int
-	rows, err := e.tgt.Query(context.Background(), "SELECT id FROM replica.types WHERE id BETWEEN 204 AND 206")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var id int
-		if err := rows.Scan(&id); err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, id)
-	}
+	ids := column[int](t, e.tgt, "SELECT id FROM replica.types WHERE id BETWEEN 204 AND 206")
 	if len(ids) != 0 {
 		t.Fatalf("rows %v with a numeric NaN or infinity or an infinite timestamp reached the replica; want them quarantined", ids)
 	}
