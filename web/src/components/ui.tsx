@@ -56,13 +56,13 @@ export function Countdown({ ts }: { ts?: string }) {
 /** Column is a column heading: its label, or the label with details. */
 export type Column = ComponentChildren | { label: ComponentChildren; num?: boolean; title?: string };
 
+/** numCol is the column heading of figures, aligned right. */
+export const numCol = (label: ComponentChildren): Column => ({ label, num: true });
+
 /**
  * Head is a table's header row, a heading of scope col per column; a num
  * column is aligned right, as its figures are.
  */
-/** numCol is the column heading of figures, aligned right. */
-export const numCol = (label: ComponentChildren): Column => ({ label, num: true });
-
 export function Head({ columns }: { columns: Column[] }) {
   return (
     <thead>
