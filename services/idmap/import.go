@@ -178,11 +178,9 @@ func (s *Server) commitImport(ctx context.Context, ns *nsState, key TableKey, sw
 	if plan.table.Len() != int(state.Pairs) {
 		// The index and the store disagree: serve what the store says.
 		s.cfg.Logger.ErrorContext(ctx, "idmap: import index size differs from store; reloading", "index", plan.table.Len(), "store", state.Pairs)
-		next, err := s.load(ctx, s.snap.Load())
-		if err != nil {
+		if _, err := s.reloadLocked(ctx); err != nil {
 			return nil, internal("import", err)
 		}
-		s.publish(next)
 		return plan.resp, nil
 	}
 	s.publish(s.snap.Load().withTable(&tableState{TableState: state, table: plan.table}))
