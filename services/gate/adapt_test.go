@@ -32,9 +32,7 @@ func TestAdapterGetsDecodedRecords(t *testing.T) {
 func TestKeptAnswersPackedAndPerRecord(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, url string) {
-		p := newPeers(t)
-		p.knowCustomers()
-		e := startGate(t, p, url, nil)
+		e := startGate(t, knownPeers(t), url, nil)
 		ctx := context.Background()
 		db := e.srv.store.(*sqlStore).db
 		req := ingest("shop.orders", "2025-03-01", "b1", orders{first: 1, n: 30, amount: 85, missing: 3})

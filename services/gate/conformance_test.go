@@ -23,8 +23,7 @@ import (
 func TestStoreConformance(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, url string) {
-		p := newPeers(t)
-		p.knowCustomers()
+		p := knownPeers(t)
 		a := startGate(t, p, url, nil)
 		b := startGate(t, p, url, nil) // a second replica on the same store
 		t.Run("replicas race one batch", func(t *testing.T) { raceReplicas(t, a, b) })

@@ -62,8 +62,7 @@ func (h *hangingRegistry) PublishEvent(ctx context.Context, req *registryv1.Publ
 // startHanging starts a gate whose registry can be made to hang.
 func startHanging(t *testing.T) (*gateEnv, *hangingRegistry) {
 	t.Helper()
-	p := newPeers(t)
-	p.knowCustomers()
+	p := knownPeers(t)
 	h := &hangingRegistry{real: p.registry}
 	addr := serve(t, nil, func(s *grpc.Server) { registryv1.RegisterRegistryServiceServer(s, h) })
 	e := startGate(t, p, storagetest.SQLiteURL(t), func(c *Config) {
