@@ -99,8 +99,7 @@ func TestRegistryOutageServesLastKnownContractAcrossRestart(t *testing.T) {
 // blocks it whole.
 func TestIngestStreamChunksAreBatches(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	e.knowCustomers()
+	e := newKnownEnv(t)
 	ctx := context.Background()
 	send := func() *gatev1.IngestStreamResponse {
 		stream, err := e.as("pipeline").IngestStream(ctx)
@@ -368,8 +367,7 @@ func TestStreamChunkAfterContainmentIsHeld(t *testing.T) {
 // already being prepared when it was refused.
 func TestStreamStoresNothingAfterARefusedChunk(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	e.knowCustomers()
+	e := newKnownEnv(t)
 	ctx := context.Background()
 	arr := func(o orders) []byte {
 		lines := strings.Split(strings.TrimSpace(string(o.ndjson())), "\n")

@@ -24,8 +24,7 @@ import (
 // pipelines retry forever.
 func TestLargeBatchIsAdaptedInParts(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	e.knowCustomers()
+	e := newKnownEnv(t)
 	o := orders{first: 1, n: 15000, amount: 85}
 	req := ingest("shop.orders", "2025-03-01", "big", o)
 	req.SummaryOnly = true
