@@ -22,6 +22,7 @@ import (
 	"github.com/seamdata/seam/core/examples"
 	"github.com/seamdata/seam/platform/auth"
 	"github.com/seamdata/seam/platform/rpcerr"
+	"github.com/seamdata/seam/platform/storage/storagetest"
 	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
 )
 
@@ -88,6 +89,15 @@ func newEnv(t testing.TB, url string, clock *fakeClock, options ...func(*Config)
 }
 
 // newEnvConfig starts a registry with cfg, on the fake clock.
+// newSeededEnv is a registry on a fresh SQLite store, on a fake clock,
+// seeded (see seed).
+func newSeededEnv(t testing.TB) *env {
+	t.Helper()
+	e := newEnv(t, storagetest.SQLiteURL(t), newFakeClock())
+	e.seed(t)
+	return e
+}
+
 func newEnvConfig(t testing.TB, cfg Config, clock *fakeClock) *env {
 	t.Helper()
 	url := cfg.StoreURL
@@ -206,11 +216,9 @@ func errorReason(err error) string { return rpcerr.Reason(err) }
 // violations.
 func preconditionTypes(err error) []string {
 	var out []string
-	for _, d := range status.Convert(err).Details() {
-		if pf, ok := d.(*errdetails.PreconditionFailure); ok {
-			for _, v := range pf.GetViolations() {
-				out = append(out, v.GetType())
-			}
+	for _, pf := range detailsOf[*errdetails.PreconditionFailure](err) {
+		for _, v := range pf.GetViolations() {
+			out = append(out, v.GetType())
 		}
 	}
 	return out
@@ -219,11 +227,20 @@ func preconditionTypes(err error) []string {
 // fieldViolations returns the fields of a status error's BadRequest.
 func fieldViolations(err error) []string {
 	var out []string
+	for _, br := range detailsOf[*errdetails.BadRequest](err) {
+		for _, v := range br.GetFieldViolations() {
+			out = append(out, v.GetField())
+		}
+	}
+	return out
+}
+
+// detailsOf returns a status error's details of type D.
+func detailsOf[D any](err error) []D {
+	var out []D
 	for _, d := range status.Convert(err).Details() {
-		if br, ok := d.(*errdetails.BadRequest); ok {
-			for _, v := range br.GetFieldViolations() {
-				out = append(out, v.GetField())
-			}
+		if x, ok := d.(D); ok {
+			out = append(out, x)
 		}
 	}
 	return out

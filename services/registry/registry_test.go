@@ -192,8 +192,7 @@ func TestScheduledVersionActivatesAtEffectiveTime(t *testing.T) {
 func TestRunActivatesOnItsOwn(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := newEnv(t, storagetest.SQLiteURL(t), newFakeClock())
-	e.seed(t)
+	e := newSeededEnv(t)
 	effective := start.Add(notice)
 	if _, err := e.as("checkout").RegisterContract(ctx, &registryv1.RegisterContractRequest{
 		Contract: examples.ShopOrdersV2(), EffectiveTime: ts(effective)}); err != nil {
@@ -217,8 +216,7 @@ func TestRunActivatesOnItsOwn(t *testing.T) {
 func TestBlastRadius(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := newEnv(t, storagetest.SQLiteURL(t), newFakeClock())
-	e.seed(t)
+	e := newSeededEnv(t)
 	e.lineage(t)
 
 	want := []*registryv1.AffectedConsumer{
@@ -303,8 +301,7 @@ func TestConsumerCycleRefused(t *testing.T) {
 func TestConsumersBelongToTheirTeam(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := newEnv(t, storagetest.SQLiteURL(t), newFakeClock())
-	e.seed(t)
+	e := newSeededEnv(t)
 	e.lineage(t) // features.customer_ltv, owned by team-ml, joins on shop.orders.customer_id
 	readsNothing := func(owner string) *registryv1.RegisterConsumerRequest {
 		return &registryv1.RegisterConsumerRequest{Consumer: &registryv1.Consumer{Name: "features.customer_ltv", Owner: owner,
@@ -380,8 +377,7 @@ func TestConsumersBelongToTheirTeam(t *testing.T) {
 func TestAuthorizationPerSubject(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := newEnv(t, storagetest.SQLiteURL(t), newFakeClock())
-	e.seed(t)
+	e := newSeededEnv(t)
 	registerAs := func(principal, subject string) func() error {
 		return func() error {
 			c := examples.ShopOrdersV1()
