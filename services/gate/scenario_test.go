@@ -364,7 +364,15 @@ type replayed struct {
 
 func replay(t *testing.T, e *gateEnv, w *gatev1.ReplayWindow, id string) replayed {
 	t.Helper()
-	stream, err := e.as("operator").Replay(context.Background(), &gatev1.ReplayRequest{Window: w, ReplayId: id, Reason: "fix " + id})
+	return replayOf(t, e, &gatev1.ReplayRequest{Window: w, ReplayId: id, Reason: "fix " + id})
+}
+
+// replayOf runs req as the operator and returns the records and the
+// summary it streamed.
+func replayOf(t *testing.T, e *gateEnv, req *gatev1.ReplayRequest) replayed {
+	t.Helper()
+	id := req.GetReplayId()
+	stream, err := e.as("operator").Replay(context.Background(), req)
 	if err != nil {
 		t.Fatalf("Replay: %v", err)
 	}
