@@ -88,7 +88,16 @@ func newEnv(t testing.TB, url string, clock *fakeClock, options ...func(*Config)
 	return newEnvConfig(t, cfg, clock)
 }
 
-// newEnvConfig starts a registry with cfg, on the fake clock.
+// openStore opens the store at url.
+func openStore(t testing.TB, url string) Store {
+	t.Helper()
+	store, err := OpenStore(context.Background(), url)
+	if err != nil {
+		t.Fatalf("OpenStore: %v", err)
+	}
+	return store
+}
+
 // newSeededEnv is a registry on a fresh SQLite store, on a fake clock,
 // seeded (see seed).
 func newSeededEnv(t testing.TB) *env {
@@ -98,6 +107,7 @@ func newSeededEnv(t testing.TB) *env {
 	return e
 }
 
+// newEnvConfig starts a registry with cfg, on the fake clock.
 func newEnvConfig(t testing.TB, cfg Config, clock *fakeClock) *env {
 	t.Helper()
 	url := cfg.StoreURL
