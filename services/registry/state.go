@@ -351,7 +351,6 @@ func versionOf(txn *memdb.Txn, ws memdb.WatchSet, subject string, version int32)
 	return raw.(*versionRow).V, nil
 }
 
-// versionsOf lists a subject's versions, oldest first.
 // subjectWithHistory reads a subject (nil when unknown) and its versions,
 // oldest first, in txn.
 func subjectWithHistory(txn *memdb.Txn, name string) (*registryv1.Subject, []*registryv1.ContractVersion, error) {
@@ -366,6 +365,7 @@ func subjectWithHistory(txn *memdb.Txn, name string) (*registryv1.Subject, []*re
 	return subj, history, nil
 }
 
+// versionsOf lists a subject's versions, oldest first.
 func versionsOf(txn *memdb.Txn, ws memdb.WatchSet, subject string) ([]*registryv1.ContractVersion, error) {
 	it, err := txn.Get(tableVersions, indexID+"_prefix", subject)
 	if err != nil {
