@@ -68,6 +68,11 @@ func idIndex(indexer memdb.Indexer) *memdb.IndexSchema {
 	return &memdb.IndexSchema{Name: indexID, Unique: true, Indexer: indexer}
 }
 
+// stringIndex is a non-unique index over a string field.
+func stringIndex(name, field string) *memdb.IndexSchema {
+	return &memdb.IndexSchema{Name: name, Indexer: &memdb.StringFieldIndex{Field: field}}
+}
+
 // nameAndVersion indexes rows by the string field and their Version.
 func nameAndVersion(field string) memdb.Indexer {
 	return &memdb.CompoundIndex{Indexes: []memdb.Indexer{
@@ -95,9 +100,7 @@ type versionRow struct {
 }
 
 func versionsTableSchema() *memdb.TableSchema {
-	return tableSchema(tableVersions,
-		idIndex(nameAndVersion("Subject")),
-		&memdb.IndexSchema{Name: indexSubject, Indexer: &memdb.StringFieldIndex{Field: "Subject"}})
+	return tableSchema(tableVersions, idIndex(nameAndVersion("Subject")), stringIndex(indexSubject, "Subject"))
 }
 
 // modelRow is one canonical model version.
@@ -108,9 +111,7 @@ type modelRow struct {
 }
 
 func modelsTableSchema() *memdb.TableSchema {
-	return tableSchema(tableModels,
-		idIndex(nameAndVersion("Name")),
-		&memdb.IndexSchema{Name: indexName, Indexer: &memdb.StringFieldIndex{Field: "Name"}})
+	return tableSchema(tableModels, idIndex(nameAndVersion("Name")), stringIndex(indexName, "Name"))
 }
 
 // consumerRow is a consumer with its inputs flattened for the lineage
