@@ -302,52 +302,58 @@ func (s *sqlStore) PutRule(ctx context.Context, namespace string, rule *idmapv1.
 }
 
 func (s *sqlStore) Namespaces(ctx context.Context) ([]*idmapv1.Namespace, error) {
-	rows, err := s.db.SQL.QueryContext(ctx, "SELECT name, spec FROM idmap_namespaces ORDER BY name")
-	if err != nil {
-		return nil, fmt.Errorf("list namespaces: %w", err)
-	}
-	defer rows.Close()
 	var out []*idmapv1.Namespace
 	byName := map[string]*idmapv1.Namespace{}
-	for rows.Next() {
-		var name string
-		var blob []byte
-		if err := rows.Scan(&name, &blob); err != nil {
-			return nil, fmt.Errorf("read namespace row: %w", err)
-		}
+	err := s.eachSpec(ctx, "SELECT name, spec FROM idmap_namespaces ORDER BY name", "namespaces", "namespace", func(name string, blob []byte) error {
 		ns := &idmapv1.Namespace{}
 		if err := proto.Unmarshal(blob, ns); err != nil {
-			return nil, fmt.Errorf("decode namespace %q: %w", name, err)
+			return fmt.Errorf("decode namespace %q: %w", name, err)
 		}
 		out = append(out, ns)
 		byName[name] = ns
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list namespaces: %w", err)
-	}
-	rrows, err := s.db.SQL.QueryContext(ctx, "SELECT namespace, spec FROM idmap_rules ORDER BY namespace, from_format, to_format")
+		return nil
+	})
 	if err != nil {
-		return nil, fmt.Errorf("list rules: %w", err)
+		return nil, err
 	}
-	defer rrows.Close()
-	for rrows.Next() {
-		var name string
-		var blob []byte
-		if err := rrows.Scan(&name, &blob); err != nil {
-			return nil, fmt.Errorf("read rule row: %w", err)
-		}
+	err = s.eachSpec(ctx, "SELECT namespace, spec FROM idmap_rules ORDER BY namespace, from_format, to_format", "rules", "rule", func(name string, blob []byte) error {
 		r := &idmapv1.Rule{}
 		if err := proto.Unmarshal(blob, r); err != nil {
-			return nil, fmt.Errorf("decode rule of %q: %w", name, err)
+			return fmt.Errorf("decode rule of %q: %w", name, err)
 		}
 		if ns := byName[name]; ns != nil {
 			ns.Rules = append(ns.Rules, r)
 		}
-	}
-	if err := rrows.Err(); err != nil {
-		return nil, fmt.Errorf("list rules: %w", err)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
+}
+
+// eachSpec calls decode with each (name, spec) row query reads; list and
+// row name what is read, in its errors.
+func (s *sqlStore) eachSpec(ctx context.Context, query, list, row string, decode func(name string, blob []byte) error) error {
+	rows, err := s.db.SQL.QueryContext(ctx, query)
+	if err != nil {
+		return fmt.Errorf("list %s: %w", list, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var name string
+		var blob []byte
+		if err := rows.Scan(&name, &blob); err != nil {
+			return fmt.Errorf("read %s row: %w", row, err)
+		}
+		if err := decode(name, blob); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("list %s: %w", list, err)
+	}
+	return nil
 }
 
 func (s *sqlStore) Tables(ctx context.Context) ([]TableState, error) {
