@@ -225,32 +225,23 @@ func errorReason(err error) string { return rpcerr.Reason(err) }
 // preconditionTypes returns the types of a status error's precondition
 // violations.
 func preconditionTypes(err error) []string {
-	var out []string
-	for _, pf := range detailsOf[*errdetails.PreconditionFailure](err) {
-		for _, v := range pf.GetViolations() {
-			out = append(out, v.GetType())
-		}
-	}
-	return out
+	return detailStrings(err, (*errdetails.PreconditionFailure).GetViolations, (*errdetails.PreconditionFailure_Violation).GetType)
 }
 
 // fieldViolations returns the fields of a status error's BadRequest.
 func fieldViolations(err error) []string {
-	var out []string
-	for _, br := range detailsOf[*errdetails.BadRequest](err) {
-		for _, v := range br.GetFieldViolations() {
-			out = append(out, v.GetField())
-		}
-	}
-	return out
+	return detailStrings(err, (*errdetails.BadRequest).GetFieldViolations, (*errdetails.BadRequest_FieldViolation).GetField)
 }
 
-// detailsOf returns a status error's details of type D.
-func detailsOf[D any](err error) []D {
-	var out []D
+// detailStrings returns, for each item that list gives of a status
+// error's details of type D, what field says of it.
+func detailStrings[D, V any](err error, list func(D) []V, field func(V) string) []string {
+	var out []string
 	for _, d := range status.Convert(err).Details() {
 		if x, ok := d.(D); ok {
-			out = append(out, x)
+			for _, v := range list(x) {
+				out = append(out, field(v))
+			}
 		}
 	}
 	return out
