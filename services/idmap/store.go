@@ -131,53 +131,49 @@ type Store interface {
 // service checks one-to-one on side B under the table lock before writing,
 // and a second unique index would halve bulk-load speed.
 var migrations = []storage.Migration{{
-	Version: 1,
-	Name:    "namespaces, rules, tables, pairs, audit",
-	SQLite: `
-CREATE TABLE idmap_namespaces (name TEXT PRIMARY KEY, spec BLOB NOT NULL, created_at TEXT NOT NULL);
-CREATE TABLE idmap_rules (namespace TEXT NOT NULL REFERENCES idmap_namespaces(name), from_format TEXT NOT NULL,
-  to_format TEXT NOT NULL, spec BLOB NOT NULL, PRIMARY KEY (namespace, from_format, to_format));
-CREATE TABLE idmap_tables (id INTEGER PRIMARY KEY, namespace TEXT NOT NULL REFERENCES idmap_namespaces(name),
-  format_a TEXT NOT NULL, format_b TEXT NOT NULL, generation INTEGER NOT NULL, pairs INTEGER NOT NULL,
-  updated_at TEXT NOT NULL, UNIQUE (namespace, format_a, format_b));
-CREATE TABLE idmap_pairs (table_id INTEGER NOT NULL, a_id TEXT NOT NULL, b_id TEXT NOT NULL,
-  PRIMARY KEY (table_id, a_id)) WITHOUT ROWID;
-CREATE TABLE idmap_audit (seq INTEGER PRIMARY KEY AUTOINCREMENT, at TEXT NOT NULL, principal TEXT NOT NULL,
-  namespace TEXT NOT NULL, action TEXT NOT NULL, detail TEXT NOT NULL);
-`,
-	Postgres: `
-CREATE TABLE idmap_namespaces (name TEXT PRIMARY KEY, spec BYTEA NOT NULL, created_at TEXT NOT NULL);
-CREATE TABLE idmap_rules (namespace TEXT NOT NULL REFERENCES idmap_namespaces(name), from_format TEXT NOT NULL,
-  to_format TEXT NOT NULL, spec BYTEA NOT NULL, PRIMARY KEY (namespace, from_format, to_format));
-CREATE TABLE idmap_tables (id BIGSERIAL PRIMARY KEY, namespace TEXT NOT NULL REFERENCES idmap_namespaces(name),
-  format_a TEXT NOT NULL, format_b TEXT NOT NULL, generation BIGINT NOT NULL, pairs BIGINT NOT NULL,
-  updated_at TEXT NOT NULL, UNIQUE (namespace, format_a, format_b));
-CREATE TABLE idmap_pairs (table_id BIGINT NOT NULL, a_id TEXT NOT NULL, b_id TEXT NOT NULL,
-  PRIMARY KEY (table_id, a_id));
-CREATE TABLE idmap_audit (seq BIGSERIAL PRIMARY KEY, at TEXT NOT NULL, principal TEXT NOT NULL,
-  namespace TEXT NOT NULL, action TEXT NOT NULL, detail TEXT NOT NULL);
-`,
+	Version:  1,
+	Name:     "namespaces, rules, tables, pairs, audit",
+	SQLite:   sqliteSQL.Replace(schemaV1),
+	Postgres: postgresSQL.Replace(schemaV1),
 }, {
 	// Replicas apply each generation's change instead of reloading a table;
 	// ops is NULL for a change too large to log. Translation counters are
 	// summed here from every replica, so GetStats answers the same anywhere.
-	Version: 2,
-	Name:    "table change log, shared translation counters",
-	SQLite: `
-CREATE TABLE idmap_changes (table_id INTEGER NOT NULL, generation INTEGER NOT NULL, ops BLOB,
-  PRIMARY KEY (table_id, generation)) WITHOUT ROWID;
-CREATE TABLE idmap_counters (namespace TEXT NOT NULL, from_format TEXT NOT NULL, to_format TEXT NOT NULL,
-  hits INTEGER NOT NULL, misses INTEGER NOT NULL, invalid INTEGER NOT NULL,
-  PRIMARY KEY (namespace, from_format, to_format)) WITHOUT ROWID;
-`,
-	Postgres: `
-CREATE TABLE idmap_changes (table_id BIGINT NOT NULL, generation BIGINT NOT NULL, ops BYTEA,
-  PRIMARY KEY (table_id, generation));
-CREATE TABLE idmap_counters (namespace TEXT NOT NULL, from_format TEXT NOT NULL, to_format TEXT NOT NULL,
-  hits BIGINT NOT NULL, misses BIGINT NOT NULL, invalid BIGINT NOT NULL,
-  PRIMARY KEY (namespace, from_format, to_format));
-`,
+	Version:  2,
+	Name:     "table change log, shared translation counters",
+	SQLite:   sqliteSQL.Replace(schemaV2),
+	Postgres: postgresSQL.Replace(schemaV2),
 }}
+
+// sqliteSQL and postgresSQL fill in a migration's types for each dialect:
+// the types differ, the tables do not.
+var (
+	sqliteSQL = strings.NewReplacer("$INT", "INTEGER", "$BLOB", "BLOB", "$ID", "INTEGER PRIMARY KEY",
+		"$SEQ", "INTEGER PRIMARY KEY AUTOINCREMENT", "$NOROWID", " WITHOUT ROWID")
+	postgresSQL = strings.NewReplacer("$INT", "BIGINT", "$BLOB", "BYTEA", "$ID", "BIGSERIAL PRIMARY KEY",
+		"$SEQ", "BIGSERIAL PRIMARY KEY", "$NOROWID", "")
+)
+
+const schemaV1 = `
+CREATE TABLE idmap_namespaces (name TEXT PRIMARY KEY, spec $BLOB NOT NULL, created_at TEXT NOT NULL);
+CREATE TABLE idmap_rules (namespace TEXT NOT NULL REFERENCES idmap_namespaces(name), from_format TEXT NOT NULL,
+  to_format TEXT NOT NULL, spec $BLOB NOT NULL, PRIMARY KEY (namespace, from_format, to_format));
+CREATE TABLE idmap_tables (id $ID, namespace TEXT NOT NULL REFERENCES idmap_namespaces(name),
+  format_a TEXT NOT NULL, format_b TEXT NOT NULL, generation $INT NOT NULL, pairs $INT NOT NULL,
+  updated_at TEXT NOT NULL, UNIQUE (namespace, format_a, format_b));
+CREATE TABLE idmap_pairs (table_id $INT NOT NULL, a_id TEXT NOT NULL, b_id TEXT NOT NULL,
+  PRIMARY KEY (table_id, a_id))$NOROWID;
+CREATE TABLE idmap_audit (seq $SEQ, at TEXT NOT NULL, principal TEXT NOT NULL,
+  namespace TEXT NOT NULL, action TEXT NOT NULL, detail TEXT NOT NULL);
+`
+
+const schemaV2 = `
+CREATE TABLE idmap_changes (table_id $INT NOT NULL, generation $INT NOT NULL, ops $BLOB,
+  PRIMARY KEY (table_id, generation))$NOROWID;
+CREATE TABLE idmap_counters (namespace TEXT NOT NULL, from_format TEXT NOT NULL, to_format TEXT NOT NULL,
+  hits $INT NOT NULL, misses $INT NOT NULL, invalid $INT NOT NULL,
+  PRIMARY KEY (namespace, from_format, to_format))$NOROWID;
+`
 
 // sqlStore implements Store over platform/storage.
 type sqlStore struct {
