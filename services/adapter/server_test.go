@@ -298,19 +298,7 @@ func TestAdaptStreamUnknownSubject(t *testing.T) {
 // serving while the registry is down, with its staleness in a gauge.
 func TestPlanCache(t *testing.T) {
 	t.Parallel()
-	reader := sdkmetric.NewManualReader()
-	meter := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)).Meter("test")
-	e := newEnv(t, adapter.Config{RefreshInterval: time.Hour}, meter)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- e.srv.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	})
-	waitFor(t, "the event stream to connect", func() bool { return e.reg.watchers.Load() == 1 })
+	e, reader := newWatchingEnv(t)
 	in1, in2 := orders(2)
 	for range 3 {
 		if r := adapt(t, e, 0, rawBatch(recordv1.Format_FORMAT_NDJSON, ndjson(in1))); r.GetVersion() != e.v1 {
@@ -363,6 +351,27 @@ func TestPlanCache(t *testing.T) {
 }
 
 // gauge reads the last value of a gauge.
+// newWatchingEnv is an env with a metered server whose Run (refreshing
+// hourly) follows the registry's event stream until the test ends; it
+// returns once the stream is connected.
+func newWatchingEnv(t *testing.T) (*env, *sdkmetric.ManualReader) {
+	t.Helper()
+	reader := sdkmetric.NewManualReader()
+	meter := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)).Meter("test")
+	e := newEnv(t, adapter.Config{RefreshInterval: time.Hour}, meter)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.srv.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+	waitFor(t, "the event stream to connect", func() bool { return e.reg.watchers.Load() == 1 })
+	return e, reader
+}
+
 func gauge(t *testing.T, reader *sdkmetric.ManualReader, name string) float64 {
 	t.Helper()
 	var rm metricdata.ResourceMetrics
@@ -503,19 +512,7 @@ func TestPreviewValidate(t *testing.T) {
 // and nothing is adapted, and it rises once the registry is gone.
 func TestPlanAgeWithoutTraffic(t *testing.T) {
 	t.Parallel()
-	reader := sdkmetric.NewManualReader()
-	meter := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)).Meter("test")
-	e := newEnv(t, adapter.Config{RefreshInterval: time.Hour}, meter)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- e.srv.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	})
-	waitFor(t, "the event stream to connect", func() bool { return e.reg.watchers.Load() == 1 })
+	e, reader := newWatchingEnv(t)
 	in1, _ := orders(2)
 	adapt(t, e, 0, rawBatch(recordv1.Format_FORMAT_NDJSON, ndjson(in1)))    // the active version's plan
 	adapt(t, e, e.v1, rawBatch(recordv1.Format_FORMAT_NDJSON, ndjson(in1))) // a pinned version's plan

@@ -44,8 +44,7 @@ func sendStream(ctx context.Context, e *gateEnv, h *gatev1.IngestHeader, chunks 
 // never claims records that were not written.
 func TestStreamSequencesAreDistinctAndIncreasing(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	e.knowCustomers()
+	e := newKnownEnv(t)
 	ctx := context.Background()
 	a := orders{first: 1, n: 10, amount: 85}.ndjson()
 	b := orders{first: 11, n: 10, amount: 85}.ndjson()
@@ -86,8 +85,7 @@ func TestStreamSequencesAreDistinctAndIncreasing(t *testing.T) {
 // and on a resend (which stores nothing new).
 func TestStoredEqualsAcknowledged(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	e.knowCustomers()
+	e := newKnownEnv(t)
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(11, 12))
 	next := 1
@@ -140,8 +138,7 @@ func TestStoredEqualsAcknowledged(t *testing.T) {
 // and nothing of it is written; the same content is a retry.
 func TestBatchIDReusedWithDifferentContent(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	e.knowCustomers()
+	e := newKnownEnv(t)
 	ctx := context.Background()
 	first := ingest("shop.orders", "2025-03-01", "b1", orders{first: 1, n: 20, amount: 85})
 	if _, err := e.as("pipeline").Ingest(ctx, first); err != nil {
@@ -174,8 +171,7 @@ func TestBatchIDReusedWithDifferentContent(t *testing.T) {
 // was stored). Without summary_only every verdict comes back.
 func TestSummaryOnlyStreamCarriesHeldVerdicts(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	e.knowCustomers()
+	e := newKnownEnv(t)
 	ctx := context.Background()
 	var chunks []streamChunk
 	for i := range 3 {

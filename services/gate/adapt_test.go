@@ -13,8 +13,7 @@ import (
 // decoded, not as bytes for it to parse again.
 func TestAdapterGetsDecodedRecords(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	e.knowCustomers()
+	e := newKnownEnv(t)
 	resp, err := e.as("pipeline").Ingest(context.Background(), ingest("shop.orders", "2025-03-01", "b1", orders{first: 1, n: 40, amount: 85}))
 	if err != nil || resp.GetSummary().GetAccepted() != 40 {
 		t.Fatalf("Ingest = %v (%v), want 40 accepted", resp.GetSummary(), err)
@@ -32,9 +31,7 @@ func TestAdapterGetsDecodedRecords(t *testing.T) {
 func TestKeptAnswersPackedAndPerRecord(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, url string) {
-		p := newPeers(t)
-		p.knowCustomers()
-		e := startGate(t, p, url, nil)
+		e := startGate(t, knownPeers(t), url, nil)
 		ctx := context.Background()
 		db := e.srv.store.(*sqlStore).db
 		req := ingest("shop.orders", "2025-03-01", "b1", orders{first: 1, n: 30, amount: 85, missing: 3})
@@ -80,8 +77,7 @@ func TestKeptAnswersPackedAndPerRecord(t *testing.T) {
 // call per identifier field, and the matches count as idmap answered.
 func TestIdmapGetsPackedIDs(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	e.knowCustomers()
+	e := newKnownEnv(t)
 	// Every 4th record's customer is one idmap does not know.
 	resp, err := e.as("pipeline").Ingest(context.Background(), ingest("shop.orders", "2025-03-01", "b1", orders{first: 1, n: 40, amount: 85, unknown: 4}))
 	if err != nil || resp.GetSummary().GetReceived() != 40 {

@@ -170,9 +170,7 @@ func (noopGate) Ingest(_ context.Context, req *gatev1.IngestRequest) (*gatev1.In
 // summary-only, as a pipeline that only needs counts would ask, except in
 // gate-real-peers-records, which asks for the canonical records too.
 func BenchmarkIngestGRPC(b *testing.B) {
-	p := newPeers(b)
-	p.knowCustomers()
-	e := startGate(b, p, storagetest.SQLiteURL(b), func(c *Config) { c.ContractRefresh = DefaultContractRefresh })
+	e := startGate(b, knownPeers(b), storagetest.SQLiteURL(b), func(c *Config) { c.ContractRefresh = DefaultContractRefresh })
 	data := orders{first: 1, n: benchBatch, amount: 85, unknown: 50}.ndjson()
 	batch := &recordv1.RecordBatch{Body: &recordv1.RecordBatch_Raw{Raw: &recordv1.RawRecords{Format: recordv1.Format_FORMAT_NDJSON, Data: data}}}
 	noopAddr := serve(b, nil, func(s *grpc.Server) { gatev1.RegisterGateServiceServer(s, noopGate{}) })

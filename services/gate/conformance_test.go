@@ -23,8 +23,7 @@ import (
 func TestStoreConformance(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, url string) {
-		p := newPeers(t)
-		p.knowCustomers()
+		p := knownPeers(t)
 		a := startGate(t, p, url, nil)
 		b := startGate(t, p, url, nil) // a second replica on the same store
 		t.Run("replicas race one batch", func(t *testing.T) { raceReplicas(t, a, b) })
@@ -35,23 +34,31 @@ func TestStoreConformance(t *testing.T) {
 	})
 }
 
+// race makes n calls of do at once, alternately on replicas a and b (a
+// first), and returns each call's answer and error by its number.
+func race[T any](n int, a, b *gateEnv, do func(i int, e *gateEnv) (T, error)) ([]T, []error) {
+	var wg sync.WaitGroup
+	answers, errs := make([]T, n), make([]error, n)
+	for i := range n {
+		e := a
+		if i%2 == 1 {
+			e = b
+		}
+		wg.Go(func() { answers[i], errs[i] = do(i, e) })
+	}
+	wg.Wait()
+	return answers, errs
+}
+
 // raceReplicas sends the same batch to two replicas at once, several
 // times: the unique key decides, so it is written once and every answer
 // is the same.
 func raceReplicas(t *testing.T, a, b *gateEnv) {
 	ctx := context.Background()
 	req := ingest("shop.orders", "2025-02-01", "race", orders{first: 1, n: 200, amount: 85, uuids: 20})
-	var wg sync.WaitGroup
-	answers := make([]*gatev1.IngestResponse, 8)
-	errs := make([]error, 8)
-	for i := range answers {
-		e := a
-		if i%2 == 1 {
-			e = b
-		}
-		wg.Go(func() { answers[i], errs[i] = e.as("pipeline").Ingest(ctx, req) })
-	}
-	wg.Wait()
+	answers, errs := race(8, a, b, func(_ int, e *gateEnv) (*gatev1.IngestResponse, error) {
+		return e.as("pipeline").Ingest(ctx, req)
+	})
 	fresh := 0
 	for i, err := range errs {
 		if err != nil {
@@ -83,21 +90,11 @@ func raceReplicas(t *testing.T, a, b *gateEnv) {
 // duplicates; two replicas sealing it at once agree on its verdict.
 func raceKeys(t *testing.T, a, b *gateEnv) {
 	ctx := context.Background()
-	var wg sync.WaitGroup
-	answers := make([]*gatev1.IngestResponse, 8)
-	errs := make([]error, 8)
-	for i := range answers {
-		e := a
-		if i%2 == 1 {
-			e = b
-		}
-		wg.Go(func() {
-			req := ingest("shop.orders", "2025-02-02", fmt.Sprint("keys-", i), orders{first: 1, n: 200, amount: 85})
-			req.SummaryOnly = true
-			answers[i], errs[i] = e.as("pipeline").Ingest(ctx, req)
-		})
-	}
-	wg.Wait()
+	answers, errs := race(8, a, b, func(i int, e *gateEnv) (*gatev1.IngestResponse, error) {
+		req := ingest("shop.orders", "2025-02-02", fmt.Sprint("keys-", i), orders{first: 1, n: 200, amount: 85})
+		req.SummaryOnly = true
+		return e.as("pipeline").Ingest(ctx, req)
+	})
 	var accepted, duplicates int64
 	for i, err := range errs {
 		if err != nil {
@@ -109,13 +106,9 @@ func raceKeys(t *testing.T, a, b *gateEnv) {
 	if accepted != 200 || duplicates != 1400 {
 		t.Fatalf("accepted %d and %d duplicates over 8 sendings of 200 records, want 200 and 1400", accepted, duplicates)
 	}
-	states := make([]*gatev1.SealPartitionResponse, 2)
-	for i, e := range []*gateEnv{a, b} {
-		wg.Go(func() {
-			states[i], errs[i] = e.as("pipeline").SealPartition(ctx, &gatev1.SealPartitionRequest{Subject: "shop.orders", Partition: "2025-02-02"})
-		})
-	}
-	wg.Wait()
+	states, errs := race(2, a, b, func(_ int, e *gateEnv) (*gatev1.SealPartitionResponse, error) {
+		return e.as("pipeline").SealPartition(ctx, &gatev1.SealPartitionRequest{Subject: "shop.orders", Partition: "2025-02-02"})
+	})
 	for i, st := range states {
 		if p := st.GetPartition(); errs[i] != nil || p.GetStatus() != gatev1.PartitionStatus_PARTITION_STATUS_SEALED || p.GetCounts().GetAccepted() != 200 ||
 			p.GetVerdict() != gatev1.PartitionVerdict_PARTITION_VERDICT_PASSED {
@@ -265,32 +258,25 @@ func raceReplays(t *testing.T, a, b *gateEnv) {
 	a.registerV2(t)
 	a.loadLookup()
 	w := &gatev1.ReplayWindow{Subject: "shop.orders", PartitionFrom: "2025-02-25", PartitionTo: "2025-02-28"}
-	var wg sync.WaitGroup
-	got := make([][]*recordv1.CanonicalRecord, 2)
-	errs := make([]error, 2)
-	for i, e := range []*gateEnv{a, b} {
-		wg.Go(func() {
-			stream, err := e.as("operator").Replay(ctx, &gatev1.ReplayRequest{Window: w, ReplayId: fmt.Sprint("race-", i)})
+	got, errs := race(2, a, b, func(i int, e *gateEnv) ([]*recordv1.CanonicalRecord, error) {
+		stream, err := e.as("operator").Replay(ctx, &gatev1.ReplayRequest{Window: w, ReplayId: fmt.Sprint("race-", i)})
+		if err != nil {
+			return nil, err
+		}
+		var rs []*recordv1.CanonicalRecord
+		for {
+			msg, err := stream.Recv()
+			if errors.Is(err, io.EOF) {
+				return rs, nil
+			}
 			if err != nil {
-				errs[i] = err
-				return
+				return nil, err
 			}
-			for {
-				msg, err := stream.Recv()
-				if errors.Is(err, io.EOF) {
-					return
-				}
-				if err != nil {
-					errs[i] = err
-					return
-				}
-				if r := msg.GetRecord(); r != nil {
-					got[i] = append(got[i], r)
-				}
+			if r := msg.GetRecord(); r != nil {
+				rs = append(rs, r)
 			}
-		})
-	}
-	wg.Wait()
+		}
+	})
 	for _, err := range errs {
 		if err != nil {
 			t.Fatalf("Replay: %v", err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -250,24 +249,8 @@ func testUnannouncedChanges(t *testing.T, url string) {
 	// trips only failed the pattern); days 6 and 7 stay held for the
 	// odometer, and their reasons now say only that.
 	registerTrips(t, p, tripsV2YAML, true)
-	stream, err := e.as("operator").Replay(ctx, &gatev1.ReplayRequest{Window: &gatev1.ReplayWindow{Subject: "fleet.trips", PartitionFrom: tripsPart(5), PartitionTo: tripsPart(7)},
-		ReplayId: "fix-1", SummaryOnly: true, Reason: "INC-7"})
-	if err != nil {
-		t.Fatalf("Replay: %v", err)
-	}
-	var sum *gatev1.ReplaySummary
-	for {
-		msg, err := stream.Recv()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatalf("Replay: %v", err)
-		}
-		if s := msg.GetSummary(); s != nil {
-			sum = s
-		}
-	}
+	sum := replayOf(t, e, &gatev1.ReplayRequest{Window: &gatev1.ReplayWindow{Subject: "fleet.trips", PartitionFrom: tripsPart(5), PartitionTo: tripsPart(7)},
+		ReplayId: "fix-1", SummaryOnly: true, Reason: "INC-7"}).summary
 	if sum.GetReleased() != tripsPerDay || sum.GetRemaining() != 2*tripsPerDay {
 		t.Fatalf("replay released %d and left %d, want %d released (day 5) and %d held (days 6 and 7)", sum.GetReleased(), sum.GetRemaining(), tripsPerDay, 2*tripsPerDay)
 	}

@@ -43,8 +43,7 @@ func deadAddr(t *testing.T) string {
 // persisted in the gate's store, keeps serving, and its age is a gauge.
 func TestRegistryOutageServesLastKnownContractAcrossRestart(t *testing.T) {
 	t.Parallel()
-	p := newPeers(t)
-	p.knowCustomers()
+	p := knownPeers(t)
 	url := storagetest.SQLiteURL(t)
 	first := startGate(t, p, url, nil)
 	ctx := context.Background()
@@ -100,8 +99,7 @@ func TestRegistryOutageServesLastKnownContractAcrossRestart(t *testing.T) {
 // blocks it whole.
 func TestIngestStreamChunksAreBatches(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	e.knowCustomers()
+	e := newKnownEnv(t)
 	ctx := context.Background()
 	send := func() *gatev1.IngestStreamResponse {
 		stream, err := e.as("pipeline").IngestStream(ctx)
@@ -159,9 +157,7 @@ func TestIngestStreamChunksAreBatches(t *testing.T) {
 // containingGate is a gate that contains a source whose partition's match
 // rate falls under 0.5.
 func containingGate(t *testing.T) *gateEnv {
-	p := newPeers(t)
-	p.knowCustomers()
-	return startGate(t, p, storagetest.SQLiteURL(t), func(c *Config) { c.MatchRateFloor = 0.5 })
+	return startGate(t, knownPeers(t), storagetest.SQLiteURL(t), func(c *Config) { c.MatchRateFloor = 0.5 })
 }
 
 // With a floor configured, a collapsing match rate contains the source.
@@ -260,8 +256,7 @@ func TestKillNineMidLoad(t *testing.T) {
 }
 
 func killNineMidLoad(t *testing.T, url string) {
-	p := newPeers(t)
-	p.knowCustomers()
+	p := knownPeers(t)
 	cmd, client := startChild(t, p, url)
 	ctx := context.Background()
 
@@ -372,8 +367,7 @@ func TestStreamChunkAfterContainmentIsHeld(t *testing.T) {
 // already being prepared when it was refused.
 func TestStreamStoresNothingAfterARefusedChunk(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	e.knowCustomers()
+	e := newKnownEnv(t)
 	ctx := context.Background()
 	arr := func(o orders) []byte {
 		lines := strings.Split(strings.TrimSpace(string(o.ndjson())), "\n")

@@ -22,9 +22,7 @@ import (
 func TestPartitionMeanDoesNotOverflow(t *testing.T) {
 	t.Parallel()
 	storagetest.Each(t, func(t *testing.T, url string) {
-		p := newPeers(t)
-		p.knowCustomers()
-		e := startGate(t, p, url, nil)
+		e := startGate(t, knownPeers(t), url, nil)
 		ctx := context.Background()
 		for i := range 2 {
 			line := fmt.Sprintf(`{"order_id":"ORD-%010d","customer_id":7,"amount":1.7e308,"currency":"EUR","status":"paid","created_at":"2025-03-01T10:00:00Z","items":1}`, i+1)

@@ -23,47 +23,37 @@ type hangingRegistry struct {
 	publish atomic.Bool // PublishEvent hangs
 }
 
-func (h *hangingRegistry) hang(ctx context.Context, on *atomic.Bool) error {
+// hangThen calls the real registry or, while on is set, waits until the
+// caller gives up.
+func hangThen[Req, Resp any](ctx context.Context, on *atomic.Bool, req Req, call func(context.Context, Req, ...grpc.CallOption) (Resp, error)) (Resp, error) {
 	if on.Load() {
 		<-ctx.Done()
-		return ctx.Err()
+		var none Resp
+		return none, ctx.Err()
 	}
-	return nil
+	return call(ctx, req)
 }
 
 func (h *hangingRegistry) GetContract(ctx context.Context, req *registryv1.GetContractRequest) (*registryv1.GetContractResponse, error) {
-	if err := h.hang(ctx, &h.reads); err != nil {
-		return nil, err
-	}
-	return h.real.GetContract(ctx, req)
+	return hangThen(ctx, &h.reads, req, h.real.GetContract)
 }
 
 func (h *hangingRegistry) ListContracts(ctx context.Context, req *registryv1.ListContractsRequest) (*registryv1.ListContractsResponse, error) {
-	if err := h.hang(ctx, &h.reads); err != nil {
-		return nil, err
-	}
-	return h.real.ListContracts(ctx, req)
+	return hangThen(ctx, &h.reads, req, h.real.ListContracts)
 }
 
 func (h *hangingRegistry) GetRerunOrder(ctx context.Context, req *registryv1.GetRerunOrderRequest) (*registryv1.GetRerunOrderResponse, error) {
-	if err := h.hang(ctx, &h.reads); err != nil {
-		return nil, err
-	}
-	return h.real.GetRerunOrder(ctx, req)
+	return hangThen(ctx, &h.reads, req, h.real.GetRerunOrder)
 }
 
 func (h *hangingRegistry) PublishEvent(ctx context.Context, req *registryv1.PublishEventRequest) (*registryv1.PublishEventResponse, error) {
-	if err := h.hang(ctx, &h.publish); err != nil {
-		return nil, err
-	}
-	return h.real.PublishEvent(ctx, req)
+	return hangThen(ctx, &h.publish, req, h.real.PublishEvent)
 }
 
 // startHanging starts a gate whose registry can be made to hang.
 func startHanging(t *testing.T) (*gateEnv, *hangingRegistry) {
 	t.Helper()
-	p := newPeers(t)
-	p.knowCustomers()
+	p := knownPeers(t)
 	h := &hangingRegistry{real: p.registry}
 	addr := serve(t, nil, func(s *grpc.Server) { registryv1.RegisterRegistryServiceServer(s, h) })
 	e := startGate(t, p, storagetest.SQLiteURL(t), func(c *Config) {

@@ -247,6 +247,22 @@ func newEnv(t testing.TB) *gateEnv {
 	return startGate(t, newPeers(t), storagetest.SQLiteURL(t), nil)
 }
 
+// newKnownEnv is a gate on a fresh SQLite store with fresh peers whose
+// idmap knows customers 1 to 1000.
+func newKnownEnv(t testing.TB) *gateEnv {
+	t.Helper()
+	return startGate(t, knownPeers(t), storagetest.SQLiteURL(t), nil)
+}
+
+// knownPeers is fresh peers whose idmap knows customers 1 to 1000 (see
+// knowCustomers).
+func knownPeers(t testing.TB) *peers {
+	t.Helper()
+	p := newPeers(t)
+	p.knowCustomers()
+	return p
+}
+
 // orders describes a generated batch of shop.orders records.
 type orders struct {
 	first   int // order number of the first record

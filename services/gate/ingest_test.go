@@ -32,8 +32,7 @@ func monitorOf(t *testing.T, e *gateEnv, subject, partition string) *gatev1.Part
 
 func TestIngestAcceptsAndRetryReturnsStoredVerdicts(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	e.knowCustomers()
+	e := newKnownEnv(t)
 	ctx := context.Background()
 	req := ingest("shop.orders", "2025-03-01", "b1", orders{first: 1, n: 100, amount: 85})
 	first, err := e.as("pipeline").Ingest(ctx, req)
@@ -114,8 +113,7 @@ func TestIngestRefusesBadRequests(t *testing.T) {
 // A retry of a batch whose peers failed must find nothing written.
 func TestIngestPeerUnavailableWritesNothing(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	e.knowCustomers()
+	e := newKnownEnv(t)
 	ctx := context.Background()
 	req := ingest("shop.orders", "2025-03-01", "b1", orders{first: 1, n: 50, amount: 85})
 	for _, peer := range []string{"adapter", "idmap"} {
@@ -145,8 +143,7 @@ func TestIngestPeerUnavailableWritesNothing(t *testing.T) {
 // until that version takes effect; then it is validated with it.
 func TestIngestPinnedVersionMustBeEffective(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	e.knowCustomers()
+	e := newKnownEnv(t)
 	e.loadLookup()
 	ctx := context.Background()
 	effective := start.Add(15 * 24 * time.Hour)

@@ -24,8 +24,7 @@ import (
 // pipelines retry forever.
 func TestLargeBatchIsAdaptedInParts(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	e.knowCustomers()
+	e := newKnownEnv(t)
 	o := orders{first: 1, n: 15000, amount: 85}
 	req := ingest("shop.orders", "2025-03-01", "big", o)
 	req.SummaryOnly = true
@@ -46,9 +45,7 @@ func TestLargeBatchIsAdaptedInParts(t *testing.T) {
 // written; the same batch asked for with summary_only then goes through.
 func TestAnswerOverTheMessageLimitIsRefused(t *testing.T) {
 	t.Parallel()
-	p := newPeers(t)
-	p.knowCustomers()
-	e := startGate(t, p, storagetest.SQLiteURL(t), func(c *Config) { c.MaxMessageBytes = 1 << 20 })
+	e := startGate(t, knownPeers(t), storagetest.SQLiteURL(t), func(c *Config) { c.MaxMessageBytes = 1 << 20 })
 	o := orders{first: 1, n: 5000, amount: 85}
 	req := ingest("shop.orders", "2025-03-01", "wide", o)
 	_, err := e.as("pipeline").Ingest(context.Background(), req)
@@ -76,9 +73,7 @@ func bigRecord(n, size int) []byte {
 // takes by default).
 func TestQuarantineBoundsRecordsAndPages(t *testing.T) {
 	t.Parallel()
-	p := newPeers(t)
-	p.knowCustomers()
-	e := startGate(t, p, storagetest.SQLiteURL(t), func(c *Config) { c.MaxPageBytes = 3 << 19 })
+	e := startGate(t, knownPeers(t), storagetest.SQLiteURL(t), func(c *Config) { c.MaxPageBytes = 3 << 19 })
 	ctx := context.Background()
 	send := func(id string, records ...[]byte) {
 		t.Helper()

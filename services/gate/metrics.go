@@ -76,37 +76,40 @@ func newMetrics(m metric.Meter, st gateStore, subjects func() []string, now func
 		errs = append(errs, err)
 		return c
 	}
+	intGauge := func(name, desc, unit string) metric.Int64ObservableGauge {
+		g, err := m.Int64ObservableGauge(name, metric.WithDescription(desc), metric.WithUnit(unit))
+		errs = append(errs, err)
+		return g
+	}
+	floatGauge := func(name, desc, unit string) metric.Float64ObservableGauge {
+		g, err := m.Float64ObservableGauge(name, metric.WithDescription(desc), metric.WithUnit(unit))
+		errs = append(errs, err)
+		return g
+	}
 	out.records = counter("seam.gate.records", "Records ingested, by subject and verdict (accepted, quarantined).")
 	out.batches = counter("seam.gate.batches", "Batches ingested, by subject and status.")
 	out.alerts = counter("seam.gate.alerts", "Alerts raised, by subject and kind.")
 	out.released = counter("seam.gate.released", "Quarantined records released by replays, by subject.")
 	out.partitions = counter("seam.gate.partitions", "Partitions and amendments sealed, by subject and verdict (PASSED, PASSED_WITH_ALERTS, BLOCKED).")
 
-	matchRate, err := m.Float64ObservableGauge("seam.gate.match.rate",
-		metric.WithDescription("Share of identifiers that resolve, in the latest sealed partition that has the field, by subject and identifier field (read from the store)."))
-	errs = append(errs, err)
-	verdict, err := m.Int64ObservableGauge("seam.gate.latest.verdict",
-		metric.WithDescription("1 for the verdict of the subject's latest sealed partition (by name), 0 for the others, by subject, partition and verdict (read from the store)."))
-	errs = append(errs, err)
-	open, err := m.Int64ObservableGauge("seam.gate.alerts.open",
-		metric.WithDescription("Alerts OPEN (raised, neither acknowledged nor resolved), by subject and severity (read from the store)."), metric.WithUnit("{alert}"))
-	errs = append(errs, err)
-	held, err := m.Int64ObservableGauge("seam.gate.quarantine.held",
-		metric.WithDescription("Quarantined records held (not released, discarded or superseded), by subject and reason."), metric.WithUnit("{record}"))
-	errs = append(errs, err)
-	contained, err := m.Int64ObservableGauge("seam.gate.contained",
-		metric.WithDescription("1 while a subject is contained (everything it sends is held), 0 once released, by subject."))
-	errs = append(errs, err)
-	pending, err := m.Int64ObservableGauge("seam.gate.events.pending",
-		metric.WithDescription("Registry events (alerts, containment, backfills) queued and not yet delivered to the registry."), metric.WithUnit("{event}"))
-	errs = append(errs, err)
-	pendingAge, err := m.Float64ObservableGauge("seam.gate.events.pending.age",
-		metric.WithDescription("Seconds the oldest undelivered registry event has waited; 0 when none wait."), metric.WithUnit("s"))
-	errs = append(errs, err)
+	matchRate := floatGauge("seam.gate.match.rate",
+		"Share of identifiers that resolve, in the latest sealed partition that has the field, by subject and identifier field (read from the store).", "")
+	verdict := intGauge("seam.gate.latest.verdict",
+		"1 for the verdict of the subject's latest sealed partition (by name), 0 for the others, by subject, partition and verdict (read from the store).", "")
+	open := intGauge("seam.gate.alerts.open",
+		"Alerts OPEN (raised, neither acknowledged nor resolved), by subject and severity (read from the store).", "{alert}")
+	held := intGauge("seam.gate.quarantine.held",
+		"Quarantined records held (not released, discarded or superseded), by subject and reason.", "{record}")
+	contained := intGauge("seam.gate.contained",
+		"1 while a subject is contained (everything it sends is held), 0 once released, by subject.", "")
+	pending := intGauge("seam.gate.events.pending",
+		"Registry events (alerts, containment, backfills) queued and not yet delivered to the registry.", "{event}")
+	pendingAge := floatGauge("seam.gate.events.pending.age",
+		"Seconds the oldest undelivered registry event has waited; 0 when none wait.", "s")
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("gate: create metrics: %w", err)
 	}
-	_, err = m.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+	_, err := m.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
 		var errs []error
 		known := subjects()
 		for _, subject := range known {

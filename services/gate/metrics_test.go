@@ -78,8 +78,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 // after its last batch, and grows once the registry is stopped.
 func TestContractAgeWithoutTraffic(t *testing.T) {
 	t.Parallel()
-	p := newPeers(t)
-	p.knowCustomers()
+	p := knownPeers(t)
 	reader := sdkmetric.NewManualReader()
 	reg := &stoppable{ClientConnInterface: dial(t, p.regAddr, p.tokens["seam-services"])}
 	e := startGate(t, p, storagetest.SQLiteURL(t), func(c *Config) {

@@ -3,7 +3,6 @@ package gate
 import (
 	"context"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 	"testing"
@@ -138,23 +137,8 @@ func monthOfAlarms(t *testing.T, url string) {
 		t.Fatalf("register v2: %v", err)
 	}
 	e.clock.Add(time.Second) // the gate asks the registry again
-	stream, err := e.as("operator").Replay(ctx, &gatev1.ReplayRequest{Window: &gatev1.ReplayWindow{Subject: "bank.payments",
-		PartitionFrom: payDay(monthSwitchDay), PartitionTo: payDay(monthDays - 1)}, ReplayId: "inc-22", SummaryOnly: true, Reason: "INC-22 fixed by v2"})
-	if err != nil {
-		t.Fatalf("Replay: %v", err)
-	}
-	var sum *gatev1.ReplaySummary
-	for {
-		msg, err := stream.Recv()
-		if err == io.EOF {
-			break
-		} else if err != nil {
-			t.Fatalf("Replay: %v", err)
-		}
-		if s := msg.GetSummary(); s != nil {
-			sum = s
-		}
-	}
+	sum := replayOf(t, e, &gatev1.ReplayRequest{Window: &gatev1.ReplayWindow{Subject: "bank.payments",
+		PartitionFrom: payDay(monthSwitchDay), PartitionTo: payDay(monthDays - 1)}, ReplayId: "inc-22", SummaryOnly: true, Reason: "INC-22 fixed by v2"}).summary
 	// Every held payment of the outage whose account the table knows is
 	// released; the accounts the source's sync did not cover stay held.
 	unmapped := 0

@@ -169,8 +169,7 @@ func TestReplaySpan(t *testing.T) {
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	t.Cleanup(func() { _ = tp.Shutdown(t.Context()) })
-	e := startGate(t, newPeers(t), storagetest.SQLiteURL(t), func(c *Config) { c.TracerProvider = tp })
-	e.knowCustomers()
+	e := startGate(t, knownPeers(t), storagetest.SQLiteURL(t), func(c *Config) { c.TracerProvider = tp })
 	resp, err := e.as("pipeline").Ingest(t.Context(), ingest("shop.orders", "2025-03-01", "b1", orders{first: 1, n: 10, amount: 85, uuids: 2}))
 	if err != nil || resp.GetSummary().GetQuarantined() != 2 {
 		t.Fatalf("Ingest = %v, %v; want 2 UUID customer ids quarantined under v1", resp.GetSummary(), err)

@@ -153,8 +153,7 @@ func sameVerdicts(t *testing.T, what string, got, want []*gatev1.RecordVerdict) 
 // form, and the retry asked packed answers what the first answer did.
 func TestIngestPackedAnswersWhatRecordsAnswer(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	e.knowCustomers()
+	e := newKnownEnv(t)
 	ctx := context.Background()
 	c := e.as("pipeline")
 	for i, first := range []gatev1.IngestAnswer{gatev1.IngestAnswer_INGEST_ANSWER_PACKED, gatev1.IngestAnswer_INGEST_ANSWER_UNSPECIFIED} {
@@ -217,8 +216,7 @@ func TestIngestPackedAnswersWhatRecordsAnswer(t *testing.T) {
 // chunk result: the same as the stream asked per record, chunk by chunk.
 func TestIngestStreamPackedAnswersWhatRecordsAnswer(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	e.knowCustomers()
+	e := newKnownEnv(t)
 	ctx := context.Background()
 	chunks := []streamChunk{{0, orders{first: 1, n: 30, amount: 85, missing: 2}.ndjson()}, {1, orders{first: 31, n: 30, amount: 85}.ndjson()}}
 	h := &gatev1.IngestHeader{Subject: "shop.orders", Partition: "2025-03-01", BatchId: "load", Format: recordv1.Format_FORMAT_NDJSON,
@@ -256,8 +254,7 @@ func TestIngestStreamPackedAnswersWhatRecordsAnswer(t *testing.T) {
 // is; a summary-only stream has nothing to pack.
 func TestIngestPackedSummaryOnly(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	e.knowCustomers()
+	e := newKnownEnv(t)
 	ctx := context.Background()
 	c := e.as("pipeline")
 	req := ingest("shop.orders", "2025-03-01", "b1", orders{first: 1, n: 30, amount: 85, missing: 4})
@@ -303,8 +300,7 @@ func TestIngestPackedSummaryOnly(t *testing.T) {
 // answer.
 func TestIngestPackedOverREST(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	e.knowCustomers()
+	e := newKnownEnv(t)
 	base := startREST(t, e)
 	lines := strings.Split(strings.TrimSpace(string(orders{first: 1, n: 12, amount: 85, missing: 2}.ndjson())), "\n")
 	body := map[string]any{"partition": "2025-03-01", "batch_id": "rest", "answer": "INGEST_ANSWER_PACKED",

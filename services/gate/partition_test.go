@@ -310,8 +310,7 @@ func TestAnswersExpireAndRetention(t *testing.T) {
 // pinning an earlier version than the open amendment's is refused.
 func TestLaterVersionSealsOpenPartition(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	e.knowCustomers()
+	e := newKnownEnv(t)
 	ctx := context.Background()
 	const part = "2025-03-01"
 	first := ingest("shop.orders", part, "b1", orders{first: 1, n: 20, amount: 50})

@@ -299,9 +299,7 @@ func TestPipelinedCommit(t *testing.T) {
 // are found as before.
 func TestGateCommitsPipelined(t *testing.T) {
 	t.Parallel()
-	p := newPeers(t)
-	p.knowCustomers()
-	e := startGate(t, p, storagetest.PostgresURL(t), nil)
+	e := startGate(t, knownPeers(t), storagetest.PostgresURL(t), nil)
 	ctx := context.Background()
 	for i := range 5 {
 		req := ingest("shop.orders", "2025-02-03", fmt.Sprint("batch-", i), orders{first: 1 + 50*i, n: 100, amount: 85})

@@ -60,8 +60,7 @@ func alertsOf(alerts []*gatev1.Alert, kind string) []*gatev1.Alert {
 // check decided, with its counts and first positions.
 func TestScenarioMissingKeyBlocksPartition(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	e.knowCustomers()
+	e := newKnownEnv(t)
 	ctx := context.Background()
 	req := ingest("shop.orders", "2025-03-01", "big", orders{first: 1, n: 10000, amount: 85, missing: 40})
 	req.SummaryOnly = true
@@ -125,8 +124,7 @@ func baseline(t *testing.T, e *gateEnv) {
 // values, also to the registry's event stream.
 func TestScenarioDriftAlertsAndPasses(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	e.knowCustomers()
+	e := newKnownEnv(t)
 	baseline(t, e)
 	req := ingest("shop.orders", day(7), "b", orders{first: 7000, n: 200, amount: 102, unknown: 50})
 	req.Seal = true
@@ -185,8 +183,7 @@ func TestScenarioDriftAlertsAndPasses(t *testing.T) {
 // and its match rate is back near 98% and its verdict PASSED.
 func TestScenarioIdentifierChange(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	e.knowCustomers()
+	e := newKnownEnv(t)
 	ctx := context.Background()
 	for _, c := range []*registryv1.Consumer{
 		{Name: "features.customer_ltv", Owner: "team-ml", Produces: []string{"ltv_daily"}, Inputs: []*registryv1.Input{
@@ -367,7 +364,15 @@ type replayed struct {
 
 func replay(t *testing.T, e *gateEnv, w *gatev1.ReplayWindow, id string) replayed {
 	t.Helper()
-	stream, err := e.as("operator").Replay(context.Background(), &gatev1.ReplayRequest{Window: w, ReplayId: id, Reason: "fix " + id})
+	return replayOf(t, e, &gatev1.ReplayRequest{Window: w, ReplayId: id, Reason: "fix " + id})
+}
+
+// replayOf runs req as the operator and returns the records and the
+// summary it streamed.
+func replayOf(t *testing.T, e *gateEnv, req *gatev1.ReplayRequest) replayed {
+	t.Helper()
+	id := req.GetReplayId()
+	stream, err := e.as("operator").Replay(context.Background(), req)
 	if err != nil {
 		t.Fatalf("Replay: %v", err)
 	}
@@ -400,8 +405,7 @@ func replay(t *testing.T, e *gateEnv, w *gatev1.ReplayWindow, id string) replaye
 // those 40, idempotently.
 func TestScenarioScopedBackfill(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	e.knowCustomers()
+	e := newKnownEnv(t)
 	ctx := context.Background()
 	for i := range 400 {
 		resp, err := e.as("pipeline").Ingest(ctx, ingest("shop.orders", day(i), "b", orders{first: i * 10, n: 5, amount: 85, uuids: 5}))

@@ -54,9 +54,7 @@ func BenchmarkStoredBytesPerRecord(b *testing.B) {
 // storedBytesPerRecord ingests b.N summary-only batches of 1,000 records
 // into a gate on url and reports how much size says the store grew.
 func storedBytesPerRecord(b *testing.B, url string, size func(context.Context) (int64, map[string]int64)) {
-	p := newPeers(b)
-	p.knowCustomers()
-	e := startGate(b, p, url, nil)
+	e := startGate(b, knownPeers(b), url, nil)
 	ctx := context.Background()
 	before, beforeTables := size(ctx)
 	data := orders{first: 1, n: 1000, amount: 85}

@@ -180,40 +180,47 @@ func readContainment(ctx context.Context, db *storage.DB, tx *sql.Tx, subject st
 	return c, true, nil
 }
 
-func (s *sqlStore) Containments(ctx context.Context) ([]containment, error) {
-	rows, err := s.db.SQL.QueryContext(ctx, `SELECT subject, contained, reason, principal, changed_at, automatic FROM gate_containments ORDER BY subject`)
+// rowScanner is a row or rows being read.
+type rowScanner = interface{ Scan(...any) error }
+
+// scanRows reads every row of rows with scan and closes rows; what says
+// what was read, in the errors of the query and of each row.
+func scanRows[T any](rows *sql.Rows, err error, what string, scan func(row rowScanner) (T, error)) ([]T, error) {
 	if err != nil {
-		return nil, fmt.Errorf("list containments: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	defer rows.Close()
-	var out []containment
+	var out []T
 	for rows.Next() {
-		var c containment
-		var at int64
-		if err := rows.Scan(&c.Subject, &c.Contained, &c.Reason, &c.Principal, &at, &c.Automatic); err != nil {
-			return nil, fmt.Errorf("list containments: %w", err)
+		v, err := scan(rows)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
 		}
-		c.Changed = time.Unix(0, at)
-		out = append(out, c)
+		out = append(out, v)
 	}
 	return out, rows.Err()
 }
 
+func (s *sqlStore) Containments(ctx context.Context) ([]containment, error) {
+	rows, err := s.db.SQL.QueryContext(ctx, `SELECT subject, contained, reason, principal, changed_at, automatic FROM gate_containments ORDER BY subject`)
+	return scanRows(rows, err, "list containments", func(row rowScanner) (containment, error) {
+		var c containment
+		var at int64
+		if err := row.Scan(&c.Subject, &c.Contained, &c.Reason, &c.Principal, &at, &c.Automatic); err != nil {
+			return c, err
+		}
+		c.Changed = time.Unix(0, at)
+		return c, nil
+	})
+}
+
 func (s *sqlStore) PendingEvents(ctx context.Context, limit int) ([]outboxEvent, error) {
 	rows, err := s.db.Query(ctx, nil, `SELECT seq, event_id, payload FROM gate_outbox WHERE delivered_at IS NULL ORDER BY seq LIMIT $1`, limit)
-	if err != nil {
-		return nil, fmt.Errorf("read outbox: %w", err)
-	}
-	defer rows.Close()
-	var out []outboxEvent
-	for rows.Next() {
+	return scanRows(rows, err, "read outbox", func(row rowScanner) (outboxEvent, error) {
 		var e outboxEvent
-		if err := rows.Scan(&e.Seq, &e.EventID, &e.Payload); err != nil {
-			return nil, fmt.Errorf("read outbox: %w", err)
-		}
-		out = append(out, e)
-	}
-	return out, rows.Err()
+		err := row.Scan(&e.Seq, &e.EventID, &e.Payload)
+		return e, err
+	})
 }
 
 func (s *sqlStore) OutboxBacklog(ctx context.Context) (int64, time.Time, error) {

@@ -298,19 +298,11 @@ func (t *sqlTx) SetBaselineSkips(ctx context.Context, pid int64, checks []string
 func (s *sqlStore) OpenBefore(ctx context.Context, subject, cutoff string) ([]string, error) {
 	rows, err := s.db.SQL.QueryContext(ctx, `SELECT p.part FROM gate_parts p JOIN gate_units u ON u.pid = p.pid AND u.amendment = 0
 WHERE p.subject = $1 AND p.part < $2 AND u.status = $3 ORDER BY p.part`, subject, cutoff, int32(gatev1.PartitionStatus_PARTITION_STATUS_OPEN))
-	if err != nil {
-		return nil, fmt.Errorf("list the open partitions of %s: %w", subject, err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
+	return scanRows(rows, err, fmt.Sprintf("list the open partitions of %s", subject), func(row rowScanner) (string, error) {
 		var p string
-		if err := rows.Scan(&p); err != nil {
-			return nil, fmt.Errorf("list the open partitions of %s: %w", subject, err)
-		}
-		out = append(out, p)
-	}
-	return out, rows.Err()
+		err := row.Scan(&p)
+		return p, err
+	})
 }
 
 func (t *sqlTx) AdvanceWatermark(ctx context.Context, subject string, at time.Time) error {
@@ -412,19 +404,7 @@ ORDER BY pid, amendment`, subject, from, to)
 func (s *sqlStore) PartitionAlerts(ctx context.Context, subject, part string, amendment int32, since time.Time) ([]*gatev1.Alert, error) {
 	rows, err := s.db.SQL.QueryContext(ctx, `SELECT `+alertColumns+` FROM gate_alerts WHERE subject = $1 AND part = $2 AND amendment = $3 AND at >= $4 ORDER BY seq`,
 		subject, part, amendment, since.UnixNano())
-	if err != nil {
-		return nil, fmt.Errorf("list the alerts of %s/%s: %w", subject, part, err)
-	}
-	defer rows.Close()
-	var out []*gatev1.Alert
-	for rows.Next() {
-		a, err := scanAlert(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list the alerts of %s/%s: %w", subject, part, err)
-		}
-		out = append(out, a)
-	}
-	return out, rows.Err()
+	return scanRows(rows, err, fmt.Sprintf("list the alerts of %s/%s", subject, part), scanAlert)
 }
 
 func (s *sqlStore) FoldLegacyFields(ctx context.Context) error {
@@ -675,23 +655,17 @@ func (s *sqlStore) Expire(ctx context.Context, now, batchesBefore, quarantineBef
 
 func (s *sqlStore) Versions(ctx context.Context, subject string) ([]storedVersion, error) {
 	rows, err := s.db.SQL.QueryContext(ctx, `SELECT version, status, effective_at, data_effective_at FROM gate_contracts WHERE subject = $1 AND status <> 0 ORDER BY version`, subject)
-	if err != nil {
-		return nil, fmt.Errorf("read the known versions of %s: %w", subject, err)
-	}
-	defer rows.Close()
-	var out []storedVersion
-	for rows.Next() {
+	return scanRows(rows, err, fmt.Sprintf("read the known versions of %s", subject), func(row rowScanner) (storedVersion, error) {
 		v := storedVersion{subject: subject}
 		var status int32
 		var eff, data int64
-		if err := rows.Scan(&v.version, &status, &eff, &data); err != nil {
-			return nil, fmt.Errorf("read the known versions of %s: %w", subject, err)
+		if err := row.Scan(&v.version, &status, &eff, &data); err != nil {
+			return v, err
 		}
 		v.status, v.effective = registryv1.VersionStatus(status), time.Unix(0, eff).UTC()
 		if data != 0 {
 			v.dataEffective = time.Unix(0, data).UTC()
 		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
+		return v, nil
+	})
 }

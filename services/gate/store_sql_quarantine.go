@@ -173,19 +173,13 @@ func (s *sqlStore) QuarantineCounts(ctx context.Context, f quarantineFilter, by 
 		order = "key"
 	}
 	rows, err := s.db.SQL.QueryContext(ctx, `SELECT `+col+` AS key, COUNT(*) AS n FROM gate_quarantine`+w.String()+` GROUP BY `+col+` ORDER BY `+order, w.args...)
-	if err != nil {
-		return nil, fmt.Errorf("count quarantine by %s: %w", by, err)
-	}
-	defer rows.Close()
-	var out []*gatev1.QuarantineCount
-	for rows.Next() {
+	return scanRows(rows, err, fmt.Sprintf("count quarantine by %s", by), func(row rowScanner) (*gatev1.QuarantineCount, error) {
 		c := &gatev1.QuarantineCount{}
-		if err := rows.Scan(&c.Key, &c.Count); err != nil {
-			return nil, fmt.Errorf("count quarantine by %s: %w", by, err)
+		if err := row.Scan(&c.Key, &c.Count); err != nil {
+			return nil, err
 		}
-		out = append(out, c)
-	}
-	return out, rows.Err()
+		return c, nil
+	})
 }
 
 func (s *sqlStore) Discard(ctx context.Context, sel discardSelection, reason, principal string, at time.Time) (int64, error) {
@@ -224,19 +218,11 @@ func (s *sqlStore) HeldPartitions(ctx context.Context, subject, from, to, replay
 		args = append(args, replayID)
 	}
 	rows, err := s.db.SQL.QueryContext(ctx, q+` ORDER BY part`, args...)
-	if err != nil {
-		return nil, fmt.Errorf("list partitions of the replay window: %w", err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
+	return scanRows(rows, err, "list partitions of the replay window", func(row rowScanner) (string, error) {
 		var p string
-		if err := rows.Scan(&p); err != nil {
-			return nil, fmt.Errorf("list partitions of the replay window: %w", err)
-		}
-		out = append(out, p)
-	}
-	return out, rows.Err()
+		err := row.Scan(&p)
+		return p, err
+	})
 }
 
 func (s *sqlStore) HeldPage(ctx context.Context, subject, part, afterBatch string, afterIndex int64, limit int) ([]heldRow, error) {

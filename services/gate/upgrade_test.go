@@ -68,9 +68,7 @@ VALUES ('shop.orders', '2025-02-01', 'old-blocked', 4, 1, 3, 0, 0, $1, $2)`, []a
 			t.Fatal(err)
 		}
 
-		p := newPeers(t)
-		p.knowCustomers()
-		e := startGate(t, p, url, nil)
+		e := startGate(t, knownPeers(t), url, nil)
 		m := monitorOf(t, e, "shop.orders", "2025-02-01")
 		var mean float64
 		for _, f := range m.GetFields() {

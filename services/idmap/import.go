@@ -178,11 +178,9 @@ func (s *Server) commitImport(ctx context.Context, ns *nsState, key TableKey, sw
 	if plan.table.Len() != int(state.Pairs) {
 		// The index and the store disagree: serve what the store says.
 		s.cfg.Logger.ErrorContext(ctx, "idmap: import index size differs from store; reloading", "index", plan.table.Len(), "store", state.Pairs)
-		next, err := s.load(ctx, s.snap.Load())
-		if err != nil {
+		if _, err := s.reloadLocked(ctx); err != nil {
 			return nil, internal("import", err)
 		}
-		s.publish(next)
 		return plan.resp, nil
 	}
 	s.publish(s.snap.Load().withTable(&tableState{TableState: state, table: plan.table}))
@@ -395,17 +393,8 @@ func (s *Server) UpsertPair(ctx context.Context, req *idmapv1.UpsertPairRequest)
 	}
 	// keyID is the caller's from id; otherID its partner, in table sides.
 	keyID, otherID := p.GetFrom(), p.GetTo()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	kindA, kindB := kindOf(ns.formats[key.A]), kindOf(ns.formats[key.B])
-	var next *idtable.Index
 	var clash error
-	state, err := s.store.UpdateTable(ctx, key, func(c Committed) (TableChange, error) {
-		next = nil
-		cur, err := s.committedTable(key, c, kindA, kindB)
-		if err != nil {
-			return TableChange{}, err
-		}
+	changed, err := s.updatePairs(ctx, ns, key, func(cur *idtable.Index) (TableChange, error) {
 		// The current partners of both ids, in table orientation.
 		lookKey, lookOther := cur.LookupAB, cur.LookupBA
 		if swapped {
@@ -435,8 +424,7 @@ func (s *Server) UpsertPair(ctx context.Context, req *idmapv1.UpsertPairRequest)
 			}
 			change.DeleteA = []string{a}
 		}
-		next, err = s.applyChange(cur, change)
-		return change, err
+		return change, nil
 	})
 	if clash != nil && errors.Is(err, clash) {
 		return nil, clash
@@ -444,11 +432,7 @@ func (s *Server) UpsertPair(ctx context.Context, req *idmapv1.UpsertPairRequest)
 	if err != nil {
 		return nil, internal("upsert pair", err)
 	}
-	if next == nil {
-		return &idmapv1.UpsertPairResponse{Changed: false}, nil
-	}
-	s.publish(s.snap.Load().withTable(&tableState{TableState: state, table: next}))
-	return &idmapv1.UpsertPairResponse{Changed: true}, nil
+	return &idmapv1.UpsertPairResponse{Changed: changed}, nil
 }
 
 // DeletePair removes the pair of one from id.
@@ -467,16 +451,7 @@ func (s *Server) DeletePair(ctx context.Context, req *idmapv1.DeletePairRequest)
 	if req.GetReason() == "" {
 		return nil, rpcerr.InvalidArgument("reason is empty", rpcerr.FieldViolation{Field: "reason", Description: "say why the pair is deleted; it is kept in the audit log"})
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	kindA, kindB := kindOf(ns.formats[key.A]), kindOf(ns.formats[key.B])
-	var next *idtable.Index
-	state, err := s.store.UpdateTable(ctx, key, func(c Committed) (TableChange, error) {
-		next = nil
-		cur, err := s.committedTable(key, c, kindA, kindB)
-		if err != nil {
-			return TableChange{}, err
-		}
+	deleted, err := s.updatePairs(ctx, ns, key, func(cur *idtable.Index) (TableChange, error) {
 		a, partner := req.GetFrom(), ""
 		var ok bool
 		if swapped {
@@ -490,16 +465,38 @@ func (s *Server) DeletePair(ctx context.Context, req *idmapv1.DeletePairRequest)
 		if !ok {
 			return TableChange{Audit: audit}, nil
 		}
-		change := TableChange{DeleteA: []string{a}, Audit: audit}
-		next, err = s.applyChange(cur, change)
-		return change, err
+		return TableChange{DeleteA: []string{a}, Audit: audit}, nil
 	})
 	if err != nil {
 		return nil, internal("delete pair", err)
 	}
-	if next == nil {
-		return &idmapv1.DeletePairResponse{Deleted: false}, nil
+	return &idmapv1.DeletePairResponse{Deleted: deleted}, nil
+}
+
+// updatePairs changes key's table by the change plan makes of the
+// committed table, under mu, and publishes the new index. A change with
+// only an audit entry changes no pair: changed is false.
+func (s *Server) updatePairs(ctx context.Context, ns *nsState, key TableKey, plan func(cur *idtable.Index) (TableChange, error)) (changed bool, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	kindA, kindB := kindOf(ns.formats[key.A]), kindOf(ns.formats[key.B])
+	var next *idtable.Index
+	state, err := s.store.UpdateTable(ctx, key, func(c Committed) (TableChange, error) {
+		next = nil
+		cur, err := s.committedTable(key, c, kindA, kindB)
+		if err != nil {
+			return TableChange{}, err
+		}
+		change, err := plan(cur)
+		if err != nil || len(change.DeleteA)+len(change.Insert) == 0 {
+			return change, err
+		}
+		next, err = s.applyChange(cur, change)
+		return change, err
+	})
+	if err != nil || next == nil {
+		return false, err
 	}
 	s.publish(s.snap.Load().withTable(&tableState{TableState: state, table: next}))
-	return &idmapv1.DeletePairResponse{Deleted: true}, nil
+	return true, nil
 }

@@ -23,11 +23,7 @@ import (
 func eachStore(t *testing.T, fn func(t *testing.T, open func() *storage.DB)) {
 	t.Run("sqlite", func(t *testing.T) {
 		t.Parallel()
-		db, err := storage.Open(context.Background(), "sqlite:"+filepath.Join(t.TempDir(), "idmap.db"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = db.Close() })
+		db := openSQLite(t)
 		fn(t, func() *storage.DB { return db })
 	})
 	t.Run("postgres", func(t *testing.T) {
@@ -42,6 +38,17 @@ func eachStore(t *testing.T, fn func(t *testing.T, open func() *storage.DB)) {
 			return db
 		})
 	})
+}
+
+// openSQLite opens a fresh SQLite store, closed when the test ends.
+func openSQLite(t *testing.T) *storage.DB {
+	t.Helper()
+	db, err := storage.Open(context.Background(), "sqlite:"+filepath.Join(t.TempDir(), "idmap.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	return db
 }
 
 func newServer(t *testing.T, db *storage.DB, compactAt int) *Server {
@@ -206,11 +213,7 @@ func TestReplicaAppliesChangeLog(t *testing.T) {
 func TestCatchUpWithoutLogReadsTable(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := storage.Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "idmap.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
+	db := openSQLite(t)
 	w := newServer(t, db, 1<<20)
 	createTestNamespace(t, w)
 	importN(t, w, 1, 11)
@@ -249,11 +252,7 @@ func TestCatchUpWithoutLogReadsTable(t *testing.T) {
 func TestCompactionUnderConcurrentLookups(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := storage.Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "idmap.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
+	db := openSQLite(t)
 	const compactAt = 16
 	s := newServer(t, db, compactAt)
 	createTestNamespace(t, s)

@@ -3,12 +3,10 @@ package idmap
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/seamdata/seam/platform/storage"
 	idmapv1 "github.com/seamdata/seam/proto/seam/idmap/v1"
 )
 
@@ -32,11 +30,7 @@ func (f *flakyStore) Namespaces(ctx context.Context) ([]*idmapv1.Namespace, erro
 func TestFailedReloadIsRetried(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := storage.Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "idmap.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
+	db := openSQLite(t)
 	writer, err := New(ctx, Config{DB: db})
 	if err != nil {
 		t.Fatal(err)

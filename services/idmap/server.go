@@ -191,12 +191,19 @@ func (s *Server) follow(ctx context.Context, wake <-chan struct{}) {
 func (s *Server) Reload(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	_, err := s.reloadLocked(ctx)
+	return err
+}
+
+// reloadLocked rereads the store into a new snapshot and publishes it.
+// The caller holds mu.
+func (s *Server) reloadLocked(ctx context.Context) (*snapshot, error) {
 	next, err := s.load(ctx, s.snap.Load())
 	if err != nil {
-		return err
+		return nil, err
 	}
 	s.publish(next)
-	return nil
+	return next, nil
 }
 
 // Register registers the service on r.
@@ -301,11 +308,10 @@ func (s *Server) CreateNamespace(ctx context.Context, req *idmapv1.CreateNamespa
 	if err != nil {
 		return nil, internal("create namespace", err)
 	}
-	next, err := s.load(ctx, s.snap.Load())
+	next, err := s.reloadLocked(ctx)
 	if err != nil {
 		return nil, internal("create namespace", err)
 	}
-	s.publish(next)
 	return &idmapv1.CreateNamespaceResponse{Namespace: next.namespaces[ns.GetName()].proto()}, nil
 }
 
@@ -337,11 +343,10 @@ func (s *Server) AddFormat(ctx context.Context, req *idmapv1.AddFormatRequest) (
 	case err != nil:
 		return nil, internal("add format", err)
 	}
-	next, err := s.load(ctx, s.snap.Load())
+	next, err := s.reloadLocked(ctx)
 	if err != nil {
 		return nil, internal("add format", err)
 	}
-	s.publish(next)
 	return &idmapv1.AddFormatResponse{Namespace: next.namespaces[req.GetNamespace()].proto()}, nil
 }
 
@@ -397,11 +402,9 @@ func (s *Server) SetRule(ctx context.Context, req *idmapv1.SetRuleRequest) (*idm
 		Detail: fmt.Sprintf("%s→%s %s reversible=%v, %d samples checked", rule.GetFromFormat(), rule.GetToFormat(), strategyName(c.Rule), c.Rule.GetReversible(), checked)}); err != nil {
 		return nil, internal("set rule", err)
 	}
-	next, err := s.load(ctx, s.snap.Load())
-	if err != nil {
+	if _, err := s.reloadLocked(ctx); err != nil {
 		return nil, internal("set rule", err)
 	}
-	s.publish(next)
 	return &idmapv1.SetRuleResponse{Rule: c.Rule, Checked: int32(checked)}, nil
 }
 

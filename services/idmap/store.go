@@ -131,53 +131,49 @@ type Store interface {
 // service checks one-to-one on side B under the table lock before writing,
 // and a second unique index would halve bulk-load speed.
 var migrations = []storage.Migration{{
-	Version: 1,
-	Name:    "namespaces, rules, tables, pairs, audit",
-	SQLite: `
-CREATE TABLE idmap_namespaces (name TEXT PRIMARY KEY, spec BLOB NOT NULL, created_at TEXT NOT NULL);
-CREATE TABLE idmap_rules (namespace TEXT NOT NULL REFERENCES idmap_namespaces(name), from_format TEXT NOT NULL,
-  to_format TEXT NOT NULL, spec BLOB NOT NULL, PRIMARY KEY (namespace, from_format, to_format));
-CREATE TABLE idmap_tables (id INTEGER PRIMARY KEY, namespace TEXT NOT NULL REFERENCES idmap_namespaces(name),
-  format_a TEXT NOT NULL, format_b TEXT NOT NULL, generation INTEGER NOT NULL, pairs INTEGER NOT NULL,
-  updated_at TEXT NOT NULL, UNIQUE (namespace, format_a, format_b));
-CREATE TABLE idmap_pairs (table_id INTEGER NOT NULL, a_id TEXT NOT NULL, b_id TEXT NOT NULL,
-  PRIMARY KEY (table_id, a_id)) WITHOUT ROWID;
-CREATE TABLE idmap_audit (seq INTEGER PRIMARY KEY AUTOINCREMENT, at TEXT NOT NULL, principal TEXT NOT NULL,
-  namespace TEXT NOT NULL, action TEXT NOT NULL, detail TEXT NOT NULL);
-`,
-	Postgres: `
-CREATE TABLE idmap_namespaces (name TEXT PRIMARY KEY, spec BYTEA NOT NULL, created_at TEXT NOT NULL);
-CREATE TABLE idmap_rules (namespace TEXT NOT NULL REFERENCES idmap_namespaces(name), from_format TEXT NOT NULL,
-  to_format TEXT NOT NULL, spec BYTEA NOT NULL, PRIMARY KEY (namespace, from_format, to_format));
-CREATE TABLE idmap_tables (id BIGSERIAL PRIMARY KEY, namespace TEXT NOT NULL REFERENCES idmap_namespaces(name),
-  format_a TEXT NOT NULL, format_b TEXT NOT NULL, generation BIGINT NOT NULL, pairs BIGINT NOT NULL,
-  updated_at TEXT NOT NULL, UNIQUE (namespace, format_a, format_b));
-CREATE TABLE idmap_pairs (table_id BIGINT NOT NULL, a_id TEXT NOT NULL, b_id TEXT NOT NULL,
-  PRIMARY KEY (table_id, a_id));
-CREATE TABLE idmap_audit (seq BIGSERIAL PRIMARY KEY, at TEXT NOT NULL, principal TEXT NOT NULL,
-  namespace TEXT NOT NULL, action TEXT NOT NULL, detail TEXT NOT NULL);
-`,
+	Version:  1,
+	Name:     "namespaces, rules, tables, pairs, audit",
+	SQLite:   sqliteSQL.Replace(schemaV1),
+	Postgres: postgresSQL.Replace(schemaV1),
 }, {
 	// Replicas apply each generation's change instead of reloading a table;
 	// ops is NULL for a change too large to log. Translation counters are
 	// summed here from every replica, so GetStats answers the same anywhere.
-	Version: 2,
-	Name:    "table change log, shared translation counters",
-	SQLite: `
-CREATE TABLE idmap_changes (table_id INTEGER NOT NULL, generation INTEGER NOT NULL, ops BLOB,
-  PRIMARY KEY (table_id, generation)) WITHOUT ROWID;
-CREATE TABLE idmap_counters (namespace TEXT NOT NULL, from_format TEXT NOT NULL, to_format TEXT NOT NULL,
-  hits INTEGER NOT NULL, misses INTEGER NOT NULL, invalid INTEGER NOT NULL,
-  PRIMARY KEY (namespace, from_format, to_format)) WITHOUT ROWID;
-`,
-	Postgres: `
-CREATE TABLE idmap_changes (table_id BIGINT NOT NULL, generation BIGINT NOT NULL, ops BYTEA,
-  PRIMARY KEY (table_id, generation));
-CREATE TABLE idmap_counters (namespace TEXT NOT NULL, from_format TEXT NOT NULL, to_format TEXT NOT NULL,
-  hits BIGINT NOT NULL, misses BIGINT NOT NULL, invalid BIGINT NOT NULL,
-  PRIMARY KEY (namespace, from_format, to_format));
-`,
+	Version:  2,
+	Name:     "table change log, shared translation counters",
+	SQLite:   sqliteSQL.Replace(schemaV2),
+	Postgres: postgresSQL.Replace(schemaV2),
 }}
+
+// sqliteSQL and postgresSQL fill in a migration's types for each dialect:
+// the types differ, the tables do not.
+var (
+	sqliteSQL = strings.NewReplacer("$INT", "INTEGER", "$BLOB", "BLOB", "$ID", "INTEGER PRIMARY KEY",
+		"$SEQ", "INTEGER PRIMARY KEY AUTOINCREMENT", "$NOROWID", " WITHOUT ROWID")
+	postgresSQL = strings.NewReplacer("$INT", "BIGINT", "$BLOB", "BYTEA", "$ID", "BIGSERIAL PRIMARY KEY",
+		"$SEQ", "BIGSERIAL PRIMARY KEY", "$NOROWID", "")
+)
+
+const schemaV1 = `
+CREATE TABLE idmap_namespaces (name TEXT PRIMARY KEY, spec $BLOB NOT NULL, created_at TEXT NOT NULL);
+CREATE TABLE idmap_rules (namespace TEXT NOT NULL REFERENCES idmap_namespaces(name), from_format TEXT NOT NULL,
+  to_format TEXT NOT NULL, spec $BLOB NOT NULL, PRIMARY KEY (namespace, from_format, to_format));
+CREATE TABLE idmap_tables (id $ID, namespace TEXT NOT NULL REFERENCES idmap_namespaces(name),
+  format_a TEXT NOT NULL, format_b TEXT NOT NULL, generation $INT NOT NULL, pairs $INT NOT NULL,
+  updated_at TEXT NOT NULL, UNIQUE (namespace, format_a, format_b));
+CREATE TABLE idmap_pairs (table_id $INT NOT NULL, a_id TEXT NOT NULL, b_id TEXT NOT NULL,
+  PRIMARY KEY (table_id, a_id))$NOROWID;
+CREATE TABLE idmap_audit (seq $SEQ, at TEXT NOT NULL, principal TEXT NOT NULL,
+  namespace TEXT NOT NULL, action TEXT NOT NULL, detail TEXT NOT NULL);
+`
+
+const schemaV2 = `
+CREATE TABLE idmap_changes (table_id $INT NOT NULL, generation $INT NOT NULL, ops $BLOB,
+  PRIMARY KEY (table_id, generation))$NOROWID;
+CREATE TABLE idmap_counters (namespace TEXT NOT NULL, from_format TEXT NOT NULL, to_format TEXT NOT NULL,
+  hits $INT NOT NULL, misses $INT NOT NULL, invalid $INT NOT NULL,
+  PRIMARY KEY (namespace, from_format, to_format))$NOROWID;
+`
 
 // sqlStore implements Store over platform/storage.
 type sqlStore struct {
@@ -302,52 +298,58 @@ func (s *sqlStore) PutRule(ctx context.Context, namespace string, rule *idmapv1.
 }
 
 func (s *sqlStore) Namespaces(ctx context.Context) ([]*idmapv1.Namespace, error) {
-	rows, err := s.db.SQL.QueryContext(ctx, "SELECT name, spec FROM idmap_namespaces ORDER BY name")
-	if err != nil {
-		return nil, fmt.Errorf("list namespaces: %w", err)
-	}
-	defer rows.Close()
 	var out []*idmapv1.Namespace
 	byName := map[string]*idmapv1.Namespace{}
-	for rows.Next() {
-		var name string
-		var blob []byte
-		if err := rows.Scan(&name, &blob); err != nil {
-			return nil, fmt.Errorf("read namespace row: %w", err)
-		}
+	err := s.eachSpec(ctx, "SELECT name, spec FROM idmap_namespaces ORDER BY name", "namespaces", "namespace", func(name string, blob []byte) error {
 		ns := &idmapv1.Namespace{}
 		if err := proto.Unmarshal(blob, ns); err != nil {
-			return nil, fmt.Errorf("decode namespace %q: %w", name, err)
+			return fmt.Errorf("decode namespace %q: %w", name, err)
 		}
 		out = append(out, ns)
 		byName[name] = ns
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list namespaces: %w", err)
-	}
-	rrows, err := s.db.SQL.QueryContext(ctx, "SELECT namespace, spec FROM idmap_rules ORDER BY namespace, from_format, to_format")
+		return nil
+	})
 	if err != nil {
-		return nil, fmt.Errorf("list rules: %w", err)
+		return nil, err
 	}
-	defer rrows.Close()
-	for rrows.Next() {
-		var name string
-		var blob []byte
-		if err := rrows.Scan(&name, &blob); err != nil {
-			return nil, fmt.Errorf("read rule row: %w", err)
-		}
+	err = s.eachSpec(ctx, "SELECT namespace, spec FROM idmap_rules ORDER BY namespace, from_format, to_format", "rules", "rule", func(name string, blob []byte) error {
 		r := &idmapv1.Rule{}
 		if err := proto.Unmarshal(blob, r); err != nil {
-			return nil, fmt.Errorf("decode rule of %q: %w", name, err)
+			return fmt.Errorf("decode rule of %q: %w", name, err)
 		}
 		if ns := byName[name]; ns != nil {
 			ns.Rules = append(ns.Rules, r)
 		}
-	}
-	if err := rrows.Err(); err != nil {
-		return nil, fmt.Errorf("list rules: %w", err)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
+}
+
+// eachSpec calls decode with each (name, spec) row query reads; list and
+// row name what is read, in its errors.
+func (s *sqlStore) eachSpec(ctx context.Context, query, list, row string, decode func(name string, blob []byte) error) error {
+	rows, err := s.db.SQL.QueryContext(ctx, query)
+	if err != nil {
+		return fmt.Errorf("list %s: %w", list, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var name string
+		var blob []byte
+		if err := rows.Scan(&name, &blob); err != nil {
+			return fmt.Errorf("read %s row: %w", row, err)
+		}
+		if err := decode(name, blob); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("list %s: %w", list, err)
+	}
+	return nil
 }
 
 func (s *sqlStore) Tables(ctx context.Context) ([]TableState, error) {

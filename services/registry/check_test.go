@@ -9,7 +9,6 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/seamdata/seam/core/examples"
-	"github.com/seamdata/seam/platform/storage/storagetest"
 	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
 	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
 )
@@ -19,8 +18,7 @@ import (
 func TestCheckContract(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := newEnv(t, storagetest.SQLiteURL(t), newFakeClock())
-	e.seed(t)
+	e := newSeededEnv(t)
 	e.lineage(t)
 
 	additive := examples.ShopOrdersV1()
@@ -92,8 +90,7 @@ func TestCheckContract(t *testing.T) {
 func TestErrorsNameWhatAndWhere(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := newEnv(t, storagetest.SQLiteURL(t), newFakeClock())
-	e.seed(t)
+	e := newSeededEnv(t)
 
 	unknownModel := examples.ShopOrdersV1()
 	unknownModel.Subject = "shop.returns"

@@ -339,11 +339,7 @@ func (s *Server) blastRadius(p *auth.Principal, req *registryv1.GetBlastRadiusRe
 		}
 		return resp, nil
 	}
-	subj, err := subjectOf(txn, nil, subject)
-	if err != nil {
-		return nil, err
-	}
-	history, err := versionsOf(txn, nil, subject)
+	subj, history, err := subjectWithHistory(txn, subject)
 	if err != nil {
 		return nil, err
 	}

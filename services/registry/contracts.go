@@ -84,11 +84,7 @@ func (s *Server) checkContract(ctx context.Context, p *auth.Principal, req *regi
 		return nil, err
 	}
 	txn := s.model.snapshot()
-	subj, err := subjectOf(txn, nil, c.GetSubject())
-	if err != nil {
-		return nil, err
-	}
-	history, err := versionsOf(txn, nil, c.GetSubject())
+	subj, history, err := subjectWithHistory(txn, c.GetSubject())
 	if err != nil {
 		return nil, err
 	}

@@ -8,7 +8,6 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/seamdata/seam/core/examples"
-	"github.com/seamdata/seam/platform/storage/storagetest"
 	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
 	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
 )
@@ -20,8 +19,7 @@ import (
 // changed before anyone announced it.
 func TestDataEffectiveTime(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, storagetest.SQLiteURL(t), newFakeClock())
-	e.seed(t)
+	e := newSeededEnv(t)
 	ctx := context.Background()
 	daily := func(description string) *contractv1.Contract {
 		c := examples.ShopOrdersV1()

@@ -150,19 +150,21 @@ func snapshotOf(t *testing.T, c registryv1.RegistryServiceClient) registrySnapsh
 }
 
 func (a registrySnapshot) diff(b registrySnapshot) string {
-	switch {
-	case !protoEqualList(a.versions, b.versions):
-		return fmt.Sprintf("versions:\n got %v\nwant %v", a.versions, b.versions)
-	case !protoEqualList(a.subjects, b.subjects):
-		return fmt.Sprintf("subjects:\n got %v\nwant %v", a.subjects, b.subjects)
-	case !protoEqualList(a.consumers, b.consumers):
-		return fmt.Sprintf("consumers:\n got %v\nwant %v", a.consumers, b.consumers)
-	case !protoEqualList(a.models, b.models):
-		return fmt.Sprintf("models:\n got %v\nwant %v", a.models, b.models)
-	case !protoEqualList(a.events, b.events):
-		return fmt.Sprintf("events:\n got %v\nwant %v", a.events, b.events)
-	case !protoEqualList(a.history, b.history):
-		return fmt.Sprintf("history:\n got %v\nwant %v", a.history, b.history)
+	for _, part := range []struct {
+		name      string
+		equal     bool
+		got, want any
+	}{
+		{"versions", protoEqualList(a.versions, b.versions), a.versions, b.versions},
+		{"subjects", protoEqualList(a.subjects, b.subjects), a.subjects, b.subjects},
+		{"consumers", protoEqualList(a.consumers, b.consumers), a.consumers, b.consumers},
+		{"models", protoEqualList(a.models, b.models), a.models, b.models},
+		{"events", protoEqualList(a.events, b.events), a.events, b.events},
+		{"history", protoEqualList(a.history, b.history), a.history, b.history},
+	} {
+		if !part.equal {
+			return fmt.Sprintf("%s:\n got %v\nwant %v", part.name, part.got, part.want)
+		}
 	}
 	return ""
 }

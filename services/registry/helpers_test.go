@@ -22,6 +22,7 @@ import (
 	"github.com/seamdata/seam/core/examples"
 	"github.com/seamdata/seam/platform/auth"
 	"github.com/seamdata/seam/platform/rpcerr"
+	"github.com/seamdata/seam/platform/storage/storagetest"
 	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
 )
 
@@ -85,6 +86,25 @@ func newEnv(t testing.TB, url string, clock *fakeClock, options ...func(*Config)
 		o(&cfg)
 	}
 	return newEnvConfig(t, cfg, clock)
+}
+
+// openStore opens the store at url.
+func openStore(t testing.TB, url string) Store {
+	t.Helper()
+	store, err := OpenStore(context.Background(), url)
+	if err != nil {
+		t.Fatalf("OpenStore: %v", err)
+	}
+	return store
+}
+
+// newSeededEnv is a registry on a fresh SQLite store, on a fake clock,
+// seeded (see seed).
+func newSeededEnv(t testing.TB) *env {
+	t.Helper()
+	e := newEnv(t, storagetest.SQLiteURL(t), newFakeClock())
+	e.seed(t)
+	return e
 }
 
 // newEnvConfig starts a registry with cfg, on the fake clock.
@@ -205,24 +225,22 @@ func errorReason(err error) string { return rpcerr.Reason(err) }
 // preconditionTypes returns the types of a status error's precondition
 // violations.
 func preconditionTypes(err error) []string {
-	var out []string
-	for _, d := range status.Convert(err).Details() {
-		if pf, ok := d.(*errdetails.PreconditionFailure); ok {
-			for _, v := range pf.GetViolations() {
-				out = append(out, v.GetType())
-			}
-		}
-	}
-	return out
+	return detailStrings(err, (*errdetails.PreconditionFailure).GetViolations, (*errdetails.PreconditionFailure_Violation).GetType)
 }
 
 // fieldViolations returns the fields of a status error's BadRequest.
 func fieldViolations(err error) []string {
+	return detailStrings(err, (*errdetails.BadRequest).GetFieldViolations, (*errdetails.BadRequest_FieldViolation).GetField)
+}
+
+// detailStrings returns, for each item that list gives of a status
+// error's details of type D, what field says of it.
+func detailStrings[D, V any](err error, list func(D) []V, field func(V) string) []string {
 	var out []string
 	for _, d := range status.Convert(err).Details() {
-		if br, ok := d.(*errdetails.BadRequest); ok {
-			for _, v := range br.GetFieldViolations() {
-				out = append(out, v.GetField())
+		if x, ok := d.(D); ok {
+			for _, v := range list(x) {
+				out = append(out, field(v))
 			}
 		}
 	}

@@ -9,7 +9,6 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/seamdata/seam/core/examples"
-	"github.com/seamdata/seam/platform/storage/storagetest"
 	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
 	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
 )
@@ -37,8 +36,7 @@ func TestIncompleteMigrationRefused(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			e := newEnv(t, storagetest.SQLiteURL(t), newFakeClock())
-			e.seed(t)
+			e := newSeededEnv(t)
 			v2 := examples.ShopOrdersV2()
 			tc.change(v2)
 			_, err := e.as("checkout").RegisterContract(context.Background(), &registryv1.RegisterContractRequest{Contract: v2, EffectiveTime: ts(start.Add(notice))})

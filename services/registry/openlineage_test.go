@@ -177,8 +177,7 @@ const ltvEvent = `{"eventType": "COMPLETE", "eventTime": "%s", "producer": "http
 // replaces the lineage, an older one is ignored, and a consumer declared
 // by hand wins.
 func TestColumnLineageJoinKey(t *testing.T) {
-	e := newEnv(t, storagetest.SQLiteURL(t), newFakeClock())
-	e.seed(t)
+	e := newSeededEnv(t)
 	ctx := context.Background()
 	send := func(when, run, extra string) *registryv1.LineageOutcome {
 		t.Helper()

@@ -348,11 +348,7 @@ func (s *Server) registrationMigration(ctx context.Context, p *auth.Principal, c
 		return nil, nil
 	}
 	txn := s.model.snapshot()
-	subj, err := subjectOf(txn, nil, c.GetSubject())
-	if err != nil {
-		return nil, err
-	}
-	history, err := versionsOf(txn, nil, c.GetSubject())
+	subj, history, err := subjectWithHistory(txn, c.GetSubject())
 	if err != nil {
 		return nil, err
 	}

@@ -192,8 +192,7 @@ func TestScheduledVersionActivatesAtEffectiveTime(t *testing.T) {
 func TestRunActivatesOnItsOwn(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := newEnv(t, storagetest.SQLiteURL(t), newFakeClock())
-	e.seed(t)
+	e := newSeededEnv(t)
 	effective := start.Add(notice)
 	if _, err := e.as("checkout").RegisterContract(ctx, &registryv1.RegisterContractRequest{
 		Contract: examples.ShopOrdersV2(), EffectiveTime: ts(effective)}); err != nil {
@@ -217,8 +216,7 @@ func TestRunActivatesOnItsOwn(t *testing.T) {
 func TestBlastRadius(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := newEnv(t, storagetest.SQLiteURL(t), newFakeClock())
-	e.seed(t)
+	e := newSeededEnv(t)
 	e.lineage(t)
 
 	want := []*registryv1.AffectedConsumer{
@@ -303,8 +301,7 @@ func TestConsumerCycleRefused(t *testing.T) {
 func TestConsumersBelongToTheirTeam(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := newEnv(t, storagetest.SQLiteURL(t), newFakeClock())
-	e.seed(t)
+	e := newSeededEnv(t)
 	e.lineage(t) // features.customer_ltv, owned by team-ml, joins on shop.orders.customer_id
 	readsNothing := func(owner string) *registryv1.RegisterConsumerRequest {
 		return &registryv1.RegisterConsumerRequest{Consumer: &registryv1.Consumer{Name: "features.customer_ltv", Owner: owner,
@@ -380,12 +377,20 @@ func TestConsumersBelongToTheirTeam(t *testing.T) {
 func TestAuthorizationPerSubject(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := newEnv(t, storagetest.SQLiteURL(t), newFakeClock())
-	e.seed(t)
-	contractFor := func(subject string) *registryv1.RegisterContractRequest {
-		c := examples.ShopOrdersV1()
-		c.Subject = subject
-		return &registryv1.RegisterContractRequest{Contract: c}
+	e := newSeededEnv(t)
+	registerAs := func(principal, subject string) func() error {
+		return func() error {
+			c := examples.ShopOrdersV1()
+			c.Subject = subject
+			_, err := e.as(principal).RegisterContract(ctx, &registryv1.RegisterContractRequest{Contract: c})
+			return err
+		}
+	}
+	publishAs := func(principal string, typ registryv1.EventType) func() error {
+		return func() error {
+			_, err := e.as(principal).PublishEvent(ctx, &registryv1.PublishEventRequest{Event: &registryv1.Event{Type: typ, Subject: "shop.orders"}})
+			return err
+		}
 	}
 	tests := []struct {
 		name       string
@@ -393,26 +398,11 @@ func TestAuthorizationPerSubject(t *testing.T) {
 		wantCode   codes.Code
 		wantReason string
 	}{
-		{"owner registers own subject", func() error {
-			_, err := e.as("checkout").RegisterContract(ctx, contractFor("shop.returns"))
-			return err
-		}, codes.OK, ""},
-		{"owner registers another team's subject", func() error {
-			_, err := e.as("billing").RegisterContract(ctx, contractFor("shop.refunds"))
-			return err
-		}, codes.PermissionDenied, ReasonNotOwner},
-		{"other owner registers its own subject", func() error {
-			_, err := e.as("billing").RegisterContract(ctx, contractFor("billing.invoices"))
-			return err
-		}, codes.OK, ""},
-		{"admin registers any subject", func() error {
-			_, err := e.as("admin").RegisterContract(ctx, contractFor("partner.feed"))
-			return err
-		}, codes.OK, ""},
-		{"viewer cannot register", func() error {
-			_, err := e.as("viewer").RegisterContract(ctx, contractFor("shop.viewed"))
-			return err
-		}, codes.PermissionDenied, ""},
+		{"owner registers own subject", registerAs("checkout", "shop.returns"), codes.OK, ""},
+		{"owner registers another team's subject", registerAs("billing", "shop.refunds"), codes.PermissionDenied, ReasonNotOwner},
+		{"other owner registers its own subject", registerAs("billing", "billing.invoices"), codes.OK, ""},
+		{"admin registers any subject", registerAs("admin", "partner.feed"), codes.OK, ""},
+		{"viewer cannot register", registerAs("viewer", "shop.viewed"), codes.PermissionDenied, ""},
 		{"viewer reads", func() error {
 			_, err := e.as("viewer").GetContract(ctx, &registryv1.GetContractRequest{Subject: "shop.orders"})
 			return err
@@ -424,33 +414,13 @@ func TestAuthorizationPerSubject(t *testing.T) {
 			// billing's token is limited to its subjects: the call is
 			// refused before the handler, as out of its scope.
 		}, codes.PermissionDenied, auth.ReasonOutOfScope},
-		{"the gate service publishes an event", func() error {
-			_, err := e.as("gate").PublishEvent(ctx, &registryv1.PublishEventRequest{Event: &registryv1.Event{
-				Type: registryv1.EventType_EVENT_TYPE_SOURCE_CONTAINED, Subject: "shop.orders"}})
-			return err
-		}, codes.OK, ""},
+		{"the gate service publishes an event", publishAs("gate", registryv1.EventType_EVENT_TYPE_SOURCE_CONTAINED), codes.OK, ""},
 		// A pipeline token could announce a backfill that never ran, and
 		// downstream teams would rerun on it.
-		{"a pipeline cannot publish", func() error {
-			_, err := e.as("pipeline").PublishEvent(ctx, &registryv1.PublishEventRequest{Event: &registryv1.Event{
-				Type: registryv1.EventType_EVENT_TYPE_BACKFILL_COMPLETED, Subject: "shop.orders"}})
-			return err
-		}, codes.PermissionDenied, ""},
-		{"an operator cannot publish", func() error {
-			_, err := e.as("operator").PublishEvent(ctx, &registryv1.PublishEventRequest{Event: &registryv1.Event{
-				Type: registryv1.EventType_EVENT_TYPE_SOURCE_RELEASED, Subject: "shop.orders"}})
-			return err
-		}, codes.PermissionDenied, ""},
-		{"viewer cannot publish", func() error {
-			_, err := e.as("viewer").PublishEvent(ctx, &registryv1.PublishEventRequest{Event: &registryv1.Event{
-				Type: registryv1.EventType_EVENT_TYPE_SOURCE_CONTAINED, Subject: "shop.orders"}})
-			return err
-		}, codes.PermissionDenied, ""},
-		{"registry events cannot be forged", func() error {
-			_, err := e.as("gate").PublishEvent(ctx, &registryv1.PublishEventRequest{Event: &registryv1.Event{
-				Type: registryv1.EventType_EVENT_TYPE_VERSION_ACTIVATED, Subject: "shop.orders"}})
-			return err
-		}, codes.InvalidArgument, ""},
+		{"a pipeline cannot publish", publishAs("pipeline", registryv1.EventType_EVENT_TYPE_BACKFILL_COMPLETED), codes.PermissionDenied, ""},
+		{"an operator cannot publish", publishAs("operator", registryv1.EventType_EVENT_TYPE_SOURCE_RELEASED), codes.PermissionDenied, ""},
+		{"viewer cannot publish", publishAs("viewer", registryv1.EventType_EVENT_TYPE_SOURCE_CONTAINED), codes.PermissionDenied, ""},
+		{"registry events cannot be forged", publishAs("gate", registryv1.EventType_EVENT_TYPE_VERSION_ACTIVATED), codes.InvalidArgument, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

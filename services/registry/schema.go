@@ -54,6 +54,33 @@ func readModelSchema() (*memdb.DBSchema, error) {
 	return db, nil
 }
 
+// tableSchema is the table name with indexes, each under its name.
+func tableSchema(name string, indexes ...*memdb.IndexSchema) *memdb.TableSchema {
+	t := &memdb.TableSchema{Name: name, Indexes: make(map[string]*memdb.IndexSchema, len(indexes))}
+	for _, ix := range indexes {
+		t.Indexes[ix.Name] = ix
+	}
+	return t
+}
+
+// idIndex is a table's unique primary index.
+func idIndex(indexer memdb.Indexer) *memdb.IndexSchema {
+	return &memdb.IndexSchema{Name: indexID, Unique: true, Indexer: indexer}
+}
+
+// stringIndex is a non-unique index over a string field.
+func stringIndex(name, field string) *memdb.IndexSchema {
+	return &memdb.IndexSchema{Name: name, Indexer: &memdb.StringFieldIndex{Field: field}}
+}
+
+// nameAndVersion indexes rows by the string field and their Version.
+func nameAndVersion(field string) memdb.Indexer {
+	return &memdb.CompoundIndex{Indexes: []memdb.Indexer{
+		&memdb.StringFieldIndex{Field: field},
+		&memdb.IntFieldIndex{Field: "Version"},
+	}}
+}
+
 // subjectRow is a subject summary as the read model holds it.
 type subjectRow struct {
 	Name    string
@@ -61,12 +88,7 @@ type subjectRow struct {
 }
 
 func subjectsTableSchema() *memdb.TableSchema {
-	return &memdb.TableSchema{
-		Name: tableSubjects,
-		Indexes: map[string]*memdb.IndexSchema{
-			indexID: {Name: indexID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "Name"}},
-		},
-	}
+	return tableSchema(tableSubjects, idIndex(&memdb.StringFieldIndex{Field: "Name"}))
 }
 
 // versionRow is one contract version. Rows are replaced, never modified, so
@@ -78,16 +100,7 @@ type versionRow struct {
 }
 
 func versionsTableSchema() *memdb.TableSchema {
-	return &memdb.TableSchema{
-		Name: tableVersions,
-		Indexes: map[string]*memdb.IndexSchema{
-			indexID: {Name: indexID, Unique: true, Indexer: &memdb.CompoundIndex{Indexes: []memdb.Indexer{
-				&memdb.StringFieldIndex{Field: "Subject"},
-				&memdb.IntFieldIndex{Field: "Version"},
-			}}},
-			indexSubject: {Name: indexSubject, Indexer: &memdb.StringFieldIndex{Field: "Subject"}},
-		},
-	}
+	return tableSchema(tableVersions, idIndex(nameAndVersion("Subject")), stringIndex(indexSubject, "Subject"))
 }
 
 // modelRow is one canonical model version.
@@ -98,16 +111,7 @@ type modelRow struct {
 }
 
 func modelsTableSchema() *memdb.TableSchema {
-	return &memdb.TableSchema{
-		Name: tableModels,
-		Indexes: map[string]*memdb.IndexSchema{
-			indexID: {Name: indexID, Unique: true, Indexer: &memdb.CompoundIndex{Indexes: []memdb.Indexer{
-				&memdb.StringFieldIndex{Field: "Name"},
-				&memdb.IntFieldIndex{Field: "Version"},
-			}}},
-			indexName: {Name: indexName, Indexer: &memdb.StringFieldIndex{Field: "Name"}},
-		},
-	}
+	return tableSchema(tableModels, idIndex(nameAndVersion("Name")), stringIndex(indexName, "Name"))
 }
 
 // consumerRow is a consumer with its inputs flattened for the lineage
@@ -133,14 +137,10 @@ func newConsumerRow(c *registryv1.Consumer) *consumerRow {
 }
 
 func consumersTableSchema() *memdb.TableSchema {
-	return &memdb.TableSchema{
-		Name: tableConsumers,
-		Indexes: map[string]*memdb.IndexSchema{
-			indexID:       {Name: indexID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "Name"}},
-			indexReads:    {Name: indexReads, AllowMissing: true, Indexer: &memdb.StringSliceFieldIndex{Field: "Subjects"}},
-			indexDatasets: {Name: indexDatasets, AllowMissing: true, Indexer: &memdb.StringSliceFieldIndex{Field: "Datasets"}},
-		},
-	}
+	return tableSchema(tableConsumers,
+		idIndex(&memdb.StringFieldIndex{Field: "Name"}),
+		&memdb.IndexSchema{Name: indexReads, AllowMissing: true, Indexer: &memdb.StringSliceFieldIndex{Field: "Subjects"}},
+		&memdb.IndexSchema{Name: indexDatasets, AllowMissing: true, Indexer: &memdb.StringSliceFieldIndex{Field: "Datasets"}})
 }
 
 // eventRow is one event of the ordered log.
@@ -150,12 +150,7 @@ type eventRow struct {
 }
 
 func eventsTableSchema() *memdb.TableSchema {
-	return &memdb.TableSchema{
-		Name: tableEvents,
-		Indexes: map[string]*memdb.IndexSchema{
-			indexID: {Name: indexID, Unique: true, Indexer: &memdb.UintFieldIndex{Field: "Sequence"}},
-		},
-	}
+	return tableSchema(tableEvents, idIndex(&memdb.UintFieldIndex{Field: "Sequence"}))
 }
 
 // indexEntry records, per table, the store change sequence that last
@@ -166,10 +161,5 @@ type indexEntry struct {
 }
 
 func indexTableSchema() *memdb.TableSchema {
-	return &memdb.TableSchema{
-		Name: tableIndex,
-		Indexes: map[string]*memdb.IndexSchema{
-			indexID: {Name: indexID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "Key"}},
-		},
-	}
+	return tableSchema(tableIndex, idIndex(&memdb.StringFieldIndex{Field: "Key"}))
 }

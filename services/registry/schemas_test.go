@@ -17,10 +17,7 @@ func TestSchemaIDs(t *testing.T) {
 	storagetest.Each(t, func(t *testing.T, url string) {
 		t.Parallel()
 		ctx := context.Background()
-		store, err := OpenStore(ctx, url)
-		if err != nil {
-			t.Fatalf("OpenStore: %v", err)
-		}
+		store := openStore(t, url)
 		avro := registryv1.ContractFormat_CONTRACT_FORMAT_AVRO
 		jsonSchema := registryv1.ContractFormat_CONTRACT_FORMAT_JSON_SCHEMA
 		idOf := func(s Store, f registryv1.ContractFormat, text string) int32 {
@@ -58,10 +55,7 @@ func TestSchemaIDs(t *testing.T) {
 		if err := store.Close(); err != nil {
 			t.Fatal(err)
 		}
-		store, err = OpenStore(ctx, url)
-		if err != nil {
-			t.Fatalf("reopen: %v", err)
-		}
+		store = openStore(t, url)
 		t.Cleanup(func() { _ = store.Close() })
 		got, err := store.Schema(ctx, a)
 		if err != nil || got.GetText() != `{"type":"string"}` || got.GetFormat() != avro {

@@ -345,11 +345,7 @@ func (s *Server) GetRerunOrder(ctx context.Context, req *registryv1.GetRerunOrde
 		root.canonical = []string{c}
 	}
 	if root.subject != "" {
-		subj, err := subjectOf(txn, nil, root.subject)
-		if err != nil {
-			return nil, err
-		}
-		history, err := versionsOf(txn, nil, root.subject)
+		subj, history, err := subjectWithHistory(txn, root.subject)
 		if err != nil {
 			return nil, err
 		}

@@ -351,6 +351,20 @@ func versionOf(txn *memdb.Txn, ws memdb.WatchSet, subject string, version int32)
 	return raw.(*versionRow).V, nil
 }
 
+// subjectWithHistory reads a subject (nil when unknown) and its versions,
+// oldest first, in txn.
+func subjectWithHistory(txn *memdb.Txn, name string) (*registryv1.Subject, []*registryv1.ContractVersion, error) {
+	subj, err := subjectOf(txn, nil, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	history, err := versionsOf(txn, nil, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	return subj, history, nil
+}
+
 // versionsOf lists a subject's versions, oldest first.
 func versionsOf(txn *memdb.Txn, ws memdb.WatchSet, subject string) ([]*registryv1.ContractVersion, error) {
 	it, err := txn.Get(tableVersions, indexID+"_prefix", subject)

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"google.golang.org/protobuf/proto"
 
@@ -28,77 +29,56 @@ const component = "registry"
 // entries: every write transaction updates its single row first, which takes
 // the registry's write lock on both dialects, so numbers follow commit order.
 var migrations = []storage.Migration{{
-	Version: 1,
-	Name:    "registry schema",
-	SQLite: `
-CREATE TABLE registry_meta (
-	id INTEGER PRIMARY KEY CHECK (id = 1),
-	last_change INTEGER NOT NULL,
-	last_event INTEGER NOT NULL,
-	last_audit INTEGER NOT NULL
-);
-INSERT INTO registry_meta (id, last_change, last_event, last_audit) VALUES (1, 0, 0, 0);
-CREATE TABLE registry_subjects (name TEXT PRIMARY KEY, body BLOB NOT NULL);
-CREATE TABLE registry_versions (
-	subject TEXT NOT NULL,
-	version INTEGER NOT NULL,
-	status INTEGER NOT NULL,
-	body BLOB NOT NULL,
-	PRIMARY KEY (subject, version)
-);
-CREATE TABLE registry_models (name TEXT NOT NULL, version INTEGER NOT NULL, body BLOB NOT NULL, PRIMARY KEY (name, version));
-CREATE TABLE registry_consumers (name TEXT PRIMARY KEY, body BLOB NOT NULL);
-CREATE TABLE registry_events (sequence INTEGER PRIMARY KEY, body BLOB NOT NULL);
-CREATE TABLE registry_audit (sequence INTEGER PRIMARY KEY, subject TEXT NOT NULL, body BLOB NOT NULL);
-CREATE INDEX registry_audit_subject ON registry_audit (subject, sequence);
-CREATE TABLE registry_changes (sequence INTEGER PRIMARY KEY, entity TEXT NOT NULL, key TEXT NOT NULL);
-`,
-	Postgres: `
-CREATE TABLE registry_meta (
-	id INTEGER PRIMARY KEY CHECK (id = 1),
-	last_change BIGINT NOT NULL,
-	last_event BIGINT NOT NULL,
-	last_audit BIGINT NOT NULL
-);
-INSERT INTO registry_meta (id, last_change, last_event, last_audit) VALUES (1, 0, 0, 0);
-CREATE TABLE registry_subjects (name TEXT PRIMARY KEY, body BYTEA NOT NULL);
-CREATE TABLE registry_versions (
-	subject TEXT NOT NULL,
-	version INTEGER NOT NULL,
-	status INTEGER NOT NULL,
-	body BYTEA NOT NULL,
-	PRIMARY KEY (subject, version)
-);
-CREATE TABLE registry_models (name TEXT NOT NULL, version INTEGER NOT NULL, body BYTEA NOT NULL, PRIMARY KEY (name, version));
-CREATE TABLE registry_consumers (name TEXT PRIMARY KEY, body BYTEA NOT NULL);
-CREATE TABLE registry_events (sequence BIGINT PRIMARY KEY, body BYTEA NOT NULL);
-CREATE TABLE registry_audit (sequence BIGINT PRIMARY KEY, subject TEXT NOT NULL, body BYTEA NOT NULL);
-CREATE INDEX registry_audit_subject ON registry_audit (subject, sequence);
-CREATE TABLE registry_changes (sequence BIGINT PRIMARY KEY, entity TEXT NOT NULL, key TEXT NOT NULL);
-`,
+	Version:  1,
+	Name:     "registry schema",
+	SQLite:   schemaV1("INTEGER", "BLOB"),
+	Postgres: schemaV1("BIGINT", "BYTEA"),
 }, {
 	// Version 2 numbers schema documents (JSON Schema, Avro) by global
 	// id, as Confluent's schema registry does: the fingerprint (format and
 	// normalized text) is unique, so the same schema keeps its id.
-	Version: 2,
-	Name:    "registry schema ids",
-	SQLite: `
-CREATE TABLE registry_schemas (
-	id INTEGER PRIMARY KEY,
-	fingerprint TEXT NOT NULL UNIQUE,
-	format INTEGER NOT NULL,
-	text TEXT NOT NULL
-);
-`,
-	Postgres: `
-CREATE TABLE registry_schemas (
-	id INTEGER PRIMARY KEY,
-	fingerprint TEXT NOT NULL UNIQUE,
-	format INTEGER NOT NULL,
-	text TEXT NOT NULL
-);
-`,
+	Version:  2,
+	Name:     "registry schema ids",
+	SQLite:   schemaV2,
+	Postgres: schemaV2,
 }}
+
+// schemaV1 is migration 1 in either dialect: the types of the counters,
+// sequences and bodies differ, the tables do not.
+func schemaV1(bigint, blob string) string {
+	return strings.NewReplacer("$BIGINT", bigint, "$BLOB", blob).Replace(`
+CREATE TABLE registry_meta (
+	id INTEGER PRIMARY KEY CHECK (id = 1),
+	last_change $BIGINT NOT NULL,
+	last_event $BIGINT NOT NULL,
+	last_audit $BIGINT NOT NULL
+);
+INSERT INTO registry_meta (id, last_change, last_event, last_audit) VALUES (1, 0, 0, 0);
+CREATE TABLE registry_subjects (name TEXT PRIMARY KEY, body $BLOB NOT NULL);
+CREATE TABLE registry_versions (
+	subject TEXT NOT NULL,
+	version INTEGER NOT NULL,
+	status INTEGER NOT NULL,
+	body $BLOB NOT NULL,
+	PRIMARY KEY (subject, version)
+);
+CREATE TABLE registry_models (name TEXT NOT NULL, version INTEGER NOT NULL, body $BLOB NOT NULL, PRIMARY KEY (name, version));
+CREATE TABLE registry_consumers (name TEXT PRIMARY KEY, body $BLOB NOT NULL);
+CREATE TABLE registry_events (sequence $BIGINT PRIMARY KEY, body $BLOB NOT NULL);
+CREATE TABLE registry_audit (sequence $BIGINT PRIMARY KEY, subject TEXT NOT NULL, body $BLOB NOT NULL);
+CREATE INDEX registry_audit_subject ON registry_audit (subject, sequence);
+CREATE TABLE registry_changes (sequence $BIGINT PRIMARY KEY, entity TEXT NOT NULL, key TEXT NOT NULL);
+`)
+}
+
+const schemaV2 = `
+CREATE TABLE registry_schemas (
+	id INTEGER PRIMARY KEY,
+	fingerprint TEXT NOT NULL UNIQUE,
+	format INTEGER NOT NULL,
+	text TEXT NOT NULL
+);
+`
 
 // sqlStore is the Store over platform/storage; one implementation serves
 // SQLite and PostgreSQL because the schema and queries are portable.

@@ -19,10 +19,7 @@ func TestStoreConformance(t *testing.T) {
 	storagetest.Each(t, func(t *testing.T, url string) {
 		t.Parallel()
 		ctx := context.Background()
-		store, err := OpenStore(ctx, url)
-		if err != nil {
-			t.Fatalf("OpenStore: %v", err)
-		}
+		store := openStore(t, url)
 		t.Cleanup(func() { _ = store.Close() })
 
 		t.Run("migrations are idempotent", func(t *testing.T) {

@@ -34,16 +34,11 @@ func TestTableBothDirections(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			b, err := idtable.NewBuilder(tt.a, tt.b, len(tt.pairs))
-			if err != nil {
-				t.Fatal(err)
+			as, bs := make([]string, len(tt.pairs)), make([]string, len(tt.pairs))
+			for i, p := range tt.pairs {
+				as[i], bs[i] = p[0], p[1]
 			}
-			for _, p := range tt.pairs {
-				if err := b.Add(p[0], p[1]); err != nil {
-					t.Fatalf("Add(%q, %q): %v", p[0], p[1], err)
-				}
-			}
-			tab := b.Build()
+			tab := buildTable(t, tt.a, tt.b, as, bs)
 			if tab.Len() != len(tt.pairs) {
 				t.Errorf("Len = %d, want %d", tab.Len(), len(tt.pairs))
 			}
@@ -100,16 +95,7 @@ func TestLargeTableRandomIDs(t *testing.T) {
 	t.Parallel()
 	const n = 200_000
 	uuids, ints := randomPairs(n, 1)
-	b, err := idtable.NewBuilder(idtable.UUID, idtable.Int, n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range uuids {
-		if err := b.Add(uuids[i], ints[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	tab := b.Build()
+	tab := buildTable(t, idtable.UUID, idtable.Int, uuids, ints)
 	for i := range uuids {
 		if got, ok := tab.LookupAB(uuids[i]); !ok || got != ints[i] {
 			t.Fatalf("LookupAB(%q) = %q, %v, want %q", uuids[i], got, ok, ints[i])
@@ -121,6 +107,50 @@ func TestLargeTableRandomIDs(t *testing.T) {
 			t.Fatalf("LookupAB(%q) of an absent UUID = %q, want a miss", u, got)
 		}
 	}
+}
+
+// buildTable builds a table of the kinds a and b holding the pairs
+// (as[i], bs[i]).
+func buildTable(tb testing.TB, a, b idtable.Kind, as, bs []string) *idtable.Table {
+	tb.Helper()
+	builder, err := idtable.NewBuilder(a, b, len(as))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for i := range as {
+		if err := builder.Add(as[i], bs[i]); err != nil {
+			tb.Fatalf("Add(%q, %q): %v", as[i], bs[i], err)
+		}
+	}
+	return builder.Build()
+}
+
+// benchTranslateBatches translates probes in batches of 10,000 with
+// translate (a Table's or an Index's TranslateAB), every one a hit, and
+// reports ids/s and ns/id.
+func benchTranslateBatches(b *testing.B, translate func(ids []string, buf []byte, status []idrule.Status, ends []int) []byte, probes []string) {
+	b.Helper()
+	const batch = 10_000
+	buf := make([]byte, 0, batch*20)
+	status := make([]idrule.Status, batch)
+	ends := make([]int, batch)
+	done := 0
+	for b.Loop() {
+		off := (done * batch) & (len(probes) - 1)
+		if off+batch > len(probes) {
+			off = 0
+		}
+		buf = translate(probes[off:off+batch], buf[:0], status, ends)
+		done++
+		for _, st := range status {
+			if st != idrule.Hit {
+				b.Fatalf("status %s, want HIT", st)
+			}
+		}
+	}
+	ids := float64(done * batch)
+	b.ReportMetric(ids/b.Elapsed().Seconds(), "ids/s")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/ids, "ns/id")
 }
 
 // randomPairs returns n random UUIDs paired with the ints 1..n.
@@ -149,16 +179,7 @@ func BenchmarkLookup(b *testing.B) {
 	uuids, ints := randomPairs(benchPairs, 7)
 	probes := contiguousProbes(uuids, 1<<20)
 	b.Run("idtable", func(b *testing.B) {
-		builder, err := idtable.NewBuilder(idtable.UUID, idtable.Int, benchPairs)
-		if err != nil {
-			b.Fatal(err)
-		}
-		for i := range uuids {
-			if err := builder.Add(uuids[i], ints[i]); err != nil {
-				b.Fatal(err)
-			}
-		}
-		tab := builder.Build()
+		tab := buildTable(b, idtable.UUID, idtable.Int, uuids, ints)
 		buf := make([]byte, 0, 32)
 		b.ResetTimer()
 		hits := 0
@@ -175,38 +196,9 @@ func BenchmarkLookup(b *testing.B) {
 		}
 	})
 	b.Run("idtable-batch", func(b *testing.B) {
-		builder, err := idtable.NewBuilder(idtable.UUID, idtable.Int, benchPairs)
-		if err != nil {
-			b.Fatal(err)
-		}
-		for i := range uuids {
-			if err := builder.Add(uuids[i], ints[i]); err != nil {
-				b.Fatal(err)
-			}
-		}
-		tab := builder.Build()
-		const batch = 10_000
-		buf := make([]byte, 0, batch*20)
-		status := make([]idrule.Status, batch)
-		ends := make([]int, batch)
+		tab := buildTable(b, idtable.UUID, idtable.Int, uuids, ints)
 		b.ResetTimer()
-		done := 0
-		for b.Loop() {
-			off := (done * batch) & (len(probes) - 1)
-			if off+batch > len(probes) {
-				off = 0
-			}
-			buf = tab.TranslateAB(probes[off:off+batch], buf[:0], status, ends)
-			done++
-			for _, st := range status {
-				if st != idrule.Hit {
-					b.Fatalf("status %s, want HIT", st)
-				}
-			}
-		}
-		ids := float64(done * batch)
-		b.ReportMetric(ids/b.Elapsed().Seconds(), "ids/s")
-		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/ids, "ns/id")
+		benchTranslateBatches(b, tab.TranslateAB, probes)
 	})
 	b.Run("map", func(b *testing.B) {
 		m := make(map[string]int64, benchPairs)
@@ -260,16 +252,7 @@ func BenchmarkMemoryPerPair(b *testing.B) {
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
-		builder, err := idtable.NewBuilder(idtable.UUID, idtable.Int, benchPairs)
-		if err != nil {
-			b.Fatal(err)
-		}
-		for i := range uuids {
-			if err := builder.Add(uuids[i], ints[i]); err != nil {
-				b.Fatal(err)
-			}
-		}
-		tab := builder.Build()
+		tab := buildTable(b, idtable.UUID, idtable.Int, uuids, ints)
 		runtime.GC()
 		runtime.ReadMemStats(&after)
 		// Large slot arrays are mapped outside the Go heap; count them too.
@@ -285,16 +268,7 @@ func BenchmarkMemoryPerPair(b *testing.B) {
 func TestTranslateBatch(t *testing.T) {
 	t.Parallel()
 	uuids, ints := randomPairs(1000, 3)
-	b, err := idtable.NewBuilder(idtable.UUID, idtable.Int, len(uuids))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range uuids {
-		if err := b.Add(uuids[i], ints[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	tab := b.Build()
+	tab := buildTable(t, idtable.UUID, idtable.Int, uuids, ints)
 	absent, _ := randomPairs(10, 4)
 	ids := append(append([]string{"not-a-uuid", absent[0]}, uuids[:37]...), "00000000-0000-0000-0000-000000000000")
 	status := make([]idrule.Status, len(ids))

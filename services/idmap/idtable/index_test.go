@@ -17,18 +17,12 @@ func TestIndexMatchesModel(t *testing.T) {
 	t.Parallel()
 	const n = 2000
 	uuids, ints := randomPairs(n, 21)
-	b, err := idtable.NewBuilder(idtable.UUID, idtable.Int, n/2)
-	if err != nil {
-		t.Fatal(err)
-	}
 	ab, ba := map[string]string{}, map[string]string{}
 	for i := range n / 2 {
-		if err := b.Add(uuids[i], ints[i]); err != nil {
-			t.Fatal(err)
-		}
 		ab[uuids[i]], ba[ints[i]] = ints[i], uuids[i]
 	}
-	x := idtable.NewIndex(b.Build())
+	x := idtable.NewIndex(buildTable(t, idtable.UUID, idtable.Int, uuids[:n/2], ints[:n/2]))
+	var err error
 	r := rand.New(rand.NewPCG(5, 5))
 	nextInt := n + 1
 	var since *idtable.Index
@@ -124,14 +118,7 @@ func checkModel(t *testing.T, step int, x *idtable.Index, ab, ba map[string]stri
 
 func TestIndexApplyRefusesDuplicates(t *testing.T) {
 	t.Parallel()
-	b, err := idtable.NewBuilder(idtable.Int, idtable.String, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Add("1", "one"); err != nil {
-		t.Fatal(err)
-	}
-	x := idtable.NewIndex(b.Build())
+	x := idtable.NewIndex(buildTable(t, idtable.Int, idtable.String, []string{"1"}, []string{"one"}))
 	for _, p := range [][2]string{{"1", "uno"}, {"2", "one"}} {
 		if _, err := x.Apply(nil, [][2]string{p}); !errors.Is(err, idtable.ErrDuplicate) {
 			t.Errorf("Apply insert %v = %v, want ErrDuplicate", p, err)
@@ -147,14 +134,7 @@ func TestIndexApplyRefusesDuplicates(t *testing.T) {
 // child carries its own change and not its sibling's.
 func TestIndexRebaseKeepsOnlyItsOwnChanges(t *testing.T) {
 	t.Parallel()
-	b, err := idtable.NewBuilder(idtable.Int, idtable.String, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Add("1", "one"); err != nil {
-		t.Fatal(err)
-	}
-	parent, err := idtable.NewIndex(b.Build()).Apply(nil, [][2]string{{"2", "two"}})
+	parent, err := idtable.NewIndex(buildTable(t, idtable.Int, idtable.String, []string{"1"}, []string{"one"})).Apply(nil, [][2]string{{"2", "two"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,16 +190,7 @@ func TestIndexRebaseKeepsOnlyItsOwnChanges(t *testing.T) {
 func BenchmarkIndexTranslate(b *testing.B) {
 	uuids, ints := randomPairs(benchPairs, 7)
 	probes := contiguousProbes(uuids, 1<<20)
-	builder, err := idtable.NewBuilder(idtable.UUID, idtable.Int, benchPairs)
-	if err != nil {
-		b.Fatal(err)
-	}
-	for i := range uuids {
-		if err := builder.Add(uuids[i], ints[i]); err != nil {
-			b.Fatal(err)
-		}
-	}
-	bare := idtable.NewIndex(builder.Build())
+	bare := idtable.NewIndex(buildTable(b, idtable.UUID, idtable.Int, uuids, ints))
 	// Re-pair 65,536 A ids with new B ids, 1,000 a change as an import does.
 	changed := bare
 	const overlayPairs = 65_536
@@ -230,6 +201,7 @@ func BenchmarkIndexTranslate(b *testing.B) {
 			del = append(del, uuids[i])
 			ins = append(ins, [2]string{uuids[i], strconv.Itoa(benchPairs + 1 + i)})
 		}
+		var err error
 		if changed, err = changed.Apply(del, ins); err != nil {
 			b.Fatal(err)
 		}
@@ -239,27 +211,7 @@ func BenchmarkIndexTranslate(b *testing.B) {
 		x    *idtable.Index
 	}{{"bare", bare}, {"overlay-65536", changed}} {
 		b.Run(c.name, func(b *testing.B) {
-			const batch = 10_000
-			buf := make([]byte, 0, batch*20)
-			status := make([]idrule.Status, batch)
-			ends := make([]int, batch)
-			done := 0
-			for b.Loop() {
-				off := (done * batch) & (len(probes) - 1)
-				if off+batch > len(probes) {
-					off = 0
-				}
-				buf = c.x.TranslateAB(probes[off:off+batch], buf[:0], status, ends)
-				done++
-				for _, st := range status {
-					if st != idrule.Hit {
-						b.Fatalf("status %s, want HIT", st)
-					}
-				}
-			}
-			ids := float64(done * batch)
-			b.ReportMetric(ids/b.Elapsed().Seconds(), "ids/s")
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/ids, "ns/id")
+			benchTranslateBatches(b, c.x.TranslateAB, probes)
 		})
 	}
 }

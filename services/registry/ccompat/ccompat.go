@@ -524,24 +524,36 @@ func (c *call) visible(v *registryv1.ContractVersion) bool {
 	return !deleted(v) || c.r.URL.Query().Get("deleted") == "true"
 }
 
-// pick returns the version {version} names, with its schema document.
-func (h *Handler) pick(c *call) (*registryv1.ContractVersion, error) {
+// versionNamed returns the subject's Confluent name and the last of its
+// versions that match accepts for the number {version} names (0: latest).
+func (h *Handler) versionNamed(c *call, match func(n int32, v *registryv1.ContractVersion) bool) (string, *registryv1.ContractVersion, error) {
 	confluent, vs, err := h.versions(c)
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	n, err := c.version()
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	var v *registryv1.ContractVersion
 	for _, x := range vs {
-		if (n == 0 || x.GetVersion() == n) && c.visible(x) {
+		if match(n, x) {
 			v = x
 		}
 	}
 	if v == nil {
-		return nil, &apiError{status: http.StatusNotFound, code: codeVersionNotFound, msg: fmt.Sprintf("version %s of subject %q not found", c.r.PathValue("version"), confluent)}
+		return "", nil, &apiError{status: http.StatusNotFound, code: codeVersionNotFound, msg: fmt.Sprintf("version %s of subject %q not found", c.r.PathValue("version"), confluent)}
+	}
+	return confluent, v, nil
+}
+
+// pick returns the version {version} names, with its schema document.
+func (h *Handler) pick(c *call) (*registryv1.ContractVersion, error) {
+	confluent, v, err := h.versionNamed(c, func(n int32, x *registryv1.ContractVersion) bool {
+		return (n == 0 || x.GetVersion() == n) && c.visible(x)
+	})
+	if err != nil {
+		return nil, err
 	}
 	if v.GetSchema() == nil {
 		return nil, &apiError{status: http.StatusNotFound, code: codeSchemaNotFound, msg: fmt.Sprintf(
@@ -711,22 +723,11 @@ func (h *Handler) lookup(c *call) (any, error) {
 // written with it. Seam keeps every version, so ?permanent=true, once the
 // version is soft-deleted, is refused with the reason.
 func (h *Handler) deleteVersion(c *call) (any, error) {
-	confluent, vs, err := h.versions(c)
+	confluent, v, err := h.versionNamed(c, func(n int32, x *registryv1.ContractVersion) bool {
+		return (n == 0 && !deleted(x)) || x.GetVersion() == n
+	})
 	if err != nil {
 		return nil, err
-	}
-	n, err := c.version()
-	if err != nil {
-		return nil, err
-	}
-	var v *registryv1.ContractVersion
-	for _, x := range vs {
-		if (n == 0 && !deleted(x)) || x.GetVersion() == n {
-			v = x
-		}
-	}
-	if v == nil {
-		return nil, &apiError{status: http.StatusNotFound, code: codeVersionNotFound, msg: fmt.Sprintf("version %s of subject %q not found", c.r.PathValue("version"), confluent)}
 	}
 	if c.r.URL.Query().Get("permanent") == "true" {
 		if !deleted(v) {
