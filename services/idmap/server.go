@@ -138,14 +138,22 @@ func (s *Server) compact(key TableKey, since *idtable.Index) {
 	}
 	cur := ns.tables[[2]string{key.A, key.B}]
 	if cur == nil || cur.table.Base() != since.Base() {
-		return // rebuilt or reread meanwhile: that index has no overlay to fold
+		// Rebuilt or reread meanwhile: that index has no overlay to fold,
+		// but it may have grown its own while this one ran, unseen by
+		// publish: look again.
+		s.publish(snap)
+		return
 	}
 	next, err := cur.table.Rebase(base, since)
 	if err != nil {
 		s.cfg.Logger.Error("idmap: swapping in a compacted lookup table failed", "table", key, "error", err)
 		return
 	}
-	s.snap.Store(snap.withTable(&tableState{TableState: cur.TableState, table: next}))
+	// Through publish, not a bare store: the writes committed while this
+	// compaction ran were reapplied on top, and when they are CompactAt or
+	// more, the next compaction starts now. (Publish skipped them while
+	// this one ran, so nothing else would start it until another write.)
+	s.publish(snap.withTable(&tableState{TableState: cur.TableState, table: next}))
 	s.cfg.Logger.Debug("idmap: compacted a lookup table", "table", key, "pairs", next.Len(),
 		"folded", since.Changes(), "reapplied", next.Changes(), "took", time.Since(began))
 }
