@@ -231,11 +231,7 @@ func (e *Emitter) BatchIngested(b Batch) error {
 	if e == nil || e.cfg.PartitionsOnly {
 		return nil
 	}
-	evs, err := e.BatchEvents(b)
-	if err != nil {
-		return err
-	}
-	return e.send(evs)
+	return e.send(e.BatchEvents(b))
 }
 
 // PartitionSealed emits the seal run of a partition.
@@ -243,11 +239,7 @@ func (e *Emitter) PartitionSealed(s Seal) error {
 	if e == nil {
 		return nil
 	}
-	evs, err := e.SealEvents(s)
-	if err != nil {
-		return err
-	}
-	return e.send(evs)
+	return e.send(e.SealEvents(s))
 }
 
 // Replayed emits the run of a replay.
@@ -255,14 +247,15 @@ func (e *Emitter) Replayed(r Replay) error {
 	if e == nil {
 		return nil
 	}
-	evs, err := e.ReplayEvents(r)
+	return e.send(e.ReplayEvents(r))
+}
+
+// send queues the events built for one run; err is the builder's, so each
+// emitting method is one line.
+func (e *Emitter) send(evs []Event, err error) error {
 	if err != nil {
 		return err
 	}
-	return e.send(evs)
-}
-
-func (e *Emitter) send(evs []Event) error {
 	for _, ev := range evs {
 		data, err := json.Marshal(ev)
 		if err != nil {
