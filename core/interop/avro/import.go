@@ -116,12 +116,7 @@ func Import(data []byte, opts ImportOptions) (*Result, error) {
 		return nil, fmt.Errorf("%s: the checks made from the schema do not compile: %w", opts.Source, err)
 	}
 	im.res.Contract = c
-	if opts.Strict {
-		if err := im.res.Report.Strict(interop.FormatAvro); err != nil {
-			return im.res, err
-		}
-	}
-	return im.res, nil
+	return im.res, im.res.Report.StrictIf(opts.Strict, interop.FormatAvro)
 }
 
 type importer struct {

@@ -76,12 +76,7 @@ func Import(data []byte, opts ImportOptions) (*Result, error) {
 		return nil, err
 	}
 	im.res.Contract = c
-	if opts.Strict {
-		if err := im.res.Report.Strict(interop.FormatJSONSchema); err != nil {
-			return im.res, err
-		}
-	}
-	return im.res, nil
+	return im.res, im.res.Report.StrictIf(opts.Strict, interop.FormatJSONSchema)
 }
 
 type importer struct {
@@ -106,9 +101,8 @@ func (im *importer) note(v *interop.Value, kind interop.Kind, format string, arg
 
 // fail refuses the schema at v, which the error names by its JSON pointer.
 func (im *importer) fail(v *interop.Value, format string, args ...any) error {
-	e := &interop.Error{Source: im.opts.Source, Message: fmt.Sprintf(format, args...)}
+	e := interop.ErrorAt(im.opts.Source, v, format, args...)
 	if v != nil {
-		e.Line, e.Column = v.Line, v.Column
 		e.Path, _ = pointer(im.root, v, "")
 	}
 	return e

@@ -66,12 +66,7 @@ func Import(data []byte, opts ImportOptions) (*Result, error) {
 	if err := im.document(root); err != nil {
 		return nil, err
 	}
-	if opts.Strict {
-		if err := im.res.Report.Strict(interop.FormatODCS); err != nil {
-			return im.res, err
-		}
-	}
-	return im.res, nil
+	return im.res, im.res.Report.StrictIf(opts.Strict, interop.FormatODCS)
 }
 
 type importer struct {
@@ -91,11 +86,7 @@ func (im *importer) note(v *interop.Value, kind interop.Kind, format string, arg
 }
 
 func (im *importer) fail(v *interop.Value, format string, args ...any) error {
-	e := &interop.Error{Source: im.opts.Source, Message: fmt.Sprintf(format, args...)}
-	if v != nil {
-		e.Line, e.Column, e.Path = v.Line, v.Column, v.Path
-	}
-	return e
+	return interop.ErrorAt(im.opts.Source, v, format, args...)
 }
 
 // text returns a string value, or an error naming what was found.
