@@ -759,7 +759,22 @@ func (im *importer) stringField(o *interop.Object, f *contractv1.Field, path str
 			return err
 		}
 	}
-	for _, key := range []string{"minLength", "maxLength"} {
+	if f.GetType() == contractv1.FieldType_FIELD_TYPE_STRING {
+		return im.sizeBounds(o, f, "minLength", "maxLength", nil)
+	}
+	return im.sizeBounds(o, f, "minLength", "maxLength", func(lv *interop.Value, key string, n int64) error {
+		op := ">="
+		if key == "maxLength" {
+			op = "<="
+		}
+		return im.celCheck(lv, path, checkName(path)+"_"+strings.ToLower(key), func(f string) string { return "size(" + f + ") " + op + " " + strconv.FormatInt(n, 10) }, "JSON Schema: "+path+" has "+key+" "+lv.Text)
+	})
+}
+
+// sizeBounds reads minKey and maxKey, whole numbers of 0 or more, into f's
+// MinLength and MaxLength, or hands each to check when f cannot hold them.
+func (im *importer) sizeBounds(o *interop.Object, f *contractv1.Field, minKey, maxKey string, check func(lv *interop.Value, key string, n int64) error) error {
+	for _, key := range []string{minKey, maxKey} {
 		lv := o.Take(key)
 		if lv == nil {
 			continue
@@ -768,19 +783,14 @@ func (im *importer) stringField(o *interop.Object, f *contractv1.Field, path str
 		if !ok || n < 0 {
 			return im.fail(lv, "want a whole number of 0 or more, got %q", lv.Text)
 		}
-		if f.GetType() != contractv1.FieldType_FIELD_TYPE_STRING {
-			op := ">="
-			if key == "maxLength" {
-				op = "<="
-			}
-			if err := im.celCheck(lv, path, checkName(path)+"_"+strings.ToLower(key), func(f string) string { return "size(" + f + ") " + op + " " + strconv.FormatInt(n, 10) }, "JSON Schema: "+path+" has "+key+" "+lv.Text); err != nil {
+		switch {
+		case check != nil:
+			if err := check(lv, key, n); err != nil {
 				return err
 			}
-			continue
-		}
-		if key == "minLength" {
+		case key == minKey:
 			f.MinLength = &n
-		} else {
+		default:
 			f.MaxLength = &n
 		}
 	}
@@ -833,22 +843,7 @@ func (im *importer) arrayField(o *interop.Object, v *interop.Value, f *contractv
 			}
 		}
 	}
-	for _, key := range []string{"minItems", "maxItems"} {
-		lv := o.Take(key)
-		if lv == nil {
-			continue
-		}
-		n, ok := lv.Int()
-		if !ok || n < 0 {
-			return im.fail(lv, "want a whole number of 0 or more, got %q", lv.Text)
-		}
-		if key == "minItems" {
-			f.MinLength = &n
-		} else {
-			f.MaxLength = &n
-		}
-	}
-	return nil
+	return im.sizeBounds(o, f, "minItems", "maxItems", nil)
 }
 
 var fieldTypes = map[string]contractv1.FieldType{
