@@ -308,9 +308,28 @@ func TestCompileTemplate(t *testing.T) {
 	}
 }
 
+// compileError is a rule the check compiler refuses, and a part of what
+// it says.
+type compileError struct{ rule, want string }
+
+// wantCompileErrors compiles the bank contract with each rule as its one
+// check, wanting the error each names.
+func wantCompileErrors(t *testing.T, tests []compileError) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.rule, func(t *testing.T) {
+			t.Parallel()
+			_, err := check.Compile(bank(0, &contractv1.Check{Name: "c", Rule: tt.rule}))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Compile(%q) error = %v, want one containing %q", tt.rule, err, tt.want)
+			}
+		})
+	}
+}
+
 func TestRecordRuleCompileErrors(t *testing.T) {
 	t.Parallel()
-	tests := []struct{ rule, want string }{
+	tests := []compileError{
 		{"in_partition(account_ref)", `in_partition needs a TIMESTAMP or DATE field; "account_ref" is STRING`},
 		{`in_partition(booked_at, zone: "Mars/Olympus")`, `zone takes a known IANA time zone`},
 		{"in_partition(booked_at, tolerance: 2)", "tolerance takes a duration"},
@@ -324,15 +343,7 @@ func TestRecordRuleCompileErrors(t *testing.T) {
 		{"additional_fields(txn_id, account_ref)", "additional_fields takes 0 to 1 fields, got 2"},
 		{"additional_fields(counterparty)", `field "counterparty" is not declared`},
 	}
-	for _, tt := range tests {
-		t.Run(tt.rule, func(t *testing.T) {
-			t.Parallel()
-			_, err := check.Compile(bank(0, &contractv1.Check{Name: "c", Rule: tt.rule}))
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("Compile(%q) error = %v, want one containing %q", tt.rule, err, tt.want)
-			}
-		})
-	}
+	wantCompileErrors(t, tests)
 	_, err := check.Compile(bank(0, &contractv1.Check{Name: "a", Rule: "one_of(account_ref, uuid)"}, &contractv1.Check{Name: "b", Rule: "one_of(account_ref, declared)"}))
 	if err == nil || !strings.Contains(err.Error(), `field "account_ref" already has a one_of check (a)`) {
 		t.Fatalf("two one_of checks on one field: error = %v", err)
@@ -430,7 +441,7 @@ func TestJudge(t *testing.T) {
 
 func TestThresholdCompileErrors(t *testing.T) {
 	t.Parallel()
-	tests := []struct{ rule, want string }{
+	tests := []compileError{
 		{"match_rate(account_ref, min: 1.2)", "min takes a rate between 0 and 1"},
 		{"match_rate(account_ref, min: 120%)", "min takes a rate between 0 and 1"},
 		{"match_rate(account_ref, max_point_change: 5)", "max_point_change needs a baseline"},
@@ -446,13 +457,5 @@ func TestThresholdCompileErrors(t *testing.T) {
 		{"mean_drift(amount_cents, min: 5%)", "min takes a plain number"},
 		{"match_rate(account_ref, min: drop)", "min takes a rate"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.rule, func(t *testing.T) {
-			t.Parallel()
-			_, err := check.Compile(bank(0, &contractv1.Check{Name: "c", Rule: tt.rule}))
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("Compile(%q) error = %v, want one containing %q", tt.rule, err, tt.want)
-			}
-		})
-	}
+	wantCompileErrors(t, tests)
 }
