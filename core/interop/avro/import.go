@@ -158,6 +158,16 @@ func (im *importer) fields(rec *hamba.RecordSchema, prefix string) ([]*contractv
 	return out, nil
 }
 
+// primitiveTypes are the Avro types that are a Seam type as they are.
+var primitiveTypes = map[hamba.Type]contractv1.FieldType{
+	hamba.String:  contractv1.FieldType_FIELD_TYPE_STRING,
+	hamba.Int:     contractv1.FieldType_FIELD_TYPE_INT32,
+	hamba.Long:    contractv1.FieldType_FIELD_TYPE_INT64,
+	hamba.Float:   contractv1.FieldType_FIELD_TYPE_FLOAT,
+	hamba.Double:  contractv1.FieldType_FIELD_TYPE_DOUBLE,
+	hamba.Boolean: contractv1.FieldType_FIELD_TYPE_BOOL,
+}
+
 // field converts one Avro type; a union with null makes the field
 // optional, any other type required.
 func (im *importer) field(t hamba.Schema, name, path string) (*contractv1.Field, error) {
@@ -232,19 +242,11 @@ func (im *importer) typed(t hamba.Schema, name, path string) (*contractv1.Field,
 			return f, nil
 		}
 	}
+	if typ, ok := primitiveTypes[t.Type()]; ok {
+		f.Type = typ
+		return f, nil
+	}
 	switch t.Type() {
-	case hamba.String:
-		f.Type = contractv1.FieldType_FIELD_TYPE_STRING
-	case hamba.Int:
-		f.Type = contractv1.FieldType_FIELD_TYPE_INT32
-	case hamba.Long:
-		f.Type = contractv1.FieldType_FIELD_TYPE_INT64
-	case hamba.Float:
-		f.Type = contractv1.FieldType_FIELD_TYPE_FLOAT
-	case hamba.Double:
-		f.Type = contractv1.FieldType_FIELD_TYPE_DOUBLE
-	case hamba.Boolean:
-		f.Type = contractv1.FieldType_FIELD_TYPE_BOOL
 	case hamba.Bytes, hamba.Fixed:
 		f.Type = contractv1.FieldType_FIELD_TYPE_STRING
 		im.res.Report.Add(path, interop.Approximated, "%s becomes a STRING: records carry the bytes base64-encoded", t.Type())
