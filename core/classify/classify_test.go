@@ -124,6 +124,12 @@ func one(name, path, forward, reverse string, edit func(t testing.TB, c *contrac
 	return ruleCase{name: name, edit: edit, forward: []want{{forward, path}}, reverse: []want{{reverse, path}}}
 }
 
+// retyped is a case that changes the type of the field of the dotted
+// name, seen at path.
+func retyped(name, fieldName string, to contractv1.FieldType, path, forward, reverse string) ruleCase {
+	return one(name, path, forward, reverse, func(t testing.TB, c *contractv1.Contract) { field(t, c, fieldName).Type = to })
+}
+
 // unchanged is a case whose edit changes nothing a rule sees.
 func unchanged(name string, edit func(t testing.TB, c *contractv1.Contract)) ruleCase {
 	return ruleCase{name: name, edit: edit}
@@ -170,27 +176,13 @@ func ruleCases() []ruleCase {
 			},
 			reverse: []want{{classify.FieldRemoved, "fields.addr.fields.postcode"}, {classify.FieldAddedOptional, "fields.addr.fields.zip"}},
 		},
-		one("type changed", "fields.cust.type", classify.FieldTypeChanged, classify.FieldTypeChanged, func(t testing.TB, c *contractv1.Contract) {
-			field(t, c, "cust").Type = contractv1.FieldType_FIELD_TYPE_STRING
-		}),
-		one("INT64 to DOUBLE is a change, not a widening", "fields.cust.type", classify.FieldTypeChanged, classify.FieldTypeChanged, func(t testing.TB, c *contractv1.Contract) {
-			field(t, c, "cust").Type = contractv1.FieldType_FIELD_TYPE_DOUBLE
-		}),
-		one("INT32 widened to INT64", "fields.n.type", classify.FieldTypeWidened, classify.FieldTypeNarrowed, func(t testing.TB, c *contractv1.Contract) {
-			field(t, c, "n").Type = contractv1.FieldType_FIELD_TYPE_INT64
-		}),
-		one("INT32 widened to DOUBLE", "fields.n.type", classify.FieldTypeWidened, classify.FieldTypeNarrowed, func(t testing.TB, c *contractv1.Contract) {
-			field(t, c, "n").Type = contractv1.FieldType_FIELD_TYPE_DOUBLE
-		}),
-		one("FLOAT widened to DOUBLE", "fields.ratio.type", classify.FieldTypeWidened, classify.FieldTypeNarrowed, func(t testing.TB, c *contractv1.Contract) {
-			field(t, c, "ratio").Type = contractv1.FieldType_FIELD_TYPE_DOUBLE
-		}),
-		one("UUID widened to STRING", "fields.ref.type", classify.FieldTypeWidened, classify.FieldTypeNarrowed, func(t testing.TB, c *contractv1.Contract) {
-			field(t, c, "ref").Type = contractv1.FieldType_FIELD_TYPE_STRING
-		}),
-		one("array items widened", "fields.tags.items.type", classify.FieldTypeWidened, classify.FieldTypeNarrowed, func(t testing.TB, c *contractv1.Contract) {
-			field(t, c, "tags[]").Type = contractv1.FieldType_FIELD_TYPE_INT64
-		}),
+		retyped("type changed", "cust", contractv1.FieldType_FIELD_TYPE_STRING, "fields.cust.type", classify.FieldTypeChanged, classify.FieldTypeChanged),
+		retyped("INT64 to DOUBLE is a change, not a widening", "cust", contractv1.FieldType_FIELD_TYPE_DOUBLE, "fields.cust.type", classify.FieldTypeChanged, classify.FieldTypeChanged),
+		retyped("INT32 widened to INT64", "n", contractv1.FieldType_FIELD_TYPE_INT64, "fields.n.type", classify.FieldTypeWidened, classify.FieldTypeNarrowed),
+		retyped("INT32 widened to DOUBLE", "n", contractv1.FieldType_FIELD_TYPE_DOUBLE, "fields.n.type", classify.FieldTypeWidened, classify.FieldTypeNarrowed),
+		retyped("FLOAT widened to DOUBLE", "ratio", contractv1.FieldType_FIELD_TYPE_DOUBLE, "fields.ratio.type", classify.FieldTypeWidened, classify.FieldTypeNarrowed),
+		retyped("UUID widened to STRING", "ref", contractv1.FieldType_FIELD_TYPE_STRING, "fields.ref.type", classify.FieldTypeWidened, classify.FieldTypeNarrowed),
+		retyped("array items widened", "tags[]", contractv1.FieldType_FIELD_TYPE_INT64, "fields.tags.items.type", classify.FieldTypeWidened, classify.FieldTypeNarrowed),
 		one("object replaced by a string reports only the type change", "fields.addr.type", classify.FieldTypeChanged, classify.FieldTypeChanged, func(t testing.TB, c *contractv1.Contract) {
 			f := field(t, c, "addr")
 			f.Type, f.Fields = contractv1.FieldType_FIELD_TYPE_STRING, nil
