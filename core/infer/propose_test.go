@@ -317,6 +317,17 @@ func shipment(i int, carrierKey, weight, units string) string {
 		i, carrierKey, []string{"DHL", "UPS", "GLS"}[i%3], weight, units, 69000+i)
 }
 
+// proposeShipments proposes a contract for the held shipment lines, the
+// shipments contract being in force as the given version, and wants the
+// proposal to make the changes given.
+func proposeShipments(t *testing.T, version int32, lines []string, wantChanges ...string) (infer.Input, *infer.Proposal) {
+	t.Helper()
+	in := infer.Input{Active: loadContract(t, shipmentsV1), ActiveVersion: version, Canonical: loadModel(t, shipmentModel), Held: ndjson("2026-03-08", lines...)}
+	p := propose(t, in)
+	wantRules(t, p, wantChanges...)
+	return in, p
+}
+
 // A field renamed: the missing field and the new one are paired by their
 // values, the rename is declared, the mapping and the checks read the new
 // name, and the canonical model does not move.
@@ -326,9 +337,7 @@ func TestFieldRenamed(t *testing.T) {
 	for i := range 60 {
 		lines = append(lines, shipment(i, "carrier_code", fmt.Sprint(100+i), "2"))
 	}
-	in := infer.Input{Active: loadContract(t, shipmentsV1), ActiveVersion: 3, Canonical: loadModel(t, shipmentModel), Held: ndjson("2026-03-08", lines...)}
-	p := propose(t, in)
-	wantRules(t, p,
+	in, p := proposeShipments(t, 3, lines,
 		"FIELD_RENAMED fields.carrier_code",
 		"CHECK_CHANGED checks.carrier_nulls.rule",
 		"MAPPING_CHANGED mapping.fields.carrier")
@@ -362,9 +371,7 @@ func TestTypeWidened(t *testing.T) {
 		}
 		lines = append(lines, shipment(i, "carrier", fmt.Sprintf("%d.5", 100+i), units))
 	}
-	in := infer.Input{Active: loadContract(t, shipmentsV1), ActiveVersion: 1, Canonical: loadModel(t, shipmentModel), Held: ndjson("2026-03-08", lines...)}
-	p := propose(t, in)
-	wantRules(t, p,
+	in, p := proposeShipments(t, 1, lines,
 		"FIELD_TYPE_WIDENED fields.weight_g.type",
 		"FIELD_TYPE_WIDENED fields.units.type",
 		"MAPPING_CHANGED mapping.fields.units")
