@@ -767,7 +767,7 @@ func (im *importer) stringField(o *interop.Object, f *contractv1.Field, path str
 		if key == "maxLength" {
 			op = "<="
 		}
-		return im.celCheck(lv, path, checkName(path)+"_"+strings.ToLower(key), func(f string) string { return "size(" + f + ") " + op + " " + strconv.FormatInt(n, 10) }, "JSON Schema: "+path+" has "+key+" "+lv.Text)
+		return im.boundCheck(lv, path, checkName(path), key, func(f string) string { return "size(" + f + ") " + op + " " + strconv.FormatInt(n, 10) })
 	})
 }
 
@@ -775,15 +775,12 @@ func (im *importer) stringField(o *interop.Object, f *contractv1.Field, path str
 // MinLength and MaxLength, or hands each to check when f cannot hold them.
 func (im *importer) sizeBounds(o *interop.Object, f *contractv1.Field, minKey, maxKey string, check func(lv *interop.Value, key string, n int64) error) error {
 	for _, key := range []string{minKey, maxKey} {
-		lv := o.Take(key)
-		if lv == nil {
-			continue
-		}
-		n, ok := lv.Int()
-		if !ok || n < 0 {
-			return im.fail(lv, "want a whole number of 0 or more, got %q", lv.Text)
+		lv, n, err := im.count(o, key)
+		if err != nil {
+			return err
 		}
 		switch {
+		case lv == nil: // absent
 		case check != nil:
 			if err := check(lv, key, n); err != nil {
 				return err
@@ -1186,30 +1183,59 @@ func (im *importer) bounds(o *interop.Object, f *contractv1.Field, path string, 
 			if ex.lower {
 				op = ">"
 			}
-			if err := im.celCheck(v, path, checkName(path)+"_"+strings.ToLower(ex.key), func(f string) string { return f + " " + op + " " + literal(*x, false) },
-				fmt.Sprintf("JSON Schema: %s has %s %s", path, ex.key, v.Text)); err != nil {
+			if err := im.boundCheck(v, path, checkName(path), ex.key, func(f string) string { return f + " " + op + " " + literal(*x, false) }); err != nil {
 				return err
 			}
 		}
 	}
-	if v := o.Take("multipleOf"); v != nil {
-		x, ok := v.Float()
-		switch {
-		case !ok || x <= 0:
-			return im.fail(v, "multipleOf must be a number above 0")
-		case integer && integral(x):
-			expr := func(f string) string {
-				if !top {
-					f = "int(" + f + ")"
-				}
-				return f + " % " + literal(x, true) + " == 0"
+	v, x, err := im.multipleOf(o)
+	switch {
+	case err != nil || v == nil:
+		return err
+	case integer && integral(x):
+		expr := func(f string) string {
+			if !top {
+				f = "int(" + f + ")"
 			}
-			return im.celCheck(v, path, checkName(path)+"_multiple_of", expr, fmt.Sprintf("JSON Schema: %s is a multiple of %s", path, v.Text))
-		default:
-			return im.fail(v, "multipleOf %s on a %s: Seam checks whole multiples of integers only, since multiples of fractions are not exact in binary floating point", v.Text, map[bool]string{true: "integer", false: "number"}[integer])
+			return f + " % " + literal(x, true) + " == 0"
 		}
+		return im.celCheck(v, path, checkName(path)+"_multiple_of", expr, fmt.Sprintf("JSON Schema: %s is a multiple of %s", path, v.Text))
+	default:
+		return im.fail(v, "multipleOf %s on a %s: Seam checks whole multiples of integers only, since multiples of fractions are not exact in binary floating point", v.Text, map[bool]string{true: "integer", false: "number"}[integer])
 	}
-	return nil
+}
+
+// count takes key, a whole number of 0 or more; v is nil when it is absent.
+func (im *importer) count(o *interop.Object, key string) (v *interop.Value, n int64, err error) {
+	v = o.Take(key)
+	if v == nil {
+		return nil, 0, nil
+	}
+	n, ok := v.Int()
+	if !ok || n < 0 {
+		return nil, 0, im.fail(v, "want a whole number of 0 or more, got %q", v.Text)
+	}
+	return v, n, nil
+}
+
+// multipleOf takes multipleOf, a number above 0; v is nil when it is
+// absent.
+func (im *importer) multipleOf(o *interop.Object) (v *interop.Value, x float64, err error) {
+	v = o.Take("multipleOf")
+	if v == nil {
+		return nil, 0, nil
+	}
+	x, ok := v.Float()
+	if !ok || x <= 0 {
+		return nil, 0, im.fail(v, "multipleOf must be a number above 0")
+	}
+	return v, x, nil
+}
+
+// boundCheck adds the CEL check that holds the field at path to the bound
+// keyword key (given at v), named after the check name and the keyword.
+func (im *importer) boundCheck(v *interop.Value, path, name, key string, expr func(field string) string) error {
+	return im.celCheck(v, path, name+"_"+strings.ToLower(key), expr, fmt.Sprintf("JSON Schema: %s has %s %s", path, key, v.Text))
 }
 
 // literals applies enum and const: values the field's type cannot take are
