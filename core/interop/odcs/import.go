@@ -89,6 +89,11 @@ func (im *importer) fail(v *interop.Value, format string, args ...any) error {
 	return interop.ErrorAt(im.opts.Source, v, format, args...)
 }
 
+// takeText takes key from o and returns its text ("" when absent).
+func (im *importer) takeText(o *interop.Object, key string) (string, error) {
+	return im.text(o.Take(key))
+}
+
 // text returns a string value, or an error naming what was found.
 func (im *importer) text(v *interop.Value) (string, error) {
 	if v == nil || v.Kind == interop.Null {
@@ -126,24 +131,14 @@ func (im *importer) document(root *interop.Value) error {
 	if v := o.Take("tags"); v != nil {
 		im.tags(v, labelPrefix+"tags")
 	}
-	if v := o.Take("description"); v != nil {
-		if err := im.description(v); err != nil {
-			return err
-		}
-	}
-	if v := o.Take("team"); v != nil {
-		if err := im.team(v); err != nil {
-			return err
-		}
-	}
-	if v := o.Take("slaProperties"); v != nil {
-		if err := im.sla(v); err != nil {
-			return err
-		}
-	}
-	if v := o.Take("customProperties"); v != nil {
-		if err := im.rootCustom(v); err != nil {
-			return err
+	for _, section := range []struct {
+		key  string
+		read func(*interop.Value) error
+	}{{"description", im.description}, {"team", im.team}, {"slaProperties", im.sla}, {"customProperties", im.rootCustom}} {
+		if v := o.Take(section.key); v != nil {
+			if err := section.read(v); err != nil {
+				return err
+			}
 		}
 	}
 	dropped := map[string]string{
@@ -451,10 +446,8 @@ func (im *importer) object(obj *interop.Value, only bool) (*Contract, error) {
 	if v := o.Take("logicalType"); v != nil && v.Text != "object" {
 		return nil, im.fail(v, "a schema object has logicalType object, not %q", v.Text)
 	}
-	if v := o.Take("description"); v != nil {
-		if c.Description, err = im.text(v); err != nil {
-			return nil, err
-		}
+	if c.Description, err = im.takeText(o, "description"); err != nil {
+		return nil, err
 	}
 	if v := o.Take("tags"); v != nil {
 		saved := im.labels
@@ -1018,10 +1011,8 @@ func (ob *objectImport) property(p *interop.Value, prefix string, items bool) (*
 	if v := o.Take("unique"); v != nil && v.Text == "true" {
 		ob.uniques = append(ob.uniques, pendingUnique{v, path})
 	}
-	if v := o.Take("description"); v != nil {
-		if f.Description, err = im.text(v); err != nil {
-			return nil, err
-		}
+	if f.Description, err = im.takeText(o, "description"); err != nil {
+		return nil, err
 	}
 	if v := o.Take("customProperties"); v != nil {
 		err := im.custom(v, func(prop string, val *interop.Value) (bool, error) {
