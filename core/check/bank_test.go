@@ -358,13 +358,6 @@ func matchRate(share float64) check.Stats {
 
 func TestThresholdSyntax(t *testing.T) {
 	t.Parallel()
-	week := func(share float64) []check.Stats {
-		var out []check.Stats
-		for range 7 {
-			out = append(out, matchRate(share))
-		}
-		return out
-	}
 	tests := []struct {
 		name    string
 		rule    string
@@ -374,21 +367,21 @@ func TestThresholdSyntax(t *testing.T) {
 		msg     string
 	}{
 		{"5 points below baseline alerts", "match_rate(account_ref, max_point_change: 5, direction: drop, baseline: 7)",
-			matchRate(0.90), week(0.96), "max_point_change", "match_rate of account_ref is 90%, 6 points below the baseline of 96%, over the allowed 5 points of drop (baseline: 7 partitions)"},
-		{"4 points below passes", "match_rate(account_ref, max_point_change: 5pt, direction: drop, baseline: 7)", matchRate(0.92), week(0.96), "", ""},
-		{"a rise is not a drop", "match_rate(account_ref, max_point_change: 5, direction: drop, baseline: 7)", matchRate(1), week(0.90), "", ""},
-		{"a rise counts both ways", "match_rate(account_ref, max_point_change: 5, baseline: 7)", matchRate(1), week(0.90), "max_point_change", "10 points above"},
-		{"rise only", "match_rate(account_ref, max_relative_change: 10%, direction: rise, baseline: 7)", matchRate(0.5), week(0.9), "", ""},
+			matchRate(0.90), week(matchRate(0.96)), "max_point_change", "match_rate of account_ref is 90%, 6 points below the baseline of 96%, over the allowed 5 points of drop (baseline: 7 partitions)"},
+		{"4 points below passes", "match_rate(account_ref, max_point_change: 5pt, direction: drop, baseline: 7)", matchRate(0.92), week(matchRate(0.96)), "", ""},
+		{"a rise is not a drop", "match_rate(account_ref, max_point_change: 5, direction: drop, baseline: 7)", matchRate(1), week(matchRate(0.90)), "", ""},
+		{"a rise counts both ways", "match_rate(account_ref, max_point_change: 5, baseline: 7)", matchRate(1), week(matchRate(0.90)), "max_point_change", "10 points above"},
+		{"rise only", "match_rate(account_ref, max_relative_change: 10%, direction: rise, baseline: 7)", matchRate(0.5), week(matchRate(0.9)), "", ""},
 		{"absolute minimum in percent", "match_rate(account_ref, min: 90%)", matchRate(0.62), nil, "min", "match_rate of account_ref is 62%, below the minimum 90%"},
 		{"absolute maximum", "match_rate(account_ref, max: 0.99)", matchRate(1), nil, "max", "above the maximum 99%"},
 		{"relative drop as a percentage", "match_rate(account_ref, max_relative_change: 15%, direction: drop, baseline: 3)",
-			matchRate(0.5), week(0.9), "max_relative_change", "a relative change of 0.444 over the allowed 0.15 of drop (baseline: 3 partitions)"},
+			matchRate(0.5), week(matchRate(0.9)), "max_relative_change", "a relative change of 0.444 over the allowed 0.15 of drop (baseline: 3 partitions)"},
 		{"no baseline, no relative alert", "match_rate(account_ref, max_point_change: 5, baseline: 7)", matchRate(0.1), nil, "", ""},
-		{"baseline of fewer partitions than asked says so", "match_rate(account_ref, max_point_change: 5, baseline: 7)", matchRate(0.5), week(0.9)[:2], "max_point_change", "(baseline: 2 partitions)"},
+		{"baseline of fewer partitions than asked says so", "match_rate(account_ref, max_point_change: 5, baseline: 7)", matchRate(0.5), week(matchRate(0.9))[:2], "max_point_change", "(baseline: 2 partitions)"},
 		{"min_rows skips a small partition", "match_rate(account_ref, min: 0.9, min_rows: 100)",
 			stats(3, "account_ref", check.FieldStats{Count: 3, IDs: 3, Matched: 0}), nil, "", ""},
 		{"min_rows keeps small partitions out of the baseline", "match_rate(account_ref, max_point_change: 5, baseline: 7, min_rows: 100)",
-			matchRate(0.95), append(week(0.96), stats(3, "account_ref", check.FieldStats{Count: 3, IDs: 3})), "", ""},
+			matchRate(0.95), append(week(matchRate(0.96)), stats(3, "account_ref", check.FieldStats{Count: 3, IDs: 3})), "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

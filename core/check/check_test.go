@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -447,6 +448,9 @@ func TestIdentifierFormat(t *testing.T) {
 	}
 }
 
+// week is seven partitions with the same figures: a baseline of 7.
+func week(s check.Stats) []check.Stats { return slices.Repeat([]check.Stats{s}, 7) }
+
 func stats(rows int64, field string, fs check.FieldStats) check.Stats {
 	return check.Stats{Rows: rows, Fields: map[string]check.FieldStats{field: fs}}
 }
@@ -466,13 +470,6 @@ func TestMonitor(t *testing.T) {
 	match := func(r float64) check.Stats {
 		return stats(500_000, "customer_id", check.FieldStats{Count: 500_000, IDs: 500_000, Matched: int64(r * 500_000)})
 	}
-	week := func(f func(float64) check.Stats, v float64) []check.Stats {
-		var b []check.Stats
-		for range 7 {
-			b = append(b, f(v))
-		}
-		return b
-	}
 	tests := []struct {
 		name     string
 		current  check.Stats
@@ -481,13 +478,13 @@ func TestMonitor(t *testing.T) {
 		observed float64
 		base     float64
 	}{
-		{"mean 85 to 102 alerts", mean(102), week(mean, 85), []string{"aov"}, 102, 85},
-		{"mean 85 to 90 passes", mean(90), week(mean, 85), nil, 0, 0},
+		{"mean 85 to 102 alerts", mean(102), week(mean(85)), []string{"aov"}, 102, 85},
+		{"mean 85 to 90 passes", mean(90), week(mean(85)), nil, 0, 0},
 		{"no baseline, no drift alert", mean(102), nil, nil, 0, 0},
-		{"match rate 0.98 to 0.02 alerts", match(0.02), week(match, 0.98), []string{"customer_match", "match_drift"}, 0.02, math.NaN()},
-		{"match rate steady passes", match(0.97), week(match, 0.98), nil, 0, 0},
+		{"match rate 0.98 to 0.02 alerts", match(0.02), week(match(0.98)), []string{"customer_match", "match_drift"}, 0.02, math.NaN()},
+		{"match rate steady passes", match(0.97), week(match(0.98)), nil, 0, 0},
 		{"null rate over max", stats(100, "coupon", check.FieldStats{Count: 100, Nulls: 95}), nil, []string{"coupon_nulls"}, 0.95, math.NaN()},
-		{"row count halves", check.Stats{Rows: 400}, week(func(float64) check.Stats { return check.Stats{Rows: 1000} }, 0), []string{"volume"}, 400, 1000},
+		{"row count halves", check.Stats{Rows: 400}, week(check.Stats{Rows: 1000}), []string{"volume"}, 400, 1000},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
