@@ -42,6 +42,17 @@ func testSchema(t testing.TB) *record.Schema {
 	return s
 }
 
+// decode decodes data with a new decoder for s, failing the test when the
+// batch cannot be decoded.
+func decode(t testing.TB, s *record.Schema, format recordv1.Format, data []byte, firstOffset int64) *record.Batch {
+	t.Helper()
+	b, err := record.NewDecoder(s, record.Options{}).Decode(format, data, firstOffset)
+	if err != nil {
+		t.Fatalf("Decode %v: %v", format, err)
+	}
+	return b
+}
+
 func value(t *testing.T, s *record.Schema, r record.Record, path string) record.Value {
 	t.Helper()
 	slot, ok := s.Lookup(path)
@@ -120,10 +131,7 @@ func TestJSONStrictness(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			data := tt.line + "\n" + `{"i":7}` + "\n"
-			b, err := record.NewDecoder(s, record.Options{}).Decode(fNDJSON, []byte(data), 0)
-			if err != nil {
-				t.Fatalf("Decode: %v", err)
-			}
+			b := decode(t, s, fNDJSON, []byte(data), 0)
 			if len(b.Records) != 2 {
 				t.Fatalf("got %d records, want 2", len(b.Records))
 			}
@@ -219,10 +227,7 @@ func TestNDJSONPositions(t *testing.T) {
 	t.Parallel()
 	s := testSchema(t)
 	data := "{\"i\":1}\r\n\n   \n{\"i\":2,\"zz\":1,\"yy\":{}}\n{broken\n{\"i\":4}"
-	b, err := record.NewDecoder(s, record.Options{}).Decode(fNDJSON, []byte(data), 100)
-	if err != nil {
-		t.Fatalf("Decode: %v", err)
-	}
+	b := decode(t, s, fNDJSON, []byte(data), 100)
 	type rec struct {
 		index, pos int64
 		raw        string
@@ -351,10 +356,7 @@ func TestCSV(t *testing.T) {
 		"bad\"quote,1,1,true,,,\n" +
 		"\n" +
 		"last,-7,1e2,false,,,\n"
-	b, err := record.NewDecoder(s, record.Options{}).Decode(fCSV, []byte(data), 0)
-	if err != nil {
-		t.Fatalf("Decode: %v", err)
-	}
+	b := decode(t, s, fCSV, []byte(data), 0)
 	if len(b.Records) != 6 {
 		t.Fatalf("got %d records, want 6", len(b.Records))
 	}
@@ -518,12 +520,9 @@ func TestAppendJSONRoundTrip(t *testing.T) {
 func TestElements(t *testing.T) {
 	t.Parallel()
 	s := testSchema(t)
-	b, err := record.NewDecoder(s, record.Options{}).Decode(fJSON, []byte(`{"a":[1,"x\u0041",[2],{"k":1},null]}`), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := decode(t, s, fJSON, []byte(`{"a":[1,"x\u0041",[2],{"k":1},null]}`), 0)
 	var kinds []string
-	err = record.Elements(value(t, s, b.Records[0], "a"), func(_ int, e record.Value) bool {
+	err := record.Elements(value(t, s, b.Records[0], "a"), func(_ int, e record.Value) bool {
 		kinds = append(kinds, e.Kind().String()+":"+string(e.Bytes()))
 		return true
 	})
@@ -544,10 +543,7 @@ func TestOrders(t *testing.T) {
 		if format == fJSON {
 			data = recordtest.OrdersJSON(500)
 		}
-		b, err := record.NewDecoder(s, record.Options{}).Decode(format, data, 0)
-		if err != nil {
-			t.Fatalf("%v: %v", format, err)
-		}
+		b := decode(t, s, format, data, 0)
 		if len(b.Records) != 500 {
 			t.Fatalf("%v: got %d records, want 500", format, len(b.Records))
 		}
@@ -646,10 +642,7 @@ func TestMemberNames(t *testing.T) {
 {"id2":"d","id":"d"}
 {"idx":4,"id":"e","say \"hi\"":"r","\u00e9t\u00e9":"f"}
 {"id":"f","i\u0064":"g"}`
-	b, err := record.NewDecoder(s, record.Options{}).Decode(fNDJSON, []byte(data), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := decode(t, s, fNDJSON, []byte(data), 0)
 	field := func(r record.Record, path string) string {
 		slot, _ := s.Lookup(path)
 		v := r.Values[slot]
