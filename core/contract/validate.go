@@ -263,7 +263,9 @@ func (v *validator) fields(fields []*contractv1.Field, path string, ctx fieldCon
 	}
 }
 
-func isNumeric(t contractv1.FieldType) bool {
+// IsNumeric reports whether fields of type t hold numbers: the integer,
+// floating-point and decimal types.
+func IsNumeric(t contractv1.FieldType) bool {
 	switch t {
 	case contractv1.FieldType_FIELD_TYPE_INT32, contractv1.FieldType_FIELD_TYPE_INT64,
 		contractv1.FieldType_FIELD_TYPE_FLOAT, contractv1.FieldType_FIELD_TYPE_DOUBLE,
@@ -325,7 +327,7 @@ func (v *validator) field(f *contractv1.Field, path string, ctx fieldContext) {
 	}
 
 	if f.Min != nil || f.Max != nil {
-		if !isNumeric(t) && !isJSON {
+		if !IsNumeric(t) && !isJSON {
 			v.add(path, ReasonRangeWrongType, fmt.Sprintf("min and max apply to numeric and JSON fields, not %s; use min_length/max_length for lengths", typeName(t)))
 		}
 		switch {

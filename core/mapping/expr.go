@@ -12,6 +12,7 @@ import (
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/common/types/ref"
 	"cel.dev/cel-go/common/types/traits"
+	"github.com/seamdata/seam/core/contract"
 	"github.com/seamdata/seam/core/record"
 	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
 	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
@@ -81,9 +82,9 @@ func exprTypeFits(out *cel.Type, t contractv1.FieldType, cast bool) bool {
 	}
 	switch out.Kind() {
 	case types.IntKind, types.UintKind:
-		return isNumeric(t)
+		return contract.IsNumeric(t)
 	case types.DoubleKind:
-		return isNumeric(t)
+		return contract.IsNumeric(t)
 	case types.StringKind:
 		switch t {
 		case contractv1.FieldType_FIELD_TYPE_STRING, contractv1.FieldType_FIELD_TYPE_UUID,
