@@ -618,18 +618,12 @@ func (im *importer) fieldOf(raw *interop.Value, name, path string, required, ite
 			im.integer = v
 		}
 		f.Type = contractv1.FieldType_FIELD_TYPE_INT64
-		if err := im.numberFormat(o); err != nil {
-			return nil, false, err
-		}
-		if err := im.bounds(o, f, path, true); err != nil {
+		if err := im.numberField(o, f, path, true); err != nil {
 			return nil, false, err
 		}
 	case "number":
 		f.Type = contractv1.FieldType_FIELD_TYPE_DOUBLE
-		if err := im.numberFormat(o); err != nil {
-			return nil, false, err
-		}
-		if err := im.bounds(o, f, path, false); err != nil {
+		if err := im.numberField(o, f, path, false); err != nil {
 			return nil, false, err
 		}
 	case "boolean":
@@ -792,6 +786,14 @@ func (im *importer) sizeBounds(o *interop.Object, f *contractv1.Field, minKey, m
 		}
 	}
 	return nil
+}
+
+// numberField reads the format and the bounds of a number (integer) field.
+func (im *importer) numberField(o *interop.Object, f *contractv1.Field, path string, integer bool) error {
+	if err := im.numberFormat(o); err != nil {
+		return err
+	}
+	return im.bounds(o, f, path, integer)
 }
 
 // numberFormat reads the format of a number: OpenAPI's names are noted
