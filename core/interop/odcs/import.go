@@ -89,6 +89,13 @@ func (im *importer) fail(v *interop.Value, format string, args ...any) error {
 	return interop.ErrorAt(im.opts.Source, v, format, args...)
 }
 
+// keepText sets *dst to val's text, for a custom property a reader
+// takes.
+func (im *importer) keepText(val *interop.Value, dst *string) (taken bool, err error) {
+	*dst, err = im.text(val)
+	return true, err
+}
+
 // takeText takes key from o and returns its text ("" when absent).
 func (im *importer) takeText(o *interop.Object, key string) (string, error) {
 	return im.text(o.Take(key))
@@ -333,9 +340,7 @@ func (im *importer) rootCustom(v *interop.Value) error {
 	return im.custom(v, func(prop string, val *interop.Value) (bool, error) {
 		switch prop {
 		case propSubject:
-			s, err := im.text(val)
-			im.subject = s
-			return true, err
+			return im.keepText(val, &im.subject)
 		case propCompatibility:
 			s, err := im.text(val)
 			if err != nil {
@@ -460,9 +465,7 @@ func (im *importer) object(obj *interop.Value, only bool) (*Contract, error) {
 		err := im.custom(v, func(prop string, val *interop.Value) (bool, error) {
 			switch prop {
 			case propSubject:
-				s, err := im.text(val)
-				subject = s
-				return true, err
+				return im.keepText(val, &subject)
 			case propMapping:
 				m, err := ob.mapping(val)
 				c.Mapping = m
@@ -1026,9 +1029,7 @@ func (ob *objectImport) property(p *interop.Value, prefix string, items bool) (*
 				f.Identifier = &contractv1.Identifier{Namespace: ns, Format: format}
 				return true, nil
 			case propLayout:
-				s, err := im.text(val)
-				f.Layout = s
-				return true, err
+				return im.keepText(val, &f.Layout)
 			}
 			return false, nil
 		})
