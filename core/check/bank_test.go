@@ -308,24 +308,8 @@ func TestCompileTemplate(t *testing.T) {
 	}
 }
 
-// compileError is a rule the check compiler refuses, and a part of what
-// it says.
-type compileError struct{ rule, want string }
-
-// wantCompileErrors compiles the bank contract with each rule as its one
-// check, wanting the error each names.
-func wantCompileErrors(t *testing.T, tests []compileError) {
-	t.Helper()
-	for _, tt := range tests {
-		t.Run(tt.rule, func(t *testing.T) {
-			t.Parallel()
-			_, err := check.Compile(bank(0, &contractv1.Check{Name: "c", Rule: tt.rule}))
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("Compile(%q) error = %v, want one containing %q", tt.rule, err, tt.want)
-			}
-		})
-	}
-}
+// bankWith is the bank contract with checks, as wantCompileErrors takes it.
+func bankWith(checks ...*contractv1.Check) *contractv1.Contract { return bank(0, checks...) }
 
 func TestRecordRuleCompileErrors(t *testing.T) {
 	t.Parallel()
@@ -343,7 +327,7 @@ func TestRecordRuleCompileErrors(t *testing.T) {
 		{"additional_fields(txn_id, account_ref)", "additional_fields takes 0 to 1 fields, got 2"},
 		{"additional_fields(counterparty)", `field "counterparty" is not declared`},
 	}
-	wantCompileErrors(t, tests)
+	wantCompileErrors(t, bankWith, tests)
 	_, err := check.Compile(bank(0, &contractv1.Check{Name: "a", Rule: "one_of(account_ref, uuid)"}, &contractv1.Check{Name: "b", Rule: "one_of(account_ref, declared)"}))
 	if err == nil || !strings.Contains(err.Error(), `field "account_ref" already has a one_of check (a)`) {
 		t.Fatalf("two one_of checks on one field: error = %v", err)
@@ -450,5 +434,5 @@ func TestThresholdCompileErrors(t *testing.T) {
 		{"mean_drift(amount_cents, min: 5%)", "min takes a plain number"},
 		{"match_rate(account_ref, min: drop)", "min takes a rate"},
 	}
-	wantCompileErrors(t, tests)
+	wantCompileErrors(t, bankWith, tests)
 }

@@ -16,6 +16,26 @@ import (
 	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
 )
 
+// compileError is a rule the check compiler refuses, and a part of what
+// it says.
+type compileError struct{ rule, want string }
+
+// wantCompileErrors compiles the contract withChecks makes of each rule
+// as its one check, wanting a *check.Error that says what the case wants.
+func wantCompileErrors(t *testing.T, withChecks func(...*contractv1.Check) *contractv1.Contract, tests []compileError) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.rule, func(t *testing.T) {
+			t.Parallel()
+			_, err := check.Compile(withChecks(&contractv1.Check{Name: "c", Rule: tt.rule}))
+			var ce *check.Error
+			if err == nil || !errors.As(err, &ce) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Compile(%q) error = %v, want a *check.Error containing %q", tt.rule, err, tt.want)
+			}
+		})
+	}
+}
+
 func orders(checks ...*contractv1.Check) *contractv1.Contract {
 	return &contractv1.Contract{Subject: "shop.orders", Fields: recordtest.OrderFields(), Checks: checks}
 }
@@ -378,10 +398,7 @@ func TestCEL(t *testing.T) {
 
 func TestCompileErrors(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		rule string
-		want string
-	}{
+	tests := []compileError{
 		{"required(nope)", `checks[0].rule: column 10: field "nope" is not declared`},
 		{"requird(amount)", `checks[0].rule: column 1: unknown rule "requird"`},
 		{"required(amount", `checks[0].rule: column 16: expected ',' or ')'`},
@@ -402,16 +419,7 @@ func TestCompileErrors(t *testing.T) {
 		{"unique()", "unique takes at least 1 field"},
 		{"", "expected a rule name"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.rule, func(t *testing.T) {
-			t.Parallel()
-			_, err := check.Compile(orders(&contractv1.Check{Name: "c", Rule: tt.rule}))
-			var ce *check.Error
-			if err == nil || !errors.As(err, &ce) || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("Compile(%q) error = %v, want a *check.Error containing %q", tt.rule, err, tt.want)
-			}
-		})
-	}
+	wantCompileErrors(t, orders, tests)
 	_, err := check.Compile(orders(&contractv1.Check{Name: "a", Rule: "required(amount)"}, &contractv1.Check{Name: "a", Rule: "required(currency)"}))
 	if err == nil || !strings.Contains(err.Error(), `checks[1].name: "a" is also the name of checks[0]`) {
 		t.Fatalf("duplicate names error = %v", err)
