@@ -53,6 +53,17 @@ func decode(t testing.TB, s *record.Schema, format recordv1.Format, data []byte,
 	return b
 }
 
+// decodeField decodes the JSON object {"field": literal} with d and
+// returns the field's value.
+func decodeField(t *testing.T, d *record.Decoder, s *record.Schema, field, literal string) record.Value {
+	t.Helper()
+	b, err := d.Decode(fJSON, []byte(`{"`+field+`":`+literal+`}`), 0)
+	if err != nil {
+		t.Fatalf("Decode(%s): %v", literal, err)
+	}
+	return value(t, s, b.Records[0], field)
+}
+
 func value(t *testing.T, s *record.Schema, r record.Record, path string) record.Value {
 	t.Helper()
 	slot, ok := s.Lookup(path)
@@ -168,11 +179,7 @@ func TestStrings(t *testing.T) {
 	s := testSchema(t)
 	d := record.NewDecoder(s, record.Options{})
 	for _, tt := range tests {
-		b, err := d.Decode(fJSON, []byte(`{"s":`+tt.in+`}`), 0)
-		if err != nil {
-			t.Fatalf("Decode(%s): %v", tt.in, err)
-		}
-		v := value(t, s, b.Records[0], "s")
+		v := decodeField(t, d, s, "s", tt.in)
 		if v.Kind() != record.KindString || string(v.Bytes()) != tt.want {
 			t.Errorf("Decode(%s) = %v %q, want string %q", tt.in, v.Kind(), v.Bytes(), tt.want)
 		}
@@ -206,11 +213,7 @@ func TestNumbers(t *testing.T) {
 	s := testSchema(t)
 	d := record.NewDecoder(s, record.Options{})
 	for _, tt := range tests {
-		b, err := d.Decode(fJSON, []byte(`{"f":`+tt.in+`}`), 0)
-		if err != nil {
-			t.Fatalf("Decode(%s): %v", tt.in, err)
-		}
-		v := value(t, s, b.Records[0], "f")
+		v := decodeField(t, d, s, "f", tt.in)
 		if v.IsInt() != tt.isInt || v.Overflow() != tt.overflow || string(v.Bytes()) != tt.in {
 			t.Errorf("%s: got int=%v overflow=%v text=%q, want int=%v overflow=%v", tt.in, v.IsInt(), v.Overflow(), v.Bytes(), tt.isInt, tt.overflow)
 		}
