@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/seamdata/seam/core/contract"
+	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
 )
 
 // Format is a language a contract document is written in.
@@ -161,6 +162,13 @@ func (r *Report) StrictIf(strict bool, format Format) error {
 		return nil
 	}
 	return r.Strict(format)
+}
+
+// Result is what an import that makes one contract gives: the contract
+// and the report of what did not carry over.
+type Result struct {
+	Contract *contractv1.Contract
+	Report   Report
 }
 
 // LossError is a strict conversion refused because parts of the document

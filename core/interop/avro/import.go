@@ -38,10 +38,7 @@ type ImportOptions struct {
 }
 
 // Result is the contract and the report of what did not carry over.
-type Result struct {
-	Contract *contractv1.Contract
-	Report   interop.Report
-}
+type Result = interop.Result
 
 // Parse parses an Avro schema on its own (no shared cache of named types,
 // so two documents never see each other's names).

@@ -54,10 +54,7 @@ type ImportOptions struct {
 }
 
 // Result is the contract and the report of what did not carry over.
-type Result struct {
-	Contract *contractv1.Contract
-	Report   interop.Report
-}
+type Result = interop.Result
 
 // Import converts a JSON Schema document (JSON or YAML) into a contract.
 // An assertion Seam cannot check exactly is an *interop.Error whose Path is
