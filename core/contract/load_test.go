@@ -69,7 +69,7 @@ mapping: {fields: {y: {from: x, cast: {to: int64, rounding: half_up}}}}
 
 func TestLoadValues(t *testing.T) {
 	t.Parallel()
-	c, err := contract.Load([]byte(`
+	c := mustLoad(t, []byte(`
 subject: a.b
 labels: {team: x}
 fields:
@@ -81,9 +81,6 @@ mapping:
   fields:
     n: {from: m, default: {a: [1, "two", null, true]}, constant: 3}
 `), "t.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
 	f := c.GetFields()[0]
 	if f.GetMin() != -1.5 || f.GetMax() != 1000 || f.GetMinLength() != 16 {
 		t.Errorf("min, max, min_length = %v, %v, %v; want -1.5, 1000, 16", f.GetMin(), f.GetMax(), f.GetMinLength())
