@@ -164,6 +164,17 @@ func (r *Report) StrictIf(strict bool, format Format) error {
 	return r.Strict(format)
 }
 
+// ImportOptions tune an import that makes one contract from a schema.
+type ImportOptions struct {
+	// Source names the document in messages, usually its file name.
+	Source string
+	// Subject and Owner of the contract, which a schema does not name.
+	Subject, Owner string
+	// Strict refuses the schema (a *LossError) when the import reports a
+	// loss.
+	Strict bool
+}
+
 // Result is what an import that makes one contract gives: the contract
 // and the report of what did not carry over.
 type Result struct {

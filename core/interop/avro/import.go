@@ -26,16 +26,10 @@ import (
 	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
 )
 
-// ImportOptions tune Import.
-type ImportOptions struct {
-	// Source names the document in messages.
-	Source string
-	// Subject and Owner of the contract; Avro has no word for either.
-	Subject, Owner string
-	// Strict refuses the schema (a *interop.LossError) when anything is
-	// dropped or approximated.
-	Strict bool
-}
+// ImportOptions tune Import. Avro has no word for a subject or an owner,
+// so Subject and Owner must be given. Strict refuses the schema (a
+// *interop.LossError) when anything is dropped or approximated.
+type ImportOptions = interop.ImportOptions
 
 // Result is the contract and the report of what did not carry over.
 type Result = interop.Result

@@ -39,19 +39,13 @@ import (
 	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
 )
 
-// ImportOptions tune Import.
-type ImportOptions struct {
-	// Source names the document in messages, usually its file name.
-	Source string
-	// Subject and Owner of the contract; JSON Schema has no word for
-	// either. The extension keywords x-seam-subject and x-seam-owner at
-	// the schema's root are used when these are empty.
-	Subject, Owner string
-	// Strict refuses the schema (a *interop.LossError) when an annotation
-	// or an unknown keyword is left out. Assertions Seam cannot check are
-	// refused with or without it.
-	Strict bool
-}
+// ImportOptions tune Import. JSON Schema has no word for a subject or an
+// owner: the extension keywords x-seam-subject and x-seam-owner at the
+// schema's root are used when Subject and Owner are empty. Strict refuses
+// the schema (a *interop.LossError) when an annotation or an unknown
+// keyword is left out; assertions Seam cannot check are refused with or
+// without it.
+type ImportOptions = interop.ImportOptions
 
 // Result is the contract and the report of what did not carry over.
 type Result = interop.Result
