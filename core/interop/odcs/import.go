@@ -634,29 +634,24 @@ func (ob *objectImport) keyOrder(props *interop.Value) {
 	}
 }
 
-// typeFamily is the family of an ODCS logical type.
+// seamTypes are the Seam types of ODCS's logical types.
+var seamTypes = map[string]contractv1.FieldType{
+	"string":    contractv1.FieldType_FIELD_TYPE_STRING,
+	"integer":   contractv1.FieldType_FIELD_TYPE_INT32, // ODCS's default integer format is i32
+	"number":    contractv1.FieldType_FIELD_TYPE_DOUBLE,
+	"boolean":   contractv1.FieldType_FIELD_TYPE_BOOL,
+	"date":      contractv1.FieldType_FIELD_TYPE_DATE,
+	"timestamp": contractv1.FieldType_FIELD_TYPE_TIMESTAMP,
+	"time":      contractv1.FieldType_FIELD_TYPE_STRING,
+	"object":    contractv1.FieldType_FIELD_TYPE_OBJECT,
+	"array":     contractv1.FieldType_FIELD_TYPE_ARRAY,
+}
+
+// seamType is the Seam type of an ODCS logical type; false for a type
+// ODCS does not define.
 func seamType(logical string) (contractv1.FieldType, bool) {
-	switch logical {
-	case "string":
-		return contractv1.FieldType_FIELD_TYPE_STRING, true
-	case "integer":
-		return contractv1.FieldType_FIELD_TYPE_INT32, true // ODCS's default integer format is i32
-	case "number":
-		return contractv1.FieldType_FIELD_TYPE_DOUBLE, true
-	case "boolean":
-		return contractv1.FieldType_FIELD_TYPE_BOOL, true
-	case "date":
-		return contractv1.FieldType_FIELD_TYPE_DATE, true
-	case "timestamp":
-		return contractv1.FieldType_FIELD_TYPE_TIMESTAMP, true
-	case "time":
-		return contractv1.FieldType_FIELD_TYPE_STRING, true
-	case "object":
-		return contractv1.FieldType_FIELD_TYPE_OBJECT, true
-	case "array":
-		return contractv1.FieldType_FIELD_TYPE_ARRAY, true
-	}
-	return contractv1.FieldType_FIELD_TYPE_UNSPECIFIED, false
+	t, ok := seamTypes[logical]
+	return t, ok
 }
 
 // physicalType is what Seam reads from a physicalType: the Seam type it
