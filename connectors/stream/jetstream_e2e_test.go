@@ -150,10 +150,7 @@ func TestJetStreamConnectorSurvivesSIGKILL(t *testing.T) {
 func TestJetStreamBlockedPartitionIsHeld(t *testing.T) {
 	name := fmt.Sprintf("t-jsb-%d", rand.IntN(1<<30))
 	b := newJSBroker(t, name)
-	n := startSeam(t)
-	n.run(t, "idmap", "namespace", "create", "account", "--format", "legacy-int:int", "--format", "uuid:uuid")
-	n.run(t, "canonical", "register", "-f", "testdata/finance_payment.yaml")
-	n.run(t, "contract", "register", "-f", "testdata/bank_cards.yaml")
+	n := startFinanceSeam(t, "testdata/bank_cards.yaml")
 	startConnector(t, n, append(b.args(), "--name", name, "--subject", "bank.cards", "--event-time", "booked_at",
 		"--granularity", "minute", "--batch-records", "50", "--batch-wait", "50ms")...)
 	ps := payments(0, 300, false)

@@ -17,10 +17,7 @@ import (
 func TestJetStreamSequentialIDsAcrossAPowerOfTenRaiseNoChange(t *testing.T) {
 	name := fmt.Sprintf("t-jsq-%d", rand.IntN(1<<30))
 	b := newJSBroker(t, name)
-	n := startSeam(t)
-	n.run(t, "idmap", "namespace", "create", "account", "--format", "legacy-int:int", "--format", "uuid:uuid")
-	n.run(t, "canonical", "register", "-f", "testdata/finance_payment.yaml")
-	n.run(t, "contract", "register", "-f", "testdata/bank_transfers.yaml")
+	n := startFinanceSeam(t, "testdata/bank_transfers.yaml")
 	startConnector(t, n, append(b.args(), "--name", name, "--subject", "bank.transfers", "--event-time", "booked_at",
 		"--granularity", "minute", "--batch-records", "10", "--batch-wait", "50ms")...)
 
