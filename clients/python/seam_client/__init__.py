@@ -275,11 +275,7 @@ class Client:
                           owner: str = "", strict: bool = False, override_reason: str = "", effective_time: str = "") -> JSON:
         """Register a contract: a dict in Seam's form, or a document's text
         (fmt SEAM for Seam YAML, ODCS, or JSON_SCHEMA)."""
-        body = self._contract_body(document, fmt, subject, owner, strict)
-        if override_reason:
-            body["override"] = {"reason": override_reason}
-        if effective_time:
-            body["effective_time"] = effective_time
+        body = self._contract_body(document, fmt, subject, owner, strict, override_reason, effective_time)
         return self.call("POST", "/v1/contracts", body)
 
     def check_contract(self, document: Union[str, Mapping[str, Any]], fmt: str = "SEAM", *, subject: str = "",
@@ -287,18 +283,20 @@ class Client:
         """Dry-run a contract version: verdict, changes, notice owed,
         consumers affected, whether its migration can run, and how many held
         records it would let pass."""
-        body = self._contract_body(document, fmt, subject, owner, strict)
+        body = self._contract_body(document, fmt, subject, owner, strict, override_reason, effective_time)
+        return self.call("POST", "/v1/contracts:check", body)
+
+    @staticmethod
+    def _contract_body(document, fmt, subject, owner, strict, override_reason, effective_time) -> JSON:
+        if isinstance(document, Mapping):
+            body: JSON = {"contract": dict(document)}
+        else:
+            body = {"document": {"format": fmt, "content": document, "subject": subject, "owner": owner, "strict": strict}}
         if override_reason:
             body["override"] = {"reason": override_reason}
         if effective_time:
             body["effective_time"] = effective_time
-        return self.call("POST", "/v1/contracts:check", body)
-
-    @staticmethod
-    def _contract_body(document, fmt, subject, owner, strict) -> JSON:
-        if isinstance(document, Mapping):
-            return {"contract": dict(document)}
-        return {"document": {"format": fmt, "content": document, "subject": subject, "owner": owner, "strict": strict}}
+        return body
 
     def contract(self, subject: str, version: int = 0) -> JSON:
         return self.call("GET", f"/v1/subjects/{_q(subject)}/contract", query={"version": version or None}).get("version", {})
