@@ -982,29 +982,26 @@ func (im *importer) elementChecks(at *interop.Value, f *contractv1.Field, path s
 			return im.celCheck(at, path, name+"_pattern", func(e string) string { return g(e, "string", e+".matches("+strconv.Quote(p)+")") }, "JSON Schema: the elements of "+array+" match "+p)
 		})
 	}
-	for _, b := range []struct {
-		n    *int64
-		op   string
-		name string
-	}{{f.MinLength, ">=", "_minlength"}, {f.MaxLength, "<=", "_maxlength"}} {
-		if b.n != nil {
-			n, op := *b.n, b.op
-			add = append(add, func() error {
-				return im.celCheck(at, path, name+b.name, func(e string) string { return g(e, "string", "size("+e+") "+op+" "+strconv.FormatInt(n, 10)) }, "JSON Schema: the lengths of the elements of "+array)
-			})
+	// Lengths bound the size of text elements, bounds the value of
+	// numbers; bound is the limit as CEL, "" when the field has none.
+	for _, b := range []struct{ bound, op, suffix, typ, what string }{
+		{intText(f.MinLength), ">=", "_minlength", "string", "lengths"},
+		{intText(f.MaxLength), "<=", "_maxlength", "string", "lengths"},
+		{floatText(f.Min), ">=", "_minimum", "double", "bounds"},
+		{floatText(f.Max), "<=", "_maximum", "double", "bounds"},
+	} {
+		if b.bound == "" {
+			continue
 		}
-	}
-	for _, b := range []struct {
-		x    *float64
-		op   string
-		name string
-	}{{f.Min, ">=", "_minimum"}, {f.Max, "<=", "_maximum"}} {
-		if b.x != nil {
-			x, op := *b.x, b.op
-			add = append(add, func() error {
-				return im.celCheck(at, path, name+b.name, func(e string) string { return g(e, "double", e+" "+op+" "+literal(x, false)) }, "JSON Schema: the bounds of the elements of "+array)
-			})
-		}
+		add = append(add, func() error {
+			return im.celCheck(at, path, name+b.suffix, func(e string) string {
+				v := e
+				if b.typ == "string" {
+					v = "size(" + e + ")"
+				}
+				return g(e, b.typ, v+" "+b.op+" "+b.bound)
+			}, "JSON Schema: the "+b.what+" of the elements of "+array)
+		})
 	}
 	if len(f.GetEnum()) > 0 {
 		var lits []string
@@ -1022,6 +1019,22 @@ func (im *importer) elementChecks(at *interop.Value, f *contractv1.Field, path s
 	}
 	f.Pattern, f.MinLength, f.MaxLength, f.Min, f.Max, f.Enum = "", nil, nil, nil, nil, nil
 	return nil
+}
+
+// intText renders a length for a CEL expression, "" when there is none.
+func intText(n *int64) string {
+	if n == nil {
+		return ""
+	}
+	return strconv.FormatInt(*n, 10)
+}
+
+// floatText renders a bound for a CEL expression, "" when there is none.
+func floatText(x *float64) string {
+	if x == nil {
+		return ""
+	}
+	return literal(*x, false)
 }
 
 // literal renders a number for a CEL expression: an int for an integer
