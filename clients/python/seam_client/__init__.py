@@ -485,6 +485,12 @@ class Client:
 DEFAULT_URL = "http://127.0.0.1:8080"
 
 
+def _data_file(data_dir: str, name: str) -> str:
+    """The path of name in seam up's data directory: data_dir, else
+    SEAM_DATA_DIR, else ./seam-data."""
+    return os.path.join(data_dir or os.environ.get("SEAM_DATA_DIR") or "./seam-data", name)
+
+
 def find_url(data_dir: str = "") -> str:
     """The REST address as the seam CLI finds seam up: SEAM_URL, else the
     http address a running seam up wrote into its data directory
@@ -493,8 +499,7 @@ def find_url(data_dir: str = "") -> str:
     SEAM_URL=https://…; the file names no scheme."""
     if os.environ.get("SEAM_URL"):
         return os.environ["SEAM_URL"].strip()
-    d = data_dir or os.environ.get("SEAM_DATA_DIR") or "./seam-data"
-    path = os.path.join(d, "addresses.json")
+    path = _data_file(data_dir, "addresses.json")
     try:
         with open(path) as f:
             addrs = json.load(f)
@@ -515,8 +520,7 @@ def find_token(data_dir: str = "") -> str:
     looked when there is none."""
     if os.environ.get("SEAM_TOKEN"):
         return os.environ["SEAM_TOKEN"].strip()
-    d = data_dir or os.environ.get("SEAM_DATA_DIR") or "./seam-data"
-    path = os.path.join(d, "admin.token")
+    path = _data_file(data_dir, "admin.token")
     try:
         with open(path) as f:
             return f.read().strip()
