@@ -133,10 +133,7 @@ func Validate(c *contractv1.Contract) Problems {
 		v.add("", ReasonContractMissing, "no contract given")
 		return v.problems
 	}
-	v.name("subject", c.GetSubject(), "shop.orders")
-	if strings.TrimSpace(c.GetOwner()) == "" {
-		v.add("owner", ReasonOwnerMissing, "owner is empty; name the team that may register versions")
-	}
+	v.owned("subject", c.GetSubject(), "shop.orders", c.GetOwner(), "may register versions")
 	if _, known := contractv1.Compatibility_name[int32(c.GetCompatibility())]; !known {
 		v.add("compatibility", ReasonCompatibilityInvalid, fmt.Sprintf("unknown compatibility %d", c.GetCompatibility()))
 	}
@@ -150,6 +147,16 @@ func Validate(c *contractv1.Contract) Problems {
 	v.checks(c.GetChecks())
 	v.partitionTime(c)
 	return v.problems
+}
+
+// owned checks what every registered document names: itself, at path
+// (example shows a valid name), and the team that owns it, which is the
+// team that does what the message says.
+func (v *validator) owned(path, name, example, owner, ownerDoes string) {
+	v.name(path, name, example)
+	if strings.TrimSpace(owner) == "" {
+		v.add("owner", ReasonOwnerMissing, "owner is empty; name the team that "+ownerDoes)
+	}
 }
 
 // partitionTime checks the field that places records in partitions: a
@@ -201,10 +208,7 @@ func ValidateCanonicalModel(m *contractv1.CanonicalModel) Problems {
 		v.add("", ReasonContractMissing, "no canonical model given")
 		return v.problems
 	}
-	v.name("name", m.GetName(), "commerce.order")
-	if strings.TrimSpace(m.GetOwner()) == "" {
-		v.add("owner", ReasonOwnerMissing, "owner is empty; name the team that owns the model")
-	}
+	v.owned("name", m.GetName(), "commerce.order", m.GetOwner(), "owns the model")
 	v.topFields(m.GetFields())
 	return v.problems
 }
