@@ -340,12 +340,19 @@ func (k *corpus) grpcCases(ctx context.Context) {
 // httpAnswer sends a request head and then body, reading the answer while
 // the body is still being written, as a client that sends 200 MB does.
 func httpAnswer(addr, head string, body io.Reader) (int, string, error) {
+	return httpExchange(addr, head, body, 2*time.Minute, func(int) bool { return true })
+}
+
+// httpExchange sends a request head and then body, waiting at most wait
+// for the answer, and returns its status and, when readBody says so for
+// that status, at most 4 KB of its body.
+func httpExchange(addr, head string, body io.Reader, wait time.Duration, readBody func(status int) bool) (int, string, error) {
 	conn, err := net.Dial("tcp", addr)
 	if err != nil {
 		return 0, "", err
 	}
 	defer conn.Close()
-	_ = conn.SetDeadline(time.Now().Add(2 * time.Minute))
+	_ = conn.SetDeadline(time.Now().Add(wait))
 	if _, err := io.WriteString(conn, head); err != nil {
 		return 0, "", err
 	}
@@ -355,7 +362,10 @@ func httpAnswer(addr, head string, body io.Reader) (int, string, error) {
 		return 0, "", err
 	}
 	defer resp.Body.Close()
-	text, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	if !readBody(resp.StatusCode) {
+		return resp.StatusCode, "", nil
+	}
+	text, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
 	return resp.StatusCode, string(text), nil
 }
 

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"compress/gzip"
 	"context"
@@ -220,27 +219,7 @@ func (k *corpus) sweepOne(ctx context.Context, routes []restRoute, token string,
 // httpStatus is httpAnswer that waits at most wait for the status line
 // and reads at most 4 KB of an error's body.
 func httpStatus(addr, head string, body io.Reader, wait time.Duration) (int, string, error) {
-	conn, err := net.Dial("tcp", addr)
-	if err != nil {
-		return 0, "", err
-	}
-	defer conn.Close()
-	_ = conn.SetDeadline(time.Now().Add(wait))
-	if _, err := io.WriteString(conn, head); err != nil {
-		return 0, "", err
-	}
-	go func() { _, _ = io.Copy(conn, body) }() // ends when the body ends or the connection closes
-	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
-	if err != nil {
-		return 0, "", err
-	}
-	defer resp.Body.Close()
-	text := ""
-	if resp.StatusCode >= 400 {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
-		text = string(b)
-	}
-	return resp.StatusCode, text, nil
+	return httpExchange(addr, head, body, wait, func(status int) bool { return status >= 400 })
 }
 
 func mapsKeys(m map[int]int) func(func(int) bool) {

@@ -358,13 +358,21 @@ type broker interface {
 	args() []string
 }
 
-// scenario runs the identifier-change story through a connector killed
-// with SIGKILL every second or two, and checks the output.
-func scenario(t *testing.T, b broker, name string) {
+// startFinanceSeam starts a Seam node with the account namespace, the
+// finance payment model and the contract in contractFile registered.
+func startFinanceSeam(t *testing.T, contractFile string) *seamNode {
+	t.Helper()
 	n := startSeam(t)
 	n.run(t, "idmap", "namespace", "create", "account", "--format", "legacy-int:int", "--format", "uuid:uuid")
 	n.run(t, "canonical", "register", "-f", "testdata/finance_payment.yaml")
-	n.run(t, "contract", "register", "-f", "testdata/bank_payments_v1.yaml")
+	n.run(t, "contract", "register", "-f", contractFile)
+	return n
+}
+
+// scenario runs the identifier-change story through a connector killed
+// with SIGKILL every second or two, and checks the output.
+func scenario(t *testing.T, b broker, name string) {
+	n := startFinanceSeam(t, "testdata/bank_payments_v1.yaml")
 
 	conn := startConnector(t, n, append(b.args(), "--name", name, "--subject", "bank.payments", "--event-time", "booked_at",
 		"--granularity", "minute", "--lateness", "15m", "--idle", "2s", "--batch-records", "100", "--batch-wait", "100ms")...)

@@ -145,17 +145,23 @@ func TestJetStreamConnectorSurvivesSIGKILL(t *testing.T) {
 	scenario(t, b, name)
 }
 
+// startMinuteConnector starts a JetStream broker, a Seam node with the
+// finance model and the contract in contractFile, and a connector of
+// subject that judges minute partitions in batches of batchRecords.
+func startMinuteConnector(t *testing.T, prefix, contractFile, subject, batchRecords string) (*jsBroker, *seamNode) {
+	t.Helper()
+	name := fmt.Sprintf("%s-%d", prefix, rand.IntN(1<<30))
+	b := newJSBroker(t, name)
+	n := startFinanceSeam(t, contractFile)
+	startConnector(t, n, append(b.args(), "--name", name, "--subject", subject, "--event-time", "booked_at",
+		"--granularity", "minute", "--batch-records", batchRecords, "--batch-wait", "50ms")...)
+	return b, n
+}
+
 // A partition one of whose batches the gate BLOCKED is held, not
 // published; the partitions around it are.
 func TestJetStreamBlockedPartitionIsHeld(t *testing.T) {
-	name := fmt.Sprintf("t-jsb-%d", rand.IntN(1<<30))
-	b := newJSBroker(t, name)
-	n := startSeam(t)
-	n.run(t, "idmap", "namespace", "create", "account", "--format", "legacy-int:int", "--format", "uuid:uuid")
-	n.run(t, "canonical", "register", "-f", "testdata/finance_payment.yaml")
-	n.run(t, "contract", "register", "-f", "testdata/bank_cards.yaml")
-	startConnector(t, n, append(b.args(), "--name", name, "--subject", "bank.cards", "--event-time", "booked_at",
-		"--granularity", "minute", "--batch-records", "50", "--batch-wait", "50ms")...)
+	b, _ := startMinuteConnector(t, "t-jsb", "testdata/bank_cards.yaml", "bank.cards", "50")
 	ps := payments(0, 300, false)
 	bad := ps[130] // minute 2
 	b.produce(t, ps[:130])

@@ -2,7 +2,6 @@ package stream_test
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -15,14 +14,7 @@ import (
 // shapes the minutes before taught the gate, and raise no
 // UNANNOUNCED_CHANGE. Every minute is sealed PASSED and published.
 func TestJetStreamSequentialIDsAcrossAPowerOfTenRaiseNoChange(t *testing.T) {
-	name := fmt.Sprintf("t-jsq-%d", rand.IntN(1<<30))
-	b := newJSBroker(t, name)
-	n := startSeam(t)
-	n.run(t, "idmap", "namespace", "create", "account", "--format", "legacy-int:int", "--format", "uuid:uuid")
-	n.run(t, "canonical", "register", "-f", "testdata/finance_payment.yaml")
-	n.run(t, "contract", "register", "-f", "testdata/bank_transfers.yaml")
-	startConnector(t, n, append(b.args(), "--name", name, "--subject", "bank.transfers", "--event-time", "booked_at",
-		"--granularity", "minute", "--batch-records", "10", "--batch-wait", "50ms")...)
+	b, n := startMinuteConnector(t, "t-jsq", "testdata/bank_transfers.yaml", "bank.transfers", "10")
 
 	// 30 transfers a minute: minutes 0 and 1 hold TR-9940…TR-9999, minutes
 	// 2 and 3 TR-10000…TR-10059; one transfer an hour later moves the

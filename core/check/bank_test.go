@@ -308,9 +308,12 @@ func TestCompileTemplate(t *testing.T) {
 	}
 }
 
+// bankWith is the bank contract with checks, as wantCompileErrors takes it.
+func bankWith(checks ...*contractv1.Check) *contractv1.Contract { return bank(0, checks...) }
+
 func TestRecordRuleCompileErrors(t *testing.T) {
 	t.Parallel()
-	tests := []struct{ rule, want string }{
+	tests := []compileError{
 		{"in_partition(account_ref)", `in_partition needs a TIMESTAMP or DATE field; "account_ref" is STRING`},
 		{`in_partition(booked_at, zone: "Mars/Olympus")`, `zone takes a known IANA time zone`},
 		{"in_partition(booked_at, tolerance: 2)", "tolerance takes a duration"},
@@ -324,15 +327,7 @@ func TestRecordRuleCompileErrors(t *testing.T) {
 		{"additional_fields(txn_id, account_ref)", "additional_fields takes 0 to 1 fields, got 2"},
 		{"additional_fields(counterparty)", `field "counterparty" is not declared`},
 	}
-	for _, tt := range tests {
-		t.Run(tt.rule, func(t *testing.T) {
-			t.Parallel()
-			_, err := check.Compile(bank(0, &contractv1.Check{Name: "c", Rule: tt.rule}))
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("Compile(%q) error = %v, want one containing %q", tt.rule, err, tt.want)
-			}
-		})
-	}
+	wantCompileErrors(t, bankWith, tests)
 	_, err := check.Compile(bank(0, &contractv1.Check{Name: "a", Rule: "one_of(account_ref, uuid)"}, &contractv1.Check{Name: "b", Rule: "one_of(account_ref, declared)"}))
 	if err == nil || !strings.Contains(err.Error(), `field "account_ref" already has a one_of check (a)`) {
 		t.Fatalf("two one_of checks on one field: error = %v", err)
@@ -347,13 +342,6 @@ func matchRate(share float64) check.Stats {
 
 func TestThresholdSyntax(t *testing.T) {
 	t.Parallel()
-	week := func(share float64) []check.Stats {
-		var out []check.Stats
-		for range 7 {
-			out = append(out, matchRate(share))
-		}
-		return out
-	}
 	tests := []struct {
 		name    string
 		rule    string
@@ -363,21 +351,21 @@ func TestThresholdSyntax(t *testing.T) {
 		msg     string
 	}{
 		{"5 points below baseline alerts", "match_rate(account_ref, max_point_change: 5, direction: drop, baseline: 7)",
-			matchRate(0.90), week(0.96), "max_point_change", "match_rate of account_ref is 90%, 6 points below the baseline of 96%, over the allowed 5 points of drop (baseline: 7 partitions)"},
-		{"4 points below passes", "match_rate(account_ref, max_point_change: 5pt, direction: drop, baseline: 7)", matchRate(0.92), week(0.96), "", ""},
-		{"a rise is not a drop", "match_rate(account_ref, max_point_change: 5, direction: drop, baseline: 7)", matchRate(1), week(0.90), "", ""},
-		{"a rise counts both ways", "match_rate(account_ref, max_point_change: 5, baseline: 7)", matchRate(1), week(0.90), "max_point_change", "10 points above"},
-		{"rise only", "match_rate(account_ref, max_relative_change: 10%, direction: rise, baseline: 7)", matchRate(0.5), week(0.9), "", ""},
+			matchRate(0.90), week(matchRate(0.96)), "max_point_change", "match_rate of account_ref is 90%, 6 points below the baseline of 96%, over the allowed 5 points of drop (baseline: 7 partitions)"},
+		{"4 points below passes", "match_rate(account_ref, max_point_change: 5pt, direction: drop, baseline: 7)", matchRate(0.92), week(matchRate(0.96)), "", ""},
+		{"a rise is not a drop", "match_rate(account_ref, max_point_change: 5, direction: drop, baseline: 7)", matchRate(1), week(matchRate(0.90)), "", ""},
+		{"a rise counts both ways", "match_rate(account_ref, max_point_change: 5, baseline: 7)", matchRate(1), week(matchRate(0.90)), "max_point_change", "10 points above"},
+		{"rise only", "match_rate(account_ref, max_relative_change: 10%, direction: rise, baseline: 7)", matchRate(0.5), week(matchRate(0.9)), "", ""},
 		{"absolute minimum in percent", "match_rate(account_ref, min: 90%)", matchRate(0.62), nil, "min", "match_rate of account_ref is 62%, below the minimum 90%"},
 		{"absolute maximum", "match_rate(account_ref, max: 0.99)", matchRate(1), nil, "max", "above the maximum 99%"},
 		{"relative drop as a percentage", "match_rate(account_ref, max_relative_change: 15%, direction: drop, baseline: 3)",
-			matchRate(0.5), week(0.9), "max_relative_change", "a relative change of 0.444 over the allowed 0.15 of drop (baseline: 3 partitions)"},
+			matchRate(0.5), week(matchRate(0.9)), "max_relative_change", "a relative change of 0.444 over the allowed 0.15 of drop (baseline: 3 partitions)"},
 		{"no baseline, no relative alert", "match_rate(account_ref, max_point_change: 5, baseline: 7)", matchRate(0.1), nil, "", ""},
-		{"baseline of fewer partitions than asked says so", "match_rate(account_ref, max_point_change: 5, baseline: 7)", matchRate(0.5), week(0.9)[:2], "max_point_change", "(baseline: 2 partitions)"},
+		{"baseline of fewer partitions than asked says so", "match_rate(account_ref, max_point_change: 5, baseline: 7)", matchRate(0.5), week(matchRate(0.9))[:2], "max_point_change", "(baseline: 2 partitions)"},
 		{"min_rows skips a small partition", "match_rate(account_ref, min: 0.9, min_rows: 100)",
 			stats(3, "account_ref", check.FieldStats{Count: 3, IDs: 3, Matched: 0}), nil, "", ""},
 		{"min_rows keeps small partitions out of the baseline", "match_rate(account_ref, max_point_change: 5, baseline: 7, min_rows: 100)",
-			matchRate(0.95), append(week(0.96), stats(3, "account_ref", check.FieldStats{Count: 3, IDs: 3})), "", ""},
+			matchRate(0.95), append(week(matchRate(0.96)), stats(3, "account_ref", check.FieldStats{Count: 3, IDs: 3})), "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -430,7 +418,7 @@ func TestJudge(t *testing.T) {
 
 func TestThresholdCompileErrors(t *testing.T) {
 	t.Parallel()
-	tests := []struct{ rule, want string }{
+	tests := []compileError{
 		{"match_rate(account_ref, min: 1.2)", "min takes a rate between 0 and 1"},
 		{"match_rate(account_ref, min: 120%)", "min takes a rate between 0 and 1"},
 		{"match_rate(account_ref, max_point_change: 5)", "max_point_change needs a baseline"},
@@ -446,13 +434,5 @@ func TestThresholdCompileErrors(t *testing.T) {
 		{"mean_drift(amount_cents, min: 5%)", "min takes a plain number"},
 		{"match_rate(account_ref, min: drop)", "min takes a rate"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.rule, func(t *testing.T) {
-			t.Parallel()
-			_, err := check.Compile(bank(0, &contractv1.Check{Name: "c", Rule: tt.rule}))
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("Compile(%q) error = %v, want one containing %q", tt.rule, err, tt.want)
-			}
-		})
-	}
+	wantCompileErrors(t, bankWith, tests)
 }

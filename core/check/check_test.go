@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -14,6 +15,26 @@ import (
 	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
 	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
 )
+
+// compileError is a rule the check compiler refuses, and a part of what
+// it says.
+type compileError struct{ rule, want string }
+
+// wantCompileErrors compiles the contract withChecks makes of each rule
+// as its one check, wanting a *check.Error that says what the case wants.
+func wantCompileErrors(t *testing.T, withChecks func(...*contractv1.Check) *contractv1.Contract, tests []compileError) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.rule, func(t *testing.T) {
+			t.Parallel()
+			_, err := check.Compile(withChecks(&contractv1.Check{Name: "c", Rule: tt.rule}))
+			var ce *check.Error
+			if err == nil || !errors.As(err, &ce) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Compile(%q) error = %v, want a *check.Error containing %q", tt.rule, err, tt.want)
+			}
+		})
+	}
+}
 
 func orders(checks ...*contractv1.Check) *contractv1.Contract {
 	return &contractv1.Contract{Subject: "shop.orders", Fields: recordtest.OrderFields(), Checks: checks}
@@ -377,10 +398,7 @@ func TestCEL(t *testing.T) {
 
 func TestCompileErrors(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		rule string
-		want string
-	}{
+	tests := []compileError{
 		{"required(nope)", `checks[0].rule: column 10: field "nope" is not declared`},
 		{"requird(amount)", `checks[0].rule: column 1: unknown rule "requird"`},
 		{"required(amount", `checks[0].rule: column 16: expected ',' or ')'`},
@@ -401,16 +419,7 @@ func TestCompileErrors(t *testing.T) {
 		{"unique()", "unique takes at least 1 field"},
 		{"", "expected a rule name"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.rule, func(t *testing.T) {
-			t.Parallel()
-			_, err := check.Compile(orders(&contractv1.Check{Name: "c", Rule: tt.rule}))
-			var ce *check.Error
-			if err == nil || !errors.As(err, &ce) || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("Compile(%q) error = %v, want a *check.Error containing %q", tt.rule, err, tt.want)
-			}
-		})
-	}
+	wantCompileErrors(t, orders, tests)
 	_, err := check.Compile(orders(&contractv1.Check{Name: "a", Rule: "required(amount)"}, &contractv1.Check{Name: "a", Rule: "required(currency)"}))
 	if err == nil || !strings.Contains(err.Error(), `checks[1].name: "a" is also the name of checks[0]`) {
 		t.Fatalf("duplicate names error = %v", err)
@@ -447,6 +456,9 @@ func TestIdentifierFormat(t *testing.T) {
 	}
 }
 
+// week is seven partitions with the same figures: a baseline of 7.
+func week(s check.Stats) []check.Stats { return slices.Repeat([]check.Stats{s}, 7) }
+
 func stats(rows int64, field string, fs check.FieldStats) check.Stats {
 	return check.Stats{Rows: rows, Fields: map[string]check.FieldStats{field: fs}}
 }
@@ -466,13 +478,6 @@ func TestMonitor(t *testing.T) {
 	match := func(r float64) check.Stats {
 		return stats(500_000, "customer_id", check.FieldStats{Count: 500_000, IDs: 500_000, Matched: int64(r * 500_000)})
 	}
-	week := func(f func(float64) check.Stats, v float64) []check.Stats {
-		var b []check.Stats
-		for range 7 {
-			b = append(b, f(v))
-		}
-		return b
-	}
 	tests := []struct {
 		name     string
 		current  check.Stats
@@ -481,13 +486,13 @@ func TestMonitor(t *testing.T) {
 		observed float64
 		base     float64
 	}{
-		{"mean 85 to 102 alerts", mean(102), week(mean, 85), []string{"aov"}, 102, 85},
-		{"mean 85 to 90 passes", mean(90), week(mean, 85), nil, 0, 0},
+		{"mean 85 to 102 alerts", mean(102), week(mean(85)), []string{"aov"}, 102, 85},
+		{"mean 85 to 90 passes", mean(90), week(mean(85)), nil, 0, 0},
 		{"no baseline, no drift alert", mean(102), nil, nil, 0, 0},
-		{"match rate 0.98 to 0.02 alerts", match(0.02), week(match, 0.98), []string{"customer_match", "match_drift"}, 0.02, math.NaN()},
-		{"match rate steady passes", match(0.97), week(match, 0.98), nil, 0, 0},
+		{"match rate 0.98 to 0.02 alerts", match(0.02), week(match(0.98)), []string{"customer_match", "match_drift"}, 0.02, math.NaN()},
+		{"match rate steady passes", match(0.97), week(match(0.98)), nil, 0, 0},
 		{"null rate over max", stats(100, "coupon", check.FieldStats{Count: 100, Nulls: 95}), nil, []string{"coupon_nulls"}, 0.95, math.NaN()},
-		{"row count halves", check.Stats{Rows: 400}, week(func(float64) check.Stats { return check.Stats{Rows: 1000} }, 0), []string{"volume"}, 400, 1000},
+		{"row count halves", check.Stats{Rows: 400}, week(check.Stats{Rows: 1000}), []string{"volume"}, 400, 1000},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/seamdata/seam/core/contract"
 	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
 	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
 )
@@ -261,7 +262,7 @@ func (c *compiler) declared(where string, call *call, args map[string]argValue, 
 	case KindNullRate:
 		c.statistical(where, call, args, ch)
 	case KindMeanDrift:
-		if !numericType(fp.typ) {
+		if !contract.IsNumeric(fp.typ) {
 			c.errorf(where+".rule", "column %d: mean_drift needs a numeric field; %q is %s", call.args[0].col, fp.path, typeName(fp.typ))
 			return
 		}
@@ -276,15 +277,6 @@ func (c *compiler) declared(where string, call *call, args map[string]argValue, 
 		}
 		c.statistical(where, call, args, ch)
 	}
-}
-
-func numericType(t contractv1.FieldType) bool {
-	switch t {
-	case contractv1.FieldType_FIELD_TYPE_INT32, contractv1.FieldType_FIELD_TYPE_INT64,
-		contractv1.FieldType_FIELD_TYPE_FLOAT, contractv1.FieldType_FIELD_TYPE_DOUBLE, contractv1.FieldType_FIELD_TYPE_DECIMAL:
-		return true
-	}
-	return false
 }
 
 // statistical finishes a partition-level check: a relative or point change

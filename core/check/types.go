@@ -120,17 +120,6 @@ func describe(v record.Value) string {
 	return v.Kind().String()
 }
 
-func digits(b []byte) (int, bool) {
-	n := 0
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + int(c-'0')
-	}
-	return n, len(b) > 0
-}
-
 // timestampOK validates a timestamp against a Go layout; the default and
 // "RFC3339" are core/lexical's, which allocates nothing in the usual form.
 func timestampOK(b []byte, layout string) bool {
@@ -159,7 +148,7 @@ func decimalOK(b []byte) bool {
 	if b[i] != '.' || i+1 == len(b) {
 		return false
 	}
-	_, ok := digits(b[i+1:])
+	_, ok := lexical.Digits(b[i+1:])
 	return ok
 }
 

@@ -7,6 +7,7 @@ import (
 	"hash/maphash"
 	"strings"
 
+	"github.com/seamdata/seam/core/contract"
 	"github.com/seamdata/seam/core/record"
 	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
 	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
@@ -293,7 +294,7 @@ func (v *validator) fields(r *record.Record) {
 				continue
 			}
 		}
-		if numericType(fp.typ) {
+		if contract.IsNumeric(fp.typ) {
 			if f, ok := numeric(val); ok {
 				v.numbers = append(v.numbers, pendingNumber{fp.slot, f})
 			}
@@ -383,7 +384,7 @@ func (v *validator) oneOf(fp *fieldPlan, val record.Value, st *FieldStats, pos i
 		v.fail(fp.oneOf, fp.path, pos, fmt.Sprintf("field %s: %s is none of the shapes %s", fp.path, describe(val), shapeNames(fp, shapes)))
 		return
 	}
-	if numericType(fp.typ) && typeOK(fp.typ, fp.layout, fp.items, val) {
+	if contract.IsNumeric(fp.typ) && typeOK(fp.typ, fp.layout, fp.items, val) {
 		if f, ok := numeric(val); ok {
 			v.numbers = append(v.numbers, pendingNumber{fp.slot, f})
 		}

@@ -118,24 +118,31 @@ type ruleCase struct {
 	forward, reverse []want
 }
 
+// one is a case whose edit makes one change at path: the forward rule
+// from base to edited, the reverse rule back.
+func one(name, path, forward, reverse string, edit func(t testing.TB, c *contractv1.Contract)) ruleCase {
+	return ruleCase{name: name, edit: edit, forward: []want{{forward, path}}, reverse: []want{{reverse, path}}}
+}
+
+// retyped is a case that changes the type of the field of the dotted
+// name, seen at path.
+func retyped(name, fieldName string, to contractv1.FieldType, path, forward, reverse string) ruleCase {
+	return one(name, path, forward, reverse, func(t testing.TB, c *contractv1.Contract) { field(t, c, fieldName).Type = to })
+}
+
+// unchanged is a case whose edit changes nothing a rule sees.
+func unchanged(name string, edit func(t testing.TB, c *contractv1.Contract)) ruleCase {
+	return ruleCase{name: name, edit: edit}
+}
+
 func ruleCases() []ruleCase {
 	return []ruleCase{
-		{
-			name: "optional field added",
-			edit: func(t testing.TB, c *contractv1.Contract) {
-				c.Fields = append(c.Fields, &contractv1.Field{Name: "extra", Type: contractv1.FieldType_FIELD_TYPE_STRING})
-			},
-			forward: []want{{classify.FieldAddedOptional, "fields.extra"}},
-			reverse: []want{{classify.FieldRemoved, "fields.extra"}},
-		},
-		{
-			name: "required field added",
-			edit: func(t testing.TB, c *contractv1.Contract) {
-				c.Fields = append(c.Fields, &contractv1.Field{Name: "extra", Type: contractv1.FieldType_FIELD_TYPE_INT64, Required: true})
-			},
-			forward: []want{{classify.FieldAddedRequired, "fields.extra"}},
-			reverse: []want{{classify.FieldRemoved, "fields.extra"}},
-		},
+		one("optional field added", "fields.extra", classify.FieldAddedOptional, classify.FieldRemoved, func(t testing.TB, c *contractv1.Contract) {
+			c.Fields = append(c.Fields, &contractv1.Field{Name: "extra", Type: contractv1.FieldType_FIELD_TYPE_STRING})
+		}),
+		one("required field added", "fields.extra", classify.FieldAddedRequired, classify.FieldRemoved, func(t testing.TB, c *contractv1.Contract) {
+			c.Fields = append(c.Fields, &contractv1.Field{Name: "extra", Type: contractv1.FieldType_FIELD_TYPE_INT64, Required: true})
+		}),
 		{
 			name: "declared rename",
 			edit: func(t testing.TB, c *contractv1.Contract) {
@@ -169,83 +176,19 @@ func ruleCases() []ruleCase {
 			},
 			reverse: []want{{classify.FieldRemoved, "fields.addr.fields.postcode"}, {classify.FieldAddedOptional, "fields.addr.fields.zip"}},
 		},
-		{
-			name: "type changed",
-			edit: func(t testing.TB, c *contractv1.Contract) {
-				field(t, c, "cust").Type = contractv1.FieldType_FIELD_TYPE_STRING
-			},
-			forward: []want{{classify.FieldTypeChanged, "fields.cust.type"}},
-			reverse: []want{{classify.FieldTypeChanged, "fields.cust.type"}},
-		},
-		{
-			name: "INT64 to DOUBLE is a change, not a widening",
-			edit: func(t testing.TB, c *contractv1.Contract) {
-				field(t, c, "cust").Type = contractv1.FieldType_FIELD_TYPE_DOUBLE
-			},
-			forward: []want{{classify.FieldTypeChanged, "fields.cust.type"}},
-			reverse: []want{{classify.FieldTypeChanged, "fields.cust.type"}},
-		},
-		{
-			name: "INT32 widened to INT64",
-			edit: func(t testing.TB, c *contractv1.Contract) {
-				field(t, c, "n").Type = contractv1.FieldType_FIELD_TYPE_INT64
-			},
-			forward: []want{{classify.FieldTypeWidened, "fields.n.type"}},
-			reverse: []want{{classify.FieldTypeNarrowed, "fields.n.type"}},
-		},
-		{
-			name: "INT32 widened to DOUBLE",
-			edit: func(t testing.TB, c *contractv1.Contract) {
-				field(t, c, "n").Type = contractv1.FieldType_FIELD_TYPE_DOUBLE
-			},
-			forward: []want{{classify.FieldTypeWidened, "fields.n.type"}},
-			reverse: []want{{classify.FieldTypeNarrowed, "fields.n.type"}},
-		},
-		{
-			name: "FLOAT widened to DOUBLE",
-			edit: func(t testing.TB, c *contractv1.Contract) {
-				field(t, c, "ratio").Type = contractv1.FieldType_FIELD_TYPE_DOUBLE
-			},
-			forward: []want{{classify.FieldTypeWidened, "fields.ratio.type"}},
-			reverse: []want{{classify.FieldTypeNarrowed, "fields.ratio.type"}},
-		},
-		{
-			name: "UUID widened to STRING",
-			edit: func(t testing.TB, c *contractv1.Contract) {
-				field(t, c, "ref").Type = contractv1.FieldType_FIELD_TYPE_STRING
-			},
-			forward: []want{{classify.FieldTypeWidened, "fields.ref.type"}},
-			reverse: []want{{classify.FieldTypeNarrowed, "fields.ref.type"}},
-		},
-		{
-			name: "array items widened",
-			edit: func(t testing.TB, c *contractv1.Contract) {
-				field(t, c, "tags[]").Type = contractv1.FieldType_FIELD_TYPE_INT64
-			},
-			forward: []want{{classify.FieldTypeWidened, "fields.tags.items.type"}},
-			reverse: []want{{classify.FieldTypeNarrowed, "fields.tags.items.type"}},
-		},
-		{
-			name: "object replaced by a string reports only the type change",
-			edit: func(t testing.TB, c *contractv1.Contract) {
-				f := field(t, c, "addr")
-				f.Type, f.Fields = contractv1.FieldType_FIELD_TYPE_STRING, nil
-			},
-			forward: []want{{classify.FieldTypeChanged, "fields.addr.type"}},
-			reverse: []want{{classify.FieldTypeChanged, "fields.addr.type"}},
-		},
-		{
-			name:    "made required",
-			edit:    func(t testing.TB, c *contractv1.Contract) { field(t, c, "free").Required = true },
-			forward: []want{{classify.FieldMadeRequired, "fields.free.required"}},
-			reverse: []want{{classify.FieldMadeOptional, "fields.free.required"}},
-		},
-		{
-			name:    "key changed",
-			edit:    func(t testing.TB, c *contractv1.Contract) { field(t, c, "cust").Key = true },
-			forward: []want{{classify.KeyChanged, "key"}},
-			reverse: []want{{classify.KeyChanged, "key"}},
-		},
+		retyped("type changed", "cust", contractv1.FieldType_FIELD_TYPE_STRING, "fields.cust.type", classify.FieldTypeChanged, classify.FieldTypeChanged),
+		retyped("INT64 to DOUBLE is a change, not a widening", "cust", contractv1.FieldType_FIELD_TYPE_DOUBLE, "fields.cust.type", classify.FieldTypeChanged, classify.FieldTypeChanged),
+		retyped("INT32 widened to INT64", "n", contractv1.FieldType_FIELD_TYPE_INT64, "fields.n.type", classify.FieldTypeWidened, classify.FieldTypeNarrowed),
+		retyped("INT32 widened to DOUBLE", "n", contractv1.FieldType_FIELD_TYPE_DOUBLE, "fields.n.type", classify.FieldTypeWidened, classify.FieldTypeNarrowed),
+		retyped("FLOAT widened to DOUBLE", "ratio", contractv1.FieldType_FIELD_TYPE_DOUBLE, "fields.ratio.type", classify.FieldTypeWidened, classify.FieldTypeNarrowed),
+		retyped("UUID widened to STRING", "ref", contractv1.FieldType_FIELD_TYPE_STRING, "fields.ref.type", classify.FieldTypeWidened, classify.FieldTypeNarrowed),
+		retyped("array items widened", "tags[]", contractv1.FieldType_FIELD_TYPE_INT64, "fields.tags.items.type", classify.FieldTypeWidened, classify.FieldTypeNarrowed),
+		one("object replaced by a string reports only the type change", "fields.addr.type", classify.FieldTypeChanged, classify.FieldTypeChanged, func(t testing.TB, c *contractv1.Contract) {
+			f := field(t, c, "addr")
+			f.Type, f.Fields = contractv1.FieldType_FIELD_TYPE_STRING, nil
+		}),
+		one("made required", "fields.free.required", classify.FieldMadeRequired, classify.FieldMadeOptional, func(t testing.TB, c *contractv1.Contract) { field(t, c, "free").Required = true }),
+		one("key changed", "key", classify.KeyChanged, classify.KeyChanged, func(t testing.TB, c *contractv1.Contract) { field(t, c, "cust").Key = true }),
 		{
 			name: "renamed key is a rename, not a key change",
 			edit: func(t testing.TB, c *contractv1.Contract) {
@@ -255,111 +198,31 @@ func ruleCases() []ruleCase {
 			forward: []want{{classify.FieldRenamed, "fields.order_id"}},
 			reverse: []want{{classify.FieldAddedRequired, "fields.id"}, {classify.FieldRemoved, "fields.order_id"}, {classify.KeyChanged, "key"}},
 		},
-		{
-			name:    "identifier format changed",
-			edit:    func(t testing.TB, c *contractv1.Contract) { field(t, c, "cust").Identifier.Format = "uuid" },
-			forward: []want{{classify.IdentifierFormatChanged, "fields.cust.identifier.format"}},
-			reverse: []want{{classify.IdentifierFormatChanged, "fields.cust.identifier.format"}},
-		},
-		{
-			name:    "identifier namespace changed",
-			edit:    func(t testing.TB, c *contractv1.Contract) { field(t, c, "cust").Identifier.Namespace = "account" },
-			forward: []want{{classify.IdentifierNamespaceChanged, "fields.cust.identifier.namespace"}},
-			reverse: []want{{classify.IdentifierNamespaceChanged, "fields.cust.identifier.namespace"}},
-		},
-		{
-			name: "identifier added",
-			edit: func(t testing.TB, c *contractv1.Contract) {
-				field(t, c, "ref").Identifier = &contractv1.Identifier{Namespace: "ticket", Format: "uuid"}
-			},
-			forward: []want{{classify.IdentifierAdded, "fields.ref.identifier"}},
-			reverse: []want{{classify.IdentifierRemoved, "fields.ref.identifier"}},
-		},
-		{
-			name:    "enum value added",
-			edit:    func(t testing.TB, c *contractv1.Contract) { f := field(t, c, "s"); f.Enum = append(f.Enum, "c") },
-			forward: []want{{classify.EnumValueAdded, "fields.s.enum"}},
-			reverse: []want{{classify.EnumValueRemoved, "fields.s.enum"}},
-		},
-		{
-			name:    "enum reordered is no change",
-			edit:    func(t testing.TB, c *contractv1.Contract) { f := field(t, c, "s"); f.Enum = []string{"b", "a"} },
-			forward: nil,
-			reverse: nil,
-		},
-		{
-			name: "additional fields refused",
-			edit: func(t testing.TB, c *contractv1.Contract) {
-				c.AdditionalFields = contractv1.AdditionalFields_ADDITIONAL_FIELDS_REJECT
-			},
-			forward: []want{{classify.ConstraintTightened, "additional_fields"}},
-			reverse: []want{{classify.ConstraintRelaxed, "additional_fields"}},
-		},
-		{
-			name: "additional fields allowed explicitly is no change",
-			edit: func(t testing.TB, c *contractv1.Contract) {
-				c.AdditionalFields = contractv1.AdditionalFields_ADDITIONAL_FIELDS_ALLOW
-			},
-			forward: nil,
-			reverse: nil,
-		},
-		{
-			name:    "enum introduced",
-			edit:    func(t testing.TB, c *contractv1.Contract) { field(t, c, "free").Enum = []string{"x", "y"} },
-			forward: []want{{classify.ConstraintTightened, "fields.free.enum"}},
-			reverse: []want{{classify.ConstraintRelaxed, "fields.free.enum"}},
-		},
-		{
-			name:    "pattern changed",
-			edit:    func(t testing.TB, c *contractv1.Contract) { field(t, c, "p").Pattern = "^[a-z0-9]+$" },
-			forward: []want{{classify.PatternChanged, "fields.p.pattern"}},
-			reverse: []want{{classify.PatternChanged, "fields.p.pattern"}},
-		},
-		{
-			name:    "pattern added",
-			edit:    func(t testing.TB, c *contractv1.Contract) { field(t, c, "free").Pattern = "^x" },
-			forward: []want{{classify.ConstraintTightened, "fields.free.pattern"}},
-			reverse: []want{{classify.ConstraintRelaxed, "fields.free.pattern"}},
-		},
-		{
-			name:    "nested pattern changed",
-			edit:    func(t testing.TB, c *contractv1.Contract) { field(t, c, "addr.zip").Pattern = "^[0-9]{4,5}$" },
-			forward: []want{{classify.PatternChanged, "fields.addr.fields.zip.pattern"}},
-			reverse: []want{{classify.PatternChanged, "fields.addr.fields.zip.pattern"}},
-		},
-		{
-			name: "nested required field added",
-			edit: func(t testing.TB, c *contractv1.Contract) {
-				f := field(t, c, "addr")
-				f.Fields = append(f.Fields, &contractv1.Field{Name: "city", Type: contractv1.FieldType_FIELD_TYPE_STRING, Required: true})
-			},
-			forward: []want{{classify.FieldAddedRequired, "fields.addr.fields.city"}},
-			reverse: []want{{classify.FieldRemoved, "fields.addr.fields.city"}},
-		},
-		{
-			name:    "min raised",
-			edit:    func(t testing.TB, c *contractv1.Contract) { field(t, c, "n").Min = ptr(1.0) },
-			forward: []want{{classify.ConstraintTightened, "fields.n.min"}},
-			reverse: []want{{classify.ConstraintRelaxed, "fields.n.min"}},
-		},
-		{
-			name:    "max lowered",
-			edit:    func(t testing.TB, c *contractv1.Contract) { field(t, c, "n").Max = ptr(9.5) },
-			forward: []want{{classify.ConstraintTightened, "fields.n.max"}},
-			reverse: []want{{classify.ConstraintRelaxed, "fields.n.max"}},
-		},
-		{
-			name:    "max removed",
-			edit:    func(t testing.TB, c *contractv1.Contract) { field(t, c, "n").Max = nil },
-			forward: []want{{classify.ConstraintRelaxed, "fields.n.max"}},
-			reverse: []want{{classify.ConstraintTightened, "fields.n.max"}},
-		},
-		{
-			name:    "min added",
-			edit:    func(t testing.TB, c *contractv1.Contract) { field(t, c, "ratio").Min = ptr(0.0) },
-			forward: []want{{classify.ConstraintTightened, "fields.ratio.min"}},
-			reverse: []want{{classify.ConstraintRelaxed, "fields.ratio.min"}},
-		},
+		one("identifier format changed", "fields.cust.identifier.format", classify.IdentifierFormatChanged, classify.IdentifierFormatChanged, func(t testing.TB, c *contractv1.Contract) { field(t, c, "cust").Identifier.Format = "uuid" }),
+		one("identifier namespace changed", "fields.cust.identifier.namespace", classify.IdentifierNamespaceChanged, classify.IdentifierNamespaceChanged, func(t testing.TB, c *contractv1.Contract) { field(t, c, "cust").Identifier.Namespace = "account" }),
+		one("identifier added", "fields.ref.identifier", classify.IdentifierAdded, classify.IdentifierRemoved, func(t testing.TB, c *contractv1.Contract) {
+			field(t, c, "ref").Identifier = &contractv1.Identifier{Namespace: "ticket", Format: "uuid"}
+		}),
+		one("enum value added", "fields.s.enum", classify.EnumValueAdded, classify.EnumValueRemoved, func(t testing.TB, c *contractv1.Contract) { f := field(t, c, "s"); f.Enum = append(f.Enum, "c") }),
+		unchanged("enum reordered is no change", func(t testing.TB, c *contractv1.Contract) { f := field(t, c, "s"); f.Enum = []string{"b", "a"} }),
+		one("additional fields refused", "additional_fields", classify.ConstraintTightened, classify.ConstraintRelaxed, func(t testing.TB, c *contractv1.Contract) {
+			c.AdditionalFields = contractv1.AdditionalFields_ADDITIONAL_FIELDS_REJECT
+		}),
+		unchanged("additional fields allowed explicitly is no change", func(t testing.TB, c *contractv1.Contract) {
+			c.AdditionalFields = contractv1.AdditionalFields_ADDITIONAL_FIELDS_ALLOW
+		}),
+		one("enum introduced", "fields.free.enum", classify.ConstraintTightened, classify.ConstraintRelaxed, func(t testing.TB, c *contractv1.Contract) { field(t, c, "free").Enum = []string{"x", "y"} }),
+		one("pattern changed", "fields.p.pattern", classify.PatternChanged, classify.PatternChanged, func(t testing.TB, c *contractv1.Contract) { field(t, c, "p").Pattern = "^[a-z0-9]+$" }),
+		one("pattern added", "fields.free.pattern", classify.ConstraintTightened, classify.ConstraintRelaxed, func(t testing.TB, c *contractv1.Contract) { field(t, c, "free").Pattern = "^x" }),
+		one("nested pattern changed", "fields.addr.fields.zip.pattern", classify.PatternChanged, classify.PatternChanged, func(t testing.TB, c *contractv1.Contract) { field(t, c, "addr.zip").Pattern = "^[0-9]{4,5}$" }),
+		one("nested required field added", "fields.addr.fields.city", classify.FieldAddedRequired, classify.FieldRemoved, func(t testing.TB, c *contractv1.Contract) {
+			f := field(t, c, "addr")
+			f.Fields = append(f.Fields, &contractv1.Field{Name: "city", Type: contractv1.FieldType_FIELD_TYPE_STRING, Required: true})
+		}),
+		one("min raised", "fields.n.min", classify.ConstraintTightened, classify.ConstraintRelaxed, func(t testing.TB, c *contractv1.Contract) { field(t, c, "n").Min = ptr(1.0) }),
+		one("max lowered", "fields.n.max", classify.ConstraintTightened, classify.ConstraintRelaxed, func(t testing.TB, c *contractv1.Contract) { field(t, c, "n").Max = ptr(9.5) }),
+		one("max removed", "fields.n.max", classify.ConstraintRelaxed, classify.ConstraintTightened, func(t testing.TB, c *contractv1.Contract) { field(t, c, "n").Max = nil }),
+		one("min added", "fields.ratio.min", classify.ConstraintTightened, classify.ConstraintRelaxed, func(t testing.TB, c *contractv1.Contract) { field(t, c, "ratio").Min = ptr(0.0) }),
 		{
 			name: "lengths tightened",
 			edit: func(t testing.TB, c *contractv1.Contract) {
@@ -369,12 +232,7 @@ func ruleCases() []ruleCase {
 			forward: []want{{classify.ConstraintTightened, "fields.s.max_length"}, {classify.ConstraintTightened, "fields.s.min_length"}},
 			reverse: []want{{classify.ConstraintRelaxed, "fields.s.max_length"}, {classify.ConstraintRelaxed, "fields.s.min_length"}},
 		},
-		{
-			name:    "layout changed",
-			edit:    func(t testing.TB, c *contractv1.Contract) { field(t, c, "ts").Layout = "2006-01-02 15:04:05" },
-			forward: []want{{classify.LayoutChanged, "fields.ts.layout"}},
-			reverse: []want{{classify.LayoutChanged, "fields.ts.layout"}},
-		},
+		one("layout changed", "fields.ts.layout", classify.LayoutChanged, classify.LayoutChanged, func(t testing.TB, c *contractv1.Contract) { field(t, c, "ts").Layout = "2006-01-02 15:04:05" }),
 		{
 			name: "descriptions changed",
 			edit: func(t testing.TB, c *contractv1.Contract) {
@@ -384,14 +242,9 @@ func ruleCases() []ruleCase {
 			forward: []want{{classify.DescriptionChanged, "description"}, {classify.DescriptionChanged, "fields.ts.description"}},
 			reverse: []want{{classify.DescriptionChanged, "description"}, {classify.DescriptionChanged, "fields.ts.description"}},
 		},
-		{
-			name: "check added",
-			edit: func(t testing.TB, c *contractv1.Contract) {
-				c.Checks = append(c.Checks, &contractv1.Check{Name: "cust_present", Rule: "required(cust)", Policy: contractv1.Policy_POLICY_QUARANTINE})
-			},
-			forward: []want{{classify.CheckAdded, "checks.cust_present"}},
-			reverse: []want{{classify.CheckRemoved, "checks.cust_present"}},
-		},
+		one("check added", "checks.cust_present", classify.CheckAdded, classify.CheckRemoved, func(t testing.TB, c *contractv1.Contract) {
+			c.Checks = append(c.Checks, &contractv1.Check{Name: "cust_present", Rule: "required(cust)", Policy: contractv1.Policy_POLICY_QUARANTINE})
+		}),
 		{
 			name: "check rule, policy, threshold and description changed",
 			edit: func(t testing.TB, c *contractv1.Contract) {
@@ -424,12 +277,7 @@ func ruleCases() []ruleCase {
 			forward: []want{{classify.MappingChanged, "mapping.canonical_version"}, {classify.MappingChanged, "mapping.fields.cust"}, {classify.MappingChanged, "mapping.fields.n"}},
 			reverse: []want{{classify.MappingChanged, "mapping.canonical_version"}, {classify.MappingChanged, "mapping.fields.cust"}, {classify.MappingChanged, "mapping.fields.n"}},
 		},
-		{
-			name:    "mapping target changed",
-			edit:    func(t testing.TB, c *contractv1.Contract) { c.Mapping.Canonical = "test.other" },
-			forward: []want{{classify.MappingTargetChanged, "mapping.canonical"}},
-			reverse: []want{{classify.MappingTargetChanged, "mapping.canonical"}},
-		},
+		one("mapping target changed", "mapping.canonical", classify.MappingTargetChanged, classify.MappingTargetChanged, func(t testing.TB, c *contractv1.Contract) { c.Mapping.Canonical = "test.other" }),
 		{
 			name: "mapping added where there was none",
 			edit: func(t testing.TB, c *contractv1.Contract) {
@@ -448,12 +296,7 @@ func ruleCases() []ruleCase {
 			forward: []want{{classify.CompatibilityChanged, "compatibility"}, {classify.NoticePeriodChanged, "notice_period"}, {classify.OwnerChanged, "owner"}},
 			reverse: []want{{classify.CompatibilityChanged, "compatibility"}, {classify.NoticePeriodChanged, "notice_period"}, {classify.OwnerChanged, "owner"}},
 		},
-		{
-			name:    "same notice written differently is no change",
-			edit:    func(t testing.TB, c *contractv1.Contract) { c.NoticePeriod = "336h" },
-			forward: nil,
-			reverse: nil,
-		},
+		unchanged("same notice written differently is no change", func(t testing.TB, c *contractv1.Contract) { c.NoticePeriod = "336h" }),
 		{
 			name: "labels changed",
 			edit: func(t testing.TB, c *contractv1.Contract) {
@@ -462,26 +305,11 @@ func ruleCases() []ruleCase {
 			forward: []want{{classify.LabelChanged, "labels.domain"}, {classify.LabelChanged, "labels.tier"}},
 			reverse: []want{{classify.LabelChanged, "labels.domain"}, {classify.LabelChanged, "labels.tier"}},
 		},
-		{
-			name: "partition time declared",
-			edit: func(t testing.TB, c *contractv1.Contract) {
-				c.PartitionTime = &contractv1.PartitionTime{Field: "created_at", Granularity: contractv1.Granularity_GRANULARITY_DAY, AllowedLateness: "2d"}
-			},
-			forward: []want{{classify.PartitionTimeChanged, "partition_time"}},
-			reverse: []want{{classify.PartitionTimeChanged, "partition_time"}},
-		},
-		{
-			name:    "subject changed",
-			edit:    func(t testing.TB, c *contractv1.Contract) { c.Subject = "test.other" },
-			forward: []want{{classify.SubjectChanged, "subject"}},
-			reverse: []want{{classify.SubjectChanged, "subject"}},
-		},
-		{
-			name:    "fields reordered is no change",
-			edit:    func(t testing.TB, c *contractv1.Contract) { slices.Reverse(c.Fields) },
-			forward: nil,
-			reverse: nil,
-		},
+		one("partition time declared", "partition_time", classify.PartitionTimeChanged, classify.PartitionTimeChanged, func(t testing.TB, c *contractv1.Contract) {
+			c.PartitionTime = &contractv1.PartitionTime{Field: "created_at", Granularity: contractv1.Granularity_GRANULARITY_DAY, AllowedLateness: "2d"}
+		}),
+		one("subject changed", "subject", classify.SubjectChanged, classify.SubjectChanged, func(t testing.TB, c *contractv1.Contract) { c.Subject = "test.other" }),
+		unchanged("fields reordered is no change", func(t testing.TB, c *contractv1.Contract) { slices.Reverse(c.Fields) }),
 	}
 }
 

@@ -2,20 +2,16 @@ package classify_test
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/seamdata/seam/core/classify"
 	"github.com/seamdata/seam/core/examples"
+	"github.com/seamdata/seam/core/internal/goldentest"
 	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
 	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // render prints a classification as a reviewer reads it.
 func render(res classify.Result) string {
@@ -27,38 +23,6 @@ func render(res classify.Result) string {
 			ch.GetComparedVersion(), ch.GetOldValue(), ch.GetNewValue(), ch.GetMessage())
 	}
 	return b.String()
-}
-
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if got == string(want) {
-		return
-	}
-	g, w := strings.Split(got, "\n"), strings.Split(string(want), "\n")
-	for i := 0; i < max(len(g), len(w)); i++ {
-		var gl, wl string
-		if i < len(g) {
-			gl = g[i]
-		}
-		if i < len(w) {
-			wl = w[i]
-		}
-		if gl != wl {
-			t.Errorf("%s line %d: got %q, want %q (run go test -update if the change is intended)", path, i+1, gl, wl)
-			return
-		}
-	}
 }
 
 // TestShopOrdersV2 is the seed incident: customer_id moves from an INT64
@@ -90,5 +54,5 @@ func TestShopOrdersV2(t *testing.T) {
 		fmt.Fprintf(&all, "== %s\n%s\n", strings.TrimPrefix(mode.String(), "COMPATIBILITY_"),
 			render(classify.Classify([]*contractv1.Contract{v1}, v2, mode)))
 	}
-	golden(t, "shop_orders_v1_v2.golden", all.String())
+	goldentest.Check(t, "shop_orders_v1_v2.golden", all.String())
 }

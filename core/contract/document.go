@@ -4,13 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"math"
 	"strconv"
 
 	"go.yaml.in/yaml/v3"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/seamdata/seam/core/lexical"
 )
 
 // Plain turns a contract (or canonical model, or any message of a Seam
@@ -92,13 +93,10 @@ func plainSingle(v any, fd protoreflect.FieldDescriptor) (any, error) {
 		if n, ok := v.(json.Number); ok {
 			return n.Float64()
 		}
-		switch v {
-		case "NaN":
-			return math.NaN(), nil
-		case "Infinity":
-			return math.Inf(1), nil
-		case "-Infinity":
-			return math.Inf(-1), nil
+		if s, ok := v.(string); ok {
+			if f, ok := lexical.ParseNonFinite([]byte(s)); ok {
+				return f, nil
+			}
 		}
 		return v, nil
 	}

@@ -25,16 +25,9 @@ func TestMarshalYAMLLoadsBack(t *testing.T) {
 			{Name: "amount", Type: contractv1.FieldType_FIELD_TYPE_DOUBLE, Min: &lo, Max: &hi},
 		},
 	}
-	out, err := contract.MarshalYAML(c)
-	if err != nil {
-		t.Fatal(err)
-	}
+	out, back := roundTrip(t, c, "out.yaml")
 	if !strings.Contains(string(out), "max_length: 11\n") {
 		t.Errorf("got\n%s\nwant max_length: 11 as a number", out)
-	}
-	back, err := contract.Load(out, "out.yaml")
-	if err != nil {
-		t.Fatalf("Load of what MarshalYAML wrote: %v\n%s", err, out)
 	}
 	if !proto.Equal(back, c) {
 		t.Errorf("got %v, want %v", back, c)
@@ -46,20 +39,36 @@ func TestMarshalYAMLLoadsBack(t *testing.T) {
 func TestMarshalYAMLExamples(t *testing.T) {
 	t.Parallel()
 	for name, doc := range map[string][]byte{"shop_orders_v1": examples.ShopOrdersV1YAML, "shop_orders_v2": examples.ShopOrdersV2YAML} {
-		c, err := contract.Load(doc, name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out, err := contract.MarshalYAML(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		back, err := contract.Load(out, name+" again")
-		if err != nil {
-			t.Fatalf("%s: %v\n%s", name, err, out)
-		}
+		c := mustLoad(t, doc, name)
+		_, back := roundTrip(t, c, name+" again")
 		if !proto.Equal(back, c) {
 			t.Errorf("%s: got %v, want %v", name, back, c)
 		}
 	}
+}
+
+// mustLoad loads doc, failing the test when it does not load.
+func mustLoad(t *testing.T, doc []byte, source string) *contractv1.Contract {
+	t.Helper()
+	c, err := contract.Load(doc, source)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// roundTrip writes c with MarshalYAML and loads what it wrote as source,
+// failing the test when either fails; it returns the YAML and the
+// contract read back.
+func roundTrip(t *testing.T, c *contractv1.Contract, source string) ([]byte, *contractv1.Contract) {
+	t.Helper()
+	out, err := contract.MarshalYAML(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := contract.Load(out, source)
+	if err != nil {
+		t.Fatalf("Load of what MarshalYAML wrote: %v\n%s", err, out)
+	}
+	return out, back
 }

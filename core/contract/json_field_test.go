@@ -17,23 +17,13 @@ func TestJSONFieldYAML(t *testing.T) {
 	src := "subject: t.json\nowner: team\nfields:\n" +
 		"  - {name: id, type: INT64, required: true, key: true}\n" +
 		"  - {name: v, type: JSON, min: 1, max_length: 3, pattern: '^a', items: {type: INT64}, fields: [{name: a, type: STRING}]}\n"
-	c, err := contract.Load([]byte(src), "t.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := mustLoad(t, []byte(src), "t.yaml")
 	if p := contract.Validate(c); len(p) > 0 {
 		t.Fatalf("problems: %v", p)
 	}
-	out, err := contract.MarshalYAML(c)
-	if err != nil {
-		t.Fatal(err)
-	}
+	out, back := roundTrip(t, c, "out.yaml")
 	if !strings.Contains(string(out), "type: FIELD_TYPE_JSON") {
 		t.Errorf("written as\n%s\nwant type: FIELD_TYPE_JSON", out)
-	}
-	back, err := contract.Load(out, "out.yaml")
-	if err != nil {
-		t.Fatal(err)
 	}
 	if !proto.Equal(c, back) {
 		t.Errorf("read back\n%v\nwant\n%v", back, c)

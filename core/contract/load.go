@@ -259,6 +259,14 @@ func (c *converter) fail(n *yaml.Node, path, format string, args ...any) error {
 	return e
 }
 
+// item is the i-th item of the sequence n at path, aliases resolved, and
+// its own path.
+func (c *converter) item(n *yaml.Node, path string, i int) (*yaml.Node, string, error) {
+	epath := fmt.Sprintf("%s[%d]", path, i)
+	en, err := c.resolve(n.Content[i], epath)
+	return en, epath, err
+}
+
 // resolve follows aliases and counts nodes, so an alias bomb ends in an
 // error instead of exhausting memory: what an alias repeats is measured
 // before it is expanded, against MaxAliasNodes and MaxAliasBytes.
@@ -381,9 +389,8 @@ func (c *converter) field(n *yaml.Node, fd protoreflect.FieldDescriptor, path st
 			return nil, c.fail(n, path, "want a list, got %s", kindName(n))
 		}
 		out := make([]any, 0, len(n.Content))
-		for i, en := range n.Content {
-			epath := fmt.Sprintf("%s[%d]", path, i)
-			en, err := c.resolve(en, epath)
+		for i := range n.Content {
+			en, epath, err := c.item(n, path, i)
 			if err != nil {
 				return nil, err
 			}
@@ -587,9 +594,8 @@ func (c *converter) generic(n *yaml.Node, path string, depth int) (any, error) {
 		return out, nil
 	case yaml.SequenceNode:
 		out := make([]any, 0, len(n.Content))
-		for i, en := range n.Content {
-			epath := fmt.Sprintf("%s[%d]", path, i)
-			en, err := c.resolve(en, epath)
+		for i := range n.Content {
+			en, epath, err := c.item(n, path, i)
 			if err != nil {
 				return nil, err
 			}

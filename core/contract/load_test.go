@@ -59,10 +59,7 @@ mapping: {fields: {y: {from: x, cast: {to: int64, rounding: half_up}}}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := contract.Load([]byte(tt.doc), "t.yaml")
-			if err != nil {
-				t.Fatal(err)
-			}
+			got := mustLoad(t, []byte(tt.doc), "t.yaml")
 			if !proto.Equal(got, want) {
 				t.Errorf("Load = %v, want %v", got, want)
 			}
@@ -72,7 +69,7 @@ mapping: {fields: {y: {from: x, cast: {to: int64, rounding: half_up}}}}
 
 func TestLoadValues(t *testing.T) {
 	t.Parallel()
-	c, err := contract.Load([]byte(`
+	c := mustLoad(t, []byte(`
 subject: a.b
 labels: {team: x}
 fields:
@@ -84,9 +81,6 @@ mapping:
   fields:
     n: {from: m, default: {a: [1, "two", null, true]}, constant: 3}
 `), "t.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
 	f := c.GetFields()[0]
 	if f.GetMin() != -1.5 || f.GetMax() != 1000 || f.GetMinLength() != 16 {
 		t.Errorf("min, max, min_length = %v, %v, %v; want -1.5, 1000, 16", f.GetMin(), f.GetMax(), f.GetMinLength())
@@ -246,10 +240,7 @@ fields:
   - {name: currency, type: STRING, enum: &iso [EUR, USD, GBP]}
   - {name: fee_currency, type: STRING, enum: *iso}
 `
-	c, err := contract.Load([]byte(doc), "settlements.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := mustLoad(t, []byte(doc), "settlements.yaml")
 	if got := c.GetFields()[3].GetEnum(); len(got) != 3 || got[2] != "GBP" {
 		t.Errorf("fee_currency enum through an alias = %v, want [EUR USD GBP]", got)
 	}

@@ -133,10 +133,7 @@ func Validate(c *contractv1.Contract) Problems {
 		v.add("", ReasonContractMissing, "no contract given")
 		return v.problems
 	}
-	v.name("subject", c.GetSubject(), "shop.orders")
-	if strings.TrimSpace(c.GetOwner()) == "" {
-		v.add("owner", ReasonOwnerMissing, "owner is empty; name the team that may register versions")
-	}
+	v.owned("subject", c.GetSubject(), "shop.orders", c.GetOwner(), "may register versions")
 	if _, known := contractv1.Compatibility_name[int32(c.GetCompatibility())]; !known {
 		v.add("compatibility", ReasonCompatibilityInvalid, fmt.Sprintf("unknown compatibility %d", c.GetCompatibility()))
 	}
@@ -150,6 +147,16 @@ func Validate(c *contractv1.Contract) Problems {
 	v.checks(c.GetChecks())
 	v.partitionTime(c)
 	return v.problems
+}
+
+// owned checks what every registered document names: itself, at path
+// (example shows a valid name), and the team that owns it, which is the
+// team that does what the message says.
+func (v *validator) owned(path, name, example, owner, ownerDoes string) {
+	v.name(path, name, example)
+	if strings.TrimSpace(owner) == "" {
+		v.add("owner", ReasonOwnerMissing, "owner is empty; name the team that "+ownerDoes)
+	}
 }
 
 // partitionTime checks the field that places records in partitions: a
@@ -201,10 +208,7 @@ func ValidateCanonicalModel(m *contractv1.CanonicalModel) Problems {
 		v.add("", ReasonContractMissing, "no canonical model given")
 		return v.problems
 	}
-	v.name("name", m.GetName(), "commerce.order")
-	if strings.TrimSpace(m.GetOwner()) == "" {
-		v.add("owner", ReasonOwnerMissing, "owner is empty; name the team that owns the model")
-	}
+	v.owned("name", m.GetName(), "commerce.order", m.GetOwner(), "owns the model")
 	v.topFields(m.GetFields())
 	return v.problems
 }
@@ -263,7 +267,9 @@ func (v *validator) fields(fields []*contractv1.Field, path string, ctx fieldCon
 	}
 }
 
-func isNumeric(t contractv1.FieldType) bool {
+// IsNumeric reports whether fields of type t hold numbers: the integer,
+// floating-point and decimal types.
+func IsNumeric(t contractv1.FieldType) bool {
 	switch t {
 	case contractv1.FieldType_FIELD_TYPE_INT32, contractv1.FieldType_FIELD_TYPE_INT64,
 		contractv1.FieldType_FIELD_TYPE_FLOAT, contractv1.FieldType_FIELD_TYPE_DOUBLE,
@@ -325,7 +331,7 @@ func (v *validator) field(f *contractv1.Field, path string, ctx fieldContext) {
 	}
 
 	if f.Min != nil || f.Max != nil {
-		if !isNumeric(t) && !isJSON {
+		if !IsNumeric(t) && !isJSON {
 			v.add(path, ReasonRangeWrongType, fmt.Sprintf("min and max apply to numeric and JSON fields, not %s; use min_length/max_length for lengths", typeName(t)))
 		}
 		switch {

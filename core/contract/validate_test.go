@@ -108,10 +108,7 @@ checks:
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			c, err := contract.Load([]byte(tt.doc), "t.yaml")
-			if err != nil {
-				t.Fatal(err)
-			}
+			c := mustLoad(t, []byte(tt.doc), "t.yaml")
 			ps := contract.Validate(c)
 			var got []string
 			for _, p := range ps {

@@ -489,7 +489,7 @@ func observedType(fp *FieldProfile, decl *contractv1.Field) contractv1.FieldType
 	case kindString:
 		shape, _ := fp.majorityShape()
 		switch {
-		case isNumeric(dt) && fp.Decimals == fp.Kinds[kindString] && fp.Decimals > 0:
+		case contract.IsNumeric(dt) && fp.Decimals == fp.Kinds[kindString] && fp.Decimals > 0:
 			return contractv1.FieldType_FIELD_TYPE_DECIMAL
 		case shape == shapeUUID && dt != contractv1.FieldType_FIELD_TYPE_STRING:
 			return contractv1.FieldType_FIELD_TYPE_UUID
@@ -507,15 +507,6 @@ func observedType(fp *FieldProfile, decl *contractv1.Field) contractv1.FieldType
 		return contractv1.FieldType_FIELD_TYPE_ARRAY
 	}
 	return contractv1.FieldType_FIELD_TYPE_UNSPECIFIED
-}
-
-func isNumeric(t contractv1.FieldType) bool {
-	switch t {
-	case contractv1.FieldType_FIELD_TYPE_INT32, contractv1.FieldType_FIELD_TYPE_INT64, contractv1.FieldType_FIELD_TYPE_FLOAT,
-		contractv1.FieldType_FIELD_TYPE_DOUBLE, contractv1.FieldType_FIELD_TYPE_DECIMAL:
-		return true
-	}
-	return false
 }
 
 // field decides one declared field (by its new name) from its values and
@@ -627,7 +618,7 @@ func (pr *proposer) retype(f *contractv1.Field, path string, fp *FieldProfile, n
 	if nt != contractv1.FieldType_FIELD_TYPE_STRING && nt != contractv1.FieldType_FIELD_TYPE_ARRAY && (f.MinLength != nil || f.MaxLength != nil) {
 		dropped, f.MinLength, f.MaxLength = append(dropped, "length"), nil, nil
 	}
-	if !isNumeric(nt) && (f.Min != nil || f.Max != nil) {
+	if !contract.IsNumeric(nt) && (f.Min != nil || f.Max != nil) {
 		dropped, f.Min, f.Max = append(dropped, "min/max"), nil, nil
 	}
 	if nt != contractv1.FieldType_FIELD_TYPE_TIMESTAMP && nt != contractv1.FieldType_FIELD_TYPE_DATE && f.Layout != "" {

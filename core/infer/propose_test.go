@@ -124,6 +124,42 @@ func settlement(i int, merchant string) string {
 	return fmt.Sprintf(`{"settlement_id":"SET-%08d","merchant_id":%s,"amount":%d.25,"currency":"EUR","settled_at":"2026-03-08T10:%02d:00Z"}`, i, merchant, 10+i, i%60)
 }
 
+// proposeNewMerchantIDs proposes a contract for settlements whose
+// merchant_id values are the held lines' and checks that it changes the
+// field's type, its identifier format and its mapping.
+func proposeNewMerchantIDs(t *testing.T, lines []string) (infer.Input, *infer.Proposal) {
+	t.Helper()
+	in := infer.Input{Active: loadContract(t, settlementsV1), ActiveVersion: 1, Canonical: loadModel(t, settlementModel),
+		Namespaces: []*idmapv1.Namespace{merchantNS}, Held: ndjson("2026-03-08", lines...)}
+	p := propose(t, in)
+	wantRules(t, p,
+		"FIELD_TYPE_CHANGED fields.merchant_id.type",
+		"IDENTIFIER_FORMAT_CHANGED fields.merchant_id.identifier.format",
+		"MAPPING_CHANGED mapping.fields.merchant_id")
+	return in, p
+}
+
+// withFormat is a copy of ns with f added, as once a migration created it.
+func withFormat(ns *idmapv1.Namespace, f *idmapv1.Format) *idmapv1.Namespace {
+	ns = proto.Clone(ns).(*idmapv1.Namespace)
+	ns.Formats = append(ns.Formats, f)
+	return ns
+}
+
+// simulate is the dry run of p over the held records of in.
+func simulate(t *testing.T, p *infer.Proposal, in infer.Input, ns *idmapv1.Namespace, tr infer.Translator) *infer.Simulation {
+	t.Helper()
+	var namespaces []*idmapv1.Namespace
+	if ns != nil {
+		namespaces = []*idmapv1.Namespace{ns}
+	}
+	sim, err := infer.Simulate(p.Contract, in.Canonical, namespaces, tr, in.Held)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sim
+}
+
 // An integer id that becomes a zero-padded template string: the field
 // declares a new STRING format, the mapping translates it back, and the
 // template rule is read off the values and verified on every one.
@@ -133,13 +169,7 @@ func TestIntegerBecomesTemplate(t *testing.T) {
 	for i := range 200 {
 		lines = append(lines, settlement(i, fmt.Sprintf(`"MER-%08d"`, 1000+i*37)))
 	}
-	in := infer.Input{Active: loadContract(t, settlementsV1), ActiveVersion: 1, Canonical: loadModel(t, settlementModel),
-		Namespaces: []*idmapv1.Namespace{merchantNS}, Held: ndjson("2026-03-08", lines...)}
-	p := propose(t, in)
-	wantRules(t, p,
-		"FIELD_TYPE_CHANGED fields.merchant_id.type",
-		"IDENTIFIER_FORMAT_CHANGED fields.merchant_id.identifier.format",
-		"MAPPING_CHANGED mapping.fields.merchant_id")
+	in, p := proposeNewMerchantIDs(t, lines)
 	if !p.Breaking {
 		t.Error("a changed identifier type is not breaking")
 	}
@@ -170,24 +200,17 @@ func TestIntegerBecomesTemplate(t *testing.T) {
 
 	// The dry run: once the rule is set (simulated here), every record
 	// maps, with the integer the canonical model holds.
-	ns := proto.Clone(merchantNS).(*idmapv1.Namespace)
-	ns.Formats = append(ns.Formats, m.CreateFormat)
+	ns := withFormat(merchantNS, m.CreateFormat)
 	var routes infer.LocalRoutes
 	if err := routes.AddRule(ns, r.Rule); err != nil {
 		t.Fatal(err)
 	}
-	sim, err := infer.Simulate(p.Contract, in.Canonical, []*idmapv1.Namespace{ns}, routes.Translate, in.Held)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sim := simulate(t, p, in, ns, routes.Translate)
 	if sim.Passed != 200 {
 		t.Errorf("simulation passes %d of %d (%v, %v), want all", sim.Passed, sim.Records, sim.Remain, sim.Examples)
 	}
 	// Without the rule nothing can pass, and the simulation says why.
-	sim, err = infer.Simulate(p.Contract, in.Canonical, []*idmapv1.Namespace{ns}, (&infer.LocalRoutes{}).Translate, in.Held)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sim = simulate(t, p, in, ns, (&infer.LocalRoutes{}).Translate)
 	if sim.Passed != 0 || sim.Remain["NO_ROUTE"] != 200 {
 		t.Errorf("simulation without a route: %d passed, remain %v; want 0 and 200 NO_ROUTE", sim.Passed, sim.Remain)
 	}
@@ -206,13 +229,7 @@ func TestIntegerBecomesRandomUUID(t *testing.T) {
 			pairs = append(pairs, infer.Pair{From: u, To: fmt.Sprint(5000 + i)})
 		}
 	}
-	in := infer.Input{Active: loadContract(t, settlementsV1), ActiveVersion: 1, Canonical: loadModel(t, settlementModel),
-		Namespaces: []*idmapv1.Namespace{merchantNS}, Held: ndjson("2026-03-08", lines...)}
-	p := propose(t, in)
-	wantRules(t, p,
-		"FIELD_TYPE_CHANGED fields.merchant_id.type",
-		"IDENTIFIER_FORMAT_CHANGED fields.merchant_id.identifier.format",
-		"MAPPING_CHANGED mapping.fields.merchant_id")
+	in, p := proposeNewMerchantIDs(t, lines)
 	m := p.Migrations[0]
 	if m.New != "uuid" || m.CreateFormat.GetKind() != idmapv1.FormatKind_FORMAT_KIND_UUID {
 		t.Errorf("migration to %s creating %v, want a new uuid format", m.New, m.CreateFormat)
@@ -220,14 +237,9 @@ func TestIntegerBecomesRandomUUID(t *testing.T) {
 	if !m.Rule.TableOnly() || !strings.Contains(m.Rule.Why, "random (version 4)") || !strings.Contains(string(p.YAML), "needs a lookup table") {
 		t.Errorf("rule finding %+v: want table only, saying the UUIDs are random\n%s", m.Rule, p.YAML)
 	}
-	ns := proto.Clone(merchantNS).(*idmapv1.Namespace)
-	ns.Formats = append(ns.Formats, m.CreateFormat)
 	var routes infer.LocalRoutes
 	routes.AddPairs("merchant", "uuid", "legacy-int", pairs)
-	sim, err := infer.Simulate(p.Contract, in.Canonical, []*idmapv1.Namespace{ns}, routes.Translate, in.Held)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sim := simulate(t, p, in, withFormat(merchantNS, m.CreateFormat), routes.Translate)
 	if sim.Passed != 90 || sim.Remain["ID_UNMAPPED"] != 10 {
 		t.Errorf("simulation with 90 pairs: %d passed, remain %v; want 90 passed, 10 ID_UNMAPPED", sim.Passed, sim.Remain)
 	}
@@ -305,6 +317,17 @@ func shipment(i int, carrierKey, weight, units string) string {
 		i, carrierKey, []string{"DHL", "UPS", "GLS"}[i%3], weight, units, 69000+i)
 }
 
+// proposeShipments proposes a contract for the held shipment lines, the
+// shipments contract being in force as the given version, and wants the
+// proposal to make the changes given.
+func proposeShipments(t *testing.T, version int32, lines []string, wantChanges ...string) (infer.Input, *infer.Proposal) {
+	t.Helper()
+	in := infer.Input{Active: loadContract(t, shipmentsV1), ActiveVersion: version, Canonical: loadModel(t, shipmentModel), Held: ndjson("2026-03-08", lines...)}
+	p := propose(t, in)
+	wantRules(t, p, wantChanges...)
+	return in, p
+}
+
 // A field renamed: the missing field and the new one are paired by their
 // values, the rename is declared, the mapping and the checks read the new
 // name, and the canonical model does not move.
@@ -314,9 +337,7 @@ func TestFieldRenamed(t *testing.T) {
 	for i := range 60 {
 		lines = append(lines, shipment(i, "carrier_code", fmt.Sprint(100+i), "2"))
 	}
-	in := infer.Input{Active: loadContract(t, shipmentsV1), ActiveVersion: 3, Canonical: loadModel(t, shipmentModel), Held: ndjson("2026-03-08", lines...)}
-	p := propose(t, in)
-	wantRules(t, p,
+	in, p := proposeShipments(t, 3, lines,
 		"FIELD_RENAMED fields.carrier_code",
 		"CHECK_CHANGED checks.carrier_nulls.rule",
 		"MAPPING_CHANGED mapping.fields.carrier")
@@ -350,9 +371,7 @@ func TestTypeWidened(t *testing.T) {
 		}
 		lines = append(lines, shipment(i, "carrier", fmt.Sprintf("%d.5", 100+i), units))
 	}
-	in := infer.Input{Active: loadContract(t, shipmentsV1), ActiveVersion: 1, Canonical: loadModel(t, shipmentModel), Held: ndjson("2026-03-08", lines...)}
-	p := propose(t, in)
-	wantRules(t, p,
+	in, p := proposeShipments(t, 1, lines,
 		"FIELD_TYPE_WIDENED fields.weight_g.type",
 		"FIELD_TYPE_WIDENED fields.units.type",
 		"MAPPING_CHANGED mapping.fields.units")
@@ -368,10 +387,7 @@ func TestTypeWidened(t *testing.T) {
 	if p.After.Passed != 50 {
 		t.Errorf("checks pass %d of 50 after, want all", p.After.Passed)
 	}
-	sim, err := infer.Simulate(p.Contract, in.Canonical, nil, (&infer.LocalRoutes{}).Translate, in.Held)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sim := simulate(t, p, in, nil, (&infer.LocalRoutes{}).Translate)
 	if sim.Passed != 45 || sim.Remain["CAST_FAILED"]+sim.Remain["OUT_OF_RANGE"] != 5 {
 		t.Errorf("simulation: %d passed, remain %v; want 45 passed and the 5 records beyond INT32 held", sim.Passed, sim.Remain)
 	}

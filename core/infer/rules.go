@@ -622,6 +622,18 @@ func embedCandidates(pairs []Pair, uuidFirst bool, intFmt, uuidFmt string) []can
 }
 
 // describe renders a rule as `seam idmap rule set` flags would say it.
+// normalizeSteps lists what a normalize rule does: its case, then trim.
+func normalizeSteps(n *idmapv1.NormalizeRule) string {
+	var m []string
+	if c := n.GetCase(); c != "" {
+		m = append(m, c)
+	}
+	if n.GetTrimSpace() {
+		m = append(m, "trim")
+	}
+	return strings.Join(m, ",")
+}
+
 func describe(r *idmapv1.Rule) string {
 	var s string
 	switch st := r.GetStrategy().(type) {
@@ -632,14 +644,7 @@ func describe(r *idmapv1.Rule) string {
 	case *idmapv1.Rule_UuidV5:
 		s = "uuid_v5 " + st.UuidV5.GetNamespaceUuid()
 	case *idmapv1.Rule_Normalize:
-		var m []string
-		if c := st.Normalize.GetCase(); c != "" {
-			m = append(m, c)
-		}
-		if st.Normalize.GetTrimSpace() {
-			m = append(m, "trim")
-		}
-		s = "normalize " + strings.Join(m, ",")
+		s = "normalize " + normalizeSteps(st.Normalize)
 	default:
 		s = "lookup"
 	}
@@ -665,14 +670,7 @@ func RuleFlags(r *idmapv1.Rule) string {
 	case *idmapv1.Rule_UuidV5:
 		fmt.Fprintf(&b, " --uuid-v5 %s", st.UuidV5.GetNamespaceUuid())
 	case *idmapv1.Rule_Normalize:
-		var m []string
-		if c := st.Normalize.GetCase(); c != "" {
-			m = append(m, c)
-		}
-		if st.Normalize.GetTrimSpace() {
-			m = append(m, "trim")
-		}
-		fmt.Fprintf(&b, " --normalize %s", strings.Join(m, ","))
+		fmt.Fprintf(&b, " --normalize %s", normalizeSteps(st.Normalize))
 	case *idmapv1.Rule_Lookup:
 		b.WriteString(" --lookup")
 	}

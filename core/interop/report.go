@@ -8,6 +8,9 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+
+	"github.com/seamdata/seam/core/contract"
+	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
 )
 
 // Format is a language a contract document is written in.
@@ -152,6 +155,33 @@ func (r *Report) Strict(format Format) error {
 	return nil
 }
 
+// StrictIf is Strict(format) for a strict conversion and nil otherwise:
+// how every import ends.
+func (r *Report) StrictIf(strict bool, format Format) error {
+	if !strict {
+		return nil
+	}
+	return r.Strict(format)
+}
+
+// ImportOptions tune an import that makes one contract from a schema.
+type ImportOptions struct {
+	// Source names the document in messages, usually its file name.
+	Source string
+	// Subject and Owner of the contract, which a schema does not name.
+	Subject, Owner string
+	// Strict refuses the schema (a *LossError) when the import reports a
+	// loss.
+	Strict bool
+}
+
+// Result is what an import that makes one contract gives: the contract
+// and the report of what did not carry over.
+type Result struct {
+	Contract *contractv1.Contract
+	Report   Report
+}
+
 // LossError is a strict conversion refused because parts of the document
 // have no exact Seam equivalent.
 type LossError struct {
@@ -183,24 +213,22 @@ type Error struct {
 	Err     error
 }
 
-// Error renders "source:line:col: path: message".
+// Error renders "source:line:col: path: message", as a contract's own
+// load errors read.
 func (e *Error) Error() string {
-	var b strings.Builder
-	b.WriteString(e.Source)
-	if e.Line > 0 {
-		fmt.Fprintf(&b, ":%d", e.Line)
-		if e.Column > 0 {
-			fmt.Fprintf(&b, ":%d", e.Column)
-		}
-	}
-	if e.Path != "" {
-		b.WriteString(": ")
-		b.WriteString(e.Path)
-	}
-	b.WriteString(": ")
-	b.WriteString(e.Message)
-	return b.String()
+	le := contract.LoadError{Source: e.Source, Line: e.Line, Column: e.Column, Path: e.Path, Message: e.Message}
+	return le.Error()
 }
 
 // Unwrap returns the underlying error.
 func (e *Error) Unwrap() error { return e.Err }
+
+// ErrorAt is an Error about v, at its line, column and path (about the
+// whole document when v is nil), with the message format and args make.
+func ErrorAt(source string, v *Value, format string, args ...any) *Error {
+	e := &Error{Source: source, Message: fmt.Sprintf(format, args...)}
+	if v != nil {
+		e.Line, e.Column, e.Path = v.Line, v.Column, v.Path
+	}
+	return e
+}

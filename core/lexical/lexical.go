@@ -44,12 +44,12 @@ func rfc3339Parts(b []byte) (p rfc3339, ok bool) {
 	if len(b) < 20 || b[4] != '-' || b[7] != '-' || (b[10] != 'T' && b[10] != 't') || b[13] != ':' || b[16] != ':' {
 		return p, false
 	}
-	year, ok1 := digits(b[0:4])
-	month, ok2 := digits(b[5:7])
-	day, ok3 := digits(b[8:10])
-	hour, ok4 := digits(b[11:13])
-	minute, ok5 := digits(b[14:16])
-	sec, ok6 := digits(b[17:19])
+	year, ok1 := Digits(b[0:4])
+	month, ok2 := Digits(b[5:7])
+	day, ok3 := Digits(b[8:10])
+	hour, ok4 := Digits(b[11:13])
+	minute, ok5 := Digits(b[14:16])
+	sec, ok6 := Digits(b[17:19])
 	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6) || month < 1 || month > 12 || day < 1 ||
 		day > DaysIn(time.Month(month), year) || hour > 23 || minute > 59 || sec > 60 {
 		return p, false
@@ -71,8 +71,8 @@ func rfc3339Parts(b []byte) (p rfc3339, ok bool) {
 	switch {
 	case len(rest) == 1 && (rest[0] == 'Z' || rest[0] == 'z'):
 	case len(rest) == 6 && (rest[0] == '+' || rest[0] == '-') && rest[3] == ':':
-		oh, ok1 := digits(rest[1:3])
-		om, ok2 := digits(rest[4:6])
+		oh, ok1 := Digits(rest[1:3])
+		om, ok2 := Digits(rest[4:6])
 		if !ok1 || !ok2 || oh > 23 || om > 59 {
 			return p, false
 		}
@@ -98,14 +98,14 @@ func ParseDate(b []byte) bool {
 	if len(b) != 10 || b[4] != '-' || b[7] != '-' {
 		return false
 	}
-	y, ok1 := digits(b[:4])
-	m, ok2 := digits(b[5:7])
-	d, ok3 := digits(b[8:10])
+	y, ok1 := Digits(b[:4])
+	m, ok2 := Digits(b[5:7])
+	d, ok3 := Digits(b[8:10])
 	return ok1 && ok2 && ok3 && m >= 1 && m <= 12 && d >= 1 && d <= DaysIn(time.Month(m), y)
 }
 
-// digits reads a run of decimal digits; an empty run is not a number.
-func digits(b []byte) (int, bool) {
+// Digits reads a run of decimal digits; an empty run is not a number.
+func Digits(b []byte) (int, bool) {
 	n := 0
 	for _, c := range b {
 		if c < '0' || c > '9' {

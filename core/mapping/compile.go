@@ -458,15 +458,6 @@ func isInt(t contractv1.FieldType) bool {
 	return t == contractv1.FieldType_FIELD_TYPE_INT32 || t == contractv1.FieldType_FIELD_TYPE_INT64
 }
 
-func isNumeric(t contractv1.FieldType) bool {
-	switch t {
-	case contractv1.FieldType_FIELD_TYPE_INT32, contractv1.FieldType_FIELD_TYPE_INT64,
-		contractv1.FieldType_FIELD_TYPE_FLOAT, contractv1.FieldType_FIELD_TYPE_DOUBLE, contractv1.FieldType_FIELD_TYPE_DECIMAL:
-		return true
-	}
-	return false
-}
-
 // castable says which source types a cast may convert to which targets.
 func castable(from, to contractv1.FieldType) bool {
 	if from == to || to == contractv1.FieldType_FIELD_TYPE_JSON || from == contractv1.FieldType_FIELD_TYPE_JSON {
@@ -477,13 +468,13 @@ func castable(from, to contractv1.FieldType) bool {
 	case contractv1.FieldType_FIELD_TYPE_STRING:
 		return from != contractv1.FieldType_FIELD_TYPE_OBJECT && from != contractv1.FieldType_FIELD_TYPE_ARRAY
 	case contractv1.FieldType_FIELD_TYPE_INT32, contractv1.FieldType_FIELD_TYPE_INT64:
-		return str || isNumeric(from) || from == contractv1.FieldType_FIELD_TYPE_BOOL
+		return str || contract.IsNumeric(from) || from == contractv1.FieldType_FIELD_TYPE_BOOL
 	case contractv1.FieldType_FIELD_TYPE_FLOAT, contractv1.FieldType_FIELD_TYPE_DOUBLE, contractv1.FieldType_FIELD_TYPE_DECIMAL:
-		return str || isNumeric(from)
+		return str || contract.IsNumeric(from)
 	case contractv1.FieldType_FIELD_TYPE_BOOL:
 		return str || isInt(from)
 	case contractv1.FieldType_FIELD_TYPE_TIMESTAMP:
-		return str || isNumeric(from) || from == contractv1.FieldType_FIELD_TYPE_DATE
+		return str || contract.IsNumeric(from) || from == contractv1.FieldType_FIELD_TYPE_DATE
 	case contractv1.FieldType_FIELD_TYPE_DATE:
 		return str || from == contractv1.FieldType_FIELD_TYPE_TIMESTAMP
 	case contractv1.FieldType_FIELD_TYPE_UUID:
@@ -520,7 +511,7 @@ func (c *compiler) cast(ct *contractv1.Cast, from contractv1.FieldType, decl *co
 				c.add(path+".layout", ReasonCastInvalid, "%q is not a Go time layout (it has no date or time elements); write it as the reference time 2006-01-02T15:04:05Z07:00 would look, or RFC3339", layout)
 			}
 		}
-	} else if timeTarget && isNumeric(from) {
+	} else if timeTarget && contract.IsNumeric(from) {
 		c.add(path+".layout", ReasonCastInvalid, "numbers become times only with a unix layout; set layout to unix, unix_ms, unix_us or unix_ns")
 	}
 	if zone := ct.GetZone(); zone != "" {
@@ -536,7 +527,7 @@ func (c *compiler) cast(ct *contractv1.Cast, from contractv1.FieldType, decl *co
 		switch {
 		case math.IsNaN(s) || math.IsInf(s, 0):
 			c.add(path+".scale", ReasonCastInvalid, "scale must be a finite number")
-		case !isNumeric(to):
+		case !contract.IsNumeric(to):
 			c.add(path+".scale", ReasonCastInvalid, "scale applies to numeric targets, not %s; drop it", typeName(to))
 		default:
 			cv.scaled, cv.scale = true, s

@@ -12,6 +12,7 @@ import (
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/common/types/ref"
 	"cel.dev/cel-go/common/types/traits"
+	"github.com/seamdata/seam/core/contract"
 	"github.com/seamdata/seam/core/record"
 	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
 	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
@@ -81,9 +82,9 @@ func exprTypeFits(out *cel.Type, t contractv1.FieldType, cast bool) bool {
 	}
 	switch out.Kind() {
 	case types.IntKind, types.UintKind:
-		return isNumeric(t)
+		return contract.IsNumeric(t)
 	case types.DoubleKind:
-		return isNumeric(t)
+		return contract.IsNumeric(t)
 	case types.StringKind:
 		switch t {
 		case contractv1.FieldType_FIELD_TYPE_STRING, contractv1.FieldType_FIELD_TYPE_UUID,
@@ -162,19 +163,25 @@ func (f *fieldPlan) eval(act map[string]any, a *arena) (Value, *failure) {
 
 var structpbValueType = reflect.TypeFor[*structpb.Value]()
 
+// jsonOut is the expression's result as a JSON value, for a JSON field
+// or a list or map that becomes an ARRAY or OBJECT.
+func (f *fieldPlan) jsonOut(out ref.Val) (Value, *failure) {
+	native, err := out.ConvertToNative(structpbValueType)
+	if err == nil {
+		raw, err2 := jsonOf(native.(*structpb.Value))
+		if err2 == nil {
+			return Value{kind: KindJSON, b: raw}, nil
+		}
+		err = err2
+	}
+	return Value{}, &failure{code: recordv1.ErrorCode_ERROR_CODE_EXPRESSION_FAILED, msg: fmt.Sprintf("expression %q gave a value that is not JSON: %v", f.expr, err)}
+}
+
 func (f *fieldPlan) fromCEL(out ref.Val, a *arena) (Value, *failure) {
 	c := &f.conv
 	if _, null := out.(types.Null); c.to == contractv1.FieldType_FIELD_TYPE_JSON && !null {
 		// A JSON field takes whatever JSON value the expression gives.
-		native, err := out.ConvertToNative(structpbValueType)
-		if err == nil {
-			raw, err2 := jsonOf(native.(*structpb.Value))
-			if err2 == nil {
-				return Value{kind: KindJSON, b: raw}, nil
-			}
-			err = err2
-		}
-		return Value{}, &failure{code: recordv1.ErrorCode_ERROR_CODE_EXPRESSION_FAILED, msg: fmt.Sprintf("expression %q gave a value that is not JSON: %v", f.expr, err)}
+		return f.jsonOut(out)
 	}
 	switch v := out.(type) {
 	case types.Int:
@@ -203,15 +210,7 @@ func (f *fieldPlan) fromCEL(out ref.Val, a *arena) (Value, *failure) {
 	case traits.Mapper, traits.Lister:
 		_, isList := v.(traits.Lister)
 		if (isList && c.to == contractv1.FieldType_FIELD_TYPE_ARRAY) || (!isList && c.to == contractv1.FieldType_FIELD_TYPE_OBJECT) {
-			native, err := out.ConvertToNative(structpbValueType)
-			if err == nil {
-				raw, err2 := jsonOf(native.(*structpb.Value))
-				if err2 == nil {
-					return Value{kind: KindJSON, b: raw}, nil
-				}
-				err = err2
-			}
-			return Value{}, &failure{code: recordv1.ErrorCode_ERROR_CODE_EXPRESSION_FAILED, msg: fmt.Sprintf("expression %q gave a value that is not JSON: %v", f.expr, err)}
+			return f.jsonOut(out)
 		}
 	}
 	return Value{}, &failure{code: recordv1.ErrorCode_ERROR_CODE_EXPRESSION_FAILED,

@@ -118,10 +118,7 @@ func (v Value) AppendJSON(dst []byte) []byte {
 	case KindNumber, KindJSON:
 		return append(dst, v.b...)
 	case KindBool:
-		if v.n == 1 {
-			return append(dst, "true"...)
-		}
-		return append(dst, "false"...)
+		return strconv.AppendBool(dst, v.n == 1)
 	}
 	return append(dst, "null"...)
 }

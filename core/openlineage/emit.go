@@ -231,11 +231,7 @@ func (e *Emitter) BatchIngested(b Batch) error {
 	if e == nil || e.cfg.PartitionsOnly {
 		return nil
 	}
-	evs, err := e.BatchEvents(b)
-	if err != nil {
-		return err
-	}
-	return e.send(evs)
+	return e.send(e.BatchEvents(b))
 }
 
 // PartitionSealed emits the seal run of a partition.
@@ -243,11 +239,7 @@ func (e *Emitter) PartitionSealed(s Seal) error {
 	if e == nil {
 		return nil
 	}
-	evs, err := e.SealEvents(s)
-	if err != nil {
-		return err
-	}
-	return e.send(evs)
+	return e.send(e.SealEvents(s))
 }
 
 // Replayed emits the run of a replay.
@@ -255,14 +247,15 @@ func (e *Emitter) Replayed(r Replay) error {
 	if e == nil {
 		return nil
 	}
-	evs, err := e.ReplayEvents(r)
+	return e.send(e.ReplayEvents(r))
+}
+
+// send queues the events built for one run; err is the builder's, so each
+// emitting method is one line.
+func (e *Emitter) send(evs []Event, err error) error {
 	if err != nil {
 		return err
 	}
-	return e.send(evs)
-}
-
-func (e *Emitter) send(evs []Event) error {
 	for _, ev := range evs {
 		data, err := json.Marshal(ev)
 		if err != nil {
@@ -283,17 +276,9 @@ func (e *Emitter) BatchEvents(b Batch) ([]Event, error) {
 		return nil, fmt.Errorf("openlineage: batch of %s: partition and batch id are required; they identify the run", b.Subject)
 	}
 	r := e.newRun(JobIngest, b.Source, b.Started, b.Finished, "ingest", b.Subject, b.Partition, b.BatchID)
-	r.partition = b.Partition
 	r.seam = map[string]any{"kind": JobIngest, "subject": b.Subject, "contractVersion": b.ContractVersion, "partition": b.Partition,
 		"batchId": b.BatchID, "status": b.Status, "received": b.Received, "accepted": b.Accepted, "quarantined": b.Quarantined}
-	r.checks, r.metrics, r.written = b.Checks, b.Metrics, b.Accepted
-	if r.metrics.RowCount == 0 {
-		r.metrics.RowCount = b.Received
-	}
-	if b.Blocked {
-		r.fail = orText(b.Reason, "the batch was blocked")
-		r.written = 0
-	}
+	r.judged(b.Partition, b.Checks, b.Metrics, b.Received, b.Accepted, b.Blocked, orText(b.Reason, "the batch was blocked"))
 	return r.events()
 }
 
@@ -307,20 +292,27 @@ func (e *Emitter) SealEvents(s Seal) ([]Event, error) {
 	}
 	gen := max(s.Generation, 1)
 	r := e.newRun(JobSeal, s.Source, s.Started, s.Finished, "seal", s.Subject, s.Partition, strconv.FormatInt(gen, 10))
-	r.partition = s.Partition
 	r.seam = map[string]any{"kind": JobSeal, "subject": s.Subject, "contractVersion": s.ContractVersion, "partition": s.Partition,
 		"generation": gen, "verdict": s.Verdict, "received": s.Received, "accepted": s.Accepted, "quarantined": s.Quarantined}
-	r.checks, r.metrics, r.written = s.Checks, s.Metrics, s.Accepted
+	r.judged(s.Partition, s.Checks, s.Metrics, s.Received, s.Accepted, s.Blocked, orText(s.Reason, "the partition was blocked"))
+	return r.events()
+}
+
+// judged fills in a run that judged the records of a partition (an ingest
+// or a seal): its checks, its metrics (the row count is what it received
+// unless they say otherwise) and what it wrote. Nothing of a blocked run
+// is published, whatever it accepted: it fails with why and the output
+// has no rows.
+func (r *run) judged(partition string, checks []CheckResult, m Metrics, received, accepted int64, blocked bool, why string) {
+	r.partition = partition
+	r.checks, r.metrics, r.written = checks, m, accepted
 	if r.metrics.RowCount == 0 {
-		r.metrics.RowCount = s.Received
+		r.metrics.RowCount = received
 	}
-	if s.Blocked {
-		// Nothing of a blocked partition is published, whatever it
-		// accepted: the output has no rows.
-		r.fail = orText(s.Reason, "the partition was blocked")
+	if blocked {
+		r.fail = why
 		r.written = 0
 	}
-	return r.events()
 }
 
 // ReplayEvents builds the events of a replay's run.

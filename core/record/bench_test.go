@@ -41,10 +41,7 @@ func BenchmarkDecodeCSV(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	src, err := record.NewDecoder(s, record.Options{}).Decode(recordv1.Format_FORMAT_NDJSON, recordtest.OrdersNDJSON(1000), 0)
-	if err != nil {
-		b.Fatal(err)
-	}
+	src := decode(b, s, recordv1.Format_FORMAT_NDJSON, recordtest.OrdersNDJSON(1000), 0)
 	benchDecode(b, recordv1.Format_FORMAT_CSV, recordtest.CSV(s, src))
 }
 
@@ -53,10 +50,7 @@ func BenchmarkAppendJSON(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	batch, err := record.NewDecoder(s, record.Options{}).Decode(recordv1.Format_FORMAT_NDJSON, recordtest.OrdersNDJSON(1000), 0)
-	if err != nil {
-		b.Fatal(err)
-	}
+	batch := decode(b, s, recordv1.Format_FORMAT_NDJSON, recordtest.OrdersNDJSON(1000), 0)
 	b.ReportAllocs()
 	buf := make([]byte, 0, 512<<10)
 	for b.Loop() {

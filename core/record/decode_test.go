@@ -42,6 +42,28 @@ func testSchema(t testing.TB) *record.Schema {
 	return s
 }
 
+// decode decodes data with a new decoder for s, failing the test when the
+// batch cannot be decoded.
+func decode(t testing.TB, s *record.Schema, format recordv1.Format, data []byte, firstOffset int64) *record.Batch {
+	t.Helper()
+	b, err := record.NewDecoder(s, record.Options{}).Decode(format, data, firstOffset)
+	if err != nil {
+		t.Fatalf("Decode %v: %v", format, err)
+	}
+	return b
+}
+
+// decodeField decodes the JSON object {"field": literal} with d and
+// returns the field's value.
+func decodeField(t *testing.T, d *record.Decoder, s *record.Schema, field, literal string) record.Value {
+	t.Helper()
+	b, err := d.Decode(fJSON, []byte(`{"`+field+`":`+literal+`}`), 0)
+	if err != nil {
+		t.Fatalf("Decode(%s): %v", literal, err)
+	}
+	return value(t, s, b.Records[0], field)
+}
+
 func value(t *testing.T, s *record.Schema, r record.Record, path string) record.Value {
 	t.Helper()
 	slot, ok := s.Lookup(path)
@@ -120,10 +142,7 @@ func TestJSONStrictness(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			data := tt.line + "\n" + `{"i":7}` + "\n"
-			b, err := record.NewDecoder(s, record.Options{}).Decode(fNDJSON, []byte(data), 0)
-			if err != nil {
-				t.Fatalf("Decode: %v", err)
-			}
+			b := decode(t, s, fNDJSON, []byte(data), 0)
 			if len(b.Records) != 2 {
 				t.Fatalf("got %d records, want 2", len(b.Records))
 			}
@@ -160,11 +179,7 @@ func TestStrings(t *testing.T) {
 	s := testSchema(t)
 	d := record.NewDecoder(s, record.Options{})
 	for _, tt := range tests {
-		b, err := d.Decode(fJSON, []byte(`{"s":`+tt.in+`}`), 0)
-		if err != nil {
-			t.Fatalf("Decode(%s): %v", tt.in, err)
-		}
-		v := value(t, s, b.Records[0], "s")
+		v := decodeField(t, d, s, "s", tt.in)
 		if v.Kind() != record.KindString || string(v.Bytes()) != tt.want {
 			t.Errorf("Decode(%s) = %v %q, want string %q", tt.in, v.Kind(), v.Bytes(), tt.want)
 		}
@@ -198,11 +213,7 @@ func TestNumbers(t *testing.T) {
 	s := testSchema(t)
 	d := record.NewDecoder(s, record.Options{})
 	for _, tt := range tests {
-		b, err := d.Decode(fJSON, []byte(`{"f":`+tt.in+`}`), 0)
-		if err != nil {
-			t.Fatalf("Decode(%s): %v", tt.in, err)
-		}
-		v := value(t, s, b.Records[0], "f")
+		v := decodeField(t, d, s, "f", tt.in)
 		if v.IsInt() != tt.isInt || v.Overflow() != tt.overflow || string(v.Bytes()) != tt.in {
 			t.Errorf("%s: got int=%v overflow=%v text=%q, want int=%v overflow=%v", tt.in, v.IsInt(), v.Overflow(), v.Bytes(), tt.isInt, tt.overflow)
 		}
@@ -219,10 +230,7 @@ func TestNDJSONPositions(t *testing.T) {
 	t.Parallel()
 	s := testSchema(t)
 	data := "{\"i\":1}\r\n\n   \n{\"i\":2,\"zz\":1,\"yy\":{}}\n{broken\n{\"i\":4}"
-	b, err := record.NewDecoder(s, record.Options{}).Decode(fNDJSON, []byte(data), 100)
-	if err != nil {
-		t.Fatalf("Decode: %v", err)
-	}
+	b := decode(t, s, fNDJSON, []byte(data), 100)
 	type rec struct {
 		index, pos int64
 		raw        string
@@ -351,10 +359,7 @@ func TestCSV(t *testing.T) {
 		"bad\"quote,1,1,true,,,\n" +
 		"\n" +
 		"last,-7,1e2,false,,,\n"
-	b, err := record.NewDecoder(s, record.Options{}).Decode(fCSV, []byte(data), 0)
-	if err != nil {
-		t.Fatalf("Decode: %v", err)
-	}
+	b := decode(t, s, fCSV, []byte(data), 0)
 	if len(b.Records) != 6 {
 		t.Fatalf("got %d records, want 6", len(b.Records))
 	}
@@ -518,12 +523,9 @@ func TestAppendJSONRoundTrip(t *testing.T) {
 func TestElements(t *testing.T) {
 	t.Parallel()
 	s := testSchema(t)
-	b, err := record.NewDecoder(s, record.Options{}).Decode(fJSON, []byte(`{"a":[1,"x\u0041",[2],{"k":1},null]}`), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := decode(t, s, fJSON, []byte(`{"a":[1,"x\u0041",[2],{"k":1},null]}`), 0)
 	var kinds []string
-	err = record.Elements(value(t, s, b.Records[0], "a"), func(_ int, e record.Value) bool {
+	err := record.Elements(value(t, s, b.Records[0], "a"), func(_ int, e record.Value) bool {
 		kinds = append(kinds, e.Kind().String()+":"+string(e.Bytes()))
 		return true
 	})
@@ -544,10 +546,7 @@ func TestOrders(t *testing.T) {
 		if format == fJSON {
 			data = recordtest.OrdersJSON(500)
 		}
-		b, err := record.NewDecoder(s, record.Options{}).Decode(format, data, 0)
-		if err != nil {
-			t.Fatalf("%v: %v", format, err)
-		}
+		b := decode(t, s, format, data, 0)
 		if len(b.Records) != 500 {
 			t.Fatalf("%v: got %d records, want 500", format, len(b.Records))
 		}
@@ -646,10 +645,7 @@ func TestMemberNames(t *testing.T) {
 {"id2":"d","id":"d"}
 {"idx":4,"id":"e","say \"hi\"":"r","\u00e9t\u00e9":"f"}
 {"id":"f","i\u0064":"g"}`
-	b, err := record.NewDecoder(s, record.Options{}).Decode(fNDJSON, []byte(data), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := decode(t, s, fNDJSON, []byte(data), 0)
 	field := func(r record.Record, path string) string {
 		slot, _ := s.Lookup(path)
 		v := r.Values[slot]

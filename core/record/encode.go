@@ -1,5 +1,7 @@
 package record
 
+import "strconv"
+
 // AppendJSON appends vals, a record laid out by schema, as one JSON object.
 // Declared fields come in declaration order and absent ones are left out;
 // OBJECT fields with declared members are rebuilt from their member slots,
@@ -42,10 +44,7 @@ func AppendValue(dst []byte, v Value) []byte {
 	case KindNumber, KindObject, KindArray:
 		return append(dst, v.b...)
 	case KindBool:
-		if v.n == 1 {
-			return append(dst, "true"...)
-		}
-		return append(dst, "false"...)
+		return strconv.AppendBool(dst, v.n == 1)
 	}
 	return append(dst, "null"...)
 }

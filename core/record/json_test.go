@@ -28,10 +28,7 @@ func TestCSVJSONField(t *testing.T) {
 		"t,hello world\n" +
 		"p,1 2\n" +
 		"e,{bad\n"
-	b, err := record.NewDecoder(s, record.Options{}).Decode(fCSV, []byte(data), 0)
-	if err != nil {
-		t.Fatalf("Decode: %v", err)
-	}
+	b := decode(t, s, fCSV, []byte(data), 0)
 	want := []struct {
 		kind record.Kind
 		text string

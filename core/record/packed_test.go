@@ -82,10 +82,7 @@ func TestPackedRoundTrip(t *testing.T) {
 // another order: the rest stay absent.
 func TestPackedSubsetOfFields(t *testing.T) {
 	s := testSchema(t)
-	b, err := record.NewDecoder(s, record.Options{}).Decode(fNDJSON, []byte(`{"s":"x","i":7,"b":true}`), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := decode(t, s, fNDJSON, []byte(`{"s":"x","i":7,"b":true}`), 0)
 	iSlot, _ := s.Lookup("i")
 	sSlot, _ := s.Lookup("s")
 	vals := b.Records[0].Values

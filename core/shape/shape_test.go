@@ -109,6 +109,27 @@ func (g gen) value() string {
 	return g.word("xyz", 3) + "@" + g.word("xyz", 3) + ".io"
 }
 
+// ofTextIs reports whether OfText(s) is want, logging the difference when
+// it is not, for the properties quick.Check runs.
+func ofTextIs(t *testing.T, s, want string) bool {
+	t.Helper()
+	if got := OfText(s); got != want {
+		t.Logf("OfText(%q) = %q, want %q", s, got, want)
+		return false
+	}
+	return true
+}
+
+// holds checks each property on n random inputs.
+func holds(t *testing.T, n int, properties ...any) {
+	t.Helper()
+	for _, f := range properties {
+		if err := quick.Check(f, &quick.Config{MaxCount: n}); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
 func pow10(k int) int {
 	n := 1
 	for range k {
@@ -135,16 +156,13 @@ func TestSequentialNamesKeepTheirShapeAcrossPowersOfTen(t *testing.T) {
 		}
 		for n := max(1, edge-int64(span)); n < edge+int64(span); n++ {
 			s := fmt.Sprintf("%s%d%s", prefix, n, suffix)
-			if got := OfText(s); got != want {
-				t.Logf("OfText(%q) = %q, want %q", s, got, want)
+			if !ofTextIs(t, s, want) {
 				return false
 			}
 		}
 		return true
 	}
-	if err := quick.Check(f, &quick.Config{MaxCount: 300}); err != nil {
-		t.Error(err)
-	}
+	holds(t, 300, f)
 }
 
 // A zero-padded code keeps its width, whatever number it holds.
@@ -156,16 +174,13 @@ func TestZeroPaddedCodesKeepTheirWidth(t *testing.T) {
 		want := fmt.Sprintf("%s{digits:%d}", prefix, w)
 		for range 50 {
 			s := prefix + fmt.Sprintf("%0*d", w, g.r.IntN(pow10(w-1)))
-			if got := OfText(s); got != want {
-				t.Logf("OfText(%q) = %q, want %q", s, got, want)
+			if !ofTextIs(t, s, want) {
 				return false
 			}
 		}
 		return true
 	}
-	if err := quick.Check(f, &quick.Config{MaxCount: 300}); err != nil {
-		t.Error(err)
-	}
+	holds(t, 300, f)
 }
 
 func TestUUIDsHexAndDigits(t *testing.T) {
@@ -178,16 +193,13 @@ func TestUUIDsHexAndDigits(t *testing.T) {
 			fmt.Sprint(g.r.Uint64()):           Digits,
 			fmt.Sprintf("%020d", g.r.Uint64()): Digits,
 		} {
-			if got := OfText(s); got != want {
-				t.Logf("OfText(%q) = %q, want %q", s, got, want)
+			if !ofTextIs(t, s, want) {
 				return false
 			}
 		}
 		return true
 	}
-	if err := quick.Check(f, &quick.Config{MaxCount: 500}); err != nil {
-		t.Error(err)
-	}
+	holds(t, 500, f)
 }
 
 // Every value is in the set of the shape it is named: the name an alert
@@ -217,11 +229,7 @@ func TestEveryValueMatchesItsShape(t *testing.T) {
 		return true
 	}
 	arbitrary := func(s string) bool { return matches(record.StringValue([]byte(s))) }
-	for _, f := range []any{generated, arbitrary} {
-		if err := quick.Check(f, &quick.Config{MaxCount: 1000}); err != nil {
-			t.Error(err)
-		}
-	}
+	holds(t, 1000, generated, arbitrary)
 	if !matches(record.BoolValue(false)) || !matches(record.StringValue(nil)) {
 		t.Error("a boolean or an empty string is not in the set of its shape")
 	}
@@ -252,11 +260,7 @@ func TestV1NamesCoverTheCurrentNames(t *testing.T) {
 		}
 		return true
 	}
-	for _, f := range []any{generated, covers} {
-		if err := quick.Check(f, &quick.Config{MaxCount: 2000}); err != nil {
-			t.Error(err)
-		}
-	}
+	holds(t, 2000, generated, covers)
 	for _, s := range []string{"name-99999", "name-100000", "VH-000042", "deadbeef", "12345678", "", "100.00", "-7", "1e5", "+5", "hello"} {
 		covers(s)
 	}

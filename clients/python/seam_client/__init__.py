@@ -275,11 +275,7 @@ class Client:
                           owner: str = "", strict: bool = False, override_reason: str = "", effective_time: str = "") -> JSON:
         """Register a contract: a dict in Seam's form, or a document's text
         (fmt SEAM for Seam YAML, ODCS, or JSON_SCHEMA)."""
-        body = self._contract_body(document, fmt, subject, owner, strict)
-        if override_reason:
-            body["override"] = {"reason": override_reason}
-        if effective_time:
-            body["effective_time"] = effective_time
+        body = self._contract_body(document, fmt, subject, owner, strict, override_reason, effective_time)
         return self.call("POST", "/v1/contracts", body)
 
     def check_contract(self, document: Union[str, Mapping[str, Any]], fmt: str = "SEAM", *, subject: str = "",
@@ -287,18 +283,20 @@ class Client:
         """Dry-run a contract version: verdict, changes, notice owed,
         consumers affected, whether its migration can run, and how many held
         records it would let pass."""
-        body = self._contract_body(document, fmt, subject, owner, strict)
+        body = self._contract_body(document, fmt, subject, owner, strict, override_reason, effective_time)
+        return self.call("POST", "/v1/contracts:check", body)
+
+    @staticmethod
+    def _contract_body(document, fmt, subject, owner, strict, override_reason, effective_time) -> JSON:
+        if isinstance(document, Mapping):
+            body: JSON = {"contract": dict(document)}
+        else:
+            body = {"document": {"format": fmt, "content": document, "subject": subject, "owner": owner, "strict": strict}}
         if override_reason:
             body["override"] = {"reason": override_reason}
         if effective_time:
             body["effective_time"] = effective_time
-        return self.call("POST", "/v1/contracts:check", body)
-
-    @staticmethod
-    def _contract_body(document, fmt, subject, owner, strict) -> JSON:
-        if isinstance(document, Mapping):
-            return {"contract": dict(document)}
-        return {"document": {"format": fmt, "content": document, "subject": subject, "owner": owner, "strict": strict}}
+        return body
 
     def contract(self, subject: str, version: int = 0) -> JSON:
         return self.call("GET", f"/v1/subjects/{_q(subject)}/contract", query={"version": version or None}).get("version", {})
@@ -487,6 +485,12 @@ class Client:
 DEFAULT_URL = "http://127.0.0.1:8080"
 
 
+def _data_file(data_dir: str, name: str) -> str:
+    """The path of name in seam up's data directory: data_dir, else
+    SEAM_DATA_DIR, else ./seam-data."""
+    return os.path.join(data_dir or os.environ.get("SEAM_DATA_DIR") or "./seam-data", name)
+
+
 def find_url(data_dir: str = "") -> str:
     """The REST address as the seam CLI finds seam up: SEAM_URL, else the
     http address a running seam up wrote into its data directory
@@ -495,8 +499,7 @@ def find_url(data_dir: str = "") -> str:
     SEAM_URL=https://…; the file names no scheme."""
     if os.environ.get("SEAM_URL"):
         return os.environ["SEAM_URL"].strip()
-    d = data_dir or os.environ.get("SEAM_DATA_DIR") or "./seam-data"
-    path = os.path.join(d, "addresses.json")
+    path = _data_file(data_dir, "addresses.json")
     try:
         with open(path) as f:
             addrs = json.load(f)
@@ -517,8 +520,7 @@ def find_token(data_dir: str = "") -> str:
     looked when there is none."""
     if os.environ.get("SEAM_TOKEN"):
         return os.environ["SEAM_TOKEN"].strip()
-    d = data_dir or os.environ.get("SEAM_DATA_DIR") or "./seam-data"
-    path = os.path.join(d, "admin.token")
+    path = _data_file(data_dir, "admin.token")
     try:
         with open(path) as f:
             return f.read().strip()

@@ -217,21 +217,17 @@ def test_pip_install(tmp_path):
     assert out.stdout.strip() == "Client"
 
 
-LAB_MODEL = """name: lab.sample
-owner: team-lab
+# LAB_FIELDS are the fields the lab model and the lab contract share.
+LAB_FIELDS = """owner: team-lab
 fields:
   - {name: sample_id, type: STRING, required: true, key: true}
   - {name: site, type: STRING}
   - {name: value, type: DOUBLE, required: true}
 """
 
-LAB_CONTRACT = """subject: lab.samples
-owner: team-lab
-fields:
-  - {name: sample_id, type: STRING, required: true, key: true}
-  - {name: site, type: STRING}
-  - {name: value, type: DOUBLE, required: true}
-checks:
+LAB_MODEL = "name: lab.sample\n" + LAB_FIELDS
+
+LAB_CONTRACT = "subject: lab.samples\n" + LAB_FIELDS + """checks:
   - {name: site_present, rule: required(site), policy: BLOCK}
 mapping:
   canonical: lab.sample

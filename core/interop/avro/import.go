@@ -26,22 +26,13 @@ import (
 	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
 )
 
-// ImportOptions tune Import.
-type ImportOptions struct {
-	// Source names the document in messages.
-	Source string
-	// Subject and Owner of the contract; Avro has no word for either.
-	Subject, Owner string
-	// Strict refuses the schema (a *interop.LossError) when anything is
-	// dropped or approximated.
-	Strict bool
-}
+// ImportOptions tune Import. Avro has no word for a subject or an owner,
+// so Subject and Owner must be given. Strict refuses the schema (a
+// *interop.LossError) when anything is dropped or approximated.
+type ImportOptions = interop.ImportOptions
 
 // Result is the contract and the report of what did not carry over.
-type Result struct {
-	Contract *contractv1.Contract
-	Report   interop.Report
-}
+type Result = interop.Result
 
 // Parse parses an Avro schema on its own (no shared cache of named types,
 // so two documents never see each other's names).
@@ -116,12 +107,7 @@ func Import(data []byte, opts ImportOptions) (*Result, error) {
 		return nil, fmt.Errorf("%s: the checks made from the schema do not compile: %w", opts.Source, err)
 	}
 	im.res.Contract = c
-	if opts.Strict {
-		if err := im.res.Report.Strict(interop.FormatAvro); err != nil {
-			return im.res, err
-		}
-	}
-	return im.res, nil
+	return im.res, im.res.Report.StrictIf(opts.Strict, interop.FormatAvro)
 }
 
 type importer struct {
@@ -161,6 +147,16 @@ func (im *importer) fields(rec *hamba.RecordSchema, prefix string) ([]*contractv
 		out = append(out, sf)
 	}
 	return out, nil
+}
+
+// primitiveTypes are the Avro types that are a Seam type as they are.
+var primitiveTypes = map[hamba.Type]contractv1.FieldType{
+	hamba.String:  contractv1.FieldType_FIELD_TYPE_STRING,
+	hamba.Int:     contractv1.FieldType_FIELD_TYPE_INT32,
+	hamba.Long:    contractv1.FieldType_FIELD_TYPE_INT64,
+	hamba.Float:   contractv1.FieldType_FIELD_TYPE_FLOAT,
+	hamba.Double:  contractv1.FieldType_FIELD_TYPE_DOUBLE,
+	hamba.Boolean: contractv1.FieldType_FIELD_TYPE_BOOL,
 }
 
 // field converts one Avro type; a union with null makes the field
@@ -237,19 +233,11 @@ func (im *importer) typed(t hamba.Schema, name, path string) (*contractv1.Field,
 			return f, nil
 		}
 	}
+	if typ, ok := primitiveTypes[t.Type()]; ok {
+		f.Type = typ
+		return f, nil
+	}
 	switch t.Type() {
-	case hamba.String:
-		f.Type = contractv1.FieldType_FIELD_TYPE_STRING
-	case hamba.Int:
-		f.Type = contractv1.FieldType_FIELD_TYPE_INT32
-	case hamba.Long:
-		f.Type = contractv1.FieldType_FIELD_TYPE_INT64
-	case hamba.Float:
-		f.Type = contractv1.FieldType_FIELD_TYPE_FLOAT
-	case hamba.Double:
-		f.Type = contractv1.FieldType_FIELD_TYPE_DOUBLE
-	case hamba.Boolean:
-		f.Type = contractv1.FieldType_FIELD_TYPE_BOOL
 	case hamba.Bytes, hamba.Fixed:
 		f.Type = contractv1.FieldType_FIELD_TYPE_STRING
 		im.res.Report.Add(path, interop.Approximated, "%s becomes a STRING: records carry the bytes base64-encoded", t.Type())

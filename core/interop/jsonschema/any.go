@@ -91,13 +91,12 @@ func (im *importer) anyField(o *interop.Object, v *interop.Value, f *contractv1.
 		}
 	}
 	for _, key := range []string{"minLength", "maxLength", "minItems", "maxItems"} {
-		lv := o.Take(key)
-		if lv == nil {
+		lv, n, err := im.count(o, key)
+		switch {
+		case err != nil:
+			return false, err
+		case lv == nil:
 			continue
-		}
-		n, ok := lv.Int()
-		if !ok || n < 0 {
-			return false, im.fail(lv, "want a whole number of 0 or more, got %q", lv.Text)
 		}
 		switch key {
 		case "minLength":
@@ -106,8 +105,7 @@ func (im *importer) anyField(o *interop.Object, v *interop.Value, f *contractv1.
 			f.MaxLength = &n
 		default:
 			op := map[string]string{"minItems": ">=", "maxItems": "<="}[key]
-			if err := im.celCheck(lv, path, name+"_"+strings.ToLower(key), func(x string) string { return when(x, "list", "size("+x+") "+op+" "+strconv.FormatInt(n, 10)) },
-				"JSON Schema: "+path+" has "+key+" "+lv.Text); err != nil {
+			if err := im.boundCheck(lv, path, name, key, func(x string) string { return when(x, "list", "size("+x+") "+op+" "+strconv.FormatInt(n, 10)) }); err != nil {
 				return false, err
 			}
 		}
@@ -219,22 +217,18 @@ func (im *importer) anyBounds(o *interop.Object, f *contractv1.Field, path strin
 			continue
 		}
 		op := b.op
-		if err := im.celCheck(v, path, name+"_"+strings.ToLower(b.key), func(e string) string { return when(e, "double", e+" "+op+" "+literal(x, false)) },
-			fmt.Sprintf("JSON Schema: %s has %s %s", path, b.key, v.Text)); err != nil {
+		if err := im.boundCheck(v, path, name, b.key, func(e string) string { return when(e, "double", e+" "+op+" "+literal(x, false)) }); err != nil {
 			return err
 		}
 	}
-	if v := o.Take("multipleOf"); v != nil {
-		x, ok := v.Float()
-		switch {
-		case !ok || x <= 0:
-			return im.fail(v, "multipleOf must be a number above 0")
-		case !integral(x):
-			return im.fail(v, "multipleOf %s: Seam checks whole multiples only, since multiples of fractions are not exact in binary floating point", v.Text)
-		}
-		n := literal(x, true)
-		return im.celCheck(v, path, name+"_multiple_of", func(e string) string { return when(e, "double", "int("+e+") == "+e+" && int("+e+") % "+n+" == 0") },
-			fmt.Sprintf("JSON Schema: %s is a multiple of %s", path, v.Text))
+	v, x, err := im.multipleOf(o)
+	switch {
+	case err != nil || v == nil:
+		return err
+	case !integral(x):
+		return im.fail(v, "multipleOf %s: Seam checks whole multiples only, since multiples of fractions are not exact in binary floating point", v.Text)
 	}
-	return nil
+	n := literal(x, true)
+	return im.celCheck(v, path, name+"_multiple_of", func(e string) string { return when(e, "double", "int("+e+") == "+e+" && int("+e+") % "+n+" == 0") },
+		fmt.Sprintf("JSON Schema: %s is a multiple of %s", path, v.Text))
 }

@@ -39,25 +39,16 @@ import (
 	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
 )
 
-// ImportOptions tune Import.
-type ImportOptions struct {
-	// Source names the document in messages, usually its file name.
-	Source string
-	// Subject and Owner of the contract; JSON Schema has no word for
-	// either. The extension keywords x-seam-subject and x-seam-owner at
-	// the schema's root are used when these are empty.
-	Subject, Owner string
-	// Strict refuses the schema (a *interop.LossError) when an annotation
-	// or an unknown keyword is left out. Assertions Seam cannot check are
-	// refused with or without it.
-	Strict bool
-}
+// ImportOptions tune Import. JSON Schema has no word for a subject or an
+// owner: the extension keywords x-seam-subject and x-seam-owner at the
+// schema's root are used when Subject and Owner are empty. Strict refuses
+// the schema (a *interop.LossError) when an annotation or an unknown
+// keyword is left out; assertions Seam cannot check are refused with or
+// without it.
+type ImportOptions = interop.ImportOptions
 
 // Result is the contract and the report of what did not carry over.
-type Result struct {
-	Contract *contractv1.Contract
-	Report   interop.Report
-}
+type Result = interop.Result
 
 // Import converts a JSON Schema document (JSON or YAML) into a contract.
 // An assertion Seam cannot check exactly is an *interop.Error whose Path is
@@ -76,12 +67,7 @@ func Import(data []byte, opts ImportOptions) (*Result, error) {
 		return nil, err
 	}
 	im.res.Contract = c
-	if opts.Strict {
-		if err := im.res.Report.Strict(interop.FormatJSONSchema); err != nil {
-			return im.res, err
-		}
-	}
-	return im.res, nil
+	return im.res, im.res.Report.StrictIf(opts.Strict, interop.FormatJSONSchema)
 }
 
 type importer struct {
@@ -106,9 +92,8 @@ func (im *importer) note(v *interop.Value, kind interop.Kind, format string, arg
 
 // fail refuses the schema at v, which the error names by its JSON pointer.
 func (im *importer) fail(v *interop.Value, format string, args ...any) error {
-	e := &interop.Error{Source: im.opts.Source, Message: fmt.Sprintf(format, args...)}
+	e := interop.ErrorAt(im.opts.Source, v, format, args...)
 	if v != nil {
-		e.Line, e.Column = v.Line, v.Column
 		e.Path, _ = pointer(im.root, v, "")
 	}
 	return e
@@ -624,18 +609,12 @@ func (im *importer) fieldOf(raw *interop.Value, name, path string, required, ite
 			im.integer = v
 		}
 		f.Type = contractv1.FieldType_FIELD_TYPE_INT64
-		if err := im.numberFormat(o); err != nil {
-			return nil, false, err
-		}
-		if err := im.bounds(o, f, path, true); err != nil {
+		if err := im.numberField(o, f, path, true); err != nil {
 			return nil, false, err
 		}
 	case "number":
 		f.Type = contractv1.FieldType_FIELD_TYPE_DOUBLE
-		if err := im.numberFormat(o); err != nil {
-			return nil, false, err
-		}
-		if err := im.bounds(o, f, path, false); err != nil {
+		if err := im.numberField(o, f, path, false); err != nil {
 			return nil, false, err
 		}
 	case "boolean":
@@ -765,32 +744,47 @@ func (im *importer) stringField(o *interop.Object, f *contractv1.Field, path str
 			return err
 		}
 	}
-	for _, key := range []string{"minLength", "maxLength"} {
-		lv := o.Take(key)
-		if lv == nil {
-			continue
+	if f.GetType() == contractv1.FieldType_FIELD_TYPE_STRING {
+		return im.sizeBounds(o, f, "minLength", "maxLength", nil)
+	}
+	return im.sizeBounds(o, f, "minLength", "maxLength", func(lv *interop.Value, key string, n int64) error {
+		op := ">="
+		if key == "maxLength" {
+			op = "<="
 		}
-		n, ok := lv.Int()
-		if !ok || n < 0 {
-			return im.fail(lv, "want a whole number of 0 or more, got %q", lv.Text)
+		return im.boundCheck(lv, path, checkName(path), key, func(f string) string { return "size(" + f + ") " + op + " " + strconv.FormatInt(n, 10) })
+	})
+}
+
+// sizeBounds reads minKey and maxKey, whole numbers of 0 or more, into f's
+// MinLength and MaxLength, or hands each to check when f cannot hold them.
+func (im *importer) sizeBounds(o *interop.Object, f *contractv1.Field, minKey, maxKey string, check func(lv *interop.Value, key string, n int64) error) error {
+	for _, key := range []string{minKey, maxKey} {
+		lv, n, err := im.count(o, key)
+		if err != nil {
+			return err
 		}
-		if f.GetType() != contractv1.FieldType_FIELD_TYPE_STRING {
-			op := ">="
-			if key == "maxLength" {
-				op = "<="
-			}
-			if err := im.celCheck(lv, path, checkName(path)+"_"+strings.ToLower(key), func(f string) string { return "size(" + f + ") " + op + " " + strconv.FormatInt(n, 10) }, "JSON Schema: "+path+" has "+key+" "+lv.Text); err != nil {
+		switch {
+		case lv == nil: // absent
+		case check != nil:
+			if err := check(lv, key, n); err != nil {
 				return err
 			}
-			continue
-		}
-		if key == "minLength" {
+		case key == minKey:
 			f.MinLength = &n
-		} else {
+		default:
 			f.MaxLength = &n
 		}
 	}
 	return nil
+}
+
+// numberField reads the format and the bounds of a number (integer) field.
+func (im *importer) numberField(o *interop.Object, f *contractv1.Field, path string, integer bool) error {
+	if err := im.numberFormat(o); err != nil {
+		return err
+	}
+	return im.bounds(o, f, path, integer)
 }
 
 // numberFormat reads the format of a number: OpenAPI's names are noted
@@ -839,22 +833,7 @@ func (im *importer) arrayField(o *interop.Object, v *interop.Value, f *contractv
 			}
 		}
 	}
-	for _, key := range []string{"minItems", "maxItems"} {
-		lv := o.Take(key)
-		if lv == nil {
-			continue
-		}
-		n, ok := lv.Int()
-		if !ok || n < 0 {
-			return im.fail(lv, "want a whole number of 0 or more, got %q", lv.Text)
-		}
-		if key == "minItems" {
-			f.MinLength = &n
-		} else {
-			f.MaxLength = &n
-		}
-	}
-	return nil
+	return im.sizeBounds(o, f, "minItems", "maxItems", nil)
 }
 
 var fieldTypes = map[string]contractv1.FieldType{
@@ -1003,29 +982,26 @@ func (im *importer) elementChecks(at *interop.Value, f *contractv1.Field, path s
 			return im.celCheck(at, path, name+"_pattern", func(e string) string { return g(e, "string", e+".matches("+strconv.Quote(p)+")") }, "JSON Schema: the elements of "+array+" match "+p)
 		})
 	}
-	for _, b := range []struct {
-		n    *int64
-		op   string
-		name string
-	}{{f.MinLength, ">=", "_minlength"}, {f.MaxLength, "<=", "_maxlength"}} {
-		if b.n != nil {
-			n, op := *b.n, b.op
-			add = append(add, func() error {
-				return im.celCheck(at, path, name+b.name, func(e string) string { return g(e, "string", "size("+e+") "+op+" "+strconv.FormatInt(n, 10)) }, "JSON Schema: the lengths of the elements of "+array)
-			})
+	// Lengths bound the size of text elements, bounds the value of
+	// numbers; bound is the limit as CEL, "" when the field has none.
+	for _, b := range []struct{ bound, op, suffix, typ, what string }{
+		{intText(f.MinLength), ">=", "_minlength", "string", "lengths"},
+		{intText(f.MaxLength), "<=", "_maxlength", "string", "lengths"},
+		{floatText(f.Min), ">=", "_minimum", "double", "bounds"},
+		{floatText(f.Max), "<=", "_maximum", "double", "bounds"},
+	} {
+		if b.bound == "" {
+			continue
 		}
-	}
-	for _, b := range []struct {
-		x    *float64
-		op   string
-		name string
-	}{{f.Min, ">=", "_minimum"}, {f.Max, "<=", "_maximum"}} {
-		if b.x != nil {
-			x, op := *b.x, b.op
-			add = append(add, func() error {
-				return im.celCheck(at, path, name+b.name, func(e string) string { return g(e, "double", e+" "+op+" "+literal(x, false)) }, "JSON Schema: the bounds of the elements of "+array)
-			})
-		}
+		add = append(add, func() error {
+			return im.celCheck(at, path, name+b.suffix, func(e string) string {
+				v := e
+				if b.typ == "string" {
+					v = "size(" + e + ")"
+				}
+				return g(e, b.typ, v+" "+b.op+" "+b.bound)
+			}, "JSON Schema: the "+b.what+" of the elements of "+array)
+		})
 	}
 	if len(f.GetEnum()) > 0 {
 		var lits []string
@@ -1043,6 +1019,22 @@ func (im *importer) elementChecks(at *interop.Value, f *contractv1.Field, path s
 	}
 	f.Pattern, f.MinLength, f.MaxLength, f.Min, f.Max, f.Enum = "", nil, nil, nil, nil, nil
 	return nil
+}
+
+// intText renders a length for a CEL expression, "" when there is none.
+func intText(n *int64) string {
+	if n == nil {
+		return ""
+	}
+	return strconv.FormatInt(*n, 10)
+}
+
+// floatText renders a bound for a CEL expression, "" when there is none.
+func floatText(x *float64) string {
+	if x == nil {
+		return ""
+	}
+	return literal(*x, false)
 }
 
 // literal renders a number for a CEL expression: an int for an integer
@@ -1197,30 +1189,59 @@ func (im *importer) bounds(o *interop.Object, f *contractv1.Field, path string, 
 			if ex.lower {
 				op = ">"
 			}
-			if err := im.celCheck(v, path, checkName(path)+"_"+strings.ToLower(ex.key), func(f string) string { return f + " " + op + " " + literal(*x, false) },
-				fmt.Sprintf("JSON Schema: %s has %s %s", path, ex.key, v.Text)); err != nil {
+			if err := im.boundCheck(v, path, checkName(path), ex.key, func(f string) string { return f + " " + op + " " + literal(*x, false) }); err != nil {
 				return err
 			}
 		}
 	}
-	if v := o.Take("multipleOf"); v != nil {
-		x, ok := v.Float()
-		switch {
-		case !ok || x <= 0:
-			return im.fail(v, "multipleOf must be a number above 0")
-		case integer && integral(x):
-			expr := func(f string) string {
-				if !top {
-					f = "int(" + f + ")"
-				}
-				return f + " % " + literal(x, true) + " == 0"
+	v, x, err := im.multipleOf(o)
+	switch {
+	case err != nil || v == nil:
+		return err
+	case integer && integral(x):
+		expr := func(f string) string {
+			if !top {
+				f = "int(" + f + ")"
 			}
-			return im.celCheck(v, path, checkName(path)+"_multiple_of", expr, fmt.Sprintf("JSON Schema: %s is a multiple of %s", path, v.Text))
-		default:
-			return im.fail(v, "multipleOf %s on a %s: Seam checks whole multiples of integers only, since multiples of fractions are not exact in binary floating point", v.Text, map[bool]string{true: "integer", false: "number"}[integer])
+			return f + " % " + literal(x, true) + " == 0"
 		}
+		return im.celCheck(v, path, checkName(path)+"_multiple_of", expr, fmt.Sprintf("JSON Schema: %s is a multiple of %s", path, v.Text))
+	default:
+		return im.fail(v, "multipleOf %s on a %s: Seam checks whole multiples of integers only, since multiples of fractions are not exact in binary floating point", v.Text, map[bool]string{true: "integer", false: "number"}[integer])
 	}
-	return nil
+}
+
+// count takes key, a whole number of 0 or more; v is nil when it is absent.
+func (im *importer) count(o *interop.Object, key string) (v *interop.Value, n int64, err error) {
+	v = o.Take(key)
+	if v == nil {
+		return nil, 0, nil
+	}
+	n, ok := v.Int()
+	if !ok || n < 0 {
+		return nil, 0, im.fail(v, "want a whole number of 0 or more, got %q", v.Text)
+	}
+	return v, n, nil
+}
+
+// multipleOf takes multipleOf, a number above 0; v is nil when it is
+// absent.
+func (im *importer) multipleOf(o *interop.Object) (v *interop.Value, x float64, err error) {
+	v = o.Take("multipleOf")
+	if v == nil {
+		return nil, 0, nil
+	}
+	x, ok := v.Float()
+	if !ok || x <= 0 {
+		return nil, 0, im.fail(v, "multipleOf must be a number above 0")
+	}
+	return v, x, nil
+}
+
+// boundCheck adds the CEL check that holds the field at path to the bound
+// keyword key (given at v), named after the check name and the keyword.
+func (im *importer) boundCheck(v *interop.Value, path, name, key string, expr func(field string) string) error {
+	return im.celCheck(v, path, name+"_"+strings.ToLower(key), expr, fmt.Sprintf("JSON Schema: %s has %s %s", path, key, v.Text))
 }
 
 // literals applies enum and const: values the field's type cannot take are

@@ -204,16 +204,22 @@ func readFile(t *testing.T, name string) []byte {
 
 func compile(t *testing.T, doc []byte) *sjs.Schema {
 	t.Helper()
+	return compileAt(t, "file:///orders.schema.json", doc)
+}
+
+// compileAt compiles doc as the schema at url, formats asserted.
+func compileAt(t *testing.T, url string, doc []byte) *sjs.Schema {
+	t.Helper()
 	c := sjs.NewCompiler()
 	c.AssertFormat()
 	v, err := sjs.UnmarshalJSON(bytes.NewReader(doc))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.AddResource("file:///orders.schema.json", v); err != nil {
+	if err := c.AddResource(url, v); err != nil {
 		t.Fatal(err)
 	}
-	s, err := c.Compile("file:///orders.schema.json")
+	s, err := c.Compile(url)
 	if err != nil {
 		t.Fatal(err)
 	}

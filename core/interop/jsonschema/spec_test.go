@@ -1,7 +1,6 @@
 package jsonschema_test
 
 import (
-	"bytes"
 	"errors"
 	"strings"
 	"testing"
@@ -304,20 +303,7 @@ func TestSpecification(t *testing.T) {
 
 func compileString(t *testing.T, doc string) *sjs.Schema {
 	t.Helper()
-	c := sjs.NewCompiler()
-	c.AssertFormat()
-	v, err := sjs.UnmarshalJSON(bytes.NewReader([]byte(doc)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.AddResource("file:///spec.json", v); err != nil {
-		t.Fatal(err)
-	}
-	s, err := c.Compile("file:///spec.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return compileAt(t, "file:///spec.json", []byte(doc))
 }
 
 // TestCheckNamesDoNotCollide: a_b and a.b both give the name a_b_not_null;

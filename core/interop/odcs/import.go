@@ -66,12 +66,7 @@ func Import(data []byte, opts ImportOptions) (*Result, error) {
 	if err := im.document(root); err != nil {
 		return nil, err
 	}
-	if opts.Strict {
-		if err := im.res.Report.Strict(interop.FormatODCS); err != nil {
-			return im.res, err
-		}
-	}
-	return im.res, nil
+	return im.res, im.res.Report.StrictIf(opts.Strict, interop.FormatODCS)
 }
 
 type importer struct {
@@ -91,11 +86,19 @@ func (im *importer) note(v *interop.Value, kind interop.Kind, format string, arg
 }
 
 func (im *importer) fail(v *interop.Value, format string, args ...any) error {
-	e := &interop.Error{Source: im.opts.Source, Message: fmt.Sprintf(format, args...)}
-	if v != nil {
-		e.Line, e.Column, e.Path = v.Line, v.Column, v.Path
-	}
-	return e
+	return interop.ErrorAt(im.opts.Source, v, format, args...)
+}
+
+// keepText sets *dst to val's text, for a custom property a reader
+// takes.
+func (im *importer) keepText(val *interop.Value, dst *string) (taken bool, err error) {
+	*dst, err = im.text(val)
+	return true, err
+}
+
+// takeText takes key from o and returns its text ("" when absent).
+func (im *importer) takeText(o *interop.Object, key string) (string, error) {
+	return im.text(o.Take(key))
 }
 
 // text returns a string value, or an error naming what was found.
@@ -135,24 +138,14 @@ func (im *importer) document(root *interop.Value) error {
 	if v := o.Take("tags"); v != nil {
 		im.tags(v, labelPrefix+"tags")
 	}
-	if v := o.Take("description"); v != nil {
-		if err := im.description(v); err != nil {
-			return err
-		}
-	}
-	if v := o.Take("team"); v != nil {
-		if err := im.team(v); err != nil {
-			return err
-		}
-	}
-	if v := o.Take("slaProperties"); v != nil {
-		if err := im.sla(v); err != nil {
-			return err
-		}
-	}
-	if v := o.Take("customProperties"); v != nil {
-		if err := im.rootCustom(v); err != nil {
-			return err
+	for _, section := range []struct {
+		key  string
+		read func(*interop.Value) error
+	}{{"description", im.description}, {"team", im.team}, {"slaProperties", im.sla}, {"customProperties", im.rootCustom}} {
+		if v := o.Take(section.key); v != nil {
+			if err := section.read(v); err != nil {
+				return err
+			}
 		}
 	}
 	dropped := map[string]string{
@@ -347,9 +340,7 @@ func (im *importer) rootCustom(v *interop.Value) error {
 	return im.custom(v, func(prop string, val *interop.Value) (bool, error) {
 		switch prop {
 		case propSubject:
-			s, err := im.text(val)
-			im.subject = s
-			return true, err
+			return im.keepText(val, &im.subject)
 		case propCompatibility:
 			s, err := im.text(val)
 			if err != nil {
@@ -460,10 +451,8 @@ func (im *importer) object(obj *interop.Value, only bool) (*Contract, error) {
 	if v := o.Take("logicalType"); v != nil && v.Text != "object" {
 		return nil, im.fail(v, "a schema object has logicalType object, not %q", v.Text)
 	}
-	if v := o.Take("description"); v != nil {
-		if c.Description, err = im.text(v); err != nil {
-			return nil, err
-		}
+	if c.Description, err = im.takeText(o, "description"); err != nil {
+		return nil, err
 	}
 	if v := o.Take("tags"); v != nil {
 		saved := im.labels
@@ -476,9 +465,7 @@ func (im *importer) object(obj *interop.Value, only bool) (*Contract, error) {
 		err := im.custom(v, func(prop string, val *interop.Value) (bool, error) {
 			switch prop {
 			case propSubject:
-				s, err := im.text(val)
-				subject = s
-				return true, err
+				return im.keepText(val, &subject)
 			case propMapping:
 				m, err := ob.mapping(val)
 				c.Mapping = m
@@ -647,29 +634,24 @@ func (ob *objectImport) keyOrder(props *interop.Value) {
 	}
 }
 
-// typeFamily is the family of an ODCS logical type.
+// seamTypes are the Seam types of ODCS's logical types.
+var seamTypes = map[string]contractv1.FieldType{
+	"string":    contractv1.FieldType_FIELD_TYPE_STRING,
+	"integer":   contractv1.FieldType_FIELD_TYPE_INT32, // ODCS's default integer format is i32
+	"number":    contractv1.FieldType_FIELD_TYPE_DOUBLE,
+	"boolean":   contractv1.FieldType_FIELD_TYPE_BOOL,
+	"date":      contractv1.FieldType_FIELD_TYPE_DATE,
+	"timestamp": contractv1.FieldType_FIELD_TYPE_TIMESTAMP,
+	"time":      contractv1.FieldType_FIELD_TYPE_STRING,
+	"object":    contractv1.FieldType_FIELD_TYPE_OBJECT,
+	"array":     contractv1.FieldType_FIELD_TYPE_ARRAY,
+}
+
+// seamType is the Seam type of an ODCS logical type; false for a type
+// ODCS does not define.
 func seamType(logical string) (contractv1.FieldType, bool) {
-	switch logical {
-	case "string":
-		return contractv1.FieldType_FIELD_TYPE_STRING, true
-	case "integer":
-		return contractv1.FieldType_FIELD_TYPE_INT32, true // ODCS's default integer format is i32
-	case "number":
-		return contractv1.FieldType_FIELD_TYPE_DOUBLE, true
-	case "boolean":
-		return contractv1.FieldType_FIELD_TYPE_BOOL, true
-	case "date":
-		return contractv1.FieldType_FIELD_TYPE_DATE, true
-	case "timestamp":
-		return contractv1.FieldType_FIELD_TYPE_TIMESTAMP, true
-	case "time":
-		return contractv1.FieldType_FIELD_TYPE_STRING, true
-	case "object":
-		return contractv1.FieldType_FIELD_TYPE_OBJECT, true
-	case "array":
-		return contractv1.FieldType_FIELD_TYPE_ARRAY, true
-	}
-	return contractv1.FieldType_FIELD_TYPE_UNSPECIFIED, false
+	t, ok := seamTypes[logical]
+	return t, ok
 }
 
 // physicalType is what Seam reads from a physicalType: the Seam type it
@@ -1027,10 +1009,8 @@ func (ob *objectImport) property(p *interop.Value, prefix string, items bool) (*
 	if v := o.Take("unique"); v != nil && v.Text == "true" {
 		ob.uniques = append(ob.uniques, pendingUnique{v, path})
 	}
-	if v := o.Take("description"); v != nil {
-		if f.Description, err = im.text(v); err != nil {
-			return nil, err
-		}
+	if f.Description, err = im.takeText(o, "description"); err != nil {
+		return nil, err
 	}
 	if v := o.Take("customProperties"); v != nil {
 		err := im.custom(v, func(prop string, val *interop.Value) (bool, error) {
@@ -1044,9 +1024,7 @@ func (ob *objectImport) property(p *interop.Value, prefix string, items bool) (*
 				f.Identifier = &contractv1.Identifier{Namespace: ns, Format: format}
 				return true, nil
 			case propLayout:
-				s, err := im.text(val)
-				f.Layout = s
-				return true, err
+				return im.keepText(val, &f.Layout)
 			}
 			return false, nil
 		})

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -18,13 +17,12 @@ import (
 
 	"github.com/seamdata/seam/core/contract"
 	"github.com/seamdata/seam/core/examples"
+	"github.com/seamdata/seam/core/internal/goldentest"
 	"github.com/seamdata/seam/core/interop"
 	"github.com/seamdata/seam/core/interop/interoptest"
 	"github.com/seamdata/seam/core/interop/odcs"
 	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 // corpusOutcome is what importing each ODCS example of the corpus must give:
 // contracts for the listed objects, or a refusal naming why.
@@ -117,7 +115,7 @@ func TestCorpusExamples(t *testing.T) {
 			t.Errorf("%s: expected in the corpus, not found", rel)
 		}
 	}
-	checkGolden(t, "corpus.golden", golden.String())
+	goldentest.Check(t, "corpus.golden", golden.String())
 }
 
 // roundTrip exports c as YAML and as JSON, validates both against the ODCS
@@ -160,41 +158,6 @@ func roundTrip(t *testing.T, name string, c *contractv1.Contract, sch *jsonschem
 			t.Errorf("%s: second export differs (%v):\n%s\nfirst:\n%s", name, err, again, out)
 		}
 	}
-}
-
-func checkGolden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs from what import gives now (run go test -update and review the diff):\n%s", path, firstDiff(got, string(want)))
-	}
-}
-
-func firstDiff(got, want string) string {
-	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
-	for i := 0; i < len(g) || i < len(w); i++ {
-		var gl, wl string
-		if i < len(g) {
-			gl = g[i]
-		}
-		if i < len(w) {
-			wl = w[i]
-		}
-		if gl != wl {
-			return fmt.Sprintf("line %d:\ngot  %q\nwant %q", i+1, gl, wl)
-		}
-	}
-	return ""
 }
 
 // TestExportSeamExamples exports Seam's own example contracts: the result

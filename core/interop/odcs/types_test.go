@@ -139,17 +139,23 @@ func oneProperty(logical, phys string) string {
 	if phys != "" {
 		p += fmt.Sprintf("        physicalType: %q\n", phys)
 	}
-	return `apiVersion: v3.1.0
+	return documentHead(1) + `  - name: t
+    properties:
+      - {name: id, logicalType: string, primaryKey: true, required: true}
+` + p
+}
+
+// documentHead is the start of a test document, up to its schema list;
+// n numbers its id.
+func documentHead(n int) string {
+	return fmt.Sprintf(`apiVersion: v3.1.0
 kind: DataContract
-id: 2f7d7f4e-0000-4000-8000-000000000001
+id: 2f7d7f4e-0000-4000-8000-%012d
 version: 1.0.0
 status: active
 team: {name: data-team}
 schema:
-  - name: t
-    properties:
-      - {name: id, logicalType: string, primaryKey: true, required: true}
-` + p
+`, n)
 }
 
 // validateODCS checks a generated document against both ODCS schemas of
@@ -224,14 +230,7 @@ func seamRoundTrip(t *testing.T, name string, c *contractv1.Contract) {
 // only the physical type gives.
 func TestImportKeepsMeaning(t *testing.T) {
 	t.Parallel()
-	doc := `apiVersion: v3.1.0
-kind: DataContract
-id: 2f7d7f4e-0000-4000-8000-000000000002
-version: 1.0.0
-status: active
-team: {name: data-team}
-schema:
-  - name: visits
+	doc := documentHead(2) + `  - name: visits
     properties:
       - {name: id, logicalType: integer, physicalType: int4, primaryKey: true, required: true}
       - {name: opens, logicalType: time, logicalTypeOptions: {minimum: "08:00:00", maximum: "17:00:00"}}
