@@ -51,23 +51,31 @@ func FileFormat(path, flag string) (recordv1.Format, error) {
 // Subject returns the subject a command names: its argument, or
 // --subject; both work, and they must agree when both are given.
 func Subject(arg []string, flag string) (string, error) {
-	switch {
-	case len(arg) == 0:
-		return flag, nil
-	case flag != "" && flag != arg[0]:
-		return "", exit.Usagef("the subject is %q as an argument and %q as --subject; give it once", arg[0], flag)
-	}
-	return arg[0], nil
+	return argOrFlag("subject", "--subject", arg, flag)
 }
 
 // File returns the file a command reads: its argument, or -f; both work,
 // and they must agree when both are given.
 func File(arg []string, flag string) (string, error) {
+	return argOrFlag("file", "-f", arg, flag)
+}
+
+// ReadFile reads the file a command names (File) and returns its path and
+// contents (ReadInput).
+func ReadFile(cmd *cobra.Command, arg []string, flag string) (path string, data []byte, err error) {
+	if path, err = File(arg, flag); err != nil {
+		return "", nil, err
+	}
+	data, err = ReadInput(cmd, path)
+	return path, data, err
+}
+
+func argOrFlag(what, flagName string, arg []string, flag string) (string, error) {
 	switch {
 	case len(arg) == 0:
 		return flag, nil
 	case flag != "" && flag != arg[0]:
-		return "", exit.Usagef("the file is %q as an argument and %q as -f; give it once", arg[0], flag)
+		return "", exit.Usagef("the %s is %q as an argument and %q as %s; give it once", what, arg[0], flag, flagName)
 	}
 	return arg[0], nil
 }

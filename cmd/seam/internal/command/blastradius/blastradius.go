@@ -41,22 +41,15 @@ func New(g *client.Globals) *cobra.Command {
 				}
 				req.Proposed = c
 			}
-			ctx, cancel := g.CallCtx(cmd.Context())
-			defer cancel()
-			resp, err := registryv1.NewRegistryServiceClient(conn).GetBlastRadius(ctx, req)
-			if err != nil {
-				return g.RPCError("blast radius of "+args[0], err)
-			}
-			if g.JSON() {
-				return output.Proto(cmd.OutOrStdout(), resp)
-			}
-			w := cmd.OutOrStdout()
-			scope := "the whole subject"
-			if len(resp.GetChangedFields()) > 0 {
-				scope = strings.Join(resp.GetChangedFields(), ", ")
-			}
-			fmt.Fprintf(w, "%s, changing %s: %d consumers\n", args[0], scope, len(resp.GetConsumers()))
-			return PrintAffected(w, "consumers affected", resp.GetConsumers())
+			return client.Show(cmd, g, "blast radius of "+args[0], registryv1.NewRegistryServiceClient(conn).GetBlastRadius, req,
+				func(w io.Writer, resp *registryv1.GetBlastRadiusResponse) error {
+					scope := "the whole subject"
+					if len(resp.GetChangedFields()) > 0 {
+						scope = strings.Join(resp.GetChangedFields(), ", ")
+					}
+					fmt.Fprintf(w, "%s, changing %s: %d consumers\n", args[0], scope, len(resp.GetConsumers()))
+					return PrintAffected(w, "consumers affected", resp.GetConsumers())
+				})
 		}),
 	}
 	cmd.Flags().StringSliceVar(&fields, "field", nil, "changed fields (repeatable); default: the whole subject")

@@ -35,19 +35,13 @@ func New(g *client.Globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ctx, cancel := g.CallCtx(cmd.Context())
-			defer cancel()
-			resp, err := registryv1.NewRegistryServiceClient(conn).ListEvents(ctx, &registryv1.ListEventsRequest{AfterSequence: f.after, Subjects: f.subjects, Types: types, Limit: f.limit})
-			if err != nil {
-				return g.RPCError("list events", err)
-			}
-			if g.JSON() {
-				return output.Proto(cmd.OutOrStdout(), resp)
-			}
-			for _, e := range resp.GetEvents() {
-				printEvent(cmd.OutOrStdout(), e)
-			}
-			return nil
+			return client.Show(cmd, g, "list events", registryv1.NewRegistryServiceClient(conn).ListEvents, &registryv1.ListEventsRequest{AfterSequence: f.after, Subjects: f.subjects, Types: types, Limit: f.limit},
+				func(w io.Writer, resp *registryv1.ListEventsResponse) error {
+					for _, e := range resp.GetEvents() {
+						printEvent(w, e)
+					}
+					return nil
+				})
 		}),
 	}
 	f.add(list)
