@@ -9,6 +9,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/seamdata/seam/cmd/seam/internal/exit"
+	"github.com/seamdata/seam/core/contract"
+	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
 	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
 )
 
@@ -25,6 +27,20 @@ func ReadInput(cmd *cobra.Command, path string) ([]byte, error) {
 		return nil, exit.Usagef("%w", err)
 	}
 	return data, nil
+}
+
+// ReadContract reads a contract file (a proposed version), or standard
+// input for "-"; a file that is not a valid contract exits exit.Invalid.
+func ReadContract(cmd *cobra.Command, path string) (*contractv1.Contract, error) {
+	data, err := ReadInput(cmd, path)
+	if err != nil {
+		return nil, err
+	}
+	c, err := contract.Load(data, path)
+	if err != nil {
+		return nil, exit.Invalidf("%w", err)
+	}
+	return c, nil
 }
 
 // FileFormat picks a data file's format from --format, or else from its

@@ -9,9 +9,7 @@ import (
 	"strings"
 
 	"github.com/seamdata/seam/cmd/seam/internal/client"
-	"github.com/seamdata/seam/cmd/seam/internal/exit"
 	"github.com/seamdata/seam/cmd/seam/internal/output"
-	"github.com/seamdata/seam/core/contract"
 	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
 	"github.com/spf13/cobra"
 	"google.golang.org/grpc"
@@ -31,13 +29,9 @@ func New(g *client.Globals) *cobra.Command {
 		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
 			req := &registryv1.GetBlastRadiusRequest{Subject: args[0], Fields: fields}
 			if file != "" {
-				data, err := client.ReadInput(cmd, file)
+				c, err := client.ReadContract(cmd, file)
 				if err != nil {
 					return err
-				}
-				c, err := contract.Load(data, file)
-				if err != nil {
-					return exit.Invalidf("%w", err)
 				}
 				req.Proposed = c
 			}

@@ -35,11 +35,15 @@ func (f *quarantineFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.state, "state", "held", "held, released or discarded")
 }
 
-// subjectArg takes the subject from the argument, when given.
-func (f *quarantineFlags) subjectArg(args []string) error {
+// filterArgs is filter with the subject taken from the argument, when
+// given.
+func (f *quarantineFlags) filterArgs(args []string) (*gatev1.QuarantineFilter, error) {
 	s, err := client.Subject(args, f.subject)
+	if err != nil {
+		return nil, err
+	}
 	f.subject = s
-	return err
+	return f.filter()
 }
 
 func (f *quarantineFlags) filter() (*gatev1.QuarantineFilter, error) {
@@ -81,10 +85,7 @@ the records and the token of the next page, like every other command.`,
   seam quarantine list shop.orders --state released --all -o json`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
-			if err := f.subjectArg(args); err != nil {
-				return err
-			}
-			filter, err := f.filter()
+			filter, err := f.filterArgs(args)
 			if err != nil {
 				return err
 			}
@@ -176,10 +177,7 @@ func newQuarantineStatsCmd(g *client.Globals) *cobra.Command {
 		Example: "  seam quarantine stats shop.orders --from 2025-03-01 --to 2025-03-07",
 		Args:    cobra.MaximumNArgs(1),
 		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
-			if err := f.subjectArg(args); err != nil {
-				return err
-			}
-			filter, err := f.filter()
+			filter, err := f.filterArgs(args)
 			if err != nil {
 				return err
 			}
