@@ -268,6 +268,13 @@ func WriteFile(t testing.TB, name, content string) string {
 	return p
 }
 
+// WriteLines writes lines, each ended by a newline (NDJSON records, say),
+// to a new file name in a temporary directory.
+func WriteLines(t testing.TB, name string, lines []string) string {
+	t.Helper()
+	return WriteFile(t, name, strings.Join(lines, "\n")+"\n")
+}
+
 // OrderLines returns n valid shop.orders v1 records as NDJSON lines.
 func OrderLines(n int) []string {
 	lines := make([]string, n)

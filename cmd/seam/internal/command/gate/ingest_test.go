@@ -26,7 +26,7 @@ func TestIngestRecordsPrintsThePerRecordAnswer(t *testing.T) {
 	n.SetupOrders(t)
 	lines := seamtest.OrderLines(20)
 	lines[4] = strings.Replace(lines[4], `"currency":"`, `"currency":"X`, 1) // not an enum value: quarantined
-	file := seamtest.WriteFile(t, "mixed.ndjson", strings.Join(lines, "\n")+"\n")
+	file := seamtest.WriteLines(t, "mixed.ndjson", lines)
 
 	// The same chunks as the command cuts, sent per record first.
 	f, err := os.Open(file)
