@@ -18,23 +18,21 @@ type RPC[Req, Resp any] func(context.Context, Req, ...grpc.CallOption) (Resp, er
 // Call makes one call bounded by --timeout; a failure comes back as
 // RPCError(what, err).
 func Call[Req, Resp any](ctx context.Context, g *Globals, what string, rpc RPC[Req, Resp], req Req) (Resp, error) {
-	ctx, cancel := g.CallCtx(ctx)
-	defer cancel()
-	resp, err := rpc(ctx, req)
-	if err != nil {
-		return resp, g.RPCError(what, err)
-	}
-	return resp, nil
+	return call(ctx, g, g.RPCError, what, rpc, req)
 }
 
 // CallDocument is Call for a call that sends a document: a failure comes
 // back as DocumentError(what, err).
 func CallDocument[Req, Resp any](ctx context.Context, g *Globals, what string, rpc RPC[Req, Resp], req Req) (Resp, error) {
+	return call(ctx, g, g.DocumentError, what, rpc, req)
+}
+
+func call[Req, Resp any](ctx context.Context, g *Globals, fail func(what string, err error) error, what string, rpc RPC[Req, Resp], req Req) (Resp, error) {
 	ctx, cancel := g.CallCtx(ctx)
 	defer cancel()
 	resp, err := rpc(ctx, req)
 	if err != nil {
-		return resp, g.DocumentError(what, err)
+		return resp, fail(what, err)
 	}
 	return resp, nil
 }
