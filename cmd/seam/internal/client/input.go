@@ -29,6 +29,22 @@ func ReadInput(cmd *cobra.Command, path string) ([]byte, error) {
 	return data, nil
 }
 
+// OpenFile opens a file a command reads as it goes (a large data file)
+// and returns it with its size and mode; a file that cannot be read is a
+// usage error.
+func OpenFile(path string) (*os.File, os.FileInfo, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, exit.Usagef("%w", err)
+	}
+	info, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, exit.Usagef("%w", err)
+	}
+	return f, info, nil
+}
+
 // ReadContract reads a contract file (a proposed version), or standard
 // input for "-"; a file that is not a valid contract exits exit.Invalid.
 func ReadContract(cmd *cobra.Command, path string) (*contractv1.Contract, error) {

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 
@@ -303,15 +302,11 @@ the wrong number of columns or its first row is data without --no-header.`,
 			case from == "" || to == "":
 				return exit.Usagef("give --from and --to: the formats of the CSV's first and second column (or --members FORMAT for a one-column list of known ids)")
 			}
-			f, err := os.Open(args[1])
+			f, info, err := client.OpenFile(args[1])
 			if err != nil {
-				return exit.Usagef("%w", err)
+				return err
 			}
 			defer f.Close()
-			info, err := f.Stat()
-			if err != nil {
-				return exit.Usagef("%w", err)
-			}
 			ic := idmapv1.NewIdMapServiceClient(conn)
 			formats, err := namespaceFormats(cmd, g, ic, args[0], from, to)
 			if err != nil {

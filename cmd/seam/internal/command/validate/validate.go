@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -220,15 +219,11 @@ type chunkResult struct {
 }
 
 func (v *validator) file(cmd *cobra.Command, path string, format recordv1.Format) error {
-	f, err := os.Open(path)
+	f, info, err := client.OpenFile(path)
 	if err != nil {
-		return exit.Usagef("%w", err)
+		return err
 	}
 	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return exit.Usagef("%w", err)
-	}
 	v.report.Files = append(v.report.Files, path)
 	bar := output.Progress(cmd.ErrOrStderr(), info.Size(), "validating "+filepath.Base(path))
 	defer bar.Finish()
