@@ -14,8 +14,7 @@ import (
 // resolved them.
 func TestCLIAlertsLifecycle(t *testing.T) {
 	t.Parallel()
-	n := seamtest.StartNode(t)
-	n.SetupOrders(t)
+	n := seamtest.StartOrders(t)
 	ingestBlockedDay(t, n)
 	n.Seal(t, "shop.orders", "2026-03-01")
 	list := func(args ...string) []map[string]any {

@@ -16,8 +16,7 @@ import (
 // interrupted (here, a deadline), and exit 0.
 func TestCLIWatch(t *testing.T) {
 	t.Parallel()
-	n := seamtest.StartNode(t)
-	n.SetupOrders(t)
+	n := seamtest.StartOrders(t)
 	ingestBlockedDay(t, n)
 	n.MustCLI(t, 0, "gate", "ingest", seamtest.WriteLines(t, "ok.ndjson", seamtest.OrderLines(3)[1:]), "--subject", "shop.orders", "--partition", "2026-03-02")
 	// Sealed, the first day is judged whole and raises its alerts.

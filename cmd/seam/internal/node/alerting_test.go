@@ -92,8 +92,7 @@ func splitCommand(s string) []string {
 // (exit 2), the exit of an unknown command or a missing argument.
 func TestRunbookCommandsRun(t *testing.T) {
 	t.Parallel()
-	n := seamtest.StartNode(t)
-	n.SetupOrders(t)
+	n := seamtest.StartOrders(t)
 	good := seamtest.WriteLines(t, "good.ndjson", seamtest.OrderLines(30))
 	n.MustCLI(t, exit.OK, "gate", "ingest", "shop.orders", good, "--partition", "2026-03-01")
 
@@ -191,8 +190,7 @@ func promQuery(t *testing.T, addr, query string) ([]map[string]any, error) {
 // each node sets, so this node runs alone.
 func TestPrometheusAlertsOnFirstBlock(t *testing.T) {
 	prometheus := needTool(t, "prometheus")
-	n := seamtest.StartNode(t)
-	n.SetupOrders(t)
+	n := seamtest.StartOrders(t)
 	good := seamtest.WriteLines(t, "good.ndjson", seamtest.OrderLines(30))
 	n.MustCLI(t, exit.OK, "gate", "ingest", "shop.orders", good, "--partition", "2026-03-01")
 

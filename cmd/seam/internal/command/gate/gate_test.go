@@ -15,8 +15,7 @@ import (
 // conventions say.
 func TestCLIGateCommands(t *testing.T) {
 	t.Parallel()
-	n := seamtest.StartNode(t)
-	n.SetupOrders(t)
+	n := seamtest.StartOrders(t)
 	lines := seamtest.OrderLines(10)
 	lines[3] = strings.Replace(lines[3], `"currency":"USD"`, `"currency":"XXX"`, 1)
 	file := seamtest.WriteLines(t, "day.ndjson", lines)
@@ -73,8 +72,7 @@ func TestCLIGateCommands(t *testing.T) {
 // as after it (the default).
 func TestIngestExplainsBlockedPartition(t *testing.T) {
 	t.Parallel()
-	n := seamtest.StartNode(t)
-	n.SetupOrders(t)
+	n := seamtest.StartOrders(t)
 	lines := seamtest.OrderLines(30)
 	for _, i := range []int{12, 17} {
 		lines[i] = strings.Replace(lines[i], fmt.Sprintf(`"customer_id":%d,`, 100000+i), ``, 1)
@@ -131,8 +129,7 @@ func TestIngestExplainsBlockedPartition(t *testing.T) {
 // --chunk-bytes are honoured.
 func TestIngestChunksNDJSONAtLineFeeds(t *testing.T) {
 	t.Parallel()
-	n := seamtest.StartNode(t)
-	n.SetupOrders(t)
+	n := seamtest.StartOrders(t)
 	lines := seamtest.OrderLines(25)
 	for i := range lines {
 		// A coupon with an escaped quote, and one with a lone one.
@@ -166,8 +163,7 @@ func TestIngestChunksNDJSONAtLineFeeds(t *testing.T) {
 // and nothing is sent.
 func TestEmptyFileRefusedAlike(t *testing.T) {
 	t.Parallel()
-	n := seamtest.StartNode(t)
-	n.SetupOrders(t)
+	n := seamtest.StartOrders(t)
 	for _, tc := range []struct{ name, content string }{{"empty.ndjson", ""}, {"blank.ndjson", "\n \n"}, {"header-only.csv", "order_id,customer_id\n"}} {
 		file := seamtest.WriteFile(t, tc.name, tc.content)
 		_, errOut, code := n.CLI(t, "gate", "ingest", "shop.orders", file, "--partition", "2026-03-01")

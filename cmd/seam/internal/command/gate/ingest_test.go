@@ -22,8 +22,7 @@ import (
 // answers per record for the same chunks.
 func TestIngestRecordsPrintsThePerRecordAnswer(t *testing.T) {
 	t.Parallel()
-	n := seamtest.StartNode(t)
-	n.SetupOrders(t)
+	n := seamtest.StartOrders(t)
 	lines := seamtest.OrderLines(20)
 	lines[4] = strings.Replace(lines[4], `"currency":"`, `"currency":"X`, 1) // not an enum value: quarantined
 	file := seamtest.WriteLines(t, "mixed.ndjson", lines)

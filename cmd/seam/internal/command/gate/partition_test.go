@@ -44,8 +44,7 @@ func ndjsonLines(t *testing.T, path string) []map[string]any {
 // resend of accepted keys is quarantined as duplicates.
 func TestSealPartitionWaitAndPublish(t *testing.T) {
 	t.Parallel()
-	n := seamtest.StartNode(t)
-	n.SetupOrders(t)
+	n := seamtest.StartOrders(t)
 	dir := t.TempDir()
 	good := seamtest.WriteLines(t, "good.ndjson", seamtest.OrderLines(30))
 

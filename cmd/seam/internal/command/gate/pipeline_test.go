@@ -31,8 +31,7 @@ func TestPublishPartitionScript(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", bin, "github.com/seamdata/seam/cmd/seam").CombinedOutput(); err != nil {
 		t.Fatalf("go build seam: %v\n%s", err, out)
 	}
-	n := seamtest.StartNode(t)
-	n.SetupOrders(t)
+	n := seamtest.StartOrders(t)
 	publish := t.TempDir()
 	run := func(replace bool, partition, file string) (string, int) {
 		cmd := exec.Command("sh", script, "shop.orders", partition, file, publish)

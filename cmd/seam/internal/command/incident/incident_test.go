@@ -396,6 +396,20 @@ func setupShipments(t *testing.T, n *seamtest.Node) {
 	n.MustCLI(t, 0, "contract", "register", "-f", seamtest.WriteFile(t, "v1.yaml", shipmentsV1))
 }
 
+// containedShipments starts a node with fleet.shipments contained (a
+// false alarm) and 40 shipments held on each day of March 2026 from
+// first to last.
+func containedShipments(t *testing.T, first, last int) *seamtest.Node {
+	t.Helper()
+	n := seamtest.StartNode(t)
+	setupShipments(t, n)
+	n.MustCLI(t, 0, "gate", "contain", "fleet.shipments", "--reason", "a false alarm")
+	for day := first; day <= last; day++ {
+		n.MustCLI(t, 0, "gate", "ingest", shipments(t, day, 40, "carrier", "%d"), "--subject", "fleet.shipments", "--partition", fmt.Sprintf("2026-03-%02d", day))
+	}
+	return n
+}
+
 // viewHas fails the test for each of want the incident view lacks.
 func viewHas(t *testing.T, view string, want ...string) {
 	t.Helper()
@@ -470,10 +484,7 @@ func TestUUIDv5Incident(t *testing.T) {
 // version, only release and replay, and --apply releases every record.
 func TestContainedWithoutChange(t *testing.T) {
 	t.Parallel()
-	n := seamtest.StartNode(t)
-	setupShipments(t, n)
-	n.MustCLI(t, 0, "gate", "contain", "fleet.shipments", "--reason", "a false alarm")
-	n.MustCLI(t, 0, "gate", "ingest", shipments(t, 8, 40, "carrier", "%d"), "--subject", "fleet.shipments", "--partition", "2026-03-08")
+	n := containedShipments(t, 8, 8)
 	view := n.MustCLI(t, 0, "incident", "fleet.shipments")
 	viewHas(t, view, "CONTAINED", "need no change to v1", "release the source", "replay 2026-03-08..2026-03-08 through v1")
 	if strings.Contains(view, "register fleet.shipments") {
@@ -491,12 +502,7 @@ func TestContainedWithoutChange(t *testing.T) {
 // records, and the replay releases all three days.
 func TestWindowWithoutAlertReachesPastTheSample(t *testing.T) {
 	t.Parallel()
-	n := seamtest.StartNode(t)
-	setupShipments(t, n)
-	n.MustCLI(t, 0, "gate", "contain", "fleet.shipments", "--reason", "a false alarm")
-	for day := 8; day <= 10; day++ {
-		n.MustCLI(t, 0, "gate", "ingest", shipments(t, day, 40, "carrier", "%d"), "--subject", "fleet.shipments", "--partition", fmt.Sprintf("2026-03-%02d", day))
-	}
+	n := containedShipments(t, 8, 10)
 	view := n.MustCLI(t, 0, "incident", "fleet.shipments", "--limit", "50")
 	viewHas(t, view, "the incident's window: 2026-03-08..2026-03-10 (3 partitions, 120 records held); the proposal read 50 of them",
 		"replay 2026-03-08..2026-03-10 through v1", "the replay runs on all 120 held records of 2026-03-08..2026-03-10, not only on the 50 read")

@@ -18,8 +18,7 @@ import (
 // same batches block.
 func TestValidateAgreesWithGate(t *testing.T) {
 	t.Parallel()
-	n := seamtest.StartNode(t)
-	n.SetupOrders(t)
+	n := seamtest.StartOrders(t)
 
 	lines := seamtest.OrderLines(3000)
 	lines[9] = strings.Replace(lines[9], `"currency":"USD"`, `"currency":"XXX"`, 1)
