@@ -1,14 +1,12 @@
 package cli_test
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/seamdata/seam/cmd/seam/internal/exit"
 	"github.com/seamdata/seam/cmd/seam/internal/seamtest"
-	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
 )
 
 // seam alerts list shows the alerts that still hold; ack and resolve move
@@ -16,15 +14,9 @@ import (
 // resolved them.
 func TestCLIAlertsLifecycle(t *testing.T) {
 	t.Parallel()
-	n := seamtest.StartNode(t)
-	n.SetupOrders(t)
-	lines := seamtest.OrderLines(3)
-	lines[0] = strings.Replace(lines[0], `"customer_id":100000,`, ``, 1)
-	n.MustCLI(t, exit.Failed, "gate", "ingest", seamtest.WriteFile(t, "blocked.ndjson", strings.Join(lines, "\n")+"\n"), "--subject", "shop.orders", "--partition", "2026-03-01")
-	if _, err := gatev1.NewGateServiceClient(n.Conn(t, n.Admin)).SealPartition(context.Background(),
-		&gatev1.SealPartitionRequest{Subject: "shop.orders", Partition: "2026-03-01"}); err != nil {
-		t.Fatalf("SealPartition: %v", err)
-	}
+	n := seamtest.StartOrders(t)
+	ingestBlockedDay(t, n)
+	n.Seal(t, "shop.orders", "2026-03-01")
 	list := func(args ...string) []map[string]any {
 		t.Helper()
 		got := n.MustJSON(t, append([]string{"alerts", "list", "shop.orders"}, args...)...)
@@ -75,4 +67,13 @@ func TestCLIAlertsLifecycle(t *testing.T) {
 	if got := list("--state", "resolved"); len(got) != 1 {
 		t.Errorf("alerts list --state resolved = %v, want 1", got)
 	}
+}
+
+// ingestBlockedDay sends shop.orders a first day, 2026-03-01, whose first
+// order lacks its customer: the gate blocks it.
+func ingestBlockedDay(t *testing.T, n *seamtest.Node) {
+	t.Helper()
+	lines := seamtest.OrderLines(3)
+	lines[0] = strings.Replace(lines[0], `"customer_id":100000,`, ``, 1)
+	n.MustCLI(t, exit.Failed, "gate", "ingest", seamtest.WriteLines(t, "blocked.ndjson", lines), "--subject", "shop.orders", "--partition", "2026-03-01")
 }

@@ -16,22 +16,13 @@ import (
 
 	"github.com/seamdata/seam/cmd/seam/internal/cli"
 	"github.com/seamdata/seam/cmd/seam/internal/deploycheck"
+	"github.com/seamdata/seam/cmd/seam/internal/deploycheck/deploychecktest"
 	"github.com/seamdata/seam/core/contract"
-	"github.com/spf13/cobra"
 	"go.yaml.in/yaml/v3"
 )
 
 // deployDir is deploy/ seen from this package's directory (tests run there).
 const deployDir = "../../../../deploy"
-
-func newChecker(t *testing.T) *deploycheck.Checker {
-	t.Helper()
-	c, err := deploycheck.New(func() *cobra.Command { return cli.NewRoot(nil, "") })
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
 
 // TestDockerfileBuildsStaticNonRootImage runs the build stage's command as
 // a plain `go build`, checks the binary is static and carries the version,
@@ -44,7 +35,7 @@ func TestDockerfileBuildsStaticNonRootImage(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := deploycheck.ParseDockerfile(string(raw))
-	c := newChecker(t)
+	c := deploychecktest.New(t)
 
 	final := d.FinalStage()
 	var user, entrypoint, cmdArgs []string
@@ -145,7 +136,7 @@ func TestDockerfileBuildsStaticNonRootImage(t *testing.T) {
 // service fails here.
 func TestDeployFilesMatchTheBinary(t *testing.T) {
 	t.Parallel()
-	c := newChecker(t)
+	c := deploychecktest.New(t)
 	dockerText, err := os.ReadFile(filepath.Join(deployDir, "Dockerfile"))
 	if err != nil {
 		t.Fatal(err)
@@ -255,7 +246,7 @@ func TestKustomizeRenderedOverlayMatchesTheBinary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := newChecker(t)
+	c := deploychecktest.New(t)
 	o := deploycheck.NewK8sObjects()
 	deployments := 0
 	for _, d := range docs {

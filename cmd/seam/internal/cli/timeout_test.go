@@ -15,7 +15,7 @@ import (
 // after a drop but do not wait for ever.
 func TestEveryClientCommandHonoursTimeout(t *testing.T) {
 	t.Parallel()
-	file := seamtest.WriteFile(t, "day.ndjson", strings.Join(seamtest.OrderLines(3), "\n")+"\n")
+	file := seamtest.WriteLines(t, "day.ndjson", seamtest.OrderLines(3))
 	ids := seamtest.WriteFile(t, "ids.csv", "uuid,legacy_int\n")
 	for _, args := range [][]string{
 		{"events", "watch"},

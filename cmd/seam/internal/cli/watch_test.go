@@ -10,25 +10,17 @@ import (
 
 	"github.com/seamdata/seam/cmd/seam/internal/exit"
 	"github.com/seamdata/seam/cmd/seam/internal/seamtest"
-	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
 )
 
 // The watch commands print what is already there, then follow, until
 // interrupted (here, a deadline), and exit 0.
 func TestCLIWatch(t *testing.T) {
 	t.Parallel()
-	n := seamtest.StartNode(t)
-	n.SetupOrders(t)
-	lines := seamtest.OrderLines(3)
-	lines[0] = strings.Replace(lines[0], `"customer_id":100000,`, ``, 1)
-	file := seamtest.WriteFile(t, "blocked.ndjson", strings.Join(lines, "\n")+"\n")
-	n.MustCLI(t, exit.Failed, "gate", "ingest", file, "--subject", "shop.orders", "--partition", "2026-03-01")
-	n.MustCLI(t, 0, "gate", "ingest", seamtest.WriteFile(t, "ok.ndjson", strings.Join(seamtest.OrderLines(3)[1:], "\n")+"\n"), "--subject", "shop.orders", "--partition", "2026-03-02")
+	n := seamtest.StartOrders(t)
+	ingestBlockedDay(t, n)
+	n.MustCLI(t, 0, "gate", "ingest", seamtest.WriteLines(t, "ok.ndjson", seamtest.OrderLines(3)[1:]), "--subject", "shop.orders", "--partition", "2026-03-02")
 	// Sealed, the first day is judged whole and raises its alerts.
-	if _, err := gatev1.NewGateServiceClient(n.Conn(t, n.Admin)).SealPartition(context.Background(),
-		&gatev1.SealPartitionRequest{Subject: "shop.orders", Partition: "2026-03-01"}); err != nil {
-		t.Fatalf("SealPartition: %v", err)
-	}
+	n.Seal(t, "shop.orders", "2026-03-01")
 
 	watch := func(args ...string) []map[string]any {
 		ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)

@@ -233,6 +233,17 @@ func (g *Globals) Run(run RunFunc) func(*cobra.Command, []string) error {
 	}
 }
 
+// Local wires a command that works without Seam (on local files, or
+// starting it): it validates the output format, then runs run.
+func (g *Globals) Local(run func(cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := g.ValidateOutput(); err != nil {
+			return err
+		}
+		return run(cmd, args)
+	}
+}
+
 // Follow reads a resumable server stream until ctx ends. open starts the
 // stream (again after a disconnect: the request it uses must already hold
 // the position emit last recorded), emit handles each message, and

@@ -4,19 +4,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/seamdata/seam/cmd/seam/internal/cli"
 	"github.com/seamdata/seam/cmd/seam/internal/deploycheck"
-	"github.com/spf13/cobra"
+	"github.com/seamdata/seam/cmd/seam/internal/deploycheck/deploychecktest"
 )
-
-func newChecker(t *testing.T) *deploycheck.Checker {
-	t.Helper()
-	c, err := deploycheck.New(func() *cobra.Command { return cli.NewRoot(nil, "") })
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
 
 // TestDeployCheckerCatchesDrift feeds the checker files that drifted from
 // the binary and wants each drift reported: a checker that passes
@@ -66,7 +56,7 @@ services:
 			if err != nil {
 				t.Fatal(err)
 			}
-			c := newChecker(t)
+			c := deploychecktest.New(t)
 			// compose peers idmap and adapter are not in this file; only
 			// registry is checked by name.
 			c.Compose("compose.yaml", t.TempDir(), docs[0], "COPY --from=build /out/grpc-health-probe /grpc_health_probe")

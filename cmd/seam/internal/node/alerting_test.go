@@ -92,9 +92,8 @@ func splitCommand(s string) []string {
 // (exit 2), the exit of an unknown command or a missing argument.
 func TestRunbookCommandsRun(t *testing.T) {
 	t.Parallel()
-	n := seamtest.StartNode(t)
-	n.SetupOrders(t)
-	good := seamtest.WriteFile(t, "good.ndjson", strings.Join(seamtest.OrderLines(30), "\n")+"\n")
+	n := seamtest.StartOrders(t)
+	good := seamtest.WriteLines(t, "good.ndjson", seamtest.OrderLines(30))
 	n.MustCLI(t, exit.OK, "gate", "ingest", "shop.orders", good, "--partition", "2026-03-01")
 
 	groups, errs := rulefmt.ParseFile(filepath.Join(prometheusDir, "rules.yml"), false, model.UTF8Validation, parser.NewParser(parser.Options{}), slog.New(slog.DiscardHandler))
@@ -191,9 +190,8 @@ func promQuery(t *testing.T, addr, query string) ([]map[string]any, error) {
 // each node sets, so this node runs alone.
 func TestPrometheusAlertsOnFirstBlock(t *testing.T) {
 	prometheus := needTool(t, "prometheus")
-	n := seamtest.StartNode(t)
-	n.SetupOrders(t)
-	good := seamtest.WriteFile(t, "good.ndjson", strings.Join(seamtest.OrderLines(30), "\n")+"\n")
+	n := seamtest.StartOrders(t)
+	good := seamtest.WriteLines(t, "good.ndjson", seamtest.OrderLines(30))
 	n.MustCLI(t, exit.OK, "gate", "ingest", "shop.orders", good, "--partition", "2026-03-01")
 
 	code, body := n.REST(t, "GET", "/metrics", "", "")
@@ -253,7 +251,7 @@ scrape_configs:
 
 	lines := seamtest.OrderLines(30)
 	lines[4] = strings.Replace(lines[4], `"customer_id":100004,`, ``, 1)
-	bad := seamtest.WriteFile(t, "bad.ndjson", strings.Join(lines, "\n")+"\n")
+	bad := seamtest.WriteLines(t, "bad.ndjson", lines)
 	n.MustCLI(t, exit.Failed, "gate", "ingest", "shop.orders", bad, "--partition", "2026-03-02")
 	blocked := time.Now()
 

@@ -1,7 +1,6 @@
 package node_test
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"io"
@@ -77,29 +76,10 @@ func TestConfluentAPIOverPlainHTTP(t *testing.T) {
 	admin := basic(n.Admin)
 	avro := `{"type":"record","name":"Click","fields":[{"name":"url","type":"string"},{"name":"ms","type":"long"}]}`
 
-	type want struct {
-		status int
-		// code is the error_code of an error answer; 0 for success.
-		code int
-		// has must appear in the body.
-		has string
-	}
+	type want = srWant
 	check := func(c srCall, w want) []byte {
 		t.Helper()
-		status, body := c.do(t, n)
-		if status != w.status || !bytes.Contains(body, []byte(w.has)) {
-			t.Fatalf("%s %s: got %d %s, want %d containing %q", c.method, c.path, status, body, w.status, w.has)
-		}
-		if w.code != 0 {
-			var e struct {
-				ErrorCode int    `json:"error_code"`
-				Message   string `json:"message"`
-			}
-			if err := json.Unmarshal(body, &e); err != nil || e.ErrorCode != w.code || e.Message == "" {
-				t.Fatalf("%s %s: got body %s, want error_code %d with a message", c.method, c.path, body, w.code)
-			}
-		}
-		return body
+		return srCheck(t, n, c, w)
 	}
 
 	// Credentials: none, unknown, bearer, basic.

@@ -124,33 +124,8 @@ func TestConfluentFramingOnJetStream(t *testing.T) {
 	if err != nil {
 		t.Fatalf("jetstream.Open: %v", err)
 	}
-	conn, err := stream.New(stream.Config{Name: connector, Subject: "visits.value", Confluent: true, EventTimeField: "at",
-		Sealer: stream.LocalSealer{}, IgnoreReplays: true, BatchWait: 50 * time.Millisecond}, n.Conn(t, n.Admin), []stream.Partition{part})
-	if err != nil {
-		t.Fatalf("stream.New: %v", err)
-	}
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- conn.Run(runCtx) }()
-	deadline := time.Now().Add(time.Minute)
-	for {
-		st := conn.Stats(ctx)
-		if st.Accepted == 3 && st.Quarantined == 3 && st.Published == 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("connector stats: %+v; want 3 accepted, 3 quarantined, 2 published", st)
-		}
-		select {
-		case err := <-done:
-			t.Fatalf("the connector stopped: %v (stats %+v)", err, st)
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-	stop()
-	if err := <-done; err != nil {
-		t.Fatalf("connector: %v", err)
-	}
+	runConfluentConnector(ctx, t, n, stream.Config{Name: connector, Subject: "visits.value", EventTimeField: "at"}, []stream.Partition{part},
+		stream.Stats{Accepted: 3, Quarantined: 3, Published: 2})
 
 	gate := gatev1.NewGateServiceClient(n.Conn(t, n.Admin))
 	q, err := gate.ListQuarantine(ctx, &gatev1.ListQuarantineRequest{Filter: &gatev1.QuarantineFilter{Subject: "visits.value"}})

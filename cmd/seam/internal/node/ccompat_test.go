@@ -238,33 +238,8 @@ func TestConfluentAPIWithFranzGoSR(t *testing.T) {
 		t.Fatalf("kafka.Open: %v", err)
 	}
 	defer kconn.Close()
-	conn, err := stream.New(stream.Config{Name: "orders-ccompat", Subject: "orders.value", Confluent: true, EventTimeField: "placed_at",
-		Sealer: stream.LocalSealer{}, IgnoreReplays: true, BatchWait: 50 * time.Millisecond}, n.Conn(t, n.Admin), parts)
-	if err != nil {
-		t.Fatalf("stream.New: %v", err)
-	}
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- conn.Run(runCtx) }()
-	deadline := time.Now().Add(time.Minute)
-	for {
-		st := conn.Stats(ctx)
-		if st.Accepted == 3 && st.Quarantined == 1 && st.Published == 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("connector stats: %+v; want 3 accepted, 1 quarantined, 2 published", st)
-		}
-		select {
-		case err := <-done:
-			t.Fatalf("the connector stopped: %v (stats %+v)", err, st)
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-	stop()
-	if err := <-done; err != nil {
-		t.Fatalf("connector: %v", err)
-	}
+	runConfluentConnector(ctx, t, n, stream.Config{Name: "orders-ccompat", Subject: "orders.value", EventTimeField: "placed_at"}, parts,
+		stream.Stats{Accepted: 3, Quarantined: 1, Published: 2})
 
 	// Day 1's canonical records on the output topic.
 	out, err := kgo.NewClient(kgo.SeedBrokers(cluster.ListenAddrs()...), kgo.ConsumeTopics("orders.canonical"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
@@ -273,6 +248,7 @@ func TestConfluentAPIWithFranzGoSR(t *testing.T) {
 	}
 	defer out.Close()
 	var got []map[string]any
+	deadline := time.Now().Add(time.Minute)
 	for len(got) < 2 && time.Now().Before(deadline) {
 		fctx, fcancel := context.WithTimeout(ctx, 5*time.Second)
 		out.PollFetches(fctx).EachRecord(func(r *kgo.Record) {
@@ -308,6 +284,41 @@ func TestConfluentAPIWithFranzGoSR(t *testing.T) {
 }
 
 // sameJSON reports whether two JSON texts are the same value.
+// runConfluentConnector runs a connector of Confluent-framed messages
+// (cfg with Confluent, a local sealer, replays ignored and short batches)
+// until its stats reach want's accepted, quarantined and published counts,
+// then stops it; it fails the test after a minute.
+func runConfluentConnector(ctx context.Context, t *testing.T, n *seamtest.Node, cfg stream.Config, parts []stream.Partition, want stream.Stats) {
+	t.Helper()
+	cfg.Confluent, cfg.Sealer, cfg.IgnoreReplays, cfg.BatchWait = true, stream.LocalSealer{}, true, 50*time.Millisecond
+	conn, err := stream.New(cfg, n.Conn(t, n.Admin), parts)
+	if err != nil {
+		t.Fatalf("stream.New: %v", err)
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- conn.Run(runCtx) }()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		st := conn.Stats(ctx)
+		if st.Accepted == want.Accepted && st.Quarantined == want.Quarantined && st.Published == want.Published {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("connector stats: %+v; want %d accepted, %d quarantined, %d published", st, want.Accepted, want.Quarantined, want.Published)
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("the connector stopped: %v (stats %+v)", err, st)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	stop()
+	if err := <-done; err != nil {
+		t.Fatalf("connector: %v", err)
+	}
+}
+
 func sameJSON(t *testing.T, a, b string) bool {
 	t.Helper()
 	var x, y any

@@ -37,8 +37,7 @@ var observabilityDir = filepath.Join("..", "..", "..", "..", "deploy", "observab
 // names, histograms under their _bucket, _sum and _count names too.
 func scrapeMetrics(t *testing.T) map[string]map[string]bool {
 	t.Helper()
-	n := seamtest.StartNode(t)
-	n.SetupOrders(t)
+	n := seamtest.StartOrders(t)
 	ctx := context.Background()
 	conn := n.Conn(t, n.Admin)
 	gate := gatev1.NewGateServiceClient(conn)
@@ -300,8 +299,7 @@ func TestProbesMakeNoSpans(t *testing.T) {
 // and idmap's how many identifiers it found.
 func TestIngestTraceTellsTheStory(t *testing.T) {
 	t.Parallel()
-	n := seamtest.StartNode(t)
-	n.SetupOrders(t)
+	n := seamtest.StartOrders(t)
 	gate := gatev1.NewGateServiceClient(n.Conn(t, n.Admin))
 	lines := strings.Join(seamtest.OrderLines(3), "\n")
 	if _, err := gate.Ingest(context.Background(), &gatev1.IngestRequest{

@@ -20,8 +20,7 @@ import (
 // nothing.
 func TestScenarioScopedBackfillRealServices(t *testing.T) {
 	t.Parallel()
-	n := seamtest.StartNode(t)
-	n.SetupOrders(t)
+	n := seamtest.StartOrders(t)
 	ctx := context.Background()
 	conn := n.Conn(t, n.Admin)
 	gate := gatev1.NewGateServiceClient(conn)

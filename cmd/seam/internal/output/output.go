@@ -32,18 +32,13 @@ var (
 )
 
 // Proto writes m as indented JSON with proto field names.
-func Proto(w io.Writer, m proto.Message) error {
-	b, err := MarshalProto(indented, m)
-	if err != nil {
-		return fmt.Errorf("encode JSON output: %w", err)
-	}
-	_, err = fmt.Fprintln(w, string(b))
-	return err
-}
+func Proto(w io.Writer, m proto.Message) error { return writeProto(w, indented, m) }
 
 // ProtoLine writes m as one line of JSON: a line of an NDJSON stream.
-func ProtoLine(w io.Writer, m proto.Message) error {
-	b, err := MarshalProto(Line, m)
+func ProtoLine(w io.Writer, m proto.Message) error { return writeProto(w, Line, m) }
+
+func writeProto(w io.Writer, o protojson.MarshalOptions, m proto.Message) error {
+	b, err := MarshalProto(o, m)
 	if err != nil {
 		return fmt.Errorf("encode JSON output: %w", err)
 	}

@@ -156,17 +156,7 @@ func (n *Node) Conn(t *testing.T, token string) *grpc.ClientConn {
 // body that is not a JSON object is under "text").
 func (n *Node) REST(t *testing.T, method, path, token, body string) (int, map[string]any) {
 	t.Helper()
-	req, err := http.NewRequest(method, "http://"+n.HTTPAddr+path, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
+	resp := n.HTTP(t, method, path, token, body)
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
 	if err != nil {
@@ -181,6 +171,24 @@ func (n *Node) REST(t *testing.T, method, path, token, body string) (int, map[st
 		out["text"] = string(raw)
 	}
 	return resp.StatusCode, out
+}
+
+// HTTP sends one request to the node's HTTP port, with token as a bearer
+// token when given, and returns the response; the caller closes its body.
+func (n *Node) HTTP(t *testing.T, method, path, token, body string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequest(method, "http://"+n.HTTPAddr+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	return resp
 }
 
 // Run runs the seam command in-process with args, no environment and
@@ -233,6 +241,15 @@ func (n *Node) Seal(t *testing.T, subject, partition string) *gatev1.PartitionSt
 	return resp.GetPartition()
 }
 
+// StartOrders is StartNode with shop.orders set up (SetupOrders): the
+// node most command tests start from.
+func StartOrders(t *testing.T) *Node {
+	t.Helper()
+	n := StartNode(t)
+	n.SetupOrders(t)
+	return n
+}
+
 // SetupOrders registers commerce.order, shop.orders v1 and the customer
 // namespace through the CLI.
 func (n *Node) SetupOrders(t *testing.T) {
@@ -266,6 +283,13 @@ func WriteFile(t testing.TB, name, content string) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// WriteLines writes lines, each ended by a newline (NDJSON records, say),
+// to a new file name in a temporary directory.
+func WriteLines(t testing.TB, name string, lines []string) string {
+	t.Helper()
+	return WriteFile(t, name, strings.Join(lines, "\n")+"\n")
 }
 
 // OrderLines returns n valid shop.orders v1 records as NDJSON lines.

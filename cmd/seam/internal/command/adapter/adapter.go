@@ -15,7 +15,6 @@ import (
 	"github.com/seamdata/seam/cmd/seam/internal/client"
 	"github.com/seamdata/seam/cmd/seam/internal/exit"
 	"github.com/seamdata/seam/cmd/seam/internal/output"
-	"github.com/seamdata/seam/core/contract"
 	adapterv1 "github.com/seamdata/seam/proto/seam/adapter/v1"
 	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
 )
@@ -47,13 +46,9 @@ mapping does not compile or a sample record fails.`,
 			samples := args[len(args)-1]
 			req := &adapterv1.PreviewRequest{Subject: subject, Version: version}
 			if file != "" {
-				data, err := client.ReadInput(cmd, file)
+				c, err := client.ReadContract(cmd, file)
 				if err != nil {
 					return err
-				}
-				c, err := contract.Load(data, file)
-				if err != nil {
-					return exit.Invalidf("%w", err)
 				}
 				req.Proposed = c
 			} else if subject == "" {

@@ -77,20 +77,14 @@ picks states.`,
 			case !all && len(want) == 0:
 				want = holding
 			}
-			ctx, cancel := g.CallCtx(cmd.Context())
-			defer cancel()
-			resp, err := gatev1.NewGateServiceClient(conn).ListAlerts(ctx, &gatev1.ListAlertsRequest{Subject: subject, AfterSequence: after, Limit: limit,
-				States: want, Kind: kind})
-			if err != nil {
-				return g.RPCError("list alerts", err)
-			}
-			if g.JSON() {
-				return output.Proto(cmd.OutOrStdout(), resp)
-			}
-			for _, a := range resp.GetAlerts() {
-				Print(cmd.OutOrStdout(), a)
-			}
-			return nil
+			req := &gatev1.ListAlertsRequest{Subject: subject, AfterSequence: after, Limit: limit, States: want, Kind: kind}
+			return client.Show(cmd, g, "list alerts", gatev1.NewGateServiceClient(conn).ListAlerts, req,
+				func(w io.Writer, resp *gatev1.ListAlertsResponse) error {
+					for _, a := range resp.GetAlerts() {
+						Print(w, a)
+					}
+					return nil
+				})
 		}),
 	}
 	cmd.Flags().StringVar(&subject, "subject", "", "only this subject (or give it as the argument)")

@@ -150,10 +150,7 @@ measure what its commits cost.`,
   seam bench --only chain,ingest --store postgres://seam@db/seam_bench
   seam bench --only idmap --table-size 10000000`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := g.ValidateOutput(); err != nil {
-				return err
-			}
+		RunE: g.Local(func(cmd *cobra.Command, _ []string) error {
 			if o.duration <= 0 || o.batch < 1 || o.tableSize < o.batch {
 				return exit.Usagef("--duration must be positive, --batch at least 1 and --table-size at least --batch")
 			}
@@ -208,7 +205,7 @@ measure what its commits cost.`,
 				t.Row(r.Name, fmt.Sprintf("%.0f", r.RecordsPerSec), fmt.Sprintf("%.0f", r.NsPerRecord), cpu, fmt.Sprintf("%.2f", r.AllocsPerRec), fmt.Sprintf("%.0f", r.BytesPerRecord), ratio, r.Note)
 			}
 			return t.Flush()
-		},
+		}),
 	}
 	cmd.Flags().DurationVar(&o.duration, "duration", 3*time.Second, "how long to run each benchmark")
 	cmd.Flags().IntVar(&o.tableSize, "table-size", 1_000_000, "pairs in the lookup table the translate benchmark reads")

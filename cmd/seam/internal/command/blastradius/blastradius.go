@@ -9,9 +9,7 @@ import (
 	"strings"
 
 	"github.com/seamdata/seam/cmd/seam/internal/client"
-	"github.com/seamdata/seam/cmd/seam/internal/exit"
 	"github.com/seamdata/seam/cmd/seam/internal/output"
-	"github.com/seamdata/seam/core/contract"
 	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
 	"github.com/spf13/cobra"
 	"google.golang.org/grpc"
@@ -31,32 +29,21 @@ func New(g *client.Globals) *cobra.Command {
 		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
 			req := &registryv1.GetBlastRadiusRequest{Subject: args[0], Fields: fields}
 			if file != "" {
-				data, err := client.ReadInput(cmd, file)
+				c, err := client.ReadContract(cmd, file)
 				if err != nil {
 					return err
 				}
-				c, err := contract.Load(data, file)
-				if err != nil {
-					return exit.Invalidf("%w", err)
-				}
 				req.Proposed = c
 			}
-			ctx, cancel := g.CallCtx(cmd.Context())
-			defer cancel()
-			resp, err := registryv1.NewRegistryServiceClient(conn).GetBlastRadius(ctx, req)
-			if err != nil {
-				return g.RPCError("blast radius of "+args[0], err)
-			}
-			if g.JSON() {
-				return output.Proto(cmd.OutOrStdout(), resp)
-			}
-			w := cmd.OutOrStdout()
-			scope := "the whole subject"
-			if len(resp.GetChangedFields()) > 0 {
-				scope = strings.Join(resp.GetChangedFields(), ", ")
-			}
-			fmt.Fprintf(w, "%s, changing %s: %d consumers\n", args[0], scope, len(resp.GetConsumers()))
-			return PrintAffected(w, "consumers affected", resp.GetConsumers())
+			return client.Show(cmd, g, "blast radius of "+args[0], registryv1.NewRegistryServiceClient(conn).GetBlastRadius, req,
+				func(w io.Writer, resp *registryv1.GetBlastRadiusResponse) error {
+					scope := "the whole subject"
+					if len(resp.GetChangedFields()) > 0 {
+						scope = strings.Join(resp.GetChangedFields(), ", ")
+					}
+					fmt.Fprintf(w, "%s, changing %s: %d consumers\n", args[0], scope, len(resp.GetConsumers()))
+					return PrintAffected(w, "consumers affected", resp.GetConsumers())
+				})
 		}),
 	}
 	cmd.Flags().StringSliceVar(&fields, "field", nil, "changed fields (repeatable); default: the whole subject")

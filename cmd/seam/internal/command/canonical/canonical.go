@@ -4,6 +4,7 @@ package canonical
 
 import (
 	"fmt"
+	"io"
 	"strconv"
 
 	"github.com/spf13/cobra"
@@ -29,11 +30,7 @@ func New(g *client.Globals) *cobra.Command {
 		Example: "  seam canonical register commerce_order.yaml",
 		Args:    cobra.MaximumNArgs(1),
 		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
-			path, err := client.File(args, file)
-			if err != nil {
-				return err
-			}
-			data, err := client.ReadInput(cmd, path)
+			path, data, err := client.ReadFile(cmd, args, file)
 			if err != nil {
 				return err
 			}
@@ -41,22 +38,19 @@ func New(g *client.Globals) *cobra.Command {
 			if err != nil {
 				return exit.Invalidf("%w", err)
 			}
-			ctx, cancel := g.CallCtx(cmd.Context())
-			defer cancel()
-			resp, err := registryv1.NewRegistryServiceClient(conn).RegisterCanonicalModel(ctx, &registryv1.RegisterCanonicalModelRequest{Model: m})
+			resp, err := client.CallDocument(cmd.Context(), g, "register canonical model "+m.GetName(), registryv1.NewRegistryServiceClient(conn).RegisterCanonicalModel, &registryv1.RegisterCanonicalModelRequest{Model: m})
 			if err != nil {
-				return g.DocumentError("register canonical model "+m.GetName(), err)
+				return err
 			}
-			if g.JSON() {
-				return output.Proto(cmd.OutOrStdout(), resp)
-			}
-			v := resp.GetVersion()
-			if resp.GetUnchanged() {
-				fmt.Fprintf(cmd.OutOrStdout(), "%s v%d is unchanged; nothing registered\n", v.GetName(), v.GetVersion())
+			return client.Print(cmd, g, resp, func(w io.Writer, resp *registryv1.RegisterCanonicalModelResponse) error {
+				v := resp.GetVersion()
+				if resp.GetUnchanged() {
+					fmt.Fprintf(w, "%s v%d is unchanged; nothing registered\n", v.GetName(), v.GetVersion())
+					return nil
+				}
+				fmt.Fprintf(w, "%s v%d registered (%d fields)\n", v.GetName(), v.GetVersion(), len(v.GetModel().GetFields()))
 				return nil
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s v%d registered (%d fields)\n", v.GetName(), v.GetVersion(), len(v.GetModel().GetFields()))
-			return nil
+			})
 		}),
 	}
 	register.Flags().StringVarP(&file, "file", "f", "", "canonical model YAML (- for standard input); or give FILE as the argument")
@@ -68,23 +62,17 @@ func New(g *client.Globals) *cobra.Command {
 		Example: "  seam canonical get commerce.order -o json",
 		Args:    cobra.ExactArgs(1),
 		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
-			ctx, cancel := g.CallCtx(cmd.Context())
-			defer cancel()
-			resp, err := registryv1.NewRegistryServiceClient(conn).GetCanonicalModel(ctx, &registryv1.GetCanonicalModelRequest{Name: args[0], Version: version})
-			if err != nil {
-				return g.RPCError("get canonical model "+args[0], err)
-			}
-			if g.JSON() {
-				return output.Proto(cmd.OutOrStdout(), resp)
-			}
-			v := resp.GetVersion()
-			fmt.Fprintf(cmd.OutOrStdout(), "%s v%d, owner %s, registered %s by %s\n\n", v.GetName(), v.GetVersion(), output.OrDash(v.GetModel().GetOwner()), output.Time(v.GetCreateTime()), v.GetAuthor())
-			t := output.NewTable(cmd.OutOrStdout(), "FIELD", "TYPE", "REQUIRED", "KEY", "IDENTIFIER")
-			for ref := range contract.Fields(v.GetModel().GetFields()) {
-				f := ref.Field
-				t.Row(ref.Name, output.Enum(f.GetType(), "FIELD_TYPE_"), output.YesNo(f.GetRequired()), output.YesNo(f.GetKey()), output.OrDash(contract.IdentifierString(f.GetIdentifier())))
-			}
-			return t.Flush()
+			return client.Show(cmd, g, "get canonical model "+args[0], registryv1.NewRegistryServiceClient(conn).GetCanonicalModel, &registryv1.GetCanonicalModelRequest{Name: args[0], Version: version},
+				func(w io.Writer, resp *registryv1.GetCanonicalModelResponse) error {
+					v := resp.GetVersion()
+					fmt.Fprintf(w, "%s v%d, owner %s, registered %s by %s\n\n", v.GetName(), v.GetVersion(), output.OrDash(v.GetModel().GetOwner()), output.Time(v.GetCreateTime()), v.GetAuthor())
+					t := output.NewTable(w, "FIELD", "TYPE", "REQUIRED", "KEY", "IDENTIFIER")
+					for ref := range contract.Fields(v.GetModel().GetFields()) {
+						f := ref.Field
+						t.Row(ref.Name, output.Enum(f.GetType(), "FIELD_TYPE_"), output.YesNo(f.GetRequired()), output.YesNo(f.GetKey()), output.OrDash(contract.IdentifierString(f.GetIdentifier())))
+					}
+					return t.Flush()
+				})
 		}),
 	}
 	get.Flags().Int32Var(&version, "version", 0, "version number (default: the latest)")
@@ -95,20 +83,14 @@ func New(g *client.Globals) *cobra.Command {
 		Example: "  seam canonical list",
 		Args:    cobra.NoArgs,
 		RunE: g.Run(func(cmd *cobra.Command, _ []string, conn grpc.ClientConnInterface) error {
-			ctx, cancel := g.CallCtx(cmd.Context())
-			defer cancel()
-			resp, err := registryv1.NewRegistryServiceClient(conn).ListCanonicalModels(ctx, &registryv1.ListCanonicalModelsRequest{})
-			if err != nil {
-				return g.RPCError("list canonical models", err)
-			}
-			if g.JSON() {
-				return output.Proto(cmd.OutOrStdout(), resp)
-			}
-			t := output.NewTable(cmd.OutOrStdout(), "MODEL", "LATEST", "FIELDS", "OWNER")
-			for _, v := range resp.GetModels() {
-				t.Row(v.GetName(), "v"+strconv.Itoa(int(v.GetVersion())), strconv.Itoa(len(v.GetModel().GetFields())), output.OrDash(v.GetModel().GetOwner()))
-			}
-			return t.Flush()
+			return client.Show(cmd, g, "list canonical models", registryv1.NewRegistryServiceClient(conn).ListCanonicalModels, &registryv1.ListCanonicalModelsRequest{},
+				func(w io.Writer, resp *registryv1.ListCanonicalModelsResponse) error {
+					t := output.NewTable(w, "MODEL", "LATEST", "FIELDS", "OWNER")
+					for _, v := range resp.GetModels() {
+						t.Row(v.GetName(), "v"+strconv.Itoa(int(v.GetVersion())), strconv.Itoa(len(v.GetModel().GetFields())), output.OrDash(v.GetModel().GetOwner()))
+					}
+					return t.Flush()
+				})
 		}),
 	}
 	cmd.AddCommand(register, get, list)

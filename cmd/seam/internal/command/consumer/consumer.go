@@ -4,6 +4,7 @@ package consumer
 
 import (
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -36,11 +37,7 @@ func New(g *client.Globals) *cobra.Command {
   produces: [features.customer_ltv]`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
-			path, err := client.File(args, file)
-			if err != nil {
-				return err
-			}
-			data, err := client.ReadInput(cmd, path)
+			path, data, err := client.ReadFile(cmd, args, file)
 			if err != nil {
 				return err
 			}
@@ -48,17 +45,14 @@ func New(g *client.Globals) *cobra.Command {
 			if err := contract.Decode(data, path, c); err != nil {
 				return exit.Invalidf("%w", err)
 			}
-			ctx, cancel := g.CallCtx(cmd.Context())
-			defer cancel()
-			resp, err := registryv1.NewRegistryServiceClient(conn).RegisterConsumer(ctx, &registryv1.RegisterConsumerRequest{Consumer: c})
+			resp, err := client.CallDocument(cmd.Context(), g, "register consumer "+c.GetName(), registryv1.NewRegistryServiceClient(conn).RegisterConsumer, &registryv1.RegisterConsumerRequest{Consumer: c})
 			if err != nil {
-				return g.DocumentError("register consumer "+c.GetName(), err)
+				return err
 			}
-			if g.JSON() {
-				return output.Proto(cmd.OutOrStdout(), resp)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "consumer %s registered (%d inputs, produces %s)\n", resp.GetConsumer().GetName(), len(resp.GetConsumer().GetInputs()), output.OrDash(strings.Join(resp.GetConsumer().GetProduces(), ", ")))
-			return nil
+			return client.Print(cmd, g, resp, func(w io.Writer, resp *registryv1.RegisterConsumerResponse) error {
+				fmt.Fprintf(w, "consumer %s registered (%d inputs, produces %s)\n", resp.GetConsumer().GetName(), len(resp.GetConsumer().GetInputs()), output.OrDash(strings.Join(resp.GetConsumer().GetProduces(), ", ")))
+				return nil
+			})
 		}),
 	}
 	register.Flags().StringVarP(&file, "file", "f", "", "consumer YAML (- for standard input); or give FILE as the argument")
@@ -74,20 +68,14 @@ func New(g *client.Globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ctx, cancel := g.CallCtx(cmd.Context())
-			defer cancel()
-			resp, err := registryv1.NewRegistryServiceClient(conn).ListConsumers(ctx, &registryv1.ListConsumersRequest{Subject: subject})
-			if err != nil {
-				return g.RPCError("list consumers", err)
-			}
-			if g.JSON() {
-				return output.Proto(cmd.OutOrStdout(), resp)
-			}
-			t := output.NewTable(cmd.OutOrStdout(), "CONSUMER", "OWNER", "READS", "PRODUCES")
-			for _, c := range resp.GetConsumers() {
-				t.Row(c.GetName(), output.OrDash(c.GetOwner()), describeInputs(c.GetInputs()), output.OrDash(strings.Join(c.GetProduces(), ",")))
-			}
-			return t.Flush()
+			return client.Show(cmd, g, "list consumers", registryv1.NewRegistryServiceClient(conn).ListConsumers, &registryv1.ListConsumersRequest{Subject: subject},
+				func(w io.Writer, resp *registryv1.ListConsumersResponse) error {
+					t := output.NewTable(w, "CONSUMER", "OWNER", "READS", "PRODUCES")
+					for _, c := range resp.GetConsumers() {
+						t.Row(c.GetName(), output.OrDash(c.GetOwner()), describeInputs(c.GetInputs()), output.OrDash(strings.Join(c.GetProduces(), ",")))
+					}
+					return t.Flush()
+				})
 		}),
 	}
 	list.Flags().StringVar(&subject, "subject", "", "only consumers reading this subject directly (or give it as the argument)")

@@ -109,11 +109,7 @@ func (f *registerFlags) dataEffectiveTime() (*timestamppb.Timestamp, error) {
 }
 
 func (f *registerFlags) load(cmd *cobra.Command, args []string) (*contractv1.Contract, effective, *registryv1.NoticeOverride, error) {
-	path, err := client.File(args, f.file)
-	if err != nil {
-		return nil, effective{}, nil, err
-	}
-	data, err := client.ReadInput(cmd, path)
+	path, data, err := client.ReadFile(cmd, args, f.file)
 	if err != nil {
 		return nil, effective{}, nil, err
 	}
@@ -268,31 +264,12 @@ stay judged by the earlier version, late files included.`,
 			if err != nil {
 				return err
 			}
-			ctx, cancel := g.CallCtx(cmd.Context())
-			defer cancel()
-			resp, err := registryv1.NewRegistryServiceClient(conn).RegisterContract(ctx, &registryv1.RegisterContractRequest{Contract: f.sent(c), Document: f.doc, EffectiveTime: when.at, EffectiveIn: when.in, Override: ov,
+			resp, err := client.CallDocument(cmd.Context(), g, "register "+c.GetSubject(), registryv1.NewRegistryServiceClient(conn).RegisterContract, &registryv1.RegisterContractRequest{Contract: f.sent(c), Document: f.doc, EffectiveTime: when.at, EffectiveIn: when.in, Override: ov,
 				DataEffectiveTime: dataAt, DataEffectiveReason: f.dataReason})
 			if err != nil {
-				return g.DocumentError("register "+c.GetSubject(), err)
+				return err
 			}
-			if g.JSON() {
-				return output.Proto(cmd.OutOrStdout(), resp)
-			}
-			v := resp.GetVersion()
-			w := cmd.OutOrStdout()
-			if resp.GetUnchanged() {
-				fmt.Fprintf(w, "%s v%d is unchanged; nothing registered\n", v.GetSubject(), v.GetVersion())
-				return nil
-			}
-			fmt.Fprintf(w, "%s v%d registered: %s, effective %s\n", v.GetSubject(), v.GetVersion(), output.Enum(v.GetStatus(), "VERSION_STATUS_"), output.Time(v.GetEffectiveTime()))
-			if v.GetOverride() != nil {
-				fmt.Fprintf(w, "notice waived by %s: %s\n", v.GetOverrideBy(), v.GetOverride().GetReason())
-			}
-			if v.GetDataEffectiveReason() != "" {
-				fmt.Fprintf(w, "judges partitions from %s on, backdated by %s: %s\n", output.Time(v.GetDataEffectiveTime()), v.GetDataEffectiveBy(), v.GetDataEffectiveReason())
-			}
-			printMigration(w, resp.GetMigration())
-			return blastradius.PrintAffected(w, "announced to", resp.GetAffectedConsumers())
+			return client.Print(cmd, g, resp, printRegistered)
 		}),
 	}
 	f.add(cmd)
@@ -318,26 +295,19 @@ func newContractGetCmd(g *client.Globals) *cobra.Command {
 				}
 				req.AtTime = timestamppb.New(t)
 			}
-			ctx, cancel := g.CallCtx(cmd.Context())
-			defer cancel()
-			resp, err := registryv1.NewRegistryServiceClient(conn).GetContract(ctx, req)
-			if err != nil {
-				return g.RPCError("get "+args[0], err)
-			}
-			if g.JSON() {
-				return output.Proto(cmd.OutOrStdout(), resp)
-			}
-			v := resp.GetVersion()
-			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "%s v%d  %s  effective %s  by %s\n", v.GetSubject(), v.GetVersion(), output.Enum(v.GetStatus(), "VERSION_STATUS_"), output.Time(v.GetEffectiveTime()), v.GetAuthor())
-			c := v.GetContract()
-			fmt.Fprintf(w, "owner %s, compatibility %s, notice %s\n\n", c.GetOwner(), output.Enum(c.GetCompatibility(), "COMPATIBILITY_"), output.OrDash(c.GetNoticePeriod()))
-			t := output.NewTable(w, "FIELD", "TYPE", "REQUIRED", "KEY", "IDENTIFIER")
-			for ref := range contract.Fields(c.GetFields()) {
-				f := ref.Field
-				t.Row(ref.Name, output.Enum(f.GetType(), "FIELD_TYPE_"), output.YesNo(f.GetRequired()), output.YesNo(f.GetKey()), output.OrDash(contract.IdentifierString(f.GetIdentifier())))
-			}
-			return t.Flush()
+			return client.Show(cmd, g, "get "+args[0], registryv1.NewRegistryServiceClient(conn).GetContract, req,
+				func(w io.Writer, resp *registryv1.GetContractResponse) error {
+					v := resp.GetVersion()
+					fmt.Fprintf(w, "%s v%d  %s  effective %s  by %s\n", v.GetSubject(), v.GetVersion(), output.Enum(v.GetStatus(), "VERSION_STATUS_"), output.Time(v.GetEffectiveTime()), v.GetAuthor())
+					c := v.GetContract()
+					fmt.Fprintf(w, "owner %s, compatibility %s, notice %s\n\n", c.GetOwner(), output.Enum(c.GetCompatibility(), "COMPATIBILITY_"), output.OrDash(c.GetNoticePeriod()))
+					t := output.NewTable(w, "FIELD", "TYPE", "REQUIRED", "KEY", "IDENTIFIER")
+					for ref := range contract.Fields(c.GetFields()) {
+						f := ref.Field
+						t.Row(ref.Name, output.Enum(f.GetType(), "FIELD_TYPE_"), output.YesNo(f.GetRequired()), output.YesNo(f.GetKey()), output.OrDash(contract.IdentifierString(f.GetIdentifier())))
+					}
+					return t.Flush()
+				})
 		}),
 	}
 	cmd.Flags().Int32Var(&version, "version", 0, "version number (default: the active one)")
@@ -353,37 +323,26 @@ func newContractListCmd(g *client.Globals) *cobra.Command {
   seam contract list shop.orders -o json`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
-			ctx, cancel := g.CallCtx(cmd.Context())
-			defer cancel()
 			rc := registryv1.NewRegistryServiceClient(conn)
-			w := cmd.OutOrStdout()
 			if len(args) == 0 {
-				resp, err := rc.ListSubjects(ctx, &registryv1.ListSubjectsRequest{})
-				if err != nil {
-					return g.RPCError("list subjects", err)
-				}
-				if g.JSON() {
-					return output.Proto(w, resp)
-				}
-				t := output.NewTable(w, "SUBJECT", "OWNER", "COMPATIBILITY", "NOTICE", "ACTIVE", "LATEST")
-				for _, s := range resp.GetSubjects() {
-					t.Row(s.GetName(), s.GetOwner(), output.Enum(s.GetCompatibility(), "COMPATIBILITY_"), output.OrDash(s.GetNoticePeriod()),
-						"v"+strconv.Itoa(int(s.GetActiveVersion())), "v"+strconv.Itoa(int(s.GetLatestVersion())))
-				}
-				return t.Flush()
+				return client.Show(cmd, g, "list subjects", rc.ListSubjects, &registryv1.ListSubjectsRequest{},
+					func(w io.Writer, resp *registryv1.ListSubjectsResponse) error {
+						t := output.NewTable(w, "SUBJECT", "OWNER", "COMPATIBILITY", "NOTICE", "ACTIVE", "LATEST")
+						for _, s := range resp.GetSubjects() {
+							t.Row(s.GetName(), s.GetOwner(), output.Enum(s.GetCompatibility(), "COMPATIBILITY_"), output.OrDash(s.GetNoticePeriod()),
+								"v"+strconv.Itoa(int(s.GetActiveVersion())), "v"+strconv.Itoa(int(s.GetLatestVersion())))
+						}
+						return t.Flush()
+					})
 			}
-			resp, err := rc.ListContracts(ctx, &registryv1.ListContractsRequest{Subject: args[0]})
-			if err != nil {
-				return g.RPCError("list "+args[0], err)
-			}
-			if g.JSON() {
-				return output.Proto(w, resp)
-			}
-			t := output.NewTable(w, "VERSION", "STATUS", "EFFECTIVE", "CREATED", "AUTHOR", "BREAKING")
-			for _, v := range resp.GetVersions() {
-				t.Row("v"+strconv.Itoa(int(v.GetVersion())), output.Enum(v.GetStatus(), "VERSION_STATUS_"), output.Time(v.GetEffectiveTime()), output.Time(v.GetCreateTime()), v.GetAuthor(), output.YesNo(v.GetBreaking()))
-			}
-			return t.Flush()
+			return client.Show(cmd, g, "list "+args[0], rc.ListContracts, &registryv1.ListContractsRequest{Subject: args[0]},
+				func(w io.Writer, resp *registryv1.ListContractsResponse) error {
+					t := output.NewTable(w, "VERSION", "STATUS", "EFFECTIVE", "CREATED", "AUTHOR", "BREAKING")
+					for _, v := range resp.GetVersions() {
+						t.Row("v"+strconv.Itoa(int(v.GetVersion())), output.Enum(v.GetStatus(), "VERSION_STATUS_"), output.Time(v.GetEffectiveTime()), output.Time(v.GetCreateTime()), v.GetAuthor(), output.YesNo(v.GetBreaking()))
+					}
+					return t.Flush()
+				})
 		}),
 	}
 }
@@ -395,20 +354,14 @@ func newContractHistoryCmd(g *client.Globals) *cobra.Command {
 		Example: "  seam contract history shop.orders",
 		Args:    cobra.ExactArgs(1),
 		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
-			ctx, cancel := g.CallCtx(cmd.Context())
-			defer cancel()
-			resp, err := registryv1.NewRegistryServiceClient(conn).GetHistory(ctx, &registryv1.GetHistoryRequest{Subject: args[0]})
-			if err != nil {
-				return g.RPCError("history of "+args[0], err)
-			}
-			if g.JSON() {
-				return output.Proto(cmd.OutOrStdout(), resp)
-			}
-			t := output.NewTable(cmd.OutOrStdout(), "TIME", "WHO", "ACTION", "VERSION", "DETAIL")
-			for _, e := range resp.GetEntries() {
-				t.Row(output.Time(e.GetTime()), e.GetPrincipal(), e.GetAction(), "v"+strconv.Itoa(int(e.GetVersion())), output.OrDash(e.GetDetail()))
-			}
-			return t.Flush()
+			return client.Show(cmd, g, "history of "+args[0], registryv1.NewRegistryServiceClient(conn).GetHistory, &registryv1.GetHistoryRequest{Subject: args[0]},
+				func(w io.Writer, resp *registryv1.GetHistoryResponse) error {
+					t := output.NewTable(w, "TIME", "WHO", "ACTION", "VERSION", "DETAIL")
+					for _, e := range resp.GetEntries() {
+						t.Row(output.Time(e.GetTime()), e.GetPrincipal(), e.GetAction(), "v"+strconv.Itoa(int(e.GetVersion())), output.OrDash(e.GetDetail()))
+					}
+					return t.Flush()
+				})
 		}),
 	}
 }
@@ -425,26 +378,37 @@ func newContractDiffCmd(g *client.Globals) *cobra.Command {
 			if err1 != nil || err2 != nil {
 				return exit.Usagef("FROM and TO are version numbers, for example: seam contract diff %s 1 2", args[0])
 			}
-			ctx, cancel := g.CallCtx(cmd.Context())
-			defer cancel()
-			resp, err := registryv1.NewRegistryServiceClient(conn).DiffContracts(ctx, &registryv1.DiffContractsRequest{Subject: args[0], FromVersion: int32(from), ToVersion: int32(to)})
-			if err != nil {
-				return g.RPCError("diff "+args[0], err)
-			}
-			if g.JSON() {
-				return output.Proto(cmd.OutOrStdout(), resp)
-			}
-			w := cmd.OutOrStdout()
-			verdict := "additive"
-			if resp.GetBreaking() {
-				verdict = "BREAKING"
-			}
-			fmt.Fprintf(w, "%s v%d → v%d: %s\n", args[0], from, to, verdict)
-			t := output.NewTable(w, "LEVEL", "RULE", "PATH", "OLD", "NEW")
-			for _, c := range resp.GetChanges() {
-				t.Row(output.Enum(c.GetLevel(), "CHANGE_LEVEL_"), c.GetRule(), c.GetPath(), output.OrDash(c.GetOldValue()), output.OrDash(c.GetNewValue()))
-			}
-			return t.Flush()
+			return client.Show(cmd, g, "diff "+args[0], registryv1.NewRegistryServiceClient(conn).DiffContracts, &registryv1.DiffContractsRequest{Subject: args[0], FromVersion: int32(from), ToVersion: int32(to)},
+				func(w io.Writer, resp *registryv1.DiffContractsResponse) error {
+					verdict := "additive"
+					if resp.GetBreaking() {
+						verdict = "BREAKING"
+					}
+					fmt.Fprintf(w, "%s v%d → v%d: %s\n", args[0], from, to, verdict)
+					t := output.NewTable(w, "LEVEL", "RULE", "PATH", "OLD", "NEW")
+					for _, c := range resp.GetChanges() {
+						t.Row(output.Enum(c.GetLevel(), "CHANGE_LEVEL_"), c.GetRule(), c.GetPath(), output.OrDash(c.GetOldValue()), output.OrDash(c.GetNewValue()))
+					}
+					return t.Flush()
+				})
 		}),
 	}
+}
+
+// printRegistered says what registering a contract did.
+func printRegistered(w io.Writer, resp *registryv1.RegisterContractResponse) error {
+	v := resp.GetVersion()
+	if resp.GetUnchanged() {
+		fmt.Fprintf(w, "%s v%d is unchanged; nothing registered\n", v.GetSubject(), v.GetVersion())
+		return nil
+	}
+	fmt.Fprintf(w, "%s v%d registered: %s, effective %s\n", v.GetSubject(), v.GetVersion(), output.Enum(v.GetStatus(), "VERSION_STATUS_"), output.Time(v.GetEffectiveTime()))
+	if v.GetOverride() != nil {
+		fmt.Fprintf(w, "notice waived by %s: %s\n", v.GetOverrideBy(), v.GetOverride().GetReason())
+	}
+	if v.GetDataEffectiveReason() != "" {
+		fmt.Fprintf(w, "judges partitions from %s on, backdated by %s: %s\n", output.Time(v.GetDataEffectiveTime()), v.GetDataEffectiveBy(), v.GetDataEffectiveReason())
+	}
+	printMigration(w, resp.GetMigration())
+	return blastradius.PrintAffected(w, "announced to", resp.GetAffectedConsumers())
 }

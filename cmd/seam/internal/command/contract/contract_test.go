@@ -117,8 +117,7 @@ inputs:
 // --effective +14d, as docs/walkthrough.md plans it, and SCHEDULED 14 days out.
 func TestRelativeEffectiveTimeIsTheServers(t *testing.T) {
 	t.Parallel()
-	n := seamtest.StartNode(t)
-	n.SetupOrders(t)
+	n := seamtest.StartOrders(t)
 	v2 := seamtest.ExampleFile(t, "shop_orders_v2.yaml")
 
 	n.MustCLI(t, 0, "contract", "check", v2, "--effective", "+14d")

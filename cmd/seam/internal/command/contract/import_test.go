@@ -131,18 +131,7 @@ schema:
 // documents in one stream that register would refuse.
 func TestImportTables(t *testing.T) {
 	t.Parallel()
-	doc := seamtest.WriteFile(t, "two.odcs.yaml", `apiVersion: v3.1.0
-kind: DataContract
-id: 2f7d7f4e-0000-4000-8000-000000000004
-version: 1.0.0
-status: active
-domain: shop
-schema:
-  - name: orders
-    properties: [{name: id, logicalType: string, physicalType: "varchar(11)", primaryKey: true}]
-  - name: lines
-    properties: [{name: n, logicalType: integer, physicalType: int4}]
-`)
+	doc := twoTableODCS(t, "v3.1.0", "4")
 	_, errOut, code := seamtest.Run(context.Background(), "contract", "import", "--owner", "team", doc)
 	if code != exit.Usage || !strings.Contains(errOut, "--table") || !strings.Contains(errOut, "orders") {
 		t.Errorf("import of two tables to stdout: exit %d, want %d naming the tables and --table\n%s", code, exit.Usage, errOut)
@@ -167,18 +156,7 @@ schema:
 func TestRegisterODCSDocument(t *testing.T) {
 	t.Parallel()
 	n := seamtest.StartNode(t)
-	doc := seamtest.WriteFile(t, "two.odcs.yaml", `apiVersion: v3.0.2
-kind: DataContract
-id: 2f7d7f4e-0000-4000-8000-000000000005
-version: 1.0.0
-status: active
-domain: shop
-schema:
-  - name: orders
-    properties: [{name: id, logicalType: string, physicalType: "varchar(11)", primaryKey: true}]
-  - name: lines
-    properties: [{name: n, logicalType: integer, physicalType: int4}]
-`)
+	doc := twoTableODCS(t, "v3.0.2", "5")
 	if _, errOut, code := n.CLI(t, "contract", "register", "-f", doc); code != exit.Invalid || !strings.Contains(errOut, "--owner") {
 		t.Errorf("register without a team: exit %d, want %d naming --owner\n%s", code, exit.Invalid, errOut)
 	}
@@ -191,4 +169,21 @@ schema:
 	if c["owner"] != "team-shop" || c["fields"].([]any)[0].(map[string]any)["type"] != "FIELD_TYPE_INT32" {
 		t.Errorf("registered shop.lines: %v", c)
 	}
+}
+
+// twoTableODCS writes an ODCS document of the given version with two
+// tables, shop.orders and shop.lines, and no team; idSuffix ends its id.
+func twoTableODCS(t *testing.T, apiVersion, idSuffix string) string {
+	return seamtest.WriteFile(t, "two.odcs.yaml", `apiVersion: `+apiVersion+`
+kind: DataContract
+id: 2f7d7f4e-0000-4000-8000-00000000000`+idSuffix+`
+version: 1.0.0
+status: active
+domain: shop
+schema:
+  - name: orders
+    properties: [{name: id, logicalType: string, physicalType: "varchar(11)", primaryKey: true}]
+  - name: lines
+    properties: [{name: n, logicalType: integer, physicalType: int4}]
+`)
 }

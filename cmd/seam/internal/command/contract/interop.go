@@ -129,10 +129,7 @@ document directly (seam contract register -f orders.odcs.yaml).`,
   seam contract import --from jsonschema orders.schema.json --subject shop.orders --owner team-checkout
   seam contract import --strict --object orders contract.odcs.yaml`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := g.ValidateOutput(); err != nil {
-				return err
-			}
+		RunE: g.Local(func(cmd *cobra.Command, args []string) error {
 			format := interop.FormatOf(args[0])
 			if f.from != "" {
 				var err error
@@ -158,7 +155,7 @@ document directly (seam contract register -f orders.odcs.yaml).`,
 			}
 			printNotes(cmd.ErrOrStderr(), args[0], rep.Notes)
 			return f.write(cmd, g.JSON(), args[0], cs)
-		},
+		}),
 	}
 	f.add(cmd)
 	cmd.Flags().StringVar(&f.outDir, "out-dir", "", "write each contract to DIR/SUBJECT.yaml instead of standard output (needed when the document has several tables)")

@@ -30,24 +30,17 @@ func New(g *client.Globals) *cobra.Command {
 		Example: "  seam events list shop.orders --type CHANGE_ANNOUNCED",
 		Args:    cobra.ArbitraryArgs,
 		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
-			f.subjects = append(f.subjects, args...)
-			types, err := f.types()
+			types, err := f.withArgs(args)
 			if err != nil {
 				return err
 			}
-			ctx, cancel := g.CallCtx(cmd.Context())
-			defer cancel()
-			resp, err := registryv1.NewRegistryServiceClient(conn).ListEvents(ctx, &registryv1.ListEventsRequest{AfterSequence: f.after, Subjects: f.subjects, Types: types, Limit: f.limit})
-			if err != nil {
-				return g.RPCError("list events", err)
-			}
-			if g.JSON() {
-				return output.Proto(cmd.OutOrStdout(), resp)
-			}
-			for _, e := range resp.GetEvents() {
-				printEvent(cmd.OutOrStdout(), e)
-			}
-			return nil
+			return client.Show(cmd, g, "list events", registryv1.NewRegistryServiceClient(conn).ListEvents, &registryv1.ListEventsRequest{AfterSequence: f.after, Subjects: f.subjects, Types: types, Limit: f.limit},
+				func(w io.Writer, resp *registryv1.ListEventsResponse) error {
+					for _, e := range resp.GetEvents() {
+						printEvent(w, e)
+					}
+					return nil
+				})
 		}),
 	}
 	f.add(list)
@@ -68,8 +61,7 @@ line, as they come (a stream has no end to close one document with).`,
   seam events watch shop.orders --after 120 -o json`,
 		Args: cobra.ArbitraryArgs,
 		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
-			wf.subjects = append(wf.subjects, args...)
-			types, err := wf.types()
+			types, err := wf.withArgs(args)
 			if err != nil {
 				return err
 			}
@@ -92,6 +84,13 @@ func (f *eventFilter) add(cmd *cobra.Command) {
 	cmd.Flags().Int64Var(&f.after, "after", 0, "start after this sequence number")
 	cmd.Flags().StringSliceVar(&f.subjects, "subject", nil, "only these subjects (repeatable; or give them as arguments)")
 	cmd.Flags().StringSliceVar(&f.typ, "type", nil, "only these event types, e.g. CHANGE_ANNOUNCED, BACKFILL_COMPLETED (repeatable)")
+}
+
+// withArgs adds the subjects given as arguments and returns the event
+// types asked for.
+func (f *eventFilter) withArgs(args []string) ([]registryv1.EventType, error) {
+	f.subjects = append(f.subjects, args...)
+	return f.types()
 }
 
 func (f *eventFilter) types() ([]registryv1.EventType, error) {

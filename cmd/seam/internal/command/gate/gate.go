@@ -73,17 +73,11 @@ func newContainmentsCmd(g *client.Globals) *cobra.Command {
 		Example: "  seam gate containments -o json",
 		Args:    cobra.NoArgs,
 		RunE: g.Run(func(cmd *cobra.Command, _ []string, conn grpc.ClientConnInterface) error {
-			ctx, cancel := g.CallCtx(cmd.Context())
-			defer cancel()
-			resp, err := gatev1.NewGateServiceClient(conn).ListContainments(ctx, &gatev1.ListContainmentsRequest{})
-			if err != nil {
-				return g.RPCError("list containments", err)
-			}
-			if g.JSON() {
-				return output.Proto(cmd.OutOrStdout(), resp)
-			}
-			printContainments(cmd.OutOrStdout(), resp.GetContainments())
-			return nil
+			return client.Show(cmd, g, "list containments", gatev1.NewGateServiceClient(conn).ListContainments, &gatev1.ListContainmentsRequest{},
+				func(w io.Writer, resp *gatev1.ListContainmentsResponse) error {
+					printContainments(w, resp.GetContainments())
+					return nil
+				})
 		}),
 	}
 }

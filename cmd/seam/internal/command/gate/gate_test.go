@@ -15,11 +15,10 @@ import (
 // conventions say.
 func TestCLIGateCommands(t *testing.T) {
 	t.Parallel()
-	n := seamtest.StartNode(t)
-	n.SetupOrders(t)
+	n := seamtest.StartOrders(t)
 	lines := seamtest.OrderLines(10)
 	lines[3] = strings.Replace(lines[3], `"currency":"USD"`, `"currency":"XXX"`, 1)
-	file := seamtest.WriteFile(t, "day.ndjson", strings.Join(lines, "\n")+"\n")
+	file := seamtest.WriteLines(t, "day.ndjson", lines)
 	n.MustJSON(t, "gate", "ingest", file, "--subject", "shop.orders", "--partition", "2026-03-01")
 	// The table says where the held records are, and the command it
 	// names lists them.
@@ -73,13 +72,12 @@ func TestCLIGateCommands(t *testing.T) {
 // as after it (the default).
 func TestIngestExplainsBlockedPartition(t *testing.T) {
 	t.Parallel()
-	n := seamtest.StartNode(t)
-	n.SetupOrders(t)
+	n := seamtest.StartOrders(t)
 	lines := seamtest.OrderLines(30)
 	for _, i := range []int{12, 17} {
 		lines[i] = strings.Replace(lines[i], fmt.Sprintf(`"customer_id":%d,`, 100000+i), ``, 1)
 	}
-	file := seamtest.WriteFile(t, "day.ndjson", strings.Join(lines, "\n")+"\n")
+	file := seamtest.WriteLines(t, "day.ndjson", lines)
 
 	out := n.MustCLI(t, exit.Failed, "gate", "ingest", "shop.orders", file, "--partition", "2026-03-01", "--chunk-records", "10", "--no-seal")
 	for _, want := range []string{"OPEN (will be BLOCKED)", "will be BLOCKED at its seal", "customer_present", "2 of 30 records", "first at line 13"} {
@@ -131,8 +129,7 @@ func TestIngestExplainsBlockedPartition(t *testing.T) {
 // --chunk-bytes are honoured.
 func TestIngestChunksNDJSONAtLineFeeds(t *testing.T) {
 	t.Parallel()
-	n := seamtest.StartNode(t)
-	n.SetupOrders(t)
+	n := seamtest.StartOrders(t)
 	lines := seamtest.OrderLines(25)
 	for i := range lines {
 		// A coupon with an escaped quote, and one with a lone one.
@@ -143,7 +140,7 @@ func TestIngestChunksNDJSONAtLineFeeds(t *testing.T) {
 		lines[i] = strings.Replace(lines[i], `"coupon":null`, coupon, 1)
 		lines[i] = strings.Replace(lines[i], `"coupon":"SPRING`+fmt.Sprint(i%100)+`"`, coupon, 1)
 	}
-	file := seamtest.WriteFile(t, "quotes.ndjson", strings.Join(lines, "\n")+"\n")
+	file := seamtest.WriteLines(t, "quotes.ndjson", lines)
 	resp := n.MustJSON(t, "gate", "ingest", "shop.orders", file, "--partition", "2026-03-01", "--chunk-records", "4")
 	sum := resp["summary"].(map[string]any)
 	if seamtest.JSONInt(resp["chunks"]) != 7 || seamtest.JSONInt(sum["received"]) != 25 || seamtest.JSONInt(sum["accepted"]) != 25 {
@@ -166,8 +163,7 @@ func TestIngestChunksNDJSONAtLineFeeds(t *testing.T) {
 // and nothing is sent.
 func TestEmptyFileRefusedAlike(t *testing.T) {
 	t.Parallel()
-	n := seamtest.StartNode(t)
-	n.SetupOrders(t)
+	n := seamtest.StartOrders(t)
 	for _, tc := range []struct{ name, content string }{{"empty.ndjson", ""}, {"blank.ndjson", "\n \n"}, {"header-only.csv", "order_id,customer_id\n"}} {
 		file := seamtest.WriteFile(t, tc.name, tc.content)
 		_, errOut, code := n.CLI(t, "gate", "ingest", "shop.orders", file, "--partition", "2026-03-01")
@@ -189,7 +185,7 @@ func TestEmptyFileRefusedAlike(t *testing.T) {
 func TestIngestIntoUnknownSubjectSaysWhy(t *testing.T) {
 	t.Parallel()
 	n := seamtest.StartNode(t)
-	file := seamtest.WriteFile(t, "day.ndjson", strings.Join(seamtest.OrderLines(2500), "\n")+"\n")
+	file := seamtest.WriteLines(t, "day.ndjson", seamtest.OrderLines(2500))
 	_, errOut, code := n.CLI(t, "gate", "ingest", "no.such", file, "--partition", "2026-03-01")
 	if code != exit.Usage || !strings.Contains(errOut, "no.such") || strings.Contains(errOut, "EOF") {
 		t.Errorf("ingest into an unknown subject: exit %d, %s; want 2 naming the subject", code, errOut)
@@ -201,7 +197,7 @@ func TestIngestIntoUnknownSubjectSaysWhy(t *testing.T) {
 func TestIngestBadPartitionNameExits3(t *testing.T) {
 	t.Parallel()
 	n := seamtest.StartNode(t)
-	file := seamtest.WriteFile(t, "day.ndjson", strings.Join(seamtest.OrderLines(3), "\n")+"\n")
+	file := seamtest.WriteLines(t, "day.ndjson", seamtest.OrderLines(3))
 	for _, bad := range []string{"../x", strings.Repeat("p", 2000), "2026\u200b-03-01"} {
 		_, errOut, code := n.CLI(t, "gate", "ingest", "shop.orders", file, "--partition", bad)
 		if code != exit.Invalid || !strings.Contains(errOut, "partition") {

@@ -110,15 +110,11 @@ holds no records.`,
 					return exit.Usagef("--out %s: its directory %s does not exist; create it first", out, filepath.Dir(out))
 				}
 			}
-			file, err := os.Open(path)
+			file, info, err := client.OpenFile(path)
 			if err != nil {
-				return exit.Usagef("%w", err)
+				return err
 			}
 			defer file.Close()
-			info, err := file.Stat()
-			if err != nil {
-				return exit.Usagef("%w", err)
-			}
 			if batchID == "" {
 				if batchID, err = contentID(file, path); err != nil {
 					return exit.Usagef("%w", err)

@@ -22,11 +22,10 @@ import (
 // answers per record for the same chunks.
 func TestIngestRecordsPrintsThePerRecordAnswer(t *testing.T) {
 	t.Parallel()
-	n := seamtest.StartNode(t)
-	n.SetupOrders(t)
+	n := seamtest.StartOrders(t)
 	lines := seamtest.OrderLines(20)
 	lines[4] = strings.Replace(lines[4], `"currency":"`, `"currency":"X`, 1) // not an enum value: quarantined
-	file := seamtest.WriteFile(t, "mixed.ndjson", strings.Join(lines, "\n")+"\n")
+	file := seamtest.WriteLines(t, "mixed.ndjson", lines)
 
 	// The same chunks as the command cuts, sent per record first.
 	f, err := os.Open(file)

@@ -100,11 +100,11 @@ func TestSealsEmitOpenLineageRuns(t *testing.T) {
 		c.OpenLineageURL, c.OpenLineageAPIKey, c.OpenLineageNamespace = srv.URL, "ol-key", "seam-test"
 	})
 	n.SetupOrders(t)
-	good := seamtest.WriteFile(t, "good.ndjson", strings.Join(seamtest.OrderLines(20), "\n")+"\n")
+	good := seamtest.WriteLines(t, "good.ndjson", seamtest.OrderLines(20))
 	n.MustCLI(t, exit.OK, "gate", "ingest", "shop.orders", good, "--partition", "2026-03-01")
 	lines := seamtest.OrderLines(20)
 	lines[3] = strings.Replace(lines[3], fmt.Sprintf(`"customer_id":%d,`, 100003), ``, 1)
-	bad := seamtest.WriteFile(t, "bad.ndjson", strings.Join(lines, "\n")+"\n")
+	bad := seamtest.WriteLines(t, "bad.ndjson", lines)
 	n.MustCLI(t, exit.Failed, "gate", "ingest", "shop.orders", bad, "--partition", "2026-03-02")
 	// Sealing a sealed partition answers its verdict; it is no new run.
 	n.MustCLI(t, exit.OK, "gate", "seal", "shop.orders", "2026-03-01")

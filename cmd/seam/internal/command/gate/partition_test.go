@@ -44,10 +44,9 @@ func ndjsonLines(t *testing.T, path string) []map[string]any {
 // resend of accepted keys is quarantined as duplicates.
 func TestSealPartitionWaitAndPublish(t *testing.T) {
 	t.Parallel()
-	n := seamtest.StartNode(t)
-	n.SetupOrders(t)
+	n := seamtest.StartOrders(t)
 	dir := t.TempDir()
-	good := seamtest.WriteFile(t, "good.ndjson", strings.Join(seamtest.OrderLines(30), "\n")+"\n")
+	good := seamtest.WriteLines(t, "good.ndjson", seamtest.OrderLines(30))
 
 	staged := dir + "/2026-03-01.ndjson"
 	resp := n.MustJSON(t, "gate", "ingest", "shop.orders", good, "--partition", "2026-03-01", "--no-seal", "--out", staged, "--chunk-records", "7")
@@ -82,7 +81,7 @@ func TestSealPartitionWaitAndPublish(t *testing.T) {
 	// sending removed, exit 1 from ingest, seal and wait alike.
 	lines := seamtest.OrderLines(30)
 	lines[4] = strings.Replace(lines[4], fmt.Sprintf(`"customer_id":%d,`, 100004), ``, 1)
-	bad := seamtest.WriteFile(t, "bad.ndjson", strings.Join(lines, "\n")+"\n")
+	bad := seamtest.WriteLines(t, "bad.ndjson", lines)
 	publish := dir + "/2026-03-02.ndjson"
 	if err := os.WriteFile(publish, []byte("{}\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -95,7 +94,7 @@ func TestSealPartitionWaitAndPublish(t *testing.T) {
 	n.MustCLI(t, exit.Failed, "gate", "wait", "shop.orders", "2026-03-02")
 
 	// The corrected day as a replacement counts once.
-	fixed := seamtest.WriteFile(t, "fixed.ndjson", strings.Join(seamtest.OrderLines(30), "\n")+"\n")
+	fixed := seamtest.WriteLines(t, "fixed.ndjson", seamtest.OrderLines(30))
 	resp = n.MustJSON(t, "gate", "ingest", "shop.orders", fixed, "--partition", "2026-03-02", "--replace", "--out", publish)
 	p := resp["partition"].(map[string]any)
 	if p["verdict"] != "PARTITION_VERDICT_PASSED_WITH_ALERTS" || seamtest.JSONInt(p["attempt"]) != 2 || seamtest.JSONInt(p["counts"].(map[string]any)["accepted"]) != 30 {

@@ -31,8 +31,7 @@ func TestPublishPartitionScript(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", bin, "github.com/seamdata/seam/cmd/seam").CombinedOutput(); err != nil {
 		t.Fatalf("go build seam: %v\n%s", err, out)
 	}
-	n := seamtest.StartNode(t)
-	n.SetupOrders(t)
+	n := seamtest.StartOrders(t)
 	publish := t.TempDir()
 	run := func(replace bool, partition, file string) (string, int) {
 		cmd := exec.Command("sh", script, "shop.orders", partition, file, publish)
@@ -50,7 +49,7 @@ func TestPublishPartitionScript(t *testing.T) {
 		return string(out), code
 	}
 
-	good := seamtest.WriteFile(t, "good.ndjson", strings.Join(seamtest.OrderLines(40), "\n")+"\n")
+	good := seamtest.WriteLines(t, "good.ndjson", seamtest.OrderLines(40))
 	if out, code := run(false, "2026-03-01", good); code != 0 || !strings.Contains(out, "published shop.orders 2026-03-01: 40 records") {
 		t.Fatalf("a good day: exit %d\n%s", code, out)
 	}
@@ -60,7 +59,7 @@ func TestPublishPartitionScript(t *testing.T) {
 
 	lines := seamtest.OrderLines(40)
 	lines[7] = strings.Replace(lines[7], fmt.Sprintf(`"customer_id":%d,`, 100007), ``, 1)
-	bad := seamtest.WriteFile(t, "bad.ndjson", strings.Join(lines, "\n")+"\n")
+	bad := seamtest.WriteLines(t, "bad.ndjson", lines)
 	stale := filepath.Join(publish, "2026-03-02.ndjson")
 	if err := os.WriteFile(stale, []byte("{}\n"), 0o644); err != nil {
 		t.Fatal(err)

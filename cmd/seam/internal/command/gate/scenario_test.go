@@ -23,10 +23,9 @@ import (
 // meter readings, 30 daily partitions, judged by day however they are
 // sent.
 
-const energyReadingYAML = `name: energy.reading
-owner: team-grid
-description: One meter reading.
-fields:
+// gridFieldsYAML is a meter reading's fields, in the canonical model and
+// in the first contract alike.
+const gridFieldsYAML = `fields:
   - {name: reading_id, type: STRING, required: true, key: true}
   - name: meter_id
     type: INT64
@@ -37,6 +36,11 @@ fields:
   - {name: read_at, type: TIMESTAMP, required: true}
 `
 
+const energyReadingYAML = `name: energy.reading
+owner: team-grid
+description: One meter reading.
+` + gridFieldsYAML
+
 // gridV1 blocks a day when more than 0.5% of its readings lack the
 // account reference, and alerts when the day's mean consumption moves
 // more than 15% from the trailing week.
@@ -45,16 +49,7 @@ owner: team-grid
 compatibility: BACKWARD
 notice_period: 7d
 partition_time: {field: read_at, granularity: DAY, allowed_lateness: 2d}
-fields:
-  - {name: reading_id, type: STRING, required: true, key: true}
-  - name: meter_id
-    type: INT64
-    required: true
-    identifier: {namespace: meter, format: serial}
-  - {name: account_ref, type: STRING}
-  - {name: kwh, type: DOUBLE, required: true, min: 0}
-  - {name: read_at, type: TIMESTAMP, required: true}
-checks:
+` + gridFieldsYAML + `checks:
   - {name: account_present, rule: required(account_ref), policy: BLOCK, threshold: {fraction: 0.005}}
   - {name: kwh_drift, rule: "mean_drift(kwh, max_relative_change: 0.15, baseline: 7d)", policy: ALERT}
 mapping:
@@ -67,34 +62,14 @@ mapping:
     read_at: {from: read_at}
 `
 
-// gridV2 is the fix after the source switched meter ids to UUIDs: the
-// migration translates them back to serials.
-const gridV2YAML = `subject: SUBJECT
-owner: team-grid
-compatibility: BACKWARD
-notice_period: 7d
-partition_time: {field: read_at, granularity: DAY, allowed_lateness: 2d}
-fields:
-  - {name: reading_id, type: STRING, required: true, key: true}
-  - name: meter_id
-    type: UUID
-    required: true
-    identifier: {namespace: meter, format: uuid}
-  - {name: account_ref, type: STRING}
-  - {name: kwh, type: DOUBLE, required: true, min: 0}
-  - {name: read_at, type: TIMESTAMP, required: true}
-checks:
-  - {name: account_present, rule: required(account_ref), policy: BLOCK, threshold: {fraction: 0.005}}
-  - {name: kwh_drift, rule: "mean_drift(kwh, max_relative_change: 0.15, baseline: 7d)", policy: ALERT}
-mapping:
-  canonical: energy.reading
-  fields:
-    reading_id: {from: reading_id}
-    meter_id: {from: meter_id, translate: {from: meter/uuid, to: meter/serial}}
-    account_ref: {from: account_ref}
-    kwh: {from: kwh}
-    read_at: {from: read_at}
-`
+// gridV2YAML is the fix after the source switched meter ids to UUIDs:
+// gridV1 with meter_id a UUID, which the migration translates back to
+// serials.
+var gridV2YAML = strings.NewReplacer(
+	"    type: INT64\n", "    type: UUID\n",
+	"identifier: {namespace: meter, format: serial}", "identifier: {namespace: meter, format: uuid}",
+	"meter_id: {from: meter_id}", "meter_id: {from: meter_id, translate: {from: meter/uuid, to: meter/serial}}",
+).Replace(gridV1YAML)
 
 const (
 	gridDays     = 30
@@ -201,7 +176,7 @@ func sendCLI(t *testing.T, n *seamtest.Node, subject string, day gridDay, size i
 	if size <= 0 {
 		size = len(day.lines)
 	}
-	file := seamtest.WriteFile(t, day.part+".ndjson", strings.Join(day.lines, "\n")+"\n")
+	file := seamtest.WriteLines(t, day.part+".ndjson", day.lines)
 	// One-record chunks of a whole day keep the gate busy long after the
 	// last is sent; --timeout bounds the wait for its answer.
 	_, errOut, code := n.CLI(t, "gate", "ingest", subject, file, "--partition", day.part, "--chunk-records", fmt.Sprint(size), "--timeout", "3m")
@@ -351,7 +326,7 @@ func TestGridScenarioThroughCLI(t *testing.T) {
 	days := gridData()
 	pub := t.TempDir()
 	for _, day := range days {
-		file := seamtest.WriteFile(t, day.part+".ndjson", strings.Join(day.lines, "\n")+"\n")
+		file := seamtest.WriteLines(t, day.part+".ndjson", day.lines)
 		out := filepath.Join(pub, day.part+".ndjson")
 		_, errOut, code := n.CLI(t, "gate", "ingest", subject, file, "--partition", day.part, "--out", out, "--chunk-records", "997")
 		want := exit.OK
@@ -387,7 +362,7 @@ func TestGridScenarioThroughCLI(t *testing.T) {
 		}
 		fixed[i] = l
 	}
-	fixedFile := seamtest.WriteFile(t, "fixed.ndjson", strings.Join(fixed, "\n")+"\n")
+	fixedFile := seamtest.WriteLines(t, "fixed.ndjson", fixed)
 	resp := n.MustJSON(t, "gate", "ingest", subject, fixedFile, "--partition", blocked.part, "--replace", "--out", filepath.Join(pub, blocked.part+".ndjson"))
 	p := resp["partition"].(map[string]any)
 	if p["verdict"] != "PARTITION_VERDICT_PASSED" || seamtest.JSONInt(p["counts"].(map[string]any)["accepted"]) != int64(gridPerDay) {
@@ -434,7 +409,7 @@ func TestGridScenarioThroughCLI(t *testing.T) {
 	// The days since the change, resent as replacements, are judged by v2.
 	for d := gridIDChange; d <= gridDays; d++ {
 		day := days[d-1]
-		file := seamtest.WriteFile(t, day.part+"-again.ndjson", strings.Join(day.lines, "\n")+"\n")
+		file := seamtest.WriteLines(t, day.part+"-again.ndjson", day.lines)
 		resp := n.MustJSON(t, "gate", "ingest", subject, file, "--partition", day.part, "--replace")
 		p := resp["partition"].(map[string]any)
 		if p["contract_version"] != float64(2) || seamtest.JSONInt(p["counts"].(map[string]any)["accepted"]) != int64(gridPerDay) || p["verdict"] != "PARTITION_VERDICT_PASSED" {
@@ -447,7 +422,7 @@ func TestGridScenarioThroughCLI(t *testing.T) {
 	for i := range 50 {
 		late = append(late, fmt.Sprintf(`{"reading_id":"R-05-late-%02d","meter_id":%d,"account_ref":"ACC-%05d","kwh":12,"read_at":"2026-10-05T23:%02d:00Z"}`, i, 1000+i, 1000+i, i))
 	}
-	resp = n.MustJSON(t, "gate", "ingest", subject, seamtest.WriteFile(t, "late.ndjson", strings.Join(late, "\n")+"\n"), "--partition", "2026-10-05")
+	resp = n.MustJSON(t, "gate", "ingest", subject, seamtest.WriteLines(t, "late.ndjson", late), "--partition", "2026-10-05")
 	p = resp["partition"].(map[string]any)
 	if p["contract_version"] != float64(1) || seamtest.JSONInt(p["amendment"]) != 1 || seamtest.JSONInt(p["counts"].(map[string]any)["accepted"]) != 50 {
 		t.Errorf("late file for 2026-10-05 after v2: %v, want amendment 1 judged by v1 with all 50 accepted", p)

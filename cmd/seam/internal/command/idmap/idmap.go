@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 
@@ -71,16 +70,10 @@ func newNamespaceCreateCmd(g *client.Globals) *cobra.Command {
 			if n.GetName() == "" {
 				return exit.Usagef("name the namespace: seam idmap namespace create NAME --format …")
 			}
-			ctx, cancel := g.CallCtx(cmd.Context())
-			defer cancel()
-			resp, err := idmapv1.NewIdMapServiceClient(conn).CreateNamespace(ctx, &idmapv1.CreateNamespaceRequest{Namespace: n})
-			if err != nil {
-				return g.RPCError("create namespace "+n.GetName(), err)
-			}
-			if g.JSON() {
-				return output.Proto(cmd.OutOrStdout(), resp)
-			}
-			return printNamespace(cmd.OutOrStdout(), resp.GetNamespace())
+			return client.Show(cmd, g, "create namespace "+n.GetName(), idmapv1.NewIdMapServiceClient(conn).CreateNamespace, &idmapv1.CreateNamespaceRequest{Namespace: n},
+				func(w io.Writer, resp *idmapv1.CreateNamespaceResponse) error {
+					return printNamespace(w, resp.GetNamespace())
+				})
 		}),
 	}
 	cmd.Flags().StringVarP(&file, "file", "f", "", "namespace YAML (- for standard input)")
@@ -166,16 +159,10 @@ func newNamespaceGetCmd(g *client.Globals) *cobra.Command {
 		Example: "  seam idmap namespace get customer",
 		Args:    cobra.ExactArgs(1),
 		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
-			ctx, cancel := g.CallCtx(cmd.Context())
-			defer cancel()
-			resp, err := idmapv1.NewIdMapServiceClient(conn).GetNamespace(ctx, &idmapv1.GetNamespaceRequest{Name: args[0]})
-			if err != nil {
-				return g.RPCError("get namespace "+args[0], err)
-			}
-			if g.JSON() {
-				return output.Proto(cmd.OutOrStdout(), resp)
-			}
-			return printNamespace(cmd.OutOrStdout(), resp.GetNamespace())
+			return client.Show(cmd, g, "get namespace "+args[0], idmapv1.NewIdMapServiceClient(conn).GetNamespace, &idmapv1.GetNamespaceRequest{Name: args[0]},
+				func(w io.Writer, resp *idmapv1.GetNamespaceResponse) error {
+					return printNamespace(w, resp.GetNamespace())
+				})
 		}),
 	}
 }
@@ -187,24 +174,18 @@ func newNamespaceListCmd(g *client.Globals) *cobra.Command {
 		Example: "  seam idmap namespace list -o json",
 		Args:    cobra.NoArgs,
 		RunE: g.Run(func(cmd *cobra.Command, _ []string, conn grpc.ClientConnInterface) error {
-			ctx, cancel := g.CallCtx(cmd.Context())
-			defer cancel()
-			resp, err := idmapv1.NewIdMapServiceClient(conn).ListNamespaces(ctx, &idmapv1.ListNamespacesRequest{})
-			if err != nil {
-				return g.RPCError("list namespaces", err)
-			}
-			if g.JSON() {
-				return output.Proto(cmd.OutOrStdout(), resp)
-			}
-			t := output.NewTable(cmd.OutOrStdout(), "NAMESPACE", "FORMATS", "RULES", "TABLES")
-			for _, n := range resp.GetNamespaces() {
-				var fs []string
-				for _, f := range n.GetFormats() {
-					fs = append(fs, f.GetName())
-				}
-				t.Row(n.GetName(), strings.Join(fs, ","), strconv.Itoa(len(n.GetRules())), strconv.Itoa(len(n.GetTables())))
-			}
-			return t.Flush()
+			return client.Show(cmd, g, "list namespaces", idmapv1.NewIdMapServiceClient(conn).ListNamespaces, &idmapv1.ListNamespacesRequest{},
+				func(w io.Writer, resp *idmapv1.ListNamespacesResponse) error {
+					t := output.NewTable(w, "NAMESPACE", "FORMATS", "RULES", "TABLES")
+					for _, n := range resp.GetNamespaces() {
+						var fs []string
+						for _, f := range n.GetFormats() {
+							fs = append(fs, f.GetName())
+						}
+						t.Row(n.GetName(), strings.Join(fs, ","), strconv.Itoa(len(n.GetRules())), strconv.Itoa(len(n.GetTables())))
+					}
+					return t.Flush()
+				})
 		}),
 	}
 }
@@ -252,18 +233,12 @@ func newRuleSetCmd(g *client.Globals) *cobra.Command {
 			if n != 1 || from == "" || to == "" {
 				return exit.Usagef("give --from, --to and exactly one of --template, --uuid-embed, --uuid-v5, --normalize, --lookup")
 			}
-			ctx, cancel := g.CallCtx(cmd.Context())
-			defer cancel()
-			resp, err := idmapv1.NewIdMapServiceClient(conn).SetRule(ctx, &idmapv1.SetRuleRequest{Namespace: args[0], Rule: r, Samples: samples})
-			if err != nil {
-				return g.RPCError("set rule "+from+" → "+to, err)
-			}
-			if g.JSON() {
-				return output.Proto(cmd.OutOrStdout(), resp)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s: %s → %s by %s (reversible: %s), checked on %d samples\n",
-				args[0], from, to, describeRule(resp.GetRule()), output.YesNo(resp.GetRule().GetReversible()), resp.GetChecked())
-			return nil
+			return client.Show(cmd, g, "set rule "+from+" → "+to, idmapv1.NewIdMapServiceClient(conn).SetRule, &idmapv1.SetRuleRequest{Namespace: args[0], Rule: r, Samples: samples},
+				func(w io.Writer, resp *idmapv1.SetRuleResponse) error {
+					fmt.Fprintf(w, "%s: %s → %s by %s (reversible: %s), checked on %d samples\n",
+						args[0], from, to, describeRule(resp.GetRule()), output.YesNo(resp.GetRule().GetReversible()), resp.GetChecked())
+					return nil
+				})
 		}),
 	}
 	cmd.Flags().StringVar(&from, "from", "", "source format")
@@ -327,15 +302,11 @@ the wrong number of columns or its first row is data without --no-header.`,
 			case from == "" || to == "":
 				return exit.Usagef("give --from and --to: the formats of the CSV's first and second column (or --members FORMAT for a one-column list of known ids)")
 			}
-			f, err := os.Open(args[1])
+			f, info, err := client.OpenFile(args[1])
 			if err != nil {
-				return exit.Usagef("%w", err)
+				return err
 			}
 			defer f.Close()
-			info, err := f.Stat()
-			if err != nil {
-				return exit.Usagef("%w", err)
-			}
 			ic := idmapv1.NewIdMapServiceClient(conn)
 			formats, err := namespaceFormats(cmd, g, ic, args[0], from, to)
 			if err != nil {
@@ -565,24 +536,18 @@ func newTranslateCmd(g *client.Globals) *cobra.Command {
 			if len(ids) == 0 {
 				return exit.Usagef("give ids as arguments or --file")
 			}
-			ctx, cancel := g.CallCtx(cmd.Context())
-			defer cancel()
-			resp, err := idmapv1.NewIdMapServiceClient(conn).Translate(ctx, &idmapv1.TranslateRequest{Namespace: args[0], FromFormat: from, ToFormat: to, Ids: ids})
-			if err != nil {
-				return g.RPCError("translate", err)
-			}
-			if g.JSON() {
-				return output.Proto(cmd.OutOrStdout(), resp)
-			}
-			t := output.NewTable(cmd.OutOrStdout(), strings.ToUpper(from), strings.ToUpper(to), "STATUS")
-			for i, id := range ids {
-				t.Row(id, output.OrDash(resp.GetValues()[i]), output.Enum(resp.GetStatuses()[i], "TRANSLATE_STATUS_"))
-			}
-			if err := t.Flush(); err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%d hits, %d misses, %d invalid\n", resp.GetHits(), resp.GetMisses(), resp.GetInvalid())
-			return nil
+			return client.Show(cmd, g, "translate", idmapv1.NewIdMapServiceClient(conn).Translate, &idmapv1.TranslateRequest{Namespace: args[0], FromFormat: from, ToFormat: to, Ids: ids},
+				func(w io.Writer, resp *idmapv1.TranslateResponse) error {
+					t := output.NewTable(w, strings.ToUpper(from), strings.ToUpper(to), "STATUS")
+					for i, id := range ids {
+						t.Row(id, output.OrDash(resp.GetValues()[i]), output.Enum(resp.GetStatuses()[i], "TRANSLATE_STATUS_"))
+					}
+					if err := t.Flush(); err != nil {
+						return err
+					}
+					fmt.Fprintf(w, "%d hits, %d misses, %d invalid\n", resp.GetHits(), resp.GetMisses(), resp.GetInvalid())
+					return nil
+				})
 		}),
 	}
 	cmd.Flags().StringVar(&from, "from", "", "format of the ids given")
@@ -599,25 +564,19 @@ func newIdmapStatsCmd(g *client.Globals) *cobra.Command {
 		Example: "  seam idmap stats --namespace customer",
 		Args:    cobra.NoArgs,
 		RunE: g.Run(func(cmd *cobra.Command, _ []string, conn grpc.ClientConnInterface) error {
-			ctx, cancel := g.CallCtx(cmd.Context())
-			defer cancel()
-			resp, err := idmapv1.NewIdMapServiceClient(conn).GetStats(ctx, &idmapv1.GetStatsRequest{Namespace: namespace})
-			if err != nil {
-				return g.RPCError("idmap stats", err)
-			}
-			if g.JSON() {
-				return output.Proto(cmd.OutOrStdout(), resp)
-			}
-			t := output.NewTable(cmd.OutOrStdout(), "NAMESPACE", "FROM", "TO", "HITS", "MISSES", "INVALID", "HIT RATE")
-			for _, c := range resp.GetCounters() {
-				total := c.GetHits() + c.GetMisses() + c.GetInvalid()
-				rate := "-"
-				if total > 0 {
-					rate = fmt.Sprintf("%.1f%%", 100*float64(c.GetHits())/float64(total))
-				}
-				t.Row(c.GetNamespace(), c.GetFromFormat(), c.GetToFormat(), strconv.FormatInt(c.GetHits(), 10), strconv.FormatInt(c.GetMisses(), 10), strconv.FormatInt(c.GetInvalid(), 10), rate)
-			}
-			return t.Flush()
+			return client.Show(cmd, g, "idmap stats", idmapv1.NewIdMapServiceClient(conn).GetStats, &idmapv1.GetStatsRequest{Namespace: namespace},
+				func(w io.Writer, resp *idmapv1.GetStatsResponse) error {
+					t := output.NewTable(w, "NAMESPACE", "FROM", "TO", "HITS", "MISSES", "INVALID", "HIT RATE")
+					for _, c := range resp.GetCounters() {
+						total := c.GetHits() + c.GetMisses() + c.GetInvalid()
+						rate := "-"
+						if total > 0 {
+							rate = fmt.Sprintf("%.1f%%", 100*float64(c.GetHits())/float64(total))
+						}
+						t.Row(c.GetNamespace(), c.GetFromFormat(), c.GetToFormat(), strconv.FormatInt(c.GetHits(), 10), strconv.FormatInt(c.GetMisses(), 10), strconv.FormatInt(c.GetInvalid(), 10), rate)
+					}
+					return t.Flush()
+				})
 		}),
 	}
 	cmd.Flags().StringVar(&namespace, "namespace", "", "only this namespace")

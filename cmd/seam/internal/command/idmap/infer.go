@@ -45,16 +45,10 @@ contracts, rules and tables name it.`,
 			if err != nil {
 				return err
 			}
-			ctx, cancel := g.CallCtx(cmd.Context())
-			defer cancel()
-			resp, err := idmapv1.NewIdMapServiceClient(conn).AddFormat(ctx, &idmapv1.AddFormatRequest{Namespace: args[0], Format: f})
-			if err != nil {
-				return g.RPCError("add format "+f.GetName()+" to "+args[0], err)
-			}
-			if g.JSON() {
-				return output.Proto(cmd.OutOrStdout(), resp)
-			}
-			return printNamespace(cmd.OutOrStdout(), resp.GetNamespace())
+			return client.Show(cmd, g, "add format "+f.GetName()+" to "+args[0], idmapv1.NewIdMapServiceClient(conn).AddFormat, &idmapv1.AddFormatRequest{Namespace: args[0], Format: f},
+				func(w io.Writer, resp *idmapv1.AddFormatResponse) error {
+					return printNamespace(w, resp.GetNamespace())
+				})
 		}),
 	}
 	cmd.Flags().StringVar(&format, "format", "", "the format as NAME:KIND[:PATTERN], KIND one of int, uuid, string")

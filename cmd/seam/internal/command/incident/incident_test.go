@@ -204,12 +204,8 @@ func TestRandomUUIDIncident(t *testing.T) {
 	setupSettlements(t, n, func(i int) string { return fmt.Sprintf("%q", randomUUID(i)) })
 
 	view := n.MustCLI(t, 0, "incident", "pay.settlements")
-	for _, want := range []string{"200 records held since partition 2026-03-08", "UNANNOUNCED_CHANGE merchant_id",
-		"only a lookup table will do", "random (version 4)", "give the pairs with --pairs", "finance.merchant_payouts"} {
-		if !strings.Contains(view, want) {
-			t.Errorf("incident view lacks %q:\n%s", want, view)
-		}
-	}
+	viewHas(t, view, "200 records held since partition 2026-03-08", "UNANNOUNCED_CHANGE merchant_id",
+		"only a lookup table will do", "random (version 4)", "give the pairs with --pairs", "finance.merchant_payouts")
 	// Without the pairs, --apply stops before changing anything.
 	out := n.MustCLI(t, 1, "incident", "pay.settlements", "--apply", "--reason", "INC-2")
 	if !strings.Contains(out, "nothing was changed") {
@@ -393,6 +389,37 @@ func shipments(t *testing.T, day, n int, carrierKey, weight string) string {
 	return seamtest.WriteFile(t, fmt.Sprintf("ship%d.ndjson", day), b.String())
 }
 
+// setupShipments registers the shipment model and v1 of fleet.shipments.
+func setupShipments(t *testing.T, n *seamtest.Node) {
+	t.Helper()
+	n.MustCLI(t, 0, "canonical", "register", "-f", seamtest.WriteFile(t, "model.yaml", shipmentModel))
+	n.MustCLI(t, 0, "contract", "register", "-f", seamtest.WriteFile(t, "v1.yaml", shipmentsV1))
+}
+
+// containedShipments starts a node with fleet.shipments contained (a
+// false alarm) and 40 shipments held on each day of March 2026 from
+// first to last.
+func containedShipments(t *testing.T, first, last int) *seamtest.Node {
+	t.Helper()
+	n := seamtest.StartNode(t)
+	setupShipments(t, n)
+	n.MustCLI(t, 0, "gate", "contain", "fleet.shipments", "--reason", "a false alarm")
+	for day := first; day <= last; day++ {
+		n.MustCLI(t, 0, "gate", "ingest", shipments(t, day, 40, "carrier", "%d"), "--subject", "fleet.shipments", "--partition", fmt.Sprintf("2026-03-%02d", day))
+	}
+	return n
+}
+
+// viewHas fails the test for each of want the incident view lacks.
+func viewHas(t *testing.T, view string, want ...string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(view, w) {
+			t.Errorf("incident view lacks %q:\n%s", w, view)
+		}
+	}
+}
+
 // A field renamed and a type widened, each fixed with --apply: the
 // inferred version passes contract check with exactly the expected
 // changes (additive both, so no notice is owed), and the replay releases
@@ -411,8 +438,7 @@ func TestRenameAndWidening(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			n := seamtest.StartNode(t)
-			n.MustCLI(t, 0, "canonical", "register", "-f", seamtest.WriteFile(t, "model.yaml", shipmentModel))
-			n.MustCLI(t, 0, "contract", "register", "-f", seamtest.WriteFile(t, "v1.yaml", shipmentsV1))
+			setupShipments(t, n)
 			n.MustCLI(t, 0, "gate", "ingest", shipments(t, 7, 30, "carrier", "%d"), "--subject", "fleet.shipments", "--partition", "2026-03-07")
 			n.MustCLI(t, 0, "gate", "ingest", shipments(t, 8, 120, tt.carrierKey, tt.weight), "--subject", "fleet.shipments", "--partition", "2026-03-08")
 
@@ -446,12 +472,8 @@ func TestUUIDv5Incident(t *testing.T) {
 		return fmt.Sprintf("%q", idrule.FormatUUID(idrule.UUIDv5(url, fmt.Sprint(1000+i))))
 	})
 	view := n.MustCLI(t, 0, "incident", "pay.settlements")
-	for _, want := range []string{"UUIDv5 of a known legacy-int id in namespace 6ba7b811-9dad-11d1-80b4-00c04fd430c8 (the RFC 9562 URL namespace)",
-		"import the uuid→legacy-int table (5000 pairs)", "--apply generates the pairs: UUIDv5 of the 5000 known legacy-int ids", "200 would be released (100.0%)"} {
-		if !strings.Contains(view, want) {
-			t.Errorf("incident view lacks %q:\n%s", want, view)
-		}
-	}
+	viewHas(t, view, "UUIDv5 of a known legacy-int id in namespace 6ba7b811-9dad-11d1-80b4-00c04fd430c8 (the RFC 9562 URL namespace)",
+		"import the uuid→legacy-int table (5000 pairs)", "--apply generates the pairs: UUIDv5 of the 5000 known legacy-int ids", "200 would be released (100.0%)")
 	res := jsonOf(t, n.MustCLI(t, 0, "incident", "pay.settlements", "--apply", "--reason", "INC-4", "-o", "json"))
 	if rec := res["reconciliation"].(map[string]any); rec["released"] != 200.0 || rec["adds_up"] != true {
 		t.Errorf("reconciliation = %v, want all 200 released", rec)
@@ -462,17 +484,9 @@ func TestUUIDv5Incident(t *testing.T) {
 // version, only release and replay, and --apply releases every record.
 func TestContainedWithoutChange(t *testing.T) {
 	t.Parallel()
-	n := seamtest.StartNode(t)
-	n.MustCLI(t, 0, "canonical", "register", "-f", seamtest.WriteFile(t, "model.yaml", shipmentModel))
-	n.MustCLI(t, 0, "contract", "register", "-f", seamtest.WriteFile(t, "v1.yaml", shipmentsV1))
-	n.MustCLI(t, 0, "gate", "contain", "fleet.shipments", "--reason", "a false alarm")
-	n.MustCLI(t, 0, "gate", "ingest", shipments(t, 8, 40, "carrier", "%d"), "--subject", "fleet.shipments", "--partition", "2026-03-08")
+	n := containedShipments(t, 8, 8)
 	view := n.MustCLI(t, 0, "incident", "fleet.shipments")
-	for _, want := range []string{"CONTAINED", "need no change to v1", "release the source", "replay 2026-03-08..2026-03-08 through v1"} {
-		if !strings.Contains(view, want) {
-			t.Errorf("incident view lacks %q:\n%s", want, view)
-		}
-	}
+	viewHas(t, view, "CONTAINED", "need no change to v1", "release the source", "replay 2026-03-08..2026-03-08 through v1")
 	if strings.Contains(view, "register fleet.shipments") {
 		t.Errorf("a version is proposed where none is needed:\n%s", view)
 	}
@@ -488,20 +502,10 @@ func TestContainedWithoutChange(t *testing.T) {
 // records, and the replay releases all three days.
 func TestWindowWithoutAlertReachesPastTheSample(t *testing.T) {
 	t.Parallel()
-	n := seamtest.StartNode(t)
-	n.MustCLI(t, 0, "canonical", "register", "-f", seamtest.WriteFile(t, "model.yaml", shipmentModel))
-	n.MustCLI(t, 0, "contract", "register", "-f", seamtest.WriteFile(t, "v1.yaml", shipmentsV1))
-	n.MustCLI(t, 0, "gate", "contain", "fleet.shipments", "--reason", "a false alarm")
-	for day := 8; day <= 10; day++ {
-		n.MustCLI(t, 0, "gate", "ingest", shipments(t, day, 40, "carrier", "%d"), "--subject", "fleet.shipments", "--partition", fmt.Sprintf("2026-03-%02d", day))
-	}
+	n := containedShipments(t, 8, 10)
 	view := n.MustCLI(t, 0, "incident", "fleet.shipments", "--limit", "50")
-	for _, want := range []string{"the incident's window: 2026-03-08..2026-03-10 (3 partitions, 120 records held); the proposal read 50 of them",
-		"replay 2026-03-08..2026-03-10 through v1", "the replay runs on all 120 held records of 2026-03-08..2026-03-10, not only on the 50 read"} {
-		if !strings.Contains(view, want) {
-			t.Errorf("incident view lacks %q:\n%s", want, view)
-		}
-	}
+	viewHas(t, view, "the incident's window: 2026-03-08..2026-03-10 (3 partitions, 120 records held); the proposal read 50 of them",
+		"replay 2026-03-08..2026-03-10 through v1", "the replay runs on all 120 held records of 2026-03-08..2026-03-10, not only on the 50 read")
 	res := jsonOf(t, n.MustCLI(t, 0, "incident", "fleet.shipments", "--limit", "50", "--apply", "--reason", "false alarm", "-o", "json"))
 	if rec := res["reconciliation"].(map[string]any); rec["released"] != 120.0 || rec["still_held"] != 0.0 || rec["adds_up"] != true {
 		t.Errorf("reconciliation = %v, want all 120 of the three days released", rec)

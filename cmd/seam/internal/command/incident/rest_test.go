@@ -24,17 +24,7 @@ func restIncident(t *testing.T, n *seamtest.Node, route, token string, body any)
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, err := http.NewRequest(http.MethodPost, "http://"+n.HTTPAddr+"/v1/subjects/pay.settlements/incident"+route, strings.NewReader(string(raw)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := n.HTTP(t, http.MethodPost, "/v1/subjects/pay.settlements/incident"+route, token, string(raw))
 	defer resp.Body.Close()
 	var out []map[string]any
 	sc := bufio.NewScanner(resp.Body)

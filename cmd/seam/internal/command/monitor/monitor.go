@@ -3,6 +3,7 @@ package monitor
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/seamdata/seam/cmd/seam/internal/client"
 	"github.com/seamdata/seam/cmd/seam/internal/command/source"
@@ -23,40 +24,33 @@ func New(g *client.Globals) *cobra.Command {
   seam monitor shop.orders --from 2025-03-01 --to 2025-03-07 --fields`,
 		Args: cobra.ExactArgs(1),
 		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
-			ctx, cancel := g.CallCtx(cmd.Context())
-			defer cancel()
-			resp, err := gatev1.NewGateServiceClient(conn).GetMonitor(ctx, &gatev1.GetMonitorRequest{Subject: args[0], PartitionFrom: from, PartitionTo: to})
-			if err != nil {
-				return g.RPCError("monitor "+args[0], err)
-			}
-			if g.JSON() {
-				return output.Proto(cmd.OutOrStdout(), resp)
-			}
-			w := cmd.OutOrStdout()
-			t := output.NewTable(w, "PARTITION", "BATCHES", "RECEIVED", "ACCEPTED", "QUARANTINED", "BLOCKED", "RELEASED", "MATCH RATE", "UPDATED")
-			for _, m := range resp.GetPartitions() {
-				t.Row(m.GetPartition(), fmt.Sprint(m.GetBatches()), fmt.Sprint(m.GetReceived()), fmt.Sprint(m.GetAccepted()), fmt.Sprint(m.GetQuarantined()),
-					fmt.Sprint(m.GetBlocked()), fmt.Sprint(m.GetReleased()), output.Rate(m.GetMatchRate()), output.Time(m.GetUpdateTime()))
-			}
-			if err := t.Flush(); err != nil {
-				return err
-			}
-			if fields {
-				ft := output.NewTable(w, "\nPARTITION", "FIELD", "COUNT", "NULLS", "MEAN", "IDS", "MATCHED")
-				for _, m := range resp.GetPartitions() {
-					for _, f := range m.GetFields() {
-						ft.Row(m.GetPartition(), f.GetField(), fmt.Sprint(f.GetCount()), fmt.Sprint(f.GetNulls()), fmt.Sprintf("%.4g", f.GetMean()),
-							fmt.Sprint(f.GetIdChecked()), fmt.Sprint(f.GetIdMatched()))
+			return client.Show(cmd, g, "monitor "+args[0], gatev1.NewGateServiceClient(conn).GetMonitor, &gatev1.GetMonitorRequest{Subject: args[0], PartitionFrom: from, PartitionTo: to},
+				func(w io.Writer, resp *gatev1.GetMonitorResponse) error {
+					t := output.NewTable(w, "PARTITION", "BATCHES", "RECEIVED", "ACCEPTED", "QUARANTINED", "BLOCKED", "RELEASED", "MATCH RATE", "UPDATED")
+					for _, m := range resp.GetPartitions() {
+						t.Row(m.GetPartition(), fmt.Sprint(m.GetBatches()), fmt.Sprint(m.GetReceived()), fmt.Sprint(m.GetAccepted()), fmt.Sprint(m.GetQuarantined()),
+							fmt.Sprint(m.GetBlocked()), fmt.Sprint(m.GetReleased()), output.Rate(m.GetMatchRate()), output.Time(m.GetUpdateTime()))
 					}
-				}
-				if err := ft.Flush(); err != nil {
-					return err
-				}
-			}
-			if sourceTarget != "" {
-				return source.PrintMonitor(cmd.Context(), w, sourceTarget, args[0])
-			}
-			return nil
+					if err := t.Flush(); err != nil {
+						return err
+					}
+					if fields {
+						ft := output.NewTable(w, "\nPARTITION", "FIELD", "COUNT", "NULLS", "MEAN", "IDS", "MATCHED")
+						for _, m := range resp.GetPartitions() {
+							for _, f := range m.GetFields() {
+								ft.Row(m.GetPartition(), f.GetField(), fmt.Sprint(f.GetCount()), fmt.Sprint(f.GetNulls()), fmt.Sprintf("%.4g", f.GetMean()),
+									fmt.Sprint(f.GetIdChecked()), fmt.Sprint(f.GetIdMatched()))
+							}
+						}
+						if err := ft.Flush(); err != nil {
+							return err
+						}
+					}
+					if sourceTarget != "" {
+						return source.PrintMonitor(cmd.Context(), w, sourceTarget, args[0])
+					}
+					return nil
+				})
 		}),
 	}
 	cmd.Flags().StringVar(&sourceTarget, "source-target", "", "also show the PostgreSQL source feeding SUBJECT: lag, snapshot progress, held changes (the source's target URL)")

@@ -35,11 +35,15 @@ func (f *quarantineFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.state, "state", "held", "held, released or discarded")
 }
 
-// subjectArg takes the subject from the argument, when given.
-func (f *quarantineFlags) subjectArg(args []string) error {
+// filterArgs is filter with the subject taken from the argument, when
+// given.
+func (f *quarantineFlags) filterArgs(args []string) (*gatev1.QuarantineFilter, error) {
 	s, err := client.Subject(args, f.subject)
+	if err != nil {
+		return nil, err
+	}
 	f.subject = s
-	return err
+	return f.filter()
 }
 
 func (f *quarantineFlags) filter() (*gatev1.QuarantineFilter, error) {
@@ -81,10 +85,7 @@ the records and the token of the next page, like every other command.`,
   seam quarantine list shop.orders --state released --all -o json`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
-			if err := f.subjectArg(args); err != nil {
-				return err
-			}
-			filter, err := f.filter()
+			filter, err := f.filterArgs(args)
 			if err != nil {
 				return err
 			}
@@ -135,38 +136,37 @@ func newQuarantineShowCmd(g *client.Globals) *cobra.Command {
 		Example: "  seam quarantine show 3f2a9c0d1e4b5a6978f0e1d2c3b4a596",
 		Args:    cobra.ExactArgs(1),
 		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
-			ctx, cancel := g.CallCtx(cmd.Context())
-			defer cancel()
-			resp, err := gatev1.NewGateServiceClient(conn).GetQuarantinedRecord(ctx, &gatev1.GetQuarantinedRecordRequest{Id: args[0]})
+			resp, err := client.Call(cmd.Context(), g, "show "+args[0], gatev1.NewGateServiceClient(conn).GetQuarantinedRecord, &gatev1.GetQuarantinedRecordRequest{Id: args[0]})
 			if err != nil {
-				return g.RPCError("show "+args[0], err)
-			}
-			if g.JSON() {
-				return output.Proto(cmd.OutOrStdout(), resp.GetRecord())
-			}
-			q := resp.GetRecord()
-			w := cmd.OutOrStdout()
-			t := output.NewTable(w, "FIELD", "VALUE")
-			t.Row("id", q.GetId())
-			t.Row("subject", q.GetSubject())
-			t.Row("partition", q.GetPartition())
-			t.Row("batch", q.GetBatchId())
-			t.Row("index / position", fmt.Sprintf("%d / %d", q.GetIndex(), q.GetPosition()))
-			t.Row("contract version", fmt.Sprint(q.GetContractVersion()))
-			t.Row("format", output.Enum(q.GetFormat(), "FORMAT_"))
-			t.Row("quarantined", output.Time(q.GetTime()))
-			t.Row("state", fmt.Sprintf("%s since %s %s %s", output.Enum(q.GetState(), "QUARANTINE_STATE_"), output.Time(q.GetStateTime()), q.GetStateBy(), q.GetStateReason()))
-			if err := t.Flush(); err != nil {
 				return err
 			}
-			fmt.Fprintln(w, "\nreasons:")
-			for _, r := range q.GetReasons() {
-				fmt.Fprintf(w, "  %s %s [%s]: %s\n", output.Enum(r.GetCode(), "ERROR_CODE_"), r.GetField(), r.GetCheck(), r.GetMessage())
-			}
-			fmt.Fprintf(w, "\nraw (%d bytes):\n%s\n", len(q.GetRaw()), q.GetRaw())
-			return nil
+			return client.Print(cmd, g, resp.GetRecord(), printRecord)
 		}),
 	}
+}
+
+// printRecord shows one quarantined record: where it came from, why it
+// was held, and its raw bytes.
+func printRecord(w io.Writer, q *gatev1.QuarantinedRecord) error {
+	t := output.NewTable(w, "FIELD", "VALUE")
+	t.Row("id", q.GetId())
+	t.Row("subject", q.GetSubject())
+	t.Row("partition", q.GetPartition())
+	t.Row("batch", q.GetBatchId())
+	t.Row("index / position", fmt.Sprintf("%d / %d", q.GetIndex(), q.GetPosition()))
+	t.Row("contract version", fmt.Sprint(q.GetContractVersion()))
+	t.Row("format", output.Enum(q.GetFormat(), "FORMAT_"))
+	t.Row("quarantined", output.Time(q.GetTime()))
+	t.Row("state", fmt.Sprintf("%s since %s %s %s", output.Enum(q.GetState(), "QUARANTINE_STATE_"), output.Time(q.GetStateTime()), q.GetStateBy(), q.GetStateReason()))
+	if err := t.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "\nreasons:")
+	for _, r := range q.GetReasons() {
+		fmt.Fprintf(w, "  %s %s [%s]: %s\n", output.Enum(r.GetCode(), "ERROR_CODE_"), r.GetField(), r.GetCheck(), r.GetMessage())
+	}
+	fmt.Fprintf(w, "\nraw (%d bytes):\n%s\n", len(q.GetRaw()), q.GetRaw())
+	return nil
 }
 
 func newQuarantineStatsCmd(g *client.Globals) *cobra.Command {
@@ -177,38 +177,28 @@ func newQuarantineStatsCmd(g *client.Globals) *cobra.Command {
 		Example: "  seam quarantine stats shop.orders --from 2025-03-01 --to 2025-03-07",
 		Args:    cobra.MaximumNArgs(1),
 		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
-			if err := f.subjectArg(args); err != nil {
-				return err
-			}
-			filter, err := f.filter()
+			filter, err := f.filterArgs(args)
 			if err != nil {
 				return err
 			}
-			ctx, cancel := g.CallCtx(cmd.Context())
-			defer cancel()
-			resp, err := gatev1.NewGateServiceClient(conn).GetQuarantineStats(ctx, &gatev1.GetQuarantineStatsRequest{Filter: filter})
-			if err != nil {
-				return g.RPCError("quarantine stats", err)
-			}
-			if g.JSON() {
-				return output.Proto(cmd.OutOrStdout(), resp)
-			}
-			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "total: %d\n\n", resp.GetTotal())
-			for _, grp := range []struct {
-				name   string
-				counts []*gatev1.QuarantineCount
-			}{{"REASON", resp.GetByReason()}, {"CHECK", resp.GetByCheck()}, {"PARTITION", resp.GetByPartition()}} {
-				t := output.NewTable(w, grp.name, "COUNT")
-				for _, c := range grp.counts {
-					t.Row(c.GetKey(), fmt.Sprint(c.GetCount()))
-				}
-				if err := t.Flush(); err != nil {
-					return err
-				}
-				fmt.Fprintln(w)
-			}
-			return nil
+			return client.Show(cmd, g, "quarantine stats", gatev1.NewGateServiceClient(conn).GetQuarantineStats, &gatev1.GetQuarantineStatsRequest{Filter: filter},
+				func(w io.Writer, resp *gatev1.GetQuarantineStatsResponse) error {
+					fmt.Fprintf(w, "total: %d\n\n", resp.GetTotal())
+					for _, grp := range []struct {
+						name   string
+						counts []*gatev1.QuarantineCount
+					}{{"REASON", resp.GetByReason()}, {"CHECK", resp.GetByCheck()}, {"PARTITION", resp.GetByPartition()}} {
+						t := output.NewTable(w, grp.name, "COUNT")
+						for _, c := range grp.counts {
+							t.Row(c.GetKey(), fmt.Sprint(c.GetCount()))
+						}
+						if err := t.Flush(); err != nil {
+							return err
+						}
+						fmt.Fprintln(w)
+					}
+					return nil
+				})
 		}),
 	}
 	f.add(cmd)
@@ -237,17 +227,11 @@ the discard is kept in the gate's audit trail with who and why.`,
 			if len(args) == 0 && filter.GetSubject() == "" {
 				return exit.Usagef("name record ids, or give at least --subject")
 			}
-			ctx, cancel := g.CallCtx(cmd.Context())
-			defer cancel()
-			resp, err := gatev1.NewGateServiceClient(conn).DiscardQuarantined(ctx, &gatev1.DiscardQuarantinedRequest{Ids: args, Filter: filter, Reason: why})
-			if err != nil {
-				return g.RPCError("discard", err)
-			}
-			if g.JSON() {
-				return output.Proto(cmd.OutOrStdout(), resp)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "discarded %d records\n", resp.GetDiscarded())
-			return nil
+			return client.Show(cmd, g, "discard", gatev1.NewGateServiceClient(conn).DiscardQuarantined, &gatev1.DiscardQuarantinedRequest{Ids: args, Filter: filter, Reason: why},
+				func(w io.Writer, resp *gatev1.DiscardQuarantinedResponse) error {
+					fmt.Fprintf(w, "discarded %d records\n", resp.GetDiscarded())
+					return nil
+				})
 		}),
 	}
 	f.add(cmd)
@@ -285,17 +269,11 @@ read as the backfill left them.`,
 			w := &gatev1.ReplayWindow{Subject: args[0], PartitionFrom: from, PartitionTo: to, ContractVersion: version}
 			c := gatev1.NewGateServiceClient(conn)
 			if dryRun {
-				ctx, cancel := g.CallCtx(cmd.Context())
-				defer cancel()
-				resp, err := c.PlanReplay(ctx, &gatev1.PlanReplayRequest{Window: w})
-				if err != nil {
-					return g.RPCError("plan replay", err)
-				}
-				if g.JSON() {
-					return output.Proto(cmd.OutOrStdout(), resp)
-				}
-				printPlan(cmd.OutOrStdout(), resp)
-				return nil
+				return client.Show(cmd, g, "plan replay", c.PlanReplay, &gatev1.PlanReplayRequest{Window: w},
+					func(w io.Writer, resp *gatev1.PlanReplayResponse) error {
+						printPlan(w, resp)
+						return nil
+					})
 			}
 			if out == "" && !summaryOnly {
 				return exit.Usagef("give --out FILE (or - for standard output) to keep the released records, or --summary-only")

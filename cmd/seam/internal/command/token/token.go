@@ -106,10 +106,7 @@ func newCreateCmd(g *client.Globals, f *files) *cobra.Command {
   seam token create contractor --role viewer --expires 30d
   seam token create dashboards --role viewer -o json`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := g.ValidateOutput(); err != nil {
-				return err
-			}
+		RunE: g.Local(func(cmd *cobra.Command, args []string) error {
 			name := strings.TrimSpace(args[0])
 			if name == "" {
 				return exit.Usagef("name the token: seam token create NAME --role ROLE")
@@ -166,7 +163,7 @@ func newCreateCmd(g *client.Globals, f *files) *cobra.Command {
 			}
 			fmt.Fprintf(w, "created token %s (%s) in %s; it is shown this once:\n%s\n", name, describe(entry), f.path(), tok)
 			return nil
-		},
+		}),
 	}
 	cmd.Flags().StringSliceVar(&roles, "role", nil, "role of the token (repeatable): admin, operator, owner, pipeline, viewer")
 	cmd.Flags().StringSliceVar(&subjects, "subject", nil, "subject or prefix.* pattern the token is limited to, whatever its role (repeatable)")
@@ -208,10 +205,7 @@ func newListCmd(g *client.Globals, f *files) *cobra.Command {
 		Short:   "List the tokens of the file: names, roles, subjects and expiry (never the tokens)",
 		Example: "  seam token list -o json",
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := g.ValidateOutput(); err != nil {
-				return err
-			}
+		RunE: g.Local(func(cmd *cobra.Command, _ []string) error {
 			tf, err := f.read()
 			if err != nil {
 				return err
@@ -245,7 +239,7 @@ func newListCmd(g *client.Globals, f *files) *cobra.Command {
 				t.Row(e.Name, strings.Join(roles, ","), output.OrDash(strings.Join(e.Subjects, ",")), expiry(e, now))
 			}
 			return t.Flush()
-		},
+		}),
 	}
 }
 
@@ -256,10 +250,7 @@ func newRevokeCmd(g *client.Globals, f *files) *cobra.Command {
 		Short:   "Remove a token: calls with it are refused within a second",
 		Example: `  seam token revoke nightly-loader --reason "the loader moved to a service account"`,
 		Args:    cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := g.ValidateOutput(); err != nil {
-				return err
-			}
+		RunE: g.Local(func(cmd *cobra.Command, args []string) error {
 			tf, err := f.read()
 			if err != nil {
 				return err
@@ -289,7 +280,7 @@ func newRevokeCmd(g *client.Globals, f *files) *cobra.Command {
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "revoked token %s in %s\n", args[0], f.path())
 			return nil
-		},
+		}),
 	}
 	cmd.Flags().StringVar(&reason, "reason", "", "why the token is revoked; kept in the file with who revoked it, and written to the services' audit log")
 	return cmd

@@ -19,19 +19,11 @@ import (
 func TestTokensApplyWithoutRestart(t *testing.T) {
 	t.Parallel()
 	n := seamtest.StartNode(t)
-	run := func(want int, args ...string) string {
-		t.Helper()
-		out, errOut, code := seamtest.Run(t.Context(), append(args, "--data-dir", n.DataDir)...)
-		if code != want {
-			t.Fatalf("seam %s: exit %d, want %d\n%s%s", strings.Join(args, " "), code, want, out, errOut)
-		}
-		return out
-	}
 	var created struct {
 		Token string   `json:"token"`
 		Roles []string `json:"roles"`
 	}
-	if err := json.Unmarshal([]byte(run(0, "token", "create", "dashboards", "--role", "viewer", "--reason", "ops dashboards", "-o", "json")), &created); err != nil || !strings.HasPrefix(created.Token, "seam_") {
+	if err := json.Unmarshal([]byte(runLocal(t, n, 0, "token", "create", "dashboards", "--role", "viewer", "--reason", "ops dashboards", "-o", "json")), &created); err != nil || !strings.HasPrefix(created.Token, "seam_") {
 		t.Fatalf("token create -o json: %v, %+v", err, created)
 	}
 	call := func(token string, args ...string) (string, int) {
@@ -59,14 +51,14 @@ func TestTokensApplyWithoutRestart(t *testing.T) {
 		tf.Tokens[i].Reason != "ops dashboards" || tf.Tokens[i].CreatedBy == "" || tf.Tokens[i].CreatedAt == "" {
 		t.Errorf("tokens file = %+v, want dashboards with who created it, when and why", tf.Tokens)
 	}
-	if out := run(0, "token", "list"); !strings.Contains(out, "dashboards") || !strings.Contains(out, "viewer") || strings.Contains(out, created.Token) {
+	if out := runLocal(t, n, 0, "token", "list"); !strings.Contains(out, "dashboards") || !strings.Contains(out, "viewer") || strings.Contains(out, created.Token) {
 		t.Errorf("token list:\n%s\nwant dashboards with its role, and never the token", out)
 	}
-	run(exit.Usage, "token", "create", "dashboards", "--role", "viewer")
-	run(exit.Usage, "token", "create", "x", "--role", "wizard")
-	run(exit.Usage, "token", "create", "x", "--role", "owner")
+	runLocal(t, n, exit.Usage, "token", "create", "dashboards", "--role", "viewer")
+	runLocal(t, n, exit.Usage, "token", "create", "x", "--role", "wizard")
+	runLocal(t, n, exit.Usage, "token", "create", "x", "--role", "owner")
 
-	run(0, "token", "revoke", "dashboards", "--reason", "dashboards retired")
+	runLocal(t, n, 0, "token", "revoke", "dashboards", "--reason", "dashboards retired")
 	// The file keeps who made and revoked the token and why, for the
 	// services' audit lines (token_created, token_revoked).
 	tf, err := auth.ReadTokensFile(filepath.Join(n.DataDir, auth.TokensFileName))
@@ -80,7 +72,7 @@ func TestTokensApplyWithoutRestart(t *testing.T) {
 		out, code := call(created.Token, "contract", "list")
 		return code == exit.Usage && strings.Contains(out, "--token")
 	})
-	run(exit.Usage, "token", "revoke", "dashboards")
+	runLocal(t, n, exit.Usage, "token", "revoke", "dashboards")
 }
 
 // A token created with --expires works until then, is listed with its
@@ -88,31 +80,23 @@ func TestTokensApplyWithoutRestart(t *testing.T) {
 func TestTokensExpire(t *testing.T) {
 	t.Parallel()
 	n := seamtest.StartNode(t)
-	run := func(want int, args ...string) string {
-		t.Helper()
-		out, errOut, code := seamtest.Run(t.Context(), append(args, "--data-dir", n.DataDir)...)
-		if code != want {
-			t.Fatalf("seam %s: exit %d, want %d\n%s%s", strings.Join(args, " "), code, want, out, errOut)
-		}
-		return out
-	}
 	var created struct {
 		Token   string `json:"token"`
 		Expires string `json:"expires"`
 	}
-	if err := json.Unmarshal([]byte(run(0, "token", "create", "contractor", "--role", "viewer", "--expires", "3s", "-o", "json")), &created); err != nil || created.Expires == "" {
+	if err := json.Unmarshal([]byte(runLocal(t, n, 0, "token", "create", "contractor", "--role", "viewer", "--expires", "3s", "-o", "json")), &created); err != nil || created.Expires == "" {
 		t.Fatalf("token create --expires 3s -o json: %v, %+v; want the expiry shown", err, created)
 	}
 	until, err := time.Parse(time.RFC3339, created.Expires)
 	if err != nil || time.Until(until) > 4*time.Second {
 		t.Fatalf("expires %q, want about 3s from now", created.Expires)
 	}
-	run(0, "token", "create", "month", "--role", "viewer", "--expires", "30d")
-	list := run(0, "token", "list")
+	runLocal(t, n, 0, "token", "create", "month", "--role", "viewer", "--expires", "30d")
+	list := runLocal(t, n, 0, "token", "list")
 	if !strings.Contains(list, "EXPIRES") || !strings.Contains(list, created.Expires) || !strings.Contains(list, time.Now().UTC().AddDate(0, 0, 30).Format("2006-01-02")) {
 		t.Errorf("token list:\n%s\nwant an EXPIRES column with %s and a date 30 days out", list, created.Expires)
 	}
-	run(exit.Usage, "token", "create", "x", "--role", "viewer", "--expires", "soon")
+	runLocal(t, n, exit.Usage, "token", "create", "x", "--role", "viewer", "--expires", "soon")
 	call := func() (string, int) {
 		out, errOut, code := seamtest.Run(t.Context(), "contract", "list", "--addr", n.GRPCAddr, "--token", created.Token)
 		return out + errOut, code
@@ -128,7 +112,18 @@ func TestTokensExpire(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	if list := run(0, "token", "list"); !strings.Contains(list, "(expired)") {
+	if list := runLocal(t, n, 0, "token", "list"); !strings.Contains(list, "(expired)") {
 		t.Errorf("token list after expiry:\n%s\nwant the token marked (expired)", list)
 	}
+}
+
+// runLocal runs seam on the node's data directory, as its operator does,
+// and fails the test unless it exits want.
+func runLocal(t *testing.T, n *seamtest.Node, want int, args ...string) string {
+	t.Helper()
+	out, errOut, code := seamtest.Run(t.Context(), append(args, "--data-dir", n.DataDir)...)
+	if code != want {
+		t.Fatalf("seam %s: exit %d, want %d\n%s%s", strings.Join(args, " "), code, want, out, errOut)
+	}
+	return out
 }

@@ -48,10 +48,7 @@ date); --create makes them.`,
   seam migrate --data-dir /var/lib/seam     # the embedded stores of seam up
   seam migrate --data-dir /var/lib/seam --create`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := g.ValidateOutput(); err != nil {
-				return err
-			}
+		RunE: g.Local(func(cmd *cobra.Command, _ []string) error {
 			cfg := node.Config{DataDir: dataDir, Store: store}
 			migrated := map[string]string{}
 			if cfg.Store == "" && cfg.DataDir == "" {
@@ -91,7 +88,7 @@ date); --create makes them.`,
 				return output.Value(cmd.OutOrStdout(), migrated)
 			}
 			return nil
-		},
+		}),
 	}
 	cmd.Flags().StringVar(&store, "store", "", "store URL: postgres://… for a shared PostgreSQL; empty: the SQLite files of --data-dir")
 	cmd.Flags().StringVar(&dataDir, "data-dir", client.DefaultDataDir, "directory of the embedded stores of seam up")

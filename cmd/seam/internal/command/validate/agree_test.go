@@ -18,8 +18,7 @@ import (
 // same batches block.
 func TestValidateAgreesWithGate(t *testing.T) {
 	t.Parallel()
-	n := seamtest.StartNode(t)
-	n.SetupOrders(t)
+	n := seamtest.StartOrders(t)
 
 	lines := seamtest.OrderLines(3000)
 	lines[9] = strings.Replace(lines[9], `"currency":"USD"`, `"currency":"XXX"`, 1)
@@ -27,7 +26,7 @@ func TestValidateAgreesWithGate(t *testing.T) {
 	lines[2998] = strings.Replace(lines[2998], `"order_id":"ORD-`, `"order_id":"ORDER-`, 1)
 	lines[2000] = strings.Replace(lines[2000], `"items":`, `"items":"`, 1)
 	lines[2000] = strings.Replace(lines[2000], `,"discount"`, `","discount"`, 1)
-	file := seamtest.WriteFile(t, "orders.ndjson", strings.Join(lines, "\n")+"\n")
+	file := seamtest.WriteLines(t, "orders.ndjson", lines)
 
 	rep, stderr, code := runValidate(t, file)
 	if code != exit.OK {
@@ -56,7 +55,7 @@ func TestValidateAgreesWithGate(t *testing.T) {
 	// A missing key blocks at both: validate its batch, the gate its
 	// partition.
 	lines[1200] = strings.Replace(lines[1200], `"customer_id":`, `"customer":`, 1)
-	blocked := seamtest.WriteFile(t, "blocked.ndjson", strings.Join(lines, "\n")+"\n")
+	blocked := seamtest.WriteLines(t, "blocked.ndjson", lines)
 	rep, _, code = runValidate(t, blocked)
 	if code != exit.Failed || !rep.Blocked {
 		t.Fatalf("validate of a file with a missing key: exit %d, blocked %v", code, rep.Blocked)
@@ -126,7 +125,7 @@ func TestValidatePredictsPartitionVerdict(t *testing.T) {
 			grade := []string{"A", "B", "C", "Z"}[rng.IntN(4)]
 			lines = append(lines, fmt.Sprintf(`{"sample_id":"X-%d-%d",%s"grade":%q,"value":%d}`, trial, i, site, grade, rng.IntN(100)))
 		}
-		file := seamtest.WriteFile(t, fmt.Sprintf("t%d.ndjson", trial), strings.Join(lines, "\n")+"\n")
+		file := seamtest.WriteLines(t, fmt.Sprintf("t%d.ndjson", trial), lines)
 		out, _, _ := seamtest.Run(context.Background(), "validate", "--contract", contractFile, file, "--batch-size", fmt.Sprint(1+rng.IntN(300)), "-o", "json")
 		var rep validate.Report
 		if err := json.Unmarshal([]byte(out), &rep); err != nil {

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -114,10 +113,7 @@ gate.`,
   seam validate --contract shop_orders_v2.yaml --canonical commerce_order.yaml day.ndjson
   seam validate --contract shop_orders_v1.yaml export.csv -o json`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := g.ValidateOutput(); err != nil {
-				return err
-			}
+		RunE: g.Local(func(cmd *cobra.Command, args []string) error {
 			if contractFile == "" {
 				return exit.Usagef("give the contract with --contract FILE")
 			}
@@ -168,7 +164,7 @@ gate.`,
 				return exit.Failf("the partition would be BLOCKED: %s", blockedText(v.report.Decided))
 			}
 			return nil
-		},
+		}),
 	}
 	cmd.Flags().StringVar(&contractFile, "contract", "", "contract YAML to validate against")
 	cmd.Flags().StringVar(&canonicalFile, "canonical", "", "canonical model YAML the contract's mapping fills, to check the mapping as the registry does")
@@ -220,15 +216,11 @@ type chunkResult struct {
 }
 
 func (v *validator) file(cmd *cobra.Command, path string, format recordv1.Format) error {
-	f, err := os.Open(path)
+	f, info, err := client.OpenFile(path)
 	if err != nil {
-		return exit.Usagef("%w", err)
+		return err
 	}
 	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return exit.Usagef("%w", err)
-	}
 	v.report.Files = append(v.report.Files, path)
 	bar := output.Progress(cmd.ErrOrStderr(), info.Size(), "validating "+filepath.Base(path))
 	defer bar.Finish()

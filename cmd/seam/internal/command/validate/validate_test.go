@@ -29,7 +29,7 @@ func runValidate(t *testing.T, args ...string) (validate.Report, string, int) {
 func TestValidateNDJSON(t *testing.T) {
 	t.Parallel()
 	lines := seamtest.OrderLines(2500)
-	clean := seamtest.WriteFile(t, "clean.ndjson", strings.Join(lines, "\n")+"\n")
+	clean := seamtest.WriteLines(t, "clean.ndjson", lines)
 	rep, stderr, code := runValidate(t, clean)
 	if code != exit.OK || rep.Records != 2500 || rep.Passed != 2500 || rep.Batches != 3 || rep.Blocked {
 		t.Fatalf("clean file: exit %d, report %+v (stderr %s); want exit 0, 2500 records passed in 3 batches", code, rep, stderr)
@@ -43,7 +43,7 @@ func TestValidateNDJSON(t *testing.T) {
 	if bad[4] == lines[4] || bad[1202] == lines[1202] {
 		t.Fatal("test data did not change; the fixture's format moved")
 	}
-	rep, stderr, code = runValidate(t, seamtest.WriteFile(t, "bad.ndjson", strings.Join(bad, "\n")+"\n"))
+	rep, stderr, code = runValidate(t, seamtest.WriteLines(t, "bad.ndjson", bad))
 	if code != exit.Failed || !rep.Blocked {
 		t.Fatalf("file with a missing key: exit %d, blocked %v (stderr %s); want exit 1 and blocked", code, rep.Blocked, stderr)
 	}
@@ -75,7 +75,7 @@ func TestValidateCSVLineNumbers(t *testing.T) {
 			"2026-11-29T10:00:00Z", "DE", "2", "0", "web", "a@b.example", coupon}, ",")
 	}
 	lines := []string{header, row(1, `"multi`), `line"`, row(2, "x"), row(3, "y"), strings.Replace(row(4, "z"), "EUR", "XXX", 1)}
-	path := seamtest.WriteFile(t, "orders.csv", strings.Join(lines, "\n")+"\n")
+	path := seamtest.WriteLines(t, "orders.csv", lines)
 	rep, stderr, code := runValidate(t, "--batch-size", "2", path)
 	if code != exit.OK {
 		t.Fatalf("exit %d (stderr %s), want 0", code, stderr)
@@ -113,7 +113,7 @@ func TestValidateChecksTheContractAsTheRegistryDoes(t *testing.T) {
 		t.Fatal("core/examples/shop_orders_v1.yaml changed shape; update this test")
 	}
 	contractFile := seamtest.WriteFile(t, "broken.yaml", broken)
-	data := seamtest.WriteFile(t, "day.ndjson", strings.Join(seamtest.OrderLines(3), "\n")+"\n")
+	data := seamtest.WriteLines(t, "day.ndjson", seamtest.OrderLines(3))
 
 	registryOut := n.MustCLI(t, exit.Invalid, "contract", "register", contractFile)
 	_, errOut, code := seamtest.Run(context.Background(), "validate", "--contract", contractFile, "--canonical", seamtest.ExampleFile(t, "commerce_order.yaml"), data)
@@ -149,7 +149,7 @@ func TestValidateWorkersAgree(t *testing.T) {
 		lines[i] = strings.Replace(lines[i], `"currency":"`, `"currency":"X`, 1)
 	}
 	lines[3333] = strings.Replace(lines[3333], `"customer_id":`, `"customer":`, 1)
-	file := seamtest.WriteFile(t, "orders.ndjson", strings.Join(lines, "\n")+"\n")
+	file := seamtest.WriteLines(t, "orders.ndjson", lines)
 	var reports []validate.Report
 	for _, workers := range []string{"1", "3"} {
 		rep, stderr, code := runValidate(t, "--workers", workers, "--batch-size", "300", "--first", "20", file)

@@ -33,16 +33,13 @@ func New(g *client.Globals) *cobra.Command {
 		Short:   "Print the version of seam",
 		Example: "  seam version",
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := g.ValidateOutput(); err != nil {
-				return err
-			}
+		RunE: g.Local(func(cmd *cobra.Command, _ []string) error {
 			if g.JSON() {
 				return output.Value(cmd.OutOrStdout(), map[string]string{"version": g.Version, "go": runtime.Version(), "os": runtime.GOOS, "arch": runtime.GOARCH})
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "seam %s (%s, %s/%s)\n", g.Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 			return nil
-		},
+		}),
 	}
 	g.AddOutputFlag(cmd.Flags())
 	return cmd
