@@ -41,6 +41,7 @@ func TestRESTAuthorizesBeforeReadingTheBody(t *testing.T) {
 		{"b.* pipeline into a.orders, chunked", n.tokens["b-pipeline"], "a.orders", "Transfer-Encoding: chunked\r\n"},
 		{"b.* pipeline into a.orders, gzip", n.tokens["b-pipeline"], "a.orders", "Content-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n"},
 	}
+	warmUp(t, n)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			head := "POST /v1/subjects/" + tc.subject + ":ingest HTTP/1.1\r\nHost: seam\r\nContent-Type: application/json\r\nAuthorization: Bearer " + tc.token + "\r\n" + tc.framing + "\r\n"
