@@ -165,9 +165,13 @@ test('a viewer sees no replay, discard or contain button, and may still dry-run'
   await expect(page.getByRole('button', { name: /Replay/ })).toHaveCount(0);
   await expect(page.getByRole('button', { name: /Discard/ })).toHaveCount(0);
 
-  await panel.getByRole('button', { name: 'Dry run' }).click();
   const stats = await api<{ by_partition: { key: string }[] }>(tokens.viewer(), 'POST', '/v1/quarantine:stats', { filter: { subject: SUBJECT } });
   const keys = stats.by_partition.map((c) => c.key).sort();
+  // The window fills in from the page's own stats; a click before that
+  // submits a form whose required fields are empty, which sends nothing.
+  await expect(panel.getByLabel('From partition')).toHaveValue(keys[0]);
+  await expect(panel.getByLabel('to', { exact: true })).toHaveValue(keys[keys.length - 1]);
+  await panel.getByRole('button', { name: 'Dry run' }).click();
   const plan = await api<{ held: string }>(tokens.viewer(), 'POST', '/v1/replay:plan', {
     window: { subject: SUBJECT, partition_from: keys[0], partition_to: keys[keys.length - 1] },
   });
