@@ -221,7 +221,7 @@ func ReadChanges(ctx context.Context, target queryer, name string, after int64, 
 func Drop(ctx context.Context, target, source queryer, name string) error {
 	slot := "seam_" + name
 	if source != nil {
-		if _, err := execQ(ctx, source, "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1", slot); err != nil {
+		if err := dropSlot(ctx, source, slot); err != nil {
 			return fmt.Errorf("drop slot %s (stop the running source first): %w", slot, err)
 		}
 		if _, err := execQ(ctx, source, "DROP PUBLICATION IF EXISTS "+pgx.Identifier{slot}.Sanitize()); err != nil {
@@ -244,6 +244,30 @@ func Drop(ctx context.Context, target, source queryer, name string) error {
 		}
 	}
 	return nil
+}
+
+// slotReleaseWait is how long dropSlot waits for a slot to be released.
+const slotReleaseWait = 10 * time.Second
+
+// dropSlot drops the slot if it exists. A slot still active (SQLSTATE
+// 55006) is tried again for up to slotReleaseWait: when a source has just
+// stopped, the server's walsender for it can hold the slot a moment
+// longer, until it sees the connection gone. A source still running keeps
+// it past the wait, and the error says so.
+func dropSlot(ctx context.Context, source queryer, slot string) error {
+	deadline := time.Now().Add(slotReleaseWait)
+	for {
+		_, err := execQ(ctx, source, "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1", slot)
+		var pgErr *pgconn.PgError
+		if err == nil || !errors.As(err, &pgErr) || pgErr.Code != "55006" || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
 
 // execQ runs a statement through a queryer.
