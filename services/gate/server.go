@@ -297,6 +297,11 @@ func newEvent(ctx context.Context, e *registryv1.Event) (outboxEvent, error) {
 func (s *Server) relay(ctx context.Context) error {
 	wake, err := s.store.Listen(ctx, outboxChannel)
 	if err != nil {
+		if ctx.Err() != nil {
+			// Shut down while it was connecting (on PostgreSQL, LISTEN has
+			// a connection of its own): a stop like the one in the loop.
+			return nil
+		}
 		return fmt.Errorf("gate outbox relay: %w", err)
 	}
 	tick := time.NewTicker(s.cfg.RelayInterval)
