@@ -9,6 +9,8 @@ import (
 	"github.com/jackc/pglogrepl"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/seamdata/seam/platform/backoff"
 )
 
 // Status is what `seam source postgres status` and `seam monitor` show.
@@ -256,16 +258,15 @@ const slotReleaseWait = 10 * time.Second
 // it past the wait, and the error says so.
 func dropSlot(ctx context.Context, source queryer, slot string) error {
 	deadline := time.Now().Add(slotReleaseWait)
+	retry := backoff.Backoff{Min: 100 * time.Millisecond, Max: time.Second}
 	for {
 		_, err := execQ(ctx, source, "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1", slot)
 		var pgErr *pgconn.PgError
 		if err == nil || !errors.As(err, &pgErr) || pgErr.Code != "55006" || time.Now().After(deadline) {
 			return err
 		}
-		select {
-		case <-ctx.Done():
+		if retry.Wait(ctx) != nil {
 			return err
-		case <-time.After(200 * time.Millisecond):
 		}
 	}
 }
