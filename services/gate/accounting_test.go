@@ -2,6 +2,7 @@ package gate
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -160,6 +161,34 @@ func TestBatchIDReusedWithDifferentContent(t *testing.T) {
 	}
 	if m := monitorOf(t, e, "shop.orders", "2025-03-01"); m.GetReceived() != 20 || m.GetBatches() != 1 {
 		t.Fatalf("monitor = %v, want the first batch only", m)
+	}
+}
+
+// A batch stored while the digest was a SHA-256 is still told from
+// another: its retry is the same content by that hash, other records are
+// not.
+func TestSHA256DigestsOfStoredBatchesStillCompare(t *testing.T) {
+	first := batchInput{batch: orders{first: 1, n: 20, amount: 85}.batch(), version: 1}
+	other := batchInput{batch: orders{first: 1, n: 20, amount: 99}.batch(), version: 1}
+	stored, err := digestWith(sha256.New(), first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		in   batchInput
+		same bool
+	}{{"the retry", first, true}, {"other records", other, false}} {
+		now, err := digestOf(c.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(now) == len(stored) {
+			t.Fatalf("the digest is %d bytes, as a SHA-256 is: stored digests could not be told apart", len(now))
+		}
+		if got := sameContent(stored, now, c.in); got != c.same {
+			t.Errorf("%s against a SHA-256 stored digest: same = %v, want %v", c.name, got, c.same)
+		}
 	}
 }
 
