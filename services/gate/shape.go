@@ -95,7 +95,24 @@ type profiledField struct {
 	// maxShapesPerField of them and "mixed".
 	list    []*shapeFigure
 	byShape map[string]uint8 // index in list
+	// known remembers the figure of text values seen in this batch, for a
+	// field of few values (a status, a currency, a country) that do not
+	// come in runs: naming a text's shape tries every named shape in turn,
+	// a lookup by its bytes is one hash. A field of many values (ids,
+	// times) stops remembering once its values rarely repeat.
+	known       map[string]uint8
+	lookups     int
+	hits        int
+	unrewarding bool
 }
+
+// Bounds on a field's remembered values: at most maxKnownValues of them,
+// and a field stops looking after knownTrial lookups if fewer than one in
+// two found the value.
+const (
+	maxKnownValues = 64
+	knownTrial     = 256
+)
 
 // profileValues counts every present value of the batch's scalar fields
 // by field and shape. The lookup by the scratch bytes does not allocate,
@@ -110,9 +127,9 @@ func profileValues(plan *check.Plan, b *record.Batch) *valueProfile {
 		t := f.Type()
 		vp.fields[slot] = profiledField{f: f, scalar: t != contractv1.FieldType_FIELD_TYPE_OBJECT && t != contractv1.FieldType_FIELD_TYPE_ARRAY && t != contractv1.FieldType_FIELD_TYPE_JSON}
 	}
-	// Values in a row mostly share a shape, and often are the same value
-	// (a status, a currency, a country): a value equal to the field's
-	// last one has its shape, and needs no naming.
+	// Values in a row mostly share a shape, and often are the same value:
+	// a value of the field's last kind that is no text, or a text equal to
+	// the field's last one, has the last one's shape and needs no naming.
 	last := make([]uint8, len(vp.fields))
 	lastValue := make([]record.Value, len(vp.fields))
 	var buf []byte
@@ -126,11 +143,8 @@ func profileValues(plan *check.Plan, b *record.Batch) *valueProfile {
 			}
 			v := vals[slot]
 			k := last[slot]
-			if k == 0 || v.Kind() != lastValue[slot].Kind() || !bytes.Equal(v.Bytes(), lastValue[slot].Bytes()) {
-				buf = shape.Append(buf[:0], v)
-				if k == 0 || fd.list[k-1].Shape != string(buf) {
-					k = fd.index(buf, v)
-				}
+			if k == 0 || v.Kind() != lastValue[slot].Kind() || text(v) && !bytes.Equal(v.Bytes(), lastValue[slot].Bytes()) {
+				k = fd.figureOf(v, k, &buf)
 				lastValue[slot] = v
 			}
 			last[slot], row[slot] = k, k
@@ -138,6 +152,41 @@ func profileValues(plan *check.Plan, b *record.Batch) *valueProfile {
 		}
 	}
 	return vp
+}
+
+// text reports whether v's shape depends on its bytes; any other value's
+// shape is its kind's (shape.Append).
+func text(v record.Value) bool {
+	return v.Kind() == record.KindString || v.Kind() == record.KindRaw
+}
+
+// figureOf returns 1 + the index of v's figure, given the field's last
+// one (0 for none), naming v's shape in *buf unless the field remembers
+// the value.
+func (fd *profiledField) figureOf(v record.Value, last uint8, buf *[]byte) uint8 {
+	remember := text(v) && !fd.unrewarding
+	if remember {
+		fd.lookups++
+		if k, ok := fd.known[string(v.Bytes())]; ok {
+			fd.hits++
+			return k
+		}
+		if fd.lookups >= knownTrial && 2*fd.hits < fd.lookups {
+			fd.unrewarding, fd.known, remember = true, nil, false
+		}
+	}
+	*buf = shape.Append((*buf)[:0], v)
+	k := last
+	if k == 0 || fd.list[k-1].Shape != string(*buf) {
+		k = fd.index(*buf, v)
+	}
+	if remember && len(fd.known) < maxKnownValues {
+		if fd.known == nil {
+			fd.known = make(map[string]uint8, maxKnownValues)
+		}
+		fd.known[string(v.Bytes())] = k
+	}
+	return k
 }
 
 // index returns 1 + the index of shapeName's figure in the field's list,
