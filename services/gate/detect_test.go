@@ -224,11 +224,8 @@ func testUnannouncedChanges(t *testing.T, url string) {
 	if sum.GetReleased() != tripsPerDay || sum.GetRemaining() != 2*tripsPerDay {
 		t.Fatalf("replay released %d and left %d, want %d released (day 5) and %d held (days 6 and 7)", sum.GetReleased(), sum.GetRemaining(), tripsPerDay, 2*tripsPerDay)
 	}
-	held, err := e.as("viewer").GetQuarantineStats(ctx, &gatev1.GetQuarantineStatsRequest{Filter: &gatev1.QuarantineFilter{Subject: "fleet.trips",
-		PartitionFrom: tripsPart(5), PartitionTo: tripsPart(7), State: gatev1.QuarantineState_QUARANTINE_STATE_HELD}})
-	if err != nil {
-		t.Fatalf("GetQuarantineStats: %v", err)
-	}
+	held := quarantineStats(t, e, &gatev1.QuarantineFilter{Subject: "fleet.trips",
+		PartitionFrom: tripsPart(5), PartitionTo: tripsPart(7), State: gatev1.QuarantineState_QUARANTINE_STATE_HELD})
 	var reasons []string
 	for _, c := range held.GetByCheck() {
 		reasons = append(reasons, fmt.Sprintf("%s=%d", c.GetKey(), c.GetCount()))
