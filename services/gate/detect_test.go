@@ -2,6 +2,7 @@ package gate
 
 import (
 	"context"
+	_ "embed"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -23,48 +24,17 @@ import (
 // fleet.trips is a source of this test's own: taxi trips with a vehicle
 // reference checked by a pattern ("VH-004711"), an odometer reading, a
 // free-form driver code, a fare a partition may not lack and a note.
-const tripsV1YAML = `
-subject: fleet.trips
-owner: team-fleet
-compatibility: BACKWARD
-notice_period: 14d
-fields:
-  - {name: trip_id, type: STRING, required: true, key: true}
-  - {name: vehicle_ref, type: STRING, required: true, pattern: "^VH-[0-9]{6}$"}
-  - {name: odometer_km, type: INT64, required: true}
-  - {name: driver_code, type: STRING, required: true}
-  - {name: fare, type: DOUBLE}
-  - {name: note, type: STRING}
-checks:
-  - {name: fare_present, rule: required(fare), policy: BLOCK, threshold: {fraction: 0.2}}
-  - {name: note_nulls, rule: "null_rate(note, max: 20%)", policy: ALERT}
-mapping:
-  canonical: fleet.trip
-  fields:
-    trip_id: {from: trip_id}
-    vehicle: {from: vehicle_ref}
-    odometer_km: {from: odometer_km}
-    driver: {from: driver_code}
-    fare: {from: fare}
-    note: {from: note}
-`
+//
+//go:embed testdata/fleet_trips_v1.yaml
+var tripsV1YAML string
 
 // tripsV2YAML is the fix of the vehicle switch: the pattern takes both
 // the references and the UUIDs the source now sends.
 var tripsV2YAML = strings.Replace(tripsV1YAML, `pattern: "^VH-[0-9]{6}$"`,
 	`pattern: "^(VH-[0-9]{6}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$"`, 1)
 
-const tripModelYAML = `
-name: fleet.trip
-owner: team-data-platform
-fields:
-  - {name: trip_id, type: STRING, required: true, key: true}
-  - {name: vehicle, type: STRING, required: true}
-  - {name: odometer_km, type: INT64, required: true}
-  - {name: driver, type: STRING, required: true}
-  - {name: fare, type: DOUBLE}
-  - {name: note, type: STRING}
-`
+//go:embed testdata/fleet_trip_model.yaml
+var tripModelYAML string
 
 // tripsDay describes one day of 40 trips.
 type tripsDay struct {
@@ -254,11 +224,8 @@ func testUnannouncedChanges(t *testing.T, url string) {
 	if sum.GetReleased() != tripsPerDay || sum.GetRemaining() != 2*tripsPerDay {
 		t.Fatalf("replay released %d and left %d, want %d released (day 5) and %d held (days 6 and 7)", sum.GetReleased(), sum.GetRemaining(), tripsPerDay, 2*tripsPerDay)
 	}
-	held, err := e.as("viewer").GetQuarantineStats(ctx, &gatev1.GetQuarantineStatsRequest{Filter: &gatev1.QuarantineFilter{Subject: "fleet.trips",
-		PartitionFrom: tripsPart(5), PartitionTo: tripsPart(7), State: gatev1.QuarantineState_QUARANTINE_STATE_HELD}})
-	if err != nil {
-		t.Fatalf("GetQuarantineStats: %v", err)
-	}
+	held := quarantineStats(t, e, &gatev1.QuarantineFilter{Subject: "fleet.trips",
+		PartitionFrom: tripsPart(5), PartitionTo: tripsPart(7), State: gatev1.QuarantineState_QUARANTINE_STATE_HELD})
 	var reasons []string
 	for _, c := range held.GetByCheck() {
 		reasons = append(reasons, fmt.Sprintf("%s=%d", c.GetKey(), c.GetCount()))

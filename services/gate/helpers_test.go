@@ -334,6 +334,28 @@ func ingest(subject, partition, batchID string, o orders) *gatev1.IngestRequest 
 	return &gatev1.IngestRequest{Subject: subject, Partition: partition, Identity: &gatev1.IngestRequest_BatchId{BatchId: batchID}, Batch: o.batch()}
 }
 
+// quarantineStats reads, as the viewer, the stats of the quarantined
+// records f selects.
+func quarantineStats(t testing.TB, e *gateEnv, f *gatev1.QuarantineFilter) *gatev1.GetQuarantineStatsResponse {
+	t.Helper()
+	stats, err := e.as("viewer").GetQuarantineStats(context.Background(), &gatev1.GetQuarantineStatsRequest{Filter: f})
+	if err != nil {
+		t.Fatalf("GetQuarantineStats(%v): %v", f, err)
+	}
+	return stats
+}
+
+// quarantineList lists, as the viewer, the first page of the quarantined
+// records f selects.
+func quarantineList(t testing.TB, e *gateEnv, f *gatev1.QuarantineFilter) []*gatev1.QuarantinedRecord {
+	t.Helper()
+	list, err := e.as("viewer").ListQuarantine(context.Background(), &gatev1.ListQuarantineRequest{Filter: f})
+	if err != nil {
+		t.Fatalf("ListQuarantine(%v): %v", f, err)
+	}
+	return list.GetRecords()
+}
+
 // sealOf seals a partition as the pipeline would and returns its state.
 func sealOf(t testing.TB, e *gateEnv, subject, partition string) *gatev1.PartitionState {
 	t.Helper()

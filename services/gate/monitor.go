@@ -81,14 +81,9 @@ func partitionMonitor(subject string, pu partUnits) *gatev1.PartitionMonitor {
 // ListAlerts lists alerts after a sequence number, oldest first, in the
 // states asked for (all when none).
 func (s *Server) ListAlerts(ctx context.Context, req *gatev1.ListAlertsRequest) (*gatev1.ListAlertsResponse, error) {
-	limit := int(req.GetLimit())
-	switch {
-	case limit < 0:
-		return nil, rpcerr.InvalidArgument("bad limit", rpcerr.FieldViolation{Field: "limit", Description: "send a positive limit, or 0 for 100"})
-	case limit == 0:
-		limit = defaultPageSize
-	case limit > maxPageSize:
-		limit = maxPageSize
+	limit, err := pageSize(req.GetLimit(), "limit", "limit")
+	if err != nil {
+		return nil, err
 	}
 	for i, st := range req.GetStates() {
 		if _, ok := gatev1.AlertState_name[int32(st)]; !ok || st == gatev1.AlertState_ALERT_STATE_UNSPECIFIED {

@@ -75,13 +75,11 @@ func TestReplaceAndDuplicates(t *testing.T) {
 		if m := monitorOf(t, e, "bank.payments", payDay(3)); m.GetReceived() != 1000 || m.GetQuarantined() != 0 || m.GetBlocked() != 0 || m.GetAttempt() != 2 {
 			t.Fatalf("monitor = %v, want the second sending only", m)
 		}
-		held, err := e.as("viewer").GetQuarantineStats(ctx, &gatev1.GetQuarantineStatsRequest{Filter: &gatev1.QuarantineFilter{Subject: "bank.payments"}})
-		if err != nil || held.GetTotal() != 0 {
-			t.Fatalf("held after the replacement = %v (%v), want none", held, err)
+		if held := quarantineStats(t, e, &gatev1.QuarantineFilter{Subject: "bank.payments"}); held.GetTotal() != 0 {
+			t.Fatalf("held after the replacement = %v, want none", held)
 		}
-		superseded, err := e.as("viewer").ListQuarantine(ctx, &gatev1.ListQuarantineRequest{Filter: &gatev1.QuarantineFilter{Subject: "bank.payments", State: gatev1.QuarantineState_QUARANTINE_STATE_SUPERSEDED}})
-		if err != nil || len(superseded.GetRecords()) != 6 {
-			t.Fatalf("superseded = %d records (%v), want the first sending's 6", len(superseded.GetRecords()), err)
+		if superseded := quarantineList(t, e, &gatev1.QuarantineFilter{Subject: "bank.payments", State: gatev1.QuarantineState_QUARANTINE_STATE_SUPERSEDED}); len(superseded) != 6 {
+			t.Fatalf("superseded = %d records, want the first sending's 6", len(superseded))
 		}
 		// A retried replacing batch does not replace again.
 		if r := mustIngest(t, e, first); !r.GetSummary().GetRetried() || r.GetPartition().GetAttempt() != 2 {
@@ -286,13 +284,11 @@ func TestAnswersExpireAndRetention(t *testing.T) {
 		if _, ok, err := e.srv.store.Batch(ctx, batchKey{"bank.payments", payDay(6), "a"}); err != nil || ok {
 			t.Fatalf("idempotency row after its retention: found %v (%v), want it gone", ok, err)
 		}
-		stats, err := e.as("viewer").GetQuarantineStats(ctx, &gatev1.GetQuarantineStatsRequest{Filter: &gatev1.QuarantineFilter{Subject: "bank.payments"}})
-		if err != nil || stats.GetTotal() != 1 {
-			t.Fatalf("held after retention = %v (%v), want the one still held", stats, err)
+		if stats := quarantineStats(t, e, &gatev1.QuarantineFilter{Subject: "bank.payments"}); stats.GetTotal() != 1 {
+			t.Fatalf("held after retention = %v, want the one still held", stats)
 		}
-		gone, err := e.as("viewer").ListQuarantine(ctx, &gatev1.ListQuarantineRequest{Filter: &gatev1.QuarantineFilter{Subject: "bank.payments", State: gatev1.QuarantineState_QUARANTINE_STATE_DISCARDED}})
-		if err != nil || len(gone.GetRecords()) != 0 {
-			t.Fatalf("discarded after retention = %d (%v), want none", len(gone.GetRecords()), err)
+		if gone := quarantineList(t, e, &gatev1.QuarantineFilter{Subject: "bank.payments", State: gatev1.QuarantineState_QUARANTINE_STATE_DISCARDED}); len(gone) != 0 {
+			t.Fatalf("discarded after retention = %d, want none", len(gone))
 		}
 		// The day's keys are still in its index: a batch resent after its
 		// idempotency row is gone counts nothing twice.

@@ -2,6 +2,7 @@ package gate
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -20,36 +21,9 @@ import (
 // reference as "ACC-00001234"; v2 (the fix after the source switched to
 // UUIDs without notice) declares the UUID and maps it back to the
 // reference through idmap.
-const paymentsV1YAML = `
-subject: bank.payments
-owner: team-payments
-compatibility: BACKWARD
-notice_period: 14d
-fields:
-  - {name: payment_id, type: STRING, required: true, key: true, pattern: "^PAY-[0-9]{8}$"}
-  - name: account_ref
-    type: STRING
-    required: true
-    identifier: {namespace: account, format: ref}
-  - {name: amount, type: DOUBLE, required: true, min: 0}
-  - {name: currency, type: STRING, required: true, enum: [EUR, USD, GBP]}
-  - {name: booked_at, type: TIMESTAMP, required: true}
-  - {name: memo, type: STRING}
-partition_time: {field: booked_at, granularity: DAY, allowed_lateness: 1d}
-checks:
-  - {name: account_present, rule: required(account_ref), policy: BLOCK, threshold: {fraction: 0.005}}
-  - {name: amount_drift, rule: "mean_drift(amount, max_relative_change: 0.15, baseline: 7)", policy: ALERT}
-  - {name: account_match, rule: "match_rate(account_ref, min: 0.9)", policy: ALERT}
-mapping:
-  canonical: bank.payment
-  fields:
-    payment_id: {from: payment_id}
-    account: {from: account_ref}
-    amount: {from: amount}
-    currency: {from: currency}
-    booked_at: {from: booked_at}
-    memo: {from: memo}
-`
+//
+//go:embed testdata/bank_payments_v1.yaml
+var paymentsV1YAML string
 
 // paymentsV2YAML is v1 with the account as a UUID, translated back.
 var paymentsV2YAML = strings.NewReplacer(
@@ -59,20 +33,8 @@ var paymentsV2YAML = strings.NewReplacer(
 	"    account: {from: account_ref, translate: {from: account/uuid, to: account/ref}}",
 ).Replace(paymentsV1YAML)
 
-const paymentModelYAML = `
-name: bank.payment
-owner: team-data-platform
-fields:
-  - {name: payment_id, type: STRING, required: true, key: true}
-  - name: account
-    type: STRING
-    required: true
-    identifier: {namespace: account, format: ref}
-  - {name: amount, type: DOUBLE, required: true}
-  - {name: currency, type: STRING, required: true}
-  - {name: booked_at, type: TIMESTAMP, required: true}
-  - {name: memo, type: STRING}
-`
+//go:embed testdata/bank_payment_model.yaml
+var paymentModelYAML string
 
 // The accounts the source's payments come from: 2,000 of them, of which
 // 1,960 are known to the account namespace (a 98% match rate).
@@ -178,24 +140,11 @@ func loadPayments(t testing.TB, yaml string) *contractv1.Contract {
 // importAccounts loads the uuid → ref table of accounts 1..known.
 func importAccounts(t testing.TB, idc idmapv1.IdMapServiceClient, known int) {
 	t.Helper()
-	stream, err := idc.ImportPairs(context.Background())
-	if err != nil {
-		t.Fatalf("ImportPairs: %v", err)
-	}
-	if err := stream.Send(&idmapv1.ImportPairsRequest{Message: &idmapv1.ImportPairsRequest_Header{Header: &idmapv1.ImportHeader{
-		Namespace: "account", FromFormat: "uuid", ToFormat: "ref", OnConflict: idmapv1.ConflictPolicy_CONFLICT_POLICY_FAIL}}}); err != nil {
-		t.Fatalf("send header: %v", err)
-	}
 	pairs := make([]*idmapv1.Pair, 0, known)
 	for k := 1; k <= known; k++ {
 		pairs = append(pairs, &idmapv1.Pair{From: accountUUID(k), To: accountRef(k)})
 	}
-	if err := stream.Send(&idmapv1.ImportPairsRequest{Message: &idmapv1.ImportPairsRequest_Chunk{Chunk: &idmapv1.PairChunk{Pairs: pairs}}}); err != nil {
-		t.Fatalf("send pairs: %v", err)
-	}
-	if resp, err := stream.CloseAndRecv(); err != nil || !resp.GetCommitted() {
-		t.Fatalf("ImportPairs = %v (%v), want committed", resp, err)
-	}
+	importTable(t, idc, &idmapv1.ImportHeader{Namespace: "account", FromFormat: "uuid", ToFormat: "ref"}, pairs)
 }
 
 // paymentsEnv is a gate with the real registry, idmap and adapter and

@@ -55,54 +55,46 @@ func startTripProxy(t testing.TB, target string, latency time.Duration) *tripPro
 			var mu sync.Mutex
 			answered := true
 			conns.Add(2)
-			go func() { // client to server
-				defer conns.Done()
-				defer s.Close()
-				buf := make([]byte, 1<<20)
-				for {
-					n, err := c.Read(buf)
-					if n > 0 {
-						mu.Lock()
-						turn := answered
-						answered = false
-						mu.Unlock()
-						if turn && !bytes.Contains(buf[:n], []byte("-- ping")) {
-							p.trips.Add(1)
-						}
-						if turn && p.latency > 0 {
-							time.Sleep(p.latency)
-						}
-						if _, err := s.Write(buf[:n]); err != nil {
-							return
-						}
-					}
-					if err != nil {
-						return
-					}
+			go pump(&conns, s, c, func(chunk []byte) { // client to server
+				mu.Lock()
+				turn := answered
+				answered = false
+				mu.Unlock()
+				if turn && !bytes.Contains(chunk, []byte("-- ping")) {
+					p.trips.Add(1)
 				}
-			}()
-			go func() { // server to client
-				defer conns.Done()
-				defer c.Close()
-				buf := make([]byte, 1<<20)
-				for {
-					n, err := s.Read(buf)
-					if n > 0 {
-						mu.Lock()
-						answered = true
-						mu.Unlock()
-						if _, err := c.Write(buf[:n]); err != nil {
-							return
-						}
-					}
-					if err != nil {
-						return
-					}
+				if turn && p.latency > 0 {
+					time.Sleep(p.latency)
 				}
-			}()
+			})
+			go pump(&conns, c, s, func([]byte) { // server to client
+				mu.Lock()
+				answered = true
+				mu.Unlock()
+			})
 		}
 	}()
 	return p
+}
+
+// pump copies src to dst until either fails, showing each chunk to seen
+// before it is written, then closes dst and marks conns done.
+func pump(conns *sync.WaitGroup, dst, src net.Conn, seen func(chunk []byte)) {
+	defer conns.Done()
+	defer dst.Close()
+	buf := make([]byte, 1<<20)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			seen(buf[:n])
+			if _, err := dst.Write(buf[:n]); err != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
 }
 
 // through returns url with its host replaced by the proxy's.

@@ -13,11 +13,25 @@ import (
 	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
 )
 
-// Quarantine paging bounds.
+// Paging bounds of the quarantine and alert lists.
 const (
 	defaultPageSize = 100
 	maxPageSize     = 1000
 )
+
+// pageSize reads the page size a list request asks for in field: 0 is
+// defaultPageSize, more than maxPageSize is maxPageSize, and a negative
+// size is refused, calling the size noun.
+func pageSize(n int32, field, noun string) (int, error) {
+	switch {
+	case n < 0:
+		return 0, rpcerr.InvalidArgument("bad "+strings.ReplaceAll(field, "_", " "),
+			rpcerr.FieldViolation{Field: field, Description: fmt.Sprintf("send a positive %s, or 0 for %d", noun, defaultPageSize)})
+	case n == 0:
+		return defaultPageSize, nil
+	}
+	return min(int(n), maxPageSize), nil
+}
 
 // quarantineFilterOf checks a request's filter; the state defaults to
 // HELD, what an operator is looking for.
@@ -73,14 +87,9 @@ func (s *Server) ListQuarantine(ctx context.Context, req *gatev1.ListQuarantineR
 	if err != nil {
 		return nil, err
 	}
-	size := int(req.GetPageSize())
-	switch {
-	case size < 0:
-		return nil, rpcerr.InvalidArgument("bad page size", rpcerr.FieldViolation{Field: "page_size", Description: "send a positive size, or 0 for 100"})
-	case size == 0:
-		size = defaultPageSize
-	case size > maxPageSize:
-		size = maxPageSize
+	size, err := pageSize(req.GetPageSize(), "page_size", "size")
+	if err != nil {
+		return nil, err
 	}
 	var after *quarantineKey
 	if tok := req.GetPageToken(); tok != "" {

@@ -55,26 +55,32 @@ func importPairs(t testing.TB, idc idmapv1.IdMapServiceClient, except ...int) {
 	for _, k := range except {
 		skip[k] = true
 	}
-	stream, err := idc.ImportPairs(context.Background())
-	if err != nil {
-		t.Fatalf("ImportPairs: %v", err)
-	}
-	if err := stream.Send(&idmapv1.ImportPairsRequest{Message: &idmapv1.ImportPairsRequest_Header{Header: &idmapv1.ImportHeader{
-		Namespace: "customer", FromFormat: "uuid", ToFormat: "legacy-int", OnConflict: idmapv1.ConflictPolicy_CONFLICT_POLICY_FAIL}}}); err != nil {
-		t.Fatalf("send header: %v", err)
-	}
 	var pairs []*idmapv1.Pair
 	for k := 1; k <= 1000; k++ {
 		if !skip[k] {
 			pairs = append(pairs, &idmapv1.Pair{From: customerUUID(k), To: fmt.Sprint(k)})
 		}
 	}
+	importTable(t, idc, &idmapv1.ImportHeader{Namespace: "customer", FromFormat: "uuid", ToFormat: "legacy-int"}, pairs)
+}
+
+// importTable imports pairs into the table h names, in one chunk, failing
+// on a conflict, and expects the import committed.
+func importTable(t testing.TB, idc idmapv1.IdMapServiceClient, h *idmapv1.ImportHeader, pairs []*idmapv1.Pair) {
+	t.Helper()
+	stream, err := idc.ImportPairs(context.Background())
+	if err != nil {
+		t.Fatalf("ImportPairs: %v", err)
+	}
+	h.OnConflict = idmapv1.ConflictPolicy_CONFLICT_POLICY_FAIL
+	if err := stream.Send(&idmapv1.ImportPairsRequest{Message: &idmapv1.ImportPairsRequest_Header{Header: h}}); err != nil {
+		t.Fatalf("send header: %v", err)
+	}
 	if err := stream.Send(&idmapv1.ImportPairsRequest{Message: &idmapv1.ImportPairsRequest_Chunk{Chunk: &idmapv1.PairChunk{Pairs: pairs}}}); err != nil {
 		t.Fatalf("send pairs: %v", err)
 	}
-	resp, err := stream.CloseAndRecv()
-	if err != nil || !resp.GetCommitted() {
-		t.Fatalf("ImportPairs = %v (%v), want committed", resp, err)
+	if resp, err := stream.CloseAndRecv(); err != nil || !resp.GetCommitted() {
+		t.Fatalf("ImportPairs of %s %s→%s = %v (%v), want committed", h.GetNamespace(), h.GetFromFormat(), h.GetToFormat(), resp, err)
 	}
 }
 

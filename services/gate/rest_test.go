@@ -3,6 +3,7 @@ package gate
 import (
 	"bytes"
 	"context"
+	_ "embed"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -79,37 +80,12 @@ func postJSON(t testing.TB, e *gateEnv, url, principal string, body any, out any
 
 // bankTransfers is a source of our own: transfers with a 64-bit account
 // reference, mapped into the bank.transfer canonical model.
-const bankTransfersYAML = `
-subject: bank.transfers
-owner: team-payments
-compatibility: BACKWARD
-notice_period: 14d
-fields:
-  - {name: transfer_id, type: STRING, required: true, key: true}
-  - {name: account_id, type: INT64, required: true}
-  - {name: amount, type: DOUBLE, required: true}
-  - {name: memo, type: STRING}
-  - {name: booked_at, type: TIMESTAMP, required: true}
-mapping:
-  canonical: bank.transfer
-  fields:
-    transfer_id: {from: transfer_id}
-    account: {from: account_id}
-    amount: {from: amount}
-    memo: {from: memo}
-    booked_at: {from: booked_at}
-`
+//
+//go:embed testdata/bank_transfers.yaml
+var bankTransfersYAML string
 
-const bankTransferModelYAML = `
-name: bank.transfer
-owner: team-data-platform
-fields:
-  - {name: transfer_id, type: STRING, required: true, key: true}
-  - {name: account, type: INT64, required: true}
-  - {name: amount, type: DOUBLE, required: true}
-  - {name: memo, type: STRING}
-  - {name: booked_at, type: TIMESTAMP, required: true}
-`
+//go:embed testdata/bank_transfer_model.yaml
+var bankTransferModelYAML string
 
 func registerBankTransfers(t testing.TB, p *peers) {
 	t.Helper()

@@ -432,9 +432,9 @@ func TestScenarioScopedBackfill(t *testing.T) {
 			t.Fatalf("records out of partition order at %d", i)
 		}
 	}
-	stats, err := e.as("viewer").GetQuarantineStats(ctx, &gatev1.GetQuarantineStatsRequest{Filter: &gatev1.QuarantineFilter{Subject: "shop.orders"}})
-	if err != nil || stats.GetTotal() != 1800 || len(stats.GetByPartition()) != 360 || stats.GetByPartition()[359].GetKey() != day(359) {
-		t.Fatalf("held after the replay: %d in %d partitions (%v), want 1800 in the 360 outside the window", stats.GetTotal(), len(stats.GetByPartition()), err)
+	stats := quarantineStats(t, e, &gatev1.QuarantineFilter{Subject: "shop.orders"})
+	if stats.GetTotal() != 1800 || len(stats.GetByPartition()) != 360 || stats.GetByPartition()[359].GetKey() != day(359) {
+		t.Fatalf("held after the replay: %d in %d partitions, want 1800 in the 360 outside the window", stats.GetTotal(), len(stats.GetByPartition()))
 	}
 	again := replay(t, e, window, "last-40-again")
 	if again.summary.GetReleased() != 0 || e.adapter.Records()-before != 200 {

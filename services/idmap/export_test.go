@@ -13,6 +13,7 @@ import (
 
 	"github.com/seamdata/seam/platform/storage/storagetest"
 	idmapv1 "github.com/seamdata/seam/proto/seam/idmap/v1"
+	"github.com/seamdata/seam/services/idmap"
 )
 
 // exportAll reads a whole export; it returns the pairs, the chunks and the
@@ -46,11 +47,7 @@ func exportAll(t *testing.T, c idmapv1.IdMapServiceClient, req *idmapv1.ExportPa
 // ExportPairs gives back exactly what was imported, oriented as asked,
 // in chunks, from both stores; member lists come as ids.
 func TestExportPairs(t *testing.T) {
-	t.Parallel()
-	storagetest.Each(t, func(t *testing.T, url string) {
-		t.Parallel()
-		c, _ := start(t, url)
-		createCustomer(t, c)
+	withCustomer(t, func(t *testing.T, _ string, c idmapv1.IdMapServiceClient, _ *idmap.Server) {
 		var pairs [][2]string
 		want := map[string]string{}
 		for i := range 25_001 { // three chunks
@@ -115,12 +112,8 @@ func TestExportPairsErrors(t *testing.T) {
 // at once and that survives a restart; it refuses a duplicate, an invalid
 // format and an unknown namespace.
 func TestAddFormat(t *testing.T) {
-	t.Parallel()
-	storagetest.Each(t, func(t *testing.T, url string) {
-		t.Parallel()
+	withCustomer(t, func(t *testing.T, url string, c idmapv1.IdMapServiceClient, srv *idmap.Server) {
 		ctx := context.Background()
-		c, srv := start(t, url)
-		createCustomer(t, c)
 		f := &idmapv1.Format{Name: "cust-code", Kind: idmapv1.FormatKind_FORMAT_KIND_STRING, Pattern: "^CUST-[0-9]{8}$"}
 		resp, err := c.AddFormat(ctx, &idmapv1.AddFormatRequest{Namespace: "customer", Format: f})
 		if err != nil || len(resp.GetNamespace().GetFormats()) != 4 {

@@ -203,6 +203,27 @@ func (s *Server) Reload(ctx context.Context) error {
 	return err
 }
 
+// write runs one store change under the write lock and publishes the
+// snapshot that follows it. answers maps the store's sentinel errors to
+// the status the caller sees; any other error is internal to op.
+func (s *Server) write(ctx context.Context, op string, change func() error, answers map[error]error) (*snapshot, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := change(); err != nil {
+		for sentinel, answer := range answers {
+			if errors.Is(err, sentinel) {
+				return nil, answer
+			}
+		}
+		return nil, internal(op, err)
+	}
+	next, err := s.reloadLocked(ctx)
+	if err != nil {
+		return nil, internal(op, err)
+	}
+	return next, nil
+}
+
 // reloadLocked rereads the store into a new snapshot and publishes it.
 // The caller holds mu.
 func (s *Server) reloadLocked(ctx context.Context) (*snapshot, error) {
@@ -306,19 +327,12 @@ func (s *Server) CreateNamespace(ctx context.Context, req *idmapv1.CreateNamespa
 				rpcerr.FieldViolation{Field: "namespace.rules", Description: fmt.Sprintf("rule %s→%s: only lookup rules may be given at creation", c.From.Name(), c.To.Name())})
 		}
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	err = s.store.CreateNamespace(ctx, ns, AuditEntry{Principal: s.cfg.Principal(ctx), Action: "create_namespace",
-		Detail: fmt.Sprintf("%d formats", len(ns.GetFormats()))})
-	if errors.Is(err, ErrNamespaceExists) {
-		return nil, rpcerr.AlreadyExists("namespace", ns.GetName())
-	}
+	next, err := s.write(ctx, "create namespace", func() error {
+		return s.store.CreateNamespace(ctx, ns, AuditEntry{Principal: s.cfg.Principal(ctx), Action: "create_namespace",
+			Detail: fmt.Sprintf("%d formats", len(ns.GetFormats()))})
+	}, map[error]error{ErrNamespaceExists: rpcerr.AlreadyExists("namespace", ns.GetName())})
 	if err != nil {
-		return nil, internal("create namespace", err)
-	}
-	next, err := s.reloadLocked(ctx)
-	if err != nil {
-		return nil, internal("create namespace", err)
+		return nil, err
 	}
 	return &idmapv1.CreateNamespaceResponse{Namespace: next.namespaces[ns.GetName()].proto()}, nil
 }
@@ -339,21 +353,15 @@ func (s *Server) AddFormat(ctx context.Context, req *idmapv1.AddFormatRequest) (
 	if ns.formats[f.GetName()] != nil {
 		return nil, rpcerr.AlreadyExists("format", req.GetNamespace()+"/"+f.GetName())
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	err = s.store.AddFormat(ctx, req.GetNamespace(), f, AuditEntry{Principal: s.cfg.Principal(ctx), Action: "add_format",
-		Detail: fmt.Sprintf("%s %s %q", f.GetName(), f.GetKind(), f.GetPattern())})
-	switch {
-	case errors.Is(err, ErrFormatExists):
-		return nil, rpcerr.AlreadyExists("format", req.GetNamespace()+"/"+f.GetName())
-	case errors.Is(err, ErrNamespaceNotFound):
-		return nil, namespaceNotFound(req.GetNamespace())
-	case err != nil:
-		return nil, internal("add format", err)
-	}
-	next, err := s.reloadLocked(ctx)
+	next, err := s.write(ctx, "add format", func() error {
+		return s.store.AddFormat(ctx, req.GetNamespace(), f, AuditEntry{Principal: s.cfg.Principal(ctx), Action: "add_format",
+			Detail: fmt.Sprintf("%s %s %q", f.GetName(), f.GetKind(), f.GetPattern())})
+	}, map[error]error{
+		ErrFormatExists:      rpcerr.AlreadyExists("format", req.GetNamespace()+"/"+f.GetName()),
+		ErrNamespaceNotFound: namespaceNotFound(req.GetNamespace()),
+	})
 	if err != nil {
-		return nil, internal("add format", err)
+		return nil, err
 	}
 	return &idmapv1.AddFormatResponse{Namespace: next.namespaces[req.GetNamespace()].proto()}, nil
 }
@@ -404,14 +412,11 @@ func (s *Server) SetRule(ctx context.Context, req *idmapv1.SetRuleRequest) (*idm
 	if err != nil {
 		return nil, fieldError(err)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.store.PutRule(ctx, req.GetNamespace(), c.Rule, AuditEntry{Principal: s.cfg.Principal(ctx), Action: "set_rule",
-		Detail: fmt.Sprintf("%s→%s %s reversible=%v, %d samples checked", rule.GetFromFormat(), rule.GetToFormat(), strategyName(c.Rule), c.Rule.GetReversible(), checked)}); err != nil {
-		return nil, internal("set rule", err)
-	}
-	if _, err := s.reloadLocked(ctx); err != nil {
-		return nil, internal("set rule", err)
+	if _, err := s.write(ctx, "set rule", func() error {
+		return s.store.PutRule(ctx, req.GetNamespace(), c.Rule, AuditEntry{Principal: s.cfg.Principal(ctx), Action: "set_rule",
+			Detail: fmt.Sprintf("%s→%s %s reversible=%v, %d samples checked", rule.GetFromFormat(), rule.GetToFormat(), strategyName(c.Rule), c.Rule.GetReversible(), checked)})
+	}, nil); err != nil {
+		return nil, err
 	}
 	return &idmapv1.SetRuleResponse{Rule: c.Rule, Checked: int32(checked)}, nil
 }

@@ -67,6 +67,19 @@ func createCustomer(t testing.TB, c idmapv1.IdMapServiceClient) {
 	}
 }
 
+// withCustomer runs test, in parallel, on each store (at url) against a
+// started server whose customer namespace exists.
+func withCustomer(t *testing.T, test func(t *testing.T, url string, c idmapv1.IdMapServiceClient, srv *idmap.Server)) {
+	t.Helper()
+	t.Parallel()
+	storagetest.Each(t, func(t *testing.T, url string) {
+		t.Parallel()
+		c, srv := start(t, url)
+		createCustomer(t, c)
+		test(t, url, c, srv)
+	})
+}
+
 func importPairs(t testing.TB, c idmapv1.IdMapServiceClient, h *idmapv1.ImportHeader, pairs [][2]string) *idmapv1.ImportPairsResponse {
 	t.Helper()
 	resp, err := tryImport(c, h, pairs)
@@ -135,12 +148,8 @@ func translate(t *testing.T, c idmapv1.IdMapServiceClient, from, to string, ids 
 
 // TestConformance runs the service's behaviour on both stores.
 func TestConformance(t *testing.T) {
-	t.Parallel()
-	storagetest.Each(t, func(t *testing.T, url string) {
-		t.Parallel()
+	withCustomer(t, func(t *testing.T, _ string, c idmapv1.IdMapServiceClient, _ *idmap.Server) {
 		ctx := context.Background()
-		c, _ := start(t, url)
-		createCustomer(t, c)
 
 		// Import and idempotent re-import.
 		base := [][2]string{{u1, "1"}, {u2, "2"}, {u3, "3"}}
@@ -420,11 +429,7 @@ func TestSourceDocumentCase(t *testing.T) {
 
 // TestRestartKeepsEverything reopens the store and expects the same answers.
 func TestRestartKeepsEverything(t *testing.T) {
-	t.Parallel()
-	storagetest.Each(t, func(t *testing.T, url string) {
-		t.Parallel()
-		c, srv := start(t, url)
-		createCustomer(t, c)
+	withCustomer(t, func(t *testing.T, url string, c idmapv1.IdMapServiceClient, srv *idmap.Server) {
 		importPairs(t, c, header(false, 0), [][2]string{{u1, "1"}, {u2, "2"}})
 		if err := srv.Close(); err != nil {
 			t.Fatal(err)

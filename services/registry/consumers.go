@@ -290,7 +290,7 @@ func mayChangeConsumer(p *auth.Principal, c *registryv1.Consumer, verb string) e
 		c.GetName(), owner, p.Name, p.Team, verb))
 }
 
-func (s *Server) blastRadius(p *auth.Principal, req *registryv1.GetBlastRadiusRequest) (*registryv1.GetBlastRadiusResponse, error) {
+func (s *Server) blastRadius(_ context.Context, p *auth.Principal, req *registryv1.GetBlastRadiusRequest) (*registryv1.GetBlastRadiusResponse, error) {
 	subject := req.GetSubject()
 	if subject == "" {
 		subject = req.GetProposed().GetSubject()

@@ -70,16 +70,13 @@ func convertDocument(doc *registryv1.ContractDocument) (*contractv1.Contract, []
 		if err == nil {
 			c = res.Contracts[0].Contract
 		}
-	case registryv1.ContractFormat_CONTRACT_FORMAT_JSON_SCHEMA:
-		var res *jsonschema.Result
-		res, err = jsonschema.Import(data, jsonschema.ImportOptions{Source: source, Subject: doc.GetSubject(), Owner: doc.GetOwner(), Strict: doc.GetStrict()})
-		if res != nil {
-			rep = res.Report
-			c = res.Contract
+	case registryv1.ContractFormat_CONTRACT_FORMAT_JSON_SCHEMA, registryv1.ContractFormat_CONTRACT_FORMAT_AVRO:
+		importer := jsonschema.Import
+		if doc.GetFormat() == registryv1.ContractFormat_CONTRACT_FORMAT_AVRO {
+			importer = avro.Import
 		}
-	case registryv1.ContractFormat_CONTRACT_FORMAT_AVRO:
-		var res *avro.Result
-		res, err = avro.Import(data, avro.ImportOptions{Source: source, Subject: doc.GetSubject(), Owner: doc.GetOwner(), Strict: doc.GetStrict()})
+		var res *interop.Result
+		res, err = importer(data, interop.ImportOptions{Source: source, Subject: doc.GetSubject(), Owner: doc.GetOwner(), Strict: doc.GetStrict()})
 		if res != nil {
 			rep = res.Report
 			c = res.Contract

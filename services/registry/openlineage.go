@@ -287,13 +287,5 @@ func sameLineage(a, b *registryv1.Consumer) bool {
 
 // RecordLineage learns consumers from OpenLineage events.
 func (s *Server) RecordLineage(ctx context.Context, req *registryv1.RecordLineageRequest) (*registryv1.RecordLineageResponse, error) {
-	p, err := principalOf(ctx)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := s.recordLineage(ctx, p, req)
-	if err != nil {
-		return nil, err
-	}
-	return resp, nil
+	return asCaller(ctx, req, s.recordLineage)
 }

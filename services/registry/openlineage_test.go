@@ -2,6 +2,7 @@ package registry
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -160,15 +161,11 @@ func TestCorpusEventsAccepted(t *testing.T) {
 	}
 }
 
-const ltvEvent = `{"eventType": "COMPLETE", "eventTime": "%s", "producer": "https://example.com/spark", "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
-  "run": {"runId": "%s"}, "job": {"namespace": "spark", "name": "features.customer_ltv",
-    "facets": {"ownership": {"owners": [{"name": "team-ml"}]}}},
-  "inputs": [{"namespace": "seam", "name": "commerce.order"}%s],
-  "outputs": [{"namespace": "s3://features", "name": "customer_ltv", "facets": {"columnLineage": {
-    "fields": {"ltv": {"inputFields": [{"namespace": "seam", "name": "commerce.order", "field": "amount",
-      "transformations": [{"type": "DIRECT", "subtype": "AGGREGATION"}]}]}},
-    "dataset": [{"namespace": "seam", "name": "commerce.order", "field": "customer_id",
-      "transformations": [{"type": "INDIRECT", "subtype": "JOIN"}]}]}}}]}`
+// ltvEvent is a run of features.customer_ltv, a format of its event time,
+// run id and further inputs.
+//
+//go:embed testdata/openlineage_customer_ltv.json
+var ltvEvent string
 
 // TestColumnLineageJoinKey: a job reading the canonical model joins on
 // customer_id; it becomes a consumer of the model's fields customer_id (a
@@ -194,16 +191,13 @@ func TestColumnLineageJoinKey(t *testing.T) {
 	if o := send("2026-03-01T10:00:00Z", "0195b0d6-0000-7000-8000-000000000001", ""); o.GetAction() != registryv1.LineageAction_LINEAGE_ACTION_CREATED {
 		t.Fatalf("first run: %v", o)
 	}
-	c, err := e.as("viewer").GetConsumer(ctx, &registryv1.GetConsumerRequest{Name: "spark/features.customer_ltv"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, got := consumerInputs(t, e, "spark/features.customer_ltv")
 	want := `inputs:{canonical:"commerce.order" fields:"customer_id" usage:USAGE_KIND_JOIN_KEY} inputs:{canonical:"commerce.order" fields:"amount" usage:USAGE_KIND_FEATURE}`
-	if got := strings.Join(strings.Fields(inputsText(c.GetConsumer())), " "); got != want {
+	if got != want {
 		t.Errorf("inputs\ngot  %s\nwant %s", got, want)
 	}
-	if c.GetConsumer().GetOwner() != "team-ml" {
-		t.Errorf("owner %q, want team-ml, the team that reported it", c.GetConsumer().GetOwner())
+	if c.GetOwner() != "team-ml" {
+		t.Errorf("owner %q, want team-ml, the team that reported it", c.GetOwner())
 	}
 	check, err := e.as("checkout").CheckContract(ctx, &registryv1.CheckContractRequest{Contract: examples.ShopOrdersV2()})
 	if err != nil {
@@ -230,12 +224,8 @@ func TestColumnLineageJoinKey(t *testing.T) {
 	if o := send("2026-03-03T10:00:00Z", "0195b0d6-0000-7000-8000-000000000003", ""); o.GetAction() != registryv1.LineageAction_LINEAGE_ACTION_KEPT_DECLARED {
 		t.Errorf("after a declaration: %v, want KEPT_DECLARED", o)
 	}
-	c, err = e.as("viewer").GetConsumer(ctx, &registryv1.GetConsumerRequest{Name: "spark/features.customer_ltv"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c.GetConsumer().GetOrigin() != registryv1.ConsumerOrigin_CONSUMER_ORIGIN_DECLARED || len(c.GetConsumer().GetInputs()) != 1 {
-		t.Errorf("declared consumer changed: %v", c.GetConsumer())
+	if c, _ := consumerInputs(t, e, "spark/features.customer_ltv"); c.GetOrigin() != registryv1.ConsumerOrigin_CONSUMER_ORIGIN_DECLARED || len(c.GetInputs()) != 1 {
+		t.Errorf("declared consumer changed: %v", c)
 	}
 }
 
@@ -244,7 +234,18 @@ func inputsText(c *registryv1.Consumer) string {
 	for _, in := range c.GetInputs() {
 		b.WriteString("inputs:{" + strings.Join(strings.Fields((&registryv1.Input{Source: in.GetSource(), Fields: in.GetFields(), Usage: in.GetUsage()}).String()), " ") + "} ")
 	}
-	return b.String()
+	return strings.Join(strings.Fields(b.String()), " ")
+}
+
+// consumerInputs reads a consumer as the viewer, with its inputs as
+// inputsText writes them.
+func consumerInputs(t *testing.T, e *env, name string) (*registryv1.Consumer, string) {
+	t.Helper()
+	c, err := e.as("viewer").GetConsumer(context.Background(), &registryv1.GetConsumerRequest{Name: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.GetConsumer(), inputsText(c.GetConsumer())
 }
 
 // TestBadLineage: malformed events are refused whole, naming the event.
@@ -340,15 +341,9 @@ func TestLearnedConsumersBelongToTheirReporter(t *testing.T) {
 // riskEvent is a run of a job that reads the orders table in PostgreSQL,
 // joining on customer_id and aggregating amount, before any contract says
 // that table is shop.orders.
-const riskEvent = `{"eventType": "COMPLETE", "eventTime": "2026-03-01T10:00:00Z", "producer": "https://example.com/spark",
-  "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
-  "run": {"runId": "0195b0d6-0000-7000-8000-00000000000a"}, "job": {"namespace": "spark", "name": "features.order_risk"},
-  "inputs": [{"namespace": "postgres://db:5432", "name": "shop.public.orders"}],
-  "outputs": [{"namespace": "s3://features", "name": "order_risk", "facets": {"columnLineage": {
-    "fields": {"risk": {"inputFields": [{"namespace": "postgres://db:5432", "name": "shop.public.orders", "field": "amount",
-      "transformations": [{"type": "DIRECT", "subtype": "AGGREGATION"}]}]}},
-    "dataset": [{"namespace": "postgres://db:5432", "name": "shop.public.orders", "field": "customer_id",
-      "transformations": [{"type": "INDIRECT", "subtype": "JOIN"}]}]}}}]}`
+//
+//go:embed testdata/openlineage_order_risk.json
+var riskEvent string
 
 // TestConsumerLearnedBeforeItsContract: a job's run reads a table no
 // contract claims yet; the consumer keeps the table with the fields its
@@ -379,11 +374,8 @@ func TestConsumerLearnedBeforeItsContract(t *testing.T) {
 		}
 		inputs := func(e *env) string {
 			t.Helper()
-			c, err := e.as("viewer").GetConsumer(ctx, &registryv1.GetConsumerRequest{Name: name})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return strings.Join(strings.Fields(inputsText(c.GetConsumer())), " ")
+			_, in := consumerInputs(t, e, name)
+			return in
 		}
 		want := `inputs:{dataset:"` + table + `" fields:"customer_id" usage:USAGE_KIND_JOIN_KEY} inputs:{dataset:"` + table + `" fields:"amount" usage:USAGE_KIND_FEATURE}`
 		if got := inputs(e); got != want {
@@ -464,20 +456,12 @@ func TestCanonicalDatasetConsumer(t *testing.T) {
 		}
 	}
 	e.seed(t)
-	mix, err := e.as("viewer").GetConsumer(ctx, &registryv1.GetConsumerRequest{Name: "spark/features.order_mix"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, want := strings.Join(strings.Fields(inputsText(mix.GetConsumer())), " "),
-		`inputs:{subject:"shop.orders" fields:"customer_id" usage:USAGE_KIND_JOIN_KEY} inputs:{subject:"shop.orders" fields:"amount" usage:USAGE_KIND_FEATURE}`; got != want {
+	want := `inputs:{subject:"shop.orders" fields:"customer_id" usage:USAGE_KIND_JOIN_KEY} inputs:{subject:"shop.orders" fields:"amount" usage:USAGE_KIND_FEATURE}`
+	if _, got := consumerInputs(t, e, "spark/features.order_mix"); got != want {
 		t.Errorf("a dataset named like the subject, after it is registered:\ngot  %s\nwant %s", got, want)
 	}
-	c, err := e.as("viewer").GetConsumer(ctx, &registryv1.GetConsumerRequest{Name: "spark/features.order_risk"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := `inputs:{canonical:"commerce.order" fields:"customer_id" usage:USAGE_KIND_JOIN_KEY} inputs:{canonical:"commerce.order" fields:"amount" usage:USAGE_KIND_FEATURE}`
-	if got := strings.Join(strings.Fields(inputsText(c.GetConsumer())), " "); got != want {
+	want = `inputs:{canonical:"commerce.order" fields:"customer_id" usage:USAGE_KIND_JOIN_KEY} inputs:{canonical:"commerce.order" fields:"amount" usage:USAGE_KIND_FEATURE}`
+	if _, got := consumerInputs(t, e, "spark/features.order_risk"); got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
 	check, err := e.as("checkout").CheckContract(ctx, &registryv1.CheckContractRequest{Contract: examples.ShopOrdersV2()})

@@ -128,6 +128,16 @@ func (s *Server) sync(ctx context.Context) {
 	}
 }
 
+// asCaller runs do for the caller the runtime's interceptor authenticated.
+func asCaller[Req, Resp any](ctx context.Context, req Req, do func(context.Context, *auth.Principal, Req) (Resp, error)) (Resp, error) {
+	p, err := principalOf(ctx)
+	if err != nil {
+		var none Resp
+		return none, err
+	}
+	return do(ctx, p, req)
+}
+
 // principalOf returns the caller the runtime's interceptor authenticated.
 func principalOf(ctx context.Context) (*auth.Principal, error) {
 	p, ok := auth.FromContext(ctx)
@@ -143,28 +153,12 @@ func required(field, example string) error {
 
 // CheckContract classifies a proposed version without registering it.
 func (s *Server) CheckContract(ctx context.Context, req *registryv1.CheckContractRequest) (*registryv1.CheckContractResponse, error) {
-	p, err := principalOf(ctx)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := s.checkContract(ctx, p, req)
-	if err != nil {
-		return nil, err
-	}
-	return resp, nil
+	return asCaller(ctx, req, s.checkContract)
 }
 
 // RegisterContract registers a new version of a subject's contract.
 func (s *Server) RegisterContract(ctx context.Context, req *registryv1.RegisterContractRequest) (*registryv1.RegisterContractResponse, error) {
-	p, err := principalOf(ctx)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := s.registerContract(ctx, p, req)
-	if err != nil {
-		return nil, err
-	}
-	return resp, nil
+	return asCaller(ctx, req, s.registerContract)
 }
 
 // GetContract returns one version: by number, active at a time, or active now.
@@ -199,12 +193,8 @@ func (s *Server) ListSubjects(ctx context.Context, req *registryv1.ListSubjectsR
 }
 
 // DiffContracts classifies the changes between two registered versions.
-func (s *Server) DiffContracts(ctx context.Context, req *registryv1.DiffContractsRequest) (*registryv1.DiffContractsResponse, error) {
-	resp, err := s.diffContracts(req)
-	if err != nil {
-		return nil, err
-	}
-	return resp, nil
+func (s *Server) DiffContracts(_ context.Context, req *registryv1.DiffContractsRequest) (*registryv1.DiffContractsResponse, error) {
+	return s.diffContracts(req)
 }
 
 // SetVersionStatus deprecates or retires a version.
@@ -234,15 +224,7 @@ func (s *Server) GetHistory(ctx context.Context, req *registryv1.GetHistoryReque
 
 // RegisterCanonicalModel registers a new version of a canonical model.
 func (s *Server) RegisterCanonicalModel(ctx context.Context, req *registryv1.RegisterCanonicalModelRequest) (*registryv1.RegisterCanonicalModelResponse, error) {
-	p, err := principalOf(ctx)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := s.registerCanonicalModel(ctx, p, req)
-	if err != nil {
-		return nil, err
-	}
-	return resp, nil
+	return asCaller(ctx, req, s.registerCanonicalModel)
 }
 
 // GetCanonicalModel returns a canonical model version (0: the latest).
@@ -318,15 +300,7 @@ func (s *Server) DeleteConsumer(ctx context.Context, req *registryv1.DeleteConsu
 
 // GetBlastRadius lists every consumer affected by a change to a subject.
 func (s *Server) GetBlastRadius(ctx context.Context, req *registryv1.GetBlastRadiusRequest) (*registryv1.GetBlastRadiusResponse, error) {
-	p, err := principalOf(ctx)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := s.blastRadius(p, req)
-	if err != nil {
-		return nil, err
-	}
-	return resp, nil
+	return asCaller(ctx, req, s.blastRadius)
 }
 
 // GetRerunOrder lists the downstream consumers of a subject or dataset in

@@ -311,44 +311,52 @@ func (m *readModel) dropOldEvents(txn *memdb.Txn, lastEvent int64) (int64, error
 // do not change.
 func (m *readModel) snapshot() *memdb.Txn { return m.db.Txn(false) }
 
-// subject returns a subject summary, or nil.
-func subjectOf(txn *memdb.Txn, ws memdb.WatchSet, name string) (*registryv1.Subject, error) {
-	ch, raw, err := txn.FirstWatch(tableSubjects, indexID, name)
+// first returns what get reads of the row of table whose id is args, or
+// the zero value when there is none, and adds the row's watch to ws.
+func first[R, T any](txn *memdb.Txn, ws memdb.WatchSet, get func(*R) T, table string, args ...any) (T, error) {
+	var none T
+	ch, raw, err := txn.FirstWatch(table, indexID, args...)
 	if err != nil {
-		return nil, fmt.Errorf("read model: subject %q: %w", name, err)
+		return none, fmt.Errorf("read model: %s %q: %w", table, args, err)
 	}
 	ws.Add(ch)
 	if raw == nil {
-		return nil, nil
+		return none, nil
 	}
-	return raw.(*subjectRow).Subject, nil
+	return get(raw.(*R)), nil
 }
 
-// subjectsWithPrefix lists subjects whose name starts with prefix, by name.
-func subjectsWithPrefix(txn *memdb.Txn, ws memdb.WatchSet, prefix string) ([]*registryv1.Subject, error) {
-	it, err := txn.Get(tableSubjects, indexID+"_prefix", prefix)
+// all returns, in index order, what keep reads of each row of table that
+// index finds for args, leaving out the rows it refuses; the lookup's
+// watch is added to ws.
+func all[R, T any](txn *memdb.Txn, ws memdb.WatchSet, keep func(*R) (T, bool), table, index string, args ...any) ([]T, error) {
+	it, err := txn.Get(table, index, args...)
 	if err != nil {
-		return nil, fmt.Errorf("read model: subjects %q*: %w", prefix, err)
+		return nil, fmt.Errorf("read model: %s by %s %q: %w", table, index, args, err)
 	}
 	ws.Add(it.WatchCh())
-	var out []*registryv1.Subject
+	var out []T
 	for raw := it.Next(); raw != nil; raw = it.Next() {
-		out = append(out, raw.(*subjectRow).Subject)
+		if v, ok := keep(raw.(*R)); ok {
+			out = append(out, v)
+		}
 	}
 	return out, nil
 }
 
+// subject returns a subject summary, or nil.
+func subjectOf(txn *memdb.Txn, ws memdb.WatchSet, name string) (*registryv1.Subject, error) {
+	return first(txn, ws, func(r *subjectRow) *registryv1.Subject { return r.Subject }, tableSubjects, name)
+}
+
+// subjectsWithPrefix lists subjects whose name starts with prefix, by name.
+func subjectsWithPrefix(txn *memdb.Txn, ws memdb.WatchSet, prefix string) ([]*registryv1.Subject, error) {
+	return all(txn, ws, func(r *subjectRow) (*registryv1.Subject, bool) { return r.Subject, true }, tableSubjects, indexID+"_prefix", prefix)
+}
+
 // versionOf returns one version, or nil.
 func versionOf(txn *memdb.Txn, ws memdb.WatchSet, subject string, version int32) (*registryv1.ContractVersion, error) {
-	ch, raw, err := txn.FirstWatch(tableVersions, indexID, subject, int(version))
-	if err != nil {
-		return nil, fmt.Errorf("read model: %s v%d: %w", subject, version, err)
-	}
-	ws.Add(ch)
-	if raw == nil {
-		return nil, nil
-	}
-	return raw.(*versionRow).V, nil
+	return first(txn, ws, func(r *versionRow) *registryv1.ContractVersion { return r.V }, tableVersions, subject, int(version))
 }
 
 // subjectWithHistory reads a subject (nil when unknown) and its versions,
@@ -367,21 +375,10 @@ func subjectWithHistory(txn *memdb.Txn, name string) (*registryv1.Subject, []*re
 
 // versionsOf lists a subject's versions, oldest first.
 func versionsOf(txn *memdb.Txn, ws memdb.WatchSet, subject string) ([]*registryv1.ContractVersion, error) {
-	it, err := txn.Get(tableVersions, indexID+"_prefix", subject)
-	if err != nil {
-		return nil, fmt.Errorf("read model: versions of %q: %w", subject, err)
-	}
-	ws.Add(it.WatchCh())
-	var out []*registryv1.ContractVersion
-	for raw := it.Next(); raw != nil; raw = it.Next() {
-		row := raw.(*versionRow)
-		// The compound prefix "shop.orders" also matches "shop.orders2";
-		// keep the subject's own rows only.
-		if row.Subject == subject {
-			out = append(out, row.V)
-		}
-	}
-	return out, nil
+	// The compound prefix "shop.orders" also matches "shop.orders2"; keep
+	// the subject's own rows only.
+	return all(txn, ws, func(r *versionRow) (*registryv1.ContractVersion, bool) { return r.V, r.Subject == subject },
+		tableVersions, indexID+"_prefix", subject)
 }
 
 // activeVersionOf returns the version a subject's summary names active, or
@@ -415,19 +412,9 @@ func versionActiveAt(versions []*registryv1.ContractVersion, t time.Time) *regis
 
 // modelVersions lists a canonical model's versions, oldest first.
 func modelVersions(txn *memdb.Txn, ws memdb.WatchSet, name string) ([]*registryv1.CanonicalModelVersion, error) {
-	it, err := txn.Get(tableModels, indexID+"_prefix", name)
-	if err != nil {
-		return nil, fmt.Errorf("read model: canonical model %q: %w", name, err)
-	}
-	ws.Add(it.WatchCh())
-	var out []*registryv1.CanonicalModelVersion
-	for raw := it.Next(); raw != nil; raw = it.Next() {
-		// The prefix "commerce.order" also matches "commerce.orders".
-		if row := raw.(*modelRow); row.Name == name {
-			out = append(out, row.M)
-		}
-	}
-	return out, nil
+	// The prefix "commerce.order" also matches "commerce.orders".
+	return all(txn, ws, func(r *modelRow) (*registryv1.CanonicalModelVersion, bool) { return r.M, r.Name == name },
+		tableModels, indexID+"_prefix", name)
 }
 
 // latestModels returns the latest version of each canonical model, by name.
@@ -453,36 +440,17 @@ func latestModels(txn *memdb.Txn, ws memdb.WatchSet) ([]*registryv1.CanonicalMod
 
 // consumerOf returns a consumer, or nil.
 func consumerOf(txn *memdb.Txn, ws memdb.WatchSet, name string) (*registryv1.Consumer, error) {
-	ch, raw, err := txn.FirstWatch(tableConsumers, indexID, name)
-	if err != nil {
-		return nil, fmt.Errorf("read model: consumer %q: %w", name, err)
-	}
-	ws.Add(ch)
-	if raw == nil {
-		return nil, nil
-	}
-	return raw.(*consumerRow).C, nil
+	return first(txn, ws, func(r *consumerRow) *registryv1.Consumer { return r.C }, tableConsumers, name)
 }
 
 // consumersOf lists consumers by name; with subject set, only those reading
 // it directly.
 func consumersOf(txn *memdb.Txn, ws memdb.WatchSet, subject string) ([]*registryv1.Consumer, error) {
-	var it memdb.ResultIterator
-	var err error
-	if subject == "" {
-		it, err = txn.Get(tableConsumers, indexID)
-	} else {
-		it, err = txn.Get(tableConsumers, indexReads, subject)
+	index, args := indexID, []any{}
+	if subject != "" {
+		index, args = indexReads, []any{subject}
 	}
-	if err != nil {
-		return nil, fmt.Errorf("read model: consumers: %w", err)
-	}
-	ws.Add(it.WatchCh())
-	var out []*registryv1.Consumer
-	for raw := it.Next(); raw != nil; raw = it.Next() {
-		out = append(out, raw.(*consumerRow).C)
-	}
-	return out, nil
+	return all(txn, ws, func(r *consumerRow) (*registryv1.Consumer, bool) { return r.C, true }, tableConsumers, index, args...)
 }
 
 // eventFilter selects events by subject and type; empty lists select all.
@@ -594,16 +562,7 @@ func eventsAfter(txn *memdb.Txn, ws memdb.WatchSet, after int64, limit int, f ev
 // dueVersions returns the SCHEDULED versions whose effective time is not
 // after now, oldest version first per subject.
 func dueVersions(txn *memdb.Txn, now time.Time) ([]*registryv1.ContractVersion, error) {
-	it, err := txn.Get(tableVersions, indexID)
-	if err != nil {
-		return nil, fmt.Errorf("read model: scheduled versions: %w", err)
-	}
-	var out []*registryv1.ContractVersion
-	for raw := it.Next(); raw != nil; raw = it.Next() {
-		v := raw.(*versionRow).V
-		if v.GetStatus() == registryv1.VersionStatus_VERSION_STATUS_SCHEDULED && !v.GetEffectiveTime().AsTime().After(now) {
-			out = append(out, v)
-		}
-	}
-	return out, nil
+	return all(txn, nil, func(r *versionRow) (*registryv1.ContractVersion, bool) {
+		return r.V, r.V.GetStatus() == registryv1.VersionStatus_VERSION_STATUS_SCHEDULED && !r.V.GetEffectiveTime().AsTime().After(now)
+	}, tableVersions, indexID)
 }

@@ -74,19 +74,28 @@ func (m *Idmap) Calls() int64 { return m.calls.Load() }
 // Packed counts the Contains calls answered from packed ids.
 func (m *Idmap) Packed() int64 { return m.packed.Load() }
 
-// Contains answers which ids are known.
-func (m *Idmap) Contains(_ context.Context, req *idmapv1.ContainsRequest) (*idmapv1.ContainsResponse, error) {
+// answer counts a call and read-locks the tables until done, or fails as
+// an unreachable idmap does.
+func (m *Idmap) answer() (done func(), err error) {
 	if m.down.Load() {
 		return nil, status.Error(codes.Unavailable, "idmap is down (test)")
 	}
 	m.calls.Add(1)
 	m.mu.RLock()
-	defer m.mu.RUnlock()
+	return m.mu.RUnlock, nil
+}
+
+// Contains answers which ids are known.
+func (m *Idmap) Contains(_ context.Context, req *idmapv1.ContainsRequest) (*idmapv1.ContainsResponse, error) {
+	done, err := m.answer()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
 	set := m.known[req.GetNamespace()+"/"+req.GetFormat()]
 	ids := req.GetIds()
 	if p := req.GetPacked(); p != nil {
 		m.packed.Add(1)
-		var err error
 		if ids, err = idpack.Strings(p); err != nil {
 			return nil, status.Error(codes.InvalidArgument, err.Error())
 		}
@@ -103,12 +112,11 @@ func (m *Idmap) Contains(_ context.Context, req *idmapv1.ContainsRequest) (*idma
 
 // Translate answers from the lookup table of the direction.
 func (m *Idmap) Translate(_ context.Context, req *idmapv1.TranslateRequest) (*idmapv1.TranslateResponse, error) {
-	if m.down.Load() {
-		return nil, status.Error(codes.Unavailable, "idmap is down (test)")
+	done, err := m.answer()
+	if err != nil {
+		return nil, err
 	}
-	m.calls.Add(1)
-	m.mu.RLock()
-	defer m.mu.RUnlock()
+	defer done()
 	table := m.tables[req.GetNamespace()+"/"+req.GetFromFormat()+"/"+req.GetToFormat()]
 	resp := &idmapv1.TranslateResponse{Values: make([]string, len(req.GetIds())), Statuses: make([]idmapv1.TranslateStatus, len(req.GetIds()))}
 	for i, id := range req.GetIds() {

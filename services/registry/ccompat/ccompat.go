@@ -83,25 +83,25 @@ func New(cfg Config) (*Handler, error) {
 	routes := map[string]func(*call) (any, error){
 		"GET /{$}":                                                  func(*call) (any, error) { return struct{}{}, nil },
 		"GET /schemas/types":                                        func(*call) (any, error) { return []string{"JSON", "AVRO"}, nil },
-		"GET /schemas/ids/{id}":                                     h.schemaByID,
-		"GET /schemas/ids/{id}/schema":                              h.rawSchemaByID,
-		"GET /schemas/ids/{id}/subjects":                            h.subjectsOfID,
-		"GET /schemas/ids/{id}/versions":                            h.versionsOfID,
+		"GET /schemas/ids/{id}":                                     answer(h.schema, schemaAnswer),
+		"GET /schemas/ids/{id}/schema":                              answer(h.schema, rawSchema),
+		"GET /schemas/ids/{id}/subjects":                            answer(h.schema, subjectsOf),
+		"GET /schemas/ids/{id}/versions":                            answer(h.schema, versionsOf),
 		"GET /subjects":                                             h.listSubjects,
 		"GET /subjects/{subject}/versions":                          h.listVersions,
 		"POST /subjects/{subject}/versions":                         h.register,
-		"GET /subjects/{subject}/versions/{version}":                h.getVersion,
-		"GET /subjects/{subject}/versions/{version}/schema":         h.rawVersion,
-		"GET /subjects/{subject}/versions/{version}/referencedby":   h.referencedBy,
+		"GET /subjects/{subject}/versions/{version}":                answer(h.pick, answerOf),
+		"GET /subjects/{subject}/versions/{version}/schema":         answer(h.pick, rawSchema),
+		"GET /subjects/{subject}/versions/{version}/referencedby":   answer(h.pick, referencedBy),
 		"POST /subjects/{subject}":                                  h.lookup,
 		"DELETE /subjects/{subject}":                                h.deleteSubject,
 		"DELETE /subjects/{subject}/versions/{version}":             h.deleteVersion,
 		"POST /compatibility/subjects/{subject}/versions/{version}": h.compatibility,
 		"POST /compatibility/subjects/{subject}/versions":           h.compatibility,
-		"GET /config":                                               h.globalConfig,
-		"PUT /config":                                               h.setGlobalConfig,
-		"GET /config/{subject}":                                     h.subjectConfig,
-		"PUT /config/{subject}":                                     h.setSubjectConfig,
+		"GET /config":                                               answer(h.globalLevel, levelAnswer),
+		"PUT /config":                                               setConfig(h.globalLevel, globalLevelFixed),
+		"GET /config/{subject}":                                     answer(h.level, levelAnswer),
+		"PUT /config/{subject}":                                     setConfig(h.level, subjectLevelFixed),
 		"DELETE /config/{subject}":                                  h.refuseConfigDelete,
 		"GET /mode":                                                 func(*call) (any, error) { return map[string]string{"mode": "READWRITE"}, nil },
 		"GET /mode/{subject}":                                       func(*call) (any, error) { return map[string]string{"mode": "READWRITE"}, nil },
@@ -260,22 +260,22 @@ func writeError(w http.ResponseWriter, err error) {
 // code a NotFound answer has where the caller is.
 func fromRPC(err error, notFound int) error {
 	st := status.Convert(err)
-	msg := statusText(st)
+	out := &apiError{status: http.StatusInternalServerError, code: codeStoreError, msg: statusText(st)}
 	switch st.Code() {
 	case codes.Unauthenticated:
-		return &apiError{status: http.StatusUnauthorized, code: codeUnauthorized, msg: msg}
+		out.status, out.code = http.StatusUnauthorized, codeUnauthorized
 	case codes.PermissionDenied:
-		return &apiError{status: http.StatusForbidden, code: codeForbidden, msg: msg}
+		out.status, out.code = http.StatusForbidden, codeForbidden
 	case codes.NotFound:
-		return &apiError{status: http.StatusNotFound, code: notFound, msg: msg}
+		out.status, out.code = http.StatusNotFound, notFound
 	case codes.InvalidArgument:
-		return &apiError{status: http.StatusUnprocessableEntity, code: codeInvalidSchema, msg: msg}
+		out.status, out.code = http.StatusUnprocessableEntity, codeInvalidSchema
 	case codes.FailedPrecondition:
-		return &apiError{status: http.StatusConflict, code: codeIncompatible, msg: msg}
+		out.status, out.code = http.StatusConflict, codeIncompatible
 	case codes.DeadlineExceeded:
-		return &apiError{status: http.StatusInternalServerError, code: codeTimeout, msg: msg}
+		out.code = codeTimeout
 	}
-	return &apiError{status: http.StatusInternalServerError, code: codeStoreError, msg: msg}
+	return out
 }
 
 // statusText is a status's message with the details that say what and
@@ -346,14 +346,23 @@ func (c *call) schemaRequest() (*schemaRequest, registryv1.ContractFormat, error
 	return &req, f, nil
 }
 
-// document is the registry document of a schema for subject: the caller's
-// team owns a new subject; an existing one keeps its owner and rules.
-func (c *call) document(subject string, req *schemaRequest, f registryv1.ContractFormat) *registryv1.ContractDocument {
+// document reads {subject} and the registry document of the schema the
+// body sends for it: the caller's team owns a new subject; an existing one
+// keeps its owner and rules.
+func (c *call) document() (confluent, seam string, doc *registryv1.ContractDocument, err error) {
+	confluent, seam, err = c.subject()
+	if err != nil {
+		return "", "", nil, err
+	}
+	req, f, err := c.schemaRequest()
+	if err != nil {
+		return "", "", nil, err
+	}
 	owner := c.principal.Team
 	if owner == "" {
 		owner = c.principal.Name
 	}
-	return &registryv1.ContractDocument{Format: f, Content: req.Schema, Subject: subject, Owner: owner, Inherit: true}
+	return confluent, seam, &registryv1.ContractDocument{Format: f, Content: req.Schema, Subject: seam, Owner: owner, Inherit: true}, nil
 }
 
 func (c *call) subject() (confluent, seam string, err error) {
@@ -393,7 +402,7 @@ type versionAnswer struct {
 	Schema     string `json:"schema"`
 }
 
-func answerOf(v *registryv1.ContractVersion) versionAnswer {
+func answerOf(v *registryv1.ContractVersion) any {
 	s := v.GetSchema()
 	return versionAnswer{Subject: ToConfluent(v.GetSubject()), ID: s.GetId(), Version: v.GetVersion(), SchemaType: schemaType(s.GetFormat()), Schema: s.GetText()}
 }
@@ -410,13 +419,21 @@ func (h *Handler) schema(c *call) (*registryv1.GetSchemaResponse, error) {
 	return resp, nil
 }
 
-func (h *Handler) schemaByID(c *call) (any, error) {
-	resp, err := h.schema(c)
-	if err != nil {
-		return nil, err
+// answer makes a route of what finds the thing a request names and of the
+// view of it that Confluent answers.
+func answer[T any](find func(*call) (T, error), view func(T) any) func(*call) (any, error) {
+	return func(c *call) (any, error) {
+		found, err := find(c)
+		if err != nil {
+			return nil, err
+		}
+		return view(found), nil
 	}
+}
+
+func schemaAnswer(resp *registryv1.GetSchemaResponse) any {
 	s := resp.GetSchema()
-	return map[string]any{"schema": s.GetText(), "schemaType": schemaTypeOrAvro(s.GetFormat())}, nil
+	return map[string]any{"schema": s.GetText(), "schemaType": schemaTypeOrAvro(s.GetFormat())}
 }
 
 func schemaTypeOrAvro(f registryv1.ContractFormat) string {
@@ -426,33 +443,22 @@ func schemaTypeOrAvro(f registryv1.ContractFormat) string {
 	return "AVRO"
 }
 
-func (h *Handler) rawSchemaByID(c *call) (any, error) {
-	resp, err := h.schema(c)
-	if err != nil {
-		return nil, err
-	}
-	return rawText(resp.GetSchema().GetText()), nil
+// rawSchema answers the schema's own text, of a schema id or of a version.
+func rawSchema[T interface{ GetSchema() *registryv1.Schema }](x T) any {
+	return rawText(x.GetSchema().GetText())
 }
 
-func (h *Handler) subjectsOfID(c *call) (any, error) {
-	resp, err := h.schema(c)
-	if err != nil {
-		return nil, err
-	}
+func subjectsOf(resp *registryv1.GetSchemaResponse) any {
 	out := []string{}
 	for _, v := range resp.GetVersions() {
 		if s := ToConfluent(v.GetSubject()); !slices.Contains(out, s) {
 			out = append(out, s)
 		}
 	}
-	return out, nil
+	return out
 }
 
-func (h *Handler) versionsOfID(c *call) (any, error) {
-	resp, err := h.schema(c)
-	if err != nil {
-		return nil, err
-	}
+func versionsOf(resp *registryv1.GetSchemaResponse) any {
 	type sv struct {
 		Subject string `json:"subject"`
 		Version int32  `json:"version"`
@@ -461,7 +467,7 @@ func (h *Handler) versionsOfID(c *call) (any, error) {
 	for _, v := range resp.GetVersions() {
 		out = append(out, sv{Subject: ToConfluent(v.GetSubject()), Version: v.GetVersion()})
 	}
-	return out, nil
+	return out
 }
 
 func (h *Handler) listSubjects(c *call) (any, error) {
@@ -563,28 +569,10 @@ func (h *Handler) pick(c *call) (*registryv1.ContractVersion, error) {
 	return v, nil
 }
 
-func (h *Handler) getVersion(c *call) (any, error) {
-	v, err := h.pick(c)
-	if err != nil {
-		return nil, err
-	}
-	return answerOf(v), nil
-}
-
-func (h *Handler) rawVersion(c *call) (any, error) {
-	v, err := h.pick(c)
-	if err != nil {
-		return nil, err
-	}
-	return rawText(v.GetSchema().GetText()), nil
-}
-
-func (h *Handler) referencedBy(c *call) (any, error) {
-	if _, err := h.pick(c); err != nil {
-		return nil, err
-	}
-	// Seam takes no schema references, so nothing refers to a version.
-	return []int32{}, nil
+// referencedBy answers that nothing refers to a version: Seam takes no
+// schema references.
+func referencedBy(*registryv1.ContractVersion) any {
+	return []int32{}
 }
 
 // registered returns the version of subject already registered from the
@@ -615,15 +603,10 @@ func (h *Handler) registered(c *call, seam string, doc *registryv1.ContractDocum
 // as the next version by Seam's rules, or refused 409 with Seam's reason
 // and the consumers the change would break.
 func (h *Handler) register(c *call) (any, error) {
-	confluent, seam, err := c.subject()
+	confluent, seam, doc, err := c.document()
 	if err != nil {
 		return nil, err
 	}
-	req, f, err := c.schemaRequest()
-	if err != nil {
-		return nil, err
-	}
-	doc := c.document(seam, req, f)
 	list, err := h.reg.ListContracts(c.ctx, &registryv1.ListContractsRequest{Subject: seam})
 	if err != nil && status.Code(err) != codes.NotFound {
 		return nil, fromRPC(err, codeSubjectNotFound)
@@ -693,11 +676,7 @@ func consumerNames(as []*registryv1.AffectedConsumer) []string {
 // lookup is POST /subjects/{subject}: the version of the subject
 // registered from the schema.
 func (h *Handler) lookup(c *call) (any, error) {
-	confluent, seam, err := c.subject()
-	if err != nil {
-		return nil, err
-	}
-	req, f, err := c.schemaRequest()
+	confluent, seam, doc, err := c.document()
 	if err != nil {
 		return nil, err
 	}
@@ -705,7 +684,7 @@ func (h *Handler) lookup(c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	v, s, err := h.registered(c, seam, c.document(seam, req, f), vs)
+	v, s, err := h.registered(c, seam, doc, vs)
 	if err != nil {
 		return nil, err
 	}
@@ -785,10 +764,7 @@ func (h *Handler) deleteSubject(c *call) (any, error) {
 // compatible means it would be registered as it stands (unchanged or
 // additive).
 func (h *Handler) compatibility(c *call) (any, error) {
-	_, seam, err := c.subject()
-	if err != nil {
-		return nil, err
-	}
+	// pick and versions answer a {subject} that is no Seam subject name.
 	if c.r.PathValue("version") != "" {
 		if _, err := h.pick(c); err != nil {
 			return nil, err
@@ -796,11 +772,11 @@ func (h *Handler) compatibility(c *call) (any, error) {
 	} else if _, _, err := h.versions(c); err != nil {
 		return nil, err
 	}
-	req, f, err := c.schemaRequest()
+	_, _, doc, err := c.document()
 	if err != nil {
 		return nil, err
 	}
-	resp, err := h.reg.CheckContract(c.ctx, &registryv1.CheckContractRequest{Document: c.document(seam, req, f)})
+	resp, err := h.reg.CheckContract(c.ctx, &registryv1.CheckContractRequest{Document: doc})
 	if err != nil {
 		return nil, fromRPC(err, codeSubjectNotFound)
 	}
@@ -838,10 +814,6 @@ var levels = map[contractv1.Compatibility]string{
 // defaultLevel is Seam's mode for a subject whose contract names none.
 const defaultLevel = "BACKWARD"
 
-func (h *Handler) globalConfig(*call) (any, error) {
-	return map[string]string{"compatibilityLevel": defaultLevel}, nil
-}
-
 type configRequest struct {
 	Compatibility string `json:"compatibility"`
 }
@@ -860,17 +832,34 @@ func (c *call) configRequest() (string, error) {
 	return "", &apiError{status: http.StatusUnprocessableEntity, code: codeInvalidCompat, msg: fmt.Sprintf("compatibility %q is not a level; want NONE, BACKWARD, FORWARD, FULL or one of them with _TRANSITIVE", req.Compatibility)}
 }
 
-func (h *Handler) setGlobalConfig(c *call) (any, error) {
-	level, err := c.configRequest()
-	if err != nil {
-		return nil, err
+// setConfig is a PUT of a compatibility level. The level in force, which
+// current reads, is part of Seam's versioned contracts, so the PUT may
+// only restate it; any other level is refused with refusal (a format of
+// the level in force).
+func setConfig(current func(*call) (string, error), refusal string) func(*call) (any, error) {
+	return func(c *call) (any, error) {
+		want, err := c.configRequest()
+		if err != nil {
+			return nil, err
+		}
+		have, err := current(c)
+		if err != nil {
+			return nil, err
+		}
+		if want != have {
+			return nil, &apiError{status: http.StatusUnprocessableEntity, code: codeOperationForbidden, msg: fmt.Sprintf(refusal, have)}
+		}
+		return map[string]string{"compatibility": have}, nil
 	}
-	if level != defaultLevel {
-		return nil, &apiError{status: http.StatusUnprocessableEntity, code: codeOperationForbidden, msg: fmt.Sprintf(
-			"Seam's default compatibility is %s and is not configurable; a subject's mode is part of its versioned contract (compatibility:), set with 'seam contract register'", defaultLevel)}
-	}
-	return map[string]string{"compatibility": level}, nil
 }
+
+// Refusals of a PUT that would change a compatibility level.
+const (
+	globalLevelFixed  = "Seam's default compatibility is %s and is not configurable; a subject's mode is part of its versioned contract (compatibility:), set with 'seam contract register'"
+	subjectLevelFixed = "the subject's compatibility is %s; in Seam it is part of the versioned contract (compatibility:), so change it by registering a version with 'seam contract register', which keeps the change in the subject's history"
+)
+
+func (h *Handler) globalLevel(*call) (string, error) { return defaultLevel, nil }
 
 func (h *Handler) level(c *call) (string, error) {
 	confluent, seam, err := c.subject()
@@ -892,28 +881,8 @@ func (h *Handler) level(c *call) (string, error) {
 	return "", &apiError{status: http.StatusNotFound, code: codeSubjectNotFound, msg: fmt.Sprintf("subject %q not found (Seam subject %s)", confluent, seam)}
 }
 
-func (h *Handler) subjectConfig(c *call) (any, error) {
-	l, err := h.level(c)
-	if err != nil {
-		return nil, err
-	}
-	return map[string]string{"compatibilityLevel": l}, nil
-}
-
-func (h *Handler) setSubjectConfig(c *call) (any, error) {
-	want, err := c.configRequest()
-	if err != nil {
-		return nil, err
-	}
-	have, err := h.level(c)
-	if err != nil {
-		return nil, err
-	}
-	if want != have {
-		return nil, &apiError{status: http.StatusUnprocessableEntity, code: codeOperationForbidden, msg: fmt.Sprintf(
-			"the subject's compatibility is %s; in Seam it is part of the versioned contract (compatibility:), so change it by registering a version with 'seam contract register', which keeps the change in the subject's history", have)}
-	}
-	return map[string]string{"compatibility": have}, nil
+func levelAnswer(level string) any {
+	return map[string]string{"compatibilityLevel": level}
 }
 
 func (h *Handler) refuseConfigDelete(*call) (any, error) {
