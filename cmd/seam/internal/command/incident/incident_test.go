@@ -15,49 +15,6 @@ import (
 	gateservice "github.com/seamdata/seam/services/gate"
 )
 
-// A payments feed of our own: merchant_id is an integer of the merchant
-// master, read by a payouts consumer through the canonical model.
-const (
-	settlementModel = `
-name: payments.settlement
-owner: team-data
-fields:
-  - {name: settlement_id, type: STRING, required: true, key: true}
-  - {name: merchant_id, type: INT64, required: true, identifier: {namespace: merchant, format: legacy-int}}
-  - {name: amount, type: DOUBLE, required: true}
-  - {name: currency, type: STRING, required: true}
-  - {name: settled_at, type: TIMESTAMP, required: true}
-`
-	settlementsV1 = `
-subject: pay.settlements
-owner: team-payments
-compatibility: BACKWARD
-notice_period: 14d
-fields:
-  - {name: settlement_id, type: STRING, required: true, key: true, pattern: "^SET-[0-9]{8}$"}
-  - {name: merchant_id, type: INT64, required: true, identifier: {namespace: merchant, format: legacy-int}}
-  - {name: amount, type: DOUBLE, required: true, min: 0}
-  - {name: currency, type: STRING, required: true, enum: [EUR, USD]}
-  - {name: settled_at, type: TIMESTAMP, required: true}
-checks:
-  - {name: merchant_match, rule: "match_rate(merchant_id, min: 0.9)", policy: ALERT}
-mapping:
-  canonical: payments.settlement
-  fields:
-    settlement_id: {from: settlement_id}
-    merchant_id: {from: merchant_id}
-    amount: {from: amount}
-    currency: {from: currency}
-    settled_at: {from: settled_at}
-`
-	payouts = `
-name: finance.merchant_payouts
-owner: team-finance
-inputs:
-  - {canonical: payments.settlement, fields: [merchant_id], usage: JOIN_KEY}
-`
-)
-
 func settlements(t *testing.T, day, n int, merchant func(i int) string) string {
 	var b strings.Builder
 	for i := range n {
@@ -77,9 +34,9 @@ func setupSettlements(t *testing.T, n *seamtest.Node, merchant func(i int) strin
 		fmt.Fprintf(&known, "%d\n", 1000+i)
 	}
 	n.MustCLI(t, 0, "idmap", "import", "merchant", seamtest.WriteFile(t, "known.csv", known.String()), "--members", "legacy-int", "--no-header")
-	n.MustCLI(t, 0, "canonical", "register", "-f", seamtest.WriteFile(t, "model.yaml", settlementModel))
-	n.MustCLI(t, 0, "contract", "register", "-f", seamtest.WriteFile(t, "v1.yaml", settlementsV1))
-	n.MustCLI(t, 0, "consumer", "register", "-f", seamtest.WriteFile(t, "payouts.yaml", payouts))
+	n.MustCLI(t, 0, "canonical", "register", "-f", seamtest.FixtureFile(t, "settlement_model.yaml"))
+	n.MustCLI(t, 0, "contract", "register", "-f", seamtest.FixtureFile(t, "settlements_v1.yaml"))
+	n.MustCLI(t, 0, "consumer", "register", "-f", seamtest.FixtureFile(t, "payouts_consumer.yaml"))
 	n.MustCLI(t, 0, "gate", "ingest", settlements(t, 7, 50, func(i int) string { return fmt.Sprint(1000 + i) }), "--subject", "pay.settlements", "--partition", "2026-03-07")
 	n.Seal(t, "pay.settlements", "2026-03-07")
 	n.MustCLI(t, 0, "gate", "ingest", settlements(t, 8, 200, merchant), "--subject", "pay.settlements", "--partition", "2026-03-08")
@@ -350,37 +307,6 @@ func TestRandomUUIDIncident(t *testing.T) {
 	}
 }
 
-// A shipments feed of our own, for a renamed field and a widened type.
-const (
-	shipmentModel = `
-name: logistics.shipment
-owner: team-data
-fields:
-  - {name: shipment_id, type: STRING, required: true, key: true}
-  - {name: carrier, type: STRING, required: true}
-  - {name: weight, type: DOUBLE, required: true}
-`
-	shipmentsV1 = `
-subject: fleet.shipments
-owner: team-logistics
-compatibility: BACKWARD
-notice_period: 14d
-additional_fields: quarantine
-fields:
-  - {name: shipment_id, type: STRING, required: true, key: true}
-  - {name: carrier, type: STRING, required: true, enum: [DHL, UPS, GLS]}
-  - {name: weight_kg, type: INT32, required: true, min: 0}
-checks:
-  - {name: carrier_nulls, rule: "null_rate(carrier, max: 0.01)", policy: ALERT}
-mapping:
-  canonical: logistics.shipment
-  fields:
-    shipment_id: {from: shipment_id}
-    carrier: {from: carrier}
-    weight: {from: weight_kg}
-`
-)
-
 func shipments(t *testing.T, day, n int, carrierKey, weight string) string {
 	var b strings.Builder
 	for i := range n {
@@ -392,8 +318,8 @@ func shipments(t *testing.T, day, n int, carrierKey, weight string) string {
 // setupShipments registers the shipment model and v1 of fleet.shipments.
 func setupShipments(t *testing.T, n *seamtest.Node) {
 	t.Helper()
-	n.MustCLI(t, 0, "canonical", "register", "-f", seamtest.WriteFile(t, "model.yaml", shipmentModel))
-	n.MustCLI(t, 0, "contract", "register", "-f", seamtest.WriteFile(t, "v1.yaml", shipmentsV1))
+	n.MustCLI(t, 0, "canonical", "register", "-f", seamtest.FixtureFile(t, "shipment_model.yaml"))
+	n.MustCLI(t, 0, "contract", "register", "-f", seamtest.FixtureFile(t, "shipments_v1.yaml"))
 }
 
 // containedShipments starts a node with fleet.shipments contained (a
