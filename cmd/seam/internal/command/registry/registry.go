@@ -35,27 +35,20 @@ func NewCanonical(g *client.Globals) *cobra.Command {
 		Example: "  seam canonical register commerce_order.yaml",
 		Args:    cobra.MaximumNArgs(1),
 		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
-			path, data, err := client.ReadFile(cmd, args, file)
+			m, err := client.ReadDocument(cmd, args, file, contract.LoadCanonicalModel)
 			if err != nil {
 				return err
 			}
-			m, err := contract.LoadCanonicalModel(data, path)
-			if err != nil {
-				return exit.Invalidf("%w", err)
-			}
-			resp, err := client.CallDocument(cmd.Context(), g, "register canonical model "+m.GetName(), registryv1.NewRegistryServiceClient(conn).RegisterCanonicalModel, &registryv1.RegisterCanonicalModelRequest{Model: m})
-			if err != nil {
-				return err
-			}
-			return client.Print(cmd, g, resp, func(w io.Writer, resp *registryv1.RegisterCanonicalModelResponse) error {
-				v := resp.GetVersion()
-				if resp.GetUnchanged() {
-					fmt.Fprintf(w, "%s v%d is unchanged; nothing registered\n", v.GetName(), v.GetVersion())
+			return client.Send(cmd, g, "register canonical model "+m.GetName(), registryv1.NewRegistryServiceClient(conn).RegisterCanonicalModel, &registryv1.RegisterCanonicalModelRequest{Model: m},
+				func(w io.Writer, resp *registryv1.RegisterCanonicalModelResponse) error {
+					v := resp.GetVersion()
+					if resp.GetUnchanged() {
+						fmt.Fprintf(w, "%s v%d is unchanged; nothing registered\n", v.GetName(), v.GetVersion())
+						return nil
+					}
+					fmt.Fprintf(w, "%s v%d registered (%d fields)\n", v.GetName(), v.GetVersion(), len(v.GetModel().GetFields()))
 					return nil
-				}
-				fmt.Fprintf(w, "%s v%d registered (%d fields)\n", v.GetName(), v.GetVersion(), len(v.GetModel().GetFields()))
-				return nil
-			})
+				})
 		}),
 	}
 	register.Flags().StringVarP(&file, "file", "f", "", "canonical model YAML (- for standard input); or give FILE as the argument")
@@ -122,22 +115,18 @@ func NewConsumer(g *client.Globals) *cobra.Command {
   produces: [features.customer_ltv]`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
-			path, data, err := client.ReadFile(cmd, args, file)
-			if err != nil {
-				return err
-			}
-			c := &registryv1.Consumer{}
-			if err := contract.Decode(data, path, c); err != nil {
-				return exit.Invalidf("%w", err)
-			}
-			resp, err := client.CallDocument(cmd.Context(), g, "register consumer "+c.GetName(), registryv1.NewRegistryServiceClient(conn).RegisterConsumer, &registryv1.RegisterConsumerRequest{Consumer: c})
-			if err != nil {
-				return err
-			}
-			return client.Print(cmd, g, resp, func(w io.Writer, resp *registryv1.RegisterConsumerResponse) error {
-				fmt.Fprintf(w, "consumer %s registered (%d inputs, produces %s)\n", resp.GetConsumer().GetName(), len(resp.GetConsumer().GetInputs()), output.OrDash(strings.Join(resp.GetConsumer().GetProduces(), ", ")))
-				return nil
+			c, err := client.ReadDocument(cmd, args, file, func(data []byte, path string) (*registryv1.Consumer, error) {
+				c := &registryv1.Consumer{}
+				return c, contract.Decode(data, path, c)
 			})
+			if err != nil {
+				return err
+			}
+			return client.Send(cmd, g, "register consumer "+c.GetName(), registryv1.NewRegistryServiceClient(conn).RegisterConsumer, &registryv1.RegisterConsumerRequest{Consumer: c},
+				func(w io.Writer, resp *registryv1.RegisterConsumerResponse) error {
+					fmt.Fprintf(w, "consumer %s registered (%d inputs, produces %s)\n", resp.GetConsumer().GetName(), len(resp.GetConsumer().GetInputs()), output.OrDash(strings.Join(resp.GetConsumer().GetProduces(), ", ")))
+					return nil
+				})
 		}),
 	}
 	register.Flags().StringVarP(&file, "file", "f", "", "consumer YAML (- for standard input); or give FILE as the argument")
