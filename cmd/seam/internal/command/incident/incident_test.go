@@ -72,6 +72,18 @@ func jsonOf(t *testing.T, out string) map[string]any {
 	return m
 }
 
+// applyReleasesAll runs `seam incident SUBJECT --apply -o json` with
+// args and fails the test unless the replay released all want records it
+// held and the window adds up; it returns the command's JSON.
+func applyReleasesAll(t *testing.T, n *seamtest.Node, want float64, args ...string) map[string]any {
+	t.Helper()
+	res := jsonOf(t, n.MustCLI(t, 0, append(append([]string{"incident"}, args...), "--apply", "-o", "json")...))
+	if rec := res["reconciliation"].(map[string]any); rec["released"] != want || rec["still_held"] != 0.0 || rec["adds_up"] != true {
+		t.Errorf("reconciliation = %v, want all %v released", rec, want)
+	}
+	return res
+}
+
 // An integer id that becomes a zero-padded template string, fixed by
 // hand with the commands infer prints: the rule is read off the values and
 // verified on every record, the proposal passes contract check with
@@ -375,11 +387,7 @@ func TestRenameAndWidening(t *testing.T) {
 			if check["verdict"] != "VERDICT_ADDITIVE" || check["dry_run"].(map[string]any)["passed"] != 120.0 {
 				t.Errorf("check: %v, dry run %v; want ADDITIVE with 120 of 120 passing", check["verdict"], check["dry_run"])
 			}
-			res := jsonOf(t, n.MustCLI(t, 0, "incident", "fleet.shipments", "--apply", "--reason", "INC-3", "-o", "json"))
-			rec := res["reconciliation"].(map[string]any)
-			if rec["released"] != 120.0 || rec["still_held"] != 0.0 || rec["adds_up"] != true {
-				t.Errorf("reconciliation = %v, want all 120 released", rec)
-			}
+			res := applyReleasesAll(t, n, 120, "fleet.shipments", "--reason", "INC-3")
 			if d := res["dry_run"].(map[string]any); d["passed"] != 120.0 {
 				t.Errorf("incident dry run = %v, want 120 passed", d)
 			}
@@ -400,10 +408,7 @@ func TestUUIDv5Incident(t *testing.T) {
 	view := n.MustCLI(t, 0, "incident", "pay.settlements")
 	viewHas(t, view, "UUIDv5 of a known legacy-int id in namespace 6ba7b811-9dad-11d1-80b4-00c04fd430c8 (the RFC 9562 URL namespace)",
 		"import the uuid→legacy-int table (5000 pairs)", "--apply generates the pairs: UUIDv5 of the 5000 known legacy-int ids", "200 would be released (100.0%)")
-	res := jsonOf(t, n.MustCLI(t, 0, "incident", "pay.settlements", "--apply", "--reason", "INC-4", "-o", "json"))
-	if rec := res["reconciliation"].(map[string]any); rec["released"] != 200.0 || rec["adds_up"] != true {
-		t.Errorf("reconciliation = %v, want all 200 released", rec)
-	}
+	applyReleasesAll(t, n, 200, "pay.settlements", "--reason", "INC-4")
 }
 
 // A source contained while nothing had changed: the incident proposes no
@@ -416,10 +421,7 @@ func TestContainedWithoutChange(t *testing.T) {
 	if strings.Contains(view, "register fleet.shipments") {
 		t.Errorf("a version is proposed where none is needed:\n%s", view)
 	}
-	res := jsonOf(t, n.MustCLI(t, 0, "incident", "fleet.shipments", "--apply", "--reason", "false alarm", "-o", "json"))
-	if rec := res["reconciliation"].(map[string]any); rec["released"] != 40.0 || rec["adds_up"] != true {
-		t.Errorf("reconciliation = %v, want all 40 released", rec)
-	}
+	applyReleasesAll(t, n, 40, "fleet.shipments", "--reason", "false alarm")
 }
 
 // Without a change alert the window starts at the oldest of the newest
@@ -432,10 +434,7 @@ func TestWindowWithoutAlertReachesPastTheSample(t *testing.T) {
 	view := n.MustCLI(t, 0, "incident", "fleet.shipments", "--limit", "50")
 	viewHas(t, view, "the incident's window: 2026-03-08..2026-03-10 (3 partitions, 120 records held); the proposal read 50 of them",
 		"replay 2026-03-08..2026-03-10 through v1", "the replay runs on all 120 held records of 2026-03-08..2026-03-10, not only on the 50 read")
-	res := jsonOf(t, n.MustCLI(t, 0, "incident", "fleet.shipments", "--limit", "50", "--apply", "--reason", "false alarm", "-o", "json"))
-	if rec := res["reconciliation"].(map[string]any); rec["released"] != 120.0 || rec["still_held"] != 0.0 || rec["adds_up"] != true {
-		t.Errorf("reconciliation = %v, want all 120 of the three days released", rec)
-	}
+	applyReleasesAll(t, n, 120, "fleet.shipments", "--limit", "50", "--reason", "false alarm")
 }
 
 // Bad input gets a message naming what and where, and a usage exit.
