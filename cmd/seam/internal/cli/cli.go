@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/seamdata/seam/cmd/seam/internal/command/blastradius"
 	"io"
 	"os"
 	"os/signal"
@@ -22,16 +21,15 @@ import (
 	"github.com/seamdata/seam/cmd/seam/internal/command/adapter"
 	"github.com/seamdata/seam/cmd/seam/internal/command/alerts"
 	"github.com/seamdata/seam/cmd/seam/internal/command/bench"
-	"github.com/seamdata/seam/cmd/seam/internal/command/canonical"
-	"github.com/seamdata/seam/cmd/seam/internal/command/consumer"
+	"github.com/seamdata/seam/cmd/seam/internal/command/blastradius"
 	"github.com/seamdata/seam/cmd/seam/internal/command/contract"
 	"github.com/seamdata/seam/cmd/seam/internal/command/demo"
-	"github.com/seamdata/seam/cmd/seam/internal/command/events"
 	"github.com/seamdata/seam/cmd/seam/internal/command/gate"
 	"github.com/seamdata/seam/cmd/seam/internal/command/idmap"
 	"github.com/seamdata/seam/cmd/seam/internal/command/incident"
 	"github.com/seamdata/seam/cmd/seam/internal/command/monitor"
 	"github.com/seamdata/seam/cmd/seam/internal/command/quarantine"
+	"github.com/seamdata/seam/cmd/seam/internal/command/registry"
 	"github.com/seamdata/seam/cmd/seam/internal/command/source"
 	"github.com/seamdata/seam/cmd/seam/internal/command/stream"
 	"github.com/seamdata/seam/cmd/seam/internal/command/token"
@@ -166,11 +164,11 @@ Exit codes, the same for every command:
 	}
 	clientCmds := []*cobra.Command{
 		contract.New(g),
-		canonical.New(g),
-		consumer.New(g),
+		registry.NewCanonical(g),
+		registry.NewConsumer(g),
 		blastradius.New(g),
 		incident.New(g),
-		events.New(g),
+		registry.NewEvents(g),
 		quarantine.New(g),
 		monitor.New(g),
 		alerts.New(g),

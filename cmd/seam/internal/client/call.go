@@ -55,3 +55,13 @@ func Show[Req any, Resp proto.Message](cmd *cobra.Command, g *Globals, what stri
 	}
 	return Print(cmd, g, resp, human)
 }
+
+// Send is CallDocument then Print: the end of a command that sends a
+// document to Seam and shows the answer.
+func Send[Req any, Resp proto.Message](cmd *cobra.Command, g *Globals, what string, rpc RPC[Req, Resp], req Req, human func(w io.Writer, resp Resp) error) error {
+	resp, err := CallDocument(cmd.Context(), g, what, rpc, req)
+	if err != nil {
+		return err
+	}
+	return Print(cmd, g, resp, human)
+}

@@ -130,13 +130,9 @@ func (g *Globals) Connect() (*Conn, error) {
 	if g.TLS || g.TLSCA != "" {
 		tlsCfg = &tls.Config{MinVersion: tls.VersionTLS12}
 		if g.TLSCA != "" {
-			pem, err := os.ReadFile(g.TLSCA)
+			pool, err := ReadCA(g.TLSCA)
 			if err != nil {
-				return nil, exit.Usagef("read --tls-ca: %w", err)
-			}
-			pool := x509.NewCertPool()
-			if !pool.AppendCertsFromPEM(pem) {
-				return nil, exit.Usagef("--tls-ca %s holds no PEM certificate", g.TLSCA)
+				return nil, exit.Usagef("%w", err)
 			}
 			tlsCfg.RootCAs = pool
 		}
@@ -147,6 +143,20 @@ func (g *Globals) Connect() (*Conn, error) {
 		return nil, exit.Usagef("%w", err)
 	}
 	return WithTimeout(conn, g.Timeout), nil
+}
+
+// ReadCA reads the PEM CA bundle of --tls-ca: the certificates a client
+// of Seam trusts.
+func ReadCA(path string) (*x509.CertPool, error) {
+	pem, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read --tls-ca: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("--tls-ca %s holds no PEM certificate", path)
+	}
+	return pool, nil
 }
 
 // CallCtx returns the context of one call, bounded by --timeout.

@@ -102,6 +102,21 @@ func ReadFile(cmd *cobra.Command, arg []string, flag string) (path string, data 
 	return path, data, err
 }
 
+// ReadDocument reads the document a command sends (ReadFile) and decodes
+// it; a document that does not decode is invalid input (exit.Invalid).
+func ReadDocument[T any](cmd *cobra.Command, arg []string, flag string, decode func(data []byte, path string) (T, error)) (T, error) {
+	path, data, err := ReadFile(cmd, arg, flag)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	doc, err := decode(data, path)
+	if err != nil {
+		return doc, exit.Invalidf("%w", err)
+	}
+	return doc, nil
+}
+
 func argOrFlag(what, flagName string, arg []string, flag string) (string, error) {
 	switch {
 	case len(arg) == 0:

@@ -7,7 +7,6 @@ package node
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -484,13 +483,9 @@ func loadTLS(cfg *Config) (*tls.Config, *tls.Config, error) {
 	if caFile == "" {
 		caFile = cfg.TLSCert
 	}
-	pem, err := os.ReadFile(caFile)
+	pool, err := client.ReadCA(caFile)
 	if err != nil {
-		return nil, nil, fmt.Errorf("read --tls-ca: %w", err)
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(pem) {
-		return nil, nil, fmt.Errorf("--tls-ca %s holds no PEM certificate", caFile)
+		return nil, nil, err
 	}
 	return srv, &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}, nil
 }

@@ -8,8 +8,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"go.opentelemetry.io/otel/metric"
-
 	"google.golang.org/grpc"
 
 	"github.com/seamdata/seam/core/openlineage"
@@ -43,31 +43,15 @@ func buildService(ctx context.Context, name string, env serviceEnv) (built, erro
 		if err != nil {
 			return built{}, err
 		}
-		return built{
-			svc: server.Service{
-				Name:     registryv1.RegistryService_ServiceDesc.ServiceName,
-				Register: s.Register,
-				Gateway:  registryv1.RegisterRegistryServiceHandler,
-				Access:   registry.Access,
-				HTTP:     confluentAPI,
-			},
-			run:   s.Run,
-			close: s.Close,
-		}, nil
+		b := serve(s, registryv1.RegistryService_ServiceDesc.ServiceName, registryv1.RegisterRegistryServiceHandler, registry.Access)
+		b.svc.HTTP = confluentAPI
+		return b, nil
 	case "idmap":
 		s, err := idmap.New(ctx, idmap.Config{StoreURL: env.cfg.StoreURL(name), Logger: log, Meter: meter, Principal: auth.NameFromContext})
 		if err != nil {
 			return built{}, err
 		}
-		return built{
-			svc: server.Service{
-				Name:     idmapv1.IdMapService_ServiceDesc.ServiceName,
-				Register: s.Register,
-				Gateway:  idmapv1.RegisterIdMapServiceHandler,
-				Access:   idmap.Access,
-			},
-			close: s.Close,
-		}, nil
+		return serve(s, idmapv1.IdMapService_ServiceDesc.ServiceName, idmapv1.RegisterIdMapServiceHandler, idmap.Access), nil
 	case "adapter":
 		reg, idm, err := peers2(env, "registry", "idmap")
 		if err != nil {
@@ -77,16 +61,7 @@ func buildService(ctx context.Context, name string, env serviceEnv) (built, erro
 		if err != nil {
 			return built{}, err
 		}
-		return built{
-			svc: server.Service{
-				Name:     adapterv1.AdapterService_ServiceDesc.ServiceName,
-				Register: s.Register,
-				Gateway:  adapterv1.RegisterAdapterServiceHandler,
-				Access:   adapter.Access,
-			},
-			run:   s.Run,
-			close: s.Close,
-		}, nil
+		return serve(s, adapterv1.AdapterService_ServiceDesc.ServiceName, adapterv1.RegisterAdapterServiceHandler, adapter.Access), nil
 	case "gate":
 		reg, idm, err := peers2(env, "registry", "idmap")
 		if err != nil {
@@ -108,23 +83,38 @@ func buildService(ctx context.Context, name string, env serviceEnv) (built, erro
 			_ = closeLineage()
 			return built{}, err
 		}
-		return built{
-			svc: server.Service{
-				Name:     gatev1.GateService_ServiceDesc.ServiceName,
-				Register: s.Register,
-				Gateway:  gatev1.RegisterGateServiceHandler,
-				Access:   gate.Access,
-			},
-			run: s.Run,
-			close: func() error {
-				// The gate first, so its last seals are queued, then the
-				// transport flushes them within the shutdown timeout.
-				err := s.Close()
-				return errors.Join(err, closeLineage())
-			},
-		}, nil
+		b := serve(s, gatev1.GateService_ServiceDesc.ServiceName, gatev1.RegisterGateServiceHandler, gate.Access)
+		b.close = func() error {
+			// The gate first, so its last seals are queued, then the
+			// transport flushes them within the shutdown timeout.
+			err := s.Close()
+			return errors.Join(err, closeLineage())
+		}
+		return b, nil
 	}
 	return built{}, fmt.Errorf("unknown service %q", name)
+}
+
+// instance is what each service's New returns: a gRPC implementation to
+// register and close; one that also has work of its own beside serving
+// (watches, the gate's relay) has a Run method as well.
+type instance interface {
+	Register(grpc.ServiceRegistrar)
+	Close() error
+}
+
+// serve describes a built service to the server: name is its full gRPC
+// service name, gateway registers its REST routes, access says which
+// roles may call what.
+func serve(s instance, name string, gateway func(context.Context, *runtime.ServeMux, *grpc.ClientConn) error, access auth.Access) built {
+	b := built{
+		svc:   server.Service{Name: name, Register: s.Register, Gateway: gateway, Access: access},
+		close: s.Close,
+	}
+	if r, ok := s.(interface{ Run(context.Context) error }); ok {
+		b.run = r.Run
+	}
+	return b
 }
 
 // confluentAPI serves the Confluent Schema Registry API (ccompat) beside

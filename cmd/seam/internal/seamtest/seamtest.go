@@ -1,12 +1,15 @@
 // Package seamtest runs Seam inside a test: an all-in-one node on free
 // ports with admin and viewer tokens, the seam command run in-process
 // against it, and the small fixtures the command's tests share (the
-// reference contracts of core/examples as files, shop.orders records).
+// reference contracts of core/examples as files, shop.orders records, and
+// the models, contracts and consumers of the tests' own feeds in
+// testdata).
 package seamtest
 
 import (
 	"bytes"
 	"context"
+	"embed"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -273,6 +276,31 @@ func ExampleFile(t testing.TB, name string) string {
 		t.Fatalf("core/examples has no %s", name)
 	}
 	return WriteFile(t, name, string(data))
+}
+
+// fixtures are the canonical models, contracts and consumers of the feeds
+// the command's tests make up (pay.settlements, fleet.shipments,
+// bank.ledger, bank.transactions), each described in its file.
+//
+//go:embed testdata/*.yaml
+var fixtures embed.FS
+
+// Fixture returns the text of testdata/name, for a test that derives
+// another version from it.
+func Fixture(t testing.TB, name string) string {
+	t.Helper()
+	data, err := fixtures.ReadFile("testdata/" + name)
+	if err != nil {
+		t.Fatalf("seamtest has no fixture %s: %v", name, err)
+	}
+	return string(data)
+}
+
+// FixtureFile writes testdata/name into a temporary directory and returns
+// its path, for commands that read files.
+func FixtureFile(t testing.TB, name string) string {
+	t.Helper()
+	return WriteFile(t, name, Fixture(t, name))
 }
 
 // WriteFile writes content to a new file name in a temporary directory.

@@ -12,53 +12,6 @@ import (
 	"github.com/seamdata/seam/platform/storage/storagetest"
 )
 
-// pay.settlements of our own: a daily partition time, a merchant id of
-// the merchant master judged by the relative match rule alone (no
-// absolute floor: only an honest baseline keeps an outage alerting), a
-// drift check and a BLOCK threshold on missing merchants.
-const (
-	monthModel = `
-name: payments.settlement
-owner: team-data
-fields:
-  - {name: settlement_id, type: STRING, required: true, key: true}
-  - {name: merchant_id, type: INT64, identifier: {namespace: merchant, format: legacy-int}}
-  - {name: amount, type: DOUBLE, required: true}
-  - {name: settled_at, type: TIMESTAMP, required: true}
-`
-	monthV1 = `
-subject: pay.settlements
-owner: team-payments
-compatibility: BACKWARD
-notice_period: 14d
-fields:
-  - {name: settlement_id, type: STRING, required: true, key: true, pattern: "^SET-[0-9]{8}$"}
-  - {name: merchant_id, type: INT64, identifier: {namespace: merchant, format: legacy-int}}
-  - {name: amount, type: DOUBLE, required: true, min: 0}
-  - {name: settled_at, type: TIMESTAMP, required: true}
-partition_time: {field: settled_at, granularity: DAY}
-checks:
-  - {name: merchant_present, rule: required(merchant_id), policy: BLOCK, threshold: {fraction: 0.005}}
-  - {name: amount_drift, rule: "mean_drift(amount, max_relative_change: 0.15, baseline: 7)", policy: ALERT}
-  - {name: merchant_match, rule: "match_rate(merchant_id, max_point_change: 5, direction: drop, baseline: 7)", policy: ALERT}
-mapping:
-  canonical: payments.settlement
-  fields:
-    settlement_id: {from: settlement_id}
-    merchant_id: {from: merchant_id}
-    amount: {from: amount}
-    settled_at: {from: settled_at}
-`
-)
-
-// monthV2 is the fix: the merchant arrives as a UUID, translated back.
-var monthV2 = strings.NewReplacer(
-	"{name: merchant_id, type: INT64, identifier: {namespace: merchant, format: legacy-int}}",
-	"{name: merchant_id, type: UUID, identifier: {namespace: merchant, format: uuid}}",
-	"merchant_id: {from: merchant_id}",
-	"merchant_id: {from: merchant_id, translate: {from: merchant/uuid, to: merchant/legacy-int}}",
-).Replace(monthV1)
-
 // The month: October 2026, a drift on the 12th, a day over its BLOCK
 // threshold on the 17th, merchants as UUIDs from the 22nd to the end, the
 // node restarted after the 25th, the source contained on the 26th and
@@ -134,8 +87,8 @@ func monthThroughTheCLI(t *testing.T, n *seamtest.Node) {
 		fmt.Fprintf(&known, "%d\n", k)
 	}
 	n.MustCLI(t, 0, "idmap", "import", "merchant", seamtest.WriteFile(t, "known.csv", known.String()), "--members", "legacy-int", "--no-header")
-	n.MustCLI(t, 0, "canonical", "register", "-f", seamtest.WriteFile(t, "model.yaml", monthModel))
-	n.MustCLI(t, 0, "contract", "register", "-f", seamtest.WriteFile(t, "v1.yaml", monthV1))
+	n.MustCLI(t, 0, "canonical", "register", "-f", seamtest.FixtureFile(t, "month_model.yaml"))
+	n.MustCLI(t, 0, "contract", "register", "-f", seamtest.FixtureFile(t, "month_v1.yaml"))
 
 	for day := 1; day <= lastDay; day++ {
 		if day == containDay {
@@ -187,7 +140,7 @@ func monthThroughTheCLI(t *testing.T, n *seamtest.Node) {
 		fmt.Fprintf(&pairs, "%s,%d\n", merchantUUID(k), k)
 	}
 	n.MustCLI(t, 0, "idmap", "import", "merchant", seamtest.WriteFile(t, "pairs.csv", pairs.String()), "--from", "uuid", "--to", "legacy-int", "--no-header")
-	n.MustCLI(t, 0, "contract", "register", "-f", seamtest.WriteFile(t, "v2.yaml", monthV2), "--override-reason", "INC-22: merchants arrive as UUIDs",
+	n.MustCLI(t, 0, "contract", "register", "-f", seamtest.FixtureFile(t, "month_v2.yaml"), "--override-reason", "INC-22: merchants arrive as UUIDs",
 		"--data-effective", part(switchDay), "--data-effective-reason", "INC-22: the switch began on the 22nd")
 	n.MustCLI(t, 0, "quarantine", "replay", "pay.settlements", "--from", part(switchDay), "--to", part(lastDay), "--reason", "INC-22 fixed by v2", "--summary-only")
 

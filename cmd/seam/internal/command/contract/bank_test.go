@@ -9,61 +9,6 @@ import (
 	"github.com/seamdata/seam/cmd/seam/internal/seamtest"
 )
 
-// A bank feed Seam has never seen, through the command: account_ref is a
-// pattern-checked string ("ACC-00012345") that silently becomes a UUID,
-// mapped to the canonical account_number a risk consumer joins on.
-const (
-	bankModelYAML = `
-name: banking.transaction
-owner: team-data-platform
-fields:
-  - {name: txn_id, type: STRING, required: true, key: true}
-  - {name: account_number, type: STRING, required: true, identifier: {namespace: account, format: acc-ref}}
-  - {name: amount, type: DOUBLE, required: true}
-  - {name: booked_at, type: TIMESTAMP, required: true}
-`
-	bankV1YAML = `
-subject: bank.transactions
-owner: team-payments
-compatibility: BACKWARD
-notice_period: 14d
-fields:
-  - {name: txn_id, type: STRING, required: true, key: true, pattern: "^TX-[0-9]{10}$"}
-  - name: account_ref
-    type: STRING
-    required: true
-    pattern: "^ACC-[0-9]{8}$"
-    identifier: {namespace: account, format: acc-ref}
-  - {name: amount_cents, type: INT64, required: true}
-  - {name: booked_at, type: TIMESTAMP, required: true}
-checks:
-  - {name: account_match, rule: "match_rate(account_ref, max_point_change: 5, direction: drop, baseline: 7)"}
-mapping:
-  canonical: banking.transaction
-  fields:
-    txn_id: {from: txn_id}
-    account_number: {from: account_ref}
-    amount: {from: amount_cents, cast: {to: DOUBLE, scale: 0.01}}
-    booked_at: {from: booked_at}
-`
-	riskYAML = `
-name: risk.account_scores
-owner: team-risk
-inputs:
-  - {canonical: banking.transaction, fields: [account_number], usage: JOIN_KEY}
-produces: [risk.scores]
-`
-)
-
-func bankV2YAML() string {
-	return strings.NewReplacer(
-		"    type: STRING\n    required: true\n    pattern: \"^ACC-[0-9]{8}$\"\n    identifier: {namespace: account, format: acc-ref}",
-		"    type: UUID\n    required: true\n    identifier: {namespace: account, format: uuid}",
-		"account_number: {from: account_ref}",
-		"account_number: {from: account_ref, translate: {from: account/uuid, to: account/acc-ref}}",
-	).Replace(bankV1YAML)
-}
-
 func bankUUID(i int) string { return fmt.Sprintf("7c9e6679-7425-40de-944b-%012d", i) }
 
 func bankLines(day int, account func(i int) string, n int) string {
@@ -84,16 +29,16 @@ func TestCLIBankFeedMigration(t *testing.T) {
 	t.Parallel()
 	n := seamtest.StartNode(t)
 	n.MustCLI(t, 0, "idmap", "namespace", "create", "account", "--format", "acc-ref:string:^ACC-[0-9]{8}$", "--format", "uuid:uuid")
-	n.MustCLI(t, 0, "canonical", "register", "-f", seamtest.WriteFile(t, "banking.yaml", bankModelYAML))
-	n.MustCLI(t, 0, "contract", "register", "-f", seamtest.WriteFile(t, "bank_v1.yaml", bankV1YAML))
-	n.MustCLI(t, 0, "consumer", "register", "-f", seamtest.WriteFile(t, "risk.yaml", riskYAML))
+	n.MustCLI(t, 0, "canonical", "register", "-f", seamtest.FixtureFile(t, "bank_model.yaml"))
+	n.MustCLI(t, 0, "contract", "register", "-f", seamtest.FixtureFile(t, "bank_v1.yaml"))
+	n.MustCLI(t, 0, "consumer", "register", "-f", seamtest.FixtureFile(t, "risk_consumer.yaml"))
 
 	day1 := seamtest.WriteFile(t, "day1.ndjson", bankLines(1, func(i int) string { return fmt.Sprintf("ACC-%08d", 12345+i) }, 4))
 	n.MustCLI(t, 0, "gate", "ingest", day1, "--subject", "bank.transactions", "--partition", "2026-03-01")
 	day2 := seamtest.WriteFile(t, "day2.ndjson", bankLines(2, bankUUID, 4))
 	n.MustCLI(t, 0, "gate", "ingest", day2, "--subject", "bank.transactions", "--partition", "2026-03-02")
 
-	v2 := seamtest.WriteFile(t, "bank_v2.yaml", bankV2YAML())
+	v2 := seamtest.FixtureFile(t, "bank_v2.yaml")
 	out := n.MustCLI(t, exit.Failed, "contract", "check", "-f", v2, "--override-reason", "INC-12: the feed already sends UUIDs")
 	for _, want := range []string{"MIGRATION_NOT_READY", "no rule and no lookup table for uuid→acc-ref", "seam idmap import account FILE.csv --from uuid --to acc-ref",
 		"dry run on quarantined records (4 of 4 held, partitions 2026-03-02)", "0 of 4 would pass (0.0%); 4 would stay (4 MIGRATION_NOT_READY)", "risk.account_scores"} {

@@ -109,15 +109,13 @@ func (f *registerFlags) dataEffectiveTime() (*timestamppb.Timestamp, error) {
 }
 
 func (f *registerFlags) load(cmd *cobra.Command, args []string) (*contractv1.Contract, effective, *registryv1.NoticeOverride, error) {
-	path, data, err := client.ReadFile(cmd, args, f.file)
+	c, err := client.ReadDocument(cmd, args, f.file, func(data []byte, path string) (c *contractv1.Contract, err error) {
+		c, f.doc, err = f.imp.loadDocument(cmd, data, path)
+		return c, err
+	})
 	if err != nil {
 		return nil, effective{}, nil, err
 	}
-	c, doc, err := f.imp.loadDocument(cmd, data, path)
-	if err != nil {
-		return nil, effective{}, nil, exit.Invalidf("%w", err)
-	}
-	f.doc = doc
 	when, err := parseEffective(f.effective)
 	if err != nil {
 		return nil, effective{}, nil, err
@@ -264,12 +262,8 @@ stay judged by the earlier version, late files included.`,
 			if err != nil {
 				return err
 			}
-			resp, err := client.CallDocument(cmd.Context(), g, "register "+c.GetSubject(), registryv1.NewRegistryServiceClient(conn).RegisterContract, &registryv1.RegisterContractRequest{Contract: f.sent(c), Document: f.doc, EffectiveTime: when.at, EffectiveIn: when.in, Override: ov,
-				DataEffectiveTime: dataAt, DataEffectiveReason: f.dataReason})
-			if err != nil {
-				return err
-			}
-			return client.Print(cmd, g, resp, printRegistered)
+			return client.Send(cmd, g, "register "+c.GetSubject(), registryv1.NewRegistryServiceClient(conn).RegisterContract, &registryv1.RegisterContractRequest{Contract: f.sent(c), Document: f.doc, EffectiveTime: when.at, EffectiveIn: when.in, Override: ov,
+				DataEffectiveTime: dataAt, DataEffectiveReason: f.dataReason}, printRegistered)
 		}),
 	}
 	f.add(cmd)

@@ -15,49 +15,6 @@ import (
 	gateservice "github.com/seamdata/seam/services/gate"
 )
 
-// A payments feed of our own: merchant_id is an integer of the merchant
-// master, read by a payouts consumer through the canonical model.
-const (
-	settlementModel = `
-name: payments.settlement
-owner: team-data
-fields:
-  - {name: settlement_id, type: STRING, required: true, key: true}
-  - {name: merchant_id, type: INT64, required: true, identifier: {namespace: merchant, format: legacy-int}}
-  - {name: amount, type: DOUBLE, required: true}
-  - {name: currency, type: STRING, required: true}
-  - {name: settled_at, type: TIMESTAMP, required: true}
-`
-	settlementsV1 = `
-subject: pay.settlements
-owner: team-payments
-compatibility: BACKWARD
-notice_period: 14d
-fields:
-  - {name: settlement_id, type: STRING, required: true, key: true, pattern: "^SET-[0-9]{8}$"}
-  - {name: merchant_id, type: INT64, required: true, identifier: {namespace: merchant, format: legacy-int}}
-  - {name: amount, type: DOUBLE, required: true, min: 0}
-  - {name: currency, type: STRING, required: true, enum: [EUR, USD]}
-  - {name: settled_at, type: TIMESTAMP, required: true}
-checks:
-  - {name: merchant_match, rule: "match_rate(merchant_id, min: 0.9)", policy: ALERT}
-mapping:
-  canonical: payments.settlement
-  fields:
-    settlement_id: {from: settlement_id}
-    merchant_id: {from: merchant_id}
-    amount: {from: amount}
-    currency: {from: currency}
-    settled_at: {from: settled_at}
-`
-	payouts = `
-name: finance.merchant_payouts
-owner: team-finance
-inputs:
-  - {canonical: payments.settlement, fields: [merchant_id], usage: JOIN_KEY}
-`
-)
-
 func settlements(t *testing.T, day, n int, merchant func(i int) string) string {
 	var b strings.Builder
 	for i := range n {
@@ -77,9 +34,9 @@ func setupSettlements(t *testing.T, n *seamtest.Node, merchant func(i int) strin
 		fmt.Fprintf(&known, "%d\n", 1000+i)
 	}
 	n.MustCLI(t, 0, "idmap", "import", "merchant", seamtest.WriteFile(t, "known.csv", known.String()), "--members", "legacy-int", "--no-header")
-	n.MustCLI(t, 0, "canonical", "register", "-f", seamtest.WriteFile(t, "model.yaml", settlementModel))
-	n.MustCLI(t, 0, "contract", "register", "-f", seamtest.WriteFile(t, "v1.yaml", settlementsV1))
-	n.MustCLI(t, 0, "consumer", "register", "-f", seamtest.WriteFile(t, "payouts.yaml", payouts))
+	n.MustCLI(t, 0, "canonical", "register", "-f", seamtest.FixtureFile(t, "settlement_model.yaml"))
+	n.MustCLI(t, 0, "contract", "register", "-f", seamtest.FixtureFile(t, "settlements_v1.yaml"))
+	n.MustCLI(t, 0, "consumer", "register", "-f", seamtest.FixtureFile(t, "payouts_consumer.yaml"))
 	n.MustCLI(t, 0, "gate", "ingest", settlements(t, 7, 50, func(i int) string { return fmt.Sprint(1000 + i) }), "--subject", "pay.settlements", "--partition", "2026-03-07")
 	n.Seal(t, "pay.settlements", "2026-03-07")
 	n.MustCLI(t, 0, "gate", "ingest", settlements(t, 8, 200, merchant), "--subject", "pay.settlements", "--partition", "2026-03-08")
@@ -113,6 +70,18 @@ func jsonOf(t *testing.T, out string) map[string]any {
 		t.Fatalf("not one JSON object: %v\n%s", err, out)
 	}
 	return m
+}
+
+// applyReleasesAll runs `seam incident SUBJECT --apply -o json` with
+// args and fails the test unless the replay released all want records it
+// held and the window adds up; it returns the command's JSON.
+func applyReleasesAll(t *testing.T, n *seamtest.Node, want float64, args ...string) map[string]any {
+	t.Helper()
+	res := jsonOf(t, n.MustCLI(t, 0, append(append([]string{"incident"}, args...), "--apply", "-o", "json")...))
+	if rec := res["reconciliation"].(map[string]any); rec["released"] != want || rec["still_held"] != 0.0 || rec["adds_up"] != true {
+		t.Errorf("reconciliation = %v, want all %v released", rec, want)
+	}
+	return res
 }
 
 // An integer id that becomes a zero-padded template string, fixed by
@@ -350,37 +319,6 @@ func TestRandomUUIDIncident(t *testing.T) {
 	}
 }
 
-// A shipments feed of our own, for a renamed field and a widened type.
-const (
-	shipmentModel = `
-name: logistics.shipment
-owner: team-data
-fields:
-  - {name: shipment_id, type: STRING, required: true, key: true}
-  - {name: carrier, type: STRING, required: true}
-  - {name: weight, type: DOUBLE, required: true}
-`
-	shipmentsV1 = `
-subject: fleet.shipments
-owner: team-logistics
-compatibility: BACKWARD
-notice_period: 14d
-additional_fields: quarantine
-fields:
-  - {name: shipment_id, type: STRING, required: true, key: true}
-  - {name: carrier, type: STRING, required: true, enum: [DHL, UPS, GLS]}
-  - {name: weight_kg, type: INT32, required: true, min: 0}
-checks:
-  - {name: carrier_nulls, rule: "null_rate(carrier, max: 0.01)", policy: ALERT}
-mapping:
-  canonical: logistics.shipment
-  fields:
-    shipment_id: {from: shipment_id}
-    carrier: {from: carrier}
-    weight: {from: weight_kg}
-`
-)
-
 func shipments(t *testing.T, day, n int, carrierKey, weight string) string {
 	var b strings.Builder
 	for i := range n {
@@ -392,8 +330,8 @@ func shipments(t *testing.T, day, n int, carrierKey, weight string) string {
 // setupShipments registers the shipment model and v1 of fleet.shipments.
 func setupShipments(t *testing.T, n *seamtest.Node) {
 	t.Helper()
-	n.MustCLI(t, 0, "canonical", "register", "-f", seamtest.WriteFile(t, "model.yaml", shipmentModel))
-	n.MustCLI(t, 0, "contract", "register", "-f", seamtest.WriteFile(t, "v1.yaml", shipmentsV1))
+	n.MustCLI(t, 0, "canonical", "register", "-f", seamtest.FixtureFile(t, "shipment_model.yaml"))
+	n.MustCLI(t, 0, "contract", "register", "-f", seamtest.FixtureFile(t, "shipments_v1.yaml"))
 }
 
 // containedShipments starts a node with fleet.shipments contained (a
@@ -449,11 +387,7 @@ func TestRenameAndWidening(t *testing.T) {
 			if check["verdict"] != "VERDICT_ADDITIVE" || check["dry_run"].(map[string]any)["passed"] != 120.0 {
 				t.Errorf("check: %v, dry run %v; want ADDITIVE with 120 of 120 passing", check["verdict"], check["dry_run"])
 			}
-			res := jsonOf(t, n.MustCLI(t, 0, "incident", "fleet.shipments", "--apply", "--reason", "INC-3", "-o", "json"))
-			rec := res["reconciliation"].(map[string]any)
-			if rec["released"] != 120.0 || rec["still_held"] != 0.0 || rec["adds_up"] != true {
-				t.Errorf("reconciliation = %v, want all 120 released", rec)
-			}
+			res := applyReleasesAll(t, n, 120, "fleet.shipments", "--reason", "INC-3")
 			if d := res["dry_run"].(map[string]any); d["passed"] != 120.0 {
 				t.Errorf("incident dry run = %v, want 120 passed", d)
 			}
@@ -474,10 +408,7 @@ func TestUUIDv5Incident(t *testing.T) {
 	view := n.MustCLI(t, 0, "incident", "pay.settlements")
 	viewHas(t, view, "UUIDv5 of a known legacy-int id in namespace 6ba7b811-9dad-11d1-80b4-00c04fd430c8 (the RFC 9562 URL namespace)",
 		"import the uuid→legacy-int table (5000 pairs)", "--apply generates the pairs: UUIDv5 of the 5000 known legacy-int ids", "200 would be released (100.0%)")
-	res := jsonOf(t, n.MustCLI(t, 0, "incident", "pay.settlements", "--apply", "--reason", "INC-4", "-o", "json"))
-	if rec := res["reconciliation"].(map[string]any); rec["released"] != 200.0 || rec["adds_up"] != true {
-		t.Errorf("reconciliation = %v, want all 200 released", rec)
-	}
+	applyReleasesAll(t, n, 200, "pay.settlements", "--reason", "INC-4")
 }
 
 // A source contained while nothing had changed: the incident proposes no
@@ -490,10 +421,7 @@ func TestContainedWithoutChange(t *testing.T) {
 	if strings.Contains(view, "register fleet.shipments") {
 		t.Errorf("a version is proposed where none is needed:\n%s", view)
 	}
-	res := jsonOf(t, n.MustCLI(t, 0, "incident", "fleet.shipments", "--apply", "--reason", "false alarm", "-o", "json"))
-	if rec := res["reconciliation"].(map[string]any); rec["released"] != 40.0 || rec["adds_up"] != true {
-		t.Errorf("reconciliation = %v, want all 40 released", rec)
-	}
+	applyReleasesAll(t, n, 40, "fleet.shipments", "--reason", "false alarm")
 }
 
 // Without a change alert the window starts at the oldest of the newest
@@ -506,10 +434,7 @@ func TestWindowWithoutAlertReachesPastTheSample(t *testing.T) {
 	view := n.MustCLI(t, 0, "incident", "fleet.shipments", "--limit", "50")
 	viewHas(t, view, "the incident's window: 2026-03-08..2026-03-10 (3 partitions, 120 records held); the proposal read 50 of them",
 		"replay 2026-03-08..2026-03-10 through v1", "the replay runs on all 120 held records of 2026-03-08..2026-03-10, not only on the 50 read")
-	res := jsonOf(t, n.MustCLI(t, 0, "incident", "fleet.shipments", "--limit", "50", "--apply", "--reason", "false alarm", "-o", "json"))
-	if rec := res["reconciliation"].(map[string]any); rec["released"] != 120.0 || rec["still_held"] != 0.0 || rec["adds_up"] != true {
-		t.Errorf("reconciliation = %v, want all 120 of the three days released", rec)
-	}
+	applyReleasesAll(t, n, 120, "fleet.shipments", "--limit", "50", "--reason", "false alarm")
 }
 
 // Bad input gets a message naming what and where, and a usage exit.

@@ -32,48 +32,6 @@ const (
 	ledgerSynced = 1990
 )
 
-const (
-	ledgerModel = `
-name: bank.entry
-owner: team-data
-fields:
-  - {name: entry_id, type: STRING, required: true, key: true}
-  - name: account
-    type: STRING
-    required: true
-    identifier: {namespace: account, format: ref}
-  - {name: amount, type: DOUBLE, required: true}
-  - {name: booked_at, type: TIMESTAMP, required: true}
-`
-	ledgerV1 = `
-subject: bank.ledger
-owner: team-payments
-description: booked ledger entries
-compatibility: BACKWARD
-notice_period: 14d
-fields:
-  - {name: entry_id, type: STRING, required: true, key: true, pattern: "^E-[0-9]{10}$", description: one booking}
-  - name: account_ref
-    type: STRING
-    required: true
-    pattern: "^ACC-[0-9]{8}$"
-    identifier: {namespace: account, format: ref}
-  - {name: amount, type: DOUBLE, required: true, min: 0}
-  - {name: booked_at, type: TIMESTAMP, required: true}
-partition_time: {field: booked_at, granularity: DAY, allowed_lateness: 1d}
-checks:
-  - {name: account_match, rule: "match_rate(account_ref, min: 0.9)", policy: ALERT}
-  - {name: amount_drift, rule: "mean_drift(amount, max_relative_change: 0.5, baseline: 7)", policy: ALERT, description: spend moves}
-mapping:
-  canonical: bank.entry
-  fields:
-    entry_id: {from: entry_id}
-    account: {from: account_ref}
-    amount: {from: amount}
-    booked_at: {from: booked_at}
-`
-)
-
 func ledgerPart(day int) string { return fmt.Sprintf("2026-10-%02d", day) }
 
 func ledgerRef(k int) string { return fmt.Sprintf("ACC-%08d", k) }
@@ -128,8 +86,8 @@ func ledgerIncident(t *testing.T, n *seamtest.Node, perDay int) {
 		fmt.Fprintln(&known, ledgerRef(k))
 	}
 	n.MustCLI(t, 0, "idmap", "import", "account", seamtest.WriteFile(t, "known.csv", known.String()), "--members", "ref", "--no-header")
-	n.MustCLI(t, 0, "canonical", "register", "-f", seamtest.WriteFile(t, "model.yaml", ledgerModel))
-	n.MustCLI(t, 0, "contract", "register", "-f", seamtest.WriteFile(t, "v1.yaml", ledgerV1))
+	n.MustCLI(t, 0, "canonical", "register", "-f", seamtest.FixtureFile(t, "ledger_model.yaml"))
+	n.MustCLI(t, 0, "contract", "register", "-f", seamtest.FixtureFile(t, "ledger_v1.yaml"))
 	start := time.Now()
 	for d := 1; d <= ledgerDays; d++ {
 		file := seamtest.WriteLines(t, ledgerPart(d)+".ndjson", ledgerLines(d, 0, perDay))

@@ -66,17 +66,26 @@ INSERT INTO transfers SELECT 'TR-' || lpad(i::text, 8, '0'), 'DE8937040044053201
 			"--source", source, "--target", target, "--table", "transfers", "--subject-prefix", "bank", "--poll", "100ms",
 			"--metrics-addr", metricsAddr}, io.Discard, &runErr)
 	}()
-	t.Cleanup(func() {
+	// stopRun interrupts the run and fails the test with fail unless it
+	// ends cleanly; the test stops it before drop, the cleanup when the
+	// test ends earlier.
+	stopped := false
+	stopRun := func(fail func(format string, args ...any)) {
+		if stopped {
+			return
+		}
+		stopped = true
 		stop()
 		select {
 		case code := <-done:
 			if code != 0 {
-				t.Errorf("seam source postgres run exited %d: %s", code, runErr.String())
+				fail("seam source postgres run exited %d: %s", code, runErr.String())
 			}
 		case <-time.After(30 * time.Second):
-			t.Error("seam source postgres run did not stop within 30s")
+			fail("seam source postgres run did not stop within 30s")
 		}
-	})
+	}
+	t.Cleanup(func() { stopRun(t.Errorf) })
 	common := []string{"--name", "bank", "--target", target}
 	status := func() map[string]any {
 		return n.MustJSON(t, append([]string{"source", "postgres", "status", "--source", source}, common...)...)
@@ -179,16 +188,7 @@ INSERT INTO transfers SELECT 'TR-' || lpad(i::text, 8, '0'), 'DE8937040044053201
 		return tableOf(m)["phase"] == "stream" && tableOf(m)["changes_pending"] == 0.0 && tableOf(m)["changes_applied"] == 4.0
 	})
 
-	stop()
-	select {
-	case code := <-done:
-		if code != 0 {
-			t.Fatalf("run exited %d: %s", code, runErr.String())
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("run did not stop")
-	}
-	done <- 0 // for the cleanup
+	stopRun(t.Fatalf)
 	n.MustCLI(t, 0, "source", "postgres", "drop", "--name", "bank", "--source", source, "--target", target)
 	var slots int
 	if err := src.QueryRow(ctx, "SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'seam_bank'").Scan(&slots); err != nil || slots != 0 {
