@@ -26,6 +26,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/seamdata/seam/core/contract/contracttest"
 	"github.com/seamdata/seam/platform/dial"
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
 	idmapv1 "github.com/seamdata/seam/proto/seam/idmap/v1"
@@ -611,7 +612,8 @@ func (k *corpus) cliCases() {
 	}
 	data := write("settlements.ndjson", good(1)+"\n"+good(2)+"\n")
 	goodContract := write("pay_settlements.yaml", settlementContract)
-	bomb := write("bomb.yaml", aliasBomb())
+	aliasBomb := contracttest.AliasBomb(9, strings.Repeat("lol", 130_000))
+	bomb := write("bomb.yaml", string(aliasBomb))
 	huge := write("huge.yaml", "subject: pay.huge\ndescription: "+strings.Repeat("x", 2*mb)+"\n")
 	run := func(args ...string) (int, string, int64) {
 		cmd := exec.Command(k.c.bin, args...)
@@ -642,7 +644,7 @@ func (k *corpus) cliCases() {
 		k.results = append(k.results, r)
 		fmt.Printf("  %-4s CLI   %s: got %s (want %s)\n", map[bool]string{true: "ok", false: "FAIL"}[r.pass], name, r.got, want)
 	}
-	cli(fmt.Sprintf("seam validate with a %d KB YAML alias bomb", len(aliasBomb())>>10), "exit 3 (the contract is not valid) naming the alias, under +64 MB", 64*mb,
+	cli(fmt.Sprintf("seam validate with a %d KB YAML alias bomb", len(aliasBomb)>>10), "exit 3 (the contract is not valid) naming the alias, under +64 MB", 64*mb,
 		[]string{"validate", "--contract", bomb, data},
 		func(code int, out string) bool { return code == 3 && strings.Contains(out, "alias") })
 	cli("seam contract register with the alias bomb", "exit 3 (the contract is not valid) naming the alias", 64*mb,
@@ -656,25 +658,6 @@ func (k *corpus) cliCases() {
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return lines[len(lines)-1]
-}
-
-// aliasBomb is a 400 KB contract like the one that drove `seam validate`
-// to 24 GB: a long text, aliased ten times at each of nine levels.
-func aliasBomb() string {
-	var b strings.Builder
-	b.WriteString("subject: pay.bomb\nmapping:\n  fields:\n    x:\n      constant:\n")
-	fmt.Fprintf(&b, "        a0: &a0 %q\n", strings.Repeat("lol", 130_000))
-	for i := 1; i <= 9; i++ {
-		fmt.Fprintf(&b, "        a%d: &a%d [", i, i)
-		for j := range 10 {
-			if j > 0 {
-				b.WriteString(", ")
-			}
-			fmt.Fprintf(&b, "*a%d", i-1)
-		}
-		b.WriteString("]\n")
-	}
-	return b.String()
 }
 
 // runCorpus starts a `seam up` node, registers the source on it and sends
