@@ -16,40 +16,12 @@ import (
 	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
 )
 
-// A payments feed whose merchant_id is an integer of the merchant master.
-const settlementsV1 = `
-subject: pay.settlements
-owner: team-payments
-compatibility: BACKWARD
-notice_period: 14d
-fields:
-  - {name: settlement_id, type: STRING, required: true, key: true, pattern: "^SET-[0-9]{8}$"}
-  - {name: merchant_id, type: INT64, required: true, identifier: {namespace: merchant, format: legacy-int}}
-  - {name: amount, type: DOUBLE, required: true, min: 0}
-  - {name: currency, type: STRING, required: true, enum: [EUR, USD]}
-  - {name: settled_at, type: TIMESTAMP, required: true}
-checks:
-  - {name: merchant_match, rule: "match_rate(merchant_id, min: 0.9)", policy: ALERT}
-mapping:
-  canonical: payments.settlement
-  fields:
-    settlement_id: {from: settlement_id}
-    merchant_id: {from: merchant_id}
-    amount: {from: amount}
-    currency: {from: currency}
-    settled_at: {from: settled_at}
-`
-
-const settlementModel = `
-name: payments.settlement
-owner: team-data
-fields:
-  - {name: settlement_id, type: STRING, required: true, key: true}
-  - {name: merchant_id, type: INT64, required: true, identifier: {namespace: merchant, format: legacy-int}}
-  - {name: amount, type: DOUBLE, required: true}
-  - {name: currency, type: STRING, required: true}
-  - {name: settled_at, type: TIMESTAMP, required: true}
-`
+// A payments feed whose merchant_id is an integer of the merchant master,
+// and the canonical model it maps into.
+var (
+	settlementsV1   = string(examples.PaySettlementsV1YAML)
+	settlementModel = string(examples.PaymentsSettlementYAML)
+)
 
 var merchantNS = &idmapv1.Namespace{Name: "merchant", Formats: []*idmapv1.Format{
 	{Name: "legacy-int", Kind: idmapv1.FormatKind_FORMAT_KIND_INT},
