@@ -28,6 +28,7 @@ import (
 
 	"github.com/seamdata/seam/core/contract/contracttest"
 	"github.com/seamdata/seam/platform/dial"
+	"github.com/seamdata/seam/platform/server/servertest"
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
 	idmapv1 "github.com/seamdata/seam/proto/seam/idmap/v1"
 	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
@@ -371,39 +372,8 @@ func httpExchange(addr, head string, body io.Reader, wait time.Duration, readBod
 }
 
 // spaces is an endless body: the start of an ingest request, then blanks.
-type spaces struct{ started bool }
-
-func (s *spaces) Read(p []byte) (int, error) {
-	if !s.started {
-		s.started = true
-		return copy(p, `{"partition":"2026-04-01","batch_id":"big","batch":{"objects":{"records":[`), nil
-	}
-	for i := range p {
-		p[i] = ' '
-	}
-	return len(p), nil
-}
-
-// chunked frames r as a chunked HTTP/1.1 body.
-func chunked(r io.Reader) io.Reader {
-	pr, pw := io.Pipe()
-	go func() {
-		buf := make([]byte, 256<<10)
-		for {
-			n, err := r.Read(buf)
-			if n > 0 {
-				if _, werr := fmt.Fprintf(pw, "%x\r\n%s\r\n", n, buf[:n]); werr != nil {
-					return
-				}
-			}
-			if err != nil {
-				_, _ = io.WriteString(pw, "0\r\n\r\n")
-				pw.Close()
-				return
-			}
-		}
-	}()
-	return pr
+func spaces() io.Reader {
+	return servertest.Endless(`{"partition":"2026-04-01","batch_id":"big","batch":{"objects":{"records":[`)
 }
 
 func (k *corpus) restCases(ctx context.Context) {
@@ -438,20 +408,20 @@ func (k *corpus) restCases(ctx context.Context) {
 	const offered = 200 * mb
 	declared := fmt.Sprintf("Content-Length: %d\r\n", offered)
 	k.check("200 MB without a token, length declared", "REST", "401, without reading the body", 64*mb, func() (string, bool) {
-		code, body, err := httpAnswer(addr, head("", declared), io.LimitReader(&spaces{}, offered))
+		code, body, err := httpAnswer(addr, head("", declared), io.LimitReader(spaces(), offered))
 		return answer(code, body, err, 401)
 	})
 	k.check("200 MB without a token, chunked", "REST", "401, without reading the body", 64*mb, func() (string, bool) {
-		code, body, err := httpAnswer(addr, head("", "Transfer-Encoding: chunked\r\n"), chunked(io.LimitReader(&spaces{}, offered)))
+		code, body, err := httpAnswer(addr, head("", "Transfer-Encoding: chunked\r\n"), servertest.Chunked(io.LimitReader(spaces(), offered)))
 		return answer(code, body, err, 401)
 	})
 	k.check("200 MB with a token, length declared", "REST", "413, without reading the body", 64*mb, func() (string, bool) {
-		code, body, err := httpAnswer(addr, head(k.c.tokens["pipeline"], declared), io.LimitReader(&spaces{}, offered))
+		code, body, err := httpAnswer(addr, head(k.c.tokens["pipeline"], declared), io.LimitReader(spaces(), offered))
 		return answer(code, body, err, 413)
 	})
 	k.check("80 MB with a token, chunked", "REST", "413 once the body passes 64 MiB", 0, func() (string, bool) {
 		began := time.Now()
-		code, body, err := httpAnswer(addr, head(k.c.tokens["pipeline"], "Transfer-Encoding: chunked\r\n"), chunked(io.LimitReader(&spaces{}, 80*mb)))
+		code, body, err := httpAnswer(addr, head(k.c.tokens["pipeline"], "Transfer-Encoding: chunked\r\n"), servertest.Chunked(io.LimitReader(spaces(), 80*mb)))
 		got, ok := answer(code, body, err, 413)
 		return fmt.Sprintf("%s (after %s)", got, time.Since(began).Round(100*time.Millisecond)), ok
 	})
