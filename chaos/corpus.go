@@ -30,7 +30,6 @@ import (
 	"github.com/seamdata/seam/platform/dial"
 	"github.com/seamdata/seam/platform/server/servertest"
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
-	idmapv1 "github.com/seamdata/seam/proto/seam/idmap/v1"
 	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
 	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
 )
@@ -640,12 +639,7 @@ func runCorpus(ctx context.Context, c *cluster, dir string, short bool) ([]caseR
 	if err := c.start(ctx, node); err != nil {
 		return nil, err
 	}
-	conn, err := c.conn(node, "admin", 30*time.Second)
-	if err != nil {
-		return nil, err
-	}
-	defer conn.Close()
-	if err := setup(ctx, registryv1.NewRegistryServiceClient(conn), idmapv1.NewIdMapServiceClient(conn)); err != nil {
+	if err := c.setupSource(ctx, node, node); err != nil {
 		return nil, err
 	}
 	k := &corpus{c: c, node: node, rss: newSampler(node.pid()), dir: dir, short: short}
