@@ -340,7 +340,7 @@ func TestRESTReadTimeout(t *testing.T) {
 func TestRESTStreamOutlivesReadTimeout(t *testing.T) {
 	t.Parallel()
 	n := start(t, server.Config{HTTPReadTimeout: 150 * time.Millisecond}, false)
-	resp := server.Send(t, "POST", "http://"+n.http+"/v1/replay", n.token, `{"window":{"subject":"shop.orders"}}`)
+	resp := servertest.Send(t, "POST", "http://"+n.http+"/v1/replay", n.token, `{"window":{"subject":"shop.orders"}}`)
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {
@@ -383,7 +383,7 @@ func TestMetricsAddr(t *testing.T) {
 func TestRESTMetricsNameTheRouteTemplate(t *testing.T) {
 	n := start(t, server.Config{}, false)
 	post := func(path, token string) int {
-		resp := server.Send(t, http.MethodPost, "http://"+n.http+path, token, `{"partition":"p","batch_id":"b"}`)
+		resp := servertest.Send(t, http.MethodPost, "http://"+n.http+path, token, `{"partition":"p","batch_id":"b"}`)
 		resp.Body.Close()
 		return resp.StatusCode
 	}
@@ -434,7 +434,7 @@ func TestShutdownEndsWatches(t *testing.T) {
 	t.Parallel()
 	n := start(t, server.Config{ShutdownTimeout: 10 * time.Second}, false)
 	open := func(method, path, body string) *http.Response {
-		resp := server.Send(t, method, "http://"+n.http+path, n.token, body)
+		resp := servertest.Send(t, method, "http://"+n.http+path, n.token, body)
 		t.Cleanup(func() { resp.Body.Close() })
 		return resp
 	}

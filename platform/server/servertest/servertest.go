@@ -1,12 +1,34 @@
-// Package servertest makes the request bodies that tests and the chaos
-// suite throw at the HTTP gateway: bodies without end and chunked framing,
-// for raw HTTP/1.1 requests that net/http's client would not send.
+// Package servertest helps tests and the chaos suite talk to the HTTP
+// gateway: a request with a bearer token, and the hostile bodies (without
+// end, chunked) of raw HTTP/1.1 requests that net/http's client would not
+// send.
 package servertest
 
 import (
 	"io"
+	"net/http"
 	"net/http/httputil"
+	"strings"
+	"testing"
 )
+
+// Send makes a request to url, with token as its bearer token unless it
+// is empty, and returns the response; the caller closes its body.
+func Send(t testing.TB, method, url, token, body string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	return resp
+}
 
 // Endless returns a body that starts with head and then sends blanks
 // forever: the start of a JSON request that never ends. Bound it with

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"net/http/httputil"
 	"strings"
 	"testing"
@@ -41,6 +43,26 @@ func TestChunkedDecodes(t *testing.T) {
 		}
 		if !bytes.Equal(got, want) {
 			t.Errorf("%d bytes: decoded %d bytes, not the ones framed", size, len(got))
+		}
+	}
+}
+
+// Send carries the method, the body and the bearer token, and no
+// Authorization header without a token.
+func TestSend(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		auth, has := r.Header["Authorization"]
+		w.Write([]byte(r.Method + " " + string(b) + " " + strings.Join(auth, ",") + " " + map[bool]string{true: "with", false: "without"}[has]))
+	}))
+	t.Cleanup(srv.Close)
+	for _, tc := range []struct{ token, want string }{{"t-1", "PUT {} Bearer t-1 with"}, {"", "PUT {}  without"}} {
+		resp := servertest.Send(t, http.MethodPut, srv.URL, tc.token, "{}")
+		got, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if string(got) != tc.want {
+			t.Errorf("the server saw %q, want %q", got, tc.want)
 		}
 	}
 }
