@@ -73,7 +73,7 @@ func (c *Collector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		c.accepted = append(c.accepted, Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: data})
 	}
 	w.WriteHeader(status)
-	fmt.Fprintf(w, `{"status": %d}`, status)
+	_, _ = fmt.Fprintf(w, `{"status": %d}`, status)
 }
 
 // Requests returns how many requests came, accepted or not.

@@ -24,8 +24,12 @@ func TestCollectorFollowsItsScript(t *testing.T) {
 		var b bytes.Buffer
 		if gz {
 			zw := gzip.NewWriter(&b)
-			zw.Write([]byte(body))
-			zw.Close()
+			if _, err := zw.Write([]byte(body)); err != nil {
+				t.Fatal(err)
+			}
+			if err := zw.Close(); err != nil {
+				t.Fatal(err)
+			}
 		} else {
 			b.WriteString(body)
 		}
@@ -40,7 +44,7 @@ func TestCollectorFollowsItsScript(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		resp.Body.Close()
+		_ = resp.Body.Close()
 		return resp
 	}
 	for i, want := range []int{503, 429, 201, 200} {

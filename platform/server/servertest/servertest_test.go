@@ -54,13 +54,13 @@ func TestSend(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		auth, has := r.Header["Authorization"]
-		w.Write([]byte(r.Method + " " + string(b) + " " + strings.Join(auth, ",") + " " + map[bool]string{true: "with", false: "without"}[has]))
+		_, _ = w.Write([]byte(r.Method + " " + string(b) + " " + strings.Join(auth, ",") + " " + map[bool]string{true: "with", false: "without"}[has]))
 	}))
 	t.Cleanup(srv.Close)
 	for _, tc := range []struct{ token, want string }{{"t-1", "PUT {} Bearer t-1 with"}, {"", "PUT {}  without"}} {
 		resp := servertest.Send(t, http.MethodPut, srv.URL, tc.token, "{}")
 		got, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
+		_ = resp.Body.Close()
 		if string(got) != tc.want {
 			t.Errorf("the server saw %q, want %q", got, tc.want)
 		}

@@ -52,7 +52,9 @@ func TestLogBufferEmptyHasNoLines(t *testing.T) {
 func TestLogBufferLinesRefusesText(t *testing.T) {
 	t.Parallel()
 	var buf telemetrytest.LogBuffer
-	fmt.Fprintln(&buf, "level=INFO msg=plain")
+	if _, err := fmt.Fprintln(&buf, "level=INFO msg=plain"); err != nil {
+		t.Fatal(err)
+	}
 	ft := &fatalRecorder{TB: t}
 	func() {
 		defer func() { _ = recover() }()
@@ -66,7 +68,9 @@ func TestLogBufferLinesRefusesText(t *testing.T) {
 func TestLogBufferTail(t *testing.T) {
 	t.Parallel()
 	var buf telemetrytest.LogBuffer
-	buf.Write([]byte("0123456789"))
+	if _, err := buf.Write([]byte("0123456789")); err != nil {
+		t.Fatal(err)
+	}
 	if got, want := buf.Tail(20), "0123456789"; got != want {
 		t.Errorf("Tail(20) = %q, want %q", got, want)
 	}
