@@ -26,9 +26,10 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/seamdata/seam/core/contract/contracttest"
 	"github.com/seamdata/seam/platform/dial"
+	"github.com/seamdata/seam/platform/server/servertest"
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
-	idmapv1 "github.com/seamdata/seam/proto/seam/idmap/v1"
 	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
 	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
 )
@@ -370,39 +371,8 @@ func httpExchange(addr, head string, body io.Reader, wait time.Duration, readBod
 }
 
 // spaces is an endless body: the start of an ingest request, then blanks.
-type spaces struct{ started bool }
-
-func (s *spaces) Read(p []byte) (int, error) {
-	if !s.started {
-		s.started = true
-		return copy(p, `{"partition":"2026-04-01","batch_id":"big","batch":{"objects":{"records":[`), nil
-	}
-	for i := range p {
-		p[i] = ' '
-	}
-	return len(p), nil
-}
-
-// chunked frames r as a chunked HTTP/1.1 body.
-func chunked(r io.Reader) io.Reader {
-	pr, pw := io.Pipe()
-	go func() {
-		buf := make([]byte, 256<<10)
-		for {
-			n, err := r.Read(buf)
-			if n > 0 {
-				if _, werr := fmt.Fprintf(pw, "%x\r\n%s\r\n", n, buf[:n]); werr != nil {
-					return
-				}
-			}
-			if err != nil {
-				_, _ = io.WriteString(pw, "0\r\n\r\n")
-				pw.Close()
-				return
-			}
-		}
-	}()
-	return pr
+func spaces() io.Reader {
+	return servertest.Endless(`{"partition":"2026-04-01","batch_id":"big","batch":{"objects":{"records":[`)
 }
 
 func (k *corpus) restCases(ctx context.Context) {
@@ -437,20 +407,20 @@ func (k *corpus) restCases(ctx context.Context) {
 	const offered = 200 * mb
 	declared := fmt.Sprintf("Content-Length: %d\r\n", offered)
 	k.check("200 MB without a token, length declared", "REST", "401, without reading the body", 64*mb, func() (string, bool) {
-		code, body, err := httpAnswer(addr, head("", declared), io.LimitReader(&spaces{}, offered))
+		code, body, err := httpAnswer(addr, head("", declared), io.LimitReader(spaces(), offered))
 		return answer(code, body, err, 401)
 	})
 	k.check("200 MB without a token, chunked", "REST", "401, without reading the body", 64*mb, func() (string, bool) {
-		code, body, err := httpAnswer(addr, head("", "Transfer-Encoding: chunked\r\n"), chunked(io.LimitReader(&spaces{}, offered)))
+		code, body, err := httpAnswer(addr, head("", "Transfer-Encoding: chunked\r\n"), servertest.Chunked(io.LimitReader(spaces(), offered)))
 		return answer(code, body, err, 401)
 	})
 	k.check("200 MB with a token, length declared", "REST", "413, without reading the body", 64*mb, func() (string, bool) {
-		code, body, err := httpAnswer(addr, head(k.c.tokens["pipeline"], declared), io.LimitReader(&spaces{}, offered))
+		code, body, err := httpAnswer(addr, head(k.c.tokens["pipeline"], declared), io.LimitReader(spaces(), offered))
 		return answer(code, body, err, 413)
 	})
 	k.check("80 MB with a token, chunked", "REST", "413 once the body passes 64 MiB", 0, func() (string, bool) {
 		began := time.Now()
-		code, body, err := httpAnswer(addr, head(k.c.tokens["pipeline"], "Transfer-Encoding: chunked\r\n"), chunked(io.LimitReader(&spaces{}, 80*mb)))
+		code, body, err := httpAnswer(addr, head(k.c.tokens["pipeline"], "Transfer-Encoding: chunked\r\n"), servertest.Chunked(io.LimitReader(spaces(), 80*mb)))
 		got, ok := answer(code, body, err, 413)
 		return fmt.Sprintf("%s (after %s)", got, time.Since(began).Round(100*time.Millisecond)), ok
 	})
@@ -611,7 +581,8 @@ func (k *corpus) cliCases() {
 	}
 	data := write("settlements.ndjson", good(1)+"\n"+good(2)+"\n")
 	goodContract := write("pay_settlements.yaml", settlementContract)
-	bomb := write("bomb.yaml", aliasBomb())
+	aliasBomb := contracttest.AliasBomb(9, strings.Repeat("lol", 130_000))
+	bomb := write("bomb.yaml", string(aliasBomb))
 	huge := write("huge.yaml", "subject: pay.huge\ndescription: "+strings.Repeat("x", 2*mb)+"\n")
 	run := func(args ...string) (int, string, int64) {
 		cmd := exec.Command(k.c.bin, args...)
@@ -642,7 +613,7 @@ func (k *corpus) cliCases() {
 		k.results = append(k.results, r)
 		fmt.Printf("  %-4s CLI   %s: got %s (want %s)\n", map[bool]string{true: "ok", false: "FAIL"}[r.pass], name, r.got, want)
 	}
-	cli(fmt.Sprintf("seam validate with a %d KB YAML alias bomb", len(aliasBomb())>>10), "exit 3 (the contract is not valid) naming the alias, under +64 MB", 64*mb,
+	cli(fmt.Sprintf("seam validate with a %d KB YAML alias bomb", len(aliasBomb)>>10), "exit 3 (the contract is not valid) naming the alias, under +64 MB", 64*mb,
 		[]string{"validate", "--contract", bomb, data},
 		func(code int, out string) bool { return code == 3 && strings.Contains(out, "alias") })
 	cli("seam contract register with the alias bomb", "exit 3 (the contract is not valid) naming the alias", 64*mb,
@@ -658,25 +629,6 @@ func lastLine(s string) string {
 	return lines[len(lines)-1]
 }
 
-// aliasBomb is a 400 KB contract like the one that drove `seam validate`
-// to 24 GB: a long text, aliased ten times at each of nine levels.
-func aliasBomb() string {
-	var b strings.Builder
-	b.WriteString("subject: pay.bomb\nmapping:\n  fields:\n    x:\n      constant:\n")
-	fmt.Fprintf(&b, "        a0: &a0 %q\n", strings.Repeat("lol", 130_000))
-	for i := 1; i <= 9; i++ {
-		fmt.Fprintf(&b, "        a%d: &a%d [", i, i)
-		for j := range 10 {
-			if j > 0 {
-				b.WriteString(", ")
-			}
-			fmt.Fprintf(&b, "*a%d", i-1)
-		}
-		b.WriteString("]\n")
-	}
-	return b.String()
-}
-
 // runCorpus starts a `seam up` node, registers the source on it and sends
 // the corpus.
 func runCorpus(ctx context.Context, c *cluster, dir string, short bool) ([]caseResult, error) {
@@ -687,12 +639,7 @@ func runCorpus(ctx context.Context, c *cluster, dir string, short bool) ([]caseR
 	if err := c.start(ctx, node); err != nil {
 		return nil, err
 	}
-	conn, err := c.conn(node, "admin", 30*time.Second)
-	if err != nil {
-		return nil, err
-	}
-	defer conn.Close()
-	if err := setup(ctx, registryv1.NewRegistryServiceClient(conn), idmapv1.NewIdMapServiceClient(conn)); err != nil {
+	if err := c.setupSource(ctx, node, node); err != nil {
 		return nil, err
 	}
 	k := &corpus{c: c, node: node, rss: newSampler(node.pid()), dir: dir, short: short}

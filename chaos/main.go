@@ -14,8 +14,6 @@ import (
 
 	"github.com/seamdata/seam/platform/dial"
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
-	idmapv1 "github.com/seamdata/seam/proto/seam/idmap/v1"
-	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
 )
 
 func main() { os.Exit(run(os.Args[1:])) }
@@ -186,17 +184,7 @@ func suite(ctx context.Context, o options, dir string) (*report, error) {
 			return nil, err
 		}
 	}
-	regConn, err := c.conn(reg, "admin", 30*time.Second)
-	if err != nil {
-		return nil, err
-	}
-	defer regConn.Close()
-	idmConn, err := c.conn(idm, "admin", 30*time.Second)
-	if err != nil {
-		return nil, err
-	}
-	defer idmConn.Close()
-	if err := setup(ctx, registryv1.NewRegistryServiceClient(regConn), idmapv1.NewIdMapServiceClient(idmConn)); err != nil {
+	if err := c.setupSource(ctx, reg, idm); err != nil {
 		return nil, err
 	}
 	// The pipeline bounds each attempt itself, as pipelines do.

@@ -61,6 +61,22 @@ mapping:
     reference: {from: reference}
 `
 
+// setupSource registers the source, as the admin, on the cluster whose
+// registry is reg and whose idmap is idm (one process under seam up).
+func (c *cluster) setupSource(ctx context.Context, reg, idm *proc) error {
+	regConn, err := c.conn(reg, "admin", 30*time.Second)
+	if err != nil {
+		return err
+	}
+	defer regConn.Close()
+	idmConn, err := c.conn(idm, "admin", 30*time.Second)
+	if err != nil {
+		return err
+	}
+	defer idmConn.Close()
+	return setup(ctx, registryv1.NewRegistryServiceClient(regConn), idmapv1.NewIdMapServiceClient(idmConn))
+}
+
 // setup registers the source on a node: the canonical model, the merchant
 // namespace and its lookup table, the contract. The services may all be
 // behind one address (seam up) or several.

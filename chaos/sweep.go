@@ -97,7 +97,7 @@ func (k *corpus) sweep(ctx context.Context) {
 	}
 	bomb := gzipBomb()
 	bodies := []sweepBody{
-		{"a 200 MB body", fmt.Sprintf("Content-Length: %d\r\n", 200*mb), func() io.Reader { return io.LimitReader(&spaces{}, 200*mb) }},
+		{"a 200 MB body", fmt.Sprintf("Content-Length: %d\r\n", 200*mb), func() io.Reader { return io.LimitReader(spaces(), 200*mb) }},
 		{fmt.Sprintf("a %d KB gzip bomb (32 MiB inflated)", len(bomb)>>10), fmt.Sprintf("Content-Encoding: gzip\r\nContent-Length: %d\r\n", len(bomb)),
 			func() io.Reader { return bytes.NewReader(bomb) }},
 		{"a slow drip (5 bytes a second)", "Content-Length: 100000\r\n", func() io.Reader { return &drip{left: 100000} }},

@@ -16,6 +16,7 @@ import (
 
 	"github.com/seamdata/seam/connectors/stream"
 	seamjs "github.com/seamdata/seam/connectors/stream/jetstream"
+	"github.com/seamdata/seam/connectors/stream/jetstream/jetstreamtest"
 	seamkafka "github.com/seamdata/seam/connectors/stream/kafka"
 )
 
@@ -36,21 +37,21 @@ func BenchmarkConnectorJetStream(b *testing.B) {
 	ctx := context.Background()
 	// Asynchronous publishing keeps the setup short.
 	for _, p := range benchPayments(b.N) {
-		if _, err := br.js.PublishAsync(br.srcSubject, p.value()); err != nil {
+		if _, err := br.JS.PublishAsync(br.SourceSubject, p.value()); err != nil {
 			b.Fatal(err)
 		}
 	}
 	select {
-	case <-br.js.PublishAsyncComplete():
+	case <-br.JS.PublishAsyncComplete():
 	case <-time.After(time.Minute):
 		b.Fatal("the source was not written within a minute")
 	}
-	nc, err := nats.Connect(natsURL)
+	nc, err := nats.Connect(jetstreamtest.URL)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer nc.Close()
-	part, err := seamjs.Open(ctx, nc, seamjs.Config{Connector: name, Stream: br.src, Subject: br.srcSubject, OutputStream: br.out, OutputSubject: br.outSubj})
+	part, err := seamjs.Open(ctx, nc, seamjs.Config{Connector: name, Stream: br.Source, Subject: br.SourceSubject, OutputStream: br.Output, OutputSubject: br.OutputSubject})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -13,68 +12,37 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	seamjs "github.com/seamdata/seam/connectors/stream/jetstream"
+	"github.com/seamdata/seam/connectors/stream/jetstream/jetstreamtest"
 )
-
-// natsURL is the JetStream server the tests use.
-const natsURL = "nats://127.0.0.1:4222"
 
 // jsBroker is a source and an output stream of its own on the real
 // JetStream server, deleted after the test with the connector's journal.
-type jsBroker struct {
-	js                         jetstream.JetStream
-	src, out                   string
-	srcSubject, outSubj, other string
-}
+type jsBroker struct{ *jetstreamtest.Streams }
 
+// newJSBroker makes the streams with a 100 ms duplicate window on the
+// output: exactly-once must hold without it, through the connector's
+// restart check.
 func newJSBroker(t testing.TB, connector string) *jsBroker {
 	t.Helper()
-	nc, err := nats.Connect(natsURL, nats.Timeout(2*time.Second))
-	if err != nil {
-		t.Skipf("no NATS server at %s (%v): start one with JetStream (nats-server -js) to run this test", natsURL, err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := strconv.Itoa(rand.IntN(1 << 30))
-	b := &jsBroker{js: js, src: "T_SRC_" + id, out: "T_OUT_" + id, srcSubject: "t." + id + ".src", outSubj: "t." + id + ".out", other: "t." + id + ".other"}
-	ctx := context.Background()
-	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: b.src, Subjects: []string{b.srcSubject, b.other}}); err != nil {
-		t.Fatalf("create source stream: %v", err)
-	}
-	// A 100 ms duplicate window: exactly-once must hold without it,
-	// through the connector's restart check.
-	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: b.out, Subjects: []string{b.outSubj}, Duplicates: 100 * time.Millisecond}); err != nil {
-		t.Fatalf("create output stream: %v", err)
-	}
-	t.Cleanup(func() {
-		for _, s := range []string{b.src, b.out, seamjs.JournalStream(connector)} {
-			if err := js.DeleteStream(context.Background(), s); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
-				t.Errorf("delete stream %s: %v", s, err)
-			}
-		}
-	})
-	return b
+	return &jsBroker{jetstreamtest.New(t, connector, 100*time.Millisecond)}
 }
 
 func (b *jsBroker) args() []string {
-	return []string{"jetstream", "--nats-url", natsURL, "--stream", b.src, "--source-subject", b.srcSubject,
-		"--output-stream", b.out, "--output-subject", b.outSubj}
+	return []string{"jetstream", "--nats-url", jetstreamtest.URL, "--stream", b.Source, "--source-subject", b.SourceSubject,
+		"--output-stream", b.Output, "--output-subject", b.OutputSubject}
 }
 
 func (b *jsBroker) produce(t testing.TB, ps []payment) {
 	t.Helper()
 	ctx := context.Background()
 	for i, p := range ps {
-		if _, err := b.js.Publish(ctx, b.srcSubject, p.value()); err != nil {
+		if _, err := b.JS.Publish(ctx, b.SourceSubject, p.value()); err != nil {
 			t.Fatalf("publish source record %d: %v", p.seq, err)
 		}
 		// Messages on another subject of the same stream leave gaps in
 		// the positions the connector reads.
 		if i%97 == 0 {
-			if _, err := b.js.Publish(ctx, b.other, []byte(`{"noise":true}`)); err != nil {
+			if _, err := b.JS.Publish(ctx, b.Other, []byte(`{"noise":true}`)); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -84,7 +52,7 @@ func (b *jsBroker) produce(t testing.TB, ps []payment) {
 func (b *jsBroker) produceRaw(t testing.TB, values [][]byte) {
 	t.Helper()
 	for _, v := range values {
-		if _, err := b.js.Publish(context.Background(), b.srcSubject, v); err != nil {
+		if _, err := b.JS.Publish(context.Background(), b.SourceSubject, v); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -93,7 +61,7 @@ func (b *jsBroker) produceRaw(t testing.TB, values [][]byte) {
 func (b *jsBroker) output(t testing.TB) []outRecord {
 	t.Helper()
 	ctx := context.Background()
-	s, err := b.js.Stream(ctx, b.out)
+	s, err := b.JS.Stream(ctx, b.Output)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +133,7 @@ func TestJetStreamBlockedPartitionIsHeld(t *testing.T) {
 	ps := payments(0, 300, false)
 	bad := ps[130] // minute 2
 	b.produce(t, ps[:130])
-	if _, err := b.js.Publish(context.Background(), b.srcSubject, []byte(strings.Replace(string(bad.value()), `"amount":`, `"amount":5000`, 1))); err != nil {
+	if _, err := b.JS.Publish(context.Background(), b.SourceSubject, []byte(strings.Replace(string(bad.value()), `"amount":`, `"amount":5000`, 1))); err != nil {
 		t.Fatal(err)
 	}
 	b.produce(t, ps[131:])

@@ -29,28 +29,21 @@ func TestLoadAcceptsShortAndFullEnumNames(t *testing.T) {
 			"y": {From: "x", Cast: &contractv1.Cast{To: contractv1.FieldType_FIELD_TYPE_INT64, Rounding: contractv1.Rounding_ROUNDING_HALF_UP}},
 		}},
 	}
+	// The same contract spelled with each form of enum name; the enum
+	// values NO, yes and 1.10 stay text however YAML would read them.
+	yamlDoc := func(compat, typ, enum, policy, to, rounding string) string {
+		return fmt.Sprintf(`
+subject: a.b
+compatibility: %s
+fields: [{name: x, type: %s, enum: %s}]
+checks: [{name: c, rule: required(x), policy: %s}]
+mapping: {fields: {y: {from: x, cast: {to: %s, rounding: %s}}}}
+`, compat, typ, enum, policy, to, rounding)
+	}
 	tests := []struct{ name, doc string }{
-		{"short", `
-subject: a.b
-compatibility: FULL_TRANSITIVE
-fields: [{name: x, type: STRING, enum: [NO, SE, yes, 1.10]}]
-checks: [{name: c, rule: required(x), policy: QUARANTINE}]
-mapping: {fields: {y: {from: x, cast: {to: INT64, rounding: HALF_UP}}}}
-`},
-		{"full", `
-subject: a.b
-compatibility: COMPATIBILITY_FULL_TRANSITIVE
-fields: [{name: x, type: FIELD_TYPE_STRING, enum: ["NO", "SE", "yes", "1.10"]}]
-checks: [{name: c, rule: required(x), policy: POLICY_QUARANTINE}]
-mapping: {fields: {y: {from: x, cast: {to: FIELD_TYPE_INT64, rounding: ROUNDING_HALF_UP}}}}
-`},
-		{"lower case", `
-subject: a.b
-compatibility: full_transitive
-fields: [{name: x, type: string, enum: [NO, SE, yes, 1.10]}]
-checks: [{name: c, rule: required(x), policy: quarantine}]
-mapping: {fields: {y: {from: x, cast: {to: int64, rounding: half_up}}}}
-`},
+		{"short", yamlDoc("FULL_TRANSITIVE", "STRING", "[NO, SE, yes, 1.10]", "QUARANTINE", "INT64", "HALF_UP")},
+		{"full", yamlDoc("COMPATIBILITY_FULL_TRANSITIVE", "FIELD_TYPE_STRING", `["NO", "SE", "yes", "1.10"]`, "POLICY_QUARANTINE", "FIELD_TYPE_INT64", "ROUNDING_HALF_UP")},
+		{"lower case", yamlDoc("full_transitive", "string", "[NO, SE, yes, 1.10]", "quarantine", "int64", "half_up")},
 		{"json with camelCase keys", `{"subject": "a.b", "compatibility": "FULL_TRANSITIVE",
  "fields": [{"name": "x", "type": "STRING", "enum": ["NO", "SE", "yes", "1.10"]}],
  "checks": [{"name": "c", "rule": "required(x)", "policy": "QUARANTINE"}],
@@ -161,26 +154,6 @@ func TestLoadErrors(t *testing.T) {
 	}
 }
 
-// laughs is a "billion laughs" document: ten aliases of ten aliases, depth
-// levels down, to leaf, inside a field that takes any value, so nothing
-// but its size is wrong with it.
-func laughs(depth int, leaf string) string {
-	var b strings.Builder
-	b.WriteString("subject: shop.bomb\nmapping:\n  fields:\n    x:\n      constant:\n")
-	fmt.Fprintf(&b, "        a0: &a0 %q\n", leaf)
-	for i := 1; i <= depth; i++ {
-		fmt.Fprintf(&b, "        a%d: &a%d [", i, i)
-		for j := range 10 {
-			if j > 0 {
-				b.WriteString(", ")
-			}
-			fmt.Fprintf(&b, "*a%d", i-1)
-		}
-		b.WriteString("]\n")
-	}
-	return b.String()
-}
-
 // repeated anchors one long text and repeats it n times.
 func repeated(n, textBytes int) string {
 	var b strings.Builder
@@ -203,9 +176,9 @@ func TestAliasBombsAreRefusedCheaply(t *testing.T) {
 	tests := []struct {
 		name, doc string
 	}{
-		{"billion laughs", laughs(9, "lol")},
+		{"billion laughs", string(contracttest.AliasBomb(9, "lol"))},
 		{"one long text repeated", repeated(2000, 16<<10)},
-		{"laughs of long text", laughs(5, strings.Repeat("x", 4000))},
+		{"laughs of long text", string(contracttest.AliasBomb(5, strings.Repeat("x", 4000)))},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,7 +1,10 @@
 // Package examples holds the reference contracts of the source document's
 // incident — shop.orders v1 (integer customer_id), v2 (UUID customer_id with
 // a migration back to the integer), and the commerce.order canonical model
-// they map into — so the demo, the benchmarks and the tests use one copy.
+// they map into — and of the payments incident the tests of `seam incident`
+// and of proposals play (pay.settlements v1 with an integer merchant_id and
+// the payments.settlement model), so the demo, the benchmarks and the tests
+// use one copy.
 package examples
 
 import (
@@ -20,6 +23,10 @@ var (
 	ShopOrdersV2YAML []byte
 	//go:embed commerce_order.yaml
 	CommerceOrderYAML []byte
+	//go:embed pay_settlements_v1.yaml
+	PaySettlementsV1YAML []byte
+	//go:embed payments_settlement.yaml
+	PaymentsSettlementYAML []byte
 )
 
 // ShopOrdersV1 returns a fresh copy of shop.orders v1.
@@ -34,11 +41,18 @@ func ShopOrdersV2() *contractv1.Contract {
 
 // CommerceOrder returns a fresh copy of the commerce.order canonical model.
 func CommerceOrder() *contractv1.CanonicalModel {
-	m, err := contract.LoadCanonicalModel(CommerceOrderYAML, "commerce_order.yaml")
-	if err != nil {
-		panic(fmt.Sprintf("examples: embedded commerce_order.yaml does not load: %v", err))
-	}
-	return m
+	return mustModel(CommerceOrderYAML, "commerce_order.yaml")
+}
+
+// PaySettlementsV1 returns a fresh copy of pay.settlements v1.
+func PaySettlementsV1() *contractv1.Contract {
+	return mustContract(PaySettlementsV1YAML, "pay_settlements_v1.yaml")
+}
+
+// PaymentsSettlement returns a fresh copy of the payments.settlement
+// canonical model.
+func PaymentsSettlement() *contractv1.CanonicalModel {
+	return mustModel(PaymentsSettlementYAML, "payments_settlement.yaml")
 }
 
 // mustContract loads an embedded contract. The files are part of the
@@ -50,4 +64,14 @@ func mustContract(data []byte, name string) *contractv1.Contract {
 		panic(fmt.Sprintf("examples: embedded %s does not load: %v", name, err))
 	}
 	return c
+}
+
+// mustModel loads an embedded canonical model, as mustContract does a
+// contract.
+func mustModel(data []byte, name string) *contractv1.CanonicalModel {
+	m, err := contract.LoadCanonicalModel(data, name)
+	if err != nil {
+		panic(fmt.Sprintf("examples: embedded %s does not load: %v", name, err))
+	}
+	return m
 }

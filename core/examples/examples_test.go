@@ -22,6 +22,12 @@ func TestExamplesLoadAndValidate(t *testing.T) {
 	if p := contract.ValidateCanonicalModel(examples.CommerceOrder()); len(p) > 0 {
 		t.Errorf("commerce.order is invalid: %v", p)
 	}
+	if c := examples.PaySettlementsV1(); c.GetSubject() != "pay.settlements" || len(contract.Validate(c)) > 0 {
+		t.Errorf("pay.settlements v1: subject %q, problems %v; want pay.settlements and none", c.GetSubject(), contract.Validate(c))
+	}
+	if m := examples.PaymentsSettlement(); m.GetName() != "payments.settlement" || len(contract.ValidateCanonicalModel(m)) > 0 {
+		t.Errorf("payments.settlement: name %q, problems %v; want payments.settlement and none", m.GetName(), contract.ValidateCanonicalModel(m))
+	}
 	if first, second := examples.ShopOrdersV1(), examples.ShopOrdersV1(); first == second {
 		t.Error("ShopOrdersV1 returned the same pointer twice; callers may modify their copy")
 	}

@@ -11,45 +11,18 @@ import (
 	"github.com/seamdata/seam/core/contract"
 	"github.com/seamdata/seam/core/examples"
 	"github.com/seamdata/seam/core/infer"
+	"github.com/seamdata/seam/core/record/recordtest"
 	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
 	idmapv1 "github.com/seamdata/seam/proto/seam/idmap/v1"
 	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
 )
 
-// A payments feed whose merchant_id is an integer of the merchant master.
-const settlementsV1 = `
-subject: pay.settlements
-owner: team-payments
-compatibility: BACKWARD
-notice_period: 14d
-fields:
-  - {name: settlement_id, type: STRING, required: true, key: true, pattern: "^SET-[0-9]{8}$"}
-  - {name: merchant_id, type: INT64, required: true, identifier: {namespace: merchant, format: legacy-int}}
-  - {name: amount, type: DOUBLE, required: true, min: 0}
-  - {name: currency, type: STRING, required: true, enum: [EUR, USD]}
-  - {name: settled_at, type: TIMESTAMP, required: true}
-checks:
-  - {name: merchant_match, rule: "match_rate(merchant_id, min: 0.9)", policy: ALERT}
-mapping:
-  canonical: payments.settlement
-  fields:
-    settlement_id: {from: settlement_id}
-    merchant_id: {from: merchant_id}
-    amount: {from: amount}
-    currency: {from: currency}
-    settled_at: {from: settled_at}
-`
-
-const settlementModel = `
-name: payments.settlement
-owner: team-data
-fields:
-  - {name: settlement_id, type: STRING, required: true, key: true}
-  - {name: merchant_id, type: INT64, required: true, identifier: {namespace: merchant, format: legacy-int}}
-  - {name: amount, type: DOUBLE, required: true}
-  - {name: currency, type: STRING, required: true}
-  - {name: settled_at, type: TIMESTAMP, required: true}
-`
+// A payments feed whose merchant_id is an integer of the merchant master,
+// and the canonical model it maps into.
+var (
+	settlementsV1   = string(examples.PaySettlementsV1YAML)
+	settlementModel = string(examples.PaymentsSettlementYAML)
+)
 
 var merchantNS = &idmapv1.Namespace{Name: "merchant", Formats: []*idmapv1.Format{
 	{Name: "legacy-int", Kind: idmapv1.FormatKind_FORMAT_KIND_INT},
@@ -223,7 +196,7 @@ func TestIntegerBecomesRandomUUID(t *testing.T) {
 	var lines []string
 	var pairs []infer.Pair
 	for i := range 100 {
-		u := randomUUID(i)
+		u := recordtest.RandomUUID(i)
 		lines = append(lines, settlement(i, `"`+u+`"`))
 		if i < 90 { // the source's sync misses ten merchants
 			pairs = append(pairs, infer.Pair{From: u, To: fmt.Sprint(5000 + i)})
@@ -245,20 +218,13 @@ func TestIntegerBecomesRandomUUID(t *testing.T) {
 	}
 }
 
-// randomUUID is a version 4 UUID, the same for the same i.
-func randomUUID(i int) string {
-	x := uint64(i)*0x9e3779b97f4a7c15 + 0x632be59bd9b4e019
-	y := x*0xbf58476d1ce4e5b9 ^ x>>31
-	return fmt.Sprintf("%08x-%04x-4%03x-%04x-%012x", uint32(x>>32), uint16(x>>16), uint16(y)&0xfff, uint16(y>>16)&0x3fff|0x8000, y>>8&0xffffffffffff)
-}
-
 // The drill's change on the reference contract: the proposal is the
 // hand-written v2 of core/examples, change for change.
 func TestShopOrdersDrill(t *testing.T) {
 	t.Parallel()
 	var lines []string
 	for i := range 300 {
-		lines = append(lines, fmt.Sprintf(`{"order_id":"ORD-%010d","customer_id":%q,"amount":%d.5,"currency":"EUR","status":"paid","created_at":"2026-03-08T10:00:00Z","country":"DE","items":2,"channel":"web"}`, i, randomUUID(i), i%90))
+		lines = append(lines, fmt.Sprintf(`{"order_id":"ORD-%010d","customer_id":%q,"amount":%d.5,"currency":"EUR","status":"paid","created_at":"2026-03-08T10:00:00Z","country":"DE","items":2,"channel":"web"}`, i, recordtest.RandomUUID(i), i%90))
 	}
 	ns := &idmapv1.Namespace{Name: "customer", Formats: []*idmapv1.Format{{Name: "legacy-int", Kind: idmapv1.FormatKind_FORMAT_KIND_INT}, {Name: "uuid", Kind: idmapv1.FormatKind_FORMAT_KIND_UUID}}}
 	p := propose(t, infer.Input{Active: examples.ShopOrdersV1(), ActiveVersion: 1, Canonical: examples.CommerceOrder(),
@@ -487,7 +453,7 @@ fields:
 		{Name: "uuid", Kind: idmapv1.FormatKind_FORMAT_KIND_UUID}}}
 	var lines []string
 	for i := range 30 {
-		lines = append(lines, fmt.Sprintf(`{"txn_id":"TX-%d","account_ref":%q}`, i, randomUUID(i)))
+		lines = append(lines, fmt.Sprintf(`{"txn_id":"TX-%d","account_ref":%q}`, i, recordtest.RandomUUID(i)))
 	}
 	p := propose(t, infer.Input{Active: active, ActiveVersion: 1, Namespaces: []*idmapv1.Namespace{ns}, Held: ndjson("2026-03-01", lines...)})
 	wantRules(t, p,
@@ -653,7 +619,7 @@ fields:
 		{Name: "number", Kind: idmapv1.FormatKind_FORMAT_KIND_INT}}}
 	var lines []string
 	for i := range 40 {
-		lines = append(lines, fmt.Sprintf(`{"entry_id":"E-%06d","account_ref":%q,"amount":%d.5,"booked_at":"2026-10-22T10:%02d:00Z"}`, i, randomUUID(i), 10+i, i))
+		lines = append(lines, fmt.Sprintf(`{"entry_id":"E-%06d","account_ref":%q,"amount":%d.5,"booked_at":"2026-10-22T10:%02d:00Z"}`, i, recordtest.RandomUUID(i), 10+i, i))
 	}
 	p := propose(t, infer.Input{Active: active, ActiveVersion: 1, Canonical: model, Namespaces: []*idmapv1.Namespace{ns}, Held: ndjson("2026-10-22", lines...)})
 	wantRules(t, p,

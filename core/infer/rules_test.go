@@ -8,6 +8,7 @@ import (
 
 	"github.com/seamdata/seam/core/idrule"
 	"github.com/seamdata/seam/core/infer"
+	"github.com/seamdata/seam/core/record/recordtest"
 	idmapv1 "github.com/seamdata/seam/proto/seam/idmap/v1"
 )
 
@@ -50,7 +51,7 @@ func TestInferRule(t *testing.T) {
 			return infer.Pair{From: strconv.Itoa(i * 997), To: "C" + strconv.Itoa(i*997)}
 		}), nil, "legacy-int→acc-ref template C{int} (reversible)", true, 0, ""},
 		{"uuid in a template", uuidFmt, accFmt, pairsOf(20, func(i int) infer.Pair {
-			u := strings.ToLower(randomUUID(i))
+			u := strings.ToLower(recordtest.RandomUUID(i))
 			return infer.Pair{From: u, To: "urn:acct:" + u}
 		}), nil, "uuid→acc-ref template urn:acct:{uuid} (reversible)", true, 0, ""},
 		{"integer embedded in a UUID", uuidFmt, intFmt, pairsOf(40, func(i int) infer.Pair {
@@ -70,7 +71,7 @@ func TestInferRule(t *testing.T) {
 			return infer.Pair{From: fmt.Sprintf("acc-%d-x", i), To: fmt.Sprintf("ACC-%d-X", i)}
 		}), nil, "acc-ref→acc-upper normalize upper (reversible)", true, 0, "upper case"},
 		{"random UUIDs need a table", uuidFmt, intFmt, pairsOf(100, func(i int) infer.Pair {
-			return infer.Pair{From: randomUUID(i), To: strconv.Itoa(i)}
+			return infer.Pair{From: recordtest.RandomUUID(i), To: strconv.Itoa(i)}
 		}), nil, "", false, 0, "random (version 4)"},
 		{"one bad pair among 200 is an exception", intFmt, accFmt, pairsOf(200, func(i int) infer.Pair {
 			if i == 17 {
@@ -187,7 +188,7 @@ func TestRuleFromValues(t *testing.T) {
 	}
 	random := make([]string, 30)
 	for i := range random {
-		random[i] = randomUUID(i)
+		random[i] = recordtest.RandomUUID(i)
 	}
 	f = infer.RuleFromValues("merchant", intFmt, uuidFmt, random, nil, nil)
 	if !f.TableOnly() || !strings.Contains(f.Why, "random (version 4)") {

@@ -43,14 +43,6 @@ func measure(b *testing.B) func() {
 	}
 }
 
-func ordersPlan(b *testing.B) *mapping.Plan {
-	p, err := mapping.CompileVersion(examples.ShopOrdersV1(), examples.CommerceOrder(), 1, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return p
-}
-
 // mapJSON maps recs with p and appends each canonical record's JSON to
 // out, as the adapter does with a batch, then hands the batch's buffers
 // back.
@@ -71,7 +63,7 @@ func mapJSON(b *testing.B, p *mapping.Plan, recs []record.Record, out []byte) []
 // 12-field orders and encodes each canonical record as JSON: the adapter's
 // work per batch after decoding. ns/op and allocs/op are per record.
 func BenchmarkMapOrders(b *testing.B) {
-	p := ordersPlan(b)
+	p := compileOrders(b, examples.ShopOrdersV1(), nil)
 	batch, err := record.NewDecoder(p.Schema(), record.Options{}).Decode(recordv1.Format_FORMAT_JSON, recordtest.OrdersJSON(benchBatch), 0)
 	if err != nil {
 		b.Fatal(err)
@@ -89,7 +81,7 @@ func BenchmarkMapOrders(b *testing.B) {
 // 1,000 orders: decode, map, derive record ids, encode. ns/op and
 // allocs/op are per record.
 func BenchmarkAdaptOrdersJSON(b *testing.B) {
-	p := ordersPlan(b)
+	p := compileOrders(b, examples.ShopOrdersV1(), nil)
 	data := recordtest.OrdersJSON(benchBatch)
 	out := make([]byte, 0, 300*benchBatch)
 	b.SetBytes(int64(len(data) / benchBatch))

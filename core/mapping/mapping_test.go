@@ -46,7 +46,7 @@ func compile(t testing.TB, source, canonical, fields string) *mapping.Plan {
 func mapOne(t testing.TB, p *mapping.Plan, input string, table map[string]string) (string, []*recordv1.RecordError) {
 	t.Helper()
 	b := p.Map(decode(t, p, recordv1.Format_FORMAT_NDJSON, []byte(input)))
-	resolveAll(t, b, table)
+	resolveAll(t, b, fromTable(table))
 	res, err := b.Results()
 	if err != nil {
 		t.Fatal(err)

@@ -1,17 +1,14 @@
 package auth_test
 
 import (
-	"bytes"
-	"encoding/json"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/seamdata/seam/platform/auth"
+	"github.com/seamdata/seam/platform/telemetry/telemetrytest"
 )
 
 // newToken makes a token and its file entry.
@@ -90,7 +87,7 @@ func TestTokenChangesAreAudited(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var buf syncWriter
+	var buf telemetrytest.LogBuffer
 	auth.NewAuthorizer(tokens, auth.Access{}).WithAudit(slog.New(slog.NewJSONHandler(&buf, nil)))
 
 	_, dashEntry := newToken(t, "dashboards", []auth.Role{auth.RoleViewer}, nil)
@@ -104,7 +101,7 @@ func TestTokenChangesAreAudited(t *testing.T) {
 	deadline := time.Now().Add(10 * auth.ReloadInterval)
 	for {
 		tokens.Authenticate(admin) // a call makes the set look at its file
-		lines := buf.lines(t)
+		lines := buf.Lines(t)
 		found := 0
 		for _, w := range want {
 			for _, l := range lines {
@@ -128,34 +125,4 @@ func TestTokenChangesAreAudited(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-}
-
-// syncWriter is a log sink safe for concurrent writers.
-type syncWriter struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (w *syncWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
-
-func (w *syncWriter) lines(t *testing.T) []map[string]any {
-	t.Helper()
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	var out []map[string]any
-	for _, l := range strings.Split(strings.TrimSpace(w.b.String()), "\n") {
-		if l == "" {
-			continue
-		}
-		m := map[string]any{}
-		if err := json.Unmarshal([]byte(l), &m); err != nil {
-			t.Fatalf("log line %q: %v", l, err)
-		}
-		out = append(out, m)
-	}
-	return out
 }

@@ -1,14 +1,10 @@
 package lineage_test
 
 import (
-	"compress/gzip"
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,70 +12,10 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/seamdata/seam/platform/lineage"
+	"github.com/seamdata/seam/platform/lineage/lineagetest"
 )
 
-// collector is an OpenLineage endpoint for tests: it answers each request
-// with the next status of its script (200 once the script runs out) and
-// keeps the bodies it accepted.
-type collector struct {
-	mu       sync.Mutex
-	script   []int
-	requests int
-	bodies   []string
-	headers  []http.Header
-	paths    []string
-	// hold, when set, makes every request wait until it is closed.
-	hold chan struct{}
-}
-
-func (c *collector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if c.hold != nil {
-		select {
-		case <-c.hold:
-		case <-r.Context().Done():
-			return
-		}
-	}
-	var body io.Reader = r.Body
-	if r.Header.Get("Content-Encoding") == "gzip" {
-		zr, err := gzip.NewReader(r.Body)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		body = zr
-	}
-	data, err := io.ReadAll(body)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.requests++
-	c.paths = append(c.paths, r.URL.Path)
-	status := http.StatusOK
-	if len(c.script) > 0 {
-		status, c.script = c.script[0], c.script[1:]
-	}
-	if status == http.StatusTooManyRequests {
-		w.Header().Set("Retry-After", "120")
-	}
-	if status/100 == 2 {
-		c.bodies = append(c.bodies, string(data))
-		c.headers = append(c.headers, r.Header.Clone())
-	}
-	w.WriteHeader(status)
-	fmt.Fprintf(w, `{"status": %d}`, status)
-}
-
-func (c *collector) snapshot() (requests int, bodies []string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.requests, append([]string(nil), c.bodies...)
-}
-
-func start(t *testing.T, c *collector, cfg lineage.Config) *lineage.Transport {
+func start(t *testing.T, c *lineagetest.Collector, cfg lineage.Config) *lineage.Transport {
 	t.Helper()
 	srv := httptest.NewServer(c)
 	t.Cleanup(srv.Close)
@@ -95,11 +31,11 @@ func start(t *testing.T, c *collector, cfg lineage.Config) *lineage.Transport {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if c.hold != nil {
+		if c.Hold != nil {
 			select {
-			case <-c.hold:
+			case <-c.Hold:
 			default:
-				close(c.hold)
+				close(c.Hold)
 			}
 		}
 		_ = tr.Close(context.Background())
@@ -125,7 +61,7 @@ func TestDelivers(t *testing.T) {
 		t.Run(fmt.Sprintf("gzip=%v", gz), func(t *testing.T) {
 			t.Parallel()
 			reader := sdkmetric.NewManualReader()
-			c := &collector{}
+			c := &lineagetest.Collector{}
 			tr := start(t, c, lineage.Config{APIKey: "k-123", Gzip: gz, Meter: sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)).Meter("t")})
 			for i := range 20 {
 				if !tr.Enqueue(event(i)) {
@@ -135,7 +71,7 @@ func TestDelivers(t *testing.T) {
 			if err := closeWithin(t, tr, 30*time.Second); err != nil {
 				t.Fatal(err)
 			}
-			_, bodies := c.snapshot()
+			bodies := c.Bodies()
 			if len(bodies) != 20 {
 				t.Fatalf("collector got %d events, want 20", len(bodies))
 			}
@@ -144,9 +80,10 @@ func TestDelivers(t *testing.T) {
 					t.Fatalf("event %d is %s, want %s (in order, whole)", i, b, event(i))
 				}
 			}
-			h := c.headers[0]
-			if h.Get("Authorization") != "Bearer k-123" || h.Get("Content-Type") != "application/json" || c.paths[0] != lineage.DefaultPath {
-				t.Errorf("headers %v at %s, want the bearer key, JSON, and %s", h, c.paths[0], lineage.DefaultPath)
+			first := c.Accepted()[0]
+			h := first.Header
+			if h.Get("Authorization") != "Bearer k-123" || h.Get("Content-Type") != "application/json" || first.Path != lineage.DefaultPath {
+				t.Errorf("headers %v at %s, want the bearer key, JSON, and %s", h, first.Path, lineage.DefaultPath)
 			}
 			if got := (h.Get("Content-Encoding") == "gzip"); got != gz {
 				t.Errorf("Content-Encoding %q, want gzip %v", h.Get("Content-Encoding"), gz)
@@ -183,14 +120,14 @@ func TestRetries(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			c := &collector{script: tt.script}
+			c := &lineagetest.Collector{Script: tt.script}
 			tr := start(t, c, lineage.Config{MaxAttempts: 3})
 			tr.Enqueue(event(1))
 			tr.Enqueue(event(2))
 			if err := closeWithin(t, tr, 30*time.Second); err != nil {
 				t.Fatal(err)
 			}
-			requests, bodies := c.snapshot()
+			requests, bodies := c.Requests(), c.Bodies()
 			s := tr.Stats()
 			if requests != tt.requests || s.Sent != tt.sent || s.Retries != tt.retries {
 				t.Fatalf("%d requests, stats %+v; want %d requests, %d sent, %d retries", requests, s, tt.requests, tt.sent, tt.retries)
@@ -211,7 +148,7 @@ func TestRetries(t *testing.T) {
 func TestQueueFull(t *testing.T) {
 	t.Parallel()
 	reader := sdkmetric.NewManualReader()
-	c := &collector{hold: make(chan struct{})}
+	c := &lineagetest.Collector{Hold: make(chan struct{})}
 	tr := start(t, c, lineage.Config{QueueSize: 3, Meter: sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)).Meter("t")})
 	accepted := 0
 	for i := range 50 {
@@ -230,11 +167,11 @@ func TestQueueFull(t *testing.T) {
 	if got := counter(t, reader, "seam.openlineage.events.dropped", lineage.DroppedQueueFull); got != int64(50-accepted) {
 		t.Errorf("metric dropped{reason=queue_full} = %d, want %d", got, 50-accepted)
 	}
-	close(c.hold)
+	close(c.Hold)
 	if err := closeWithin(t, tr, 30*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	if _, bodies := c.snapshot(); len(bodies) != accepted {
+	if bodies := c.Bodies(); len(bodies) != accepted {
 		t.Fatalf("collector got %d events, want the %d accepted", len(bodies), accepted)
 	}
 }
@@ -246,7 +183,7 @@ func TestShutdown(t *testing.T) {
 	t.Parallel()
 	t.Run("flush", func(t *testing.T) {
 		t.Parallel()
-		c := &collector{script: []int{503}}
+		c := &lineagetest.Collector{Script: []int{503}}
 		tr := start(t, c, lineage.Config{})
 		for i := range 100 {
 			tr.Enqueue(event(i))
@@ -254,13 +191,13 @@ func TestShutdown(t *testing.T) {
 		if err := closeWithin(t, tr, 30*time.Second); err != nil {
 			t.Fatal(err)
 		}
-		if _, bodies := c.snapshot(); len(bodies) != 100 {
+		if bodies := c.Bodies(); len(bodies) != 100 {
 			t.Fatalf("collector got %d events, want all 100 flushed at Close", len(bodies))
 		}
 	})
 	t.Run("deadline", func(t *testing.T) {
 		t.Parallel()
-		c := &collector{hold: make(chan struct{})}
+		c := &lineagetest.Collector{Hold: make(chan struct{})}
 		tr := start(t, c, lineage.Config{Timeout: time.Hour})
 		for i := range 5 {
 			tr.Enqueue(event(i))

@@ -26,49 +26,84 @@ func unary(t *testing.T, handler grpc.UnaryHandler) (string, error) {
 	return logs.String(), err
 }
 
-func TestUnaryInterceptor(t *testing.T) {
+func stream(t *testing.T, handler grpc.StreamHandler) (string, error) {
+	t.Helper()
+	var logs bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	err := rpcerr.StreamInterceptor(log)(nil, fakeStream{}, &grpc.StreamServerInfo{FullMethod: "/x.v1.X/Watch"}, handler)
+	return logs.String(), err
+}
+
+// wantStatus checks that err reached the client with code and that its
+// message does not hold noLeak (when given).
+func wantStatus(t *testing.T, err error, code codes.Code, noLeak string) {
+	t.Helper()
+	if got := status.Code(err); got != code {
+		t.Fatalf("code = %v (%v), want %v", got, err, code)
+	}
+	if noLeak != "" && strings.Contains(status.Convert(err).Message(), noLeak) {
+		t.Errorf("client sees %q, which leaks %q", status.Convert(err).Message(), noLeak)
+	}
+}
+
+// TestInterceptors runs each handler failure through the unary and the
+// stream interceptor: both give the client the same code, mask the same
+// internals, and log the cause with an error id.
+func TestInterceptors(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
-		name    string
-		handler grpc.UnaryHandler
-		code    codes.Code
-		noLeak  string // text that must not reach the client
-		inLog   string // text the log must hold
+		name   string
+		fail   func() error // what the handler returns, or where it panics
+		code   codes.Code
+		noLeak string // text that must not reach the client
+		inLog  string // text the log must hold
 	}{
-		{"panic becomes Internal with the stack logged", func(context.Context, any) (any, error) { panic("boom: secret state") },
+		{"panic becomes Internal with the stack logged", func() error { panic("boom: secret state") },
 			codes.Internal, "secret", "runtime/debug.Stack"},
-		{"plain error is masked", func(context.Context, any) (any, error) { return nil, errors.New("pq: password=hunter2") },
+		{"plain error is masked", func() error { return errors.New("pq: password=hunter2") },
 			codes.Internal, "hunter2", "hunter2"},
-		{"status passes through", func(context.Context, any) (any, error) {
-			return nil, status.Error(codes.NotFound, "subject x not found")
-		},
+		{"wrapped plain error is masked", func() error {
+			return fmt.Errorf("commit chunk 3: %w", errors.New("pq: could not serialize access, host 10.0.0.7"))
+		}, codes.Internal, "10.0.0.7", "10.0.0.7"},
+		{"status passes through", func() error { return status.Error(codes.NotFound, "subject x not found") },
 			codes.NotFound, "", ""},
-		{"wrapped cancellation", func(context.Context, any) (any, error) { return nil, fmt.Errorf("read: %w", context.Canceled) },
+		{"wrapped cancellation", func() error { return fmt.Errorf("read: %w", context.Canceled) },
 			codes.Canceled, "", ""},
-		{"wrapped deadline", func(context.Context, any) (any, error) { return nil, fmt.Errorf("query: %w", context.DeadlineExceeded) },
+		{"wrapped deadline", func() error { return fmt.Errorf("query: %w", context.DeadlineExceeded) },
 			codes.DeadlineExceeded, "", ""},
+		{"Unknown status is masked", func() error { return status.Errorf(codes.Unknown, "dial tcp 10.0.0.7:5432: connection refused") },
+			codes.Internal, "10.0.0.7", "10.0.0.7"},
 		// A stream handler re-wrapping a plain error with status.Errorf and
 		// status.Code(err) makes an Unknown status out of database text.
-		{"Unknown made from a database error is masked", func(context.Context, any) (any, error) {
+		{"Unknown made from a database error is masked", func() error {
 			dbErr := errors.New(`failed to connect to host=db.internal user=seam database=seam: password authentication failed`)
-			return nil, status.Errorf(status.Code(dbErr), "chunk 2 (sequence 1): %s", dbErr)
-		},
-			codes.Internal, "db.internal", "db.internal"},
+			return status.Errorf(status.Code(dbErr), "chunk 2 (sequence 1): %s", dbErr)
+		}, codes.Internal, "db.internal", "db.internal"},
+		{"wrapped InvalidArgument keeps its code", func() error {
+			return fmt.Errorf("chunk 2: %w", rpcerr.InvalidArgument("bad", rpcerr.FieldViolation{Field: "chunk.sequence", Description: "repeated"}))
+		}, codes.InvalidArgument, "", ""},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			logs, err := unary(t, tc.handler)
-			if got := status.Code(err); got != tc.code {
-				t.Fatalf("code = %v (%v), want %v", got, err, tc.code)
-			}
-			if tc.noLeak != "" && strings.Contains(status.Convert(err).Message(), tc.noLeak) {
-				t.Errorf("client sees %q, which leaks %q", status.Convert(err).Message(), tc.noLeak)
-			}
-			if tc.inLog != "" && !strings.Contains(logs, tc.inLog) {
-				t.Errorf("log lacks %q:\n%s", tc.inLog, logs)
-			}
-		})
+		for kind, call := range map[string]func(*testing.T) (string, error){
+			"unary": func(t *testing.T) (string, error) {
+				return unary(t, func(context.Context, any) (any, error) { return nil, tc.fail() })
+			},
+			"stream": func(t *testing.T) (string, error) {
+				return stream(t, func(any, grpc.ServerStream) error { return tc.fail() })
+			},
+		} {
+			t.Run(tc.name+"/"+kind, func(t *testing.T) {
+				t.Parallel()
+				logs, err := call(t)
+				wantStatus(t, err, tc.code, tc.noLeak)
+				if tc.inLog != "" && !strings.Contains(logs, tc.inLog) {
+					t.Errorf("log lacks %q:\n%s", tc.inLog, logs)
+				}
+				if tc.code == codes.Internal && !strings.Contains(logs, "error_id=") {
+					t.Errorf("log lacks the error id:\n%s", logs)
+				}
+			})
+		}
 	}
 }
 
@@ -95,43 +130,6 @@ func TestInternalCarriesTheLoggedErrorID(t *testing.T) {
 	}
 	if !strings.Contains(logs, "error_id="+id) || !strings.Contains(logs, "gate_batches") {
 		t.Errorf("log lacks error_id=%s beside the cause:\n%s", id, logs)
-	}
-}
-
-func TestStreamInterceptor(t *testing.T) {
-	t.Parallel()
-	cases := []struct {
-		name    string
-		handler grpc.StreamHandler
-		code    codes.Code
-		noLeak  string
-	}{
-		{"panic", func(any, grpc.ServerStream) error { panic("stream boom") }, codes.Internal, "boom"},
-		{"plain error", func(any, grpc.ServerStream) error {
-			return fmt.Errorf("commit chunk 3: %w", errors.New("pq: could not serialize access, host 10.0.0.7"))
-		}, codes.Internal, "10.0.0.7"},
-		{"Unknown status", func(any, grpc.ServerStream) error {
-			return status.Errorf(codes.Unknown, "dial tcp 10.0.0.7:5432: connection refused")
-		}, codes.Internal, "10.0.0.7"},
-		{"wrapped InvalidArgument keeps its code", func(any, grpc.ServerStream) error {
-			return fmt.Errorf("chunk 2: %w", rpcerr.InvalidArgument("bad", rpcerr.FieldViolation{Field: "chunk.sequence", Description: "repeated"}))
-		}, codes.InvalidArgument, ""},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			var logs bytes.Buffer
-			err := rpcerr.StreamInterceptor(slog.New(slog.NewTextHandler(&logs, nil)))(nil, fakeStream{}, &grpc.StreamServerInfo{FullMethod: "/x.v1.X/Watch"}, tc.handler)
-			if got := status.Code(err); got != tc.code {
-				t.Fatalf("code = %v (%v), want %v", got, err, tc.code)
-			}
-			if tc.noLeak != "" && strings.Contains(status.Convert(err).Message(), tc.noLeak) {
-				t.Errorf("client sees %q, which leaks %q", status.Convert(err).Message(), tc.noLeak)
-			}
-			if tc.code == codes.Internal && !strings.Contains(logs.String(), "error_id=") {
-				t.Errorf("log lacks the error id:\n%s", logs.String())
-			}
-		})
 	}
 }
 

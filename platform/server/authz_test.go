@@ -22,6 +22,7 @@ import (
 
 	"github.com/seamdata/seam/platform/auth"
 	"github.com/seamdata/seam/platform/server"
+	"github.com/seamdata/seam/platform/server/servertest"
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
 )
 
@@ -45,9 +46,9 @@ func TestRESTAuthorizesBeforeReadingTheBody(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			head := "POST /v1/subjects/" + tc.subject + ":ingest HTTP/1.1\r\nHost: seam\r\nContent-Type: application/json\r\nAuthorization: Bearer " + tc.token + "\r\n" + tc.framing + "\r\n"
-			body := io.Reader(io.LimitReader(&endless{}, offered))
+			body := io.Reader(io.LimitReader(endless(), offered))
 			if strings.Contains(tc.framing, "chunked") {
-				body = chunked(body)
+				body = servertest.Chunked(body)
 			}
 			// The client framing the chunks runs in this process too (and
 			// allocates more under -race), hence 32 MB; reading the 200 MB

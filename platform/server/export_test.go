@@ -1,7 +1,4 @@
 package server
 
 // The fixtures of the internal tests, for the external ones.
-var (
-	ServeLoopback = serveLoopback
-	Send          = send
-)
+var ServeLoopback = serveLoopback

@@ -3,8 +3,6 @@ package server
 import (
 	"context"
 	"net"
-	"net/http"
-	"strings"
 	"testing"
 )
 
@@ -30,22 +28,4 @@ func serveLoopback(t *testing.T, srv *Server) string {
 		}
 	})
 	return "http://" + hl.Addr().String()
-}
-
-// send makes a request, with token as its bearer token unless it is
-// empty, and returns the response; the caller closes its body.
-func send(t *testing.T, method, url, token, body string) *http.Response {
-	t.Helper()
-	req, err := http.NewRequest(method, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp
 }

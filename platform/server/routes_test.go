@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/seamdata/seam/platform/auth"
+	"github.com/seamdata/seam/platform/server/servertest"
 )
 
 // A route of the process runs only for a caller whose token the server
@@ -31,7 +32,7 @@ func TestRoutes(t *testing.T) {
 	base := startHTTP(t, tokens, auth.Access{}, echo)
 	post := func(token, body string) (int, string) {
 		t.Helper()
-		resp := send(t, http.MethodPost, base+"/v1/things/a.b/things:count", token, body)
+		resp := servertest.Send(t, http.MethodPost, base+"/v1/things/a.b/things:count", token, body)
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(b)

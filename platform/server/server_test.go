@@ -22,6 +22,7 @@ import (
 
 	"github.com/seamdata/seam/platform/auth"
 	"github.com/seamdata/seam/platform/server"
+	"github.com/seamdata/seam/platform/server/servertest"
 	"github.com/seamdata/seam/platform/telemetry"
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
 )
@@ -242,18 +243,10 @@ func expectRefusedUnread(t *testing.T, n *node, head string, body io.Reader, wan
 	}
 }
 
-// endless is a body that never ends: a JSON object opening, then spaces.
-type endless struct{ started bool }
-
-func (e *endless) Read(p []byte) (int, error) {
-	if !e.started {
-		e.started = true
-		return copy(p, `{"subject":"shop.orders","partition":"p","batch_id":"b","batch":{"objects":{"records":[`), nil
-	}
-	for i := range p {
-		p[i] = ' '
-	}
-	return len(p), nil
+// endless is a body that never ends: an ingest request's JSON opening,
+// then spaces.
+func endless() io.Reader {
+	return servertest.Endless(`{"subject":"shop.orders","partition":"p","batch_id":"b","batch":{"objects":{"records":[`)
 }
 
 // TestRESTAuthenticatesBeforeReadingTheBody: a caller without a valid token
@@ -273,7 +266,7 @@ func TestRESTAuthenticatesBeforeReadingTheBody(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			head := "POST /v1/subjects/shop.orders:ingest HTTP/1.1\r\nHost: seam\r\nContent-Type: application/json\r\n" + tc.auth + tc.framing + "\r\n"
-			expectRefusedUnread(t, n, head, io.LimitReader(&endless{}, offered), http.StatusUnauthorized, 8<<20)
+			expectRefusedUnread(t, n, head, io.LimitReader(endless(), offered), http.StatusUnauthorized, 8<<20)
 		})
 	}
 }
@@ -292,8 +285,8 @@ func TestRESTBodyLimit(t *testing.T) {
 		body    io.Reader
 		want    int
 	}{
-		{"declared over the limit", fmt.Sprintf("Content-Length: %d\r\n", 200<<20), io.LimitReader(&endless{}, 200<<20), http.StatusRequestEntityTooLarge},
-		{"chunked over the limit", "Transfer-Encoding: chunked\r\n", chunked(io.LimitReader(&endless{}, 8<<20)), http.StatusRequestEntityTooLarge},
+		{"declared over the limit", fmt.Sprintf("Content-Length: %d\r\n", 200<<20), io.LimitReader(endless(), 200<<20), http.StatusRequestEntityTooLarge},
+		{"chunked over the limit", "Transfer-Encoding: chunked\r\n", servertest.Chunked(io.LimitReader(endless(), 8<<20)), http.StatusRequestEntityTooLarge},
 		{"under the limit", fmt.Sprintf("Content-Length: %d\r\n", len(small)), strings.NewReader(small), http.StatusOK},
 	}
 	for _, tc := range cases {
@@ -305,28 +298,6 @@ func TestRESTBodyLimit(t *testing.T) {
 			}
 		})
 	}
-}
-
-// chunked frames r as an HTTP/1.1 chunked body.
-func chunked(r io.Reader) io.Reader {
-	pr, pw := io.Pipe()
-	go func() {
-		buf := make([]byte, 32<<10)
-		for {
-			n, err := r.Read(buf)
-			if n > 0 {
-				if _, werr := fmt.Fprintf(pw, "%x\r\n%s\r\n", n, buf[:n]); werr != nil {
-					return
-				}
-			}
-			if err != nil {
-				_, _ = io.WriteString(pw, "0\r\n\r\n")
-				pw.Close()
-				return
-			}
-		}
-	}()
-	return pr
 }
 
 // TestRESTReadTimeout: an authenticated client trickling its body does not
@@ -369,7 +340,7 @@ func TestRESTReadTimeout(t *testing.T) {
 func TestRESTStreamOutlivesReadTimeout(t *testing.T) {
 	t.Parallel()
 	n := start(t, server.Config{HTTPReadTimeout: 150 * time.Millisecond}, false)
-	resp := server.Send(t, "POST", "http://"+n.http+"/v1/replay", n.token, `{"window":{"subject":"shop.orders"}}`)
+	resp := servertest.Send(t, "POST", "http://"+n.http+"/v1/replay", n.token, `{"window":{"subject":"shop.orders"}}`)
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {
@@ -412,7 +383,7 @@ func TestMetricsAddr(t *testing.T) {
 func TestRESTMetricsNameTheRouteTemplate(t *testing.T) {
 	n := start(t, server.Config{}, false)
 	post := func(path, token string) int {
-		resp := server.Send(t, http.MethodPost, "http://"+n.http+path, token, `{"partition":"p","batch_id":"b"}`)
+		resp := servertest.Send(t, http.MethodPost, "http://"+n.http+path, token, `{"partition":"p","batch_id":"b"}`)
 		resp.Body.Close()
 		return resp.StatusCode
 	}
@@ -463,7 +434,7 @@ func TestShutdownEndsWatches(t *testing.T) {
 	t.Parallel()
 	n := start(t, server.Config{ShutdownTimeout: 10 * time.Second}, false)
 	open := func(method, path, body string) *http.Response {
-		resp := server.Send(t, method, "http://"+n.http+path, n.token, body)
+		resp := servertest.Send(t, method, "http://"+n.http+path, n.token, body)
 		t.Cleanup(func() { resp.Body.Close() })
 		return resp
 	}

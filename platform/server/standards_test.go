@@ -23,6 +23,7 @@ import (
 	"github.com/seamdata/seam/platform/auth"
 	"github.com/seamdata/seam/platform/lineage"
 	"github.com/seamdata/seam/platform/server"
+	"github.com/seamdata/seam/platform/server/servertest"
 	"github.com/seamdata/seam/platform/telemetry"
 	idmapv1 "github.com/seamdata/seam/proto/seam/idmap/v1"
 	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
@@ -139,7 +140,7 @@ func startServer(t *testing.T) (base, token string) {
 
 func call(t *testing.T, method, url, token, body string) (*http.Response, string) {
 	t.Helper()
-	resp := server.Send(t, method, url, token, body)
+	resp := servertest.Send(t, method, url, token, body)
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp, string(b)
@@ -325,15 +326,7 @@ func TestCompressedLineage(t *testing.T) {
 func TestLearnedConsumerNamesOverREST(t *testing.T) {
 	base, token := startServer(t)
 	for _, method := range []string{http.MethodGet, http.MethodDelete} {
-		req, err := http.NewRequest(method, base+"/v1/consumers/"+url.PathEscape("team-a/nightly"), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Authorization", "Bearer "+token)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		resp := servertest.Send(t, method, base+"/v1/consumers/"+url.PathEscape("team-a/nightly"), token, "")
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusOK || (method == http.MethodGet && !strings.Contains(string(body), `"team-a/nightly"`)) {

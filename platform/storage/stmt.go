@@ -21,10 +21,7 @@ func (db *DB) Exec(ctx context.Context, tx *sql.Tx, query string, args ...any) (
 	if s := db.stmt(ctx, tx, query); s != nil {
 		return s.ExecContext(ctx, args...)
 	}
-	if tx != nil {
-		return tx.ExecContext(ctx, query, args...)
-	}
-	return db.SQL.ExecContext(ctx, query, args...)
+	return db.textRunner(tx).ExecContext(ctx, query, args...)
 }
 
 // Query runs query like Exec, for its rows. While they are open, the same
@@ -34,10 +31,7 @@ func (db *DB) Query(ctx context.Context, tx *sql.Tx, query string, args ...any) 
 	if s := db.stmt(ctx, tx, query); s != nil {
 		return s.QueryContext(ctx, args...)
 	}
-	if tx != nil {
-		return tx.QueryContext(ctx, query, args...)
-	}
-	return db.SQL.QueryContext(ctx, query, args...)
+	return db.textRunner(tx).QueryContext(ctx, query, args...)
 }
 
 // QueryRow runs query like Exec, for at most one row, also to its end.
@@ -46,10 +40,24 @@ func (db *DB) QueryRow(ctx context.Context, tx *sql.Tx, query string, args ...an
 	if s := db.stmt(ctx, tx, query); s != nil {
 		return s.QueryRowContext(ctx, args...)
 	}
+	return db.textRunner(tx).QueryRowContext(ctx, query, args...)
+}
+
+// queryRunner runs a statement from its text: what database/sql's *sql.Tx
+// and *sql.DB have in common.
+type queryRunner interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// textRunner returns tx, or the store's pool when tx is nil, for a query
+// that runs without a prepared statement.
+func (db *DB) textRunner(tx *sql.Tx) queryRunner {
 	if tx != nil {
-		return tx.QueryRowContext(ctx, query, args...)
+		return tx
 	}
-	return db.SQL.QueryRowContext(ctx, query, args...)
+	return db.SQL
 }
 
 // stmt returns query's prepared statement, for use in tx when tx is not

@@ -24,9 +24,27 @@ func queryInt(t *testing.T, db *storage.DB, query string, args ...any) int {
 	t.Helper()
 	var n int
 	if err := db.SQL.QueryRow(query, args...).Scan(&n); err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s: %v", query, err)
 	}
 	return n
+}
+
+// wantVersions checks that db records n versions of the "test" component.
+func wantVersions(t *testing.T, db *storage.DB, n int, why string) {
+	t.Helper()
+	if got := queryInt(t, db, "SELECT count(*) FROM seam_migrations WHERE component = $1", "test"); got != n {
+		t.Errorf("recorded versions = %d, want %d (%s)", got, n, why)
+	}
+}
+
+// wantMigratedOnce checks that testMigrations took effect on db exactly
+// once: both versions recorded and the seed rows inserted once.
+func wantMigratedOnce(t *testing.T, db *storage.DB) {
+	t.Helper()
+	wantVersions(t, db, 2, "each version applied exactly once")
+	if rows := queryInt(t, db, "SELECT count(*) FROM items"); rows != 2 {
+		t.Errorf("items rows = %d, want 2 (the seed applied once)", rows)
+	}
 }
 
 func open(t *testing.T, url string) *storage.DB {
@@ -62,29 +80,15 @@ func TestOpenSQLiteURLForms(t *testing.T) {
 			if db.Dialect != storage.SQLite {
 				t.Errorf("Dialect = %v, want sqlite", db.Dialect)
 			}
-			var sync int
-			if err := db.SQL.QueryRow("PRAGMA synchronous").Scan(&sync); err != nil {
-				t.Fatalf("PRAGMA synchronous: %v", err)
-			}
-			if sync != 2 {
+			if sync := queryInt(t, db, "PRAGMA synchronous"); sync != 2 {
 				t.Errorf("synchronous = %d, want 2 (FULL)", sync)
 			}
-			var fk int
-			if err := db.SQL.QueryRow("PRAGMA foreign_keys").Scan(&fk); err != nil {
-				t.Fatalf("PRAGMA foreign_keys: %v", err)
-			}
-			if fk != 1 {
+			if fk := queryInt(t, db, "PRAGMA foreign_keys"); fk != 1 {
 				t.Errorf("foreign_keys = %d, want 1", fk)
 			}
 			// A large partition's key index stays in the page cache, and
 			// checkpoints copy a page rewritten by many commits once.
-			var cache, checkpoint int
-			if err := db.SQL.QueryRow("PRAGMA cache_size").Scan(&cache); err != nil {
-				t.Fatalf("PRAGMA cache_size: %v", err)
-			}
-			if err := db.SQL.QueryRow("PRAGMA wal_autocheckpoint").Scan(&checkpoint); err != nil {
-				t.Fatalf("PRAGMA wal_autocheckpoint: %v", err)
-			}
+			cache, checkpoint := queryInt(t, db, "PRAGMA cache_size"), queryInt(t, db, "PRAGMA wal_autocheckpoint")
 			if cache != -65536 || checkpoint != 10000 {
 				t.Errorf("cache_size = %d, wal_autocheckpoint = %d; want -65536 (64 MB) and 10000 pages", cache, checkpoint)
 			}
@@ -127,12 +131,7 @@ func TestMigrateIdempotent(t *testing.T) {
 				t.Fatalf("Migrate run %d: %v", i+1, err)
 			}
 		}
-		if rows := queryInt(t, db, "SELECT count(*) FROM items"); rows != 2 {
-			t.Errorf("items rows after three migrations = %d, want 2 (seed applied once)", rows)
-		}
-		if versions := queryInt(t, db, "SELECT count(*) FROM seam_migrations WHERE component = $1", "test"); versions != 2 {
-			t.Errorf("recorded versions = %d, want 2", versions)
-		}
+		wantMigratedOnce(t, db)
 	})
 }
 
@@ -160,9 +159,7 @@ func TestMigrateConcurrentProcesses(t *testing.T) {
 				t.Errorf("starter %d: Migrate: %v", i, err)
 			}
 		}
-		if rows := queryInt(t, dbs[0], "SELECT count(*) FROM items"); rows != 2 {
-			t.Errorf("items rows = %d, want 2 (each version applied exactly once)", rows)
-		}
+		wantMigratedOnce(t, dbs[0])
 	})
 }
 
@@ -181,9 +178,7 @@ func TestMigrateFailureRollsBackThatVersion(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "version 2 (half broken)") {
 			t.Fatalf("Migrate with a broken version 2 = %v, want an error naming version 2 (half broken)", err)
 		}
-		if n := queryInt(t, db, "SELECT count(*) FROM seam_migrations WHERE component = 'test'"); n != 1 {
-			t.Errorf("recorded versions = %d, want 1 (version 1 kept, version 2 rolled back)", n)
-		}
+		wantVersions(t, db, 1, "version 1 kept, version 2 rolled back")
 		if _, err := db.SQL.Exec("SELECT count(*) FROM half"); err == nil {
 			t.Errorf("table half exists after its migration failed, want it rolled back")
 		}

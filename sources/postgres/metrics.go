@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -56,43 +57,29 @@ func newMetrics(m metric.Meter, s *Source) (*metrics, error) {
 	if err != nil {
 		return nil, err
 	}
-	held, err := m.Int64ObservableGauge("seam.cdc.changes.held", metric.WithDescription("Changes held for a halted table, by table."), metric.WithUnit("{change}"))
-	if err != nil {
-		return nil, err
-	}
-	pending, err := m.Int64ObservableGauge("seam.cdc.changes.pending", metric.WithDescription("Changes staged and not yet applied, by table (held ones included)."), metric.WithUnit("{change}"))
-	if err != nil {
-		return nil, err
-	}
-	lagBytes, err := m.Int64ObservableGauge("seam.cdc.lag.bytes", metric.WithDescription("WAL bytes between the source's current position and what is staged."), metric.WithUnit("By"))
-	if err != nil {
-		return nil, err
-	}
-	lagSeconds, err := m.Float64ObservableGauge("seam.cdc.lag.seconds", metric.WithDescription("Age of the oldest change not yet applied, by table."), metric.WithUnit("s"))
-	if err != nil {
-		return nil, err
-	}
-	retained, err := m.Int64ObservableGauge("seam.cdc.slot.retained_wal", metric.WithDescription("WAL bytes a replication slot of the source keeps at the source database (current WAL position minus the slot's restart_lsn), by slot."), metric.WithUnit("By"))
-	if err != nil {
-		return nil, err
-	}
-	openTx, err := m.Float64ObservableGauge("seam.cdc.source.transaction.open", metric.WithDescription("Age of the oldest transaction the source holds open at the source database (the snapshot's); 0 when none. While one is open VACUUM cannot remove rows deleted after it began."), metric.WithUnit("s"))
-	if err != nil {
+	// The gauges, observed together by one callback.
+	held, errHeld := m.Int64ObservableGauge("seam.cdc.changes.held", metric.WithDescription("Changes held for a halted table, by table."), metric.WithUnit("{change}"))
+	pending, errPending := m.Int64ObservableGauge("seam.cdc.changes.pending", metric.WithDescription("Changes staged and not yet applied, by table (held ones included)."), metric.WithUnit("{change}"))
+	lagBytes, errLagBytes := m.Int64ObservableGauge("seam.cdc.lag.bytes", metric.WithDescription("WAL bytes between the source's current position and what is staged."), metric.WithUnit("By"))
+	lagSeconds, errLagSeconds := m.Float64ObservableGauge("seam.cdc.lag.seconds", metric.WithDescription("Age of the oldest change not yet applied, by table."), metric.WithUnit("s"))
+	retained, errRetained := m.Int64ObservableGauge("seam.cdc.slot.retained_wal", metric.WithDescription("WAL bytes a replication slot of the source keeps at the source database (current WAL position minus the slot's restart_lsn), by slot."), metric.WithUnit("By"))
+	openTx, errOpenTx := m.Float64ObservableGauge("seam.cdc.source.transaction.open", metric.WithDescription("Age of the oldest transaction the source holds open at the source database (the snapshot's); 0 when none. While one is open VACUUM cannot remove rows deleted after it began."), metric.WithUnit("s"))
+	if err := errors.Join(errHeld, errPending, errLagBytes, errLagSeconds, errRetained, errOpenTx); err != nil {
 		return nil, err
 	}
 	x.reg, err = m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
 		x.mu.Lock()
 		defer x.mu.Unlock()
 		for t, n := range x.heldBy {
-			o.ObserveInt64(held, n, metric.WithAttributes(attribute.String("table", t)))
+			o.ObserveInt64(held, n, tableAttr(t))
 		}
 		for t, n := range x.pendingBy {
-			o.ObserveInt64(pending, n, metric.WithAttributes(attribute.String("table", t)))
+			o.ObserveInt64(pending, n, tableAttr(t))
 			lag := 0.0
 			if n > 0 && !x.lastCommit[t].IsZero() {
 				lag = time.Since(x.lastCommit[t]).Seconds()
 			}
-			o.ObserveFloat64(lagSeconds, lag, metric.WithAttributes(attribute.String("table", t)))
+			o.ObserveFloat64(lagSeconds, lag, tableAttr(t))
 		}
 		o.ObserveInt64(lagBytes, x.sourceLag.Load())
 		for slot, n := range x.retained {

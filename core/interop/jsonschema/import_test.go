@@ -70,25 +70,13 @@ func TestSameVerdictsAsAValidator(t *testing.T) {
 			if hasNote(res.Report.Notes, "additionalProperties", "") {
 				t.Errorf("the report still has a note on additionalProperties:\n%v", res.Report.Notes)
 			}
-			plan, err := check.Compile(res.Contract)
-			if err != nil {
-				t.Fatal(err)
-			}
-			batch, err := record.NewDecoder(plan.Schema(), record.Options{}).Decode(recordv1.Format_FORMAT_NDJSON, bytes.Join(lines, []byte("\n")), 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			verdicts := plan.Validate(batch.Records)
+			verdicts := seamSays(t, res.Contract, bytes.Join(lines, []byte("\n")))
 			validator := compile(t, tt.doc)
 			var seamOnly, validatorOnly []string
 			flagged := 0
 			for i, line := range lines {
-				inst, err := sjs.UnmarshalJSON(bytes.NewReader(line))
-				if err != nil {
-					t.Fatalf("line %d: %v", i+1, err)
-				}
-				verr := validator.Validate(inst)
-				rr := verdicts.Records[i]
+				verr := validatorSays(t, validator, line)
+				rr := verdicts[i]
 				switch {
 				case rr.Quarantined && verr == nil:
 					seamOnly = append(seamOnly, fmt.Sprintf("line %d: %v", i+1, rr.Failures))
@@ -131,10 +119,6 @@ func TestIntegerCaveat(t *testing.T) {
 	if caveat == nil || caveat.Path != "properties.amount_cents" || !strings.Contains(caveat.Message, "12.0") {
 		t.Fatalf("caveat %+v, want one at properties.amount_cents about 12.0; notes:\n%v", caveat, res.Report.Notes)
 	}
-	plan, err := check.Compile(res.Contract)
-	if err != nil {
-		t.Fatal(err)
-	}
 	validator := compile(t, doc)
 	for _, tc := range []struct {
 		amount   string
@@ -142,18 +126,10 @@ func TestIntegerCaveat(t *testing.T) {
 	}{{"2", false}, {"10", false}, {"2.0", true}, {"1e1", true}} {
 		line := `{"payment_id":"0b9e5c8e-3f0d-4a4e-9d43-1f3c2a6f6b01","account_ref":"ACC-00012345","amount_cents":` + tc.amount +
 			`,"currency":"EUR","booked_at":"2026-03-01T10:00:00Z","payer":{"iban":"DE44500105175407324931"}}`
-		inst, err := sjs.UnmarshalJSON(strings.NewReader(line))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if verr := validator.Validate(inst); verr != nil {
+		if verr := validatorSays(t, validator, []byte(line)); verr != nil {
 			t.Errorf("amount_cents %s: the validator refuses it (%v); the caveat says it accepts it", tc.amount, verr)
 		}
-		batch, err := record.NewDecoder(plan.Schema(), record.Options{}).Decode(recordv1.Format_FORMAT_NDJSON, []byte(line), 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := plan.Validate(batch.Records).Records[0].Quarantined; got != tc.seamFail {
+		if got := seamSays(t, res.Contract, []byte(line))[0].Quarantined; got != tc.seamFail {
 			t.Errorf("amount_cents %s: Seam quarantines %v, want %v", tc.amount, got, tc.seamFail)
 		}
 	}
@@ -172,23 +148,11 @@ func TestIntegerCaveatBeyond64Bits(t *testing.T) {
 	if !hasNote(res.Report.Notes, "properties.n", "beyond 64 bits") {
 		t.Fatalf("no caveat on n beyond 64 bits:\n%v", res.Report.Notes)
 	}
-	plan, err := check.Compile(res.Contract)
-	if err != nil {
-		t.Fatal(err)
-	}
-	line := `{"n":9223372036854775808}`
-	inst, err := sjs.UnmarshalJSON(strings.NewReader(line))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if verr := compile(t, doc).Validate(inst); verr != nil {
+	line := []byte(`{"n":9223372036854775808}`)
+	if verr := validatorSays(t, compile(t, doc), line); verr != nil {
 		t.Fatalf("the validator refuses 2^63 (%v); the caveat says it accepts it", verr)
 	}
-	batch, err := record.NewDecoder(plan.Schema(), record.Options{}).Decode(recordv1.Format_FORMAT_NDJSON, []byte(line), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !plan.Validate(batch.Records).Records[0].Quarantined {
+	if !seamSays(t, res.Contract, line)[0].Quarantined {
 		t.Fatal("Seam passes 2^63 as INT64; the caveat says it refuses it")
 	}
 }
@@ -224,6 +188,32 @@ func compileAt(t *testing.T, url string, doc []byte) *sjs.Schema {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// validatorSays is the reference validator's verdict on one JSON
+// document: nil when it is valid.
+func validatorSays(t *testing.T, v *sjs.Schema, doc []byte) error {
+	t.Helper()
+	inst, err := sjs.UnmarshalJSON(bytes.NewReader(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v.Validate(inst)
+}
+
+// seamSays is Seam's verdict on NDJSON records under the imported
+// contract: the result of each record, in order.
+func seamSays(t *testing.T, c *contractv1.Contract, ndjson []byte) []check.RecordResult {
+	t.Helper()
+	plan, err := check.Compile(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch, err := record.NewDecoder(plan.Schema(), record.Options{}).Decode(recordv1.Format_FORMAT_NDJSON, ndjson, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return plan.Validate(batch.Records).Records
 }
 
 func readLines(t *testing.T, path string) [][]byte {

@@ -1,0 +1,71 @@
+// Package servertest helps tests and the chaos suite talk to the HTTP
+// gateway: a request with a bearer token, and the hostile bodies (without
+// end, chunked) of raw HTTP/1.1 requests that net/http's client would not
+// send.
+package servertest
+
+import (
+	"io"
+	"net/http"
+	"net/http/httputil"
+	"strings"
+	"testing"
+)
+
+// Send makes a request to url, with token as its bearer token unless it
+// is empty, and returns the response; the caller closes its body.
+func Send(t testing.TB, method, url, token, body string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	return resp
+}
+
+// Endless returns a body that starts with head and then sends blanks
+// forever: the start of a JSON request that never ends. Bound it with
+// io.LimitReader.
+func Endless(head string) io.Reader { return &endless{head: head} }
+
+type endless struct {
+	head    string
+	started bool
+}
+
+func (e *endless) Read(p []byte) (int, error) {
+	if !e.started {
+		e.started = true
+		return copy(p, e.head), nil
+	}
+	for i := range p {
+		p[i] = ' '
+	}
+	return len(p), nil
+}
+
+// Chunked frames r as an HTTP/1.1 chunked body (Transfer-Encoding:
+// chunked), in chunks of up to 256 KB, ended by the last, empty chunk.
+// A failure to read r ends the body with that error instead.
+func Chunked(r io.Reader) io.Reader {
+	pr, pw := io.Pipe()
+	go func() {
+		cw := httputil.NewChunkedWriter(pw)
+		_, err := io.CopyBuffer(cw, r, make([]byte, 256<<10))
+		if err == nil {
+			err = cw.Close() // the last chunk
+		}
+		if err == nil {
+			_, err = io.WriteString(pw, "\r\n") // and no trailers
+		}
+		pw.CloseWithError(err)
+	}()
+	return pr
+}
