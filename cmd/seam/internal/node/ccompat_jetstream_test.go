@@ -4,20 +4,18 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"math/rand/v2"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/seamdata/seam/cmd/seam/internal/seamtest"
 	"github.com/seamdata/seam/connectors/stream"
 	seamjs "github.com/seamdata/seam/connectors/stream/jetstream"
+	"github.com/seamdata/seam/connectors/stream/jetstream/jetstreamtest"
 	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
 	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
@@ -30,33 +28,10 @@ import (
 // with their reasons. It needs a JetStream server on 127.0.0.1:4222.
 func TestConfluentFramingOnJetStream(t *testing.T) {
 	t.Parallel()
-	nc, err := nats.Connect("nats://127.0.0.1:4222", nats.Timeout(2*time.Second))
-	if err != nil {
-		t.Skipf("no NATS server at 127.0.0.1:4222 (%v): start one with JetStream (nats-server -js) to run this test", err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	connector := "visits-" + strconv.Itoa(rand.IntN(1<<30))
+	streams := jetstreamtest.New(t, connector, time.Minute)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	id := strconv.Itoa(rand.IntN(1 << 30))
-	src, out, connector := "T_CC_SRC_"+id, "T_CC_OUT_"+id, "visits-"+id
-	srcSubj, outSubj := "t.cc."+id+".src", "t.cc."+id+".out"
-	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: src, Subjects: []string{srcSubj}}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: out, Subjects: []string{outSubj}, Duplicates: time.Minute}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		for _, s := range []string{src, out, seamjs.JournalStream(connector)} {
-			if err := js.DeleteStream(context.Background(), s); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
-				t.Errorf("delete stream %s: %v", s, err)
-			}
-		}
-	})
 
 	n := seamtest.StartNode(t)
 	admin := basic(n.Admin)
@@ -116,11 +91,11 @@ func TestConfluentFramingOnJetStream(t *testing.T) {
 		frame(id2, `{"visit_id":"V-6","at":"2026-03-04T10:00:00Z"}`),
 	}
 	for _, m := range msgs {
-		if _, err := js.Publish(ctx, srcSubj, m); err != nil {
+		if _, err := streams.JS.Publish(ctx, streams.SourceSubject, m); err != nil {
 			t.Fatal(err)
 		}
 	}
-	part, err := seamjs.Open(ctx, nc, seamjs.Config{Connector: connector, Stream: src, Subject: srcSubj, OutputStream: out, OutputSubject: outSubj})
+	part, err := seamjs.Open(ctx, streams.JS.Conn(), seamjs.Config{Connector: connector, Stream: streams.Source, Subject: streams.SourceSubject, OutputStream: streams.Output, OutputSubject: streams.OutputSubject})
 	if err != nil {
 		t.Fatalf("jetstream.Open: %v", err)
 	}
