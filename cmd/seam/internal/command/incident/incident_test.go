@@ -12,6 +12,7 @@ import (
 	"github.com/seamdata/seam/cmd/seam/internal/exit"
 	"github.com/seamdata/seam/cmd/seam/internal/seamtest"
 	"github.com/seamdata/seam/core/idrule"
+	"github.com/seamdata/seam/core/record/recordtest"
 	gateservice "github.com/seamdata/seam/services/gate"
 )
 
@@ -34,8 +35,8 @@ func setupSettlements(t *testing.T, n *seamtest.Node, merchant func(i int) strin
 		fmt.Fprintf(&known, "%d\n", 1000+i)
 	}
 	n.MustCLI(t, 0, "idmap", "import", "merchant", seamtest.WriteFile(t, "known.csv", known.String()), "--members", "legacy-int", "--no-header")
-	n.MustCLI(t, 0, "canonical", "register", "-f", seamtest.FixtureFile(t, "settlement_model.yaml"))
-	n.MustCLI(t, 0, "contract", "register", "-f", seamtest.FixtureFile(t, "settlements_v1.yaml"))
+	n.MustCLI(t, 0, "canonical", "register", "-f", seamtest.ExampleFile(t, "payments_settlement.yaml"))
+	n.MustCLI(t, 0, "contract", "register", "-f", seamtest.ExampleFile(t, "pay_settlements_v1.yaml"))
 	n.MustCLI(t, 0, "consumer", "register", "-f", seamtest.FixtureFile(t, "payouts_consumer.yaml"))
 	n.MustCLI(t, 0, "gate", "ingest", settlements(t, 7, 50, func(i int) string { return fmt.Sprint(1000 + i) }), "--subject", "pay.settlements", "--partition", "2026-03-07")
 	n.Seal(t, "pay.settlements", "2026-03-07")
@@ -155,13 +156,6 @@ func TestTemplateIdentifierByHand(t *testing.T) {
 	}
 }
 
-// randomUUID is a version 4 UUID, the same for the same i.
-func randomUUID(i int) string {
-	x := uint64(i)*0x9e3779b97f4a7c15 + 0x632be59bd9b4e019
-	y := x*0xbf58476d1ce4e5b9 ^ x>>31
-	return fmt.Sprintf("%08x-%04x-4%03x-%04x-%012x", uint32(x>>32), uint16(x>>16), uint16(y)&0xfff, uint16(y>>16)&0x3fff|0x8000, y>>8&0xffffffffffff)
-}
-
 // An integer id that becomes a random UUID: the incident says plainly that
 // only a table will do, rule inference on the source's pairs agrees, a
 // non-admin --apply changes nothing, and an admin's --apply with the
@@ -170,7 +164,7 @@ func randomUUID(i int) string {
 func TestRandomUUIDIncident(t *testing.T) {
 	t.Parallel()
 	n := seamtest.StartNode(t)
-	setupSettlements(t, n, func(i int) string { return fmt.Sprintf("%q", randomUUID(i)) })
+	setupSettlements(t, n, func(i int) string { return fmt.Sprintf("%q", recordtest.RandomUUID(i)) })
 
 	view := n.MustCLI(t, 0, "incident", "pay.settlements")
 	viewHas(t, view, "200 records held since partition 2026-03-08", "UNANNOUNCED_CHANGE merchant_id",
@@ -184,7 +178,7 @@ func TestRandomUUIDIncident(t *testing.T) {
 	var pairs strings.Builder
 	pairs.WriteString("uuid,legacy_int\n")
 	for i := range 180 { // the source's sync misses 20 merchants
-		fmt.Fprintf(&pairs, "%s,%d\n", randomUUID(i), 1000+i)
+		fmt.Fprintf(&pairs, "%s,%d\n", recordtest.RandomUUID(i), 1000+i)
 	}
 	file := seamtest.WriteFile(t, "pairs.csv", pairs.String())
 	n.MustCLI(t, 0, "idmap", "namespace", "add-format", "merchant", "--format", "uuid:uuid")
@@ -300,7 +294,7 @@ func TestRandomUUIDIncident(t *testing.T) {
 		}
 		return out
 	}
-	day8 := settlements(t, 8, 200, func(i int) string { return fmt.Sprintf("%q", randomUUID(i)) })
+	day8 := settlements(t, 8, 200, func(i int) string { return fmt.Sprintf("%q", recordtest.RandomUUID(i)) })
 	time.Sleep(gateservice.DefaultContractRefresh + 100*time.Millisecond) // the gate judges by v2 from then on
 	for _, batch := range []string{"resend-1", "resend-2"} {
 		resp := n.MustJSON(t, "gate", "ingest", day8, "--subject", "pay.settlements", "--partition", "2026-03-08", "--batch-id", batch)
@@ -466,11 +460,11 @@ func TestIncidentBadInput(t *testing.T) {
 func TestApplyStopsAndResumes(t *testing.T) {
 	t.Parallel()
 	n := seamtest.StartNode(t)
-	setupSettlements(t, n, func(i int) string { return fmt.Sprintf("%q", randomUUID(i)) })
+	setupSettlements(t, n, func(i int) string { return fmt.Sprintf("%q", recordtest.RandomUUID(i)) })
 	var good strings.Builder
 	good.WriteString("uuid,legacy_int\n")
 	for i := range 200 {
-		fmt.Fprintf(&good, "%s,%d\n", randomUUID(i), 1000+i)
+		fmt.Fprintf(&good, "%s,%d\n", recordtest.RandomUUID(i), 1000+i)
 	}
 	// One line of the sync is broken: the import refuses the file whole.
 	bad := seamtest.WriteFile(t, "bad.csv", good.String()+"NOT-A-UUID,7\n")

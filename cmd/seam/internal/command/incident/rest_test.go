@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/seamdata/seam/cmd/seam/internal/seamtest"
+	"github.com/seamdata/seam/core/record/recordtest"
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
 )
 
@@ -78,13 +79,13 @@ func released(t *testing.T, n *seamtest.Node) []int64 {
 func TestRESTIncidentIsTheCommands(t *testing.T) {
 	t.Parallel()
 	cli, rest := seamtest.StartNode(t), seamtest.StartNode(t)
-	merchant := func(i int) string { return fmt.Sprintf("%q", randomUUID(i)) }
+	merchant := func(i int) string { return fmt.Sprintf("%q", recordtest.RandomUUID(i)) }
 	setupSettlements(t, cli, merchant)
 	setupSettlements(t, rest, merchant)
 	var pairs strings.Builder
 	pairs.WriteString("uuid,legacy_int\n")
 	for i := range 180 { // the source's sync misses 20 merchants
-		fmt.Fprintf(&pairs, "%s,%d\n", randomUUID(i), 1000+i)
+		fmt.Fprintf(&pairs, "%s,%d\n", recordtest.RandomUUID(i), 1000+i)
 	}
 	file := seamtest.WriteFile(t, "merchants.csv", pairs.String())
 	// Named as the command names it, so the printed commands read the same.
