@@ -10,13 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/protobuf/proto"
-
 	"github.com/seamdata/seam/cmd/seam/internal/seamtest"
 	"github.com/seamdata/seam/connectors/stream"
 	seamjs "github.com/seamdata/seam/connectors/stream/jetstream"
 	"github.com/seamdata/seam/connectors/stream/jetstream/jetstreamtest"
-	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
 	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
 )
@@ -52,23 +49,7 @@ func TestConfluentFramingOnJetStream(t *testing.T) {
 	// subject in Seam's form (v2); v1's schema registered again names v2,
 	// and v3 (additive) inherits the mapping.
 	id1 := idOf(v1)
-	reg := registryv1.NewRegistryServiceClient(n.Conn(t, n.Admin))
-	got, err := reg.GetContract(ctx, &registryv1.GetContractRequest{Subject: "visits.value", Version: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := reg.RegisterCanonicalModel(ctx, &registryv1.RegisterCanonicalModelRequest{Model: &contractv1.CanonicalModel{
-		Name: "web.visit", Owner: "team-web", Fields: got.GetVersion().GetContract().GetFields()}}); err != nil {
-		t.Fatalf("RegisterCanonicalModel: %v", err)
-	}
-	mapped := proto.CloneOf(got.GetVersion().GetContract())
-	mapped.Mapping = &contractv1.Mapping{Canonical: "web.visit", Fields: map[string]*contractv1.FieldMapping{}}
-	for _, f := range mapped.GetFields() {
-		mapped.Mapping.Fields[f.GetName()] = &contractv1.FieldMapping{From: f.GetName()}
-	}
-	if r, err := reg.RegisterContract(ctx, &registryv1.RegisterContractRequest{Contract: mapped}); err != nil || r.GetVersion().GetVersion() != 2 {
-		t.Fatalf("register visits.value v2 with a mapping: got %v, %v", r.GetVersion(), err)
-	}
+	mapToCanonical(ctx, t, registryv1.NewRegistryServiceClient(n.Conn(t, n.Admin)), "visits.value", "web.visit", "team-web")
 	if again := idOf(v1); again != id1 {
 		t.Fatalf("v1's schema again: id %d, want %d", again, id1)
 	}
