@@ -323,6 +323,26 @@ func OrderLines(n int) []string {
 	return lines
 }
 
+// NDJSON decodes text as JSON objects, one a line, skipping blank lines:
+// what a -o json stream, an --out file or a streamed REST answer holds.
+// A line that is not a JSON object fails the test, naming what it came
+// from.
+func NDJSON(t testing.TB, what, text string) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for i, l := range strings.Split(text, "\n") {
+		if strings.TrimSpace(l) == "" {
+			continue
+		}
+		m := map[string]any{}
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("%s: line %d is not a JSON object: %v\n%s", what, i+1, err, l)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
 // JSONInt reads an integer from decoded JSON: a number, or a string as
 // protojson writes 64-bit integers (absent, it is protojson's omitted 0).
 // A string that is not an integer reads as -1, which no count equals.

@@ -1,10 +1,10 @@
 package incident_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"reflect"
 	"regexp"
@@ -27,21 +27,15 @@ func restIncident(t *testing.T, n *seamtest.Node, route, token string, body any)
 	}
 	resp := n.HTTP(t, http.MethodPost, "/v1/subjects/pay.settlements/incident"+route, token, string(raw))
 	defer resp.Body.Close()
-	var out []map[string]any
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	for sc.Scan() {
-		m := map[string]any{}
-		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-			t.Fatalf("%s: a line that is not JSON: %v\n%s", route, err, sc.Text())
-		}
-		if r, ok := m["result"].(map[string]any); ok {
-			m = r
-		}
-		out = append(out, m)
-	}
-	if err := sc.Err(); err != nil {
+	stream, err := io.ReadAll(resp.Body)
+	if err != nil {
 		t.Fatal(err)
+	}
+	out := seamtest.NDJSON(t, route, string(stream))
+	for i, m := range out {
+		if r, ok := m["result"].(map[string]any); ok {
+			out[i] = r
+		}
 	}
 	return resp.StatusCode, out
 }
