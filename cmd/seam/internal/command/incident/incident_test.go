@@ -45,6 +45,18 @@ func setupSettlements(t *testing.T, n *seamtest.Node, merchant func(i int) strin
 	n.Seal(t, "pay.settlements", "2026-03-08")
 }
 
+// uuidPairs is the merchant master's sync for merchants that arrive as
+// random UUIDs: a CSV of the UUID and the integer id of each of the first
+// n merchants.
+func uuidPairs(n int) string {
+	var b strings.Builder
+	b.WriteString("uuid,legacy_int\n")
+	for i := range n {
+		fmt.Fprintf(&b, "%s,%d\n", recordtest.RandomUUID(i), 1000+i)
+	}
+	return b.String()
+}
+
 func changeRules(t *testing.T, changes any) []string {
 	t.Helper()
 	var out []string
@@ -175,12 +187,8 @@ func TestRandomUUIDIncident(t *testing.T) {
 		t.Errorf("--apply without the pairs does not say nothing was changed:\n%s", out)
 	}
 
-	var pairs strings.Builder
-	pairs.WriteString("uuid,legacy_int\n")
-	for i := range 180 { // the source's sync misses 20 merchants
-		fmt.Fprintf(&pairs, "%s,%d\n", recordtest.RandomUUID(i), 1000+i)
-	}
-	file := seamtest.WriteFile(t, "pairs.csv", pairs.String())
+	// The source's sync misses 20 merchants.
+	file := seamtest.WriteFile(t, "pairs.csv", uuidPairs(180))
 	n.MustCLI(t, 0, "idmap", "namespace", "add-format", "merchant", "--format", "uuid:uuid")
 	out = n.MustCLI(t, 1, "idmap", "rule", "infer", "merchant", "--from", "uuid", "--to", "legacy-int", file)
 	if !strings.Contains(out, "only a lookup table will do") || !strings.Contains(out, "random (version 4)") {
@@ -461,13 +469,9 @@ func TestApplyStopsAndResumes(t *testing.T) {
 	t.Parallel()
 	n := seamtest.StartNode(t)
 	setupSettlements(t, n, func(i int) string { return fmt.Sprintf("%q", recordtest.RandomUUID(i)) })
-	var good strings.Builder
-	good.WriteString("uuid,legacy_int\n")
-	for i := range 200 {
-		fmt.Fprintf(&good, "%s,%d\n", recordtest.RandomUUID(i), 1000+i)
-	}
+	good := uuidPairs(200)
 	// One line of the sync is broken: the import refuses the file whole.
-	bad := seamtest.WriteFile(t, "bad.csv", good.String()+"NOT-A-UUID,7\n")
+	bad := seamtest.WriteFile(t, "bad.csv", good+"NOT-A-UUID,7\n")
 	out := n.MustCLI(t, 1, "incident", "pay.settlements", "--pairs", bad, "--apply", "--reason", "INC-5")
 	for _, want := range []string{"1. contain the source: contained", "2. add format merchant/uuid: format added", "3. import the uuid→legacy-int table (201 pairs): FAILED", "step 3 (import the uuid→legacy-int table (201 pairs)) failed", "steps 1 to 2 are done"} {
 		if !strings.Contains(out, want) {
@@ -477,7 +481,7 @@ func TestApplyStopsAndResumes(t *testing.T) {
 	if v := n.MustJSON(t, "contract", "get", "pay.settlements"); seamtest.JSONInt(v["version"].(map[string]any)["version"]) != 1 {
 		t.Fatalf("a failed --apply went past the failing step: %v", v)
 	}
-	good2 := seamtest.WriteFile(t, "good.csv", good.String())
+	good2 := seamtest.WriteFile(t, "good.csv", good)
 	out = n.MustCLI(t, 0, "incident", "pay.settlements", "--pairs", good2, "--apply", "--reason", "INC-5")
 	for _, want := range []string{"1. contain the source: already done", "import the uuid→legacy-int table (200 pairs): 200 pairs received",
 		"2026-03-08: 200 held, 200 released, 0 still held (1 of 1 partitions)", "200 held, 200 released, 0 still held; rerun in order: finance.merchant_payouts",

@@ -76,14 +76,10 @@ func TestRESTIncidentIsTheCommands(t *testing.T) {
 	merchant := func(i int) string { return fmt.Sprintf("%q", recordtest.RandomUUID(i)) }
 	setupSettlements(t, cli, merchant)
 	setupSettlements(t, rest, merchant)
-	var pairs strings.Builder
-	pairs.WriteString("uuid,legacy_int\n")
-	for i := range 180 { // the source's sync misses 20 merchants
-		fmt.Fprintf(&pairs, "%s,%d\n", recordtest.RandomUUID(i), 1000+i)
-	}
-	file := seamtest.WriteFile(t, "merchants.csv", pairs.String())
+	pairs := uuidPairs(180) // the source's sync misses 20 merchants
+	file := seamtest.WriteFile(t, "merchants.csv", pairs)
 	// Named as the command names it, so the printed commands read the same.
-	upload := map[string]any{"pairs_csv": pairs.String(), "pairs_name": file}
+	upload := map[string]any{"pairs_csv": pairs, "pairs_name": file}
 
 	// The plan: the same document as the command's, with or without pairs.
 	code, got := rest.REST(t, http.MethodGet, "/v1/subjects/pay.settlements/incident", rest.Viewer, "")
@@ -110,7 +106,7 @@ func TestRESTIncidentIsTheCommands(t *testing.T) {
 	if code, _ := restIncident(t, rest, ":plan", rest.Admin, map[string]any{"pairs_csv": "uuid,legacy_int\nonly-one-column\n"}); code != http.StatusBadRequest {
 		t.Errorf("plan with a malformed pairs CSV: %d, want 400", code)
 	}
-	viewer := map[string]any{"reason": "INC-2", "pairs_csv": pairs.String(), "pairs_name": "merchants.csv"}
+	viewer := map[string]any{"reason": "INC-2", "pairs_csv": pairs, "pairs_name": "merchants.csv"}
 	code, lines := restIncident(t, rest, ":apply", rest.Viewer, viewer)
 	if code == http.StatusOK {
 		if last := lines[len(lines)-1]["incident"].(map[string]any); last["error"] == nil {
