@@ -3,8 +3,7 @@ package cli_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"strings"
+	"fmt"
 	"testing"
 	"time"
 
@@ -29,15 +28,7 @@ func TestCLIWatch(t *testing.T) {
 		if code := seamtest.RunTo(ctx, append([]string{"--addr", n.GRPCAddr, "--token", n.Admin, "-o", "json"}, args...), &out, &errOut); code != exit.OK {
 			t.Fatalf("seam %v: exit %d (%s)", args, code, errOut.String())
 		}
-		var got []map[string]any
-		for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
-			m := map[string]any{}
-			if err := json.Unmarshal([]byte(line), &m); err != nil {
-				t.Fatalf("seam %v: line %q is not JSON: %v", args, line, err)
-			}
-			got = append(got, m)
-		}
-		return got
+		return seamtest.NDJSON(t, fmt.Sprint("seam ", args), out.String())
 	}
 	events := watch("events", "watch", "--subject", "shop.orders")
 	if len(events) == 0 || events[0]["type"] != "EVENT_TYPE_VERSION_REGISTERED" {

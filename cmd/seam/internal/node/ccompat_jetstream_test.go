@@ -4,21 +4,16 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"math/rand/v2"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
-	"google.golang.org/protobuf/proto"
-
 	"github.com/seamdata/seam/cmd/seam/internal/seamtest"
 	"github.com/seamdata/seam/connectors/stream"
 	seamjs "github.com/seamdata/seam/connectors/stream/jetstream"
-	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
+	"github.com/seamdata/seam/connectors/stream/jetstream/jetstreamtest"
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
 	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
 )
@@ -30,33 +25,10 @@ import (
 // with their reasons. It needs a JetStream server on 127.0.0.1:4222.
 func TestConfluentFramingOnJetStream(t *testing.T) {
 	t.Parallel()
-	nc, err := nats.Connect("nats://127.0.0.1:4222", nats.Timeout(2*time.Second))
-	if err != nil {
-		t.Skipf("no NATS server at 127.0.0.1:4222 (%v): start one with JetStream (nats-server -js) to run this test", err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	connector := "visits-" + strconv.Itoa(rand.IntN(1<<30))
+	streams := jetstreamtest.New(t, connector, time.Minute)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	id := strconv.Itoa(rand.IntN(1 << 30))
-	src, out, connector := "T_CC_SRC_"+id, "T_CC_OUT_"+id, "visits-"+id
-	srcSubj, outSubj := "t.cc."+id+".src", "t.cc."+id+".out"
-	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: src, Subjects: []string{srcSubj}}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: out, Subjects: []string{outSubj}, Duplicates: time.Minute}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		for _, s := range []string{src, out, seamjs.JournalStream(connector)} {
-			if err := js.DeleteStream(context.Background(), s); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
-				t.Errorf("delete stream %s: %v", s, err)
-			}
-		}
-	})
 
 	n := seamtest.StartNode(t)
 	admin := basic(n.Admin)
@@ -77,23 +49,7 @@ func TestConfluentFramingOnJetStream(t *testing.T) {
 	// subject in Seam's form (v2); v1's schema registered again names v2,
 	// and v3 (additive) inherits the mapping.
 	id1 := idOf(v1)
-	reg := registryv1.NewRegistryServiceClient(n.Conn(t, n.Admin))
-	got, err := reg.GetContract(ctx, &registryv1.GetContractRequest{Subject: "visits.value", Version: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := reg.RegisterCanonicalModel(ctx, &registryv1.RegisterCanonicalModelRequest{Model: &contractv1.CanonicalModel{
-		Name: "web.visit", Owner: "team-web", Fields: got.GetVersion().GetContract().GetFields()}}); err != nil {
-		t.Fatalf("RegisterCanonicalModel: %v", err)
-	}
-	mapped := proto.CloneOf(got.GetVersion().GetContract())
-	mapped.Mapping = &contractv1.Mapping{Canonical: "web.visit", Fields: map[string]*contractv1.FieldMapping{}}
-	for _, f := range mapped.GetFields() {
-		mapped.Mapping.Fields[f.GetName()] = &contractv1.FieldMapping{From: f.GetName()}
-	}
-	if r, err := reg.RegisterContract(ctx, &registryv1.RegisterContractRequest{Contract: mapped}); err != nil || r.GetVersion().GetVersion() != 2 {
-		t.Fatalf("register visits.value v2 with a mapping: got %v, %v", r.GetVersion(), err)
-	}
+	mapToCanonical(ctx, t, registryv1.NewRegistryServiceClient(n.Conn(t, n.Admin)), "visits.value", "web.visit", "team-web")
 	if again := idOf(v1); again != id1 {
 		t.Fatalf("v1's schema again: id %d, want %d", again, id1)
 	}
@@ -116,11 +72,11 @@ func TestConfluentFramingOnJetStream(t *testing.T) {
 		frame(id2, `{"visit_id":"V-6","at":"2026-03-04T10:00:00Z"}`),
 	}
 	for _, m := range msgs {
-		if _, err := js.Publish(ctx, srcSubj, m); err != nil {
+		if _, err := streams.JS.Publish(ctx, streams.SourceSubject, m); err != nil {
 			t.Fatal(err)
 		}
 	}
-	part, err := seamjs.Open(ctx, nc, seamjs.Config{Connector: connector, Stream: src, Subject: srcSubj, OutputStream: out, OutputSubject: outSubj})
+	part, err := seamjs.Open(ctx, streams.JS.Conn(), seamjs.Config{Connector: connector, Stream: streams.Source, Subject: streams.SourceSubject, OutputStream: streams.Output, OutputSubject: streams.OutputSubject})
 	if err != nil {
 		t.Fatalf("jetstream.Open: %v", err)
 	}

@@ -150,22 +150,7 @@ func TestConfluentAPIWithFranzGoSR(t *testing.T) {
 	// subject to a canonical model in Seam (a version in Seam's form), and
 	// the serializer's schema, registered again, names that version: same
 	// id, the mapping kept.
-	v1c, err := reg.GetContract(ctx, &registryv1.GetContractRequest{Subject: "orders.value", Version: 1})
-	if err != nil {
-		t.Fatalf("GetContract(orders.value v1): %v", err)
-	}
-	if _, err := reg.RegisterCanonicalModel(ctx, &registryv1.RegisterCanonicalModelRequest{Model: &contractv1.CanonicalModel{
-		Name: "shop.order_event", Owner: "team-shop", Fields: v1c.GetVersion().GetContract().GetFields()}}); err != nil {
-		t.Fatalf("RegisterCanonicalModel: %v", err)
-	}
-	mapped := proto.CloneOf(v1c.GetVersion().GetContract())
-	mapped.Mapping = &contractv1.Mapping{Canonical: "shop.order_event", Fields: map[string]*contractv1.FieldMapping{}}
-	for _, f := range mapped.GetFields() {
-		mapped.Mapping.Fields[f.GetName()] = &contractv1.FieldMapping{From: f.GetName()}
-	}
-	if r, err := reg.RegisterContract(ctx, &registryv1.RegisterContractRequest{Contract: mapped}); err != nil || r.GetVersion().GetVersion() != 2 {
-		t.Fatalf("register orders.value v2 with a mapping: got %v, %v; want version 2", r.GetVersion(), err)
-	}
+	mapToCanonical(ctx, t, reg, "orders.value", "shop.order_event", "team-shop")
 	if id, err := cl.RegisterSchema(ctx, "orders-value", sr.Schema{Schema: ordersAvro}, -1, -1); err != nil || id != orders.ID {
 		t.Fatalf("register orders-value again: got id %d, %v; want %d", id, err, orders.ID)
 	}
@@ -283,7 +268,29 @@ func TestConfluentAPIWithFranzGoSR(t *testing.T) {
 	}
 }
 
-// sameJSON reports whether two JSON texts are the same value.
+// mapToCanonical registers a canonical model with the fields of
+// subject's version 1, and subject's version 2 in Seam's form: those
+// fields, each mapped to itself in the model.
+func mapToCanonical(ctx context.Context, t *testing.T, reg registryv1.RegistryServiceClient, subject, model, owner string) {
+	t.Helper()
+	v1, err := reg.GetContract(ctx, &registryv1.GetContractRequest{Subject: subject, Version: 1})
+	if err != nil {
+		t.Fatalf("GetContract(%s v1): %v", subject, err)
+	}
+	if _, err := reg.RegisterCanonicalModel(ctx, &registryv1.RegisterCanonicalModelRequest{Model: &contractv1.CanonicalModel{
+		Name: model, Owner: owner, Fields: v1.GetVersion().GetContract().GetFields()}}); err != nil {
+		t.Fatalf("RegisterCanonicalModel(%s): %v", model, err)
+	}
+	mapped := proto.CloneOf(v1.GetVersion().GetContract())
+	mapped.Mapping = &contractv1.Mapping{Canonical: model, Fields: map[string]*contractv1.FieldMapping{}}
+	for _, f := range mapped.GetFields() {
+		mapped.Mapping.Fields[f.GetName()] = &contractv1.FieldMapping{From: f.GetName()}
+	}
+	if r, err := reg.RegisterContract(ctx, &registryv1.RegisterContractRequest{Contract: mapped}); err != nil || r.GetVersion().GetVersion() != 2 {
+		t.Fatalf("register %s v2 with a mapping: got %v, %v; want version 2", subject, r.GetVersion(), err)
+	}
+}
+
 // runConfluentConnector runs a connector of Confluent-framed messages
 // (cfg with Confluent, a local sealer, replays ignored and short batches)
 // until its stats reach want's accepted, quarantined and published counts,
@@ -319,6 +326,7 @@ func runConfluentConnector(ctx context.Context, t *testing.T, n *seamtest.Node, 
 	}
 }
 
+// sameJSON reports whether two JSON texts are the same value.
 func sameJSON(t *testing.T, a, b string) bool {
 	t.Helper()
 	var x, y any

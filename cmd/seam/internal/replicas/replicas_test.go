@@ -1,7 +1,6 @@
 package replicas_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -29,6 +28,7 @@ import (
 	"github.com/seamdata/seam/platform/auth"
 	"github.com/seamdata/seam/platform/dial"
 	"github.com/seamdata/seam/platform/storage/storagetest"
+	"github.com/seamdata/seam/platform/telemetry/telemetrytest"
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
 	idmapv1 "github.com/seamdata/seam/proto/seam/idmap/v1"
 	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
@@ -42,30 +42,8 @@ type seamProc struct {
 	env      []string
 	grpcAddr string
 	cmd      *exec.Cmd
-	log      *lockedBuffer
+	log      *telemetrytest.LogBuffer // the child's output, for failure messages
 	exited   chan struct{}
-}
-
-// lockedBuffer collects a child's output for failure messages.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	s := b.buf.String()
-	if len(s) > 4000 {
-		s = "…" + s[len(s)-4000:]
-	}
-	return s
 }
 
 // seamBinary builds the seam binary once per test binary run.
@@ -167,7 +145,7 @@ func (c *cluster) start(name, service string, peers map[string]string) *seamProc
 
 func (c *cluster) launch(p *seamProc) {
 	c.t.Helper()
-	p.log = &lockedBuffer{}
+	p.log = &telemetrytest.LogBuffer{}
 	p.exited = make(chan struct{})
 	p.cmd = exec.Command(c.bin, p.args...)
 	p.cmd.Env = p.env
@@ -226,7 +204,7 @@ func (c *cluster) waitServing(p *seamProc) {
 	for {
 		select {
 		case <-p.exited:
-			c.t.Fatalf("%s (seam %s) exited before serving:\n%s", p.name, strings.Join(p.args, " "), p.log)
+			c.t.Fatalf("%s (seam %s) exited before serving:\n%s", p.name, strings.Join(p.args, " "), p.log.Tail(4000))
 		default:
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
@@ -236,7 +214,7 @@ func (c *cluster) waitServing(p *seamProc) {
 			return
 		}
 		if time.Now().After(deadline) {
-			c.t.Fatalf("%s did not report %s SERVING within 60s (last: %v, %v):\n%s", p.name, service, resp.GetStatus(), err, p.log)
+			c.t.Fatalf("%s did not report %s SERVING within 60s (last: %v, %v):\n%s", p.name, service, resp.GetStatus(), err, p.log.Tail(4000))
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

@@ -31,6 +31,7 @@ import (
 	"github.com/seamdata/seam/core/record/recordtest"
 	"github.com/seamdata/seam/platform/auth"
 	"github.com/seamdata/seam/platform/dial"
+	"github.com/seamdata/seam/platform/server/servertest"
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
 )
 
@@ -180,18 +181,7 @@ func (n *Node) REST(t *testing.T, method, path, token, body string) (int, map[st
 // token when given, and returns the response; the caller closes its body.
 func (n *Node) HTTP(t *testing.T, method, path, token, body string) *http.Response {
 	t.Helper()
-	req, err := http.NewRequest(method, "http://"+n.HTTPAddr+path, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
-	return resp
+	return servertest.Send(t, method, "http://"+n.HTTPAddr+path, token, body)
 }
 
 // Run runs the seam command in-process with args, no environment and
@@ -263,14 +253,17 @@ func (n *Node) SetupOrders(t *testing.T) {
 }
 
 // ExampleFile writes one of core/examples' reference files
-// (shop_orders_v1.yaml, shop_orders_v2.yaml, commerce_order.yaml) into a
-// temporary directory and returns its path, for commands that read files.
+// (shop_orders_v1.yaml, shop_orders_v2.yaml, commerce_order.yaml,
+// pay_settlements_v1.yaml, payments_settlement.yaml) into a temporary
+// directory and returns its path, for commands that read files.
 func ExampleFile(t testing.TB, name string) string {
 	t.Helper()
 	data, ok := map[string][]byte{
-		"shop_orders_v1.yaml": examples.ShopOrdersV1YAML,
-		"shop_orders_v2.yaml": examples.ShopOrdersV2YAML,
-		"commerce_order.yaml": examples.CommerceOrderYAML,
+		"shop_orders_v1.yaml":      examples.ShopOrdersV1YAML,
+		"shop_orders_v2.yaml":      examples.ShopOrdersV2YAML,
+		"commerce_order.yaml":      examples.CommerceOrderYAML,
+		"pay_settlements_v1.yaml":  examples.PaySettlementsV1YAML,
+		"payments_settlement.yaml": examples.PaymentsSettlementYAML,
 	}[name]
 	if !ok {
 		t.Fatalf("core/examples has no %s", name)
@@ -279,8 +272,9 @@ func ExampleFile(t testing.TB, name string) string {
 }
 
 // fixtures are the canonical models, contracts and consumers of the feeds
-// the command's tests make up (pay.settlements, fleet.shipments,
-// bank.ledger, bank.transactions), each described in its file.
+// the command's tests make up (fleet.shipments, bank.ledger,
+// bank.transactions; the payouts consumer of core/examples'
+// pay.settlements), each described in its file.
 //
 //go:embed testdata/*.yaml
 var fixtures embed.FS
@@ -327,6 +321,26 @@ func OrderLines(n int) []string {
 		lines[i] = string(recordtest.OrderJSON(nil, i))
 	}
 	return lines
+}
+
+// NDJSON decodes text as JSON objects, one a line, skipping blank lines:
+// what a -o json stream, an --out file or a streamed REST answer holds.
+// A line that is not a JSON object fails the test, naming what it came
+// from.
+func NDJSON(t testing.TB, what, text string) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for i, l := range strings.Split(text, "\n") {
+		if strings.TrimSpace(l) == "" {
+			continue
+		}
+		m := map[string]any{}
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("%s: line %d is not a JSON object: %v\n%s", what, i+1, err, l)
+		}
+		out = append(out, m)
+	}
+	return out
 }
 
 // JSONInt reads an integer from decoded JSON: a number, or a string as

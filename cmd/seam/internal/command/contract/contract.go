@@ -295,12 +295,7 @@ func newContractGetCmd(g *client.Globals) *cobra.Command {
 					fmt.Fprintf(w, "%s v%d  %s  effective %s  by %s\n", v.GetSubject(), v.GetVersion(), output.Enum(v.GetStatus(), "VERSION_STATUS_"), output.Time(v.GetEffectiveTime()), v.GetAuthor())
 					c := v.GetContract()
 					fmt.Fprintf(w, "owner %s, compatibility %s, notice %s\n\n", c.GetOwner(), output.Enum(c.GetCompatibility(), "COMPATIBILITY_"), output.OrDash(c.GetNoticePeriod()))
-					t := output.NewTable(w, "FIELD", "TYPE", "REQUIRED", "KEY", "IDENTIFIER")
-					for ref := range contract.Fields(c.GetFields()) {
-						f := ref.Field
-						t.Row(ref.Name, output.Enum(f.GetType(), "FIELD_TYPE_"), output.YesNo(f.GetRequired()), output.YesNo(f.GetKey()), output.OrDash(contract.IdentifierString(f.GetIdentifier())))
-					}
-					return t.Flush()
+					return output.Fields(w, c.GetFields())
 				})
 		}),
 	}

@@ -2,15 +2,11 @@ package gate_test
 
 import (
 	"bytes"
-	"compress/gzip"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,54 +16,8 @@ import (
 	"github.com/seamdata/seam/cmd/seam/internal/node"
 	"github.com/seamdata/seam/cmd/seam/internal/seamtest"
 	"github.com/seamdata/seam/core/interop/interoptest"
+	"github.com/seamdata/seam/platform/lineage/lineagetest"
 )
-
-// collector is an OpenLineage endpoint that keeps what it is sent.
-type collector struct {
-	mu     sync.Mutex
-	events [][]byte
-	auth   []string
-}
-
-func (c *collector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	var body io.Reader = r.Body
-	if r.Header.Get("Content-Encoding") == "gzip" {
-		z, err := gzip.NewReader(r.Body)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		body = z
-	}
-	b, err := io.ReadAll(body)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	c.mu.Lock()
-	c.events = append(c.events, b)
-	c.auth = append(c.auth, r.Method+" "+r.URL.Path+" "+r.Header.Get("Authorization"))
-	c.mu.Unlock()
-	w.WriteHeader(http.StatusCreated)
-}
-
-// await returns the events once there are n, or fails after 20s.
-func (c *collector) await(t *testing.T, n int) ([][]byte, []string) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		c.mu.Lock()
-		got, auth := append([][]byte(nil), c.events...), append([]string(nil), c.auth...)
-		c.mu.Unlock()
-		if len(got) >= n || time.Now().After(deadline) {
-			if len(got) != n {
-				t.Fatalf("the collector got %d events, want %d", len(got), n)
-			}
-			return got, auth
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
 
 const runEventSchema = "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent"
 
@@ -93,7 +43,7 @@ func TestSealsEmitOpenLineageRuns(t *testing.T) {
 		return compiled[url]
 	}
 
-	col := &collector{}
+	col := &lineagetest.Collector{}
 	srv := httptest.NewServer(col)
 	t.Cleanup(srv.Close)
 	n := seamtest.StartNodeWith(t, func(c *node.Config) {
@@ -109,7 +59,7 @@ func TestSealsEmitOpenLineageRuns(t *testing.T) {
 	// Sealing a sealed partition answers its verdict; it is no new run.
 	n.MustCLI(t, exit.OK, "gate", "seal", "shop.orders", "2026-03-01")
 
-	raw, auth := col.await(t, 4)
+	reqs := col.Await(t, 4, 20*time.Second)
 	type event struct {
 		EventType string
 		Run       struct {
@@ -141,10 +91,11 @@ func TestSealsEmitOpenLineageRuns(t *testing.T) {
 	}
 	var got []string
 	runs := map[string]bool{}
-	for i, b := range raw {
-		if auth[i] != "POST /api/v1/lineage Bearer ol-key" {
-			t.Errorf("event %d sent as %q, want POST /api/v1/lineage with the API key", i, auth[i])
+	for i, r := range reqs {
+		if sent := r.Method + " " + r.Path + " " + r.Header.Get("Authorization"); sent != "POST /api/v1/lineage Bearer ol-key" {
+			t.Errorf("event %d sent as %q, want POST /api/v1/lineage with the API key", i, sent)
 		}
+		b := r.Body
 		inst, err := sjs.UnmarshalJSON(bytes.NewReader(b))
 		if err != nil {
 			t.Fatal(err)

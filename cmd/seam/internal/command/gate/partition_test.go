@@ -1,7 +1,6 @@
 package gate_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -23,18 +22,7 @@ func ndjsonLines(t *testing.T, path string) []map[string]any {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []map[string]any
-	for i, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		if l == "" {
-			continue
-		}
-		m := map[string]any{}
-		if err := json.Unmarshal([]byte(l), &m); err != nil {
-			t.Fatalf("%s line %d is not JSON: %v\n%s", path, i+1, err, l)
-		}
-		out = append(out, m)
-	}
-	return out
+	return seamtest.NDJSON(t, path, string(b))
 }
 
 // The write-audit-publish loop from the command line: stage with --out

@@ -12,6 +12,7 @@ import (
 	"github.com/seamdata/seam/cmd/seam/internal/exit"
 	"github.com/seamdata/seam/cmd/seam/internal/seamtest"
 	"github.com/seamdata/seam/core/idrule"
+	"github.com/seamdata/seam/core/record/recordtest"
 	gateservice "github.com/seamdata/seam/services/gate"
 )
 
@@ -34,14 +35,26 @@ func setupSettlements(t *testing.T, n *seamtest.Node, merchant func(i int) strin
 		fmt.Fprintf(&known, "%d\n", 1000+i)
 	}
 	n.MustCLI(t, 0, "idmap", "import", "merchant", seamtest.WriteFile(t, "known.csv", known.String()), "--members", "legacy-int", "--no-header")
-	n.MustCLI(t, 0, "canonical", "register", "-f", seamtest.FixtureFile(t, "settlement_model.yaml"))
-	n.MustCLI(t, 0, "contract", "register", "-f", seamtest.FixtureFile(t, "settlements_v1.yaml"))
+	n.MustCLI(t, 0, "canonical", "register", "-f", seamtest.ExampleFile(t, "payments_settlement.yaml"))
+	n.MustCLI(t, 0, "contract", "register", "-f", seamtest.ExampleFile(t, "pay_settlements_v1.yaml"))
 	n.MustCLI(t, 0, "consumer", "register", "-f", seamtest.FixtureFile(t, "payouts_consumer.yaml"))
 	n.MustCLI(t, 0, "gate", "ingest", settlements(t, 7, 50, func(i int) string { return fmt.Sprint(1000 + i) }), "--subject", "pay.settlements", "--partition", "2026-03-07")
 	n.Seal(t, "pay.settlements", "2026-03-07")
 	n.MustCLI(t, 0, "gate", "ingest", settlements(t, 8, 200, merchant), "--subject", "pay.settlements", "--partition", "2026-03-08")
 	// The gate judges a day whole when it is sealed: then the change alert.
 	n.Seal(t, "pay.settlements", "2026-03-08")
+}
+
+// uuidPairs is the merchant master's sync for merchants that arrive as
+// random UUIDs: a CSV of the UUID and the integer id of each of the first
+// n merchants.
+func uuidPairs(n int) string {
+	var b strings.Builder
+	b.WriteString("uuid,legacy_int\n")
+	for i := range n {
+		fmt.Fprintf(&b, "%s,%d\n", recordtest.RandomUUID(i), 1000+i)
+	}
+	return b.String()
 }
 
 func changeRules(t *testing.T, changes any) []string {
@@ -155,13 +168,6 @@ func TestTemplateIdentifierByHand(t *testing.T) {
 	}
 }
 
-// randomUUID is a version 4 UUID, the same for the same i.
-func randomUUID(i int) string {
-	x := uint64(i)*0x9e3779b97f4a7c15 + 0x632be59bd9b4e019
-	y := x*0xbf58476d1ce4e5b9 ^ x>>31
-	return fmt.Sprintf("%08x-%04x-4%03x-%04x-%012x", uint32(x>>32), uint16(x>>16), uint16(y)&0xfff, uint16(y>>16)&0x3fff|0x8000, y>>8&0xffffffffffff)
-}
-
 // An integer id that becomes a random UUID: the incident says plainly that
 // only a table will do, rule inference on the source's pairs agrees, a
 // non-admin --apply changes nothing, and an admin's --apply with the
@@ -170,7 +176,7 @@ func randomUUID(i int) string {
 func TestRandomUUIDIncident(t *testing.T) {
 	t.Parallel()
 	n := seamtest.StartNode(t)
-	setupSettlements(t, n, func(i int) string { return fmt.Sprintf("%q", randomUUID(i)) })
+	setupSettlements(t, n, func(i int) string { return fmt.Sprintf("%q", recordtest.RandomUUID(i)) })
 
 	view := n.MustCLI(t, 0, "incident", "pay.settlements")
 	viewHas(t, view, "200 records held since partition 2026-03-08", "UNANNOUNCED_CHANGE merchant_id",
@@ -181,12 +187,8 @@ func TestRandomUUIDIncident(t *testing.T) {
 		t.Errorf("--apply without the pairs does not say nothing was changed:\n%s", out)
 	}
 
-	var pairs strings.Builder
-	pairs.WriteString("uuid,legacy_int\n")
-	for i := range 180 { // the source's sync misses 20 merchants
-		fmt.Fprintf(&pairs, "%s,%d\n", randomUUID(i), 1000+i)
-	}
-	file := seamtest.WriteFile(t, "pairs.csv", pairs.String())
+	// The source's sync misses 20 merchants.
+	file := seamtest.WriteFile(t, "pairs.csv", uuidPairs(180))
 	n.MustCLI(t, 0, "idmap", "namespace", "add-format", "merchant", "--format", "uuid:uuid")
 	out = n.MustCLI(t, 1, "idmap", "rule", "infer", "merchant", "--from", "uuid", "--to", "legacy-int", file)
 	if !strings.Contains(out, "only a lookup table will do") || !strings.Contains(out, "random (version 4)") {
@@ -300,7 +302,7 @@ func TestRandomUUIDIncident(t *testing.T) {
 		}
 		return out
 	}
-	day8 := settlements(t, 8, 200, func(i int) string { return fmt.Sprintf("%q", randomUUID(i)) })
+	day8 := settlements(t, 8, 200, func(i int) string { return fmt.Sprintf("%q", recordtest.RandomUUID(i)) })
 	time.Sleep(gateservice.DefaultContractRefresh + 100*time.Millisecond) // the gate judges by v2 from then on
 	for _, batch := range []string{"resend-1", "resend-2"} {
 		resp := n.MustJSON(t, "gate", "ingest", day8, "--subject", "pay.settlements", "--partition", "2026-03-08", "--batch-id", batch)
@@ -466,14 +468,10 @@ func TestIncidentBadInput(t *testing.T) {
 func TestApplyStopsAndResumes(t *testing.T) {
 	t.Parallel()
 	n := seamtest.StartNode(t)
-	setupSettlements(t, n, func(i int) string { return fmt.Sprintf("%q", randomUUID(i)) })
-	var good strings.Builder
-	good.WriteString("uuid,legacy_int\n")
-	for i := range 200 {
-		fmt.Fprintf(&good, "%s,%d\n", randomUUID(i), 1000+i)
-	}
+	setupSettlements(t, n, func(i int) string { return fmt.Sprintf("%q", recordtest.RandomUUID(i)) })
+	good := uuidPairs(200)
 	// One line of the sync is broken: the import refuses the file whole.
-	bad := seamtest.WriteFile(t, "bad.csv", good.String()+"NOT-A-UUID,7\n")
+	bad := seamtest.WriteFile(t, "bad.csv", good+"NOT-A-UUID,7\n")
 	out := n.MustCLI(t, 1, "incident", "pay.settlements", "--pairs", bad, "--apply", "--reason", "INC-5")
 	for _, want := range []string{"1. contain the source: contained", "2. add format merchant/uuid: format added", "3. import the uuid→legacy-int table (201 pairs): FAILED", "step 3 (import the uuid→legacy-int table (201 pairs)) failed", "steps 1 to 2 are done"} {
 		if !strings.Contains(out, want) {
@@ -483,7 +481,7 @@ func TestApplyStopsAndResumes(t *testing.T) {
 	if v := n.MustJSON(t, "contract", "get", "pay.settlements"); seamtest.JSONInt(v["version"].(map[string]any)["version"]) != 1 {
 		t.Fatalf("a failed --apply went past the failing step: %v", v)
 	}
-	good2 := seamtest.WriteFile(t, "good.csv", good.String())
+	good2 := seamtest.WriteFile(t, "good.csv", good)
 	out = n.MustCLI(t, 0, "incident", "pay.settlements", "--pairs", good2, "--apply", "--reason", "INC-5")
 	for _, want := range []string{"1. contain the source: already done", "import the uuid→legacy-int table (200 pairs): 200 pairs received",
 		"2026-03-08: 200 held, 200 released, 0 still held (1 of 1 partitions)", "200 held, 200 released, 0 still held; rerun in order: finance.merchant_payouts",

@@ -1,10 +1,10 @@
 package incident_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"reflect"
 	"regexp"
@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/seamdata/seam/cmd/seam/internal/seamtest"
+	"github.com/seamdata/seam/core/record/recordtest"
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
 )
 
@@ -26,21 +27,15 @@ func restIncident(t *testing.T, n *seamtest.Node, route, token string, body any)
 	}
 	resp := n.HTTP(t, http.MethodPost, "/v1/subjects/pay.settlements/incident"+route, token, string(raw))
 	defer resp.Body.Close()
-	var out []map[string]any
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	for sc.Scan() {
-		m := map[string]any{}
-		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-			t.Fatalf("%s: a line that is not JSON: %v\n%s", route, err, sc.Text())
-		}
-		if r, ok := m["result"].(map[string]any); ok {
-			m = r
-		}
-		out = append(out, m)
-	}
-	if err := sc.Err(); err != nil {
+	stream, err := io.ReadAll(resp.Body)
+	if err != nil {
 		t.Fatal(err)
+	}
+	out := seamtest.NDJSON(t, route, string(stream))
+	for i, m := range out {
+		if r, ok := m["result"].(map[string]any); ok {
+			out[i] = r
+		}
 	}
 	return resp.StatusCode, out
 }
@@ -78,17 +73,13 @@ func released(t *testing.T, n *seamtest.Node) []int64 {
 func TestRESTIncidentIsTheCommands(t *testing.T) {
 	t.Parallel()
 	cli, rest := seamtest.StartNode(t), seamtest.StartNode(t)
-	merchant := func(i int) string { return fmt.Sprintf("%q", randomUUID(i)) }
+	merchant := func(i int) string { return fmt.Sprintf("%q", recordtest.RandomUUID(i)) }
 	setupSettlements(t, cli, merchant)
 	setupSettlements(t, rest, merchant)
-	var pairs strings.Builder
-	pairs.WriteString("uuid,legacy_int\n")
-	for i := range 180 { // the source's sync misses 20 merchants
-		fmt.Fprintf(&pairs, "%s,%d\n", randomUUID(i), 1000+i)
-	}
-	file := seamtest.WriteFile(t, "merchants.csv", pairs.String())
+	pairs := uuidPairs(180) // the source's sync misses 20 merchants
+	file := seamtest.WriteFile(t, "merchants.csv", pairs)
 	// Named as the command names it, so the printed commands read the same.
-	upload := map[string]any{"pairs_csv": pairs.String(), "pairs_name": file}
+	upload := map[string]any{"pairs_csv": pairs, "pairs_name": file}
 
 	// The plan: the same document as the command's, with or without pairs.
 	code, got := rest.REST(t, http.MethodGet, "/v1/subjects/pay.settlements/incident", rest.Viewer, "")
@@ -115,7 +106,7 @@ func TestRESTIncidentIsTheCommands(t *testing.T) {
 	if code, _ := restIncident(t, rest, ":plan", rest.Admin, map[string]any{"pairs_csv": "uuid,legacy_int\nonly-one-column\n"}); code != http.StatusBadRequest {
 		t.Errorf("plan with a malformed pairs CSV: %d, want 400", code)
 	}
-	viewer := map[string]any{"reason": "INC-2", "pairs_csv": pairs.String(), "pairs_name": "merchants.csv"}
+	viewer := map[string]any{"reason": "INC-2", "pairs_csv": pairs, "pairs_name": "merchants.csv"}
 	code, lines := restIncident(t, rest, ":apply", rest.Viewer, viewer)
 	if code == http.StatusOK {
 		if last := lines[len(lines)-1]["incident"].(map[string]any); last["error"] == nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/seamdata/seam/cmd/seam/internal/node"
 	"github.com/seamdata/seam/cmd/seam/internal/seamtest"
+	"github.com/seamdata/seam/core/record/recordtest"
 	"github.com/seamdata/seam/platform/storage/storagetest"
 	gateservice "github.com/seamdata/seam/services/gate"
 )
@@ -48,7 +49,7 @@ func ledgerLines(day, first, n int) []string {
 		k := ledgerAccount(day, i)
 		acct := ledgerRef(k)
 		if day >= ledgerSwitch {
-			acct = randomUUID(k)
+			acct = recordtest.RandomUUID(k)
 		}
 		out[j] = fmt.Sprintf(`{"entry_id":"E-%02d%08d","account_ref":%q,"amount":%d.5,"booked_at":"2026-10-%02dT%02d:%02d:00Z"}`,
 			day, i, acct, 20+i%50, day, i/60%24, i%60)
@@ -100,7 +101,7 @@ func ledgerIncident(t *testing.T, n *seamtest.Node, perDay int) {
 	var pairs strings.Builder
 	pairs.WriteString("uuid,ref\n")
 	for k := 1; k <= ledgerSynced; k++ {
-		fmt.Fprintf(&pairs, "%s,%s\n", randomUUID(k), ledgerRef(k))
+		fmt.Fprintf(&pairs, "%s,%s\n", recordtest.RandomUUID(k), ledgerRef(k))
 	}
 	pairsFile := seamtest.WriteFile(t, "sync.csv", pairs.String())
 	var held, translatable int64

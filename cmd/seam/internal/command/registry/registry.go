@@ -64,12 +64,7 @@ func NewCanonical(g *client.Globals) *cobra.Command {
 				func(w io.Writer, resp *registryv1.GetCanonicalModelResponse) error {
 					v := resp.GetVersion()
 					fmt.Fprintf(w, "%s v%d, owner %s, registered %s by %s\n\n", v.GetName(), v.GetVersion(), output.OrDash(v.GetModel().GetOwner()), output.Time(v.GetCreateTime()), v.GetAuthor())
-					t := output.NewTable(w, "FIELD", "TYPE", "REQUIRED", "KEY", "IDENTIFIER")
-					for ref := range contract.Fields(v.GetModel().GetFields()) {
-						f := ref.Field
-						t.Row(ref.Name, output.Enum(f.GetType(), "FIELD_TYPE_"), output.YesNo(f.GetRequired()), output.YesNo(f.GetKey()), output.OrDash(contract.IdentifierString(f.GetIdentifier())))
-					}
-					return t.Flush()
+					return output.Fields(w, v.GetModel().GetFields())
 				})
 		}),
 	}
