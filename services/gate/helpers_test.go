@@ -16,6 +16,7 @@ import (
 	"github.com/seamdata/seam/core/examples"
 	"github.com/seamdata/seam/core/record/recordtest"
 	"github.com/seamdata/seam/platform/auth"
+	"github.com/seamdata/seam/platform/clocktest"
 	seamdial "github.com/seamdata/seam/platform/dial"
 	"github.com/seamdata/seam/platform/rpcerr"
 	"github.com/seamdata/seam/platform/storage/storagetest"
@@ -30,23 +31,6 @@ import (
 
 // start is the fake clock's first instant in every test.
 var start = time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)
-
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 // principals are the callers of the tests, by token name.
 var principals = []struct {
@@ -66,7 +50,7 @@ var principals = []struct {
 // stand-ins (see package gatetest), each behind a real gRPC server on
 // loopback TCP, so a gate in a child process can reach them too.
 type peers struct {
-	clock    *fakeClock
+	clock    *clocktest.Clock
 	tokens   map[string]string
 	tokenSet *auth.Tokens
 	authz    func(access auth.Access) *auth.Authorizer
@@ -131,7 +115,7 @@ func interceptorsLog(a *auth.Authorizer, log *slog.Logger) []grpc.ServerOption {
 // registered), idmap and adapter.
 func newPeers(t testing.TB) *peers {
 	t.Helper()
-	p := &peers{clock: &fakeClock{t: start}, tokens: map[string]string{}}
+	p := &peers{clock: clocktest.New(start), tokens: map[string]string{}}
 	var entries []auth.TokenEntry
 	for _, pr := range principals {
 		tok, e, err := auth.NewToken(pr.name, pr.roles, pr.subjects)

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"net"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,6 +20,7 @@ import (
 
 	"github.com/seamdata/seam/core/examples"
 	"github.com/seamdata/seam/platform/auth"
+	"github.com/seamdata/seam/platform/clocktest"
 	"github.com/seamdata/seam/platform/rpcerr"
 	"github.com/seamdata/seam/platform/storage/storagetest"
 	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
@@ -32,25 +32,8 @@ var start = time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)
 // notice is the notice period of the shop.orders test contracts (14d).
 const notice = 14 * 24 * time.Hour
 
-// fakeClock is a clock tests move by hand.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newFakeClock() *fakeClock { return &fakeClock{t: start} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = t
-}
+// newFakeClock returns a clock tests move by hand, standing at start.
+func newFakeClock() *clocktest.Clock { return clocktest.New(start) }
 
 // testPrincipals are the callers of every test, by token name.
 var testPrincipals = []struct {
@@ -73,13 +56,13 @@ var testPrincipals = []struct {
 // runtime's authorizer and error interceptors, and one client per principal.
 type env struct {
 	srv     *Server
-	clock   *fakeClock
+	clock   *clocktest.Clock
 	url     string
 	clients map[string]registryv1.RegistryServiceClient
 }
 
 // newEnv starts a registry on the store at url.
-func newEnv(t testing.TB, url string, clock *fakeClock, options ...func(*Config)) *env {
+func newEnv(t testing.TB, url string, clock *clocktest.Clock, options ...func(*Config)) *env {
 	t.Helper()
 	cfg := Config{StoreURL: url}
 	for _, o := range options {
@@ -108,7 +91,7 @@ func newSeededEnv(t testing.TB) *env {
 }
 
 // newEnvConfig starts a registry with cfg, on the fake clock.
-func newEnvConfig(t testing.TB, cfg Config, clock *fakeClock) *env {
+func newEnvConfig(t testing.TB, cfg Config, clock *clocktest.Clock) *env {
 	t.Helper()
 	url := cfg.StoreURL
 	cfg.Clock, cfg.SchedulerInterval = clock.Now, 20*time.Millisecond
