@@ -298,7 +298,7 @@ func (t *sqlTx) SetBaselineSkips(ctx context.Context, pid int64, checks []string
 func (s *sqlStore) OpenBefore(ctx context.Context, subject, cutoff string) ([]string, error) {
 	rows, err := s.db.SQL.QueryContext(ctx, `SELECT p.part FROM gate_parts p JOIN gate_units u ON u.pid = p.pid AND u.amendment = 0
 WHERE p.subject = $1 AND p.part < $2 AND u.status = $3 ORDER BY p.part`, subject, cutoff, int32(gatev1.PartitionStatus_PARTITION_STATUS_OPEN))
-	return scanRows(rows, err, fmt.Sprintf("list the open partitions of %s", subject), func(row rowScanner) (string, error) {
+	return storage.ScanRows(rows, err, fmt.Sprintf("list the open partitions of %s", subject), func(row storage.Row) (string, error) {
 		var p string
 		err := row.Scan(&p)
 		return p, err
@@ -404,7 +404,7 @@ ORDER BY pid, amendment`, subject, from, to)
 func (s *sqlStore) PartitionAlerts(ctx context.Context, subject, part string, amendment int32, since time.Time) ([]*gatev1.Alert, error) {
 	rows, err := s.db.SQL.QueryContext(ctx, `SELECT `+alertColumns+` FROM gate_alerts WHERE subject = $1 AND part = $2 AND amendment = $3 AND at >= $4 ORDER BY seq`,
 		subject, part, amendment, since.UnixNano())
-	return scanRows(rows, err, fmt.Sprintf("list the alerts of %s/%s", subject, part), scanAlert)
+	return storage.ScanRows(rows, err, fmt.Sprintf("list the alerts of %s/%s", subject, part), scanAlert)
 }
 
 func (s *sqlStore) FoldLegacyFields(ctx context.Context) error {
@@ -655,7 +655,7 @@ func (s *sqlStore) Expire(ctx context.Context, now, batchesBefore, quarantineBef
 
 func (s *sqlStore) Versions(ctx context.Context, subject string) ([]storedVersion, error) {
 	rows, err := s.db.SQL.QueryContext(ctx, `SELECT version, status, effective_at, data_effective_at FROM gate_contracts WHERE subject = $1 AND status <> 0 ORDER BY version`, subject)
-	return scanRows(rows, err, fmt.Sprintf("read the known versions of %s", subject), func(row rowScanner) (storedVersion, error) {
+	return storage.ScanRows(rows, err, fmt.Sprintf("read the known versions of %s", subject), func(row storage.Row) (storedVersion, error) {
 		v := storedVersion{subject: subject}
 		var status int32
 		var eff, data int64
