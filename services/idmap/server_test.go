@@ -71,9 +71,7 @@ func createCustomer(t testing.TB, c idmapv1.IdMapServiceClient) {
 // started server whose customer namespace exists.
 func withCustomer(t *testing.T, test func(t *testing.T, url string, c idmapv1.IdMapServiceClient, srv *idmap.Server)) {
 	t.Helper()
-	t.Parallel()
-	storagetest.Each(t, func(t *testing.T, url string) {
-		t.Parallel()
+	storagetest.EachParallel(t, func(t *testing.T, url string) {
 		c, srv := start(t, url)
 		createCustomer(t, c)
 		test(t, url, c, srv)
