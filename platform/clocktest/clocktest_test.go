@@ -20,3 +20,13 @@ func TestClockMovesOnlyByHand(t *testing.T) {
 		t.Fatalf("after Set, Now() = %v, want %v", got, start)
 	}
 }
+
+func TestEventuallyWaitsForTheCondition(t *testing.T) {
+	t.Parallel()
+	c := New(time.Time{})
+	go func() {
+		time.Sleep(30 * time.Millisecond)
+		c.Add(time.Second)
+	}()
+	Eventually(t, "the clock to move", func() bool { return !c.Now().IsZero() })
+}

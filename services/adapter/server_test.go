@@ -20,7 +20,9 @@ import (
 	"github.com/seamdata/seam/core/contract"
 	"github.com/seamdata/seam/core/examples"
 	"github.com/seamdata/seam/core/record/recordtest"
+	"github.com/seamdata/seam/platform/clocktest"
 	"github.com/seamdata/seam/platform/rpcerr"
+	"github.com/seamdata/seam/platform/server/servertest"
 	adapterv1 "github.com/seamdata/seam/proto/seam/adapter/v1"
 	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
 	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
@@ -312,7 +314,7 @@ func TestPlanCache(t *testing.T) {
 		t.Errorf("staleness %v with the stream connected, want 0", got)
 	}
 	e.reg.activate("shop.orders", e.v2)
-	waitFor(t, "v2 to become the version 0 plan", func() bool {
+	clocktest.Eventually(t, "v2 to become the version 0 plan", func() bool {
 		r, err := e.client.Adapt(context.Background(), &adapterv1.AdaptRequest{Subject: "shop.orders", Batch: rawBatch(recordv1.Format_FORMAT_NDJSON, ndjson(in2))})
 		return err == nil && r.GetVersion() == e.v2
 	})
@@ -322,7 +324,7 @@ func TestPlanCache(t *testing.T) {
 	e.reg.setUnaryDown(true)
 	calls := e.reg.getContract.Load()
 	e.reg.activate("shop.orders", e.v1)
-	waitFor(t, "a refetch of the invalidated plan", func() bool {
+	clocktest.Eventually(t, "a refetch of the invalidated plan", func() bool {
 		r, err := e.client.Adapt(context.Background(), &adapterv1.AdaptRequest{Subject: "shop.orders", Batch: rawBatch(recordv1.Format_FORMAT_NDJSON, ndjson(in2))})
 		if err != nil {
 			t.Fatalf("Adapt with the registry down: %v; want the last good plan", err)
@@ -337,14 +339,14 @@ func TestPlanCache(t *testing.T) {
 		t.Errorf("staleness %v while serving an invalidated plan, want > 0", got)
 	}
 	e.reg.setUnaryDown(false)
-	waitFor(t, "v1 once the registry answers again", func() bool {
+	clocktest.Eventually(t, "v1 once the registry answers again", func() bool {
 		r, err := e.client.Adapt(context.Background(), &adapterv1.AdaptRequest{Subject: "shop.orders", Batch: rawBatch(recordv1.Format_FORMAT_NDJSON, ndjson(in1))})
 		return err == nil && r.GetVersion() == e.v1
 	})
 	// The whole registry goes away: the stream breaks and the gauge says so.
 	e.reg.setDown(true)
 	e.reg.activate("shop.orders", e.v1)
-	waitFor(t, "the stream to be reported down", func() bool { return gauge(t, reader, "seam.adapter.registry.stream.connected") == 0 })
+	clocktest.Eventually(t, "the stream to be reported down", func() bool { return gauge(t, reader, "seam.adapter.registry.stream.connected") == 0 })
 	if r := adapt(t, e, 0, rawBatch(recordv1.Format_FORMAT_NDJSON, ndjson(in1))); r.GetVersion() != e.v1 {
 		t.Errorf("with the registry down: version %d, want the cached v%d", r.GetVersion(), e.v1)
 	}
@@ -359,16 +361,8 @@ func newWatchingEnv(t *testing.T) (*env, *sdkmetric.ManualReader) {
 	reader := sdkmetric.NewManualReader()
 	meter := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)).Meter("test")
 	e := newEnv(t, adapter.Config{RefreshInterval: time.Hour}, meter)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- e.srv.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	})
-	waitFor(t, "the event stream to connect", func() bool { return e.reg.watchers.Load() == 1 })
+	servertest.RunUntilCleanup(t, "Run", e.srv.Run)
+	clocktest.Eventually(t, "the event stream to connect", func() bool { return e.reg.watchers.Load() == 1 })
 	return e, reader
 }
 
@@ -448,17 +442,6 @@ func TestPreview(t *testing.T) {
 	}
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // TestPreviewValidate: with validate, a record passes the preview only when
 // the contract's checks let it through the gate and it maps, so a dry run
 // of a migration counts what a replay would release.
@@ -519,8 +502,8 @@ func TestPlanAgeWithoutTraffic(t *testing.T) {
 	calls := e.reg.getContract.Load()
 
 	e.reg.activate("shop.orders", e.v2)
-	waitFor(t, "the active plan to be fetched again with no batch asking", func() bool { return e.reg.getContract.Load() > calls })
-	waitFor(t, "staleness back to 0", func() bool { return gauge(t, reader, "seam.adapter.plan.staleness") == 0 })
+	clocktest.Eventually(t, "the active plan to be fetched again with no batch asking", func() bool { return e.reg.getContract.Load() > calls })
+	clocktest.Eventually(t, "staleness back to 0", func() bool { return gauge(t, reader, "seam.adapter.plan.staleness") == 0 })
 	time.Sleep(50 * time.Millisecond) // idle: no batch, a healthy registry
 	if got := gauge(t, reader, "seam.adapter.plan.staleness"); got != 0 {
 		t.Errorf("staleness %v s with the registry healthy and no traffic after a version change, want 0", got)
@@ -534,7 +517,7 @@ func TestPlanAgeWithoutTraffic(t *testing.T) {
 	}
 
 	e.reg.setDown(true)
-	waitFor(t, "the stream to be reported down", func() bool { return gauge(t, reader, "seam.adapter.registry.stream.connected") == 0 })
+	clocktest.Eventually(t, "the stream to be reported down", func() bool { return gauge(t, reader, "seam.adapter.registry.stream.connected") == 0 })
 	first := gauge(t, reader, "seam.adapter.plan.staleness")
 	time.Sleep(50 * time.Millisecond)
 	if got := gauge(t, reader, "seam.adapter.plan.staleness"); got <= first || got <= 0 {

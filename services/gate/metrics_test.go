@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/seamdata/seam/platform/clocktest"
 	"github.com/seamdata/seam/platform/storage/storagetest"
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
 )
@@ -62,17 +63,6 @@ func gaugeValue(t *testing.T, reader *sdkmetric.ManualReader, name, subject stri
 	return 0, false
 }
 
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // The contract age measures the registry, not the traffic: an idle
 // subject's age stays low while the registry answers, even an hour
 // after its last batch, and grows once the registry is stopped.
@@ -91,7 +81,7 @@ func TestContractAgeWithoutTraffic(t *testing.T) {
 	}
 
 	p.clock.Add(time.Hour) // an hour without a batch
-	eventually(t, "the idle subject's contract to be confirmed", func() bool {
+	clocktest.Eventually(t, "the idle subject's contract to be confirmed", func() bool {
 		age, ok := gaugeValue(t, reader, "seam.gate.contract.age", "shop.orders")
 		return ok && age < 1
 	})
@@ -103,7 +93,7 @@ func TestContractAgeWithoutTraffic(t *testing.T) {
 		t.Errorf("contract age 10 minutes after the registry stopped = %v s (reported %t), want at least 600", age, ok)
 	}
 	reg.down.Store(false)
-	eventually(t, "the age to drop once the registry is back", func() bool {
+	clocktest.Eventually(t, "the age to drop once the registry is back", func() bool {
 		age, ok := gaugeValue(t, reader, "seam.gate.contract.age", "shop.orders")
 		return ok && age < 1
 	})
@@ -183,7 +173,7 @@ func TestOperatorGauges(t *testing.T) {
 	if _, ok := point(t, reader, "seam.gate.events.pending", nil); !ok {
 		t.Error("seam.gate.events.pending not reported")
 	}
-	eventually(t, "the blocked alert's event to be delivered", func() bool {
+	clocktest.Eventually(t, "the blocked alert's event to be delivered", func() bool {
 		v, ok := point(t, reader, "seam.gate.events.pending", nil)
 		age, _ := point(t, reader, "seam.gate.events.pending.age", nil)
 		return ok && v == 0 && age == 0

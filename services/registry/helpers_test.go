@@ -22,6 +22,7 @@ import (
 	"github.com/seamdata/seam/platform/auth"
 	"github.com/seamdata/seam/platform/clocktest"
 	"github.com/seamdata/seam/platform/rpcerr"
+	"github.com/seamdata/seam/platform/server/servertest"
 	"github.com/seamdata/seam/platform/storage/storagetest"
 	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
 )
@@ -148,15 +149,7 @@ func (e *env) as(name string) registryv1.RegistryServiceClient { return e.client
 
 // run runs the server's scheduler and follower until the test ends.
 func (e *env) run(t testing.TB) {
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- e.srv.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	})
+	servertest.RunUntilCleanup(t, "Run", e.srv.Run)
 }
 
 // seed registers the canonical model and shop.orders v1 at the start time.

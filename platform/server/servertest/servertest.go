@@ -1,16 +1,33 @@
-// Package servertest helps tests and the chaos suite talk to the HTTP
-// gateway: a request with a bearer token, and the hostile bodies (without
-// end, chunked) of raw HTTP/1.1 requests that net/http's client would not
-// send.
+// Package servertest helps tests and the chaos suite run servers and talk
+// to the HTTP gateway: a serve loop kept going until the test ends, a
+// request with a bearer token, and the hostile bodies (without end,
+// chunked) of raw HTTP/1.1 requests that net/http's client would not send.
 package servertest
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/http/httputil"
 	"strings"
 	"testing"
 )
+
+// RunUntilCleanup runs run (a server's Serve or Run loop) in a goroutine
+// until the test ends; then it cancels run's context, waits for it to
+// return and fails the test if it returned an error, named by what.
+func RunUntilCleanup(t testing.TB, what string, run func(ctx context.Context) error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("%s: %v", what, err)
+		}
+	})
+}
 
 // Send makes a request to url, with token as its bearer token unless it
 // is empty, and returns the response; the caller closes its body.
