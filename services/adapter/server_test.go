@@ -23,6 +23,7 @@ import (
 	"github.com/seamdata/seam/platform/clocktest"
 	"github.com/seamdata/seam/platform/rpcerr"
 	"github.com/seamdata/seam/platform/server/servertest"
+	"github.com/seamdata/seam/platform/telemetry/telemetrytest"
 	adapterv1 "github.com/seamdata/seam/proto/seam/adapter/v1"
 	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
 	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
@@ -368,22 +369,11 @@ func newWatchingEnv(t *testing.T) (*env, *sdkmetric.ManualReader) {
 
 func gauge(t *testing.T, reader *sdkmetric.ManualReader, name string) float64 {
 	t.Helper()
-	var rm metricdata.ResourceMetrics
-	if err := reader.Collect(context.Background(), &rm); err != nil {
-		t.Fatal(err)
-	}
-	for _, sm := range rm.ScopeMetrics {
-		for _, m := range sm.Metrics {
-			if m.Name != name {
-				continue
-			}
-			switch d := m.Data.(type) {
-			case metricdata.Gauge[float64]:
-				return d.DataPoints[0].Value
-			case metricdata.Gauge[int64]:
-				return float64(d.DataPoints[0].Value)
-			}
-		}
+	switch d := telemetrytest.Metric(t, reader, name).(type) {
+	case metricdata.Gauge[float64]:
+		return d.DataPoints[0].Value
+	case metricdata.Gauge[int64]:
+		return float64(d.DataPoints[0].Value)
 	}
 	t.Fatalf("no gauge %s", name)
 	return 0
