@@ -20,6 +20,7 @@ import (
 
 	"github.com/seamdata/seam/core/examples"
 	"github.com/seamdata/seam/platform/auth"
+	"github.com/seamdata/seam/platform/auth/authtest"
 	"github.com/seamdata/seam/platform/clocktest"
 	"github.com/seamdata/seam/platform/rpcerr"
 	"github.com/seamdata/seam/platform/server/servertest"
@@ -37,20 +38,16 @@ const notice = 14 * 24 * time.Hour
 func newFakeClock() *clocktest.Clock { return clocktest.New(start) }
 
 // testPrincipals are the callers of every test, by token name.
-var testPrincipals = []struct {
-	name     string
-	roles    []auth.Role
-	subjects []string
-}{
-	{"admin", []auth.Role{auth.RoleAdmin}, nil},
-	{"checkout", []auth.Role{auth.RoleOwner}, []string{"shop.*", "commerce.*"}},
-	{"billing", []auth.Role{auth.RoleOwner}, []string{"billing.*"}},
-	{"operator", []auth.Role{auth.RoleOperator}, nil},
-	{"gate", []auth.Role{auth.RoleService}, nil}, // the gate service's own identity
-	{"pipeline", []auth.Role{auth.RolePipeline}, nil},
-	{"viewer", []auth.Role{auth.RoleViewer}, nil},
-	{"team-ml", []auth.Role{auth.RoleOwner}, []string{"features.*"}},
-	{"team-bi", []auth.Role{auth.RoleOwner}, []string{"reports.*"}},
+var testPrincipals = []auth.Principal{
+	{Name: "admin", Roles: []auth.Role{auth.RoleAdmin}},
+	{Name: "checkout", Roles: []auth.Role{auth.RoleOwner}, Subjects: []string{"shop.*", "commerce.*"}},
+	{Name: "billing", Roles: []auth.Role{auth.RoleOwner}, Subjects: []string{"billing.*"}},
+	{Name: "operator", Roles: []auth.Role{auth.RoleOperator}},
+	{Name: "gate", Roles: []auth.Role{auth.RoleService}}, // the gate service's own identity
+	{Name: "pipeline", Roles: []auth.Role{auth.RolePipeline}},
+	{Name: "viewer", Roles: []auth.Role{auth.RoleViewer}},
+	{Name: "team-ml", Roles: []auth.Role{auth.RoleOwner}, Subjects: []string{"features.*"}},
+	{Name: "team-bi", Roles: []auth.Role{auth.RoleOwner}, Subjects: []string{"reports.*"}},
 }
 
 // env is a registry Server behind a real gRPC server on bufconn, with the
@@ -107,20 +104,7 @@ func newEnvConfig(t testing.TB, cfg Config, clock *clocktest.Clock) *env {
 	})
 	e := &env{srv: srv, clock: clock, url: url, clients: map[string]registryv1.RegistryServiceClient{}}
 
-	var entries []auth.TokenEntry
-	tokens := map[string]string{}
-	for _, p := range testPrincipals {
-		tok, entry, err := auth.NewToken(p.name, p.roles, p.subjects)
-		if err != nil {
-			t.Fatalf("NewToken: %v", err)
-		}
-		entries = append(entries, entry)
-		tokens[p.name] = tok
-	}
-	set, err := auth.NewTokens(entries)
-	if err != nil {
-		t.Fatalf("NewTokens: %v", err)
-	}
+	set, tokens := authtest.Tokens(t, testPrincipals...)
 	authz := auth.NewAuthorizer(set, Access)
 	log := slog.New(slog.DiscardHandler)
 	gs := grpc.NewServer(
