@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"net"
 	"slices"
 	"testing"
 	"time"
@@ -12,9 +11,7 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
-	"google.golang.org/grpc/test/bufconn"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -112,18 +109,9 @@ func newEnvConfig(t testing.TB, cfg Config, clock *clocktest.Clock) *env {
 		grpc.ChainStreamInterceptor(authz.StreamInterceptor(), rpcerr.StreamInterceptor(log)),
 	)
 	srv.Register(gs)
-	lis := bufconn.Listen(1 << 20)
-	go func() { _ = gs.Serve(lis) }()
-	t.Cleanup(gs.Stop)
+	lis := servertest.ServeBufconn(t, gs)
 	for name, tok := range tokens {
-		conn, err := grpc.NewClient("passthrough:///registry",
-			grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
-			grpc.WithTransportCredentials(insecure.NewCredentials()),
-			grpc.WithPerRPCCredentials(auth.TokenCredentials{Token: tok}))
-		if err != nil {
-			t.Fatalf("grpc.NewClient: %v", err)
-		}
-		t.Cleanup(func() { _ = conn.Close() })
+		conn := servertest.DialBufconn(t, lis, grpc.WithPerRPCCredentials(auth.TokenCredentials{Token: tok}))
 		e.clients[name] = registryv1.NewRegistryServiceClient(conn)
 	}
 	return e
