@@ -13,6 +13,7 @@ import (
 
 	"github.com/seamdata/seam/platform/lineage"
 	"github.com/seamdata/seam/platform/lineage/lineagetest"
+	"github.com/seamdata/seam/platform/telemetry/telemetrytest"
 )
 
 func start(t *testing.T, c *lineagetest.Collector, cfg lineage.Config) *lineage.Transport {
@@ -242,25 +243,18 @@ func TestConfig(t *testing.T) {
 // counter reads an int64 counter's value (for reason, when given).
 func counter(t *testing.T, r *sdkmetric.ManualReader, name, reason string) int64 {
 	t.Helper()
-	var rm metricdata.ResourceMetrics
-	if err := r.Collect(context.Background(), &rm); err != nil {
-		t.Fatal(err)
+	data := telemetrytest.Metric(t, r, name)
+	if data == nil {
+		return 0
+	}
+	sum, ok := data.(metricdata.Sum[int64])
+	if !ok {
+		t.Fatalf("metric %s is %T, want an int64 sum", name, data)
 	}
 	var total int64
-	for _, sm := range rm.ScopeMetrics {
-		for _, m := range sm.Metrics {
-			if m.Name != name {
-				continue
-			}
-			sum, ok := m.Data.(metricdata.Sum[int64])
-			if !ok {
-				t.Fatalf("metric %s is %T, want an int64 sum", name, m.Data)
-			}
-			for _, dp := range sum.DataPoints {
-				if v, _ := dp.Attributes.Value("reason"); reason == "" || v.AsString() == reason {
-					total += dp.Value
-				}
-			}
+	for _, dp := range sum.DataPoints {
+		if v, _ := dp.Attributes.Value("reason"); reason == "" || v.AsString() == reason {
+			total += dp.Value
 		}
 	}
 	return total

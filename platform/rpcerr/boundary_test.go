@@ -3,20 +3,18 @@ package rpcerr_test
 import (
 	"context"
 	"log/slog"
-	"net"
 	"testing"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
-	"google.golang.org/grpc/test/bufconn"
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/seamdata/seam/platform/rpcerr"
+	"github.com/seamdata/seam/platform/server/servertest"
 )
 
 // rawCodec sends bytes as they are, so a test can send what no Go client
@@ -38,17 +36,7 @@ func serveBoundary(t *testing.T) *grpc.ClientConn {
 	gs := grpc.NewServer(grpc.ForceServerCodecV2(b.Codec()),
 		grpc.UnaryInterceptor(b.UnaryInterceptor()), grpc.StreamInterceptor(b.StreamInterceptor()))
 	healthpb.RegisterHealthServer(gs, health.NewServer())
-	lis := bufconn.Listen(1 << 20)
-	go func() { _ = gs.Serve(lis) }()
-	t.Cleanup(gs.Stop)
-	conn, err := grpc.NewClient("passthrough:///boundary",
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
-		grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
-	return conn
+	return servertest.DialBufconn(t, servertest.ServeBufconn(t, gs))
 }
 
 // TestUndecodableRequestIsInvalidArgument: invalid UTF-8 in a string field

@@ -4,6 +4,8 @@ import (
 	"context"
 	"net"
 	"testing"
+
+	"github.com/seamdata/seam/platform/server/servertest"
 )
 
 // serveLoopback serves srv on two loopback listeners until the test ends,
@@ -18,14 +20,6 @@ func serveLoopback(t *testing.T, srv *Server) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, Listeners{GRPC: gl, HTTP: hl}) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-	})
+	servertest.RunUntilCleanup(t, "Serve", func(ctx context.Context) error { return srv.Serve(ctx, Listeners{GRPC: gl, HTTP: hl}) })
 	return "http://" + hl.Addr().String()
 }

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/seamdata/seam/platform/auth"
+	"github.com/seamdata/seam/platform/auth/authtest"
 	"github.com/seamdata/seam/platform/telemetry"
 )
 
@@ -35,24 +36,10 @@ func startHTTP(t *testing.T, tokens *auth.Tokens, access auth.Access, routes ...
 
 func testTokens(t *testing.T) (*auth.Tokens, map[string]string) {
 	t.Helper()
-	secrets := map[string]string{}
-	var entries []auth.TokenEntry
-	for _, p := range []struct {
-		name string
-		role auth.Role
-	}{{"ada", auth.RoleAdmin}, {"otto", auth.RoleOperator}, {"vera", auth.RoleViewer}} {
-		tok, e, err := auth.NewToken(p.name, []auth.Role{p.role}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		secrets[p.name] = tok
-		entries = append(entries, e)
-	}
-	tokens, err := auth.NewTokens(entries)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tokens, secrets
+	return authtest.Tokens(t,
+		auth.Principal{Name: "ada", Roles: []auth.Role{auth.RoleAdmin}},
+		auth.Principal{Name: "otto", Roles: []auth.Role{auth.RoleOperator}},
+		auth.Principal{Name: "vera", Roles: []auth.Role{auth.RoleViewer}})
 }
 
 func TestWhoAmI(t *testing.T) {

@@ -9,6 +9,8 @@ import (
 
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
+	"github.com/seamdata/seam/platform/telemetry/telemetrytest"
 )
 
 // TestTransactionsAreMeasured: every InTx is recorded with its outcome,
@@ -35,22 +37,12 @@ func TestTransactionsAreMeasured(t *testing.T) {
 		t.Fatalf("InTx = %v, want boom", err)
 	}
 
-	var rm metricdata.ResourceMetrics
-	if err := reader.Collect(ctx, &rm); err != nil {
-		t.Fatal(err)
-	}
 	counts := map[string]uint64{}
-	for _, sm := range rm.ScopeMetrics {
-		for _, m := range sm.Metrics {
-			if m.Name != "seam.store.transaction.duration" {
-				continue
-			}
-			for _, dp := range m.Data.(metricdata.Histogram[float64]).DataPoints {
-				outcome, _ := dp.Attributes.Value("outcome")
-				system, _ := dp.Attributes.Value("db.system.name")
-				counts[system.AsString()+"/"+outcome.AsString()] += dp.Count
-			}
-		}
+	h, _ := telemetrytest.Metric(t, reader, "seam.store.transaction.duration").(metricdata.Histogram[float64])
+	for _, dp := range h.DataPoints {
+		outcome, _ := dp.Attributes.Value("outcome")
+		system, _ := dp.Attributes.Value("db.system.name")
+		counts[system.AsString()+"/"+outcome.AsString()] += dp.Count
 	}
 	if counts["sqlite/committed"] != 3 || counts["sqlite/failed"] != 1 || len(counts) != 2 {
 		t.Errorf("transactions measured = %v, want sqlite/committed 3 and sqlite/failed 1", counts)

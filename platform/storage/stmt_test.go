@@ -19,9 +19,7 @@ import (
 // writes go when the transaction rolls back, and the transaction reads
 // them before.
 func TestStatementsRunInTheirTransaction(t *testing.T) {
-	t.Parallel()
-	storagetest.Each(t, func(t *testing.T, url string) {
-		t.Parallel()
+	storagetest.EachParallel(t, func(t *testing.T, url string) {
 		ctx := context.Background()
 		db, err := Open(ctx, url)
 		if err != nil {

@@ -121,9 +121,7 @@ var testMigrations = []storage.Migration{
 }
 
 func TestMigrateIdempotent(t *testing.T) {
-	t.Parallel()
-	storagetest.Each(t, func(t *testing.T, url string) {
-		t.Parallel()
+	storagetest.EachParallel(t, func(t *testing.T, url string) {
 		ctx := context.Background()
 		db := open(t, url)
 		for i := range 3 {
@@ -136,9 +134,7 @@ func TestMigrateIdempotent(t *testing.T) {
 }
 
 func TestMigrateConcurrentProcesses(t *testing.T) {
-	t.Parallel()
-	storagetest.Each(t, func(t *testing.T, url string) {
-		t.Parallel()
+	storagetest.EachParallel(t, func(t *testing.T, url string) {
 		ctx := context.Background()
 		// Each goroutine has its own handle, as separate processes would.
 		const starters = 6
@@ -164,9 +160,7 @@ func TestMigrateConcurrentProcesses(t *testing.T) {
 }
 
 func TestMigrateFailureRollsBackThatVersion(t *testing.T) {
-	t.Parallel()
-	storagetest.Each(t, func(t *testing.T, url string) {
-		t.Parallel()
+	storagetest.EachParallel(t, func(t *testing.T, url string) {
 		ctx := context.Background()
 		db := open(t, url)
 		bad := append(append([]storage.Migration(nil), testMigrations[0]), storage.Migration{
@@ -256,9 +250,7 @@ func TestInTxRetriesTransientFailures(t *testing.T) {
 }
 
 func TestInTxConcurrentWritersLoseNothing(t *testing.T) {
-	t.Parallel()
-	storagetest.Each(t, func(t *testing.T, url string) {
-		t.Parallel()
+	storagetest.EachParallel(t, func(t *testing.T, url string) {
 		ctx := context.Background()
 		setup := open(t, url)
 		if err := setup.Migrate(ctx, "test", testMigrations); err != nil {

@@ -2,20 +2,18 @@ package adapter_test
 
 import (
 	"context"
-	"net"
 	"sync"
 	"sync/atomic"
 	"testing"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
-	"google.golang.org/grpc/test/bufconn"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/seamdata/seam/core/examples"
 	"github.com/seamdata/seam/core/idpack"
+	"github.com/seamdata/seam/platform/server/servertest"
 	adapterv1 "github.com/seamdata/seam/proto/seam/adapter/v1"
 	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
 	idmapv1 "github.com/seamdata/seam/proto/seam/idmap/v1"
@@ -29,22 +27,10 @@ const maxMsg = 64 << 20
 // serve runs a gRPC server on bufconn and returns a client connection.
 func serve(t testing.TB, register func(*grpc.Server)) *grpc.ClientConn {
 	t.Helper()
-	lis := bufconn.Listen(1 << 20)
 	srv := grpc.NewServer(grpc.MaxRecvMsgSize(maxMsg), grpc.MaxSendMsgSize(maxMsg))
 	register(srv)
-	go func() { _ = srv.Serve(lis) }()
-	conn, err := grpc.NewClient("passthrough:///bufnet",
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMsg), grpc.MaxCallSendMsgSize(maxMsg)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = conn.Close()
-		srv.Stop()
-	})
-	return conn
+	lis := servertest.ServeBufconn(t, srv)
+	return servertest.DialBufconn(t, lis, grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMsg), grpc.MaxCallSendMsgSize(maxMsg)))
 }
 
 // fakeRegistry is a registry double holding contract versions and one

@@ -20,7 +20,10 @@ import (
 	"github.com/seamdata/seam/core/contract"
 	"github.com/seamdata/seam/core/examples"
 	"github.com/seamdata/seam/core/record/recordtest"
+	"github.com/seamdata/seam/platform/clocktest"
 	"github.com/seamdata/seam/platform/rpcerr"
+	"github.com/seamdata/seam/platform/server/servertest"
+	"github.com/seamdata/seam/platform/telemetry/telemetrytest"
 	adapterv1 "github.com/seamdata/seam/proto/seam/adapter/v1"
 	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
 	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
@@ -312,7 +315,7 @@ func TestPlanCache(t *testing.T) {
 		t.Errorf("staleness %v with the stream connected, want 0", got)
 	}
 	e.reg.activate("shop.orders", e.v2)
-	waitFor(t, "v2 to become the version 0 plan", func() bool {
+	clocktest.Eventually(t, "v2 to become the version 0 plan", func() bool {
 		r, err := e.client.Adapt(context.Background(), &adapterv1.AdaptRequest{Subject: "shop.orders", Batch: rawBatch(recordv1.Format_FORMAT_NDJSON, ndjson(in2))})
 		return err == nil && r.GetVersion() == e.v2
 	})
@@ -322,7 +325,7 @@ func TestPlanCache(t *testing.T) {
 	e.reg.setUnaryDown(true)
 	calls := e.reg.getContract.Load()
 	e.reg.activate("shop.orders", e.v1)
-	waitFor(t, "a refetch of the invalidated plan", func() bool {
+	clocktest.Eventually(t, "a refetch of the invalidated plan", func() bool {
 		r, err := e.client.Adapt(context.Background(), &adapterv1.AdaptRequest{Subject: "shop.orders", Batch: rawBatch(recordv1.Format_FORMAT_NDJSON, ndjson(in2))})
 		if err != nil {
 			t.Fatalf("Adapt with the registry down: %v; want the last good plan", err)
@@ -337,14 +340,14 @@ func TestPlanCache(t *testing.T) {
 		t.Errorf("staleness %v while serving an invalidated plan, want > 0", got)
 	}
 	e.reg.setUnaryDown(false)
-	waitFor(t, "v1 once the registry answers again", func() bool {
+	clocktest.Eventually(t, "v1 once the registry answers again", func() bool {
 		r, err := e.client.Adapt(context.Background(), &adapterv1.AdaptRequest{Subject: "shop.orders", Batch: rawBatch(recordv1.Format_FORMAT_NDJSON, ndjson(in1))})
 		return err == nil && r.GetVersion() == e.v1
 	})
 	// The whole registry goes away: the stream breaks and the gauge says so.
 	e.reg.setDown(true)
 	e.reg.activate("shop.orders", e.v1)
-	waitFor(t, "the stream to be reported down", func() bool { return gauge(t, reader, "seam.adapter.registry.stream.connected") == 0 })
+	clocktest.Eventually(t, "the stream to be reported down", func() bool { return gauge(t, reader, "seam.adapter.registry.stream.connected") == 0 })
 	if r := adapt(t, e, 0, rawBatch(recordv1.Format_FORMAT_NDJSON, ndjson(in1))); r.GetVersion() != e.v1 {
 		t.Errorf("with the registry down: version %d, want the cached v%d", r.GetVersion(), e.v1)
 	}
@@ -359,37 +362,18 @@ func newWatchingEnv(t *testing.T) (*env, *sdkmetric.ManualReader) {
 	reader := sdkmetric.NewManualReader()
 	meter := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)).Meter("test")
 	e := newEnv(t, adapter.Config{RefreshInterval: time.Hour}, meter)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- e.srv.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	})
-	waitFor(t, "the event stream to connect", func() bool { return e.reg.watchers.Load() == 1 })
+	servertest.RunUntilCleanup(t, "Run", e.srv.Run)
+	clocktest.Eventually(t, "the event stream to connect", func() bool { return e.reg.watchers.Load() == 1 })
 	return e, reader
 }
 
 func gauge(t *testing.T, reader *sdkmetric.ManualReader, name string) float64 {
 	t.Helper()
-	var rm metricdata.ResourceMetrics
-	if err := reader.Collect(context.Background(), &rm); err != nil {
-		t.Fatal(err)
-	}
-	for _, sm := range rm.ScopeMetrics {
-		for _, m := range sm.Metrics {
-			if m.Name != name {
-				continue
-			}
-			switch d := m.Data.(type) {
-			case metricdata.Gauge[float64]:
-				return d.DataPoints[0].Value
-			case metricdata.Gauge[int64]:
-				return float64(d.DataPoints[0].Value)
-			}
-		}
+	switch d := telemetrytest.Metric(t, reader, name).(type) {
+	case metricdata.Gauge[float64]:
+		return d.DataPoints[0].Value
+	case metricdata.Gauge[int64]:
+		return float64(d.DataPoints[0].Value)
 	}
 	t.Fatalf("no gauge %s", name)
 	return 0
@@ -445,17 +429,6 @@ func TestPreview(t *testing.T) {
 	}
 	if len(resp.GetRecords()) != 1 || field(resp.GetRecords()[0], "order_id").GetCanonicalValue().GetStringValue() != "ORD-0000000000" {
 		t.Errorf("records %v; want the compiled fields previewed", resp.GetRecords())
-	}
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 
@@ -519,8 +492,8 @@ func TestPlanAgeWithoutTraffic(t *testing.T) {
 	calls := e.reg.getContract.Load()
 
 	e.reg.activate("shop.orders", e.v2)
-	waitFor(t, "the active plan to be fetched again with no batch asking", func() bool { return e.reg.getContract.Load() > calls })
-	waitFor(t, "staleness back to 0", func() bool { return gauge(t, reader, "seam.adapter.plan.staleness") == 0 })
+	clocktest.Eventually(t, "the active plan to be fetched again with no batch asking", func() bool { return e.reg.getContract.Load() > calls })
+	clocktest.Eventually(t, "staleness back to 0", func() bool { return gauge(t, reader, "seam.adapter.plan.staleness") == 0 })
 	time.Sleep(50 * time.Millisecond) // idle: no batch, a healthy registry
 	if got := gauge(t, reader, "seam.adapter.plan.staleness"); got != 0 {
 		t.Errorf("staleness %v s with the registry healthy and no traffic after a version change, want 0", got)
@@ -534,7 +507,7 @@ func TestPlanAgeWithoutTraffic(t *testing.T) {
 	}
 
 	e.reg.setDown(true)
-	waitFor(t, "the stream to be reported down", func() bool { return gauge(t, reader, "seam.adapter.registry.stream.connected") == 0 })
+	clocktest.Eventually(t, "the stream to be reported down", func() bool { return gauge(t, reader, "seam.adapter.registry.stream.connected") == 0 })
 	first := gauge(t, reader, "seam.adapter.plan.staleness")
 	time.Sleep(50 * time.Millisecond)
 	if got := gauge(t, reader, "seam.adapter.plan.staleness"); got <= first || got <= 0 {

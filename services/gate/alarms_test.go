@@ -1,14 +1,10 @@
 package gate
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"strings"
-	"sync"
 	"testing"
 
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -16,38 +12,9 @@ import (
 
 	"github.com/seamdata/seam/platform/storage/storagetest"
 	"github.com/seamdata/seam/platform/telemetry"
+	"github.com/seamdata/seam/platform/telemetry/telemetrytest"
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
 )
-
-// syncBuffer is a log sink the gate's goroutines write to together.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-// lines decodes the JSON log lines written so far.
-func (s *syncBuffer) lines(t *testing.T) []map[string]any {
-	t.Helper()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []map[string]any
-	sc := bufio.NewScanner(bytes.NewReader(s.b.Bytes()))
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		m := map[string]any{}
-		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-			t.Fatalf("log line is not JSON: %v\n%s", err, sc.Text())
-		}
-		out = append(out, m)
-	}
-	return out
-}
 
 // find returns the log lines whose msg is msg and whose attributes
 // include want.
@@ -155,7 +122,7 @@ func TestAlarmGaugesSurviveRestart(t *testing.T) {
 // discards by id are audit lines with who, why and the record ids.
 func TestAlarmLogs(t *testing.T) {
 	t.Parallel()
-	logs := &syncBuffer{}
+	logs := &telemetrytest.LogBuffer{}
 	e, _ := paymentsEnv(t, storagetest.SQLiteURL(t), func(c *Config) {
 		log, err := telemetry.NewLogger(logs, "json", "info")
 		if err != nil {
@@ -170,7 +137,7 @@ func TestAlarmLogs(t *testing.T) {
 	resp := mustIngest(t, e, bad)
 	day := payDay(3)
 
-	lines := logs.lines(t)
+	lines := logs.Lines(t)
 	seals := findLogs(lines, "partition sealed", map[string]any{"subject": "bank.payments", "partition": day})
 	blockedBy := ""
 	for _, a := range resp.GetAlerts() {
@@ -231,7 +198,7 @@ func TestAlarmLogs(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	lines = logs.lines(t)
+	lines = logs.Lines(t)
 	for _, c := range []struct {
 		msg  string
 		want map[string]any

@@ -23,6 +23,7 @@ import (
 
 	"github.com/seamdata/seam/platform/auth"
 	"github.com/seamdata/seam/platform/storage/storagetest"
+	"github.com/seamdata/seam/platform/telemetry/telemetrytest"
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
 	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
 )
@@ -67,19 +68,10 @@ func TestRegistryOutageServesLastKnownContractAcrossRestart(t *testing.T) {
 	if resp.GetSummary().GetAccepted() != 10 || resp.GetSummary().GetContractVersion() != 1 {
 		t.Fatalf("summary = %v, want 10 accepted under the last known v1", resp.GetSummary())
 	}
-	var rm metricdata.ResourceMetrics
-	if err := reader.Collect(ctx, &rm); err != nil {
-		t.Fatalf("collect: %v", err)
-	}
 	age := -1.0
-	for _, sm := range rm.ScopeMetrics {
-		for _, m := range sm.Metrics {
-			if g, ok := m.Data.(metricdata.Gauge[float64]); ok && m.Name == "seam.gate.contract.age" {
-				for _, dp := range g.DataPoints {
-					age = dp.Value
-				}
-			}
-		}
+	g, _ := telemetrytest.Metric(t, reader, "seam.gate.contract.age").(metricdata.Gauge[float64])
+	for _, dp := range g.DataPoints {
+		age = dp.Value
 	}
 	if age < 3600 {
 		t.Fatalf("seam.gate.contract.age = %v, want at least 3600 s (the contract was confirmed an hour ago)", age)

@@ -16,6 +16,8 @@ import (
 	"github.com/seamdata/seam/core/examples"
 	"github.com/seamdata/seam/core/record/recordtest"
 	"github.com/seamdata/seam/platform/auth"
+	"github.com/seamdata/seam/platform/auth/authtest"
+	"github.com/seamdata/seam/platform/clocktest"
 	seamdial "github.com/seamdata/seam/platform/dial"
 	"github.com/seamdata/seam/platform/rpcerr"
 	"github.com/seamdata/seam/platform/storage/storagetest"
@@ -31,42 +33,21 @@ import (
 // start is the fake clock's first instant in every test.
 var start = time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)
 
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 // principals are the callers of the tests, by token name.
-var principals = []struct {
-	name     string
-	roles    []auth.Role
-	subjects []string
-}{
-	{"admin", []auth.Role{auth.RoleAdmin}, nil},
-	{"checkout", []auth.Role{auth.RoleOwner}, []string{"shop.*", "commerce.*"}},
-	{"operator", []auth.Role{auth.RoleOperator}, nil},
-	{"pipeline", []auth.Role{auth.RolePipeline}, nil},
-	{"viewer", []auth.Role{auth.RoleViewer}, nil},
-	{"seam-services", []auth.Role{auth.RoleService}, nil}, // the services' own identity, for peer connections
+var principals = []auth.Principal{
+	{Name: "admin", Roles: []auth.Role{auth.RoleAdmin}},
+	{Name: "checkout", Roles: []auth.Role{auth.RoleOwner}, Subjects: []string{"shop.*", "commerce.*"}},
+	{Name: "operator", Roles: []auth.Role{auth.RoleOperator}},
+	{Name: "pipeline", Roles: []auth.Role{auth.RolePipeline}},
+	{Name: "viewer", Roles: []auth.Role{auth.RoleViewer}},
+	{Name: "seam-services", Roles: []auth.Role{auth.RoleService}}, // the services' own identity, for peer connections
 }
 
 // peers are the gate's real registry and its in-process idmap and adapter
 // stand-ins (see package gatetest), each behind a real gRPC server on
 // loopback TCP, so a gate in a child process can reach them too.
 type peers struct {
-	clock    *fakeClock
+	clock    *clocktest.Clock
 	tokens   map[string]string
 	tokenSet *auth.Tokens
 	authz    func(access auth.Access) *auth.Authorizer
@@ -131,21 +112,9 @@ func interceptorsLog(a *auth.Authorizer, log *slog.Logger) []grpc.ServerOption {
 // registered), idmap and adapter.
 func newPeers(t testing.TB) *peers {
 	t.Helper()
-	p := &peers{clock: &fakeClock{t: start}, tokens: map[string]string{}}
-	var entries []auth.TokenEntry
-	for _, pr := range principals {
-		tok, e, err := auth.NewToken(pr.name, pr.roles, pr.subjects)
-		if err != nil {
-			t.Fatalf("NewToken: %v", err)
-		}
-		entries = append(entries, e)
-		p.tokens[pr.name] = tok
-	}
-	set, err := auth.NewTokens(entries)
-	if err != nil {
-		t.Fatalf("NewTokens: %v", err)
-	}
-	p.tokenSet = set
+	p := &peers{clock: clocktest.New(start)}
+	set, tokens := authtest.Tokens(t, principals...)
+	p.tokenSet, p.tokens = set, tokens
 	p.authz = func(access auth.Access) *auth.Authorizer { return auth.NewAuthorizer(set, access) }
 
 	reg, err := registry.New(context.Background(), registry.Config{StoreURL: storagetest.SQLiteURL(t), Clock: p.clock.Now, SchedulerInterval: 20 * time.Millisecond})

@@ -42,9 +42,7 @@ func insertKeys(tb testing.TB, s *sqlStore, pid int64, hashes [][]byte) []bool {
 // before in the partition (in an earlier batch, or earlier in the same
 // batch) is not, the same key in another partition is.
 func TestInsertKeys(t *testing.T) {
-	t.Parallel()
-	storagetest.Each(t, func(t *testing.T, url string) {
-		t.Parallel()
+	storagetest.EachParallel(t, func(t *testing.T, url string) {
 		s := openTestStore(t, url)
 		first := keyHashes(0, 1010)
 		if got := insertKeys(t, s, 1, first); slices.Contains(got, false) {
@@ -98,9 +96,7 @@ func openTestStore(t *testing.T, url string) *sqlStore {
 // sent again starts empty, and sets evicted from the cache, or too large
 // for it, are read back whole.
 func TestKeyIndexCache(t *testing.T) {
-	t.Parallel()
-	storagetest.Each(t, func(t *testing.T, url string) {
-		t.Parallel()
+	storagetest.EachParallel(t, func(t *testing.T, url string) {
 		ctx := context.Background()
 		a, b := openTestStore(t, url), openTestStore(t, url)
 		insertKeys(t, a, 1, keyHashes(0, 10))

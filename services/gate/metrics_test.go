@@ -13,7 +13,9 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/seamdata/seam/platform/clocktest"
 	"github.com/seamdata/seam/platform/storage/storagetest"
+	"github.com/seamdata/seam/platform/telemetry/telemetrytest"
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
 )
 
@@ -38,41 +40,6 @@ func (c *stoppable) NewStream(ctx context.Context, desc *grpc.StreamDesc, method
 	return c.ClientConnInterface.NewStream(ctx, desc, method, opts...)
 }
 
-// gaugeValue is the value of a float gauge for one subject, and whether
-// it was reported.
-func gaugeValue(t *testing.T, reader *sdkmetric.ManualReader, name, subject string) (float64, bool) {
-	t.Helper()
-	var rm metricdata.ResourceMetrics
-	if err := reader.Collect(context.Background(), &rm); err != nil {
-		t.Fatalf("collect: %v", err)
-	}
-	for _, sm := range rm.ScopeMetrics {
-		for _, m := range sm.Metrics {
-			g, ok := m.Data.(metricdata.Gauge[float64])
-			if !ok || m.Name != name {
-				continue
-			}
-			for _, dp := range g.DataPoints {
-				if v, ok := dp.Attributes.Value("subject"); ok && v.AsString() == subject {
-					return dp.Value, true
-				}
-			}
-		}
-	}
-	return 0, false
-}
-
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // The contract age measures the registry, not the traffic: an idle
 // subject's age stays low while the registry answers, even an hour
 // after its last batch, and grows once the registry is stopped.
@@ -91,20 +58,20 @@ func TestContractAgeWithoutTraffic(t *testing.T) {
 	}
 
 	p.clock.Add(time.Hour) // an hour without a batch
-	eventually(t, "the idle subject's contract to be confirmed", func() bool {
-		age, ok := gaugeValue(t, reader, "seam.gate.contract.age", "shop.orders")
+	clocktest.Eventually(t, "the idle subject's contract to be confirmed", func() bool {
+		age, ok := point(t, reader, "seam.gate.contract.age", map[string]string{"subject": "shop.orders"})
 		return ok && age < 1
 	})
 
 	reg.down.Store(true)
 	p.clock.Add(10 * time.Minute)
 	time.Sleep(100 * time.Millisecond) // ten rounds of confirmation, all failing
-	if age, ok := gaugeValue(t, reader, "seam.gate.contract.age", "shop.orders"); !ok || age < 600 {
+	if age, ok := point(t, reader, "seam.gate.contract.age", map[string]string{"subject": "shop.orders"}); !ok || age < 600 {
 		t.Errorf("contract age 10 minutes after the registry stopped = %v s (reported %t), want at least 600", age, ok)
 	}
 	reg.down.Store(false)
-	eventually(t, "the age to drop once the registry is back", func() bool {
-		age, ok := gaugeValue(t, reader, "seam.gate.contract.age", "shop.orders")
+	clocktest.Eventually(t, "the age to drop once the registry is back", func() bool {
+		age, ok := point(t, reader, "seam.gate.contract.age", map[string]string{"subject": "shop.orders"})
 		return ok && age < 1
 	})
 }
@@ -113,10 +80,6 @@ func TestContractAgeWithoutTraffic(t *testing.T) {
 // want, and whether there is one.
 func point(t *testing.T, reader *sdkmetric.ManualReader, name string, want map[string]string) (float64, bool) {
 	t.Helper()
-	var rm metricdata.ResourceMetrics
-	if err := reader.Collect(context.Background(), &rm); err != nil {
-		t.Fatalf("collect: %v", err)
-	}
 	match := func(set attribute.Set) bool {
 		for k, v := range want {
 			if got, ok := set.Value(attribute.Key(k)); !ok || got.String() != v {
@@ -125,30 +88,23 @@ func point(t *testing.T, reader *sdkmetric.ManualReader, name string, want map[s
 		}
 		return true
 	}
-	for _, sm := range rm.ScopeMetrics {
-		for _, m := range sm.Metrics {
-			if m.Name != name {
-				continue
+	switch d := telemetrytest.Metric(t, reader, name).(type) {
+	case metricdata.Sum[int64]:
+		for _, dp := range d.DataPoints {
+			if match(dp.Attributes) {
+				return float64(dp.Value), true
 			}
-			switch d := m.Data.(type) {
-			case metricdata.Sum[int64]:
-				for _, dp := range d.DataPoints {
-					if match(dp.Attributes) {
-						return float64(dp.Value), true
-					}
-				}
-			case metricdata.Gauge[int64]:
-				for _, dp := range d.DataPoints {
-					if match(dp.Attributes) {
-						return float64(dp.Value), true
-					}
-				}
-			case metricdata.Gauge[float64]:
-				for _, dp := range d.DataPoints {
-					if match(dp.Attributes) {
-						return dp.Value, true
-					}
-				}
+		}
+	case metricdata.Gauge[int64]:
+		for _, dp := range d.DataPoints {
+			if match(dp.Attributes) {
+				return float64(dp.Value), true
+			}
+		}
+	case metricdata.Gauge[float64]:
+		for _, dp := range d.DataPoints {
+			if match(dp.Attributes) {
+				return dp.Value, true
 			}
 		}
 	}
@@ -183,7 +139,7 @@ func TestOperatorGauges(t *testing.T) {
 	if _, ok := point(t, reader, "seam.gate.events.pending", nil); !ok {
 		t.Error("seam.gate.events.pending not reported")
 	}
-	eventually(t, "the blocked alert's event to be delivered", func() bool {
+	clocktest.Eventually(t, "the blocked alert's event to be delivered", func() bool {
 		v, ok := point(t, reader, "seam.gate.events.pending", nil)
 		age, _ := point(t, reader, "seam.gate.events.pending.age", nil)
 		return ok && v == 0 && age == 0

@@ -180,30 +180,9 @@ func readContainment(ctx context.Context, db *storage.DB, tx *sql.Tx, subject st
 	return c, true, nil
 }
 
-// rowScanner is a row or rows being read.
-type rowScanner = interface{ Scan(...any) error }
-
-// scanRows reads every row of rows with scan and closes rows; what says
-// what was read, in the errors of the query and of each row.
-func scanRows[T any](rows *sql.Rows, err error, what string, scan func(row rowScanner) (T, error)) ([]T, error) {
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
-	}
-	defer rows.Close()
-	var out []T
-	for rows.Next() {
-		v, err := scan(rows)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", what, err)
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
-}
-
 func (s *sqlStore) Containments(ctx context.Context) ([]containment, error) {
 	rows, err := s.db.SQL.QueryContext(ctx, `SELECT subject, contained, reason, principal, changed_at, automatic FROM gate_containments ORDER BY subject`)
-	return scanRows(rows, err, "list containments", func(row rowScanner) (containment, error) {
+	return storage.ScanRows(rows, err, "list containments", func(row storage.Row) (containment, error) {
 		var c containment
 		var at int64
 		if err := row.Scan(&c.Subject, &c.Contained, &c.Reason, &c.Principal, &at, &c.Automatic); err != nil {
@@ -216,7 +195,7 @@ func (s *sqlStore) Containments(ctx context.Context) ([]containment, error) {
 
 func (s *sqlStore) PendingEvents(ctx context.Context, limit int) ([]outboxEvent, error) {
 	rows, err := s.db.Query(ctx, nil, `SELECT seq, event_id, payload FROM gate_outbox WHERE delivered_at IS NULL ORDER BY seq LIMIT $1`, limit)
-	return scanRows(rows, err, "read outbox", func(row rowScanner) (outboxEvent, error) {
+	return storage.ScanRows(rows, err, "read outbox", func(row storage.Row) (outboxEvent, error) {
 		var e outboxEvent
 		err := row.Scan(&e.Seq, &e.EventID, &e.Payload)
 		return e, err

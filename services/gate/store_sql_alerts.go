@@ -10,13 +10,14 @@ import (
 
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/seamdata/seam/platform/storage"
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
 )
 
 const alertColumns = `seq, at, subject, part, check_name, kind, severity, message, observed, baseline, field, count, first_seen, batch_id, amendment,
 	state, acked_by, acked_at, resolved_by, resolution, resolved_at`
 
-func scanAlert(rows interface{ Scan(...any) error }) (*gatev1.Alert, error) {
+func scanAlert(rows storage.Row) (*gatev1.Alert, error) {
 	a := &gatev1.Alert{}
 	var at, first, ackedAt, resolvedAt int64
 	var sev, state int32
@@ -67,22 +68,7 @@ func (f alertFilter) where(after int64) *where {
 
 func queryAlerts(ctx context.Context, q querier, what, query string, args ...any) ([]*gatev1.Alert, error) {
 	rows, err := q.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, fmt.Errorf("list %s: %w", what, err)
-	}
-	defer rows.Close()
-	var out []*gatev1.Alert
-	for rows.Next() {
-		a, err := scanAlert(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list %s: %w", what, err)
-		}
-		out = append(out, a)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list %s: %w", what, err)
-	}
-	return out, nil
+	return storage.ScanRows(rows, err, "list "+what, scanAlert)
 }
 
 func (s *sqlStore) Alerts(ctx context.Context, f alertFilter, after int64, limit int) ([]*gatev1.Alert, error) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/seamdata/seam/platform/storage"
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
 )
 
@@ -34,24 +35,13 @@ func (s *sqlStore) LatestSealed(ctx context.Context, subject string, n int) ([]s
 FROM gate_parts p JOIN gate_units u ON u.pid = p.pid
 WHERE p.subject = $1 AND u.status = $2 ORDER BY p.part DESC, u.amendment DESC LIMIT $3`,
 		subject, int32(gatev1.PartitionStatus_PARTITION_STATUS_SEALED), n)
-	if err != nil {
-		return nil, fmt.Errorf("read the latest sealed partitions of %s: %w", subject, err)
-	}
-	defer rows.Close()
-	var out []sealedUnit
-	for rows.Next() {
+	return storage.ScanRows(rows, err, "read the latest sealed partitions of "+subject, func(row storage.Row) (sealedUnit, error) {
 		var u sealedUnit
 		var verdict int32
-		if err := rows.Scan(&u.pid, &u.part, &u.amendment, &verdict, &u.sealedAt); err != nil {
-			return nil, fmt.Errorf("read the latest sealed partitions of %s: %w", subject, err)
-		}
+		err := row.Scan(&u.pid, &u.part, &u.amendment, &verdict, &u.sealedAt)
 		u.verdict = gatev1.PartitionVerdict(verdict)
-		out = append(out, u)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read the latest sealed partitions of %s: %w", subject, err)
-	}
-	return out, nil
+		return u, err
+	})
 }
 
 func (s *sqlStore) UnitMatchRates(ctx context.Context, pid int64, amendment int32) (map[string]float64, error) {
@@ -71,22 +61,11 @@ func (s *sqlStore) UnitMatchRates(ctx context.Context, pid int64, amendment int3
 func (s *sqlStore) OpenAlertCounts(ctx context.Context) ([]openAlertCount, error) {
 	rows, err := s.db.SQL.QueryContext(ctx, `SELECT subject, severity, COUNT(*) FROM gate_alerts WHERE state = $1 GROUP BY subject, severity`,
 		int32(gatev1.AlertState_ALERT_STATE_OPEN))
-	if err != nil {
-		return nil, fmt.Errorf("count the open alerts: %w", err)
-	}
-	defer rows.Close()
-	var out []openAlertCount
-	for rows.Next() {
+	return storage.ScanRows(rows, err, "count the open alerts", func(row storage.Row) (openAlertCount, error) {
 		var c openAlertCount
 		var sev int32
-		if err := rows.Scan(&c.subject, &sev, &c.count); err != nil {
-			return nil, fmt.Errorf("count the open alerts: %w", err)
-		}
+		err := row.Scan(&c.subject, &sev, &c.count)
 		c.severity = gatev1.Severity(sev)
-		out = append(out, c)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("count the open alerts: %w", err)
-	}
-	return out, nil
+		return c, err
+	})
 }

@@ -25,7 +25,7 @@ import (
 
 const partColumns = `pid, subject, part, attempt, amendment, replaced_by`
 
-func scanPart(row interface{ Scan(...any) error }) (partRow, error) {
+func scanPart(row storage.Row) (partRow, error) {
 	var p partRow
 	err := row.Scan(&p.pid, &p.subject, &p.part, &p.attempt, &p.amendment, &p.replacedBy)
 	return p, err
@@ -70,7 +70,7 @@ func (t *sqlTx) SetPartition(ctx context.Context, p partRow, at time.Time) error
 const unitColumns = `pid, amendment, status, verdict, contract_version, received, accepted, quarantined, duplicates, released, batches,
 	id_checked, id_matched, figures, decision, opened_at, updated_at, sealed_at, seal_cause, sealed_by`
 
-func scanUnit(row interface{ Scan(...any) error }) (unitRow, error) {
+func scanUnit(row storage.Row) (unitRow, error) {
 	var u unitRow
 	var status, verdict, cause int32
 	var figures, decision []byte
@@ -229,34 +229,28 @@ func (t *sqlTx) Trailing(ctx context.Context, subject, part string, want map[str
 	AND EXISTS (SELECT 1 FROM gate_units u WHERE u.pid = p.pid AND u.amendment = 0 AND u.status = $3)
 	AND NOT EXISTS (SELECT 1 FROM gate_baseline_skips k WHERE k.pid = p.pid AND (k.check_name = $4 OR k.check_name = $5))
 ORDER BY p.part DESC LIMIT $6`, subject, part, int32(gatev1.PartitionStatus_PARTITION_STATUS_SEALED), name, allChecks, n)
+		type sealed struct {
+			pid  int64
+			part string
+		}
+		found, err := storage.ScanRows(rows, err, fmt.Sprintf("find the baseline of %s on %s/%s", name, subject, part), func(row storage.Row) (sealed, error) {
+			var s sealed
+			err := row.Scan(&s.pid, &s.part)
+			return s, err
+		})
 		if err != nil {
-			return nil, fmt.Errorf("find the baseline of %s on %s/%s: %w", name, subject, part, err)
+			return nil, err
 		}
 		var samples []check.Sample
-		var pids []int64
-		for rows.Next() {
-			var pid int64
-			var p string
-			if err := rows.Scan(&pid, &p); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("find the baseline of %s on %s/%s: %w", name, subject, part, err)
-			}
-			pids = append(pids, pid)
-			samples = append(samples, check.Sample{Partition: p})
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, fmt.Errorf("find the baseline of %s on %s/%s: %w", name, subject, part, err)
-		}
-		for i, pid := range pids {
-			st, ok := stats[pid]
+		for _, f := range found {
+			st, ok := stats[f.pid]
 			if !ok {
-				if st, err = t.partitionStats(ctx, pid); err != nil {
+				if st, err = t.partitionStats(ctx, f.pid); err != nil {
 					return nil, fmt.Errorf("read the baseline of %s/%s: %w", subject, part, err)
 				}
-				stats[pid] = st
+				stats[f.pid] = st
 			}
-			samples[i].Stats = st
+			samples = append(samples, check.Sample{Partition: f.part, Stats: st})
 		}
 		slices.Reverse(samples) // oldest first
 		out[name] = samples
@@ -298,7 +292,7 @@ func (t *sqlTx) SetBaselineSkips(ctx context.Context, pid int64, checks []string
 func (s *sqlStore) OpenBefore(ctx context.Context, subject, cutoff string) ([]string, error) {
 	rows, err := s.db.SQL.QueryContext(ctx, `SELECT p.part FROM gate_parts p JOIN gate_units u ON u.pid = p.pid AND u.amendment = 0
 WHERE p.subject = $1 AND p.part < $2 AND u.status = $3 ORDER BY p.part`, subject, cutoff, int32(gatev1.PartitionStatus_PARTITION_STATUS_OPEN))
-	return scanRows(rows, err, fmt.Sprintf("list the open partitions of %s", subject), func(row rowScanner) (string, error) {
+	return storage.ScanRows(rows, err, fmt.Sprintf("list the open partitions of %s", subject), func(row storage.Row) (string, error) {
 		var p string
 		err := row.Scan(&p)
 		return p, err
@@ -362,26 +356,15 @@ func (s *sqlStore) Head(ctx context.Context, subject, part string, amendment *in
 
 func (s *sqlStore) Units(ctx context.Context, subject, from, to string) ([]partUnits, error) {
 	rows, err := s.db.SQL.QueryContext(ctx, `SELECT `+partColumns+` FROM gate_parts WHERE subject = $1 AND part >= $2 AND part <= $3 ORDER BY part`, subject, from, to)
-	if err != nil {
-		return nil, fmt.Errorf("read partitions of %s: %w", subject, err)
+	parts, err := storage.ScanRows(rows, err, "read partitions of "+subject, scanPart)
+	if err != nil || len(parts) == 0 {
+		return nil, err
 	}
-	var out []partUnits
+	out := make([]partUnits, len(parts))
 	byPid := map[int64]int{}
-	for rows.Next() {
-		p, err := scanPart(rows)
-		if err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("read partitions of %s: %w", subject, err)
-		}
-		byPid[p.pid] = len(out)
-		out = append(out, partUnits{part: p})
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read partitions of %s: %w", subject, err)
-	}
-	if len(out) == 0 {
-		return nil, nil
+	for i, p := range parts {
+		byPid[p.pid] = i
+		out[i] = partUnits{part: p}
 	}
 	urows, err := s.db.SQL.QueryContext(ctx, `SELECT `+unitColumns+` FROM gate_units WHERE pid IN (SELECT pid FROM gate_parts WHERE subject = $1 AND part >= $2 AND part <= $3)
 ORDER BY pid, amendment`, subject, from, to)
@@ -404,26 +387,18 @@ ORDER BY pid, amendment`, subject, from, to)
 func (s *sqlStore) PartitionAlerts(ctx context.Context, subject, part string, amendment int32, since time.Time) ([]*gatev1.Alert, error) {
 	rows, err := s.db.SQL.QueryContext(ctx, `SELECT `+alertColumns+` FROM gate_alerts WHERE subject = $1 AND part = $2 AND amendment = $3 AND at >= $4 ORDER BY seq`,
 		subject, part, amendment, since.UnixNano())
-	return scanRows(rows, err, fmt.Sprintf("list the alerts of %s/%s", subject, part), scanAlert)
+	return storage.ScanRows(rows, err, fmt.Sprintf("list the alerts of %s/%s", subject, part), scanAlert)
 }
 
 func (s *sqlStore) FoldLegacyFields(ctx context.Context) error {
 	rows, err := s.db.SQL.QueryContext(ctx, `SELECT DISTINCT pid FROM gate_legacy_fields`)
-	if err != nil {
-		return fmt.Errorf("read the field statistics of schema 4: %w", err)
-	}
-	var pids []int64
-	for rows.Next() {
+	pids, err := storage.ScanRows(rows, err, "read the field statistics of schema 4", func(row storage.Row) (int64, error) {
 		var pid int64
-		if err := rows.Scan(&pid); err != nil {
-			rows.Close()
-			return fmt.Errorf("read the field statistics of schema 4: %w", err)
-		}
-		pids = append(pids, pid)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("read the field statistics of schema 4: %w", err)
+		err := row.Scan(&pid)
+		return pid, err
+	})
+	if err != nil {
+		return err
 	}
 	for _, pid := range pids {
 		err := s.InTx(ctx, func(tx storeTx) error {
@@ -655,7 +630,7 @@ func (s *sqlStore) Expire(ctx context.Context, now, batchesBefore, quarantineBef
 
 func (s *sqlStore) Versions(ctx context.Context, subject string) ([]storedVersion, error) {
 	rows, err := s.db.SQL.QueryContext(ctx, `SELECT version, status, effective_at, data_effective_at FROM gate_contracts WHERE subject = $1 AND status <> 0 ORDER BY version`, subject)
-	return scanRows(rows, err, fmt.Sprintf("read the known versions of %s", subject), func(row rowScanner) (storedVersion, error) {
+	return storage.ScanRows(rows, err, fmt.Sprintf("read the known versions of %s", subject), func(row storage.Row) (storedVersion, error) {
 		v := storedVersion{subject: subject}
 		var status int32
 		var eff, data int64

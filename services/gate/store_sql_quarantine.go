@@ -173,7 +173,7 @@ func (s *sqlStore) QuarantineCounts(ctx context.Context, f quarantineFilter, by 
 		order = "key"
 	}
 	rows, err := s.db.SQL.QueryContext(ctx, `SELECT `+col+` AS key, COUNT(*) AS n FROM gate_quarantine`+w.String()+` GROUP BY `+col+` ORDER BY `+order, w.args...)
-	return scanRows(rows, err, fmt.Sprintf("count quarantine by %s", by), func(row rowScanner) (*gatev1.QuarantineCount, error) {
+	return storage.ScanRows(rows, err, fmt.Sprintf("count quarantine by %s", by), func(row storage.Row) (*gatev1.QuarantineCount, error) {
 		c := &gatev1.QuarantineCount{}
 		if err := row.Scan(&c.Key, &c.Count); err != nil {
 			return nil, err
@@ -218,7 +218,7 @@ func (s *sqlStore) HeldPartitions(ctx context.Context, subject, from, to, replay
 		args = append(args, replayID)
 	}
 	rows, err := s.db.SQL.QueryContext(ctx, q+` ORDER BY part`, args...)
-	return scanRows(rows, err, "list partitions of the replay window", func(row rowScanner) (string, error) {
+	return storage.ScanRows(rows, err, "list partitions of the replay window", func(row storage.Row) (string, error) {
 		var p string
 		err := row.Scan(&p)
 		return p, err
@@ -229,25 +229,20 @@ func (s *sqlStore) HeldPage(ctx context.Context, subject, part, afterBatch strin
 	rows, err := s.db.SQL.QueryContext(ctx, `SELECT id, part, amendment, batch_id, idx, position, format, raw, id_state, raw_size, COALESCE(ingest_reasons, reasons), reasons FROM gate_quarantine
 WHERE subject = $1 AND state = $2 AND part = $3 AND (batch_id, idx) > ($4, $5) ORDER BY batch_id, idx LIMIT $6`,
 		subject, int32(gatev1.QuarantineState_QUARANTINE_STATE_HELD), part, afterBatch, afterIndex, limit)
-	if err != nil {
-		return nil, fmt.Errorf("read held records of %s/%s: %w", subject, part, err)
-	}
-	defer rows.Close()
-	var out []heldRow
-	for rows.Next() {
+	return storage.ScanRows(rows, err, fmt.Sprintf("read held records of %s/%s", subject, part), func(row storage.Row) (heldRow, error) {
 		var h heldRow
 		var f int32
 		var size int64
 		var reasons, current []byte
-		if err := rows.Scan(&h.id, &h.part, &h.amendment, &h.batchID, &h.index, &h.position, &f, &h.raw, &h.idState, &size, &reasons, &current); err != nil {
-			return nil, fmt.Errorf("read held records of %s/%s: %w", subject, part, err)
+		if err := row.Scan(&h.id, &h.part, &h.amendment, &h.batchID, &h.index, &h.position, &f, &h.raw, &h.idState, &size, &reasons, &current); err != nil {
+			return h, err
 		}
 		v, now := &gatev1.RecordVerdict{}, &gatev1.RecordVerdict{}
 		if err := proto.Unmarshal(reasons, v); err != nil {
-			return nil, fmt.Errorf("decode reasons of %s: %w", h.id, err)
+			return h, fmt.Errorf("decode reasons of %s: %w", h.id, err)
 		}
 		if err := proto.Unmarshal(current, now); err != nil {
-			return nil, fmt.Errorf("decode reasons of %s: %w", h.id, err)
+			return h, fmt.Errorf("decode reasons of %s: %w", h.id, err)
 		}
 		h.reasons = now.GetReasons()
 		h.failed = map[string]int64{}
@@ -258,31 +253,24 @@ WHERE subject = $1 AND state = $2 AND part = $3 AND (batch_id, idx) > ($4, $5) O
 		}
 		h.format = recordv1.Format(f)
 		h.truncated = size > int64(len(h.raw))
-		out = append(out, h)
-	}
-	return out, rows.Err()
+		return h, nil
+	})
 }
 
 func (s *sqlStore) ReleasedBy(ctx context.Context, subject, part, replayID string) ([]*recordv1.CanonicalRecord, error) {
 	rows, err := s.db.SQL.QueryContext(ctx, `SELECT canonical FROM gate_quarantine WHERE replay_id = $1 AND subject = $2 AND part = $3 ORDER BY batch_id, idx`,
 		replayID, subject, part)
-	if err != nil {
-		return nil, fmt.Errorf("read records replay %s released in %s: %w", replayID, part, err)
-	}
-	defer rows.Close()
-	var out []*recordv1.CanonicalRecord
-	for rows.Next() {
+	return storage.ScanRows(rows, err, fmt.Sprintf("read records replay %s released in %s", replayID, part), func(row storage.Row) (*recordv1.CanonicalRecord, error) {
 		var b []byte
-		if err := rows.Scan(&b); err != nil {
-			return nil, fmt.Errorf("read records replay %s released in %s: %w", replayID, part, err)
+		if err := row.Scan(&b); err != nil {
+			return nil, err
 		}
 		rec := &recordv1.CanonicalRecord{}
 		if err := proto.Unmarshal(b, rec); err != nil {
-			return nil, fmt.Errorf("decode a record replay %s released in %s: %w", replayID, part, err)
+			return nil, fmt.Errorf("decode a record: %w", err)
 		}
-		out = append(out, rec)
-	}
-	return out, rows.Err()
+		return rec, nil
+	})
 }
 
 func (t *sqlTx) Release(ctx context.Context, r releaseRow) (bool, error) {

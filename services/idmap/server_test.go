@@ -5,19 +5,17 @@ import (
 	"errors"
 	"io"
 	"math/rand/v2"
-	"net"
 	"slices"
 	"strconv"
 	"testing"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
-	"google.golang.org/grpc/test/bufconn"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/seamdata/seam/core/idrule"
+	"github.com/seamdata/seam/platform/server/servertest"
 	"github.com/seamdata/seam/platform/storage/storagetest"
 	idmapv1 "github.com/seamdata/seam/proto/seam/idmap/v1"
 	"github.com/seamdata/seam/services/idmap"
@@ -31,24 +29,15 @@ func start(t testing.TB, url string) (idmapv1.IdMapServiceClient, *idmap.Server)
 	if err != nil {
 		t.Fatalf("idmap.New: %v", err)
 	}
-	lis := bufconn.Listen(1 << 20)
-	gs := grpc.NewServer(grpc.MaxRecvMsgSize(64<<20), grpc.MaxSendMsgSize(64<<20))
-	srv.Register(gs)
-	go func() { _ = gs.Serve(lis) }()
-	conn, err := grpc.NewClient("passthrough:///bufnet",
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20), grpc.MaxCallSendMsgSize(64<<20)))
-	if err != nil {
-		t.Fatal(err)
-	}
 	t.Cleanup(func() {
-		_ = conn.Close()
-		gs.Stop()
 		if err := srv.Close(); err != nil {
 			t.Errorf("Close: %v", err)
 		}
 	})
+	gs := grpc.NewServer(grpc.MaxRecvMsgSize(64<<20), grpc.MaxSendMsgSize(64<<20))
+	srv.Register(gs)
+	lis := servertest.ServeBufconn(t, gs)
+	conn := servertest.DialBufconn(t, lis, grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20), grpc.MaxCallSendMsgSize(64<<20)))
 	return idmapv1.NewIdMapServiceClient(conn), srv
 }
 
@@ -71,9 +60,7 @@ func createCustomer(t testing.TB, c idmapv1.IdMapServiceClient) {
 // started server whose customer namespace exists.
 func withCustomer(t *testing.T, test func(t *testing.T, url string, c idmapv1.IdMapServiceClient, srv *idmap.Server)) {
 	t.Helper()
-	t.Parallel()
-	storagetest.Each(t, func(t *testing.T, url string) {
-		t.Parallel()
+	storagetest.EachParallel(t, func(t *testing.T, url string) {
 		c, srv := start(t, url)
 		createCustomer(t, c)
 		test(t, url, c, srv)

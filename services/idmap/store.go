@@ -354,24 +354,15 @@ func (s *sqlStore) eachSpec(ctx context.Context, query, list, row string, decode
 
 func (s *sqlStore) Tables(ctx context.Context) ([]TableState, error) {
 	rows, err := s.db.SQL.QueryContext(ctx, "SELECT namespace, format_a, format_b, generation, pairs, updated_at FROM idmap_tables ORDER BY namespace, format_a, format_b")
-	if err != nil {
-		return nil, fmt.Errorf("list tables: %w", err)
-	}
-	defer rows.Close()
-	var out []TableState
-	for rows.Next() {
+	return storage.ScanRows(rows, err, "list tables", func(row storage.Row) (TableState, error) {
 		var t TableState
 		var updated string
-		if err := rows.Scan(&t.Key.Namespace, &t.Key.A, &t.Key.B, &t.Generation, &t.Pairs, &updated); err != nil {
-			return nil, fmt.Errorf("read table row: %w", err)
+		if err := row.Scan(&t.Key.Namespace, &t.Key.A, &t.Key.B, &t.Generation, &t.Pairs, &updated); err != nil {
+			return t, fmt.Errorf("read table row: %w", err)
 		}
 		t.Updated, _ = time.Parse(timeLayout, updated)
-		out = append(out, t)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list tables: %w", err)
-	}
-	return out, nil
+		return t, nil
+	})
 }
 
 func (s *sqlStore) LoadTable(ctx context.Context, key TableKey, fn func(a, b string) error) (int64, error) {
@@ -680,26 +671,17 @@ func insertSQL(d storage.Dialect, rows int) string {
 func (s *sqlStore) Audit(ctx context.Context, namespace string, limit int) ([]*idmapv1.AuditRecord, error) {
 	rows, err := s.db.SQL.QueryContext(ctx, `SELECT seq, at, principal, namespace, action, detail FROM idmap_audit
 WHERE $1 = '' OR namespace = $1 ORDER BY seq DESC LIMIT $2`, namespace, limit)
-	if err != nil {
-		return nil, fmt.Errorf("list audit: %w", err)
-	}
-	defer rows.Close()
-	var out []*idmapv1.AuditRecord
-	for rows.Next() {
+	return storage.ScanRows(rows, err, "list audit", func(row storage.Row) (*idmapv1.AuditRecord, error) {
 		r := &idmapv1.AuditRecord{}
 		var at string
-		if err := rows.Scan(&r.Sequence, &at, &r.Principal, &r.Namespace, &r.Action, &r.Detail); err != nil {
+		if err := row.Scan(&r.Sequence, &at, &r.Principal, &r.Namespace, &r.Action, &r.Detail); err != nil {
 			return nil, fmt.Errorf("read audit row: %w", err)
 		}
 		if t, err := time.Parse(timeLayout, at); err == nil {
 			r.Time = timestamppb.New(t)
 		}
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list audit: %w", err)
-	}
-	return out, nil
+		return r, nil
+	})
 }
 
 // Migrate applies idmap's schema migrations to db: versioned, forward-only,
@@ -730,20 +712,9 @@ hits = idmap_counters.hits + excluded.hits, misses = idmap_counters.misses + exc
 func (s *sqlStore) Counters(ctx context.Context, namespace string) ([]*idmapv1.Counter, error) {
 	rows, err := s.db.SQL.QueryContext(ctx, `SELECT namespace, from_format, to_format, hits, misses, invalid FROM idmap_counters
 WHERE $1 = '' OR namespace = $1 ORDER BY namespace, from_format, to_format`, namespace)
-	if err != nil {
-		return nil, fmt.Errorf("read counters: %w", err)
-	}
-	defer rows.Close()
-	var out []*idmapv1.Counter
-	for rows.Next() {
+	return storage.ScanRows(rows, err, "read counters", func(row storage.Row) (*idmapv1.Counter, error) {
 		c := &idmapv1.Counter{}
-		if err := rows.Scan(&c.Namespace, &c.FromFormat, &c.ToFormat, &c.Hits, &c.Misses, &c.Invalid); err != nil {
-			return nil, fmt.Errorf("read counters: %w", err)
-		}
-		out = append(out, c)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read counters: %w", err)
-	}
-	return out, nil
+		err := row.Scan(&c.Namespace, &c.FromFormat, &c.ToFormat, &c.Hits, &c.Misses, &c.Invalid)
+		return c, err
+	})
 }

@@ -1,50 +1,22 @@
 package registry
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"log/slog"
-	"sync"
 	"testing"
 
 	"github.com/seamdata/seam/core/examples"
 	"github.com/seamdata/seam/platform/storage/storagetest"
+	"github.com/seamdata/seam/platform/telemetry/telemetrytest"
 	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
 )
-
-// syncBuffer is a log destination the server's goroutines may share.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) lines(t *testing.T) []map[string]any {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	var out []map[string]any
-	for _, l := range bytes.Split(bytes.TrimSpace(b.buf.Bytes()), []byte("\n")) {
-		var m map[string]any
-		if err := json.Unmarshal(l, &m); err != nil {
-			t.Fatalf("log line %q: %v", l, err)
-		}
-		out = append(out, m)
-	}
-	return out
-}
 
 // TestNoticeWaiverIsInTheAuditLog: a version registered with its notice
 // period waived is one audit line naming who waived it, for which
 // version and why; a version on notice writes none.
 func TestNoticeWaiverIsInTheAuditLog(t *testing.T) {
 	t.Parallel()
-	var logs syncBuffer
+	var logs telemetrytest.LogBuffer
 	e := newEnv(t, storagetest.SQLiteURL(t), newFakeClock(), func(c *Config) {
 		c.Logger = slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	})
@@ -55,7 +27,7 @@ func TestNoticeWaiverIsInTheAuditLog(t *testing.T) {
 		t.Fatalf("RegisterContract: %v", err)
 	}
 	var waived []map[string]any
-	for _, l := range logs.lines(t) {
+	for _, l := range logs.Lines(t) {
 		if l["event"] == "notice_waived" {
 			waived = append(waived, l)
 		}

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/test/bufconn"
 
 	"github.com/seamdata/seam/core/contract"
+	"github.com/seamdata/seam/platform/clocktest"
 	"github.com/seamdata/seam/platform/storage/storagetest"
 	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
 	idmapv1 "github.com/seamdata/seam/proto/seam/idmap/v1"
@@ -243,18 +244,6 @@ func bankEvents(t testing.TB, e *env, typ registryv1.EventType) []*registryv1.Ev
 	return resp.GetEvents()
 }
 
-// waitFor polls cond until it holds or 5s pass.
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting: %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // TestMigrationsThatMustWork: a contract naming a missing namespace is
 // refused by check and register; v2, whose lookup migration has no table,
 // is refused when it would take effect now and, registered with notice,
@@ -325,7 +314,7 @@ func TestMigrationsThatMustWork(t *testing.T) {
 		// once said, through many scheduler ticks.
 		e.run(t)
 		e.clock.Set(effective.Add(time.Minute))
-		waitFor(t, "an ACTIVATION_HELD event", func() bool { return len(bankEvents(t, e, registryv1.EventType_EVENT_TYPE_ACTIVATION_HELD)) > 0 })
+		clocktest.Eventually(t, "an ACTIVATION_HELD event", func() bool { return len(bankEvents(t, e, registryv1.EventType_EVENT_TYPE_ACTIVATION_HELD)) > 0 })
 		time.Sleep(200 * time.Millisecond) // ten ticks
 		held := bankEvents(t, e, registryv1.EventType_EVENT_TYPE_ACTIVATION_HELD)
 		if len(held) != 1 || !strings.Contains(held[0].GetMessage(), "stays SCHEDULED") || !strings.Contains(held[0].GetMessage(), "uuid→acc-ref") {
@@ -346,14 +335,14 @@ func TestMigrationsThatMustWork(t *testing.T) {
 			Rule: &idmapv1.Rule{FromFormat: "uuid", ToFormat: "acc-ref", Strategy: &idmapv1.Rule_Lookup{Lookup: &idmapv1.LookupRule{}}}}); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "a second ACTIVATION_HELD event", func() bool { return len(bankEvents(t, e, registryv1.EventType_EVENT_TYPE_ACTIVATION_HELD)) == 2 })
+		clocktest.Eventually(t, "a second ACTIVATION_HELD event", func() bool { return len(bankEvents(t, e, registryv1.EventType_EVENT_TYPE_ACTIVATION_HELD)) == 2 })
 		if m := bankEvents(t, e, registryv1.EventType_EVENT_TYPE_ACTIVATION_HELD)[1].GetMessage(); !strings.Contains(m, "through its lookup table, which has no pairs") {
 			t.Fatalf("second hold message %q, want the empty table named", m)
 		}
 
 		// The table arrives: v2 activates once, taking effect now.
 		idm.importAccounts(t, [2]string{"7c9e6679-7425-40de-944b-e07fc1f90ae7", "ACC-00012345"})
-		waitFor(t, "v2 active", func() bool {
+		clocktest.Eventually(t, "v2 active", func() bool {
 			got, err := owner.GetContract(ctx, &registryv1.GetContractRequest{Subject: "bank.transactions"})
 			return err == nil && got.GetVersion().GetVersion() == 2
 		})
@@ -429,13 +418,13 @@ func TestRegistryBeforeIdmap(t *testing.T) {
 	idm.down()
 	e.run(t)
 	e.clock.Set(effective.Add(time.Second))
-	waitFor(t, "an ACTIVATION_HELD event", func() bool { return len(bankEvents(t, e, registryv1.EventType_EVENT_TYPE_ACTIVATION_HELD)) > 0 })
+	clocktest.Eventually(t, "an ACTIVATION_HELD event", func() bool { return len(bankEvents(t, e, registryv1.EventType_EVENT_TYPE_ACTIVATION_HELD)) > 0 })
 	time.Sleep(time.Second) // several tries, each bounded by IdmapTimeout
 	if held := bankEvents(t, e, registryv1.EventType_EVENT_TYPE_ACTIVATION_HELD); len(held) != 1 || held[0].GetAttributes()["reason"] != idmapSilent {
 		t.Fatalf("holds while idmap is down = %v, want one saying idmap did not answer", held)
 	}
 	idm.up()
-	waitFor(t, "v2 active once idmap is back", func() bool {
+	clocktest.Eventually(t, "v2 active once idmap is back", func() bool {
 		got, err := owner.GetContract(ctx, &registryv1.GetContractRequest{Subject: "bank.transactions"})
 		return err == nil && got.GetVersion().GetVersion() == 2
 	})

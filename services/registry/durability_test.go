@@ -26,9 +26,7 @@ import (
 // connection's stream, writes more, and resumes from the last sequence seen:
 // nothing is missed and nothing arrives twice.
 func TestWatchEventsResumesAfterDisconnect(t *testing.T) {
-	t.Parallel()
-	storagetest.Each(t, func(t *testing.T, url string) {
-		t.Parallel()
+	storagetest.EachParallel(t, func(t *testing.T, url string) {
 		e := newEnv(t, url, newFakeClock())
 		e.seed(t) // CANONICAL_MODEL_REGISTERED, VERSION_REGISTERED, VERSION_ACTIVATED
 		watcher := e.as("viewer")
@@ -172,9 +170,7 @@ func (a registrySnapshot) diff(b registrySnapshot) string {
 // TestRestartLosesNothing closes a registry and opens a new one on the same
 // store: every version, status, consumer, event and audit entry is back.
 func TestRestartLosesNothing(t *testing.T) {
-	t.Parallel()
-	storagetest.Each(t, func(t *testing.T, url string) {
-		t.Parallel()
+	storagetest.EachParallel(t, func(t *testing.T, url string) {
 		clock := newFakeClock()
 		e := newEnv(t, url, clock)
 		e.seed(t)
@@ -207,9 +203,7 @@ func TestRestartLosesNothing(t *testing.T) {
 // sees the other's writes through the change log, and when both try to
 // activate a due version exactly one succeeds and one event is written.
 func TestReplicasAgreeAndActivateOnce(t *testing.T) {
-	t.Parallel()
-	storagetest.Each(t, func(t *testing.T, url string) {
-		t.Parallel()
+	storagetest.EachParallel(t, func(t *testing.T, url string) {
 		clock := newFakeClock()
 		a := newEnv(t, url, clock)
 		b := newEnv(t, url, clock)

@@ -4,24 +4,23 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"net"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
-	"google.golang.org/grpc/test/bufconn"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/seamdata/seam/core/examples"
 	"github.com/seamdata/seam/platform/auth"
+	"github.com/seamdata/seam/platform/auth/authtest"
+	"github.com/seamdata/seam/platform/clocktest"
 	"github.com/seamdata/seam/platform/rpcerr"
+	"github.com/seamdata/seam/platform/server/servertest"
 	"github.com/seamdata/seam/platform/storage/storagetest"
 	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
 )
@@ -32,54 +31,33 @@ var start = time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)
 // notice is the notice period of the shop.orders test contracts (14d).
 const notice = 14 * 24 * time.Hour
 
-// fakeClock is a clock tests move by hand.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newFakeClock() *fakeClock { return &fakeClock{t: start} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = t
-}
+// newFakeClock returns a clock tests move by hand, standing at start.
+func newFakeClock() *clocktest.Clock { return clocktest.New(start) }
 
 // testPrincipals are the callers of every test, by token name.
-var testPrincipals = []struct {
-	name     string
-	roles    []auth.Role
-	subjects []string
-}{
-	{"admin", []auth.Role{auth.RoleAdmin}, nil},
-	{"checkout", []auth.Role{auth.RoleOwner}, []string{"shop.*", "commerce.*"}},
-	{"billing", []auth.Role{auth.RoleOwner}, []string{"billing.*"}},
-	{"operator", []auth.Role{auth.RoleOperator}, nil},
-	{"gate", []auth.Role{auth.RoleService}, nil}, // the gate service's own identity
-	{"pipeline", []auth.Role{auth.RolePipeline}, nil},
-	{"viewer", []auth.Role{auth.RoleViewer}, nil},
-	{"team-ml", []auth.Role{auth.RoleOwner}, []string{"features.*"}},
-	{"team-bi", []auth.Role{auth.RoleOwner}, []string{"reports.*"}},
+var testPrincipals = []auth.Principal{
+	{Name: "admin", Roles: []auth.Role{auth.RoleAdmin}},
+	{Name: "checkout", Roles: []auth.Role{auth.RoleOwner}, Subjects: []string{"shop.*", "commerce.*"}},
+	{Name: "billing", Roles: []auth.Role{auth.RoleOwner}, Subjects: []string{"billing.*"}},
+	{Name: "operator", Roles: []auth.Role{auth.RoleOperator}},
+	{Name: "gate", Roles: []auth.Role{auth.RoleService}}, // the gate service's own identity
+	{Name: "pipeline", Roles: []auth.Role{auth.RolePipeline}},
+	{Name: "viewer", Roles: []auth.Role{auth.RoleViewer}},
+	{Name: "team-ml", Roles: []auth.Role{auth.RoleOwner}, Subjects: []string{"features.*"}},
+	{Name: "team-bi", Roles: []auth.Role{auth.RoleOwner}, Subjects: []string{"reports.*"}},
 }
 
 // env is a registry Server behind a real gRPC server on bufconn, with the
 // runtime's authorizer and error interceptors, and one client per principal.
 type env struct {
 	srv     *Server
-	clock   *fakeClock
+	clock   *clocktest.Clock
 	url     string
 	clients map[string]registryv1.RegistryServiceClient
 }
 
 // newEnv starts a registry on the store at url.
-func newEnv(t testing.TB, url string, clock *fakeClock, options ...func(*Config)) *env {
+func newEnv(t testing.TB, url string, clock *clocktest.Clock, options ...func(*Config)) *env {
 	t.Helper()
 	cfg := Config{StoreURL: url}
 	for _, o := range options {
@@ -108,7 +86,7 @@ func newSeededEnv(t testing.TB) *env {
 }
 
 // newEnvConfig starts a registry with cfg, on the fake clock.
-func newEnvConfig(t testing.TB, cfg Config, clock *fakeClock) *env {
+func newEnvConfig(t testing.TB, cfg Config, clock *clocktest.Clock) *env {
 	t.Helper()
 	url := cfg.StoreURL
 	cfg.Clock, cfg.SchedulerInterval = clock.Now, 20*time.Millisecond
@@ -123,20 +101,7 @@ func newEnvConfig(t testing.TB, cfg Config, clock *fakeClock) *env {
 	})
 	e := &env{srv: srv, clock: clock, url: url, clients: map[string]registryv1.RegistryServiceClient{}}
 
-	var entries []auth.TokenEntry
-	tokens := map[string]string{}
-	for _, p := range testPrincipals {
-		tok, entry, err := auth.NewToken(p.name, p.roles, p.subjects)
-		if err != nil {
-			t.Fatalf("NewToken: %v", err)
-		}
-		entries = append(entries, entry)
-		tokens[p.name] = tok
-	}
-	set, err := auth.NewTokens(entries)
-	if err != nil {
-		t.Fatalf("NewTokens: %v", err)
-	}
+	set, tokens := authtest.Tokens(t, testPrincipals...)
 	authz := auth.NewAuthorizer(set, Access)
 	log := slog.New(slog.DiscardHandler)
 	gs := grpc.NewServer(
@@ -144,18 +109,9 @@ func newEnvConfig(t testing.TB, cfg Config, clock *fakeClock) *env {
 		grpc.ChainStreamInterceptor(authz.StreamInterceptor(), rpcerr.StreamInterceptor(log)),
 	)
 	srv.Register(gs)
-	lis := bufconn.Listen(1 << 20)
-	go func() { _ = gs.Serve(lis) }()
-	t.Cleanup(gs.Stop)
+	lis := servertest.ServeBufconn(t, gs)
 	for name, tok := range tokens {
-		conn, err := grpc.NewClient("passthrough:///registry",
-			grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
-			grpc.WithTransportCredentials(insecure.NewCredentials()),
-			grpc.WithPerRPCCredentials(auth.TokenCredentials{Token: tok}))
-		if err != nil {
-			t.Fatalf("grpc.NewClient: %v", err)
-		}
-		t.Cleanup(func() { _ = conn.Close() })
+		conn := servertest.DialBufconn(t, lis, grpc.WithPerRPCCredentials(auth.TokenCredentials{Token: tok}))
 		e.clients[name] = registryv1.NewRegistryServiceClient(conn)
 	}
 	return e
@@ -165,15 +121,7 @@ func (e *env) as(name string) registryv1.RegistryServiceClient { return e.client
 
 // run runs the server's scheduler and follower until the test ends.
 func (e *env) run(t testing.TB) {
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- e.srv.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	})
+	servertest.RunUntilCleanup(t, "Run", e.srv.Run)
 }
 
 // seed registers the canonical model and shop.orders v1 at the start time.

@@ -127,9 +127,7 @@ func freshURL(t *testing.T, like string) string {
 // a scheduled version's effective time and checks that it takes over then,
 // and not a second earlier.
 func TestScheduledVersionActivatesAtEffectiveTime(t *testing.T) {
-	t.Parallel()
-	storagetest.Each(t, func(t *testing.T, url string) {
-		t.Parallel()
+	storagetest.EachParallel(t, func(t *testing.T, url string) {
 		ctx := context.Background()
 		e := newEnv(t, url, newFakeClock())
 		e.seed(t)

@@ -166,24 +166,13 @@ func (s *sqlStore) LastEvent(ctx context.Context) (int64, error) {
 
 func (s *sqlStore) Changes(ctx context.Context, after int64, limit int) ([]ChangeRecord, error) {
 	rows, err := s.db.SQL.QueryContext(ctx, `SELECT sequence, entity, key FROM registry_changes WHERE sequence > $1 ORDER BY sequence LIMIT $2`, after, limit)
-	if err != nil {
-		return nil, fmt.Errorf("read registry changes after %d: %w", after, err)
-	}
-	defer rows.Close()
-	var out []ChangeRecord
-	for rows.Next() {
+	return storage.ScanRows(rows, err, fmt.Sprintf("read registry changes after %d", after), func(row storage.Row) (ChangeRecord, error) {
 		var c ChangeRecord
 		var entity string
-		if err := rows.Scan(&c.Sequence, &entity, &c.Key); err != nil {
-			return nil, fmt.Errorf("read registry changes after %d: %w", after, err)
-		}
+		err := row.Scan(&c.Sequence, &entity, &c.Key)
 		c.Entity = Entity(entity)
-		out = append(out, c)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read registry changes after %d: %w", after, err)
-	}
-	return out, nil
+		return c, err
+	})
 }
 
 func (s *sqlStore) Subject(ctx context.Context, name string) (*registryv1.Subject, []*registryv1.ContractVersion, error) {
@@ -292,22 +281,11 @@ func scanBodies[M proto.Message](rows *sql.Rows, newMsg func() M, what string) (
 
 func readNames(ctx context.Context, q queryer, query string) ([]string, error) {
 	rows, err := q.QueryContext(ctx, query)
-	if err != nil {
-		return nil, fmt.Errorf("list names: %w", err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
+	return storage.ScanRows(rows, err, "list names", func(row storage.Row) (string, error) {
 		var n string
-		if err := rows.Scan(&n); err != nil {
-			return nil, fmt.Errorf("list names: %w", err)
-		}
-		out = append(out, n)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list names: %w", err)
-	}
-	return out, nil
+		err := row.Scan(&n)
+		return n, err
+	})
 }
 
 func readSubject(ctx context.Context, q queryer, name string) (*registryv1.Subject, []*registryv1.ContractVersion, error) {

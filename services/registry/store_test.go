@@ -15,9 +15,7 @@ import (
 
 // TestStoreConformance is the Store contract, run on SQLite and PostgreSQL.
 func TestStoreConformance(t *testing.T) {
-	t.Parallel()
-	storagetest.Each(t, func(t *testing.T, url string) {
-		t.Parallel()
+	storagetest.EachParallel(t, func(t *testing.T, url string) {
 		ctx := context.Background()
 		store := openStore(t, url)
 		t.Cleanup(func() { _ = store.Close() })

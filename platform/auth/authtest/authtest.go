@@ -1,7 +1,8 @@
-// Package authtest checks a service's access table against its gRPC
-// service: every method has a rule, every method whose request names a
-// subject is scoped by it, and each rule holds for every role with a
-// subject in and out of a token's scope.
+// Package authtest mints the tokens of a test's callers, and checks a
+// service's access table against its gRPC service: every method has a
+// rule, every method whose request names a subject is scoped by it, and
+// each rule holds for every role with a subject in and out of a token's
+// scope.
 package authtest
 
 import (
@@ -24,6 +25,28 @@ const (
 	InScope    = "b.orders"
 	OutOfScope = "a.orders"
 )
+
+// Tokens mints a fresh token for each principal (its name, roles and
+// subjects) and returns the set that knows them all, and each token by
+// principal name, for a client's credentials.
+func Tokens(t testing.TB, principals ...auth.Principal) (*auth.Tokens, map[string]string) {
+	t.Helper()
+	secrets := map[string]string{}
+	var entries []auth.TokenEntry
+	for _, p := range principals {
+		tok, e, err := auth.NewToken(p.Name, p.Roles, p.Subjects)
+		if err != nil {
+			t.Fatalf("NewToken(%s): %v", p.Name, err)
+		}
+		secrets[p.Name] = tok
+		entries = append(entries, e)
+	}
+	set, err := auth.NewTokens(entries)
+	if err != nil {
+		t.Fatalf("NewTokens: %v", err)
+	}
+	return set, secrets
+}
 
 // CheckTable checks access against the service sd over every method ×
 // role × subject in and out of scope. unscoped lists the methods whose

@@ -3,12 +3,17 @@ package servertest_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"strings"
 	"testing"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/seamdata/seam/platform/server/servertest"
 )
@@ -64,5 +69,17 @@ func TestSend(t *testing.T) {
 		if string(got) != tc.want {
 			t.Errorf("the server saw %q, want %q", got, tc.want)
 		}
+	}
+}
+
+// A gRPC server on the in-memory listener answers a connection to it.
+func TestBufconnServesAndDials(t *testing.T) {
+	t.Parallel()
+	gs := grpc.NewServer()
+	healthpb.RegisterHealthServer(gs, health.NewServer())
+	conn := servertest.DialBufconn(t, servertest.ServeBufconn(t, gs))
+	resp, err := healthpb.NewHealthClient(conn).Check(context.Background(), &healthpb.HealthCheckRequest{})
+	if err != nil || resp.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+		t.Fatalf("Check = %v, %v; want SERVING", resp, err)
 	}
 }

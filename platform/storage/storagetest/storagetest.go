@@ -79,3 +79,14 @@ func Each(t *testing.T, fn func(t *testing.T, url string)) {
 	t.Run("sqlite", func(t *testing.T) { fn(t, SQLiteURL(t)) })
 	t.Run("postgres", func(t *testing.T) { fn(t, PostgresURL(t)) })
 }
+
+// EachParallel is Each for a test that may run beside other tests: it
+// marks t parallel, and each store kind's subtest too.
+func EachParallel(t *testing.T, fn func(t *testing.T, url string)) {
+	t.Helper()
+	t.Parallel()
+	Each(t, func(t *testing.T, url string) {
+		t.Parallel()
+		fn(t, url)
+	})
+}

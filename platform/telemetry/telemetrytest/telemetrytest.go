@@ -1,14 +1,38 @@
 // Package telemetrytest gives tests a log sink that a server's goroutines
 // (or a child process's output copiers) may write to together, and that
-// reads back as text or as the JSON lines of a slog JSON handler.
+// reads back as text or as the JSON lines of a slog JSON handler; and the
+// data of one metric a manual reader collects.
 package telemetrytest
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"sync"
 	"testing"
+
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 )
+
+// Metric collects reader now and returns the data of the metric named
+// name (a metricdata.Sum, Gauge or Histogram), or nil when no scope
+// reported it.
+func Metric(t testing.TB, reader *sdkmetric.ManualReader, name string) metricdata.Aggregation {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatalf("collect metrics: %v", err)
+	}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if m.Name == name {
+				return m.Data
+			}
+		}
+	}
+	return nil
+}
 
 // LogBuffer is an io.Writer safe for concurrent writers. The zero value
 // is ready to use.

@@ -1,11 +1,15 @@
 package telemetrytest_test
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
 	"testing"
+
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/seamdata/seam/platform/telemetry/telemetrytest"
 )
@@ -94,4 +98,23 @@ func (f *fatalRecorder) Helper() {}
 func (f *fatalRecorder) Fatalf(format string, args ...any) {
 	f.msg = fmt.Sprintf(format, args...)
 	panic(f)
+}
+
+// Metric finds a metric by name among what the reader collects, and is
+// nil for a name never reported.
+func TestMetric(t *testing.T) {
+	t.Parallel()
+	reader := sdkmetric.NewManualReader()
+	c, err := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)).Meter("test").Int64Counter("seam.test.count")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Add(context.Background(), 3)
+	sum, ok := telemetrytest.Metric(t, reader, "seam.test.count").(metricdata.Sum[int64])
+	if !ok || len(sum.DataPoints) != 1 || sum.DataPoints[0].Value != 3 {
+		t.Errorf("Metric(seam.test.count) = %#v, want an int64 sum of 3", telemetrytest.Metric(t, reader, "seam.test.count"))
+	}
+	if got := telemetrytest.Metric(t, reader, "seam.test.none"); got != nil {
+		t.Errorf("Metric(seam.test.none) = %#v, want nil", got)
+	}
 }
