@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
@@ -126,6 +127,15 @@ func (r *fakeRegistry) WatchEvents(req *registryv1.WatchEventsRequest, stream gr
 	r.watchers.Add(1)
 	defer r.watchers.Add(-1)
 	after := req.GetAfterSequence()
+	r.mu.Lock()
+	down := r.down
+	r.mu.Unlock()
+	if down {
+		return status.Error(codes.Unavailable, "registry down")
+	}
+	if err := stream.SendHeader(metadata.Pairs("seam-watch", "subscribed")); err != nil {
+		return err
+	}
 	for {
 		r.mu.Lock()
 		if r.down {

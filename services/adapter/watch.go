@@ -61,6 +61,10 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 }
 
+// watchHeader is the header the registry's WatchEvents sends once it has
+// taken a subscription.
+const watchHeader = "seam-watch"
+
 // watch runs one event stream until it breaks, advancing *after.
 func (s *Server) watch(ctx context.Context, after *int64) error {
 	ctx, cancel := context.WithCancel(ctx)
@@ -69,7 +73,13 @@ func (s *Server) watch(ctx context.Context, after *int64) error {
 	if err != nil {
 		return err
 	}
-	s.plans.setStream(true)
+	// The stream is up once the registry has taken the subscription,
+	// which its header says: an attempt it refuses (stopped, overloaded)
+	// ends without one and leaves the plans' staleness counting from the
+	// stream that was lost, not from the attempt.
+	if md, err := stream.Header(); err == nil && len(md.Get(watchHeader)) > 0 {
+		s.plans.setStream(true)
+	}
 	for {
 		resp, err := stream.Recv()
 		if errors.Is(err, io.EOF) {

@@ -10,6 +10,7 @@ import (
 	memdb "github.com/hashicorp/go-memdb"
 	"go.opentelemetry.io/otel/metric"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
 
 	"github.com/seamdata/seam/platform/auth"
 	"github.com/seamdata/seam/platform/rpcerr"
@@ -361,6 +362,10 @@ func (s *Server) ListEvents(ctx context.Context, req *registryv1.ListEventsReque
 	return &registryv1.ListEventsResponse{Events: evs, LastSequence: last}, nil
 }
 
+// watchHeader is the header WatchEvents sends once it has taken a
+// subscription (the adapter waits for it).
+const watchHeader = "seam-watch"
+
 // watchPage bounds how many events one WatchEvents step sends before
 // looking again.
 const watchPage = 256
@@ -368,8 +373,15 @@ const watchPage = 256
 // WatchEvents streams the events after a sequence number, then new ones as
 // the read model applies them. A client that reconnects with the last
 // sequence it received misses nothing and sees nothing twice.
+//
+// The header goes out first, before any event: a watcher learns it is
+// subscribed even when nothing has happened yet, and tells a refused
+// attempt (which ends without it) from a stream that was up and broke.
 func (s *Server) WatchEvents(req *registryv1.WatchEventsRequest, stream grpc.ServerStreamingServer[registryv1.WatchEventsResponse]) error {
 	ctx := stream.Context()
+	if err := stream.SendHeader(metadata.Pairs(watchHeader, "subscribed")); err != nil {
+		return err
+	}
 	filter := newEventFilter(req.GetSubjects(), req.GetTypes())
 	after := req.GetAfterSequence()
 	for {
