@@ -14,10 +14,7 @@ import (
 // every batch as a fresh decoder would, within the pool's limits.
 func TestDecoderPool(t *testing.T) {
 	t.Parallel()
-	s, err := record.NewSchema(recordtest.OrderFields())
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := recordtest.OrderSchema()
 	data := recordtest.OrdersNDJSON(300)
 	want := encodeAll(s, mustDecode(t, record.NewDecoder(s, record.Options{}), data))
 
