@@ -427,7 +427,7 @@ func (e *engine) publishChunk(ctx context.Context, p *stagedPart, from int) erro
 			HeaderChunk: chunk, HeaderIndex: strconv.Itoa(i)}})
 	}
 	if len(msgs) > 0 {
-		backoff := 100 * time.Millisecond
+		backoff := firstBackoff
 		for {
 			err := e.p.Output.Publish(ctx, msgs)
 			if err == nil {
@@ -439,12 +439,9 @@ func (e *engine) publishChunk(ctx context.Context, p *stagedPart, from int) erro
 			// Publishing again is safe: message ids and the idempotent
 			// producer drop what the failed attempt wrote.
 			e.c.log.Warn("publishing failed; retrying the same messages", "source", e.name, "partition", p.name, "records", len(msgs), "error", err, "backoff", backoff)
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(backoff):
+			if backoff, err = pause(ctx, backoff); err != nil {
+				return err
 			}
-			backoff = min(2*backoff, 5*time.Second)
 		}
 		e.c.crash("published")
 	}

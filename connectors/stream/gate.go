@@ -222,7 +222,7 @@ func transient(err error) bool {
 // retry runs call until it succeeds, fails for good, or ctx ends, with
 // capped exponential backoff; each attempt gets the call timeout.
 func (c *Connector) retry(ctx context.Context, what string, call func(context.Context) error) error {
-	backoff := 100 * time.Millisecond
+	backoff := firstBackoff
 	for {
 		cctx, cancel := context.WithTimeout(ctx, c.cfg.CallTimeout)
 		err := call(cctx)
@@ -241,11 +241,27 @@ func (c *Connector) retry(ctx context.Context, what string, call func(context.Co
 			return fmt.Errorf("%w: %s: %s (%s)", errFatal, what, strings.TrimSpace(st.Message()), st.Code())
 		}
 		c.log.Warn("the gate did not answer; retrying the same call", "call", what, "error", status.Convert(err).Message(), "backoff", backoff)
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(backoff):
+		if backoff, err = pause(ctx, backoff); err != nil {
+			return err
 		}
-		backoff = min(2*backoff, 5*time.Second)
 	}
+}
+
+// The connector's backoff between attempts of a call that may succeed
+// when repeated (a gate call, a publish): from firstBackoff, doubling up
+// to maxBackoff.
+const (
+	firstBackoff = 100 * time.Millisecond
+	maxBackoff   = 5 * time.Second
+)
+
+// pause waits d, or until ctx ends, and returns the wait before the next
+// attempt.
+func pause(ctx context.Context, d time.Duration) (time.Duration, error) {
+	select {
+	case <-ctx.Done():
+		return d, ctx.Err()
+	case <-time.After(d):
+	}
+	return min(2*d, maxBackoff), nil
 }

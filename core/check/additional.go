@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/seamdata/seam/core/contract"
 	"github.com/seamdata/seam/core/record"
 	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
 	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
@@ -39,7 +40,7 @@ func (c *compiler) objectAdditional(where string, call *call, ch Check, slot int
 	f := c.p.schema.Field(slot)
 	if f.Type() != contractv1.FieldType_FIELD_TYPE_OBJECT && f.Type() != contractv1.FieldType_FIELD_TYPE_JSON {
 		c.errorf(where+".rule", "column %d: additional_fields takes an OBJECT or JSON field; %q is %s (leave the argument out for the record's top level)",
-			call.args[0].col, f.Path, typeName(f.Type()))
+			call.args[0].col, f.Path, contract.ShortName(f.Type()))
 		return
 	}
 	if c.p.objects == nil {

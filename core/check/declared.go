@@ -263,7 +263,7 @@ func (c *compiler) declared(where string, call *call, args map[string]argValue, 
 		c.statistical(where, call, args, ch)
 	case KindMeanDrift:
 		if !contract.IsNumeric(fp.typ) {
-			c.errorf(where+".rule", "column %d: mean_drift needs a numeric field; %q is %s", call.args[0].col, fp.path, typeName(fp.typ))
+			c.errorf(where+".rule", "column %d: mean_drift needs a numeric field; %q is %s", call.args[0].col, fp.path, contract.ShortName(fp.typ))
 			return
 		}
 		c.statistical(where, call, args, ch)

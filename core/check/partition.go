@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/seamdata/seam/core/contract"
 	"github.com/seamdata/seam/core/record"
 	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
 	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
@@ -55,7 +56,7 @@ type partitionPlan struct {
 func (c *compiler) inPartition(where string, call *call, args map[string]argValue, ch Check, slot int) {
 	fp := &c.p.fields[slot]
 	if fp.typ != contractv1.FieldType_FIELD_TYPE_TIMESTAMP && fp.typ != contractv1.FieldType_FIELD_TYPE_DATE {
-		c.errorf(where+".rule", "column %d: in_partition needs a TIMESTAMP or DATE field; %q is %s", call.args[0].col, fp.path, typeName(fp.typ))
+		c.errorf(where+".rule", "column %d: in_partition needs a TIMESTAMP or DATE field; %q is %s", call.args[0].col, fp.path, contract.ShortName(fp.typ))
 		return
 	}
 	ch.Zone = time.UTC

@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/seamdata/seam/core/contract"
 	"github.com/seamdata/seam/core/record"
 	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
 	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
@@ -318,7 +319,7 @@ func (c *compiler) impliedChecks() {
 		if d.GetType() == contractv1.FieldType_FIELD_TYPE_UNSPECIFIED {
 			c.errorf(where()+".type", "field %q has no type; declare one such as STRING or INT64", f.Path)
 		} else {
-			fp.typeCheck = c.impliedCheck(f, KindType, recordv1.ErrorCode_ERROR_CODE_TYPE_MISMATCH, fmt.Sprintf("type(%s, %s)", f.Path, typeName(d.GetType())), q)
+			fp.typeCheck = c.impliedCheck(f, KindType, recordv1.ErrorCode_ERROR_CODE_TYPE_MISMATCH, fmt.Sprintf("type(%s, %s)", f.Path, contract.ShortName(d.GetType())), q)
 		}
 		if d.GetType() == contractv1.FieldType_FIELD_TYPE_DECIMAL && d.Precision != nil {
 			fp.precision, fp.scale = d.GetPrecision(), d.GetScale()
@@ -393,8 +394,4 @@ func (c *compiler) impliedChecks() {
 		c.implied["unique:"+name] = i
 		c.p.uniques = append(c.p.uniques, uniquePlan{check: i, slots: keys})
 	}
-}
-
-func typeName(t contractv1.FieldType) string {
-	return strings.TrimPrefix(t.String(), "FIELD_TYPE_")
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/seamdata/seam/core/contract"
 	"github.com/seamdata/seam/core/record"
 	"github.com/seamdata/seam/core/shape"
 	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
@@ -103,7 +104,7 @@ func shapeNames(fp *fieldPlan, shapes []Shape) string {
 	parts := make([]string, len(shapes))
 	for i, s := range shapes {
 		if s.Declared {
-			parts[i] = "the declared " + typeName(fp.typ)
+			parts[i] = "the declared " + contract.ShortName(fp.typ)
 			if fp.pattern != nil {
 				parts[i] += " matching " + fp.pattern.String()
 			}

@@ -285,7 +285,7 @@ func (v *validator) fields(r *record.Record) {
 		}
 		if fp.typeCheck >= 0 && !typeOK(fp.typ, fp.layout, fp.items, val) {
 			v.fail(fp.typeCheck, fp.path, r.Position, fmt.Sprintf("field %s: got %s, want %s%s; send the declared type (values are never coerced)",
-				fp.path, describe(val), typeName(fp.typ), layoutNote(fp)))
+				fp.path, describe(val), contract.ShortName(fp.typ), layoutNote(fp)))
 			continue // a mistyped value is not checked further
 		}
 		if fp.typeCheck >= 0 && fp.precision > 0 {

@@ -552,20 +552,13 @@ func (c *comparer) checks(old, new []*contractv1.Check) {
 			}
 			if !proto.Equal(o.GetThreshold(), n.GetThreshold()) {
 				ot, nt := thresholdSummary(o.GetThreshold()), thresholdSummary(n.GetThreshold())
-				c.add(CheckChanged, path+".threshold", ot, nt, "check %s changes threshold from %s to %s", name, orNone(ot), orNone(nt))
+				c.add(CheckChanged, path+".threshold", ot, nt, "check %s changes threshold from %s to %s", name, cmp.Or(ot, "none"), cmp.Or(nt, "none"))
 			}
 			if o.GetDescription() != n.GetDescription() {
 				c.add(DescriptionChanged, path+".description", o.GetDescription(), n.GetDescription(), "description of check %s changes", name)
 			}
 		}
 	}
-}
-
-func orNone(s string) string {
-	if s == "" {
-		return "none"
-	}
-	return s
 }
 
 func checkSummary(ch *contractv1.Check) string {
@@ -591,7 +584,7 @@ func (c *comparer) mapping(o, n *contractv1.Mapping) {
 	case oc == "":
 		c.add(MappingChanged, "mapping.canonical", oc, nc, "records are now mapped to canonical model %s", nc)
 	default:
-		c.add(MappingTargetChanged, "mapping.canonical", oc, nc, "records are mapped to %s instead of %s; consumers of %s stop getting this source", orNone(nc), oc, oc)
+		c.add(MappingTargetChanged, "mapping.canonical", oc, nc, "records are mapped to %s instead of %s; consumers of %s stop getting this source", cmp.Or(nc, "none"), oc, oc)
 	}
 	if ov, nv := o.GetCanonicalVersion(), n.GetCanonicalVersion(); ov != nv {
 		c.add(MappingChanged, "mapping.canonical_version", versionSummary(ov), versionSummary(nv), "mapping pins canonical version %s instead of %s", versionSummary(nv), versionSummary(ov))

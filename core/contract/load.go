@@ -204,13 +204,21 @@ func Decode(data []byte, source string, m proto.Message) error {
 // yamlLine matches the position yaml.v3 puts at the front of its syntax errors.
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
-func yamlError(source string, err error) error {
-	e := &LoadError{Source: source, Message: "malformed YAML: " + err.Error(), Err: err}
-	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
-		e.Line, _ = strconv.Atoi(m[1])
-		e.Message = "malformed YAML: " + m[2]
+// YAMLSyntax splits a yaml.v3 syntax error into the line it names (0 when
+// it names none) and its message without that position, for errors that
+// carry the line in a field of their own.
+func YAMLSyntax(err error) (line int, msg string) {
+	msg = err.Error()
+	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		line, _ = strconv.Atoi(m[1])
+		msg = m[2]
 	}
-	return e
+	return line, msg
+}
+
+func yamlError(source string, err error) error {
+	line, msg := YAMLSyntax(err)
+	return &LoadError{Source: source, Line: line, Message: "malformed YAML: " + msg, Err: err}
 }
 
 // converter turns a YAML node tree into the JSON value protojson expects for

@@ -6,13 +6,14 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/seamdata/seam/core/contract"
 )
 
 // Limits that keep hostile documents (alias bombs, absurd nesting) from
@@ -183,15 +184,9 @@ func Parse(data []byte, source string) (*Value, error) {
 	return v, nil
 }
 
-var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
-
 func yamlError(source string, err error) error {
-	e := &Error{Source: source, Message: "malformed YAML or JSON: " + err.Error(), Err: err}
-	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
-		e.Line, _ = strconv.Atoi(m[1])
-		e.Message = "malformed YAML or JSON: " + m[2]
-	}
-	return e
+	line, msg := contract.YAMLSyntax(err)
+	return &Error{Source: source, Line: line, Message: "malformed YAML or JSON: " + msg, Err: err}
 }
 
 type parser struct {

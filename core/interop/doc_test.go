@@ -35,6 +35,8 @@ func TestParseLimits(t *testing.T) {
 		{"duplicate key among many", manyKeys(2000, true), `key "k1999" given twice`},
 		{"many distinct keys", manyKeys(2000, false), ""},
 		{"merge key", "a: &a {x: 1}\nb: {<<: *a}\n", "merge keys"},
+		// The line of a syntax error is the error's own, not in its message.
+		{"malformed", "subject: a\n  owner: b\n", "doc.yaml:2: malformed YAML or JSON: mapping values are not allowed"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

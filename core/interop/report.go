@@ -232,3 +232,11 @@ func ErrorAt(source string, v *Value, format string, args ...any) *Error {
 	}
 	return e
 }
+
+// HasConstraints reports whether f declares a constraint on its values (a
+// pattern, an enum, a range or a length): what an importer cannot leave
+// on an array's items as declared, since the gate checks only the type of
+// each element.
+func HasConstraints(f *contractv1.Field) bool {
+	return f.GetPattern() != "" || len(f.GetEnum()) > 0 || f.Min != nil || f.Max != nil || f.MinLength != nil || f.MaxLength != nil
+}

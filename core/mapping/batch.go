@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/seamdata/seam/core/contract"
 	"github.com/seamdata/seam/core/record"
 	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
 	idmapv1 "github.com/seamdata/seam/proto/seam/idmap/v1"
@@ -404,7 +405,7 @@ func (b *Batch) answer(f *fieldPlan, v Value) (Value, *failure) {
 	if isInt(f.typ) {
 		n, err := strconv.ParseInt(string(v.b), 10, 64)
 		if err != nil || (f.typ == contractv1.FieldType_FIELD_TYPE_INT32 && int64(int32(n)) != n) {
-			return Value{}, &failure{msg: fmt.Sprintf("idmap answered %q, which is not a %s", clip(v.b), typeName(f.typ))}
+			return Value{}, &failure{msg: fmt.Sprintf("idmap answered %q, which is not a %s", clip(v.b), contract.ShortName(f.typ))}
 		}
 		return IntValue(n), nil
 	}

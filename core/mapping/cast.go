@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/seamdata/seam/core/contract"
 	"github.com/seamdata/seam/core/lexical"
 
 	"github.com/seamdata/seam/core/record"
@@ -66,14 +67,6 @@ func (c *conv) fail(format string, args ...any) *failure {
 	return &failure{code: c.mismatchCode(), msg: fmt.Sprintf(format, args...)}
 }
 
-func typeName(t contractv1.FieldType) string {
-	name := contractv1.FieldType_name[int32(t)]
-	if len(name) > len("FIELD_TYPE_") {
-		return name[len("FIELD_TYPE_"):]
-	}
-	return t.String()
-}
-
 // convert converts one present source value.
 func (c *conv) convert(v record.Value, a *arena) (Value, *failure) {
 	if c.to == contractv1.FieldType_FIELD_TYPE_JSON {
@@ -102,7 +95,7 @@ func (c *conv) convert(v record.Value, a *arena) (Value, *failure) {
 		return Value{}, &failure{code: recordv1.ErrorCode_ERROR_CODE_TYPE_MISMATCH,
 			msg: fmt.Sprintf("CSV text %q is not a value of the declared type", clip(v.Bytes()))}
 	}
-	return Value{}, c.fail("%s value cannot become %s", v.Kind(), typeName(c.to))
+	return Value{}, c.fail("%s value cannot become %s", v.Kind(), contract.ShortName(c.to))
 }
 
 // toJSON carries a value into a JSON field as it was sent: every JSON
@@ -154,7 +147,7 @@ func (c *conv) fromNumberText(text []byte, a *arena) (Value, *failure) {
 		return c.decimalText(text, a)
 	}
 	if !c.explicit {
-		return Value{}, c.fail("number %s cannot become %s", clip(text), typeName(c.to))
+		return Value{}, c.fail("number %s cannot become %s", clip(text), contract.ShortName(c.to))
 	}
 	switch c.to {
 	case contractv1.FieldType_FIELD_TYPE_STRING:
@@ -173,7 +166,7 @@ func (c *conv) fromNumberText(text []byte, a *arena) (Value, *failure) {
 		}
 		return Value{}, c.fail("number %s is not a time; set cast.layout to unix, unix_ms, unix_us or unix_ns", clip(text))
 	}
-	return Value{}, c.fail("number %s cannot become %s", clip(text), typeName(c.to))
+	return Value{}, c.fail("number %s cannot become %s", clip(text), contract.ShortName(c.to))
 }
 
 func (c *conv) fromString(b []byte, a *arena) (Value, *failure) {
@@ -202,7 +195,7 @@ func (c *conv) fromString(b []byte, a *arena) (Value, *failure) {
 		return c.decimalText(b, a)
 	}
 	if !c.explicit {
-		return Value{}, c.fail("string %q cannot become %s without a cast", clip(b), typeName(c.to))
+		return Value{}, c.fail("string %q cannot become %s without a cast", clip(b), contract.ShortName(c.to))
 	}
 	switch c.to {
 	case contractv1.FieldType_FIELD_TYPE_INT32, contractv1.FieldType_FIELD_TYPE_INT64:
@@ -218,7 +211,7 @@ func (c *conv) fromString(b []byte, a *arena) (Value, *failure) {
 		}
 		return Value{}, c.fail("string %q is not a boolean; send true, false, 1 or 0", clip(b))
 	}
-	return Value{}, c.fail("string %q cannot become %s", clip(b), typeName(c.to))
+	return Value{}, c.fail("string %q cannot become %s", clip(b), contract.ShortName(c.to))
 }
 
 func (c *conv) fromBool(b bool) (Value, *failure) {
@@ -238,7 +231,7 @@ func (c *conv) fromBool(b bool) (Value, *failure) {
 			return Value{kind: KindString, b: []byte(strconv.FormatBool(b))}, nil
 		}
 	}
-	return Value{}, c.fail("boolean %t cannot become %s", b, typeName(c.to))
+	return Value{}, c.fail("boolean %t cannot become %s", b, contract.ShortName(c.to))
 }
 
 func (c *conv) intRange(i int64, text []byte) (Value, *failure) {
@@ -282,9 +275,9 @@ func (c *conv) decimalInt(text []byte) (Value, *failure) {
 	}
 	switch {
 	case inexact:
-		return Value{}, c.fail("%s has a fraction but %s is an integer; set cast.rounding to round it", c.scaledText(text), typeName(c.to))
+		return Value{}, c.fail("%s has a fraction but %s is an integer; set cast.rounding to round it", c.scaledText(text), contract.ShortName(c.to))
 	case !fits:
-		return Value{}, c.fail("%s is out of %s range", c.scaledText(text), typeName(c.to))
+		return Value{}, c.fail("%s is out of %s range", c.scaledText(text), contract.ShortName(c.to))
 	}
 	return c.intRange(i, text)
 }
@@ -316,7 +309,7 @@ func (c *conv) decimalFloat(text []byte) (Value, *failure) {
 		}
 	}
 	if math.IsInf(f, 0) || math.IsNaN(f) || c.to == contractv1.FieldType_FIELD_TYPE_FLOAT && !fitsFloat32(f) {
-		return Value{}, c.fail("%s is out of %s range", c.scaledText(text), typeName(c.to))
+		return Value{}, c.fail("%s is out of %s range", c.scaledText(text), contract.ShortName(c.to))
 	}
 	return FloatValue(f), nil
 }

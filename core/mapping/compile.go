@@ -344,7 +344,7 @@ func literal(v *structpb.Value, decl *contractv1.Field) (Value, string) {
 			want = contractv1.FieldType_FIELD_TYPE_ARRAY
 		}
 		if t != want {
-			return Value{}, fmt.Sprintf("a JSON %s cannot be %s %s", strings.ToLower(typeName(want)), decl.GetName(), typeName(t))
+			return Value{}, fmt.Sprintf("a JSON %s cannot be %s %s", strings.ToLower(contract.ShortName(want)), decl.GetName(), contract.ShortName(t))
 		}
 		raw, err := jsonOf(v)
 		if err != nil {
@@ -355,7 +355,7 @@ func literal(v *structpb.Value, decl *contractv1.Field) (Value, string) {
 		return Value{}, "no value given"
 	}
 	if fl != nil {
-		return Value{}, fmt.Sprintf("does not fit canonical field %s (%s): %s", decl.GetName(), typeName(t), fl.msg)
+		return Value{}, fmt.Sprintf("does not fit canonical field %s (%s): %s", decl.GetName(), contract.ShortName(t), fl.msg)
 	}
 	// Values built in the scratch arena or referring to it stay valid: the
 	// arena is never reused.
@@ -409,7 +409,7 @@ func (c *compiler) from(p *Plan, f *fieldPlan, decl *contractv1.Field, src *cont
 	f.conv = conv{to: decl.GetType(), unixExp: -1, loc: time.UTC, layout: rfcLayout(sf.Decl.GetLayout())}
 	if !assignable(effective, decl.GetType()) {
 		c.add(path+".from", ReasonTypeMismatch, "source field %s is %s but canonical field %s is %s; add a cast (mapping.fields.%s.cast) or map another field",
-			sf.Path, typeName(effective), decl.GetName(), typeName(decl.GetType()), decl.GetName())
+			sf.Path, contract.ShortName(effective), decl.GetName(), contract.ShortName(decl.GetType()), decl.GetName())
 	}
 }
 
@@ -491,16 +491,16 @@ func (c *compiler) cast(ct *contractv1.Cast, from contractv1.FieldType, decl *co
 	}
 	cv := conv{to: to, explicit: true, unixExp: -1, loc: time.UTC, rounding: ct.GetRounding()}
 	if to != decl.GetType() {
-		c.add(path+".to", ReasonCastInvalid, "cast to %s, but canonical field %s is %s; cast to %s", typeName(to), decl.GetName(), typeName(decl.GetType()), typeName(decl.GetType()))
+		c.add(path+".to", ReasonCastInvalid, "cast to %s, but canonical field %s is %s; cast to %s", contract.ShortName(to), decl.GetName(), contract.ShortName(decl.GetType()), contract.ShortName(decl.GetType()))
 	}
 	if from != contractv1.FieldType_FIELD_TYPE_UNSPECIFIED && !castable(from, to) {
-		c.add(path+".to", ReasonCastInvalid, "%s values cannot be cast to %s", typeName(from), typeName(to))
+		c.add(path+".to", ReasonCastInvalid, "%s values cannot be cast to %s", contract.ShortName(from), contract.ShortName(to))
 	}
 	timeTarget := to == contractv1.FieldType_FIELD_TYPE_TIMESTAMP || to == contractv1.FieldType_FIELD_TYPE_DATE
 	if layout := ct.GetLayout(); layout != "" {
 		switch exp, unix := unixLayouts[layout]; {
 		case !timeTarget:
-			c.add(path+".layout", ReasonCastInvalid, "a layout applies to casts to TIMESTAMP or DATE, not %s; drop it", typeName(to))
+			c.add(path+".layout", ReasonCastInvalid, "a layout applies to casts to TIMESTAMP or DATE, not %s; drop it", contract.ShortName(to))
 		case unix && to == contractv1.FieldType_FIELD_TYPE_TIMESTAMP:
 			cv.unixExp, cv.layout = exp, layout
 		case unix:
@@ -528,7 +528,7 @@ func (c *compiler) cast(ct *contractv1.Cast, from contractv1.FieldType, decl *co
 		case math.IsNaN(s) || math.IsInf(s, 0):
 			c.add(path+".scale", ReasonCastInvalid, "scale must be a finite number")
 		case !contract.IsNumeric(to):
-			c.add(path+".scale", ReasonCastInvalid, "scale applies to numeric targets, not %s; drop it", typeName(to))
+			c.add(path+".scale", ReasonCastInvalid, "scale applies to numeric targets, not %s; drop it", contract.ShortName(to))
 		default:
 			cv.scaled, cv.scale = true, s
 			for k := -18; k <= 18; k++ {
@@ -545,7 +545,7 @@ func (c *compiler) cast(ct *contractv1.Cast, from contractv1.FieldType, decl *co
 		if _, known := contractv1.Rounding_name[int32(r)]; !known {
 			c.add(path+".rounding", ReasonCastInvalid, "unknown rounding %d", r)
 		} else if !isInt(to) && cv.unixExp < 0 {
-			c.add(path+".rounding", ReasonCastInvalid, "rounding applies to casts to integers (or unix times), not %s; drop it", typeName(to))
+			c.add(path+".rounding", ReasonCastInvalid, "rounding applies to casts to integers (or unix times), not %s; drop it", contract.ShortName(to))
 		}
 	}
 	return cv
@@ -562,10 +562,10 @@ func validLayout(layout string) bool {
 // errors at run time, never passed through.
 func (c *compiler) values(f *fieldPlan, decl *contractv1.Field, sf *record.Field, vals map[string]string, cast bool, path string) {
 	if t := sf.Type(); t != contractv1.FieldType_FIELD_TYPE_STRING {
-		c.add(path, ReasonValuesInvalid, "values map strings, but source field %s is %s", sf.Path, typeName(t))
+		c.add(path, ReasonValuesInvalid, "values map strings, but source field %s is %s", sf.Path, contract.ShortName(t))
 	}
 	if !cast && decl.GetType() != contractv1.FieldType_FIELD_TYPE_STRING {
-		c.add(path, ReasonValuesInvalid, "values produce strings, but canonical field %s is %s; add a cast", decl.GetName(), typeName(decl.GetType()))
+		c.add(path, ReasonValuesInvalid, "values produce strings, but canonical field %s is %s; add a cast", decl.GetName(), contract.ShortName(decl.GetType()))
 	}
 	f.values = make(map[string][]byte, len(vals))
 	for _, k := range slices.Sorted(maps.Keys(vals)) {
@@ -617,13 +617,13 @@ func (c *compiler) translate(p *Plan, f *fieldPlan, decl *contractv1.Field, sf *
 	case contractv1.FieldType_FIELD_TYPE_INT32, contractv1.FieldType_FIELD_TYPE_INT64,
 		contractv1.FieldType_FIELD_TYPE_STRING, contractv1.FieldType_FIELD_TYPE_UUID:
 	default:
-		c.add(path+".from", ReasonTranslateInvalid, "source field %s is %s; ids are integers, strings or UUIDs", sf.Path, typeName(t))
+		c.add(path+".from", ReasonTranslateInvalid, "source field %s is %s; ids are integers, strings or UUIDs", sf.Path, contract.ShortName(t))
 	}
 	switch t := decl.GetType(); t {
 	case contractv1.FieldType_FIELD_TYPE_INT32, contractv1.FieldType_FIELD_TYPE_INT64,
 		contractv1.FieldType_FIELD_TYPE_STRING, contractv1.FieldType_FIELD_TYPE_UUID:
 	default:
-		c.add(path+".to", ReasonTranslateInvalid, "canonical field %s is %s; ids are integers, strings or UUIDs", decl.GetName(), typeName(t))
+		c.add(path+".to", ReasonTranslateInvalid, "canonical field %s is %s; ids are integers, strings or UUIDs", decl.GetName(), contract.ShortName(t))
 	}
 	if c.ids != nil {
 		formats, found, err := c.lookupNamespace(fromNS)
@@ -644,10 +644,10 @@ func (c *compiler) translate(p *Plan, f *fieldPlan, decl *contractv1.Field, sf *
 			c.add(path+".to", ReasonFormatUnknown, "idmap namespace %s has no format %q (formats: %s)", toNS, toFormat, formatNames(formats))
 		}
 		if toF != nil && !kindFits(toF.GetKind(), decl.GetType()) {
-			c.add(path+".to", ReasonTypeMismatch, "format %s holds %s ids but canonical field %s is %s", tr.GetTo(), kindName(toF.GetKind()), decl.GetName(), typeName(decl.GetType()))
+			c.add(path+".to", ReasonTypeMismatch, "format %s holds %s ids but canonical field %s is %s", tr.GetTo(), kindName(toF.GetKind()), decl.GetName(), contract.ShortName(decl.GetType()))
 		}
 		if fromF != nil && !kindFits(fromF.GetKind(), sf.Type()) {
-			c.add(path+".from", ReasonTypeMismatch, "format %s holds %s ids but source field %s is %s", tr.GetFrom(), kindName(fromF.GetKind()), sf.Path, typeName(sf.Type()))
+			c.add(path+".from", ReasonTypeMismatch, "format %s holds %s ids but source field %s is %s", tr.GetFrom(), kindName(fromF.GetKind()), sf.Path, contract.ShortName(sf.Type()))
 		}
 	}
 	key := translation{namespace: fromNS, from: fromFormat, to: toFormat}

@@ -58,7 +58,7 @@ func (c *compiler) expr(p *Plan, f *fieldPlan, decl *contractv1.Field, fm *contr
 		return
 	}
 	if out := ast.OutputType(); !exprTypeFits(out, decl.GetType(), fm.GetCast() != nil) {
-		c.add(path+".expr", ReasonTypeMismatch, "%q gives %s but canonical field %s is %s", fm.GetExpr(), out, decl.GetName(), typeName(decl.GetType()))
+		c.add(path+".expr", ReasonTypeMismatch, "%q gives %s but canonical field %s is %s", fm.GetExpr(), out, decl.GetName(), contract.ShortName(decl.GetType()))
 	}
 	prog, err := env.Program(ast, cel.CostLimit(exprCostLimit), cel.EvalOptions(cel.OptOptimize))
 	if err != nil {
@@ -156,7 +156,7 @@ func (f *fieldPlan) eval(act map[string]any, a *arena) (Value, *failure) {
 	v, fl := f.fromCEL(out, a)
 	if fl != nil && fl.code == recordv1.ErrorCode_ERROR_CODE_TYPE_MISMATCH {
 		fl.code = recordv1.ErrorCode_ERROR_CODE_EXPRESSION_FAILED
-		fl.msg = fmt.Sprintf("expression %q gave a value that does not fit %s: %s", f.expr, typeName(f.typ), fl.msg)
+		fl.msg = fmt.Sprintf("expression %q gave a value that does not fit %s: %s", f.expr, contract.ShortName(f.typ), fl.msg)
 	}
 	return v, fl
 }
@@ -214,7 +214,7 @@ func (f *fieldPlan) fromCEL(out ref.Val, a *arena) (Value, *failure) {
 		}
 	}
 	return Value{}, &failure{code: recordv1.ErrorCode_ERROR_CODE_EXPRESSION_FAILED,
-		msg: fmt.Sprintf("expression %q gave a %s, which cannot become %s", f.expr, out.Type().TypeName(), typeName(f.typ))}
+		msg: fmt.Sprintf("expression %q gave a %s, which cannot become %s", f.expr, out.Type().TypeName(), contract.ShortName(f.typ))}
 }
 
 // jsonOf writes a JSON value deterministically (protojson varies its

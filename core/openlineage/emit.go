@@ -1,6 +1,7 @@
 package openlineage
 
 import (
+	"cmp"
 	"crypto/sha1"
 	"encoding/hex"
 	"encoding/json"
@@ -278,7 +279,7 @@ func (e *Emitter) BatchEvents(b Batch) ([]Event, error) {
 	r := e.newRun(JobIngest, b.Source, b.Started, b.Finished, "ingest", b.Subject, b.Partition, b.BatchID)
 	r.seam = map[string]any{"kind": JobIngest, "subject": b.Subject, "contractVersion": b.ContractVersion, "partition": b.Partition,
 		"batchId": b.BatchID, "status": b.Status, "received": b.Received, "accepted": b.Accepted, "quarantined": b.Quarantined}
-	r.judged(b.Partition, b.Checks, b.Metrics, b.Received, b.Accepted, b.Blocked, orText(b.Reason, "the batch was blocked"))
+	r.judged(b.Partition, b.Checks, b.Metrics, b.Received, b.Accepted, b.Blocked, cmp.Or(b.Reason, "the batch was blocked"))
 	return r.events()
 }
 
@@ -294,7 +295,7 @@ func (e *Emitter) SealEvents(s Seal) ([]Event, error) {
 	r := e.newRun(JobSeal, s.Source, s.Started, s.Finished, "seal", s.Subject, s.Partition, strconv.FormatInt(gen, 10))
 	r.seam = map[string]any{"kind": JobSeal, "subject": s.Subject, "contractVersion": s.ContractVersion, "partition": s.Partition,
 		"generation": gen, "verdict": s.Verdict, "received": s.Received, "accepted": s.Accepted, "quarantined": s.Quarantined}
-	r.judged(s.Partition, s.Checks, s.Metrics, s.Received, s.Accepted, s.Blocked, orText(s.Reason, "the partition was blocked"))
+	r.judged(s.Partition, s.Checks, s.Metrics, s.Received, s.Accepted, s.Blocked, cmp.Or(s.Reason, "the partition was blocked"))
 	return r.events()
 }
 
@@ -486,7 +487,7 @@ func assertions(checks []CheckResult) []any {
 	out := make([]any, 0, len(checks))
 	for _, c := range checks {
 		a := map[string]any{
-			"assertion":   orText(c.Kind, "check"),
+			"assertion":   cmp.Or(c.Kind, "check"),
 			"success":     c.Passed,
 			"name":        c.Name,
 			"severity":    severity(c.Policy),
@@ -556,13 +557,6 @@ func schemaFields(fs []SchemaField) []any {
 }
 
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
-
-func orText(s, fallback string) string {
-	if s == "" {
-		return fallback
-	}
-	return s
-}
 
 // nameUUID derives a version 5 style UUID (SHA-1, RFC 9562 section 5.5)
 // from the parts that identify a run, so the same run always has the same

@@ -11,10 +11,7 @@ import (
 // benchDecode decodes batches of 1,000 orders and reports per-record cost;
 // allocs/record counts the batch's slabs spread over its records.
 func benchDecode(b *testing.B, format recordv1.Format, data []byte) {
-	s, err := record.NewSchema(recordtest.OrderFields())
-	if err != nil {
-		b.Fatal(err)
-	}
+	s := recordtest.OrderSchema()
 	d := record.NewDecoder(s, record.Options{})
 	const n = 1000
 	b.SetBytes(int64(len(data)))
@@ -37,19 +34,13 @@ func BenchmarkDecodeJSON(b *testing.B) {
 }
 
 func BenchmarkDecodeCSV(b *testing.B) {
-	s, err := record.NewSchema(recordtest.OrderFields())
-	if err != nil {
-		b.Fatal(err)
-	}
+	s := recordtest.OrderSchema()
 	src := decode(b, s, recordv1.Format_FORMAT_NDJSON, recordtest.OrdersNDJSON(1000), 0)
 	benchDecode(b, recordv1.Format_FORMAT_CSV, recordtest.CSV(s, src))
 }
 
 func BenchmarkAppendJSON(b *testing.B) {
-	s, err := record.NewSchema(recordtest.OrderFields())
-	if err != nil {
-		b.Fatal(err)
-	}
+	s := recordtest.OrderSchema()
 	batch := decode(b, s, recordv1.Format_FORMAT_NDJSON, recordtest.OrdersNDJSON(1000), 0)
 	b.ReportAllocs()
 	buf := make([]byte, 0, 512<<10)

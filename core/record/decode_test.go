@@ -537,10 +537,7 @@ func TestElements(t *testing.T) {
 
 func TestOrders(t *testing.T) {
 	t.Parallel()
-	s, err := record.NewSchema(recordtest.OrderFields())
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := recordtest.OrderSchema()
 	for _, format := range []recordv1.Format{fJSON, fNDJSON} {
 		data := recordtest.OrdersNDJSON(500)
 		if format == fJSON {

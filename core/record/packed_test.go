@@ -67,10 +67,7 @@ func TestPackedRoundTrip(t *testing.T) {
 	}
 	packedRoundTrip(t, s, b.Records)
 
-	orders, err := record.NewSchema(recordtest.OrderFields())
-	if err != nil {
-		t.Fatal(err)
-	}
+	orders := recordtest.OrderSchema()
 	ob, err := record.NewDecoder(orders, record.Options{}).Decode(fNDJSON, recordtest.OrdersNDJSON(50), 0)
 	if err != nil {
 		t.Fatal(err)

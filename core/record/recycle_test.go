@@ -22,10 +22,7 @@ func encodeAll(s *record.Schema, b *record.Batch) []byte {
 // would, and without Recycle earlier batches stay intact.
 func TestDecoderRecycle(t *testing.T) {
 	t.Parallel()
-	s, err := record.NewSchema(recordtest.OrderFields())
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := recordtest.OrderSchema()
 	first := recordtest.OrdersNDJSON(700)
 	// A second batch where half the records lack most fields: stale values
 	// of the first batch must not show through.
@@ -73,10 +70,7 @@ func mustDecode(t *testing.T, d *record.Decoder, data []byte) *record.Batch {
 // ones before it: its records and their values reuse the earlier batches'
 // memory (the Batch itself is the one allocation left).
 func TestDecoderRecycleAllocations(t *testing.T) {
-	s, err := record.NewSchema(recordtest.OrderFields())
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := recordtest.OrderSchema()
 	data := recordtest.OrdersNDJSON(500)
 	d := record.NewDecoder(s, record.Options{})
 	mustDecode(t, d, data)

@@ -45,12 +45,8 @@ func planChunks(ctx context.Context, tx pgx.Tx, t TableName, s Shape, size int) 
 	}
 	var bounds [][]string
 	for res.Next() {
-		vals := make([]string, len(s.keys()))
-		ptrs := make([]any, len(vals))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := res.Scan(ptrs...); err != nil {
+		vals, err := scanTexts(res, len(s.keys()))
+		if err != nil {
 			res.Close()
 			return nil, 0, fmt.Errorf("split %s into chunks: %w", t, err)
 		}
@@ -67,6 +63,16 @@ func planChunks(ctx context.Context, tx pgx.Tx, t TableName, s Shape, size int) 
 	}
 	out = append(out, chunkBounds{lo: lo})
 	return out, rows, nil
+}
+
+// scanTexts reads the current row of res: n columns, each selected as text.
+func scanTexts(res pgx.Rows, n int) ([]string, error) {
+	vals := make([]string, n)
+	ptrs := make([]any, n)
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	return vals, res.Scan(ptrs...)
 }
 
 // keyList is the primary key columns, quoted and comma separated.
@@ -584,12 +590,8 @@ func (s *Source) vanishedRows(ctx context.Context, tx pgx.Tx, p pendingChunk, sh
 	}
 	fresh := make([][]string, len(keys))
 	for res.Next() {
-		vals := make([]string, len(keys))
-		ptrs := make([]any, len(keys))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := res.Scan(ptrs...); err != nil {
+		vals, err := scanTexts(res, len(keys))
+		if err != nil {
 			res.Close()
 			return nil, fmt.Errorf("read the keys of chunk %d of %s: %w", p.chunk, p.table.name, err)
 		}

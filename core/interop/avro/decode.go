@@ -8,6 +8,8 @@ import (
 	"time"
 
 	hamba "github.com/hamba/avro/v2"
+
+	"github.com/seamdata/seam/core/interop"
 )
 
 // Decoder decodes Avro binary records of one schema into JSON objects in
@@ -106,7 +108,7 @@ func plain(s hamba.Schema, v any, path string) (any, error) {
 		}
 		out := make(map[string]any, len(t.Fields()))
 		for _, f := range t.Fields() {
-			x, err := plain(f.Type(), m[f.Name()], joinPath(path, f.Name()))
+			x, err := plain(f.Type(), m[f.Name()], interop.Join(path, f.Name()))
 			if err != nil {
 				return nil, err
 			}
@@ -134,7 +136,7 @@ func plain(s hamba.Schema, v any, path string) (any, error) {
 		}
 		out := make(map[string]any, len(m))
 		for k, x := range m {
-			y, err := plain(t.Values(), x, joinPath(path, k))
+			y, err := plain(t.Values(), x, interop.Join(path, k))
 			if err != nil {
 				return nil, err
 			}

@@ -120,13 +120,6 @@ type importer struct {
 
 const maxDepth = 32
 
-func joinPath(prefix, name string) string {
-	if prefix == "" {
-		return name
-	}
-	return prefix + "." + name
-}
-
 func (im *importer) fields(rec *hamba.RecordSchema, prefix string) ([]*contractv1.Field, error) {
 	im.depth++
 	defer func() { im.depth-- }()
@@ -135,7 +128,7 @@ func (im *importer) fields(rec *hamba.RecordSchema, prefix string) ([]*contractv
 	}
 	out := make([]*contractv1.Field, 0, len(rec.Fields()))
 	for _, f := range rec.Fields() {
-		path := joinPath(prefix, f.Name())
+		path := interop.Join(prefix, f.Name())
 		sf, err := im.field(f.Type(), f.Name(), path)
 		if err != nil {
 			return nil, err

@@ -456,7 +456,7 @@ func (im *importer) members(props, required *interop.Value, prefix string) (out 
 			undeclared = append(undeclared, name)
 			continue
 		}
-		f, err := im.field(props.Vals[i], name, joinPath(prefix, name), req[name], false)
+		f, err := im.field(props.Vals[i], name, interop.Join(prefix, name), req[name], false)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -467,13 +467,6 @@ func (im *importer) members(props, required *interop.Value, prefix string) (out 
 		}
 	}
 	return out, undeclared, nil
-}
-
-func joinPath(prefix, name string) string {
-	if prefix == "" {
-		return name
-	}
-	return prefix + "." + name
 }
 
 // schemaTypes reads "type": one type or a list, and whether null is allowed.
@@ -677,7 +670,7 @@ func (im *importer) fieldOf(raw *interop.Value, name, path string, required, ite
 // finish applies what every field schema shares: the element checks of an
 // array's items, required and null, and the keywords left over.
 func (im *importer) finish(o *interop.Object, v *interop.Value, f *contractv1.Field, path string, required, items, nullable bool) (*contractv1.Field, bool, error) {
-	if items && hasConstraints(f) {
+	if items && interop.HasConstraints(f) {
 		if err := im.elementChecks(v, f, path); err != nil {
 			return nil, false, err
 		}
@@ -841,10 +834,6 @@ var fieldTypes = map[string]contractv1.FieldType{
 	"number":  contractv1.FieldType_FIELD_TYPE_DOUBLE,
 	"boolean": contractv1.FieldType_FIELD_TYPE_BOOL,
 	"object":  contractv1.FieldType_FIELD_TYPE_OBJECT,
-}
-
-func hasConstraints(f *contractv1.Field) bool {
-	return f.GetPattern() != "" || len(f.GetEnum()) > 0 || f.Min != nil || f.Max != nil || f.MinLength != nil || f.MaxLength != nil
 }
 
 // literalType is the type of a property that only lists its values (enum
@@ -1321,7 +1310,7 @@ func (im *importer) present(at *interop.Value, parent, member string, must bool)
 	if !must {
 		cond, suffix, desc = "!("+cond, "_absent", "JSON Schema: "+parent+" has no member "+member+" (its schema is false)"
 	}
-	return im.celCheck(at, parent, checkName(joinPath(parent, member))+suffix, func(p string) string {
+	return im.celCheck(at, parent, checkName(interop.Join(parent, member))+suffix, func(p string) string {
 		c := cond + p
 		if !must {
 			c += ")"

@@ -1,6 +1,7 @@
 package odcs
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -140,10 +141,10 @@ func Export(c *contractv1.Contract, opts ExportOptions) ([]byte, *interop.Report
 	doc := &document{
 		APIVersion:        APIVersion,
 		Kind:              "DataContract",
-		ID:                orText(take(labelPrefix+"id"), c.GetSubject()),
+		ID:                cmp.Or(take(labelPrefix+"id"), c.GetSubject()),
 		Name:              take(labelPrefix + "name"),
 		Version:           version,
-		Status:            orText(take(labelPrefix+"status"), "active"),
+		Status:            cmp.Or(take(labelPrefix+"status"), "active"),
 		Domain:            take(labelPrefix + "domain"),
 		DataProduct:       take(labelPrefix + "dataProduct"),
 		Tenant:            take(labelPrefix + "tenant"),

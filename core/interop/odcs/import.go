@@ -1057,7 +1057,7 @@ func (ob *objectImport) property(p *interop.Value, prefix string, items bool) (*
 			return nil, err
 		}
 		f.Items = it
-		if it.GetType() == contractv1.FieldType_FIELD_TYPE_OBJECT || hasConstraints(it) {
+		if it.GetType() == contractv1.FieldType_FIELD_TYPE_OBJECT || interop.HasConstraints(it) {
 			im.note(v, interop.Approximated, "the gate checks the type of each array element, not the constraints or members declared inside it")
 		}
 	}
@@ -1111,10 +1111,6 @@ var propertyDropped = map[string]string{
 
 // emailPattern is how an email format is checked.
 const emailPattern = `^[^@\s]+@[^@\s]+\.[^@\s]+$`
-
-func hasConstraints(f *contractv1.Field) bool {
-	return f.GetPattern() != "" || len(f.GetEnum()) > 0 || f.Min != nil || f.Max != nil || f.MinLength != nil || f.MaxLength != nil
-}
 
 // constraints reads the numeric, length and pattern options.
 func (ob *objectImport) constraints(f *contractv1.Field, take func(string) *interop.Value) error {

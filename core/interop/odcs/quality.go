@@ -1,6 +1,7 @@
 package odcs
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"strconv"
@@ -193,7 +194,7 @@ func (ob *objectImport) rule(q *interop.Value, field string, decl *contractv1.Fi
 			check.Name, check.Rule = named(strings.SplitN(rule, "(", 2)[0]), rule
 			ob.add(check)
 		} else {
-			im.note(q, interop.Dropped, "Seam does not run %s rules; only custom rules with engine %s are Seam checks", orText(engine, "engine-less"), engineSeam)
+			im.note(q, interop.Dropped, "Seam does not run %s rules; only custom rules with engine %s are Seam checks", cmp.Or(engine, "engine-less"), engineSeam)
 		}
 	case "library":
 		err = ob.library(q, o, field, decl, check, named)
@@ -212,13 +213,6 @@ func (ob *objectImport) rule(q *interop.Value, field string, decl *contractv1.Fi
 		im.note(r, interop.Dropped, "%s", why)
 	}
 	return nil
-}
-
-func orText(s, alt string) string {
-	if s == "" {
-		return alt
-	}
-	return s
 }
 
 func (ob *objectImport) threshold(v *interop.Value) (*contractv1.Threshold, error) {

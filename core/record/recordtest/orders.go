@@ -37,6 +37,16 @@ func OrderFields() []*contractv1.Field {
 	}
 }
 
+// OrderSchema returns the record schema of OrderFields. The fields are
+// fixed and valid, so it panics only if this package is broken.
+func OrderSchema() *record.Schema {
+	s, err := record.NewSchema(OrderFields())
+	if err != nil {
+		panic(fmt.Sprintf("recordtest: the shop.orders fields make no schema: %v", err))
+	}
+	return s
+}
+
 var (
 	currencies = []string{"USD", "EUR", "GBP"}
 	statuses   = []string{"placed", "paid", "shipped", "cancelled"}
