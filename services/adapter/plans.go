@@ -34,23 +34,7 @@ type compiled struct {
 	canonicalVersion int32
 	// decoders keeps record decoders of the plan's source schema for
 	// batch after batch: a reused decoder allocates nothing per record.
-	decoders sync.Pool
-}
-
-// decoder returns a decoder for the plan's source schema.
-func (c *compiled) decoder(maxRecordBytes int) *record.Decoder {
-	if d, ok := c.decoders.Get().(*record.Decoder); ok {
-		return d
-	}
-	d := record.NewDecoder(c.plan.Schema(), record.Options{MaxRecordBytes: maxRecordBytes})
-	d.Recycle() // every decoder comes back (release): its first batch's memory is reused too
-	return d
-}
-
-// release takes back a decoder once nothing of its batches is in use.
-func (c *compiled) release(d *record.Decoder) {
-	d.Recycle()
-	c.decoders.Put(d)
+	decoders *record.DecoderPool
 }
 
 // entry is one cached plan and what the cache knows about its freshness.
@@ -73,7 +57,9 @@ type plans struct {
 	idmap    idmapv1.IdMapServiceClient
 	log      *slog.Logger
 	refresh  time.Duration
-	now      func() time.Time
+	// decode is how the plans' decoders read records (the record size limit).
+	decode record.Options
+	now    func() time.Time
 
 	mu      sync.Mutex
 	entries map[planKey]*entry
@@ -88,8 +74,8 @@ type plans struct {
 	kick chan struct{}
 }
 
-func newPlans(reg registryv1.RegistryServiceClient, idm idmapv1.IdMapServiceClient, log *slog.Logger, refresh time.Duration) *plans {
-	return &plans{registry: reg, idmap: idm, log: log, refresh: refresh, now: time.Now,
+func newPlans(reg registryv1.RegistryServiceClient, idm idmapv1.IdMapServiceClient, log *slog.Logger, refresh time.Duration, decode record.Options) *plans {
+	return &plans{registry: reg, idmap: idm, log: log, refresh: refresh, decode: decode, now: time.Now,
 		entries: map[planKey]*entry{}, streamLost: time.Now(), kick: make(chan struct{}, 1)}
 }
 
@@ -278,7 +264,8 @@ func (c *plans) fetch(ctx context.Context, subject string, version int32) (*comp
 	if err != nil {
 		return nil, compileError(ctx, name, err)
 	}
-	return &compiled{plan: plan, version: cv.GetVersion().GetVersion(), canonical: m.GetCanonical(), canonicalVersion: cm.GetVersion().GetVersion()}, nil
+	return &compiled{plan: plan, version: cv.GetVersion().GetVersion(), canonical: m.GetCanonical(), canonicalVersion: cm.GetVersion().GetVersion(),
+		decoders: record.NewDecoderPool(plan.Schema(), c.decode)}, nil
 }
 
 // compileError turns a failed compile into a status: problems of the

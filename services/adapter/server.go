@@ -48,7 +48,7 @@ func New(_ context.Context, cfg Config) (*Server, error) {
 		registry: registryv1.NewRegistryServiceClient(cfg.Registry),
 		idmap:    idmapv1.NewIdMapServiceClient(cfg.Idmap),
 	}
-	s.plans = newPlans(s.registry, s.idmap, cfg.Logger, cfg.RefreshInterval)
+	s.plans = newPlans(s.registry, s.idmap, cfg.Logger, cfg.RefreshInterval, record.Options{MaxRecordBytes: cfg.MaxRecordBytes})
 	if err := s.metrics(); err != nil {
 		return nil, fmt.Errorf("adapter metrics: %w", err)
 	}
@@ -137,8 +137,8 @@ func (s *Server) adapt(ctx context.Context, req *adapterv1.AdaptRequest, where s
 	}
 	// The decoded records and the mapped batch are reused for later
 	// batches once the response, which copies what it needs, is built.
-	dec := c.decoder(s.cfg.MaxRecordBytes)
-	defer c.release(dec)
+	dec := c.decoders.Get()
+	defer c.decoders.Put(dec)
 	var recs []record.Record
 	if decoded != nil {
 		recs, err = decodePacked(dec, decoded, where)

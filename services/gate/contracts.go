@@ -29,28 +29,12 @@ type compiled struct {
 	plan     *check.Plan
 	// spec is the contract's partition time, nil when it declares none.
 	spec *partition.Spec
-	// decoders pools record decoders, which keep scratch space and are not
-	// safe for concurrent use.
-	decoders sync.Pool
+	// decoders pools record decoders of the plan's schema; give each back
+	// once nothing of the batches it decoded is used any more.
+	decoders *record.DecoderPool
 	// paths names every field of the plan's schema in slot order, as
 	// records travel to the adapter decoded (adapterv1.DecodedRecords).
 	paths []string
-}
-
-func (c *compiled) decoder() *record.Decoder {
-	if d, ok := c.decoders.Get().(*record.Decoder); ok {
-		return d
-	}
-	d := record.NewDecoder(c.plan.Schema(), record.Options{})
-	d.Recycle() // every decoder comes back (release): its first batch's memory is reused too
-	return d
-}
-
-// release takes back a decoder once nothing of the batches it decoded is
-// used any more: it reuses their records' memory for the next batch.
-func (c *compiled) release(d *record.Decoder) {
-	d.Recycle()
-	c.decoders.Put(d)
 }
 
 type versionKey struct {
@@ -322,7 +306,7 @@ func (c *contracts) compile(subject string, version int32, ct *contractv1.Contra
 	if err != nil {
 		return nil, fmt.Errorf("compile the partition time of %s version %d: %w", subject, version, err)
 	}
-	cv := &compiled{subject: subject, version: version, contract: ct, plan: plan, spec: spec}
+	cv := &compiled{subject: subject, version: version, contract: ct, plan: plan, spec: spec, decoders: record.NewDecoderPool(plan.Schema(), record.Options{})}
 	schema := plan.Schema()
 	cv.paths = make([]string, schema.Len())
 	for i := range cv.paths {

@@ -314,7 +314,7 @@ func (s *Server) prepare(ctx context.Context, in batchInput) *prepared {
 // release gives the batch's decoder back; its records are not used after.
 func (p *prepared) release() {
 	if p.dec != nil {
-		p.cv.release(p.dec)
+		p.cv.decoders.Put(p.dec)
 		p.dec = nil
 	}
 }
@@ -432,7 +432,7 @@ func (s *Server) validateBatch(p *prepared) error {
 	if err != nil {
 		return err
 	}
-	p.cv, p.dec = cv, cv.decoder()
+	p.cv, p.dec = cv, cv.decoders.Get()
 	decoded, format, err := decode(p.dec, in.batch)
 	if err != nil {
 		return err

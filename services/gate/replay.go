@@ -130,8 +130,8 @@ func replayLine(h heldRow) (string, []byte, error) {
 }
 
 func (s *Server) evaluateGroup(ctx context.Context, cv *compiled, subject, replayID string, g *replayGroup, page []heldRow, out []replayVerdict) error {
-	dec := cv.decoder()
-	defer cv.release(dec)
+	dec := cv.decoders.Get()
+	defer cv.decoders.Put(dec)
 	decoded, err := dec.Decode(g.format, g.data.Bytes(), 0)
 	if err != nil {
 		return fmt.Errorf("re-decode held records of %s: %w", subject, err)
