@@ -298,19 +298,13 @@ func scanTable(row pgx.Row) (tableState, error) {
 
 func loadTables(ctx context.Context, q queryer, connector string) ([]tableState, error) {
 	rows, err := q.Query(ctx, "SELECT "+tableColumns+" FROM seam_cdc.tables WHERE connector = $1 ORDER BY source_table", connector)
-	if err != nil {
-		return nil, fmt.Errorf("read the tables of source %s: %w", connector, err)
-	}
-	defer rows.Close()
-	var out []tableState
-	for rows.Next() {
-		t, err := scanTable(rows)
-		if err != nil {
-			return nil, fmt.Errorf("read the tables of source %s: %w", connector, err)
+	if err == nil {
+		var out []tableState
+		if out, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (tableState, error) { return scanTable(row) }); err == nil {
+			return out, nil
 		}
-		out = append(out, t)
 	}
-	return out, rows.Err()
+	return nil, fmt.Errorf("read the tables of source %s: %w", connector, err)
 }
 
 func loadTable(ctx context.Context, q queryer, connector, table string) (tableState, error) {
