@@ -86,7 +86,7 @@ func New(cfg Config) (*Handler, error) {
 		"GET /schemas/ids/{id}":                                     answer(h.schema, schemaAnswer),
 		"GET /schemas/ids/{id}/schema":                              answer(h.schema, rawSchema),
 		"GET /schemas/ids/{id}/subjects":                            answer(h.schema, subjectsOf),
-		"GET /schemas/ids/{id}/versions":                            answer(h.schema, versionsOf),
+		"GET /schemas/ids/{id}/versions":                            h.schemaVersions,
 		"GET /subjects":                                             h.listSubjects,
 		"GET /subjects/{subject}/versions":                          h.listVersions,
 		"POST /subjects/{subject}/versions":                         h.register,
@@ -458,16 +458,29 @@ func subjectsOf(resp *registryv1.GetSchemaResponse) any {
 	return out
 }
 
-func versionsOf(resp *registryv1.GetSchemaResponse) any {
+// schemaVersions lists the subject versions registered from a schema id:
+// a deleted one (retired in Seam) only with ?deleted=true, as Confluent's
+// registry answers, though the schema itself is still read by its id.
+func (h *Handler) schemaVersions(c *call) (any, error) {
+	resp, err := h.schema(c)
+	if err != nil {
+		return nil, err
+	}
 	type sv struct {
 		Subject string `json:"subject"`
 		Version int32  `json:"version"`
 	}
 	out := []sv{}
 	for _, v := range resp.GetVersions() {
-		out = append(out, sv{Subject: ToConfluent(v.GetSubject()), Version: v.GetVersion()})
+		got, err := h.reg.GetContract(c.ctx, &registryv1.GetContractRequest{Subject: v.GetSubject(), Version: v.GetVersion()})
+		if err != nil {
+			return nil, fromRPC(err, codeSchemaNotFound)
+		}
+		if c.visible(got.GetVersion()) {
+			out = append(out, sv{Subject: ToConfluent(v.GetSubject()), Version: v.GetVersion()})
+		}
 	}
-	return out
+	return out, nil
 }
 
 func (h *Handler) listSubjects(c *call) (any, error) {
