@@ -161,6 +161,7 @@ func newSourceRunCmd(g *client.Globals) *cobra.Command {
 	fl.IntVar(&cfg.BatchRecords, "batch-records", 1000, "most records in one batch sent to the gate")
 	fl.BoolVar(&cfg.HardDeletes, "hard-deletes", false, "remove deleted rows from the replica instead of keeping a tombstone")
 	fl.DurationVar(&cfg.PollInterval, "poll", 2*time.Second, "how often a halted table looks for its migration version")
+	fl.DurationVar(&cfg.SnapshotTransactionLimit, "snapshot-transaction-limit", 10*time.Minute, "end a snapshot worker's transaction at the source (which holds back VACUUM) after its chunk once it is this old, and read the chunks left in a fresh snapshot; negative: one snapshot for the whole read")
 	fl.DurationVar(&cfg.HeartbeatInterval, "heartbeat-interval", 0, "write a heartbeat row (table public.seam_heartbeat, added to the publication) this often, so the slot moves even when no keepalive does it; 0: none")
 	fl.StringVar(&metricsAddr, "metrics-addr", "", "serve Prometheus metrics on this address (host:port)")
 	return cmd

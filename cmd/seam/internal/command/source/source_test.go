@@ -63,7 +63,7 @@ INSERT INTO transfers SELECT 'TR-' || lpad(i::text, 8, '0'), 'DE8937040044053201
 	var runErr bytes.Buffer
 	go func() {
 		done <- seamtest.RunTo(runCtx, []string{"--addr", n.GRPCAddr, "--token", n.Admin, "source", "postgres", "run", "--name", "bank",
-			"--source", source, "--target", target, "--table", "transfers", "--subject-prefix", "bank", "--poll", "100ms",
+			"--source", source, "--target", target, "--table", "transfers", "--subject-prefix", "bank", "--poll", "100ms", "--snapshot-transaction-limit", "1m",
 			"--metrics-addr", metricsAddr}, io.Discard, &runErr)
 	}()
 	// stopRun interrupts the run and fails the test with fail unless it
