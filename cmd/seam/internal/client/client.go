@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/seamdata/seam/platform/backoff"
@@ -225,6 +226,35 @@ func (g *Globals) Stream(ctx context.Context) (sctx context.Context, progress fu
 		cancel(rpcerr.WithReason(codes.DeadlineExceeded, "NO_PROGRESS", fmt.Sprintf("no progress for %s (--timeout)", idle), nil))
 	})
 	return ctx, func() { timer.Reset(idle) }, func() { timer.Stop(); cancel(nil) }
+}
+
+// Allow keeps a stream that Stream bounds by idle (--timeout) from ending
+// for about d after the last message sent, while the caller waits for an
+// answer the server works out with nothing to send meanwhile (an import's
+// checks and index over every pair it took). Call the function it returns
+// once the answer came. With idle 0 (no --timeout) it does nothing.
+func Allow(progress func(), idle, d time.Duration) (done func()) {
+	if idle <= 0 || d <= idle {
+		return func() {}
+	}
+	stop := make(chan struct{})
+	go func() {
+		tick := time.NewTicker(idle / 2)
+		defer tick.Stop()
+		until := time.Now().Add(d - idle)
+		for {
+			select {
+			case <-stop:
+				return
+			case now := <-tick.C:
+				if now.After(until) {
+					return
+				}
+				progress()
+			}
+		}
+	}()
+	return sync.OnceFunc(func() { close(stop) })
 }
 
 // RunFunc is the body of a command that calls Seam.

@@ -12,6 +12,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"google.golang.org/grpc"
@@ -317,7 +318,12 @@ the wrong number of columns or its first row is data without --no-header.`,
 			defer stop()
 			resp, err := importCSV(sctx, ic, io.TeeReader(f, bar), &idmapv1.ImportHeader{
 				Namespace: args[0], FromFormat: from, ToFormat: to, OnConflict: policy, Replace: replace, Members: members != "",
-			}, firstRow{formats: formats, noHeader: noHeader}, args[1], progress)
+			}, firstRow{formats: formats, noHeader: noHeader}, args[1], progress, func(pairs int) func() {
+				// The server checks and indexes every pair before it
+				// answers, and sends nothing meanwhile: it is allowed
+				// --timeout for each million pairs, not --timeout in all.
+				return client.Allow(progress, g.Timeout, g.Timeout*time.Duration(1+pairs/1_000_000))
+			})
 			err = client.Cause(sctx, err)
 			bar.Finish()
 			if err != nil {
@@ -348,8 +354,10 @@ the wrong number of columns or its first row is data without --no-header.`,
 	return cmd
 }
 
-// importCSV streams the pairs of r to ImportPairs.
-func importCSV(ctx context.Context, c idmapv1.IdMapServiceClient, r io.Reader, h *idmapv1.ImportHeader, first firstRow, name string, progress func()) (*idmapv1.ImportPairsResponse, error) {
+// importCSV streams the pairs of r to ImportPairs, calling progress after
+// each message sent and await(pairs sent) before waiting for the answer
+// (its result once the answer came).
+func importCSV(ctx context.Context, c idmapv1.IdMapServiceClient, r io.Reader, h *idmapv1.ImportHeader, first firstRow, name string, progress func(), await func(pairs int) func()) (*idmapv1.ImportPairsResponse, error) {
 	stream, err := c.ImportPairs(ctx)
 	if err != nil {
 		return nil, err
@@ -365,10 +373,12 @@ func importCSV(ctx context.Context, c idmapv1.IdMapServiceClient, r io.Reader, h
 	}
 	cr.ReuseRecord = true
 	chunk := make([]*idmapv1.Pair, 0, PairsPerMessage)
+	sent := 0
 	flush := func() error {
 		if len(chunk) == 0 {
 			return nil
 		}
+		sent += len(chunk)
 		err := stream.Send(&idmapv1.ImportPairsRequest{Message: &idmapv1.ImportPairsRequest_Chunk{Chunk: &idmapv1.PairChunk{Pairs: chunk}}})
 		chunk = make([]*idmapv1.Pair, 0, PairsPerMessage)
 		progress()
@@ -407,6 +417,7 @@ func importCSV(ctx context.Context, c idmapv1.IdMapServiceClient, r io.Reader, h
 	if err := flush(); err != nil {
 		return nil, streamErr(stream, err)
 	}
+	defer await(sent)()
 	return stream.CloseAndRecv()
 }
 
