@@ -11,6 +11,7 @@ import (
 	"github.com/seamdata/seam/cmd/seam/internal/exit"
 	"github.com/seamdata/seam/cmd/seam/internal/seamtest"
 	"github.com/seamdata/seam/platform/auth"
+	"github.com/seamdata/seam/platform/clocktest"
 )
 
 // A token created with seam token works at once against a running Seam
@@ -30,17 +31,7 @@ func TestTokensApplyWithoutRestart(t *testing.T) {
 		out, errOut, code := seamtest.Run(t.Context(), append(args, "--addr", n.GRPCAddr, "--token", token)...)
 		return out + errOut, code
 	}
-	eventually := func(what string, ok func() bool) {
-		t.Helper()
-		deadline := time.Now().Add(10 * time.Second)
-		for !ok() {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: not within 10s", what)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	}
-	eventually("the new viewer token reads", func() bool { _, code := call(created.Token, "contract", "list"); return code == exit.OK })
+	clocktest.Eventually(t, "the new viewer token reads", func() bool { _, code := call(created.Token, "contract", "list"); return code == exit.OK })
 	if out, code := call(created.Token, "gate", "contain", "shop.orders", "--reason", "x"); code != exit.Usage || !strings.Contains(out, "permission denied") {
 		t.Errorf("viewer token containing a source: exit %d, %s; want permission denied", code, out)
 	}
@@ -68,7 +59,7 @@ func TestTokensApplyWithoutRestart(t *testing.T) {
 	if len(tf.Revoked) != 1 || tf.Revoked[0].Name != "dashboards" || tf.Revoked[0].Reason != "dashboards retired" || tf.Revoked[0].RevokedBy == "" || tf.Revoked[0].RevokedAt == "" {
 		t.Errorf("revocations in the file = %+v, want dashboards revoked with who, when and why", tf.Revoked)
 	}
-	eventually("the revoked token is refused", func() bool {
+	clocktest.Eventually(t, "the revoked token is refused", func() bool {
 		out, code := call(created.Token, "contract", "list")
 		return code == exit.Usage && strings.Contains(out, "--token")
 	})
