@@ -75,12 +75,34 @@ type shapeRow struct {
 }
 
 func (s *Source) capture(ctx context.Context) error {
+	var heldSince time.Time
 	for {
 		err := s.captureOnce(ctx)
 		if ctx.Err() != nil {
 			return nil
 		}
 		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && pgErr.Code == "55006" {
+			// The slot is held by a walsender: this source's previous
+			// run's, stopped or killed a moment ago, until the server
+			// sees its connection gone (as drop waits for too); or
+			// another process's running this source, which still holds
+			// it after slotReleaseWait.
+			if heldSince.IsZero() {
+				heldSince = time.Now()
+			}
+			if time.Since(heldSince) >= slotReleaseWait {
+				return fmt.Errorf("stream of slot %s: %w (still held after %s: is another seam source postgres run --name %s running?)", s.cfg.slotName(), err, slotReleaseWait, s.cfg.Name)
+			}
+			s.log.Info("replication slot still held by a walsender; trying again", "slot", s.cfg.slotName(), "error", err)
+			select {
+			case <-time.After(200 * time.Millisecond):
+			case <-ctx.Done():
+				return nil
+			}
+			continue
+		}
+		heldSince = time.Time{}
 		if errors.As(err, &pgErr) && pgErr.Code != "" && pgErr.Code[:2] != "08" && pgErr.Code != "57P01" {
 			return fmt.Errorf("stream of slot %s: %w", s.cfg.slotName(), err)
 		}

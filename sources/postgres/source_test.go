@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pglogrepl"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
 	"github.com/seamdata/seam/sources/postgres"
@@ -326,6 +328,55 @@ func TestRestartMidStreamResumesExactly(t *testing.T) {
 		}
 		return true, ""
 	})
+}
+
+// A restart that finds its slot still held by a walsender (the run
+// before's, until the server sees that connection gone) waits for it
+// rather than stopping, then streams from where it was.
+func TestRestartWaitsForItsSlotToBeReleased(t *testing.T) {
+	t.Parallel()
+	e := paymentsEnv(t, 200)
+	cfg := e.config("heldslot", "payments", "accounts")
+	if err := e.startReady(cfg).stop(); err != nil {
+		t.Fatal(err)
+	}
+	held := holdSlot(t, e.source, "seam_heldslot")
+	r := e.start(cfg)
+	w := startWriter(e, 1000, 5)
+	select {
+	case err := <-r.done:
+		t.Fatalf("the source stopped while its slot was held: %v", err)
+	case <-time.After(1500 * time.Millisecond):
+	}
+	if err := held.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	w.finish(t)
+	converged(t, e, "replica")
+	noDuplicates(t, e, "heldslot")
+}
+
+// holdSlot streams slot from another replication connection, as the
+// walsender of a run that has just ended still does; close it to let go.
+func holdSlot(t testing.TB, url, slot string) *pgconn.PgConn {
+	t.Helper()
+	cfg, err := pgconn.ParseConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.RuntimeParams["replication"] = "database"
+	conn, err := pgconn.ConnectConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pglogrepl.StartReplication(context.Background(), conn, slot, 0, pglogrepl.StartReplicationOptions{
+		Mode: pglogrepl.LogicalReplication, PluginArgs: []string{"proto_version '1'", "publication_names '" + slot + "'"}}); err != nil {
+		conn.Close(context.Background())
+		t.Fatalf("hold slot %s: %v", slot, err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return conn
 }
 
 func dbName(url string) string {
