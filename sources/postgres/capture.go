@@ -13,6 +13,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/seamdata/seam/platform/backoff"
 )
 
 // Capture stages the slot's stream in the target's log, in commit order:
@@ -76,6 +78,7 @@ type shapeRow struct {
 
 func (s *Source) capture(ctx context.Context) error {
 	var heldSince time.Time
+	held := backoff.Backoff{Min: 100 * time.Millisecond, Max: time.Second}
 	for {
 		err := s.captureOnce(ctx)
 		if ctx.Err() != nil {
@@ -87,22 +90,22 @@ func (s *Source) capture(ctx context.Context) error {
 			// run's, stopped or killed a moment ago, until the server
 			// sees its connection gone (as drop waits for too); or
 			// another process's running this source, which still holds
-			// it after slotReleaseWait.
+			// it after slotReleaseWait. Each try is a connection to the
+			// source, so they back off.
 			if heldSince.IsZero() {
 				heldSince = time.Now()
+				s.log.Info("replication slot still held by a walsender; waiting for it", "slot", s.cfg.slotName(), "error", err)
 			}
 			if time.Since(heldSince) >= slotReleaseWait {
 				return fmt.Errorf("stream of slot %s: %w (still held after %s: is another seam source postgres run --name %s running?)", s.cfg.slotName(), err, slotReleaseWait, s.cfg.Name)
 			}
-			s.log.Info("replication slot still held by a walsender; trying again", "slot", s.cfg.slotName(), "error", err)
-			select {
-			case <-time.After(200 * time.Millisecond):
-			case <-ctx.Done():
+			if held.Wait(ctx) != nil {
 				return nil
 			}
 			continue
 		}
 		heldSince = time.Time{}
+		held.Reset()
 		if errors.As(err, &pgErr) && pgErr.Code != "" && pgErr.Code[:2] != "08" && pgErr.Code != "57P01" {
 			return fmt.Errorf("stream of slot %s: %w", s.cfg.slotName(), err)
 		}

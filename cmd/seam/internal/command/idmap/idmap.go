@@ -322,7 +322,7 @@ the wrong number of columns or its first row is data without --no-header.`,
 				// The server checks and indexes every pair before it
 				// answers, and sends nothing meanwhile: it is allowed
 				// --timeout for each million pairs, not --timeout in all.
-				return client.Allow(progress, g.Timeout, g.Timeout*time.Duration(1+pairs/1_000_000))
+				return client.Allow(progress, g.Timeout, g.Timeout*time.Duration(max(1, (pairs+999_999)/1_000_000)))
 			})
 			err = client.Cause(sctx, err)
 			bar.Finish()
