@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -75,6 +76,64 @@ func TestProfileCountsEveryValueByShape(t *testing.T) {
 	for k, n := range want {
 		if got[k].Count != n || got[k].Passed != n {
 			t.Errorf("%q: counted %d (%d passed), want %d", k, got[k].Count, got[k].Passed, n)
+		}
+	}
+}
+
+// Over a batch as a pipeline sends it (thousands of records), profile
+// counts what naming every value's shape one by one counts: fields of a
+// few values that alternate (which the profile looks up by value), of
+// more distinct values than it remembers, of values that never repeat
+// (which it stops looking up), and of more shapes than a field keeps
+// (counted as "mixed" from the first one past the bound).
+func TestProfileOfALargeBatchCountsAsNamingEachValue(t *testing.T) {
+	plan, err := check.Compile(examples.ShopOrdersV1())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var data []byte
+	for i := range 3000 {
+		coupon := `null`
+		if i%7 != 0 {
+			coupon = strconv.Quote("C" + strconv.Itoa(i%100) + []string{"", "-x", "x", "-1"}[i%4])
+		}
+		data = fmt.Appendf(data, `{"order_id":%q,"customer_id":%d,"currency":%q,"status":%q,"email":"c%d@example.com","coupon":%s,"channel":%q}`+"\n",
+			string(rune('A'+i%26))+"-"+strconv.Itoa(i), i, []string{"EUR", "USD", "GBP"}[i%3], []string{"paid", "refunded", "2025-03-01", "7"}[i%4], i, coupon,
+			"ch"+strconv.Itoa(i%90))
+	}
+	b, err := record.NewDecoder(plan.Schema(), record.Options{}).Decode(recordv1.Format_FORMAT_NDJSON, data, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int64{}
+	seen := map[string]map[string]bool{}
+	for _, r := range b.Records {
+		for slot, v := range r.Values {
+			if !v.Present() {
+				continue
+			}
+			field := plan.Schema().Field(slot).Path
+			name := shapeOf(v)
+			if seen[field] == nil {
+				seen[field] = map[string]bool{}
+			}
+			if !seen[field][name] && len(seen[field]) >= maxShapesPerField {
+				name = "mixed"
+			}
+			seen[field][name] = true
+			want[field+"\x00"+name]++
+		}
+	}
+	if want["order_id\x00mixed"] == 0 {
+		t.Fatal("the batch has no field of more shapes than a field keeps; the test checks nothing of the bound")
+	}
+	got := profile(plan, b, func(int) bool { return true })
+	if len(got) != len(want) {
+		t.Fatalf("%d field shapes profiled, want %d:\n%v\nwant %v", len(got), len(want), got, want)
+	}
+	for k, n := range want {
+		if got[k].Count != n {
+			t.Errorf("%q: counted %d, want %d", k, got[k].Count, n)
 		}
 	}
 }
