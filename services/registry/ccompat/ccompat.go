@@ -85,8 +85,8 @@ func New(cfg Config) (*Handler, error) {
 		"GET /schemas/types":                                        func(*call) (any, error) { return []string{"JSON", "AVRO"}, nil },
 		"GET /schemas/ids/{id}":                                     answer(h.schema, schemaAnswer),
 		"GET /schemas/ids/{id}/schema":                              answer(h.schema, rawSchema),
-		"GET /schemas/ids/{id}/subjects":                            answer(h.schema, subjectsOf),
-		"GET /schemas/ids/{id}/versions":                            h.schemaVersions,
+		"GET /schemas/ids/{id}/subjects":                            answer(h.schemaVersions, subjectsOf),
+		"GET /schemas/ids/{id}/versions":                            answer(h.schemaVersions, subjectVersionsOf),
 		"GET /subjects":                                             h.listSubjects,
 		"GET /subjects/{subject}/versions":                          h.listVersions,
 		"POST /subjects/{subject}/versions":                         h.register,
@@ -448,9 +448,9 @@ func rawSchema[T interface{ GetSchema() *registryv1.Schema }](x T) any {
 	return rawText(x.GetSchema().GetText())
 }
 
-func subjectsOf(resp *registryv1.GetSchemaResponse) any {
+func subjectsOf(versions []*registryv1.SubjectVersion) any {
 	out := []string{}
-	for _, v := range resp.GetVersions() {
+	for _, v := range versions {
 		if s := ToConfluent(v.GetSubject()); !slices.Contains(out, s) {
 			out = append(out, s)
 		}
@@ -458,26 +458,35 @@ func subjectsOf(resp *registryv1.GetSchemaResponse) any {
 	return out
 }
 
-// schemaVersions lists the subject versions registered from a schema id:
-// a deleted one (retired in Seam) only with ?deleted=true, as Confluent's
-// registry answers, though the schema itself is still read by its id.
-func (h *Handler) schemaVersions(c *call) (any, error) {
-	resp, err := h.schema(c)
-	if err != nil {
-		return nil, err
-	}
+func subjectVersionsOf(versions []*registryv1.SubjectVersion) any {
 	type sv struct {
 		Subject string `json:"subject"`
 		Version int32  `json:"version"`
 	}
 	out := []sv{}
+	for _, v := range versions {
+		out = append(out, sv{Subject: ToConfluent(v.GetSubject()), Version: v.GetVersion()})
+	}
+	return out
+}
+
+// schemaVersions returns the subject versions registered from a schema
+// id: a deleted one (retired in Seam) only with ?deleted=true, as
+// Confluent's registry answers, though the schema itself is still read by
+// its id.
+func (h *Handler) schemaVersions(c *call) ([]*registryv1.SubjectVersion, error) {
+	resp, err := h.schema(c)
+	if err != nil || c.r.URL.Query().Get("deleted") == "true" {
+		return resp.GetVersions(), err
+	}
+	var out []*registryv1.SubjectVersion
 	for _, v := range resp.GetVersions() {
 		got, err := h.reg.GetContract(c.ctx, &registryv1.GetContractRequest{Subject: v.GetSubject(), Version: v.GetVersion()})
 		if err != nil {
 			return nil, fromRPC(err, codeSchemaNotFound)
 		}
-		if c.visible(got.GetVersion()) {
-			out = append(out, sv{Subject: ToConfluent(v.GetSubject()), Version: v.GetVersion()})
+		if !deleted(got.GetVersion()) {
+			out = append(out, v)
 		}
 	}
 	return out, nil

@@ -99,10 +99,13 @@ func TestConfluentDeleteAndRestart(t *testing.T) {
 			// Confluent's registry: consumers decode old messages.
 			check(srCall{method: "GET", path: "/schemas/ids/" + id1}, srWant{200, 0, "View"})
 			check(srCall{method: "GET", path: "/schemas/ids/" + id2 + "/versions"}, srWant{200, 0, `{"subject":"views-value","version":2}`})
-			// The subject versions of a deleted version's schema list it
-			// only with ?deleted=true.
+			// The subject versions and subjects of a deleted version's
+			// schema list it only with ?deleted=true.
 			check(srCall{method: "GET", path: "/schemas/ids/" + id1 + "/versions"}, srWant{200, 0, "[]"})
 			check(srCall{method: "GET", path: "/schemas/ids/" + id1 + "/versions?deleted=true"}, srWant{200, 0, `{"subject":"views-value","version":1}`})
+			check(srCall{method: "GET", path: "/schemas/ids/" + id1 + "/subjects"}, srWant{200, 0, "[]"})
+			check(srCall{method: "GET", path: "/schemas/ids/" + id1 + "/subjects?deleted=true"}, srWant{200, 0, `["views-value"]`})
+			check(srCall{method: "GET", path: "/schemas/ids/" + id2 + "/subjects"}, srWant{200, 0, `["views-value"]`})
 		}
 		answers()
 
