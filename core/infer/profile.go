@@ -12,6 +12,7 @@ import (
 
 	"github.com/seamdata/seam/core/contract"
 	"github.com/seamdata/seam/core/record"
+	"github.com/seamdata/seam/core/shape"
 	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
 	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
 )
@@ -499,9 +500,9 @@ func (f *FieldProfile) str(s string) {
 	if decimalText(s) {
 		f.Decimals++
 	}
-	shape := stringShape(s)
-	f.Shapes[shape]++
-	if shape == shapeString || isTemplate(shape) {
+	sh := stringShape(s)
+	f.Shapes[sh]++
+	if sh == shape.String || isTemplate(sh) {
 		// Only text that is no named shape can follow a template: a UUID
 		// cut at its digits is not "{alpha:1}{digits:3}…".
 		if f.templates == nil {

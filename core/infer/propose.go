@@ -16,6 +16,7 @@ import (
 	"github.com/seamdata/seam/core/contract"
 	"github.com/seamdata/seam/core/idrule"
 	"github.com/seamdata/seam/core/mapping"
+	"github.com/seamdata/seam/core/shape"
 	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
 	idmapv1 "github.com/seamdata/seam/proto/seam/idmap/v1"
 	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
@@ -487,15 +488,15 @@ func observedType(fp *FieldProfile, decl *contractv1.Field) contractv1.FieldType
 		}
 		return contractv1.FieldType_FIELD_TYPE_INT64
 	case kindString:
-		shape, _ := fp.majorityShape()
+		sh, _ := fp.majorityShape()
 		switch {
 		case contract.IsNumeric(dt) && fp.Decimals == fp.Kinds[kindString] && fp.Decimals > 0:
 			return contractv1.FieldType_FIELD_TYPE_DECIMAL
-		case shape == shapeUUID && dt != contractv1.FieldType_FIELD_TYPE_STRING:
+		case sh == shape.UUID && dt != contractv1.FieldType_FIELD_TYPE_STRING:
 			return contractv1.FieldType_FIELD_TYPE_UUID
-		case shape == shapeTimestamp && dt != contractv1.FieldType_FIELD_TYPE_STRING:
+		case sh == shape.Timestamp && dt != contractv1.FieldType_FIELD_TYPE_STRING:
 			return contractv1.FieldType_FIELD_TYPE_TIMESTAMP
-		case shape == shapeDate && dt != contractv1.FieldType_FIELD_TYPE_STRING:
+		case sh == shape.Date && dt != contractv1.FieldType_FIELD_TYPE_STRING:
 			return contractv1.FieldType_FIELD_TYPE_DATE
 		}
 		return contractv1.FieldType_FIELD_TYPE_STRING
@@ -724,30 +725,30 @@ func (pr *proposer) constraints(f *contractv1.Field, path string, fp *FieldProfi
 // repattern replaces a pattern most values broke by the shape they have.
 func (pr *proposer) repattern(f *contractv1.Field, path string, fp *FieldProfile) {
 	old := f.Pattern
-	shape, n := fp.majorityShape()
-	pat := shapePattern(shape)
+	sh, n := fp.majorityShape()
+	pat := shapePattern(sh)
 	if pat == "" || !pr.significant(n, fp.Present) {
 		f.Pattern = ""
 		pr.change(path, "pattern %q dropped: the values follow no single shape", old)
 		return
 	}
 	f.Pattern = pat
-	pr.change(path, "pattern %q → %q (%s, as %d of %d values are)", old, pat, shape, n, fp.Present)
+	pr.change(path, "pattern %q → %q (%s, as %d of %d values are)", old, pat, sh, n, fp.Present)
 }
 
 // shapePattern is the pattern of a shape, "" for shapes no pattern says.
-func shapePattern(shape string) string {
+func shapePattern(sh string) string {
 	switch {
-	case shape == shapeUUID:
+	case sh == shape.UUID:
 		return uuidPattern
-	case shape == shapeDigits:
+	case sh == shape.Digits:
 		return "^[0-9]+$"
-	case shape == shapeDecimal:
+	case sh == shape.Decimal:
 		return "^[+-]?[0-9]+(\\.[0-9]+)?([eE][+-]?[0-9]+)?$"
-	case shape == shapeDate:
+	case sh == shape.Date:
 		return "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
-	case isTemplate(shape):
-		pat, err := templatePattern(shape)
+	case isTemplate(sh):
+		pat, err := templatePattern(sh)
 		if err != nil {
 			return ""
 		}
@@ -762,20 +763,20 @@ func shapePattern(shape string) string {
 func (pr *proposer) identifier(f *contractv1.Field, path string, fp *FieldProfile, nt contractv1.FieldType) {
 	id := f.GetIdentifier()
 	ns := id.GetNamespace()
-	kind, pattern, shape := idmapv1.FormatKind_FORMAT_KIND_STRING, "", ""
+	kind, pattern, sh := idmapv1.FormatKind_FORMAT_KIND_STRING, "", ""
 	k, _ := fp.majorityKind()
 	switch k {
 	case kindInteger:
 		kind = idmapv1.FormatKind_FORMAT_KIND_INT
-		shape = "integer"
+		sh = "integer"
 	case kindString:
 		var n int
-		shape, n = fp.majorityShape()
+		sh, n = fp.majorityShape()
 		switch {
-		case shape == shapeUUID:
+		case sh == shape.UUID:
 			kind = idmapv1.FormatKind_FORMAT_KIND_UUID
 		case pr.significant(n, fp.Present):
-			pattern = shapePattern(shape)
+			pattern = shapePattern(sh)
 		}
 	default:
 		pr.note("identifier %s now carries %s values, which no idmap format holds; it is left as it is", path, kindNames[k])
@@ -784,8 +785,8 @@ func (pr *proposer) identifier(f *contractv1.Field, path string, fp *FieldProfil
 	format := pr.findFormat(ns, kind, pattern, fp.IDs)
 	var create *idmapv1.Format
 	if format == nil {
-		create = &idmapv1.Format{Name: pr.formatName(ns, kind, shape), Kind: kind, Pattern: pattern,
-			Description: fmt.Sprintf("%s ids as %s sends them since its version %d (%s)", ns, pr.next.GetSubject(), pr.in.ActiveVersion, shape)}
+		create = &idmapv1.Format{Name: pr.formatName(ns, kind, sh), Kind: kind, Pattern: pattern,
+			Description: fmt.Sprintf("%s ids as %s sends them since its version %d (%s)", ns, pr.next.GetSubject(), pr.in.ActiveVersion, sh)}
 		pr.cat.add(ns, create)
 		format = create
 	}
@@ -820,7 +821,7 @@ func (pr *proposer) identifier(f *contractv1.Field, path string, fp *FieldProfil
 	if oldType != f.GetType() {
 		pr.change(path, "type %s → %s", contract.ShortName(oldType), contract.ShortName(f.GetType()))
 	}
-	pr.change(path, "identifier %s/%s → %s/%s (%s)", ns, oldFmt, ns, format.GetName(), shape)
+	pr.change(path, "identifier %s/%s → %s/%s (%s)", ns, oldFmt, ns, format.GetName(), sh)
 	m := &Migration{Field: path, Namespace: ns, Old: oldFmt, New: format.GetName(), CreateFormat: create, Values: fp.IDs}
 	if of := pr.cat.format(ns, oldFmt); of != nil {
 		m.Rule = RuleFromValues(ns, of, format, fp.IDs, pr.in.Known[ns+"/"+oldFmt], nil)
@@ -868,7 +869,7 @@ func (pr *proposer) findFormat(ns string, kind idmapv1.FormatKind, pattern strin
 // formatName names a format to create: "uuid", "int", or the letters of
 // a template's fixed text ("ACC-{digits:8}" gives "acc-code"), made unique
 // in the namespace.
-func (pr *proposer) formatName(ns string, kind idmapv1.FormatKind, shape string) string {
+func (pr *proposer) formatName(ns string, kind idmapv1.FormatKind, sh string) string {
 	base := "code"
 	switch kind {
 	case idmapv1.FormatKind_FORMAT_KIND_UUID:
@@ -877,7 +878,7 @@ func (pr *proposer) formatName(ns string, kind idmapv1.FormatKind, shape string)
 		base = "int"
 	default:
 		var b strings.Builder
-		for _, r := range strings.ToLower(shape) {
+		for _, r := range strings.ToLower(sh) {
 			if r == '{' {
 				break
 			}
@@ -1134,11 +1135,11 @@ func observed(fp *FieldProfile) string {
 		parts = append(parts, strings.Join(kinds, ", "))
 	}
 	if fp.Kinds[kindString] > 0 {
-		shape, n := fp.majorityShape()
-		if shape != "" && shape != shapeString {
-			parts = append(parts, fmt.Sprintf("shape %s in %s", shape, share(n, fp.Kinds[kindString])))
+		sh, n := fp.majorityShape()
+		if sh != "" && sh != shape.String {
+			parts = append(parts, fmt.Sprintf("shape %s in %s", sh, share(n, fp.Kinds[kindString])))
 		}
-		if !fp.DistinctOverflow && len(fp.Distinct) <= 10 && len(fp.Distinct) > 0 && (shape == shapeString || shape == "") {
+		if !fp.DistinctOverflow && len(fp.Distinct) <= 10 && len(fp.Distinct) > 0 && (sh == shape.String || sh == "") {
 			// A few words repeated: an enumeration's values.
 			parts = append(parts, "values "+strings.Join(slices.Sorted(mapKeys(fp.Distinct)), ", "))
 		}

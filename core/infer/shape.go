@@ -25,17 +25,6 @@ const (
 
 var kindNames = [numKinds]string{"string", "integer", "number", "boolean", "object", "array"}
 
-// Named string shapes, as core/shape names them for the gate's alerts and
-// a one_of check.
-const (
-	shapeUUID      = shape.UUID
-	shapeTimestamp = shape.Timestamp
-	shapeDate      = shape.Date
-	shapeDigits    = shape.Digits
-	shapeDecimal   = shape.Decimal
-	shapeString    = shape.String
-)
-
 // stringShape names the shape of one string as every part of Seam does
 // (core/shape): a named shape, a template such as "ACC-{digits:8}" or
 // "name-{digits}" when the string mixes fixed text with digits, or
