@@ -15,14 +15,6 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
-const (
-	fJSON   = recordv1.Format_FORMAT_JSON
-	fNDJSON = recordv1.Format_FORMAT_NDJSON
-	fCSV    = recordv1.Format_FORMAT_CSV
-	mal     = recordv1.ErrorCode_ERROR_CODE_MALFORMED
-	big     = recordv1.ErrorCode_ERROR_CODE_TOO_LARGE
-)
-
 func testSchema(t testing.TB) *record.Schema {
 	t.Helper()
 	fields := []*contractv1.Field{
@@ -57,7 +49,7 @@ func decode(t testing.TB, s *record.Schema, format recordv1.Format, data []byte,
 // returns the field's value.
 func decodeField(t *testing.T, d *record.Decoder, s *record.Schema, field, literal string) record.Value {
 	t.Helper()
-	b, err := d.Decode(fJSON, []byte(`{"`+field+`":`+literal+`}`), 0)
+	b, err := d.Decode(recordv1.Format_FORMAT_JSON, []byte(`{"`+field+`":`+literal+`}`), 0)
 	if err != nil {
 		t.Fatalf("Decode(%s): %v", literal, err)
 	}
@@ -142,7 +134,7 @@ func TestJSONStrictness(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			data := tt.line + "\n" + `{"i":7}` + "\n"
-			b := decode(t, s, fNDJSON, []byte(data), 0)
+			b := decode(t, s, recordv1.Format_FORMAT_NDJSON, []byte(data), 0)
 			if len(b.Records) != 2 {
 				t.Fatalf("got %d records, want 2", len(b.Records))
 			}
@@ -152,7 +144,7 @@ func TestJSONStrictness(t *testing.T) {
 				t.Fatalf("got error %v, want none", r.Err)
 			case tt.want != "" && r.Err == nil:
 				t.Fatalf("got no error, want one containing %q", tt.want)
-			case tt.want != "" && (r.Err.GetCode() != mal || !strings.Contains(r.Err.GetMessage(), tt.want) || !strings.HasPrefix(r.Err.GetMessage(), "line 1, byte offset ")):
+			case tt.want != "" && (r.Err.GetCode() != recordv1.ErrorCode_ERROR_CODE_MALFORMED || !strings.Contains(r.Err.GetMessage(), tt.want) || !strings.HasPrefix(r.Err.GetMessage(), "line 1, byte offset ")):
 				t.Fatalf("got %v %q, want MALFORMED starting with \"line 1, byte offset\" and containing %q", r.Err.GetCode(), r.Err.GetMessage(), tt.want)
 			case tt.want != "" && r.Values != nil:
 				t.Fatalf("failed record kept %d values, want none", len(r.Values))
@@ -230,7 +222,7 @@ func TestNDJSONPositions(t *testing.T) {
 	t.Parallel()
 	s := testSchema(t)
 	data := "{\"i\":1}\r\n\n   \n{\"i\":2,\"zz\":1,\"yy\":{}}\n{broken\n{\"i\":4}"
-	b := decode(t, s, fNDJSON, []byte(data), 100)
+	b := decode(t, s, recordv1.Format_FORMAT_NDJSON, []byte(data), 100)
 	type rec struct {
 		index, pos int64
 		raw        string
@@ -279,7 +271,7 @@ func TestJSONArray(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			b, err := record.NewDecoder(s, record.Options{}).Decode(fJSON, []byte(tt.data), 10)
+			b, err := record.NewDecoder(s, record.Options{}).Decode(recordv1.Format_FORMAT_JSON, []byte(tt.data), 10)
 			if tt.batchErr == "" && err != nil {
 				t.Fatalf("Decode error %v, want none", err)
 			}
@@ -315,15 +307,15 @@ func TestLimits(t *testing.T) {
 		code   recordv1.ErrorCode // of record 0; unspecified means it decodes
 		want   string
 	}{
-		{"10MB NDJSON under 16MiB", fNDJSON, huge, record.Options{}, 0, ""},
-		{"10MB NDJSON over 1MiB", fNDJSON, huge, record.Options{MaxRecordBytes: 1 << 20}, big, "10000008 bytes, over the 1048576 byte limit"},
-		{"10MB JSON over 1MiB", fJSON, "[" + huge + `,{"i":1}]`, record.Options{MaxRecordBytes: 1 << 20}, big, "record 0: record is 10000008 bytes"},
-		{"10MB CSV over 1MiB", fCSV, "s,i\n" + strings.Repeat("y", 10_000_000) + ",1\n", record.Options{MaxRecordBytes: 1 << 20}, big, "line 2: record is"},
-		{"10,000 deep array", fNDJSON, deep, record.Options{}, mal, "nesting deeper than 64 levels"},
-		{"10,000 deep object", fJSON, "[" + deepObj + `,{"i":1}]`, record.Options{}, mal, "nesting deeper than 64 levels"},
-		{"depth limit is inclusive", fNDJSON, `{"a":[[1]]}`, record.Options{MaxDepth: 3}, 0, ""},
-		{"depth limit exceeded", fNDJSON, `{"a":[[[1]]]}`, record.Options{MaxDepth: 3}, mal, "deeper than 3"},
-		{"declared object depth", fNDJSON, `{"o":{"id":"x"}}`, record.Options{MaxDepth: 1}, mal, "deeper than 1"},
+		{"10MB NDJSON under 16MiB", recordv1.Format_FORMAT_NDJSON, huge, record.Options{}, 0, ""},
+		{"10MB NDJSON over 1MiB", recordv1.Format_FORMAT_NDJSON, huge, record.Options{MaxRecordBytes: 1 << 20}, recordv1.ErrorCode_ERROR_CODE_TOO_LARGE, "10000008 bytes, over the 1048576 byte limit"},
+		{"10MB JSON over 1MiB", recordv1.Format_FORMAT_JSON, "[" + huge + `,{"i":1}]`, record.Options{MaxRecordBytes: 1 << 20}, recordv1.ErrorCode_ERROR_CODE_TOO_LARGE, "record 0: record is 10000008 bytes"},
+		{"10MB CSV over 1MiB", recordv1.Format_FORMAT_CSV, "s,i\n" + strings.Repeat("y", 10_000_000) + ",1\n", record.Options{MaxRecordBytes: 1 << 20}, recordv1.ErrorCode_ERROR_CODE_TOO_LARGE, "line 2: record is"},
+		{"10,000 deep array", recordv1.Format_FORMAT_NDJSON, deep, record.Options{}, recordv1.ErrorCode_ERROR_CODE_MALFORMED, "nesting deeper than 64 levels"},
+		{"10,000 deep object", recordv1.Format_FORMAT_JSON, "[" + deepObj + `,{"i":1}]`, record.Options{}, recordv1.ErrorCode_ERROR_CODE_MALFORMED, "nesting deeper than 64 levels"},
+		{"depth limit is inclusive", recordv1.Format_FORMAT_NDJSON, `{"a":[[1]]}`, record.Options{MaxDepth: 3}, 0, ""},
+		{"depth limit exceeded", recordv1.Format_FORMAT_NDJSON, `{"a":[[[1]]]}`, record.Options{MaxDepth: 3}, recordv1.ErrorCode_ERROR_CODE_MALFORMED, "deeper than 3"},
+		{"declared object depth", recordv1.Format_FORMAT_NDJSON, `{"o":{"id":"x"}}`, record.Options{MaxDepth: 1}, recordv1.ErrorCode_ERROR_CODE_MALFORMED, "deeper than 1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -359,7 +351,7 @@ func TestCSV(t *testing.T) {
 		"bad\"quote,1,1,true,,,\n" +
 		"\n" +
 		"last,-7,1e2,false,,,\n"
-	b := decode(t, s, fCSV, []byte(data), 0)
+	b := decode(t, s, recordv1.Format_FORMAT_CSV, []byte(data), 0)
 	if len(b.Records) != 6 {
 		t.Fatalf("got %d records, want 6", len(b.Records))
 	}
@@ -401,10 +393,10 @@ func TestCSV(t *testing.T) {
 	if value(t, s, r2, "i").IsInt() {
 		t.Error("12.5 typed as an integer")
 	}
-	if e := b.Records[3].Err; e.GetCode() != mal || !strings.Contains(e.GetMessage(), "line 6: 2 columns, but the header has 7") {
+	if e := b.Records[3].Err; e.GetCode() != recordv1.ErrorCode_ERROR_CODE_MALFORMED || !strings.Contains(e.GetMessage(), "line 6: 2 columns, but the header has 7") {
 		t.Errorf("ragged row error %v, want MALFORMED naming line 6 and the column counts", e)
 	}
-	if e := b.Records[4].Err; e.GetCode() != mal || !strings.Contains(e.GetMessage(), "line 7") {
+	if e := b.Records[4].Err; e.GetCode() != recordv1.ErrorCode_ERROR_CODE_MALFORMED || !strings.Contains(e.GetMessage(), "line 7") {
 		t.Errorf("bare quote error %v, want MALFORMED naming line 7", e)
 	}
 	if r := b.Records[5]; r.Position != 9 || string(r.Raw) != "last,-7,1e2,false,,," {
@@ -415,11 +407,11 @@ func TestCSV(t *testing.T) {
 func TestCSVHeaderErrors(t *testing.T) {
 	t.Parallel()
 	s := testSchema(t)
-	_, err := record.NewDecoder(s, record.Options{}).Decode(fCSV, []byte("s,i,s\n1,2,3\n"), 0)
+	_, err := record.NewDecoder(s, record.Options{}).Decode(recordv1.Format_FORMAT_CSV, []byte("s,i,s\n1,2,3\n"), 0)
 	if err == nil || !strings.Contains(err.Error(), `column 3 "s" repeats column 1`) {
 		t.Fatalf("duplicate header error %v, want one naming columns 3 and 1", err)
 	}
-	b, err := record.NewDecoder(s, record.Options{}).Decode(fCSV, nil, 0)
+	b, err := record.NewDecoder(s, record.Options{}).Decode(recordv1.Format_FORMAT_CSV, nil, 0)
 	if err != nil || len(b.Records) != 0 {
 		t.Fatalf("empty CSV: %d records, err %v; want 0 and none", len(b.Records), err)
 	}
@@ -500,7 +492,7 @@ func TestAppendJSONRoundTrip(t *testing.T) {
 	s := testSchema(t)
 	in := `{"zz":1,"a":[1, {"x":"y"}],"o":{"id":"\u00e9\"\n","other":2},"b":false,"f":-1.5e3,"i":9223372036854775807,"s":"tab\t\u0001"}`
 	d := record.NewDecoder(s, record.Options{})
-	b, err := d.Decode(fJSON, []byte(in), 0)
+	b, err := d.Decode(recordv1.Format_FORMAT_JSON, []byte(in), 0)
 	if err != nil || b.Records[0].Err != nil {
 		t.Fatalf("Decode: %v %v", err, b.Records[0].Err)
 	}
@@ -509,7 +501,7 @@ func TestAppendJSONRoundTrip(t *testing.T) {
 	if string(out) != want {
 		t.Fatalf("AppendJSON = %s, want %s", out, want)
 	}
-	b2, err := d.Decode(fJSON, out, 0)
+	b2, err := d.Decode(recordv1.Format_FORMAT_JSON, out, 0)
 	if err != nil || b2.Records[0].Err != nil {
 		t.Fatalf("Decode(encoded): %v %v", err, b2.Records[0].Err)
 	}
@@ -523,7 +515,7 @@ func TestAppendJSONRoundTrip(t *testing.T) {
 func TestElements(t *testing.T) {
 	t.Parallel()
 	s := testSchema(t)
-	b := decode(t, s, fJSON, []byte(`{"a":[1,"x\u0041",[2],{"k":1},null]}`), 0)
+	b := decode(t, s, recordv1.Format_FORMAT_JSON, []byte(`{"a":[1,"x\u0041",[2],{"k":1},null]}`), 0)
 	var kinds []string
 	err := record.Elements(value(t, s, b.Records[0], "a"), func(_ int, e record.Value) bool {
 		kinds = append(kinds, e.Kind().String()+":"+string(e.Bytes()))
@@ -538,9 +530,9 @@ func TestElements(t *testing.T) {
 func TestOrders(t *testing.T) {
 	t.Parallel()
 	s := recordtest.OrderSchema()
-	for _, format := range []recordv1.Format{fJSON, fNDJSON} {
+	for _, format := range []recordv1.Format{recordv1.Format_FORMAT_JSON, recordv1.Format_FORMAT_NDJSON} {
 		data := recordtest.OrdersNDJSON(500)
-		if format == fJSON {
+		if format == recordv1.Format_FORMAT_JSON {
 			data = recordtest.OrdersJSON(500)
 		}
 		b := decode(t, s, format, data, 0)
@@ -642,7 +634,7 @@ func TestMemberNames(t *testing.T) {
 {"id2":"d","id":"d"}
 {"idx":4,"id":"e","say \"hi\"":"r","\u00e9t\u00e9":"f"}
 {"id":"f","i\u0064":"g"}`
-	b := decode(t, s, fNDJSON, []byte(data), 0)
+	b := decode(t, s, recordv1.Format_FORMAT_NDJSON, []byte(data), 0)
 	field := func(r record.Record, path string) string {
 		slot, _ := s.Lookup(path)
 		v := r.Values[slot]

@@ -5,6 +5,7 @@ import (
 
 	"github.com/seamdata/seam/core/record"
 	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
+	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
 )
 
 // TestCSVJSONField: a CSV cell of a JSON field that is one JSON value
@@ -28,7 +29,7 @@ func TestCSVJSONField(t *testing.T) {
 		"t,hello world\n" +
 		"p,1 2\n" +
 		"e,{bad\n"
-	b := decode(t, s, fCSV, []byte(data), 0)
+	b := decode(t, s, recordv1.Format_FORMAT_CSV, []byte(data), 0)
 	want := []struct {
 		kind record.Kind
 		text string

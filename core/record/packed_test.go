@@ -8,6 +8,7 @@ import (
 
 	"github.com/seamdata/seam/core/record"
 	"github.com/seamdata/seam/core/record/recordtest"
+	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
 )
 
 // allPaths names every field of s, in slot order, as a sender of packed
@@ -61,14 +62,14 @@ func TestPackedRoundTrip(t *testing.T) {
 		`{"s":"","o":null,"a":null,"b":null}`,
 		`{}`,
 	}, "\n")
-	b, err := d.Decode(fNDJSON, []byte(data), 0)
+	b, err := d.Decode(recordv1.Format_FORMAT_NDJSON, []byte(data), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	packedRoundTrip(t, s, b.Records)
 
 	orders := recordtest.OrderSchema()
-	ob, err := record.NewDecoder(orders, record.Options{}).Decode(fNDJSON, recordtest.OrdersNDJSON(50), 0)
+	ob, err := record.NewDecoder(orders, record.Options{}).Decode(recordv1.Format_FORMAT_NDJSON, recordtest.OrdersNDJSON(50), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +80,7 @@ func TestPackedRoundTrip(t *testing.T) {
 // another order: the rest stay absent.
 func TestPackedSubsetOfFields(t *testing.T) {
 	s := testSchema(t)
-	b := decode(t, s, fNDJSON, []byte(`{"s":"x","i":7,"b":true}`), 0)
+	b := decode(t, s, recordv1.Format_FORMAT_NDJSON, []byte(`{"s":"x","i":7,"b":true}`), 0)
 	iSlot, _ := s.Lookup("i")
 	sSlot, _ := s.Lookup("s")
 	vals := b.Records[0].Values
@@ -148,7 +149,7 @@ func FuzzDecodePacked(f *testing.F) {
 	paths := allPaths(s)
 	d := record.NewDecoder(s, record.Options{})
 	for _, seed := range fuzzSeeds {
-		b, _ := d.Decode(fNDJSON, []byte(seed), 0)
+		b, _ := d.Decode(recordv1.Format_FORMAT_NDJSON, []byte(seed), 0)
 		var data []byte
 		n := 0
 		for _, r := range b.Records {
