@@ -128,11 +128,10 @@ const maxNameLen = 128
 // default applies), and so is a check with an unspecified policy (the check
 // compiler's default applies).
 func Validate(c *contractv1.Contract) Problems {
-	var v validator
 	if c == nil {
-		v.add("", ReasonContractMissing, "no contract given")
-		return v.problems
+		return missing("contract")
 	}
+	var v validator
 	v.owned("subject", c.GetSubject(), "shop.orders", c.GetOwner(), "may register versions")
 	if _, known := contractv1.Compatibility_name[int32(c.GetCompatibility())]; !known {
 		v.add("compatibility", ReasonCompatibilityInvalid, fmt.Sprintf("unknown compatibility %d", c.GetCompatibility()))
@@ -203,14 +202,18 @@ func (v *validator) partitionTime(c *contractv1.Contract) {
 // ValidateCanonicalModel reports every structural problem of m with its
 // field path, by the same field rules as Validate.
 func ValidateCanonicalModel(m *contractv1.CanonicalModel) Problems {
-	var v validator
 	if m == nil {
-		v.add("", ReasonContractMissing, "no canonical model given")
-		return v.problems
+		return missing("canonical model")
 	}
+	var v validator
 	v.owned("name", m.GetName(), "commerce.order", m.GetOwner(), "owns the model")
 	v.topFields(m.GetFields())
 	return v.problems
+}
+
+// missing is the one problem of a document that was not given at all.
+func missing(what string) Problems {
+	return Problems{{Reason: ReasonContractMissing, Message: "no " + what + " given"}}
 }
 
 type validator struct {
