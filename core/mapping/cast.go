@@ -198,10 +198,10 @@ func (c *conv) fromString(b []byte, a *arena) (Value, *failure) {
 		return Value{}, c.fail("string %q cannot become %s without a cast", clip(b), contract.ShortName(c.to))
 	}
 	switch c.to {
-	case contractv1.FieldType_FIELD_TYPE_INT32, contractv1.FieldType_FIELD_TYPE_INT64:
-		return c.decimalInt(b)
-	case contractv1.FieldType_FIELD_TYPE_FLOAT, contractv1.FieldType_FIELD_TYPE_DOUBLE:
-		return c.decimalFloat(b)
+	case contractv1.FieldType_FIELD_TYPE_INT32, contractv1.FieldType_FIELD_TYPE_INT64,
+		contractv1.FieldType_FIELD_TYPE_FLOAT, contractv1.FieldType_FIELD_TYPE_DOUBLE:
+		// An explicit cast reads the string as the text of a number.
+		return c.fromNumberText(b, a)
 	case contractv1.FieldType_FIELD_TYPE_BOOL:
 		switch string(b) {
 		case "true", "TRUE", "True", "1":
