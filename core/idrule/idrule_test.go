@@ -126,13 +126,6 @@ func TestUUIDRoundTrip(t *testing.T) {
 	}
 }
 
-// ruleCase is one translation both ways.
-type ruleCase struct {
-	in         string
-	want       string
-	wantStatus idrule.Status
-}
-
 func compile(t *testing.T, rule *idmapv1.Rule, from, to *idrule.Format) *idrule.Compiled {
 	t.Helper()
 	c, err := idrule.Compile(rule, from, to)
@@ -142,15 +135,26 @@ func compile(t *testing.T, rule *idmapv1.Rule, from, to *idrule.Format) *idrule.
 	return c
 }
 
-func checkForward(t *testing.T, f idrule.Func, cases []ruleCase) {
+// refuses wants Compile to refuse rule with an error containing want.
+func refuses(t *testing.T, rule *idmapv1.Rule, from, to *idrule.Format, want string) {
 	t.Helper()
-	for _, tc := range cases {
-		got, st := f(tc.in)
-		if st != tc.wantStatus || got != tc.want {
-			t.Errorf("forward(%q) = %q, %s, want %q, %s", tc.in, got, st, tc.want, tc.wantStatus)
+	if _, err := idrule.Compile(rule, from, to); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Compile(%v) = %v, want an error containing %q", rule, err, want)
+	}
+}
+
+// translates checks f: each key of hits translates to its value, and each
+// of misses is a miss, with no id.
+func translates(t *testing.T, f idrule.Func, hits map[string]string, misses ...string) {
+	t.Helper()
+	for in, want := range hits {
+		if got, st := f(in); st != idrule.Hit || got != want {
+			t.Errorf("translate(%q) = %q, %s, want %q, %s", in, got, st, want, idrule.Hit)
 		}
-		if st == idrule.Miss && got != "" {
-			t.Errorf("forward(%q) missed but returned %q, want empty", tc.in, got)
+	}
+	for _, in := range misses {
+		if got, st := f(in); st != idrule.Miss || got != "" {
+			t.Errorf("translate(%q) = %q, %s, want a %s with no id", in, got, st, idrule.Miss)
 		}
 	}
 }
@@ -162,24 +166,19 @@ func TestTemplateRule(t *testing.T) {
 	rule := &idmapv1.Rule{FromFormat: "legacy-int", ToFormat: "cust-code", Reversible: true,
 		Strategy: &idmapv1.Rule_Template{Template: &idmapv1.TemplateRule{Template: "CUST-{int:08}"}}}
 	c := compile(t, rule, intF, codeF)
-	checkForward(t, c.Forward, []ruleCase{
-		{in: "42", want: "CUST-00000042", wantStatus: idrule.Hit},
-		{in: "0", want: "CUST-00000000", wantStatus: idrule.Hit},
-		{in: "12345678", want: "CUST-12345678", wantStatus: idrule.Hit},
-		{in: "123456789", want: "CUST-123456789", wantStatus: idrule.Hit},
-		{in: "-5", want: "", wantStatus: idrule.Miss},
-	})
-	checkForward(t, c.Reverse, []ruleCase{
-		{in: "CUST-00000042", want: "42", wantStatus: idrule.Hit},
-		{in: "CUST-00000000", want: "0", wantStatus: idrule.Hit},
-		{in: "CUST-123456789", want: "123456789", wantStatus: idrule.Hit},
+	translates(t, c.Forward, map[string]string{
+		"42":        "CUST-00000042",
+		"0":         "CUST-00000000",
+		"12345678":  "CUST-12345678",
+		"123456789": "CUST-123456789",
+	}, "-5")
+	translates(t, c.Reverse, map[string]string{
+		"CUST-00000042":  "42",
+		"CUST-00000000":  "0",
+		"CUST-123456789": "123456789",
+	},
 		// Not canonical: these would give a second spelling of 42.
-		{in: "CUST-0000042", want: "", wantStatus: idrule.Miss},
-		{in: "CUST-000000042", want: "", wantStatus: idrule.Miss},
-		{in: "CUST-", want: "", wantStatus: idrule.Miss},
-		{in: "CUST-9999999999999999999", want: "", wantStatus: idrule.Miss},
-		{in: "ACCT-00000042", want: "", wantStatus: idrule.Miss},
-	})
+		"CUST-0000042", "CUST-000000042", "CUST-", "CUST-9999999999999999999", "ACCT-00000042")
 	// Both ways over a range: every rendering parses back to its number.
 	for _, v := range []int64{0, 1, 9, 10, 99999999, 100000000, 1<<63 - 1} {
 		s := strconv.FormatInt(v, 10)
@@ -196,17 +195,14 @@ func TestTemplateRule(t *testing.T) {
 	// Reading the rule from the string side: forward parses.
 	parse := compile(t, &idmapv1.Rule{FromFormat: "cust-code", ToFormat: "legacy-int", Reversible: true,
 		Strategy: &idmapv1.Rule_Template{Template: &idmapv1.TemplateRule{Template: "CUST-{int:08}"}}}, codeF, intF)
-	checkForward(t, parse.Forward, []ruleCase{{in: "CUST-00000042", want: "42", wantStatus: idrule.Hit}})
-	checkForward(t, parse.Reverse, []ruleCase{{in: "42", want: "CUST-00000042", wantStatus: idrule.Hit}})
+	translates(t, parse.Forward, map[string]string{"CUST-00000042": "42"})
+	translates(t, parse.Reverse, map[string]string{"42": "CUST-00000042"})
 
 	// A rendering the target's pattern refuses is a miss, not a bad id.
 	narrow := mustFormat(t, "short-code", kindString, `^C[0-9]{2}$`)
 	nc := compile(t, &idmapv1.Rule{FromFormat: "legacy-int", ToFormat: "short-code",
 		Strategy: &idmapv1.Rule_Template{Template: &idmapv1.TemplateRule{Template: "C{int:02}"}}}, intF, narrow)
-	checkForward(t, nc.Forward, []ruleCase{
-		{in: "7", want: "C07", wantStatus: idrule.Hit},
-		{in: "100", want: "", wantStatus: idrule.Miss},
-	})
+	translates(t, nc.Forward, map[string]string{"7": "C07"}, "100")
 	if nc.Reverse != nil {
 		t.Errorf("Reverse of a rule with reversible=false is set, want nil")
 	}
@@ -219,12 +215,8 @@ func TestTemplateUUIDPlaceholder(t *testing.T) {
 	c := compile(t, &idmapv1.Rule{FromFormat: "uuid", ToFormat: "ref", Reversible: true,
 		Strategy: &idmapv1.Rule_Template{Template: &idmapv1.TemplateRule{Template: "urn:cust:{uuid}"}}}, uuidF, refF)
 	const u = "0189c5e4-7f6a-7c3e-9b1a-2f4d6e8a0b1c"
-	checkForward(t, c.Forward, []ruleCase{{in: u, want: "urn:cust:" + u, wantStatus: idrule.Hit}})
-	checkForward(t, c.Reverse, []ruleCase{
-		{in: "urn:cust:" + u, want: u, wantStatus: idrule.Hit},
-		{in: "urn:cust:" + strings.ToUpper(u), want: "", wantStatus: idrule.Miss},
-		{in: "urn:cust:x", want: "", wantStatus: idrule.Miss},
-	})
+	translates(t, c.Forward, map[string]string{u: "urn:cust:" + u})
+	translates(t, c.Reverse, map[string]string{"urn:cust:" + u: u}, "urn:cust:"+strings.ToUpper(u), "urn:cust:x")
 }
 
 func TestTemplateRefusals(t *testing.T) {
@@ -253,11 +245,8 @@ func TestTemplateRefusals(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := idrule.Compile(&idmapv1.Rule{FromFormat: tt.from.Name(), ToFormat: tt.to.Name(), Reversible: true,
-				Strategy: &idmapv1.Rule_Template{Template: &idmapv1.TemplateRule{Template: tt.template}}}, tt.from, tt.to)
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("Compile(%q) = %v, want an error containing %q", tt.template, err, tt.want)
-			}
+			refuses(t, &idmapv1.Rule{FromFormat: tt.from.Name(), ToFormat: tt.to.Name(), Reversible: true,
+				Strategy: &idmapv1.Rule_Template{Template: &idmapv1.TemplateRule{Template: tt.template}}}, tt.from, tt.to, tt.want)
 		})
 	}
 }
@@ -269,23 +258,23 @@ func TestUUIDEmbedRule(t *testing.T) {
 	rule := &idmapv1.Rule{FromFormat: "legacy-int", ToFormat: "uuid", Reversible: true,
 		Strategy: &idmapv1.Rule_UuidEmbed{UuidEmbed: &idmapv1.UuidEmbedRule{Prefix: "5EA1-0000-8000-0000"}}}
 	c := compile(t, rule, intF, uuidF)
-	checkForward(t, c.Forward, []ruleCase{
-		{in: "42", want: "5ea10000-8000-0000-0000-00000000002a", wantStatus: idrule.Hit},
-		{in: "0", want: "5ea10000-8000-0000-0000-000000000000", wantStatus: idrule.Hit},
-		{in: "-1", want: "5ea10000-8000-0000-ffff-ffffffffffff", wantStatus: idrule.Hit},
-		{in: "9223372036854775807", want: "5ea10000-8000-0000-7fff-ffffffffffff", wantStatus: idrule.Hit},
+	translates(t, c.Forward, map[string]string{
+		"42":                  "5ea10000-8000-0000-0000-00000000002a",
+		"0":                   "5ea10000-8000-0000-0000-000000000000",
+		"-1":                  "5ea10000-8000-0000-ffff-ffffffffffff",
+		"9223372036854775807": "5ea10000-8000-0000-7fff-ffffffffffff",
 	})
-	checkForward(t, c.Reverse, []ruleCase{
-		{in: "5ea10000-8000-0000-0000-00000000002a", want: "42", wantStatus: idrule.Hit},
-		{in: "5ea10000-8000-0000-ffff-ffffffffffff", want: "-1", wantStatus: idrule.Hit},
-		{in: "5ea10000-8000-0000-8000-000000000000", want: "-9223372036854775808", wantStatus: idrule.Hit},
+	translates(t, c.Reverse, map[string]string{
+		"5ea10000-8000-0000-0000-00000000002a": "42",
+		"5ea10000-8000-0000-ffff-ffffffffffff": "-1",
+		"5ea10000-8000-0000-8000-000000000000": "-9223372036854775808",
+	},
 		// Another prefix: a real UUID, just not one of ours.
-		{in: "0189c5e4-7f6a-7c3e-0000-00000000002a", want: "", wantStatus: idrule.Miss},
-	})
+		"0189c5e4-7f6a-7c3e-0000-00000000002a")
 	rev := compile(t, &idmapv1.Rule{FromFormat: "uuid", ToFormat: "legacy-int", Reversible: true,
 		Strategy: &idmapv1.Rule_UuidEmbed{UuidEmbed: &idmapv1.UuidEmbedRule{Prefix: "5ea1000080000000"}}}, uuidF, intF)
-	checkForward(t, rev.Forward, []ruleCase{{in: "5ea10000-8000-0000-0000-00000000002a", want: "42", wantStatus: idrule.Hit}})
-	checkForward(t, rev.Reverse, []ruleCase{{in: "42", want: "5ea10000-8000-0000-0000-00000000002a", wantStatus: idrule.Hit}})
+	translates(t, rev.Forward, map[string]string{"5ea10000-8000-0000-0000-00000000002a": "42"})
+	translates(t, rev.Reverse, map[string]string{"42": "5ea10000-8000-0000-0000-00000000002a"})
 
 	for _, tt := range []struct {
 		prefix   string
@@ -296,11 +285,8 @@ func TestUUIDEmbedRule(t *testing.T) {
 		{"5ea10000800000zz", intF, uuidF, "not hexadecimal"},
 		{"5ea1000080000000", intF, mustFormat(t, "s", kindString, ""), "connects an INT format and a UUID format"},
 	} {
-		_, err := idrule.Compile(&idmapv1.Rule{FromFormat: tt.from.Name(), ToFormat: tt.to.Name(),
-			Strategy: &idmapv1.Rule_UuidEmbed{UuidEmbed: &idmapv1.UuidEmbedRule{Prefix: tt.prefix}}}, tt.from, tt.to)
-		if err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("Compile(uuid_embed %q) = %v, want an error containing %q", tt.prefix, err, tt.want)
-		}
+		refuses(t, &idmapv1.Rule{FromFormat: tt.from.Name(), ToFormat: tt.to.Name(),
+			Strategy: &idmapv1.Rule_UuidEmbed{UuidEmbed: &idmapv1.UuidEmbedRule{Prefix: tt.prefix}}}, tt.from, tt.to, tt.want)
 	}
 }
 
@@ -311,9 +297,7 @@ func TestUUIDv5Rule(t *testing.T) {
 	// RFC 9562 appendix A.4: UUIDv5 of "www.example.com" in the DNS namespace.
 	c := compile(t, &idmapv1.Rule{FromFormat: "dns-name", ToFormat: "uuid",
 		Strategy: &idmapv1.Rule_UuidV5{UuidV5: &idmapv1.UuidV5Rule{NamespaceUuid: "6ba7b810-9dad-11d1-80b4-00c04fd430c8"}}}, strF, uuidF)
-	checkForward(t, c.Forward, []ruleCase{
-		{in: "www.example.com", want: "2ed6657d-e927-568b-95e1-2665a8aea6a2", wantStatus: idrule.Hit},
-	})
+	translates(t, c.Forward, map[string]string{"www.example.com": "2ed6657d-e927-568b-95e1-2665a8aea6a2"})
 	if c.Reverse != nil {
 		t.Errorf("UUIDv5 Reverse is set, want nil (forward only)")
 	}
@@ -329,11 +313,10 @@ func TestUUIDv5Rule(t *testing.T) {
 		{"bad namespace", "not-a-uuid", false, uuidF, "not a UUID"},
 		{"target not uuid", "6ba7b810-9dad-11d1-80b4-00c04fd430c8", false, mustFormat(t, "s", kindString, ""), "produces UUIDs"},
 	} {
-		_, err := idrule.Compile(&idmapv1.Rule{FromFormat: "dns-name", ToFormat: tt.to.Name(), Reversible: tt.reversible,
-			Strategy: &idmapv1.Rule_UuidV5{UuidV5: &idmapv1.UuidV5Rule{NamespaceUuid: tt.ns}}}, strF, tt.to)
-		if err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("%s: Compile = %v, want an error containing %q", tt.name, err, tt.want)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			refuses(t, &idmapv1.Rule{FromFormat: "dns-name", ToFormat: tt.to.Name(), Reversible: tt.reversible,
+				Strategy: &idmapv1.Rule_UuidV5{UuidV5: &idmapv1.UuidV5Rule{NamespaceUuid: tt.ns}}}, strF, tt.to, tt.want)
+		})
 	}
 }
 
@@ -345,25 +328,20 @@ func TestNormalizeRule(t *testing.T) {
 
 	oneWay := compile(t, &idmapv1.Rule{FromFormat: "crm-raw", ToFormat: "crm-lower",
 		Strategy: &idmapv1.Rule_Normalize{Normalize: &idmapv1.NormalizeRule{Case: "lower", TrimSpace: true}}}, anyF, lowerF)
-	checkForward(t, oneWay.Forward, []ruleCase{
-		{in: "  ABC-1 ", want: "abc-1", wantStatus: idrule.Hit},
-		{in: "AbC-1", want: "abc-1", wantStatus: idrule.Hit},
-		{in: "   ", want: "", wantStatus: idrule.Miss},
-		{in: "ABC_1", want: "", wantStatus: idrule.Miss}, // the target pattern refuses '_'
-	})
+	translates(t, oneWay.Forward, map[string]string{
+		"  ABC-1 ": "abc-1",
+		"AbC-1":    "abc-1",
+	}, "   ", "ABC_1") // the target pattern refuses '_'
 
 	both := compile(t, &idmapv1.Rule{FromFormat: "crm-upper", ToFormat: "crm-lower", Reversible: true,
 		Strategy: &idmapv1.Rule_Normalize{Normalize: &idmapv1.NormalizeRule{Case: "lower"}}}, upperF, lowerF)
-	checkForward(t, both.Forward, []ruleCase{{in: "ABC-1", want: "abc-1", wantStatus: idrule.Hit}})
-	checkForward(t, both.Reverse, []ruleCase{{in: "abc-1", want: "ABC-1", wantStatus: idrule.Hit}})
+	translates(t, both.Forward, map[string]string{"ABC-1": "abc-1"})
+	translates(t, both.Reverse, map[string]string{"abc-1": "ABC-1"})
 
 	// Mixed case has no one-to-one image: two ids would share "abc".
 	mixed := compile(t, &idmapv1.Rule{FromFormat: "crm-raw", ToFormat: "crm-lower", Reversible: true,
 		Strategy: &idmapv1.Rule_Normalize{Normalize: &idmapv1.NormalizeRule{Case: "lower"}}}, anyF, lowerF)
-	checkForward(t, mixed.Forward, []ruleCase{
-		{in: "ABC", want: "abc", wantStatus: idrule.Hit},
-		{in: "AbC", want: "", wantStatus: idrule.Miss},
-	})
+	translates(t, mixed.Forward, map[string]string{"ABC": "abc"}, "AbC")
 
 	for _, tt := range []struct {
 		name string
@@ -375,11 +353,10 @@ func TestNormalizeRule(t *testing.T) {
 		{"no-op", &idmapv1.NormalizeRule{}, false, "changes nothing"},
 		{"reversible trim", &idmapv1.NormalizeRule{Case: "lower", TrimSpace: true}, true, "cannot be restored"},
 	} {
-		_, err := idrule.Compile(&idmapv1.Rule{FromFormat: "crm-raw", ToFormat: "crm-lower", Reversible: tt.rev,
-			Strategy: &idmapv1.Rule_Normalize{Normalize: tt.rule}}, anyF, lowerF)
-		if err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("%s: Compile = %v, want an error containing %q", tt.name, err, tt.want)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			refuses(t, &idmapv1.Rule{FromFormat: "crm-raw", ToFormat: "crm-lower", Reversible: tt.rev,
+				Strategy: &idmapv1.Rule_Normalize{Normalize: tt.rule}}, anyF, lowerF, tt.want)
+		})
 	}
 }
 
