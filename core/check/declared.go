@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -37,7 +38,7 @@ func (c *compiler) declaredChecks() {
 		}
 		args := map[string]argValue{}
 		bad := false
-		for _, key := range sortedKeys(call.named) {
+		for _, key := range slices.Sorted(maps.Keys(call.named)) {
 			a := call.named[key]
 			as, ok := spec.arg(key)
 			if !ok {
@@ -73,15 +74,6 @@ func (c *compiler) declaredChecks() {
 		}
 		c.declared(where, call, args, ch)
 	}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 func orNone(s []string) string {
