@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
 	"slices"
@@ -152,7 +153,7 @@ func (f *FieldProfile) majorityKind() (int, int) {
 // templates differing only in run lengths count as one.
 func (f *FieldProfile) majorityShape() (string, int) {
 	best, n := "", 0
-	for _, s := range slices.Sorted(mapKeys(f.Shapes)) {
+	for _, s := range slices.Sorted(maps.Keys(f.Shapes)) {
 		if c := f.Shapes[s]; c > n && !isTemplate(s) {
 			best, n = s, c
 		}
@@ -164,16 +165,6 @@ func (f *FieldProfile) majorityShape() (string, int) {
 }
 
 func isTemplate(shape string) bool { return bytes.IndexByte([]byte(shape), '{') >= 0 }
-
-func mapKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
-}
 
 func newFieldProfile(path, name string, decl *contractv1.Field) *FieldProfile {
 	f := &FieldProfile{Path: path, Name: name, Declared: decl, Shapes: map[string]int{}, Distinct: map[string]int{},
@@ -204,7 +195,7 @@ func ProfileRecords(active *contractv1.Contract, records []Record) *Profile {
 			objs = append(objs, r.Raw)
 		}
 	}
-	p.Partitions = slices.Sorted(mapKeys(parts))
+	p.Partitions = slices.Sorted(maps.Keys(parts))
 	top.declare()
 	top.objects(objs, 0)
 	top.csvRows(csv)

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
 	"slices"
@@ -668,7 +669,7 @@ func (pr *proposer) constraints(f *contractv1.Field, path string, fp *FieldProfi
 	if n := fails[check.KindEnum]; n > 0 {
 		var add []string
 		if !fp.DistinctOverflow {
-			for _, v := range slices.Sorted(mapKeys(fp.Distinct)) {
+			for _, v := range slices.Sorted(maps.Keys(fp.Distinct)) {
 				if !slices.Contains(f.Enum, v) && fp.Distinct[v] >= pr.opts.MinCount {
 					add = append(add, v)
 				}
@@ -905,7 +906,7 @@ func (pr *proposer) requiredCanonical(path string) {
 	if pr.in.Canonical == nil {
 		return
 	}
-	for _, name := range slices.Sorted(mapKeys(pr.next.GetMapping().GetFields())) {
+	for _, name := range slices.Sorted(maps.Keys(pr.next.GetMapping().GetFields())) {
 		fm := pr.next.Mapping.Fields[name]
 		if fm.GetFrom() != path || fm.GetDefault() != nil {
 			continue
@@ -920,7 +921,7 @@ func (pr *proposer) requiredCanonical(path string) {
 // translates values: to the same value when the canonical field allows
 // it, otherwise a person must say.
 func (pr *proposer) enumValues(path string, add []string) {
-	for _, name := range slices.Sorted(mapKeys(pr.next.GetMapping().GetFields())) {
+	for _, name := range slices.Sorted(maps.Keys(pr.next.GetMapping().GetFields())) {
 		fm := pr.next.Mapping.Fields[name]
 		if fm.GetFrom() != path || len(fm.GetValues()) == 0 {
 			continue
@@ -950,7 +951,7 @@ func (pr *proposer) mapping() {
 		}
 		return
 	}
-	for _, name := range slices.Sorted(mapKeys(m.GetFields())) {
+	for _, name := range slices.Sorted(maps.Keys(m.GetFields())) {
 		fm := m.Fields[name]
 		if from := fm.GetFrom(); from != "" {
 			fm.From = pr.renamedPath(from)
@@ -1007,7 +1008,7 @@ func (pr *proposer) renamedPath(path string) string {
 // identifier translate the new format back to what the field holds.
 func (pr *proposer) translate(m *contractv1.Mapping, mg *Migration) {
 	newRef := mg.Namespace + "/" + mg.New
-	for _, name := range slices.Sorted(mapKeys(m.GetFields())) {
+	for _, name := range slices.Sorted(maps.Keys(m.GetFields())) {
 		fm := m.Fields[name]
 		if fm.GetFrom() != mg.Field {
 			continue
@@ -1058,7 +1059,7 @@ func identRef(name string) *regexp.Regexp {
 // proposed fields no longer let compile (saying why).
 func (pr *proposer) checks() {
 	for _, ch := range pr.next.GetChecks() {
-		for _, old := range slices.Sorted(mapKeys(pr.renamed)) {
+		for _, old := range slices.Sorted(maps.Keys(pr.renamed)) {
 			re := identRef(old)
 			for re.MatchString(ch.Rule) {
 				ch.Rule = re.ReplaceAllString(ch.Rule, "${1}"+pr.renamed[old]+"${2}")
@@ -1141,7 +1142,7 @@ func observed(fp *FieldProfile) string {
 		}
 		if !fp.DistinctOverflow && len(fp.Distinct) <= 10 && len(fp.Distinct) > 0 && (sh == shape.String || sh == "") {
 			// A few words repeated: an enumeration's values.
-			parts = append(parts, "values "+strings.Join(slices.Sorted(mapKeys(fp.Distinct)), ", "))
+			parts = append(parts, "values "+strings.Join(slices.Sorted(maps.Keys(fp.Distinct)), ", "))
 		}
 		if fp.MinLen >= 0 {
 			parts = append(parts, fmt.Sprintf("length %d..%d", fp.MinLen, fp.MaxLen))

@@ -3,6 +3,7 @@ package infer
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -531,7 +532,7 @@ func templateCandidates(pairs []Pair, textFirst bool, kind idmapv1.FormatKind, v
 		return []candidate{mk("{uuid}", 0)}
 	}
 	var out []candidate
-	for _, w := range slices.Sorted(mapKeysInt(padded)) {
+	for _, w := range slices.Sorted(maps.Keys(padded)) {
 		if w <= 19 {
 			out = append(out, mk(fmt.Sprintf("{int:0%d}", w), 0))
 		}
@@ -547,16 +548,6 @@ func templateCandidates(pairs []Pair, textFirst bool, kind idmapv1.FormatKind, v
 		}
 	}
 	return out
-}
-
-func mapKeysInt[V any](m map[int]V) func(func(int) bool) {
-	return func(yield func(int) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // digitRunOf finds the maximal run of digits in text that holds the

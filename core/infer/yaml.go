@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -99,7 +100,7 @@ func renderYAML(p *Proposal, context []string) ([]byte, error) {
 		}
 		if len(m.GetFields()) > 0 {
 			w.line("  fields:")
-			for _, name := range slices.Sorted(mapKeys(m.GetFields())) {
+			for _, name := range slices.Sorted(maps.Keys(m.GetFields())) {
 				s, err := fieldMappingFlow(m.GetFields()[name])
 				if err != nil {
 					return nil, fmt.Errorf("render mapping of %s: %w", name, err)
@@ -376,7 +377,7 @@ func fieldMappingFlow(fm *contractv1.FieldMapping) (string, error) {
 
 func stringMap(m map[string]string) string {
 	var parts []string
-	for _, k := range slices.Sorted(mapKeys(m)) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		parts = append(parts, key(k)+": "+scalar(m[k]))
 	}
 	return "{" + strings.Join(parts, ", ") + "}"
