@@ -1,6 +1,7 @@
 // Package interoptest finds the shared corpus of public standards (ODCS
-// contracts and schemas, the OpenLineage spec and events) for tests, and
-// validates documents against JSON Schemas from it.
+// contracts and schemas, the OpenLineage spec and events) for tests,
+// validates documents against JSON Schemas from it, and checks that an
+// import refuses what it must.
 package interoptest
 
 import (
@@ -147,4 +148,24 @@ func ValidateYAML(sch *jsonschema.Schema, doc []byte) error {
 		return err
 	}
 	return sch.Validate(inst)
+}
+
+// Refusal is a document an import must refuse, and a part of the error
+// that says why.
+type Refusal struct {
+	Name, Doc, Want string
+}
+
+// Refuses runs importDoc with opts on each refusal's document, in parallel
+// subtests, and wants an error that contains Want.
+func Refuses[Opts, Result any](t *testing.T, importDoc func([]byte, Opts) (Result, error), opts Opts, refusals []Refusal) {
+	t.Helper()
+	for _, r := range refusals {
+		t.Run(r.Name, func(t *testing.T) {
+			t.Parallel()
+			if _, err := importDoc([]byte(r.Doc), opts); err == nil || !strings.Contains(err.Error(), r.Want) {
+				t.Errorf("got error %v, want one saying %q", err, r.Want)
+			}
+		})
+	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/seamdata/seam/core/check"
 	"github.com/seamdata/seam/core/interop"
+	"github.com/seamdata/seam/core/interop/interoptest"
 	"github.com/seamdata/seam/core/interop/jsonschema"
 	"github.com/seamdata/seam/core/record"
 	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
@@ -333,24 +334,16 @@ func TestPointerEscapes(t *testing.T) {
 // TestRefusals are schemas that cannot become contracts.
 func TestRefusals(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct{ name, doc, want string }{
-		{"no subject", `{"type":"object","properties":{"a":{"type":"string"}}}`, "subject"},
-		{"not an object", `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"array","items":{"type":"string"},"x-seam-subject":"a.b","x-seam-owner":"o"}`, "type object"},
-		{"draft-04", `{"$schema":"http://json-schema.org/draft-04/schema#","type":"object","properties":{"a":{"type":"string"}},"x-seam-subject":"a.b","x-seam-owner":"o"}`, "not a draft"},
-		{"unknown type in a list", `{"type":"object","properties":{"a":{"type":["string","date"]}},"x-seam-subject":"a.b","x-seam-owner":"o"}`, "unknown type"},
-		{"dangling ref", `{"type":"object","properties":{"a":{"$ref":"#/$defs/nope"}},"x-seam-subject":"a.b","x-seam-owner":"o"}`, "does not resolve"},
-		{"ref cycle", `{"type":"object","properties":{"a":{"$ref":"#/$defs/x"}},"$defs":{"x":{"$ref":"#/$defs/x"}},"x-seam-subject":"a.b","x-seam-owner":"o"}`, "cycle"},
-		{"bad name", `{"type":"object","properties":{"first name":{"type":"string"}},"x-seam-subject":"a.b","x-seam-owner":"o"}`, "not a valid field name"},
-		{"malformed", `{"type":"object",`, "malformed"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			_, err := jsonschema.Import([]byte(tc.doc), jsonschema.ImportOptions{Source: "s.schema.json"})
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("got %v, want an error saying %q", err, tc.want)
-			}
-		})
-	}
+	interoptest.Refuses(t, jsonschema.Import, jsonschema.ImportOptions{Source: "s.schema.json"}, []interoptest.Refusal{
+		{Name: "no subject", Doc: `{"type":"object","properties":{"a":{"type":"string"}}}`, Want: "subject"},
+		{Name: "not an object", Doc: `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"array","items":{"type":"string"},"x-seam-subject":"a.b","x-seam-owner":"o"}`, Want: "type object"},
+		{Name: "draft-04", Doc: `{"$schema":"http://json-schema.org/draft-04/schema#","type":"object","properties":{"a":{"type":"string"}},"x-seam-subject":"a.b","x-seam-owner":"o"}`, Want: "not a draft"},
+		{Name: "unknown type in a list", Doc: `{"type":"object","properties":{"a":{"type":["string","date"]}},"x-seam-subject":"a.b","x-seam-owner":"o"}`, Want: "unknown type"},
+		{Name: "dangling ref", Doc: `{"type":"object","properties":{"a":{"$ref":"#/$defs/nope"}},"x-seam-subject":"a.b","x-seam-owner":"o"}`, Want: "does not resolve"},
+		{Name: "ref cycle", Doc: `{"type":"object","properties":{"a":{"$ref":"#/$defs/x"}},"$defs":{"x":{"$ref":"#/$defs/x"}},"x-seam-subject":"a.b","x-seam-owner":"o"}`, Want: "cycle"},
+		{Name: "bad name", Doc: `{"type":"object","properties":{"first name":{"type":"string"}},"x-seam-subject":"a.b","x-seam-owner":"o"}`, Want: "not a valid field name"},
+		{Name: "malformed", Doc: `{"type":"object",`, Want: "malformed"},
+	})
 }
 
 // TestAdditionalPropertiesEdges: where Seam can close an object exactly as

@@ -297,28 +297,20 @@ func notesText(notes []interop.Note) string {
 // is an error that says where and why, never a panic or a partial result.
 func TestImportRefusals(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct{ name, doc, want string }{
-		{"malformed", "apiVersion: v3.1.0\nschema: [\n", "malformed YAML"},
-		{"not utf-8", "apiVersion: v3.1.0\nid: \xff\n", "not valid UTF-8"},
-		{"v2", "apiVersion: v2.2.2\nkind: DataContract\nid: x\n", "not supported"},
-		{"no api version", "kind: DataContract\nid: x\n", "apiVersion is missing"},
-		{"wrong kind", "apiVersion: v3.1.0\nkind: Pipeline\n", "kind is \"Pipeline\""},
-		{"schema not a list", "apiVersion: v3.1.0\nschema: {name: x}\n", "want a list of schema objects"},
-		{"no owner", "apiVersion: v3.1.0\nschema: [{name: t, properties: [{name: a, logicalType: string}]}]\n", "no owner"},
-		{"bad field name", "apiVersion: v3.1.0\nteam: {name: t}\nschema: [{name: t, properties: [{name: first-name, logicalType: string}]}]\n", "not a valid field name"},
-		{"unknown logical type", "apiVersion: v3.1.0\nteam: {name: t}\nschema: [{name: t, properties: [{name: a, logicalType: money}]}]\n", "unknown logicalType"},
-		{"bad seam rule", "apiVersion: v3.1.0\nteam: {name: t}\nschema: [{name: t, properties: [{name: a, logicalType: string}], quality: [{type: custom, engine: seam, implementation: \"mean_drift(nope)\"}]}]\n", "do not compile"},
-		{"deep", "apiVersion: v3.1.0\nx: " + strings.Repeat("[", 200) + strings.Repeat("]", 200) + "\n", "nested deeper"},
-		{"two documents", "apiVersion: v3.1.0\n---\nid: x\n", "second YAML document"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			_, err := odcs.Import([]byte(tc.doc), odcs.ImportOptions{Source: "doc.odcs.yaml"})
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("got error %v, want one saying %q", err, tc.want)
-			}
-		})
-	}
+	interoptest.Refuses(t, odcs.Import, odcs.ImportOptions{Source: "doc.odcs.yaml"}, []interoptest.Refusal{
+		{Name: "malformed", Doc: "apiVersion: v3.1.0\nschema: [\n", Want: "malformed YAML"},
+		{Name: "not utf-8", Doc: "apiVersion: v3.1.0\nid: \xff\n", Want: "not valid UTF-8"},
+		{Name: "v2", Doc: "apiVersion: v2.2.2\nkind: DataContract\nid: x\n", Want: "not supported"},
+		{Name: "no api version", Doc: "kind: DataContract\nid: x\n", Want: "apiVersion is missing"},
+		{Name: "wrong kind", Doc: "apiVersion: v3.1.0\nkind: Pipeline\n", Want: "kind is \"Pipeline\""},
+		{Name: "schema not a list", Doc: "apiVersion: v3.1.0\nschema: {name: x}\n", Want: "want a list of schema objects"},
+		{Name: "no owner", Doc: "apiVersion: v3.1.0\nschema: [{name: t, properties: [{name: a, logicalType: string}]}]\n", Want: "no owner"},
+		{Name: "bad field name", Doc: "apiVersion: v3.1.0\nteam: {name: t}\nschema: [{name: t, properties: [{name: first-name, logicalType: string}]}]\n", Want: "not a valid field name"},
+		{Name: "unknown logical type", Doc: "apiVersion: v3.1.0\nteam: {name: t}\nschema: [{name: t, properties: [{name: a, logicalType: money}]}]\n", Want: "unknown logicalType"},
+		{Name: "bad seam rule", Doc: "apiVersion: v3.1.0\nteam: {name: t}\nschema: [{name: t, properties: [{name: a, logicalType: string}], quality: [{type: custom, engine: seam, implementation: \"mean_drift(nope)\"}]}]\n", Want: "do not compile"},
+		{Name: "deep", Doc: "apiVersion: v3.1.0\nx: " + strings.Repeat("[", 200) + strings.Repeat("]", 200) + "\n", Want: "nested deeper"},
+		{Name: "two documents", Doc: "apiVersion: v3.1.0\n---\nid: x\n", Want: "second YAML document"},
+	})
 }
 
 // TestStrict refuses a document with losses and lists them.
