@@ -8,7 +8,7 @@ import { useAsync } from '../hooks';
 import { useLivePoll } from '../live';
 import type { IdAudit, IdCounter, IdRule, Namespace, TranslateResult } from '../types';
 import { num } from '../types';
-import { Badge, Empty, ErrorBox, Head, Loading, numCol, Time } from '../components/ui';
+import { AuditTable, Badge, Empty, ErrorBox, Head, Loading, numCol, Time } from '../components/ui';
 
 const MAX_IDS = 1000;
 
@@ -147,27 +147,14 @@ export function IdentifiersPage() {
         </table>
       )}
       <h2>Recent changes</h2>
-      {audit.length === 0 ? (
-        <Empty>No audited change.</Empty>
-      ) : (
-        <table class="table table-compact">
-          <Head columns={['#', 'When', 'Who', 'Namespace', 'Action', 'Detail']} />
-          <tbody>
-            {[...audit].reverse().map((a) => (
-              <tr key={String(a.sequence)}>
-                <td>{a.sequence}</td>
-                <td>
-                  <Time ts={a.time} />
-                </td>
-                <td>{a.principal}</td>
-                <td>{a.namespace}</td>
-                <td>{a.action}</td>
-                <td class="cell-wrap">{a.detail}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <AuditTable
+        records={audit}
+        empty="No audited change."
+        columns={[
+          ['Namespace', (a) => a.namespace],
+          ['Action', (a) => a.action],
+        ]}
+      />
     </section>
   );
 }
