@@ -43,6 +43,13 @@ function mustSeam(...args: string[]): string {
   return r.out;
 }
 
+/** openWide signs in as role on a wide screen and opens the console's path. */
+async function openWide(page: Page, role: 'admin' | 'viewer', path: string): Promise<void> {
+  await page.setViewportSize(WIDE);
+  await signIn(page, tokens[role](), role);
+  await page.goto(`${base()}/ui/${path}`);
+}
+
 /**
  * widthFits says the page's content is no wider than the viewport: no
  * element of <main> reaches past its right edge, and <main> scrolls
@@ -154,10 +161,8 @@ inputs:
 });
 
 test('the incident page shows the plan of seam incident, and a viewer cannot apply it', async ({ page }) => {
-  await page.setViewportSize(WIDE);
   const plain = JSON.parse(mustSeam('incident', PAY, '-o', 'json')) as { steps: { name: string }[]; held: number; since: string };
-  await signIn(page, tokens.viewer(), 'viewer');
-  await page.goto(`${base()}/ui/incident/${PAY}`);
+  await openWide(page, 'viewer', `incident/${PAY}`);
   await expect(page.getByTestId('incident-summary')).toContainText(`${plain.held} records held since partition ${plain.since}`);
   expect(plain.since).toBe(DAY8);
   await expect(page.getByTestId('what-changed')).toContainText('UNANNOUNCED_CHANGE');
@@ -171,9 +176,7 @@ test('the incident page shows the plan of seam incident, and a viewer cannot app
 });
 
 test('the incident page applies the fix and releases exactly what seam incident --apply would', async ({ page }, info) => {
-  await page.setViewportSize(WIDE);
-  await signIn(page, tokens.admin(), 'admin');
-  await page.goto(`${base()}/ui/incident/${PAY}`);
+  await openWide(page, 'admin', `incident/${PAY}`);
   await expect(page.getByTestId('incident-migrations')).toContainText('only a lookup table will do');
   // The source's pairs, uploaded as --pairs gives them: the plan and its
   // dry run are redone with them, the command's own.
@@ -284,9 +287,7 @@ test('the source page leads with the BLOCKED day, and its partition page says wh
   });
   expect(sent.partition?.verdict).toMatch(/BLOCKED$/);
 
-  await page.setViewportSize(WIDE);
-  await signIn(page, tokens.viewer(), 'viewer');
-  await page.goto(`${base()}/ui/sources/${ORDERS}`);
+  await openWide(page, 'viewer', `sources/${ORDERS}`);
   const now = page.getByTestId('current-incident');
   await expect(now).toHaveAttribute('data-partition', DAY11);
   await expect(now).toContainText(`Partition ${DAY11} is BLOCKED`);
@@ -323,10 +324,8 @@ test('the source page leads with the BLOCKED day, and its partition page says wh
 });
 
 test('a partition page shows the baseline partitions, the resend and the replay of the drill', async ({ page }, info) => {
-  await page.setViewportSize(WIDE);
-  await signIn(page, tokens.viewer(), 'viewer');
   // Day 6 was resent corrected; day 8 was replayed after the fix.
-  await page.goto(`${base()}/ui/partition/${ORDERS}/2026-03-06`);
+  await openWide(page, 'viewer', `partition/${ORDERS}/2026-03-06`);
   await expect(page.getByTestId('amendments')).toContainText('Sent 2 times');
   await page.goto(`${base()}/ui/partition/${ORDERS}/${DAY8}`);
   await expect(page.getByTestId('amendments')).toContainText('First sealed');
@@ -348,9 +347,7 @@ test('a partition page shows the baseline partitions, the resend and the replay 
 });
 
 test('a blocked day resent from a file in the console passes, and the source page moves on', async ({ page }, info) => {
-  await page.setViewportSize(WIDE);
-  await signIn(page, tokens.admin(), 'admin');
-  await page.goto(`${base()}/ui/partition/${ORDERS}/${DAY11}`);
+  await openWide(page, 'admin', `partition/${ORDERS}/${DAY11}`);
   const form = page.getByTestId('resend-form');
   await expect(form).toContainText('This partition is BLOCKED');
   await form.locator('input[type=file]').setInputFiles({ name: 'orders-2026-03-11.ndjson', mimeType: 'application/x-ndjson', buffer: Buffer.from(await day11(false)) });

@@ -34,10 +34,7 @@ func Tokens(t testing.TB, principals ...auth.Principal) (*auth.Tokens, map[strin
 	secrets := map[string]string{}
 	var entries []auth.TokenEntry
 	for _, p := range principals {
-		tok, e, err := auth.NewToken(p.Name, p.Roles, p.Subjects)
-		if err != nil {
-			t.Fatalf("NewToken(%s): %v", p.Name, err)
-		}
+		tok, e := Token(t, p)
 		secrets[p.Name] = tok
 		entries = append(entries, e)
 	}
@@ -46,6 +43,17 @@ func Tokens(t testing.TB, principals ...auth.Principal) (*auth.Tokens, map[strin
 		t.Fatalf("NewTokens: %v", err)
 	}
 	return set, secrets
+}
+
+// Token mints a fresh token for one principal: the token a client sends,
+// and its entry for a token set or a tokens file.
+func Token(t testing.TB, p auth.Principal) (string, auth.TokenEntry) {
+	t.Helper()
+	tok, e, err := auth.NewToken(p.Name, p.Roles, p.Subjects)
+	if err != nil {
+		t.Fatalf("NewToken(%s): %v", p.Name, err)
+	}
+	return tok, e
 }
 
 // CheckTable checks access against the service sd over every method ×

@@ -5,6 +5,7 @@ import { ApiError } from '../api';
 import { countdown, enumName, pct, time } from '../format';
 import { sparkDomain } from '../series';
 import { useNow } from '../hooks';
+import type { Int64 } from '../types';
 
 export function ErrorBox({ error, what }: { error?: Error; what?: string }) {
   if (!error) return null;
@@ -85,6 +86,55 @@ export function Head({ columns }: { columns: Column[] }) {
 
 export function Empty({ children }: { children: ComponentChildren }) {
   return <p class="empty">{children}</p>;
+}
+
+/** AuditRecord is what every audit trail keeps of an action. */
+interface AuditRecord {
+  sequence: Int64;
+  time?: string;
+  principal?: string;
+  detail?: string;
+}
+
+/**
+ * AuditTable lists an audit trail newest first: each action's number,
+ * time and who, then the columns of what it did, then its detail; empty
+ * is what to say when there is none.
+ */
+export function AuditTable<T extends AuditRecord>({
+  records,
+  columns,
+  empty,
+  rowClass,
+  testid,
+}: {
+  records: T[];
+  columns: [label: string, cell: (r: T) => ComponentChildren][];
+  empty: string;
+  rowClass?: (r: T) => string;
+  testid?: string;
+}) {
+  if (records.length === 0) return <Empty>{empty}</Empty>;
+  return (
+    <table class="table table-compact" data-testid={testid}>
+      <Head columns={['#', 'When', 'Who', ...columns.map(([label]) => label), 'Detail']} />
+      <tbody>
+        {[...records].reverse().map((r) => (
+          <tr key={String(r.sequence)} class={rowClass?.(r)}>
+            <td>{r.sequence}</td>
+            <td>
+              <Time ts={r.time} />
+            </td>
+            <td>{r.principal}</td>
+            {columns.map(([label, cell]) => (
+              <td key={label}>{cell(r)}</td>
+            ))}
+            <td class="cell-wrap">{r.detail}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
 }
 
 /**

@@ -8,7 +8,7 @@ import { useAsync } from '../hooks';
 import { useLivePoll } from '../live';
 import type { IdAudit, IdCounter, IdRule, Namespace, TranslateResult } from '../types';
 import { num } from '../types';
-import { Badge, Empty, ErrorBox, Head, Loading, numCol, Time } from '../components/ui';
+import { AuditTable, Badge, Empty, ErrorBox, Head, Loading, numCol, Time } from '../components/ui';
 
 const MAX_IDS = 1000;
 
@@ -147,27 +147,14 @@ export function IdentifiersPage() {
         </table>
       )}
       <h2>Recent changes</h2>
-      {audit.length === 0 ? (
-        <Empty>No audited change.</Empty>
-      ) : (
-        <table class="table table-compact">
-          <Head columns={['#', 'When', 'Who', 'Namespace', 'Action', 'Detail']} />
-          <tbody>
-            {[...audit].reverse().map((a) => (
-              <tr key={String(a.sequence)}>
-                <td>{a.sequence}</td>
-                <td>
-                  <Time ts={a.time} />
-                </td>
-                <td>{a.principal}</td>
-                <td>{a.namespace}</td>
-                <td>{a.action}</td>
-                <td class="cell-wrap">{a.detail}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <AuditTable
+        records={audit}
+        empty="No audited change."
+        columns={[
+          ['Namespace', (a) => a.namespace],
+          ['Action', (a) => a.action],
+        ]}
+      />
     </section>
   );
 }
@@ -206,43 +193,36 @@ function Translate({ namespaces }: { namespaces: Namespace[] }) {
       setBusy(false);
     }
   };
-  const formatPick = (label: string, value: string, pick: (name: string) => void) => (
+  const pick = (label: string, value: string, names: string[], onPick: (name: string) => void) => (
     <label class="field-inline">
       <span>{label}</span>
-      <select value={value} onChange={(e) => pick((e.target as HTMLSelectElement).value)}>
-        {formats.map((f) => (
-          <option key={f.name} value={f.name}>
-            {f.name}
+      <select value={value} onChange={(e) => onPick((e.target as HTMLSelectElement).value)}>
+        {names.map((name) => (
+          <option key={name} value={name}>
+            {name}
           </option>
         ))}
       </select>
     </label>
   );
+  const formatNames = formats.map((f) => f.name);
   return (
     <form class="panel translate" onSubmit={submit} aria-labelledby="translate-title" data-testid="translate">
       <h2 id="translate-title">Translate</h2>
       <div class="inline-form">
-        <label class="field-inline">
-          <span>Namespace</span>
-          <select
-            value={ns}
-            onChange={(e) => {
-              const name = (e.target as HTMLSelectElement).value;
-              setNs(name);
-              const f = namespaces.find((n) => n.name === name)?.formats ?? [];
-              setFrom(f[0]?.name ?? '');
-              setTo(f[1]?.name ?? f[0]?.name ?? '');
-            }}
-          >
-            {namespaces.map((n) => (
-              <option key={n.name} value={n.name}>
-                {n.name}
-              </option>
-            ))}
-          </select>
-        </label>
-        {formatPick('From format', from, setFrom)}
-        {formatPick('to format', to, setTo)}
+        {pick(
+          'Namespace',
+          ns,
+          namespaces.map((n) => n.name),
+          (name) => {
+            setNs(name);
+            const f = namespaces.find((n) => n.name === name)?.formats ?? [];
+            setFrom(f[0]?.name ?? '');
+            setTo(f[1]?.name ?? f[0]?.name ?? '');
+          },
+        )}
+        {pick('From format', from, formatNames, setFrom)}
+        {pick('to format', to, formatNames, setTo)}
         <button class="btn btn-primary" type="submit" disabled={busy}>
           Translate
         </button>

@@ -9,13 +9,22 @@ import { ApiError, api, M, stream } from '../api';
 import { int, pct } from '../format';
 import { useAsync } from '../hooks';
 import { useLiveReload } from '../live';
-import { problemResolvedByFix, rate, span, type ApplyEvent, type IncidentStep, type IncidentView } from '../incident';
+import { problemResolvedByFix, rate, span, type ApplyEvent, type IncidentPartition, type IncidentStep, type IncidentView } from '../incident';
 import { href } from '../router';
 import { useSession } from '../session';
 import { Badge, Empty, ErrorBox, Head, Loading, numCol } from '../components/ui';
 import './incident.css';
 
 const REGISTER = 'seam.registry.v1.RegistryService/RegisterContract';
+
+// The figures of each partition of the window: the heading of its column
+// (and, on a phone, of its card line) and the value.
+const windowFigures: [string, (p: IncidentPartition) => string][] = [
+  ['Received', (p) => int(p.received)],
+  ['Quarantined', (p) => int(p.quarantined)],
+  ['Released', (p) => int(p.released)],
+  ['Match rate', (p) => rate(p.match_rate)],
+];
 
 function path(subject: string, action = ''): string {
   return `/v1/subjects/${encodeURIComponent(subject)}/incident${action}`;
@@ -131,7 +140,7 @@ function Plan({ view, applied }: { view: IncidentView; applied: boolean }) {
         <div class="frame">
           <table class="table table-compact cards" data-testid="incident-window">
             <caption>The window as the gate stands it</caption>
-            <Head columns={['Partition', 'Verdict', 'As sealed', numCol('Received'), numCol('Quarantined'), numCol('Released'), numCol('Match rate')]} />
+            <Head columns={['Partition', 'Verdict', 'As sealed', ...windowFigures.map(([label]) => numCol(label))]} />
             <tbody>
               {parts.map((x) => (
                 <tr key={x.partition}>
@@ -140,18 +149,11 @@ function Plan({ view, applied }: { view: IncidentView; applied: boolean }) {
                   </th>
                   <td data-label="Verdict">{x.verdict}</td>
                   <td data-label="As sealed">{x.sealed_verdict || '–'}</td>
-                  <td data-label="Received" class="num">
-                    {int(x.received)}
-                  </td>
-                  <td data-label="Quarantined" class="num">
-                    {int(x.quarantined)}
-                  </td>
-                  <td data-label="Released" class="num">
-                    {int(x.released)}
-                  </td>
-                  <td data-label="Match rate" class="num">
-                    {rate(x.match_rate)}
-                  </td>
+                  {windowFigures.map(([label, figure]) => (
+                    <td key={label} data-label={label} class="num">
+                      {figure(x)}
+                    </td>
+                  ))}
                 </tr>
               ))}
             </tbody>

@@ -11,7 +11,7 @@ import { href, navigate } from '../router';
 import { buildRows, parseMatchRateChecks, summarize, type PartitionRow } from '../series';
 import { useSession } from '../session';
 import type { Alert, Change, Containment, ContractVersion, RegistryEvent, Subject } from '../types';
-import { Badge, Confirm, Countdown, Empty, ErrorBox, Head, Loading, numCol, Time } from '../components/ui';
+import { AuditTable, Badge, Confirm, Countdown, Empty, ErrorBox, Head, Loading, numCol, Time } from '../components/ui';
 import { LineageGraph } from '../components/LineageGraph';
 import { CurrentIncident } from '../components/CurrentIncident';
 import { countsPlot, matchRatePlot, Plot } from '../components/Plot';
@@ -386,27 +386,16 @@ function Versions({ subject }: { subject: string }) {
         </details>
       ) : null}
       <h2>Audit history</h2>
-      {history.length === 0 ? (
-        <Empty>No recorded action.</Empty>
-      ) : (
-        <table class="table table-compact" data-testid="audit-table">
-          <Head columns={['#', 'When', 'Who', 'Action', 'Version', 'Detail']} />
-          <tbody>
-            {[...history].reverse().map((e) => (
-              <tr key={String(e.sequence)} class={e.action === 'NOTICE_OVERRIDE' ? 'row-warn' : ''}>
-                <td>{e.sequence}</td>
-                <td>
-                  <Time ts={e.time} />
-                </td>
-                <td>{e.principal}</td>
-                <td>{e.action}</td>
-                <td>{e.version ? `v${e.version}` : ''}</td>
-                <td class="cell-wrap">{e.detail}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <AuditTable
+        records={history}
+        empty="No recorded action."
+        testid="audit-table"
+        rowClass={(e) => (e.action === 'NOTICE_OVERRIDE' ? 'row-warn' : '')}
+        columns={[
+          ['Action', (e) => e.action],
+          ['Version', (e) => (e.version ? `v${e.version}` : '')],
+        ]}
+      />
     </div>
   );
 }

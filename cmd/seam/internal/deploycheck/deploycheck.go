@@ -10,12 +10,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -176,18 +176,13 @@ func (c *Checker) Check(ct Container) {
 	}
 	byEnv := map[string]*pflag.Flag{}
 	fs.VisitAll(func(f *pflag.Flag) { byEnv[cli.EnvName(f.Name)] = f })
-	names := make([]string, 0, len(ct.Env))
-	for k := range ct.Env {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(ct.Env)) {
 		if !strings.HasPrefix(name, cli.EnvPrefix) {
 			continue
 		}
 		f := byEnv[name]
 		if f == nil {
-			c.fail(ct.Where, "%s is not a flag of `%s` (its variables are %s)", name, cmd.CommandPath(), strings.Join(sortedKeys(byEnv), ", "))
+			c.fail(ct.Where, "%s is not a flag of `%s` (its variables are %s)", name, cmd.CommandPath(), strings.Join(slices.Sorted(maps.Keys(byEnv)), ", "))
 			continue
 		}
 		if v := ct.Env[name]; v != secretValue {
@@ -221,8 +216,8 @@ func (c *Checker) Check(ct Container) {
 		switch {
 		case service != "" && p.service != HealthNames[service]:
 			c.fail(p.where, "health probe asks for service %q; `seam %s serve` reports %q", p.service, service, HealthNames[service])
-		case service == "" && p.service != "" && !slices.Contains(sortedValues(HealthNames), p.service):
-			c.fail(p.where, "health probe asks for service %q, which no Seam service reports (%s)", p.service, strings.Join(sortedValues(HealthNames), ", "))
+		case service == "" && p.service != "" && !slices.Contains(slices.Sorted(maps.Values(HealthNames)), p.service):
+			c.fail(p.where, "health probe asks for service %q, which no Seam service reports (%s)", p.service, strings.Join(slices.Sorted(maps.Values(HealthNames)), ", "))
 		}
 	}
 	if service != "" {
@@ -248,24 +243,6 @@ func (c *Checker) listenPort(ct Container, fs *pflag.FlagSet, flag string) strin
 		c.fail(ct.Where, "--%s %q is not host:port: %v", flag, addr, err)
 	}
 	return port
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
-func sortedValues(m map[string]string) []string {
-	var vs []string
-	for _, v := range m {
-		vs = append(vs, v)
-	}
-	sort.Strings(vs)
-	return vs
 }
 
 // IsSeamImage reports whether image is the seam image, under whatever
@@ -358,7 +335,7 @@ func (c *Checker) Compose(path, dir string, doc map[string]any, Dockerfile strin
 		c.fail(path, "no services")
 		return
 	}
-	for _, name := range sortedKeys(services) {
+	for _, name := range slices.Sorted(maps.Keys(services)) {
 		svc := services[name]
 		where := fmt.Sprintf("%s: services.%s", path, name)
 		if !IsSeamImage(interpolate(Str(svc, "image"))) {

@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/prometheus/model/rulefmt"
 	"github.com/prometheus/prometheus/promql/parser"
 
+	"github.com/seamdata/seam/cmd/seam/internal/deploycheck"
 	"github.com/seamdata/seam/cmd/seam/internal/exit"
 	"github.com/seamdata/seam/cmd/seam/internal/seamtest"
 )
@@ -60,33 +61,6 @@ func TestRulesPromtool(t *testing.T) {
 // runbookCommand finds the commands of a runbook annotation.
 var runbookCommand = regexp.MustCompile("`([^`]*)`")
 
-// splitCommand splits a runbook command into arguments: spaces separate
-// them, double quotes group them.
-func splitCommand(s string) []string {
-	var out []string
-	var cur strings.Builder
-	quoted, any := false, false
-	for _, r := range s {
-		switch {
-		case r == '"':
-			quoted, any = !quoted, true
-		case r == ' ' && !quoted:
-			if any {
-				out = append(out, cur.String())
-			}
-			cur.Reset()
-			any = false
-		default:
-			cur.WriteRune(r)
-			any = true
-		}
-	}
-	if any {
-		out = append(out, cur.String())
-	}
-	return out
-}
-
 // Every command a runbook annotation gives, in backticks, runs against a
 // real seam with the alert's labels filled in: none is a usage error
 // (exit 2), the exit of an unknown command or a missing argument.
@@ -126,7 +100,7 @@ func TestRunbookCommandsRun(t *testing.T) {
 					t.Errorf("alert %s: the runbook %q gives no command in backticks", r.Alert, text.String())
 				}
 				for _, m := range cmds {
-					args := splitCommand(m[1])
+					args := deploycheck.ShellWords(m[1])
 					if len(args) == 0 || args[0] != "seam" {
 						t.Errorf("alert %s: runbook command %q is not a seam command; write other tools without backticks", r.Alert, m[1])
 						continue

@@ -268,26 +268,28 @@ func Run(ctx context.Context, cfg Config, hooks Hooks) (err error) {
 	// The ports are bound before anything is written (the lock, the
 	// tokens, the first-start notes): a second seam up on the same ports
 	// fails here and leaves the data directory as it was.
-	grpcLis, err := net.Listen("tcp", cfg.GRPCAddr)
-	if err != nil {
-		return exit.Usagef("listen on --grpc-addr %s: %w (is another seam already running? stop it, or pick another address with --grpc-addr)", cfg.GRPCAddr, err)
-	}
-	defer grpcLis.Close()
-	var httpLis net.Listener
-	if cfg.HTTPAddr != "" {
-		httpLis, err = net.Listen("tcp", cfg.HTTPAddr)
-		if err != nil {
-			return exit.Usagef("listen on --http-addr %s: %w (is another seam already running? stop it, or pick another address with --http-addr)", cfg.HTTPAddr, err)
+	// An empty --http-addr or --metrics-addr binds nothing (Validate
+	// requires --grpc-addr).
+	const anotherSeam = "is another seam already running? stop it, or "
+	var lis server.Listeners
+	for _, l := range []struct {
+		bound      *net.Listener
+		flag, addr string
+		busy       string // what may already hold the port
+	}{
+		{&lis.GRPC, "--grpc-addr", cfg.GRPCAddr, anotherSeam},
+		{&lis.HTTP, "--http-addr", cfg.HTTPAddr, anotherSeam},
+		{&lis.Metrics, "--metrics-addr", cfg.MetricsAddr, ""},
+	} {
+		if l.addr == "" {
+			continue
 		}
-		defer httpLis.Close()
-	}
-	var metricsLis net.Listener
-	if cfg.MetricsAddr != "" {
-		metricsLis, err = net.Listen("tcp", cfg.MetricsAddr)
+		bound, err := net.Listen("tcp", l.addr)
 		if err != nil {
-			return exit.Usagef("listen on --metrics-addr %s: %w (pick another address with --metrics-addr)", cfg.MetricsAddr, err)
+			return exit.Usagef("listen on %s %s: %w (%spick another address with %s)", l.flag, l.addr, err, l.busy, l.flag)
 		}
-		defer metricsLis.Close()
+		defer bound.Close()
+		*l.bound = bound
 	}
 
 	if cfg.Store == "" {
@@ -299,9 +301,9 @@ func Run(ctx context.Context, cfg Config, hooks Hooks) (err error) {
 		defer unlock()
 	}
 
-	bound := [2]string{grpcLis.Addr().String(), cfg.HTTPAddr}
-	if httpLis != nil {
-		bound[1] = httpLis.Addr().String()
+	bound := [2]string{lis.GRPC.Addr().String(), cfg.HTTPAddr}
+	if lis.HTTP != nil {
+		bound[1] = lis.HTTP.Addr().String()
 	}
 	tokens, serviceToken, err := loadTokens(&cfg, notes, bound)
 	if err != nil {
@@ -314,7 +316,7 @@ func Run(ctx context.Context, cfg Config, hooks Hooks) (err error) {
 
 	// Services inside one process still call each other over gRPC, on this
 	// node's own listener, so `seam up` behaves like separate services.
-	self := grpcLis.Addr().String()
+	self := lis.GRPC.Addr().String()
 	conns := map[string]*grpc.ClientConn{}
 	defer func() {
 		for _, c := range conns {
@@ -381,7 +383,7 @@ func Run(ctx context.Context, cfg Config, hooks Hooks) (err error) {
 
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
-		return srv.Serve(gctx, server.Listeners{GRPC: grpcLis, HTTP: httpLis, Metrics: metricsLis})
+		return srv.Serve(gctx, lis)
 	})
 	for _, b := range services {
 		if b.run != nil {
@@ -389,8 +391,8 @@ func Run(ctx context.Context, cfg Config, hooks Hooks) (err error) {
 		}
 	}
 	httpAddr := ""
-	if httpLis != nil {
-		httpAddr = httpLis.Addr().String()
+	if lis.HTTP != nil {
+		httpAddr = lis.HTTP.Addr().String()
 	}
 	if cfg.Bootstrap {
 		// seam up tells its clients where it listens, as it tells them

@@ -31,15 +31,20 @@ import (
 func buildService(ctx context.Context, name string, env serviceEnv) (built, error) {
 	log := env.log.With("service", name)
 	meter := env.tel.Meter("github.com/seamdata/seam/services/" + name)
-	switch name {
-	case "registry":
-		// The registry asks idmap whether a migration can run; the
-		// connection is lazy, so a registry may start before idmap.
-		idm, err := env.peer("idmap")
+	// The connections to its Peers; they are lazy, so a service may start
+	// before its peers (the registry asks idmap whether a migration can
+	// run).
+	peer := map[string]*grpc.ClientConn{}
+	for _, p := range Peers(name) {
+		c, err := env.peer(p)
 		if err != nil {
 			return built{}, err
 		}
-		s, err := registry.New(ctx, registry.Config{StoreURL: env.cfg.StoreURL(name), Logger: log, Meter: meter, Idmap: idm})
+		peer[p] = c
+	}
+	switch name {
+	case "registry":
+		s, err := registry.New(ctx, registry.Config{StoreURL: env.cfg.StoreURL(name), Logger: log, Meter: meter, Idmap: peer["idmap"]})
 		if err != nil {
 			return built{}, err
 		}
@@ -53,29 +58,17 @@ func buildService(ctx context.Context, name string, env serviceEnv) (built, erro
 		}
 		return serve(s, idmapv1.IdMapService_ServiceDesc.ServiceName, idmapv1.RegisterIdMapServiceHandler, idmap.Access), nil
 	case "adapter":
-		reg, idm, err := peers2(env, "registry", "idmap")
-		if err != nil {
-			return built{}, err
-		}
-		s, err := adapter.New(ctx, adapter.Config{Registry: reg, Idmap: idm, Logger: log, Meter: meter})
+		s, err := adapter.New(ctx, adapter.Config{Registry: peer["registry"], Idmap: peer["idmap"], Logger: log, Meter: meter})
 		if err != nil {
 			return built{}, err
 		}
 		return serve(s, adapterv1.AdapterService_ServiceDesc.ServiceName, adapterv1.RegisterAdapterServiceHandler, adapter.Access), nil
 	case "gate":
-		reg, idm, err := peers2(env, "registry", "idmap")
-		if err != nil {
-			return built{}, err
-		}
-		adp, err := env.peer("adapter")
-		if err != nil {
-			return built{}, err
-		}
 		em, closeLineage, err := lineageEmitter(env.cfg, log, meter)
 		if err != nil {
 			return built{}, err
 		}
-		s, err := gate.New(ctx, gate.Config{StoreURL: env.cfg.StoreURL(name), Registry: reg, Adapter: adp, Idmap: idm, Logger: log, Meter: meter, Lineage: em, TracerProvider: env.tel.TracerProvider,
+		s, err := gate.New(ctx, gate.Config{StoreURL: env.cfg.StoreURL(name), Registry: peer["registry"], Adapter: peer["adapter"], Idmap: peer["idmap"], Logger: log, Meter: meter, Lineage: em, TracerProvider: env.tel.TracerProvider,
 			AnswerTTL: env.cfg.Gate.AnswerTTL, BatchRetention: env.cfg.Gate.BatchRetention,
 			QuarantineRetention: env.cfg.Gate.QuarantineRetention, RetentionInterval: env.cfg.Gate.RetentionInterval,
 			KeyCacheKeys: env.cfg.Gate.KeyCacheKeys})
@@ -125,18 +118,6 @@ func confluentAPI(env server.HTTPEnv) (map[string]http.Handler, error) {
 		return nil, err
 	}
 	return map[string]http.Handler{ccompat.Prefix + "/": h}, nil
-}
-
-func peers2(env serviceEnv, a, b string) (*grpc.ClientConn, *grpc.ClientConn, error) {
-	ca, err := env.peer(a)
-	if err != nil {
-		return nil, nil, err
-	}
-	cb, err := env.peer(b)
-	if err != nil {
-		return nil, nil, err
-	}
-	return ca, cb, nil
 }
 
 // HealthName returns the gRPC health service name a service reports, from

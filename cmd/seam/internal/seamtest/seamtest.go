@@ -30,6 +30,7 @@ import (
 	"github.com/seamdata/seam/core/examples"
 	"github.com/seamdata/seam/core/record/recordtest"
 	"github.com/seamdata/seam/platform/auth"
+	"github.com/seamdata/seam/platform/auth/authtest"
 	"github.com/seamdata/seam/platform/dial"
 	"github.com/seamdata/seam/platform/server/servertest"
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
@@ -59,18 +60,9 @@ func StartNode(t *testing.T) *Node {
 func StartNodeWith(t *testing.T, configure func(*node.Config)) *Node {
 	t.Helper()
 	dir := t.TempDir()
-	admin, adminEntry, err := auth.NewToken("admin", []auth.Role{auth.RoleAdmin}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	viewer, viewerEntry, err := auth.NewToken("viewer", []auth.Role{auth.RoleViewer}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, svcEntry, err := auth.NewToken("seam-services", []auth.Role{auth.RoleService}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	admin, adminEntry := authtest.Token(t, auth.Principal{Name: "admin", Roles: []auth.Role{auth.RoleAdmin}})
+	viewer, viewerEntry := authtest.Token(t, auth.Principal{Name: "viewer", Roles: []auth.Role{auth.RoleViewer}})
+	svc, svcEntry := authtest.Token(t, auth.Principal{Name: "seam-services", Roles: []auth.Role{auth.RoleService}})
 	if err := auth.WriteTokensFile(filepath.Join(dir, auth.TokensFileName), auth.TokensFile{Tokens: []auth.TokenEntry{adminEntry, viewerEntry, svcEntry}}); err != nil {
 		t.Fatal(err)
 	}
