@@ -2,8 +2,6 @@ package gate
 
 import (
 	"context"
-	"errors"
-	"io"
 	"strings"
 	"testing"
 
@@ -178,18 +176,9 @@ func TestAlarmLogs(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	stream, err := e.as("operator").Replay(ctx, &gatev1.ReplayRequest{Window: &gatev1.ReplayWindow{Subject: "bank.payments", PartitionFrom: day, PartitionTo: day},
-		ReplayId: "retry-1", Reason: "retry the held payments"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := stream.Recv(); err != nil {
-			if !errors.Is(err, io.EOF) {
-				t.Fatalf("replay: %v", err)
-			}
-			break
-		}
+	if _, err := replayAll(ctx, e, &gatev1.ReplayRequest{Window: &gatev1.ReplayWindow{Subject: "bank.payments", PartitionFrom: day, PartitionTo: day},
+		ReplayId: "retry-1", Reason: "retry the held payments"}); err != nil {
+		t.Fatalf("replay: %v", err)
 	}
 	if _, err := e.as("operator").Contain(ctx, &gatev1.ContainRequest{Subject: "bank.payments", Reason: "INC-9"}); err != nil {
 		t.Fatal(err)

@@ -18,6 +18,21 @@ import (
 	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
 )
 
+// claimBatch claims the batch key for the body digest, then locks the
+// batch's partition, creating it; errDuplicateBatch when the key was
+// claimed before.
+func claimBatch(ctx context.Context, tx storeTx, key batchKey, digest []byte, now time.Time) (partRow, error) {
+	claimed, err := tx.ClaimBatch(ctx, key, digest, now)
+	if err != nil {
+		return partRow{}, err
+	}
+	if !claimed {
+		return partRow{}, errDuplicateBatch
+	}
+	p, _, err := tx.LockPartition(ctx, key.subject, key.part, true, now)
+	return p, err
+}
+
 // commitBatch writes everything a batch decided in one transaction: its
 // idempotency row (claimed first, so a concurrent duplicate waits on its
 // unique key and then finds it taken), the supersession of the partition's
@@ -33,14 +48,7 @@ func (s *Server) commitBatch(ctx context.Context, o *outcome, digest []byte) (*g
 	by := auth.NameFromContext(ctx)
 	var resp *gatev1.IngestResponse
 	err := s.store.InPartitionTx(ctx, in.subject, in.partition, func(tx storeTx) error {
-		claimed, err := tx.ClaimBatch(ctx, key, digest, now)
-		if err != nil {
-			return err
-		}
-		if !claimed {
-			return errDuplicateBatch
-		}
-		p, _, err := tx.LockPartition(ctx, in.subject, in.partition, true, now)
+		p, err := claimBatch(ctx, tx, key, digest, now)
 		if err != nil {
 			return err
 		}

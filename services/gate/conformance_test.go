@@ -2,9 +2,7 @@ package gate
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"sync"
 	"testing"
 	"time"
@@ -259,23 +257,8 @@ func raceReplays(t *testing.T, a, b *gateEnv) {
 	a.loadLookup()
 	w := &gatev1.ReplayWindow{Subject: "shop.orders", PartitionFrom: "2025-02-25", PartitionTo: "2025-02-28"}
 	got, errs := race(2, a, b, func(i int, e *gateEnv) ([]*recordv1.CanonicalRecord, error) {
-		stream, err := e.as("operator").Replay(ctx, &gatev1.ReplayRequest{Window: w, ReplayId: fmt.Sprint("race-", i)})
-		if err != nil {
-			return nil, err
-		}
-		var rs []*recordv1.CanonicalRecord
-		for {
-			msg, err := stream.Recv()
-			if errors.Is(err, io.EOF) {
-				return rs, nil
-			}
-			if err != nil {
-				return nil, err
-			}
-			if r := msg.GetRecord(); r != nil {
-				rs = append(rs, r)
-			}
-		}
+		r, err := replayAll(ctx, e, &gatev1.ReplayRequest{Window: w, ReplayId: fmt.Sprint("race-", i)})
+		return r.records, err
 	})
 	for _, err := range errs {
 		if err != nil {

@@ -51,7 +51,7 @@ type shapeFigure struct {
 // add merges another batch's figures.
 func (f *unitFigures) add(o unitFigures) {
 	f.Stats.Merge(o.Stats)
-	for _, name := range sortedKeys(o.Failures) {
+	for _, name := range slices.Sorted(maps.Keys(o.Failures)) {
 		c := o.Failures[name]
 		f.AddFailures(name, c.Count, c.Samples)
 	}
@@ -181,7 +181,7 @@ func (l learnedField) names() []string {
 		}
 		count[shape.FromV1(old)] += n
 	}
-	names := sortedKeys(count)
+	names := slices.Sorted(maps.Keys(count))
 	sort.SliceStable(names, func(i, j int) bool { return count[names[i]] > count[names[j]] })
 	return names
 }

@@ -276,15 +276,7 @@ func (m *metrics) sealed(ctx context.Context, subject string, u *unitRow) {
 
 // verdictName is a verdict without its enum prefix.
 func verdictName(v gatev1.PartitionVerdict) string {
-	switch v {
-	case gatev1.PartitionVerdict_PARTITION_VERDICT_BLOCKED:
-		return "BLOCKED"
-	case gatev1.PartitionVerdict_PARTITION_VERDICT_PASSED_WITH_ALERTS:
-		return "PASSED_WITH_ALERTS"
-	case gatev1.PartitionVerdict_PARTITION_VERDICT_PASSED:
-		return "PASSED"
-	}
-	return "UNSPECIFIED"
+	return strings.TrimPrefix(v.String(), "PARTITION_VERDICT_")
 }
 
 // severityName is an alert severity as a metric label and log level word.

@@ -3,7 +3,8 @@ package gate
 import (
 	"context"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"time"
 
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -71,7 +72,7 @@ func partitionMonitor(subject string, pu partUnits) *gatev1.PartitionMonitor {
 	if !updated.IsZero() {
 		m.UpdateTime = timestamppb.New(updated)
 	}
-	for _, name := range sortedKeys(stats.Fields) {
+	for _, name := range slices.Sorted(maps.Keys(stats.Fields)) {
 		f := stats.Fields[name]
 		m.Fields = append(m.Fields, &gatev1.FieldMonitor{Field: name, Count: f.Count, Nulls: f.Nulls, Mean: f.Mean, IdChecked: f.IDs, IdMatched: f.Matched})
 	}
@@ -139,14 +140,4 @@ func (s *Server) WatchAlerts(req *gatev1.WatchAlertsRequest, stream gatev1.GateS
 		case <-tick.C:
 		}
 	}
-}
-
-// sortedKeys returns a map's keys in order, for deterministic output.
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -115,14 +115,7 @@ func storeCommit(ctx context.Context, s *sqlStore, part, batchID string, keys []
 	var fresh []bool
 	err := s.InPartitionTx(ctx, "shop.orders", part, func(tx storeTx) error {
 		k := batchKey{"shop.orders", part, batchID}
-		claimed, err := tx.ClaimBatch(ctx, k, []byte("digest"), at)
-		if err != nil {
-			return err
-		}
-		if !claimed {
-			return errDuplicateBatch
-		}
-		p, _, err := tx.LockPartition(ctx, k.subject, k.part, true, at)
+		p, err := claimBatch(ctx, tx, k, []byte("digest"), at)
 		if err != nil {
 			return err
 		}

@@ -6,6 +6,8 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -252,7 +254,7 @@ func (s *Server) PlanReplay(ctx context.Context, req *gatev1.PlanReplayRequest) 
 		resp.WouldRemain += pp.WouldRemain
 		resp.Partitions = append(resp.Partitions, pp)
 	}
-	for _, k := range sortedKeys(reasons) {
+	for _, k := range slices.Sorted(maps.Keys(reasons)) {
 		resp.RemainReasons = append(resp.RemainReasons, &gatev1.QuarantineCount{Key: k, Count: reasons[k]})
 	}
 	sort.SliceStable(resp.RemainReasons, func(i, j int) bool { return resp.RemainReasons[i].Count > resp.RemainReasons[j].Count })

@@ -372,22 +372,35 @@ func replay(t *testing.T, e *gateEnv, w *gatev1.ReplayWindow, id string) replaye
 func replayOf(t *testing.T, e *gateEnv, req *gatev1.ReplayRequest) replayed {
 	t.Helper()
 	id := req.GetReplayId()
-	stream, err := e.as("operator").Replay(context.Background(), req)
+	out, err := replayAll(context.Background(), e, req)
 	if err != nil {
-		t.Fatalf("Replay: %v", err)
+		t.Fatalf("Replay %s: %v", id, err)
 	}
+	if out.summary == nil {
+		t.Fatalf("Replay %s ended without a summary", id)
+	}
+	return out
+}
+
+// replayAll runs req as the operator and reads its stream to the end: the
+// records, then the summary.
+func replayAll(ctx context.Context, e *gateEnv, req *gatev1.ReplayRequest) (replayed, error) {
 	var out replayed
+	stream, err := e.as("operator").Replay(ctx, req)
+	if err != nil {
+		return out, err
+	}
 	for {
 		msg, err := stream.Recv()
 		if errors.Is(err, io.EOF) {
-			break
+			return out, nil
 		}
 		if err != nil {
-			t.Fatalf("Replay %s: %v", id, err)
+			return out, err
 		}
 		if r := msg.GetRecord(); r != nil {
 			if out.summary != nil {
-				t.Fatalf("record after the summary")
+				return out, errors.New("record after the summary")
 			}
 			out.records = append(out.records, r)
 		}
@@ -395,10 +408,6 @@ func replayOf(t *testing.T, e *gateEnv, req *gatev1.ReplayRequest) replayed {
 			out.summary = s
 		}
 	}
-	if out.summary == nil {
-		t.Fatalf("Replay %s ended without a summary", id)
-	}
-	return out
 }
 
 // Scenario 4: a fix for the last 40 of 400 daily partitions replays only

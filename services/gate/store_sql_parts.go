@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strconv"
@@ -216,7 +217,7 @@ func (t *sqlTx) Trailing(ctx context.Context, subject, part string, want map[str
 	}
 	out := check.Trailing{}
 	stats := map[int64]check.Stats{}
-	for _, name := range sortedKeys(want) {
+	for _, name := range slices.Sorted(maps.Keys(want)) {
 		n := want[name]
 		if n <= 0 {
 			continue

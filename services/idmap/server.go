@@ -258,6 +258,17 @@ func internal(op string, err error) error {
 	return fmt.Errorf("idmap: %s: %w", op, err)
 }
 
+// refused answers InvalidArgument for a format, rule or sample the caller
+// got wrong (see fieldError), and names op for any other error.
+func refused(op string, err error) error {
+	if ferr := fieldError(err); ferr != nil {
+		return ferr
+	}
+	return internal(op, err)
+}
+
+// fieldError is the InvalidArgument answer for an idrule.FieldError or
+// SampleError, or nil for any other error.
 func fieldError(err error) error {
 	var fe *idrule.FieldError
 	if errors.As(err, &fe) {
@@ -316,10 +327,7 @@ func (s *Server) CreateNamespace(ctx context.Context, req *idmapv1.CreateNamespa
 	}
 	compiled, err := compileNamespace(ns)
 	if err != nil {
-		if ferr := fieldError(err); ferr != nil {
-			return nil, ferr
-		}
-		return nil, internal("create namespace", err)
+		return nil, refused("create namespace", err)
 	}
 	for _, c := range compiled.rules {
 		if !c.Lookup {
@@ -345,10 +353,7 @@ func (s *Server) AddFormat(ctx context.Context, req *idmapv1.AddFormatRequest) (
 	}
 	f := req.GetFormat()
 	if _, err := idrule.NewFormat("format", f); err != nil {
-		if ferr := fieldError(err); ferr != nil {
-			return nil, ferr
-		}
-		return nil, internal("add format", err)
+		return nil, refused("add format", err)
 	}
 	if ns.formats[f.GetName()] != nil {
 		return nil, rpcerr.AlreadyExists("format", req.GetNamespace()+"/"+f.GetName())
@@ -399,10 +404,7 @@ func (s *Server) SetRule(ctx context.Context, req *idmapv1.SetRuleRequest) (*idm
 	rule := req.GetRule()
 	c, err := idrule.Compile(rule, ns.formats[rule.GetFromFormat()], ns.formats[rule.GetToFormat()])
 	if err != nil {
-		if ferr := fieldError(err); ferr != nil {
-			return nil, ferr
-		}
-		return nil, internal("set rule", err)
+		return nil, refused("set rule", err)
 	}
 	if !c.Lookup && len(req.GetSamples()) == 0 {
 		return nil, rpcerr.InvalidArgument("a deterministic rule needs samples to be validated on",
@@ -410,7 +412,7 @@ func (s *Server) SetRule(ctx context.Context, req *idmapv1.SetRuleRequest) (*idm
 	}
 	checked, err := c.Verify(req.GetSamples())
 	if err != nil {
-		return nil, fieldError(err)
+		return nil, refused("set rule", err)
 	}
 	if _, err := s.write(ctx, "set rule", func() error {
 		return s.store.PutRule(ctx, req.GetNamespace(), c.Rule, AuditEntry{Principal: s.cfg.Principal(ctx), Action: "set_rule",
@@ -550,18 +552,7 @@ func (s *Server) Translate(ctx context.Context, req *idmapv1.TranslateRequest) (
 }
 
 func (s *Server) translate(ctx context.Context, req *idmapv1.TranslateRequest, field string) (*idmapv1.TranslateResponse, error) {
-	if req.GetPacked() != nil {
-		field = strings.TrimSuffix(field, "ids") + "packed"
-	}
-	if n := len(req.GetIds()) + len(req.GetPacked().GetEnds()); n > s.cfg.MaxTranslateIDs {
-		return nil, rpcerr.InvalidArgument(fmt.Sprintf("%d ids in one call, the limit is %d", n, s.cfg.MaxTranslateIDs),
-			rpcerr.FieldViolation{Field: field, Description: fmt.Sprintf("split into batches of at most %d, or use TranslateStream", s.cfg.MaxTranslateIDs)})
-	}
-	ids, err := packedOr(req.GetIds(), req.GetPacked(), field)
-	if err != nil {
-		return nil, err
-	}
-	ns, err := s.namespace(req.GetNamespace())
+	ns, ids, err := s.callIDs(req, field, ", or use TranslateStream")
 	if err != nil {
 		return nil, err
 	}
@@ -604,19 +595,7 @@ func (s *Server) TranslateStream(stream grpc.BidiStreamingServer[idmapv1.Transla
 
 // Contains reports whether each id is in a lookup table of the format.
 func (s *Server) Contains(ctx context.Context, req *idmapv1.ContainsRequest) (*idmapv1.ContainsResponse, error) {
-	field := "ids"
-	if req.GetPacked() != nil {
-		field = "packed"
-	}
-	if n := len(req.GetIds()) + len(req.GetPacked().GetEnds()); n > s.cfg.MaxTranslateIDs {
-		return nil, rpcerr.InvalidArgument(fmt.Sprintf("%d ids in one call, the limit is %d", n, s.cfg.MaxTranslateIDs),
-			rpcerr.FieldViolation{Field: field, Description: fmt.Sprintf("split into batches of at most %d", s.cfg.MaxTranslateIDs)})
-	}
-	ids, err := packedOr(req.GetIds(), req.GetPacked(), field)
-	if err != nil {
-		return nil, err
-	}
-	ns, err := s.namespace(req.GetNamespace())
+	ns, ids, err := s.callIDs(req, "ids", "")
 	if err != nil {
 		return nil, err
 	}
@@ -652,6 +631,36 @@ func (s *Server) Contains(ctx context.Context, req *idmapv1.ContainsRequest) (*i
 	trace.SpanFromContext(ctx).SetAttributes(attribute.String("seam.idmap.namespace", req.GetNamespace()), attribute.String("seam.idmap.format", req.GetFormat()),
 		attribute.Int("seam.ids", len(ids)), attribute.Int64("seam.ids.hits", resp.Found), attribute.Int64("seam.ids.misses", int64(len(ids))-resp.Found))
 	return resp, nil
+}
+
+// idCall is a request for ids of one namespace, sent as ids or packed.
+type idCall interface {
+	GetNamespace() string
+	GetIds() []string
+	GetPacked() *idmapv1.PackedIds
+}
+
+// callIDs are the namespace and the ids of req, refused when there are
+// more than MaxTranslateIDs. field names the ids in errors ("…packed" when
+// they come packed); orElse follows the advice to split them, naming
+// another way.
+func (s *Server) callIDs(req idCall, field, orElse string) (*nsState, []string, error) {
+	if req.GetPacked() != nil {
+		field = strings.TrimSuffix(field, "ids") + "packed"
+	}
+	if n := len(req.GetIds()) + len(req.GetPacked().GetEnds()); n > s.cfg.MaxTranslateIDs {
+		return nil, nil, rpcerr.InvalidArgument(fmt.Sprintf("%d ids in one call, the limit is %d", n, s.cfg.MaxTranslateIDs),
+			rpcerr.FieldViolation{Field: field, Description: fmt.Sprintf("split into batches of at most %d%s", s.cfg.MaxTranslateIDs, orElse)})
+	}
+	ids, err := packedOr(req.GetIds(), req.GetPacked(), field)
+	if err != nil {
+		return nil, nil, err
+	}
+	ns, err := s.namespace(req.GetNamespace())
+	if err != nil {
+		return nil, nil, err
+	}
+	return ns, ids, nil
 }
 
 // packedOr returns a request's ids: ids, or those packed carries, cut

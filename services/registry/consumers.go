@@ -219,12 +219,13 @@ func (s *Server) transferConsumer(ctx context.Context, p *auth.Principal, c *reg
 	return stored, nil
 }
 
-func (s *Server) deleteConsumer(ctx context.Context, p *auth.Principal, name string) error {
+func (s *Server) deleteConsumer(ctx context.Context, p *auth.Principal, req *registryv1.DeleteConsumerRequest) (*registryv1.DeleteConsumerResponse, error) {
+	name := req.GetName()
 	if name == "" {
-		return required("name", `"features.customer_ltv"`)
+		return nil, required("name", `"features.customer_ltv"`)
 	}
 	if err := naming.CheckConsumer("name", name); err != nil {
-		return invalid("bad consumer name", rpcerr.FieldViolation{Field: "name", Description: naming.Describe(err)})
+		return nil, invalid("bad consumer name", rpcerr.FieldViolation{Field: "name", Description: naming.Describe(err)})
 	}
 	err := s.store.Write(ctx, func(tx StoreTx) error {
 		all, err := tx.Consumers()
@@ -243,10 +244,10 @@ func (s *Server) deleteConsumer(ctx context.Context, p *auth.Principal, name str
 		return err
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	s.sync(ctx)
-	return nil
+	return &registryv1.DeleteConsumerResponse{}, nil
 }
 
 // claimConsumer decides the owner of a consumer being registered: a

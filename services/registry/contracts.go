@@ -573,7 +573,7 @@ func (s *Server) diffContracts(req *registryv1.DiffContractsRequest) (*registryv
 	return &registryv1.DiffContractsResponse{Changes: res.Changes, Breaking: res.Breaking}, nil
 }
 
-func (s *Server) setVersionStatus(ctx context.Context, p *auth.Principal, req *registryv1.SetVersionStatusRequest) (*registryv1.ContractVersion, error) {
+func (s *Server) setVersionStatus(ctx context.Context, p *auth.Principal, req *registryv1.SetVersionStatusRequest) (*registryv1.SetVersionStatusResponse, error) {
 	to := req.GetStatus()
 	var action string
 	var eventType registryv1.EventType
@@ -658,5 +658,5 @@ func (s *Server) setVersionStatus(ctx context.Context, p *auth.Principal, req *r
 		return nil, err
 	}
 	s.sync(ctx)
-	return out, nil
+	return &registryv1.SetVersionStatusResponse{Version: out}, nil
 }

@@ -29,7 +29,8 @@ var publishable = map[registryv1.EventType]bool{
 // assigns its sequence, time and principal; a BACKFILL_COMPLETED without
 // consumers gets the subject's rerun order, so downstream teams learn what
 // to rerun.
-func (s *Server) publishEvent(ctx context.Context, p *auth.Principal, in *registryv1.Event) (*registryv1.Event, error) {
+func (s *Server) publishEvent(ctx context.Context, p *auth.Principal, req *registryv1.PublishEventRequest) (*registryv1.PublishEventResponse, error) {
+	in := req.GetEvent()
 	if in == nil {
 		return nil, required("event", "an event of type SOURCE_CONTAINED")
 	}
@@ -64,5 +65,5 @@ func (s *Server) publishEvent(ctx context.Context, p *auth.Principal, in *regist
 		return nil, err
 	}
 	s.sync(ctx)
-	return e, nil
+	return &registryv1.PublishEventResponse{Event: e}, nil
 }

@@ -200,15 +200,7 @@ func (s *Server) DiffContracts(_ context.Context, req *registryv1.DiffContractsR
 
 // SetVersionStatus deprecates or retires a version.
 func (s *Server) SetVersionStatus(ctx context.Context, req *registryv1.SetVersionStatusRequest) (*registryv1.SetVersionStatusResponse, error) {
-	p, err := principalOf(ctx)
-	if err != nil {
-		return nil, err
-	}
-	v, err := s.setVersionStatus(ctx, p, req)
-	if err != nil {
-		return nil, err
-	}
-	return &registryv1.SetVersionStatusResponse{Version: v}, nil
+	return asCaller(ctx, req, s.setVersionStatus)
 }
 
 // GetHistory returns the audit history of a subject.
@@ -289,14 +281,7 @@ func (s *Server) ListConsumers(ctx context.Context, req *registryv1.ListConsumer
 
 // DeleteConsumer removes a consumer.
 func (s *Server) DeleteConsumer(ctx context.Context, req *registryv1.DeleteConsumerRequest) (*registryv1.DeleteConsumerResponse, error) {
-	p, err := principalOf(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.deleteConsumer(ctx, p, req.GetName()); err != nil {
-		return nil, err
-	}
-	return &registryv1.DeleteConsumerResponse{}, nil
+	return asCaller(ctx, req, s.deleteConsumer)
 }
 
 // GetBlastRadius lists every consumer affected by a change to a subject.
@@ -335,15 +320,7 @@ func (s *Server) GetRerunOrder(ctx context.Context, req *registryv1.GetRerunOrde
 
 // PublishEvent appends an event reported by another service.
 func (s *Server) PublishEvent(ctx context.Context, req *registryv1.PublishEventRequest) (*registryv1.PublishEventResponse, error) {
-	p, err := principalOf(ctx)
-	if err != nil {
-		return nil, err
-	}
-	e, err := s.publishEvent(ctx, p, req.GetEvent())
-	if err != nil {
-		return nil, err
-	}
-	return &registryv1.PublishEventResponse{Event: e}, nil
+	return asCaller(ctx, req, s.publishEvent)
 }
 
 // maxEventPage bounds one ListEvents page.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
 )
 
@@ -420,8 +421,8 @@ func (s *Source) lookup(ctx context.Context, t *table, keyIdx []int, order []str
 		sel = append(sel, "r."+pgx.Identifier{c.Name}.Sanitize()+"::text")
 	}
 	var args []any
-	var un, alias, on []string
-	for j, i := range keyIdx {
+	var keys []*contractv1.Field
+	for _, i := range keyIdx {
 		col := t.shape[i]
 		if !fieldOf[col.Name] {
 			return map[string]storedRow{}, nil
@@ -431,12 +432,9 @@ func (s *Source) lookup(ctx context.Context, t *table, keyIdx []int, order []str
 			vals[n] = string(need[k].vals[i])
 		}
 		args = append(args, vals)
-		un = append(un, fmt.Sprintf("$%d::text[]", j+1))
-		alias = append(alias, fmt.Sprintf("k%d", j))
-		on = append(on, fmt.Sprintf("r.%s = u.k%d::%s", pgx.Identifier{col.Name}.Sanitize(), j, targetType(fieldType(col.Type))))
+		keys = append(keys, &contractv1.Field{Name: col.Name, Type: fieldType(col.Type)})
 	}
-	q := fmt.Sprintf("SELECT u.ord, r.%s%s FROM unnest(%s) WITH ORDINALITY AS u(%s, ord) JOIN %s r ON %s",
-		FieldLSN, prefixComma(sel), strings.Join(un, ", "), strings.Join(alias, ", "), rep.ident, strings.Join(on, " AND "))
+	q := fmt.Sprintf("SELECT u.ord, r.%s%s FROM %s", FieldLSN, prefixComma(sel), rep.joinKeys(keys))
 	rows, err := s.target.Query(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read replica rows of %s: %w", t.key, err)

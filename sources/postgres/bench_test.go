@@ -1,7 +1,6 @@
 package postgres_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -50,10 +49,7 @@ func BenchmarkSnapshot(b *testing.B) {
 	var elapsed time.Duration
 	for i := 0; b.Loop(); i++ {
 		b.StopTimer()
-		tgt, err := pgServer.Require(b).CreateDB(context.Background(), "benchtgt")
-		if err != nil {
-			b.Fatal(err)
-		}
+		tgt := createDB(b, pgServer.Require(b), "benchtgt")
 		cfg := e.config(fmt.Sprintf("snapbench%d", i), "orders")
 		cfg.TargetURL = tgt
 		cfg.SnapshotWorkers, cfg.ChunkRows, cfg.BatchRecords = 4, 20_000, 2000

@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/seamdata/seam/platform/auth"
+	"github.com/seamdata/seam/platform/auth/authtest"
 	"github.com/seamdata/seam/platform/dial"
 	"github.com/seamdata/seam/platform/server"
 	"github.com/seamdata/seam/platform/telemetry"
@@ -58,18 +59,9 @@ func startSeam(t testing.TB) *seam {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	dir := t.TempDir()
-	admin, adminEntry, err := auth.NewToken("admin", []auth.Role{auth.RoleAdmin}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	svcToken, svcEntry, err := auth.NewToken("seam-services", []auth.Role{auth.RoleService}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tokens, err := auth.NewTokens([]auth.TokenEntry{adminEntry, svcEntry})
-	if err != nil {
-		t.Fatal(err)
-	}
+	tokens, secrets := authtest.Tokens(t, auth.Principal{Name: "admin", Roles: []auth.Role{auth.RoleAdmin}},
+		auth.Principal{Name: "seam-services", Roles: []auth.Role{auth.RoleService}})
+	admin, svcToken := secrets["admin"], secrets["seam-services"]
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -154,19 +146,20 @@ func paymentsEnv(t testing.TB, n int) *env {
 func newEnv(t testing.TB, sm *seam) *env {
 	t.Helper()
 	srv := pgServer.Require(t)
-	ctx := context.Background()
-	source, err := srv.CreateDB(ctx, "src")
-	if err != nil {
-		t.Fatal(err)
-	}
-	target, err := srv.CreateDB(ctx, "tgt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := &env{t: t, source: source, target: target, seam: sm}
-	e.src = connect(t, source)
-	e.tgt = connect(t, target)
+	e := &env{t: t, source: createDB(t, srv, "src"), target: createDB(t, srv, "tgt"), seam: sm}
+	e.src = connect(t, e.source)
+	e.tgt = connect(t, e.target)
 	return e
+}
+
+// createDB creates a fresh database on srv and returns its URL.
+func createDB(t testing.TB, srv *postgrestest.Server, prefix string) string {
+	t.Helper()
+	url, err := srv.CreateDB(context.Background(), prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return url
 }
 
 func connect(t testing.TB, url string) *pgx.Conn {

@@ -145,40 +145,45 @@ type canonicalRow struct {
 	resent bool
 }
 
+// joinKeys is a FROM clause that joins the replica's rows, as r, to arrays
+// of key values passed as $1, $2, … in the order of keys, each compared as
+// its field's type; u.ord numbers the keys from 1.
+func (r *replica) joinKeys(keys []*contractv1.Field) string {
+	un, alias, on := make([]string, len(keys)), make([]string, len(keys)), make([]string, len(keys))
+	for j, k := range keys {
+		un[j] = fmt.Sprintf("$%d::text[]", j+1)
+		alias[j] = fmt.Sprintf("k%d", j)
+		on[j] = fmt.Sprintf("r.%s = u.k%d::%s", pgx.Identifier{k.GetName()}.Sanitize(), j, targetType(k.GetType()))
+	}
+	return fmt.Sprintf("unnest(%s) WITH ORDINALITY AS u(%s, ord) JOIN %s r ON %s",
+		strings.Join(un, ", "), strings.Join(alias, ", "), r.ident, strings.Join(on, " AND "))
+}
+
 // missing returns the rows whose primary key the replica does not hold.
 func (r *replica) missing(ctx context.Context, q queryer, rows []canonicalRow) ([]canonicalRow, error) {
 	if len(rows) == 0 {
 		return nil, nil
 	}
-	var args []any
-	var un, alias, on []string
+	args := make([]any, len(r.keys))
+	keys := make([]*contractv1.Field, len(r.keys))
 	for j, k := range r.keys {
 		col := make([]*string, len(rows))
 		for i := range rows {
 			col[i] = rows[i].vals[k]
 		}
-		args = append(args, col)
-		un = append(un, fmt.Sprintf("$%d::text[]", j+1))
-		alias = append(alias, fmt.Sprintf("k%d", j))
-		on = append(on, fmt.Sprintf("t.%s = u.k%d::%s", pgx.Identifier{r.fields[k].GetName()}.Sanitize(), j, targetType(r.fields[k].GetType())))
+		args[j], keys[j] = col, r.fields[k]
 	}
-	sql := fmt.Sprintf("SELECT u.ord FROM unnest(%s) WITH ORDINALITY AS u(%s, ord) JOIN %s t ON %s",
-		strings.Join(un, ", "), strings.Join(alias, ", "), r.ident, strings.Join(on, " AND "))
-	res, err := q.Query(ctx, sql, args...)
+	res, err := q.Query(ctx, "SELECT u.ord FROM "+r.joinKeys(keys), args...)
 	if err != nil {
 		return nil, fmt.Errorf("look up rows of %s: %w", r.ident, err)
 	}
-	defer res.Close()
-	held := map[int64]bool{}
-	for res.Next() {
-		var ord int64
-		if err := res.Scan(&ord); err != nil {
-			return nil, fmt.Errorf("look up rows of %s: %w", r.ident, err)
-		}
-		held[ord] = true
-	}
-	if err := res.Err(); err != nil {
+	ords, err := pgx.CollectRows(res, pgx.RowTo[int64])
+	if err != nil {
 		return nil, fmt.Errorf("look up rows of %s: %w", r.ident, err)
+	}
+	held := make(map[int64]bool, len(ords))
+	for _, ord := range ords {
+		held[ord] = true
 	}
 	var out []canonicalRow
 	for i := range rows {

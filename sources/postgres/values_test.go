@@ -12,46 +12,50 @@ import (
 
 func TestAppendJSON(t *testing.T) {
 	t.Parallel()
-	const (
-		str  = contractv1.FieldType_FIELD_TYPE_STRING
-		i64  = contractv1.FieldType_FIELD_TYPE_INT64
-		dbl  = contractv1.FieldType_FIELD_TYPE_DOUBLE
-		dec  = contractv1.FieldType_FIELD_TYPE_DECIMAL
-		bl   = contractv1.FieldType_FIELD_TYPE_BOOL
-		ts   = contractv1.FieldType_FIELD_TYPE_TIMESTAMP
-		date = contractv1.FieldType_FIELD_TYPE_DATE
-	)
-	for _, tc := range []struct {
-		typ        contractv1.FieldType
-		text, want string
-	}{
-		{i64, "9007199254740993", "9007199254740993"}, // every digit kept
-		{i64, "-42", "-42"},
-		{i64, "4.2", `"4.2"`}, // not an integer: sent as text, the gate refuses it by name
-		{dbl, "1.5e-07", "1.5e-07"},
-		{dbl, "NaN", `"NaN"`},
-		{dbl, "-Infinity", `"-Infinity"`},
-		{dec, "12.50", `"12.50"`},
-		{bl, "t", "true"},
-		{bl, "f", "false"},
-		{ts, "2026-03-01 09:12:00", `"2026-03-01T09:12:00Z"`},
-		{ts, "2026-03-01 09:12:00.123456+00", `"2026-03-01T09:12:00.123456Z"`},
-		{ts, "2026-03-01 09:12:00+05:30", `"2026-03-01T09:12:00+05:30"`},
-		{ts, "2026-03-01 09:12:00-08", `"2026-03-01T09:12:00-08:00"`},
-		{ts, "infinity", `"infinity"`},
-		{date, "2026-03-01", `"2026-03-01"`},
-		{str, "a \"quoted\"\nline\t\x01", `"a \"quoted\"\nline\t\u0001"`},
-		{str, "caf\xc3\xa9 \xff", `"café \ufffd"`},
-		{i64, "007", `"007"`}, // a leading zero is no JSON number
-		{dbl, "00", `"00"`},
-		{dbl, "+1.5", `"+1.5"`},
+	for typ, cases := range map[contractv1.FieldType]map[string]string{
+		contractv1.FieldType_FIELD_TYPE_INT64: {
+			"9007199254740993": "9007199254740993", // every digit kept
+			"-42":              "-42",
+			"4.2":              `"4.2"`, // not an integer: sent as text, the gate refuses it by name
+			"007":              `"007"`, // a leading zero is no JSON number
+		},
+		contractv1.FieldType_FIELD_TYPE_DOUBLE: {
+			"1.5e-07":   "1.5e-07",
+			"NaN":       `"NaN"`,
+			"-Infinity": `"-Infinity"`,
+			"00":        `"00"`,
+			"+1.5":      `"+1.5"`,
+		},
+		contractv1.FieldType_FIELD_TYPE_DECIMAL: {
+			"12.50": `"12.50"`,
+		},
+		contractv1.FieldType_FIELD_TYPE_BOOL: {
+			"t": "true",
+			"f": "false",
+		},
+		contractv1.FieldType_FIELD_TYPE_TIMESTAMP: {
+			"2026-03-01 09:12:00":           `"2026-03-01T09:12:00Z"`,
+			"2026-03-01 09:12:00.123456+00": `"2026-03-01T09:12:00.123456Z"`,
+			"2026-03-01 09:12:00+05:30":     `"2026-03-01T09:12:00+05:30"`,
+			"2026-03-01 09:12:00-08":        `"2026-03-01T09:12:00-08:00"`,
+			"infinity":                      `"infinity"`,
+		},
+		contractv1.FieldType_FIELD_TYPE_DATE: {
+			"2026-03-01": `"2026-03-01"`,
+		},
+		contractv1.FieldType_FIELD_TYPE_STRING: {
+			"a \"quoted\"\nline\t\x01": `"a \"quoted\"\nline\t\u0001"`,
+			"caf\xc3\xa9 \xff":         `"café \ufffd"`,
+		},
 	} {
-		got := string(appendJSON(nil, tc.typ, []byte(tc.text)))
-		if got != tc.want {
-			t.Errorf("appendJSON(%s, %q) = %s, want %s", tc.typ, tc.text, got, tc.want)
-		}
-		if !json.Valid([]byte(got)) {
-			t.Errorf("appendJSON(%s, %q) = %s is not JSON", tc.typ, tc.text, got)
+		for text, want := range cases {
+			got := string(appendJSON(nil, typ, []byte(text)))
+			if got != want {
+				t.Errorf("appendJSON(%s, %q) = %s, want %s", typ, text, got, want)
+			}
+			if !json.Valid([]byte(got)) {
+				t.Errorf("appendJSON(%s, %q) = %s is not JSON", typ, text, got)
+			}
 		}
 	}
 }
