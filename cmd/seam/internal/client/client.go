@@ -19,7 +19,6 @@ import (
 
 	"github.com/seamdata/seam/platform/backoff"
 
-	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
@@ -255,33 +254,6 @@ func Allow(progress func(), idle, d time.Duration) (done func()) {
 		}
 	}()
 	return sync.OnceFunc(func() { close(stop) })
-}
-
-// RunFunc is the body of a command that calls Seam.
-type RunFunc func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error
-
-// Run wires a command that calls Seam: it validates the output format,
-// opens the connection and closes it after run.
-func (g *Globals) Run(run RunFunc) func(*cobra.Command, []string) error {
-	return func(cmd *cobra.Command, args []string) error {
-		conn, err := g.Connect()
-		if err != nil {
-			return err
-		}
-		defer conn.Close()
-		return run(cmd, args, conn)
-	}
-}
-
-// Local wires a command that works without Seam (on local files, or
-// starting it): it validates the output format, then runs run.
-func (g *Globals) Local(run func(cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
-	return func(cmd *cobra.Command, args []string) error {
-		if err := g.ValidateOutput(); err != nil {
-			return err
-		}
-		return run(cmd, args)
-	}
 }
 
 // Follow reads a resumable server stream until ctx ends. open starts the

@@ -106,50 +106,49 @@ func newSourceRunCmd(g *client.Globals) *cobra.Command {
 	var f sourceFlags
 	cfg := postgres.Config{}
 	var metricsAddr string
-	cmd := &cobra.Command{
+	cmd := g.Command(client.Leaf{
 		Use:   "run",
 		Short: "Snapshot and stream tables until interrupted; a restart resumes where it stopped",
 		Example: `  seam source postgres run --name shop --source postgres://repl@db/shop \
     --target postgres://seam@warehouse/replica --table public.payments --table accounts`,
 		Args: cobra.NoArgs,
-		RunE: g.Run(func(cmd *cobra.Command, _ []string, conn grpc.ClientConnInterface) error {
-			if err := f.check(true); err != nil {
-				return err
-			}
-			ctx := cmd.Context()
-			cfg.Name, cfg.SourceURL, cfg.TargetURL = f.name, f.source, f.target
-			cfg.Gate, cfg.Registry = gatev1.NewGateServiceClient(conn), registryv1.NewRegistryServiceClient(conn)
-			// The log and the progress bar share standard error from
-			// several goroutines.
-			stderr := output.Locked(cmd.ErrOrStderr())
-			log, err := telemetry.NewLogger(stderr, "text", "info")
+	}, func(cmd *cobra.Command, _ []string, conn grpc.ClientConnInterface) error {
+		if err := f.check(true); err != nil {
+			return err
+		}
+		ctx := cmd.Context()
+		cfg.Name, cfg.SourceURL, cfg.TargetURL = f.name, f.source, f.target
+		cfg.Gate, cfg.Registry = gatev1.NewGateServiceClient(conn), registryv1.NewRegistryServiceClient(conn)
+		// The log and the progress bar share standard error from
+		// several goroutines.
+		stderr := output.Locked(cmd.ErrOrStderr())
+		log, err := telemetry.NewLogger(stderr, "text", "info")
+		if err != nil {
+			return err
+		}
+		cfg.Logger = log
+		tel, err := telemetry.Setup(ctx, telemetry.Config{ServiceName: "seam-source-postgres", Version: g.Version})
+		if err != nil {
+			return exit.Usagef("%w", err)
+		}
+		defer func() { _ = tel.Shutdown(context.Background()) }() // on exit: nothing left to report it to
+		cfg.Meter = tel.Meter("github.com/seamdata/seam/sources/postgres")
+		if metricsAddr != "" {
+			stop, err := serveMetrics(metricsAddr, tel.Metrics)
 			if err != nil {
 				return err
 			}
-			cfg.Logger = log
-			tel, err := telemetry.Setup(ctx, telemetry.Config{ServiceName: "seam-source-postgres", Version: g.Version})
-			if err != nil {
-				return exit.Usagef("%w", err)
-			}
-			defer func() { _ = tel.Shutdown(context.Background()) }() // on exit: nothing left to report it to
-			cfg.Meter = tel.Meter("github.com/seamdata/seam/sources/postgres")
-			if metricsAddr != "" {
-				stop, err := serveMetrics(metricsAddr, tel.Metrics)
-				if err != nil {
-					return err
-				}
-				defer stop()
-			}
-			bar := newRowsBar(stderr, cmd.ErrOrStderr())
-			cfg.Progress = bar.update
-			cfg.Ready = bar.done
-			src, err := postgres.New(cfg)
-			if err != nil {
-				return exit.Usagef("%w", err)
-			}
-			return src.Run(ctx)
-		}),
-	}
+			defer stop()
+		}
+		bar := newRowsBar(stderr, cmd.ErrOrStderr())
+		cfg.Progress = bar.update
+		cfg.Ready = bar.done
+		src, err := postgres.New(cfg)
+		if err != nil {
+			return exit.Usagef("%w", err)
+		}
+		return src.Run(ctx)
+	})
 	f.register(cmd, true)
 	fl := cmd.Flags()
 	fl.StringSliceVar(&cfg.Tables, "table", nil, "table to replicate, schema.table or table (repeat, or separate with commas)")
