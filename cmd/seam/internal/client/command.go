@@ -6,23 +6,25 @@ import (
 	"google.golang.org/grpc"
 )
 
-// Leaf is what a seam command is besides its body: the usage line, the
-// help, the positional arguments it takes and its flags. Command, Local
-// and ServiceCommand make a cobra command of it.
-type Leaf struct {
-	Use     string
+// A seam command is its usage line (use: the name and what it takes), the
+// positional arguments it accepts (args, which checks what use says), its
+// Help and its body. Command, Local and ServiceCommand make the cobra
+// command of them.
+
+// Help is what a command's --help says besides the usage line: the
+// summary, the description and examples, and the flags.
+type Help struct {
 	Short   string
 	Long    string
 	Example string
-	Args    cobra.PositionalArgs
 	// Flags declares the command's own flags (nil: none).
 	Flags func(fs *pflag.FlagSet)
 }
 
-func (l Leaf) command(run func(cmd *cobra.Command, args []string) error) *cobra.Command {
-	cmd := &cobra.Command{Use: l.Use, Short: l.Short, Long: l.Long, Example: l.Example, Args: l.Args, RunE: run}
-	if l.Flags != nil {
-		l.Flags(cmd.Flags())
+func leaf(use string, args cobra.PositionalArgs, help Help, run func(cmd *cobra.Command, args []string) error) *cobra.Command {
+	cmd := &cobra.Command{Use: use, Args: args, Short: help.Short, Long: help.Long, Example: help.Example, RunE: run}
+	if help.Flags != nil {
+		help.Flags(cmd.Flags())
 	}
 	return cmd
 }
@@ -30,11 +32,10 @@ func (l Leaf) command(run func(cmd *cobra.Command, args []string) error) *cobra.
 // RunFunc is the body of a command that calls Seam.
 type RunFunc func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error
 
-// Command returns the command leaf describes, which calls Seam: it
-// validates the output format, opens the connection, runs run on it and
-// closes it.
-func (g *Globals) Command(leaf Leaf, run RunFunc) *cobra.Command {
-	return leaf.command(func(cmd *cobra.Command, args []string) error {
+// Command returns a command that calls Seam: it validates the output
+// format, opens the connection, runs run on it and closes it.
+func (g *Globals) Command(use string, args cobra.PositionalArgs, help Help, run RunFunc) *cobra.Command {
+	return leaf(use, args, help, func(cmd *cobra.Command, args []string) error {
 		conn, err := g.Connect()
 		if err != nil {
 			return err
@@ -47,17 +48,16 @@ func (g *Globals) Command(leaf Leaf, run RunFunc) *cobra.Command {
 // ServiceCommand is Command for a command that calls one Seam service:
 // run gets that service's client, made by newClient (such as
 // gatev1.NewGateServiceClient) on the connection.
-func ServiceCommand[C any](g *Globals, newClient func(grpc.ClientConnInterface) C, leaf Leaf, run func(cmd *cobra.Command, args []string, c C) error) *cobra.Command {
-	return g.Command(leaf, func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
+func ServiceCommand[C any](g *Globals, newClient func(grpc.ClientConnInterface) C, use string, args cobra.PositionalArgs, help Help, run func(cmd *cobra.Command, args []string, c C) error) *cobra.Command {
+	return g.Command(use, args, help, func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
 		return run(cmd, args, newClient(conn))
 	})
 }
 
-// Local returns the command leaf describes, which works without Seam (on
-// local files, or starting it): it validates the output format, then
-// runs run.
-func (g *Globals) Local(leaf Leaf, run func(cmd *cobra.Command, args []string) error) *cobra.Command {
-	return leaf.command(func(cmd *cobra.Command, args []string) error {
+// Local returns a command that works without Seam (on local files, or
+// starting it): it validates the output format, then runs run.
+func (g *Globals) Local(use string, args cobra.PositionalArgs, help Help, run func(cmd *cobra.Command, args []string) error) *cobra.Command {
+	return leaf(use, args, help, func(cmd *cobra.Command, args []string) error {
 		if err := g.ValidateOutput(); err != nil {
 			return err
 		}

@@ -27,8 +27,7 @@ func AddCommands(group *cobra.Command, g *client.Globals) {
 func newPreviewCmd(g *client.Globals) *cobra.Command {
 	var subject, file, format string
 	var version int32
-	return client.ServiceCommand(g, adapterv1.NewAdapterServiceClient, client.Leaf{
-		Use:   "preview ([SUBJECT] [--version N] | -f CONTRACT) SAMPLES",
+	return client.ServiceCommand(g, adapterv1.NewAdapterServiceClient, "preview ([SUBJECT] [--version N] | -f CONTRACT) SAMPLES", cobra.RangeArgs(1, 2), client.Help{
 		Short: "Show, field by field, what a mapping makes of sample records",
 		Long: `Run a registered mapping (--subject, --version) or a proposed contract's
 mapping (-f, before registering it) on sample records and show, for each
@@ -37,7 +36,6 @@ What a source team looks at before registering a version. Exits 1 when the
 mapping does not compile or a sample record fails.`,
 		Example: `  seam adapter preview shop.orders samples.ndjson
   seam adapter preview -f shop_orders_v2.yaml samples.ndjson -o json`,
-		Args: cobra.RangeArgs(1, 2),
 		Flags: func(fs *pflag.FlagSet) {
 			fs.StringVar(&subject, "subject", "", "subject of a registered mapping (or give it as the first argument)")
 			fs.Int32Var(&version, "version", 0, "contract version (default: the active one)")

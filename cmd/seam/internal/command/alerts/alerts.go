@@ -53,8 +53,7 @@ func newListCmd(g *client.Globals) *cobra.Command {
 	var after int64
 	var limit int32
 	var all bool
-	return client.ServiceCommand(g, gatev1.NewGateServiceClient, client.Leaf{
-		Use:   "list [SUBJECT]",
+	return client.ServiceCommand(g, gatev1.NewGateServiceClient, "list [SUBJECT]", cobra.MaximumNArgs(1), client.Help{
 		Short: "List the alerts that still hold (open or acknowledged)",
 		Long: `List the alerts that still hold, OPEN or ACKNOWLEDGED, oldest first. --all
 lists every alert, resolved ones with who or what resolved them; --state
@@ -62,7 +61,6 @@ picks states.`,
 		Example: `  seam alerts list shop.orders
   seam alerts list shop.orders --all -o json
   seam alerts list --state resolved --kind UNANNOUNCED_CHANGE`,
-		Args: cobra.MaximumNArgs(1),
 		Flags: func(fs *pflag.FlagSet) {
 			fs.StringVar(&subject, "subject", "", "only this subject (or give it as the argument)")
 			fs.StringVar(&kind, "kind", "", "only this kind, for example UNANNOUNCED_CHANGE or MATCH_RATE")
@@ -106,12 +104,10 @@ acknowledgement records who took it. Acknowledging it again changes nothing.`, "
 when they no longer hold; resolve one by hand when it needs no more
 attention for another reason.`, "  seam alerts resolve 42 --reason \"drivers log in by e-mail now; v3 declares it\""
 	}
-	return client.ServiceCommand(g, gatev1.NewGateServiceClient, client.Leaf{
-		Use:     verb + " SEQUENCE",
+	return client.ServiceCommand(g, gatev1.NewGateServiceClient, verb+" SEQUENCE", cobra.ExactArgs(1), client.Help{
 		Short:   short,
 		Long:    long,
 		Example: example,
-		Args:    cobra.ExactArgs(1),
 		Flags: func(fs *pflag.FlagSet) {
 			fs.StringVar(&reason, "reason", "", "why (required to resolve)")
 		},
@@ -150,8 +146,7 @@ attention for another reason.`, "  seam alerts resolve 42 --reason \"drivers log
 func newWatchCmd(g *client.Globals) *cobra.Command {
 	var subject string
 	var after int64
-	return client.ServiceCommand(g, gatev1.NewGateServiceClient, client.Leaf{
-		Use:   "watch [SUBJECT]",
+	return client.ServiceCommand(g, gatev1.NewGateServiceClient, "watch [SUBJECT]", cobra.MaximumNArgs(1), client.Help{
 		Short: "Stream alerts as they are raised, resuming after a disconnect",
 		Long: `Print alerts from --after on, then new ones as any gate replica raises
 them, until interrupted. When the connection drops it reconnects and
@@ -162,7 +157,6 @@ With -o json the output is NDJSON: one JSON object per alert, one per
 line, as they come (a stream has no end to close one document with).`,
 		Example: `  seam alerts watch
   seam alerts watch shop.orders --after 40 -o json`,
-		Args: cobra.MaximumNArgs(1),
 		Flags: func(fs *pflag.FlagSet) {
 			fs.StringVar(&subject, "subject", "", "only this subject (or give it as the argument)")
 			fs.Int64Var(&after, "after", 0, "start after this sequence number")

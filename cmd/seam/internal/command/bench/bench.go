@@ -89,8 +89,7 @@ type benchOptions struct {
 // New returns `seam bench`; run runs the commands it times.
 func New(g *client.Globals, run Runner) *cobra.Command {
 	o := benchOptions{run: run}
-	return g.Local(client.Leaf{
-		Use:   "bench",
+	return g.Local("bench", cobra.NoArgs, client.Help{
 		Short: "Run the standard benchmarks against an in-process Seam and print records/s",
 		Long: `Measure what a deployment can sustain on this machine, and what the
 path through Seam costs against its parts, in one run:
@@ -150,7 +149,6 @@ measure what its commits cost.`,
   seam bench --only chain,ingest,ingest-cli,validate-cli --cpuprofile ingest.pprof
   seam bench --only chain,ingest --store postgres://seam@db/seam_bench
   seam bench --only idmap --table-size 10000000`,
-		Args: cobra.NoArgs,
 		Flags: func(fs *pflag.FlagSet) {
 			fs.DurationVar(&o.duration, "duration", 3*time.Second, "how long to run each benchmark")
 			fs.IntVar(&o.tableSize, "table-size", 1_000_000, "pairs in the lookup table the translate benchmark reads")

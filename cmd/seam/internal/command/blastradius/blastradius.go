@@ -19,13 +19,11 @@ import (
 func New(g *client.Globals) *cobra.Command {
 	var fields []string
 	var file string
-	return client.ServiceCommand(g, registryv1.NewRegistryServiceClient, client.Leaf{
-		Use:   "blast-radius SUBJECT",
+	return client.ServiceCommand(g, registryv1.NewRegistryServiceClient, "blast-radius SUBJECT", cobra.ExactArgs(1), client.Help{
 		Short: "Every consumer, direct and transitive, a change to a subject reaches",
 		Example: `  seam blast-radius shop.orders
   seam blast-radius shop.orders --field customer_id
   seam blast-radius shop.orders -f shop_orders_v2.yaml`,
-		Args: cobra.ExactArgs(1),
 		Flags: func(fs *pflag.FlagSet) {
 			fs.StringSliceVar(&fields, "field", nil, "changed fields (repeatable); default: the whole subject")
 			fs.StringVarP(&file, "file", "f", "", "a proposed contract: the changed fields are its breaking changes")

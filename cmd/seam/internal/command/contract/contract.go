@@ -131,8 +131,7 @@ func (f *registerFlags) load(cmd *cobra.Command, args []string) (*contractv1.Con
 func newContractCheckCmd(g *client.Globals) *cobra.Command {
 	var f registerFlags
 	var sample int
-	return g.Command(client.Leaf{
-		Use:   "check FILE",
+	return g.Command("check FILE", cobra.MaximumNArgs(1), client.Help{
 		Short: "Dry-run a contract version: changes, verdict, notice owed, consumers affected",
 		Long: `Classify a proposed contract version against the registered ones without
 registering it. Exits 0 when it could be registered as it stands (additive,
@@ -146,7 +145,6 @@ quarantined records, the newest first, and says how many would pass; the
 dry run does not change the exit code.`,
 		Example: `  seam contract check shop_orders_v2.yaml
   seam contract check shop_orders_v2.yaml --effective +14d -o json`,
-		Args: cobra.MaximumNArgs(1),
 		Flags: func(fs *pflag.FlagSet) {
 			f.add(fs)
 			fs.IntVar(&sample, "dry-run", dryrun.DefaultSample, "run the version on this many of the subject's quarantined records and say how many would pass (0: skip)")
@@ -234,8 +232,7 @@ func printMigration(w io.Writer, trs []*registryv1.TranslationReadiness) {
 
 func newContractRegisterCmd(g *client.Globals) *cobra.Command {
 	var f registerFlags
-	return client.ServiceCommand(g, registryv1.NewRegistryServiceClient, client.Leaf{
-		Use:   "register FILE",
+	return client.ServiceCommand(g, registryv1.NewRegistryServiceClient, "register FILE", cobra.MaximumNArgs(1), client.Help{
 		Short: "Register a new contract version",
 		Long: `Register a contract version. An additive version takes effect at once (or
 at --effective). A breaking version needs --effective at least the subject's
@@ -253,7 +250,6 @@ stay judged by the earlier version, late files included.`,
   seam contract register shop_orders_v2.yaml --override-reason "INC-42: source already switched to UUIDs"
   seam contract register payments_v2.yaml --override-reason "INC-20: the source changed" \
       --data-effective 2026-10-21 --data-effective-reason "INC-20: the change started on the 21st"`,
-		Args:  cobra.MaximumNArgs(1),
 		Flags: f.add,
 	}, func(cmd *cobra.Command, args []string, rc registryv1.RegistryServiceClient) error {
 		c, when, ov, err := f.load(cmd, args)
@@ -272,13 +268,11 @@ stay judged by the earlier version, late files included.`,
 func newContractGetCmd(g *client.Globals) *cobra.Command {
 	var version int32
 	var at string
-	return client.ServiceCommand(g, registryv1.NewRegistryServiceClient, client.Leaf{
-		Use:   "get SUBJECT",
+	return client.ServiceCommand(g, registryv1.NewRegistryServiceClient, "get SUBJECT", cobra.ExactArgs(1), client.Help{
 		Short: "Show a contract version (default: the one active now)",
 		Example: `  seam contract get shop.orders
   seam contract get shop.orders --version 1 -o json
   seam contract get shop.orders --at 2026-11-01T00:00:00Z`,
-		Args: cobra.ExactArgs(1),
 		Flags: func(fs *pflag.FlagSet) {
 			fs.Int32Var(&version, "version", 0, "version number (default: the active one)")
 			fs.StringVar(&at, "at", "", "the version active at this RFC 3339 time")
@@ -304,12 +298,10 @@ func newContractGetCmd(g *client.Globals) *cobra.Command {
 }
 
 func newContractListCmd(g *client.Globals) *cobra.Command {
-	return client.ServiceCommand(g, registryv1.NewRegistryServiceClient, client.Leaf{
-		Use:   "list [SUBJECT]",
+	return client.ServiceCommand(g, registryv1.NewRegistryServiceClient, "list [SUBJECT]", cobra.MaximumNArgs(1), client.Help{
 		Short: "List subjects, or the versions of one subject",
 		Example: `  seam contract list
   seam contract list shop.orders -o json`,
-		Args: cobra.MaximumNArgs(1),
 	}, func(cmd *cobra.Command, args []string, rc registryv1.RegistryServiceClient) error {
 		if len(args) == 0 {
 			return client.Show(cmd, g, "list subjects", rc.ListSubjects, &registryv1.ListSubjectsRequest{},
@@ -334,11 +326,9 @@ func newContractListCmd(g *client.Globals) *cobra.Command {
 }
 
 func newContractHistoryCmd(g *client.Globals) *cobra.Command {
-	return client.ServiceCommand(g, registryv1.NewRegistryServiceClient, client.Leaf{
-		Use:     "history SUBJECT",
+	return client.ServiceCommand(g, registryv1.NewRegistryServiceClient, "history SUBJECT", cobra.ExactArgs(1), client.Help{
 		Short:   "Show the audit history of a subject",
 		Example: "  seam contract history shop.orders",
-		Args:    cobra.ExactArgs(1),
 	}, func(cmd *cobra.Command, args []string, rc registryv1.RegistryServiceClient) error {
 		return client.Show(cmd, g, "history of "+args[0], rc.GetHistory, &registryv1.GetHistoryRequest{Subject: args[0]},
 			func(w io.Writer, resp *registryv1.GetHistoryResponse) error {
@@ -352,11 +342,9 @@ func newContractHistoryCmd(g *client.Globals) *cobra.Command {
 }
 
 func newContractDiffCmd(g *client.Globals) *cobra.Command {
-	return client.ServiceCommand(g, registryv1.NewRegistryServiceClient, client.Leaf{
-		Use:     "diff SUBJECT FROM TO",
+	return client.ServiceCommand(g, registryv1.NewRegistryServiceClient, "diff SUBJECT FROM TO", cobra.ExactArgs(3), client.Help{
 		Short:   "Classify the changes between two registered versions",
 		Example: "  seam contract diff shop.orders 1 2",
-		Args:    cobra.ExactArgs(3),
 	}, func(cmd *cobra.Command, args []string, rc registryv1.RegistryServiceClient) error {
 		from, err1 := strconv.Atoi(strings.TrimPrefix(args[1], "v"))
 		to, err2 := strconv.Atoi(strings.TrimPrefix(args[2], "v"))

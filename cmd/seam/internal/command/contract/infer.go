@@ -16,8 +16,7 @@ import (
 func newContractInferCmd(g *client.Globals) *cobra.Command {
 	var f proposal.Flags
 	var out string
-	cmd := g.Command(client.Leaf{
-		Use:   "infer SUBJECT",
+	cmd := g.Command("infer SUBJECT", cobra.ExactArgs(1), client.Help{
 		Short: "Propose the next contract version from the records the gate holds",
 		Long: `Read the records the gate holds for SUBJECT (the newest partitions, or
 --partition), profile every field (type, shape, nulls, values, bounds)
@@ -37,7 +36,6 @@ the monitor's counts of the accepted ones go into the header.`,
 		Example: `  seam contract infer shop.orders > shop_orders_v2.yaml
   seam contract infer bank.transactions --partition 2026-03-08 --out v2.yaml
   seam contract infer shop.orders -o json`,
-		Args: cobra.ExactArgs(1),
 		Flags: func(fs *pflag.FlagSet) {
 			fs.StringVar(&out, "out", "", "write the proposal to this file instead of standard output")
 		},

@@ -111,8 +111,7 @@ func printNotes(w io.Writer, file string, notes []interop.Note) {
 
 func newContractImportCmd(g *client.Globals) *cobra.Command {
 	var f importFlags
-	return g.Local(client.Leaf{
-		Use:   "import FILE",
+	return g.Local("import FILE", cobra.ExactArgs(1), client.Help{
 		Short: "Convert an ODCS contract or a JSON Schema into Seam contracts",
 		Long: `Convert an Open Data Contract Standard v3 contract (each schema object
 becomes one Seam contract) or a JSON Schema of one record (draft 2020-12 or
@@ -128,7 +127,6 @@ document directly (seam contract register -f orders.odcs.yaml).`,
 		Example: `  seam contract import orders.odcs.yaml > shop_orders.yaml
   seam contract import --from jsonschema orders.schema.json --subject shop.orders --owner team-checkout
   seam contract import --strict --object orders contract.odcs.yaml`,
-		Args: cobra.ExactArgs(1),
 		Flags: func(fs *pflag.FlagSet) {
 			f.add(fs)
 			fs.StringVar(&f.outDir, "out-dir", "", "write each contract to DIR/SUBJECT.yaml instead of standard output (needed when the document has several tables)")
@@ -267,8 +265,7 @@ func printContracts(w io.Writer, asJSON bool, cs []*contractv1.Contract) error {
 func newContractExportCmd(g *client.Globals) *cobra.Command {
 	var to string
 	var asJSON bool
-	return client.ServiceCommand(g, registryv1.NewRegistryServiceClient, client.Leaf{
-		Use:   "export --to odcs SUBJECT[@VERSION]",
+	return client.ServiceCommand(g, registryv1.NewRegistryServiceClient, "export --to odcs SUBJECT[@VERSION]", cobra.ExactArgs(1), client.Help{
 		Short: "Write a registered contract as an ODCS v3.1.0 contract",
 		Long: `Write a registered contract version (default: the one active now) as an
 Open Data Contract Standard v3.1.0 contract. Seam-only parts (identifiers,
@@ -276,7 +273,6 @@ layouts, the mapping, policies) travel as seam* custom properties, so
 importing the export gives back the same contract.`,
 		Example: `  seam contract export --to odcs shop.orders > shop_orders.odcs.yaml
   seam contract export --to odcs shop.orders@2 --json`,
-		Args: cobra.ExactArgs(1),
 		Flags: func(fs *pflag.FlagSet) {
 			fs.StringVar(&to, "to", "odcs", "target format: odcs")
 			fs.BoolVar(&asJSON, "json", false, "write JSON instead of YAML")

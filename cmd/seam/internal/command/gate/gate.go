@@ -29,11 +29,9 @@ func newContainCmd(g *client.Globals, contain bool) *cobra.Command {
 		use, short, example = "release", "End a source's containment (held records stay held until replayed)",
 			`  seam gate release shop.orders --reason "v2 with the uuid mapping is active"`
 	}
-	return client.ServiceCommand(g, gatev1.NewGateServiceClient, client.Leaf{
-		Use:     use + " SUBJECT --reason R",
+	return client.ServiceCommand(g, gatev1.NewGateServiceClient, use+" SUBJECT --reason R", cobra.ExactArgs(1), client.Help{
 		Short:   short,
 		Example: example,
-		Args:    cobra.ExactArgs(1),
 		Flags: func(fs *pflag.FlagSet) {
 			fs.StringVar(&reason, "reason", "", "why (audited)")
 		},
@@ -66,11 +64,9 @@ func newContainCmd(g *client.Globals, contain bool) *cobra.Command {
 }
 
 func newContainmentsCmd(g *client.Globals) *cobra.Command {
-	return client.ServiceCommand(g, gatev1.NewGateServiceClient, client.Leaf{
-		Use:     "containments",
+	return client.ServiceCommand(g, gatev1.NewGateServiceClient, "containments", cobra.NoArgs, client.Help{
 		Short:   "List sources that were ever contained, with their state",
 		Example: "  seam gate containments -o json",
-		Args:    cobra.NoArgs,
 	}, func(cmd *cobra.Command, _ []string, gc gatev1.GateServiceClient) error {
 		return client.Show(cmd, g, "list containments", gc.ListContainments, &gatev1.ListContainmentsRequest{},
 			func(w io.Writer, resp *gatev1.ListContainmentsResponse) error {

@@ -45,8 +45,7 @@ func newGateIngestCmd(g *client.Globals) *cobra.Command {
 	var version int32
 	var chunk, chunkBytes int
 	var replace, noSeal, withRecords bool
-	return client.ServiceCommand(g, gatev1.NewGateServiceClient, client.Leaf{
-		Use:   "ingest [SUBJECT] FILE --partition P",
+	return client.ServiceCommand(g, gatev1.NewGateServiceClient, "ingest [SUBJECT] FILE --partition P", cobra.RangeArgs(1, 2), client.Help{
 		Short: "Send a file of records through the gate",
 		Long: `Stream FILE (NDJSON, CSV with a header row, or one JSON array) to the
 gate in chunks of --chunk-records records and at most --chunk-bytes bytes
@@ -83,7 +82,6 @@ holds no records.`,
 		Example: `  seam gate ingest shop.orders orders-2025-03-01.ndjson --partition 2025-03-01 --out publish/2025-03-01.ndjson
   seam gate ingest shop.orders fixed-2025-03-01.ndjson --partition 2025-03-01 --replace
   seam gate ingest orders.csv --subject shop.orders --partition 2025-03-01 --batch-id nightly-0301 --no-seal -o json`,
-		Args: cobra.RangeArgs(1, 2),
 		Flags: func(fs *pflag.FlagSet) {
 			fs.StringVar(&subject, "subject", "", "source subject, for example shop.orders (or give it as the first argument)")
 			fs.StringVar(&partition, "partition", "", "partition of the records, for example their event date")

@@ -26,8 +26,7 @@ import (
 const maxServerWait = 5 * time.Minute
 
 func newSealCmd(g *client.Globals) *cobra.Command {
-	return client.ServiceCommand(g, gatev1.NewGateServiceClient, client.Leaf{
-		Use:   "seal SUBJECT PARTITION",
+	return client.ServiceCommand(g, gatev1.NewGateServiceClient, "seal SUBJECT PARTITION", cobra.ExactArgs(2), client.Help{
 		Short: "Seal a partition: judge it whole and give its verdict",
 		Long: `Seal PARTITION of SUBJECT: the gate judges the whole partition once
 (BLOCK thresholds over all its records, row count, null rate, drift and
@@ -42,7 +41,6 @@ never sent seals it empty (a missing day is judged by its row count).
 Exits 1 when the partition is BLOCKED: publish nothing of it.`,
 		Example: `  seam gate seal shop.orders 2026-03-01
   seam gate seal shop.orders 2026-03-01 -o json`,
-		Args: cobra.ExactArgs(2),
 	}, func(cmd *cobra.Command, args []string, gc gatev1.GateServiceClient) error {
 		ctx, cancel := g.CallCtx(cmd.Context())
 		defer cancel()
@@ -59,8 +57,7 @@ Exits 1 when the partition is BLOCKED: publish nothing of it.`,
 
 func newPartitionCmd(g *client.Globals) *cobra.Command {
 	var amendment int32
-	return client.ServiceCommand(g, gatev1.NewGateServiceClient, client.Leaf{
-		Use:   "partition SUBJECT PARTITION",
+	return client.ServiceCommand(g, gatev1.NewGateServiceClient, "partition SUBJECT PARTITION", cobra.ExactArgs(2), client.Help{
 		Short: "Show a partition's status, verdict, counts and the checks that decided",
 		Long: `Show PARTITION of SUBJECT: OPEN or SEALED, its verdict once sealed, its
 counts (received, accepted, quarantined, duplicates, released, batches),
@@ -72,7 +69,6 @@ the seal); the default is the latest.
 A read: exits 0 whatever the verdict ('seam gate wait' exits 1 on BLOCKED).`,
 		Example: `  seam gate partition shop.orders 2026-03-01
   seam gate partition shop.orders 2026-03-01 --amendment 0 -o json`,
-		Args: cobra.ExactArgs(2),
 		Flags: func(fs *pflag.FlagSet) {
 			fs.Int32Var(&amendment, "amendment", 0, "amendment to show: 0 is the partition itself (default: the latest)")
 		},
@@ -96,8 +92,7 @@ A read: exits 0 whatever the verdict ('seam gate wait' exits 1 on BLOCKED).`,
 
 func newWaitCmd(g *client.Globals) *cobra.Command {
 	var maxWait time.Duration
-	return client.ServiceCommand(g, gatev1.NewGateServiceClient, client.Leaf{
-		Use:   "wait SUBJECT PARTITION",
+	return client.ServiceCommand(g, gatev1.NewGateServiceClient, "wait SUBJECT PARTITION", cobra.ExactArgs(2), client.Help{
 		Short: "Wait until a partition is sealed; exit 1 when it is BLOCKED",
 		Long: `Wait until PARTITION of SUBJECT is sealed (by 'seam gate seal', by the
 batch that asks, or by the contract's watermark), then print its state.
@@ -109,7 +104,6 @@ Exits 0 when the sealed verdict is PASSED or PASSED_WITH_ALERTS, 1 when it
 is BLOCKED or when --max-wait passed with the partition still open.`,
 		Example: `  seam gate wait shop.orders 2026-03-01 --max-wait 2h
   seam gate wait shop.orders 2026-03-01 -o json`,
-		Args: cobra.ExactArgs(2),
 		Flags: func(fs *pflag.FlagSet) {
 			fs.DurationVar(&maxWait, "max-wait", 30*time.Minute, "how long to wait for the seal before exiting 1")
 		},

@@ -37,13 +37,11 @@ func AddCommands(group *cobra.Command, g *client.Globals) {
 func newNamespaceCreateCmd(g *client.Globals) *cobra.Command {
 	var file, description string
 	var formats []string
-	return client.ServiceCommand(g, idmapv1.NewIdMapServiceClient, client.Leaf{
-		Use:   "create NAME --format NAME:KIND[:PATTERN]... | -f FILE",
+	return client.ServiceCommand(g, idmapv1.NewIdMapServiceClient, "create NAME --format NAME:KIND[:PATTERN]... | -f FILE", cobra.MaximumNArgs(1), client.Help{
 		Short: "Create a namespace with its formats",
 		Example: `  seam idmap namespace create customer --format legacy-int:int --format uuid:uuid
   seam idmap namespace create customer --format crm-code:string:'^CRM-[0-9]{8}$'
   seam idmap namespace create -f customer.yaml`,
-		Args: cobra.MaximumNArgs(1),
 		Flags: func(fs *pflag.FlagSet) {
 			fs.StringVarP(&file, "file", "f", "", "namespace YAML (- for standard input)")
 			fs.StringVar(&description, "description", "", "what the namespace identifies")
@@ -154,11 +152,9 @@ func describeRule(r *idmapv1.Rule) string {
 }
 
 func newNamespaceGetCmd(g *client.Globals) *cobra.Command {
-	return client.ServiceCommand(g, idmapv1.NewIdMapServiceClient, client.Leaf{
-		Use:     "get NAME",
+	return client.ServiceCommand(g, idmapv1.NewIdMapServiceClient, "get NAME", cobra.ExactArgs(1), client.Help{
 		Short:   "Show a namespace with its formats, rules and tables",
 		Example: "  seam idmap namespace get customer",
-		Args:    cobra.ExactArgs(1),
 	}, func(cmd *cobra.Command, args []string, ic idmapv1.IdMapServiceClient) error {
 		return client.Show(cmd, g, "get namespace "+args[0], ic.GetNamespace, &idmapv1.GetNamespaceRequest{Name: args[0]},
 			func(w io.Writer, resp *idmapv1.GetNamespaceResponse) error {
@@ -168,11 +164,9 @@ func newNamespaceGetCmd(g *client.Globals) *cobra.Command {
 }
 
 func newNamespaceListCmd(g *client.Globals) *cobra.Command {
-	return client.ServiceCommand(g, idmapv1.NewIdMapServiceClient, client.Leaf{
-		Use:     "list",
+	return client.ServiceCommand(g, idmapv1.NewIdMapServiceClient, "list", cobra.NoArgs, client.Help{
 		Short:   "List namespaces",
 		Example: "  seam idmap namespace list -o json",
-		Args:    cobra.NoArgs,
 	}, func(cmd *cobra.Command, _ []string, ic idmapv1.IdMapServiceClient) error {
 		return client.Show(cmd, g, "list namespaces", ic.ListNamespaces, &idmapv1.ListNamespacesRequest{},
 			func(w io.Writer, resp *idmapv1.ListNamespacesResponse) error {
@@ -193,13 +187,11 @@ func newRuleSetCmd(g *client.Globals) *cobra.Command {
 	var from, to, template, embed, v5, normalize string
 	var lookup, reversible bool
 	var samples []string
-	return client.ServiceCommand(g, idmapv1.NewIdMapServiceClient, client.Leaf{
-		Use:   "set NAMESPACE --from FORMAT --to FORMAT (--template T | --uuid-embed PREFIX | --uuid-v5 UUID | --normalize MODE | --lookup) [--reversible]",
+	return client.ServiceCommand(g, idmapv1.NewIdMapServiceClient, "set NAMESPACE --from FORMAT --to FORMAT (--template T | --uuid-embed PREFIX | --uuid-v5 UUID | --normalize MODE | --lookup) [--reversible]", cobra.ExactArgs(1), client.Help{
 		Short: "Set how one format translates into another, validated on samples",
 		Example: `  seam idmap rule set customer --from legacy-int --to crm-code --template 'CRM-{int:08}' --reversible --sample 42 --sample 1234567
   seam idmap rule set customer --from legacy-int --to uuid --uuid-embed 00000000deadbeef --sample 7
   seam idmap rule set customer --from uuid --to legacy-int --lookup`,
-		Args: cobra.ExactArgs(1),
 		Flags: func(fs *pflag.FlagSet) {
 			fs.StringVar(&from, "from", "", "source format")
 			fs.StringVar(&to, "to", "", "target format")
@@ -258,8 +250,7 @@ const PairsPerMessage = 10000
 func newImportCmd(g *client.Globals) *cobra.Command {
 	var from, to, onConflict, members string
 	var replace, noHeader bool
-	return client.ServiceCommand(g, idmapv1.NewIdMapServiceClient, client.Leaf{
-		Use:   "import NAMESPACE FILE.csv (--from FORMAT --to FORMAT | --members FORMAT)",
+	return client.ServiceCommand(g, idmapv1.NewIdMapServiceClient, "import NAMESPACE FILE.csv (--from FORMAT --to FORMAT | --members FORMAT)", cobra.ExactArgs(2), client.Help{
 		Short: "Bulk-load a lookup table from a two-column CSV, atomically",
 		Long: `Stream a CSV of pairs (from-id,to-id) into the namespace's lookup table.
 The import is committed atomically: readers see the old table or the new
@@ -283,7 +274,6 @@ the wrong number of columns or its first row is data without --no-header.`,
 		Example: `  seam idmap import customer customer_ids.csv --from uuid --to legacy-int
   seam idmap import customer ids.csv --from uuid --to legacy-int --on-conflict skip -o json
   seam idmap import account known_accounts.csv --members acc-ref`,
-		Args: cobra.ExactArgs(2),
 		Flags: func(fs *pflag.FlagSet) {
 			fs.StringVar(&from, "from", "", "format of the first column")
 			fs.StringVar(&to, "to", "", "format of the second column")
@@ -522,12 +512,10 @@ func printImport(w io.Writer, r *idmapv1.ImportPairsResponse) {
 
 func newTranslateCmd(g *client.Globals) *cobra.Command {
 	var from, to, file string
-	return client.ServiceCommand(g, idmapv1.NewIdMapServiceClient, client.Leaf{
-		Use:   "translate NAMESPACE --from FORMAT --to FORMAT [ID...]",
+	return client.ServiceCommand(g, idmapv1.NewIdMapServiceClient, "translate NAMESPACE --from FORMAT --to FORMAT [ID...]", cobra.MinimumNArgs(1), client.Help{
 		Short: "Translate ids (arguments, or one per line of --file)",
 		Example: `  seam idmap translate customer --from uuid --to legacy-int 0b9e5c8e-3f0d-4a4e-9d43-1f3c2a6f6b01
   seam idmap translate customer --from legacy-int --to crm-code --file ids.txt -o json`,
-		Args: cobra.MinimumNArgs(1),
 		Flags: func(fs *pflag.FlagSet) {
 			fs.StringVar(&from, "from", "", "format of the ids given")
 			fs.StringVar(&to, "to", "", "format to translate into")
@@ -566,11 +554,9 @@ func newTranslateCmd(g *client.Globals) *cobra.Command {
 
 func newIdmapStatsCmd(g *client.Globals) *cobra.Command {
 	var namespace string
-	return client.ServiceCommand(g, idmapv1.NewIdMapServiceClient, client.Leaf{
-		Use:     "stats",
+	return client.ServiceCommand(g, idmapv1.NewIdMapServiceClient, "stats", cobra.NoArgs, client.Help{
 		Short:   "Hit, miss and invalid counts per namespace, format pair and direction",
 		Example: "  seam idmap stats --namespace customer",
-		Args:    cobra.NoArgs,
 		Flags: func(fs *pflag.FlagSet) {
 			fs.StringVar(&namespace, "namespace", "", "only this namespace")
 		},

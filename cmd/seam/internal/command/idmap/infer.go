@@ -27,8 +27,7 @@ const maxInferPairs = 2_000_000
 
 func newNamespaceAddFormatCmd(g *client.Globals) *cobra.Command {
 	var format string
-	return client.ServiceCommand(g, idmapv1.NewIdMapServiceClient, client.Leaf{
-		Use:   "add-format NAMESPACE --format NAME:KIND[:PATTERN]",
+	return client.ServiceCommand(g, idmapv1.NewIdMapServiceClient, "add-format NAMESPACE --format NAME:KIND[:PATTERN]", cobra.ExactArgs(1), client.Help{
 		Short: "Add a format to a namespace (formats are never changed or removed)",
 		Long: `Add one format to an existing namespace: the shape a source switched its
 identifiers to, so a contract version can declare it and a rule or table
@@ -36,7 +35,6 @@ can translate it. A format, once added, is never changed or removed:
 contracts, rules and tables name it.`,
 		Example: `  seam idmap namespace add-format merchant --format 'mer-code:string:^MER-[0-9]{8}$'
   seam idmap namespace add-format customer --format uuid:uuid`,
-		Args: cobra.ExactArgs(1),
 		Flags: func(fs *pflag.FlagSet) {
 			fs.StringVar(&format, "format", "", "the format as NAME:KIND[:PATTERN], KIND one of int, uuid, string")
 		},
@@ -58,15 +56,13 @@ contracts, rules and tables name it.`,
 func newExportCmd(g *client.Globals) *cobra.Command {
 	var from, to, members string
 	var limit int64
-	return client.ServiceCommand(g, idmapv1.NewIdMapServiceClient, client.Leaf{
-		Use:   "export NAMESPACE (--from FORMAT --to FORMAT | --members FORMAT)",
+	return client.ServiceCommand(g, idmapv1.NewIdMapServiceClient, "export NAMESPACE (--from FORMAT --to FORMAT | --members FORMAT)", cobra.ExactArgs(1), client.Help{
 		Short: "Write a lookup table (or member list) as CSV",
 		Long: `Write the pairs of one lookup table as a CSV of from-id,to-id with a
 header row — the form ` + "`seam idmap import`" + ` reads — oriented as --from and
 --to say. With --members, write the known ids of one format.`,
 		Example: `  seam idmap export customer --from uuid --to legacy-int > customer_ids.csv
   seam idmap export account --members acc-ref --limit 100`,
-		Args: cobra.ExactArgs(1),
 		Flags: func(fs *pflag.FlagSet) {
 			fs.StringVar(&from, "from", "", "format of the first column")
 			fs.StringVar(&to, "to", "", "format of the second column")
@@ -122,8 +118,7 @@ func newRuleInferCmd(g *client.Globals) *cobra.Command {
 	var from, to string
 	var noHeader bool
 	var nsUUIDs []string
-	return client.ServiceCommand(g, idmapv1.NewIdMapServiceClient, client.Leaf{
-		Use:   "infer NAMESPACE --from FORMAT --to FORMAT [PAIRS.csv]",
+	return client.ServiceCommand(g, idmapv1.NewIdMapServiceClient, "infer NAMESPACE --from FORMAT --to FORMAT [PAIRS.csv]", cobra.RangeArgs(1, 2), client.Help{
 		Short: "Find the deterministic rule that maps sample pairs, or say only a table will do",
 		Long: `Find a rule idmap can run that maps every from-id of the pairs to its
 to-id: a template with an integer or UUID placeholder (zero padding,
@@ -144,7 +139,6 @@ under the DNS and URL namespaces, and any given with --namespace-uuid.`,
 		Example: `  seam idmap rule infer merchant --from legacy-int --to mer-code sample.csv
   seam idmap rule infer customer --from uuid --to legacy-int
   seam idmap rule infer account --from number --to uuid pairs.csv --namespace-uuid 1b671a64-40d5-491e-99b0-da01ff1f3341`,
-		Args: cobra.RangeArgs(1, 2),
 		Flags: func(fs *pflag.FlagSet) {
 			fs.StringVar(&from, "from", "", "format of the pairs' first id")
 			fs.StringVar(&to, "to", "", "format of the pairs' second id")

@@ -30,8 +30,7 @@ func New(g *client.Globals) *cobra.Command {
 	var f proposal.Flags
 	var o incident.Options
 	var apply bool
-	cmd := client.ServiceCommand(g, proposal.NewClients, client.Leaf{
-		Use:   "incident SUBJECT",
+	cmd := client.ServiceCommand(g, proposal.NewClients, "incident SUBJECT", cobra.ExactArgs(1), client.Help{
 		Short: "See an incident on a source whole, with the fix; --apply carries it out",
 		Long: `Show one incident on SUBJECT in one place: what changed (the unannounced
 change, match rate and other change alerts) and since which partition,
@@ -53,7 +52,6 @@ the reconciliation of the window: held before = released + still held.`,
 		Example: `  seam incident shop.orders
   seam incident shop.orders --pairs uuid_to_int.csv --out shop_orders_v2.yaml
   seam incident shop.orders --pairs uuid_to_int.csv --apply --reason "INC-8: customer_id arrives as UUIDs"`,
-		Args: cobra.ExactArgs(1),
 		Flags: func(fs *pflag.FlagSet) {
 			fs.StringVar(&o.Pairs, "pairs", "", "CSV of new-id,target-id pairs from the source (a one-time sync), for an identifier no rule translates")
 			fs.BoolVar(&o.NoHeader, "no-header", false, "the first row of --pairs is data, not a header")

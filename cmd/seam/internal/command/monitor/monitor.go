@@ -17,12 +17,10 @@ import (
 func New(g *client.Globals) *cobra.Command {
 	var from, to, sourceTarget string
 	var fields bool
-	return client.ServiceCommand(g, gatev1.NewGateServiceClient, client.Leaf{
-		Use:   "monitor SUBJECT",
+	return client.ServiceCommand(g, gatev1.NewGateServiceClient, "monitor SUBJECT", cobra.ExactArgs(1), client.Help{
 		Short: "Show a source's per-partition counters and match rate",
 		Example: `  seam monitor shop.orders
   seam monitor shop.orders --from 2025-03-01 --to 2025-03-07 --fields`,
-		Args: cobra.ExactArgs(1),
 		Flags: func(fs *pflag.FlagSet) {
 			fs.StringVar(&sourceTarget, "source-target", "", "also show the PostgreSQL source feeding SUBJECT: lag, snapshot progress, held changes (the source's target URL)")
 			fs.StringVar(&from, "from", "", "first partition (inclusive)")

@@ -75,15 +75,13 @@ func newQuarantineListCmd(g *client.Globals) *cobra.Command {
 	var f quarantineFlags
 	var limit int32
 	var allPages bool
-	return client.ServiceCommand(g, gatev1.NewGateServiceClient, client.Leaf{
-		Use:   "list [SUBJECT]",
+	return client.ServiceCommand(g, gatev1.NewGateServiceClient, "list [SUBJECT]", cobra.MaximumNArgs(1), client.Help{
 		Short: "List quarantined records in partition order",
 		Long: `List quarantined records in partition order, one page of --limit records,
 or every page with --all. With -o json the answer is one JSON object with
 the records and the token of the next page, like every other command.`,
 		Example: `  seam quarantine list shop.orders --from 2025-03-01 --to 2025-03-01 --reason TYPE_MISMATCH
   seam quarantine list shop.orders --state released --all -o json`,
-		Args: cobra.MaximumNArgs(1),
 		Flags: func(fs *pflag.FlagSet) {
 			f.add(fs)
 			fs.Int32Var(&limit, "limit", 100, "records per page")
@@ -129,11 +127,9 @@ the records and the token of the next page, like every other command.`,
 }
 
 func newQuarantineShowCmd(g *client.Globals) *cobra.Command {
-	return client.ServiceCommand(g, gatev1.NewGateServiceClient, client.Leaf{
-		Use:     "show ID",
+	return client.ServiceCommand(g, gatev1.NewGateServiceClient, "show ID", cobra.ExactArgs(1), client.Help{
 		Short:   "Show one quarantined record with its reasons and raw bytes",
 		Example: "  seam quarantine show 3f2a9c0d1e4b5a6978f0e1d2c3b4a596",
-		Args:    cobra.ExactArgs(1),
 	}, func(cmd *cobra.Command, args []string, gc gatev1.GateServiceClient) error {
 		resp, err := client.Call(cmd.Context(), g, "show "+args[0], gc.GetQuarantinedRecord, &gatev1.GetQuarantinedRecordRequest{Id: args[0]})
 		if err != nil {
@@ -169,11 +165,9 @@ func printRecord(w io.Writer, q *gatev1.QuarantinedRecord) error {
 
 func newQuarantineStatsCmd(g *client.Globals) *cobra.Command {
 	var f quarantineFlags
-	return client.ServiceCommand(g, gatev1.NewGateServiceClient, client.Leaf{
-		Use:     "stats [SUBJECT]",
+	return client.ServiceCommand(g, gatev1.NewGateServiceClient, "stats [SUBJECT]", cobra.MaximumNArgs(1), client.Help{
 		Short:   "Count quarantined records by reason, check and partition",
 		Example: "  seam quarantine stats shop.orders --from 2025-03-01 --to 2025-03-07",
-		Args:    cobra.MaximumNArgs(1),
 		Flags:   f.add,
 	}, func(cmd *cobra.Command, args []string, gc gatev1.GateServiceClient) error {
 		filter, err := f.filterArgs(args)
@@ -204,8 +198,7 @@ func newQuarantineStatsCmd(g *client.Globals) *cobra.Command {
 func newQuarantineDiscardCmd(g *client.Globals) *cobra.Command {
 	var f quarantineFlags
 	var why string
-	return client.ServiceCommand(g, gatev1.NewGateServiceClient, client.Leaf{
-		Use:   "discard [ID...] --why W",
+	return client.ServiceCommand(g, gatev1.NewGateServiceClient, "discard [ID...] --why W", cobra.ArbitraryArgs, client.Help{
 		Short: "Discard held records for good, with a reason (audited)",
 		Long: `Discard the records named by id, or every held record matching the
 filter flags (at least --subject). Discarded records are never replayed;
@@ -239,8 +232,7 @@ func newQuarantineReplayCmd(g *client.Globals) *cobra.Command {
 	var from, to, replayID, out, reason string
 	var version int32
 	var dryRun, summaryOnly bool
-	return client.ServiceCommand(g, gatev1.NewGateServiceClient, client.Leaf{
-		Use:   "replay SUBJECT --from P --to P (--out FILE | --summary-only | --dry-run)",
+	return client.ServiceCommand(g, gatev1.NewGateServiceClient, "replay SUBJECT --from P --to P (--out FILE | --summary-only | --dry-run)", cobra.ExactArgs(1), client.Help{
 		Short: "Replay held records of a partition window through today's contract",
 		Long: `Re-run the held records of SUBJECT in partitions --from..--to (inclusive)
 through today's contract, mapping and id tables. With --dry-run, say per
@@ -257,7 +249,6 @@ read as the backfill left them.`,
 		Example: `  seam quarantine replay shop.orders --from 2025-03-01 --to 2025-03-01 --dry-run
   seam quarantine replay shop.orders --from 2025-03-01 --to 2025-03-07 --replay-id inc-1 --out released.ndjson \
       --reason "INC-1: v2 maps the UUIDs back"`,
-		Args: cobra.ExactArgs(1),
 		Flags: func(fs *pflag.FlagSet) {
 			fs.StringVar(&from, "from", "", "first partition (inclusive)")
 			fs.StringVar(&to, "to", "", "last partition (inclusive)")

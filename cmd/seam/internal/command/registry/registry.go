@@ -30,11 +30,9 @@ func NewCanonical(g *client.Globals) *cobra.Command {
 		Short: "Register and read canonical models (what adapters map into)",
 	}
 	var file string
-	register := client.ServiceCommand(g, registryv1.NewRegistryServiceClient, client.Leaf{
-		Use:     "register FILE",
+	register := client.ServiceCommand(g, registryv1.NewRegistryServiceClient, "register FILE", cobra.MaximumNArgs(1), client.Help{
 		Short:   "Register a new version of a canonical model",
 		Example: "  seam canonical register commerce_order.yaml",
-		Args:    cobra.MaximumNArgs(1),
 		Flags: func(fs *pflag.FlagSet) {
 			fs.StringVarP(&file, "file", "f", "", "canonical model YAML (- for standard input); or give FILE as the argument")
 		},
@@ -56,11 +54,9 @@ func NewCanonical(g *client.Globals) *cobra.Command {
 	})
 
 	var version int32
-	get := client.ServiceCommand(g, registryv1.NewRegistryServiceClient, client.Leaf{
-		Use:     "get NAME",
+	get := client.ServiceCommand(g, registryv1.NewRegistryServiceClient, "get NAME", cobra.ExactArgs(1), client.Help{
 		Short:   "Show a canonical model version (default: the latest)",
 		Example: "  seam canonical get commerce.order -o json",
-		Args:    cobra.ExactArgs(1),
 		Flags: func(fs *pflag.FlagSet) {
 			fs.Int32Var(&version, "version", 0, "version number (default: the latest)")
 		},
@@ -73,11 +69,9 @@ func NewCanonical(g *client.Globals) *cobra.Command {
 			})
 	})
 
-	list := client.ServiceCommand(g, registryv1.NewRegistryServiceClient, client.Leaf{
-		Use:     "list",
+	list := client.ServiceCommand(g, registryv1.NewRegistryServiceClient, "list", cobra.NoArgs, client.Help{
 		Short:   "List canonical models with their latest version",
 		Example: "  seam canonical list",
-		Args:    cobra.NoArgs,
 	}, func(cmd *cobra.Command, _ []string, rc registryv1.RegistryServiceClient) error {
 		return client.Show(cmd, g, "list canonical models", rc.ListCanonicalModels, &registryv1.ListCanonicalModelsRequest{},
 			func(w io.Writer, resp *registryv1.ListCanonicalModelsResponse) error {
@@ -99,8 +93,7 @@ func NewConsumer(g *client.Globals) *cobra.Command {
 		Short: "Declare and list downstream consumers (lineage)",
 	}
 	var file string
-	register := client.ServiceCommand(g, registryv1.NewRegistryServiceClient, client.Leaf{
-		Use:   "register FILE",
+	register := client.ServiceCommand(g, registryv1.NewRegistryServiceClient, "register FILE", cobra.MaximumNArgs(1), client.Help{
 		Short: "Create or replace a consumer: what it reads, how, and what it produces",
 		Example: `  seam consumer register customer_ltv.yaml
 
@@ -110,7 +103,6 @@ func NewConsumer(g *client.Globals) *cobra.Command {
   inputs:
     - {subject: shop.orders, fields: [customer_id, amount], usage: JOIN_KEY}
   produces: [features.customer_ltv]`,
-		Args: cobra.MaximumNArgs(1),
 		Flags: func(fs *pflag.FlagSet) {
 			fs.StringVarP(&file, "file", "f", "", "consumer YAML (- for standard input); or give FILE as the argument")
 		},
@@ -130,11 +122,9 @@ func NewConsumer(g *client.Globals) *cobra.Command {
 	})
 
 	var subject string
-	list := client.ServiceCommand(g, registryv1.NewRegistryServiceClient, client.Leaf{
-		Use:     "list [SUBJECT]",
+	list := client.ServiceCommand(g, registryv1.NewRegistryServiceClient, "list [SUBJECT]", cobra.MaximumNArgs(1), client.Help{
 		Short:   "List consumers, optionally only those reading a subject",
 		Example: "  seam consumer list shop.orders",
-		Args:    cobra.MaximumNArgs(1),
 		Flags: func(fs *pflag.FlagSet) {
 			fs.StringVar(&subject, "subject", "", "only consumers reading this subject directly (or give it as the argument)")
 		},
@@ -184,11 +174,9 @@ func NewEvents(g *client.Globals) *cobra.Command {
 		Short: "Read the registry's ordered event stream",
 	}
 	var f eventFilter
-	list := client.ServiceCommand(g, registryv1.NewRegistryServiceClient, client.Leaf{
-		Use:     "list [SUBJECT...]",
+	list := client.ServiceCommand(g, registryv1.NewRegistryServiceClient, "list [SUBJECT...]", cobra.ArbitraryArgs, client.Help{
 		Short:   "List events after a sequence number",
 		Example: "  seam events list shop.orders --type CHANGE_ANNOUNCED",
-		Args:    cobra.ArbitraryArgs,
 		Flags: func(fs *pflag.FlagSet) {
 			f.add(fs)
 			fs.Int32Var(&f.limit, "limit", 100, "most events to list")
@@ -208,8 +196,7 @@ func NewEvents(g *client.Globals) *cobra.Command {
 	})
 
 	var wf eventFilter
-	watch := client.ServiceCommand(g, registryv1.NewRegistryServiceClient, client.Leaf{
-		Use:   "watch [SUBJECT...]",
+	watch := client.ServiceCommand(g, registryv1.NewRegistryServiceClient, "watch [SUBJECT...]", cobra.ArbitraryArgs, client.Help{
 		Short: "Stream events as they happen, resuming after a disconnect",
 		Long: `Print events from --after on, then new ones as they are appended, until
 interrupted. When the connection drops it reconnects and resumes after the
@@ -220,7 +207,6 @@ With -o json the output is NDJSON: one JSON object per event, one per
 line, as they come (a stream has no end to close one document with).`,
 		Example: `  seam events watch
   seam events watch shop.orders --after 120 -o json`,
-		Args:  cobra.ArbitraryArgs,
 		Flags: wf.add,
 	}, func(cmd *cobra.Command, args []string, rc registryv1.RegistryServiceClient) error {
 		types, err := wf.withArgs(args)

@@ -106,12 +106,10 @@ func newSourceRunCmd(g *client.Globals) *cobra.Command {
 	var f sourceFlags
 	cfg := postgres.Config{}
 	var metricsAddr string
-	cmd := g.Command(client.Leaf{
-		Use:   "run",
+	cmd := g.Command("run", cobra.NoArgs, client.Help{
 		Short: "Snapshot and stream tables until interrupted; a restart resumes where it stopped",
 		Example: `  seam source postgres run --name shop --source postgres://repl@db/shop \
     --target postgres://seam@warehouse/replica --table public.payments --table accounts`,
-		Args: cobra.NoArgs,
 	}, func(cmd *cobra.Command, _ []string, conn grpc.ClientConnInterface) error {
 		if err := f.check(true); err != nil {
 			return err

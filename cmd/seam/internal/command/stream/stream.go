@@ -87,12 +87,10 @@ func newStreamJetStreamCmd(g *client.Globals) *cobra.Command {
 	var f streamFlags
 	var url string
 	var js jetstream.Config
-	return g.Command(client.Leaf{
-		Use:   "jetstream",
+	return g.Command("jetstream", cobra.NoArgs, client.Help{
 		Short: "Connect a NATS JetStream subject through the gate",
 		Example: `  seam stream jetstream --name orders --subject shop.orders --event-time created_at \
     --stream ORDERS --source-subject orders.raw --output-stream ORDERS_CANON --output-subject orders.canonical`,
-		Args: cobra.NoArgs,
 		Flags: func(fs *pflag.FlagSet) {
 			f.register(fs)
 			fs.StringVar(&url, "nats-url", nats.DefaultURL, "NATS server URL")
@@ -125,12 +123,10 @@ func newStreamKafkaCmd(g *client.Globals) *cobra.Command {
 	var brokers string
 	var parts []int32
 	var kc kafka.Config
-	return g.Command(client.Leaf{
-		Use:   "kafka",
+	return g.Command("kafka", cobra.NoArgs, client.Help{
 		Short: "Connect a Kafka topic through the gate",
 		Example: `  seam stream kafka --name orders --subject shop.orders --event-time created_at \
     --brokers kafka-1:9092,kafka-2:9092 --topic orders.raw --output-topic orders.canonical`,
-		Args: cobra.NoArgs,
 		Flags: func(fs *pflag.FlagSet) {
 			f.register(fs)
 			fs.StringVar(&brokers, "brokers", "127.0.0.1:9092", "Kafka bootstrap brokers, separated by commas")

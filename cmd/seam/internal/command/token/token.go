@@ -100,13 +100,11 @@ func newCreateCmd(g *client.Globals, f *files) *cobra.Command {
 	var roles, subjects []string
 	var expires string
 	var reason string
-	return g.Local(client.Leaf{
-		Use:   "create NAME --role ROLE [--role ROLE] [--subject PATTERN] [--expires DURATION]",
+	return g.Local("create NAME --role ROLE [--role ROLE] [--subject PATTERN] [--expires DURATION]", cobra.ExactArgs(1), client.Help{
 		Short: "Create a token and print it (once)",
 		Example: `  seam token create ci-payments --role owner --subject 'payments.*' --reason "CI of the payments team"
   seam token create contractor --role viewer --expires 30d
   seam token create dashboards --role viewer -o json`,
-		Args: cobra.ExactArgs(1),
 		Flags: func(fs *pflag.FlagSet) {
 			fs.StringSliceVar(&roles, "role", nil, "role of the token (repeatable): admin, operator, owner, pipeline, viewer")
 			fs.StringSliceVar(&subjects, "subject", nil, "subject or prefix.* pattern the token is limited to, whatever its role (repeatable)")
@@ -201,11 +199,9 @@ func expiry(e auth.TokenEntry, now time.Time) string {
 }
 
 func newListCmd(g *client.Globals, f *files) *cobra.Command {
-	return g.Local(client.Leaf{
-		Use:     "list",
+	return g.Local("list", cobra.NoArgs, client.Help{
 		Short:   "List the tokens of the file: names, roles, subjects and expiry (never the tokens)",
 		Example: "  seam token list -o json",
-		Args:    cobra.NoArgs,
 	}, func(cmd *cobra.Command, _ []string) error {
 		tf, err := f.read()
 		if err != nil {
@@ -245,11 +241,9 @@ func newListCmd(g *client.Globals, f *files) *cobra.Command {
 
 func newRevokeCmd(g *client.Globals, f *files) *cobra.Command {
 	var reason string
-	return g.Local(client.Leaf{
-		Use:     "revoke NAME",
+	return g.Local("revoke NAME", cobra.ExactArgs(1), client.Help{
 		Short:   "Remove a token: calls with it are refused within a second",
 		Example: `  seam token revoke nightly-loader --reason "the loader moved to a service account"`,
-		Args:    cobra.ExactArgs(1),
 		Flags: func(fs *pflag.FlagSet) {
 			fs.StringVar(&reason, "reason", "", "why the token is revoked; kept in the file with who revoked it, and written to the services' audit log")
 		},

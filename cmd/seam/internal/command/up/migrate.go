@@ -32,8 +32,7 @@ var migrations = []struct {
 func NewMigrate(g *client.Globals) *cobra.Command {
 	var store, dataDir string
 	var create bool
-	return g.Local(client.Leaf{
-		Use:   "migrate",
+	return g.Local("migrate", cobra.NoArgs, client.Help{
 		Short: "Apply every service's schema migrations, then exit",
 		Long: `Bring the stores of the registry, idmap and the gate up to the schema of
 this seam version, then exit. Every service also migrates when it starts
@@ -48,7 +47,6 @@ date); --create makes them.`,
 		Example: `  seam migrate --store postgres://seam@db:5432/seam
   seam migrate --data-dir /var/lib/seam     # the embedded stores of seam up
   seam migrate --data-dir /var/lib/seam --create`,
-		Args: cobra.NoArgs,
 		Flags: func(fs *pflag.FlagSet) {
 			fs.StringVar(&store, "store", "", "store URL: postgres://… for a shared PostgreSQL; empty: the SQLite files of --data-dir")
 			fs.StringVar(&dataDir, "data-dir", client.DefaultDataDir, "directory of the embedded stores of seam up")

@@ -85,8 +85,7 @@ type FailureExample struct {
 func New(g *client.Globals) *cobra.Command {
 	var contractFile, canonicalFile, format string
 	var batchSize, firstN, workers int
-	return g.Local(client.Leaf{
-		Use:   "validate --contract FILE DATA...",
+	return g.Local("validate --contract FILE DATA...", cobra.MinimumNArgs(1), client.Help{
 		Short: "Validate NDJSON, CSV or JSON files against a contract, offline",
 		Long: `Validate data files against a contract with the same compiled checks the
 gate runs, without a server: what a source team runs in its own CI next to
@@ -113,7 +112,6 @@ gate.`,
 		Example: `  seam validate --contract shop_orders_v1.yaml orders-2026-11-29.ndjson
   seam validate --contract shop_orders_v2.yaml --canonical commerce_order.yaml day.ndjson
   seam validate --contract shop_orders_v1.yaml export.csv -o json`,
-		Args: cobra.MinimumNArgs(1),
 		Flags: func(fs *pflag.FlagSet) {
 			fs.StringVar(&contractFile, "contract", "", "contract YAML to validate against")
 			fs.StringVar(&canonicalFile, "canonical", "", "canonical model YAML the contract's mapping fills, to check the mapping as the registry does")

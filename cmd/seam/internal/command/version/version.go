@@ -28,11 +28,9 @@ func Resolve(linked string) string {
 
 // New returns `seam version`.
 func New(g *client.Globals) *cobra.Command {
-	return g.Local(client.Leaf{
-		Use:     "version",
+	return g.Local("version", cobra.NoArgs, client.Help{
 		Short:   "Print the version of seam",
 		Example: "  seam version",
-		Args:    cobra.NoArgs,
 		Flags:   g.AddOutputFlag,
 	}, func(cmd *cobra.Command, _ []string) error {
 		if g.JSON() {
