@@ -109,23 +109,37 @@ func (f *registerFlags) dataEffectiveTime() (*timestamppb.Timestamp, error) {
 	return nil, exit.Usagef("--data-effective %q: give an RFC 3339 time or a date such as 2026-10-21 (UTC)", f.dataEffective)
 }
 
-func (f *registerFlags) load(cmd *cobra.Command, args []string) (*contractv1.Contract, effective, *registryv1.NoticeOverride, error) {
-	c, err := client.ReadDocument(cmd, args, f.file, func(data []byte, path string) (c *contractv1.Contract, err error) {
+// load reads the contract and the flags into the request register sends
+// (check asks about the same); c is the contract read, also when the
+// request carries its document instead.
+func (f *registerFlags) load(cmd *cobra.Command, args []string) (c *contractv1.Contract, req *registryv1.RegisterContractRequest, err error) {
+	c, err = client.ReadDocument(cmd, args, f.file, func(data []byte, path string) (c *contractv1.Contract, err error) {
 		c, f.doc, err = f.imp.loadDocument(cmd, data, path)
 		return c, err
 	})
 	if err != nil {
-		return nil, effective{}, nil, err
+		return nil, nil, err
 	}
 	when, err := parseEffective(f.effective)
 	if err != nil {
-		return nil, effective{}, nil, err
+		return nil, nil, err
 	}
-	var ov *registryv1.NoticeOverride
+	dataAt, err := f.dataEffectiveTime()
+	if err != nil {
+		return nil, nil, err
+	}
+	req = &registryv1.RegisterContractRequest{Contract: f.sent(c), Document: f.doc, EffectiveTime: when.at, EffectiveIn: when.in,
+		DataEffectiveTime: dataAt, DataEffectiveReason: f.dataReason}
 	if f.reason != "" {
-		ov = &registryv1.NoticeOverride{Reason: f.reason}
+		req.Override = &registryv1.NoticeOverride{Reason: f.reason}
 	}
-	return c, when, ov, nil
+	return c, req, nil
+}
+
+// checkRequest asks check about what register would send.
+func checkRequest(r *registryv1.RegisterContractRequest) *registryv1.CheckContractRequest {
+	return &registryv1.CheckContractRequest{Contract: r.GetContract(), Document: r.GetDocument(), EffectiveTime: r.GetEffectiveTime(), EffectiveIn: r.GetEffectiveIn(),
+		Override: r.GetOverride(), DataEffectiveTime: r.GetDataEffectiveTime(), DataEffectiveReason: r.GetDataEffectiveReason()}
 }
 
 func newContractCheckCmd(g *client.Globals) *cobra.Command {
@@ -150,18 +164,13 @@ dry run does not change the exit code.`,
 			fs.IntVar(&sample, "dry-run", dryrun.DefaultSample, "run the version on this many of the subject's quarantined records and say how many would pass (0: skip)")
 		},
 	}, func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
-		c, when, ov, err := f.load(cmd, args)
-		if err != nil {
-			return err
-		}
-		dataAt, err := f.dataEffectiveTime()
+		c, req, err := f.load(cmd, args)
 		if err != nil {
 			return err
 		}
 		ctx, cancel := g.CallCtx(cmd.Context())
 		defer cancel()
-		resp, err := registryv1.NewRegistryServiceClient(conn).CheckContract(ctx, &registryv1.CheckContractRequest{Contract: f.sent(c), Document: f.doc, EffectiveTime: when.at, EffectiveIn: when.in, Override: ov,
-			DataEffectiveTime: dataAt, DataEffectiveReason: f.dataReason})
+		resp, err := registryv1.NewRegistryServiceClient(conn).CheckContract(ctx, checkRequest(req))
 		if err != nil {
 			return g.DocumentError("check "+c.GetSubject(), err)
 		}
@@ -252,16 +261,11 @@ stay judged by the earlier version, late files included.`,
       --data-effective 2026-10-21 --data-effective-reason "INC-20: the change started on the 21st"`,
 		Flags: f.add,
 	}, func(cmd *cobra.Command, args []string, rc registryv1.RegistryServiceClient) error {
-		c, when, ov, err := f.load(cmd, args)
+		c, req, err := f.load(cmd, args)
 		if err != nil {
 			return err
 		}
-		dataAt, err := f.dataEffectiveTime()
-		if err != nil {
-			return err
-		}
-		return client.Send(cmd, g, "register "+c.GetSubject(), rc.RegisterContract, &registryv1.RegisterContractRequest{Contract: f.sent(c), Document: f.doc, EffectiveTime: when.at, EffectiveIn: when.in, Override: ov,
-			DataEffectiveTime: dataAt, DataEffectiveReason: f.dataReason}, printRegistered)
+		return client.Send(cmd, g, "register "+c.GetSubject(), rc.RegisterContract, req, printRegistered)
 	})
 }
 
