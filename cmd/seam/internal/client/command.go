@@ -8,8 +8,9 @@ import (
 
 // A seam command is its usage line (use: the name and what it takes), the
 // positional arguments it accepts (args, which checks what use says), its
-// Help and its body. Command, Local and ServiceCommand make the cobra
-// command of them.
+// Help and its body. Leaf makes the cobra command of them; Command,
+// ServiceCommand and Local do so for the bodies that call Seam or check
+// -o first.
 
 // Help is what a command's --help says besides the usage line: the
 // summary, the description and examples, and the flags.
@@ -21,7 +22,8 @@ type Help struct {
 	Flags func(fs *pflag.FlagSet)
 }
 
-func leaf(use string, args cobra.PositionalArgs, help Help, run func(cmd *cobra.Command, args []string) error) *cobra.Command {
+// Leaf returns the command of use, args and help that runs run as it is.
+func Leaf(use string, args cobra.PositionalArgs, help Help, run func(cmd *cobra.Command, args []string) error) *cobra.Command {
 	cmd := &cobra.Command{Use: use, Args: args, Short: help.Short, Long: help.Long, Example: help.Example, RunE: run}
 	if help.Flags != nil {
 		help.Flags(cmd.Flags())
@@ -35,7 +37,7 @@ type RunFunc func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterfa
 // Command returns a command that calls Seam: it validates the output
 // format, opens the connection, runs run on it and closes it.
 func (g *Globals) Command(use string, args cobra.PositionalArgs, help Help, run RunFunc) *cobra.Command {
-	return leaf(use, args, help, func(cmd *cobra.Command, args []string) error {
+	return Leaf(use, args, help, func(cmd *cobra.Command, args []string) error {
 		conn, err := g.Connect()
 		if err != nil {
 			return err
@@ -57,7 +59,7 @@ func ServiceCommand[C any](g *Globals, newClient func(grpc.ClientConnInterface) 
 // Local returns a command that works without Seam (on local files, or
 // starting it): it validates the output format, then runs run.
 func (g *Globals) Local(use string, args cobra.PositionalArgs, help Help, run func(cmd *cobra.Command, args []string) error) *cobra.Command {
-	return leaf(use, args, help, func(cmd *cobra.Command, args []string) error {
+	return Leaf(use, args, help, func(cmd *cobra.Command, args []string) error {
 		if err := g.ValidateOutput(); err != nil {
 			return err
 		}
