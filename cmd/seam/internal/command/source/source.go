@@ -39,19 +39,22 @@ import (
 // sourceFlags are the flags every `seam source postgres` command shares.
 type sourceFlags struct {
 	name, source, target string
+	// needSource makes --source required (by the commands that change
+	// the source database, not only read the target).
+	needSource bool
 }
 
-func (f *sourceFlags) register(fs *pflag.FlagSet, needSource bool) {
+func (f *sourceFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.name, "name", "", "name of the source (its slot and publication are seam_NAME)")
 	fs.StringVar(&f.target, "target", "", "PostgreSQL URL of the target: the replica and the source's state")
 	src := "PostgreSQL URL of the database to capture"
-	if !needSource {
+	if !f.needSource {
 		src += " (optional: to show the lag)"
 	}
 	fs.StringVar(&f.source, "source", "", src)
 }
 
-func (f *sourceFlags) check(needSource bool) error {
+func (f *sourceFlags) check() error {
 	var miss []string
 	if f.name == "" {
 		miss = append(miss, "--name")
@@ -59,7 +62,7 @@ func (f *sourceFlags) check(needSource bool) error {
 	if f.target == "" {
 		miss = append(miss, "--target (or SEAM_TARGET)")
 	}
-	if needSource && f.source == "" {
+	if f.needSource && f.source == "" {
 		miss = append(miss, "--source (or SEAM_SOURCE)")
 	}
 	if len(miss) > 0 {
@@ -104,7 +107,7 @@ docs/sources.md explains the design.`,
 }
 
 func newSourceRunCmd(g *client.Globals) *cobra.Command {
-	var f sourceFlags
+	f := sourceFlags{needSource: true}
 	cfg := postgres.Config{}
 	var metricsAddr string
 	return g.Command("run", cobra.NoArgs, client.Help{
@@ -112,7 +115,7 @@ func newSourceRunCmd(g *client.Globals) *cobra.Command {
 		Example: `  seam source postgres run --name shop --source postgres://repl@db/shop \
     --target postgres://seam@warehouse/replica --table public.payments --table accounts`,
 		Flags: func(fs *pflag.FlagSet) {
-			f.register(fs, true)
+			f.register(fs)
 			fs.StringSliceVar(&cfg.Tables, "table", nil, "table to replicate, schema.table or table (repeat, or separate with commas)")
 			fs.StringVar(&cfg.SubjectPrefix, "subject-prefix", "", "prefix of the tables' subjects (default pg.DATABASE.)")
 			fs.StringVar(&cfg.Owner, "owner", "", "owner of the contracts registered (default cdc-NAME)")
@@ -127,7 +130,7 @@ func newSourceRunCmd(g *client.Globals) *cobra.Command {
 			fs.StringVar(&metricsAddr, "metrics-addr", "", "serve Prometheus metrics on this address (host:port)")
 		},
 	}, func(cmd *cobra.Command, _ []string, conn grpc.ClientConnInterface) error {
-		if err := f.check(true); err != nil {
+		if err := f.check(); err != nil {
 			return err
 		}
 		ctx := cmd.Context()
@@ -243,11 +246,9 @@ func newSourceStatusCmd(g *client.Globals) *cobra.Command {
 	return client.Leaf("status", cobra.NoArgs, client.Help{
 		Short:   "Show a source's phase, positions, snapshot progress, held changes and lag",
 		Example: `  seam source postgres status --name shop --target postgres://seam@warehouse/replica --source postgres://repl@db/shop`,
-		Flags: func(fs *pflag.FlagSet) {
-			f.register(fs, false)
-		},
+		Flags:   f.register,
 	}, func(cmd *cobra.Command, _ []string) error {
-		if err := f.check(false); err != nil {
+		if err := f.check(); err != nil {
 			return err
 		}
 		if err := g.ValidateOutput(); err != nil {
@@ -365,12 +366,12 @@ the record. A pipeline resumes with --after set to the last sequence it
 processed; --follow keeps waiting for new changes.`,
 		Example: `  seam source postgres changes --name shop --target postgres://seam@warehouse/replica --after 1200 --follow`,
 		Flags: func(fs *pflag.FlagSet) {
-			f.register(fs, false)
+			f.register(fs)
 			fs.Int64Var(&after, "after", 0, "start after this sequence")
 			fs.BoolVar(&follow, "follow", false, "keep printing new changes until interrupted")
 		},
 	}, func(cmd *cobra.Command, _ []string) error {
-		if err := f.check(false); err != nil {
+		if err := f.check(); err != nil {
 			return err
 		}
 		ctx := cmd.Context()
@@ -421,11 +422,9 @@ comment at the top saying why no cast can do it; the table resumes and its held 
 log order through it.`,
 		Example: `  seam source postgres proposal public.payments --name shop --target postgres://seam@warehouse/replica > migration.yaml
   seam contract register -f migration.yaml --override-reason "INC-12: memo dropped at the source"`,
-		Flags: func(fs *pflag.FlagSet) {
-			f.register(fs, false)
-		},
+		Flags: f.register,
 	}, func(cmd *cobra.Command, args []string) error {
-		if err := f.check(false); err != nil {
+		if err := f.check(); err != nil {
 			return err
 		}
 		st, err := readSourceStatus(cmd.Context(), &sourceFlags{name: f.name, target: f.target})
@@ -458,7 +457,7 @@ log order through it.`,
 }
 
 func newSourceDropCmd(g *client.Globals) *cobra.Command {
-	var f sourceFlags
+	f := sourceFlags{needSource: true}
 	return client.Leaf("drop", cobra.NoArgs, client.Help{
 		Short: "Remove a stopped source: its slot and publication, and its state in the target (the replica tables stay)",
 		Long: `Remove a source that is not running: the replication slot (so the
@@ -467,11 +466,9 @@ source's positions, staged changes and change stream in the target. The
 replica tables are left in place. A later run starts afresh with a new
 snapshot.`,
 		Example: `  seam source postgres drop --name shop --source postgres://repl@db/shop --target postgres://seam@warehouse/replica`,
-		Flags: func(fs *pflag.FlagSet) {
-			f.register(fs, true)
-		},
+		Flags:   f.register,
 	}, func(cmd *cobra.Command, _ []string) error {
-		if err := f.check(true); err != nil {
+		if err := f.check(); err != nil {
 			return err
 		}
 		ctx := cmd.Context()
