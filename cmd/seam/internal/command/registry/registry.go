@@ -283,12 +283,7 @@ func watchEvents(ctx context.Context, g *client.Globals, rc registryv1.RegistryS
 			e := resp.GetEvent()
 			req.AfterSequence = e.GetSequence()
 			if g.JSON() {
-				b, err := output.MarshalProto(output.Line, e)
-				if err != nil {
-					return err
-				}
-				_, err = fmt.Fprintln(w, string(b))
-				return err
+				return output.ProtoLine(w, e)
 			}
 			printEvent(w, e)
 			return nil
