@@ -24,6 +24,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/seamdata/seam/cmd/seam/internal/exit"
 	"github.com/seamdata/seam/cmd/seam/internal/output"
@@ -299,6 +300,22 @@ func Follow[T any](ctx context.Context, g *Globals, what string, open func() (gr
 			return nil
 		}
 	}
+}
+
+// Watch is Follow for a stream of numbered items (alerts, events) that
+// resumes after the last item shown: next takes the item out of a message
+// and records its number in the request open sends. Each item goes to w
+// as one JSON object a line with -o json (NDJSON: a stream has no end to
+// close one document with), else as print writes it.
+func Watch[Msg any, Item proto.Message](ctx context.Context, g *Globals, what string, w io.Writer, open func() (grpc.ServerStreamingClient[Msg], error), next func(*Msg) Item, print func(io.Writer, Item)) error {
+	return Follow(ctx, g, what, open, func(msg *Msg) error {
+		item := next(msg)
+		if g.JSON() {
+			return output.ProtoLine(w, item)
+		}
+		print(w, item)
+		return nil
+	})
 }
 
 // Cause returns why a stream's context ended when it ended err: the

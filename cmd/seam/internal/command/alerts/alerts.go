@@ -172,17 +172,13 @@ line, as they come (a stream has no end to close one document with).`,
 
 // watch follows the alert stream, resuming after the last alert printed.
 func watch(ctx context.Context, g *client.Globals, c gatev1.GateServiceClient, req *gatev1.WatchAlertsRequest, w io.Writer) error {
-	return client.Follow(ctx, g, "watch alerts",
+	return client.Watch(ctx, g, "watch alerts", w,
 		func() (grpc.ServerStreamingClient[gatev1.WatchAlertsResponse], error) { return c.WatchAlerts(ctx, req) },
-		func(resp *gatev1.WatchAlertsResponse) error {
+		func(resp *gatev1.WatchAlertsResponse) *gatev1.Alert {
 			a := resp.GetAlert()
 			req.AfterSequence = a.GetSequence()
-			if g.JSON() {
-				return output.ProtoLine(w, a)
-			}
-			Print(w, a)
-			return nil
-		})
+			return a
+		}, Print)
 }
 
 // Print writes one alert as one line: its sequence, time, severity, kind,

@@ -275,17 +275,13 @@ func printEvent(w io.Writer, e *registryv1.Event) {
 
 // watchEvents follows the stream, resuming after the last event printed.
 func watchEvents(ctx context.Context, g *client.Globals, rc registryv1.RegistryServiceClient, req *registryv1.WatchEventsRequest, w io.Writer) error {
-	return client.Follow(ctx, g, "watch events",
+	return client.Watch(ctx, g, "watch events", w,
 		func() (grpc.ServerStreamingClient[registryv1.WatchEventsResponse], error) {
 			return rc.WatchEvents(ctx, req)
 		},
-		func(resp *registryv1.WatchEventsResponse) error {
+		func(resp *registryv1.WatchEventsResponse) *registryv1.Event {
 			e := resp.GetEvent()
 			req.AfterSequence = e.GetSequence()
-			if g.JSON() {
-				return output.ProtoLine(w, e)
-			}
-			printEvent(w, e)
-			return nil
-		})
+			return e
+		}, printEvent)
 }
