@@ -1,7 +1,8 @@
-// Package client is how seam commands reach Seam: the flags every command
-// shares, the connection (address, token, TLS), the deadline of each call,
-// and the translation of a failed call into a one-line message with the
-// right exit code.
+// Package client is how seam commands are built and reach Seam: the
+// skeleton of a command (command.go), the flags every command shares, the
+// connection (address, token, TLS), the deadline of each call, and the
+// translation of a failed call into a one-line message with the right
+// exit code.
 package client
 
 import (
