@@ -1,7 +1,8 @@
-// Package client is how seam commands reach Seam: the flags every command
-// shares, the connection (address, token, TLS), the deadline of each call,
-// and the translation of a failed call into a one-line message with the
-// right exit code.
+// Package client is how seam commands are built and reach Seam: the
+// skeleton of a command (command.go), the flags every command shares, the
+// connection (address, token, TLS), the deadline of each call, and the
+// translation of a failed call into a one-line message with the right
+// exit code.
 package client
 
 import (
@@ -19,12 +20,12 @@ import (
 
 	"github.com/seamdata/seam/platform/backoff"
 
-	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/seamdata/seam/cmd/seam/internal/exit"
 	"github.com/seamdata/seam/cmd/seam/internal/output"
@@ -257,33 +258,6 @@ func Allow(progress func(), idle, d time.Duration) (done func()) {
 	return sync.OnceFunc(func() { close(stop) })
 }
 
-// RunFunc is the body of a command that calls Seam.
-type RunFunc func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error
-
-// Run wires a command that calls Seam: it validates the output format,
-// opens the connection and closes it after run.
-func (g *Globals) Run(run RunFunc) func(*cobra.Command, []string) error {
-	return func(cmd *cobra.Command, args []string) error {
-		conn, err := g.Connect()
-		if err != nil {
-			return err
-		}
-		defer conn.Close()
-		return run(cmd, args, conn)
-	}
-}
-
-// Local wires a command that works without Seam (on local files, or
-// starting it): it validates the output format, then runs run.
-func (g *Globals) Local(run func(cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
-	return func(cmd *cobra.Command, args []string) error {
-		if err := g.ValidateOutput(); err != nil {
-			return err
-		}
-		return run(cmd, args)
-	}
-}
-
 // Follow reads a resumable server stream until ctx ends. open starts the
 // stream (again after a disconnect: the request it uses must already hold
 // the position emit last recorded), emit handles each message, and
@@ -327,6 +301,22 @@ func Follow[T any](ctx context.Context, g *Globals, what string, open func() (gr
 			return nil
 		}
 	}
+}
+
+// Watch is Follow for a stream of numbered items (alerts, events) that
+// resumes after the last item shown: next takes the item out of a message
+// and records its number in the request open sends. Each item goes to w
+// as one JSON object a line with -o json (NDJSON: a stream has no end to
+// close one document with), else as print writes it.
+func Watch[Msg any, Item proto.Message](ctx context.Context, g *Globals, what string, w io.Writer, open func() (grpc.ServerStreamingClient[Msg], error), next func(*Msg) Item, print func(io.Writer, Item)) error {
+	return Follow(ctx, g, what, open, func(msg *Msg) error {
+		item := next(msg)
+		if g.JSON() {
+			return output.ProtoLine(w, item)
+		}
+		print(w, item)
+		return nil
+	})
 }
 
 // Cause returns why a stream's context ended when it ended err: the

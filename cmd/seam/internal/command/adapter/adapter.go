@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"google.golang.org/grpc"
+	"github.com/spf13/pflag"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/structpb"
 
@@ -27,8 +27,7 @@ func AddCommands(group *cobra.Command, g *client.Globals) {
 func newPreviewCmd(g *client.Globals) *cobra.Command {
 	var subject, file, format string
 	var version int32
-	cmd := &cobra.Command{
-		Use:   "preview ([SUBJECT] [--version N] | -f CONTRACT) SAMPLES",
+	return client.ServiceCommand(g, adapterv1.NewAdapterServiceClient, "preview ([SUBJECT] [--version N] | -f CONTRACT) SAMPLES", cobra.RangeArgs(1, 2), client.Help{
 		Short: "Show, field by field, what a mapping makes of sample records",
 		Long: `Run a registered mapping (--subject, --version) or a proposed contract's
 mapping (-f, before registering it) on sample records and show, for each
@@ -37,62 +36,61 @@ What a source team looks at before registering a version. Exits 1 when the
 mapping does not compile or a sample record fails.`,
 		Example: `  seam adapter preview shop.orders samples.ndjson
   seam adapter preview -f shop_orders_v2.yaml samples.ndjson -o json`,
-		Args: cobra.RangeArgs(1, 2),
-		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
-			subject, err := client.Subject(args[:len(args)-1], subject)
+		Flags: func(fs *pflag.FlagSet) {
+			fs.StringVar(&subject, "subject", "", "subject of a registered mapping (or give it as the first argument)")
+			fs.Int32Var(&version, "version", 0, "contract version (default: the active one)")
+			fs.StringVarP(&file, "file", "f", "", "a proposed contract (YAML) whose mapping to preview")
+			fs.StringVar(&format, "format", "", "ndjson, csv or json (default: from the samples' extension)")
+		},
+	}, func(cmd *cobra.Command, args []string, ac adapterv1.AdapterServiceClient) error {
+		subject, err := client.Subject(args[:len(args)-1], subject)
+		if err != nil {
+			return err
+		}
+		samples := args[len(args)-1]
+		req := &adapterv1.PreviewRequest{Subject: subject, Version: version}
+		if file != "" {
+			c, err := client.ReadContract(cmd, file)
 			if err != nil {
 				return err
 			}
-			samples := args[len(args)-1]
-			req := &adapterv1.PreviewRequest{Subject: subject, Version: version}
-			if file != "" {
-				c, err := client.ReadContract(cmd, file)
-				if err != nil {
-					return err
-				}
-				req.Proposed = c
-			} else if subject == "" {
-				return exit.Usagef("give the subject (a registered mapping) or -f CONTRACT (a proposed one)")
-			}
-			f, err := client.FileFormat(samples, format)
-			if err != nil {
+			req.Proposed = c
+		} else if subject == "" {
+			return exit.Usagef("give the subject (a registered mapping) or -f CONTRACT (a proposed one)")
+		}
+		f, err := client.FileFormat(samples, format)
+		if err != nil {
+			return err
+		}
+		data, err := client.ReadInput(cmd, samples)
+		if err != nil {
+			return err
+		}
+		req.Batch = &recordv1.RecordBatch{Body: &recordv1.RecordBatch_Raw{Raw: &recordv1.RawRecords{Format: f, Data: data}}}
+		ctx, cancel := g.CallCtx(cmd.Context())
+		defer cancel()
+		resp, err := ac.Preview(ctx, req)
+		if err != nil {
+			return g.RPCError("preview", err)
+		}
+		if g.JSON() {
+			if err := output.Proto(cmd.OutOrStdout(), resp); err != nil {
 				return err
 			}
-			data, err := client.ReadInput(cmd, samples)
-			if err != nil {
-				return err
+		} else if err := printPreview(cmd.OutOrStdout(), resp); err != nil {
+			return err
+		}
+		failed := 0
+		for _, r := range resp.GetRecords() {
+			if recordFailed(r) {
+				failed++
 			}
-			req.Batch = &recordv1.RecordBatch{Body: &recordv1.RecordBatch_Raw{Raw: &recordv1.RawRecords{Format: f, Data: data}}}
-			ctx, cancel := g.CallCtx(cmd.Context())
-			defer cancel()
-			resp, err := adapterv1.NewAdapterServiceClient(conn).Preview(ctx, req)
-			if err != nil {
-				return g.RPCError("preview", err)
-			}
-			if g.JSON() {
-				if err := output.Proto(cmd.OutOrStdout(), resp); err != nil {
-					return err
-				}
-			} else if err := printPreview(cmd.OutOrStdout(), resp); err != nil {
-				return err
-			}
-			failed := 0
-			for _, r := range resp.GetRecords() {
-				if recordFailed(r) {
-					failed++
-				}
-			}
-			if len(resp.GetProblems()) > 0 || failed > 0 {
-				return exit.Failf("%d mapping problems, %d of %d sample records fail", len(resp.GetProblems()), failed, len(resp.GetRecords()))
-			}
-			return nil
-		}),
-	}
-	cmd.Flags().StringVar(&subject, "subject", "", "subject of a registered mapping (or give it as the first argument)")
-	cmd.Flags().Int32Var(&version, "version", 0, "contract version (default: the active one)")
-	cmd.Flags().StringVarP(&file, "file", "f", "", "a proposed contract (YAML) whose mapping to preview")
-	cmd.Flags().StringVar(&format, "format", "", "ndjson, csv or json (default: from the samples' extension)")
-	return cmd
+		}
+		if len(resp.GetProblems()) > 0 || failed > 0 {
+			return exit.Failf("%d mapping problems, %d of %d sample records fail", len(resp.GetProblems()), failed, len(resp.GetRecords()))
+		}
+		return nil
+	})
 }
 
 // recordFailed reports whether a previewed record, or any of its fields,

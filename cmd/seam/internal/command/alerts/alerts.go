@@ -14,6 +14,7 @@ import (
 	"github.com/seamdata/seam/cmd/seam/internal/output"
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"google.golang.org/grpc"
 )
 
@@ -52,8 +53,7 @@ func newListCmd(g *client.Globals) *cobra.Command {
 	var after int64
 	var limit int32
 	var all bool
-	cmd := &cobra.Command{
-		Use:   "list [SUBJECT]",
+	return client.ServiceCommand(g, gatev1.NewGateServiceClient, "list [SUBJECT]", cobra.MaximumNArgs(1), client.Help{
 		Short: "List the alerts that still hold (open or acknowledged)",
 		Long: `List the alerts that still hold, OPEN or ACKNOWLEDGED, oldest first. --all
 lists every alert, resolved ones with who or what resolved them; --state
@@ -61,39 +61,38 @@ picks states.`,
 		Example: `  seam alerts list shop.orders
   seam alerts list shop.orders --all -o json
   seam alerts list --state resolved --kind UNANNOUNCED_CHANGE`,
-		Args: cobra.MaximumNArgs(1),
-		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
-			subject, err := client.Subject(args, subject)
-			if err != nil {
-				return err
-			}
-			want, err := parseStates(states)
-			if err != nil {
-				return err
-			}
-			switch {
-			case all && len(want) > 0:
-				return exit.Usagef("--all lists every state; leave out --state, or --all")
-			case !all && len(want) == 0:
-				want = holding
-			}
-			req := &gatev1.ListAlertsRequest{Subject: subject, AfterSequence: after, Limit: limit, States: want, Kind: kind}
-			return client.Show(cmd, g, "list alerts", gatev1.NewGateServiceClient(conn).ListAlerts, req,
-				func(w io.Writer, resp *gatev1.ListAlertsResponse) error {
-					for _, a := range resp.GetAlerts() {
-						Print(w, a)
-					}
-					return nil
-				})
-		}),
-	}
-	cmd.Flags().StringVar(&subject, "subject", "", "only this subject (or give it as the argument)")
-	cmd.Flags().StringVar(&kind, "kind", "", "only this kind, for example UNANNOUNCED_CHANGE or MATCH_RATE")
-	cmd.Flags().StringSliceVar(&states, "state", nil, "only these states: open, acknowledged, resolved (default: open and acknowledged)")
-	cmd.Flags().BoolVar(&all, "all", false, "every alert, resolved ones too")
-	cmd.Flags().Int64Var(&after, "after", 0, "start after this sequence number")
-	cmd.Flags().Int32Var(&limit, "limit", 100, "most alerts to list")
-	return cmd
+		Flags: func(fs *pflag.FlagSet) {
+			fs.StringVar(&subject, "subject", "", "only this subject (or give it as the argument)")
+			fs.StringVar(&kind, "kind", "", "only this kind, for example UNANNOUNCED_CHANGE or MATCH_RATE")
+			fs.StringSliceVar(&states, "state", nil, "only these states: open, acknowledged, resolved (default: open and acknowledged)")
+			fs.BoolVar(&all, "all", false, "every alert, resolved ones too")
+			fs.Int64Var(&after, "after", 0, "start after this sequence number")
+			fs.Int32Var(&limit, "limit", 100, "most alerts to list")
+		},
+	}, func(cmd *cobra.Command, args []string, gc gatev1.GateServiceClient) error {
+		subject, err := client.Subject(args, subject)
+		if err != nil {
+			return err
+		}
+		want, err := parseStates(states)
+		if err != nil {
+			return err
+		}
+		switch {
+		case all && len(want) > 0:
+			return exit.Usagef("--all lists every state; leave out --state, or --all")
+		case !all && len(want) == 0:
+			want = holding
+		}
+		req := &gatev1.ListAlertsRequest{Subject: subject, AfterSequence: after, Limit: limit, States: want, Kind: kind}
+		return client.Show(cmd, g, "list alerts", gc.ListAlerts, req,
+			func(w io.Writer, resp *gatev1.ListAlertsResponse) error {
+				for _, a := range resp.GetAlerts() {
+					Print(w, a)
+				}
+				return nil
+			})
+	})
 }
 
 func newMoveCmd(g *client.Globals, verb string, state gatev1.AlertState) *cobra.Command {
@@ -105,53 +104,49 @@ acknowledgement records who took it. Acknowledging it again changes nothing.`, "
 when they no longer hold; resolve one by hand when it needs no more
 attention for another reason.`, "  seam alerts resolve 42 --reason \"drivers log in by e-mail now; v3 declares it\""
 	}
-	cmd := &cobra.Command{
-		Use:     verb + " SEQUENCE",
+	return client.ServiceCommand(g, gatev1.NewGateServiceClient, verb+" SEQUENCE", cobra.ExactArgs(1), client.Help{
 		Short:   short,
 		Long:    long,
 		Example: example,
-		Args:    cobra.ExactArgs(1),
-		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
-			seq, err := strconv.ParseInt(args[0], 10, 64)
-			if err != nil || seq <= 0 {
-				return exit.Usagef("alert %q: give the alert's sequence number (the #N of seam alerts list)", args[0])
+		Flags: func(fs *pflag.FlagSet) {
+			fs.StringVar(&reason, "reason", "", "why (required to resolve)")
+		},
+	}, func(cmd *cobra.Command, args []string, c gatev1.GateServiceClient) error {
+		seq, err := strconv.ParseInt(args[0], 10, 64)
+		if err != nil || seq <= 0 {
+			return exit.Usagef("alert %q: give the alert's sequence number (the #N of seam alerts list)", args[0])
+		}
+		if state == gatev1.AlertState_ALERT_STATE_RESOLVED && strings.TrimSpace(reason) == "" {
+			return exit.Usagef("resolve %d: say why with --reason", seq)
+		}
+		ctx, cancel := g.CallCtx(cmd.Context())
+		defer cancel()
+		var a *gatev1.Alert
+		if state == gatev1.AlertState_ALERT_STATE_RESOLVED {
+			resp, err := c.ResolveAlert(ctx, &gatev1.ResolveAlertRequest{Sequence: seq, Reason: reason})
+			if err != nil {
+				return g.RPCError(fmt.Sprintf("resolve alert %d", seq), err)
 			}
-			if state == gatev1.AlertState_ALERT_STATE_RESOLVED && strings.TrimSpace(reason) == "" {
-				return exit.Usagef("resolve %d: say why with --reason", seq)
+			a = resp.GetAlert()
+		} else {
+			resp, err := c.AcknowledgeAlert(ctx, &gatev1.AcknowledgeAlertRequest{Sequence: seq, Reason: reason})
+			if err != nil {
+				return g.RPCError(fmt.Sprintf("acknowledge alert %d", seq), err)
 			}
-			ctx, cancel := g.CallCtx(cmd.Context())
-			defer cancel()
-			c := gatev1.NewGateServiceClient(conn)
-			var a *gatev1.Alert
-			if state == gatev1.AlertState_ALERT_STATE_RESOLVED {
-				resp, err := c.ResolveAlert(ctx, &gatev1.ResolveAlertRequest{Sequence: seq, Reason: reason})
-				if err != nil {
-					return g.RPCError(fmt.Sprintf("resolve alert %d", seq), err)
-				}
-				a = resp.GetAlert()
-			} else {
-				resp, err := c.AcknowledgeAlert(ctx, &gatev1.AcknowledgeAlertRequest{Sequence: seq, Reason: reason})
-				if err != nil {
-					return g.RPCError(fmt.Sprintf("acknowledge alert %d", seq), err)
-				}
-				a = resp.GetAlert()
-			}
-			if g.JSON() {
-				return output.Proto(cmd.OutOrStdout(), a)
-			}
-			Print(cmd.OutOrStdout(), a)
-			return nil
-		}),
-	}
-	cmd.Flags().StringVar(&reason, "reason", "", "why (required to resolve)")
-	return cmd
+			a = resp.GetAlert()
+		}
+		if g.JSON() {
+			return output.Proto(cmd.OutOrStdout(), a)
+		}
+		Print(cmd.OutOrStdout(), a)
+		return nil
+	})
 }
 
 func newWatchCmd(g *client.Globals) *cobra.Command {
 	var subject string
 	var after int64
-	cmd := &cobra.Command{
-		Use:   "watch [SUBJECT]",
+	return client.ServiceCommand(g, gatev1.NewGateServiceClient, "watch [SUBJECT]", cobra.MaximumNArgs(1), client.Help{
 		Short: "Stream alerts as they are raised, resuming after a disconnect",
 		Long: `Print alerts from --after on, then new ones as any gate replica raises
 them, until interrupted. When the connection drops it reconnects and
@@ -162,33 +157,28 @@ With -o json the output is NDJSON: one JSON object per alert, one per
 line, as they come (a stream has no end to close one document with).`,
 		Example: `  seam alerts watch
   seam alerts watch shop.orders --after 40 -o json`,
-		Args: cobra.MaximumNArgs(1),
-		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
-			subject, err := client.Subject(args, subject)
-			if err != nil {
-				return err
-			}
-			return watch(cmd.Context(), g, gatev1.NewGateServiceClient(conn), &gatev1.WatchAlertsRequest{Subject: subject, AfterSequence: after}, cmd.OutOrStdout())
-		}),
-	}
-	cmd.Flags().StringVar(&subject, "subject", "", "only this subject (or give it as the argument)")
-	cmd.Flags().Int64Var(&after, "after", 0, "start after this sequence number")
-	return cmd
+		Flags: func(fs *pflag.FlagSet) {
+			fs.StringVar(&subject, "subject", "", "only this subject (or give it as the argument)")
+			fs.Int64Var(&after, "after", 0, "start after this sequence number")
+		},
+	}, func(cmd *cobra.Command, args []string, gc gatev1.GateServiceClient) error {
+		subject, err := client.Subject(args, subject)
+		if err != nil {
+			return err
+		}
+		return watch(cmd.Context(), g, gc, &gatev1.WatchAlertsRequest{Subject: subject, AfterSequence: after}, cmd.OutOrStdout())
+	})
 }
 
 // watch follows the alert stream, resuming after the last alert printed.
 func watch(ctx context.Context, g *client.Globals, c gatev1.GateServiceClient, req *gatev1.WatchAlertsRequest, w io.Writer) error {
-	return client.Follow(ctx, g, "watch alerts",
+	return client.Watch(ctx, g, "watch alerts", w,
 		func() (grpc.ServerStreamingClient[gatev1.WatchAlertsResponse], error) { return c.WatchAlerts(ctx, req) },
-		func(resp *gatev1.WatchAlertsResponse) error {
+		func(resp *gatev1.WatchAlertsResponse) *gatev1.Alert {
 			a := resp.GetAlert()
 			req.AfterSequence = a.GetSequence()
-			if g.JSON() {
-				return output.ProtoLine(w, a)
-			}
-			Print(w, a)
-			return nil
-		})
+			return a
+		}, Print)
 }
 
 // Print writes one alert as one line: its sequence, time, severity, kind,

@@ -23,6 +23,7 @@ import (
 	idmapcmd "github.com/seamdata/seam/cmd/seam/internal/command/idmap"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"google.golang.org/grpc"
 
 	"github.com/seamdata/seam/cmd/seam/internal/client"
@@ -88,8 +89,7 @@ type benchOptions struct {
 // New returns `seam bench`; run runs the commands it times.
 func New(g *client.Globals, run Runner) *cobra.Command {
 	o := benchOptions{run: run}
-	cmd := &cobra.Command{
-		Use:   "bench",
+	return g.Local("bench", cobra.NoArgs, client.Help{
 		Short: "Run the standard benchmarks against an in-process Seam and print records/s",
 		Long: `Measure what a deployment can sustain on this machine, and what the
 path through Seam costs against its parts, in one run:
@@ -149,76 +149,75 @@ measure what its commits cost.`,
   seam bench --only chain,ingest,ingest-cli,validate-cli --cpuprofile ingest.pprof
   seam bench --only chain,ingest --store postgres://seam@db/seam_bench
   seam bench --only idmap --table-size 10000000`,
-		Args: cobra.NoArgs,
-		RunE: g.Local(func(cmd *cobra.Command, _ []string) error {
-			if o.duration <= 0 || o.batch < 1 || o.tableSize < o.batch {
-				return exit.Usagef("--duration must be positive, --batch at least 1 and --table-size at least --batch")
-			}
-			if o.fileRecords < 1 || o.rounds < 1 {
-				return exit.Usagef("--file-records and --rounds must be at least 1")
-			}
-			if o.concurrency <= 0 {
-				o.concurrency = max(2, runtime.GOMAXPROCS(0))
-			}
-			if o.cpuProfile != "" {
-				f, err := os.Create(o.cpuProfile)
-				if err != nil {
-					return exit.Usagef("--cpuprofile: %w", err)
-				}
-				defer f.Close()
-				if err := pprof.StartCPUProfile(f); err != nil {
-					return fmt.Errorf("--cpuprofile: %w", err)
-				}
-				defer pprof.StopCPUProfile()
-			}
-			if o.memProfile != "" {
-				// Every allocation is sampled, so the profile counts them
-				// (allocs per record) and not only the large ones; the run
-				// is slower for it.
-				runtime.MemProfileRate = 1
-			}
-			results, err := runBench(cmd.Context(), o, cmd.ErrOrStderr())
+		Flags: func(fs *pflag.FlagSet) {
+			fs.DurationVar(&o.duration, "duration", 3*time.Second, "how long to run each benchmark")
+			fs.IntVar(&o.tableSize, "table-size", 1_000_000, "pairs in the lookup table the translate benchmark reads")
+			fs.IntVar(&o.concurrency, "concurrency", 0, "parallel gRPC callers (default: one per core, at least 2)")
+			fs.IntVar(&o.batch, "batch", 1000, "records per batch (translate uses 10x as many ids)")
+			fs.IntVar(&o.fileRecords, "file-records", 1_000_000, "records in the NDJSON file validate-cli and ingest-cli read")
+			fs.StringSliceVar(&o.only, "only", nil, "run only these: validate, adapt, chain, validate-cli, translate, adapt-grpc, ingest, ingest-cli, idmap")
+			fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file")
+			fs.StringVar(&o.memProfile, "memprofile", "", "write a profile of every allocation of the run to this file (slows the run)")
+			fs.IntVar(&o.rounds, "rounds", 3, "times each row measured against others runs, in turn with them; the median round is reported")
+			fs.StringVar(&o.store, "store", "", "store of the benchmark instance, such as an empty PostgreSQL database postgres://… (default: SQLite files in a temporary directory)")
+			g.AddOutputFlag(fs)
+		},
+	}, func(cmd *cobra.Command, _ []string) error {
+		if o.duration <= 0 || o.batch < 1 || o.tableSize < o.batch {
+			return exit.Usagef("--duration must be positive, --batch at least 1 and --table-size at least --batch")
+		}
+		if o.fileRecords < 1 || o.rounds < 1 {
+			return exit.Usagef("--file-records and --rounds must be at least 1")
+		}
+		if o.concurrency <= 0 {
+			o.concurrency = max(2, runtime.GOMAXPROCS(0))
+		}
+		if o.cpuProfile != "" {
+			f, err := os.Create(o.cpuProfile)
 			if err != nil {
-				return err
+				return exit.Usagef("--cpuprofile: %w", err)
 			}
-			if o.memProfile != "" {
-				if err := writeHeapProfile(o.memProfile); err != nil {
-					return fmt.Errorf("--memprofile: %w", err)
-				}
+			defer f.Close()
+			if err := pprof.StartCPUProfile(f); err != nil {
+				return fmt.Errorf("--cpuprofile: %w", err)
 			}
-			ratios(results)
-			if g.JSON() {
-				return output.Value(cmd.OutOrStdout(), results)
+			defer pprof.StopCPUProfile()
+		}
+		if o.memProfile != "" {
+			// Every allocation is sampled, so the profile counts them
+			// (allocs per record) and not only the large ones; the run
+			// is slower for it.
+			runtime.MemProfileRate = 1
+		}
+		results, err := runBench(cmd.Context(), o, cmd.ErrOrStderr())
+		if err != nil {
+			return err
+		}
+		if o.memProfile != "" {
+			if err := writeHeapProfile(o.memProfile); err != nil {
+				return fmt.Errorf("--memprofile: %w", err)
 			}
-			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "seam bench on %d cores (%s, %s/%s), %s per benchmark; rows measured against each other: median of %d rounds run in turn\n\n",
-				runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH, o.duration, o.rounds)
-			t := output.NewTable(w, "BENCHMARK", "RECORDS/S", "NS/RECORD", "CPU NS/RECORD", "ALLOCS/RECORD", "BYTES/RECORD", "RATIO", "NOTE")
-			for _, r := range results {
-				ratio, cpu := "", ""
-				if r.RatioOf != "" {
-					ratio = fmt.Sprintf("%.2f", r.Ratio)
-				}
-				if r.CPUNsPerRecord > 0 {
-					cpu = fmt.Sprintf("%.0f", r.CPUNsPerRecord)
-				}
-				t.Row(r.Name, fmt.Sprintf("%.0f", r.RecordsPerSec), fmt.Sprintf("%.0f", r.NsPerRecord), cpu, fmt.Sprintf("%.2f", r.AllocsPerRec), fmt.Sprintf("%.0f", r.BytesPerRecord), ratio, r.Note)
+		}
+		ratios(results)
+		if g.JSON() {
+			return output.Value(cmd.OutOrStdout(), results)
+		}
+		w := cmd.OutOrStdout()
+		fmt.Fprintf(w, "seam bench on %d cores (%s, %s/%s), %s per benchmark; rows measured against each other: median of %d rounds run in turn\n\n",
+			runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH, o.duration, o.rounds)
+		t := output.NewTable(w, "BENCHMARK", "RECORDS/S", "NS/RECORD", "CPU NS/RECORD", "ALLOCS/RECORD", "BYTES/RECORD", "RATIO", "NOTE")
+		for _, r := range results {
+			ratio, cpu := "", ""
+			if r.RatioOf != "" {
+				ratio = fmt.Sprintf("%.2f", r.Ratio)
 			}
-			return t.Flush()
-		}),
-	}
-	cmd.Flags().DurationVar(&o.duration, "duration", 3*time.Second, "how long to run each benchmark")
-	cmd.Flags().IntVar(&o.tableSize, "table-size", 1_000_000, "pairs in the lookup table the translate benchmark reads")
-	cmd.Flags().IntVar(&o.concurrency, "concurrency", 0, "parallel gRPC callers (default: one per core, at least 2)")
-	cmd.Flags().IntVar(&o.batch, "batch", 1000, "records per batch (translate uses 10x as many ids)")
-	cmd.Flags().IntVar(&o.fileRecords, "file-records", 1_000_000, "records in the NDJSON file validate-cli and ingest-cli read")
-	cmd.Flags().StringSliceVar(&o.only, "only", nil, "run only these: validate, adapt, chain, validate-cli, translate, adapt-grpc, ingest, ingest-cli, idmap")
-	cmd.Flags().StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file")
-	cmd.Flags().StringVar(&o.memProfile, "memprofile", "", "write a profile of every allocation of the run to this file (slows the run)")
-	cmd.Flags().IntVar(&o.rounds, "rounds", 3, "times each row measured against others runs, in turn with them; the median round is reported")
-	cmd.Flags().StringVar(&o.store, "store", "", "store of the benchmark instance, such as an empty PostgreSQL database postgres://… (default: SQLite files in a temporary directory)")
-	g.AddOutputFlag(cmd.Flags())
-	return cmd
+			if r.CPUNsPerRecord > 0 {
+				cpu = fmt.Sprintf("%.0f", r.CPUNsPerRecord)
+			}
+			t.Row(r.Name, fmt.Sprintf("%.0f", r.RecordsPerSec), fmt.Sprintf("%.0f", r.NsPerRecord), cpu, fmt.Sprintf("%.2f", r.AllocsPerRec), fmt.Sprintf("%.0f", r.BytesPerRecord), ratio, r.Note)
+		}
+		return t.Flush()
+	})
 }
 
 // writeHeapProfile writes the allocations of the run so far to path.

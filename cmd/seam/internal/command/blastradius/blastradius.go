@@ -12,43 +12,41 @@ import (
 	"github.com/seamdata/seam/cmd/seam/internal/output"
 	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
 	"github.com/spf13/cobra"
-	"google.golang.org/grpc"
+	"github.com/spf13/pflag"
 )
 
 // New returns `seam blast-radius`.
 func New(g *client.Globals) *cobra.Command {
 	var fields []string
 	var file string
-	cmd := &cobra.Command{
-		Use:   "blast-radius SUBJECT",
+	return client.ServiceCommand(g, registryv1.NewRegistryServiceClient, "blast-radius SUBJECT", cobra.ExactArgs(1), client.Help{
 		Short: "Every consumer, direct and transitive, a change to a subject reaches",
 		Example: `  seam blast-radius shop.orders
   seam blast-radius shop.orders --field customer_id
   seam blast-radius shop.orders -f shop_orders_v2.yaml`,
-		Args: cobra.ExactArgs(1),
-		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
-			req := &registryv1.GetBlastRadiusRequest{Subject: args[0], Fields: fields}
-			if file != "" {
-				c, err := client.ReadContract(cmd, file)
-				if err != nil {
-					return err
-				}
-				req.Proposed = c
+		Flags: func(fs *pflag.FlagSet) {
+			fs.StringSliceVar(&fields, "field", nil, "changed fields (repeatable); default: the whole subject")
+			fs.StringVarP(&file, "file", "f", "", "a proposed contract: the changed fields are its breaking changes")
+		},
+	}, func(cmd *cobra.Command, args []string, rc registryv1.RegistryServiceClient) error {
+		req := &registryv1.GetBlastRadiusRequest{Subject: args[0], Fields: fields}
+		if file != "" {
+			c, err := client.ReadContract(cmd, file)
+			if err != nil {
+				return err
 			}
-			return client.Show(cmd, g, "blast radius of "+args[0], registryv1.NewRegistryServiceClient(conn).GetBlastRadius, req,
-				func(w io.Writer, resp *registryv1.GetBlastRadiusResponse) error {
-					scope := "the whole subject"
-					if len(resp.GetChangedFields()) > 0 {
-						scope = strings.Join(resp.GetChangedFields(), ", ")
-					}
-					fmt.Fprintf(w, "%s, changing %s: %d consumers\n", args[0], scope, len(resp.GetConsumers()))
-					return PrintAffected(w, "consumers affected", resp.GetConsumers())
-				})
-		}),
-	}
-	cmd.Flags().StringSliceVar(&fields, "field", nil, "changed fields (repeatable); default: the whole subject")
-	cmd.Flags().StringVarP(&file, "file", "f", "", "a proposed contract: the changed fields are its breaking changes")
-	return cmd
+			req.Proposed = c
+		}
+		return client.Show(cmd, g, "blast radius of "+args[0], rc.GetBlastRadius, req,
+			func(w io.Writer, resp *registryv1.GetBlastRadiusResponse) error {
+				scope := "the whole subject"
+				if len(resp.GetChangedFields()) > 0 {
+					scope = strings.Join(resp.GetChangedFields(), ", ")
+				}
+				fmt.Fprintf(w, "%s, changing %s: %d consumers\n", args[0], scope, len(resp.GetConsumers()))
+				return PrintAffected(w, "consumers affected", resp.GetConsumers())
+			})
+	})
 }
 
 // PrintAffected prints the consumers a change reaches, under title.

@@ -4,6 +4,7 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"google.golang.org/grpc"
 
 	"github.com/seamdata/seam/cmd/seam/internal/client"
@@ -15,8 +16,7 @@ import (
 func newContractInferCmd(g *client.Globals) *cobra.Command {
 	var f proposal.Flags
 	var out string
-	cmd := &cobra.Command{
-		Use:   "infer SUBJECT",
+	cmd := g.Command("infer SUBJECT", cobra.ExactArgs(1), client.Help{
 		Short: "Propose the next contract version from the records the gate holds",
 		Long: `Read the records the gate holds for SUBJECT (the newest partitions, or
 --partition), profile every field (type, shape, nulls, values, bounds)
@@ -36,33 +36,33 @@ the monitor's counts of the accepted ones go into the header.`,
 		Example: `  seam contract infer shop.orders > shop_orders_v2.yaml
   seam contract infer bank.transactions --partition 2026-03-08 --out v2.yaml
   seam contract infer shop.orders -o json`,
-		Args: cobra.ExactArgs(1),
-		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
-			gathered, p, err := proposal.Infer(cmd, g, conn, args[0], &f)
-			if err != nil {
+		Flags: func(fs *pflag.FlagSet) {
+			fs.StringVar(&out, "out", "", "write the proposal to this file instead of standard output")
+		},
+	}, func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
+		gathered, p, err := proposal.Infer(cmd, g, conn, args[0], &f)
+		if err != nil {
+			return err
+		}
+		if out != "" {
+			if err := os.WriteFile(out, p.YAML, 0o644); err != nil {
+				return exit.Usagef("write the proposal: %w", err)
+			}
+		}
+		if g.JSON() {
+			return output.Value(cmd.OutOrStdout(), proposal.JSON(gathered, p))
+		}
+		if out == "" {
+			if _, err := cmd.OutOrStdout().Write(p.YAML); err != nil {
 				return err
 			}
-			if out != "" {
-				if err := os.WriteFile(out, p.YAML, 0o644); err != nil {
-					return exit.Usagef("write the proposal: %w", err)
-				}
-			}
-			if g.JSON() {
-				return output.Value(cmd.OutOrStdout(), proposal.JSON(gathered, p))
-			}
-			if out == "" {
-				if _, err := cmd.OutOrStdout().Write(p.YAML); err != nil {
-					return err
-				}
-			}
-			file := out
-			if file == "" {
-				file = "FILE"
-			}
-			return proposal.Print(cmd.ErrOrStderr(), p, file)
-		}),
-	}
+		}
+		file := out
+		if file == "" {
+			file = "FILE"
+		}
+		return proposal.Print(cmd.ErrOrStderr(), p, file)
+	})
 	f.Add(cmd)
-	cmd.Flags().StringVar(&out, "out", "", "write the proposal to this file instead of standard output")
 	return cmd
 }

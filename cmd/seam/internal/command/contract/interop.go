@@ -11,8 +11,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"go.yaml.in/yaml/v3"
-	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/seamdata/seam/cmd/seam/internal/client"
@@ -33,13 +33,13 @@ type importFlags struct {
 	strict                       bool
 }
 
-func (f *importFlags) add(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.from, "from", "", "format of FILE: odcs or jsonschema (default: by its name, *.odcs.yaml or *.schema.json)")
-	cmd.Flags().StringVar(&f.subject, "subject", "", "subject, when the document does not name one (JSON Schema, ODCS without seamSubject)")
-	cmd.Flags().StringVar(&f.owner, "owner", "", "owner, when the document names no team")
-	cmd.Flags().StringVar(&f.object, "table", "", "ODCS: import only the schema object (table) of this name")
-	cmd.Flags().StringVar(&f.object, "object", "", "ODCS: same as --table")
-	cmd.Flags().BoolVar(&f.strict, "strict", false, "refuse the document if anything of it is dropped or approximated (JSON Schema: annotations and unknown keywords; its assertions Seam cannot check are refused anyway)")
+func (f *importFlags) add(fs *pflag.FlagSet) {
+	fs.StringVar(&f.from, "from", "", "format of FILE: odcs or jsonschema (default: by its name, *.odcs.yaml or *.schema.json)")
+	fs.StringVar(&f.subject, "subject", "", "subject, when the document does not name one (JSON Schema, ODCS without seamSubject)")
+	fs.StringVar(&f.owner, "owner", "", "owner, when the document names no team")
+	fs.StringVar(&f.object, "table", "", "ODCS: import only the schema object (table) of this name")
+	fs.StringVar(&f.object, "object", "", "ODCS: same as --table")
+	fs.BoolVar(&f.strict, "strict", false, "refuse the document if anything of it is dropped or approximated (JSON Schema: annotations and unknown keywords; its assertions Seam cannot check are refused anyway)")
 }
 
 // convert turns a document into contracts and the report of what did not
@@ -111,8 +111,7 @@ func printNotes(w io.Writer, file string, notes []interop.Note) {
 
 func newContractImportCmd(g *client.Globals) *cobra.Command {
 	var f importFlags
-	cmd := &cobra.Command{
-		Use:   "import FILE",
+	return g.Local("import FILE", cobra.ExactArgs(1), client.Help{
 		Short: "Convert an ODCS contract or a JSON Schema into Seam contracts",
 		Long: `Convert an Open Data Contract Standard v3 contract (each schema object
 becomes one Seam contract) or a JSON Schema of one record (draft 2020-12 or
@@ -128,39 +127,38 @@ document directly (seam contract register -f orders.odcs.yaml).`,
 		Example: `  seam contract import orders.odcs.yaml > shop_orders.yaml
   seam contract import --from jsonschema orders.schema.json --subject shop.orders --owner team-checkout
   seam contract import --strict --object orders contract.odcs.yaml`,
-		Args: cobra.ExactArgs(1),
-		RunE: g.Local(func(cmd *cobra.Command, args []string) error {
-			format := interop.FormatOf(args[0])
-			if f.from != "" {
-				var err error
-				if format, err = interop.ParseFormat(f.from); err != nil || format == interop.FormatSeam {
-					return exit.Usagef("--from %q: want odcs or jsonschema", f.from)
-				}
+		Flags: func(fs *pflag.FlagSet) {
+			f.add(fs)
+			fs.StringVar(&f.outDir, "out-dir", "", "write each contract to DIR/SUBJECT.yaml instead of standard output (needed when the document has several tables)")
+			fs.StringVar(&f.canonical, "canonical", "", "also write an identity canonical model NAME and a mapping onto it, so the contract can be ingested at once")
+		},
+	}, func(cmd *cobra.Command, args []string) error {
+		format := interop.FormatOf(args[0])
+		if f.from != "" {
+			var err error
+			if format, err = interop.ParseFormat(f.from); err != nil || format == interop.FormatSeam {
+				return exit.Usagef("--from %q: want odcs or jsonschema", f.from)
 			}
-			if format == interop.FormatSeam {
-				return exit.Usagef("%s: say what it is with --from odcs or --from jsonschema (or name it *.odcs.yaml or *.schema.json)", args[0])
-			}
-			data, err := client.ReadInput(cmd, args[0])
-			if err != nil {
-				return err
-			}
-			cs, rep, err := f.convert(data, args[0], format)
-			var loss *interop.LossError
-			if errors.As(err, &loss) {
-				printNotes(cmd.ErrOrStderr(), args[0], rep.Notes)
-				return exit.Failf("%s: strict import refused: %d part(s) have no exact Seam equivalent", args[0], len(loss.Notes))
-			}
-			if err != nil {
-				return exit.Failf("%w", err)
-			}
+		}
+		if format == interop.FormatSeam {
+			return exit.Usagef("%s: say what it is with --from odcs or --from jsonschema (or name it *.odcs.yaml or *.schema.json)", args[0])
+		}
+		data, err := client.ReadInput(cmd, args[0])
+		if err != nil {
+			return err
+		}
+		cs, rep, err := f.convert(data, args[0], format)
+		var loss *interop.LossError
+		if errors.As(err, &loss) {
 			printNotes(cmd.ErrOrStderr(), args[0], rep.Notes)
-			return f.write(cmd, g.JSON(), args[0], cs)
-		}),
-	}
-	f.add(cmd)
-	cmd.Flags().StringVar(&f.outDir, "out-dir", "", "write each contract to DIR/SUBJECT.yaml instead of standard output (needed when the document has several tables)")
-	cmd.Flags().StringVar(&f.canonical, "canonical", "", "also write an identity canonical model NAME and a mapping onto it, so the contract can be ingested at once")
-	return cmd
+			return exit.Failf("%s: strict import refused: %d part(s) have no exact Seam equivalent", args[0], len(loss.Notes))
+		}
+		if err != nil {
+			return exit.Failf("%w", err)
+		}
+		printNotes(cmd.ErrOrStderr(), args[0], rep.Notes)
+		return f.write(cmd, g.JSON(), args[0], cs)
+	})
 }
 
 // write puts the imported contracts where the flags say: one on standard
@@ -267,8 +265,7 @@ func printContracts(w io.Writer, asJSON bool, cs []*contractv1.Contract) error {
 func newContractExportCmd(g *client.Globals) *cobra.Command {
 	var to string
 	var asJSON bool
-	cmd := &cobra.Command{
-		Use:   "export --to odcs SUBJECT[@VERSION]",
+	return client.ServiceCommand(g, registryv1.NewRegistryServiceClient, "export --to odcs SUBJECT[@VERSION]", cobra.ExactArgs(1), client.Help{
 		Short: "Write a registered contract as an ODCS v3.1.0 contract",
 		Long: `Write a registered contract version (default: the one active now) as an
 Open Data Contract Standard v3.1.0 contract. Seam-only parts (identifiers,
@@ -276,35 +273,34 @@ layouts, the mapping, policies) travel as seam* custom properties, so
 importing the export gives back the same contract.`,
 		Example: `  seam contract export --to odcs shop.orders > shop_orders.odcs.yaml
   seam contract export --to odcs shop.orders@2 --json`,
-		Args: cobra.ExactArgs(1),
-		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
-			if strings.ToLower(to) != "odcs" {
-				return exit.Usagef("--to %q: Seam exports to odcs", to)
+		Flags: func(fs *pflag.FlagSet) {
+			fs.StringVar(&to, "to", "odcs", "target format: odcs")
+			fs.BoolVar(&asJSON, "json", false, "write JSON instead of YAML")
+		},
+	}, func(cmd *cobra.Command, args []string, rc registryv1.RegistryServiceClient) error {
+		if strings.ToLower(to) != "odcs" {
+			return exit.Usagef("--to %q: Seam exports to odcs", to)
+		}
+		subject, ver, _ := strings.Cut(args[0], "@")
+		var version int64
+		if ver != "" {
+			var err error
+			if version, err = strconv.ParseInt(ver, 10, 32); err != nil || version < 1 {
+				return exit.Usagef("%q: the version after @ is a number from 1", args[0])
 			}
-			subject, ver, _ := strings.Cut(args[0], "@")
-			var version int64
-			if ver != "" {
-				var err error
-				if version, err = strconv.ParseInt(ver, 10, 32); err != nil || version < 1 {
-					return exit.Usagef("%q: the version after @ is a number from 1", args[0])
-				}
-			}
-			ctx, cancel := g.CallCtx(cmd.Context())
-			defer cancel()
-			resp, err := registryv1.NewRegistryServiceClient(conn).GetContract(ctx, &registryv1.GetContractRequest{Subject: subject, Version: int32(version)})
-			if err != nil {
-				return g.RPCError("get "+args[0], err)
-			}
-			v := resp.GetVersion()
-			out, _, err := odcs.Export(v.GetContract(), odcs.ExportOptions{Version: v.GetVersion(), JSON: asJSON})
-			if err != nil {
-				return exit.Failf("%w", err)
-			}
-			_, err = cmd.OutOrStdout().Write(out)
-			return err
-		}),
-	}
-	cmd.Flags().StringVar(&to, "to", "odcs", "target format: odcs")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "write JSON instead of YAML")
-	return cmd
+		}
+		ctx, cancel := g.CallCtx(cmd.Context())
+		defer cancel()
+		resp, err := rc.GetContract(ctx, &registryv1.GetContractRequest{Subject: subject, Version: int32(version)})
+		if err != nil {
+			return g.RPCError("get "+args[0], err)
+		}
+		v := resp.GetVersion()
+		out, _, err := odcs.Export(v.GetContract(), odcs.ExportOptions{Version: v.GetVersion(), JSON: asJSON})
+		if err != nil {
+			return exit.Failf("%w", err)
+		}
+		_, err = cmd.OutOrStdout().Write(out)
+		return err
+	})
 }

@@ -20,6 +20,7 @@ import (
 	idmapcmd "github.com/seamdata/seam/cmd/seam/internal/command/idmap"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -70,8 +71,7 @@ func New(g *client.Globals) *cobra.Command {
 	var scale float64
 	var seed uint64
 	var days int
-	cmd := &cobra.Command{
-		Use:   "demo",
+	return client.Leaf("demo", cobra.NoArgs, client.Help{
 		Short: "Play the incident drill: an unannounced identifier change, caught, contained, fixed, backfilled",
 		Long: `Play the story Seam exists for, against a temporary all-in-one Seam (or a
 running one with --addr): shop.orders sends 500,000 orders a day whose
@@ -91,48 +91,47 @@ with no duplicate. Deterministic for a given --seed.`,
 		Example: `  seam demo                 # 10 days of 500,000 orders (a few minutes)
   seam demo --scale 0.01    # 5,000 orders a day, seconds
   seam demo --addr 127.0.0.1:7070 --scale 0.1`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if scale <= 0 || scale > 1 {
-				return exit.Usagef("--scale must be in (0, 1]")
-			}
-			if days < 9 {
-				return exit.Usagef("--days must be at least 9: the source breaks on day 8")
-			}
-			cfg := demoConfig{
-				days: days, perDay: max(1000, int(500_000*scale)), batch: 1000, breakDay: 8, seed: seed,
-				customers: max(1000, int(100_000*scale)), knownShare: 0.98,
-			}
-			if err := g.ValidateOutput(); err != nil {
-				return err
-			}
-			ctx := cmd.Context()
-			remote := cmd.Flags().Changed("addr")
-			conn, _, admin, stop, err := demoConnection(ctx, g, remote)
-			if err != nil {
-				return err
-			}
-			defer stop()
-			narrative := cmd.OutOrStdout()
-			if g.JSON() {
-				narrative = io.Discard
-			}
-			out, err := runDemo(ctx, conn, admin, cfg, narrative)
-			if g.JSON() && out != nil {
-				if perr := output.Value(cmd.OutOrStdout(), out); perr != nil {
-					return perr
-				}
-			}
-			if err != nil && remote {
-				return remoteError(g, err)
-			}
-			return err
+		Flags: func(fs *pflag.FlagSet) {
+			fs.Float64Var(&scale, "scale", 1, "fraction of the default volume (500,000 orders a day)")
+			fs.Uint64Var(&seed, "seed", 42, "seed of the simulated data")
+			fs.IntVar(&days, "days", 10, "days to simulate")
 		},
-	}
-	cmd.Flags().Float64Var(&scale, "scale", 1, "fraction of the default volume (500,000 orders a day)")
-	cmd.Flags().Uint64Var(&seed, "seed", 42, "seed of the simulated data")
-	cmd.Flags().IntVar(&days, "days", 10, "days to simulate")
-	return cmd
+	}, func(cmd *cobra.Command, _ []string) error {
+		if scale <= 0 || scale > 1 {
+			return exit.Usagef("--scale must be in (0, 1]")
+		}
+		if days < 9 {
+			return exit.Usagef("--days must be at least 9: the source breaks on day 8")
+		}
+		cfg := demoConfig{
+			days: days, perDay: max(1000, int(500_000*scale)), batch: 1000, breakDay: 8, seed: seed,
+			customers: max(1000, int(100_000*scale)), knownShare: 0.98,
+		}
+		if err := g.ValidateOutput(); err != nil {
+			return err
+		}
+		ctx := cmd.Context()
+		remote := cmd.Flags().Changed("addr")
+		conn, _, admin, stop, err := demoConnection(ctx, g, remote)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		narrative := cmd.OutOrStdout()
+		if g.JSON() {
+			narrative = io.Discard
+		}
+		out, err := runDemo(ctx, conn, admin, cfg, narrative)
+		if g.JSON() && out != nil {
+			if perr := output.Value(cmd.OutOrStdout(), out); perr != nil {
+				return perr
+			}
+		}
+		if err != nil && remote {
+			return remoteError(g, err)
+		}
+		return err
+	})
 }
 
 // demoConnection connects to --addr when it was given, or starts a

@@ -13,7 +13,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/spf13/cobra"
-	"google.golang.org/grpc"
+	"github.com/spf13/pflag"
 
 	"github.com/seamdata/seam/cmd/seam/internal/client"
 	"github.com/seamdata/seam/cmd/seam/internal/command/alerts"
@@ -45,8 +45,7 @@ func newGateIngestCmd(g *client.Globals) *cobra.Command {
 	var version int32
 	var chunk, chunkBytes int
 	var replace, noSeal, withRecords bool
-	cmd := &cobra.Command{
-		Use:   "ingest [SUBJECT] FILE --partition P",
+	return client.ServiceCommand(g, gatev1.NewGateServiceClient, "ingest [SUBJECT] FILE --partition P", cobra.RangeArgs(1, 2), client.Help{
 		Short: "Send a file of records through the gate",
 		Long: `Stream FILE (NDJSON, CSV with a header row, or one JSON array) to the
 gate in chunks of --chunk-records records and at most --chunk-bytes bytes
@@ -83,105 +82,104 @@ holds no records.`,
 		Example: `  seam gate ingest shop.orders orders-2025-03-01.ndjson --partition 2025-03-01 --out publish/2025-03-01.ndjson
   seam gate ingest shop.orders fixed-2025-03-01.ndjson --partition 2025-03-01 --replace
   seam gate ingest orders.csv --subject shop.orders --partition 2025-03-01 --batch-id nightly-0301 --no-seal -o json`,
-		Args: cobra.RangeArgs(1, 2),
-		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
-			path := args[len(args)-1]
-			subject, err := client.Subject(args[:len(args)-1], subject)
-			if err != nil {
+		Flags: func(fs *pflag.FlagSet) {
+			fs.StringVar(&subject, "subject", "", "source subject, for example shop.orders (or give it as the first argument)")
+			fs.StringVar(&partition, "partition", "", "partition of the records, for example their event date")
+			fs.StringVar(&batchID, "batch-id", "", "batch identity (default: the file name and a hash of its content)")
+			fs.StringVar(&format, "format", "", "ndjson, csv or json (default: from the file extension)")
+			fs.Int32Var(&version, "contract-version", 0, "validate with this contract version (default: the active one)")
+			fs.IntVar(&chunk, "chunk-records", defaultChunkRecords, "records per chunk (each chunk is one batch)")
+			fs.IntVar(&chunkBytes, "chunk-bytes", defaultChunkBytes, "bytes per chunk at most (keep it under the gate's message limit)")
+			fs.BoolVar(&replace, "replace", false, "send the file as a new sending of the partition, superseding what was sent before")
+			fs.BoolVar(&noSeal, "no-seal", false, "leave the partition open after the file (more files of it are to come)")
+			fs.StringVar(&out, "out", "", "write the accepted canonical records here as NDJSON, only when the partition is not BLOCKED")
+			fs.BoolVar(&withRecords, "records", false, "answer with each record's verdict and canonical record, not only the counts (small files: the answer must fit in one message)")
+		},
+	}, func(cmd *cobra.Command, args []string, gc gatev1.GateServiceClient) error {
+		path := args[len(args)-1]
+		subject, err := client.Subject(args[:len(args)-1], subject)
+		if err != nil {
+			return err
+		}
+		if subject == "" || partition == "" {
+			return exit.Usagef("give the subject and --partition, for example seam gate ingest shop.orders %s --partition 2025-03-01", path)
+		}
+		if chunk <= 0 {
+			return exit.Usagef("--chunk-records %d: give a positive number", chunk)
+		}
+		if chunkBytes <= 0 {
+			return exit.Usagef("--chunk-bytes %d: give a positive number", chunkBytes)
+		}
+		f, err := client.FileFormat(path, format)
+		if err != nil {
+			return err
+		}
+		if out != "" {
+			// Refused before anything is sent: the records would be
+			// accepted with nowhere to stage them.
+			if d, err := os.Stat(filepath.Dir(out)); err != nil || !d.IsDir() {
+				return exit.Usagef("--out %s: its directory %s does not exist; create it first", out, filepath.Dir(out))
+			}
+		}
+		file, info, err := client.OpenFile(path)
+		if err != nil {
+			return err
+		}
+		defer file.Close()
+		if batchID == "" {
+			if batchID, err = contentID(file, path); err != nil {
+				return exit.Usagef("%w", err)
+			}
+		}
+		bar := output.Progress(cmd.ErrOrStderr(), info.Size(), "ingesting "+path)
+		split := record.NewSplitter(file, f, chunk)
+		split.LimitBytes(chunkBytes)
+		summaryOnly := out == "" && !withRecords
+		answer := gatev1.IngestAnswer_INGEST_ANSWER_PACKED
+		if summaryOnly {
+			answer = gatev1.IngestAnswer_INGEST_ANSWER_UNSPECIFIED
+		}
+		up := &upload{
+			header: &gatev1.IngestHeader{Subject: subject, Partition: partition, BatchId: batchID, ContractVersion: version, Format: f,
+				Replace: replace, Seal: !noSeal, SummaryOnly: summaryOnly, Answer: answer},
+			split: split,
+			sent:  func(n int64) { _ = bar.Add64(n) },
+		}
+		resp, err := up.run(cmd.Context(), g, gc)
+		_ = bar.Finish()
+		switch {
+		case errors.Is(err, errNoRecords):
+			return exit.Invalidf("%s holds no records; nothing was sent", path)
+		case err != nil && !exit.Coded(err):
+			return g.RPCError("ingest "+path, err)
+		case err != nil:
+			return err
+		}
+		if err := expandPacked(resp); err != nil {
+			return fmt.Errorf("ingest %s: %w", path, err)
+		}
+		if out != "" {
+			if err := writePublishable(out, resp); err != nil {
 				return err
 			}
-			if subject == "" || partition == "" {
-				return exit.Usagef("give the subject and --partition, for example seam gate ingest shop.orders %s --partition 2025-03-01", path)
+			// The records are in the file; the answer keeps the counts
+			// unless --records asked for them too.
+			if !withRecords {
+				resp.Records = nil
 			}
-			if chunk <= 0 {
-				return exit.Usagef("--chunk-records %d: give a positive number", chunk)
-			}
-			if chunkBytes <= 0 {
-				return exit.Usagef("--chunk-bytes %d: give a positive number", chunkBytes)
-			}
-			f, err := client.FileFormat(path, format)
-			if err != nil {
+		}
+		if g.JSON() {
+			if err := output.Proto(cmd.OutOrStdout(), resp); err != nil {
 				return err
 			}
-			if out != "" {
-				// Refused before anything is sent: the records would be
-				// accepted with nowhere to stage them.
-				if d, err := os.Stat(filepath.Dir(out)); err != nil || !d.IsDir() {
-					return exit.Usagef("--out %s: its directory %s does not exist; create it first", out, filepath.Dir(out))
-				}
-			}
-			file, info, err := client.OpenFile(path)
-			if err != nil {
-				return err
-			}
-			defer file.Close()
-			if batchID == "" {
-				if batchID, err = contentID(file, path); err != nil {
-					return exit.Usagef("%w", err)
-				}
-			}
-			bar := output.Progress(cmd.ErrOrStderr(), info.Size(), "ingesting "+path)
-			split := record.NewSplitter(file, f, chunk)
-			split.LimitBytes(chunkBytes)
-			summaryOnly := out == "" && !withRecords
-			answer := gatev1.IngestAnswer_INGEST_ANSWER_PACKED
-			if summaryOnly {
-				answer = gatev1.IngestAnswer_INGEST_ANSWER_UNSPECIFIED
-			}
-			up := &upload{
-				header: &gatev1.IngestHeader{Subject: subject, Partition: partition, BatchId: batchID, ContractVersion: version, Format: f,
-					Replace: replace, Seal: !noSeal, SummaryOnly: summaryOnly, Answer: answer},
-				split: split,
-				sent:  func(n int64) { _ = bar.Add64(n) },
-			}
-			resp, err := up.run(cmd.Context(), g, gatev1.NewGateServiceClient(conn))
-			_ = bar.Finish()
-			switch {
-			case errors.Is(err, errNoRecords):
-				return exit.Invalidf("%s holds no records; nothing was sent", path)
-			case err != nil && !exit.Coded(err):
-				return g.RPCError("ingest "+path, err)
-			case err != nil:
-				return err
-			}
-			if err := expandPacked(resp); err != nil {
-				return fmt.Errorf("ingest %s: %w", path, err)
-			}
-			if out != "" {
-				if err := writePublishable(out, resp); err != nil {
-					return err
-				}
-				// The records are in the file; the answer keeps the counts
-				// unless --records asked for them too.
-				if !withRecords {
-					resp.Records = nil
-				}
-			}
-			if g.JSON() {
-				if err := output.Proto(cmd.OutOrStdout(), resp); err != nil {
-					return err
-				}
-			} else {
-				printIngest(cmd.OutOrStdout(), batchID, resp)
-			}
-			if err := blockedError(resp.GetPartition()); err != nil {
-				return err
-			}
-			return nil
-		}),
-	}
-	cmd.Flags().StringVar(&subject, "subject", "", "source subject, for example shop.orders (or give it as the first argument)")
-	cmd.Flags().StringVar(&partition, "partition", "", "partition of the records, for example their event date")
-	cmd.Flags().StringVar(&batchID, "batch-id", "", "batch identity (default: the file name and a hash of its content)")
-	cmd.Flags().StringVar(&format, "format", "", "ndjson, csv or json (default: from the file extension)")
-	cmd.Flags().Int32Var(&version, "contract-version", 0, "validate with this contract version (default: the active one)")
-	cmd.Flags().IntVar(&chunk, "chunk-records", defaultChunkRecords, "records per chunk (each chunk is one batch)")
-	cmd.Flags().IntVar(&chunkBytes, "chunk-bytes", defaultChunkBytes, "bytes per chunk at most (keep it under the gate's message limit)")
-	cmd.Flags().BoolVar(&replace, "replace", false, "send the file as a new sending of the partition, superseding what was sent before")
-	cmd.Flags().BoolVar(&noSeal, "no-seal", false, "leave the partition open after the file (more files of it are to come)")
-	cmd.Flags().StringVar(&out, "out", "", "write the accepted canonical records here as NDJSON, only when the partition is not BLOCKED")
-	cmd.Flags().BoolVar(&withRecords, "records", false, "answer with each record's verdict and canonical record, not only the counts (small files: the answer must fit in one message)")
-	return cmd
+		} else {
+			printIngest(cmd.OutOrStdout(), batchID, resp)
+		}
+		if err := blockedError(resp.GetPartition()); err != nil {
+			return err
+		}
+		return nil
+	})
 }
 
 // contentID is the default batch id: the file's name and a hash of its

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"google.golang.org/grpc"
+	"github.com/spf13/pflag"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 
@@ -26,8 +26,7 @@ import (
 const maxServerWait = 5 * time.Minute
 
 func newSealCmd(g *client.Globals) *cobra.Command {
-	return &cobra.Command{
-		Use:   "seal SUBJECT PARTITION",
+	return client.ServiceCommand(g, gatev1.NewGateServiceClient, "seal SUBJECT PARTITION", cobra.ExactArgs(2), client.Help{
 		Short: "Seal a partition: judge it whole and give its verdict",
 		Long: `Seal PARTITION of SUBJECT: the gate judges the whole partition once
 (BLOCK thresholds over all its records, row count, null rate, drift and
@@ -42,26 +41,23 @@ never sent seals it empty (a missing day is judged by its row count).
 Exits 1 when the partition is BLOCKED: publish nothing of it.`,
 		Example: `  seam gate seal shop.orders 2026-03-01
   seam gate seal shop.orders 2026-03-01 -o json`,
-		Args: cobra.ExactArgs(2),
-		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
-			ctx, cancel := g.CallCtx(cmd.Context())
-			defer cancel()
-			resp, err := gatev1.NewGateServiceClient(conn).SealPartition(ctx, &gatev1.SealPartitionRequest{Subject: args[0], Partition: args[1]})
-			if err != nil {
-				return g.RPCError("seal "+args[0]+" "+args[1], err)
-			}
-			if err := printState(cmd.OutOrStdout(), g, resp, resp.GetPartition(), 0); err != nil {
-				return err
-			}
-			return blockedError(resp.GetPartition())
-		}),
-	}
+	}, func(cmd *cobra.Command, args []string, gc gatev1.GateServiceClient) error {
+		ctx, cancel := g.CallCtx(cmd.Context())
+		defer cancel()
+		resp, err := gc.SealPartition(ctx, &gatev1.SealPartitionRequest{Subject: args[0], Partition: args[1]})
+		if err != nil {
+			return g.RPCError("seal "+args[0]+" "+args[1], err)
+		}
+		if err := printState(cmd.OutOrStdout(), g, resp, resp.GetPartition(), 0); err != nil {
+			return err
+		}
+		return blockedError(resp.GetPartition())
+	})
 }
 
 func newPartitionCmd(g *client.Globals) *cobra.Command {
 	var amendment int32
-	cmd := &cobra.Command{
-		Use:   "partition SUBJECT PARTITION",
+	return client.ServiceCommand(g, gatev1.NewGateServiceClient, "partition SUBJECT PARTITION", cobra.ExactArgs(2), client.Help{
 		Short: "Show a partition's status, verdict, counts and the checks that decided",
 		Long: `Show PARTITION of SUBJECT: OPEN or SEALED, its verdict once sealed, its
 counts (received, accepted, quarantined, duplicates, released, batches),
@@ -73,32 +69,30 @@ the seal); the default is the latest.
 A read: exits 0 whatever the verdict ('seam gate wait' exits 1 on BLOCKED).`,
 		Example: `  seam gate partition shop.orders 2026-03-01
   seam gate partition shop.orders 2026-03-01 --amendment 0 -o json`,
-		Args: cobra.ExactArgs(2),
-		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
-			ctx, cancel := g.CallCtx(cmd.Context())
-			defer cancel()
-			req := &gatev1.GetPartitionRequest{Subject: args[0], Partition: args[1]}
-			if cmd.Flags().Changed("amendment") {
-				if amendment < 0 {
-					return exit.Usagef("--amendment %d: give 0 (the partition itself) or a positive amendment number", amendment)
-				}
-				req.Amendment = &amendment
+		Flags: func(fs *pflag.FlagSet) {
+			fs.Int32Var(&amendment, "amendment", 0, "amendment to show: 0 is the partition itself (default: the latest)")
+		},
+	}, func(cmd *cobra.Command, args []string, gc gatev1.GateServiceClient) error {
+		ctx, cancel := g.CallCtx(cmd.Context())
+		defer cancel()
+		req := &gatev1.GetPartitionRequest{Subject: args[0], Partition: args[1]}
+		if cmd.Flags().Changed("amendment") {
+			if amendment < 0 {
+				return exit.Usagef("--amendment %d: give 0 (the partition itself) or a positive amendment number", amendment)
 			}
-			resp, err := gatev1.NewGateServiceClient(conn).GetPartition(ctx, req)
-			if err != nil {
-				return g.RPCError("get partition "+args[0]+" "+args[1], err)
-			}
-			return printState(cmd.OutOrStdout(), g, resp, resp.GetPartition(), resp.GetAmendments())
-		}),
-	}
-	cmd.Flags().Int32Var(&amendment, "amendment", 0, "amendment to show: 0 is the partition itself (default: the latest)")
-	return cmd
+			req.Amendment = &amendment
+		}
+		resp, err := gc.GetPartition(ctx, req)
+		if err != nil {
+			return g.RPCError("get partition "+args[0]+" "+args[1], err)
+		}
+		return printState(cmd.OutOrStdout(), g, resp, resp.GetPartition(), resp.GetAmendments())
+	})
 }
 
 func newWaitCmd(g *client.Globals) *cobra.Command {
 	var maxWait time.Duration
-	cmd := &cobra.Command{
-		Use:   "wait SUBJECT PARTITION",
+	return client.ServiceCommand(g, gatev1.NewGateServiceClient, "wait SUBJECT PARTITION", cobra.ExactArgs(2), client.Help{
 		Short: "Wait until a partition is sealed; exit 1 when it is BLOCKED",
 		Long: `Wait until PARTITION of SUBJECT is sealed (by 'seam gate seal', by the
 batch that asks, or by the contract's watermark), then print its state.
@@ -110,48 +104,46 @@ Exits 0 when the sealed verdict is PASSED or PASSED_WITH_ALERTS, 1 when it
 is BLOCKED or when --max-wait passed with the partition still open.`,
 		Example: `  seam gate wait shop.orders 2026-03-01 --max-wait 2h
   seam gate wait shop.orders 2026-03-01 -o json`,
-		Args: cobra.ExactArgs(2),
-		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
-			if maxWait <= 0 {
-				return exit.Usagef("--max-wait %s: give a positive duration, for example 30m", maxWait)
+		Flags: func(fs *pflag.FlagSet) {
+			fs.DurationVar(&maxWait, "max-wait", 30*time.Minute, "how long to wait for the seal before exiting 1")
+		},
+	}, func(cmd *cobra.Command, args []string, c gatev1.GateServiceClient) error {
+		if maxWait <= 0 {
+			return exit.Usagef("--max-wait %s: give a positive duration, for example 30m", maxWait)
+		}
+		deadline := time.Now().Add(maxWait)
+		var resp *gatev1.WaitPartitionResponse
+		for {
+			left := time.Until(deadline)
+			if left <= 0 {
+				break
 			}
-			c := gatev1.NewGateServiceClient(conn)
-			deadline := time.Now().Add(maxWait)
-			var resp *gatev1.WaitPartitionResponse
-			for {
-				left := time.Until(deadline)
-				if left <= 0 {
-					break
-				}
-				step := min(left, maxServerWait)
-				// The call itself may take the wait plus --timeout to answer.
-				ctx, cancel := context.WithTimeout(cmd.Context(), step+max(g.Timeout, 10*time.Second))
-				r, err := c.WaitPartition(ctx, &gatev1.WaitPartitionRequest{Subject: args[0], Partition: args[1],
-					Timeout: durationpb.New(step.Round(time.Millisecond))})
-				cancel()
-				if err != nil {
-					return g.RPCError("wait for "+args[0]+" "+args[1], err)
-				}
-				resp = r
-				if r.GetSealed() {
-					break
-				}
+			step := min(left, maxServerWait)
+			// The call itself may take the wait plus --timeout to answer.
+			ctx, cancel := context.WithTimeout(cmd.Context(), step+max(g.Timeout, 10*time.Second))
+			r, err := c.WaitPartition(ctx, &gatev1.WaitPartitionRequest{Subject: args[0], Partition: args[1],
+				Timeout: durationpb.New(step.Round(time.Millisecond))})
+			cancel()
+			if err != nil {
+				return g.RPCError("wait for "+args[0]+" "+args[1], err)
 			}
-			if resp == nil {
-				return exit.Failf("partition %s of %s: --max-wait passed before the first answer", args[1], args[0])
+			resp = r
+			if r.GetSealed() {
+				break
 			}
-			if err := printState(cmd.OutOrStdout(), g, resp, resp.GetPartition(), 0); err != nil {
-				return err
-			}
-			if !resp.GetSealed() {
-				return exit.Failf("partition %s of %s is still OPEN after %s; seal it with seam gate seal %s %s once its last batch is in",
-					args[1], args[0], maxWait, args[0], args[1])
-			}
-			return blockedError(resp.GetPartition())
-		}),
-	}
-	cmd.Flags().DurationVar(&maxWait, "max-wait", 30*time.Minute, "how long to wait for the seal before exiting 1")
-	return cmd
+		}
+		if resp == nil {
+			return exit.Failf("partition %s of %s: --max-wait passed before the first answer", args[1], args[0])
+		}
+		if err := printState(cmd.OutOrStdout(), g, resp, resp.GetPartition(), 0); err != nil {
+			return err
+		}
+		if !resp.GetSealed() {
+			return exit.Failf("partition %s of %s is still OPEN after %s; seal it with seam gate seal %s %s once its last batch is in",
+				args[1], args[0], maxWait, args[0], args[1])
+		}
+		return blockedError(resp.GetPartition())
+	})
 }
 
 // blockedError is the exit-1 error of a partition sealed BLOCKED or

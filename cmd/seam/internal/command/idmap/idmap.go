@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"google.golang.org/grpc"
+	"github.com/spf13/pflag"
 
 	"github.com/seamdata/seam/cmd/seam/internal/client"
 	"github.com/seamdata/seam/cmd/seam/internal/exit"
@@ -37,50 +37,48 @@ func AddCommands(group *cobra.Command, g *client.Globals) {
 func newNamespaceCreateCmd(g *client.Globals) *cobra.Command {
 	var file, description string
 	var formats []string
-	cmd := &cobra.Command{
-		Use:   "create NAME --format NAME:KIND[:PATTERN]... | -f FILE",
+	return client.ServiceCommand(g, idmapv1.NewIdMapServiceClient, "create NAME --format NAME:KIND[:PATTERN]... | -f FILE", cobra.MaximumNArgs(1), client.Help{
 		Short: "Create a namespace with its formats",
 		Example: `  seam idmap namespace create customer --format legacy-int:int --format uuid:uuid
   seam idmap namespace create customer --format crm-code:string:'^CRM-[0-9]{8}$'
   seam idmap namespace create -f customer.yaml`,
-		Args: cobra.MaximumNArgs(1),
-		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
-			n := &idmapv1.Namespace{}
-			if file != "" {
-				data, err := client.ReadInput(cmd, file)
-				if err != nil {
-					return err
-				}
-				if err := contract.Decode(data, file, n); err != nil {
-					return exit.Failf("%w", err)
-				}
+		Flags: func(fs *pflag.FlagSet) {
+			fs.StringVarP(&file, "file", "f", "", "namespace YAML (- for standard input)")
+			fs.StringVar(&description, "description", "", "what the namespace identifies")
+			fs.StringArrayVar(&formats, "format", nil, "a format as NAME:KIND[:PATTERN], KIND one of int, uuid, string (repeatable)")
+		},
+	}, func(cmd *cobra.Command, args []string, ic idmapv1.IdMapServiceClient) error {
+		n := &idmapv1.Namespace{}
+		if file != "" {
+			data, err := client.ReadInput(cmd, file)
+			if err != nil {
+				return err
 			}
-			if len(args) == 1 {
-				n.Name = args[0]
+			if err := contract.Decode(data, file, n); err != nil {
+				return exit.Failf("%w", err)
 			}
-			if description != "" {
-				n.Description = description
+		}
+		if len(args) == 1 {
+			n.Name = args[0]
+		}
+		if description != "" {
+			n.Description = description
+		}
+		for _, f := range formats {
+			pf, err := parseFormatFlag(f)
+			if err != nil {
+				return err
 			}
-			for _, f := range formats {
-				pf, err := parseFormatFlag(f)
-				if err != nil {
-					return err
-				}
-				n.Formats = append(n.Formats, pf)
-			}
-			if n.GetName() == "" {
-				return exit.Usagef("name the namespace: seam idmap namespace create NAME --format …")
-			}
-			return client.Show(cmd, g, "create namespace "+n.GetName(), idmapv1.NewIdMapServiceClient(conn).CreateNamespace, &idmapv1.CreateNamespaceRequest{Namespace: n},
-				func(w io.Writer, resp *idmapv1.CreateNamespaceResponse) error {
-					return printNamespace(w, resp.GetNamespace())
-				})
-		}),
-	}
-	cmd.Flags().StringVarP(&file, "file", "f", "", "namespace YAML (- for standard input)")
-	cmd.Flags().StringVar(&description, "description", "", "what the namespace identifies")
-	cmd.Flags().StringArrayVar(&formats, "format", nil, "a format as NAME:KIND[:PATTERN], KIND one of int, uuid, string (repeatable)")
-	return cmd
+			n.Formats = append(n.Formats, pf)
+		}
+		if n.GetName() == "" {
+			return exit.Usagef("name the namespace: seam idmap namespace create NAME --format …")
+		}
+		return client.Show(cmd, g, "create namespace "+n.GetName(), ic.CreateNamespace, &idmapv1.CreateNamespaceRequest{Namespace: n},
+			func(w io.Writer, resp *idmapv1.CreateNamespaceResponse) error {
+				return printNamespace(w, resp.GetNamespace())
+			})
+	})
 }
 
 func parseFormatFlag(s string) (*idmapv1.Format, error) {
@@ -154,104 +152,96 @@ func describeRule(r *idmapv1.Rule) string {
 }
 
 func newNamespaceGetCmd(g *client.Globals) *cobra.Command {
-	return &cobra.Command{
-		Use:     "get NAME",
+	return client.ServiceCommand(g, idmapv1.NewIdMapServiceClient, "get NAME", cobra.ExactArgs(1), client.Help{
 		Short:   "Show a namespace with its formats, rules and tables",
 		Example: "  seam idmap namespace get customer",
-		Args:    cobra.ExactArgs(1),
-		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
-			return client.Show(cmd, g, "get namespace "+args[0], idmapv1.NewIdMapServiceClient(conn).GetNamespace, &idmapv1.GetNamespaceRequest{Name: args[0]},
-				func(w io.Writer, resp *idmapv1.GetNamespaceResponse) error {
-					return printNamespace(w, resp.GetNamespace())
-				})
-		}),
-	}
+	}, func(cmd *cobra.Command, args []string, ic idmapv1.IdMapServiceClient) error {
+		return client.Show(cmd, g, "get namespace "+args[0], ic.GetNamespace, &idmapv1.GetNamespaceRequest{Name: args[0]},
+			func(w io.Writer, resp *idmapv1.GetNamespaceResponse) error {
+				return printNamespace(w, resp.GetNamespace())
+			})
+	})
 }
 
 func newNamespaceListCmd(g *client.Globals) *cobra.Command {
-	return &cobra.Command{
-		Use:     "list",
+	return client.ServiceCommand(g, idmapv1.NewIdMapServiceClient, "list", cobra.NoArgs, client.Help{
 		Short:   "List namespaces",
 		Example: "  seam idmap namespace list -o json",
-		Args:    cobra.NoArgs,
-		RunE: g.Run(func(cmd *cobra.Command, _ []string, conn grpc.ClientConnInterface) error {
-			return client.Show(cmd, g, "list namespaces", idmapv1.NewIdMapServiceClient(conn).ListNamespaces, &idmapv1.ListNamespacesRequest{},
-				func(w io.Writer, resp *idmapv1.ListNamespacesResponse) error {
-					t := output.NewTable(w, "NAMESPACE", "FORMATS", "RULES", "TABLES")
-					for _, n := range resp.GetNamespaces() {
-						var fs []string
-						for _, f := range n.GetFormats() {
-							fs = append(fs, f.GetName())
-						}
-						t.Row(n.GetName(), strings.Join(fs, ","), strconv.Itoa(len(n.GetRules())), strconv.Itoa(len(n.GetTables())))
+	}, func(cmd *cobra.Command, _ []string, ic idmapv1.IdMapServiceClient) error {
+		return client.Show(cmd, g, "list namespaces", ic.ListNamespaces, &idmapv1.ListNamespacesRequest{},
+			func(w io.Writer, resp *idmapv1.ListNamespacesResponse) error {
+				t := output.NewTable(w, "NAMESPACE", "FORMATS", "RULES", "TABLES")
+				for _, n := range resp.GetNamespaces() {
+					var fs []string
+					for _, f := range n.GetFormats() {
+						fs = append(fs, f.GetName())
 					}
-					return t.Flush()
-				})
-		}),
-	}
+					t.Row(n.GetName(), strings.Join(fs, ","), strconv.Itoa(len(n.GetRules())), strconv.Itoa(len(n.GetTables())))
+				}
+				return t.Flush()
+			})
+	})
 }
 
 func newRuleSetCmd(g *client.Globals) *cobra.Command {
 	var from, to, template, embed, v5, normalize string
 	var lookup, reversible bool
 	var samples []string
-	cmd := &cobra.Command{
-		Use:   "set NAMESPACE --from FORMAT --to FORMAT (--template T | --uuid-embed PREFIX | --uuid-v5 UUID | --normalize MODE | --lookup) [--reversible]",
+	return client.ServiceCommand(g, idmapv1.NewIdMapServiceClient, "set NAMESPACE --from FORMAT --to FORMAT (--template T | --uuid-embed PREFIX | --uuid-v5 UUID | --normalize MODE | --lookup) [--reversible]", cobra.ExactArgs(1), client.Help{
 		Short: "Set how one format translates into another, validated on samples",
 		Example: `  seam idmap rule set customer --from legacy-int --to crm-code --template 'CRM-{int:08}' --reversible --sample 42 --sample 1234567
   seam idmap rule set customer --from legacy-int --to uuid --uuid-embed 00000000deadbeef --sample 7
   seam idmap rule set customer --from uuid --to legacy-int --lookup`,
-		Args: cobra.ExactArgs(1),
-		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
-			r := &idmapv1.Rule{FromFormat: from, ToFormat: to, Reversible: reversible}
-			n := 0
-			if template != "" {
-				r.Strategy, n = &idmapv1.Rule_Template{Template: &idmapv1.TemplateRule{Template: template}}, n+1
-			}
-			if embed != "" {
-				r.Strategy, n = &idmapv1.Rule_UuidEmbed{UuidEmbed: &idmapv1.UuidEmbedRule{Prefix: embed}}, n+1
-			}
-			if v5 != "" {
-				r.Strategy, n = &idmapv1.Rule_UuidV5{UuidV5: &idmapv1.UuidV5Rule{NamespaceUuid: v5}}, n+1
-			}
-			if normalize != "" {
-				nr := &idmapv1.NormalizeRule{}
-				for _, m := range strings.Split(normalize, ",") {
-					switch strings.TrimSpace(m) {
-					case "lower", "upper":
-						nr.Case = strings.TrimSpace(m)
-					case "trim":
-						nr.TrimSpace = true
-					default:
-						return exit.Usagef("--normalize %q: use lower, upper and/or trim, comma separated", normalize)
-					}
+		Flags: func(fs *pflag.FlagSet) {
+			fs.StringVar(&from, "from", "", "source format")
+			fs.StringVar(&to, "to", "", "target format")
+			fs.StringVar(&template, "template", "", "template with typed placeholder, e.g. CUST-{int:08}")
+			fs.StringVar(&embed, "uuid-embed", "", "UUID prefix (16 hex digits) whose low 64 bits hold the integer")
+			fs.StringVar(&v5, "uuid-v5", "", "namespace UUID for UUIDv5 derivation (forward only)")
+			fs.StringVar(&normalize, "normalize", "", "lower|upper[,trim]")
+			fs.BoolVar(&lookup, "lookup", false, "translate through the lookup table")
+			fs.StringArrayVar(&samples, "sample", nil, "a source id the rule is validated on (repeatable)")
+			fs.BoolVar(&reversible, "reversible", false, "the rule also translates --to ids back to --from ids (templates, uuid-embed, a change of case); checked on the samples")
+		},
+	}, func(cmd *cobra.Command, args []string, ic idmapv1.IdMapServiceClient) error {
+		r := &idmapv1.Rule{FromFormat: from, ToFormat: to, Reversible: reversible}
+		n := 0
+		if template != "" {
+			r.Strategy, n = &idmapv1.Rule_Template{Template: &idmapv1.TemplateRule{Template: template}}, n+1
+		}
+		if embed != "" {
+			r.Strategy, n = &idmapv1.Rule_UuidEmbed{UuidEmbed: &idmapv1.UuidEmbedRule{Prefix: embed}}, n+1
+		}
+		if v5 != "" {
+			r.Strategy, n = &idmapv1.Rule_UuidV5{UuidV5: &idmapv1.UuidV5Rule{NamespaceUuid: v5}}, n+1
+		}
+		if normalize != "" {
+			nr := &idmapv1.NormalizeRule{}
+			for _, m := range strings.Split(normalize, ",") {
+				switch strings.TrimSpace(m) {
+				case "lower", "upper":
+					nr.Case = strings.TrimSpace(m)
+				case "trim":
+					nr.TrimSpace = true
+				default:
+					return exit.Usagef("--normalize %q: use lower, upper and/or trim, comma separated", normalize)
 				}
-				r.Strategy, n = &idmapv1.Rule_Normalize{Normalize: nr}, n+1
 			}
-			if lookup {
-				r.Strategy, n = &idmapv1.Rule_Lookup{Lookup: &idmapv1.LookupRule{}}, n+1
-			}
-			if n != 1 || from == "" || to == "" {
-				return exit.Usagef("give --from, --to and exactly one of --template, --uuid-embed, --uuid-v5, --normalize, --lookup")
-			}
-			return client.Show(cmd, g, "set rule "+from+" → "+to, idmapv1.NewIdMapServiceClient(conn).SetRule, &idmapv1.SetRuleRequest{Namespace: args[0], Rule: r, Samples: samples},
-				func(w io.Writer, resp *idmapv1.SetRuleResponse) error {
-					fmt.Fprintf(w, "%s: %s → %s by %s (reversible: %s), checked on %d samples\n",
-						args[0], from, to, describeRule(resp.GetRule()), output.YesNo(resp.GetRule().GetReversible()), resp.GetChecked())
-					return nil
-				})
-		}),
-	}
-	cmd.Flags().StringVar(&from, "from", "", "source format")
-	cmd.Flags().StringVar(&to, "to", "", "target format")
-	cmd.Flags().StringVar(&template, "template", "", "template with typed placeholder, e.g. CUST-{int:08}")
-	cmd.Flags().StringVar(&embed, "uuid-embed", "", "UUID prefix (16 hex digits) whose low 64 bits hold the integer")
-	cmd.Flags().StringVar(&v5, "uuid-v5", "", "namespace UUID for UUIDv5 derivation (forward only)")
-	cmd.Flags().StringVar(&normalize, "normalize", "", "lower|upper[,trim]")
-	cmd.Flags().BoolVar(&lookup, "lookup", false, "translate through the lookup table")
-	cmd.Flags().StringArrayVar(&samples, "sample", nil, "a source id the rule is validated on (repeatable)")
-	cmd.Flags().BoolVar(&reversible, "reversible", false, "the rule also translates --to ids back to --from ids (templates, uuid-embed, a change of case); checked on the samples")
-	return cmd
+			r.Strategy, n = &idmapv1.Rule_Normalize{Normalize: nr}, n+1
+		}
+		if lookup {
+			r.Strategy, n = &idmapv1.Rule_Lookup{Lookup: &idmapv1.LookupRule{}}, n+1
+		}
+		if n != 1 || from == "" || to == "" {
+			return exit.Usagef("give --from, --to and exactly one of --template, --uuid-embed, --uuid-v5, --normalize, --lookup")
+		}
+		return client.Show(cmd, g, "set rule "+from+" → "+to, ic.SetRule, &idmapv1.SetRuleRequest{Namespace: args[0], Rule: r, Samples: samples},
+			func(w io.Writer, resp *idmapv1.SetRuleResponse) error {
+				fmt.Fprintf(w, "%s: %s → %s by %s (reversible: %s), checked on %d samples\n",
+					args[0], from, to, describeRule(resp.GetRule()), output.YesNo(resp.GetRule().GetReversible()), resp.GetChecked())
+				return nil
+			})
+	})
 }
 
 // PairsPerMessage is how many pairs one message of an import stream carries.
@@ -260,8 +250,7 @@ const PairsPerMessage = 10000
 func newImportCmd(g *client.Globals) *cobra.Command {
 	var from, to, onConflict, members string
 	var replace, noHeader bool
-	cmd := &cobra.Command{
-		Use:   "import NAMESPACE FILE.csv (--from FORMAT --to FORMAT | --members FORMAT)",
+	return client.ServiceCommand(g, idmapv1.NewIdMapServiceClient, "import NAMESPACE FILE.csv (--from FORMAT --to FORMAT | --members FORMAT)", cobra.ExactArgs(2), client.Help{
 		Short: "Bulk-load a lookup table from a two-column CSV, atomically",
 		Long: `Stream a CSV of pairs (from-id,to-id) into the namespace's lookup table.
 The import is committed atomically: readers see the old table or the new
@@ -285,73 +274,71 @@ the wrong number of columns or its first row is data without --no-header.`,
 		Example: `  seam idmap import customer customer_ids.csv --from uuid --to legacy-int
   seam idmap import customer ids.csv --from uuid --to legacy-int --on-conflict skip -o json
   seam idmap import account known_accounts.csv --members acc-ref`,
-		Args: cobra.ExactArgs(2),
-		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
-			policy := idmapv1.ConflictPolicy_CONFLICT_POLICY_FAIL
-			switch onConflict {
-			case "fail":
-			case "skip":
-				policy = idmapv1.ConflictPolicy_CONFLICT_POLICY_SKIP
-			default:
-				return exit.Usagef("--on-conflict %q: use fail or skip", onConflict)
-			}
-			switch {
-			case members != "" && (from != "" || to != ""):
-				return exit.Usagef("--members imports one format's ids; leave out --from and --to")
-			case members != "":
-				from = members
-			case from == "" || to == "":
-				return exit.Usagef("give --from and --to: the formats of the CSV's first and second column (or --members FORMAT for a one-column list of known ids)")
-			}
-			f, info, err := client.OpenFile(args[1])
-			if err != nil {
+		Flags: func(fs *pflag.FlagSet) {
+			fs.StringVar(&from, "from", "", "format of the first column")
+			fs.StringVar(&to, "to", "", "format of the second column")
+			fs.StringVar(&onConflict, "on-conflict", "fail", "fail: abort the whole import on a conflict; skip: import the clean pairs")
+			fs.BoolVar(&replace, "replace", false, "make the file the whole table (pairs not in it are removed)")
+			fs.BoolVar(&noHeader, "no-header", false, "the file has no header: its first row is a pair to import")
+			fs.StringVar(&members, "members", "", "import a one-column list of the known ids of this format (a member list)")
+		},
+	}, func(cmd *cobra.Command, args []string, ic idmapv1.IdMapServiceClient) error {
+		policy := idmapv1.ConflictPolicy_CONFLICT_POLICY_FAIL
+		switch onConflict {
+		case "fail":
+		case "skip":
+			policy = idmapv1.ConflictPolicy_CONFLICT_POLICY_SKIP
+		default:
+			return exit.Usagef("--on-conflict %q: use fail or skip", onConflict)
+		}
+		switch {
+		case members != "" && (from != "" || to != ""):
+			return exit.Usagef("--members imports one format's ids; leave out --from and --to")
+		case members != "":
+			from = members
+		case from == "" || to == "":
+			return exit.Usagef("give --from and --to: the formats of the CSV's first and second column (or --members FORMAT for a one-column list of known ids)")
+		}
+		f, info, err := client.OpenFile(args[1])
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		formats, err := namespaceFormats(cmd, g, ic, args[0], from, to)
+		if err != nil {
+			return err
+		}
+		bar := output.Progress(cmd.ErrOrStderr(), info.Size(), "importing "+args[1])
+		sctx, progress, stop := g.Stream(cmd.Context())
+		defer stop()
+		resp, err := importCSV(sctx, ic, io.TeeReader(f, bar), &idmapv1.ImportHeader{
+			Namespace: args[0], FromFormat: from, ToFormat: to, OnConflict: policy, Replace: replace, Members: members != "",
+		}, firstRow{formats: formats, noHeader: noHeader}, args[1], progress, func(pairs int) func() {
+			// The server checks and indexes every pair before it
+			// answers, and sends nothing meanwhile: it is allowed
+			// --timeout for each million pairs, not --timeout in all.
+			return client.Allow(progress, g.Timeout, g.Timeout*time.Duration(max(1, (pairs+999_999)/1_000_000)))
+		})
+		err = client.Cause(sctx, err)
+		bar.Finish()
+		if err != nil {
+			return g.RPCError("import "+args[1], err)
+		}
+		if g.JSON() {
+			if err := output.Proto(cmd.OutOrStdout(), resp); err != nil {
 				return err
 			}
-			defer f.Close()
-			ic := idmapv1.NewIdMapServiceClient(conn)
-			formats, err := namespaceFormats(cmd, g, ic, args[0], from, to)
-			if err != nil {
-				return err
+		} else {
+			printImport(cmd.OutOrStdout(), resp)
+		}
+		if len(resp.GetConflicts()) > 0 {
+			if resp.GetCommitted() {
+				return exit.Failf("%d conflicting pairs were left out", len(resp.GetConflicts()))
 			}
-			bar := output.Progress(cmd.ErrOrStderr(), info.Size(), "importing "+args[1])
-			sctx, progress, stop := g.Stream(cmd.Context())
-			defer stop()
-			resp, err := importCSV(sctx, ic, io.TeeReader(f, bar), &idmapv1.ImportHeader{
-				Namespace: args[0], FromFormat: from, ToFormat: to, OnConflict: policy, Replace: replace, Members: members != "",
-			}, firstRow{formats: formats, noHeader: noHeader}, args[1], progress, func(pairs int) func() {
-				// The server checks and indexes every pair before it
-				// answers, and sends nothing meanwhile: it is allowed
-				// --timeout for each million pairs, not --timeout in all.
-				return client.Allow(progress, g.Timeout, g.Timeout*time.Duration(max(1, (pairs+999_999)/1_000_000)))
-			})
-			err = client.Cause(sctx, err)
-			bar.Finish()
-			if err != nil {
-				return g.RPCError("import "+args[1], err)
-			}
-			if g.JSON() {
-				if err := output.Proto(cmd.OutOrStdout(), resp); err != nil {
-					return err
-				}
-			} else {
-				printImport(cmd.OutOrStdout(), resp)
-			}
-			if len(resp.GetConflicts()) > 0 {
-				if resp.GetCommitted() {
-					return exit.Failf("%d conflicting pairs were left out", len(resp.GetConflicts()))
-				}
-				return exit.Failf("%d conflicting pairs: nothing was imported (use --on-conflict skip to import the clean pairs)", len(resp.GetConflicts()))
-			}
-			return nil
-		}),
-	}
-	cmd.Flags().StringVar(&from, "from", "", "format of the first column")
-	cmd.Flags().StringVar(&to, "to", "", "format of the second column")
-	cmd.Flags().StringVar(&onConflict, "on-conflict", "fail", "fail: abort the whole import on a conflict; skip: import the clean pairs")
-	cmd.Flags().BoolVar(&replace, "replace", false, "make the file the whole table (pairs not in it are removed)")
-	cmd.Flags().BoolVar(&noHeader, "no-header", false, "the file has no header: its first row is a pair to import")
-	cmd.Flags().StringVar(&members, "members", "", "import a one-column list of the known ids of this format (a member list)")
-	return cmd
+			return exit.Failf("%d conflicting pairs: nothing was imported (use --on-conflict skip to import the clean pairs)", len(resp.GetConflicts()))
+		}
+		return nil
+	})
 }
 
 // importCSV streams the pairs of r to ImportPairs, calling progress after
@@ -525,71 +512,67 @@ func printImport(w io.Writer, r *idmapv1.ImportPairsResponse) {
 
 func newTranslateCmd(g *client.Globals) *cobra.Command {
 	var from, to, file string
-	cmd := &cobra.Command{
-		Use:   "translate NAMESPACE --from FORMAT --to FORMAT [ID...]",
+	return client.ServiceCommand(g, idmapv1.NewIdMapServiceClient, "translate NAMESPACE --from FORMAT --to FORMAT [ID...]", cobra.MinimumNArgs(1), client.Help{
 		Short: "Translate ids (arguments, or one per line of --file)",
 		Example: `  seam idmap translate customer --from uuid --to legacy-int 0b9e5c8e-3f0d-4a4e-9d43-1f3c2a6f6b01
   seam idmap translate customer --from legacy-int --to crm-code --file ids.txt -o json`,
-		Args: cobra.MinimumNArgs(1),
-		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
-			ids := args[1:]
-			if file != "" {
-				data, err := client.ReadInput(cmd, file)
-				if err != nil {
+		Flags: func(fs *pflag.FlagSet) {
+			fs.StringVar(&from, "from", "", "format of the ids given")
+			fs.StringVar(&to, "to", "", "format to translate into")
+			fs.StringVar(&file, "file", "", "file with one id per line (- for standard input)")
+		},
+	}, func(cmd *cobra.Command, args []string, ic idmapv1.IdMapServiceClient) error {
+		ids := args[1:]
+		if file != "" {
+			data, err := client.ReadInput(cmd, file)
+			if err != nil {
+				return err
+			}
+			for _, l := range bytes.Split(data, []byte("\n")) {
+				if s := strings.TrimSpace(string(l)); s != "" {
+					ids = append(ids, s)
+				}
+			}
+		}
+		if len(ids) == 0 {
+			return exit.Usagef("give ids as arguments or --file")
+		}
+		return client.Show(cmd, g, "translate", ic.Translate, &idmapv1.TranslateRequest{Namespace: args[0], FromFormat: from, ToFormat: to, Ids: ids},
+			func(w io.Writer, resp *idmapv1.TranslateResponse) error {
+				t := output.NewTable(w, strings.ToUpper(from), strings.ToUpper(to), "STATUS")
+				for i, id := range ids {
+					t.Row(id, output.OrDash(resp.GetValues()[i]), output.Enum(resp.GetStatuses()[i], "TRANSLATE_STATUS_"))
+				}
+				if err := t.Flush(); err != nil {
 					return err
 				}
-				for _, l := range bytes.Split(data, []byte("\n")) {
-					if s := strings.TrimSpace(string(l)); s != "" {
-						ids = append(ids, s)
-					}
-				}
-			}
-			if len(ids) == 0 {
-				return exit.Usagef("give ids as arguments or --file")
-			}
-			return client.Show(cmd, g, "translate", idmapv1.NewIdMapServiceClient(conn).Translate, &idmapv1.TranslateRequest{Namespace: args[0], FromFormat: from, ToFormat: to, Ids: ids},
-				func(w io.Writer, resp *idmapv1.TranslateResponse) error {
-					t := output.NewTable(w, strings.ToUpper(from), strings.ToUpper(to), "STATUS")
-					for i, id := range ids {
-						t.Row(id, output.OrDash(resp.GetValues()[i]), output.Enum(resp.GetStatuses()[i], "TRANSLATE_STATUS_"))
-					}
-					if err := t.Flush(); err != nil {
-						return err
-					}
-					fmt.Fprintf(w, "%d hits, %d misses, %d invalid\n", resp.GetHits(), resp.GetMisses(), resp.GetInvalid())
-					return nil
-				})
-		}),
-	}
-	cmd.Flags().StringVar(&from, "from", "", "format of the ids given")
-	cmd.Flags().StringVar(&to, "to", "", "format to translate into")
-	cmd.Flags().StringVar(&file, "file", "", "file with one id per line (- for standard input)")
-	return cmd
+				fmt.Fprintf(w, "%d hits, %d misses, %d invalid\n", resp.GetHits(), resp.GetMisses(), resp.GetInvalid())
+				return nil
+			})
+	})
 }
 
 func newIdmapStatsCmd(g *client.Globals) *cobra.Command {
 	var namespace string
-	cmd := &cobra.Command{
-		Use:     "stats",
+	return client.ServiceCommand(g, idmapv1.NewIdMapServiceClient, "stats", cobra.NoArgs, client.Help{
 		Short:   "Hit, miss and invalid counts per namespace, format pair and direction",
 		Example: "  seam idmap stats --namespace customer",
-		Args:    cobra.NoArgs,
-		RunE: g.Run(func(cmd *cobra.Command, _ []string, conn grpc.ClientConnInterface) error {
-			return client.Show(cmd, g, "idmap stats", idmapv1.NewIdMapServiceClient(conn).GetStats, &idmapv1.GetStatsRequest{Namespace: namespace},
-				func(w io.Writer, resp *idmapv1.GetStatsResponse) error {
-					t := output.NewTable(w, "NAMESPACE", "FROM", "TO", "HITS", "MISSES", "INVALID", "HIT RATE")
-					for _, c := range resp.GetCounters() {
-						total := c.GetHits() + c.GetMisses() + c.GetInvalid()
-						rate := "-"
-						if total > 0 {
-							rate = fmt.Sprintf("%.1f%%", 100*float64(c.GetHits())/float64(total))
-						}
-						t.Row(c.GetNamespace(), c.GetFromFormat(), c.GetToFormat(), strconv.FormatInt(c.GetHits(), 10), strconv.FormatInt(c.GetMisses(), 10), strconv.FormatInt(c.GetInvalid(), 10), rate)
+		Flags: func(fs *pflag.FlagSet) {
+			fs.StringVar(&namespace, "namespace", "", "only this namespace")
+		},
+	}, func(cmd *cobra.Command, _ []string, ic idmapv1.IdMapServiceClient) error {
+		return client.Show(cmd, g, "idmap stats", ic.GetStats, &idmapv1.GetStatsRequest{Namespace: namespace},
+			func(w io.Writer, resp *idmapv1.GetStatsResponse) error {
+				t := output.NewTable(w, "NAMESPACE", "FROM", "TO", "HITS", "MISSES", "INVALID", "HIT RATE")
+				for _, c := range resp.GetCounters() {
+					total := c.GetHits() + c.GetMisses() + c.GetInvalid()
+					rate := "-"
+					if total > 0 {
+						rate = fmt.Sprintf("%.1f%%", 100*float64(c.GetHits())/float64(total))
 					}
-					return t.Flush()
-				})
-		}),
-	}
-	cmd.Flags().StringVar(&namespace, "namespace", "", "only this namespace")
-	return cmd
+					t.Row(c.GetNamespace(), c.GetFromFormat(), c.GetToFormat(), strconv.FormatInt(c.GetHits(), 10), strconv.FormatInt(c.GetMisses(), 10), strconv.FormatInt(c.GetInvalid(), 10), rate)
+				}
+				return t.Flush()
+			})
+	})
 }

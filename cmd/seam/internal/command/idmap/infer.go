@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"google.golang.org/grpc"
+	"github.com/spf13/pflag"
 
 	"github.com/seamdata/seam/cmd/seam/internal/client"
 	"github.com/seamdata/seam/cmd/seam/internal/exit"
@@ -27,8 +27,7 @@ const maxInferPairs = 2_000_000
 
 func newNamespaceAddFormatCmd(g *client.Globals) *cobra.Command {
 	var format string
-	cmd := &cobra.Command{
-		Use:   "add-format NAMESPACE --format NAME:KIND[:PATTERN]",
+	return client.ServiceCommand(g, idmapv1.NewIdMapServiceClient, "add-format NAMESPACE --format NAME:KIND[:PATTERN]", cobra.ExactArgs(1), client.Help{
 		Short: "Add a format to a namespace (formats are never changed or removed)",
 		Long: `Add one format to an existing namespace: the shape a source switched its
 identifiers to, so a contract version can declare it and a rule or table
@@ -36,94 +35,90 @@ can translate it. A format, once added, is never changed or removed:
 contracts, rules and tables name it.`,
 		Example: `  seam idmap namespace add-format merchant --format 'mer-code:string:^MER-[0-9]{8}$'
   seam idmap namespace add-format customer --format uuid:uuid`,
-		Args: cobra.ExactArgs(1),
-		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
-			if format == "" {
-				return exit.Usagef("give --format NAME:KIND[:PATTERN]")
-			}
-			f, err := parseFormatFlag(format)
-			if err != nil {
-				return err
-			}
-			return client.Show(cmd, g, "add format "+f.GetName()+" to "+args[0], idmapv1.NewIdMapServiceClient(conn).AddFormat, &idmapv1.AddFormatRequest{Namespace: args[0], Format: f},
-				func(w io.Writer, resp *idmapv1.AddFormatResponse) error {
-					return printNamespace(w, resp.GetNamespace())
-				})
-		}),
-	}
-	cmd.Flags().StringVar(&format, "format", "", "the format as NAME:KIND[:PATTERN], KIND one of int, uuid, string")
-	return cmd
+		Flags: func(fs *pflag.FlagSet) {
+			fs.StringVar(&format, "format", "", "the format as NAME:KIND[:PATTERN], KIND one of int, uuid, string")
+		},
+	}, func(cmd *cobra.Command, args []string, ic idmapv1.IdMapServiceClient) error {
+		if format == "" {
+			return exit.Usagef("give --format NAME:KIND[:PATTERN]")
+		}
+		f, err := parseFormatFlag(format)
+		if err != nil {
+			return err
+		}
+		return client.Show(cmd, g, "add format "+f.GetName()+" to "+args[0], ic.AddFormat, &idmapv1.AddFormatRequest{Namespace: args[0], Format: f},
+			func(w io.Writer, resp *idmapv1.AddFormatResponse) error {
+				return printNamespace(w, resp.GetNamespace())
+			})
+	})
 }
 
 func newExportCmd(g *client.Globals) *cobra.Command {
 	var from, to, members string
 	var limit int64
-	cmd := &cobra.Command{
-		Use:   "export NAMESPACE (--from FORMAT --to FORMAT | --members FORMAT)",
+	return client.ServiceCommand(g, idmapv1.NewIdMapServiceClient, "export NAMESPACE (--from FORMAT --to FORMAT | --members FORMAT)", cobra.ExactArgs(1), client.Help{
 		Short: "Write a lookup table (or member list) as CSV",
 		Long: `Write the pairs of one lookup table as a CSV of from-id,to-id with a
 header row — the form ` + "`seam idmap import`" + ` reads — oriented as --from and
 --to say. With --members, write the known ids of one format.`,
 		Example: `  seam idmap export customer --from uuid --to legacy-int > customer_ids.csv
   seam idmap export account --members acc-ref --limit 100`,
-		Args: cobra.ExactArgs(1),
-		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
-			switch {
-			case members != "" && (from != "" || to != ""):
-				return exit.Usagef("--members exports one format's ids; leave out --from and --to")
-			case members != "":
-				from, to = members, ""
-			case from == "" || to == "":
-				return exit.Usagef("give --from and --to (or --members FORMAT)")
+		Flags: func(fs *pflag.FlagSet) {
+			fs.StringVar(&from, "from", "", "format of the first column")
+			fs.StringVar(&to, "to", "", "format of the second column")
+			fs.StringVar(&members, "members", "", "export the member list of this format")
+			fs.Int64Var(&limit, "limit", 0, "stop after this many pairs (0: all)")
+		},
+	}, func(cmd *cobra.Command, args []string, ic idmapv1.IdMapServiceClient) error {
+		switch {
+		case members != "" && (from != "" || to != ""):
+			return exit.Usagef("--members exports one format's ids; leave out --from and --to")
+		case members != "":
+			from, to = members, ""
+		case from == "" || to == "":
+			return exit.Usagef("give --from and --to (or --members FORMAT)")
+		}
+		stream, err := ic.ExportPairs(cmd.Context(), &idmapv1.ExportPairsRequest{Namespace: args[0], FromFormat: from, ToFormat: to, Limit: limit})
+		if err != nil {
+			return g.RPCError("export "+args[0], err)
+		}
+		w := csv.NewWriter(cmd.OutOrStdout())
+		if members != "" {
+			err = w.Write([]string{from})
+		} else {
+			err = w.Write([]string{from, to})
+		}
+		if err != nil {
+			return err
+		}
+		for {
+			msg, err := stream.Recv()
+			if errors.Is(err, io.EOF) {
+				break
 			}
-			stream, err := idmapv1.NewIdMapServiceClient(conn).ExportPairs(cmd.Context(), &idmapv1.ExportPairsRequest{Namespace: args[0], FromFormat: from, ToFormat: to, Limit: limit})
 			if err != nil {
 				return g.RPCError("export "+args[0], err)
 			}
-			w := csv.NewWriter(cmd.OutOrStdout())
-			if members != "" {
-				err = w.Write([]string{from})
-			} else {
-				err = w.Write([]string{from, to})
-			}
-			if err != nil {
-				return err
-			}
-			for {
-				msg, err := stream.Recv()
-				if errors.Is(err, io.EOF) {
-					break
+			for _, p := range msg.GetPairs() {
+				row := []string{p.GetFrom(), p.GetTo()}
+				if members != "" {
+					row = row[:1]
 				}
-				if err != nil {
-					return g.RPCError("export "+args[0], err)
-				}
-				for _, p := range msg.GetPairs() {
-					row := []string{p.GetFrom(), p.GetTo()}
-					if members != "" {
-						row = row[:1]
-					}
-					if err := w.Write(row); err != nil {
-						return err
-					}
+				if err := w.Write(row); err != nil {
+					return err
 				}
 			}
-			w.Flush()
-			return w.Error()
-		}),
-	}
-	cmd.Flags().StringVar(&from, "from", "", "format of the first column")
-	cmd.Flags().StringVar(&to, "to", "", "format of the second column")
-	cmd.Flags().StringVar(&members, "members", "", "export the member list of this format")
-	cmd.Flags().Int64Var(&limit, "limit", 0, "stop after this many pairs (0: all)")
-	return cmd
+		}
+		w.Flush()
+		return w.Error()
+	})
 }
 
 func newRuleInferCmd(g *client.Globals) *cobra.Command {
 	var from, to string
 	var noHeader bool
 	var nsUUIDs []string
-	cmd := &cobra.Command{
-		Use:   "infer NAMESPACE --from FORMAT --to FORMAT [PAIRS.csv]",
+	return client.ServiceCommand(g, idmapv1.NewIdMapServiceClient, "infer NAMESPACE --from FORMAT --to FORMAT [PAIRS.csv]", cobra.RangeArgs(1, 2), client.Help{
 		Short: "Find the deterministic rule that maps sample pairs, or say only a table will do",
 		Long: `Find a rule idmap can run that maps every from-id of the pairs to its
 to-id: a template with an integer or UUID placeholder (zero padding,
@@ -144,73 +139,71 @@ under the DNS and URL namespaces, and any given with --namespace-uuid.`,
 		Example: `  seam idmap rule infer merchant --from legacy-int --to mer-code sample.csv
   seam idmap rule infer customer --from uuid --to legacy-int
   seam idmap rule infer account --from number --to uuid pairs.csv --namespace-uuid 1b671a64-40d5-491e-99b0-da01ff1f3341`,
-		Args: cobra.RangeArgs(1, 2),
-		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
-			if from == "" || to == "" {
-				return exit.Usagef("give --from and --to: the formats of the pairs' first and second id")
+		Flags: func(fs *pflag.FlagSet) {
+			fs.StringVar(&from, "from", "", "format of the pairs' first id")
+			fs.StringVar(&to, "to", "", "format of the pairs' second id")
+			fs.BoolVar(&noHeader, "no-header", false, "the first row of PAIRS.csv is data, not a header")
+			fs.StringArrayVar(&nsUUIDs, "namespace-uuid", nil, "a UUIDv5 namespace UUID to try beside the usual ones (repeatable)")
+		},
+	}, func(cmd *cobra.Command, args []string, c idmapv1.IdMapServiceClient) error {
+		if from == "" || to == "" {
+			return exit.Usagef("give --from and --to: the formats of the pairs' first and second id")
+		}
+		ctx, cancel := g.CallCtx(cmd.Context())
+		defer cancel()
+		nsResp, err := c.GetNamespace(ctx, &idmapv1.GetNamespaceRequest{Name: args[0]})
+		if err != nil {
+			return g.RPCError("get namespace "+args[0], err)
+		}
+		ns := nsResp.GetNamespace()
+		ff, tf := formatNamed(ns, from), formatNamed(ns, to)
+		if ff == nil || tf == nil {
+			missing := from
+			if ff != nil {
+				missing = to
 			}
-			c := idmapv1.NewIdMapServiceClient(conn)
-			ctx, cancel := g.CallCtx(cmd.Context())
-			defer cancel()
-			nsResp, err := c.GetNamespace(ctx, &idmapv1.GetNamespaceRequest{Name: args[0]})
-			if err != nil {
-				return g.RPCError("get namespace "+args[0], err)
-			}
-			ns := nsResp.GetNamespace()
-			ff, tf := formatNamed(ns, from), formatNamed(ns, to)
-			if ff == nil || tf == nil {
-				missing := from
-				if ff != nil {
-					missing = to
-				}
-				return exit.Usagef("namespace %s has no format %q (formats: %s); add it with `seam idmap namespace add-format`", args[0], missing, formatList(ns))
-			}
-			var pairs []infer.Pair
-			source := ""
-			if len(args) == 2 {
-				f, err := os.Open(args[1])
-				if err != nil {
-					return exit.Usagef("%w", err)
-				}
-				defer f.Close()
-				if pairs, err = ReadPairsCSV(f, !noHeader, args[1]); err != nil {
-					return err
-				}
-				source = args[1]
-			} else {
-				if pairs, err = proposal.ExportPairs(ctx, c, &idmapv1.ExportPairsRequest{Namespace: args[0], FromFormat: from, ToFormat: to, Limit: maxInferPairs}); err != nil {
-					return g.RPCError("read the "+from+"↔"+to+" table of "+args[0], err)
-				}
-				source = fmt.Sprintf("the %s↔%s table", from, to)
-			}
-			finding, err := infer.InferRule(infer.RuleQuery{Namespace: args[0], From: ff, To: tf, Pairs: pairs, NamespaceUUIDs: nsUUIDs})
+			return exit.Usagef("namespace %s has no format %q (formats: %s); add it with `seam idmap namespace add-format`", args[0], missing, formatList(ns))
+		}
+		var pairs []infer.Pair
+		source := ""
+		if len(args) == 2 {
+			f, err := os.Open(args[1])
 			if err != nil {
 				return exit.Usagef("%w", err)
 			}
-			if g.JSON() {
-				j := map[string]any{"namespace": args[0], "from": from, "to": to, "source": source, "pairs": len(pairs), "finding": finding,
-					"table_only": finding.TableOnly()}
-				if finding.Rule != nil {
-					j["rule"] = infer.DescribeRule(finding.Rule)
-					j["set"] = "seam idmap rule set " + args[0] + " " + infer.RuleFlags(finding.Rule) + samples(finding.Samples)
-				}
-				if err := output.Value(cmd.OutOrStdout(), j); err != nil {
-					return err
-				}
-			} else {
-				printFinding(cmd.OutOrStdout(), args[0], source, len(pairs), finding)
+			defer f.Close()
+			if pairs, err = ReadPairsCSV(f, !noHeader, args[1]); err != nil {
+				return err
 			}
-			if finding.TableOnly() {
-				return exit.Failf("no rule maps %s to %s: only a lookup table will do", from, to)
+			source = args[1]
+		} else {
+			if pairs, err = proposal.ExportPairs(ctx, c, &idmapv1.ExportPairsRequest{Namespace: args[0], FromFormat: from, ToFormat: to, Limit: maxInferPairs}); err != nil {
+				return g.RPCError("read the "+from+"↔"+to+" table of "+args[0], err)
 			}
-			return nil
-		}),
-	}
-	cmd.Flags().StringVar(&from, "from", "", "format of the pairs' first id")
-	cmd.Flags().StringVar(&to, "to", "", "format of the pairs' second id")
-	cmd.Flags().BoolVar(&noHeader, "no-header", false, "the first row of PAIRS.csv is data, not a header")
-	cmd.Flags().StringArrayVar(&nsUUIDs, "namespace-uuid", nil, "a UUIDv5 namespace UUID to try beside the usual ones (repeatable)")
-	return cmd
+			source = fmt.Sprintf("the %s↔%s table", from, to)
+		}
+		finding, err := infer.InferRule(infer.RuleQuery{Namespace: args[0], From: ff, To: tf, Pairs: pairs, NamespaceUUIDs: nsUUIDs})
+		if err != nil {
+			return exit.Usagef("%w", err)
+		}
+		if g.JSON() {
+			j := map[string]any{"namespace": args[0], "from": from, "to": to, "source": source, "pairs": len(pairs), "finding": finding,
+				"table_only": finding.TableOnly()}
+			if finding.Rule != nil {
+				j["rule"] = infer.DescribeRule(finding.Rule)
+				j["set"] = "seam idmap rule set " + args[0] + " " + infer.RuleFlags(finding.Rule) + samples(finding.Samples)
+			}
+			if err := output.Value(cmd.OutOrStdout(), j); err != nil {
+				return err
+			}
+		} else {
+			printFinding(cmd.OutOrStdout(), args[0], source, len(pairs), finding)
+		}
+		if finding.TableOnly() {
+			return exit.Failf("no rule maps %s to %s: only a lookup table will do", from, to)
+		}
+		return nil
+	})
 }
 
 func formatNamed(ns *idmapv1.Namespace, name string) *idmapv1.Format {

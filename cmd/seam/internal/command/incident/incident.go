@@ -16,7 +16,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"google.golang.org/grpc"
+	"github.com/spf13/pflag"
 
 	"github.com/seamdata/seam/cmd/seam/internal/client"
 	"github.com/seamdata/seam/cmd/seam/internal/exit"
@@ -30,8 +30,7 @@ func New(g *client.Globals) *cobra.Command {
 	var f proposal.Flags
 	var o incident.Options
 	var apply bool
-	cmd := &cobra.Command{
-		Use:   "incident SUBJECT",
+	cmd := client.ServiceCommand(g, proposal.NewClients, "incident SUBJECT", cobra.ExactArgs(1), client.Help{
 		Short: "See an incident on a source whole, with the fix; --apply carries it out",
 		Long: `Show one incident on SUBJECT in one place: what changed (the unannounced
 change, match rate and other change alerts) and since which partition,
@@ -53,73 +52,72 @@ the reconciliation of the window: held before = released + still held.`,
 		Example: `  seam incident shop.orders
   seam incident shop.orders --pairs uuid_to_int.csv --out shop_orders_v2.yaml
   seam incident shop.orders --pairs uuid_to_int.csv --apply --reason "INC-8: customer_id arrives as UUIDs"`,
-		Args: cobra.ExactArgs(1),
-		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
-			popts, err := f.Options()
-			if err != nil {
+		Flags: func(fs *pflag.FlagSet) {
+			fs.StringVar(&o.Pairs, "pairs", "", "CSV of new-id,target-id pairs from the source (a one-time sync), for an identifier no rule translates")
+			fs.BoolVar(&o.NoHeader, "no-header", false, "the first row of --pairs is data, not a header")
+			fs.StringVar(&o.Out, "out", "", "write the proposed version to this file (the register command then reads it)")
+			fs.StringVar(&o.ReplayID, "replay-id", "", "replay id of the window (default: one made of the subject, version and window, so a second --apply releases nothing twice)")
+			fs.BoolVar(&apply, "apply", false, "carry the fix out, stopping at the first step that fails (admin; needs --reason)")
+			fs.StringVar(&o.Reason, "reason", "", "why, for the containment, the notice waiver and the backfill (kept in the audit history)")
+		},
+	}, func(cmd *cobra.Command, args []string, c proposal.Clients) error {
+		popts, err := f.Options()
+		if err != nil {
+			return err
+		}
+		o.Proposal = popts
+		for _, p := range f.Partitions {
+			o.InferArgs += " --partition " + proposal.ShellQuote(p)
+		}
+		if apply && strings.TrimSpace(o.Reason) == "" {
+			return exit.Usagef("--apply needs --reason: it is kept with the containment, the notice waiver and the backfill")
+		}
+		// Each call is bounded by --timeout, not the whole: gathering a
+		// long window, like replaying it, takes as long as it takes.
+		ctx := cmd.Context()
+		inc, err := incident.Build(ctx, c, args[0], o)
+		if err != nil {
+			return g.RPCError("incident "+args[0], err)
+		}
+		if o.Out != "" && inc.Proposal != nil {
+			if err := os.WriteFile(o.Out, inc.Proposal.YAML, 0o644); err != nil {
+				return exit.Usagef("write the proposal: %w", err)
+			}
+		}
+		w, progress := cmd.OutOrStdout(), cmd.OutOrStdout()
+		if g.JSON() {
+			// The view goes into the JSON; the replay's progress, to
+			// standard error when a person watches it there.
+			w, progress = io.Discard, io.Discard
+			if output.Terminal(cmd.ErrOrStderr()) {
+				progress = cmd.ErrOrStderr()
+			}
+		}
+		printView(w, inc, apply)
+		var applyErr error
+		var rec *incident.Reconciliation
+		if apply {
+			if err := inc.Preflight(o.Reason); err != nil {
+				applyErr = exit.Failf("%w", err)
+			} else {
+				fmt.Fprintln(w, "\napplying:")
+				if applyErr = inc.Apply(ctx, w, progress); applyErr != nil {
+					applyErr = exit.Failf("%w", applyErr)
+				} else if rec, err = inc.Reconcile(ctx, c); err != nil {
+					applyErr = g.RPCError("reconcile "+args[0], err)
+				} else {
+					printReconciliation(w, rec)
+				}
+			}
+		}
+		if g.JSON() {
+			if err := output.Value(cmd.OutOrStdout(), inc.View(rec, applyErr)); err != nil {
 				return err
 			}
-			o.Proposal = popts
-			for _, p := range f.Partitions {
-				o.InferArgs += " --partition " + proposal.ShellQuote(p)
-			}
-			if apply && strings.TrimSpace(o.Reason) == "" {
-				return exit.Usagef("--apply needs --reason: it is kept with the containment, the notice waiver and the backfill")
-			}
-			c := proposal.NewClients(conn)
-			// Each call is bounded by --timeout, not the whole: gathering a
-			// long window, like replaying it, takes as long as it takes.
-			ctx := cmd.Context()
-			inc, err := incident.Build(ctx, c, args[0], o)
-			if err != nil {
-				return g.RPCError("incident "+args[0], err)
-			}
-			if o.Out != "" && inc.Proposal != nil {
-				if err := os.WriteFile(o.Out, inc.Proposal.YAML, 0o644); err != nil {
-					return exit.Usagef("write the proposal: %w", err)
-				}
-			}
-			w, progress := cmd.OutOrStdout(), cmd.OutOrStdout()
-			if g.JSON() {
-				// The view goes into the JSON; the replay's progress, to
-				// standard error when a person watches it there.
-				w, progress = io.Discard, io.Discard
-				if output.Terminal(cmd.ErrOrStderr()) {
-					progress = cmd.ErrOrStderr()
-				}
-			}
-			printView(w, inc, apply)
-			var applyErr error
-			var rec *incident.Reconciliation
-			if apply {
-				if err := inc.Preflight(o.Reason); err != nil {
-					applyErr = exit.Failf("%w", err)
-				} else {
-					fmt.Fprintln(w, "\napplying:")
-					if applyErr = inc.Apply(ctx, w, progress); applyErr != nil {
-						applyErr = exit.Failf("%w", applyErr)
-					} else if rec, err = inc.Reconcile(ctx, c); err != nil {
-						applyErr = g.RPCError("reconcile "+args[0], err)
-					} else {
-						printReconciliation(w, rec)
-					}
-				}
-			}
-			if g.JSON() {
-				if err := output.Value(cmd.OutOrStdout(), inc.View(rec, applyErr)); err != nil {
-					return err
-				}
-			}
-			return applyErr
-		}),
-	}
+		}
+		return applyErr
+	})
 	f.Add(cmd)
-	cmd.Flags().StringVar(&o.Pairs, "pairs", "", "CSV of new-id,target-id pairs from the source (a one-time sync), for an identifier no rule translates")
-	cmd.Flags().BoolVar(&o.NoHeader, "no-header", false, "the first row of --pairs is data, not a header")
-	cmd.Flags().StringVar(&o.Out, "out", "", "write the proposed version to this file (the register command then reads it)")
-	cmd.Flags().StringVar(&o.ReplayID, "replay-id", "", "replay id of the window (default: one made of the subject, version and window, so a second --apply releases nothing twice)")
-	cmd.Flags().BoolVar(&apply, "apply", false, "carry the fix out, stopping at the first step that fails (admin; needs --reason)")
-	cmd.Flags().StringVar(&o.Reason, "reason", "", "why, for the containment, the notice waiver and the backfill (kept in the audit history)")
 	return cmd
 }
 

@@ -16,7 +16,7 @@ import (
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
 	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
 	"github.com/spf13/cobra"
-	"google.golang.org/grpc"
+	"github.com/spf13/pflag"
 )
 
 // quarantineFlags are the filter flags of the quarantine commands.
@@ -25,14 +25,14 @@ type quarantineFlags struct {
 	version                                 int32
 }
 
-func (f *quarantineFlags) add(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.subject, "subject", "", "source subject (or give it as the argument)")
-	cmd.Flags().StringVar(&f.from, "from", "", "first partition (inclusive)")
-	cmd.Flags().StringVar(&f.to, "to", "", "last partition (inclusive)")
-	cmd.Flags().StringVar(&f.reason, "reason", "", "error code, for example ID_UNMAPPED or TYPE_MISMATCH")
-	cmd.Flags().StringVar(&f.check, "check", "", "check name, for example customer_id.type")
-	cmd.Flags().Int32Var(&f.version, "contract-version", 0, "contract version the records were checked with")
-	cmd.Flags().StringVar(&f.state, "state", "held", "held, released or discarded")
+func (f *quarantineFlags) add(fs *pflag.FlagSet) {
+	fs.StringVar(&f.subject, "subject", "", "source subject (or give it as the argument)")
+	fs.StringVar(&f.from, "from", "", "first partition (inclusive)")
+	fs.StringVar(&f.to, "to", "", "last partition (inclusive)")
+	fs.StringVar(&f.reason, "reason", "", "error code, for example ID_UNMAPPED or TYPE_MISMATCH")
+	fs.StringVar(&f.check, "check", "", "check name, for example customer_id.type")
+	fs.Int32Var(&f.version, "contract-version", 0, "contract version the records were checked with")
+	fs.StringVar(&f.state, "state", "held", "held, released or discarded")
 }
 
 // filterArgs is filter with the subject taken from the argument, when
@@ -75,74 +75,68 @@ func newQuarantineListCmd(g *client.Globals) *cobra.Command {
 	var f quarantineFlags
 	var limit int32
 	var allPages bool
-	cmd := &cobra.Command{
-		Use:   "list [SUBJECT]",
+	return client.ServiceCommand(g, gatev1.NewGateServiceClient, "list [SUBJECT]", cobra.MaximumNArgs(1), client.Help{
 		Short: "List quarantined records in partition order",
 		Long: `List quarantined records in partition order, one page of --limit records,
 or every page with --all. With -o json the answer is one JSON object with
 the records and the token of the next page, like every other command.`,
 		Example: `  seam quarantine list shop.orders --from 2025-03-01 --to 2025-03-01 --reason TYPE_MISMATCH
   seam quarantine list shop.orders --state released --all -o json`,
-		Args: cobra.MaximumNArgs(1),
-		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
-			filter, err := f.filterArgs(args)
+		Flags: func(fs *pflag.FlagSet) {
+			f.add(fs)
+			fs.Int32Var(&limit, "limit", 100, "records per page")
+			fs.BoolVar(&allPages, "all", false, "follow every page")
+		},
+	}, func(cmd *cobra.Command, args []string, c gatev1.GateServiceClient) error {
+		filter, err := f.filterArgs(args)
+		if err != nil {
+			return err
+		}
+		all := &gatev1.ListQuarantineResponse{}
+		tok := ""
+		for {
+			ctx, cancel := g.CallCtx(cmd.Context())
+			resp, err := c.ListQuarantine(ctx, &gatev1.ListQuarantineRequest{Filter: filter, PageSize: limit, PageToken: tok})
+			cancel()
 			if err != nil {
-				return err
+				return g.RPCError("list quarantine", err)
 			}
-			c := gatev1.NewGateServiceClient(conn)
-			all := &gatev1.ListQuarantineResponse{}
-			tok := ""
-			for {
-				ctx, cancel := g.CallCtx(cmd.Context())
-				resp, err := c.ListQuarantine(ctx, &gatev1.ListQuarantineRequest{Filter: filter, PageSize: limit, PageToken: tok})
-				cancel()
-				if err != nil {
-					return g.RPCError("list quarantine", err)
-				}
-				all.Records = append(all.Records, resp.GetRecords()...)
-				all.NextPageToken = resp.GetNextPageToken()
-				tok = resp.GetNextPageToken()
-				if !allPages || tok == "" {
-					break
-				}
+			all.Records = append(all.Records, resp.GetRecords()...)
+			all.NextPageToken = resp.GetNextPageToken()
+			tok = resp.GetNextPageToken()
+			if !allPages || tok == "" {
+				break
 			}
-			if g.JSON() {
-				return output.Proto(cmd.OutOrStdout(), all)
-			}
-			t := output.NewTable(cmd.OutOrStdout(), "ID", "PARTITION", "BATCH", "POSITION", "VERSION", "REASONS", "CHECKS", "TIME")
-			for _, q := range all.GetRecords() {
-				codes, checks := reasonsText(q.GetReasons())
-				t.Row(q.GetId(), q.GetPartition(), q.GetBatchId(), fmt.Sprint(q.GetPosition()), fmt.Sprint(q.GetContractVersion()), codes, checks, output.Time(q.GetTime()))
-			}
-			if err := t.Flush(); err != nil {
-				return err
-			}
-			if all.GetNextPageToken() != "" {
-				fmt.Fprintln(cmd.OutOrStdout(), "more records: use --all, or a larger --limit")
-			}
-			return nil
-		}),
-	}
-	f.add(cmd)
-	cmd.Flags().Int32Var(&limit, "limit", 100, "records per page")
-	cmd.Flags().BoolVar(&allPages, "all", false, "follow every page")
-	return cmd
+		}
+		if g.JSON() {
+			return output.Proto(cmd.OutOrStdout(), all)
+		}
+		t := output.NewTable(cmd.OutOrStdout(), "ID", "PARTITION", "BATCH", "POSITION", "VERSION", "REASONS", "CHECKS", "TIME")
+		for _, q := range all.GetRecords() {
+			codes, checks := reasonsText(q.GetReasons())
+			t.Row(q.GetId(), q.GetPartition(), q.GetBatchId(), fmt.Sprint(q.GetPosition()), fmt.Sprint(q.GetContractVersion()), codes, checks, output.Time(q.GetTime()))
+		}
+		if err := t.Flush(); err != nil {
+			return err
+		}
+		if all.GetNextPageToken() != "" {
+			fmt.Fprintln(cmd.OutOrStdout(), "more records: use --all, or a larger --limit")
+		}
+		return nil
+	})
 }
 
 func newQuarantineShowCmd(g *client.Globals) *cobra.Command {
-	return &cobra.Command{
-		Use:     "show ID",
+	return client.ServiceCommand(g, gatev1.NewGateServiceClient, "show ID", cobra.ExactArgs(1), client.Help{
 		Short:   "Show one quarantined record with its reasons and raw bytes",
 		Example: "  seam quarantine show 3f2a9c0d1e4b5a6978f0e1d2c3b4a596",
-		Args:    cobra.ExactArgs(1),
-		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
-			resp, err := client.Call(cmd.Context(), g, "show "+args[0], gatev1.NewGateServiceClient(conn).GetQuarantinedRecord, &gatev1.GetQuarantinedRecordRequest{Id: args[0]})
-			if err != nil {
-				return err
-			}
-			return client.Print(cmd, g, resp.GetRecord(), printRecord)
-		}),
-	}
+	}, func(cmd *cobra.Command, args []string, gc gatev1.GateServiceClient) error {
+		resp, err := client.Call(cmd.Context(), g, "show "+args[0], gc.GetQuarantinedRecord, &gatev1.GetQuarantinedRecordRequest{Id: args[0]})
+		if err != nil {
+			return err
+		}
+		return client.Print(cmd, g, resp.GetRecord(), printRecord)
+	})
 }
 
 // printRecord shows one quarantined record: where it came from, why it
@@ -171,80 +165,74 @@ func printRecord(w io.Writer, q *gatev1.QuarantinedRecord) error {
 
 func newQuarantineStatsCmd(g *client.Globals) *cobra.Command {
 	var f quarantineFlags
-	cmd := &cobra.Command{
-		Use:     "stats [SUBJECT]",
+	return client.ServiceCommand(g, gatev1.NewGateServiceClient, "stats [SUBJECT]", cobra.MaximumNArgs(1), client.Help{
 		Short:   "Count quarantined records by reason, check and partition",
 		Example: "  seam quarantine stats shop.orders --from 2025-03-01 --to 2025-03-07",
-		Args:    cobra.MaximumNArgs(1),
-		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
-			filter, err := f.filterArgs(args)
-			if err != nil {
-				return err
-			}
-			return client.Show(cmd, g, "quarantine stats", gatev1.NewGateServiceClient(conn).GetQuarantineStats, &gatev1.GetQuarantineStatsRequest{Filter: filter},
-				func(w io.Writer, resp *gatev1.GetQuarantineStatsResponse) error {
-					fmt.Fprintf(w, "total: %d\n\n", resp.GetTotal())
-					for _, grp := range []struct {
-						name   string
-						counts []*gatev1.QuarantineCount
-					}{{"REASON", resp.GetByReason()}, {"CHECK", resp.GetByCheck()}, {"PARTITION", resp.GetByPartition()}} {
-						t := output.NewTable(w, grp.name, "COUNT")
-						for _, c := range grp.counts {
-							t.Row(c.GetKey(), fmt.Sprint(c.GetCount()))
-						}
-						if err := t.Flush(); err != nil {
-							return err
-						}
-						fmt.Fprintln(w)
+		Flags:   f.add,
+	}, func(cmd *cobra.Command, args []string, gc gatev1.GateServiceClient) error {
+		filter, err := f.filterArgs(args)
+		if err != nil {
+			return err
+		}
+		return client.Show(cmd, g, "quarantine stats", gc.GetQuarantineStats, &gatev1.GetQuarantineStatsRequest{Filter: filter},
+			func(w io.Writer, resp *gatev1.GetQuarantineStatsResponse) error {
+				fmt.Fprintf(w, "total: %d\n\n", resp.GetTotal())
+				for _, grp := range []struct {
+					name   string
+					counts []*gatev1.QuarantineCount
+				}{{"REASON", resp.GetByReason()}, {"CHECK", resp.GetByCheck()}, {"PARTITION", resp.GetByPartition()}} {
+					t := output.NewTable(w, grp.name, "COUNT")
+					for _, c := range grp.counts {
+						t.Row(c.GetKey(), fmt.Sprint(c.GetCount()))
 					}
-					return nil
-				})
-		}),
-	}
-	f.add(cmd)
-	return cmd
+					if err := t.Flush(); err != nil {
+						return err
+					}
+					fmt.Fprintln(w)
+				}
+				return nil
+			})
+	})
 }
 
 func newQuarantineDiscardCmd(g *client.Globals) *cobra.Command {
 	var f quarantineFlags
 	var why string
-	cmd := &cobra.Command{
-		Use:   "discard [ID...] --why W",
+	return client.ServiceCommand(g, gatev1.NewGateServiceClient, "discard [ID...] --why W", cobra.ArbitraryArgs, client.Help{
 		Short: "Discard held records for good, with a reason (audited)",
 		Long: `Discard the records named by id, or every held record matching the
 filter flags (at least --subject). Discarded records are never replayed;
 the discard is kept in the gate's audit trail with who and why.`,
 		Example: `  seam quarantine discard 3f2a9c0d1e4b5a6978f0e1d2c3b4a596 --why "test order"
   seam quarantine discard --subject shop.orders --from 2025-03-01 --to 2025-03-01 --reason MALFORMED --why "truncated upload"`,
-		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
-			if strings.TrimSpace(why) == "" {
-				return exit.Usagef("give --why: it is kept in the audit trail")
-			}
-			filter, err := f.filter()
-			if err != nil {
-				return err
-			}
-			if len(args) == 0 && filter.GetSubject() == "" {
-				return exit.Usagef("name record ids, or give at least --subject")
-			}
-			return client.Show(cmd, g, "discard", gatev1.NewGateServiceClient(conn).DiscardQuarantined, &gatev1.DiscardQuarantinedRequest{Ids: args, Filter: filter, Reason: why},
-				func(w io.Writer, resp *gatev1.DiscardQuarantinedResponse) error {
-					fmt.Fprintf(w, "discarded %d records\n", resp.GetDiscarded())
-					return nil
-				})
-		}),
-	}
-	f.add(cmd)
-	cmd.Flags().StringVar(&why, "why", "", "why the records are discarded (audited)")
-	return cmd
+		Flags: func(fs *pflag.FlagSet) {
+			f.add(fs)
+			fs.StringVar(&why, "why", "", "why the records are discarded (audited)")
+		},
+	}, func(cmd *cobra.Command, args []string, gc gatev1.GateServiceClient) error {
+		if strings.TrimSpace(why) == "" {
+			return exit.Usagef("give --why: it is kept in the audit trail")
+		}
+		filter, err := f.filter()
+		if err != nil {
+			return err
+		}
+		if len(args) == 0 && filter.GetSubject() == "" {
+			return exit.Usagef("name record ids, or give at least --subject")
+		}
+		return client.Show(cmd, g, "discard", gc.DiscardQuarantined, &gatev1.DiscardQuarantinedRequest{Ids: args, Filter: filter, Reason: why},
+			func(w io.Writer, resp *gatev1.DiscardQuarantinedResponse) error {
+				fmt.Fprintf(w, "discarded %d records\n", resp.GetDiscarded())
+				return nil
+			})
+	})
 }
 
 func newQuarantineReplayCmd(g *client.Globals) *cobra.Command {
 	var from, to, replayID, out, reason string
 	var version int32
 	var dryRun, summaryOnly bool
-	cmd := &cobra.Command{
-		Use:   "replay SUBJECT --from P --to P (--out FILE | --summary-only | --dry-run)",
+	return client.ServiceCommand(g, gatev1.NewGateServiceClient, "replay SUBJECT --from P --to P (--out FILE | --summary-only | --dry-run)", cobra.ExactArgs(1), client.Help{
 		Short: "Replay held records of a partition window through today's contract",
 		Long: `Re-run the held records of SUBJECT in partitions --from..--to (inclusive)
 through today's contract, mapping and id tables. With --dry-run, say per
@@ -261,59 +249,57 @@ read as the backfill left them.`,
 		Example: `  seam quarantine replay shop.orders --from 2025-03-01 --to 2025-03-01 --dry-run
   seam quarantine replay shop.orders --from 2025-03-01 --to 2025-03-07 --replay-id inc-1 --out released.ndjson \
       --reason "INC-1: v2 maps the UUIDs back"`,
-		Args: cobra.ExactArgs(1),
-		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
-			if from == "" || to == "" {
-				return exit.Usagef("give --from and --to: a replay is scoped to a partition window")
-			}
-			w := &gatev1.ReplayWindow{Subject: args[0], PartitionFrom: from, PartitionTo: to, ContractVersion: version}
-			c := gatev1.NewGateServiceClient(conn)
-			if dryRun {
-				return client.Show(cmd, g, "plan replay", c.PlanReplay, &gatev1.PlanReplayRequest{Window: w},
-					func(w io.Writer, resp *gatev1.PlanReplayResponse) error {
-						printPlan(w, resp)
-						return nil
-					})
-			}
-			if out == "" && !summaryOnly {
-				return exit.Usagef("give --out FILE (or - for standard output) to keep the released records, or --summary-only")
-			}
-			var sink io.Writer = io.Discard
-			report := cmd.OutOrStdout()
-			if out == "-" {
-				sink, report = cmd.OutOrStdout(), cmd.ErrOrStderr()
-			} else if out != "" {
-				f, err := os.OpenFile(out, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o640)
-				if err != nil {
-					return exit.Usagef("%w", err)
-				}
-				defer f.Close()
-				sink = f
-			}
-			sctx, progress, stop := g.Stream(cmd.Context())
-			defer stop()
-			sum, err := runReplay(sctx, c, &gatev1.ReplayRequest{Window: w, ReplayId: replayID, SummaryOnly: summaryOnly, Reason: reason}, sink, progress)
+		Flags: func(fs *pflag.FlagSet) {
+			fs.StringVar(&from, "from", "", "first partition (inclusive)")
+			fs.StringVar(&to, "to", "", "last partition (inclusive)")
+			fs.StringVar(&replayID, "replay-id", "", "id that makes a retried replay idempotent (default: a new one)")
+			fs.StringVar(&out, "out", "", "append released canonical records to this file as NDJSON (- for standard output)")
+			fs.Int32Var(&version, "contract-version", 0, "replay through this contract version (default: the active one)")
+			fs.BoolVar(&dryRun, "dry-run", false, "only say what would pass and why the rest would not")
+			fs.BoolVar(&summaryOnly, "summary-only", false, "release without receiving the records (they can be re-sent with the same --replay-id)")
+			fs.StringVar(&reason, "reason", "", "why the window is replayed, for example the fix it follows (kept in the backfill event)")
+		},
+	}, func(cmd *cobra.Command, args []string, c gatev1.GateServiceClient) error {
+		if from == "" || to == "" {
+			return exit.Usagef("give --from and --to: a replay is scoped to a partition window")
+		}
+		w := &gatev1.ReplayWindow{Subject: args[0], PartitionFrom: from, PartitionTo: to, ContractVersion: version}
+		if dryRun {
+			return client.Show(cmd, g, "plan replay", c.PlanReplay, &gatev1.PlanReplayRequest{Window: w},
+				func(w io.Writer, resp *gatev1.PlanReplayResponse) error {
+					printPlan(w, resp)
+					return nil
+				})
+		}
+		if out == "" && !summaryOnly {
+			return exit.Usagef("give --out FILE (or - for standard output) to keep the released records, or --summary-only")
+		}
+		var sink io.Writer = io.Discard
+		report := cmd.OutOrStdout()
+		if out == "-" {
+			sink, report = cmd.OutOrStdout(), cmd.ErrOrStderr()
+		} else if out != "" {
+			f, err := os.OpenFile(out, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o640)
 			if err != nil {
-				return g.RPCError("replay", client.Cause(sctx, err))
+				return exit.Usagef("%w", err)
 			}
-			if g.JSON() {
-				return output.Proto(report, sum)
-			}
-			t := output.NewTable(report, "REPLAY", "PARTITIONS", "HELD", "RELEASED", "REMAINING", "EVENT", "RERUN")
-			t.Row(sum.GetReplayId(), fmt.Sprint(sum.GetPartitions()), fmt.Sprint(sum.GetHeld()), fmt.Sprint(sum.GetReleased()), fmt.Sprint(sum.GetRemaining()),
-				fmt.Sprint(sum.GetEventSequence()), output.OrDash(strings.Join(sum.GetRerunConsumers(), " → ")))
-			return t.Flush()
-		}),
-	}
-	cmd.Flags().StringVar(&from, "from", "", "first partition (inclusive)")
-	cmd.Flags().StringVar(&to, "to", "", "last partition (inclusive)")
-	cmd.Flags().StringVar(&replayID, "replay-id", "", "id that makes a retried replay idempotent (default: a new one)")
-	cmd.Flags().StringVar(&out, "out", "", "append released canonical records to this file as NDJSON (- for standard output)")
-	cmd.Flags().Int32Var(&version, "contract-version", 0, "replay through this contract version (default: the active one)")
-	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "only say what would pass and why the rest would not")
-	cmd.Flags().BoolVar(&summaryOnly, "summary-only", false, "release without receiving the records (they can be re-sent with the same --replay-id)")
-	cmd.Flags().StringVar(&reason, "reason", "", "why the window is replayed, for example the fix it follows (kept in the backfill event)")
-	return cmd
+			defer f.Close()
+			sink = f
+		}
+		sctx, progress, stop := g.Stream(cmd.Context())
+		defer stop()
+		sum, err := runReplay(sctx, c, &gatev1.ReplayRequest{Window: w, ReplayId: replayID, SummaryOnly: summaryOnly, Reason: reason}, sink, progress)
+		if err != nil {
+			return g.RPCError("replay", client.Cause(sctx, err))
+		}
+		if g.JSON() {
+			return output.Proto(report, sum)
+		}
+		t := output.NewTable(report, "REPLAY", "PARTITIONS", "HELD", "RELEASED", "REMAINING", "EVENT", "RERUN")
+		t.Row(sum.GetReplayId(), fmt.Sprint(sum.GetPartitions()), fmt.Sprint(sum.GetHeld()), fmt.Sprint(sum.GetReleased()), fmt.Sprint(sum.GetRemaining()),
+			fmt.Sprint(sum.GetEventSequence()), output.OrDash(strings.Join(sum.GetRerunConsumers(), " → ")))
+		return t.Flush()
+	})
 }
 
 // runReplay receives a replay: records to sink as NDJSON, then the summary.

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"google.golang.org/grpc"
 
 	"github.com/seamdata/seam/cmd/seam/internal/client"
@@ -29,63 +30,58 @@ func NewCanonical(g *client.Globals) *cobra.Command {
 		Short: "Register and read canonical models (what adapters map into)",
 	}
 	var file string
-	register := &cobra.Command{
-		Use:     "register FILE",
+	register := client.ServiceCommand(g, registryv1.NewRegistryServiceClient, "register FILE", cobra.MaximumNArgs(1), client.Help{
 		Short:   "Register a new version of a canonical model",
 		Example: "  seam canonical register commerce_order.yaml",
-		Args:    cobra.MaximumNArgs(1),
-		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
-			m, err := client.ReadDocument(cmd, args, file, contract.LoadCanonicalModel)
-			if err != nil {
-				return err
-			}
-			return client.Send(cmd, g, "register canonical model "+m.GetName(), registryv1.NewRegistryServiceClient(conn).RegisterCanonicalModel, &registryv1.RegisterCanonicalModelRequest{Model: m},
-				func(w io.Writer, resp *registryv1.RegisterCanonicalModelResponse) error {
-					v := resp.GetVersion()
-					if resp.GetUnchanged() {
-						fmt.Fprintf(w, "%s v%d is unchanged; nothing registered\n", v.GetName(), v.GetVersion())
-						return nil
-					}
-					fmt.Fprintf(w, "%s v%d registered (%d fields)\n", v.GetName(), v.GetVersion(), len(v.GetModel().GetFields()))
+		Flags: func(fs *pflag.FlagSet) {
+			fs.StringVarP(&file, "file", "f", "", "canonical model YAML (- for standard input); or give FILE as the argument")
+		},
+	}, func(cmd *cobra.Command, args []string, rc registryv1.RegistryServiceClient) error {
+		m, err := client.ReadDocument(cmd, args, file, contract.LoadCanonicalModel)
+		if err != nil {
+			return err
+		}
+		return client.Send(cmd, g, "register canonical model "+m.GetName(), rc.RegisterCanonicalModel, &registryv1.RegisterCanonicalModelRequest{Model: m},
+			func(w io.Writer, resp *registryv1.RegisterCanonicalModelResponse) error {
+				v := resp.GetVersion()
+				if resp.GetUnchanged() {
+					fmt.Fprintf(w, "%s v%d is unchanged; nothing registered\n", v.GetName(), v.GetVersion())
 					return nil
-				})
-		}),
-	}
-	register.Flags().StringVarP(&file, "file", "f", "", "canonical model YAML (- for standard input); or give FILE as the argument")
+				}
+				fmt.Fprintf(w, "%s v%d registered (%d fields)\n", v.GetName(), v.GetVersion(), len(v.GetModel().GetFields()))
+				return nil
+			})
+	})
 
 	var version int32
-	get := &cobra.Command{
-		Use:     "get NAME",
+	get := client.ServiceCommand(g, registryv1.NewRegistryServiceClient, "get NAME", cobra.ExactArgs(1), client.Help{
 		Short:   "Show a canonical model version (default: the latest)",
 		Example: "  seam canonical get commerce.order -o json",
-		Args:    cobra.ExactArgs(1),
-		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
-			return client.Show(cmd, g, "get canonical model "+args[0], registryv1.NewRegistryServiceClient(conn).GetCanonicalModel, &registryv1.GetCanonicalModelRequest{Name: args[0], Version: version},
-				func(w io.Writer, resp *registryv1.GetCanonicalModelResponse) error {
-					v := resp.GetVersion()
-					fmt.Fprintf(w, "%s v%d, owner %s, registered %s by %s\n\n", v.GetName(), v.GetVersion(), output.OrDash(v.GetModel().GetOwner()), output.Time(v.GetCreateTime()), v.GetAuthor())
-					return output.Fields(w, v.GetModel().GetFields())
-				})
-		}),
-	}
-	get.Flags().Int32Var(&version, "version", 0, "version number (default: the latest)")
+		Flags: func(fs *pflag.FlagSet) {
+			fs.Int32Var(&version, "version", 0, "version number (default: the latest)")
+		},
+	}, func(cmd *cobra.Command, args []string, rc registryv1.RegistryServiceClient) error {
+		return client.Show(cmd, g, "get canonical model "+args[0], rc.GetCanonicalModel, &registryv1.GetCanonicalModelRequest{Name: args[0], Version: version},
+			func(w io.Writer, resp *registryv1.GetCanonicalModelResponse) error {
+				v := resp.GetVersion()
+				fmt.Fprintf(w, "%s v%d, owner %s, registered %s by %s\n\n", v.GetName(), v.GetVersion(), output.OrDash(v.GetModel().GetOwner()), output.Time(v.GetCreateTime()), v.GetAuthor())
+				return output.Fields(w, v.GetModel().GetFields())
+			})
+	})
 
-	list := &cobra.Command{
-		Use:     "list",
+	list := client.ServiceCommand(g, registryv1.NewRegistryServiceClient, "list", cobra.NoArgs, client.Help{
 		Short:   "List canonical models with their latest version",
 		Example: "  seam canonical list",
-		Args:    cobra.NoArgs,
-		RunE: g.Run(func(cmd *cobra.Command, _ []string, conn grpc.ClientConnInterface) error {
-			return client.Show(cmd, g, "list canonical models", registryv1.NewRegistryServiceClient(conn).ListCanonicalModels, &registryv1.ListCanonicalModelsRequest{},
-				func(w io.Writer, resp *registryv1.ListCanonicalModelsResponse) error {
-					t := output.NewTable(w, "MODEL", "LATEST", "FIELDS", "OWNER")
-					for _, v := range resp.GetModels() {
-						t.Row(v.GetName(), "v"+strconv.Itoa(int(v.GetVersion())), strconv.Itoa(len(v.GetModel().GetFields())), output.OrDash(v.GetModel().GetOwner()))
-					}
-					return t.Flush()
-				})
-		}),
-	}
+	}, func(cmd *cobra.Command, _ []string, rc registryv1.RegistryServiceClient) error {
+		return client.Show(cmd, g, "list canonical models", rc.ListCanonicalModels, &registryv1.ListCanonicalModelsRequest{},
+			func(w io.Writer, resp *registryv1.ListCanonicalModelsResponse) error {
+				t := output.NewTable(w, "MODEL", "LATEST", "FIELDS", "OWNER")
+				for _, v := range resp.GetModels() {
+					t.Row(v.GetName(), "v"+strconv.Itoa(int(v.GetVersion())), strconv.Itoa(len(v.GetModel().GetFields())), output.OrDash(v.GetModel().GetOwner()))
+				}
+				return t.Flush()
+			})
+	})
 	cmd.AddCommand(register, get, list)
 	return cmd
 }
@@ -97,8 +93,7 @@ func NewConsumer(g *client.Globals) *cobra.Command {
 		Short: "Declare and list downstream consumers (lineage)",
 	}
 	var file string
-	register := &cobra.Command{
-		Use:   "register FILE",
+	register := client.ServiceCommand(g, registryv1.NewRegistryServiceClient, "register FILE", cobra.MaximumNArgs(1), client.Help{
 		Short: "Create or replace a consumer: what it reads, how, and what it produces",
 		Example: `  seam consumer register customer_ltv.yaml
 
@@ -108,46 +103,45 @@ func NewConsumer(g *client.Globals) *cobra.Command {
   inputs:
     - {subject: shop.orders, fields: [customer_id, amount], usage: JOIN_KEY}
   produces: [features.customer_ltv]`,
-		Args: cobra.MaximumNArgs(1),
-		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
-			c, err := client.ReadDocument(cmd, args, file, func(data []byte, path string) (*registryv1.Consumer, error) {
-				c := &registryv1.Consumer{}
-				return c, contract.Decode(data, path, c)
+		Flags: func(fs *pflag.FlagSet) {
+			fs.StringVarP(&file, "file", "f", "", "consumer YAML (- for standard input); or give FILE as the argument")
+		},
+	}, func(cmd *cobra.Command, args []string, rc registryv1.RegistryServiceClient) error {
+		c, err := client.ReadDocument(cmd, args, file, func(data []byte, path string) (*registryv1.Consumer, error) {
+			c := &registryv1.Consumer{}
+			return c, contract.Decode(data, path, c)
+		})
+		if err != nil {
+			return err
+		}
+		return client.Send(cmd, g, "register consumer "+c.GetName(), rc.RegisterConsumer, &registryv1.RegisterConsumerRequest{Consumer: c},
+			func(w io.Writer, resp *registryv1.RegisterConsumerResponse) error {
+				fmt.Fprintf(w, "consumer %s registered (%d inputs, produces %s)\n", resp.GetConsumer().GetName(), len(resp.GetConsumer().GetInputs()), output.OrDash(strings.Join(resp.GetConsumer().GetProduces(), ", ")))
+				return nil
 			})
-			if err != nil {
-				return err
-			}
-			return client.Send(cmd, g, "register consumer "+c.GetName(), registryv1.NewRegistryServiceClient(conn).RegisterConsumer, &registryv1.RegisterConsumerRequest{Consumer: c},
-				func(w io.Writer, resp *registryv1.RegisterConsumerResponse) error {
-					fmt.Fprintf(w, "consumer %s registered (%d inputs, produces %s)\n", resp.GetConsumer().GetName(), len(resp.GetConsumer().GetInputs()), output.OrDash(strings.Join(resp.GetConsumer().GetProduces(), ", ")))
-					return nil
-				})
-		}),
-	}
-	register.Flags().StringVarP(&file, "file", "f", "", "consumer YAML (- for standard input); or give FILE as the argument")
+	})
 
 	var subject string
-	list := &cobra.Command{
-		Use:     "list [SUBJECT]",
+	list := client.ServiceCommand(g, registryv1.NewRegistryServiceClient, "list [SUBJECT]", cobra.MaximumNArgs(1), client.Help{
 		Short:   "List consumers, optionally only those reading a subject",
 		Example: "  seam consumer list shop.orders",
-		Args:    cobra.MaximumNArgs(1),
-		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
-			subject, err := client.Subject(args, subject)
-			if err != nil {
-				return err
-			}
-			return client.Show(cmd, g, "list consumers", registryv1.NewRegistryServiceClient(conn).ListConsumers, &registryv1.ListConsumersRequest{Subject: subject},
-				func(w io.Writer, resp *registryv1.ListConsumersResponse) error {
-					t := output.NewTable(w, "CONSUMER", "OWNER", "READS", "PRODUCES")
-					for _, c := range resp.GetConsumers() {
-						t.Row(c.GetName(), output.OrDash(c.GetOwner()), describeInputs(c.GetInputs()), output.OrDash(strings.Join(c.GetProduces(), ",")))
-					}
-					return t.Flush()
-				})
-		}),
-	}
-	list.Flags().StringVar(&subject, "subject", "", "only consumers reading this subject directly (or give it as the argument)")
+		Flags: func(fs *pflag.FlagSet) {
+			fs.StringVar(&subject, "subject", "", "only consumers reading this subject directly (or give it as the argument)")
+		},
+	}, func(cmd *cobra.Command, args []string, rc registryv1.RegistryServiceClient) error {
+		subject, err := client.Subject(args, subject)
+		if err != nil {
+			return err
+		}
+		return client.Show(cmd, g, "list consumers", rc.ListConsumers, &registryv1.ListConsumersRequest{Subject: subject},
+			func(w io.Writer, resp *registryv1.ListConsumersResponse) error {
+				t := output.NewTable(w, "CONSUMER", "OWNER", "READS", "PRODUCES")
+				for _, c := range resp.GetConsumers() {
+					t.Row(c.GetName(), output.OrDash(c.GetOwner()), describeInputs(c.GetInputs()), output.OrDash(strings.Join(c.GetProduces(), ",")))
+				}
+				return t.Flush()
+			})
+	})
 	cmd.AddCommand(register, list)
 	return cmd
 }
@@ -180,31 +174,29 @@ func NewEvents(g *client.Globals) *cobra.Command {
 		Short: "Read the registry's ordered event stream",
 	}
 	var f eventFilter
-	list := &cobra.Command{
-		Use:     "list [SUBJECT...]",
+	list := client.ServiceCommand(g, registryv1.NewRegistryServiceClient, "list [SUBJECT...]", cobra.ArbitraryArgs, client.Help{
 		Short:   "List events after a sequence number",
 		Example: "  seam events list shop.orders --type CHANGE_ANNOUNCED",
-		Args:    cobra.ArbitraryArgs,
-		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
-			types, err := f.withArgs(args)
-			if err != nil {
-				return err
-			}
-			return client.Show(cmd, g, "list events", registryv1.NewRegistryServiceClient(conn).ListEvents, &registryv1.ListEventsRequest{AfterSequence: f.after, Subjects: f.subjects, Types: types, Limit: f.limit},
-				func(w io.Writer, resp *registryv1.ListEventsResponse) error {
-					for _, e := range resp.GetEvents() {
-						printEvent(w, e)
-					}
-					return nil
-				})
-		}),
-	}
-	f.add(list)
-	list.Flags().Int32Var(&f.limit, "limit", 100, "most events to list")
+		Flags: func(fs *pflag.FlagSet) {
+			f.add(fs)
+			fs.Int32Var(&f.limit, "limit", 100, "most events to list")
+		},
+	}, func(cmd *cobra.Command, args []string, rc registryv1.RegistryServiceClient) error {
+		types, err := f.withArgs(args)
+		if err != nil {
+			return err
+		}
+		return client.Show(cmd, g, "list events", rc.ListEvents, &registryv1.ListEventsRequest{AfterSequence: f.after, Subjects: f.subjects, Types: types, Limit: f.limit},
+			func(w io.Writer, resp *registryv1.ListEventsResponse) error {
+				for _, e := range resp.GetEvents() {
+					printEvent(w, e)
+				}
+				return nil
+			})
+	})
 
 	var wf eventFilter
-	watch := &cobra.Command{
-		Use:   "watch [SUBJECT...]",
+	watch := client.ServiceCommand(g, registryv1.NewRegistryServiceClient, "watch [SUBJECT...]", cobra.ArbitraryArgs, client.Help{
 		Short: "Stream events as they happen, resuming after a disconnect",
 		Long: `Print events from --after on, then new ones as they are appended, until
 interrupted. When the connection drops it reconnects and resumes after the
@@ -215,16 +207,14 @@ With -o json the output is NDJSON: one JSON object per event, one per
 line, as they come (a stream has no end to close one document with).`,
 		Example: `  seam events watch
   seam events watch shop.orders --after 120 -o json`,
-		Args: cobra.ArbitraryArgs,
-		RunE: g.Run(func(cmd *cobra.Command, args []string, conn grpc.ClientConnInterface) error {
-			types, err := wf.withArgs(args)
-			if err != nil {
-				return err
-			}
-			return watchEvents(cmd.Context(), g, registryv1.NewRegistryServiceClient(conn), &registryv1.WatchEventsRequest{AfterSequence: wf.after, Subjects: wf.subjects, Types: types}, cmd.OutOrStdout())
-		}),
-	}
-	wf.add(watch)
+		Flags: wf.add,
+	}, func(cmd *cobra.Command, args []string, rc registryv1.RegistryServiceClient) error {
+		types, err := wf.withArgs(args)
+		if err != nil {
+			return err
+		}
+		return watchEvents(cmd.Context(), g, rc, &registryv1.WatchEventsRequest{AfterSequence: wf.after, Subjects: wf.subjects, Types: types}, cmd.OutOrStdout())
+	})
 	cmd.AddCommand(list, watch)
 	return cmd
 }
@@ -236,10 +226,10 @@ type eventFilter struct {
 	limit    int32
 }
 
-func (f *eventFilter) add(cmd *cobra.Command) {
-	cmd.Flags().Int64Var(&f.after, "after", 0, "start after this sequence number")
-	cmd.Flags().StringSliceVar(&f.subjects, "subject", nil, "only these subjects (repeatable; or give them as arguments)")
-	cmd.Flags().StringSliceVar(&f.typ, "type", nil, "only these event types, e.g. CHANGE_ANNOUNCED, BACKFILL_COMPLETED (repeatable)")
+func (f *eventFilter) add(fs *pflag.FlagSet) {
+	fs.Int64Var(&f.after, "after", 0, "start after this sequence number")
+	fs.StringSliceVar(&f.subjects, "subject", nil, "only these subjects (repeatable; or give them as arguments)")
+	fs.StringSliceVar(&f.typ, "type", nil, "only these event types, e.g. CHANGE_ANNOUNCED, BACKFILL_COMPLETED (repeatable)")
 }
 
 // withArgs adds the subjects given as arguments and returns the event
@@ -285,22 +275,13 @@ func printEvent(w io.Writer, e *registryv1.Event) {
 
 // watchEvents follows the stream, resuming after the last event printed.
 func watchEvents(ctx context.Context, g *client.Globals, rc registryv1.RegistryServiceClient, req *registryv1.WatchEventsRequest, w io.Writer) error {
-	return client.Follow(ctx, g, "watch events",
+	return client.Watch(ctx, g, "watch events", w,
 		func() (grpc.ServerStreamingClient[registryv1.WatchEventsResponse], error) {
 			return rc.WatchEvents(ctx, req)
 		},
-		func(resp *registryv1.WatchEventsResponse) error {
+		func(resp *registryv1.WatchEventsResponse) *registryv1.Event {
 			e := resp.GetEvent()
 			req.AfterSequence = e.GetSequence()
-			if g.JSON() {
-				b, err := output.MarshalProto(output.Line, e)
-				if err != nil {
-					return err
-				}
-				_, err = fmt.Fprintln(w, string(b))
-				return err
-			}
-			printEvent(w, e)
-			return nil
-		})
+			return e
+		}, printEvent)
 }

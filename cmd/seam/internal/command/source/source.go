@@ -20,6 +20,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"go.yaml.in/yaml/v3"
 	"golang.org/x/term"
 	"google.golang.org/grpc"
@@ -38,19 +39,22 @@ import (
 // sourceFlags are the flags every `seam source postgres` command shares.
 type sourceFlags struct {
 	name, source, target string
+	// needSource makes --source required (by the commands that change
+	// the source database, not only read the target).
+	needSource bool
 }
 
-func (f *sourceFlags) register(cmd *cobra.Command, needSource bool) {
-	cmd.Flags().StringVar(&f.name, "name", "", "name of the source (its slot and publication are seam_NAME)")
-	cmd.Flags().StringVar(&f.target, "target", "", "PostgreSQL URL of the target: the replica and the source's state")
+func (f *sourceFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&f.name, "name", "", "name of the source (its slot and publication are seam_NAME)")
+	fs.StringVar(&f.target, "target", "", "PostgreSQL URL of the target: the replica and the source's state")
 	src := "PostgreSQL URL of the database to capture"
-	if !needSource {
+	if !f.needSource {
 		src += " (optional: to show the lag)"
 	}
-	cmd.Flags().StringVar(&f.source, "source", "", src)
+	fs.StringVar(&f.source, "source", "", src)
 }
 
-func (f *sourceFlags) check(needSource bool) error {
+func (f *sourceFlags) check() error {
 	var miss []string
 	if f.name == "" {
 		miss = append(miss, "--name")
@@ -58,7 +62,7 @@ func (f *sourceFlags) check(needSource bool) error {
 	if f.target == "" {
 		miss = append(miss, "--target (or SEAM_TARGET)")
 	}
-	if needSource && f.source == "" {
+	if f.needSource && f.source == "" {
 		miss = append(miss, "--source (or SEAM_SOURCE)")
 	}
 	if len(miss) > 0 {
@@ -103,68 +107,65 @@ docs/sources.md explains the design.`,
 }
 
 func newSourceRunCmd(g *client.Globals) *cobra.Command {
-	var f sourceFlags
+	f := sourceFlags{needSource: true}
 	cfg := postgres.Config{}
 	var metricsAddr string
-	cmd := &cobra.Command{
-		Use:   "run",
+	return g.Command("run", cobra.NoArgs, client.Help{
 		Short: "Snapshot and stream tables until interrupted; a restart resumes where it stopped",
 		Example: `  seam source postgres run --name shop --source postgres://repl@db/shop \
     --target postgres://seam@warehouse/replica --table public.payments --table accounts`,
-		Args: cobra.NoArgs,
-		RunE: g.Run(func(cmd *cobra.Command, _ []string, conn grpc.ClientConnInterface) error {
-			if err := f.check(true); err != nil {
-				return err
-			}
-			ctx := cmd.Context()
-			cfg.Name, cfg.SourceURL, cfg.TargetURL = f.name, f.source, f.target
-			cfg.Gate, cfg.Registry = gatev1.NewGateServiceClient(conn), registryv1.NewRegistryServiceClient(conn)
-			// The log and the progress bar share standard error from
-			// several goroutines.
-			stderr := output.Locked(cmd.ErrOrStderr())
-			log, err := telemetry.NewLogger(stderr, "text", "info")
+		Flags: func(fs *pflag.FlagSet) {
+			f.register(fs)
+			fs.StringSliceVar(&cfg.Tables, "table", nil, "table to replicate, schema.table or table (repeat, or separate with commas)")
+			fs.StringVar(&cfg.SubjectPrefix, "subject-prefix", "", "prefix of the tables' subjects (default pg.DATABASE.)")
+			fs.StringVar(&cfg.Owner, "owner", "", "owner of the contracts registered (default cdc-NAME)")
+			fs.StringVar(&cfg.TargetSchema, "target-schema", "replica", "schema of the replica tables in the target")
+			fs.IntVar(&cfg.SnapshotWorkers, "workers", 4, "snapshot chunks read in parallel")
+			fs.IntVar(&cfg.ChunkRows, "chunk-rows", 50_000, "rows per snapshot chunk (a primary-key range)")
+			fs.IntVar(&cfg.BatchRecords, "batch-records", 1000, "most records in one batch sent to the gate")
+			fs.BoolVar(&cfg.HardDeletes, "hard-deletes", false, "remove deleted rows from the replica instead of keeping a tombstone")
+			fs.DurationVar(&cfg.PollInterval, "poll", 2*time.Second, "how often a halted table looks for its migration version")
+			fs.DurationVar(&cfg.SnapshotTransactionLimit, "snapshot-transaction-limit", 10*time.Minute, "end a snapshot worker's transaction at the source (which holds back VACUUM) after its chunk once it is this old, and read the chunks left in a fresh snapshot; negative: one snapshot for the whole read")
+			fs.DurationVar(&cfg.HeartbeatInterval, "heartbeat-interval", 0, "write a heartbeat row (table public.seam_heartbeat, added to the publication) this often, so the slot moves even when no keepalive does it; 0: none")
+			fs.StringVar(&metricsAddr, "metrics-addr", "", "serve Prometheus metrics on this address (host:port)")
+		},
+	}, func(cmd *cobra.Command, _ []string, conn grpc.ClientConnInterface) error {
+		if err := f.check(); err != nil {
+			return err
+		}
+		ctx := cmd.Context()
+		cfg.Name, cfg.SourceURL, cfg.TargetURL = f.name, f.source, f.target
+		cfg.Gate, cfg.Registry = gatev1.NewGateServiceClient(conn), registryv1.NewRegistryServiceClient(conn)
+		// The log and the progress bar share standard error from
+		// several goroutines.
+		stderr := output.Locked(cmd.ErrOrStderr())
+		log, err := telemetry.NewLogger(stderr, "text", "info")
+		if err != nil {
+			return err
+		}
+		cfg.Logger = log
+		tel, err := telemetry.Setup(ctx, telemetry.Config{ServiceName: "seam-source-postgres", Version: g.Version})
+		if err != nil {
+			return exit.Usagef("%w", err)
+		}
+		defer func() { _ = tel.Shutdown(context.Background()) }() // on exit: nothing left to report it to
+		cfg.Meter = tel.Meter("github.com/seamdata/seam/sources/postgres")
+		if metricsAddr != "" {
+			stop, err := serveMetrics(metricsAddr, tel.Metrics)
 			if err != nil {
 				return err
 			}
-			cfg.Logger = log
-			tel, err := telemetry.Setup(ctx, telemetry.Config{ServiceName: "seam-source-postgres", Version: g.Version})
-			if err != nil {
-				return exit.Usagef("%w", err)
-			}
-			defer func() { _ = tel.Shutdown(context.Background()) }() // on exit: nothing left to report it to
-			cfg.Meter = tel.Meter("github.com/seamdata/seam/sources/postgres")
-			if metricsAddr != "" {
-				stop, err := serveMetrics(metricsAddr, tel.Metrics)
-				if err != nil {
-					return err
-				}
-				defer stop()
-			}
-			bar := newRowsBar(stderr, cmd.ErrOrStderr())
-			cfg.Progress = bar.update
-			cfg.Ready = bar.done
-			src, err := postgres.New(cfg)
-			if err != nil {
-				return exit.Usagef("%w", err)
-			}
-			return src.Run(ctx)
-		}),
-	}
-	f.register(cmd, true)
-	fl := cmd.Flags()
-	fl.StringSliceVar(&cfg.Tables, "table", nil, "table to replicate, schema.table or table (repeat, or separate with commas)")
-	fl.StringVar(&cfg.SubjectPrefix, "subject-prefix", "", "prefix of the tables' subjects (default pg.DATABASE.)")
-	fl.StringVar(&cfg.Owner, "owner", "", "owner of the contracts registered (default cdc-NAME)")
-	fl.StringVar(&cfg.TargetSchema, "target-schema", "replica", "schema of the replica tables in the target")
-	fl.IntVar(&cfg.SnapshotWorkers, "workers", 4, "snapshot chunks read in parallel")
-	fl.IntVar(&cfg.ChunkRows, "chunk-rows", 50_000, "rows per snapshot chunk (a primary-key range)")
-	fl.IntVar(&cfg.BatchRecords, "batch-records", 1000, "most records in one batch sent to the gate")
-	fl.BoolVar(&cfg.HardDeletes, "hard-deletes", false, "remove deleted rows from the replica instead of keeping a tombstone")
-	fl.DurationVar(&cfg.PollInterval, "poll", 2*time.Second, "how often a halted table looks for its migration version")
-	fl.DurationVar(&cfg.SnapshotTransactionLimit, "snapshot-transaction-limit", 10*time.Minute, "end a snapshot worker's transaction at the source (which holds back VACUUM) after its chunk once it is this old, and read the chunks left in a fresh snapshot; negative: one snapshot for the whole read")
-	fl.DurationVar(&cfg.HeartbeatInterval, "heartbeat-interval", 0, "write a heartbeat row (table public.seam_heartbeat, added to the publication) this often, so the slot moves even when no keepalive does it; 0: none")
-	fl.StringVar(&metricsAddr, "metrics-addr", "", "serve Prometheus metrics on this address (host:port)")
-	return cmd
+			defer stop()
+		}
+		bar := newRowsBar(stderr, cmd.ErrOrStderr())
+		cfg.Progress = bar.update
+		cfg.Ready = bar.done
+		src, err := postgres.New(cfg)
+		if err != nil {
+			return exit.Usagef("%w", err)
+		}
+		return src.Run(ctx)
+	})
 }
 
 // serveMetrics serves /metrics until stopped.
@@ -242,60 +243,56 @@ func (b *rowsBar) done() {
 
 func newSourceStatusCmd(g *client.Globals) *cobra.Command {
 	var f sourceFlags
-	cmd := &cobra.Command{
-		Use:     "status",
+	return client.Leaf("status", cobra.NoArgs, client.Help{
 		Short:   "Show a source's phase, positions, snapshot progress, held changes and lag",
 		Example: `  seam source postgres status --name shop --target postgres://seam@warehouse/replica --source postgres://repl@db/shop`,
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := f.check(false); err != nil {
-				return err
+		Flags:   f.register,
+	}, func(cmd *cobra.Command, _ []string) error {
+		if err := f.check(); err != nil {
+			return err
+		}
+		if err := g.ValidateOutput(); err != nil {
+			return err
+		}
+		st, err := readSourceStatus(cmd.Context(), &f)
+		if err != nil {
+			return err
+		}
+		if g.JSON() {
+			return output.Value(cmd.OutOrStdout(), st)
+		}
+		w := cmd.OutOrStdout()
+		fmt.Fprintf(w, "source %s (slot %s): %s; handoff at %s, staged to %s", st.Name, st.Slot, st.Phase, st.ConsistentLSN, st.CaptureLSN)
+		if st.SourceLSN != "" {
+			fmt.Fprintf(w, ", source at %s (lag %d bytes)", st.SourceLSN, st.LagBytes)
+		}
+		fmt.Fprintf(w, "; change stream at %d\n", st.Outbox)
+		for _, sl := range st.Slots {
+			kind := "slot"
+			if sl.Temporary {
+				kind = "temporary slot"
 			}
-			if err := g.ValidateOutput(); err != nil {
-				return err
-			}
-			st, err := readSourceStatus(cmd.Context(), &f)
-			if err != nil {
-				return err
-			}
-			if g.JSON() {
-				return output.Value(cmd.OutOrStdout(), st)
-			}
-			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "source %s (slot %s): %s; handoff at %s, staged to %s", st.Name, st.Slot, st.Phase, st.ConsistentLSN, st.CaptureLSN)
-			if st.SourceLSN != "" {
-				fmt.Fprintf(w, ", source at %s (lag %d bytes)", st.SourceLSN, st.LagBytes)
-			}
-			fmt.Fprintf(w, "; change stream at %d\n", st.Outbox)
-			for _, sl := range st.Slots {
-				kind := "slot"
-				if sl.Temporary {
-					kind = "temporary slot"
+			fmt.Fprintf(w, "%s %s keeps %s of WAL at the source (confirmed %s, active %v)\n", kind, sl.Name, bytesText(sl.RetainedBytes), sl.ConfirmedLSN, sl.Active)
+		}
+		if ot := st.OpenTransaction; ot != nil {
+			fmt.Fprintf(w, "HOLDING %d transaction(s) open at the source since %s (%s): VACUUM cannot remove rows deleted since then; it ends when the snapshot has been read\n",
+				ot.Backends, ot.Since.UTC().Format(time.RFC3339), ot.Age.Round(time.Second))
+		}
+		fmt.Fprintln(w)
+		printSourceTables(w, st.Tables)
+		for _, t := range st.Tables {
+			if t.Halt != nil {
+				fmt.Fprintf(w, "\n%s HALTED (%s): %s\n", t.Table, t.Halt.Reason, t.Halt.Message)
+				if len(t.Halt.Partitions) > 0 {
+					fmt.Fprintf(w, "  gate partitions: %s (seam monitor %s)\n", strings.Join(t.Halt.Partitions, ", "), t.Subject)
 				}
-				fmt.Fprintf(w, "%s %s keeps %s of WAL at the source (confirmed %s, active %v)\n", kind, sl.Name, bytesText(sl.RetainedBytes), sl.ConfirmedLSN, sl.Active)
-			}
-			if ot := st.OpenTransaction; ot != nil {
-				fmt.Fprintf(w, "HOLDING %d transaction(s) open at the source since %s (%s): VACUUM cannot remove rows deleted since then; it ends when the snapshot has been read\n",
-					ot.Backends, ot.Since.UTC().Format(time.RFC3339), ot.Age.Round(time.Second))
-			}
-			fmt.Fprintln(w)
-			printSourceTables(w, st.Tables)
-			for _, t := range st.Tables {
-				if t.Halt != nil {
-					fmt.Fprintf(w, "\n%s HALTED (%s): %s\n", t.Table, t.Halt.Reason, t.Halt.Message)
-					if len(t.Halt.Partitions) > 0 {
-						fmt.Fprintf(w, "  gate partitions: %s (seam monitor %s)\n", strings.Join(t.Halt.Partitions, ", "), t.Subject)
-					}
-					if t.Halt.Reason == "SCHEMA_CHANGE" {
-						fmt.Fprintf(w, "  the migration starts from: seam source postgres proposal %s --name %s --target ... > migration.yaml\n", t.Table, st.Name)
-					}
+				if t.Halt.Reason == "SCHEMA_CHANGE" {
+					fmt.Fprintf(w, "  the migration starts from: seam source postgres proposal %s --name %s --target ... > migration.yaml\n", t.Table, st.Name)
 				}
 			}
-			return nil
-		},
-	}
-	f.register(cmd, false)
-	return cmd
+		}
+		return nil
+	})
 }
 
 // bytesText prints a byte count in binary units.
@@ -360,8 +357,7 @@ func newSourceChangesCmd(g *client.Globals) *cobra.Command {
 	var f sourceFlags
 	var after int64
 	var follow bool
-	cmd := &cobra.Command{
-		Use:   "changes",
+	return client.Leaf("changes", cobra.NoArgs, client.Help{
 		Short: "Print the accepted change stream as NDJSON, from a sequence on",
 		Long: `Print the canonical changes the gate accepted and the replica applied,
 one JSON object per line with the stream sequence, the table, the
@@ -369,55 +365,53 @@ operation (r snapshot read, i, u, d, t truncate), the source position and
 the record. A pipeline resumes with --after set to the last sequence it
 processed; --follow keeps waiting for new changes.`,
 		Example: `  seam source postgres changes --name shop --target postgres://seam@warehouse/replica --after 1200 --follow`,
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := f.check(false); err != nil {
-				return err
-			}
-			ctx := cmd.Context()
-			target, _, err := (&sourceFlags{target: f.target}).pools(ctx)
-			if err != nil {
-				return err
-			}
-			defer target.Close()
-			w := cmd.OutOrStdout()
-			for {
-				batch, err := postgres.ReadChanges(ctx, target, f.name, after, 1000)
-				if err != nil {
-					if ctx.Err() != nil {
-						return nil
-					}
-					return exit.Failf("%w", err)
-				}
-				for _, c := range batch {
-					fmt.Fprintf(w, `{"sequence":%d,"table":%q,"subject":%q,"op":%q,"lsn":%q,"seq":%d,"contract_version":%d,"record_id":%q,"record":%s}`+"\n",
-						c.Sequence, c.Table, c.Subject, c.Op, c.LSN, c.Seq, c.ContractVersion, c.RecordID, c.Record)
-					after = c.Sequence
-				}
-				if len(batch) == 1000 {
-					continue
-				}
-				if !follow {
-					return nil
-				}
-				select {
-				case <-ctx.Done():
-					return nil
-				case <-time.After(500 * time.Millisecond):
-				}
-			}
+		Flags: func(fs *pflag.FlagSet) {
+			f.register(fs)
+			fs.Int64Var(&after, "after", 0, "start after this sequence")
+			fs.BoolVar(&follow, "follow", false, "keep printing new changes until interrupted")
 		},
-	}
-	f.register(cmd, false)
-	cmd.Flags().Int64Var(&after, "after", 0, "start after this sequence")
-	cmd.Flags().BoolVar(&follow, "follow", false, "keep printing new changes until interrupted")
-	return cmd
+	}, func(cmd *cobra.Command, _ []string) error {
+		if err := f.check(); err != nil {
+			return err
+		}
+		ctx := cmd.Context()
+		target, _, err := (&sourceFlags{target: f.target}).pools(ctx)
+		if err != nil {
+			return err
+		}
+		defer target.Close()
+		w := cmd.OutOrStdout()
+		for {
+			batch, err := postgres.ReadChanges(ctx, target, f.name, after, 1000)
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return exit.Failf("%w", err)
+			}
+			for _, c := range batch {
+				fmt.Fprintf(w, `{"sequence":%d,"table":%q,"subject":%q,"op":%q,"lsn":%q,"seq":%d,"contract_version":%d,"record_id":%q,"record":%s}`+"\n",
+					c.Sequence, c.Table, c.Subject, c.Op, c.LSN, c.Seq, c.ContractVersion, c.RecordID, c.Record)
+				after = c.Sequence
+			}
+			if len(batch) == 1000 {
+				continue
+			}
+			if !follow {
+				return nil
+			}
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(500 * time.Millisecond):
+			}
+		}
+	})
 }
 
 func newSourceProposalCmd(g *client.Globals) *cobra.Command {
 	var f sourceFlags
-	cmd := &cobra.Command{
-		Use:   "proposal TABLE",
+	return client.Leaf("proposal TABLE", cobra.ExactArgs(1), client.Help{
 		Short: "Print the contract a halted table's new columns imply: the start of its migration version",
 		Long: `Print, as YAML that seam contract register -f reads, the contract the
 halted table's new shape implies: the active version's fields, checks and
@@ -428,47 +422,43 @@ comment at the top saying why no cast can do it; the table resumes and its held 
 log order through it.`,
 		Example: `  seam source postgres proposal public.payments --name shop --target postgres://seam@warehouse/replica > migration.yaml
   seam contract register -f migration.yaml --override-reason "INC-12: memo dropped at the source"`,
-		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := f.check(false); err != nil {
-				return err
+		Flags: f.register,
+	}, func(cmd *cobra.Command, args []string) error {
+		if err := f.check(); err != nil {
+			return err
+		}
+		st, err := readSourceStatus(cmd.Context(), &sourceFlags{name: f.name, target: f.target})
+		if err != nil {
+			return err
+		}
+		tn, err := postgres.ParseTableName(args[0])
+		if err != nil {
+			return exit.Usagef("%w", err)
+		}
+		for _, t := range st.Tables {
+			if t.Table != tn.String() {
+				continue
 			}
-			st, err := readSourceStatus(cmd.Context(), &sourceFlags{name: f.name, target: f.target})
-			if err != nil {
-				return err
+			if t.Halt == nil || len(t.Halt.Proposed) == 0 {
+				return exit.Failf("table %s is %s, not halted by a schema change: nothing to migrate", t.Table, t.Phase)
 			}
-			tn, err := postgres.ParseTableName(args[0])
-			if err != nil {
-				return exit.Usagef("%w", err)
+			var c contractv1.Contract
+			if err := protojson.Unmarshal(t.Halt.Proposed, &c); err != nil {
+				return fmt.Errorf("the proposal of %s: %w", t.Table, err)
 			}
-			for _, t := range st.Tables {
-				if t.Table != tn.String() {
-					continue
-				}
-				if t.Halt == nil || len(t.Halt.Proposed) == 0 {
-					return exit.Failf("table %s is %s, not halted by a schema change: nothing to migrate", t.Table, t.Phase)
-				}
-				var c contractv1.Contract
-				if err := protojson.Unmarshal(t.Halt.Proposed, &c); err != nil {
-					return fmt.Errorf("the proposal of %s: %w", t.Table, err)
-				}
-				w := cmd.OutOrStdout()
-				for _, n := range t.Halt.ProposalNotes {
-					fmt.Fprintf(w, "# EDIT BEFORE REGISTERING: %s\n", n)
-				}
-				return printContractYAML(w, &c)
+			w := cmd.OutOrStdout()
+			for _, n := range t.Halt.ProposalNotes {
+				fmt.Fprintf(w, "# EDIT BEFORE REGISTERING: %s\n", n)
 			}
-			return exit.Failf("source %s replicates no table %s", f.name, tn)
-		},
-	}
-	f.register(cmd, false)
-	return cmd
+			return printContractYAML(w, &c)
+		}
+		return exit.Failf("source %s replicates no table %s", f.name, tn)
+	})
 }
 
 func newSourceDropCmd(g *client.Globals) *cobra.Command {
-	var f sourceFlags
-	cmd := &cobra.Command{
-		Use:   "drop",
+	f := sourceFlags{needSource: true}
+	return client.Leaf("drop", cobra.NoArgs, client.Help{
 		Short: "Remove a stopped source: its slot and publication, and its state in the target (the replica tables stay)",
 		Long: `Remove a source that is not running: the replication slot (so the
 source database stops keeping WAL for it) and the publication, and the
@@ -476,27 +466,24 @@ source's positions, staged changes and change stream in the target. The
 replica tables are left in place. A later run starts afresh with a new
 snapshot.`,
 		Example: `  seam source postgres drop --name shop --source postgres://repl@db/shop --target postgres://seam@warehouse/replica`,
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := f.check(true); err != nil {
-				return err
-			}
-			ctx := cmd.Context()
-			target, source, err := f.pools(ctx)
-			if err != nil {
-				return err
-			}
-			defer target.Close()
-			defer source.Close()
-			if err := postgres.Drop(ctx, target, source, f.name); err != nil {
-				return exit.Failf("%w", err)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "source %s dropped: slot and publication seam_%s removed, state removed; replica tables kept\n", f.name, f.name)
-			return nil
-		},
-	}
-	f.register(cmd, true)
-	return cmd
+		Flags:   f.register,
+	}, func(cmd *cobra.Command, _ []string) error {
+		if err := f.check(); err != nil {
+			return err
+		}
+		ctx := cmd.Context()
+		target, source, err := f.pools(ctx)
+		if err != nil {
+			return err
+		}
+		defer target.Close()
+		defer source.Close()
+		if err := postgres.Drop(ctx, target, source, f.name); err != nil {
+			return exit.Failf("%w", err)
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "source %s dropped: slot and publication seam_%s removed, state removed; replica tables kept\n", f.name, f.name)
+		return nil
+	})
 }
 
 // printSourceMonitor is the source section of `seam monitor SUBJECT

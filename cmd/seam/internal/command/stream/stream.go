@@ -87,37 +87,35 @@ func newStreamJetStreamCmd(g *client.Globals) *cobra.Command {
 	var f streamFlags
 	var url string
 	var js jetstream.Config
-	cmd := &cobra.Command{
-		Use:   "jetstream",
+	return g.Command("jetstream", cobra.NoArgs, client.Help{
 		Short: "Connect a NATS JetStream subject through the gate",
 		Example: `  seam stream jetstream --name orders --subject shop.orders --event-time created_at \
     --stream ORDERS --source-subject orders.raw --output-stream ORDERS_CANON --output-subject orders.canonical`,
-		Args: cobra.NoArgs,
-		RunE: g.Run(func(cmd *cobra.Command, _ []string, conn grpc.ClientConnInterface) error {
-			if err := f.prepare(); err != nil {
-				return err
-			}
-			nc, err := nats.Connect(url, nats.Name("seam-stream-"+f.cfg.Name), nats.MaxReconnects(-1))
-			if err != nil {
-				return exit.Usagef("connect to NATS at %s: %w", url, err)
-			}
-			defer nc.Close()
-			js.Connector = f.cfg.Name
-			part, err := jetstream.Open(cmd.Context(), nc, js)
-			if err != nil {
-				return exit.Usagef("%w", err)
-			}
-			return runStream(cmd, g, &f, conn, []stream.Partition{part})
-		}),
-	}
-	f.register(cmd.Flags())
-	cmd.Flags().StringVar(&url, "nats-url", nats.DefaultURL, "NATS server URL")
-	cmd.Flags().StringVar(&js.Stream, "stream", "", "source stream (required)")
-	cmd.Flags().StringVar(&js.Subject, "source-subject", "", "read only this subject of the source stream")
-	cmd.Flags().StringVar(&js.OutputStream, "output-stream", "", "stream holding the output subject (required)")
-	cmd.Flags().StringVar(&js.OutputSubject, "output-subject", "", "subject the accepted canonical records go to; written by this connector alone (required)")
-	cmd.Flags().IntVar(&js.JournalReplicas, "journal-replicas", 1, "replicas of the journal stream the connector creates")
-	return cmd
+		Flags: func(fs *pflag.FlagSet) {
+			f.register(fs)
+			fs.StringVar(&url, "nats-url", nats.DefaultURL, "NATS server URL")
+			fs.StringVar(&js.Stream, "stream", "", "source stream (required)")
+			fs.StringVar(&js.Subject, "source-subject", "", "read only this subject of the source stream")
+			fs.StringVar(&js.OutputStream, "output-stream", "", "stream holding the output subject (required)")
+			fs.StringVar(&js.OutputSubject, "output-subject", "", "subject the accepted canonical records go to; written by this connector alone (required)")
+			fs.IntVar(&js.JournalReplicas, "journal-replicas", 1, "replicas of the journal stream the connector creates")
+		},
+	}, func(cmd *cobra.Command, _ []string, conn grpc.ClientConnInterface) error {
+		if err := f.prepare(); err != nil {
+			return err
+		}
+		nc, err := nats.Connect(url, nats.Name("seam-stream-"+f.cfg.Name), nats.MaxReconnects(-1))
+		if err != nil {
+			return exit.Usagef("connect to NATS at %s: %w", url, err)
+		}
+		defer nc.Close()
+		js.Connector = f.cfg.Name
+		part, err := jetstream.Open(cmd.Context(), nc, js)
+		if err != nil {
+			return exit.Usagef("%w", err)
+		}
+		return runStream(cmd, g, &f, conn, []stream.Partition{part})
+	})
 }
 
 func newStreamKafkaCmd(g *client.Globals) *cobra.Command {
@@ -125,38 +123,36 @@ func newStreamKafkaCmd(g *client.Globals) *cobra.Command {
 	var brokers string
 	var parts []int32
 	var kc kafka.Config
-	cmd := &cobra.Command{
-		Use:   "kafka",
+	return g.Command("kafka", cobra.NoArgs, client.Help{
 		Short: "Connect a Kafka topic through the gate",
 		Example: `  seam stream kafka --name orders --subject shop.orders --event-time created_at \
     --brokers kafka-1:9092,kafka-2:9092 --topic orders.raw --output-topic orders.canonical`,
-		Args: cobra.NoArgs,
-		RunE: g.Run(func(cmd *cobra.Command, _ []string, conn grpc.ClientConnInterface) error {
-			if err := f.prepare(); err != nil {
-				return err
+		Flags: func(fs *pflag.FlagSet) {
+			f.register(fs)
+			fs.StringVar(&brokers, "brokers", "127.0.0.1:9092", "Kafka bootstrap brokers, separated by commas")
+			fs.StringVar(&kc.Topic, "topic", "", "source topic (required)")
+			fs.Int32SliceVar(&parts, "partitions", nil, "read only these source partitions (default: all)")
+			fs.StringVar(&kc.Output, "output-topic", "", "output topic, at least as many partitions as the source (required)")
+			fs.StringVar(&kc.Journal, "journal-topic", "", "journal topic (default seam.journal.<name>; created when missing)")
+			fs.StringVar(&kc.Group, "group", "", "consumer group the position is mirrored to (default seam-stream-<name>)")
+		},
+	}, func(cmd *cobra.Command, _ []string, conn grpc.ClientConnInterface) error {
+		if err := f.prepare(); err != nil {
+			return err
+		}
+		kc.Connector, kc.Partitions = f.cfg.Name, parts
+		for _, b := range strings.Split(brokers, ",") {
+			if b = strings.TrimSpace(b); b != "" {
+				kc.Brokers = append(kc.Brokers, b)
 			}
-			kc.Connector, kc.Partitions = f.cfg.Name, parts
-			for _, b := range strings.Split(brokers, ",") {
-				if b = strings.TrimSpace(b); b != "" {
-					kc.Brokers = append(kc.Brokers, b)
-				}
-			}
-			kconn, ps, err := kafka.Open(cmd.Context(), kc)
-			if err != nil {
-				return exit.Usagef("%w", err)
-			}
-			defer kconn.Close()
-			return runStream(cmd, g, &f, conn, ps)
-		}),
-	}
-	f.register(cmd.Flags())
-	cmd.Flags().StringVar(&brokers, "brokers", "127.0.0.1:9092", "Kafka bootstrap brokers, separated by commas")
-	cmd.Flags().StringVar(&kc.Topic, "topic", "", "source topic (required)")
-	cmd.Flags().Int32SliceVar(&parts, "partitions", nil, "read only these source partitions (default: all)")
-	cmd.Flags().StringVar(&kc.Output, "output-topic", "", "output topic, at least as many partitions as the source (required)")
-	cmd.Flags().StringVar(&kc.Journal, "journal-topic", "", "journal topic (default seam.journal.<name>; created when missing)")
-	cmd.Flags().StringVar(&kc.Group, "group", "", "consumer group the position is mirrored to (default seam-stream-<name>)")
-	return cmd
+		}
+		kconn, ps, err := kafka.Open(cmd.Context(), kc)
+		if err != nil {
+			return exit.Usagef("%w", err)
+		}
+		defer kconn.Close()
+		return runStream(cmd, g, &f, conn, ps)
+	})
 }
 
 // prepare checks the flags before any broker is contacted.

@@ -68,8 +68,7 @@ func addPeerFlags(fs *pflag.FlagSet, c *node.Config, peers ...string) {
 // New returns `seam up`.
 func New(g *client.Globals) *cobra.Command {
 	cfg := node.Config{Services: node.ServiceNames, Bootstrap: true}
-	cmd := &cobra.Command{
-		Use:   "up",
+	return client.Leaf("up", cobra.NoArgs, client.Help{
 		Short: "Run all four services in one process on the embedded store",
 		Long: `Run the registry, adapter, idmap and gate in one process, on an embedded
 store under --data-dir. All gRPC services share one port and REST another;
@@ -82,14 +81,13 @@ default ./seam-data) finds both by itself.`,
 		Example: `  seam up
   seam up --data-dir /var/lib/seam --grpc-addr 0.0.0.0:7070 --http-addr 0.0.0.0:8080
   SEAM_LOG_FORMAT=json seam up`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg.Version = g.Version
-			return node.Run(cmd.Context(), cfg, node.Hooks{Notes: cmd.OutOrStdout(), Log: cmd.ErrOrStderr()})
+		Flags: func(fs *pflag.FlagSet) {
+			addServeFlags(fs, &cfg, "127.0.0.1:7070", "127.0.0.1:8080")
 		},
-	}
-	addServeFlags(cmd.Flags(), &cfg, "127.0.0.1:7070", "127.0.0.1:8080")
-	return cmd
+	}, func(cmd *cobra.Command, _ []string) error {
+		cfg.Version = g.Version
+		return node.Run(cmd.Context(), cfg, node.Hooks{Notes: cmd.OutOrStdout(), Log: cmd.ErrOrStderr()})
+	})
 }
 
 // ServeGroup returns the `seam <service>` group with its `serve` command;
@@ -100,19 +98,18 @@ func ServeGroup(g *client.Globals, service, what string) *cobra.Command {
 		Short: fmt.Sprintf("Commands of %s", what),
 	}
 	cfg := node.Config{Services: []string{service}}
-	serve := &cobra.Command{
-		Use:   "serve",
+	serve := client.Leaf("serve", cobra.NoArgs, client.Help{
 		Short: fmt.Sprintf("Run %s as its own process", what),
 		Example: fmt.Sprintf(`  seam %s serve --store postgres://seam@db:5432/seam --tokens-file /etc/seam/tokens.json \
     --service-token "$SEAM_SERVICE_TOKEN"%s`, service, peerExample(service)),
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg.Version = g.Version
-			return node.Run(cmd.Context(), cfg, node.Hooks{Notes: cmd.OutOrStdout(), Log: cmd.ErrOrStderr()})
+		Flags: func(fs *pflag.FlagSet) {
+			addServeFlags(fs, &cfg, "127.0.0.1:7070", "127.0.0.1:8080")
+			addPeerFlags(fs, &cfg, node.Peers(service)...)
 		},
-	}
-	addServeFlags(serve.Flags(), &cfg, "127.0.0.1:7070", "127.0.0.1:8080")
-	addPeerFlags(serve.Flags(), &cfg, node.Peers(service)...)
+	}, func(cmd *cobra.Command, _ []string) error {
+		cfg.Version = g.Version
+		return node.Run(cmd.Context(), cfg, node.Hooks{Notes: cmd.OutOrStdout(), Log: cmd.ErrOrStderr()})
+	})
 	group.AddCommand(serve)
 	return group
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/seamdata/seam/cmd/seam/internal/client"
 	"github.com/seamdata/seam/cmd/seam/internal/exit"
@@ -84,8 +85,7 @@ type FailureExample struct {
 func New(g *client.Globals) *cobra.Command {
 	var contractFile, canonicalFile, format string
 	var batchSize, firstN, workers int
-	cmd := &cobra.Command{
-		Use:   "validate --contract FILE DATA...",
+	return g.Local("validate --contract FILE DATA...", cobra.MinimumNArgs(1), client.Help{
 		Short: "Validate NDJSON, CSV or JSON files against a contract, offline",
 		Long: `Validate data files against a contract with the same compiled checks the
 gate runs, without a server: what a source team runs in its own CI next to
@@ -112,68 +112,67 @@ gate.`,
 		Example: `  seam validate --contract shop_orders_v1.yaml orders-2026-11-29.ndjson
   seam validate --contract shop_orders_v2.yaml --canonical commerce_order.yaml day.ndjson
   seam validate --contract shop_orders_v1.yaml export.csv -o json`,
-		Args: cobra.MinimumNArgs(1),
-		RunE: g.Local(func(cmd *cobra.Command, args []string) error {
-			if contractFile == "" {
-				return exit.Usagef("give the contract with --contract FILE")
-			}
-			if batchSize < 1 || firstN < 0 {
-				return exit.Usagef("--batch-size must be at least 1 and --first not negative")
-			}
-			c, err := contract.LoadFile(contractFile)
-			if err != nil {
-				return exit.Invalidf("%w", err)
-			}
-			models, err := canonicalModels(canonicalFile)
+		Flags: func(fs *pflag.FlagSet) {
+			fs.StringVar(&contractFile, "contract", "", "contract YAML to validate against")
+			fs.StringVar(&canonicalFile, "canonical", "", "canonical model YAML the contract's mapping fills, to check the mapping as the registry does")
+			fs.StringVar(&format, "format", "", "ndjson, csv or json (default: from each file's extension)")
+			fs.IntVar(&batchSize, "batch-size", 1000, "records per batch, as the gate receives them")
+			fs.IntVar(&firstN, "first", 10, "how many failing records to show")
+			fs.IntVar(&workers, "workers", 0, "parallel validators (default: one per core)")
+			g.AddOutputFlag(fs)
+		},
+	}, func(cmd *cobra.Command, args []string) error {
+		if contractFile == "" {
+			return exit.Usagef("give the contract with --contract FILE")
+		}
+		if batchSize < 1 || firstN < 0 {
+			return exit.Usagef("--batch-size must be at least 1 and --first not negative")
+		}
+		c, err := contract.LoadFile(contractFile)
+		if err != nil {
+			return exit.Invalidf("%w", err)
+		}
+		models, err := canonicalModels(canonicalFile)
+		if err != nil {
+			return err
+		}
+		if probs := admission.Check(c, models); len(probs) > 0 {
+			return exit.Invalidf("contract %s is invalid: %w", contractFile, probs)
+		}
+		if models == nil && c.GetMapping().GetCanonical() != "" {
+			fmt.Fprintf(cmd.ErrOrStderr(), "note: the mapping to %s was not checked; give its canonical model with --canonical FILE\n", c.GetMapping().GetCanonical())
+		}
+		plan, err := check.Compile(c)
+		if err != nil {
+			return exit.Invalidf("contract %s: %w", contractFile, err)
+		}
+		if workers <= 0 {
+			workers = runtime.GOMAXPROCS(0)
+		}
+		v := &validator{plan: plan, batch: batchSize, first: firstN, workers: workers, report: Report{Contract: contractFile}}
+		start := time.Now()
+		for _, path := range args {
+			f, err := client.FileFormat(path, format)
 			if err != nil {
 				return err
 			}
-			if probs := admission.Check(c, models); len(probs) > 0 {
-				return exit.Invalidf("contract %s is invalid: %w", contractFile, probs)
-			}
-			if models == nil && c.GetMapping().GetCanonical() != "" {
-				fmt.Fprintf(cmd.ErrOrStderr(), "note: the mapping to %s was not checked; give its canonical model with --canonical FILE\n", c.GetMapping().GetCanonical())
-			}
-			plan, err := check.Compile(c)
-			if err != nil {
-				return exit.Invalidf("contract %s: %w", contractFile, err)
-			}
-			if workers <= 0 {
-				workers = runtime.GOMAXPROCS(0)
-			}
-			v := &validator{plan: plan, batch: batchSize, first: firstN, workers: workers, report: Report{Contract: contractFile}}
-			start := time.Now()
-			for _, path := range args {
-				f, err := client.FileFormat(path, format)
-				if err != nil {
-					return err
-				}
-				if err := v.file(cmd, path, f); err != nil {
-					return err
-				}
-			}
-			v.finish(time.Since(start))
-			if g.JSON() {
-				if err := output.Value(cmd.OutOrStdout(), v.report); err != nil {
-					return err
-				}
-			} else if err := printValidate(cmd.OutOrStdout(), &v.report); err != nil {
+			if err := v.file(cmd, path, f); err != nil {
 				return err
 			}
-			if v.report.Blocked {
-				return exit.Failf("the partition would be BLOCKED: %s", blockedText(v.report.Decided))
+		}
+		v.finish(time.Since(start))
+		if g.JSON() {
+			if err := output.Value(cmd.OutOrStdout(), v.report); err != nil {
+				return err
 			}
-			return nil
-		}),
-	}
-	cmd.Flags().StringVar(&contractFile, "contract", "", "contract YAML to validate against")
-	cmd.Flags().StringVar(&canonicalFile, "canonical", "", "canonical model YAML the contract's mapping fills, to check the mapping as the registry does")
-	cmd.Flags().StringVar(&format, "format", "", "ndjson, csv or json (default: from each file's extension)")
-	cmd.Flags().IntVar(&batchSize, "batch-size", 1000, "records per batch, as the gate receives them")
-	cmd.Flags().IntVar(&firstN, "first", 10, "how many failing records to show")
-	cmd.Flags().IntVar(&workers, "workers", 0, "parallel validators (default: one per core)")
-	g.AddOutputFlag(cmd.Flags())
-	return cmd
+		} else if err := printValidate(cmd.OutOrStdout(), &v.report); err != nil {
+			return err
+		}
+		if v.report.Blocked {
+			return exit.Failf("the partition would be BLOCKED: %s", blockedText(v.report.Decided))
+		}
+		return nil
+	})
 }
 
 // canonicalModels returns the models --canonical names (nil without it).

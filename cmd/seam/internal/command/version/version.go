@@ -28,19 +28,15 @@ func Resolve(linked string) string {
 
 // New returns `seam version`.
 func New(g *client.Globals) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:     "version",
+	return g.Local("version", cobra.NoArgs, client.Help{
 		Short:   "Print the version of seam",
 		Example: "  seam version",
-		Args:    cobra.NoArgs,
-		RunE: g.Local(func(cmd *cobra.Command, _ []string) error {
-			if g.JSON() {
-				return output.Value(cmd.OutOrStdout(), map[string]string{"version": g.Version, "go": runtime.Version(), "os": runtime.GOOS, "arch": runtime.GOARCH})
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "seam %s (%s, %s/%s)\n", g.Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
-			return nil
-		}),
-	}
-	g.AddOutputFlag(cmd.Flags())
-	return cmd
+		Flags:   g.AddOutputFlag,
+	}, func(cmd *cobra.Command, _ []string) error {
+		if g.JSON() {
+			return output.Value(cmd.OutOrStdout(), map[string]string{"version": g.Version, "go": runtime.Version(), "os": runtime.GOOS, "arch": runtime.GOARCH})
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "seam %s (%s, %s/%s)\n", g.Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+		return nil
+	})
 }
