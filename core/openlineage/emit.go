@@ -3,7 +3,6 @@ package openlineage
 import (
 	"cmp"
 	"crypto/sha1"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +12,8 @@ import (
 	"time"
 
 	"github.com/seamdata/seam/core/check"
+	"github.com/seamdata/seam/core/idrule"
+	"github.com/seamdata/seam/core/lexical"
 )
 
 // Jobs and datasets of the events the gate emits (docs/openlineage.md):
@@ -324,7 +325,7 @@ func (e *Emitter) ReplayEvents(rp Replay) ([]Event, error) {
 		return nil, fmt.Errorf("openlineage: replay of %s: the replay id is required; it identifies the run", rp.Subject)
 	}
 	r := e.newRun(JobReplay, rp.Source, rp.Started, rp.Finished, "replay", rp.Subject, rp.ReplayID)
-	if isUUID(rp.ReplayID) {
+	if lexical.IsUUID([]byte(rp.ReplayID)) {
 		r.runID = strings.ToLower(rp.ReplayID)
 	}
 	if rp.PartitionFrom == rp.PartitionTo {
@@ -566,29 +567,8 @@ func nameUUID(parts ...string) string {
 		h.Write([]byte(p))
 		h.Write([]byte{0})
 	}
-	b := h.Sum(nil)[:16]
+	b := [16]byte(h.Sum(nil)[:16])
 	b[6] = b[6]&0x0f | 0x50
 	b[8] = b[8]&0x3f | 0x80
-	s := hex.EncodeToString(b)
-	return s[0:8] + "-" + s[8:12] + "-" + s[12:16] + "-" + s[16:20] + "-" + s[20:]
-}
-
-// isUUID reports whether s is a UUID in its canonical text form.
-func isUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i, c := range s {
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if !strings.ContainsRune("0123456789abcdefABCDEF", c) {
-				return false
-			}
-		}
-	}
-	return true
+	return idrule.FormatUUID(b)
 }
