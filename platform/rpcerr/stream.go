@@ -1,0 +1,28 @@
+package rpcerr
+
+import (
+	"errors"
+	"io"
+)
+
+// RecvHeader receives the first message of a client stream that must open
+// with a header, and returns the header (header reads it from the message;
+// the zero H means it has none). A stream that ends first, or opens with
+// something else, is refused as InvalidArgument naming the stream ("the
+// ingest stream is empty") with a violation of field "header" that says
+// what to send first (want). Other receive errors are returned as they are.
+func RecvHeader[M any, H comparable](recv func() (M, error), header func(M) H, stream, want string) (H, error) {
+	var none H
+	first, err := recv()
+	if errors.Is(err, io.EOF) {
+		return none, InvalidArgument("the "+stream+" stream is empty", FieldViolation{Field: "header", Description: want})
+	}
+	if err != nil {
+		return none, err
+	}
+	h := header(first)
+	if h == none {
+		return none, InvalidArgument("the "+stream+" stream must open with a header", FieldViolation{Field: "header", Description: want})
+	}
+	return h, nil
+}
