@@ -3,6 +3,8 @@ package rpcerr
 import (
 	"errors"
 	"io"
+
+	"google.golang.org/grpc"
 )
 
 // RecvHeader receives the first message of a client stream that must open
@@ -25,4 +27,28 @@ func RecvHeader[M any, H comparable](recv func() (M, error), header func(M) H, s
 		return none, InvalidArgument("the "+stream+" stream must open with a header", FieldViolation{Field: "header", Description: want})
 	}
 	return h, nil
+}
+
+// AnswerEach serves a bidirectional stream on which every request gets one
+// response, in order: it receives until the client closes its side (and
+// then returns nil), sending what answer returns for each request. The
+// first error of the stream or of answer ends the stream with it, since a
+// stream response has no room for an error.
+func AnswerEach[Req, Resp any](stream grpc.BidiStreamingServer[Req, Resp], answer func(*Req) (*Resp, error)) error {
+	for {
+		req, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		resp, err := answer(req)
+		if err != nil {
+			return err
+		}
+		if err := stream.Send(resp); err != nil {
+			return err
+		}
+	}
 }
