@@ -12,7 +12,9 @@ import (
 	"fmt"
 
 	"github.com/seamdata/seam/core/contract"
+	"github.com/seamdata/seam/core/mapping"
 	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
+	idmapv1 "github.com/seamdata/seam/proto/seam/idmap/v1"
 )
 
 // The YAML as people author it.
@@ -53,6 +55,17 @@ func PaySettlementsV1() *contractv1.Contract {
 // canonical model.
 func PaymentsSettlement() *contractv1.CanonicalModel {
 	return mustModel(PaymentsSettlementYAML, "payments_settlement.yaml")
+}
+
+// CustomerCatalog returns a fresh copy of the customer namespace as idmap
+// has it in the reference scenarios: the legacy-int and uuid formats that
+// shop.orders v1 and v2 identify customers by, for compiling their
+// mappings.
+func CustomerCatalog() mapping.StaticCatalog {
+	return mapping.StaticCatalog{"customer": {
+		{Name: "legacy-int", Kind: idmapv1.FormatKind_FORMAT_KIND_INT},
+		{Name: "uuid", Kind: idmapv1.FormatKind_FORMAT_KIND_UUID},
+	}}
 }
 
 // mustContract loads an embedded contract. The files are part of the

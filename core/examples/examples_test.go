@@ -5,6 +5,8 @@ import (
 
 	"github.com/seamdata/seam/core/contract"
 	"github.com/seamdata/seam/core/examples"
+	"github.com/seamdata/seam/core/mapping"
+	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
 )
 
 func TestExamplesLoadAndValidate(t *testing.T) {
@@ -30,5 +32,20 @@ func TestExamplesLoadAndValidate(t *testing.T) {
 	}
 	if first, second := examples.ShopOrdersV1(), examples.ShopOrdersV1(); first == second {
 		t.Error("ShopOrdersV1 returned the same pointer twice; callers may modify their copy")
+	}
+}
+
+// TestCustomerCatalog: the shop.orders versions compile into commerce.order
+// against the customer catalog, and each call returns its own copy.
+func TestCustomerCatalog(t *testing.T) {
+	for name, c := range map[string]*contractv1.Contract{"v1": examples.ShopOrdersV1(), "v2": examples.ShopOrdersV2()} {
+		if _, err := mapping.Compile(c, examples.CommerceOrder(), examples.CustomerCatalog()); err != nil {
+			t.Errorf("shop.orders %s does not compile against the customer catalog: %v", name, err)
+		}
+	}
+	first, second := examples.CustomerCatalog(), examples.CustomerCatalog()
+	first["customer"][0].Name = "changed"
+	if second["customer"][0].GetName() != "legacy-int" {
+		t.Error("CustomerCatalog returned shared formats; callers may modify their copy")
 	}
 }

@@ -34,7 +34,7 @@ func build(t testing.TB, source, canonical, fields string) (*contractv1.Contract
 func compile(t testing.TB, source, canonical, fields string) *mapping.Plan {
 	t.Helper()
 	src, canon := build(t, source, canonical, fields)
-	p, err := mapping.CompileVersion(src, canon, 3, customerCatalog)
+	p, err := mapping.CompileVersion(src, canon, 3, examples.CustomerCatalog())
 	if err != nil {
 		t.Fatalf("compile: %v", err)
 	}
@@ -372,7 +372,7 @@ func TestCompileProblems(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			src, canon := build(t, tc.source, tc.canonical, tc.fields)
-			p, err := mapping.Compile(src, canon, customerCatalog)
+			p, err := mapping.Compile(src, canon, examples.CustomerCatalog())
 			var problems contract.Problems
 			if !errors.As(err, &problems) {
 				t.Fatalf("got plan %v, error %v; want problems", p, err)

@@ -15,12 +15,6 @@ import (
 	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
 )
 
-// customerCatalog is the customer namespace as idmap has it.
-var customerCatalog = mapping.StaticCatalog{"customer": {
-	{Name: "legacy-int", Kind: idmapv1.FormatKind_FORMAT_KIND_INT},
-	{Name: "uuid", Kind: idmapv1.FormatKind_FORMAT_KIND_UUID},
-}}
-
 // customerUUID is the UUID the new customer service gave legacy customer n.
 func customerUUID(n int) string {
 	return fmt.Sprintf("0b8e5f6a-1c2d-4e3f-8a9b-%012x", n)
@@ -79,8 +73,8 @@ func fromTable(table map[string]string) func(string) (string, idmapv1.TranslateS
 // same record ids, so nothing downstream notices the format change.
 func TestOrdersV1AndV2AgreeOnCanonical(t *testing.T) {
 	t.Parallel()
-	v1 := compileOrders(t, examples.ShopOrdersV1(), customerCatalog)
-	v2 := compileOrders(t, examples.ShopOrdersV2(), customerCatalog)
+	v1 := compileOrders(t, examples.ShopOrdersV1(), examples.CustomerCatalog())
+	v2 := compileOrders(t, examples.ShopOrdersV2(), examples.CustomerCatalog())
 	const n = 500
 	var in1, in2 []byte
 	table := map[string]string{}
@@ -183,7 +177,7 @@ func FuzzMapOrders(f *testing.F) {
 	f.Add(recordtest.OrdersNDJSON(3))
 	f.Add([]byte(`{"order_id":"ORD-1","customer_id":"0b8e5f6a-1c2d-4e3f-8a9b-000000000007","created_at":"2025-02-30T00:00:00Z"}`))
 	f.Add([]byte("{\"order_id\":\"\\u0000\\\"\",\"items\":1e400}\n{"))
-	p := compileOrders(f, examples.ShopOrdersV2(), customerCatalog)
+	p := compileOrders(f, examples.ShopOrdersV2(), examples.CustomerCatalog())
 	f.Fuzz(func(t *testing.T, data []byte) {
 		batch, err := record.NewDecoder(p.Schema(), record.Options{MaxRecordBytes: 1 << 16}).Decode(recordv1.Format_FORMAT_NDJSON, data, 0)
 		if err != nil {

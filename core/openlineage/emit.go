@@ -3,7 +3,6 @@ package openlineage
 import (
 	"cmp"
 	"crypto/sha1"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +12,8 @@ import (
 	"time"
 
 	"github.com/seamdata/seam/core/check"
+	"github.com/seamdata/seam/core/idrule"
+	"github.com/seamdata/seam/core/lexical"
 )
 
 // Jobs and datasets of the events the gate emits (docs/openlineage.md):
@@ -125,13 +126,11 @@ type Source struct {
 	CanonicalVersion int64
 }
 
-// Batch is one batch the gate ingested.
-type Batch struct {
+// Judged is what the run of an ingest and the run of a seal both report:
+// the records of one partition of a source, and how the gate judged them.
+type Judged struct {
 	Source
-	Partition, BatchID string
-	// Status is the batch's verdict: ACCEPTED, PARTIAL, QUARANTINED or
-	// BLOCKED.
-	Status string
+	Partition string
 	// Blocked makes the run FAIL; Reason says why.
 	Blocked                         bool
 	Reason                          string
@@ -141,22 +140,23 @@ type Batch struct {
 	Started, Finished               time.Time
 }
 
+// Batch is one batch the gate ingested.
+type Batch struct {
+	Judged
+	BatchID string
+	// Status is the batch's verdict: ACCEPTED, PARTIAL, QUARANTINED or
+	// BLOCKED.
+	Status string
+}
+
 // Seal is a partition the gate sealed and judged.
 type Seal struct {
-	Source
-	Partition string
+	Judged
 	// Generation counts the sealings of the partition from 1; a partition
 	// sealed again (after a replacement) is a new run.
 	Generation int64
 	// Verdict is the partition's verdict, as the gate names it.
 	Verdict string
-	// Blocked makes the run FAIL; Reason says why.
-	Blocked                         bool
-	Reason                          string
-	Received, Accepted, Quarantined int64
-	Checks                          []CheckResult
-	Metrics                         Metrics
-	Started, Finished               time.Time
 }
 
 // Replay is a replay of quarantined records.
@@ -279,7 +279,7 @@ func (e *Emitter) BatchEvents(b Batch) ([]Event, error) {
 	r := e.newRun(JobIngest, b.Source, b.Started, b.Finished, "ingest", b.Subject, b.Partition, b.BatchID)
 	r.seam = map[string]any{"kind": JobIngest, "subject": b.Subject, "contractVersion": b.ContractVersion, "partition": b.Partition,
 		"batchId": b.BatchID, "status": b.Status, "received": b.Received, "accepted": b.Accepted, "quarantined": b.Quarantined}
-	r.judged(b.Partition, b.Checks, b.Metrics, b.Received, b.Accepted, b.Blocked, cmp.Or(b.Reason, "the batch was blocked"))
+	r.judged(b.Judged, "the batch was blocked")
 	return r.events()
 }
 
@@ -295,23 +295,23 @@ func (e *Emitter) SealEvents(s Seal) ([]Event, error) {
 	r := e.newRun(JobSeal, s.Source, s.Started, s.Finished, "seal", s.Subject, s.Partition, strconv.FormatInt(gen, 10))
 	r.seam = map[string]any{"kind": JobSeal, "subject": s.Subject, "contractVersion": s.ContractVersion, "partition": s.Partition,
 		"generation": gen, "verdict": s.Verdict, "received": s.Received, "accepted": s.Accepted, "quarantined": s.Quarantined}
-	r.judged(s.Partition, s.Checks, s.Metrics, s.Received, s.Accepted, s.Blocked, cmp.Or(s.Reason, "the partition was blocked"))
+	r.judged(s.Judged, "the partition was blocked")
 	return r.events()
 }
 
 // judged fills in a run that judged the records of a partition (an ingest
 // or a seal): its checks, its metrics (the row count is what it received
 // unless they say otherwise) and what it wrote. Nothing of a blocked run
-// is published, whatever it accepted: it fails with why and the output
-// has no rows.
-func (r *run) judged(partition string, checks []CheckResult, m Metrics, received, accepted int64, blocked bool, why string) {
-	r.partition = partition
-	r.checks, r.metrics, r.written = checks, m, accepted
+// is published, whatever it accepted: it fails with its Reason (or with
+// unexplained when it gives none) and the output has no rows.
+func (r *run) judged(j Judged, unexplained string) {
+	r.partition = j.Partition
+	r.checks, r.metrics, r.written = j.Checks, j.Metrics, j.Accepted
 	if r.metrics.RowCount == 0 {
-		r.metrics.RowCount = received
+		r.metrics.RowCount = j.Received
 	}
-	if blocked {
-		r.fail = why
+	if j.Blocked {
+		r.fail = cmp.Or(j.Reason, unexplained)
 		r.written = 0
 	}
 }
@@ -325,7 +325,7 @@ func (e *Emitter) ReplayEvents(rp Replay) ([]Event, error) {
 		return nil, fmt.Errorf("openlineage: replay of %s: the replay id is required; it identifies the run", rp.Subject)
 	}
 	r := e.newRun(JobReplay, rp.Source, rp.Started, rp.Finished, "replay", rp.Subject, rp.ReplayID)
-	if isUUID(rp.ReplayID) {
+	if lexical.IsUUID([]byte(rp.ReplayID)) {
 		r.runID = strings.ToLower(rp.ReplayID)
 	}
 	if rp.PartitionFrom == rp.PartitionTo {
@@ -567,29 +567,8 @@ func nameUUID(parts ...string) string {
 		h.Write([]byte(p))
 		h.Write([]byte{0})
 	}
-	b := h.Sum(nil)[:16]
+	b := [16]byte(h.Sum(nil)[:16])
 	b[6] = b[6]&0x0f | 0x50
 	b[8] = b[8]&0x3f | 0x80
-	s := hex.EncodeToString(b)
-	return s[0:8] + "-" + s[8:12] + "-" + s[12:16] + "-" + s[16:20] + "-" + s[20:]
-}
-
-// isUUID reports whether s is a UUID in its canonical text form.
-func isUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i, c := range s {
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if !strings.ContainsRune("0123456789abcdefABCDEF", c) {
-				return false
-			}
-		}
-	}
-	return true
+	return idrule.FormatUUID(b)
 }

@@ -136,7 +136,7 @@ func payments() openlineage.Source {
 }
 
 func batch(src openlineage.Source, id string) openlineage.Batch {
-	return openlineage.Batch{Source: src, Partition: "2026-03-02", BatchID: id, Status: "PARTIAL", Received: 3, Accepted: 2, Quarantined: 1,
+	return openlineage.Batch{BatchID: id, Status: "PARTIAL", Judged: openlineage.Judged{Source: src, Partition: "2026-03-02", Received: 3, Accepted: 2, Quarantined: 1,
 		Checks: []openlineage.CheckResult{
 			{Name: "customer_id.type", Rule: "type(customer_id, INT64)", Kind: "type", Field: "customer_id", Policy: "QUARANTINE", Passed: false, Failures: 1},
 			{Name: "order_id.unique", Rule: "unique(order_id)", Kind: "unique", Field: "order_id", Policy: "QUARANTINE", Passed: true},
@@ -147,7 +147,7 @@ func batch(src openlineage.Source, id string) openlineage.Batch {
 			"customer_id": {NullCount: 0, Count: i64(3)},
 			"amount":      {NullCount: 1, Count: i64(2), Sum: f64(104.5), Min: f64(19.5), Max: f64(85)},
 		}},
-		Started: t0, Finished: t1}
+		Started: t0, Finished: t1}}
 }
 
 // TestEventsValidate builds the events of every kind of run, for two
@@ -166,13 +166,13 @@ func TestEventsValidate(t *testing.T) {
 		if err := em.BatchIngested(blocked); err != nil {
 			t.Fatal(err)
 		}
-		if err := em.PartitionSealed(openlineage.Seal{Source: src, Partition: "2026-03-02", Generation: 1, Verdict: "PASSED",
+		if err := em.PartitionSealed(openlineage.Seal{Generation: 1, Verdict: "PASSED", Judged: openlineage.Judged{Source: src, Partition: "2026-03-02",
 			Received: 5, Accepted: 2, Quarantined: 3, Checks: []openlineage.CheckResult{
 				{Name: "customer_match", Rule: "match_rate(customer_id, min: 0.9)", Kind: "match_rate", Field: "customer_id", Policy: "ALERT",
 					Expected: "min 0.9", Actual: "0.02"},
 				{Name: "volume", Rule: "row_count(min: 1)", Kind: "row_count", Policy: "BLOCK", Passed: true, Actual: "5"}},
 			Metrics: openlineage.Metrics{Columns: map[string]openlineage.ColumnMetrics{"amount": {Sum: f64(math.Inf(1))}}},
-			Started: t0, Finished: t1}); err != nil {
+			Started: t0, Finished: t1}}); err != nil {
 			t.Fatal(err)
 		}
 		if err := em.Replayed(openlineage.Replay{Source: src, ReplayID: "b08215ac-e393-4cad-ab9f-1aeb4773bed5",
@@ -328,7 +328,7 @@ func TestRunShape(t *testing.T) {
 	if err := po.BatchIngested(b); err != nil || len(quiet.events) != 0 {
 		t.Errorf("PartitionsOnly: err %v, %d events; want none", err, len(quiet.events))
 	}
-	if err := po.PartitionSealed(openlineage.Seal{Source: orders(), Partition: "2026-03-02", Blocked: true}); err != nil || len(quiet.events) != 2 {
+	if err := po.PartitionSealed(openlineage.Seal{Judged: openlineage.Judged{Source: orders(), Partition: "2026-03-02", Blocked: true}}); err != nil || len(quiet.events) != 2 {
 		t.Errorf("PartitionsOnly seal: err %v, %d events; want 2", err, len(quiet.events))
 	}
 	if got := decode(t, quiet.events)[1].EventType; got != "FAIL" {
@@ -361,9 +361,9 @@ func TestRefusals(t *testing.T) {
 	t.Parallel()
 	em := openlineage.NewEmitter(openlineage.EmitterConfig{}, &sink{})
 	for name, err := range map[string]error{
-		"no subject":   em.BatchIngested(openlineage.Batch{Partition: "p", BatchID: "b"}),
-		"no batch id":  em.BatchIngested(openlineage.Batch{Source: orders(), Partition: "p"}),
-		"no partition": em.PartitionSealed(openlineage.Seal{Source: orders()}),
+		"no subject":   em.BatchIngested(openlineage.Batch{BatchID: "b", Judged: openlineage.Judged{Partition: "p"}}),
+		"no batch id":  em.BatchIngested(openlineage.Batch{Judged: openlineage.Judged{Source: orders(), Partition: "p"}}),
+		"no partition": em.PartitionSealed(openlineage.Seal{Judged: openlineage.Judged{Source: orders()}}),
 		"no replay id": em.Replayed(openlineage.Replay{Source: orders()}),
 	} {
 		if err == nil {

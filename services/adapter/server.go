@@ -2,9 +2,7 @@ package adapter
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"slices"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -103,22 +101,13 @@ func (s *Server) Adapt(ctx context.Context, req *adapterv1.AdaptRequest) (*adapt
 // the request's sequence, because a stream response has no error field.
 func (s *Server) AdaptStream(stream grpc.BidiStreamingServer[adapterv1.AdaptStreamRequest, adapterv1.AdaptStreamResponse]) error {
 	ctx := stream.Context()
-	for {
-		req, err := stream.Recv()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
+	return rpcerr.AnswerEach(stream, func(req *adapterv1.AdaptStreamRequest) (*adapterv1.AdaptStreamResponse, error) {
 		resp, err := s.adapt(ctx, req.GetRequest(), fmt.Sprintf("request sequence %d: ", req.GetSequence()))
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if err := stream.Send(&adapterv1.AdaptStreamResponse{Sequence: req.GetSequence(), Response: resp}); err != nil {
-			return err
-		}
-	}
+		return &adapterv1.AdaptStreamResponse{Sequence: req.GetSequence(), Response: resp}, nil
+	})
 }
 
 // adapt answers one batch; where prefixes messages of request-level errors.

@@ -602,19 +602,21 @@ func (s *Server) emitSeal(ctx context.Context, cv *compiled, st *gatev1.Partitio
 	c := st.GetCounts()
 	m := cv.contract.GetMapping()
 	seal := openlineage.Seal{
-		Source: openlineage.Source{Subject: st.GetSubject(), ContractVersion: int64(st.GetContractVersion()), Labels: cv.contract.GetLabels(),
-			Canonical: m.GetCanonical(), CanonicalVersion: int64(m.GetCanonicalVersion())},
-		Partition: st.GetPartition(),
+		Judged: openlineage.Judged{
+			Source: openlineage.Source{Subject: st.GetSubject(), ContractVersion: int64(st.GetContractVersion()), Labels: cv.contract.GetLabels(),
+				Canonical: m.GetCanonical(), CanonicalVersion: int64(m.GetCanonicalVersion())},
+			Partition: st.GetPartition(),
+			Blocked:   st.GetVerdict() == gatev1.PartitionVerdict_PARTITION_VERDICT_BLOCKED,
+			Reason:    st.GetNotice(),
+			Received:  c.GetReceived(), Accepted: c.GetAccepted(), Quarantined: c.GetQuarantined(),
+			Metrics:  openlineage.Metrics{RowCount: c.GetReceived(), Columns: columnMetrics(stats)},
+			Started:  started,
+			Finished: s.cfg.Clock(),
+		},
 		// Each sealing is its own run: the partition's attempt, amendment
 		// and seal time tell them apart (a replay re-seals a unit).
 		Generation: st.GetSealTime().AsTime().UnixMilli(),
 		Verdict:    strings.TrimPrefix(st.GetVerdict().String(), "PARTITION_VERDICT_"),
-		Blocked:    st.GetVerdict() == gatev1.PartitionVerdict_PARTITION_VERDICT_BLOCKED,
-		Reason:     st.GetNotice(),
-		Received:   c.GetReceived(), Accepted: c.GetAccepted(), Quarantined: c.GetQuarantined(),
-		Metrics:  openlineage.Metrics{RowCount: c.GetReceived(), Columns: columnMetrics(stats)},
-		Started:  started,
-		Finished: s.cfg.Clock(),
 	}
 	plan := map[string]*check.Check{}
 	for i, ch := range cv.plan.Checks() {

@@ -1,10 +1,8 @@
 package gate
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -64,85 +62,42 @@ func validateWindow(w *gatev1.ReplayWindow) error {
 	return nil
 }
 
-// replayGroup is held records re-encoded as one batch: JSON records as
-// NDJSON lines, CSV rows under their header.
-type replayGroup struct {
-	format recordv1.Format
-	header []byte // of a CSV group
-	data   bytes.Buffer
-	rows   []int // index into the page, per record of the batch
-}
-
 // evaluate runs held records through the compiled contract, the adapter
 // and idmap, as a batch would be, but judges each record alone: a replay
 // has no batch to block.
 func (s *Server) evaluate(ctx context.Context, cv *compiled, subject, replayID string, page []heldRow) ([]replayVerdict, error) {
 	out := make([]replayVerdict, len(page))
-	groups := map[string]*replayGroup{}
-	var order []string
+	var groups record.HeldBatches
 	for i, h := range page {
 		if h.truncated {
 			out[i].reasons = []*recordv1.RecordError{{Code: recordv1.ErrorCode_ERROR_CODE_TOO_LARGE, Check: "quarantine.size",
 				Message: fmt.Sprintf("the record at position %d was larger than the quarantine keeps (its first bytes, size and SHA-256 are kept); it cannot be replayed — discard it, and have the source resend it", h.position)}}
 			continue
 		}
-		key, line, err := replayLine(h)
-		if err != nil {
+		if err := groups.Add(i, record.Held{ID: h.id, Position: h.position, Format: h.format, Raw: h.raw}); err != nil {
 			out[i].reasons = []*recordv1.RecordError{{Code: recordv1.ErrorCode_ERROR_CODE_MALFORMED, Message: err.Error(), Check: "record.decode"}}
-			continue
 		}
-		g := groups[key]
-		if g == nil {
-			g = &replayGroup{format: recordv1.Format_FORMAT_NDJSON}
-			if strings.HasPrefix(key, "csv:") {
-				g.format = recordv1.Format_FORMAT_CSV
-				g.header = []byte(strings.TrimPrefix(key, "csv:"))
-				g.data.Write(g.header)
-				g.data.WriteByte('\n')
-			}
-			groups[key] = g
-			order = append(order, key)
-		}
-		g.data.Write(line)
-		g.data.WriteByte('\n')
-		g.rows = append(g.rows, i)
 	}
-	for _, key := range order {
-		if err := s.evaluateGroup(ctx, cv, subject, replayID, groups[key], page, out); err != nil {
+	for _, g := range groups.Batches {
+		if err := s.evaluateGroup(ctx, cv, subject, replayID, g, page, out); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
 }
 
-// replayLine returns a held record's group key and its line.
-func replayLine(h heldRow) (string, []byte, error) {
-	if h.format == recordv1.Format_FORMAT_CSV {
-		header, row, ok := bytes.Cut(h.raw, []byte("\n"))
-		if !ok {
-			return "", nil, fmt.Errorf("held CSV record %s has no header line", h.id)
-		}
-		return "csv:" + string(header), row, nil
-	}
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, h.raw); err != nil {
-		return "", nil, fmt.Errorf("record at position %d is not a JSON object: %v", h.position, err)
-	}
-	return "json", buf.Bytes(), nil
-}
-
-func (s *Server) evaluateGroup(ctx context.Context, cv *compiled, subject, replayID string, g *replayGroup, page []heldRow, out []replayVerdict) error {
+func (s *Server) evaluateGroup(ctx context.Context, cv *compiled, subject, replayID string, g *record.HeldBatch, page []heldRow, out []replayVerdict) error {
 	dec := cv.decoders.Get()
 	defer cv.decoders.Put(dec)
-	decoded, err := dec.Decode(g.format, g.data.Bytes(), 0)
+	decoded, err := dec.Decode(g.Format, g.Data, 0)
 	if err != nil {
 		return fmt.Errorf("re-decode held records of %s: %w", subject, err)
 	}
-	if len(decoded.Records) != len(g.rows) {
-		return fmt.Errorf("re-decode held records of %s: %d records from %d held rows", subject, len(decoded.Records), len(g.rows))
+	if len(decoded.Records) != len(g.Rows) {
+		return fmt.Errorf("re-decode held records of %s: %d records from %d held rows", subject, len(decoded.Records), len(g.Rows))
 	}
 	plan := cv.plan
-	res := plan.ValidatePartition(decoded.Records, page[g.rows[0]].part) // a page holds one partition's records
+	res := plan.ValidatePartition(decoded.Records, page[g.Rows[0]].part) // a page holds one partition's records
 	checks := plan.Checks()
 	var passing []*record.Record
 	for i := range res.Records {
@@ -150,7 +105,7 @@ func (s *Server) evaluateGroup(ctx context.Context, cv *compiled, subject, repla
 			passing = append(passing, &decoded.Records[i])
 		}
 	}
-	adapted, err := s.adaptRecords(ctx, adaptTarget{cv: cv, batchID: "replay:" + replayID, records: true}, g.header, passing, len(decoded.Records))
+	adapted, err := s.adaptRecords(ctx, adaptTarget{cv: cv, batchID: "replay:" + replayID, records: true}, g.Header, passing, len(decoded.Records))
 	if err != nil {
 		return err
 	}
@@ -161,13 +116,13 @@ func (s *Server) evaluateGroup(ctx context.Context, cv *compiled, subject, repla
 	if len(res.Identifiers) > 0 {
 		ids := res.Identifiers[0]
 		for j, ok := range present[0] {
-			v := &out[g.rows[ids.Records[j]]]
+			v := &out[g.Rows[ids.Records[j]]]
 			v.checked, v.matched = true, ok
 		}
 	}
 	for i := range decoded.Records {
-		v := &out[g.rows[i]]
-		h := page[g.rows[i]]
+		v := &out[g.Rows[i]]
+		h := page[g.Rows[i]]
 		rr := res.Records[i]
 		if rr.Quarantined {
 			for _, f := range rr.Failures {

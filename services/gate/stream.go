@@ -51,16 +51,10 @@ func heldVerdicts(vs []*gatev1.RecordVerdict, room int, omitted *int64) []*gatev
 // of a CSV load starts with the header row.
 func (s *Server) IngestStream(stream gatev1.GateService_IngestStreamServer) error {
 	ctx := stream.Context()
-	first, err := stream.Recv()
+	h, err := rpcerr.RecvHeader(stream.Recv, (*gatev1.IngestStreamRequest).GetHeader, "ingest",
+		"send the header (subject, partition, batch id, format) before any chunk")
 	if err != nil {
-		if errors.Is(err, io.EOF) {
-			return rpcerr.InvalidArgument("the ingest stream is empty", rpcerr.FieldViolation{Field: "header", Description: "open the stream with a header"})
-		}
 		return err
-	}
-	h := first.GetHeader()
-	if h == nil {
-		return rpcerr.InvalidArgument("the ingest stream must open with a header", rpcerr.FieldViolation{Field: "header", Description: "send the header (subject, partition, batch id, format) before any chunk"})
 	}
 	base := batchInput{subject: strings.TrimSpace(h.GetSubject()), partition: strings.TrimSpace(h.GetPartition()),
 		batchID: strings.TrimSpace(h.GetBatchId()), version: h.GetContractVersion(), withRecords: !h.GetSummaryOnly(), replace: h.GetReplace(),

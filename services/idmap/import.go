@@ -62,16 +62,9 @@ func tableTarget(ns *nsState, from, to string, members bool) (TableKey, bool, er
 // then commits it in one transaction and swaps the in-memory index.
 func (s *Server) ImportPairs(stream grpc.ClientStreamingServer[idmapv1.ImportPairsRequest, idmapv1.ImportPairsResponse]) error {
 	ctx := stream.Context()
-	first, err := stream.Recv()
+	h, err := rpcerr.RecvHeader(stream.Recv, (*idmapv1.ImportPairsRequest).GetHeader, "import", "send an ImportHeader first")
 	if err != nil {
-		if errors.Is(err, io.EOF) {
-			return rpcerr.InvalidArgument("empty import stream", rpcerr.FieldViolation{Field: "header", Description: "send an ImportHeader first"})
-		}
 		return err
-	}
-	h := first.GetHeader()
-	if h == nil {
-		return rpcerr.InvalidArgument("the first message of an import must be the header", rpcerr.FieldViolation{Field: "header", Description: "send an ImportHeader first"})
 	}
 	ns, err := s.namespace(h.GetNamespace())
 	if err != nil {

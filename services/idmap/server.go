@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 	"sync"
@@ -575,22 +574,13 @@ func (s *Server) translate(ctx context.Context, req *idmapv1.TranslateRequest, f
 // TranslateStream answers each request message with one response carrying
 // its sequence number.
 func (s *Server) TranslateStream(stream grpc.BidiStreamingServer[idmapv1.TranslateStreamRequest, idmapv1.TranslateStreamResponse]) error {
-	for {
-		req, err := stream.Recv()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
+	return rpcerr.AnswerEach(stream, func(req *idmapv1.TranslateStreamRequest) (*idmapv1.TranslateStreamResponse, error) {
 		resp, err := s.translate(stream.Context(), req.GetRequest(), "request.ids")
 		if err != nil {
-			return fmt.Errorf("message with sequence %d: %w", req.GetSequence(), err)
+			return nil, fmt.Errorf("message with sequence %d: %w", req.GetSequence(), err)
 		}
-		if err := stream.Send(&idmapv1.TranslateStreamResponse{Sequence: req.GetSequence(), Response: resp}); err != nil {
-			return err
-		}
-	}
+		return &idmapv1.TranslateStreamResponse{Sequence: req.GetSequence(), Response: resp}, nil
+	})
 }
 
 // Contains reports whether each id is in a lookup table of the format.

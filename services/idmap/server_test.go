@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"google.golang.org/grpc"
@@ -105,6 +106,24 @@ func tryImport(c idmapv1.IdMapServiceClient, h *idmapv1.ImportHeader, pairs [][2
 	return stream.CloseAndRecv()
 }
 
+// importOpening sends only msgs on an import stream and returns how it
+// ends.
+func importOpening(ctx context.Context, c idmapv1.IdMapServiceClient, msgs ...*idmapv1.ImportPairsRequest) error {
+	stream, err := c.ImportPairs(ctx)
+	if err != nil {
+		return err
+	}
+	for _, m := range msgs {
+		// A refused stream is ended: Send says only io.EOF, and the
+		// refusal is what CloseAndRecv returns.
+		if err := stream.Send(m); err != nil && !errors.Is(err, io.EOF) {
+			return err
+		}
+	}
+	_, err = stream.CloseAndRecv()
+	return err
+}
+
 func uuidOf(r *rand.Rand) string {
 	var u [16]byte
 	for i := range u {
@@ -131,6 +150,45 @@ func translate(t *testing.T, c idmapv1.IdMapServiceClient, from, to string, ids 
 		t.Fatalf("Translate: %v", err)
 	}
 	return resp
+}
+
+// TestTranslateStream: each message is answered with its sequence, in
+// order; one that cannot be answered ends the stream naming its sequence.
+func TestTranslateStream(t *testing.T) {
+	t.Parallel()
+	c, _ := start(t, storagetest.SQLiteURL(t))
+	createCustomer(t, c)
+	importPairs(t, c, header(false, 0), [][2]string{{u1, "1"}, {u2, "2"}})
+	stream, err := c.TranslateStream(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs := []*idmapv1.TranslateStreamRequest{
+		{Sequence: 10, Request: &idmapv1.TranslateRequest{Namespace: "customer", FromFormat: "uuid", ToFormat: "legacy-int", Ids: []string{u2, u3}}},
+		{Sequence: 20, Request: &idmapv1.TranslateRequest{Namespace: "customer", FromFormat: "legacy-int", ToFormat: "uuid", Ids: []string{"1"}}},
+		{Sequence: 30, Request: &idmapv1.TranslateRequest{Namespace: "nope", FromFormat: "uuid", ToFormat: "legacy-int"}},
+	}
+	for _, r := range reqs {
+		if err := stream.Send(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := stream.CloseSend(); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range [][]string{{"2", ""}, {u1}} {
+		resp, err := stream.Recv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.GetSequence() != reqs[i].GetSequence() || !slices.Equal(resp.GetResponse().GetValues(), want) {
+			t.Errorf("response %d: sequence %d values %q; want sequence %d values %q", i, resp.GetSequence(), resp.GetResponse().GetValues(), reqs[i].GetSequence(), want)
+		}
+	}
+	_, err = stream.Recv()
+	if st := status.Convert(err); st.Code() != codes.NotFound || !strings.Contains(st.Message(), "sequence 30") {
+		t.Errorf("the unknown namespace ended the stream with %v %q, want NotFound naming sequence 30", st.Code(), st.Message())
+	}
 }
 
 // TestConformance runs the service's behaviour on both stores.
@@ -315,6 +373,10 @@ func TestErrors(t *testing.T) {
 		{"invalid id in import", func() error {
 			_, err := tryImport(c, header(false, 0), [][2]string{{u1, "1"}, {u2, "02"}})
 			return err
+		}, codes.InvalidArgument},
+		{"empty import stream", func() error { return importOpening(ctx, c) }, codes.InvalidArgument},
+		{"import without its header", func() error {
+			return importOpening(ctx, c, &idmapv1.ImportPairsRequest{Message: &idmapv1.ImportPairsRequest_Chunk{Chunk: &idmapv1.PairChunk{}}})
 		}, codes.InvalidArgument},
 		{"rule without samples", func() error {
 			_, err := c.SetRule(ctx, &idmapv1.SetRuleRequest{Namespace: "customer", Rule: &idmapv1.Rule{FromFormat: "legacy-int", ToFormat: "crm-code",

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/seamdata/seam/core/examples"
 	"github.com/seamdata/seam/core/mapping"
 	"github.com/seamdata/seam/core/record"
 	"github.com/seamdata/seam/platform/rpcerr"
@@ -17,13 +18,6 @@ import (
 	recordv1 "github.com/seamdata/seam/proto/seam/record/v1"
 	registryv1 "github.com/seamdata/seam/proto/seam/registry/v1"
 )
-
-// Catalog is the idmap catalog the Adapter compiles mappings against: the
-// customer namespace of the reference scenarios.
-var Catalog = mapping.StaticCatalog{"customer": {
-	{Name: "legacy-int", Kind: idmapv1.FormatKind_FORMAT_KIND_INT},
-	{Name: "uuid", Kind: idmapv1.FormatKind_FORMAT_KIND_UUID},
-}}
 
 // Adapter maps records with core/mapping: contracts and canonical models
 // come from the registry over gRPC, identifier translations from idmap over
@@ -72,7 +66,7 @@ func (a *Adapter) plan(ctx context.Context, subject string, version int32) (*map
 	if err != nil {
 		return nil, err
 	}
-	p, err = mapping.CompileVersion(ct, m.GetVersion().GetModel(), m.GetVersion().GetVersion(), Catalog)
+	p, err = mapping.CompileVersion(ct, m.GetVersion().GetModel(), m.GetVersion().GetVersion(), examples.CustomerCatalog())
 	if err != nil {
 		return nil, status.Errorf(codes.FailedPrecondition, "compile mapping of %s: %v", key, err)
 	}

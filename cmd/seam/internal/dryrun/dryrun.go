@@ -7,10 +7,8 @@
 package dryrun
 
 import (
-	"bytes"
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -18,6 +16,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/seamdata/seam/core/record"
 	adapterv1 "github.com/seamdata/seam/proto/seam/adapter/v1"
 	contractv1 "github.com/seamdata/seam/proto/seam/contract/v1"
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
@@ -119,33 +118,31 @@ func Run(ctx context.Context, gate gatev1.GateServiceClient, adapter adapterv1.A
 	if res.PartitionTo == "" && len(sample) > 0 {
 		res.PartitionTo = sample[len(sample)-1].GetPartition()
 	}
-	groups, order := group(sample, res)
-	for _, key := range order {
-		g := groups[key]
+	for _, g := range group(sample, res) {
 		resp, err := adapter.Preview(ctx, &adapterv1.PreviewRequest{Proposed: proposed, Validate: true,
-			Batch: &recordv1.RecordBatch{Body: &recordv1.RecordBatch_Raw{Raw: &recordv1.RawRecords{Format: g.format, Data: g.data.Bytes()}}}})
+			Batch: &recordv1.RecordBatch{Body: &recordv1.RecordBatch_Raw{Raw: &recordv1.RawRecords{Format: g.Format, Data: g.Data}}}})
 		if status.Code(err) == codes.FailedPrecondition {
 			// The migration cannot run at all (idmap has no route): every
 			// record of the batch would stay, for that reason.
-			for _, row := range g.rows {
+			for _, row := range g.Rows {
 				res.Sampled++
 				res.stay(sample[row], &recordv1.RecordError{Message: status.Convert(err).Message()}, "MIGRATION_NOT_READY")
 			}
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("dry run: run %d held records of %s through the proposed version: %w", len(g.rows), subject, err)
+			return nil, fmt.Errorf("dry run: run %d held records of %s through the proposed version: %w", len(g.Rows), subject, err)
 		}
 		for _, p := range resp.GetProblems() {
 			if !slices.Contains(res.Problems, p) {
 				res.Problems = append(res.Problems, p)
 			}
 		}
-		if len(resp.GetRecords()) != len(g.rows) {
-			return nil, fmt.Errorf("dry run: the adapter answered %d records for %d sent", len(resp.GetRecords()), len(g.rows))
+		if len(resp.GetRecords()) != len(g.Rows) {
+			return nil, fmt.Errorf("dry run: the adapter answered %d records for %d sent", len(resp.GetRecords()), len(g.Rows))
 		}
 		for i, pr := range resp.GetRecords() {
-			q := sample[g.rows[i]]
+			q := sample[g.Rows[i]]
 			res.Sampled++
 			if pr.GetPassed() {
 				res.Passed++
@@ -201,58 +198,16 @@ func (r *Result) stay(q *gatev1.QuarantinedRecord, e *recordv1.RecordError, code
 	}
 }
 
-// batch is held records of one shape that go to the adapter together:
-// JSON records as NDJSON lines, CSV rows under their header.
-type batch struct {
-	format recordv1.Format
-	data   bytes.Buffer
-	rows   []int // index into the sample, per record of the batch
-}
-
-// group puts the sample into batches by format (and CSV header). A record
-// whose held bytes are not what its format says stays, as MALFORMED.
-func group(sample []*gatev1.QuarantinedRecord, res *Result) (map[string]*batch, []string) {
-	groups := map[string]*batch{}
-	var order []string
+// group puts the sample into batches as the gate's replay does (by format,
+// and CSV header). A record whose held bytes are not what its format says
+// stays, as MALFORMED.
+func group(sample []*gatev1.QuarantinedRecord, res *Result) []*record.HeldBatch {
+	var g record.HeldBatches
 	for i, q := range sample {
-		key, line, err := heldLine(q)
-		if err != nil {
+		if err := g.Add(i, record.Held{ID: q.GetId(), Position: q.GetPosition(), Format: q.GetFormat(), Raw: q.GetRaw()}); err != nil {
 			res.Sampled++
 			res.stay(q, &recordv1.RecordError{Message: err.Error()}, codeName(recordv1.ErrorCode_ERROR_CODE_MALFORMED))
-			continue
 		}
-		g := groups[key]
-		if g == nil {
-			g = &batch{format: recordv1.Format_FORMAT_NDJSON}
-			if header, ok := strings.CutPrefix(key, "csv:"); ok {
-				g.format = recordv1.Format_FORMAT_CSV
-				g.data.WriteString(header)
-				g.data.WriteByte('\n')
-			}
-			groups[key] = g
-			order = append(order, key)
-		}
-		g.data.Write(line)
-		g.data.WriteByte('\n')
-		g.rows = append(g.rows, i)
 	}
-	return groups, order
-}
-
-// heldLine returns a held record's batch key and its line, as the gate's
-// replay rebuilds batches: a CSV record is held as its header line and its
-// row, a JSON record as its object.
-func heldLine(q *gatev1.QuarantinedRecord) (string, []byte, error) {
-	if q.GetFormat() == recordv1.Format_FORMAT_CSV {
-		header, row, ok := bytes.Cut(q.GetRaw(), []byte("\n"))
-		if !ok {
-			return "", nil, fmt.Errorf("held CSV record %s has no header line", q.GetId())
-		}
-		return "csv:" + string(header), bytes.TrimRight(row, "\r\n"), nil
-	}
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, q.GetRaw()); err != nil {
-		return "", nil, fmt.Errorf("held record %s at position %d is not a JSON object: %v", q.GetId(), q.GetPosition(), err)
-	}
-	return "json", buf.Bytes(), nil
+	return g.Batches
 }

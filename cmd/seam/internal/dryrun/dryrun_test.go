@@ -1,7 +1,6 @@
 package dryrun
 
 import (
-	"strings"
 	"testing"
 
 	gatev1 "github.com/seamdata/seam/proto/seam/gate/v1"
@@ -44,16 +43,16 @@ func TestGroup(t *testing.T) {
 		{Id: "f", Format: recordv1.Format_FORMAT_NDJSON, Raw: []byte(`{"txn_id":`)},
 	}
 	res := &Result{Remain: map[string]int{}}
-	groups, order := group(sample, res)
-	if strings.Join(order, "|") != "json|csv:txn_id,account_ref" {
-		t.Fatalf("order %q, want json then the CSV header", order)
+	batches := group(sample, res)
+	if len(batches) != 2 {
+		t.Fatalf("%d batches, want json then the CSV header", len(batches))
 	}
-	if got := groups["json"].data.String(); got != `{"txn_id":"TX-1","memo":"two\nlines"}`+"\n"+`{"txn_id":"TX-3"}`+"\n" {
+	if got := string(batches[0].Data); got != `{"txn_id":"TX-1","memo":"two\nlines"}`+"\n"+`{"txn_id":"TX-3"}`+"\n" {
 		t.Errorf("json batch %q", got)
 	}
-	csv := groups["csv:txn_id,account_ref"]
-	if csv.format != recordv1.Format_FORMAT_CSV || csv.data.String() != "txn_id,account_ref\nTX-2,ACC-00000002\nTX-4,ACC-00000004\n" || len(csv.rows) != 2 || csv.rows[1] != 3 {
-		t.Errorf("csv batch %q rows %v", csv.data.String(), csv.rows)
+	csv := batches[1]
+	if csv.Format != recordv1.Format_FORMAT_CSV || string(csv.Data) != "txn_id,account_ref\nTX-2,ACC-00000002\nTX-4,ACC-00000004\n" || len(csv.Rows) != 2 || csv.Rows[1] != 3 {
+		t.Errorf("csv batch %q rows %v", csv.Data, csv.Rows)
 	}
 	if res.Sampled != 2 || res.Remain["MALFORMED"] != 2 || len(res.Examples) != 2 || res.Examples[0].ID != "e" {
 		t.Errorf("broken records: sampled %d remain %v examples %v, want e and f MALFORMED", res.Sampled, res.Remain, res.Examples)
