@@ -298,6 +298,11 @@ func TestCompactionUnderConcurrentLookups(t *testing.T) {
 			}
 			want[id] = testUUID(100_000 + i)
 		}
+		// A write that fills the overlay starts a compaction in the
+		// background; waiting for it to swap in makes every fill a
+		// compaction that readers race, however slow the machine: the
+		// writes alone can outrun every compaction on a loaded one.
+		waitCompacted(t, s, compactAt)
 		bases[tableOf(s).table.Base()] = true
 	}
 	stop.Store(true)
@@ -308,15 +313,22 @@ func TestCompactionUnderConcurrentLookups(t *testing.T) {
 	if len(bases) < 3 {
 		t.Errorf("200 changes with CompactAt %d ran on %d compact indexes; want compactions to have swapped in new ones", compactAt, len(bases))
 	}
-	deadline := time.Now().Add(60 * time.Second) // compaction runs in the background, on a loaded CI machine too
-	for tableOf(s).table.Changes() >= compactAt {
-		if time.Now().After(deadline) {
-			t.Fatalf("overlay still holds %d changes 60s after the last write", tableOf(s).table.Changes())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitCompacted(t, s, compactAt)
 	wantTranslations(t, s, want)
 	if got, wantN := tableOf(s).table.Len(), 2000-67; got != wantN {
 		t.Errorf("table has %d pairs, want %d", got, wantN)
+	}
+}
+
+// waitCompacted waits until the table's overlay holds fewer than compactAt
+// changes: the background compaction a full overlay starts has swapped in.
+func waitCompacted(t *testing.T, s *Server, compactAt int) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second) // compaction runs in the background, on a loaded CI machine too
+	for tableOf(s).table.Changes() >= compactAt {
+		if time.Now().After(deadline) {
+			t.Fatalf("overlay still holds %d changes 60s after the write that filled it", tableOf(s).table.Changes())
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
