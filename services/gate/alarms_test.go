@@ -2,6 +2,7 @@ package gate
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -206,5 +207,82 @@ func TestAlarmLogs(t *testing.T) {
 	discards := findLogs(lines, "quarantined records discarded", nil)
 	if len(discards) != 1 || discards[0]["subject"] != nil || len(discards[0]["ids"].([]any)) != 1 || discards[0]["ids"].([]any)[0] != id {
 		t.Errorf("the discard by id logged %v, want the record id %s and no made-up subject", discards, id)
+	}
+}
+
+// retriedStore runs every transaction twice, as the store does after a
+// conflict: the first attempt rolls back, the second commits.
+type retriedStore struct{ gateStore }
+
+var errConflict = errors.New("test: a conflict rolls this attempt back")
+
+func (r retriedStore) InTx(ctx context.Context, fn func(tx storeTx) error) error {
+	return r.twice(fn, func(fn func(tx storeTx) error) error { return r.gateStore.InTx(ctx, fn) })
+}
+
+func (r retriedStore) InPartitionTx(ctx context.Context, subject, part string, fn func(tx storeTx) error) error {
+	return r.twice(fn, func(fn func(tx storeTx) error) error { return r.gateStore.InPartitionTx(ctx, subject, part, fn) })
+}
+
+func (retriedStore) twice(fn func(tx storeTx) error, run func(func(tx storeTx) error) error) error {
+	err := run(func(tx storeTx) error {
+		if err := fn(tx); err != nil {
+			return err
+		}
+		return errConflict
+	})
+	if !errors.Is(err, errConflict) {
+		return err
+	}
+	return run(fn)
+}
+
+// A seal whose transaction ran twice is one seal: seam.gate.partitions
+// counts it once and one "partition sealed" line logs it, whether the
+// batch sealed its partition or a SealPartition call did.
+func TestSealReportedOnceWhenItsTransactionRunsTwice(t *testing.T) {
+	t.Parallel()
+	for _, store := range []struct {
+		name string
+		url  func(testing.TB) string
+	}{{"sqlite", storagetest.SQLiteURL}, {"postgres", storagetest.PostgresURL}} {
+		t.Run(store.name, func(t *testing.T) {
+			t.Parallel()
+			sealReportedOnce(t, store.url(t))
+		})
+	}
+}
+
+func sealReportedOnce(t *testing.T, url string) {
+	logs := &telemetrytest.LogBuffer{}
+	reader := sdkmetric.NewManualReader()
+	e, _ := paymentsEnv(t, url, func(c *Config) {
+		log, err := telemetry.NewLogger(logs, "json", "info")
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Logger = log
+		c.Meter = sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)).Meter("test")
+	})
+	e.srv.store = retriedStore{e.srv.store}
+
+	bad := payIngest(payDay(3), "b-bad", paymentsDay{day: 3, n: 100, missing: 1}.lines())
+	bad.Seal = true
+	if v := mustIngest(t, e, bad).GetPartition().GetVerdict(); v != gatev1.PartitionVerdict_PARTITION_VERDICT_BLOCKED {
+		t.Fatalf("day 3 = %v, want BLOCKED", v)
+	}
+	mustIngest(t, e, payIngest(payDay(4), "b-good", paymentsDay{day: 4, n: 100}.lines()))
+	if v := sealOf(t, e, "bank.payments", payDay(4)).GetVerdict(); v != gatev1.PartitionVerdict_PARTITION_VERDICT_PASSED {
+		t.Fatalf("day 4 = %v, want PASSED", v)
+	}
+
+	lines := logs.Lines(t)
+	for _, c := range []struct{ day, verdict string }{{payDay(3), "BLOCKED"}, {payDay(4), "PASSED"}} {
+		if got := findLogs(lines, "partition sealed", map[string]any{"subject": "bank.payments", "partition": c.day}); len(got) != 1 {
+			t.Errorf("partition %s: %d \"partition sealed\" lines, want 1: %v", c.day, len(got), got)
+		}
+		if v, ok := point(t, reader, "seam.gate.partitions", map[string]string{"subject": "bank.payments", "verdict": c.verdict}); v != 1 {
+			t.Errorf("seam.gate.partitions{verdict=%s} = %v (reported %t), want 1", c.verdict, v, ok)
+		}
 	}
 }

@@ -47,7 +47,9 @@ func (s *Server) commitBatch(ctx context.Context, o *outcome, digest []byte) (*g
 	key := batchKey{in.subject, in.partition, in.batchID}
 	by := auth.NameFromContext(ctx)
 	var resp *gatev1.IngestResponse
+	var report *sealed
 	err := s.store.InPartitionTx(ctx, in.subject, in.partition, func(tx storeTx) error {
+		report = nil
 		p, err := claimBatch(ctx, tx, key, digest, now)
 		if err != nil {
 			return err
@@ -115,7 +117,7 @@ func (s *Server) commitBatch(ctx context.Context, o *outcome, digest []byte) (*g
 		}
 		var alerts []*gatev1.Alert
 		if in.seal {
-			if alerts, err = s.sealUnit(ctx, tx, o.cv, p, &u, gatev1.SealCause_SEAL_CAUSE_REQUEST, by, in.batchID, "", now); err != nil {
+			if report, alerts, err = s.sealUnit(ctx, tx, o.cv, p, &u, gatev1.SealCause_SEAL_CAUSE_REQUEST, by, in.batchID, "", now); err != nil {
 				return err
 			}
 		}
@@ -179,6 +181,7 @@ func (s *Server) commitBatch(ctx context.Context, o *outcome, digest []byte) (*g
 			v.Record = nil
 		}
 	}
+	s.reportSealed(ctx, report)
 	s.raised(ctx, resp.GetAlerts())
 	return resp, nil
 }

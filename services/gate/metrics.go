@@ -269,9 +269,9 @@ func (m *metrics) alert(ctx context.Context, subject, kind string) {
 }
 
 // sealed counts a unit's verdict.
-func (m *metrics) sealed(ctx context.Context, subject string, u *unitRow) {
+func (m *metrics) sealed(ctx context.Context, subject string, verdict gatev1.PartitionVerdict) {
 	m.touch(ctx, subject)
-	m.partitions.Add(ctx, 1, metric.WithAttributes(attribute.String("subject", subject), attribute.String("verdict", verdictName(u.verdict))))
+	m.partitions.Add(ctx, 1, metric.WithAttributes(attribute.String("subject", subject), attribute.String("verdict", verdictName(verdict))))
 }
 
 // verdictName is a verdict without its enum prefix.

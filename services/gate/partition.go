@@ -39,8 +39,10 @@ const (
 // sealUnit judges an open unit and seals it (or re-judges a sealed one
 // after a replay), raising the alerts of its judgment once each and
 // resolving, as resolver ("replay <id>"), the unit's alerts a re-judgment
-// no longer upholds. It changes u; the caller writes it.
-func (s *Server) sealUnit(ctx context.Context, tx storeTx, cv *compiled, p partRow, u *unitRow, cause gatev1.SealCause, by, batchID, resolver string, now time.Time) (_ []*gatev1.Alert, err error) {
+// no longer upholds. It changes u; the caller writes it, and once the
+// transaction has committed, reports the seal (s.reportSealed): the
+// transaction may run more than once.
+func (s *Server) sealUnit(ctx context.Context, tx storeTx, cv *compiled, p partRow, u *unitRow, cause gatev1.SealCause, by, batchID, resolver string, now time.Time) (_ *sealed, _ []*gatev1.Alert, err error) {
 	ctx, span := s.startSeal(ctx, p.subject, p.part, u.amendment, cv.version, cause, batchID)
 	var blockedNotice string
 	defer func() {
@@ -61,7 +63,7 @@ func (s *Server) sealUnit(ctx context.Context, tx storeTx, cv *compiled, p partR
 	}
 	trail, err := tx.Trailing(ctx, p.subject, p.part, want)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	j := plan.Judge(u.figures.Figures, trail, check.JudgeOptions{Amendment: u.amendment > 0})
 	var out []*gatev1.Alert
@@ -93,7 +95,7 @@ func (s *Server) sealUnit(ctx context.Context, tx storeTx, cv *compiled, p partR
 			a := base("RECORD_CHECK", o.Name, o.Field, fmt.Sprintf("%s of %s: %s", what, p.subject, o.Message), gatev1.Severity_SEVERITY_WARNING)
 			a.Count, a.Observed = o.Failures, float64(o.Failures)
 			if err := raise(a, "record/"+scope+"/"+o.Name, registryv1.EventType_EVENT_TYPE_ALERT_RAISED); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		default:
 			kind, sev := statKind(o.Kind)
@@ -103,14 +105,14 @@ func (s *Server) sealUnit(ctx context.Context, tx storeTx, cv *compiled, p partR
 				a.Count = u.figures.Stats.Fields[o.Field].IDs
 			}
 			if err := raise(a, "stat/"+scope+"/"+o.Name, registryv1.EventType_EVENT_TYPE_ALERT_RAISED); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 	}
 	verdict := j.Verdict
 	learned, err := tx.LearnedShapes(ctx, p.subject)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	changes := u.figures.changes(learned, u.version, s.cfg.UnannouncedShare)
 	for _, c := range changes {
@@ -123,7 +125,7 @@ func (s *Server) sealUnit(ctx context.Context, tx storeTx, cv *compiled, p partR
 			Message: fmt.Sprintf("%d of %d values of %s are %s%s", c.Moved, c.Values, c.Field, c.Shape, c.was())})
 		fresh, err := tx.NewShape(ctx, p.subject, c.Field, c.Shape, batchID, now)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if !fresh {
 			continue // one alert per field and shape, not one per partition
@@ -133,7 +135,7 @@ func (s *Server) sealUnit(ctx context.Context, tx storeTx, cv *compiled, p partR
 		a := base("UNANNOUNCED_CHANGE", c.Field+".shape", c.Field, msg, gatev1.Severity_SEVERITY_CRITICAL)
 		a.Count, a.Observed = c.Moved, c.share()
 		if err := raise(a, "shape/"+p.subject+"/"+c.Field+"/"+c.Shape, registryv1.EventType_EVENT_TYPE_UNANNOUNCED_CHANGE); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if len(blocking) > 0 {
@@ -149,24 +151,24 @@ func (s *Server) sealUnit(ctx context.Context, tx storeTx, cv *compiled, p partR
 		a := base("PARTITION_BLOCKED", first, "", blockedNotice, gatev1.Severity_SEVERITY_CRITICAL)
 		a.Count = u.counts.received
 		if err := raise(a, "blocked/"+scope, registryv1.EventType_EVENT_TYPE_ALERT_RAISED); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if err := s.settleAlerts(ctx, tx, p, u, j.Outcomes, verdict, out, resolver, now); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if u.amendment == 0 {
 		// What the partition may serve as a baseline for, as it now
 		// stands: a replay's re-judgment records it again.
 		if err := tx.SetBaselineSkips(ctx, u.pid, baselineSkips(j.Outcomes, u.figures.Contained > 0)); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	// Learn the shapes of what passed, once, at the first seal, and only
 	// from a partition that may be published: a blocked day is no baseline.
 	if u.status != gatev1.PartitionStatus_PARTITION_STATUS_SEALED && verdict != check.Blocked && u.figures.Stats.Rows >= minClusterRecords {
 		if err := tx.LearnShapes(ctx, p.subject, p.part, u.version, u.figures.learnable()); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if u.status != gatev1.PartitionStatus_PARTITION_STATUS_SEALED {
@@ -181,18 +183,42 @@ func (s *Server) sealUnit(ctx context.Context, tx storeTx, cv *compiled, p partR
 	u.decision = outcomesProto(j.Outcomes)
 	u.sealedAt, u.sealCause, u.sealedBy, u.updatedAt = now, cause, by, now
 	if err := s.sealedEvent(ctx, tx, p, u, cv.version, len(out), now); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := tx.Notify(ctx, partitionChannel); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	s.metrics.sealed(ctx, p.subject, u)
-	c := u.counts
-	s.cfg.Logger.Log(ctx, sealLevel(u.verdict), "partition sealed", "subject", p.subject, "partition", p.part, "amendment", u.amendment,
-		"version", cv.version, "verdict", u.verdict.String(), "check", blockingChecks(j.Outcomes), "cause", cause.String(), "by", by, "batch", batchID,
+	return &sealed{subject: p.subject, part: p.part, amendment: u.amendment, version: cv.version, verdict: u.verdict,
+		checks: blockingChecks(j.Outcomes), cause: cause, by: by, batchID: batchID, counts: u.counts, alerts: len(out)}, out, nil
+}
+
+// sealed is a seal as it is reported once its transaction has committed:
+// counted in seam.gate.partitions and logged. A transaction may run more
+// than once (the store retries conflicts), so neither happens inside it.
+type sealed struct {
+	subject, part string
+	amendment     int32
+	version       int32
+	verdict       gatev1.PartitionVerdict
+	checks        string // the blocking checks that were exceeded
+	cause         gatev1.SealCause
+	by, batchID   string
+	counts        unitCounts
+	alerts        int
+}
+
+// reportSealed counts and logs a committed seal; nil (nothing sealed) is
+// nothing to report.
+func (s *Server) reportSealed(ctx context.Context, r *sealed) {
+	if r == nil {
+		return
+	}
+	s.metrics.sealed(ctx, r.subject, r.verdict)
+	c := r.counts
+	s.cfg.Logger.Log(ctx, sealLevel(r.verdict), "partition sealed", "subject", r.subject, "partition", r.part, "amendment", r.amendment,
+		"version", r.version, "verdict", r.verdict.String(), "check", r.checks, "cause", r.cause.String(), "by", r.by, "batch", r.batchID,
 		"received", c.received, "accepted", c.accepted, "quarantined", c.quarantined, "duplicates", c.duplicates, "released", c.released,
-		"alerts", len(out))
-	return out, nil
+		"alerts", r.alerts)
 }
 
 // sealedEvent queues the registry event saying a unit was sealed (or
@@ -349,8 +375,9 @@ func (s *Server) seal(ctx context.Context, subject, part string, cause gatev1.Se
 		var state *gatev1.PartitionState
 		sealedNow := false
 		var sealedStats check.Stats
+		var report *sealed
 		err = s.store.InTx(ctx, func(tx storeTx) error {
-			sealedNow = false
+			sealedNow, report = false, nil
 			p, _, err := tx.LockPartition(ctx, subject, part, true, now)
 			if err != nil {
 				return err
@@ -374,7 +401,8 @@ func (s *Server) seal(ctx context.Context, subject, part string, cause gatev1.Se
 			case u.version != cv.version:
 				return errTargetMoved
 			}
-			alerts, err := s.sealUnit(ctx, tx, cv, p, &u, cause, by, "", "", now)
+			var alerts []*gatev1.Alert
+			report, alerts, err = s.sealUnit(ctx, tx, cv, p, &u, cause, by, "", "", now)
 			if err != nil {
 				return err
 			}
@@ -392,6 +420,7 @@ func (s *Server) seal(ctx context.Context, subject, part string, cause gatev1.Se
 		if err != nil {
 			return nil, err
 		}
+		s.reportSealed(ctx, report)
 		s.raised(ctx, state.GetAlerts())
 		if sealedNow {
 			s.emitSeal(ctx, cv, state, sealedStats, now)

@@ -529,8 +529,9 @@ func (s *Server) reseal(ctx context.Context, subject, part, principal, replayID 
 		}
 		now := s.cfg.Clock()
 		var alerts []*gatev1.Alert
+		var report *sealed
 		err = s.store.InTx(ctx, func(tx storeTx) error {
-			alerts = nil
+			alerts, report = nil, nil
 			p, ok, err := tx.LockPartition(ctx, subject, part, false, now)
 			if err != nil || !ok {
 				return err
@@ -539,7 +540,7 @@ func (s *Server) reseal(ctx context.Context, subject, part, principal, replayID 
 			if err != nil || !ok || u.status != gatev1.PartitionStatus_PARTITION_STATUS_SEALED {
 				return err
 			}
-			if alerts, err = s.sealUnit(ctx, tx, cv, p, &u, gatev1.SealCause_SEAL_CAUSE_REPLAY, principal, "", "replay "+replayID, now); err != nil {
+			if report, alerts, err = s.sealUnit(ctx, tx, cv, p, &u, gatev1.SealCause_SEAL_CAUSE_REPLAY, principal, "", "replay "+replayID, now); err != nil {
 				return err
 			}
 			return tx.PutUnit(ctx, u)
@@ -547,6 +548,7 @@ func (s *Server) reseal(ctx context.Context, subject, part, principal, replayID 
 		if err != nil {
 			return err
 		}
+		s.reportSealed(ctx, report)
 		s.raised(ctx, alerts)
 	}
 	return nil
