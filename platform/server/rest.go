@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"go.opentelemetry.io/otel/metric"
 	"google.golang.org/grpc/codes"
 
 	"github.com/seamdata/seam/platform/auth"
@@ -31,12 +32,14 @@ import (
 // through one bounded reader every route shares (bodyReader): gzip is
 // inflated on the fly, the size limit counts the inflated bytes, and
 // reading may take at most readTimeout, so a trickling client cannot hold
-// a connection open.
+// a connection open. What all bodies in flight hold together is bounded
+// too (budget), so many allowed bodies at once cannot exhaust memory.
 type restGuard struct {
 	authz       *auth.Authorizer
 	gateway     *runtime.ServeMux
 	maxBody     int64
 	readTimeout time.Duration
+	budget      *bodyBudget
 	// methods maps "POST /v1/subjects/{subject}:ingest" to the full gRPC
 	// method the route calls.
 	methods map[string]string
@@ -114,6 +117,11 @@ func (g *restGuard) middleware(next runtime.HandlerFunc) runtime.HandlerFunc {
 			g.refuse(w, r, err)
 			return
 		}
+		if b, ok := r.Context().Value(bodyReaderKey{}).(*bodyReader); ok {
+			// The decoded request lives until the call returns: so does
+			// its share of the budget.
+			defer b.release()
+		}
 		next(w, r, params)
 	}
 }
@@ -149,7 +157,7 @@ func (g *restGuard) bound(w http.ResponseWriter, r *http.Request, method string)
 		// loses this bound.
 		_ = rc.SetReadDeadline(time.Now().Add(g.readTimeout))
 	}
-	body := &bodyReader{raw: http.MaxBytesReader(w, r.Body, limit), gzip: gz, limit: limit, rc: rc}
+	body := &bodyReader{raw: http.MaxBytesReader(w, r.Body, limit), gzip: gz, limit: limit, rc: rc, budget: g.budget}
 	r.Body = body
 	r.Header.Del("Content-Encoding")
 	return r.WithContext(context.WithValue(r.Context(), bodyReaderKey{}, body)), nil
@@ -182,6 +190,12 @@ func (g *restGuard) errorHandler(ctx context.Context, mux *runtime.ServeMux, m r
 				msg = "the gzip body cannot be read: " + cause.Error() + "; send it whole"
 			}
 			err = rpcerr.InvalidArgument(msg)
+		case b.overBudget.Load():
+			closeAfter(w, r)
+			w.Header().Set("Retry-After", "1")
+			err = rpcerr.WithReason(codes.ResourceExhausted, "SERVER_BUSY", fmt.Sprintf(
+				"the server holds %d bytes of request bodies, its limit (--max-body-bytes-in-flight), and cannot read this one now; retry in a moment, or send fewer requests at once",
+				b.budget.limit), map[string]string{"limit_bytes": fmt.Sprint(b.budget.limit)})
 		case b.timedOut.Load():
 			// The decoder's error is the connection's ("read tcp
 			// host:port->host:port: i/o timeout"): say what happened
@@ -228,10 +242,15 @@ type bodyReader struct {
 	limit int64
 	read  int64
 	rc    *http.ResponseController
+	// budget is shared by every body in flight; held is this body's
+	// share of it, given back by release.
+	budget *bodyBudget
+	held   int64
 
-	exceeded atomic.Bool
-	timedOut atomic.Bool
-	badGzip  atomic.Pointer[error]
+	exceeded   atomic.Bool
+	overBudget atomic.Bool
+	timedOut   atomic.Bool
+	badGzip    atomic.Pointer[error]
 }
 
 func (b *bodyReader) Read(p []byte) (int, error) {
@@ -258,6 +277,13 @@ func (b *bodyReader) Read(p []byte) (int, error) {
 		b.exceeded.Store(true)
 		return n, &http.MaxBytesError{Limit: b.limit}
 	}
+	if b.budget != nil && n > 0 {
+		if !b.budget.take(int64(n)) {
+			b.overBudget.Store(true)
+			return n, errServerBusy
+		}
+		b.held += int64(n)
+	}
 	if err != nil && !b.note(err) && b.gzip && !errors.Is(err, io.EOF) {
 		b.badGzip.Store(&err)
 	}
@@ -282,6 +308,49 @@ func (b *bodyReader) note(err error) bool {
 }
 
 func (b *bodyReader) Close() error { return b.raw.Close() }
+
+// release gives this body's share of the budget back, once its call has
+// returned.
+func (b *bodyReader) release() {
+	if b.budget != nil {
+		b.budget.give(b.held)
+		b.held = 0
+	}
+}
+
+// errServerBusy ends a body the budget has no room for.
+var errServerBusy = errors.New("server: request bodies in flight are at their limit")
+
+// bodyBudget is the bytes that REST bodies in flight may hold together.
+type bodyBudget struct {
+	limit int64
+	held  atomic.Int64
+}
+
+// take reserves n bytes, or reports that they would pass the limit (and
+// reserves nothing).
+func (b *bodyBudget) take(n int64) bool {
+	if b.held.Add(n) > b.limit {
+		b.held.Add(-n)
+		return false
+	}
+	return true
+}
+
+func (b *bodyBudget) give(n int64) { b.held.Add(-n) }
+
+// observe reports what the budget holds as
+// seam.http.server.request.body.in_flight, so an operator sees how close
+// the REST server runs to its limit.
+func (b *bodyBudget) observe(m metric.Meter) error {
+	_, err := m.Int64ObservableUpDownCounter("seam.http.server.request.body.in_flight", metric.WithUnit("By"),
+		metric.WithDescription("Bytes of REST request bodies (inflated) that the requests in flight hold; refused with 429 past --max-body-bytes-in-flight"),
+		metric.WithInt64Callback(func(_ context.Context, o metric.Int64Observer) error {
+			o.Observe(b.held.Load())
+			return nil
+		}))
+	return err
+}
 
 // restMethods maps each REST route of services ("POST
 // /v1/subjects/{subject}:ingest") to the full gRPC method it calls, from

@@ -98,6 +98,13 @@ type Config struct {
 	// bound (HTTPHeaderTimeout), and idle keep-alive connections are closed
 	// after HTTPIdleTimeout.
 	HTTPReadTimeout time.Duration
+	// MaxBodyBytesInFlight bounds the bytes (inflated, when gzip) of the
+	// REST request bodies that all requests in flight hold together: a
+	// request whose body would pass it is answered 429 with Retry-After
+	// instead of read further. 0 means DefaultBodyBudgetMessages times
+	// MaxMessageBytes; it may not be below MaxMessageBytes, so any one
+	// body the size limit allows fits.
+	MaxBodyBytesInFlight int64
 	// Routes are REST routes that are not one RPC (`seam up`'s incident
 	// view, which several services answer together).
 	Routes []Route
@@ -120,6 +127,9 @@ const (
 	DefaultMaxMessageBytes = 64 << 20
 	DefaultShutdownTimeout = 15 * time.Second
 	DefaultHTTPReadTimeout = time.Minute
+	// DefaultBodyBudgetMessages is how many bodies of the largest size the
+	// REST server holds at once by default (MaxBodyBytesInFlight).
+	DefaultBodyBudgetMessages = 4
 )
 
 // Fixed bounds of the HTTP server: a client gets this long to send its
@@ -157,6 +167,13 @@ func (c *Config) validate() error {
 	}
 	if c.HTTPReadTimeout == 0 {
 		c.HTTPReadTimeout = DefaultHTTPReadTimeout
+	}
+	if c.MaxBodyBytesInFlight == 0 {
+		c.MaxBodyBytesInFlight = DefaultBodyBudgetMessages * int64(c.MaxMessageBytes)
+	}
+	if c.MaxBodyBytesInFlight < int64(c.MaxMessageBytes) {
+		return fmt.Errorf("server: %d bytes of request bodies in flight is below the max message size of %d: one body of that size could never be read",
+			c.MaxBodyBytesInFlight, c.MaxMessageBytes)
 	}
 	return nil
 }
@@ -424,7 +441,11 @@ func (s *Server) httpHandler(ctx context.Context, conn *grpc.ClientConn, withMet
 	if err != nil {
 		return nil, err
 	}
-	guard := &restGuard{authz: s.authz, maxBody: int64(s.cfg.MaxMessageBytes), readTimeout: s.cfg.HTTPReadTimeout, methods: methods}
+	guard := &restGuard{authz: s.authz, maxBody: int64(s.cfg.MaxMessageBytes), readTimeout: s.cfg.HTTPReadTimeout, methods: methods,
+		budget: &bodyBudget{limit: s.cfg.MaxBodyBytesInFlight}}
+	if err := guard.budget.observe(s.cfg.Telemetry.MeterProvider.Meter("github.com/seamdata/seam/platform/server")); err != nil {
+		return nil, fmt.Errorf("REST body budget metric: %w", err)
+	}
 	gw := runtime.NewServeMux(s.gatewayOptions(guard.errorHandler, guard.middleware)...)
 	guard.gateway = gw
 	for _, svc := range s.services {

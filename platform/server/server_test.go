@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -298,6 +299,106 @@ func TestRESTBodyLimit(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRESTBodyBudget: the bodies of all REST requests in flight share one
+// budget. While one request holds most of it, another whose body would
+// pass it is answered 429 with Retry-After, naming the setting, and
+// nothing reaches the service; once the first call has returned, its
+// share is back and the second goes through.
+func TestRESTBodyBudget(t *testing.T) {
+	t.Parallel()
+	const limit = 1 << 20
+	n := start(t, server.Config{MaxMessageBytes: limit, MaxBodyBytesInFlight: limit}, true)
+	const held, size = 800 << 10, 900 << 10
+	head := func(length int) string {
+		return fmt.Sprintf("POST /v1/subjects/shop.orders:ingest HTTP/1.1\r\nHost: seam\r\nContent-Type: application/json\r\nAuthorization: Bearer %s\r\nContent-Length: %d\r\n\r\n", n.token, length)
+	}
+	// The first request sends all but the end of its body: the server
+	// reads it, and holds it, until the rest comes.
+	first, err := net.Dial("tcp", n.http)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+	if _, err := io.WriteString(first, head(held+1)+"{"+strings.Repeat(" ", held-1)); err != nil {
+		t.Fatal(err)
+	}
+	second := func() (*http.Response, string) {
+		conn, err := net.Dial("tcp", n.http)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+		if _, err := io.WriteString(conn, head(size)+"{"+strings.Repeat(" ", size-2)+"}"); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp, string(body)
+	}
+	// The gauge says when the server holds the first body.
+	for deadline := time.Now().Add(10 * time.Second); inFlight(t, n.metrics) < held; {
+		if time.Now().After(deadline) {
+			t.Fatalf("seam_http_server_request_body_in_flight = %d 10s after sending %d bytes, want them held", inFlight(t, n.metrics), held)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	ingested := n.gate.ingests.Load()
+	resp, body := second()
+	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" ||
+		!strings.Contains(body, "--max-body-bytes-in-flight") || !strings.Contains(body, "SERVER_BUSY") {
+		t.Fatalf("a body past the budget: %d (Retry-After %q) %s; want 429 with Retry-After, SERVER_BUSY and the setting", resp.StatusCode, resp.Header.Get("Retry-After"), body)
+	}
+	if _, err := io.WriteString(first, "}"); err != nil {
+		t.Fatal(err)
+	}
+	_ = first.SetReadDeadline(time.Now().Add(10 * time.Second))
+	done, err := http.ReadResponse(bufio.NewReader(first), nil)
+	if err != nil || done.StatusCode != http.StatusOK {
+		t.Fatalf("the first request, completed: %v, %v; want 200", done, err)
+	}
+	done.Body.Close()
+	if n.gate.ingests.Load() != ingested+1 {
+		t.Errorf("%d ingests reached the service, want %d: the refused one must not", n.gate.ingests.Load(), ingested+1)
+	}
+	for deadline := time.Now().Add(10 * time.Second); inFlight(t, n.metrics) != 0; {
+		if time.Now().After(deadline) {
+			t.Fatalf("seam_http_server_request_body_in_flight = %d 10s after every call returned, want 0", inFlight(t, n.metrics))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if resp, body := second(); resp.StatusCode != http.StatusOK {
+		t.Errorf("the second request after the first returned: %d %s, want 200 (the budget given back)", resp.StatusCode, body)
+	}
+}
+
+// inFlight reads seam_http_server_request_body_in_flight from the
+// metrics endpoint at addr.
+func inFlight(t *testing.T, addr string) int64 {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	text, _ := io.ReadAll(resp.Body)
+	for _, line := range strings.Split(string(text), "\n") {
+		if name, value, ok := strings.Cut(line, " "); ok && strings.HasPrefix(name, "seam_http_server_request_body_in_flight") {
+			v, err := strconv.ParseFloat(value, 64)
+			if err != nil {
+				t.Fatalf("metric line %q: %v", line, err)
+			}
+			return int64(v)
+		}
+	}
+	t.Fatalf("no seam_http_server_request_body_in_flight in /metrics:\n%s", text)
+	return 0
 }
 
 // TestRESTReadTimeout: an authenticated client trickling its body does not

@@ -88,6 +88,9 @@ type Config struct {
 	MaxConnectionAge time.Duration
 	MaxMessageBytes  int
 	HTTPReadTimeout  time.Duration
+	// MaxBodyBytesInFlight bounds the REST bodies all requests in flight
+	// hold together (0: server.DefaultBodyBudgetMessages × MaxMessageBytes).
+	MaxBodyBytesInFlight int64
 	// PeerTimeout is the deadline of each call to a peer service.
 	PeerTimeout time.Duration
 	// Version is the seam build's version, reported in telemetry.
@@ -374,7 +377,7 @@ func Run(ctx context.Context, cfg Config, hooks Hooks) (err error) {
 	srv, err := server.New(server.Config{
 		TLS: serverTLS, Tokens: tokens, Logger: log, Telemetry: tel,
 		MaxMessageBytes: cfg.MaxMessageBytes, ShutdownTimeout: cfg.ShutdownTimeout, DrainDelay: cfg.DrainDelay,
-		MaxConnectionAge: cfg.MaxConnectionAge, HTTPReadTimeout: cfg.HTTPReadTimeout, Version: cfg.Version,
+		MaxConnectionAge: cfg.MaxConnectionAge, HTTPReadTimeout: cfg.HTTPReadTimeout, MaxBodyBytesInFlight: cfg.MaxBodyBytesInFlight, Version: cfg.Version,
 		Routes: routes,
 	}, svcs...)
 	if err != nil {

@@ -38,6 +38,7 @@ func addServeFlags(fs *pflag.FlagSet, c *node.Config, grpcDefault, httpDefault s
 	fs.DurationVar(&c.DrainDelay, "drain-delay", 0, "how long to report NOT_SERVING before stopping, so balancers notice")
 	fs.IntVar(&c.MaxMessageBytes, "max-message-bytes", server.DefaultMaxMessageBytes, "largest gRPC message accepted or sent")
 	fs.DurationVar(&c.HTTPReadTimeout, "http-read-timeout", server.DefaultHTTPReadTimeout, "how long reading one REST request body may take")
+	fs.Int64Var(&c.MaxBodyBytesInFlight, "max-body-bytes-in-flight", 0, "bytes of REST request bodies (inflated) that all requests in flight may hold together; a body past it is answered 429 (0: 4 × --max-message-bytes)")
 	fs.DurationVar(&c.PeerTimeout, "peer-timeout", dial.DefaultCallTimeout, "deadline of each call to a peer service; a hung peer is answered Unavailable after it")
 	fs.DurationVar(&c.MaxConnectionAge, "max-connection-age", 0, "make clients reconnect after this long, so dns:/// balancing reaches new replicas (0: never)")
 	fs.StringVar(&c.OpenLineageURL, "openlineage-url", "", "gate: send an OpenLineage run for every sealed partition to this collector, such as http://marquez:5000 (empty: none)")
