@@ -241,16 +241,7 @@ func (retriedStore) twice(fn func(tx storeTx) error, run func(func(tx storeTx) e
 // counts it once and one "partition sealed" line logs it, whether the
 // batch sealed its partition or a SealPartition call did.
 func TestSealReportedOnceWhenItsTransactionRunsTwice(t *testing.T) {
-	t.Parallel()
-	for _, store := range []struct {
-		name string
-		url  func(testing.TB) string
-	}{{"sqlite", storagetest.SQLiteURL}, {"postgres", storagetest.PostgresURL}} {
-		t.Run(store.name, func(t *testing.T) {
-			t.Parallel()
-			sealReportedOnce(t, store.url(t))
-		})
-	}
+	storagetest.EachParallel(t, sealReportedOnce)
 }
 
 func sealReportedOnce(t *testing.T, url string) {
