@@ -254,8 +254,8 @@ func sealReportedOnce(t *testing.T, url string) {
 		}
 		c.Logger = log
 		c.Meter = sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)).Meter("test")
+		c.wrapStore = func(s gateStore) gateStore { return retriedStore{s} }
 	})
-	e.srv.store = retriedStore{e.srv.store}
 
 	bad := payIngest(payDay(3), "b-bad", paymentsDay{day: 3, n: 100, missing: 1}.lines())
 	bad.Seal = true

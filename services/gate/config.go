@@ -95,6 +95,11 @@ type Config struct {
 	// used longest ago leave first, and a partition with more keys is
 	// read from the store for each batch (see store_sql_keys.go).
 	KeyCacheKeys int
+
+	// wrapStore, set by tests only, puts a store of their own around the
+	// one New opens, before anything uses it: one that behaves as under
+	// contention, say.
+	wrapStore func(gateStore) gateStore
 }
 
 // Defaults of Config.

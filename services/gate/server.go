@@ -82,13 +82,17 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if err := st.FoldLegacyFields(ctx); err != nil {
 		return nil, errors.Join(err, st.Close())
 	}
-	s := &Server{cfg: cfg, store: st, registry: registryv1.NewRegistryServiceClient(cfg.Registry),
+	var store gateStore = st
+	if cfg.wrapStore != nil {
+		store = cfg.wrapStore(st)
+	}
+	s := &Server{cfg: cfg, store: store, registry: registryv1.NewRegistryServiceClient(cfg.Registry),
 		adapter: adapterv1.NewAdapterServiceClient(cfg.Adapter), idmap: idmapv1.NewIdMapServiceClient(cfg.Idmap),
 		tracer: cfg.TracerProvider.Tracer("github.com/seamdata/seam/services/gate")}
-	if s.contracts, err = newContracts(ctx, cfg, s.registry, st); err != nil {
+	if s.contracts, err = newContracts(ctx, cfg, s.registry, store); err != nil {
 		return nil, errors.Join(err, st.Close())
 	}
-	if s.metrics, err = newMetrics(cfg.Meter, st, s.contracts.subjects, func() int64 { return cfg.Clock().UnixNano() }); err != nil {
+	if s.metrics, err = newMetrics(cfg.Meter, store, s.contracts.subjects, func() int64 { return cfg.Clock().UnixNano() }); err != nil {
 		return nil, errors.Join(err, st.Close())
 	}
 	return s, nil
