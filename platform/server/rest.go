@@ -194,7 +194,7 @@ func (g *restGuard) errorHandler(ctx context.Context, mux *runtime.ServeMux, m r
 			closeAfter(w, r)
 			w.Header().Set("Retry-After", "1")
 			err = rpcerr.WithReason(codes.ResourceExhausted, "SERVER_BUSY", fmt.Sprintf(
-				"the server holds %d bytes of request bodies, its limit (--max-body-bytes-in-flight), and cannot read this one now; retry in a moment, or send fewer requests at once",
+				"the request bodies the server is reading have reached its limit of %d bytes together (--max-body-bytes-in-flight), so this one was not read; retry in a moment, or send fewer requests at once",
 				b.budget.limit), map[string]string{"limit_bytes": fmt.Sprint(b.budget.limit)})
 		case b.timedOut.Load():
 			// The decoder's error is the connection's ("read tcp
